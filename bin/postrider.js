@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// The postrider command. The TypeScript sources are compiled to dist/ by `npm run build`.
+import { main } from '../dist/main.js';
+
+const io = { out: (l) => process.stdout.write(l + '\n'), err: (l) => process.stderr.write(l + '\n'), env: process.env };
+main(process.argv.slice(2), io).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`postrider: ${err?.stack ?? err}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,27 @@
+/**
+ * First start on an empty data folder: create an account and an account-level API key, so a
+ * new operator can call the API at once. The key is printed once by main.ts and written to
+ * data/initial-api-key with mode 0600 (readable by the service user only).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createAccount, listAccounts } from './store/accounts.js';
+import { createApiKey } from './store/api-keys.js';
+import type { Store } from './store/env.js';
+
+export interface InitialCredentials {
+  accountId: string;
+  apiKey: string;
+  file: string;
+}
+
+export async function bootstrapIfEmpty(store: Store, dataDir: string): Promise<InitialCredentials | null> {
+  if (store.db.meta.get('bootstrappedAt') !== undefined || listAccounts(store).length > 0) return null;
+  const account = await createAccount(store, { name: 'default', state: 'active' });
+  const { token } = await createApiKey(store, { accountId: account.id, channelId: null, name: 'initial' });
+  const file = path.join(dataDir, 'initial-api-key');
+  fs.writeFileSync(file, token + '\n', { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+  await store.write(() => store.db.meta.put('bootstrappedAt', new Date().toISOString()));
+  return { accountId: account.id, apiKey: token, file };
+}

@@ -1,0 +1,53 @@
+/** postrider serve: runs the daemon until SIGTERM/SIGINT. The only place signals are handled. */
+import { loadConfig } from '../config/load.js';
+import { Daemon } from '../daemon.js';
+import { createLogger } from '../log/logger.js';
+import { parse, type CommandIo } from './args.js';
+
+const USAGE = `Usage:
+  postrider serve [--config PATH]
+
+Runs the daemon: HTTP API, SMTP submission, delivery. Configuration comes from embedded
+defaults, then the config file (--config or POSTRIDER_CONFIG), then POSTRIDER_* variables.
+SIGTERM or SIGINT stop it gracefully.`;
+
+export async function serveCommand(argv: string[], io: CommandIo): Promise<number> {
+  const { values, help } = parse(argv, { config: { type: 'string' } }, USAGE);
+  if (help) {
+    io.out(USAGE);
+    return 0;
+  }
+  const config = loadConfig({ configPath: values.config, env: io.env });
+  const logger = createLogger({ level: config.log.level });
+  const daemon = new Daemon(config, logger);
+  await daemon.start();
+  if (daemon.initialCredentials) {
+    const c = daemon.initialCredentials;
+    io.err(
+      `\nFirst start: created account ${c.accountId} and an account-level API key:\n\n    ${c.apiKey}\n\n` +
+        `It is shown only now and saved to ${c.file} (mode 0600).\n`,
+    );
+  }
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      const deadline = setTimeout(() => {
+        logger.error('shutdown deadline passed; exiting');
+        resolve(1);
+      }, config.shutdown.graceMs + 5_000);
+      deadline.unref();
+      daemon.stop().then(
+        () => resolve(0),
+        (err) => {
+          logger.error({ err }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+}

@@ -1,0 +1,148 @@
+/**
+ * Loads the configuration once at start: embedded defaults, then the config file (JSON with
+ * comments), then POSTRIDER_* environment variables. Every unknown or invalid key is collected
+ * and reported together, so an operator fixes a broken file in one round. The result is frozen.
+ * This is the only module that reads process.env (main.ts passes it in).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { SCHEMA, envName, type Config } from './schema.js';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadOptions {
+  /** Path from --config; falls back to env.POSTRIDER_CONFIG. */
+  configPath?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Values that win over everything (tests use this instead of files). */
+  overrides?: Record<string, unknown>;
+}
+
+/** Environment variables that are not configuration keys but are still ours. */
+const NON_KEY_ENV = new Set(['POSTRIDER_CONFIG']);
+
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const problems: string[] = [];
+  const values = new Map<string, unknown>();
+  const byPath = new Map(SCHEMA.map((k) => [k.path, k]));
+
+  const set = (keyPath: string, raw: unknown, source: string): void => {
+    const def = byPath.get(keyPath);
+    if (!def) {
+      problems.push(`${source}: unknown key "${keyPath}"`);
+      return;
+    }
+    try {
+      values.set(keyPath, def.parse(raw));
+    } catch (err) {
+      problems.push(`${source}: "${keyPath}" ${(err as Error).message}`);
+    }
+  };
+
+  const file = opts.configPath ?? env.POSTRIDER_CONFIG;
+  if (file) {
+    const parsed = readConfigFile(file, problems);
+    if (parsed) for (const [k, v] of flatten(parsed)) set(k, v, file);
+  }
+
+  const envKeys = new Map(SCHEMA.map((k) => [envName(k.path), k.path]));
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith('POSTRIDER_') || NON_KEY_ENV.has(name) || value === undefined) continue;
+    const keyPath = envKeys.get(name);
+    if (!keyPath) problems.push(`environment: unknown variable ${name}`);
+    else set(keyPath, value, `environment ${name}`);
+  }
+
+  for (const [k, v] of Object.entries(opts.overrides ?? {})) set(k, v, 'overrides');
+
+  checkCrossKeys(values, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const out: Record<string, unknown> = {};
+  for (const def of SCHEMA) assign(out, def.path, values.has(def.path) ? values.get(def.path) : def.default());
+  (out as { dataDir: string }).dataDir = path.resolve(out.dataDir as string);
+  return deepFreeze(out) as unknown as Config;
+}
+
+function checkCrossKeys(values: Map<string, unknown>, problems: string[]): void {
+  const cert = values.get('smtp.tlsCert');
+  const key = values.get('smtp.tlsKey');
+  if (Boolean(cert) !== Boolean(key)) problems.push('"smtp.tlsCert" and "smtp.tlsKey" must be set together');
+  for (const p of ['smtp.tlsCert', 'smtp.tlsKey']) {
+    const f = values.get(p);
+    if (typeof f === 'string' && f && !fs.existsSync(f)) problems.push(`"${p}" file not found: ${f}`);
+  }
+}
+
+function readConfigFile(file: string, problems: string[]): Record<string, unknown> | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    problems.push(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    return null;
+  }
+  try {
+    const value = JSON.parse(stripJsonComments(text));
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('top level must be an object');
+    return value as Record<string, unknown>;
+  } catch (err) {
+    problems.push(`${file}: not valid JSON (${(err as Error).message})`);
+    return null;
+  }
+}
+
+/** Removes // and /* *\/ comments outside strings, so the config file can explain every key. */
+export function stripJsonComments(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '"') {
+      const start = i++;
+      while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+      out += text.slice(start, ++i);
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 2;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+/** {http: {port: 1}} → [["http.port", 1]]; arrays and scalars are leaves. */
+function flatten(obj: Record<string, unknown>, prefix = ''): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const [k, v] of Object.entries(obj)) {
+    const p = prefix ? `${prefix}.${k}` : k;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) out.push(...flatten(v as Record<string, unknown>, p));
+    else out.push([p, v]);
+  }
+  return out;
+}
+
+function assign(target: Record<string, unknown>, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
+  node[parts[parts.length - 1]] = value;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,121 @@
+/**
+ * The one error catalogue of postrider.
+ *
+ * Every error the daemon can answer with is listed here once, with its HTTP status and,
+ * where the error can happen during SMTP submission, its SMTP reply (RFC 5321 4.2 reply code
+ * and RFC 3463 enhanced status code). The HTTP error handler and the SMTP reply mapper are the
+ * only two places that turn an AppError into wire bytes. test/unit/errors.test.ts checks that
+ * every code here is documented in README.md, so code and docs cannot drift.
+ */
+
+export interface CatalogueEntry {
+  status: number;
+  title: string;
+  /** SMTP reply used when the same condition happens on the submission listener. */
+  smtp: { code: number; enhanced: string };
+}
+
+export const ERROR_CATALOGUE = {
+  // --- codes of the API specification (section 7), statuses from DESIGN.md ---
+  invalid_json: { status: 400, title: 'Malformed JSON body', smtp: { code: 501, enhanced: '5.5.2' } },
+  validation_failed: { status: 422, title: 'Validation failed', smtp: { code: 550, enhanced: '5.6.0' } },
+  resource_limit_exceeded: {
+    status: 403,
+    title: 'Resource limit exceeded',
+    smtp: { code: 552, enhanced: '5.3.4' },
+  },
+  channel_not_found: { status: 404, title: 'Channel not found', smtp: { code: 535, enhanced: '5.7.8' } },
+  invalid_channel: { status: 422, title: 'No channel given', smtp: { code: 535, enhanced: '5.7.8' } },
+  domain_unverified: { status: 403, title: 'Domain not verified', smtp: { code: 550, enhanced: '5.7.1' } },
+  account_forbidden: {
+    status: 403,
+    title: 'Account not allowed to send',
+    smtp: { code: 550, enhanced: '5.7.1' },
+  },
+  recipient_forbidden: {
+    status: 403,
+    title: 'Recipient not allowed',
+    smtp: { code: 550, enhanced: '5.7.1' },
+  },
+  recipients_suppressed: {
+    status: 422,
+    title: 'All recipients are suppressed',
+    smtp: { code: 550, enhanced: '5.7.1' },
+  },
+  templating_error: { status: 422, title: 'Template could not be rendered', smtp: { code: 554, enhanced: '5.6.0' } },
+  send_limit_exceeded: { status: 403, title: 'Send limit exceeded', smtp: { code: 550, enhanced: '5.7.1' } },
+  // --- codes the specification names only by status ---
+  bad_request: { status: 400, title: 'Malformed request', smtp: { code: 501, enhanced: '5.5.4' } },
+  unauthorized: { status: 401, title: 'Invalid credential', smtp: { code: 535, enhanced: '5.7.8' } },
+  forbidden: { status: 403, title: 'Forbidden', smtp: { code: 550, enhanced: '5.7.1' } },
+  not_found: { status: 404, title: 'Not found', smtp: { code: 550, enhanced: '5.1.1' } },
+  method_not_allowed: { status: 405, title: 'Method not allowed', smtp: { code: 502, enhanced: '5.5.1' } },
+  payload_too_large: { status: 413, title: 'Payload too large', smtp: { code: 552, enhanced: '5.3.4' } },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    smtp: { code: 554, enhanced: '5.6.1' },
+  },
+  rate_limit_exceeded: { status: 429, title: 'Too many requests', smtp: { code: 451, enhanced: '4.7.0' } },
+  storage_full: { status: 507, title: 'Storage full', smtp: { code: 452, enhanced: '4.3.1' } },
+  service_unavailable: { status: 503, title: 'Service unavailable', smtp: { code: 421, enhanced: '4.3.2' } },
+  internal_error: { status: 500, title: 'Internal error', smtp: { code: 451, enhanced: '4.3.0' } },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** One problem with one request field, keyed by JSON pointer in AppError.errors. */
+export interface FieldError {
+  message: string;
+  code: string;
+}
+
+export type FieldErrors = Record<string, FieldError[]>;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly errors?: FieldErrors;
+  /** Extra response headers (Retry-After for 429, for instance). */
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, detail?: string, opts: { errors?: FieldErrors; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(detail ?? ERROR_CATALOGUE[code].title, { cause: opts.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_CATALOGUE[code].status;
+    this.errors = opts.errors;
+    this.headers = opts.headers;
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}
+
+/** Collects field errors so a request reports all of them together, not only the first. */
+export class FieldErrorList {
+  private readonly map: FieldErrors = {};
+
+  add(pointer: string, code: string, message: string): void {
+    (this.map[pointer] ??= []).push({ code, message });
+  }
+
+  get size(): number {
+    return Object.keys(this.map).length;
+  }
+
+  /** Throws validation_failed when anything was collected. */
+  throwIfAny(detail = 'The request has invalid fields'): void {
+    if (this.size > 0) throw new AppError('validation_failed', detail, { errors: this.map });
+  }
+
+  toJSON(): FieldErrors {
+    return this.map;
+  }
+}
+
+/** Escapes a property name for use as one JSON pointer segment (RFC 6901 section 4). */
+export function pointerSegment(name: string | number): string {
+  return String(name).replace(/~/g, '~0').replace(/\//g, '~1');
+}

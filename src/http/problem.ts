@@ -1,0 +1,86 @@
+/**
+ * Turns errors into RFC 9457 problem details (application/problem+json) with the fields of the
+ * API specification's section 7. This file and the Fastify error handler in server.ts are the
+ * only places HTTP error bodies are made.
+ */
+import { ERROR_CATALOGUE, AppError, pointerSegment, type ErrorCode, type FieldErrors } from '../domain/errors.js';
+
+export interface Problem {
+  type: string;
+  title: string;
+  instance: string;
+  status: number;
+  code: ErrorCode;
+  detail: string;
+  requestId: string;
+  errors?: FieldErrors;
+}
+
+export function toProblem(err: AppError, ctx: { publicUrl: string; instance: string; requestId: string }): Problem {
+  const problem: Problem = {
+    type: `${ctx.publicUrl}/errors/${err.code}`,
+    title: ERROR_CATALOGUE[err.code].title,
+    instance: ctx.instance,
+    status: err.status,
+    code: err.code,
+    detail: err.message,
+    requestId: ctx.requestId,
+  };
+  if (err.errors && Object.keys(err.errors).length > 0) problem.errors = err.errors;
+  return problem;
+}
+
+/** The subset of an Ajv error object we read. */
+export interface AjvErrorLike {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** Per-field error codes, stable API: "max_length" is the one the specification shows. */
+const KEYWORD_CODES: Record<string, string> = {
+  maxLength: 'max_length',
+  minLength: 'min_length',
+  maxItems: 'max_items',
+  minItems: 'min_items',
+  maxProperties: 'max_properties',
+  minProperties: 'min_properties',
+  maximum: 'max_value',
+  minimum: 'min_value',
+  required: 'required',
+  type: 'invalid_type',
+  enum: 'invalid_value',
+  const: 'invalid_value',
+  format: 'invalid_format',
+  pattern: 'invalid_format',
+  additionalProperties: 'unknown_field',
+  uniqueItems: 'duplicate_items',
+};
+
+/** Maps Ajv errors (all of them: allErrors is on) to field errors keyed by JSON pointer. */
+export function fieldErrorsFromAjv(errors: AjvErrorLike[]): FieldErrors {
+  const out: FieldErrors = {};
+  for (const e of errors) {
+    let pointer = e.instancePath;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      pointer += '/' + pointerSegment(String(e.params.missingProperty));
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      pointer += '/' + pointerSegment(String(e.params.additionalProperty));
+      message = 'is not a known field';
+    } else if (e.keyword === 'maxLength' || e.keyword === 'minLength') {
+      const limit = e.params.limit;
+      message = e.keyword === 'maxLength' ? `must be at most ${limit} characters` : `must be at least ${limit} characters`;
+    } else if (e.keyword === 'enum') {
+      message = `must be one of: ${(e.params.allowedValues as unknown[]).join(', ')}`;
+    }
+    if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') continue; // summaries of other errors
+    const key = pointer || '/';
+    const list = (out[key] ??= []);
+    const code = KEYWORD_CODES[e.keyword] ?? 'invalid';
+    if (!list.some((x) => x.code === code && x.message === message)) list.push({ code, message });
+  }
+  return out;
+}

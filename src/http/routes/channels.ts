@@ -1,0 +1,107 @@
+/** /channels: spec 4.1-4.5. */
+import type { FastifyInstance } from 'fastify';
+import { AppError, FieldErrorList } from '../../domain/errors.js';
+import type { Channel, DeliveryType, Tracking } from '../../domain/types.js';
+import { createChannel, deleteChannel, listChannels, updateChannel } from '../../store/channels.js';
+import { channelFor, isUuid, requireAccountKey } from '../auth.js';
+import { deliveryTypeSchema, NO_CONTROL_CHARS, pagingProperties, splitList, trackingSchema } from '../schemas.js';
+import type { HttpContext } from '../server.js';
+
+const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARS } as const;
+
+const createBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: { name: nameSchema, deliveryType: deliveryTypeSchema, tracking: trackingSchema },
+} as const;
+
+const updateBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { name: nameSchema, deliveryType: deliveryTypeSchema, tracking: trackingSchema },
+} as const;
+
+const listQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...pagingProperties,
+    name: { type: 'string', maxLength: 100 },
+    channelIds: { type: 'string', maxLength: 20_000 },
+    deliveryType: deliveryTypeSchema,
+  },
+} as const;
+
+interface ChannelBody {
+  name?: string;
+  deliveryType?: DeliveryType;
+  tracking?: Partial<Tracking>;
+}
+
+/** The detailed form (create, update, retrieve). */
+export function channelDetail(c: Channel) {
+  return { id: c.id, name: c.name, deliveryType: c.deliveryType, tracking: c.tracking, createdAt: c.createdAt, updatedAt: c.updatedAt };
+}
+
+/** The summary form (list items, spec 2.1). */
+function channelSummary(c: Channel) {
+  return { id: c.id, name: c.name, deliveryType: c.deliveryType, createdAt: c.createdAt };
+}
+
+export function channelRoutes(app: FastifyInstance, { store, config }: HttpContext): void {
+  app.post('/channels', { schema: { body: createBody } }, async (req) => {
+    requireAccountKey(req.principal);
+    const body = req.body as ChannelBody;
+    const channel = await createChannel(store, {
+      accountId: req.principal.accountId,
+      name: body.name!,
+      deliveryType: body.deliveryType ?? 'live',
+      tracking: { links: body.tracking?.links ?? false, opens: body.tracking?.opens ?? false },
+      maxPerAccount: config.limits.channelsPerAccount,
+    });
+    return channelDetail(channel);
+  });
+
+  app.get('/channels', { schema: { querystring: listQuery } }, async (req) => {
+    const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string; deliveryType?: DeliveryType };
+    let ids = splitList(q.channelIds);
+    if (ids) {
+      const errors = new FieldErrorList();
+      ids.forEach((id, i) => isUuid(id) || errors.add(`/channelIds/${i}`, 'invalid_format', 'must be a UUID'));
+      errors.throwIfAny('The query has invalid parameters');
+      ids = ids.map((id) => id.toLowerCase());
+    }
+    // A channel key sees only its own channel.
+    const own = req.principal.channelId;
+    if (own) ids = ids ? ids.filter((id) => id === own) : [own];
+    const { results, totalCount } = listChannels(store, {
+      accountId: req.principal.accountId,
+      ids,
+      name: q.name,
+      deliveryType: q.deliveryType,
+      limit: q.limit ?? 25,
+      offset: q.offset ?? 0,
+    });
+    return { results: results.map(channelSummary), totalCount };
+  });
+
+  app.get('/channels/:id', async (req) => {
+    return channelDetail(channelFor(store, req.principal, (req.params as { id: string }).id));
+  });
+
+  app.patch('/channels/:id', { schema: { body: updateBody } }, async (req) => {
+    const channel = channelFor(store, req.principal, (req.params as { id: string }).id);
+    requireAccountKey(req.principal);
+    const updated = await updateChannel(store, channel.id, req.body as ChannelBody);
+    if (!updated) throw new AppError('channel_not_found', `Channel ${channel.id} does not exist`);
+    return channelDetail(updated);
+  });
+
+  app.delete('/channels/:id', async (req, reply) => {
+    const channel = channelFor(store, req.principal, (req.params as { id: string }).id);
+    requireAccountKey(req.principal);
+    if (!(await deleteChannel(store, channel.id))) throw new AppError('channel_not_found', `Channel ${channel.id} does not exist`);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * Store verbs for API keys. Only SHA-256 hashes of tokens are stored: a token is 192 random
+ * bits, so a fast hash is enough (no password-style stretching needed), and looking a key up by
+ * its hash means no secret is ever compared byte by byte in JavaScript.
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { ApiKey } from '../domain/types.js';
+import type { Store } from './env.js';
+
+const TOKEN_PREFIX = 'pr_';
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export interface NewApiKey {
+  key: ApiKey;
+  /** The secret, returned exactly once. */
+  token: string;
+}
+
+export async function createApiKey(
+  store: Store,
+  input: { accountId: string; channelId: string | null; name?: string },
+): Promise<NewApiKey> {
+  const token = TOKEN_PREFIX + randomBytes(24).toString('base64url');
+  const key: ApiKey = {
+    id: randomUUID(),
+    accountId: input.accountId,
+    channelId: input.channelId,
+    name: input.name ?? '',
+    prefix: token.slice(0, 10),
+    hash: hashToken(token),
+    createdAt: new Date().toISOString(),
+    revokedAt: null,
+  };
+  await store.write(() => {
+    store.db.apiKeys.put(key.id, key);
+    store.db.apiKeyHashes.put(key.hash, key.id);
+  });
+  return { key, token };
+}
+
+/** The live (not revoked) key for a presented token, or undefined. */
+export function findApiKeyByToken(store: Store, token: string): ApiKey | undefined {
+  if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return undefined;
+  const hash = hashToken(token);
+  const id = store.db.apiKeyHashes.get(hash) as string | undefined;
+  if (!id) return undefined;
+  const key = store.db.apiKeys.get(id) as ApiKey | undefined;
+  if (!key || key.revokedAt) return undefined;
+  // Defence in depth: the index and the record must agree (constant-time compare).
+  if (!timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
+  return key;
+}
+
+export function listApiKeys(store: Store, filter: { accountId?: string; channelId?: string } = {}): ApiKey[] {
+  return [...store.db.apiKeys.getRange({})]
+    .map((e) => e.value as ApiKey)
+    .filter((k) => (!filter.accountId || k.accountId === filter.accountId) && (!filter.channelId || k.channelId === filter.channelId));
+}
+
+export async function revokeApiKey(store: Store, id: string): Promise<ApiKey | undefined> {
+  return store.write(() => {
+    const key = store.db.apiKeys.get(id) as ApiKey | undefined;
+    if (!key) return undefined;
+    if (key.revokedAt) return key;
+    const revoked: ApiKey = { ...key, revokedAt: new Date().toISOString() };
+    store.db.apiKeys.put(id, revoked);
+    store.db.apiKeyHashes.remove(key.hash);
+    return revoked;
+  });
+}
+
+/** Inside a write: removes every key bound to a deleted channel. */
+export function removeChannelKeysInTxn(store: Store, channelId: string): void {
+  for (const { key, value } of store.db.apiKeys.getRange({})) {
+    const k = value as ApiKey;
+    if (k.channelId !== channelId) continue;
+    store.db.apiKeyHashes.remove(k.hash);
+    store.db.apiKeys.remove(key);
+  }
+}

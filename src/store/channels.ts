@@ -1,0 +1,124 @@
+/**
+ * Store verbs for channels. A deleted channel leaves a tombstone (name, deliveryType,
+ * deletedAt) so domains that were linked to it can still show it as `deleted: true`
+ * (spec 2.2); everything else tied to it is removed in the same transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../domain/errors.js';
+import type { Channel, DeliveryType, Tracking } from '../domain/types.js';
+import { removeChannelKeysInTxn } from './api-keys.js';
+import type { Store } from './env.js';
+import { KEY_MAX } from './layout.js';
+
+export interface StoredChannel extends Channel {
+  deletedAt?: string;
+}
+
+export interface ChannelFilter {
+  accountId: string;
+  /** Restricts to these ids (channel keys see only their own channel). */
+  ids?: string[];
+  name?: string;
+  deliveryType?: DeliveryType;
+  limit: number;
+  offset: number;
+}
+
+function indexKey(c: Channel): [string, number, string] {
+  return [c.accountId, Date.parse(c.createdAt), c.id];
+}
+
+function countInTxn(store: Store, accountId: string): number {
+  return store.db.accountChannels.getKeysCount({ start: [accountId], end: [accountId, KEY_MAX] });
+}
+
+export async function createChannel(
+  store: Store,
+  input: { accountId: string; name: string; deliveryType: DeliveryType; tracking: Tracking; maxPerAccount: number },
+): Promise<Channel> {
+  const now = new Date().toISOString();
+  const channel: Channel = {
+    id: randomUUID(),
+    accountId: input.accountId,
+    name: input.name,
+    deliveryType: input.deliveryType,
+    tracking: { ...input.tracking },
+    createdAt: now,
+    updatedAt: now,
+  };
+  // The limit is checked inside the write transaction so concurrent creates cannot overshoot it.
+  await store.write(() => {
+    if (countInTxn(store, input.accountId) >= input.maxPerAccount) {
+      throw new AppError('resource_limit_exceeded', `An account may have at most ${input.maxPerAccount} channels`);
+    }
+    store.db.channels.put(channel.id, channel);
+    store.db.accountChannels.put(indexKey(channel), 1);
+  });
+  return channel;
+}
+
+/** A live channel, or undefined (also for deleted ones). */
+export function getChannel(store: Store, id: string): Channel | undefined {
+  const c = store.db.channels.get(id) as StoredChannel | undefined;
+  return c && !c.deletedAt ? c : undefined;
+}
+
+/** Includes tombstones, for showing linked channels of a domain. */
+export function getChannelRecord(store: Store, id: string): StoredChannel | undefined {
+  return store.db.channels.get(id) as StoredChannel | undefined;
+}
+
+export function listChannels(store: Store, f: ChannelFilter): { results: Channel[]; totalCount: number } {
+  const needle = f.name?.toLowerCase();
+  const ids = f.ids ? new Set(f.ids) : null;
+  const matches: Channel[] = [];
+  for (const { key } of store.db.accountChannels.getRange({ start: [f.accountId], end: [f.accountId, KEY_MAX] })) {
+    const id = (key as [string, number, string])[2];
+    if (ids && !ids.has(id)) continue;
+    const c = getChannel(store, id);
+    if (!c) continue;
+    if (needle && !c.name.toLowerCase().includes(needle)) continue;
+    if (f.deliveryType && c.deliveryType !== f.deliveryType) continue;
+    matches.push(c);
+  }
+  return { results: matches.slice(f.offset, f.offset + f.limit), totalCount: matches.length };
+}
+
+export async function updateChannel(
+  store: Store,
+  id: string,
+  patch: { name?: string; deliveryType?: DeliveryType; tracking?: Partial<Tracking> },
+): Promise<Channel | undefined> {
+  return store.write(() => {
+    const c = getChannel(store, id);
+    if (!c) return undefined;
+    const next: Channel = {
+      ...c,
+      name: patch.name ?? c.name,
+      deliveryType: patch.deliveryType ?? c.deliveryType,
+      tracking: { ...c.tracking, ...patch.tracking },
+      updatedAt: new Date().toISOString(),
+    };
+    store.db.channels.put(id, next);
+    return next;
+  });
+}
+
+/**
+ * Deletes a channel and everything tied to it. Other areas register their own cleanup in
+ * CHANNEL_CLEANUPS so this stays the one place that knows a channel is going away.
+ */
+export async function deleteChannel(store: Store, id: string): Promise<boolean> {
+  return store.write(() => {
+    const c = getChannel(store, id);
+    if (!c) return false;
+    store.db.accountChannels.remove(indexKey(c));
+    const tombstone: StoredChannel = { ...c, updatedAt: new Date().toISOString(), deletedAt: new Date().toISOString() };
+    store.db.channels.put(id, tombstone);
+    for (const cleanup of CHANNEL_CLEANUPS) cleanup(store, id);
+    return true;
+  });
+}
+
+/** Runs inside the delete transaction; each area of the store adds its own function here. */
+const CHANNEL_CLEANUPS: ReadonlyArray<(store: Store, channelId: string) => void> = [removeChannelKeysInTxn];
