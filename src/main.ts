@@ -25,7 +25,7 @@ Commands:
   serve                         run the daemon
   keys create|list|revoke       manage API keys
   accounts create|list|set-state  manage accounts
-  config print                  show the effective configuration
+  config print|example          show the effective configuration, or an example file
 
 Every command takes --help and --config PATH.`;
 

@@ -1,18 +1,25 @@
 /** postrider config print */
 import { loadConfig } from '../config/load.js';
+import { renderExampleConfig } from '../config/example.js';
 import { SCHEMA, envName } from '../config/schema.js';
 import { parse, UsageError, type CommandIo } from './args.js';
 
 const USAGE = `Usage:
   postrider config print [--config PATH] [--keys]
+  postrider config example
 
 Prints the effective configuration (embedded defaults, then the config file, then POSTRIDER_*
-environment variables) as JSON. --keys lists every key with its environment variable and meaning.`;
+environment variables) as JSON. --keys lists every key with its environment variable and meaning.
+"config example" prints a commented config file with every key and its default.`;
 
 export async function configCommand(argv: string[], io: CommandIo): Promise<number> {
   const { values, positionals, help } = parse(argv, { config: { type: 'string' }, keys: { type: 'boolean' } }, USAGE);
   if (help) {
     io.out(USAGE);
+    return 0;
+  }
+  if (positionals[0] === 'example') {
+    io.out(renderExampleConfig().trimEnd());
     return 0;
   }
   if (positionals[0] !== 'print') throw new UsageError(positionals[0] ? `unknown subcommand "${positionals[0]}"` : 'missing subcommand', USAGE);
