@@ -35,7 +35,7 @@ export interface Config {
     maxAgeMs: number;
   };
   domains: { dkimAlgorithm: 'rsa' | 'ed25519'; recheckIntervalMs: number };
-  limits: { channelsPerAccount: number; domainsPerAccount: number; pendingSendLimit: number };
+  limits: { channelsPerAccount: number; domainsPerAccount: number; pendingSendLimit: number; broadcastMessages: number };
   policy: { denyRecipients: string[] };
   workers: { threads: number };
   retention: { days: number };
@@ -165,6 +165,7 @@ export const SCHEMA: readonly KeyDef[] = [
   { path: 'limits.channelsPerAccount', doc: 'Maximum channels per account (403 resource_limit_exceeded beyond).', default: () => 100, parse: int(1, 1_000_000) },
   { path: 'limits.domainsPerAccount', doc: 'Maximum domains per account.', default: () => 100, parse: int(1, 1_000_000) },
   { path: 'limits.pendingSendLimit', doc: 'Emails an account in state pending may send in total.', default: () => 1000, parse: int(0, 1_000_000_000) },
+  { path: 'limits.broadcastMessages', doc: 'Most entries in one POST /send/broadcast.', default: () => 10_000, parse: int(1, 1_000_000) },
   { path: 'policy.denyRecipients', doc: 'Recipient domains or addresses nobody may mail (403 recipient_forbidden).', default: () => [], parse: list((s) => s.toLowerCase()) },
   { path: 'workers.threads', doc: 'Worker threads for rendering and signing; 0 chooses from the CPU count.', default: () => 0, parse: int(0, 64) },
   { path: 'retention.days', doc: 'Days events and message bodies are kept.', default: () => 30, parse: int(1, 3650) },

@@ -49,3 +49,111 @@ export interface Principal {
   accountId: string;
   channelId: string | null;
 }
+
+export type MailType = 'transactional' | 'broadcast';
+export const MAIL_TYPES: readonly MailType[] = ['transactional', 'broadcast'];
+export type MailSource = 'api' | 'smtp';
+
+/** Spec section 6. */
+export const EVENT_TYPES = [
+  'accepted', 'processed', 'delivered', 'bounced', 'opened', 'clicked', 'complained', 'unsubscribed', 'resubscribed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface AddressValue {
+  email: string;
+  name?: string;
+}
+
+export interface AttachmentSummary {
+  fileName: string;
+  disposition: 'attachment' | 'inline';
+  size: number;
+  contentType: string;
+}
+
+export interface MessageRecord {
+  id: string;
+  accountId: string;
+  channelId: string;
+  mailType: MailType;
+  mailSource: MailSource;
+  deliveryType: DeliveryType;
+  broadcastId?: string;
+  status: 'queued' | 'sent';
+  createdAt: string;
+  /** The RFC 5322 Message-ID header value, with angle brackets. */
+  messageIdHeader: string;
+  subject: string;
+  from: AddressValue;
+  to: AddressValue[];
+  cc: AddressValue[];
+  bcc: AddressValue[];
+  replyTo: AddressValue[];
+  tracking: Tracking;
+  tags: string[];
+  headers: Record<string, string>;
+  metadata: Record<string, string>;
+  attachments: AttachmentSummary[];
+  text?: string;
+  html?: string;
+  size: number;
+  /** Envelope recipients that will be delivered to (suppressed ones removed), lowercased. */
+  recipients: string[];
+  /** Recipients dropped because they were suppressed. */
+  suppressed: string[];
+  /** Delivery jobs not yet finished; the message is `sent` when this reaches 0. */
+  openJobs: number;
+}
+
+export interface EventRecord {
+  seq: number;
+  accountId: string;
+  channelId: string;
+  messageId: string;
+  mailType: MailType;
+  mailSource: MailSource;
+  eventType: EventType;
+  timestamp: string;
+  subject: string;
+  recipients: string[];
+  tags: string[];
+  metadata: Record<string, string>;
+  details: Record<string, unknown>;
+}
+
+export interface DeliveryAttempt {
+  at: string;
+  mx?: string;
+  smtpCode?: number;
+  enhancedCode?: string;
+  response: string;
+  outcome: 'delivered' | 'deferred' | 'bounced';
+  tls?: boolean;
+}
+
+export interface DeliveryJob {
+  id: string;
+  messageId: string;
+  accountId: string;
+  channelId: string;
+  /** Recipient domain (A-label); all recipients of the job share it. */
+  domain: string;
+  recipients: string[];
+  state: 'queued' | 'leased' | 'done';
+  attempts: number;
+  createdAt: string;
+  dueAt: string;
+  leaseUntil?: string;
+  history: DeliveryAttempt[];
+}
+
+export type SuppressionReason = 'bounce' | 'complaint' | 'unsubscribe' | 'manual';
+
+export interface SuppressionRecord {
+  email: string;
+  channelId: string;
+  mailType: MailType;
+  reason: SuppressionReason;
+  createdAt: string;
+}

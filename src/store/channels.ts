@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
 import type { Channel, DeliveryType, Tracking } from '../domain/types.js';
 import { removeChannelKeysInTxn } from './api-keys.js';
+import { removeChannelSuppressionsInTxn } from './suppressions.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -121,4 +122,4 @@ export async function deleteChannel(store: Store, id: string): Promise<boolean> 
 }
 
 /** Runs inside the delete transaction; each area of the store adds its own function here. */
-const CHANNEL_CLEANUPS: ReadonlyArray<(store: Store, channelId: string) => void> = [removeChannelKeysInTxn];
+const CHANNEL_CLEANUPS: ReadonlyArray<(store: Store, channelId: string) => void> = [removeChannelKeysInTxn, removeChannelSuppressionsInTxn];

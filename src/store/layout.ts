@@ -16,6 +16,32 @@ export const DB_NAMES = [
   'channels',
   /** [accountId, createdAtMs, channelId] → 1: the account's channels in creation order. */
   'accountChannels',
+  /** messageId → MessageRecord (envelope, content summary, status). */
+  'messages',
+  /** messageId → Buffer: the signed RFC 5322 message as it will be sent. */
+  'bodies',
+  /** jobId → DeliveryJob: one per message and recipient domain. */
+  'jobs',
+  /** [dueAtMs, jobId] → 1: queued jobs by due time, so the dispatcher never scans all jobs. */
+  'jobsDue',
+  /** seq (integer, increasing) → EventRecord: the append-only event log. */
+  'events',
+  /** [messageId, seq] → 1: a message's events in order. */
+  'messageEvents',
+  /** [channelId, mailType, email] → SuppressionRecord */
+  'suppressions',
+  /** [accountId, key] → IdempotencyRecord */
+  'idempotency',
+  /** [expiresAtMs, accountId, key] → 1: idempotency records by expiry, for the sweeper. */
+  'idempotencyExpiry',
+  /** array key → integer counter, e.g. ['sent', accountId] for the pending-account send limit. */
+  'counters',
+  /** broadcastId → BroadcastRecord (the accepted request and the expansion cursor). */
+  'broadcasts',
+  /** [broadcastId, index] → one normalized entry of the broadcast's messages array. */
+  'broadcastEntries',
+  /** [createdAtMs, broadcastId] → 1: broadcasts still being expanded into messages, oldest first. */
+  'broadcastQueue',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

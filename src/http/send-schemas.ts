@@ -1,0 +1,121 @@
+/**
+ * JSON Schemas of the send bodies (spec 4.10, 4.11). They check structure and the simple limits
+ * of spec section 8 so Ajv reports every violation with its pointer; rules that span fields
+ * (recipient totals, template XOR content, header sizes, attachment types) are in
+ * src/domain/send-rules.ts.
+ */
+import { NO_CONTROL_CHARS, trackingSchema } from './schemas.js';
+
+const address = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['email'],
+  properties: {
+    email: { type: 'string', minLength: 3, maxLength: 254 },
+    name: { type: 'string', maxLength: 256, pattern: NO_CONTROL_CHARS },
+  },
+} as const;
+
+const addressList = (max: number) => ({ type: 'array', maxItems: max, items: address }) as const;
+
+export const tagsSchema = {
+  type: 'array',
+  maxItems: 5,
+  items: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]*$' },
+} as const;
+
+export const metadataSchema = {
+  type: 'object',
+  maxProperties: 10,
+  propertyNames: { maxLength: 50, minLength: 1, pattern: NO_CONTROL_CHARS },
+  additionalProperties: { type: ['string', 'number', 'boolean'], maxLength: 100 },
+} as const;
+
+export const headersSchema = {
+  type: 'object',
+  maxProperties: 50,
+  additionalProperties: { type: 'string' },
+} as const;
+
+const attachment = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['content', 'fileName'],
+  properties: {
+    content: { type: 'string', minLength: 1 },
+    fileName: { type: 'string', minLength: 1, maxLength: 255, pattern: NO_CONTROL_CHARS },
+    contentId: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\s<>"\\u0000-\\u001f]*$' },
+    contentType: { type: 'string', maxLength: 255, pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$' },
+    disposition: { type: 'string', enum: ['attachment', 'inline'] },
+  },
+} as const;
+
+export const templateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    subject: { type: 'string', maxLength: 2048 },
+    html: { type: 'string' },
+    text: { type: 'string' },
+    inlineStyles: { type: 'boolean' },
+    data: { type: 'object' },
+  },
+} as const;
+
+export const transactionalBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'to'],
+  properties: {
+    from: address,
+    to: addressList(50),
+    cc: addressList(50),
+    bcc: addressList(50),
+    replyTo: addressList(10),
+    subject: { type: 'string', maxLength: 256, pattern: NO_CONTROL_CHARS },
+    html: { type: 'string' },
+    text: { type: 'string' },
+    template: templateSchema,
+    tracking: trackingSchema,
+    attachments: { type: 'array', maxItems: 20, items: attachment },
+    tags: tagsSchema,
+    headers: headersSchema,
+    metadata: metadataSchema,
+  },
+} as const;
+
+export function broadcastBody(maxMessages: number) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['from', 'template', 'messages'],
+    properties: {
+      from: address,
+      template: templateSchema,
+      messages: {
+        type: 'array',
+        minItems: 1,
+        maxItems: maxMessages,
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            to: addressList(50),
+            cc: addressList(50),
+            bcc: addressList(50),
+            tags: tagsSchema,
+            headers: headersSchema,
+            metadata: metadataSchema,
+            data: { type: 'object' },
+          },
+        },
+      },
+      replyTo: addressList(10),
+      tracking: trackingSchema,
+      attachments: { type: 'array', maxItems: 20, items: attachment },
+      tags: tagsSchema,
+      headers: headersSchema,
+      metadata: metadataSchema,
+    },
+  } as const;
+}

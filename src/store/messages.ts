@@ -1,0 +1,124 @@
+/**
+ * Accepting messages: the message record, its signed body, one delivery job per recipient domain
+ * (live channels) or simulated outcomes (sandbox channels), and the `accepted` and `processed`
+ * events are committed in one durable transaction. When commitMessages resolves, the messages
+ * are on disk: only then does the API answer 200 or SMTP 250.
+ */
+import { randomUUID } from 'node:crypto';
+import { domainOf } from '../domain/address.js';
+import { AppError } from '../domain/errors.js';
+import type { DeliveryJob, MessageRecord } from '../domain/types.js';
+import type { Store } from './env.js';
+import { appendEventInTxn } from './events.js';
+import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
+import { addSuppressionInTxn } from './suppressions.js';
+
+export interface AcceptedMessage {
+  record: Omit<MessageRecord, 'openJobs' | 'status'>;
+  body: Uint8Array;
+  /** Sandbox channels: recipients whose outcome is simulated as bounced (the rest as delivered). */
+  simulatedBounces?: string[];
+}
+
+export interface CommitInput {
+  messages: AcceptedMessage[];
+  /** Pending accounts: total recipients they may ever send to. */
+  sendLimit?: { accountId: string; limit: number };
+  idempotency?: { accountId: string; key: string; record: IdempotencyRecord };
+  /** More writes that must commit atomically with the messages (a broadcast's cursor). */
+  alsoInTxn?: () => void;
+  now?: Date;
+}
+
+/** Inside a write: counts `wanted` emails against a pending account's total, or throws 403. */
+export function reserveSendQuotaInTxn(store: Store, accountId: string, wanted: number, limit: number): void {
+  const key = ['sent', accountId];
+  const used = (store.db.counters.get(key) as number | undefined) ?? 0;
+  if (used + wanted > limit) {
+    throw new AppError('send_limit_exceeded', `Pending accounts may send ${limit} emails in total; ${Math.max(0, limit - used)} left`);
+  }
+  store.db.counters.put(key, used + wanted);
+}
+
+export async function commitMessages(store: Store, input: CommitInput): Promise<void> {
+  const now = input.now ?? new Date();
+  await store.write(() => {
+    // Checks first: a throw before any write leaves nothing behind (and the child txn rolls back anyway).
+    if (input.sendLimit) {
+      const wanted = input.messages.reduce((n, m) => n + m.record.recipients.length, 0);
+      reserveSendQuotaInTxn(store, input.sendLimit.accountId, wanted, input.sendLimit.limit);
+    }
+    for (const m of input.messages) commitOneInTxn(store, m, now);
+    input.alsoInTxn?.();
+    if (input.idempotency) putIdempotencyInTxn(store, input.idempotency.accountId, input.idempotency.key, input.idempotency.record);
+  });
+}
+
+function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
+  const r = m.record;
+  const live = r.deliveryType === 'live';
+  const byDomain = new Map<string, string[]>();
+  if (live) for (const rcpt of r.recipients) byDomain.set(domainOf(rcpt), [...(byDomain.get(domainOf(rcpt)) ?? []), rcpt]);
+  const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size };
+  store.db.messages.put(r.id, record);
+  store.db.bodies.put(r.id, Buffer.from(m.body));
+
+  const base = {
+    accountId: r.accountId,
+    channelId: r.channelId,
+    messageId: r.id,
+    mailType: r.mailType,
+    mailSource: r.mailSource,
+    subject: r.subject,
+    tags: r.tags,
+    metadata: r.metadata,
+  };
+  const ts = now.toISOString();
+  appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: {} });
+  appendEventInTxn(store, { ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
+
+  if (live) {
+    for (const [domain, recipients] of byDomain) {
+      const job: DeliveryJob = {
+        id: randomUUID(),
+        messageId: r.id,
+        accountId: r.accountId,
+        channelId: r.channelId,
+        domain,
+        recipients,
+        state: 'queued',
+        attempts: 0,
+        createdAt: ts,
+        dueAt: ts,
+        history: [],
+      };
+      store.db.jobs.put(job.id, job);
+      store.db.jobsDue.put([now.getTime(), job.id], 1);
+    }
+    return;
+  }
+  // Sandbox: nothing leaves the machine; outcomes are simulated (DESIGN.md).
+  const bounced = new Set(m.simulatedBounces ?? []);
+  const delivered = r.recipients.filter((x) => !bounced.has(x));
+  if (delivered.length > 0) {
+    appendEventInTxn(store, { ...base, eventType: 'delivered', timestamp: ts, recipients: delivered, details: { simulated: true, smtpCode: 250, response: '250 2.0.0 OK (sandbox)' } });
+  }
+  for (const rcpt of bounced) {
+    appendEventInTxn(store, {
+      ...base,
+      eventType: 'bounced',
+      timestamp: ts,
+      recipients: [rcpt],
+      details: { simulated: true, bounceType: 'hard', smtpCode: 550, enhancedCode: '5.1.1', response: '550 5.1.1 simulated bounce (sandbox)' },
+    });
+    addSuppressionInTxn(store, { channelId: r.channelId, mailType: r.mailType, email: rcpt, reason: 'bounce' });
+  }
+}
+
+export function getMessage(store: Store, id: string): MessageRecord | undefined {
+  return store.db.messages.get(id) as MessageRecord | undefined;
+}
+
+export function getBody(store: Store, id: string): Buffer | undefined {
+  return store.db.bodies.get(id) as Buffer | undefined;
+}

@@ -1,0 +1,45 @@
+/** Suppression lists: per channel and mail type (DESIGN.md). */
+import type { MailType, SuppressionReason, SuppressionRecord } from '../domain/types.js';
+import type { Store } from './env.js';
+import { KEY_MAX } from './layout.js';
+
+export function isSuppressed(store: Store, channelId: string, mailType: MailType, email: string): boolean {
+  return store.db.suppressions.get([channelId, mailType, email.toLowerCase()]) !== undefined;
+}
+
+export function getSuppression(store: Store, channelId: string, mailType: MailType, email: string): SuppressionRecord | undefined {
+  return store.db.suppressions.get([channelId, mailType, email.toLowerCase()]) as SuppressionRecord | undefined;
+}
+
+/** Inside a write. Returns false when the address was already suppressed (the first reason stays). */
+export function addSuppressionInTxn(
+  store: Store,
+  s: { channelId: string; mailType: MailType; email: string; reason: SuppressionReason },
+): boolean {
+  const key = [s.channelId, s.mailType, s.email.toLowerCase()];
+  if (store.db.suppressions.get(key) !== undefined) return false;
+  const record: SuppressionRecord = { ...s, email: s.email.toLowerCase(), createdAt: new Date().toISOString() };
+  store.db.suppressions.put(key, record);
+  return true;
+}
+
+/** Inside a write. Returns false when the address was not suppressed. */
+export function removeSuppressionInTxn(store: Store, s: { channelId: string; mailType: MailType; email: string }): boolean {
+  const key = [s.channelId, s.mailType, s.email.toLowerCase()];
+  if (store.db.suppressions.get(key) === undefined) return false;
+  store.db.suppressions.remove(key);
+  return true;
+}
+
+export function listSuppressions(store: Store, channelId: string, mailType?: MailType): SuppressionRecord[] {
+  const start = mailType ? [channelId, mailType] : [channelId];
+  const end = mailType ? [channelId, mailType, KEY_MAX] : [channelId, KEY_MAX];
+  return [...store.db.suppressions.getRange({ start, end })].map((e) => e.value as SuppressionRecord);
+}
+
+/** Channel deletion cleanup (runs inside the delete transaction). */
+export function removeChannelSuppressionsInTxn(store: Store, channelId: string): void {
+  for (const { key } of store.db.suppressions.getRange({ start: [channelId], end: [channelId, KEY_MAX] })) {
+    store.db.suppressions.remove(key);
+  }
+}

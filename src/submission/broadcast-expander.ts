@@ -1,0 +1,148 @@
+/**
+ * Turns accepted broadcasts into messages, a batch at a time: suppressed entries are skipped,
+ * the rest are rendered and signed in the worker pool in parallel, and each batch's messages
+ * are committed together with the broadcast's cursor. One broadcast at a time, oldest first.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { domainOf, recipientKey } from '../domain/address.js';
+import { isAppError } from '../domain/errors.js';
+import { advanceBroadcastInTxn, broadcastEntries, nextActiveBroadcast, type BroadcastRecord } from '../store/broadcasts.js';
+import { commitMessages, type AcceptedMessage } from '../store/messages.js';
+import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
+import { splitSuppressed } from './policy.js';
+import { simulatedBounces } from './sender.js';
+import type { SubmissionDeps } from './submission.js';
+
+const BATCH = 100;
+
+export class BroadcastExpander {
+  private running: Promise<void> | null = null;
+  private stopping = false;
+  private again = false;
+
+  constructor(private readonly deps: SubmissionDeps, private readonly logger: Logger) {}
+
+  async start(): Promise<void> {
+    this.stopping = false;
+    this.kick(); // resume broadcasts interrupted by a stop or a crash
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.running;
+  }
+
+  /** Called when a broadcast was accepted. */
+  kick(): void {
+    if (this.stopping) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .catch((err) => this.logger.error({ err }, 'broadcast expansion failed; will retry on the next broadcast or restart'))
+      .finally(() => {
+        this.running = null;
+        if (this.again && !this.stopping) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Expands until no broadcast is left (or stop() was called). Exposed for tests. */
+  async drain(): Promise<void> {
+    for (;;) {
+      if (this.stopping) return;
+      const b = nextActiveBroadcast<BroadcastCommon>(this.deps.store);
+      if (!b) return;
+      await this.expandBatch(b);
+    }
+  }
+
+  private async expandBatch(b: BroadcastRecord<BroadcastCommon>): Promise<void> {
+    const { store, domains } = this.deps;
+    const rows = broadcastEntries<BroadcastEntry>(store, b.id, b.cursor, BATCH);
+    const dkim = domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) });
+    const failures: BroadcastRecord['failures'] = [];
+    let skipped = 0;
+    const built = await Promise.all(
+      rows.map(async ({ index, entry }): Promise<AcceptedMessage | null> => {
+        const envelope = [...new Set([...entry.to, ...entry.cc, ...entry.bcc].map((a) => recipientKey(a.email)))];
+        const { send, suppressed } = splitSuppressed(store, b.channelId, 'broadcast', envelope);
+        if (send.length === 0) {
+          skipped++;
+          return null;
+        }
+        try {
+          return await this.buildOne(b, entry, { send, suppressed, dkim });
+        } catch (err) {
+          failures.push({ index, code: isAppError(err) ? err.code : ((err as { code?: string }).code ?? 'internal_error'), message: (err as Error).message });
+          return null;
+        }
+      }),
+    );
+    const messages = built.filter((m): m is AcceptedMessage => m !== null);
+    const cursor = rows.length > 0 ? rows[rows.length - 1].index + 1 : b.total;
+    await commitMessages(store, {
+      messages,
+      alsoInTxn: () => advanceBroadcastInTxn(store, b, { cursor, messages: messages.length, skipped, failures }),
+    });
+  }
+
+  private async buildOne(
+    b: BroadcastRecord<BroadcastCommon>,
+    entry: BroadcastEntry,
+    r: { send: string[]; suppressed: string[]; dkim: ReturnType<SubmissionDeps['domains']['signingKey']> },
+  ): Promise<AcceptedMessage> {
+    const c = b.common;
+    const id = randomUUID();
+    const messageIdHeader = `<${id}@${domainOf(c.from.email)}>`;
+    const out = await this.deps.builder.build({
+      template: { ...c.template, data: { ...(c.template.data ?? {}), ...entry.data } },
+      compose: {
+        from: c.from,
+        to: entry.to,
+        cc: entry.cc,
+        replyTo: c.replyTo,
+        attachments: c.attachments,
+        headers: entry.headers,
+        messageId: messageIdHeader,
+        date: new Date().toUTCString(),
+      },
+      dkim: r.dkim,
+    });
+    return {
+      record: {
+        id,
+        accountId: b.accountId,
+        channelId: b.channelId,
+        mailType: 'broadcast',
+        mailSource: 'api',
+        deliveryType: c.deliveryType,
+        broadcastId: b.id,
+        createdAt: new Date().toISOString(),
+        messageIdHeader,
+        subject: out.subject,
+        from: c.from,
+        to: entry.to,
+        cc: entry.cc,
+        bcc: entry.bcc,
+        replyTo: c.replyTo,
+        tracking: c.tracking,
+        tags: entry.tags,
+        headers: entry.headers,
+        metadata: entry.metadata,
+        attachments: c.attachments.map((a) => ({ fileName: a.fileName, disposition: a.disposition, size: a.size, contentType: a.contentType })),
+        text: out.text,
+        html: out.html,
+        size: out.size,
+        recipients: r.send,
+        suppressed: r.suppressed,
+      },
+      body: out.raw,
+      simulatedBounces: c.deliveryType === 'sandbox' ? simulatedBounces(r.send) : undefined,
+    };
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * POST /send/broadcast: one template, many messages (spec 4.11). Every entry is validated and
+ * the whole request is stored durably before the 200; the BroadcastExpander then renders,
+ * signs and enqueues the entries in batches, so a 10,000-entry broadcast answers in about the
+ * time it takes to validate and store it, and memory does not grow with the count.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Address } from '../domain/address.js';
+import { recipientKey } from '../domain/address.js';
+import { FieldErrorList } from '../domain/errors.js';
+import {
+  checkTemplate,
+  mergeTracking,
+  normalizeAddress,
+  normalizeAddresses,
+  normalizeAttachments,
+  normalizeHeaders,
+  normalizeMetadata,
+  normalizeRecipients,
+  LIMITS,
+  type Attachment,
+  type AttachmentInput,
+  type TemplateInput,
+} from '../domain/send-rules.js';
+import type { Principal, Tracking } from '../domain/types.js';
+import { acceptBroadcast, type BroadcastRecord } from '../store/broadcasts.js';
+import { resolveSendChannel } from './channel.js';
+import { fingerprint, type IdempotencyContext } from './idempotency.js';
+import { checkDenyList, sendingAccount } from './policy.js';
+import { senderKey } from './sender.js';
+import type { SubmissionDeps } from './submission.js';
+
+export interface BroadcastEntryInput {
+  to?: Address[];
+  cc?: Address[];
+  bcc?: Address[];
+  tags?: string[];
+  headers?: Record<string, string>;
+  metadata?: Record<string, string | number | boolean>;
+  data?: Record<string, unknown>;
+}
+
+export interface BroadcastBody {
+  from: Address;
+  template: TemplateInput;
+  messages: BroadcastEntryInput[];
+  replyTo?: Address[];
+  tracking?: Partial<Tracking>;
+  attachments?: AttachmentInput[];
+  tags?: string[];
+  headers?: Record<string, string>;
+  metadata?: Record<string, string | number | boolean>;
+}
+
+/** What every message of the broadcast shares, as stored with the broadcast. */
+export interface BroadcastCommon {
+  from: Address;
+  replyTo: Address[];
+  template: TemplateInput;
+  attachments: Attachment[];
+  tracking: Tracking;
+  deliveryType: 'live' | 'sandbox';
+}
+
+/** One entry, normalized, with the broadcast-level tags/headers/metadata merged in. */
+export interface BroadcastEntry {
+  to: Address[];
+  cc: Address[];
+  bcc: Address[];
+  tags: string[];
+  headers: Record<string, string>;
+  metadata: Record<string, string>;
+  data: Record<string, unknown>;
+}
+
+export interface BroadcastRequest {
+  principal: Principal;
+  channelHeader?: string;
+  idempotencyKey?: string;
+  body: BroadcastBody;
+}
+
+export interface BroadcastResponse {
+  status: 'accepted';
+  broadcastId: string;
+}
+
+export async function sendBroadcast(
+  deps: SubmissionDeps & { onAccepted: () => void },
+  req: BroadcastRequest,
+): Promise<BroadcastResponse> {
+  const channel = resolveSendChannel(deps.store, req.principal, req.channelHeader);
+  const idem: IdempotencyContext | undefined = req.idempotencyKey
+    ? { accountId: req.principal.accountId, key: req.idempotencyKey, fingerprint: fingerprint({ route: 'send/broadcast', channel: channel.id, body: req.body }) }
+    : undefined;
+  const { body, replayed } = await deps.idempotency.run(idem, async () => {
+    const { store, config } = deps;
+    const account = sendingAccount(store, req.principal.accountId);
+    const b = req.body;
+    const errors = new FieldErrorList();
+    const from = normalizeAddress(b.from, '/from', errors);
+    const replyTo = normalizeAddresses(b.replyTo, '/replyTo', errors);
+    checkTemplate(b.template, '/template', errors);
+    const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
+    const commonHeaders = normalizeHeaders(b.headers, '/headers', errors, { broadcast: true });
+    const entries = b.messages.map((m, i) => normalizeEntry(m, i, { tags: b.tags ?? [], headers: commonHeaders, metadata: normalizeMetadata(b.metadata) }, errors));
+    errors.throwIfAny();
+
+    senderKey(deps, { accountId: account.id, channel, from: from.email });
+    const recipients = entries.flatMap((e) => [...e.to, ...e.cc, ...e.bcc].map((a) => recipientKey(a.email)));
+    checkDenyList(config.policy.denyRecipients, [...new Set(recipients)]);
+
+    const common: BroadcastCommon = {
+      from,
+      replyTo,
+      template: b.template,
+      attachments,
+      tracking: mergeTracking(channel.tracking, b.tracking),
+      deliveryType: channel.deliveryType,
+    };
+    // Render the first entry now so template syntax errors are a 422, not a silent failure later.
+    await deps.builder.build({
+      template: { ...b.template, data: { ...(b.template.data ?? {}), ...entries[0].data } },
+      compose: { from, to: entries[0].to, messageId: '<check@postrider.invalid>', date: new Date().toUTCString() },
+    });
+
+    const id = randomUUID();
+    const record: BroadcastRecord<BroadcastCommon> = {
+      id,
+      accountId: account.id,
+      channelId: channel.id,
+      createdAt: new Date().toISOString(),
+      state: 'expanding',
+      total: entries.length,
+      cursor: 0,
+      messages: 0,
+      skipped: 0,
+      failures: [],
+      common,
+    };
+    const response: BroadcastResponse = { status: 'accepted', broadcastId: id };
+    await acceptBroadcast(store, {
+      record,
+      entries,
+      sendLimit: account.state === 'pending' ? { accountId: account.id, limit: config.limits.pendingSendLimit, recipients: recipients.length } : undefined,
+      idempotency: idem ? { accountId: idem.accountId, key: idem.key, record: deps.idempotency.recordFor(idem, response) } : undefined,
+    });
+    return response;
+  });
+  if (!replayed) deps.onAccepted();
+  return body;
+}
+
+function normalizeEntry(
+  m: BroadcastEntryInput,
+  i: number,
+  shared: { tags: string[]; headers: Record<string, string>; metadata: Record<string, string> },
+  errors: FieldErrorList,
+): BroadcastEntry {
+  const base = `/messages/${i}`;
+  const r = normalizeRecipients(m, base, errors);
+  const tags = [...new Set([...shared.tags, ...(m.tags ?? [])])];
+  if (tags.length > 5) errors.add(`${base}/tags`, 'max_items', 'broadcast and message tags together may be at most 5');
+  const headers = { ...shared.headers, ...normalizeHeaders(m.headers, `${base}/headers`, errors, { broadcast: true }) };
+  const size = Object.entries(headers).reduce((n, [k, v]) => n + k.length + v.length, 0);
+  if (size > LIMITS.headersTotalChars) errors.add(`${base}/headers`, 'max_length', `headers of a message may have at most ${LIMITS.headersTotalChars} characters in total`);
+  const metadata = { ...shared.metadata, ...normalizeMetadata(m.metadata) };
+  if (Object.keys(metadata).length > 10) errors.add(`${base}/metadata`, 'max_properties', 'broadcast and message metadata together may have at most 10 fields');
+  return { ...r, tags, headers, metadata, data: m.data ?? {} };
+}
+

@@ -1,0 +1,38 @@
+/**
+ * Account and recipient policy applied to every send, from any ingress (DESIGN.md, spec 7):
+ * suspended accounts may not send, pending accounts have a free quota, the operator's deny list
+ * forbids recipients, and suppressed recipients are dropped.
+ */
+import { domainOf } from '../domain/address.js';
+import { AppError } from '../domain/errors.js';
+import type { Account, MailType } from '../domain/types.js';
+import { getAccount } from '../store/accounts.js';
+import type { Store } from '../store/env.js';
+import { isSuppressed } from '../store/suppressions.js';
+
+export function sendingAccount(store: Store, accountId: string): Account {
+  const account = getAccount(store, accountId);
+  if (!account) throw new AppError('unauthorized', 'The account of this API key no longer exists');
+  if (account.state === 'suspended') throw new AppError('account_forbidden', 'The account is suspended and may not send');
+  return account;
+}
+
+/** Deny-list entries are domains ("example.com" also covers sub.example.com) or full addresses. */
+export function isDenied(denyList: readonly string[], email: string): boolean {
+  const lower = email.toLowerCase();
+  const domain = domainOf(lower);
+  return denyList.some((d) => (d.includes('@') ? d === lower : domain === d || domain.endsWith('.' + d)));
+}
+
+export function checkDenyList(denyList: readonly string[], recipients: string[]): void {
+  const denied = recipients.filter((r) => isDenied(denyList, r));
+  if (denied.length > 0) throw new AppError('recipient_forbidden', `Recipients not allowed: ${denied.join(', ')}`);
+}
+
+/** Splits envelope recipients into those to send to and those suppressed. */
+export function splitSuppressed(store: Store, channelId: string, mailType: MailType, recipients: string[]) {
+  const send: string[] = [];
+  const suppressed: string[] = [];
+  for (const r of recipients) (isSuppressed(store, channelId, mailType, r) ? suppressed : send).push(r);
+  return { send, suppressed };
+}

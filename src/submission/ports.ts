@@ -1,0 +1,55 @@
+/**
+ * What submission needs from parts built elsewhere, as narrow interfaces: the worker pool that
+ * renders, composes and signs, and the domain registry that says which domains a channel may
+ * send from and with which DKIM key. daemon.ts plugs the real implementations in.
+ */
+import type { Address } from '../domain/address.js';
+import type { Attachment, TemplateInput } from '../domain/send-rules.js';
+
+export interface DkimKeyRef {
+  domain: string;
+  selector: string;
+  algorithm: 'rsa' | 'ed25519';
+  privateKeyPem: string;
+}
+
+export interface BuildRequest {
+  template?: TemplateInput & { data: Record<string, unknown> };
+  content?: { subject: string; html?: string; text?: string };
+  compose: {
+    from: Address;
+    to: Address[];
+    cc?: Address[];
+    replyTo?: Address[];
+    attachments?: Pick<Attachment, 'content' | 'fileName' | 'contentType' | 'contentId' | 'disposition'>[];
+    headers?: Record<string, string>;
+    messageId: string;
+    date: string;
+    listUnsubscribe?: { url: string; mailto?: string };
+  };
+  dkim?: DkimKeyRef;
+}
+
+export interface BuildResult {
+  raw: Uint8Array;
+  subject: string;
+  html?: string;
+  text?: string;
+  size: number;
+}
+
+export interface MessageBuilder {
+  build(input: BuildRequest): Promise<BuildResult>;
+}
+
+export interface SenderDomain {
+  name: string;
+  verified: boolean;
+}
+
+export interface DomainRegistry {
+  /** The domain if it belongs to the account and is linked to the channel. */
+  findSendingDomain(q: { accountId: string; channelId: string; domainName: string }): SenderDomain | undefined;
+  /** The active DKIM key of the domain (undefined: send unsigned, e.g. no key yet). */
+  signingKey(q: { accountId: string; domainName: string }): DkimKeyRef | undefined;
+}

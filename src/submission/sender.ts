@@ -1,0 +1,36 @@
+/** The sender side of a send: may this channel send from this address, and with which key. */
+import { domainOf } from '../domain/address.js';
+import { AppError } from '../domain/errors.js';
+import type { Channel } from '../domain/types.js';
+import type { DkimKeyRef } from './ports.js';
+import type { SubmissionDeps } from './submission.js';
+
+/**
+ * The from domain must be registered in the account and linked to the channel (else 422 on
+ * /from/email); on live channels it must also be verified (403 domain_unverified), because
+ * unverified mail would fail DKIM/SPF at the receiver and hurt the domain's reputation.
+ * Returns the DKIM key to sign with.
+ */
+export function senderKey(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): DkimKeyRef | undefined {
+  const domainName = domainOf(q.from);
+  const domain = deps.domains.findSendingDomain({ accountId: q.accountId, channelId: q.channel.id, domainName });
+  if (!domain) {
+    throw new AppError('validation_failed', `The domain ${domainName} is not registered for this channel`, {
+      errors: { '/from/email': [{ code: 'domain_not_linked', message: `${domainName} must be a domain of the account linked to the channel` }] },
+    });
+  }
+  if (q.channel.deliveryType === 'live' && !domain.verified) {
+    throw new AppError('domain_unverified', `The domain ${domainName} is not verified; publish its DNS records and call POST /domains/{id}/verify`);
+  }
+  return deps.domains.signingKey({ accountId: q.accountId, domainName });
+}
+
+/**
+ * Sandbox channels simulate outcomes. Recipients at this reserved domain (RFC 2606 .invalid,
+ * so never a real mailbox) are simulated as hard bounces; every other recipient as delivered.
+ */
+export const SANDBOX_BOUNCE_DOMAIN = 'bounce.postrider.invalid';
+
+export function simulatedBounces(recipients: string[]): string[] {
+  return recipients.filter((r) => domainOf(r) === SANDBOX_BOUNCE_DOMAIN);
+}

@@ -1,0 +1,56 @@
+/**
+ * The one submission path shared by every ingress (HTTP now, SMTP later): validation, policy,
+ * suppressions, idempotency, rendering and signing, durable enqueue.
+ */
+import type { Config } from '../config/schema.js';
+import type { Store } from '../store/env.js';
+import { sweepIdempotency } from '../store/idempotency.js';
+import { IdempotencyGate } from './idempotency.js';
+import type { DomainRegistry, MessageBuilder } from './ports.js';
+import { sendTransactional, type TransactionalRequest, type TransactionalResponse } from './transactional.js';
+import { sendBroadcast, type BroadcastRequest, type BroadcastResponse } from './broadcast.js';
+import { BroadcastExpander } from './broadcast-expander.js';
+import type { Logger } from 'pino';
+
+export interface SubmissionDeps {
+  store: Store;
+  config: Config;
+  builder: MessageBuilder;
+  domains: DomainRegistry;
+  idempotency: IdempotencyGate;
+}
+
+export class Submission {
+  readonly deps: SubmissionDeps;
+  readonly expander: BroadcastExpander;
+  private sweeper: NodeJS.Timeout | null = null;
+
+  constructor(opts: Omit<SubmissionDeps, 'idempotency'> & { logger: Logger }) {
+    const { logger, ...deps } = opts;
+    this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store) };
+    this.expander = new BroadcastExpander(this.deps, logger.child({ component: 'broadcast' }));
+  }
+
+  async start(): Promise<void> {
+    await this.expander.start();
+    // Expired idempotency keys leave the store every minute (DESIGN.md: one hour window).
+    this.sweeper = setInterval(() => {
+      sweepIdempotency(this.deps.store, Date.now()).catch(() => undefined);
+    }, 60_000);
+    this.sweeper.unref();
+  }
+
+  async stop(): Promise<void> {
+    await this.expander.stop();
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+  }
+
+  transactional(req: TransactionalRequest): Promise<TransactionalResponse> {
+    return sendTransactional(this.deps, req);
+  }
+
+  broadcast(req: BroadcastRequest): Promise<BroadcastResponse> {
+    return sendBroadcast({ ...this.deps, onAccepted: () => this.expander.kick() }, req);
+  }
+}
