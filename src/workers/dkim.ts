@@ -1,0 +1,160 @@
+/**
+ * DKIM (RFC 6376): key generation, message signing and the TXT record helper.
+ *
+ * Signing uses mailauth. Its type declarations do not match its code in three ways that each
+ * make it return an empty signature without throwing, so the real option shape is declared here:
+ * - the key goes into `signatureData: [{signingDomain, selector, privateKey, ...}]`; the
+ *   top-level `signingDomain`/`selector`/`privateKey` of the declarations are ignored;
+ * - `algorithm` must name the hash too (`rsa-sha256`): a bare `rsa` is read as signing
+ *   algorithm `rsa` with hash algorithm `rsa`, rejected into `errors`;
+ * - `headerList` must be a colon-separated string: an array (as declared) is silently replaced
+ *   by the default list.
+ */
+import crypto from 'node:crypto';
+import { dkimSign } from 'mailauth/lib/dkim/sign.js';
+import { TaskError } from './errors.js';
+
+export type DkimAlgorithm = 'rsa' | 'ed25519';
+
+export interface GenerateKeyOptions {
+  algorithm: DkimAlgorithm;
+  /** RSA modulus length; default 2048. */
+  bits?: number;
+}
+
+export interface GeneratedKey {
+  algorithm: DkimAlgorithm;
+  /** PKCS#8 PEM. */
+  privateKeyPem: string;
+  /** The value of the `<selector>._domainkey.<domain>` TXT record (RFC 6376 3.6.1). */
+  dnsValue: string;
+}
+
+export interface SignInput {
+  raw: Buffer | string;
+  /** The d= tag: the signing domain. */
+  domain: string;
+  /** The s= tag: the key is published at `<selector>._domainkey.<domain>`. */
+  selector: string;
+  privateKeyPem: string;
+  algorithm: DkimAlgorithm;
+}
+
+// RFC 8301 3.2: signers MUST use RSA keys of at least 1024 bits and SHOULD use 2048. Above 4096
+// the TXT record and the verification cost grow with no practical gain.
+const RSA_MIN_BITS = 1024;
+const RSA_MAX_BITS = 4096;
+const RSA_DEFAULT_BITS = 2048;
+
+export function generateDkimKey(opts: GenerateKeyOptions): GeneratedKey {
+  if (opts.algorithm === 'rsa') {
+    const bits = opts.bits ?? RSA_DEFAULT_BITS;
+    if (!Number.isInteger(bits) || bits < RSA_MIN_BITS || bits > RSA_MAX_BITS || bits % 8 !== 0) {
+      throw new TaskError('validation_failed', `RSA key size must be a multiple of 8 from ${RSA_MIN_BITS} to ${RSA_MAX_BITS} bits`, 'bits');
+    }
+    const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', {
+      modulusLength: bits,
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'der' },
+    });
+    // RFC 6376 3.6.1: for k=rsa, p= is the base64 of the DER SubjectPublicKeyInfo.
+    return { algorithm: 'rsa', privateKeyPem: privateKey, dnsValue: `v=DKIM1; k=rsa; p=${publicKey.toString('base64')}` };
+  }
+  if (opts.algorithm === 'ed25519') {
+    const { privateKey, publicKey } = crypto.generateKeyPairSync('ed25519');
+    // RFC 8463 4.2: for k=ed25519, p= is the base64 of the raw 32-byte public key, not an SPKI
+    // structure. The JWK `x` member is exactly that key (RFC 8037 2), base64url encoded.
+    const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x ?? '', 'base64url');
+    if (raw.length !== 32) throw new TaskError('internal_error', 'ed25519 public key export did not give 32 bytes');
+    const privateKeyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    return { algorithm: 'ed25519', privateKeyPem, dnsValue: `v=DKIM1; k=ed25519; p=${raw.toString('base64')}` };
+  }
+  throw new TaskError('validation_failed', `Unknown DKIM key algorithm "${String(opts.algorithm)}"`, 'algorithm');
+}
+
+/**
+ * Header fields to sign: mailauth's default list plus List-Unsubscribe-Post, which RFC 8058 4
+ * requires to be covered by the signature together with List-Unsubscribe. Only fields present in
+ * the message are signed (mailauth does not over-sign absent fields).
+ */
+export const SIGNED_HEADERS = [
+  'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc',
+  'MIME-Version', 'Content-Type', 'Content-Transfer-Encoding', 'Content-ID', 'Content-Description',
+  'Resent-Date', 'Resent-From', 'Resent-Sender', 'Resent-To', 'Resent-Cc', 'Resent-Message-ID',
+  'In-Reply-To', 'References',
+  'List-Id', 'List-Help', 'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Subscribe', 'List-Post',
+  'List-Owner', 'List-Archive', 'BIMI-Selector',
+] as const;
+
+/** The options mailauth's dkimSign really reads (see the module comment). */
+interface MailauthSignOptions {
+  canonicalization?: string;
+  headerList?: string;
+  signatureData: Array<{
+    signingDomain: string;
+    selector: string;
+    privateKey: string;
+    algorithm: string;
+    canonicalization: string;
+  }>;
+}
+
+interface MailauthSignResult {
+  /** The DKIM-Signature header lines, each ending in CRLF; just "\r\n" when nothing was signed. */
+  signatures: string;
+  errors: Array<{ err?: Error }>;
+}
+
+const sign = dkimSign as unknown as (input: Buffer, options: MailauthSignOptions) => Promise<MailauthSignResult>;
+
+/**
+ * Signs the message and returns it with the new DKIM-Signature field prepended. Existing
+ * DKIM-Signature fields are kept below it (a message may carry several, RFC 6376 4.2); they are
+ * not in the signed header list, so adding one does not break another.
+ */
+export async function signMessage(input: SignInput): Promise<Buffer> {
+  const raw = typeof input.raw === 'string' ? Buffer.from(input.raw) : input.raw;
+  const result = await sign(raw, {
+    headerList: SIGNED_HEADERS.join(':'),
+    signatureData: [
+      {
+        signingDomain: input.domain,
+        selector: input.selector,
+        privateKey: input.privateKeyPem,
+        algorithm: `${input.algorithm}-sha256`,
+        // relaxed/relaxed survives the whitespace changes and re-folding relays do (RFC 6376 3.4).
+        canonicalization: 'relaxed/relaxed',
+      },
+    ],
+  });
+  const header = result.signatures.trim();
+  if (result.errors.length > 0 || !header) {
+    const reason = result.errors.map((e) => e.err?.message ?? 'unknown error').join('; ') || 'no signature was produced';
+    throw new TaskError('internal_error', `DKIM signing for ${input.selector}._domainkey.${input.domain} failed: ${reason}`);
+  }
+  return Buffer.concat([Buffer.from(header + '\r\n'), raw]);
+}
+
+/**
+ * Splits a TXT record value into character-strings of at most 255 bytes (RFC 1035 3.3.14: a
+ * character-string is a length octet followed by that many octets). DNS servers and APIs need a
+ * long value, such as an RSA-2048 DKIM key, as several strings; verifiers concatenate them
+ * without separator (RFC 6376 3.6.2.2). Never splits inside a UTF-8 sequence.
+ */
+export function splitTxt(value: string, max = 255): string[] {
+  const chunks: string[] = [];
+  let current = '';
+  let bytes = 0;
+  for (const char of value) {
+    const size = Buffer.byteLength(char);
+    if (bytes + size > max) {
+      chunks.push(current);
+      current = '';
+      bytes = 0;
+    }
+    current += char;
+    bytes += size;
+  }
+  chunks.push(current);
+  return chunks;
+}

@@ -1,0 +1,57 @@
+/**
+ * Errors of the worker-thread tasks.
+ *
+ * A worker runs in another thread: anything it throws reaches the main thread through the
+ * structured clone algorithm, which keeps only `message` and `stack` of an Error and drops the
+ * class and custom properties such as `code`. So a task error travels as plain data,
+ * `{code, message, field?}`, and the pool turns it back into a TaskError on the main thread.
+ *
+ * The codes are codes of the error catalogue (src/domain/errors.ts) so the caller can map them
+ * to an HTTP problem or an SMTP reply without a translation table; this module does not import
+ * the catalogue because workers depend on nothing but their input.
+ */
+
+/** The codes a task may fail with. */
+export type TaskErrorCode = 'templating_error' | 'validation_failed' | 'internal_error' | 'service_unavailable';
+
+/** The plain-data form of a TaskError, the only error shape that crosses the thread boundary. */
+export interface TaskErrorData {
+  code: TaskErrorCode;
+  message: string;
+  /** The input part that failed, e.g. `subject`, `html` or `text` for a template. */
+  field?: string;
+}
+
+export class TaskError extends Error {
+  readonly code: TaskErrorCode;
+  // `declare`: no own `field: undefined` property when there is no field, like the data form.
+  declare readonly field?: string;
+
+  constructor(code: TaskErrorCode, message: string, field?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TaskError';
+    this.code = code;
+    if (field !== undefined) this.field = field;
+  }
+
+  toData(): TaskErrorData {
+    return this.field === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, field: this.field };
+  }
+
+  static fromData(data: TaskErrorData): TaskError {
+    return new TaskError(data.code, data.message, data.field);
+  }
+}
+
+/**
+ * Turns anything thrown inside a task into plain error data. Unknown errors become
+ * `internal_error` with their message, so a library fault is reported, not hidden, but no
+ * stack or object graph is sent along.
+ */
+export function toTaskErrorData(err: unknown): TaskErrorData {
+  if (err instanceof TaskError) return err.toData();
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: 'internal_error', message: message || 'Unknown worker error' };
+}

@@ -1,0 +1,116 @@
+/**
+ * The worker-thread pool (piscina) that runs the CPU-bound tasks of tasks.ts off the main
+ * thread, so rendering, MIME building and RSA signing never stall the HTTP and SMTP listeners.
+ *
+ * Workers answer `{ok, value}` or `{ok: false, error}` (see worker.ts); a failure is rethrown
+ * here as a TaskError with the same code, message and field.
+ */
+import { access } from 'node:fs/promises';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
+import { TaskError } from './errors.js';
+import type { WorkerRequest, WorkerResponse, WorkerResults } from './protocol.js';
+import type { BuildInput, BuildOutput, SignRawInput } from './tasks.js';
+
+export interface WorkerPoolOptions {
+  /** Worker threads; default: one less than the available cores, at least one. */
+  threads?: number;
+  /** The compiled worker entry; default dist/workers/worker.js. */
+  workerFile?: string;
+  /** Called when a worker fails outside any task (piscina replaces the thread). */
+  onError?: (err: Error) => void;
+}
+
+export interface WorkerPoolStats {
+  threads: number;
+  /** Tasks waiting for a free thread. */
+  queued: number;
+  /** 0..1, the share of time the threads were busy, as estimated by piscina. */
+  utilization: number;
+}
+
+// The worker must be compiled JavaScript: a worker thread has no TypeScript loader, not even
+// when vitest runs this file from its TS source. Both src/workers/pool.ts and
+// dist/workers/pool.js are two levels below the project root, so this one path fits both.
+const DEFAULT_WORKER_FILE = fileURLToPath(new URL('../../dist/workers/worker.js', import.meta.url));
+
+export class WorkerPool {
+  private readonly threads: number;
+  private readonly workerFile: string;
+  private readonly onError: (err: Error) => void;
+  private pool: Piscina<WorkerRequest, WorkerResponse<unknown>> | null = null;
+  private stopping = false;
+
+  constructor(opts: WorkerPoolOptions = {}) {
+    this.threads = opts.threads ?? Math.max(1, os.availableParallelism() - 1);
+    if (!Number.isInteger(this.threads) || this.threads < 1) throw new RangeError('WorkerPool threads must be a positive integer');
+    this.workerFile = opts.workerFile ?? DEFAULT_WORKER_FILE;
+    this.onError = opts.onError ?? ((err) => process.emitWarning(err, { code: 'POSTRIDER_WORKER' }));
+  }
+
+  async start(): Promise<void> {
+    if (this.pool) return;
+    // Fail at start with a useful message rather than on the first send.
+    try {
+      await access(this.workerFile);
+    } catch {
+      throw new Error(`Worker file ${this.workerFile} not found; run "npm run build" first`);
+    }
+    this.stopping = false;
+    const pool = new Piscina<WorkerRequest, WorkerResponse<unknown>>({
+      filename: this.workerFile,
+      // A fixed size: threads start now and stay, so the first send does not pay the start-up.
+      minThreads: this.threads,
+      maxThreads: this.threads,
+    });
+    // Without a listener an 'error' event would throw and take the whole daemon down.
+    pool.on('error', (err: unknown) => this.onError(err instanceof Error ? err : new Error(String(err))));
+    this.pool = pool;
+  }
+
+  /** Destroys the pool; tasks still queued or running are rejected with service_unavailable. */
+  async stop(): Promise<void> {
+    const pool = this.pool;
+    if (!pool) return;
+    this.stopping = true;
+    this.pool = null;
+    await pool.destroy();
+  }
+
+  build(input: BuildInput): Promise<BuildOutput> {
+    return this.run({ task: 'build', input });
+  }
+
+  /** DKIM-signs a complete message (e.g. an SMTP submission); existing signatures are kept. */
+  sign(input: SignRawInput): Promise<Uint8Array> {
+    return this.run({ task: 'sign', input });
+  }
+
+  generateKey(opts: GenerateKeyOptions): Promise<GeneratedKey> {
+    return this.run({ task: 'generateKey', input: opts });
+  }
+
+  stats(): WorkerPoolStats {
+    const pool = this.pool;
+    if (!pool) return { threads: 0, queued: 0, utilization: 0 };
+    return { threads: pool.threads.length, queued: pool.queueSize, utilization: pool.utilization };
+  }
+
+  private async run<R extends WorkerRequest>(request: R): Promise<WorkerResults[R['task']]> {
+    const pool = this.pool;
+    if (!pool) throw new TaskError('service_unavailable', 'The worker pool is not running');
+    let response: WorkerResponse<unknown>;
+    try {
+      response = await pool.run(request);
+    } catch (err) {
+      // The worker itself failed (crashed, was terminated by stop()): not a task error.
+      if (this.stopping) throw new TaskError('service_unavailable', 'The worker pool is shutting down', undefined, { cause: err });
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new TaskError('internal_error', `Worker failed: ${reason}`, undefined, { cause: err });
+    }
+    if (!response.ok) throw TaskError.fromData(response.error);
+    return response.value as WorkerResults[R['task']];
+  }
+}

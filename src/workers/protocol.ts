@@ -1,0 +1,24 @@
+/**
+ * The messages between WorkerPool (main thread) and worker.ts (worker threads). Both sides are
+ * structured-cloned, so everything here is plain data.
+ */
+import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
+import type { TaskErrorData } from './errors.js';
+import type { BuildInput, BuildOutput, SignRawInput } from './tasks.js';
+
+export type WorkerRequest =
+  | { task: 'build'; input: BuildInput }
+  | { task: 'sign'; input: SignRawInput }
+  | { task: 'generateKey'; input: GenerateKeyOptions };
+
+export type WorkerTask = WorkerRequest['task'];
+
+/** What each task returns on success. */
+export interface WorkerResults {
+  build: BuildOutput;
+  sign: Uint8Array;
+  generateKey: GeneratedKey;
+}
+
+/** A worker never rejects: failures come back as `ok: false` with plain error data. */
+export type WorkerResponse<T> = { ok: true; value: T } | { ok: false; error: TaskErrorData };

@@ -1,0 +1,96 @@
+/**
+ * The tasks the worker pool runs: CPU-bound steps kept off the main thread (template rendering,
+ * MIME building, RSA/ed25519 signing, key generation). Plain data in, plain data out.
+ */
+import { composeMessage, type ComposeInput } from './compose.js';
+import { generateDkimKey, signMessage, type DkimAlgorithm, type GeneratedKey, type GenerateKeyOptions } from './dkim.js';
+import { TaskError } from './errors.js';
+import { headerSafe, renderTemplate, type RenderInput } from './render.js';
+
+export interface MessageContent {
+  subject: string;
+  html?: string;
+  text?: string;
+}
+
+export interface DkimKey {
+  domain: string;
+  selector: string;
+  privateKeyPem: string;
+  algorithm: DkimAlgorithm;
+}
+
+export interface BuildInput {
+  /** A template to render; exactly one of `template` and `content` is given. */
+  template?: RenderInput;
+  /** Ready content, used as is. */
+  content?: MessageContent;
+  compose: Omit<ComposeInput, 'subject' | 'html' | 'text'>;
+  /** Sign with this key; omitted for sandbox sends and in tests. */
+  dkim?: DkimKey;
+}
+
+export interface BuildOutput {
+  /** The message as sent: CRLF line ends, DKIM-Signature first when signed. */
+  raw: Uint8Array;
+  /** The rendered subject, html and text, for storing what was sent. */
+  subject: string;
+  html?: string;
+  text?: string;
+  /** Byte length of raw. */
+  size: number;
+}
+
+export async function buildMessage(input: BuildInput): Promise<BuildOutput> {
+  const content = resolveContent(input);
+  let raw = await composeMessage({ ...input.compose, ...content });
+  if (input.dkim) raw = await signMessage({ raw, ...input.dkim });
+  const out: BuildOutput = { raw: ownBytes(raw), subject: content.subject, size: raw.byteLength };
+  if (content.html !== undefined) out.html = content.html;
+  if (content.text !== undefined) out.text = content.text;
+  return out;
+}
+
+export interface SignRawInput {
+  /** A complete message, e.g. one received on the SMTP submission listener. */
+  raw: Uint8Array;
+  dkim: DkimKey;
+}
+
+/** DKIM-signs a message as it is; existing DKIM-Signature fields are kept. */
+export async function signRaw(input: SignRawInput): Promise<Uint8Array> {
+  const raw = Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength);
+  return ownBytes(await signMessage({ raw, ...input.dkim }));
+}
+
+export function generateKey(opts: GenerateKeyOptions): GeneratedKey {
+  return generateDkimKey(opts);
+}
+
+function resolveContent(input: BuildInput): MessageContent {
+  if (input.template && input.content) {
+    throw new TaskError('internal_error', 'buildMessage takes either a template or content, not both');
+  }
+  if (input.template) {
+    const rendered = renderTemplate(input.template);
+    const content: MessageContent = { subject: rendered.subject ?? '' };
+    if (rendered.html !== undefined) content.html = rendered.html;
+    if (rendered.text !== undefined) content.text = rendered.text;
+    return content;
+  }
+  // The same line-break removal the template path gets, so the stored subject is the one sent.
+  if (input.content) return { ...input.content, subject: headerSafe(input.content.subject) };
+  throw new TaskError('internal_error', 'buildMessage needs a template or content');
+}
+
+/**
+ * A Buffer is often a view into a larger shared ArrayBuffer (Node's 8 KiB allocation pool), and
+ * the structured clone that carries the result to the main thread copies the whole underlying
+ * ArrayBuffer, not just the view. Copy into an exactly sized array when the view is partial.
+ */
+function ownBytes(buf: Buffer): Uint8Array {
+  if (buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength) {
+    return new Uint8Array(buf.buffer, 0, buf.byteLength);
+  }
+  return new Uint8Array(buf);
+}

@@ -1,0 +1,99 @@
+import { simpleParser } from 'mailparser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskError } from '../../src/workers/errors.js';
+import { WorkerPool } from '../../src/workers/pool.js';
+import type { BuildInput } from '../../src/workers/tasks.js';
+
+// Runs real worker threads on the compiled dist/workers/worker.js (npm test builds first).
+
+const compose: BuildInput['compose'] = {
+  from: { email: 'team@example.com', name: 'Team' },
+  to: [{ email: 'user@example.org' }],
+  messageId: '<pool-1@example.com>',
+  date: '2024-07-08T09:10:11.000Z',
+};
+
+describe('WorkerPool', () => {
+  const pool = new WorkerPool({ threads: 2 });
+
+  beforeAll(async () => {
+    await pool.start();
+  });
+
+  afterAll(async () => {
+    await pool.stop();
+  });
+
+  it('builds and signs a message in a worker thread', async () => {
+    const key = await pool.generateKey({ algorithm: 'ed25519' });
+    expect(key.dnsValue).toMatch(/^v=DKIM1; k=ed25519; p=/);
+    const out = await pool.build({
+      template: { subject: 'Hi {{name}}', html: '<p>{{name}}</p>', text: 'Hi {{name}}', data: { name: 'Zoë' } },
+      compose,
+      dkim: { domain: 'example.com', selector: 'sel', privateKeyPem: key.privateKeyPem, algorithm: 'ed25519' },
+    });
+    expect(out.subject).toBe('Hi Zoë');
+    expect(out.raw).toBeInstanceOf(Uint8Array);
+    expect(out.size).toBe(out.raw.byteLength);
+    const raw = Buffer.from(out.raw);
+    expect(raw.toString('latin1')).toMatch(/^DKIM-Signature: /);
+    const parsed = await simpleParser(raw);
+    expect(parsed.subject).toBe('Hi Zoë');
+    expect(parsed.messageId).toBe('<pool-1@example.com>');
+  });
+
+  it('DKIM-signs a raw message in a worker thread', async () => {
+    const key = await pool.generateKey({ algorithm: 'rsa', bits: 2048 });
+    const raw = Buffer.from('From: a@example.com\r\nTo: b@example.org\r\nSubject: raw\r\n\r\nbody\r\n');
+    const signed = Buffer.from(await pool.sign({ raw, dkim: { domain: 'example.com', selector: 'smtp', privateKeyPem: key.privateKeyPem, algorithm: 'rsa' } }));
+    expect(signed.toString('latin1')).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256;[^]*\r\nFrom: a@example.com\r\n/);
+    expect(Buffer.compare(signed.subarray(signed.length - raw.length), raw)).toBe(0);
+  });
+
+  it('rethrows a template error from the worker as a TaskError with code and field', async () => {
+    const attempt = pool.build({ template: { subject: 'ok', html: '<p>{{#if}}</p>', data: {} }, compose });
+    await expect(attempt).rejects.toBeInstanceOf(TaskError);
+    await expect(attempt).rejects.toMatchObject({ code: 'templating_error', field: 'html', message: expect.stringContaining('html') });
+  });
+
+  it('runs several builds in parallel', async () => {
+    const outs = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => pool.build({ content: { subject: `n${i}`, text: `body ${i}` }, compose })),
+    );
+    expect(outs.map((o) => o.subject)).toEqual(['n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
+  });
+
+  it('reports its threads, queue and utilization', () => {
+    const stats = pool.stats();
+    expect(stats.threads).toBe(2);
+    expect(stats.queued).toBe(0);
+    expect(stats.utilization).toBeGreaterThanOrEqual(0);
+    expect(stats.utilization).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('WorkerPool lifecycle', () => {
+  it('stops, and refuses tasks once stopped', async () => {
+    const pool = new WorkerPool({ threads: 1 });
+    await pool.start();
+    await expect(pool.generateKey({ algorithm: 'ed25519' })).resolves.toMatchObject({ algorithm: 'ed25519' });
+    await expect(pool.stop()).resolves.toBeUndefined();
+    expect(pool.stats()).toEqual({ threads: 0, queued: 0, utilization: 0 });
+    await expect(pool.build({ content: { subject: 'x' }, compose })).rejects.toMatchObject({ code: 'service_unavailable' });
+    // Stopping twice is harmless.
+    await expect(pool.stop()).resolves.toBeUndefined();
+  });
+
+  it('rejects a task that is still running when the pool stops with service_unavailable', async () => {
+    const pool = new WorkerPool({ threads: 1 });
+    await pool.start();
+    const pending = expect(pool.generateKey({ algorithm: 'rsa', bits: 4096 })).rejects.toMatchObject({ code: 'service_unavailable' });
+    await pool.stop();
+    await pending;
+  });
+
+  it('fails to start with a clear message when the worker file does not exist', async () => {
+    const pool = new WorkerPool({ threads: 1, workerFile: '/nonexistent/worker.js' });
+    await expect(pool.start()).rejects.toThrow(/not found; run "npm run build"/);
+  });
+});

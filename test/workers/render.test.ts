@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { TaskError } from '../../src/workers/errors.js';
+import { renderTemplate } from '../../src/workers/render.js';
+
+function renderError(fn: () => unknown): TaskError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(TaskError);
+    return err as TaskError;
+  }
+  throw new Error('expected a TaskError');
+}
+
+describe('renderTemplate', () => {
+  it('escapes {{var}} and inserts {{{var}}} raw in the html part', () => {
+    const out = renderTemplate({ html: '<p>{{a}}</p><div>{{{a}}}</div>', data: { a: '<b>"x" & y</b>' } });
+    expect(out.html).toBe('<p>&lt;b&gt;&quot;x&quot; &amp; y&lt;/b&gt;</p><div><b>"x" & y</b></div>');
+  });
+
+  it('does not html-escape the subject and the text part', () => {
+    const out = renderTemplate({ subject: 'Tom & {{who}}', text: 'Hi {{who}} <3', data: { who: 'Jerry & "Co"' } });
+    expect(out.subject).toBe('Tom & Jerry & "Co"');
+    expect(out.text).toBe('Hi Jerry & "Co" <3');
+  });
+
+  it('renders nested data, loops and conditionals', () => {
+    const out = renderTemplate({
+      text: '{{user.name}}:{{#each items}} {{this}}{{/each}}{{#if vip}} VIP{{/if}}',
+      data: { user: { name: 'Ann' }, items: ['a', 'b'], vip: true },
+    });
+    expect(out.text).toBe('Ann: a b VIP');
+  });
+
+  it('renders a missing variable as an empty string', () => {
+    const out = renderTemplate({ subject: 'Hello {{name}}!', html: '<p>{{missing.deep}}</p>', data: {} });
+    expect(out.subject).toBe('Hello !');
+    expect(out.html).toBe('<p></p>');
+  });
+
+  it('returns only the parts that were given', () => {
+    expect(renderTemplate({ text: 'x', data: {} })).toEqual({ text: 'x' });
+  });
+
+  it('denies access to prototype properties of the data', () => {
+    const out = renderTemplate({ text: '[{{constructor}}][{{__proto__}}][{{toString}}]', data: {} });
+    expect(out.text).toBe('[][][]');
+  });
+
+  it('reports a syntax error as templating_error naming the failed part', () => {
+    for (const field of ['subject', 'html', 'text'] as const) {
+      const input = { subject: 'ok', html: '<p>ok</p>', text: 'ok', data: {}, [field]: 'broken {{#if x}} never closed' };
+      const err = renderError(() => renderTemplate(input));
+      expect(err.code).toBe('templating_error');
+      expect(err.field).toBe(field);
+      expect(err.message).toContain(field);
+    }
+  });
+
+  it('reports a runtime error (unknown helper with arguments) as templating_error', () => {
+    const err = renderError(() => renderTemplate({ html: '{{nohelper 1 2}}', data: {} }));
+    expect(err.code).toBe('templating_error');
+    expect(err.field).toBe('html');
+  });
+
+  it('does not share helpers between calls or with the global Handlebars environment', async () => {
+    const { default: Handlebars } = await import('handlebars');
+    Handlebars.registerHelper('leaky', () => 'LEAK');
+    try {
+      const err = renderError(() => renderTemplate({ text: '{{leaky 1}}', data: {} }));
+      expect(err.code).toBe('templating_error');
+    } finally {
+      Handlebars.unregisterHelper('leaky');
+    }
+  });
+
+  it('moves a <style> rule into a style attribute when inlineStyles is set', () => {
+    const html = '<html><head><style>p.note { color: red; }</style></head><body><p class="note">{{msg}}</p></body></html>';
+    const inlined = renderTemplate({ html, inlineStyles: true, data: { msg: 'hi' } }).html ?? '';
+    expect(inlined).toMatch(/<p class="note" style="color: red;">hi<\/p>/);
+    expect(inlined).not.toContain('<style>');
+    const plain = renderTemplate({ html, data: { msg: 'hi' } }).html ?? '';
+    expect(plain).toContain('<style>');
+    expect(plain).not.toContain('style="');
+  });
+
+  it('replaces CR and LF coming from data in the subject with spaces', () => {
+    const out = renderTemplate({ subject: 'Hi {{name}}', text: '{{name}}', data: { name: 'Eve\r\nBcc: victim@example.com\nX\rY' } });
+    expect(out.subject).toBe('Hi Eve Bcc: victim@example.com X Y');
+    expect(out.subject).not.toMatch(/[\r\n]/);
+    // The text body keeps its line breaks.
+    expect(out.text).toBe('Eve\r\nBcc: victim@example.com\nX\rY');
+  });
+});

@@ -1,0 +1,111 @@
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { simpleParser } from 'mailparser';
+import { describe, expect, it } from 'vitest';
+import { generateDkimKey, splitTxt } from '../../src/workers/dkim.js';
+import { buildMessage, generateKey, signRaw, type BuildInput } from '../../src/workers/tasks.js';
+import runTask from '../../src/workers/worker.js';
+
+const compose: BuildInput['compose'] = {
+  from: { email: 'shop@example.com', name: 'Shop' },
+  to: [{ email: 'buyer@example.org' }],
+  messageId: '<order-42@example.com>',
+  date: '2024-06-07T08:09:10.000Z',
+};
+
+describe('buildMessage', () => {
+  it('renders the template, composes and returns the rendered parts with the raw bytes and their size', async () => {
+    const out = await buildMessage({
+      template: { subject: 'Order {{id}}', html: '<p>{{item}}</p>', text: 'Item: {{item}}', data: { id: 42, item: 'Tea & Cake' } },
+      compose,
+    });
+    expect(out.subject).toBe('Order 42');
+    expect(out.html).toBe('<p>Tea &amp; Cake</p>');
+    expect(out.text).toBe('Item: Tea & Cake');
+    expect(out.raw).toBeInstanceOf(Uint8Array);
+    expect(out.size).toBe(out.raw.byteLength);
+    // The bytes own their memory exactly, so a structured clone copies nothing more.
+    expect(out.raw.byteOffset).toBe(0);
+    expect(out.raw.buffer.byteLength).toBe(out.raw.byteLength);
+    const parsed = await simpleParser(Buffer.from(out.raw));
+    expect(parsed.subject).toBe('Order 42');
+    expect(parsed.text?.trim()).toBe('Item: Tea & Cake');
+    expect(Buffer.from(out.raw).toString('latin1')).not.toMatch(/^DKIM-Signature:/m);
+  });
+
+  it('uses ready content as is and strips line breaks from its subject', async () => {
+    const out = await buildMessage({ content: { subject: 'Plain\r\nsubject', text: 'Body {{not}} a template' }, compose });
+    expect(out.subject).toBe('Plain subject');
+    expect(out.html).toBeUndefined();
+    expect((await simpleParser(Buffer.from(out.raw))).text?.trim()).toBe('Body {{not}} a template');
+  });
+
+  it('signs the message when a DKIM key is given', async () => {
+    const key = generateDkimKey({ algorithm: 'ed25519' });
+    const out = await buildMessage({
+      content: { subject: 'Signed', text: 'hello' },
+      compose,
+      dkim: { domain: 'example.com', selector: 'pr1', privateKeyPem: key.privateKeyPem, algorithm: 'ed25519' },
+    });
+    const raw = Buffer.from(out.raw);
+    expect(raw.toString('latin1')).toMatch(/^DKIM-Signature: v=1; a=ed25519-sha256;/);
+    const verified = await dkimVerify(raw, { resolver: async () => [splitTxt(key.dnsValue)] });
+    expect(verified.results.map((r) => r.status.result)).toEqual(['pass']);
+  });
+
+  it('passes a template error through as templating_error with its field', async () => {
+    await expect(buildMessage({ template: { subject: 'ok', text: '{{#each}}', data: {} }, compose })).rejects.toMatchObject({
+      code: 'templating_error',
+      field: 'text',
+    });
+  });
+
+  it('refuses input with both a template and content, or with neither', async () => {
+    await expect(buildMessage({ template: { subject: 'a', data: {} }, content: { subject: 'b' }, compose })).rejects.toMatchObject({ code: 'internal_error' });
+    await expect(buildMessage({ compose })).rejects.toMatchObject({ code: 'internal_error' });
+  });
+});
+
+describe('signRaw', () => {
+  it('signs a finished message given as bytes, keeping the message after the new field', async () => {
+    const key = generateDkimKey({ algorithm: 'rsa' });
+    const built = await buildMessage({ content: { subject: 'From SMTP', text: 'submitted body' }, compose });
+    const signed = await signRaw({ raw: built.raw, dkim: { domain: 'example.com', selector: 'smtp', privateKeyPem: key.privateKeyPem, algorithm: 'rsa' } });
+    expect(signed).toBeInstanceOf(Uint8Array);
+    const buf = Buffer.from(signed);
+    expect(Buffer.compare(buf.subarray(buf.length - built.raw.length), Buffer.from(built.raw))).toBe(0);
+    const verified = await dkimVerify(buf, { resolver: async () => [splitTxt(key.dnsValue)] });
+    expect(verified.results.map((r) => r.status.result)).toEqual(['pass']);
+  });
+});
+
+describe('generateKey', () => {
+  it('generates a DKIM key pair', () => {
+    expect(generateKey({ algorithm: 'ed25519' }).dnsValue).toMatch(/^v=DKIM1; k=ed25519; p=/);
+  });
+});
+
+describe('worker entry', () => {
+  it('returns ok with the value of the task', async () => {
+    const res = await runTask({ task: 'generateKey', input: { algorithm: 'ed25519' } });
+    expect(res.ok).toBe(true);
+    expect(res.ok && (res.value as { algorithm: string }).algorithm).toBe('ed25519');
+  });
+
+  it('returns a task error as plain data instead of throwing', async () => {
+    const res = await runTask({ task: 'build', input: { template: { subject: '{{/x}}', data: {} }, compose } });
+    expect(res).toEqual({ ok: false, error: { code: 'templating_error', message: expect.stringContaining('subject'), field: 'subject' } });
+    // Plain data: no Error instance, survives structured cloning unchanged.
+    expect(structuredClone(res)).toEqual(res);
+  });
+
+  it('turns an unexpected error into internal_error', async () => {
+    const res = await runTask({ task: 'build', input: null });
+    expect(res.ok).toBe(false);
+    expect(!res.ok && res.error.code).toBe('internal_error');
+  });
+
+  it('answers an unknown task with internal_error', async () => {
+    const res = await runTask({ task: 'nope' as 'build', input: {} });
+    expect(res).toEqual({ ok: false, error: { code: 'internal_error', message: 'Unknown worker task "nope"' } });
+  });
+});
