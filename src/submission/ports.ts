@@ -40,6 +40,8 @@ export interface BuildResult {
 
 export interface MessageBuilder {
   build(input: BuildRequest): Promise<BuildResult>;
+  /** DKIM-signs a message as it is (SMTP submissions); existing signatures are kept. */
+  sign(input: { raw: Uint8Array; dkim: DkimKeyRef }): Promise<Uint8Array>;
 }
 
 export interface SenderDomain {

@@ -10,6 +10,7 @@ import type { DomainRegistry, MessageBuilder } from './ports.js';
 import { sendTransactional, type TransactionalRequest, type TransactionalResponse } from './transactional.js';
 import { sendBroadcast, type BroadcastRequest, type BroadcastResponse } from './broadcast.js';
 import { BroadcastExpander } from './broadcast-expander.js';
+import { submitRaw, type RawSubmission } from './raw.js';
 import type { Logger } from 'pino';
 
 export interface SubmissionDeps {
@@ -48,6 +49,10 @@ export class Submission {
 
   transactional(req: TransactionalRequest): Promise<TransactionalResponse> {
     return sendTransactional(this.deps, req);
+  }
+
+  raw(sub: RawSubmission): Promise<{ messageId: string; suppressed: string[] }> {
+    return submitRaw(this.deps, sub);
   }
 
   broadcast(req: BroadcastRequest): Promise<BroadcastResponse> {

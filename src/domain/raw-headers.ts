@@ -1,0 +1,70 @@
+/**
+ * Minimal RFC 5322 header-block surgery for messages submitted over SMTP: split the header
+ * block from the body, read and remove fields, add missing ones. The body is never touched, so
+ * signatures over it (and its bytes on disk) stay exactly as submitted.
+ */
+
+export interface HeaderField {
+  /** Field name as written. */
+  name: string;
+  /** The whole field including its name and folded continuation lines, without the final CRLF. */
+  raw: string;
+}
+
+export interface SplitMessage {
+  fields: HeaderField[];
+  /** Everything after the blank line that ends the header block (may be empty). */
+  body: Buffer;
+  /** The line ending the message uses ("\r\n" normally). */
+  eol: string;
+}
+
+export function splitMessage(raw: Buffer): SplitMessage {
+  let end = raw.indexOf('\r\n\r\n');
+  let eol = '\r\n';
+  const lf = raw.indexOf('\n\n');
+  if (lf >= 0 && (end < 0 || lf < end)) {
+    end = lf;
+    eol = '\n';
+  }
+  const headerText = (end < 0 ? raw : raw.subarray(0, end)).toString('latin1');
+  const body = end < 0 ? Buffer.alloc(0) : raw.subarray(end + eol.length * 2);
+  const fields: HeaderField[] = [];
+  for (const line of headerText.split(/\r?\n/)) {
+    if (/^[ \t]/.test(line) && fields.length > 0) {
+      fields[fields.length - 1].raw += eol + line; // folded continuation (RFC 5322 2.2.3)
+    } else if (line.length > 0) {
+      const colon = line.indexOf(':');
+      fields.push({ name: colon > 0 ? line.slice(0, colon).trim() : '', raw: line });
+    }
+  }
+  return { fields, body, eol };
+}
+
+export function joinMessage(m: SplitMessage): Buffer {
+  const head = m.fields.map((f) => f.raw).join(m.eol) + m.eol + m.eol;
+  return Buffer.concat([Buffer.from(head, 'latin1'), m.body]);
+}
+
+/** The unfolded value of the first field with this name (case-insensitive). */
+export function fieldValue(m: SplitMessage, name: string): string | undefined {
+  const f = m.fields.find((x) => x.name.toLowerCase() === name.toLowerCase());
+  if (!f) return undefined;
+  return f.raw.slice(f.raw.indexOf(':') + 1).replace(/\r?\n[ \t]/g, ' ').trim();
+}
+
+export function removeFields(m: SplitMessage, names: string[]): SplitMessage {
+  const drop = new Set(names.map((n) => n.toLowerCase()));
+  return { ...m, fields: m.fields.filter((f) => !drop.has(f.name.toLowerCase())) };
+}
+
+/** Appends `Name: value` when no field of that name exists. */
+export function ensureField(m: SplitMessage, name: string, value: string): SplitMessage {
+  if (fieldValue(m, name) !== undefined) return m;
+  return { ...m, fields: [...m.fields, { name, raw: `${name}: ${value}` }] };
+}
+
+/** Header lines that are not RFC 5322 fields (no name, or 8-bit junk in the name). */
+export function malformedFields(m: SplitMessage): string[] {
+  return m.fields.filter((f) => !/^[\x21-\x39\x3b-\x7e]+$/.test(f.name)).map((f) => f.raw.slice(0, 80));
+}

@@ -1,0 +1,37 @@
+/**
+ * TLS material for the SMTP listener: the operator's certificate (smtp.tlsCert/tlsKey), or a
+ * self-signed one generated on first start into <dataDir>/tls. smtp-server's built-in test
+ * certificate has expired and must never be used, so the listener always gets one from here.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import selfsigned from 'selfsigned';
+
+export interface TlsMaterial {
+  key: string;
+  cert: string;
+  /** Where it came from, for logs. */
+  source: string;
+}
+
+export async function loadTls(opts: { dataDir: string; certFile: string; keyFile: string; hostname: string }): Promise<TlsMaterial> {
+  if (opts.certFile && opts.keyFile) {
+    return { cert: fs.readFileSync(opts.certFile, 'utf8'), key: fs.readFileSync(opts.keyFile, 'utf8'), source: opts.certFile };
+  }
+  const dir = path.join(opts.dataDir, 'tls');
+  const certFile = path.join(dir, 'smtp-selfsigned.crt');
+  const keyFile = path.join(dir, 'smtp-selfsigned.key');
+  if (fs.existsSync(certFile) && fs.existsSync(keyFile)) {
+    return { cert: fs.readFileSync(certFile, 'utf8'), key: fs.readFileSync(keyFile, 'utf8'), source: certFile };
+  }
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const pems = await selfsigned.generate([{ name: 'commonName', value: opts.hostname }], {
+    days: 3650,
+    keySize: 2048,
+    algorithm: 'sha256',
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: opts.hostname }] }],
+  } as Parameters<typeof selfsigned.generate>[1]);
+  fs.writeFileSync(keyFile, pems.private, { mode: 0o600 });
+  fs.writeFileSync(certFile, pems.cert, { mode: 0o644 });
+  return { cert: pems.cert, key: pems.private, source: `${certFile} (self-signed, generated)` };
+}

@@ -1,0 +1,139 @@
+/**
+ * Messages submitted over SMTP (mailSource "smtp"): the same policy and durable enqueue as the
+ * HTTP API, but the client brings the MIME message. We parse it (mailparser) for what activity
+ * shows, lift the documented X-Tags / X-Metadata headers into tags and metadata, strip Bcc
+ * (RFC 5322 3.6.3), add Message-ID/Date when missing (RFC 5322 3.6, RFC 6409 8.2/8.3), sign with
+ * the domain's DKIM key (existing signatures are kept) and commit before the 250.
+ */
+import { randomUUID } from 'node:crypto';
+import { simpleParser, type AddressObject } from 'mailparser';
+import { domainOf, normalizeEmail, recipientKey, type Address } from '../domain/address.js';
+import { AppError } from '../domain/errors.js';
+import { ensureField, fieldValue, joinMessage, malformedFields, removeFields, splitMessage } from '../domain/raw-headers.js';
+import type { Channel, Principal } from '../domain/types.js';
+import { commitMessages } from '../store/messages.js';
+import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
+import { senderKey, simulatedBounces } from './sender.js';
+import type { SubmissionDeps } from './submission.js';
+
+export interface RawSubmission {
+  principal: Principal;
+  channel: Channel;
+  /** RCPT TO addresses, already normalized and policy-checked one by one. */
+  recipients: string[];
+  raw: Buffer;
+}
+
+export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promise<{ messageId: string; suppressed: string[] }> {
+  const { store, config } = deps;
+  const account = sendingAccount(store, sub.principal.accountId);
+  let msg = splitMessage(sub.raw);
+  const bad = malformedFields(msg);
+  if (bad.length > 0) throw new AppError('validation_failed', `Malformed header line: ${bad[0]}`);
+
+  const parsed = await simpleParser(sub.raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
+  const from = firstAddress(parsed.from);
+  if (!from) throw new AppError('validation_failed', 'The message has no valid From header');
+  const fromNorm = normalizeEmail(from.email);
+  if ('problem' in fromNorm) throw new AppError('validation_failed', `From header: ${fromNorm.problem.message}`);
+  // The From header is what recipients see and what DMARC aligns on: it must be ours too.
+  const dkim = senderKey(deps, { accountId: account.id, channel: sub.channel, from: fromNorm.email });
+
+  const tags = parseTags(fieldValue(msg, 'X-Tags'));
+  const metadata = parseMetadata(fieldValue(msg, 'X-Metadata'));
+  const envelope = [...new Set(sub.recipients.map(recipientKey))];
+  checkDenyList(config.policy.denyRecipients, envelope);
+  const { send, suppressed } = splitSuppressed(store, sub.channel.id, 'transactional', envelope);
+  if (send.length === 0) throw new AppError('recipients_suppressed', 'Every recipient is suppressed on this channel');
+
+  const messageId = randomUUID();
+  const messageIdHeader = fieldValue(msg, 'Message-ID') ?? `<${messageId}@${domainOf(fromNorm.email)}>`;
+  msg = removeFields(msg, ['X-Tags', 'X-Metadata', 'Bcc']);
+  msg = ensureField(msg, 'Message-ID', messageIdHeader);
+  msg = ensureField(msg, 'Date', new Date().toUTCString());
+  const unsigned = joinMessage(msg);
+  const signed = dkim ? await deps.builder.sign({ raw: unsigned, dkim }) : unsigned;
+
+  const attachments = parsed.attachments.map((a) => ({
+    fileName: a.filename ?? 'attachment',
+    disposition: (a.contentDisposition === 'inline' ? 'inline' : 'attachment') as 'inline' | 'attachment',
+    size: a.size,
+    contentType: a.contentType,
+  }));
+  await commitMessages(store, {
+    messages: [
+      {
+        record: {
+          id: messageId,
+          accountId: account.id,
+          channelId: sub.channel.id,
+          mailType: 'transactional',
+          mailSource: 'smtp',
+          deliveryType: sub.channel.deliveryType,
+          createdAt: new Date().toISOString(),
+          messageIdHeader,
+          subject: parsed.subject ?? '',
+          from: { ...from, email: fromNorm.email },
+          to: addresses(parsed.to),
+          cc: addresses(parsed.cc),
+          bcc: envelope.filter((r) => ![...addresses(parsed.to), ...addresses(parsed.cc)].some((a) => recipientKey(a.email) === r)).map((email) => ({ email })),
+          replyTo: addresses(parsed.replyTo),
+          tracking: sub.channel.tracking,
+          tags,
+          headers: {},
+          metadata,
+          attachments,
+          text: parsed.text,
+          html: typeof parsed.html === 'string' ? parsed.html : undefined,
+          size: signed.byteLength,
+          recipients: send,
+          suppressed,
+        },
+        body: signed,
+        simulatedBounces: sub.channel.deliveryType === 'sandbox' ? simulatedBounces(send) : undefined,
+      },
+    ],
+    sendLimit: account.state === 'pending' ? { accountId: account.id, limit: config.limits.pendingSendLimit } : undefined,
+  });
+  return { messageId, suppressed };
+}
+
+function addresses(obj: AddressObject | AddressObject[] | undefined): Address[] {
+  const list = Array.isArray(obj) ? obj : obj ? [obj] : [];
+  return list.flatMap((o) => o.value).flatMap((a) => (a.address ? [a.name ? { email: a.address, name: a.name } : { email: a.address }] : []));
+}
+
+function firstAddress(obj: AddressObject | AddressObject[] | undefined): Address | undefined {
+  return addresses(obj)[0];
+}
+
+/** X-Tags: comma-separated, same rules as the API's tags (at most 5, [A-Za-z0-9_-]{1,100}). */
+export function parseTags(value: string | undefined): string[] {
+  if (!value) return [];
+  const tags = value.split(',').map((t) => t.trim()).filter(Boolean);
+  const bad = tags.find((t) => !/^[A-Za-z0-9_-]{1,100}$/.test(t));
+  if (bad !== undefined) throw new AppError('validation_failed', `X-Tags: "${bad.slice(0, 40)}" is not a valid tag (letters, digits, - and _, at most 100)`);
+  if (tags.length > 5) throw new AppError('validation_failed', 'X-Tags: at most 5 tags');
+  return [...new Set(tags)];
+}
+
+/** X-Metadata: a JSON object of at most 10 fields (keys up to 50, values up to 100 characters). */
+export function parseMetadata(value: string | undefined): Record<string, string> {
+  if (!value) return {};
+  let obj: unknown;
+  try {
+    obj = JSON.parse(value);
+  } catch {
+    throw new AppError('validation_failed', 'X-Metadata must be a JSON object');
+  }
+  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new AppError('validation_failed', 'X-Metadata must be a JSON object');
+  const entries = Object.entries(obj as Record<string, unknown>);
+  if (entries.length > 10) throw new AppError('validation_failed', 'X-Metadata: at most 10 fields');
+  const out: Record<string, string> = {};
+  for (const [k, v] of entries) {
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new AppError('validation_failed', `X-Metadata: "${k}" must be a string, number or boolean`);
+    if (k.length > 50 || String(v).length > 100) throw new AppError('validation_failed', `X-Metadata: "${k}" is too long (keys 50, values 100 characters)`);
+    out[k] = String(v);
+  }
+  return out;
+}
