@@ -54,6 +54,9 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
   const unsigned = joinMessage(msg);
   const signed = dkim ? await deps.builder.sign({ raw: unsigned, dkim }) : unsigned;
 
+  const to = addresses(parsed.to);
+  const cc = addresses(parsed.cc);
+  const visible = new Set([...to, ...cc].map((a) => recipientKey(a.email)));
   const attachments = parsed.attachments.map((a) => ({
     fileName: a.filename ?? 'attachment',
     disposition: (a.contentDisposition === 'inline' ? 'inline' : 'attachment') as 'inline' | 'attachment',
@@ -74,9 +77,10 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
           messageIdHeader,
           subject: parsed.subject ?? '',
           from: { ...from, email: fromNorm.email },
-          to: addresses(parsed.to),
-          cc: addresses(parsed.cc),
-          bcc: envelope.filter((r) => ![...addresses(parsed.to), ...addresses(parsed.cc)].some((a) => recipientKey(a.email) === r)).map((email) => ({ email })),
+          to,
+          cc,
+          // Envelope recipients not named in To/Cc were blind copies (RFC 5322 3.6.3).
+          bcc: envelope.filter((r) => !visible.has(r)).map((email) => ({ email })),
           replyTo: addresses(parsed.replyTo),
           tracking: sub.channel.tracking,
           tags,
