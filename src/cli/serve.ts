@@ -47,6 +47,20 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
         },
       );
     };
+    // SIGHUP: re-read the configuration's reloadable parts (log level, TLS certificate files).
+    process.on('SIGHUP', () => {
+      let level: string | undefined;
+      try {
+        level = loadConfig({ configPath: values.config, env: io.env }).log.level;
+      } catch (err) {
+        logger.error({ err }, 'reload: configuration invalid; keeping the current one');
+        return;
+      }
+      daemon.reload({ logLevel: level }).then(
+        () => logger.info({ level }, 'reloaded'),
+        (err) => logger.error({ err }, 'reload failed'),
+      );
+    });
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
   });

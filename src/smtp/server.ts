@@ -73,6 +73,15 @@ export class SmtpListener {
     this.deps.logger.info({ ports: this.ports, tls: this.tls.source }, 'smtp submission listening');
   }
 
+  /** SIGHUP: re-reads the certificate files so a renewed certificate is used by new connections. */
+  async reloadTls(): Promise<void> {
+    const { config } = this.deps;
+    const tls = await loadTls({ dataDir: config.dataDir, certFile: config.smtp.tlsCert, keyFile: config.smtp.tlsKey, hostname: config.hostname });
+    for (const s of this.servers) (s as unknown as { updateSecureContext(o: { key: string; cert: string }): void }).updateSecureContext({ key: tls.key, cert: tls.cert });
+    this.tls = tls;
+    this.deps.logger.info({ tls: tls.source }, 'smtp certificate reloaded');
+  }
+
   /** Stops accepting, lets running DATA commits finish, then closes connections. */
   async stop(): Promise<void> {
     const servers = this.servers;

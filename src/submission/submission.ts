@@ -25,9 +25,11 @@ export class Submission {
   readonly deps: SubmissionDeps;
   readonly expander: BroadcastExpander;
   private sweeper: NodeJS.Timeout | null = null;
+  private readonly logger: Logger;
 
   constructor(opts: Omit<SubmissionDeps, 'idempotency'> & { logger: Logger }) {
     const { logger, ...deps } = opts;
+    this.logger = logger;
     this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store) };
     this.expander = new BroadcastExpander(this.deps, logger.child({ component: 'broadcast' }));
   }
@@ -36,7 +38,7 @@ export class Submission {
     await this.expander.start();
     // Expired idempotency keys leave the store every minute (DESIGN.md: one hour window).
     this.sweeper = setInterval(() => {
-      sweepIdempotency(this.deps.store, Date.now()).catch(() => undefined);
+      sweepIdempotency(this.deps.store, Date.now()).catch((err) => this.logger.warn({ err }, 'idempotency sweep failed'));
     }, 60_000);
     this.sweeper.unref();
   }
