@@ -44,6 +44,11 @@ export class Daemon {
     this.logger.info({ http: `${this.config.http.host}:${this.http.port}` }, 'postrider started');
   }
 
+  /** SIGHUP: reload what can change without a restart (the log level). */
+  async reload(opts: { logLevel?: string } = {}): Promise<void> {
+    if (opts.logLevel) this.logger.level = opts.logLevel;
+  }
+
   async stop(): Promise<void> {
     const components = this.started.reverse();
     this.started = [];
