@@ -25,7 +25,7 @@ import {
 import type { Principal, Tracking } from '../domain/types.js';
 import { acceptBroadcast, type BroadcastRecord } from '../store/broadcasts.js';
 import { resolveSendChannel } from './channel.js';
-import { fingerprint, type IdempotencyContext } from './idempotency.js';
+import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount } from './policy.js';
 import { senderKey } from './sender.js';
 import type { SubmissionDeps } from './submission.js';
@@ -90,9 +90,7 @@ export async function sendBroadcast(
   req: BroadcastRequest,
 ): Promise<BroadcastResponse> {
   const channel = resolveSendChannel(deps.store, req.principal, req.channelHeader);
-  const idem: IdempotencyContext | undefined = req.idempotencyKey
-    ? { accountId: req.principal.accountId, key: req.idempotencyKey, fingerprint: fingerprint({ route: 'send/broadcast', channel: channel.id, body: req.body }) }
-    : undefined;
+  const idem = idempotencyContext({ accountId: req.principal.accountId, key: req.idempotencyKey, route: 'send/broadcast', channelId: channel.id, body: req.body });
   const { body, replayed } = await deps.idempotency.run(idem, async () => {
     const { store, config } = deps;
     const account = sendingAccount(store, req.principal.accountId);

@@ -32,6 +32,12 @@ export function fingerprint(parts: { route: string; channel?: string; body: unkn
   return createHash('sha256').update(canonicalJson([parts.route, parts.channel ?? '', parts.body])).digest('hex');
 }
 
+/** The idempotency context of a send, or undefined when the request carries no key. */
+export function idempotencyContext(q: { accountId: string; key?: string; route: string; channelId: string; body: unknown }): IdempotencyContext | undefined {
+  if (q.key === undefined) return undefined;
+  return { accountId: q.accountId, key: q.key, fingerprint: fingerprint({ route: q.route, channel: q.channelId, body: q.body }) };
+}
+
 function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (v && typeof v === 'object') {

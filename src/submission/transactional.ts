@@ -22,7 +22,7 @@ import {
 import type { Channel, Principal, Tracking } from '../domain/types.js';
 import { commitMessages } from '../store/messages.js';
 import { resolveSendChannel } from './channel.js';
-import { fingerprint, type IdempotencyContext } from './idempotency.js';
+import { idempotencyContext, type IdempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
 import type { SubmissionDeps } from './submission.js';
 import { senderKey, simulatedBounces } from './sender.js';
@@ -59,13 +59,7 @@ export interface TransactionalResponse {
 
 export async function sendTransactional(deps: SubmissionDeps, req: TransactionalRequest): Promise<TransactionalResponse> {
   const channel = resolveSendChannel(deps.store, req.principal, req.channelHeader);
-  const idem: IdempotencyContext | undefined = req.idempotencyKey
-    ? {
-        accountId: req.principal.accountId,
-        key: req.idempotencyKey,
-        fingerprint: fingerprint({ route: 'send/transactional', channel: channel.id, body: req.body }),
-      }
-    : undefined;
+  const idem = idempotencyContext({ accountId: req.principal.accountId, key: req.idempotencyKey, route: 'send/transactional', channelId: channel.id, body: req.body });
   const { body } = await deps.idempotency.run(idem, () => acceptTransactional(deps, channel, req, idem));
   return body;
 }
