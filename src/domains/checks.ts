@@ -1,0 +1,53 @@
+/**
+ * One verification run: looks up every record a domain needs and says, per record, whether DNS
+ * has it (`match`), lacks it or has something else (`mismatch`), or could not tell (`error`:
+ * SERVFAIL, timeout... a temporary condition that must not mark anything failed).
+ */
+import { dkimRecordMatches } from '../domain/dkim-record.js';
+import { mxPointsTo, spfAuthorizes, type ExpectedRecord } from '../domain/return-path.js';
+import type { CheckOutcome, CheckResults, DomainKey, SendingDomain } from '../domain/sending-domain.js';
+import type { DnsAnswer, MxRecord } from '../dns/resolver.js';
+
+/** The lookups verification needs (DnsResolver has them). */
+export interface DomainDns {
+  txt(name: string): Promise<DnsAnswer<string[]>>;
+  mx(name: string): Promise<DnsAnswer<MxRecord[]>>;
+}
+
+function outcomeOf<T>(answer: DnsAnswer<T>, matches: (records: T) => boolean): CheckOutcome {
+  if (answer.status === 'error') return 'error';
+  return answer.status === 'ok' && matches(answer.records) ? 'match' : 'mismatch';
+}
+
+async function checkKey(dns: DomainDns, key: DomainKey): Promise<CheckOutcome> {
+  const answer = await dns.txt(key.record.host);
+  return outcomeOf(answer, (txt) => txt.some((t) => dkimRecordMatches(t, key.record.value)));
+}
+
+/** MX: our host is one of the exchanges; TXT: an SPF policy authorizing our host. */
+async function checkReturnPath(dns: DomainDns, record: ExpectedRecord, hostname: string): Promise<CheckOutcome> {
+  if (record.type === 'mx') return outcomeOf(await dns.mx(record.host), (mx) => mxPointsTo(mx, hostname));
+  return outcomeOf(await dns.txt(record.host), (txt) => spfAuthorizes(txt, hostname));
+}
+
+/**
+ * Checks the domain's keys and the return-path records expected now (built for `hostname`).
+ * All lookups run concurrently; a lookup that throws counts as a temporary error.
+ */
+export async function checkDomain(
+  dns: DomainDns,
+  d: SendingDomain,
+  expected: { returnPath: ExpectedRecord[]; hostname: string },
+): Promise<CheckResults> {
+  const { returnPath, hostname } = expected;
+  const safe = (p: Promise<CheckOutcome>) => p.catch((): CheckOutcome => 'error');
+  const keys = [d.activeKey, ...(d.pendingKey ? [d.pendingKey] : [])];
+  const [keyOutcomes, rpOutcomes] = await Promise.all([
+    Promise.all(keys.map((k) => safe(checkKey(dns, k)))),
+    Promise.all(returnPath.map((r) => safe(checkReturnPath(dns, r, hostname)))),
+  ]);
+  return {
+    keys: Object.fromEntries(keys.map((k, i) => [k.selector, keyOutcomes[i]])),
+    returnPath: returnPath.map((record, i) => ({ record, outcome: rpOutcomes[i] })),
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The domain service: what needs more than one store write or anything outside the store —
+ * creating a domain with a fresh DKIM key, rotating its key, and checking its records in DNS.
+ * Names reach it validated and normalized (http/routes/domains.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../log/logger.js';
+import { makeSelector } from '../domain/dkim-record.js';
+import { AppError } from '../domain/errors.js';
+import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
+import type { DkimAlgorithm, SendingDomain } from '../domain/sending-domain.js';
+import {
+  countAccountDomains,
+  createDomain,
+  duplicateName,
+  findDomainByName,
+  getDomain,
+  recordDomainCheck,
+  selectorsOf,
+  setPendingKey,
+  type NewDkimKey,
+} from '../store/domains.js';
+import type { Store } from '../store/env.js';
+import { checkDomain, type DomainDns } from './checks.js';
+import { generateDkimKeyAsync, type KeyGenerator } from './keygen.js';
+
+export interface DomainSettings {
+  /** Our host name: the return-path MX target and the host SPF must authorize. */
+  hostname: string;
+  /** The return-path host is `<returnPathLabel>.<domain>`. */
+  returnPathLabel: string;
+  defaultAlgorithm: DkimAlgorithm;
+  maxPerAccount: number;
+}
+
+export interface DomainServiceOptions {
+  store: Store;
+  dns: DomainDns;
+  settings: DomainSettings;
+  logger: Logger;
+  /** Default: crypto.generateKeyPair on libuv's thread pool. */
+  generateKey?: KeyGenerator;
+  now?: () => Date;
+}
+
+export class DomainService {
+  private readonly store: Store;
+  private readonly dns: DomainDns;
+  private readonly settings: DomainSettings;
+  private readonly logger: Logger;
+  private readonly generateKey: KeyGenerator;
+  private readonly now: () => Date;
+
+  constructor(opts: DomainServiceOptions) {
+    this.store = opts.store;
+    this.dns = opts.dns;
+    this.settings = opts.settings;
+    this.logger = opts.logger;
+    this.generateKey = opts.generateKey ?? generateDkimKeyAsync;
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  /** The return-path records a domain needs with the current configuration. */
+  expectedReturnPath(domain: string): ExpectedRecord[] {
+    return returnPathRecords({ domain, label: this.settings.returnPathLabel, hostname: this.settings.hostname });
+  }
+
+  /**
+   * Registers a domain with a new DKIM key. The cheap refusals (duplicate name, limit) come
+   * before the key generation; the store checks them again in its write.
+   */
+  async create(input: { accountId: string; name: string; channelIds: string[]; algorithm?: DkimAlgorithm }): Promise<SendingDomain> {
+    const { accountId, name } = input;
+    if (findDomainByName(this.store, accountId, name)) throw duplicateName(name);
+    const max = this.settings.maxPerAccount;
+    if (countAccountDomains(this.store, accountId) >= max) throw new AppError('resource_limit_exceeded', `An account may have at most ${max} domains`);
+    const key = await this.newKey(input.algorithm ?? this.settings.defaultAlgorithm, new Set());
+    const domain = await createDomain(this.store, {
+      accountId,
+      name,
+      channelIds: input.channelIds,
+      key,
+      returnPath: this.expectedReturnPath(name),
+      maxPerAccount: max,
+    });
+    this.logger.info({ domainId: domain.id, domain: name, selector: key.selector, algorithm: key.algorithm }, 'domain created');
+    return domain;
+  }
+
+  /**
+   * Makes a new pending key (replacing a pending key not yet promoted). The algorithm defaults
+   * to the active key's. Undefined when the domain does not exist (any more).
+   */
+  async rotateKey(domainId: string, algorithm?: DkimAlgorithm): Promise<SendingDomain | undefined> {
+    const d = getDomain(this.store, domainId);
+    if (!d) return undefined;
+    const key = await this.newKey(algorithm ?? d.activeKey.algorithm, selectorsOf(d));
+    const updated = await setPendingKey(this.store, domainId, key);
+    if (updated) this.logger.info({ domainId, domain: d.name, selector: key.selector, algorithm: key.algorithm }, 'domain key rotation started');
+    return updated;
+  }
+
+  /** Looks the domain's records up in DNS and records the statuses. */
+  async verify(domainId: string): Promise<SendingDomain | undefined> {
+    const d = getDomain(this.store, domainId);
+    if (!d) return undefined;
+    const results = await checkDomain(this.dns, d, { returnPath: this.expectedReturnPath(d.name), hostname: this.settings.hostname });
+    const updated = await recordDomainCheck(this.store, domainId, results, this.now().toISOString());
+    if (!updated) return undefined;
+    this.logChanges(d, updated, Object.values(results.keys).includes('error') || results.returnPath.some((r) => r.outcome === 'error'));
+    return updated;
+  }
+
+  private logChanges(before: SendingDomain, after: SendingDomain, temporaryError: boolean): void {
+    const log = { domainId: after.id, domain: after.name };
+    if (temporaryError) this.logger.warn(log, 'domain check incomplete: temporary DNS error, statuses kept');
+    if (before.activeKey.selector !== after.activeKey.selector) {
+      this.logger.info({ ...log, selector: after.activeKey.selector, retired: before.activeKey.selector }, 'domain key rotated');
+    }
+    if (before.verified && !after.verified) this.logger.warn(log, 'domain verification lost');
+    if (!before.verified && after.verified) this.logger.info(log, 'domain verified');
+  }
+
+  private async newKey(algorithm: DkimAlgorithm, taken: ReadonlySet<string>): Promise<NewDkimKey> {
+    const generated = await this.generateKey({ algorithm });
+    let selector: string;
+    do selector = makeSelector(this.now(), randomBytes(2).toString('hex'));
+    while (taken.has(selector));
+    return { selector, algorithm: generated.algorithm, privateKeyPem: generated.privateKeyPem, dnsValue: generated.dnsValue };
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * /domains: spec 4.6-4.9 and the DESIGN.md additions (create, list, rotate-key).
+ *
+ * Access: writes need an account-level key. A channel key may read (and verify) only the domains
+ * linked to its channel. Another account's domain is 403; an unknown one 404 not_found.
+ */
+import type { FastifyInstance } from 'fastify';
+import { normalizeDomainName } from '../../domain/domain-name.js';
+import { AppError, FieldErrorList, pointerSegment } from '../../domain/errors.js';
+import type { DkimAlgorithm, DnsRecordState, SendingDomain } from '../../domain/sending-domain.js';
+import type { Principal } from '../../domain/types.js';
+import type { DomainService } from '../../domains/service.js';
+import { getChannelRecord } from '../../store/channels.js';
+import { deleteDomain, getDomain, listDomains, setDomainChannels } from '../../store/domains.js';
+import type { Store } from '../../store/env.js';
+import { channelFor, isUuid, requireAccountKey } from '../auth.js';
+import { pagingProperties, splitList } from '../schemas.js';
+import type { HttpContext } from '../server.js';
+
+const dkimAlgorithmSchema = { type: 'string', enum: ['rsa', 'ed25519'] } as const;
+const channelIdsSchema = { type: 'array', maxItems: 1000, items: { type: 'string', format: 'uuid' } } as const;
+
+const createBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  // Unicode input may be longer in characters than its punycode form; the name check counts that.
+  properties: { name: { type: 'string', minLength: 1, maxLength: 253 }, channelIds: channelIdsSchema, dkimAlgorithm: dkimAlgorithmSchema },
+} as const;
+
+const updateBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['channelIds'],
+  properties: { channelIds: channelIdsSchema },
+} as const;
+
+/**
+ * The rotate-key body is optional ({dkimAlgorithm?}), so it is checked here rather than by a
+ * route schema, which would also refuse a request without a body (and before the access check).
+ */
+function rotateAlgorithm(body: unknown): DkimAlgorithm | undefined {
+  if (body === undefined || body === null) return undefined;
+  const errors = new FieldErrorList();
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    errors.add('/', 'invalid_type', 'must be an object');
+  } else {
+    for (const k of Object.keys(body)) if (k !== 'dkimAlgorithm') errors.add(`/${pointerSegment(k)}`, 'unknown_field', 'is not a known field');
+    const algorithm = (body as { dkimAlgorithm?: unknown }).dkimAlgorithm;
+    if (algorithm !== undefined && !dkimAlgorithmSchema.enum.includes(algorithm as DkimAlgorithm)) {
+      errors.add('/dkimAlgorithm', 'invalid_value', `must be one of: ${dkimAlgorithmSchema.enum.join(', ')}`);
+    }
+  }
+  errors.throwIfAny('The request body has invalid fields');
+  return (body as { dkimAlgorithm?: DkimAlgorithm }).dkimAlgorithm;
+}
+
+const listQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...pagingProperties,
+    name: { type: 'string', maxLength: 253 },
+    channelIds: { type: 'string', maxLength: 20_000 },
+  },
+} as const;
+
+function recordJson(r: DnsRecordState) {
+  return { type: r.type, host: r.host, value: r.value, status: r.status, lastCheckedAt: r.lastCheckedAt };
+}
+
+/** The dnsRecords object (spec 2.2); domainKeyPending is null while no rotation is under way. */
+function dnsRecordsJson(d: SendingDomain) {
+  return {
+    domainKeyActive: recordJson(d.activeKey.record),
+    domainKeyPending: d.pendingKey ? recordJson(d.pendingKey.record) : null,
+    returnPath: d.returnPath.map(recordJson),
+  };
+}
+
+/** Linked channels, live ones first; deleted ones stay listed until the next PATCH. */
+function channelsJson(store: Store, d: SendingDomain) {
+  return [...d.channelIds, ...d.deletedChannelIds].flatMap((id) => {
+    const c = getChannelRecord(store, id);
+    return c ? [{ id: c.id, name: c.name, deliveryType: c.deliveryType, deleted: Boolean(c.deletedAt) }] : [];
+  });
+}
+
+function domainJson(store: Store, d: SendingDomain, withDns: boolean) {
+  const base = { id: d.id, createdAt: d.createdAt, name: d.name, verified: d.verified, channels: channelsJson(store, d) };
+  return withDns ? { ...base, dnsRecords: dnsRecordsJson(d) } : base;
+}
+
+/** The domain a request names, if the principal may see it. */
+function domainFor(store: Store, p: Principal, id: string): SendingDomain {
+  const d = isUuid(id) ? getDomain(store, id.toLowerCase()) : undefined;
+  if (!d) throw new AppError('not_found', `Domain ${id} does not exist`);
+  if (d.accountId !== p.accountId || (p.channelId && !d.channelIds.includes(p.channelId))) {
+    throw new AppError('forbidden', 'The API key may not access this domain');
+  }
+  return d;
+}
+
+/** Each id must name a live channel of the caller's account (404 channel_not_found, 403). */
+function channelsToLink(store: Store, p: Principal, ids: readonly string[] | undefined): string[] {
+  const unique = [...new Set((ids ?? []).map((id) => id.toLowerCase()))];
+  return unique.map((id) => channelFor(store, p, id).id);
+}
+
+export function domainRoutes(domains: DomainService) {
+  return (app: FastifyInstance, { store }: HttpContext): void => {
+    app.post('/domains', { schema: { body: createBody } }, async (req) => {
+      requireAccountKey(req.principal);
+      const body = req.body as { name: string; channelIds?: string[]; dkimAlgorithm?: DkimAlgorithm };
+      const name = normalizeDomainName(body.name);
+      if (!name.ok) {
+        throw new AppError('validation_failed', 'The domain name cannot be registered', {
+          errors: { '/name': [{ code: name.code, message: name.message }] },
+        });
+      }
+      const channelIds = channelsToLink(store, req.principal, body.channelIds);
+      const domain = await domains.create({
+        accountId: req.principal.accountId,
+        name: name.name,
+        channelIds,
+        algorithm: body.dkimAlgorithm,
+      });
+      return domainJson(store, domain, true);
+    });
+
+    app.get('/domains', { schema: { querystring: listQuery } }, async (req) => {
+      const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string };
+      let ids = splitList(q.channelIds);
+      if (ids) {
+        const errors = new FieldErrorList();
+        ids.forEach((id, i) => isUuid(id) || errors.add(`/channelIds/${i}`, 'invalid_format', 'must be a UUID'));
+        errors.throwIfAny('The query has invalid parameters');
+        ids = ids.map((id) => id.toLowerCase());
+      }
+      // A channel key sees only the domains linked to its own channel.
+      const own = req.principal.channelId;
+      if (own) ids = ids ? ids.filter((id) => id === own) : [own];
+      const { results, totalCount } = listDomains(store, {
+        accountId: req.principal.accountId,
+        channelIds: ids,
+        name: q.name,
+        limit: q.limit ?? 25,
+        offset: q.offset ?? 0,
+      });
+      return { results: results.map((d) => domainJson(store, d, false)), totalCount };
+    });
+
+    app.get('/domains/:id', async (req) => {
+      return domainJson(store, domainFor(store, req.principal, (req.params as { id: string }).id), true);
+    });
+
+    app.patch('/domains/:id', { schema: { body: updateBody } }, async (req) => {
+      const domain = domainFor(store, req.principal, (req.params as { id: string }).id);
+      requireAccountKey(req.principal);
+      const channelIds = channelsToLink(store, req.principal, (req.body as { channelIds: string[] }).channelIds);
+      const updated = await setDomainChannels(store, domain.id, channelIds);
+      if (!updated) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
+      return domainJson(store, updated, false);
+    });
+
+    app.delete('/domains/:id', async (req, reply) => {
+      const domain = domainFor(store, req.principal, (req.params as { id: string }).id);
+      requireAccountKey(req.principal);
+      if (!(await deleteDomain(store, domain.id))) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
+      return reply.code(204).send();
+    });
+
+    app.post('/domains/:id/verify', async (req) => {
+      const domain = domainFor(store, req.principal, (req.params as { id: string }).id);
+      const updated = await domains.verify(domain.id);
+      if (!updated) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
+      return dnsRecordsJson(updated);
+    });
+
+    app.post('/domains/:id/rotate-key', async (req) => {
+      const domain = domainFor(store, req.principal, (req.params as { id: string }).id);
+      requireAccountKey(req.principal);
+      const updated = await domains.rotateKey(domain.id, rotateAlgorithm(req.body));
+      if (!updated) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
+      return domainJson(store, updated, true);
+    });
+  };
+}

@@ -1,0 +1,252 @@
+/**
+ * Store verbs for sending domains. The domain record (DNS records, statuses, links) and the DKIM
+ * private keys live in separate databases, so nothing that reads a domain for display ever holds
+ * key material: private keys leave the store only through getSigningKey().
+ */
+import { randomUUID } from 'node:crypto';
+import { domainToASCII } from 'node:url';
+import { AppError } from '../domain/errors.js';
+import type { ExpectedRecord } from '../domain/return-path.js';
+import { applyCheck, needsRecheck, newRecordState, type CheckResults, type DkimAlgorithm, type DomainKey, type SendingDomain } from '../domain/sending-domain.js';
+import { dkimHost } from '../domain/dkim-record.js';
+import { getChannel, getChannelRecord } from './channel-records.js';
+import type { Store } from './env.js';
+import { KEY_MAX } from './layout.js';
+
+/** A freshly generated key, as the domain service hands it over. */
+export interface NewDkimKey {
+  selector: string;
+  algorithm: DkimAlgorithm;
+  privateKeyPem: string;
+  /** The TXT value to publish, e.g. "v=DKIM1; k=rsa; p=...". */
+  dnsValue: string;
+}
+
+/** What signing needs (the same shape as submission's DkimKeyRef). */
+export interface SigningKey {
+  domain: string;
+  selector: string;
+  algorithm: DkimAlgorithm;
+  privateKeyPem: string;
+}
+
+interface DkimPrivateKey {
+  privateKeyPem: string;
+}
+
+export interface DomainFilter {
+  accountId: string;
+  /** Domains linked to any of these channels. */
+  channelIds?: string[];
+  /** Partial, case-insensitive match on the name. */
+  name?: string;
+  limit: number;
+  offset: number;
+}
+
+function indexKey(d: SendingDomain): [string, number, string] {
+  return [d.accountId, Date.parse(d.createdAt), d.id];
+}
+
+function domainKey(key: NewDkimKey, domain: string, at: string): DomainKey {
+  const record = newRecordState({ type: 'txt', host: dkimHost(key.selector, domain), value: key.dnsValue });
+  return { selector: key.selector, algorithm: key.algorithm, createdAt: at, record };
+}
+
+function putKey(store: Store, domainId: string, key: NewDkimKey): void {
+  store.db.dkimKeys.put([domainId, key.selector], { privateKeyPem: key.privateKeyPem } satisfies DkimPrivateKey);
+}
+
+function accountDomainIds(store: Store, accountId: string): string[] {
+  return [...store.db.accountDomains.getKeys({ start: [accountId], end: [accountId, KEY_MAX] })].map((k) => (k as [string, number, string])[2]);
+}
+
+/** Throws channel_not_found unless every id is a live channel of the account (checked in the write). */
+function assertLiveChannelsInTxn(store: Store, accountId: string, channelIds: readonly string[]): void {
+  for (const id of channelIds) {
+    const c = getChannel(store, id);
+    if (!c || c.accountId !== accountId) throw new AppError('channel_not_found', `Channel ${id} does not exist`);
+  }
+}
+
+export function countAccountDomains(store: Store, accountId: string): number {
+  return store.db.accountDomains.getKeysCount({ start: [accountId], end: [accountId, KEY_MAX] });
+}
+
+export function getDomain(store: Store, id: string): SendingDomain | undefined {
+  return store.db.domains.get(id) as SendingDomain | undefined;
+}
+
+export function findDomainByName(store: Store, accountId: string, name: string): SendingDomain | undefined {
+  const id = store.db.domainNames.get([accountId, name]) as string | undefined;
+  return id ? getDomain(store, id) : undefined;
+}
+
+export async function createDomain(
+  store: Store,
+  input: { accountId: string; name: string; channelIds: string[]; key: NewDkimKey; returnPath: ExpectedRecord[]; maxPerAccount: number },
+): Promise<SendingDomain> {
+  const now = new Date().toISOString();
+  const domain: SendingDomain = {
+    id: randomUUID(),
+    accountId: input.accountId,
+    name: input.name,
+    createdAt: now,
+    updatedAt: now,
+    verified: false,
+    channelIds: [...input.channelIds],
+    deletedChannelIds: [],
+    activeKey: domainKey(input.key, input.name, now),
+    pendingKey: null,
+    retiredKeys: [],
+    returnPath: input.returnPath.map(newRecordState),
+  };
+  // Limit, uniqueness and the links are checked inside the write so concurrent requests cannot
+  // overshoot the limit, register one name twice or link a channel being deleted.
+  await store.write(() => {
+    if (store.db.domainNames.get([input.accountId, input.name]) !== undefined) throw duplicateName(input.name);
+    if (countAccountDomains(store, input.accountId) >= input.maxPerAccount) {
+      throw new AppError('resource_limit_exceeded', `An account may have at most ${input.maxPerAccount} domains`);
+    }
+    assertLiveChannelsInTxn(store, input.accountId, domain.channelIds);
+    store.db.domains.put(domain.id, domain);
+    store.db.accountDomains.put(indexKey(domain), 1);
+    store.db.domainNames.put([domain.accountId, domain.name], domain.id);
+    putKey(store, domain.id, input.key);
+  });
+  return domain;
+}
+
+export function duplicateName(name: string): AppError {
+  return new AppError('validation_failed', `The account already has the domain ${name}`, {
+    errors: { '/name': [{ code: 'duplicate', message: `${name} is already registered in this account` }] },
+  });
+}
+
+export function listDomains(store: Store, f: DomainFilter): { results: SendingDomain[]; totalCount: number } {
+  const needle = f.name?.toLowerCase();
+  const asciiNeedle = needle && /[^\x00-\x7f]/.test(needle) ? domainToASCII(needle) || undefined : undefined;
+  const channels = f.channelIds ? new Set(f.channelIds) : null;
+  const matches: SendingDomain[] = [];
+  for (const id of accountDomainIds(store, f.accountId)) {
+    const d = getDomain(store, id);
+    if (!d) continue;
+    if (needle && !d.name.includes(needle) && !(asciiNeedle && d.name.includes(asciiNeedle))) continue;
+    if (channels && !d.channelIds.some((c) => channels.has(c))) continue;
+    matches.push(d);
+  }
+  return { results: matches.slice(f.offset, f.offset + f.limit), totalCount: matches.length };
+}
+
+/** Replaces the linked channels (which must be live channels of the domain's account). */
+export async function setDomainChannels(store: Store, id: string, channelIds: string[]): Promise<SendingDomain | undefined> {
+  return store.write(() => {
+    const d = getDomain(store, id);
+    if (!d) return undefined;
+    assertLiveChannelsInTxn(store, d.accountId, channelIds);
+    const next: SendingDomain = { ...d, channelIds: [...channelIds], deletedChannelIds: [], updatedAt: new Date().toISOString() };
+    store.db.domains.put(id, next);
+    return next;
+  });
+}
+
+export async function deleteDomain(store: Store, id: string): Promise<boolean> {
+  return store.write(() => {
+    const d = getDomain(store, id);
+    if (!d) return false;
+    store.db.domains.remove(id);
+    store.db.accountDomains.remove(indexKey(d));
+    store.db.domainNames.remove([d.accountId, d.name]);
+    for (const key of [...store.db.dkimKeys.getKeys({ start: [id], end: [id, KEY_MAX] })]) store.db.dkimKeys.remove(key);
+    return true;
+  });
+}
+
+/**
+ * Makes `key` the domain's pending key. A pending key that was not promoted yet is replaced and
+ * its private key deleted (its selector is never used again).
+ */
+export async function setPendingKey(store: Store, id: string, key: NewDkimKey): Promise<SendingDomain | undefined> {
+  return store.write(() => {
+    const d = getDomain(store, id);
+    if (!d) return undefined;
+    const now = new Date().toISOString();
+    if (d.pendingKey) store.db.dkimKeys.remove([id, d.pendingKey.selector]);
+    const next: SendingDomain = { ...d, pendingKey: domainKey(key, d.name, now), updatedAt: now };
+    store.db.domains.put(id, next);
+    putKey(store, id, key);
+    return next;
+  });
+}
+
+/** Every selector the domain has used, so a new key never reuses one. */
+export function selectorsOf(d: SendingDomain): Set<string> {
+  return new Set([d.activeKey.selector, ...(d.pendingKey ? [d.pendingKey.selector] : []), ...d.retiredKeys.map((k) => k.selector)]);
+}
+
+/** Records the outcome of a DNS check; a promoted pending key retires the active one. */
+export async function recordDomainCheck(store: Store, id: string, results: CheckResults, at: string): Promise<SendingDomain | undefined> {
+  return store.write(() => {
+    const d = getDomain(store, id);
+    if (!d) return undefined;
+    const { domain, retired } = applyCheck(d, results, at);
+    store.db.domains.put(id, domain);
+    if (retired) store.db.dkimKeys.remove([id, retired.selector]);
+    return domain;
+  });
+}
+
+/** Ids of the domains the periodic re-check watches (verified, or verified once and now failing). */
+export function domainsToRecheck(store: Store): string[] {
+  const ids: string[] = [];
+  for (const { key, value } of store.db.domains.getRange({})) {
+    if (needsRecheck(value as SendingDomain)) ids.push(key as string);
+  }
+  return ids;
+}
+
+function normalizeName(domainName: string): string {
+  const lower = domainName.trim().toLowerCase().replace(/\.$/, '');
+  return /[^\x00-\x7f]/.test(lower) ? domainToASCII(lower) : lower;
+}
+
+/**
+ * The domain a channel may send from: `domainName` (exact name; case, a root dot and U-labels
+ * are normalized) registered in the account and linked to the live channel. Undefined
+ * otherwise. The caller decides what `verified: false` means (403 domain_unverified on live
+ * channels).
+ */
+export function findSendingDomain(store: Store, q: { accountId: string; channelId: string; domainName: string }): SendingDomain | undefined {
+  const d = findDomainByName(store, q.accountId, normalizeName(q.domainName));
+  if (!d || !d.channelIds.includes(q.channelId)) return undefined;
+  return getChannel(store, q.channelId) ? d : undefined;
+}
+
+/** The domain's active DKIM key, with which all its mail is signed; undefined if no such domain. */
+export function getSigningKey(store: Store, domainName: string, accountId: string): SigningKey | undefined {
+  const d = findDomainByName(store, accountId, normalizeName(domainName));
+  if (!d) return undefined;
+  const key = store.db.dkimKeys.get([d.id, d.activeKey.selector]) as DkimPrivateKey | undefined;
+  if (!key) return undefined;
+  return { domain: d.name, selector: d.activeKey.selector, algorithm: d.activeKey.algorithm, privateKeyPem: key.privateKeyPem };
+}
+
+/**
+ * Channel deletion cleanup (inside the delete transaction, after the tombstone was written):
+ * the channel may no longer send from any domain; domains keep listing it as deleted.
+ */
+export function unlinkChannelFromDomainsInTxn(store: Store, channelId: string): void {
+  const channel = getChannelRecord(store, channelId);
+  if (!channel) return;
+  for (const id of accountDomainIds(store, channel.accountId)) {
+    const d = getDomain(store, id);
+    if (!d || !d.channelIds.includes(channelId)) continue;
+    const next: SendingDomain = {
+      ...d,
+      channelIds: d.channelIds.filter((c) => c !== channelId),
+      deletedChannelIds: [...d.deletedChannelIds, channelId],
+      updatedAt: new Date().toISOString(),
+    };
+    store.db.domains.put(id, next);
+  }
+}

@@ -1,0 +1,17 @@
+/** The store's domain verbs as submission's DomainRegistry port. */
+import type { Store } from '../store/env.js';
+import { findSendingDomain, getSigningKey } from '../store/domains.js';
+import type { DkimKeyRef, DomainRegistry, SenderDomain } from './ports.js';
+
+export class StoreDomainRegistry implements DomainRegistry {
+  constructor(private readonly store: Store) {}
+
+  findSendingDomain(q: { accountId: string; channelId: string; domainName: string }): SenderDomain | undefined {
+    const d = findSendingDomain(this.store, q);
+    return d ? { name: d.name, verified: d.verified } : undefined;
+  }
+
+  signingKey(q: { accountId: string; domainName: string }): DkimKeyRef | undefined {
+    return getSigningKey(this.store, q.domainName, q.accountId);
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Helpers for the domain tests: a second account with its own key, and publishing the records
+ * the API asks for in the in-process test DNS server.
+ */
+import { expect } from 'vitest';
+import { createAccount } from '../../src/store/accounts.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import type { TestDaemon } from './daemon.js';
+import type { TestDns } from './dns-server.js';
+import { publish, type DnsRecordJson } from './sending.js';
+
+/** Our host name in these tests: the return-path MX target and the SPF-authorized host. */
+export const HOSTNAME = 'mx.postrider-test.net';
+
+export interface DnsRecords {
+  domainKeyActive: DnsRecordJson & { lastCheckedAt: string | null };
+  domainKeyPending: (DnsRecordJson & { lastCheckedAt: string | null }) | null;
+  returnPath: (DnsRecordJson & { lastCheckedAt: string | null })[];
+}
+
+let accounts = 0;
+
+/** A fresh account and its account-level key (and, if asked, a channel key). */
+export async function newAccount(t: TestDaemon): Promise<{ accountId: string; key: string }> {
+  const account = await createAccount(t.daemon.store, { name: `acct-${++accounts}`, state: 'active' });
+  const { token } = await createApiKey(t.daemon.store, { accountId: account.id, channelId: null });
+  return { accountId: account.id, key: token };
+}
+
+export async function channelKey(t: TestDaemon, accountId: string, channelId: string): Promise<string> {
+  return (await createApiKey(t.daemon.store, { accountId, channelId })).token;
+}
+
+export async function newChannel(t: TestDaemon, key?: string, name = 'ch'): Promise<string> {
+  const res = await t.api('POST', '/channels', { key, body: { name } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.id as string;
+}
+
+/** POST /domains, expecting 200. */
+export async function newDomain(t: TestDaemon, body: Record<string, unknown>, key?: string) {
+  const res = await t.api('POST', '/domains', { key, body });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as { id: string; name: string; verified: boolean; channels: unknown[]; dnsRecords: DnsRecords };
+}
+
+/** Publishes every record a domain needs (active key and return path). */
+export function publishAll(dns: TestDns, records: DnsRecords): void {
+  publish(dns, records.domainKeyActive);
+  for (const r of records.returnPath) publish(dns, r);
+}
+
+/** A unique, real-looking name (DNS in tests is always the in-process server). */
+export function uniqueName(prefix = 'mail'): string {
+  return `${prefix}-${Math.random().toString(36).slice(2, 8)}.com`;
+}
