@@ -1,0 +1,53 @@
+/**
+ * One delivery attempt for one job, end to end: locate the recipient domain's MX hosts
+ * (mx.ts), then talk SMTP to the best reachable one (smtp-client.ts). Returns an outcome value
+ * and never throws for anything the network or the receiver does.
+ */
+import type { AttemptResult } from '../domain/delivery-result.js';
+import type { DeliveryJob, MessageRecord } from '../domain/types.js';
+import type { MxResolver } from './mx.js';
+import { envelopeSender } from './return-path.js';
+import { deliverOverSmtp, type SmtpTimeouts } from './smtp-client.js';
+import { recipientResult } from './smtp-results.js';
+
+export interface AttemptRequest {
+  job: DeliveryJob;
+  message: MessageRecord;
+  /** The signed message as stored in `bodies`. */
+  body: Buffer;
+  /** Aborted at the attempt deadline or when shutdown's grace period is over. */
+  signal: AbortSignal;
+}
+
+/** What the dispatcher calls; tests may pass their own. */
+export type AttemptFn = (req: AttemptRequest) => Promise<AttemptResult>;
+
+export interface MxAttemptDeps {
+  mx: MxResolver;
+  /** delivery.port (25 in production, RFC 5321 4.5.4). */
+  port: number;
+  /** config.hostname, our EHLO name. */
+  heloName: string;
+  timeouts: SmtpTimeouts;
+}
+
+export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
+  return async ({ job, message, body, signal }) => {
+    const route = await deps.mx.resolve(job.domain);
+    if (route.status === 'failed') {
+      const results = job.recipients.map((r) => recipientResult(r, route.reply, 'dns'));
+      return { recipients: results, tls: false, smtpCode: route.reply.code, enhancedCode: route.reply.enhancedCode, response: route.reply.text };
+    }
+    const targets = route.hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address })));
+    return deliverOverSmtp({
+      targets,
+      port: deps.port,
+      heloName: deps.heloName,
+      sender: envelopeSender(message),
+      recipients: job.recipients,
+      body,
+      timeouts: deps.timeouts,
+      signal,
+    });
+  };
+}

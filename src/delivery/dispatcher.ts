@@ -1,0 +1,329 @@
+/**
+ * DeliveryService: the dispatcher that turns due jobs into delivery attempts.
+ *
+ *   lease due jobs (bounded batch) → start attempts (rate limiter, per-domain concurrency)
+ *   → each attempt returns an outcome value → recordOutcome (one transaction) → pump again
+ *
+ * It sleeps until the next due time (one unref'd timer, no busy polling) and wakes early on
+ * notify() (the send path calls it after a commit) and whenever an attempt finishes. At start
+ * every lease left by a previous process goes back to due (at-least-once after a crash);
+ * stop() stops leasing, waits for attempts in flight up to shutdown.graceMs, then aborts the
+ * rest and gives their jobs back to the queue without counting an attempt.
+ */
+import type { Config } from '../config/schema.js';
+import type { AttemptResult } from '../domain/delivery-result.js';
+import { nextAttemptAt, parseRetrySchedule, type RetrySchedule } from '../domain/retry.js';
+import type { DeliveryJob } from '../domain/types.js';
+import type { Logger } from '../log/logger.js';
+import { systemClock, type Clock, type Timer } from '../queue/clock.js';
+import { DomainConcurrency, RateLimiter } from '../queue/rate-limiter.js';
+import { DeliveryQueue, type DueKey } from '../queue/delivery-queue.js';
+import type { Store } from '../store/env.js';
+import { AddressPolicy } from './address-policy.js';
+import { mxAttempt, type AttemptFn } from './attempt.js';
+import { MxResolver, type MxLookups } from './mx.js';
+import { DEFAULT_SMTP_TIMEOUTS, type SmtpTimeouts } from './smtp-client.js';
+
+export interface DeliveryServiceOptions {
+  store: Store;
+  /** Uses hostname, delivery.* and shutdown.graceMs. */
+  config: Config;
+  /** A started DnsResolver (or anything with its mx/a/aaaa). */
+  resolver: MxLookups;
+  logger: Logger;
+  clock?: Clock;
+  /** Replaces MX resolution + SMTP (tests). */
+  attempt?: AttemptFn;
+  timeouts?: Partial<SmtpTimeouts>;
+  /** How long a lease lasts; must exceed attemptDeadlineMs. Default 30 minutes. */
+  leaseMs?: number;
+  /** An attempt still running after this is aborted (deferred). Default 15 minutes. */
+  attemptDeadlineMs?: number;
+  /** Attempts in flight at most. Default 10 × delivery.rate, between 10 and 1000. */
+  maxInFlight?: number;
+  /** Jobs leased per transaction at most. Default 100. */
+  batchSize?: number;
+  /** Longest sleep without a known due time (catches jobs queued by another process). Default 60 s. */
+  idleCheckMs?: number;
+}
+
+interface InFlight {
+  job: DeliveryJob;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+const RECOVERY_EVERY_MS = 60_000;
+const ABORT_WAIT_MS = 5_000;
+const ERROR_BACKOFF_MS = 5_000;
+
+export class DeliveryService {
+  private readonly queue: DeliveryQueue;
+  private readonly config: Config;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly attempt: AttemptFn;
+  private readonly schedule: RetrySchedule;
+  private readonly limiter: RateLimiter;
+  private readonly domains: DomainConcurrency;
+  private readonly leaseMs: number;
+  private readonly deadlineMs: number;
+  private readonly maxInFlight: number;
+  private readonly batchSize: number;
+  private readonly idleCheckMs: number;
+  private readonly inFlight = new Map<string, InFlight>();
+  private running = false;
+  private stopping = false;
+  private pumping: Promise<void> | null = null;
+  private pumpAgain = false;
+  private kickPending = false;
+  private wake: Timer | null = null;
+  private rateBlocked = false;
+  private cursor: DueKey | undefined;
+  private lastRecoveryMs = 0;
+
+  constructor(o: DeliveryServiceOptions) {
+    this.queue = new DeliveryQueue(o.store);
+    this.config = o.config;
+    this.logger = o.logger.child({ component: 'delivery' });
+    this.clock = o.clock ?? systemClock();
+    const d = o.config.delivery;
+    this.schedule = parseRetrySchedule(d.retrySchedule);
+    this.limiter = new RateLimiter({ rate: d.rate, now: () => this.clock.now() });
+    this.domains = new DomainConcurrency(d.perDomainConcurrency);
+    this.leaseMs = o.leaseMs ?? 30 * 60_000;
+    this.deadlineMs = o.attemptDeadlineMs ?? Math.floor(this.leaseMs / 2);
+    this.maxInFlight = o.maxInFlight ?? Math.min(1000, Math.max(10, d.rate * 10));
+    this.batchSize = o.batchSize ?? 100;
+    this.idleCheckMs = o.idleCheckMs ?? 60_000;
+    this.attempt =
+      o.attempt ??
+      mxAttempt({
+        mx: new MxResolver(o.resolver, new AddressPolicy({ allowPrivate: d.allowPrivate })),
+        port: d.port,
+        heloName: o.config.hostname,
+        timeouts: { ...DEFAULT_SMTP_TIMEOUTS, ...o.timeouts },
+      });
+  }
+
+  /** Attempts running right now. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  async start(): Promise<void> {
+    if (!this.config.delivery.enabled) {
+      this.logger.info('delivery disabled (delivery.enabled=false): messages stay queued');
+      return;
+    }
+    if (this.running) return;
+    // We are the only dispatcher of this data folder: every lease is a previous process's.
+    const recovered = await this.queue.recover(this.clock.now(), { all: true });
+    if (recovered > 0) this.logger.warn({ recovered }, 'delivery leases recovered from a previous run');
+    this.lastRecoveryMs = this.clock.now();
+    this.running = true;
+    this.stopping = false;
+    this.logger.info({ rate: this.config.delivery.rate, perDomainConcurrency: this.config.delivery.perDomainConcurrency }, 'delivery started');
+    this.kick();
+  }
+
+  /** New jobs were committed: look at the queue now instead of at the next planned wake-up. */
+  notify(): void {
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.stopping = true;
+    this.wake?.cancel();
+    this.wake = null;
+    await this.pumping;
+    const graceMs = this.config.shutdown.graceMs;
+    if (this.inFlight.size > 0 && !(await settledWithin(this.allDone(), graceMs))) {
+      this.logger.warn({ inFlight: this.inFlight.size }, 'delivery grace period over: aborting attempts, jobs go back to the queue');
+      for (const f of this.inFlight.values()) f.abort.abort();
+      if (!(await settledWithin(this.allDone(), ABORT_WAIT_MS))) {
+        // Still hanging: give the leases back ourselves; a late outcome will be refused as stale.
+        for (const f of this.inFlight.values()) await this.queue.release(f.job, this.clock.now()).catch(() => false);
+      }
+    }
+    this.running = false;
+    this.logger.info('delivery stopped');
+  }
+
+  private allDone(): Promise<unknown> {
+    return Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
+  }
+
+  private kick(): void {
+    if (!this.running || this.stopping || this.kickPending) return;
+    this.kickPending = true;
+    setImmediate(() => {
+      this.kickPending = false;
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (!this.running || this.stopping) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    let failed = false;
+    this.pumping = (async () => {
+      do {
+        this.pumpAgain = false;
+        await this.fill();
+      } while (this.pumpAgain && this.running && !this.stopping);
+    })().catch((err) => {
+      failed = true;
+      this.logger.error({ err }, 'delivery dispatcher could not lease jobs');
+    });
+    await this.pumping;
+    this.pumping = null;
+    this.planWake(failed);
+  }
+
+  /** Starts as many attempts as the rate, the slots and the due jobs allow. */
+  private async fill(): Promise<void> {
+    for (;;) {
+      if (this.stopping) return;
+      const now = this.clock.now();
+      await this.recoverIfDue(now);
+      const tokens = this.limiter.available();
+      const max = Math.min(this.batchSize, this.maxInFlight - this.inFlight.size, tokens);
+      this.rateBlocked = tokens <= 0;
+      if (max <= 0) return; // a finishing attempt or the rate timer wakes us
+      const planned = new Map<string, number>();
+      const accept = (job: DeliveryJob): boolean => {
+        const n = planned.get(job.domain) ?? 0;
+        if (!this.domains.hasRoom(job.domain, n)) return false;
+        planned.set(job.domain, n + 1);
+        return true;
+      };
+      const leased = await this.queue.lease({ nowMs: now, max, leaseMs: this.leaseMs, accept, after: this.cursor });
+      this.cursor = leased.resumeAfter;
+      this.limiter.take(leased.jobs.length);
+      for (const job of leased.jobs) this.launch(job);
+      // A full batch means more may be due; anything less and the queue has nothing to start now
+      // (skipped jobs wait for their domain's attempts to finish, which kicks the pump).
+      if (leased.jobs.length < max) return;
+    }
+  }
+
+  /** Leases that outlived their attempt (it hung or failed to record) go back to due. */
+  private async recoverIfDue(now: number): Promise<void> {
+    if (now - this.lastRecoveryMs < RECOVERY_EVERY_MS) return;
+    this.lastRecoveryMs = now;
+    const recovered = await this.queue.recover(now, { keep: (id) => this.inFlight.has(id) });
+    if (recovered > 0) this.logger.warn({ recovered }, 'expired delivery leases recovered');
+  }
+
+  private planWake(failed: boolean): void {
+    if (!this.running || this.stopping) return;
+    const now = this.clock.now();
+    let at = now + (failed ? ERROR_BACKOFF_MS : this.idleCheckMs);
+    if (!failed) {
+      const next = this.queue.nextDueAfter(now);
+      if (next !== undefined) at = Math.min(at, next);
+      if (this.rateBlocked) at = Math.min(at, now + this.limiter.msUntilAvailable());
+    }
+    this.wake?.cancel();
+    this.wake = this.clock.setTimer(() => {
+      this.wake = null;
+      void this.pump();
+    }, at - now);
+  }
+
+  private launch(job: DeliveryJob): void {
+    this.domains.acquire(job.domain);
+    const abort = new AbortController();
+    const deadline = setTimeout(() => abort.abort(), this.deadlineMs);
+    deadline.unref();
+    const done = this.runAttempt(job, abort.signal)
+      .catch((err) => this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt could not be recorded; the lease will expire and the job be retried'))
+      .finally(() => {
+        clearTimeout(deadline);
+        this.inFlight.delete(job.id);
+        this.domains.release(job.domain);
+        this.kick();
+      });
+    this.inFlight.set(job.id, { job, abort, done });
+  }
+
+  private async runAttempt(job: DeliveryJob, signal: AbortSignal): Promise<void> {
+    const attempt = job.attempts + 1;
+    const loaded = this.queue.load(job);
+    let result: AttemptResult;
+    try {
+      result = loaded ? await this.attempt({ job, ...loaded, signal }) : missingMessage(job.recipients);
+    } catch (err) {
+      // A bug, not the receiver's doing: retry on the schedule rather than lose the job.
+      this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt failed unexpectedly');
+      result = internalFailure(job.recipients, err);
+    }
+    const now = this.clock.now();
+    const log = this.logger.child({ messageId: job.messageId, recipientDomain: job.domain, mx: result.mx, attempt });
+    if (this.stopping && signal.aborted && result.recipients.every((r) => r.outcome === 'deferred')) {
+      await this.queue.release(job, now);
+      log.info({ jobId: job.id }, 'delivery attempt interrupted by shutdown; job back in the queue');
+      return;
+    }
+    const deferred = result.recipients.some((r) => r.outcome === 'deferred');
+    const nextDueAtMs = deferred
+      ? nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: Date.parse(job.createdAt), maxAgeMs: this.config.delivery.maxAgeMs })
+      : undefined;
+    const recorded = await this.queue.record({ job, result, attemptAt: new Date(now), nextDueAtMs });
+    log.info(
+      {
+        event: 'delivery_attempt',
+        jobId: job.id,
+        address: result.address,
+        tls: result.tls,
+        delivered: recorded.delivered.length,
+        bounced: recorded.bounced.length,
+        deferred: recorded.deferred.length,
+        expired: recorded.expired.length,
+        smtpCode: result.smtpCode,
+        enhancedCode: result.enhancedCode,
+        response: result.response,
+        nextAttemptAt: recorded.status === 'requeued' && nextDueAtMs !== undefined ? new Date(nextDueAtMs).toISOString() : undefined,
+        stale: recorded.status === 'stale' || undefined,
+      },
+      'delivery attempt',
+    );
+  }
+}
+
+/** A job whose message or body is gone (should not happen): end it visibly, never silently. */
+function missingMessage(recipients: readonly string[]): AttemptResult {
+  const response = 'message or body missing from the store';
+  return {
+    recipients: recipients.map((recipient) => ({ recipient, outcome: 'bounced', bounceType: 'soft', category: 'other', phase: 'message', response })),
+    tls: false,
+    response,
+  };
+}
+
+function internalFailure(recipients: readonly string[], err: unknown): AttemptResult {
+  const response = `internal error: ${err instanceof Error ? err.message : String(err)}`;
+  return {
+    recipients: recipients.map((recipient) => ({ recipient, outcome: 'deferred', category: 'other', phase: 'connect', response })),
+    tls: false,
+    response,
+  };
+}
+
+/** True when p settled within ms (real time: shutdown deadlines are wall-clock). */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([p.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

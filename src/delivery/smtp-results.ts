@@ -1,0 +1,143 @@
+/**
+ * Turns what nodemailer's SMTP connection reports (a send result, a send error, a connection
+ * error) into per-recipient outcome values, classified by the rules in domain/. The only
+ * place that knows nodemailer's error shapes (its codes: ECONNECTION, ETIMEDOUT, ETLS,
+ * EENVELOPE, EMESSAGE... and `command`, `response`, `rejectedErrors`).
+ */
+import type { NodemailerError } from 'nodemailer/lib/errors.js';
+import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection/index.js';
+import type { AttemptResult, RecipientResult } from '../domain/delivery-result.js';
+import { classifyReply, parseReply, type DeliveryPhase, type ParsedReply } from '../domain/smtp-reply.js';
+
+export interface Target {
+  /** MX host name (SNI, logs), or the domain itself for an implicit MX. */
+  host: string;
+  address: string;
+}
+
+/** Why a session could not be opened with one target (the next one is tried). */
+export interface SessionFailure {
+  target: Target;
+  phase: DeliveryPhase;
+  reply: ParsedReply;
+  /** The server's reply as received; absent for local failures (refused, timeout, TLS). */
+  raw?: string;
+}
+
+/** Applies the classification to one recipient. */
+export function recipientResult(recipient: string, reply: ParsedReply, phase: DeliveryPhase, raw?: string): RecipientResult {
+  const c = classifyReply({ ...reply, phase });
+  return {
+    recipient,
+    outcome: c.outcome,
+    bounceType: c.bounceType,
+    category: c.category,
+    phase,
+    smtpCode: reply.code,
+    enhancedCode: reply.enhancedCode,
+    response: raw?.trim() || reply.text,
+  };
+}
+
+/** A nodemailer error during connect/greeting/EHLO/STARTTLS, as a session failure. */
+export function sessionFailure(err: NodemailerError, target: Target): SessionFailure {
+  const response = typeof err.response === 'string' ? err.response : '';
+  let phase: DeliveryPhase = 'connect';
+  if (err.code === 'ETLS' || err.command === 'STARTTLS') phase = 'tls';
+  else if (err.command === 'EHLO' || err.command === 'HELO') phase = 'ehlo';
+  else if (response && err.command === 'CONN') phase = 'greeting';
+  const reply = response ? parseReply(response) : { text: localText(err) };
+  return { target, phase, reply, raw: response || undefined };
+}
+
+/** Every recipient gets the session failure (no session could be opened with any target). */
+export function failureResult(recipients: readonly string[], f: SessionFailure): AttemptResult {
+  const results = recipients.map((r) => recipientResult(r, f.reply, f.phase, f.raw));
+  return summarize(results, { mx: f.target.host, address: f.target.address, tls: false });
+}
+
+/** A completed transaction: accepted recipients are delivered with the final DATA reply. */
+export function sentResult(recipients: readonly string[], info: SMTPConnectionSendInfo, session: Session): AttemptResult {
+  const accepted = new Set(info.accepted);
+  const rejected = byRecipient(info.rejectedErrors ?? []);
+  const final = parseReply(info.response);
+  const results = recipients.map((r) => {
+    const err = rejected.get(r);
+    if (err) return fromRcptError(r, err);
+    if (accepted.has(r)) return recipientResult(r, final, 'message', info.response);
+    return recipientResult(r, { text: 'no reply was received for this recipient' }, 'message');
+  });
+  return summarize(results, session);
+}
+
+export interface Session {
+  mx: string;
+  address: string;
+  tls: boolean;
+}
+
+/**
+ * A failed transaction. `earlierRejections` are the RCPT replies nodemailer collected before
+ * the failure (it does not put them on a DATA or connection error).
+ */
+export function sendErrorResult(
+  recipients: readonly string[],
+  err: NodemailerError,
+  session: Session,
+  earlierRejections: readonly NodemailerError[],
+): AttemptResult {
+  const rejected = byRecipient([...earlierRejections, ...(err.rejectedErrors ?? [])]);
+  const response = typeof err.response === 'string' ? err.response : '';
+  const { reply, phase } = failureReply(err, response);
+  const results = recipients.map((r) => {
+    const own = rejected.get(r);
+    return own ? fromRcptError(r, own) : recipientResult(r, reply, phase, response || undefined);
+  });
+  return summarize(results, session);
+}
+
+function failureReply(err: NodemailerError, response: string): { reply: ParsedReply; phase: DeliveryPhase } {
+  if (err.code === 'EENVELOPE' || err.code === 'EMESSAGE') {
+    if (err.command === 'MAIL FROM' && response) return { reply: parseReply(response), phase: 'mail' };
+    if (err.command === 'RCPT TO' && response) return { reply: parseReply(response), phase: 'rcpt' };
+    if (err.command === 'DATA' && response) return { reply: parseReply(response), phase: err.code === 'EMESSAGE' ? 'message' : 'data' };
+    if (err.code === 'EMESSAGE' && /size larger than allowed/i.test(err.message)) {
+      // The server announced a smaller SIZE limit in EHLO (RFC 1870 4): a permanent refusal.
+      return { reply: { code: 552, enhancedCode: '5.3.4', text: err.message }, phase: 'mail' };
+    }
+  }
+  // The session broke off (connection lost, timeout, 421): a temporary failure of everything open.
+  return { reply: response ? parseReply(response) : { text: localText(err) }, phase: 'connect' };
+}
+
+function fromRcptError(recipient: string, err: NodemailerError): RecipientResult {
+  const response = typeof err.response === 'string' ? err.response : '';
+  return recipientResult(recipient, response ? parseReply(response) : { text: localText(err) }, 'rcpt', response || undefined);
+}
+
+function byRecipient(errors: readonly NodemailerError[]): Map<string, NodemailerError> {
+  const map = new Map<string, NodemailerError>();
+  for (const e of errors) if (e.recipient && !map.has(e.recipient)) map.set(e.recipient, e);
+  return map;
+}
+
+/** The attempt-level reply: the final DATA reply when something was delivered, else the first failure. */
+function summarize(results: RecipientResult[], s: { mx: string; address: string; tls: boolean }): AttemptResult {
+  const lead = results.find((r) => r.outcome === 'delivered') ?? results.find((r) => r.outcome === 'deferred') ?? results[0];
+  return {
+    recipients: results,
+    mx: s.mx,
+    address: s.address,
+    tls: s.tls,
+    smtpCode: lead?.smtpCode,
+    enhancedCode: lead?.enhancedCode,
+    response: lead?.response ?? '',
+  };
+}
+
+/** "ECONNECTION: connect ECONNREFUSED 127.0.0.2:25" — our own description of a local failure. */
+export function localText(err: NodemailerError): string {
+  const code = err.originalCode ?? err.code;
+  const timeout = err.timeoutType ? ` (${err.timeoutType})` : '';
+  return `${code ? code + ': ' : ''}${err.message}${timeout}`;
+}

@@ -1,0 +1,113 @@
+/**
+ * Admission control for delivery attempts:
+ *  - RateLimiter: at most `rate` attempt starts in any 1-second window, and smooth. A token
+ *    bucket alone (capacity B, refill `rate`/s) lets rate + B through in a second, so it is
+ *    combined with a sliding window of the last second's starts, which is the hard bound: a
+ *    start is allowed only while fewer than `rate` starts happened in the last 1000 ms. The
+ *    small bucket (a tenth of a second's worth by default) spreads starts over the second
+ *    instead of sending a whole second's budget at once.
+ *  - DomainConcurrency: attempts in flight per recipient domain, so one slow domain holds at
+ *    most `limit` slots and cannot starve the others (KumoMTA's per-destination throttles).
+ */
+
+export interface RateLimiterOptions {
+  /** Starts per second. */
+  rate: number;
+  /** Bucket size: starts allowed at once. Default: a tenth of the rate, at least 1. */
+  burst?: number;
+  now: () => number;
+}
+
+const WINDOW_MS = 1000;
+
+export class RateLimiter {
+  readonly rate: number;
+  readonly burst: number;
+  private readonly now: () => number;
+  private tokens: number;
+  private refilledAt: number;
+  /** Start times of the last WINDOW_MS, oldest first (starts[head..]). */
+  private starts: number[] = [];
+  private head = 0;
+
+  constructor(o: RateLimiterOptions) {
+    if (!Number.isFinite(o.rate) || o.rate <= 0) throw new Error(`rate must be positive, got ${o.rate}`);
+    this.rate = o.rate;
+    this.burst = Math.max(1, Math.floor(o.burst ?? Math.ceil(o.rate / 10)));
+    this.now = o.now;
+    this.tokens = this.burst;
+    this.refilledAt = o.now();
+  }
+
+  /** How many attempts may start right now. */
+  available(): number {
+    const now = this.now();
+    this.refill(now);
+    this.prune(now);
+    const inWindow = this.starts.length - this.head;
+    return Math.max(0, Math.min(Math.floor(this.tokens), Math.floor(this.rate) - inWindow));
+  }
+
+  /** Records n starts now; n must not exceed available(). */
+  take(n: number): void {
+    if (n <= 0) return;
+    const now = this.now();
+    this.refill(now);
+    this.tokens -= n;
+    for (let i = 0; i < n; i++) this.starts.push(now);
+  }
+
+  /** Milliseconds until available() is at least 1 (0 when it already is). */
+  msUntilAvailable(): number {
+    if (this.available() > 0) return 0;
+    const now = this.now();
+    const forToken = this.tokens >= 1 ? 0 : Math.ceil(((1 - this.tokens) * 1000) / this.rate);
+    const inWindow = this.starts.length - this.head;
+    // The window frees up when the start that makes it full leaves it (1000 ms after it).
+    const forWindow = inWindow >= Math.floor(this.rate) ? this.starts[this.starts.length - Math.floor(this.rate)] + WINDOW_MS - now : 0;
+    return Math.max(1, forToken, forWindow);
+  }
+
+  private refill(now: number): void {
+    const elapsed = now - this.refilledAt;
+    if (elapsed <= 0) return;
+    this.tokens = Math.min(this.burst, this.tokens + (elapsed * this.rate) / 1000);
+    this.refilledAt = now;
+  }
+
+  /** Forget starts that left the window: only those strictly after now - 1000 count. */
+  private prune(now: number): void {
+    while (this.head < this.starts.length && this.starts[this.head] <= now - WINDOW_MS) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.starts.length) {
+      this.starts = this.starts.slice(this.head);
+      this.head = 0;
+    }
+  }
+}
+
+export class DomainConcurrency {
+  private readonly inFlight = new Map<string, number>();
+
+  constructor(readonly limit: number) {
+    if (!Number.isInteger(limit) || limit < 1) throw new Error(`per-domain concurrency must be a positive integer, got ${limit}`);
+  }
+
+  count(domain: string): number {
+    return this.inFlight.get(domain) ?? 0;
+  }
+
+  /** True when one more attempt to this domain may start (`pending`: ones about to start). */
+  hasRoom(domain: string, pending = 0): boolean {
+    return this.count(domain) + pending < this.limit;
+  }
+
+  acquire(domain: string): void {
+    this.inFlight.set(domain, this.count(domain) + 1);
+  }
+
+  release(domain: string): void {
+    const n = this.count(domain) - 1;
+    if (n > 0) this.inFlight.set(domain, n);
+    else this.inFlight.delete(domain);
+  }
+}

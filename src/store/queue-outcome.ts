@@ -1,0 +1,153 @@
+/**
+ * Recording what a delivery attempt did, in ONE durable transaction (DESIGN "recording an
+ * outcome is one transaction elsewhere"; KumoMTA's Delivery / TransientFailure / Bounce /
+ * Expiration records): the job's state, attempts and history, the next due time, the
+ * `delivered` and `bounced` events, suppression of hard-bounced addresses and the message's
+ * open-job count. Also the operator's drop, which ends a job the same way (a bounced event with
+ * the reason), so nothing disappears silently.
+ */
+import type { AttemptResult, RecipientResult } from '../domain/delivery-result.js';
+import type { DeliveryAttempt, DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
+import type { Store } from './env.js';
+import { appendEventInTxn } from './events.js';
+import { dueMs, leaseMs, requeueInTxn, type OperatorResult } from './queue.js';
+import { addSuppressionInTxn } from './suppressions.js';
+
+/** Attempt history entries kept per job (the oldest are dropped beyond this). */
+export const MAX_HISTORY = 50;
+
+export interface RecordOutcomeInput {
+  /** The job as leased: its leaseUntil is the lease token. */
+  job: DeliveryJob;
+  result: AttemptResult;
+  attemptAt: Date;
+  /** When the deferred recipients are tried again. Absent: they are given up (expired). */
+  nextDueAtMs?: number;
+}
+
+export interface RecordedOutcome {
+  /** stale: the lease was no longer ours (recovered or dropped meanwhile); nothing was written. */
+  status: 'done' | 'requeued' | 'stale';
+  attempt: number;
+  delivered: string[];
+  bounced: string[];
+  deferred: string[];
+  expired: string[];
+  suppressed: string[];
+}
+
+export async function recordOutcome(store: Store, input: RecordOutcomeInput): Promise<RecordedOutcome> {
+  return store.write(() => recordOutcomeInTxn(store, input));
+}
+
+function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOutcome {
+  const { job, result } = input;
+  const current = store.db.jobs.get(job.id) as DeliveryJob | undefined;
+  const attempt = (current?.attempts ?? job.attempts) + 1;
+  const out: RecordedOutcome = { status: 'stale', attempt, delivered: [], bounced: [], deferred: [], expired: [], suppressed: [] };
+  if (!current || current.state !== 'leased' || current.leaseUntil !== job.leaseUntil) return out;
+  store.db.jobsLeased.remove([leaseMs(current), current.id]);
+
+  const by = (o: RecipientResult['outcome']) => result.recipients.filter((r) => r.outcome === o);
+  const delivered = by('delivered');
+  const bounced = by('bounced');
+  const deferred = by('deferred');
+  const expire = deferred.length > 0 && input.nextDueAtMs === undefined;
+  const message = store.db.messages.get(job.messageId) as MessageRecord | undefined;
+  const at = input.attemptAt.toISOString();
+  const common = { mx: result.mx, tls: result.tls, attempt };
+
+  if (message) {
+    const event = eventFactory(store, message, at);
+    if (delivered.length > 0) event('delivered', delivered.map((r) => r.recipient), { ...replyOf(delivered[0]), ...common });
+    for (const r of bounced) {
+      event('bounced', [r.recipient], { ...replyOf(r), ...common, bounceType: r.bounceType ?? 'hard', category: r.category });
+      if (r.bounceType !== 'soft' && addSuppressionInTxn(store, { channelId: message.channelId, mailType: message.mailType, email: r.recipient, reason: 'bounce' })) {
+        out.suppressed.push(r.recipient);
+      }
+    }
+    // RFC 5321 4.5.4.1: after the give-up time the message is returned as undeliverable.
+    if (expire) for (const r of deferred) event('bounced', [r.recipient], { ...replyOf(r), ...common, bounceType: 'soft', category: r.category, reason: 'expired' });
+  }
+
+  const history = [...current.history, historyEntry(result, at)].slice(-MAX_HISTORY);
+  if (deferred.length > 0 && !expire) {
+    requeueInTxn(store, current, input.nextDueAtMs!, { attempts: attempt, history, recipients: deferred.map((r) => r.recipient) });
+    out.status = 'requeued';
+  } else {
+    const { leaseUntil: _dropped, ...rest } = current;
+    store.db.jobs.put(job.id, { ...rest, state: 'done', attempts: attempt, history } satisfies DeliveryJob);
+    if (message) closeJobOfMessageInTxn(store, message);
+    out.status = 'done';
+  }
+  out.delivered = delivered.map((r) => r.recipient);
+  out.bounced = bounced.map((r) => r.recipient);
+  out.deferred = expire ? [] : deferred.map((r) => r.recipient);
+  out.expired = expire ? deferred.map((r) => r.recipient) : [];
+  return out;
+}
+
+/** `postrider queue drop`: a queued job ends as bounced (reason "dropped by operator"). */
+export async function dropJob(store: Store, jobId: string, now: Date = new Date()): Promise<OperatorResult> {
+  return store.write(() => {
+    const job = store.db.jobs.get(jobId) as DeliveryJob | undefined;
+    if (!job) return 'not_found';
+    // A leased job is being delivered right now; dropping it could not stop that.
+    if (job.state !== 'queued') return job.state === 'leased' ? 'leased' : 'done';
+    store.db.jobsDue.remove([dueMs(job), job.id]);
+    store.db.jobs.put(job.id, { ...job, state: 'done' } satisfies DeliveryJob);
+    const message = store.db.messages.get(job.messageId) as MessageRecord | undefined;
+    if (message) {
+      const event = eventFactory(store, message, now.toISOString());
+      const last = job.history[job.history.length - 1];
+      for (const r of job.recipients) {
+        event('bounced', [r], { response: 'dropped by operator', lastResponse: last?.response, attempt: job.attempts, bounceType: 'soft', category: 'other', reason: 'dropped by operator' });
+      }
+      closeJobOfMessageInTxn(store, message);
+    }
+    return 'ok';
+  });
+}
+
+type EventFn = (type: 'delivered' | 'bounced', recipients: string[], details: Record<string, unknown>) => EventRecord;
+
+function eventFactory(store: Store, m: MessageRecord, timestamp: string): EventFn {
+  return (eventType, recipients, details) =>
+    appendEventInTxn(store, {
+      accountId: m.accountId,
+      channelId: m.channelId,
+      messageId: m.id,
+      mailType: m.mailType,
+      mailSource: m.mailSource,
+      eventType,
+      timestamp,
+      subject: m.subject,
+      recipients,
+      tags: m.tags,
+      metadata: m.metadata,
+      details: compact(details),
+    });
+}
+
+/** One job of the message finished; the message is `sent` when none is left. */
+function closeJobOfMessageInTxn(store: Store, m: MessageRecord): void {
+  const openJobs = Math.max(0, m.openJobs - 1);
+  store.db.messages.put(m.id, { ...m, openJobs, status: openJobs === 0 ? 'sent' : m.status } satisfies MessageRecord);
+}
+
+function replyOf(r: RecipientResult): Record<string, unknown> {
+  return { smtpCode: r.smtpCode, enhancedCode: r.enhancedCode, response: r.response };
+}
+
+/** The attempt as the job's history keeps it: the overall outcome and the most relevant reply. */
+function historyEntry(result: AttemptResult, at: string): DeliveryAttempt {
+  const deferred = result.recipients.find((r) => r.outcome === 'deferred');
+  const outcome = deferred ? 'deferred' : result.recipients.some((r) => r.outcome === 'bounced') ? 'bounced' : 'delivered';
+  const lead = deferred ?? { smtpCode: result.smtpCode, enhancedCode: result.enhancedCode, response: result.response };
+  return compact({ at, mx: result.mx, smtpCode: lead.smtpCode, enhancedCode: lead.enhancedCode, response: lead.response, outcome, tls: result.tls }) as DeliveryAttempt;
+}
+
+/** Drops undefined values so stored records stay clean. */
+function compact<T extends Record<string, unknown>>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,175 @@
+/**
+ * Retries, bounces, expiry and crash safety, with the dispatcher on a fake clock (time only
+ * moves when the test says so) and real SMTP servers on 127.0.20.x.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DeliveryService, type DeliveryServiceOptions } from '../../src/delivery/dispatcher.js';
+import { DnsResolver } from '../../src/dns/resolver.js';
+import type { EventRecord } from '../../src/domain/types.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getMessage } from '../../src/store/messages.js';
+import { leaseDueJobs } from '../../src/store/queue.js';
+import { isSuppressed } from '../../src/store/suppressions.js';
+import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, waitFor, type TestStore } from '../support/delivery.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+
+const MINUTE = 60_000;
+
+let dns: TestDns;
+let resolver: DnsResolver;
+let mx: MxServer;
+let slow: MxServer;
+let t: TestStore;
+let clock: FakeClock;
+const services: DeliveryService[] = [];
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
+  resolver.start();
+  mx = await startMxServer({ address: '127.0.20.2' });
+  // Holds every DATA reply for 10 s: an attempt still running at shutdown.
+  slow = await startMxServer({ address: '127.0.20.3', port: mx.port, dataDelayMs: 10_000 });
+  dns.set('mx.retry.test', 'A', ['127.0.20.2']);
+  dns.set('retry.test', 'MX', ['10 mx.retry.test']);
+});
+
+afterAll(async () => {
+  resolver.stop();
+  await Promise.all([mx.close(), slow.close(), dns.close()]);
+});
+
+afterEach(async () => {
+  for (const s of services.splice(0)) await s.stop();
+  await t?.close();
+});
+
+function newService(overrides: Record<string, unknown> = {}, extra: Partial<DeliveryServiceOptions> = {}): DeliveryService {
+  const s = new DeliveryService({
+    store: t.store,
+    config: deliveryConfig({ 'delivery.port': mx.port, 'delivery.retrySchedule': '5m,10m,30m,1h*', ...overrides }),
+    resolver,
+    logger: silentLogger(),
+    clock,
+    // Only the due-time timer matters on the fake clock.
+    idleCheckMs: 24 * 60 * MINUTE,
+    timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 },
+    ...extra,
+  });
+  services.push(s);
+  return s;
+}
+
+async function setup(overrides: Record<string, unknown> = {}): Promise<DeliveryService> {
+  t = await openTestStore();
+  clock = new FakeClock();
+  const s = newService(overrides);
+  await s.start();
+  return s;
+}
+
+async function send(s: DeliveryService, to: string[]): Promise<string> {
+  const id = await queueMessage(t.store, { to, now: new Date(clock.now()) });
+  s.notify();
+  return id;
+}
+
+function outcomes(id: string): EventRecord[] {
+  return eventsOfMessage(t.store, id).filter((e) => e.eventType === 'delivered' || e.eventType === 'bounced');
+}
+
+/** Waits for the job's attempt `n` to be recorded and the dispatcher to sleep until its retry. */
+async function afterAttempt(id: string, n: number, nextDueMs?: number) {
+  const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts === n), `attempt ${n}`);
+  if (nextDueMs !== undefined) await waitFor(() => clock.nextTimerAt() === nextDueMs, 'the retry timer');
+  return job;
+}
+
+describe('retries on the schedule', () => {
+  it('defers a 451 and delivers on the retry after the first backoff step', async () => {
+    const s = await setup();
+    mx.scriptRcpt('grey@retry.test', { code: 451, message: '4.7.1 Greylisting in action, please come back later' });
+    const start = clock.now();
+    const id = await send(s, ['grey@retry.test']);
+    const job = await afterAttempt(id, 1, start + 5 * MINUTE);
+    expect(job).toMatchObject({ state: 'queued', dueAt: new Date(start + 5 * MINUTE).toISOString() });
+    expect(job.history[0]).toMatchObject({ outcome: 'deferred', smtpCode: 451, enhancedCode: '4.7.1' });
+    expect(outcomes(id)).toEqual([]);
+
+    clock.advance(5 * MINUTE - 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(jobsOf(t.store, id)[0].attempts).toBe(1); // not a millisecond early
+
+    clock.advance(1);
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', 'the retry to deliver');
+    expect(outcomes(id).map((e) => [e.eventType, e.details.attempt])).toEqual([['delivered', 2]]);
+  });
+
+  it('bounces a 550 5.1.1 at once and suppresses the address for the channel', async () => {
+    const s = await setup();
+    mx.scriptRcpt('nobody@retry.test', { code: 550, message: '5.1.1 <nobody@retry.test>: Recipient address rejected: User unknown' });
+    const id = await send(s, ['nobody@retry.test']);
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', 'the bounce');
+    expect(outcomes(id)).toMatchObject([{ eventType: 'bounced', details: { bounceType: 'hard', smtpCode: 550, enhancedCode: '5.1.1', attempt: 1 } }]);
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'nobody@retry.test')).toBe(true);
+  });
+
+  it('soft-bounces a content rejection after DATA without suppressing the address', async () => {
+    const s = await setup();
+    mx.scriptData({ code: 554, message: '5.7.1 Message rejected as spam' });
+    const id = await send(s, ['fine@retry.test']);
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', 'the bounce');
+    expect(outcomes(id)).toMatchObject([{ eventType: 'bounced', details: { bounceType: 'soft', category: 'spam', smtpCode: 554 } }]);
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'fine@retry.test')).toBe(false);
+  });
+
+  it('gives up a message that is still deferred at its maximum age, with the last reply', async () => {
+    const s = await setup({ 'delivery.maxAgeMs': 2 * MINUTE });
+    mx.scriptRcpt('full@retry.test', { code: 452, message: '4.2.2 Mailbox full' }, { code: 452, message: '4.2.2 Mailbox full, still' });
+    const start = clock.now();
+    const id = await send(s, ['full@retry.test']);
+    // The 5-minute step is cut to the expiry time: one last attempt at 2 minutes.
+    await afterAttempt(id, 1, start + 2 * MINUTE);
+    clock.advance(2 * MINUTE);
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', 'the expiry');
+    expect(outcomes(id)).toMatchObject([
+      { eventType: 'bounced', recipients: ['full@retry.test'], details: { reason: 'expired', bounceType: 'soft', category: 'mailbox_full', response: '452 4.2.2 Mailbox full, still', attempt: 2 } },
+    ]);
+    expect(jobsOf(t.store, id)[0]).toMatchObject({ state: 'done', attempts: 2 });
+  });
+});
+
+describe('crash safety', () => {
+  it('delivers after a restart a job whose lease was held by a process that died', async () => {
+    t = await openTestStore();
+    clock = new FakeClock();
+    const id = await queueMessage(t.store, { to: ['crash@retry.test'], now: new Date(clock.now()) });
+    // The dead process leased the job (for 30 minutes) and never recorded an outcome.
+    const { jobs } = await leaseDueJobs(t.store, { nowMs: clock.now(), max: 10, leaseMs: 30 * MINUTE });
+    expect(jobs).toHaveLength(1);
+    await t.reopen();
+
+    await newService().start();
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', 'the recovered job to be delivered');
+    expect(outcomes(id)).toMatchObject([{ eventType: 'delivered', details: { attempt: 1 } }]);
+    expect(mx.received.at(-1)?.to).toEqual(['crash@retry.test']);
+  });
+
+  it('gives unfinished attempts back to the queue when the shutdown grace period is over', async () => {
+    t = await openTestStore();
+    clock = new FakeClock();
+    dns.set('slow.test', 'MX', ['10 mx.slow.test']);
+    dns.set('mx.slow.test', 'A', ['127.0.20.3']);
+    const s = newService({ 'shutdown.graceMs': 100 });
+    await s.start();
+    const id = await send(s, ['wait@slow.test']);
+    await waitFor(() => slow.rcpts.includes('wait@slow.test'), 'the attempt to reach DATA');
+    const stopped = Date.now();
+    await s.stop();
+    expect(Date.now() - stopped).toBeLessThan(3000);
+    expect(jobsOf(t.store, id)[0]).toMatchObject({ state: 'queued', attempts: 0, history: [] });
+    expect(outcomes(id)).toEqual([]);
+  });
+});

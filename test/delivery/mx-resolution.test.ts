@@ -1,0 +1,95 @@
+/** MX resolution against the in-process test DNS server (never real DNS). */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AddressPolicy } from '../../src/delivery/address-policy.js';
+import { MxResolver } from '../../src/delivery/mx.js';
+import { DnsResolver } from '../../src/dns/resolver.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+
+let dns: TestDns;
+let resolver: DnsResolver;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
+  resolver.start();
+});
+
+afterAll(async () => {
+  resolver.stop();
+  await dns.close();
+});
+
+afterEach(() => dns.clear());
+
+function mx(opts: { allowPrivate?: boolean; random?: () => number } = {}) {
+  return new MxResolver(resolver, new AddressPolicy({ allowPrivate: opts.allowPrivate ?? true }), opts.random);
+}
+
+describe('MxResolver', () => {
+  it('orders hosts by MX preference and resolves each to its addresses', async () => {
+    dns.set('example.test', 'MX', ['20 backup.example.test', '10 primary.example.test']);
+    dns.set('primary.example.test', 'A', ['127.0.3.1']);
+    dns.set('primary.example.test', 'AAAA', ['::1']);
+    dns.set('backup.example.test', 'A', ['127.0.3.2']);
+    const r = await mx().resolve('example.test');
+    expect(r).toEqual({
+      status: 'ok',
+      implicit: false,
+      refused: [],
+      hosts: [
+        { host: 'primary.example.test', priority: 10, addresses: ['127.0.3.1', '::1'] },
+        { host: 'backup.example.test', priority: 20, addresses: ['127.0.3.2'] },
+      ],
+    });
+  });
+
+  it('picks a random order among hosts of equal preference (RFC 5321 5.1)', async () => {
+    dns.set('equal.test', 'MX', ['10 a.equal.test', '10 b.equal.test']);
+    dns.set('a.equal.test', 'A', ['127.0.3.1']);
+    dns.set('b.equal.test', 'A', ['127.0.3.2']);
+    const firsts = new Set<string>();
+    for (const seq of [[0.1, 0.9], [0.9, 0.1]]) {
+      let i = 0;
+      const r = await mx({ random: () => seq[i++ % 2] }).resolve('equal.test');
+      if (r.status === 'ok') firsts.add(r.hosts[0].host);
+    }
+    expect(firsts).toEqual(new Set(['a.equal.test', 'b.equal.test']));
+  });
+
+  it("falls back to the domain's own A record when it has no MX (implicit MX)", async () => {
+    dns.set('implicit.test', 'A', ['127.0.3.5']);
+    expect(await mx().resolve('implicit.test')).toEqual({
+      status: 'ok',
+      implicit: true,
+      refused: [],
+      hosts: [{ host: 'implicit.test', priority: 0, addresses: ['127.0.3.5'] }],
+    });
+  });
+
+  it('fails permanently for a null MX (RFC 7505) with 556 5.1.10', async () => {
+    dns.set('nullmx.test', 'MX', ['0 .']);
+    expect(await mx().resolve('nullmx.test')).toMatchObject({ status: 'failed', reply: { code: 556, enhancedCode: '5.1.10' } });
+  });
+
+  it('fails permanently for a domain that does not exist (5.1.2)', async () => {
+    expect(await mx().resolve('nowhere.test')).toMatchObject({ status: 'failed', reply: { enhancedCode: '5.1.2' } });
+  });
+
+  it('fails temporarily when the name server fails (4.4.3)', async () => {
+    dns.servfail('broken.test');
+    expect(await mx().resolve('broken.test')).toMatchObject({ status: 'failed', reply: { enhancedCode: '4.4.3' } });
+  });
+
+  it('skips an MX host that does not resolve and keeps the others', async () => {
+    dns.set('partial.test', 'MX', ['10 gone.partial.test', '20 ok.partial.test']);
+    dns.set('ok.partial.test', 'A', ['127.0.3.9']);
+    const r = await mx().resolve('partial.test');
+    expect(r.status === 'ok' && r.hosts.map((h) => h.host)).toEqual(['ok.partial.test']);
+  });
+
+  it('refuses loopback and private MX addresses when private delivery is not allowed', async () => {
+    dns.set('internal.test', 'MX', ['10 mx.internal.test']);
+    dns.set('mx.internal.test', 'A', ['127.0.0.1', '10.0.0.5']);
+    expect(await mx({ allowPrivate: false }).resolve('internal.test')).toMatchObject({ status: 'failed', reply: { enhancedCode: '5.4.4' } });
+  });
+});

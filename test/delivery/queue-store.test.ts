@@ -1,0 +1,180 @@
+/** The queue's store verbs on a real LMDB store. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AttemptResult, RecipientResult } from '../../src/domain/delivery-result.js';
+import type { DeliveryJob } from '../../src/domain/types.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getMessage } from '../../src/store/messages.js';
+import { getJob, leaseDueJobs, listJobs, nextDueAfter, queueCounts, recoverExpiredLeases, retryJob } from '../../src/store/queue.js';
+import { dropJob, recordOutcome } from '../../src/store/queue-outcome.js';
+import { isSuppressed } from '../../src/store/suppressions.js';
+import { CHANNEL, jobsOf, openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
+
+let t: TestStore;
+const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
+
+beforeEach(async () => {
+  t = await openTestStore();
+});
+
+afterEach(async () => {
+  await t.close();
+});
+
+function rcpt(recipient: string, r: Partial<RecipientResult>): RecipientResult {
+  return { recipient, outcome: 'delivered', category: 'delivered', phase: 'message', smtpCode: 250, response: '250 2.0.0 OK', ...r };
+}
+
+function result(recipients: RecipientResult[]): AttemptResult {
+  return { recipients, mx: 'mx.example.test', address: '127.0.0.2', tls: true, response: recipients[0].response };
+}
+
+async function leaseOne(nowMs = T0): Promise<DeliveryJob> {
+  const { jobs } = await leaseDueJobs(t.store, { nowMs, max: 1, leaseMs: 60_000 });
+  expect(jobs).toHaveLength(1);
+  return jobs[0];
+}
+
+describe('leaseDueJobs', () => {
+  it('leases only jobs that are due, oldest first, at most max', async () => {
+    await queueMessage(t.store, { to: ['a@one.test'], now: new Date(T0 - 2000) });
+    await queueMessage(t.store, { to: ['b@two.test'], now: new Date(T0 - 1000) });
+    await queueMessage(t.store, { to: ['c@three.test'], now: new Date(T0 + 60_000) });
+    const { jobs } = await leaseDueJobs(t.store, { nowMs: T0, max: 1, leaseMs: 60_000 });
+    expect(jobs.map((j) => j.domain)).toEqual(['one.test']);
+    expect(jobs[0]).toMatchObject({ state: 'leased', leaseUntil: new Date(T0 + 60_000).toISOString() });
+    expect(queueCounts(t.store, T0)).toEqual({ queued: 2, dueNow: 1, leased: 1 });
+    expect(nextDueAfter(t.store, T0)).toBe(T0 + 60_000);
+  });
+
+  it('leaves a job due when accept refuses it and leases the ones behind it', async () => {
+    await queueMessage(t.store, { to: ['a@busy.test'], now: new Date(T0 - 2000) });
+    await queueMessage(t.store, { to: ['b@free.test'], now: new Date(T0 - 1000) });
+    const res = await leaseDueJobs(t.store, { nowMs: T0, max: 5, leaseMs: 60_000, accept: (j) => j.domain !== 'busy.test' });
+    expect(res.jobs.map((j) => j.domain)).toEqual(['free.test']);
+    expect(res.skipped).toBe(1);
+    expect(listJobs(t.store, { state: 'queued' }).map((j) => j.domain)).toEqual(['busy.test']);
+  });
+
+  it('resumes a truncated scan after the last key it looked at', async () => {
+    for (let i = 0; i < 4; i++) await queueMessage(t.store, { to: [`x@busy${i}.test`], now: new Date(T0 - 5000 + i) });
+    await queueMessage(t.store, { to: ['y@free.test'], now: new Date(T0 - 100) });
+    const accept = (j: DeliveryJob) => j.domain === 'free.test';
+    const first = await leaseDueJobs(t.store, { nowMs: T0, max: 1, leaseMs: 60_000, accept, scanLimit: 2 });
+    expect(first.jobs).toEqual([]);
+    expect(first.resumeAfter).toBeDefined();
+    const second = await leaseDueJobs(t.store, { nowMs: T0, max: 1, leaseMs: 60_000, accept, scanLimit: 3, after: first.resumeAfter });
+    expect(second.jobs.map((j) => j.domain)).toEqual(['free.test']);
+  });
+});
+
+describe('recordOutcome', () => {
+  it('records delivered and hard-bounced recipients, suppresses the bounce and marks the message sent', async () => {
+    const id = await queueMessage(t.store, { to: ['ok@example.test', 'gone@example.test'], now: new Date(T0) });
+    const job = await leaseOne();
+    const out = await recordOutcome(t.store, {
+      job,
+      attemptAt: new Date(T0 + 1000),
+      result: result([
+        rcpt('ok@example.test', {}),
+        rcpt('gone@example.test', { outcome: 'bounced', bounceType: 'hard', category: 'unknown_user', phase: 'rcpt', smtpCode: 550, enhancedCode: '5.1.1', response: '550 5.1.1 User unknown' }),
+      ]),
+    });
+    expect(out).toMatchObject({ status: 'done', delivered: ['ok@example.test'], bounced: ['gone@example.test'], suppressed: ['gone@example.test'] });
+    const events = eventsOfMessage(t.store, id).filter((e) => e.eventType === 'delivered' || e.eventType === 'bounced');
+    expect(events.map((e) => [e.eventType, e.recipients, e.details])).toEqual([
+      ['delivered', ['ok@example.test'], { smtpCode: 250, response: '250 2.0.0 OK', mx: 'mx.example.test', tls: true, attempt: 1 }],
+      ['bounced', ['gone@example.test'], { smtpCode: 550, enhancedCode: '5.1.1', response: '550 5.1.1 User unknown', mx: 'mx.example.test', tls: true, attempt: 1, bounceType: 'hard', category: 'unknown_user' }],
+    ]);
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gone@example.test')).toBe(true);
+    expect(getMessage(t.store, id)).toMatchObject({ status: 'sent', openJobs: 0 });
+    expect(getJob(t.store, job.id)).toMatchObject({ state: 'done', attempts: 1 });
+    expect(queueCounts(t.store, T0)).toEqual({ queued: 0, dueNow: 0, leased: 0 });
+  });
+
+  it('re-queues only the deferred recipients, keeps the attempt in the history and writes no event for it', async () => {
+    const id = await queueMessage(t.store, { to: ['ok@example.test', 'later@example.test'], now: new Date(T0) });
+    const job = await leaseOne();
+    const out = await recordOutcome(t.store, {
+      job,
+      attemptAt: new Date(T0 + 1000),
+      nextDueAtMs: T0 + 301_000,
+      result: result([rcpt('ok@example.test', {}), rcpt('later@example.test', { outcome: 'deferred', category: 'greylisted', phase: 'rcpt', smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 Greylisting in action' })]),
+    });
+    expect(out.status).toBe('requeued');
+    expect(getJob(t.store, job.id)).toMatchObject({
+      state: 'queued',
+      attempts: 1,
+      recipients: ['later@example.test'],
+      dueAt: new Date(T0 + 301_000).toISOString(),
+      history: [{ outcome: 'deferred', smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 Greylisting in action', mx: 'mx.example.test', tls: true }],
+    });
+    expect(getJob(t.store, job.id)?.leaseUntil).toBeUndefined();
+    expect(getMessage(t.store, id)).toMatchObject({ status: 'queued', openJobs: 1 });
+    expect(eventsOfMessage(t.store, id).map((e) => e.eventType)).toEqual(['accepted', 'processed', 'delivered']);
+  });
+
+  it('bounces deferred recipients with reason "expired" when no next attempt is given', async () => {
+    const id = await queueMessage(t.store, { to: ['late@example.test'], now: new Date(T0) });
+    const job = await leaseOne();
+    const out = await recordOutcome(t.store, {
+      job,
+      attemptAt: new Date(T0 + 1000),
+      result: result([rcpt('late@example.test', { outcome: 'deferred', category: 'connection', phase: 'connect', smtpCode: undefined, response: 'ECONNREFUSED' })]),
+    });
+    expect(out).toMatchObject({ status: 'done', expired: ['late@example.test'] });
+    const bounce = eventsOfMessage(t.store, id).find((e) => e.eventType === 'bounced');
+    expect(bounce?.details).toMatchObject({ reason: 'expired', bounceType: 'soft', response: 'ECONNREFUSED' });
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'late@example.test')).toBe(false);
+  });
+
+  it('refuses an outcome from a lease that is no longer current', async () => {
+    await queueMessage(t.store, { to: ['a@example.test'], now: new Date(T0) });
+    const job = await leaseOne();
+    await recoverExpiredLeases(t.store, T0 + 120_000);
+    const out = await recordOutcome(t.store, { job, attemptAt: new Date(T0 + 121_000), result: result([rcpt('a@example.test', {})]) });
+    expect(out.status).toBe('stale');
+    expect(getJob(t.store, job.id)).toMatchObject({ state: 'queued', attempts: 0 });
+  });
+});
+
+describe('recoverExpiredLeases', () => {
+  it('puts expired leases back to due now and leaves live ones alone', async () => {
+    await queueMessage(t.store, { to: ['a@example.test'], now: new Date(T0) });
+    const job = await leaseOne();
+    expect(await recoverExpiredLeases(t.store, T0 + 30_000)).toBe(0);
+    expect(await recoverExpiredLeases(t.store, T0 + 60_000)).toBe(1);
+    expect(getJob(t.store, job.id)).toMatchObject({ state: 'queued', dueAt: new Date(T0 + 60_000).toISOString() });
+  });
+
+  it('recovers every lease at start, expired or not', async () => {
+    await queueMessage(t.store, { to: ['a@example.test'], now: new Date(T0) });
+    await leaseOne();
+    expect(await recoverExpiredLeases(t.store, T0 + 1, { all: true })).toBe(1);
+    expect(queueCounts(t.store, T0 + 1)).toMatchObject({ dueNow: 1, leased: 0 });
+  });
+});
+
+describe('operator verbs', () => {
+  it('retries a queued job now and refuses a leased one', async () => {
+    await queueMessage(t.store, { to: ['a@one.test'], now: new Date(T0 + 3_600_000) });
+    const [job] = listJobs(t.store);
+    expect(await retryJob(t.store, job.id, T0)).toBe('ok');
+    expect(getJob(t.store, job.id)?.dueAt).toBe(new Date(T0).toISOString());
+    await leaseOne();
+    expect(await retryJob(t.store, job.id, T0)).toBe('leased');
+    expect(await retryJob(t.store, 'nope', T0)).toBe('not_found');
+  });
+
+  it('drops a queued job as a bounced event with the operator as reason', async () => {
+    const id = await queueMessage(t.store, { to: ['a@one.test', 'b@one.test'], now: new Date(T0) });
+    const [job] = jobsOf(t.store, id);
+    expect(await dropJob(t.store, job.id)).toBe('ok');
+    const bounces = eventsOfMessage(t.store, id).filter((e) => e.eventType === 'bounced');
+    expect(bounces.map((e) => [e.recipients, e.details.reason])).toEqual([
+      [['a@one.test'], 'dropped by operator'],
+      [['b@one.test'], 'dropped by operator'],
+    ]);
+    expect(getMessage(t.store, id)).toMatchObject({ status: 'sent', openJobs: 0 });
+    expect(await dropJob(t.store, job.id)).toBe('done');
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * The dispatcher's scheduling in real time: the delivery rate (no 1-second window with more
+ * starts than delivery.rate) and per-domain concurrency (a slow domain holds its slots and no
+ * more), with real SMTP servers on 127.0.30.x where the MX matters.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AttemptFn } from '../../src/delivery/attempt.js';
+import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import { DnsResolver } from '../../src/dns/resolver.js';
+import { getMessage } from '../../src/store/messages.js';
+import { deliveryConfig, openTestStore, queueMessage, silentLogger, waitFor, type TestStore } from '../support/delivery.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+
+let dns: TestDns;
+let resolver: DnsResolver;
+let t: TestStore;
+let service: DeliveryService | undefined;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1 });
+  resolver.start();
+});
+
+afterAll(async () => {
+  resolver.stop();
+  await dns.close();
+});
+
+afterEach(async () => {
+  await service?.stop();
+  service = undefined;
+  await t?.close();
+});
+
+/** Most starts in any window [x, x + width). */
+function maxInWindow(sorted: number[], width: number): number {
+  let max = 0;
+  let lo = 0;
+  for (let hi = 0; hi < sorted.length; hi++) {
+    while (sorted[hi] - sorted[lo] >= width) lo++;
+    max = Math.max(max, hi - lo + 1);
+  }
+  return max;
+}
+
+describe('delivery rate', () => {
+  it('never starts more than delivery.rate attempts in any 1-second window (20/s over 60 jobs)', async () => {
+    t = await openTestStore();
+    const starts: number[] = [];
+    const attempt: AttemptFn = async ({ job }) => {
+      starts.push(performance.now());
+      return { recipients: job.recipients.map((recipient) => ({ recipient, outcome: 'delivered', category: 'delivered', phase: 'message', smtpCode: 250, response: '250 OK' })), tls: true, response: '250 OK' };
+    };
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@d${i}.test`] }));
+    service = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 20 }), resolver, logger: silentLogger(), attempt });
+    await service.start();
+    await waitFor(() => ids.every((id) => getMessage(t.store, id)?.status === 'sent'), 'all 60 messages', 15_000);
+
+    const sorted = [...starts].sort((a, b) => a - b);
+    const elapsed = (sorted[sorted.length - 1] - sorted[0]) / 1000;
+    const busiest = maxInWindow(sorted, 1000);
+    // Measured, for the record: starts per second over the run and the busiest 1 s window.
+    console.info(`rate 20/s: 60 starts in ${elapsed.toFixed(2)} s = ${(59 / elapsed).toFixed(1)}/s, busiest 1-second window ${busiest}`);
+    expect(busiest).toBeLessThanOrEqual(20);
+    expect(elapsed).toBeGreaterThan(2.5); // 60 at 20/s cannot be faster than ~2.9 s
+    expect(elapsed).toBeLessThan(4.5); // and the limiter does not dawdle
+  });
+});
+
+describe('per-domain concurrency', () => {
+  let slowMx: MxServer;
+  let fastMx: MxServer;
+
+  beforeAll(async () => {
+    slowMx = await startMxServer({ address: '127.0.30.2', dataDelayMs: 300 });
+    fastMx = await startMxServer({ address: '127.0.30.3', port: slowMx.port });
+    dns.set('slow.test', 'MX', ['10 mx.slow.test']);
+    dns.set('mx.slow.test', 'A', ['127.0.30.2']);
+    dns.set('fast.test', 'MX', ['10 mx.fast.test']);
+    dns.set('mx.fast.test', 'A', ['127.0.30.3']);
+  });
+
+  afterAll(async () => {
+    await Promise.all([slowMx.close(), fastMx.close()]);
+  });
+
+  it('keeps a slow domain to its concurrency limit while other domains go first', async () => {
+    t = await openTestStore();
+    const slowIds: string[] = [];
+    const fastIds: string[] = [];
+    // The slow domain's jobs are older: a plain FIFO would send all of them first.
+    for (let i = 0; i < 8; i++) slowIds.push(await queueMessage(t.store, { to: [`s${i}@slow.test`], now: new Date(Date.now() - 10_000 + i) }));
+    for (let i = 0; i < 4; i++) fastIds.push(await queueMessage(t.store, { to: [`f${i}@fast.test`], now: new Date(Date.now() - 5_000 + i) }));
+    service = new DeliveryService({
+      store: t.store,
+      config: deliveryConfig({ 'delivery.port': slowMx.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 2 }),
+      resolver,
+      logger: silentLogger(),
+      timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 },
+    });
+    await service.start();
+    const fastDone = await waitFor(() => fastIds.every((id) => getMessage(t.store, id)?.status === 'sent') && Date.now(), 'the fast domain');
+    const slowSentWhenFastDone = slowIds.filter((id) => getMessage(t.store, id)?.status === 'sent').length;
+    await waitFor(() => slowIds.every((id) => getMessage(t.store, id)?.status === 'sent'), 'the slow domain', 15_000);
+    expect(fastDone).toBeGreaterThan(0);
+    expect(slowSentWhenFastDone).toBeLessThan(8);
+    expect(slowMx.maxConcurrentData).toBe(2);
+    expect(slowMx.received).toHaveLength(8);
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * Fixtures for delivery tests: a real store in a temp folder, messages committed the way the
+ * send path commits them (commitMessages, so jobs and events are real), a config for a
+ * DeliveryService that delivers to test MX servers on loopback through the test DNS server.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
+import { domainOf } from '../../src/domain/address.js';
+import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
+import { createLogger, type Logger } from '../../src/log/logger.js';
+import { Store } from '../../src/store/env.js';
+import { commitMessages } from '../../src/store/messages.js';
+
+export const ACCOUNT = 'acc-1';
+export const CHANNEL = 'ch-1';
+
+export interface TestStore {
+  store: Store;
+  dataDir: string;
+  reopen(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openTestStore(): Promise<TestStore> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-delivery-'));
+  const t: TestStore = {
+    store: new Store({ dataDir }),
+    dataDir,
+    async reopen() {
+      await t.store.stop();
+      t.store = new Store({ dataDir });
+      await t.store.start();
+    },
+    async close() {
+      await t.store.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  await t.store.start();
+  return t;
+}
+
+/** A real RFC 5322 message, as the compose worker would have produced it (CRLF lines). */
+export function rawMessage(from: string, to: string[], subject = 'Hello'): Buffer {
+  return Buffer.from(
+    [
+      `From: Sender <${from}>`,
+      `To: ${to.join(', ')}`,
+      `Subject: ${subject}`,
+      `Date: Mon, 06 Jan 2025 09:00:00 +0000`,
+      `Message-ID: <${randomUUID()}@${domainOf(from)}>`,
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: 7bit',
+      '',
+      'Hello from postrider.',
+      '.a line that starts with a dot (RFC 5321 4.5.2 transparency)',
+      '',
+    ].join('\r\n'),
+  );
+}
+
+/** Commits one live message the way the send path does; returns its id. */
+export async function queueMessage(
+  store: Store,
+  o: { to: string[]; from?: string; mailType?: 'transactional' | 'broadcast'; now?: Date; body?: Buffer },
+): Promise<string> {
+  const id = randomUUID();
+  const from = o.from ?? 'news@sender.test';
+  const body = o.body ?? rawMessage(from, o.to);
+  const now = o.now ?? new Date();
+  const record: Omit<MessageRecord, 'openJobs' | 'status'> = {
+    id,
+    accountId: ACCOUNT,
+    channelId: CHANNEL,
+    mailType: o.mailType ?? 'transactional',
+    mailSource: 'api',
+    deliveryType: 'live',
+    createdAt: now.toISOString(),
+    messageIdHeader: `<${id}@sender.test>`,
+    subject: 'Hello',
+    from: { email: from },
+    to: o.to.map((email) => ({ email })),
+    cc: [],
+    bcc: [],
+    replyTo: [],
+    tracking: { links: false, opens: false },
+    tags: [],
+    headers: {},
+    metadata: {},
+    attachments: [],
+    size: body.length,
+    recipients: o.to.map((t) => t.toLowerCase()),
+    suppressed: [],
+  };
+  await commitMessages(store, { messages: [{ record, body }], now });
+  return id;
+}
+
+export function jobsOf(store: Store, messageId: string): DeliveryJob[] {
+  return [...store.db.jobs.getRange()].map((e) => e.value as DeliveryJob).filter((j) => j.messageId === messageId);
+}
+
+export function deliveryConfig(overrides: Record<string, unknown> = {}): Config {
+  return loadConfig({
+    env: {},
+    overrides: {
+      dataDir: os.tmpdir(),
+      hostname: 'postrider.test',
+      'log.level': 'silent',
+      'delivery.allowPrivate': true,
+      'shutdown.graceMs': 2000,
+      ...overrides,
+    },
+  });
+}
+
+export function silentLogger(): Logger {
+  return createLogger({ level: 'silent' });
+}
+
+/** Polls until fn returns a truthy value (real time), or fails with `what`. */
+export async function waitFor<T>(fn: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

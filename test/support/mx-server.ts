@@ -1,0 +1,149 @@
+/**
+ * A receiving MX for delivery tests: a real smtp-server on a loopback address (127.0.0.0/8 is
+ * all loopback on Linux, so each MX host gets its own address and they share one port, like
+ * delivery.port in production). It records what it receives and lets a test script replies:
+ * per RCPT address and for DATA, consumed in order ("451 first, then 250").
+ */
+import type { Readable } from 'node:stream';
+import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { testCert } from './tls-cert.js';
+
+export interface Reply {
+  code: number;
+  message: string;
+}
+
+export interface Received {
+  from: string;
+  to: string[];
+  raw: Buffer;
+  /** True when the session was upgraded with STARTTLS. */
+  secure: boolean;
+  heloName: string;
+}
+
+export interface MxServerOptions {
+  address: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Offer STARTTLS with a fresh self-signed certificate (default true). */
+  starttls?: boolean;
+  /** Extra TLS options, e.g. { maxVersion: 'TLSv1' } to make every handshake fail. */
+  tlsOptions?: Partial<SMTPServerOptions>;
+  /** Hold each DATA reply this long (slow receivers). */
+  dataDelayMs?: number;
+}
+
+export interface MxServer {
+  address: string;
+  port: number;
+  received: Received[];
+  /** Every RCPT TO address seen, accepted or not. */
+  rcpts: string[];
+  /** Sessions opened. */
+  connections: number;
+  /** Most sessions open at the same time. */
+  maxConcurrent: number;
+  /** Most messages being received (between DATA and its reply) at the same time. */
+  maxConcurrentData: number;
+  /** Queue replies for RCPT TO of this address (lowercase), used one per command. */
+  scriptRcpt(address: string, ...replies: Reply[]): void;
+  /** Queue replies for the end of DATA, used one per message. */
+  scriptData(...replies: Reply[]): void;
+  close(): Promise<void>;
+}
+
+function smtpError(r: Reply): Error {
+  return Object.assign(new Error(r.message), { responseCode: r.code });
+}
+
+export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
+  const rcptScripts = new Map<string, Reply[]>();
+  const dataScript: Reply[] = [];
+  const starttls = o.starttls ?? true;
+  let open = 0;
+  let inData = 0;
+  const mx: MxServer = {
+    address: o.address,
+    port: 0,
+    received: [],
+    rcpts: [],
+    connections: 0,
+    maxConcurrent: 0,
+    maxConcurrentData: 0,
+    scriptRcpt: (address, ...replies) => rcptScripts.set(address.toLowerCase(), [...(rcptScripts.get(address.toLowerCase()) ?? []), ...replies]),
+    scriptData: (...replies) => dataScript.push(...replies),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  const server = new SMTPServer({
+    ...(starttls ? testCert() : {}),
+    ...o.tlsOptions,
+    name: `mx-${o.address}`,
+    logger: false,
+    authOptional: true,
+    disabledCommands: starttls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    hideSTARTTLS: !starttls,
+    onConnect(_session, cb) {
+      mx.connections++;
+      open++;
+      mx.maxConcurrent = Math.max(mx.maxConcurrent, open);
+      cb();
+    },
+    onClose() {
+      open--;
+    },
+    onRcptTo(address, _session, cb) {
+      mx.rcpts.push(address.address);
+      const next = rcptScripts.get(address.address.toLowerCase())?.shift();
+      cb(next && next.code >= 400 ? smtpError(next) : undefined);
+    },
+    onData(stream: Readable, session: SMTPServerSession, cb) {
+      const chunks: Buffer[] = [];
+      inData++;
+      mx.maxConcurrentData = Math.max(mx.maxConcurrentData, inData);
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const next = dataScript.shift();
+        const finish = () => {
+          inData--;
+          if (next && next.code >= 400) return cb(smtpError(next));
+          mx.received.push({
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            to: session.envelope.rcptTo.map((r) => r.address),
+            raw: Buffer.concat(chunks),
+            secure: session.secure,
+            heloName: session.hostNameAppearsAs,
+          });
+          cb(null, next?.message);
+        };
+        if (o.dataDelayMs) setTimeout(finish, o.dataDelayMs);
+        else finish();
+      });
+    },
+  });
+  server.on('error', () => undefined); // a client dropping mid-session is not the test's business
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 0, o.address, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  mx.port = (server.server.address() as { port: number }).port;
+  return mx;
+}
+
+/** Several MX servers on consecutive addresses sharing one port (retries if it is taken). */
+export async function startMxServers(addresses: string[], o: Omit<MxServerOptions, 'address' | 'port'> = {}): Promise<MxServer[]> {
+  for (let attempt = 0; ; attempt++) {
+    const first = await startMxServer({ ...o, address: addresses[0] });
+    const rest: MxServer[] = [];
+    try {
+      for (const address of addresses.slice(1)) rest.push(await startMxServer({ ...o, address, port: first.port }));
+      return [first, ...rest];
+    } catch (err) {
+      await Promise.all([first, ...rest].map((s) => s.close()));
+      if (attempt >= 5) throw err;
+    }
+  }
+}
