@@ -1,0 +1,61 @@
+/**
+ * Query-string helpers shared by the read endpoints (activity, statistics): scope checks of a
+ * channel named in a query, comma lists, date ranges, and collecting schema errors together
+ * with the checks made in code so one 422 names every bad parameter.
+ */
+import type { FastifyRequest } from 'fastify';
+import { AppError, FieldErrorList } from '../domain/errors.js';
+import type { Principal } from '../domain/types.js';
+import { getChannelRecord } from '../store/channels.js';
+import type { Store } from '../store/env.js';
+import { isUuid } from './auth.js';
+import { fieldErrorsFromAjv, type AjvErrorLike } from './problem.js';
+import { splitList } from './schemas.js';
+
+const MAX_TAGS = 20;
+const TAG = /^[A-Za-z0-9_-]{1,100}$/;
+
+/** A string query value, or undefined (a repeated parameter arrives as an array). */
+export function text(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * A channel named in a query: unknown 404; another account's, or not a channel key's own, 403.
+ * A deleted channel of the account is allowed: its events stay readable until retention.
+ */
+export function channelInScope(store: Store, p: Principal, id: string): string {
+  const c = isUuid(id) ? getChannelRecord(store, id.toLowerCase()) : undefined;
+  if (!c) throw new AppError('channel_not_found', `Channel ${id} does not exist`);
+  if (c.accountId !== p.accountId || (p.channelId && p.channelId !== c.id)) {
+    throw new AppError('forbidden', 'The API key may not access this channel');
+  }
+  return c.id;
+}
+
+/** Comma list → tags, every one checked (pointer /tags/<i>). */
+export function parseTags(raw: string | undefined, errors: FieldErrorList): string[] | undefined {
+  const tags = splitList(raw);
+  if (!tags || tags.length === 0) return undefined;
+  if (tags.length > MAX_TAGS) errors.add('/tags', 'max_items', `must hold at most ${MAX_TAGS} tags`);
+  tags.forEach((t, i) => TAG.test(t) || errors.add(`/tags/${i}`, 'invalid_format', 'must be 1 to 100 letters, digits, hyphens or underscores'));
+  return tags;
+}
+
+export function parseDateRange(q: { from?: string; to?: string }, names: { from: string; to: string }, errors: FieldErrorList): { fromMs?: number; toMs?: number } {
+  const fromMs = q.from === undefined ? undefined : Date.parse(q.from);
+  const toMs = q.to === undefined ? undefined : Date.parse(q.to);
+  if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) errors.add(`/${names.to}`, 'invalid_range', `must not be before ${names.from}`);
+  return { fromMs, toMs };
+}
+
+/**
+ * Routes validate their query with attachValidation, so that schema errors and the checks of
+ * comma lists and ids made here are reported together in one 422.
+ */
+export function schemaErrors(req: FastifyRequest): FieldErrorList {
+  const errors = new FieldErrorList();
+  const validation = (req.validationError as { validation?: AjvErrorLike[] } | undefined)?.validation;
+  if (validation) for (const [pointer, list] of Object.entries(fieldErrorsFromAjv(validation))) for (const e of list) errors.add(pointer, e.code, e.message);
+  return errors;
+}

@@ -1,0 +1,106 @@
+/**
+ * Retention (config `retention.days`): events, and the messages they describe, older than the
+ * cutoff leave the store in small transactions (the sweeper in src/retention/ paces them).
+ *
+ * Events go from the low end of the log only (seq order is time order, up to late events), so
+ * the kept events stay one contiguous run [eventFloor, eventSeq] and `after` paging keeps
+ * working while the sweep runs. Each removed event takes its index entries with it. Statistics
+ * counters stay.
+ *
+ * A message goes with its `accepted` event: its raw body (`bodies`), its record (`messages`),
+ * its finished delivery jobs and their `messageJobs` entries. A message still being delivered
+ * (openJobs > 0) is parked in `retentionPending` and removed by a later sweep once it is done;
+ * the body of a queued message is never removed. Its later events (delivered, opened...) age
+ * out on their own.
+ */
+import type { DeliveryJob, MessageRecord } from '../domain/types.js';
+import type { Store } from './env.js';
+import { eventTimeMs } from './event-index.js';
+import { eventFloor, getEvent, lastEventSeq, removeEventInTxn } from './events.js';
+import { KEY_MAX } from './layout.js';
+
+export interface SweepResult {
+  events: number;
+  messages: number;
+  /** The batch was full: call again. */
+  more: boolean;
+}
+
+/** One transaction: removes up to `batch` events older than cutoffMs, with their messages. */
+export async function sweepRetentionBatch(store: Store, opts: { cutoffMs: number; batch: number }): Promise<SweepResult> {
+  return store.write(() => {
+    const result: SweepResult = { events: 0, messages: 0, more: false };
+    const last = lastEventSeq(store);
+    let floor = eventFloor(store);
+    for (; floor <= last; floor++) {
+      if (result.events >= opts.batch) {
+        result.more = true;
+        break;
+      }
+      const e = getEvent(store, floor);
+      if (!e) continue;
+      if (eventTimeMs(e) >= opts.cutoffMs) break;
+      removeEventInTxn(store, e);
+      result.events++;
+      if (e.eventType === 'accepted') result.messages += expireMessageInTxn(store, e.messageId);
+    }
+    if (floor !== eventFloor(store)) {
+      store.db.meta.put('eventFloor', floor);
+      trimClockInTxn(store, floor);
+    }
+    result.messages += retryPendingInTxn(store, opts.batch);
+    return result;
+  });
+}
+
+/**
+ * Removes event clock entries below the floor, except the last of them: it still holds the
+ * clock value of the floor's event (events.ts, firstSeqAtClock).
+ */
+function trimClockInTxn(store: Store, floor: number): void {
+  const below: unknown[] = [];
+  for (const { key } of store.db.eventClock.getRange({})) {
+    if ((key as [number, number])[1] > floor) break;
+    below.push(key);
+  }
+  for (const key of below.slice(0, -1)) store.db.eventClock.remove(key);
+}
+
+/** Returns 1 when the message was removed, 0 when it is gone already or parked. */
+function expireMessageInTxn(store: Store, messageId: string): number {
+  const m = store.db.messages.get(messageId) as MessageRecord | undefined;
+  if (!m) return 0;
+  if (m.openJobs > 0) {
+    store.db.retentionPending.put(messageId, Date.parse(m.createdAt));
+    return 0;
+  }
+  purgeMessageInTxn(store, messageId);
+  return 1;
+}
+
+function purgeMessageInTxn(store: Store, messageId: string): void {
+  store.db.bodies.remove(messageId);
+  store.db.messages.remove(messageId);
+  store.db.retentionPending.remove(messageId);
+  const jobKeys = [...store.db.messageJobs.getKeys({ start: [messageId], end: [messageId, KEY_MAX] })] as [string, string][];
+  for (const key of jobKeys) {
+    const job = store.db.jobs.get(key[1]) as DeliveryJob | undefined;
+    if (job?.state === 'done') store.db.jobs.remove(key[1]);
+    store.db.messageJobs.remove(key);
+  }
+}
+
+/** Parked messages whose delivery has finished since. */
+function retryPendingInTxn(store: Store, max: number): number {
+  let n = 0;
+  const ids = [...store.db.retentionPending.getKeys({ limit: max })] as string[];
+  for (const id of ids) {
+    const m = store.db.messages.get(id) as MessageRecord | undefined;
+    if (!m) store.db.retentionPending.remove(id);
+    else if (m.openJobs === 0) {
+      purgeMessageInTxn(store, id);
+      n++;
+    }
+  }
+  return n;
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryJob } from '../../src/domain/types.js';
+import { createAccount } from '../../src/store/accounts.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { appendEventInTxn } from '../../src/store/events.js';
+import { jobsOfMessage } from '../../src/store/message-jobs.js';
+import { getBody, getMessage } from '../../src/store/messages.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+let dns: TestDns;
+let t: TestDaemon;
+let sandbox: Sender;
+let live: Sender;
+
+const details = (id: string, key?: string) => t.api('GET', `/activity/messages/${id}`, { key });
+
+async function send(s: Sender, body: Record<string, unknown>, key?: string): Promise<string> {
+  const res = await t.api('POST', '/send/transactional', {
+    key,
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `news@${s.domain}`, name: 'News' }, subject: 'Hello', text: 'Hi there', ...body },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.messageId;
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address] });
+  sandbox = await setupSender(t, dns, { deliveryType: 'sandbox', tracking: { links: true, opens: false } });
+  live = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+describe('GET /activity/messages/{id}', () => {
+  it('returns the message as stored, its events, its statistics and its raw source', async () => {
+    const id = await send(sandbox, {
+      to: [{ email: 'ann@example.net', name: 'Ann' }, { email: 'gone@bounce.postrider.invalid' }],
+      cc: [{ email: 'bob@example.org' }],
+      bcc: [{ email: 'carol@example.org' }],
+      replyTo: [{ email: 'help@example.com' }],
+      html: '<p>Hi there</p>',
+      tags: ['welcome'],
+      headers: { 'X-Campaign': 'spring' },
+      metadata: { user: 42 },
+      attachments: [{ content: Buffer.from('hello pdf').toString('base64'), fileName: 'r.pdf' }],
+    });
+    const res = await details(id);
+    expect(res.status).toBe(200);
+    const b = res.body;
+    expect(b).toMatchObject({
+      messageId: id,
+      channelId: sandbox.channelId,
+      mailType: 'transactional',
+      mailSource: 'api',
+      deliveryType: 'sandbox',
+      status: 'sent',
+      subject: 'Hello',
+      from: { email: `news@${sandbox.domain}`, name: 'News' },
+      to: [{ email: 'ann@example.net', name: 'Ann' }, { email: 'gone@bounce.postrider.invalid' }],
+      cc: [{ email: 'bob@example.org' }],
+      bcc: [{ email: 'carol@example.org' }],
+      replyTo: [{ email: 'help@example.com' }],
+      tracking: { links: true, opens: false },
+      text: 'Hi there',
+      html: '<p>Hi there</p>',
+      tags: ['welcome'],
+      headers: { 'X-Campaign': 'spring' },
+      metadata: { user: '42' },
+      attachments: [{ fileName: 'r.pdf', disposition: 'attachment', size: 9 }],
+      statistics: { delivered: 3, bounced: 1, opened: 0, clicked: 0, complained: 0, unsubscribed: 0 },
+      attempts: [],
+    });
+    expect(b.timestamp).toBe(getMessage(t.daemon.store, id)!.createdAt);
+    expect(b.events.map((e: { eventType: string }) => e.eventType)).toEqual(['accepted', 'processed', 'delivered', 'bounced']);
+    expect(b.events[3]).toEqual({
+      eventType: 'bounced',
+      timestamp: expect.any(String),
+      recipients: ['gone@bounce.postrider.invalid'],
+      details: expect.objectContaining({ bounceType: 'hard', smtpCode: 550 }),
+    });
+    expect(b.body).toBe(getBody(t.daemon.store, id)!.toString('utf8'));
+    expect(b.body).toMatch(/^DKIM-Signature:/m);
+    expect(b.body).toMatch(/^Subject: Hello/m);
+    expect(b.bodyTruncated).toBeUndefined();
+  });
+
+  it('counts later engagement events into the statistics', async () => {
+    const id = await send(sandbox, { to: [{ email: 'dee@example.net' }, { email: 'eve@example.net' }] });
+    const m = getMessage(t.daemon.store, id)!;
+    const store = t.daemon.store;
+    await store.write(() => {
+      const base = { accountId: m.accountId, channelId: m.channelId, messageId: id, mailType: m.mailType, mailSource: m.mailSource, subject: m.subject, tags: m.tags, metadata: m.metadata };
+      const at = new Date().toISOString();
+      appendEventInTxn(store, { ...base, eventType: 'opened', timestamp: at, recipients: ['dee@example.net'], details: {} });
+      appendEventInTxn(store, { ...base, eventType: 'opened', timestamp: at, recipients: ['dee@example.net'], details: {} });
+      appendEventInTxn(store, { ...base, eventType: 'clicked', timestamp: at, recipients: ['eve@example.net'], details: { url: 'https://example.com' } });
+      appendEventInTxn(store, { ...base, eventType: 'unsubscribed', timestamp: at, recipients: ['eve@example.net'], details: {} });
+      appendEventInTxn(store, { ...base, eventType: 'complained', timestamp: at, recipients: ['eve@example.net'], details: {} });
+    });
+    const res = await details(id);
+    expect(res.body.statistics).toEqual({ delivered: 2, bounced: 0, opened: 2, clicked: 1, complained: 1, unsubscribed: 1 });
+    expect(res.body.events).toHaveLength(8);
+  });
+
+  it('shows a queued live message with its delivery attempts, oldest first', async () => {
+    const id = await send(live, { to: [{ email: 'ann@example.net' }, { email: 'bob@example.org' }] });
+    const store = t.daemon.store;
+    const jobs = jobsOfMessage(store, id);
+    expect(jobs.map((j) => j.domain).sort()).toEqual(['example.net', 'example.org']);
+    // The delivery engine appends to job.history; here the history is written directly.
+    await store.write(() => {
+      for (const [i, job] of jobs.entries()) {
+        const history: DeliveryJob['history'] = [
+          { at: `2030-01-01T00:0${i}:00.000Z`, mx: `mx.${job.domain}`, smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 try later', outcome: 'deferred', tls: true },
+        ];
+        store.db.jobs.put(job.id, { ...job, attempts: 1, history });
+      }
+    });
+    const res = await details(id);
+    expect(res.body.status).toBe('queued');
+    expect(res.body.attempts).toEqual([
+      { domain: jobs[0].domain, at: '2030-01-01T00:00:00.000Z', mx: `mx.${jobs[0].domain}`, smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 try later', outcome: 'deferred', tls: true },
+      { domain: jobs[1].domain, at: '2030-01-01T00:01:00.000Z', mx: `mx.${jobs[1].domain}`, smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 try later', outcome: 'deferred', tls: true },
+    ]);
+    expect(res.body.statistics.delivered).toBe(0);
+  });
+
+  it('cuts a raw source above 1 MiB and says so', async () => {
+    const big = Buffer.alloc(1_200_000, 'a').toString('base64');
+    const id = await send(sandbox, { to: [{ email: 'ann@example.net' }], attachments: [{ content: big, fileName: 'big.txt' }] });
+    const res = await details(id);
+    expect(res.status).toBe(200);
+    expect(res.body.bodyTruncated).toBe(true);
+    expect(Buffer.byteLength(res.body.body)).toBeLessThanOrEqual(1024 * 1024 + 3);
+    expect(res.body.attachments).toEqual([{ fileName: 'big.txt', disposition: 'attachment', size: 1_200_000 }]);
+  });
+
+  it('answers 404 for an unknown id and for an id that is not a UUID', async () => {
+    const unknown = await details(randomUUID());
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe('not_found');
+    expect((await details('not-a-uuid')).status).toBe(404);
+  });
+
+  it('answers 403 for another account\'s message and for a channel key on another channel', async () => {
+    const id = await send(sandbox, { to: [{ email: 'ann@example.net' }] });
+    const acct = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
+    const otherKey = (await createApiKey(t.daemon.store, { accountId: acct.id, channelId: null })).token;
+    const res = await details(id, otherKey);
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('forbidden');
+    const liveKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: live.channelId })).token;
+    expect((await details(id, liveKey)).status).toBe(403);
+    const sandboxKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: sandbox.channelId })).token;
+    expect((await details(id, sandboxKey)).status).toBe(200);
+  });
+});

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
+import { createLogger } from '../../src/log/logger.js';
+import { RetentionSweeper } from '../../src/retention/sweeper.js';
+import { eventFloor } from '../../src/store/events.js';
+import { jobsOfMessage } from '../../src/store/message-jobs.js';
+import { getBody, getMessage } from '../../src/store/messages.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { asItem, bruteForceEvents, generateEvents, storedEvents } from '../support/events.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+const DAY = 86_400_000;
+let dns: TestDns;
+let t: TestDaemon;
+let sandbox: Sender;
+let live: Sender;
+let clock = Date.now();
+
+/** A sweeper of its own with a movable clock and small batches (the daemon's keeps 10 years). */
+const sweeper = () =>
+  new RetentionSweeper({ store: t.daemon.store, retentionDays: 1, logger: createLogger({ level: 'silent' }), now: () => clock, batch: 37 });
+
+async function allEvents(query: Record<string, string> = {}) {
+  const items: unknown[] = [];
+  let after = 0;
+  let totalCount = -1;
+  for (;;) {
+    const res = await t.api('GET', `/activity/events?${new URLSearchParams({ ...query, limit: '500', after: String(after) })}`);
+    expect(res.status).toBe(200);
+    totalCount = res.body.totalCount;
+    if (res.body.results.length === 0) return { items, totalCount };
+    items.push(...res.body.results);
+    after = res.body.after;
+  }
+}
+
+async function send(s: Sender): Promise<string> {
+  const res = await t.api('POST', '/send/transactional', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `a@${s.domain}` }, to: [{ email: 'ann@example.net' }, { email: 'bob@example.org' }], subject: 'Keep me?', text: 't' },
+  });
+  expect(res.status).toBe(200);
+  return res.body.messageId;
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address], 'retention.days': 3650, 'api.rateLimit': 100_000 });
+  sandbox = await setupSender(t, dns, { deliveryType: 'sandbox' });
+  live = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+describe('retention sweep', () => {
+  it('runs as a daemon component', () => {
+    expect(t.daemon.retention).toBeInstanceOf(RetentionSweeper);
+  });
+
+  it('removes old events with their index entries in small batches, keeps counters, and paging stays exact', async () => {
+    const store = t.daemon.store;
+    const now = Date.now();
+    const old = await generateEvents(store, { accountId: t.accountId, channelIds: [sandbox.channelId], count: 300, startMs: now - 10 * DAY, endMs: now - 5 * DAY, seed: 3 });
+    const recent = await generateEvents(store, { accountId: t.accountId, channelIds: [sandbox.channelId], count: 100, startMs: now - 3_600_000, endMs: now - 1000, seed: 4 });
+    const statsBefore = (await t.api('GET', '/statistics/totals')).body;
+    expect((await allEvents()).totalCount).toBe(400); // also fills the count cache
+
+    clock = now;
+    const swept = await sweeper().sweepNow();
+    expect(swept.events).toBe(300);
+
+    expect(eventFloor(store)).toBe(recent[0].seq);
+    const removed = new Set(old.map((e) => e.seq));
+    const dangling = [...store.db.eventIndex.getKeys({})].filter((k) => removed.has((k as unknown[])[3] as number));
+    expect(dangling).toEqual([]);
+    expect([...store.db.messageEvents.getKeys({})].some((k) => removed.has((k as unknown[])[1] as number))).toBe(false);
+
+    const list = await allEvents();
+    expect(list.items).toEqual(recent.map(asItem));
+    expect(list.totalCount).toBe(100);
+    const since = new Date(now - 30 * 60_000).toISOString();
+    const tail = await allEvents({ startDate: since, tags: 'news,promo' });
+    expect(tail.items).toEqual(bruteForceEvents(storedEvents(store), t.accountId, { startDate: since, tags: 'news,promo' }).map(asItem));
+    expect((await t.api('GET', '/statistics/totals')).body).toEqual(statsBefore);
+  });
+
+  it('removes a finished message with its body, and keeps a queued one until its delivery is done', async () => {
+    const store = t.daemon.store;
+    const done = await send(sandbox);
+    const queued = await send(live);
+    expect(getMessage(store, queued)!.openJobs).toBe(2);
+
+    clock = Date.now() + 3 * DAY;
+    await sweeper().sweepNow();
+    expect(storedEvents(store)).toEqual([]);
+    expect(getMessage(store, done)).toBeUndefined();
+    expect(getBody(store, done)).toBeUndefined();
+    expect((await t.api('GET', `/activity/messages/${done}`)).status).toBe(404);
+    expect(getBody(store, queued)).toBeDefined();
+    expect((await t.api('GET', `/activity/messages/${queued}`)).body.events).toEqual([]);
+    expect(store.db.retentionPending.get(queued)).toBeDefined();
+
+    // The delivery engine finishes the message.
+    await store.write(() => {
+      for (const job of jobsOfMessage(store, queued)) store.db.jobs.put(job.id, { ...job, state: 'done' } satisfies DeliveryJob);
+      store.db.messages.put(queued, { ...getMessage(store, queued)!, openJobs: 0, status: 'sent' } satisfies MessageRecord);
+    });
+    const again = await sweeper().sweepNow();
+    expect(again.messages).toBe(1);
+    expect(getMessage(store, queued)).toBeUndefined();
+    expect(getBody(store, queued)).toBeUndefined();
+    expect(jobsOfMessage(store, queued)).toEqual([]);
+    expect([...store.db.messageJobs.getKeys({})]).toEqual([]);
+    expect(store.db.retentionPending.get(queued)).toBeUndefined();
+  });
+
+  it('keeps numbering after an emptied log, and new events are listed again', async () => {
+    const before = eventFloor(t.daemon.store);
+    const id = await send(sandbox);
+    const list = await allEvents({ messageId: id });
+    expect(list.items.map((e) => (e as { eventType: string }).eventType)).toEqual(['accepted', 'processed', 'delivered']);
+    expect(list.totalCount).toBe(3);
+    expect(eventFloor(t.daemon.store)).toBe(before);
+    expect((await allEvents()).totalCount).toBe(3);
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * Test fixtures for the event log: deterministic synthetic events written through the one real
+ * writer (appendEventInTxn), and brute-force filters over the stored log to compare with.
+ */
+import { randomUUID } from 'node:crypto';
+import { EVENT_TYPES, type EventRecord, type EventType, type MailType } from '../../src/domain/types.js';
+import type { Store } from '../../src/store/env.js';
+import { appendEventInTxn } from '../../src/store/events.js';
+
+/** mulberry32: a small seeded PRNG, so failures reproduce. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const RECIPIENTS = ['ann@example.net', 'bob@example.org', 'cy@example.com', 'dee@example.net', 'eve@example.org'];
+export const TAGS = ['welcome', 'billing', 'news', 'promo'];
+export const SUBJECTS = ['Welcome aboard', 'Your invoice', 'Weekly NEWS', 'Reset password'];
+
+export interface GenerateOptions {
+  accountId: string;
+  channelIds: string[];
+  count: number;
+  /** Timestamps run evenly from startMs to endMs. */
+  startMs: number;
+  endMs: number;
+  seed: number;
+  /** Share of events stamped up to lateMaxMs earlier than their place in the run (late events). */
+  lateShare?: number;
+  lateMaxMs?: number;
+  messages?: number;
+}
+
+/** Writes `count` events in a few transactions and returns them as stored (with seqs). */
+export async function generateEvents(store: Store, o: GenerateOptions): Promise<EventRecord[]> {
+  const rand = rng(o.seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
+  const messageIds = Array.from({ length: o.messages ?? 40 }, () => randomUUID());
+  const messages = new Map<string, { channelId: string; mailType: MailType; subject: string; tags: string[] }>();
+  const drafts: Omit<EventRecord, 'seq'>[] = [];
+  for (let i = 0; i < o.count; i++) {
+    const messageId = pick(messageIds);
+    let m = messages.get(messageId);
+    if (!m) {
+      const tags = TAGS.filter(() => rand() < 0.3);
+      m = { channelId: pick(o.channelIds), mailType: rand() < 0.6 ? 'transactional' : 'broadcast', subject: pick(SUBJECTS), tags };
+      messages.set(messageId, m);
+    }
+    let ms = Math.round(o.startMs + ((o.endMs - o.startMs) * i) / Math.max(1, o.count - 1));
+    if (rand() < (o.lateShare ?? 0)) ms -= Math.floor(rand() * (o.lateMaxMs ?? 180_000));
+    const recipients = RECIPIENTS.filter(() => rand() < 0.35);
+    drafts.push({
+      accountId: o.accountId,
+      channelId: m.channelId,
+      messageId,
+      mailType: m.mailType,
+      mailSource: rand() < 0.8 ? 'api' : 'smtp',
+      eventType: pick(EVENT_TYPES) as EventType,
+      timestamp: new Date(ms).toISOString(),
+      subject: m.subject,
+      recipients: recipients.length > 0 ? recipients : [pick(RECIPIENTS)],
+      tags: m.tags,
+      metadata: { n: String(i) },
+      details: {},
+    });
+  }
+  const out: EventRecord[] = [];
+  for (let i = 0; i < drafts.length; i += 200) {
+    const chunk = drafts.slice(i, i + 200);
+    out.push(...(await store.write(() => chunk.map((d) => appendEventInTxn(store, d)))));
+  }
+  return out;
+}
+
+/** Every stored event, in seq order. */
+export function storedEvents(store: Store): EventRecord[] {
+  return [...store.db.events.getRange({})].map((e) => e.value as EventRecord);
+}
+
+/** The API's query parameters, as strings. */
+export type EventsQuery = Partial<Record<'channelId' | 'messageId' | 'recipient' | 'subject' | 'tags' | 'mailType' | 'eventTypes' | 'startDate' | 'endDate', string>>;
+
+/** What GET /activity/events must return for an account, computed the slow, obvious way. */
+export function bruteForceEvents(events: EventRecord[], accountId: string, q: EventsQuery, channelOfKey?: string): EventRecord[] {
+  const tags = q.tags?.split(',');
+  const types = q.eventTypes?.split(',');
+  const start = q.startDate ? Date.parse(q.startDate) : -Infinity;
+  const end = q.endDate ? Date.parse(q.endDate) : Infinity;
+  return events.filter((e) => {
+    const ts = Date.parse(e.timestamp);
+    return (
+      e.accountId === accountId &&
+      (!channelOfKey || e.channelId === channelOfKey) &&
+      (!q.channelId || e.channelId === q.channelId) &&
+      (!q.messageId || e.messageId === q.messageId) &&
+      (!q.recipient || e.recipients.some((r) => r.toLowerCase() === q.recipient!.toLowerCase())) &&
+      (!q.subject || e.subject.toLowerCase().includes(q.subject.toLowerCase())) &&
+      (!tags || e.tags.some((t) => tags.includes(t))) &&
+      (!q.mailType || e.mailType === q.mailType) &&
+      (!types || types.includes(e.eventType)) &&
+      ts >= start &&
+      ts <= end
+    );
+  });
+}
+
+/** The list item of spec 2.7. */
+export function asItem(e: EventRecord) {
+  return {
+    messageId: e.messageId,
+    channelId: e.channelId,
+    mailType: e.mailType,
+    eventType: e.eventType,
+    timestamp: e.timestamp,
+    subject: e.subject,
+    recipients: e.recipients,
+    mailSource: e.mailSource,
+    tags: e.tags,
+    metadata: e.metadata,
+    details: e.details,
+  };
+}
