@@ -1,0 +1,117 @@
+/**
+ * Operations endpoints: GET /health (liveness), GET /ready (readiness), GET /metrics
+ * (Prometheus). /health and /ready are public and answer without touching the store, so probes
+ * stay cheap. /metrics needs `metrics.token` as a Bearer token, or, when no token is configured,
+ * a client on loopback that did not come through a proxy.
+ *
+ * opsRoutes also counts every HTTP request of the server (a root onResponse hook: Fastify
+ * gives root hooks to every route of the root context, whenever they are added before ready).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../../domain/errors.js';
+import type { Metrics } from '../../log/metrics.js';
+import type { HttpContext, RouteModule } from '../server.js';
+
+export interface OpsDeps {
+  /** One entry per component the daemon needs (store, pool, http, smtp...): true when up. */
+  readiness: () => Record<string, boolean>;
+  metrics: Metrics;
+}
+
+const TAGS = ['operations'];
+
+const healthSchema = {
+  summary: 'Liveness: the process answers',
+  tags: TAGS,
+  response: { 200: { type: 'object', properties: { status: { type: 'string', const: 'ok' } }, required: ['status'] } },
+} as const;
+
+const readinessBody = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['ready', 'not_ready'] },
+    components: { type: 'object', additionalProperties: { type: 'boolean' } },
+    notReady: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['status', 'components', 'notReady'],
+} as const;
+
+const readySchema = {
+  summary: 'Readiness: store open, worker pool up, listeners bound',
+  tags: TAGS,
+  response: { 200: readinessBody, 503: readinessBody },
+} as const;
+
+const metricsSchema = {
+  summary: 'Prometheus metrics (text exposition format)',
+  description: 'Needs `Authorization: Bearer <metrics.token>`; without a configured token only loopback clients may read it.',
+  tags: TAGS,
+} as const;
+
+export function opsRoutes(deps: OpsDeps): RouteModule {
+  return (app: FastifyInstance, { config }: HttpContext) => {
+    const { metrics } = deps;
+
+    app.addHook('onResponse', (req, reply, done) => {
+      // The pattern, not the URL: ids in paths would make a label value per resource.
+      const route = req.is404 ? '(unmatched)' : (req.routeOptions.url ?? '(unmatched)');
+      metrics.observeHttpRequest({ method: req.method, route, status: reply.statusCode, seconds: reply.elapsedTime / 1000 });
+      done();
+    });
+
+    app.get('/health', { config: { public: true }, schema: healthSchema }, async () => ({ status: 'ok' }));
+
+    app.get('/ready', { config: { public: true }, schema: readySchema }, async (_req, reply) => {
+      const components = deps.readiness();
+      const notReady = Object.keys(components).filter((name) => !components[name]);
+      reply.code(notReady.length === 0 ? 200 : 503);
+      return { status: notReady.length === 0 ? 'ready' : 'not_ready', components, notReady };
+    });
+
+    const allowed = metricsGuard(config.metrics.token);
+    app.get('/metrics', { config: { public: true }, schema: metricsSchema }, async (req, reply) => {
+      allowed(req);
+      const text = await metrics.render();
+      return reply.header('cache-control', 'no-store').type(metrics.contentType).send(text);
+    });
+  };
+}
+
+/** Throws 401/403 unless the request may read the metrics. */
+function metricsGuard(token: string): (req: FastifyRequest) => void {
+  if (!token) {
+    return (req) => {
+      if (!fromLoopback(req)) {
+        throw new AppError('forbidden', 'Metrics are readable from loopback only; set metrics.token to read them remotely');
+      }
+    };
+  }
+  const expected = digest(token);
+  return (req) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (!m || !timingSafeEqual(digest(m[1]), expected)) {
+      throw new AppError('unauthorized', 'GET /metrics needs Authorization: Bearer <metrics.token>', {
+        headers: { 'www-authenticate': 'Bearer realm="postrider metrics"' },
+      });
+    }
+  };
+}
+
+/**
+ * The TCP peer is loopback and no proxy header is present. The socket address, not req.ip:
+ * with http.trustProxy req.ip comes from X-Forwarded-For, which a client can write. A reverse
+ * proxy on the same host adds that header, so requests it forwards are not taken as local.
+ */
+function fromLoopback(req: FastifyRequest): boolean {
+  if (req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined) return false;
+  const addr = (req.socket.remoteAddress ?? '').replace(/^::ffff:/i, '');
+  if (isIP(addr) === 4) return addr.startsWith('127.');
+  return addr === '::1';
+}
+
+/** Hashing first gives timingSafeEqual equal lengths, so the token's length does not leak either. */
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}

@@ -1,0 +1,185 @@
+/**
+ * Prometheus metrics (GET /metrics). One Metrics object per daemon owns its own prom-client
+ * Registry: nothing goes to prom-client's global default registry, so two daemons in one process
+ * (tests) never share or clash.
+ *
+ * Counters and histograms are fed by the code that sees the event (`record*`, `observe*`);
+ * gauges are read from the sources the daemon provides, once per scrape, in render().
+ * Every postrider metric is named postrider_*; the process and Node.js metrics keep their
+ * standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes, ...) so stock
+ * dashboards work.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The delivery queue at one moment. */
+export interface QueueSnapshot {
+  /** Jobs waiting for their due time or for a delivery slot. */
+  queued: number;
+  /** Jobs an attempt is working on now. */
+  leased: number;
+  /** Queued jobs whose due time has passed (the backlog). */
+  dueNow: number;
+  /** How long the earliest due job has been due; 0 when nothing is overdue. */
+  oldestDueAgeSeconds: number;
+}
+
+/** Read once per scrape; each may be left out (its gauges then stay at 0). */
+export interface MetricsSources {
+  queue?: () => QueueSnapshot;
+  /** WorkerPool.stats(). */
+  pool?: () => { threads: number; queued: number; utilization: number };
+  /** Store.sizeBytes(). */
+  storeSizeBytes?: () => number;
+}
+
+export interface MetricsOptions {
+  sources?: MetricsSources;
+  /** process_* and nodejs_* metrics; default true. */
+  processMetrics?: boolean;
+  /** A source that throws keeps its gauges at the last value and is reported here. */
+  onCollectError?: (err: unknown, source: keyof MetricsSources) => void;
+}
+
+export interface HttpObservation {
+  method: string;
+  /** The route pattern ("/channels/:id"), never the raw URL: labels must stay few. */
+  route: string;
+  status: number;
+  seconds: number;
+}
+
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** From acceptance to the recipient's server answering 250: seconds to days (retries). */
+const LATENCY_BUCKETS = [0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86_400, 3 * 86_400];
+const SIGN_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly sources: MetricsSources;
+  private readonly onCollectError: NonNullable<MetricsOptions['onCollectError']>;
+
+  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly outcomes: Record<'accepted' | 'delivered' | 'deferred' | 'bounced', Counter<'delivery_type'>>;
+  private readonly deliveryLatency: Histogram<'delivery_type'>;
+  private readonly dkimSign: Histogram<string>;
+  private readonly queueDepth: Gauge<'state'>;
+  private readonly queueDue: Gauge<string>;
+  private readonly queueOldestDue: Gauge<string>;
+  private readonly poolUtilization: Gauge<string>;
+  private readonly poolThreads: Gauge<string>;
+  private readonly poolQueued: Gauge<string>;
+  private readonly storeSize: Gauge<string>;
+
+  constructor(opts: MetricsOptions = {}) {
+    this.sources = opts.sources ?? {};
+    this.onCollectError = opts.onCollectError ?? (() => {});
+    const registers = [this.registry];
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+      new Counter<L>({ name: `postrider_${name}`, help, labelNames, registers });
+    const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Gauge<L>({ name: `postrider_${name}`, help, labelNames, registers });
+    const histogram = <L extends string>(name: string, help: string, buckets: number[], labelNames: readonly L[] = []) =>
+      new Histogram<L>({ name: `postrider_${name}`, help, buckets, labelNames, registers });
+
+    this.httpRequests = counter('http_requests_total', 'HTTP requests answered, by route pattern and status.', ['method', 'route', 'status']);
+    this.httpDuration = histogram('http_request_duration_seconds', 'Time from receiving an HTTP request to sending its response.', HTTP_BUCKETS, [
+      'method',
+      'route',
+      'status',
+    ]);
+    const perRecipient = '(one per recipient), by the channel delivery type.';
+    this.outcomes = {
+      accepted: counter('messages_accepted_total', `Messages accepted from the API or SMTP and committed ${perRecipient}`, ['delivery_type']),
+      delivered: counter('messages_delivered_total', `Messages the recipient's server accepted ${perRecipient}`, ['delivery_type']),
+      deferred: counter('messages_deferred_total', `Delivery attempts that failed temporarily and will be retried ${perRecipient}`, ['delivery_type']),
+      bounced: counter('messages_bounced_total', `Messages given up on ${perRecipient}`, ['delivery_type']),
+    };
+    this.deliveryLatency = histogram('delivery_latency_seconds', 'Time from acceptance to delivery, retries included.', LATENCY_BUCKETS, [
+      'delivery_type',
+    ]);
+    this.dkimSign = histogram('dkim_sign_duration_seconds', 'Time to build and DKIM-sign one message in the worker pool.', SIGN_BUCKETS);
+    this.queueDepth = gauge('queue_depth', 'Delivery jobs not finished: queued (waiting) or leased (being attempted).', ['state']);
+    this.queueDue = gauge('queue_due', 'Queued delivery jobs whose due time has passed.');
+    this.queueOldestDue = gauge('queue_oldest_due_age_seconds', 'How long the earliest due delivery job has been waiting past its due time.');
+    this.poolUtilization = gauge('worker_pool_utilization_ratio', 'Share of time the worker threads were busy (0..1).');
+    this.poolThreads = gauge('worker_pool_threads', 'Worker threads running.');
+    this.poolQueued = gauge('worker_pool_queued_tasks', 'Tasks waiting for a free worker thread.');
+    this.storeSize = gauge('store_size_bytes', 'Size of the LMDB data file.');
+
+    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  observeHttpRequest(o: HttpObservation): void {
+    const labels = { method: o.method, route: o.route, status: String(o.status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, o.seconds);
+  }
+
+  recordAccepted(deliveryType: string, recipients = 1): void {
+    this.outcomes.accepted.inc({ delivery_type: deliveryType }, recipients);
+  }
+
+  /** latencySeconds: from acceptance to this delivery, when known. */
+  recordDelivered(deliveryType: string, latencySeconds?: number): void {
+    this.outcomes.delivered.inc({ delivery_type: deliveryType });
+    if (latencySeconds !== undefined && latencySeconds >= 0) this.deliveryLatency.observe({ delivery_type: deliveryType }, latencySeconds);
+  }
+
+  recordDeferred(deliveryType: string, recipients = 1): void {
+    this.outcomes.deferred.inc({ delivery_type: deliveryType }, recipients);
+  }
+
+  recordBounced(deliveryType: string, recipients = 1): void {
+    this.outcomes.bounced.inc({ delivery_type: deliveryType }, recipients);
+  }
+
+  observeDkimSign(seconds: number): void {
+    this.dkimSign.observe(seconds);
+  }
+
+  /** Runs a build-and-sign task and records its duration, whether it succeeds or not. */
+  async timeDkimSign<T>(task: () => Promise<T>): Promise<T> {
+    const start = process.hrtime.bigint();
+    try {
+      return await task();
+    } finally {
+      this.observeDkimSign(Number(process.hrtime.bigint() - start) / 1e9);
+    }
+  }
+
+  /** The exposition text; reads the gauges' sources first. */
+  async render(): Promise<string> {
+    this.refreshGauges();
+    return this.registry.metrics();
+  }
+
+  private refreshGauges(): void {
+    const { queue, pool, storeSizeBytes } = this.sources;
+    this.read('queue', queue, (q) => {
+      this.queueDepth.set({ state: 'queued' }, q.queued);
+      this.queueDepth.set({ state: 'leased' }, q.leased);
+      this.queueDue.set(q.dueNow);
+      this.queueOldestDue.set(q.oldestDueAgeSeconds);
+    });
+    this.read('pool', pool, (p) => {
+      this.poolUtilization.set(p.utilization);
+      this.poolThreads.set(p.threads);
+      this.poolQueued.set(p.queued);
+    });
+    this.read('storeSizeBytes', storeSizeBytes, (bytes) => this.storeSize.set(bytes));
+  }
+
+  private read<T>(name: keyof MetricsSources, source: (() => T) | undefined, apply: (value: T) => void): void {
+    if (!source) return;
+    try {
+      apply(source());
+    } catch (err) {
+      this.onCollectError(err, name);
+    }
+  }
+}
