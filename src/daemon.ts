@@ -1,16 +1,34 @@
 /**
  * The daemon: composes the components in dependency order and stops them in reverse. Knows
- * nothing about signals or argv (main.ts owns those), so tests run it in-process.
+ * nothing about signals or argv (cli/serve.ts owns those), so tests run it in-process.
  */
 import fs from 'node:fs';
 import type { Config } from './config/schema.js';
 import { bootstrapIfEmpty, type InitialCredentials } from './bootstrap.js';
+import { DeliveryService } from './delivery/dispatcher.js';
+import { DnsResolver } from './dns/resolver.js';
+import { DomainRecheck } from './domains/recheck.js';
+import { DomainService } from './domains/service.js';
+import { activityRoutes } from './http/routes/activity.js';
 import { channelRoutes } from './http/routes/channels.js';
+import { domainRoutes } from './http/routes/domains.js';
+import { sendRoutes } from './http/routes/send.js';
+import { suppressionRoutes } from './http/routes/suppressions.js';
+import { statisticsRoutes } from './http/routes/statistics.js';
+import { opsRoutes } from './http/routes/ops.js';
 import { HttpServer, type RouteModule } from './http/server.js';
 import type { Logger } from './log/logger.js';
+import { Metrics } from './log/metrics.js';
+import { queueSnapshot } from './ops/queue-snapshot.js';
+import { RetentionSweeper } from './retention/sweeper.js';
+import { SmtpListener } from './smtp/server.js';
 import { Store } from './store/env.js';
+import { PoolMessageBuilder } from './submission/builder.js';
+import { StoreDomainRegistry } from './submission/domain-registry.js';
+import { Submission } from './submission/submission.js';
+import { WorkerPool } from './workers/pool.js';
 
-/** Anything with a lifecycle. Started in array order, stopped in reverse. */
+/** Anything with a lifecycle. Started in order, stopped in reverse. */
 export interface Component {
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -18,7 +36,19 @@ export interface Component {
 
 export class Daemon {
   readonly store: Store;
+  /** Uncached: verification must see the zone as it is now (delivery wants its own, cached). */
+  readonly domainDns: DnsResolver;
+  readonly domains: DomainService;
+  readonly domainRecheck: DomainRecheck;
+  readonly pool: WorkerPool;
+  /** Cached (TTL-bounded): delivery resolves the same MX hosts over and over. */
+  readonly deliveryDns: DnsResolver;
+  readonly delivery: DeliveryService;
+  readonly metrics: Metrics;
+  readonly submission: Submission;
+  readonly retention: RetentionSweeper;
   readonly http: HttpServer;
+  readonly smtp: SmtpListener | null;
   initialCredentials: InitialCredentials | null = null;
   private started: Component[] = [];
 
@@ -27,8 +57,69 @@ export class Daemon {
     readonly logger: Logger,
   ) {
     this.store = new Store({ dataDir: config.dataDir });
-    const routes: RouteModule[] = [channelRoutes];
+    this.domainDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs, cacheMaxEntries: 0 });
+    this.domains = new DomainService({
+      store: this.store,
+      dns: this.domainDns,
+      settings: {
+        hostname: config.hostname,
+        returnPathLabel: config.domains.returnPathLabel,
+        defaultAlgorithm: config.domains.dkimAlgorithm,
+        maxPerAccount: config.limits.domainsPerAccount,
+      },
+      logger: logger.child({ component: 'domains' }),
+    });
+    this.domainRecheck = new DomainRecheck({
+      store: this.store,
+      domains: this.domains,
+      intervalMs: config.domains.recheckIntervalMs,
+      logger: logger.child({ component: 'domains' }),
+    });
+    this.pool = new WorkerPool({
+      threads: config.workers.threads || undefined,
+      onError: (err) => logger.error({ err }, 'worker thread failed'),
+    });
+    this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
+    this.delivery = new DeliveryService({ store: this.store, config, resolver: this.deliveryDns, logger });
+    this.submission = new Submission({
+      store: this.store,
+      config,
+      builder: new PoolMessageBuilder(this.pool),
+      domains: new StoreDomainRegistry(this.store),
+      onQueued: () => this.delivery.notify(),
+      logger,
+    });
+    this.metrics = new Metrics({
+      sources: {
+        queue: () => queueSnapshot(this.store, Date.now()),
+        pool: () => this.pool.stats(),
+        storeSizeBytes: () => this.store.sizeBytes(),
+      },
+      onCollectError: (err, source) => logger.warn({ err, source }, 'metrics source failed'),
+    });
+    const readiness = () => {
+      const r: Record<string, boolean> = {
+        store: this.store.isOpen,
+        workers: this.pool.stats().threads > 0,
+        http: this.http.listening,
+      };
+      if (this.smtp) r.smtp = this.smtp.listening;
+      return r;
+    };
+    const routes: RouteModule[] = [
+      opsRoutes({ readiness, metrics: this.metrics }),
+      channelRoutes,
+      domainRoutes(this.domains),
+      sendRoutes(this.submission),
+      suppressionRoutes,
+      activityRoutes,
+      statisticsRoutes,
+    ];
+    this.retention = new RetentionSweeper({ store: this.store, retentionDays: config.retention.days, logger: logger.child({ component: 'retention' }) });
     this.http = new HttpServer({ config, store: this.store, logger }, routes);
+    this.smtp = config.smtp.enabled
+      ? new SmtpListener({ config, store: this.store, submission: this.submission, logger: logger.child({ component: 'smtp' }) })
+      : null;
   }
 
   async start(): Promise<void> {
@@ -36,17 +127,28 @@ export class Daemon {
     try {
       await this.startComponent(this.store);
       this.initialCredentials = await bootstrapIfEmpty(this.store, this.config.dataDir);
+      const dns = this.domainDns;
+      await this.startComponent({ start: async () => dns.start(), stop: async () => dns.stop() });
+      await this.startComponent(this.domainRecheck);
+      await this.startComponent(this.pool);
+      await this.startComponent(this.submission);
+      await this.startComponent(this.retention);
+      const ddns = this.deliveryDns;
+      await this.startComponent({ start: async () => ddns.start(), stop: async () => ddns.stop() });
+      await this.startComponent(this.delivery);
       await this.startComponent(this.http);
+      if (this.smtp) await this.startComponent(this.smtp);
     } catch (err) {
       await this.stop();
       throw err;
     }
-    this.logger.info({ http: `${this.config.http.host}:${this.http.port}` }, 'postrider started');
+    this.logger.info({ http: `${this.config.http.host}:${this.http.port}`, smtp: this.smtp?.port }, 'postrider started');
   }
 
-  /** SIGHUP: reload what can change without a restart (the log level). */
+  /** SIGHUP: reload what can change without a restart (TLS certificates, log level). */
   async reload(opts: { logLevel?: string } = {}): Promise<void> {
     if (opts.logLevel) this.logger.level = opts.logLevel;
+    if (this.smtp) await this.smtp.reloadTls();
   }
 
   async stop(): Promise<void> {

@@ -8,6 +8,7 @@ import { accountsCommand } from './cli/accounts.js';
 import { UsageError, type CommandIo } from './cli/args.js';
 import { configCommand } from './cli/config.js';
 import { keysCommand } from './cli/keys.js';
+import { queueCommand } from './cli/queue.js';
 import { serveCommand } from './cli/serve.js';
 
 const COMMANDS: Record<string, (argv: string[], io: CommandIo) => Promise<number>> = {
@@ -15,6 +16,7 @@ const COMMANDS: Record<string, (argv: string[], io: CommandIo) => Promise<number
   keys: keysCommand,
   accounts: accountsCommand,
   config: configCommand,
+  queue: queueCommand,
 };
 
 export const USAGE = `postrider: self-hosted mail transfer agent with an HTTP API and SMTP submission
@@ -26,6 +28,7 @@ Commands:
   keys create|list|revoke       manage API keys
   accounts create|list|set-state  manage accounts
   config print|example          show the effective configuration, or an example file
+  queue list|retry|drop         inspect and manage the delivery queue
 
 Every command takes --help and --config PATH.`;
 

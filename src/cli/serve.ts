@@ -2,6 +2,7 @@
 import { loadConfig } from '../config/load.js';
 import { Daemon } from '../daemon.js';
 import { createLogger } from '../log/logger.js';
+import { SdNotifier } from '../ops/sd-notify.js';
 import { parse, type CommandIo } from './args.js';
 
 const USAGE = `Usage:
@@ -20,7 +21,10 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
   const config = loadConfig({ configPath: values.config, env: io.env });
   const logger = createLogger({ level: config.log.level });
   const daemon = new Daemon(config, logger);
+  // Type=notify (systemd/postrider.service): systemd counts the unit started only at READY=1.
+  const notifier = new SdNotifier({ env: io.env, onError: (err) => logger.warn({ err }, 'sd_notify failed') });
   await daemon.start();
+  await notifier.ready(`HTTP ${config.http.host}:${daemon.http.port}` + (daemon.smtp ? `, SMTP ${daemon.smtp.port}` : ''));
   if (daemon.initialCredentials) {
     const c = daemon.initialCredentials;
     io.err(
@@ -34,6 +38,7 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
       if (stopping) return;
       stopping = true;
       logger.info({ signal }, 'shutting down');
+      void notifier.stopping();
       const deadline = setTimeout(() => {
         logger.error('shutdown deadline passed; exiting');
         resolve(1);
@@ -56,9 +61,16 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
         logger.error({ err }, 'reload: configuration invalid; keeping the current one');
         return;
       }
+      void notifier.reloading();
       daemon.reload({ logLevel: level }).then(
-        () => logger.info({ level }, 'reloaded'),
-        (err) => logger.error({ err }, 'reload failed'),
+        () => {
+          logger.info({ level }, 'reloaded');
+          void notifier.ready();
+        },
+        (err) => {
+          logger.error({ err }, 'reload failed');
+          void notifier.ready('reload failed; running with the previous configuration');
+        },
       );
     });
     process.once('SIGTERM', () => shutdown('SIGTERM'));

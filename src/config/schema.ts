@@ -6,6 +6,7 @@
  */
 import os from 'node:os';
 import { parseDuration } from '../domain/duration.js';
+import { parseRetrySchedule } from '../domain/retry.js';
 
 export interface Config {
   dataDir: string;
@@ -34,12 +35,13 @@ export interface Config {
     retrySchedule: string;
     maxAgeMs: number;
   };
-  domains: { dkimAlgorithm: 'rsa' | 'ed25519'; recheckIntervalMs: number };
+  domains: { dkimAlgorithm: 'rsa' | 'ed25519'; recheckIntervalMs: number; returnPathLabel: string };
   limits: { channelsPerAccount: number; domainsPerAccount: number; pendingSendLimit: number; broadcastMessages: number };
   policy: { denyRecipients: string[] };
   workers: { threads: number };
   retention: { days: number };
   shutdown: { graceMs: number };
+  metrics: { token: string };
 }
 
 export interface KeyDef {
@@ -121,12 +123,26 @@ function hostname(raw: unknown): string {
   return s.toLowerCase();
 }
 
+function dnsLabel(raw: unknown): string {
+  const s = str()(raw);
+  // RFC 1035 2.3.1: one LDH label of at most 63 characters.
+  if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(s)) throw new Error('must be one DNS label (letters, digits, inner hyphens)');
+  return s.toLowerCase();
+}
+
 function dnsServer(s: string): string {
   // ip, ip:port, or [ipv6]:port; the resolver checks addresses again when it starts.
   if (!/^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-f:.]+\](:\d{1,5})?|[0-9a-f:]+)$/i.test(s)) {
     throw new Error(`"${s}" is not ip, ip:port or [ipv6]:port`);
   }
   return s;
+}
+
+/** Validated here so a bad schedule stops the start (the step at fault is named); kept as text. */
+function retrySchedule(raw: unknown): string {
+  const s = str()(raw);
+  parseRetrySchedule(s);
+  return s.trim();
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -158,10 +174,11 @@ export const SCHEMA: readonly KeyDef[] = [
   { path: 'delivery.rate', doc: 'Messages per second the scheduler hands to delivery.', default: () => 50, parse: int(1, 100_000) },
   { path: 'delivery.allowPrivate', doc: 'Allow MX addresses in loopback/private ranges (tests only).', default: () => false, parse: bool },
   { path: 'delivery.perDomainConcurrency', doc: 'Concurrent connections per recipient domain.', default: () => 3, parse: int(1, 100) },
-  { path: 'delivery.retrySchedule', doc: 'Delays between attempts; "*" repeats the last step.', default: () => '5m,10m,30m,1h,2h,4h*', parse: str() },
+  { path: 'delivery.retrySchedule', doc: 'Delays between attempts; "*" repeats the last step, "1h*3" repeats a step 3 times.', default: () => '5m,10m,30m,1h,2h,4h*', parse: retrySchedule },
   { path: 'delivery.maxAgeMs', doc: 'Give up (bounce) a message after this long in the queue.', default: () => 3 * 86_400_000, parse: duration(60_000) },
   { path: 'domains.dkimAlgorithm', doc: 'Default DKIM key type for new domains.', default: () => 'rsa', parse: str({ oneOf: ['rsa', 'ed25519'] }) },
   { path: 'domains.recheckIntervalMs', doc: 'How often verified domains are checked again in DNS.', default: () => 6 * 3_600_000, parse: duration(60_000) },
+  { path: 'domains.returnPathLabel', doc: 'Return-path (bounce) host of a domain: <label>.<domain>, with MX and SPF pointing at hostname.', default: () => 'bounces', parse: dnsLabel },
   { path: 'limits.channelsPerAccount', doc: 'Maximum channels per account (403 resource_limit_exceeded beyond).', default: () => 100, parse: int(1, 1_000_000) },
   { path: 'limits.domainsPerAccount', doc: 'Maximum domains per account.', default: () => 100, parse: int(1, 1_000_000) },
   { path: 'limits.pendingSendLimit', doc: 'Emails an account in state pending may send in total.', default: () => 1000, parse: int(0, 1_000_000_000) },
@@ -170,6 +187,7 @@ export const SCHEMA: readonly KeyDef[] = [
   { path: 'workers.threads', doc: 'Worker threads for rendering and signing; 0 chooses from the CPU count.', default: () => 0, parse: int(0, 64) },
   { path: 'retention.days', doc: 'Days events and message bodies are kept.', default: () => 30, parse: int(1, 3650) },
   { path: 'shutdown.graceMs', doc: 'How long SIGTERM waits for in-flight work before closing.', default: () => 10_000, parse: duration(0) },
+  { path: 'metrics.token', doc: 'Bearer token that GET /metrics requires; empty: only loopback clients (not via a proxy) may read it.', default: () => '', parse: bearerToken },
 ];
 
 function safeHostname(): string {
@@ -180,4 +198,11 @@ function safeHostname(): string {
 /** POSTRIDER_HTTP_PORT for "http.port", POSTRIDER_DELIVERY_ALLOW_PRIVATE for "delivery.allowPrivate". */
 export function envName(path: string): string {
   return 'POSTRIDER_' + path.replace(/\./g, '_').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+}
+
+/** Empty (feature off) or a token long enough not to be guessed, usable in a header as is. */
+function bearerToken(raw: unknown): string {
+  const s = str({ allowEmpty: true })(raw);
+  if (s !== '' && !/^[\x21-\x7e]{16,}$/.test(s)) throw new Error('must be empty or at least 16 printable characters without spaces');
+  return s;
 }

@@ -93,8 +93,8 @@ export function broadcastBody(maxMessages: number) {
       from: address,
       template: templateSchema,
       messages: {
+        // "at least one" is checked with the template rules so both problems come back in one 422.
         type: 'array',
-        minItems: 1,
         maxItems: maxMessages,
         items: {
           type: 'object',

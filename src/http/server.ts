@@ -16,6 +16,7 @@ import type { Store } from '../store/env.js';
 import { authenticate } from './auth.js';
 import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
 import { KeyRateLimiter } from './rate-limit.js';
+import { registerOpenApi } from './openapi.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -92,11 +93,16 @@ export class HttpServer {
       connectionTimeout: 0,
       keepAliveTimeout: 5_000,
     });
+    // Bodies are JSON only (spec section 4); Fastify's built-in text/plain parser would turn a
+    // text body into a string that then fails schema validation with 422 instead of 415.
+    app.removeContentTypeParser('text/plain');
     const bodyAjv = makeAjv(false);
     const queryAjv = makeAjv(true);
     app.setValidatorCompiler(({ schema, httpPart }) =>
       (httpPart === 'querystring' || httpPart === 'params' ? queryAjv : bodyAjv).compile(schema),
     );
+    // Before the first route: the OpenAPI document learns routes as they are declared.
+    registerOpenApi(app, config);
 
     const limiter = new KeyRateLimiter({ limit: config.api.rateLimit, windowMs: config.api.rateWindowMs });
     app.decorateRequest('principal', null as unknown as Principal);

@@ -7,13 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
 import type { Channel, DeliveryType, Tracking } from '../domain/types.js';
 import { removeChannelKeysInTxn } from './api-keys.js';
+import { getChannel, type StoredChannel } from './channel-records.js';
+import { unlinkChannelFromDomainsInTxn } from './domains.js';
 import { removeChannelSuppressionsInTxn } from './suppressions.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
-export interface StoredChannel extends Channel {
-  deletedAt?: string;
-}
+export { getChannel, getChannelRecord, type StoredChannel } from './channel-records.js';
 
 export interface ChannelFilter {
   accountId: string;
@@ -56,17 +56,6 @@ export async function createChannel(
     store.db.accountChannels.put(indexKey(channel), 1);
   });
   return channel;
-}
-
-/** A live channel, or undefined (also for deleted ones). */
-export function getChannel(store: Store, id: string): Channel | undefined {
-  const c = store.db.channels.get(id) as StoredChannel | undefined;
-  return c && !c.deletedAt ? c : undefined;
-}
-
-/** Includes tombstones, for showing linked channels of a domain. */
-export function getChannelRecord(store: Store, id: string): StoredChannel | undefined {
-  return store.db.channels.get(id) as StoredChannel | undefined;
 }
 
 export function listChannels(store: Store, f: ChannelFilter): { results: Channel[]; totalCount: number } {
@@ -122,4 +111,8 @@ export async function deleteChannel(store: Store, id: string): Promise<boolean> 
 }
 
 /** Runs inside the delete transaction; each area of the store adds its own function here. */
-const CHANNEL_CLEANUPS: ReadonlyArray<(store: Store, channelId: string) => void> = [removeChannelKeysInTxn, removeChannelSuppressionsInTxn];
+const CHANNEL_CLEANUPS: ReadonlyArray<(store: Store, channelId: string) => void> = [
+  removeChannelKeysInTxn,
+  removeChannelSuppressionsInTxn,
+  unlinkChannelFromDomainsInTxn,
+];

@@ -1,20 +1,66 @@
 /**
  * The append-only event log. appendEventInTxn is the one function that writes events, so every
- * index over events (added by the activity and statistics code) is maintained in the same
- * transaction as the event itself.
+ * index over events (eventIndex, messageEvents, eventClock) and the statistics counters are
+ * maintained in the same transaction as the event itself; removeEventInTxn (retention) is its
+ * mirror image.
+ *
+ * Sequence numbers: `seq` comes from meta 'eventSeq' inside the write transaction, so the
+ * committed seqs always form one contiguous run [eventFloor, eventSeq] (a rolled-back
+ * transaction gives its numbers back; retention removes from the low end only). A reader's
+ * snapshot is therefore prefix-closed, which is what makes `after` paging gap-free.
+ *
+ * The event clock: meta 'eventClockMs' is the largest timestamp appended so far; whenever an
+ * event raises it, [clockMs, seq] goes into `eventClock`. "The first seq whose clock reaches T"
+ * is then one seek, which turns startDate/endDate into a seq range (store/activity-query.ts).
  */
 import type { EventRecord } from '../domain/types.js';
 import type { Store } from './env.js';
+import { eventTimeMs, indexKeysOf } from './event-index.js';
 import { KEY_MAX } from './layout.js';
+import { countEventInTxn } from './stats.js';
 
 /** Must run inside Store.write(). Returns the event with its sequence number. */
 export function appendEventInTxn(store: Store, event: Omit<EventRecord, 'seq'>): EventRecord {
-  const seq = ((store.db.meta.get('eventSeq') as number | undefined) ?? 0) + 1;
-  store.db.meta.put('eventSeq', seq);
+  const db = store.db;
+  const timeMs = eventTimeMs(event);
+  const seq = ((db.meta.get('eventSeq') as number | undefined) ?? 0) + 1;
+  db.meta.put('eventSeq', seq);
   const record: EventRecord = { seq, ...event };
-  store.db.events.put(seq, record);
-  store.db.messageEvents.put([event.messageId, seq], 1);
+  db.events.put(seq, record);
+  db.messageEvents.put([event.messageId, seq], timeMs);
+  for (const key of indexKeysOf(record)) db.eventIndex.put(key, timeMs);
+  const clock = db.meta.get('eventClockMs') as number | undefined;
+  if (clock === undefined || timeMs > clock) {
+    db.meta.put('eventClockMs', timeMs);
+    db.eventClock.put([timeMs, seq], 1);
+  }
+  countEventInTxn(store, record, timeMs);
   return record;
+}
+
+/**
+ * Inside a write: removes one event and its index entries (not its statistics: counters
+ * outlive events). Only retention calls this, always on the lowest seqs.
+ */
+export function removeEventInTxn(store: Store, e: EventRecord): void {
+  const db = store.db;
+  db.events.remove(e.seq);
+  db.messageEvents.remove([e.messageId, e.seq]);
+  for (const key of indexKeysOf(e)) db.eventIndex.remove(key);
+}
+
+/** The last seq given out (0: none yet). */
+export function lastEventSeq(store: Store): number {
+  return (store.db.meta.get('eventSeq') as number | undefined) ?? 0;
+}
+
+/** The lowest seq retention has not removed. */
+export function eventFloor(store: Store): number {
+  return (store.db.meta.get('eventFloor') as number | undefined) ?? 1;
+}
+
+export function getEvent(store: Store, seq: number): EventRecord | undefined {
+  return store.db.events.get(seq) as EventRecord | undefined;
 }
 
 export function eventsOfMessage(store: Store, messageId: string): EventRecord[] {
@@ -24,4 +70,22 @@ export function eventsOfMessage(store: Store, messageId: string): EventRecord[] 
     if (e) out.push(e);
   }
   return out;
+}
+
+/** The account owning a message's events (for access checks once the message record is gone). */
+export function accountOfMessageEvents(store: Store, messageId: string): { accountId: string; channelId: string } | undefined {
+  for (const { key } of store.db.messageEvents.getRange({ start: [messageId], end: [messageId, KEY_MAX], limit: 1 })) {
+    const e = getEvent(store, (key as [string, number])[1]);
+    if (e) return { accountId: e.accountId, channelId: e.channelId };
+  }
+  return undefined;
+}
+
+/**
+ * The first seq whose event clock is at least `ms` (every earlier event has a timestamp < ms);
+ * lastEventSeq + 1 when the clock has not reached it yet.
+ */
+export function firstSeqAtClock(store: Store, ms: number): number {
+  for (const { key } of store.db.eventClock.getRange({ start: [ms], limit: 1 })) return (key as [number, number])[1];
+  return lastEventSeq(store) + 1;
 }

@@ -4,7 +4,11 @@
  * Values are msgpack (lmdb-js default).
  */
 export const DB_NAMES = [
-  /** string → any: schema version, generated secrets, the initial account id. */
+  /**
+   * string → any: schema version, generated secrets, the initial account id; for the event log:
+   * 'eventSeq' (last seq given out), 'eventClockMs' (event clock), 'eventFloor' (lowest seq not
+   * removed by retention).
+   */
   'meta',
   /** accountId → Account */
   'accounts',
@@ -26,8 +30,39 @@ export const DB_NAMES = [
   'jobsDue',
   /** seq (integer, increasing) → EventRecord: the append-only event log. */
   'events',
-  /** [messageId, seq] → 1: a message's events in order. */
+  /** [messageId, seq] → timestampMs: a message's events in order. */
   'messageEvents',
+  /**
+   * Secondary indexes over the event log, all in seq (= append) order, value = the event's
+   * timestampMs (so time filters are checked without loading the event). One DB, keys by kind:
+   *   [accountId, 'a', '', seq]            every event of the account
+   *   [accountId, 'c', channelId, seq]     by channel
+   *   [accountId, 'r', recipient, seq]     by recipient (lowercased), one entry per recipient
+   *   [accountId, 't', tag, seq]           by tag, one entry per tag
+   *   [accountId, 'm', mailType, seq]      by mail type
+   *   [accountId, 'e', eventType, seq]     by event type
+   * A filtered query walks one or more [accountId, kind, value] prefixes from a seq onwards
+   * (store/activity-query.ts), so it stops after `limit` matches.
+   */
+  'eventIndex',
+  /**
+   * [clockMs, seq] → 1: the event clock, the running maximum of event timestamps. An entry is
+   * written at each seq where the maximum grows, so "first seq whose clock ≥ T" is one seek
+   * (startDate/endDate → seq range).
+   */
+  'eventClock',
+  /** [accountId, utcDay, channelId, mailType] → StatCounters: every event of that day. */
+  'statsDaily',
+  /**
+   * [accountId, tag, utcDay, channelId, mailType, tagSet] → StatCounters: events carrying that
+   * tag, split by their whole set of tags (tagSet = JSON of the sorted tags), so a filter on
+   * several tags can count an event carrying more than one of them once (store/stats.ts).
+   */
+  'statsDailyTags',
+  /** [messageId, jobId] → 1: a message's delivery jobs (message details, retention). */
+  'messageJobs',
+  /** messageId → createdAtMs: messages past retention still waiting for delivery to finish. */
+  'retentionPending',
   /** [channelId, mailType, email] → SuppressionRecord */
   'suppressions',
   /** [accountId, key] → IdempotencyRecord */
@@ -42,6 +77,20 @@ export const DB_NAMES = [
   'broadcastEntries',
   /** [createdAtMs, broadcastId] → 1: broadcasts still being expanded into messages, oldest first. */
   'broadcastQueue',
+  /** domainId → SendingDomain (DNS records and their statuses; no private key material). */
+  'domains',
+  /** [accountId, createdAtMs, domainId] → 1: the account's domains in creation order. */
+  'accountDomains',
+  /** [accountId, name] → domainId: names are unique per account; the sender-domain lookup. */
+  'domainNames',
+  /** [domainId, selector] → DkimPrivateKey: the PEM of the active and the pending key only. */
+  'dkimKeys',
+  /**
+   * [leaseUntilMs, jobId] → 1: jobs handed to a delivery attempt, by lease expiry. A job is in
+   * exactly one of jobsDue (state queued) and jobsLeased (state leased), or in neither (done).
+   * A lease that outlives its owner (crash) is found here and put back into jobsDue.
+   */
+  'jobsLeased',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

@@ -93,6 +93,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
         history: [],
       };
       store.db.jobs.put(job.id, job);
+      store.db.messageJobs.put([r.id, job.id], 1);
       store.db.jobsDue.put([now.getTime(), job.id], 1);
     }
     return;

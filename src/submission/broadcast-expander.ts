@@ -40,7 +40,7 @@ export class BroadcastExpander {
       this.again = true;
       return;
     }
-    this.running = this.drain()
+    this.running = this.expandAll()
       .catch((err) => this.logger.error({ err }, 'broadcast expansion failed; will retry on the next broadcast or restart'))
       .finally(() => {
         this.running = null;
@@ -51,8 +51,14 @@ export class BroadcastExpander {
       });
   }
 
-  /** Expands until no broadcast is left (or stop() was called). Exposed for tests. */
+  /** Resolves once no broadcast is left to expand (joins a running expansion; tests, shutdown). */
   async drain(): Promise<void> {
+    this.kick();
+    while (this.running) await this.running;
+  }
+
+  /** Expands until no broadcast is left (or stop() was called). */
+  private async expandAll(): Promise<void> {
     for (;;) {
       if (this.stopping) return;
       const b = nextActiveBroadcast<BroadcastCommon>(this.deps.store);
@@ -89,6 +95,7 @@ export class BroadcastExpander {
       messages,
       alsoInTxn: () => advanceBroadcastInTxn(store, b, { cursor, messages: messages.length, skipped, failures }),
     });
+    if (messages.length > 0) this.deps.onQueued?.();
   }
 
   private async buildOne(

@@ -99,6 +99,7 @@ export async function sendBroadcast(
     const from = normalizeAddress(b.from, '/from', errors);
     const replyTo = normalizeAddresses(b.replyTo, '/replyTo', errors);
     checkTemplate(b.template, '/template', errors);
+    if (b.messages.length === 0) errors.add('/messages', 'minItems', 'must have at least 1 item');
     const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
     const commonHeaders = normalizeHeaders(b.headers, '/headers', errors, { broadcast: true });
     const entries = b.messages.map((m, i) => normalizeEntry(m, i, { tags: b.tags ?? [], headers: commonHeaders, metadata: normalizeMetadata(b.metadata) }, errors));

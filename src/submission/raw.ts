@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { simpleParser, type AddressObject } from 'mailparser';
 import { domainOf, normalizeEmail, recipientKey, type Address } from '../domain/address.js';
+import libmime from 'libmime';
 import { AppError } from '../domain/errors.js';
 import { ensureField, fieldValue, joinMessage, malformedFields, removeFields, splitMessage } from '../domain/raw-headers.js';
 import type { Channel, Principal } from '../domain/types.js';
@@ -39,8 +40,10 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
   // The From header is what recipients see and what DMARC aligns on: it must be ours too.
   const dkim = senderKey(deps, { accountId: account.id, channel: sub.channel, from: fromNorm.email });
 
-  const tags = parseTags(fieldValue(msg, 'X-Tags'));
-  const metadata = parseMetadata(fieldValue(msg, 'X-Metadata'));
+  // Mail libraries RFC 2047-encode header values with quotes or braces (nodemailer turns
+  // {"a":"1"} into =?UTF-8?Q?...?=); mailparser leaves unknown fields encoded, so decode here.
+  const tags = parseTags(decodedField(msg, 'X-Tags'));
+  const metadata = parseMetadata(decodedField(msg, 'X-Metadata'));
   const envelope = [...new Set(sub.recipients.map(recipientKey))];
   checkDenyList(config.policy.denyRecipients, envelope);
   const { send, suppressed } = splitSuppressed(store, sub.channel.id, 'transactional', envelope);
@@ -99,7 +102,13 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
     ],
     sendLimit: account.state === 'pending' ? { accountId: account.id, limit: config.limits.pendingSendLimit } : undefined,
   });
+  deps.onQueued?.();
   return { messageId, suppressed };
+}
+
+function decodedField(msg: ReturnType<typeof splitMessage>, name: string): string | undefined {
+  const v = fieldValue(msg, name);
+  return v === undefined ? undefined : libmime.decodeWords(v).trim();
 }
 
 function addresses(obj: AddressObject | AddressObject[] | undefined): Address[] {

@@ -19,6 +19,8 @@ export interface SubmissionDeps {
   builder: MessageBuilder;
   domains: DomainRegistry;
   idempotency: IdempotencyGate;
+  /** Called after messages were committed for delivery (the dispatcher looks at the queue now). */
+  onQueued?: () => void;
 }
 
 export class Submission {

@@ -147,5 +147,6 @@ async function acceptTransactional(
     sendLimit: account.state === 'pending' ? { accountId: account.id, limit: config.limits.pendingSendLimit } : undefined,
     idempotency: idem ? { accountId: idem.accountId, key: idem.key, record: deps.idempotency.recordFor(idem, response) } : undefined,
   });
+  deps.onQueued?.();
   return response;
 }

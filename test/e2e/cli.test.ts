@@ -1,0 +1,250 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, runCli, startServe, type ServeProcess } from '../support/cli.js';
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
+const TOKEN = /pr_[A-Za-z0-9_-]{20,}/g;
+
+let dataDir: string;
+let env: Record<string, string>;
+
+beforeAll(() => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-cli-'));
+  env = { POSTRIDER_DATA_DIR: dataDir };
+});
+
+afterAll(() => {
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+const cli = (...args: string[]) => runCli(args, env);
+
+describe('postrider --help', () => {
+  it('prints the usage and exits 0 for the program and every command', async () => {
+    const variants = [
+      ['--help'],
+      ['serve', '--help'],
+      ['keys', '--help'],
+      ['accounts', '--help'],
+      ['accounts', 'set-state', '-h'],
+      ['config', '--help'],
+    ];
+    const results = await Promise.all(variants.map((args) => cli(...args)));
+    results.forEach((r, i) => {
+      expect(r.code, variants[i].join(' ') + r.stderr).toBe(0);
+      expect(r.stdout, variants[i].join(' ')).toContain('Usage');
+    });
+    expect(results[0].stdout).toContain('Commands:');
+    expect(results[1].stdout).toContain('postrider serve');
+    expect(results[2].stdout).toContain('postrider keys create');
+    expect(results[3].stdout).toContain('postrider accounts set-state');
+    expect(results[4].stdout).toContain('postrider accounts set-state');
+    expect(results[5].stdout).toContain('postrider config print');
+  });
+
+  it('exits 2 with the usage for no command, an unknown command and an unknown option', async () => {
+    const [none, unknown, option] = await Promise.all([cli(), cli('frobnicate'), cli('accounts', 'list', '--bogus')]);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toContain('Usage');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+    expect(option.code).toBe(2);
+    expect(option.stderr).toContain('--bogus');
+    expect(option.stderr).toContain('Usage');
+  });
+});
+
+describe('postrider accounts', () => {
+  let accountId: string;
+
+  it('creates an account and lists it as JSON', async () => {
+    const created = await cli('accounts', 'create', '--name', 'x');
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toMatch(new RegExp(`^created account ${UUID.source} \\(active\\)\\n$`));
+    accountId = UUID.exec(created.stdout)![0];
+
+    const list = await cli('accounts', 'list', '--json');
+    expect(list.code).toBe(0);
+    const accounts = JSON.parse(list.stdout);
+    expect(accounts).toContainEqual(expect.objectContaining({ id: accountId, name: 'x', state: 'active' }));
+  });
+
+  it('creates an account in a given state and prints it as JSON', async () => {
+    const created = await cli('accounts', 'create', '--name', 'trial', '--state', 'pending', '--json');
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ id: expect.stringMatching(UUID), name: 'trial', state: 'pending' });
+  });
+
+  it('changes the state of an account', async () => {
+    const res = await cli('accounts', 'set-state', accountId, 'suspended');
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain(`account ${accountId} is now suspended`);
+    const list = await cli('accounts', 'list');
+    expect(list.code).toBe(0);
+    expect(list.stdout.split('\n')[0]).toMatch(/^id\s+name\s+state\s+createdAt$/);
+    expect(list.stdout.split('\n').find((l) => l.startsWith(accountId))).toMatch(/\bsuspended\b/);
+  });
+
+  it('refuses an invalid state with exit code 2 and changes nothing', async () => {
+    const res = await cli('accounts', 'set-state', accountId, 'frozen');
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('state must be one of pending, active, suspended');
+    const accounts = JSON.parse((await cli('accounts', 'list', '--json')).stdout);
+    expect(accounts.find((a: any) => a.id === accountId).state).toBe('suspended');
+  });
+
+  it('exits 2 without a name and 1 for an unknown account', async () => {
+    const [noName, unknown] = await Promise.all([
+      cli('accounts', 'create'),
+      cli('accounts', 'set-state', '00000000-0000-4000-8000-000000000000', 'active'),
+    ]);
+    expect(noName.code).toBe(2);
+    expect(noName.stderr).toContain('--name is required');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no account 00000000-0000-4000-8000-000000000000');
+  });
+});
+
+describe('postrider keys with a running daemon on the same data folder', () => {
+  let daemon: ServeProcess;
+  let accountId: string;
+  let keyId: string;
+  let token: string;
+
+  beforeAll(async () => {
+    const account = await cli('accounts', 'create', '--name', 'keys', '--json');
+    accountId = JSON.parse(account.stdout).id;
+    const created = await cli('keys', 'create', '--account', accountId, '--name', 'ci');
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain('it is not shown again');
+    keyId = UUID.exec(created.stdout)![0];
+    const tokens = created.stdout.match(TOKEN)!;
+    expect(tokens).toHaveLength(1);
+    token = tokens[0];
+    daemon = await startServe(env);
+  });
+
+  afterAll(async () => {
+    await daemon?.stop();
+  });
+
+  it('prints a key at creation that authenticates against the daemon', async () => {
+    const res = await call(`${daemon.url}/channels`, 'GET', token);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ results: [], totalCount: 0 });
+    const created = await call(`${daemon.url}/channels`, 'POST', token, { name: 'from the CLI key' });
+    expect(created.status).toBe(200);
+  });
+
+  it('creates a channel key that sees only its channel', async () => {
+    const a = (await call(`${daemon.url}/channels`, 'POST', token, { name: 'a' })).body;
+    await call(`${daemon.url}/channels`, 'POST', token, { name: 'b' });
+    const res = await cli('keys', 'create', '--account', accountId, '--channel', a.id, '--json');
+    expect(res.code, res.stderr).toBe(0);
+    const key = JSON.parse(res.stdout);
+    expect(key).toMatchObject({ accountId, channelId: a.id, token: expect.stringMatching(/^pr_/) });
+    const list = await call(`${daemon.url}/channels`, 'GET', key.token);
+    expect(list.body.results.map((c: any) => c.id)).toEqual([a.id]);
+  });
+
+  it('refuses a key for an unknown account or for a channel of another account', async () => {
+    const other = JSON.parse((await cli('accounts', 'create', '--name', 'other', '--json')).stdout);
+    const channel = (await call(`${daemon.url}/channels`, 'POST', token, { name: 'not theirs' })).body;
+    const [noAccount, foreignChannel] = await Promise.all([
+      cli('keys', 'create', '--account', '00000000-0000-4000-8000-000000000000'),
+      cli('keys', 'create', '--account', other.id, '--channel', channel.id),
+    ]);
+    expect(noAccount.code).toBe(1);
+    expect(noAccount.stderr).toContain('no account');
+    expect(foreignChannel.code).toBe(1);
+    expect(foreignChannel.stderr).toContain(`no channel ${channel.id}`);
+    expect(noAccount.stdout + foreignChannel.stdout).not.toMatch(TOKEN);
+  });
+
+  it('lists keys without ever printing the token or its hash', async () => {
+    const hash = createHash('sha256').update(token).digest('hex');
+    const [table, json] = await Promise.all([cli('keys', 'list'), cli('keys', 'list', '--account', accountId, '--json')]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain(keyId);
+    expect(json.code).toBe(0);
+    const keys = JSON.parse(json.stdout);
+    expect(keys.find((k: any) => k.id === keyId)).toMatchObject({ accountId, name: 'ci', prefix: `${token.slice(0, 10)}…`, revokedAt: '' });
+    for (const out of [table.stdout, json.stdout]) {
+      expect(out).not.toContain(token);
+      expect(out).not.toContain(token.slice(10));
+      expect(out).not.toContain(hash);
+      expect(out).not.toMatch(/[0-9a-f]{64}/);
+    }
+  });
+
+  it('revokes a key, after which the running daemon answers 401', async () => {
+    const res = await cli('keys', 'revoke', keyId);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain(`revoked key ${keyId}`);
+    const after = await call(`${daemon.url}/channels`, 'GET', token);
+    expect(after.status).toBe(401);
+    expect(after.body.code).toBe('unauthorized');
+    const keys = JSON.parse((await cli('keys', 'list', '--account', accountId, '--json')).stdout);
+    expect(keys.find((k: any) => k.id === keyId).revokedAt).not.toBe('');
+  });
+
+  it('exits 1 when revoking an unknown key', async () => {
+    const res = await cli('keys', 'revoke', '00000000-0000-4000-8000-000000000000');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('no key');
+  });
+});
+
+describe('postrider config', () => {
+  it('prints the effective configuration as JSON, with environment overrides applied', async () => {
+    const res = await runCli(['config', 'print'], {
+      ...env,
+      POSTRIDER_HTTP_PORT: '9999',
+      POSTRIDER_DELIVERY_RATE: '7',
+      POSTRIDER_DNS_SERVERS: '127.0.0.1:5353',
+      POSTRIDER_DOMAINS_RECHECK_INTERVAL_MS: '6h',
+    });
+    expect(res.code, res.stderr).toBe(0);
+    const config = JSON.parse(res.stdout);
+    expect(config.dataDir).toBe(dataDir);
+    expect(config.http.port).toBe(9999);
+    expect(config.http.host).toBe('127.0.0.1');
+    expect(config.delivery.rate).toBe(7);
+    expect(config.dns.servers).toEqual(['127.0.0.1:5353']);
+    expect(config.domains.recheckIntervalMs).toBe(21_600_000);
+  });
+
+  it('reads a commented config file given with --config, the environment winning over it', async () => {
+    const file = path.join(dataDir, 'postrider.jsonc');
+    fs.writeFileSync(file, '{\n  // port\n  "http": { "port": 1000 },\n  /* delivery */ "delivery": { "port": 2525 }\n}\n');
+    const res = await runCli(['config', 'print', '--config', file], { ...env, POSTRIDER_HTTP_PORT: '2000' });
+    expect(res.code, res.stderr).toBe(0);
+    const config = JSON.parse(res.stdout);
+    expect(config.http.port).toBe(2000);
+    expect(config.delivery.port).toBe(2525);
+  });
+
+  it('lists every key with its environment variable', async () => {
+    const res = await cli('config', 'print', '--keys');
+    expect(res.code).toBe(0);
+    for (const name of ['POSTRIDER_DATA_DIR', 'POSTRIDER_HTTP_PORT', 'POSTRIDER_DELIVERY_ALLOW_PRIVATE', 'POSTRIDER_SMTP_TLS_KEY']) {
+      expect(res.stdout).toContain(name);
+    }
+  });
+
+  it('exits 78 naming the bad key when an environment value is invalid, for config print and for serve', async () => {
+    const bad = { ...env, POSTRIDER_HTTP_PORT: 'eighty', POSTRIDER_HTTP_PROT: '1' };
+    const [print, serve] = await Promise.all([runCli(['config', 'print'], bad), runCli(['serve'], bad)]);
+    for (const r of [print, serve]) {
+      expect(r.code, r.stderr).toBe(78);
+      expect(r.stderr).toContain('invalid configuration');
+      expect(r.stderr).toContain('"http.port"');
+      expect(r.stderr).toContain('POSTRIDER_HTTP_PORT');
+      expect(r.stderr).toContain('POSTRIDER_HTTP_PROT');
+      expect(r.stdout).toBe('');
+    }
+  });
+});

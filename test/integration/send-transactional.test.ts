@@ -1,0 +1,326 @@
+import { Resolver } from 'node:dns/promises';
+import { simpleParser } from 'mailparser';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, setAccountState } from '../../src/store/accounts.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getBody, getMessage } from '../../src/store/messages.js';
+import type { DeliveryJob } from '../../src/domain/types.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+let dns: TestDns;
+let t: TestDaemon;
+let live: Sender;
+
+const send = (body: unknown, opts: { channel?: string | null; key?: string; headers?: Record<string, string> } = {}) => {
+  const headers: Record<string, string> = { ...opts.headers };
+  const channel = opts.channel === undefined ? live.channelId : opts.channel;
+  if (channel) headers['x-service-channel-id'] = channel;
+  return t.api('POST', '/send/transactional', { body, key: opts.key, headers });
+};
+
+const basic = () => ({
+  from: { email: `news@${live.domain}`, name: 'News' },
+  to: [{ email: 'alice@example.net', name: 'Alice' }],
+  subject: 'Hello',
+  text: 'Hi there',
+  html: '<p>Hi there</p>',
+});
+
+function jobsOf(messageId: string): DeliveryJob[] {
+  return [...t.daemon.store.db.jobs.getRange({})].map((e) => e.value as DeliveryJob).filter((j) => j.messageId === messageId);
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address] });
+  live = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+describe('POST /send/transactional', () => {
+  it('accepts a message, stores it durably with one job per recipient domain and the accepted and processed events', async () => {
+    const res = await send({ ...basic(), cc: [{ email: 'bob@example.org' }], bcc: [{ email: 'carol@example.org' }], tags: ['welcome'], metadata: { user: 42 } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'accepted', messageId: expect.stringMatching(/^[0-9a-f-]{36}$/), suppressions: [] });
+    const m = getMessage(t.daemon.store, res.body.messageId)!;
+    expect(m).toMatchObject({ status: 'queued', mailType: 'transactional', mailSource: 'api', deliveryType: 'live', subject: 'Hello', tags: ['welcome'], metadata: { user: '42' } });
+    expect(m.recipients.sort()).toEqual(['alice@example.net', 'bob@example.org', 'carol@example.org']);
+    const jobs = jobsOf(m.id);
+    expect(jobs.map((j) => j.domain).sort()).toEqual(['example.net', 'example.org']);
+    expect(jobs.find((j) => j.domain === 'example.org')!.recipients.sort()).toEqual(['bob@example.org', 'carol@example.org']);
+    expect(eventsOfMessage(t.daemon.store, m.id).map((e) => e.eventType)).toEqual(['accepted', 'processed']);
+  });
+
+  it('signs the message with the domain key so an independent verifier passes it against the published DNS record', async () => {
+    const res = await send(basic());
+    const raw = getBody(t.daemon.store, res.body.messageId)!;
+    const resolver = new Resolver();
+    resolver.setServers([dns.address]);
+    const result = await dkimVerify(raw, { resolver: (name: string, type: string) => (type === 'TXT' ? resolver.resolveTxt(name) : resolver.resolve(name, type)) } as never);
+    expect(result.results.map((r: { status: { result: string } }) => r.status.result)).toEqual(['pass']);
+    expect(result.results[0].signingDomain).toBe(live.domain);
+    const parsed = await simpleParser(raw);
+    expect(parsed.messageId).toBe(`<${res.body.messageId}@${live.domain}>`);
+    expect(parsed.headers.has('bcc')).toBe(false);
+  });
+
+  it('renders a Handlebars template with escaped and raw variables and inlines styles', async () => {
+    const res = await send({
+      from: { email: `news@${live.domain}` },
+      to: [{ email: 'alice@example.net' }],
+      template: {
+        subject: 'Hi {{name}}',
+        html: '<style>p{color:red}</style><p>{{name}} {{{raw}}}</p>',
+        text: 'Hi {{name}}',
+        inlineStyles: true,
+        data: { name: '<Ann>', raw: '<b>bold</b>' },
+      },
+    });
+    expect(res.status).toBe(200);
+    const m = getMessage(t.daemon.store, res.body.messageId)!;
+    expect(m.subject).toBe('Hi <Ann>');
+    expect(m.html).toContain('&lt;Ann&gt;');
+    expect(m.html).toContain('<b>bold</b>');
+    expect(m.html).toMatch(/<p style="color: ?red;?">/);
+  });
+
+  it('answers 422 templating_error naming the template field that failed', async () => {
+    const res = await send({ from: { email: `news@${live.domain}` }, to: [{ email: 'a@example.net' }], template: { subject: 'x', html: '{{#if}}broken' } });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('templating_error');
+    expect(Object.keys(res.body.errors)).toEqual(['/template/html']);
+  });
+});
+
+describe('channel resolution', () => {
+  it('needs X-Service-Channel-Id with an account-level key (422 invalid_channel)', async () => {
+    const res = await send(basic(), { channel: null });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('invalid_channel');
+  });
+
+  it('answers 404 channel_not_found for an unknown channel and 403 for another account\'s channel', async () => {
+    expect((await send(basic(), { channel: '00000000-0000-4000-8000-000000000000' })).body.code).toBe('channel_not_found');
+    const other = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
+    const { token } = await createApiKey(t.daemon.store, { accountId: other.id, channelId: null });
+    const res = await send(basic(), { key: token });
+    expect(res.status).toBe(403);
+  });
+
+  it('uses a channel key\'s own channel and refuses a header naming another channel', async () => {
+    const { token } = await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: live.channelId });
+    expect((await send(basic(), { key: token, channel: null })).status).toBe(200);
+    const other = await t.api('POST', '/channels', { body: { name: 'other' } });
+    expect((await send(basic(), { key: token, channel: other.body.id })).status).toBe(403);
+  });
+});
+
+describe('validation', () => {
+  it('reports every broken field together with JSON pointers', async () => {
+    const res = await send({
+      from: { email: 'not-an-address' },
+      to: Array.from({ length: 51 }, (_, i) => ({ email: `r${i}@example.net` })),
+      subject: 'x'.repeat(257),
+      text: 'hi',
+      tags: ['a', 'b', 'c', 'd', 'e', 'f'],
+      metadata: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])),
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('validation_failed');
+    expect(Object.keys(res.body.errors)).toEqual(expect.arrayContaining(['/to', '/subject', '/tags', '/metadata']));
+    expect(res.body.errors['/subject'][0].code).toBe('max_length');
+  });
+
+  it('refuses 51 recipients across to, cc and bcc', async () => {
+    const many = (n: number, p: string) => Array.from({ length: n }, (_, i) => ({ email: `${p}${i}@example.net` }));
+    const res = await send({ ...basic(), to: many(20, 't'), cc: many(20, 'c'), bcc: many(11, 'b') });
+    expect(res.status).toBe(422);
+    expect(res.body.errors['/to'][0].code).toBe('max_items');
+    expect((await send({ ...basic(), to: many(20, 't'), cc: many(20, 'c'), bcc: many(10, 'b') })).status).toBe(200);
+  });
+
+  it('checks tags, metadata keys and values, and address length', async () => {
+    const res = await send({
+      ...basic(),
+      to: [{ email: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com` }],
+      tags: ['ok-tag', 'bad tag!', 'x'.repeat(101)],
+      metadata: { ['k'.repeat(51)]: 'v', fine: 'v'.repeat(101) },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.errors['/to/0/email'][0].code).toBe('max_length');
+    expect(res.body.errors['/tags/1']).toBeDefined();
+    expect(res.body.errors['/tags/2'][0].code).toBe('max_length');
+    expect(res.body.errors['/metadata']).toBeDefined();
+    expect(res.body.errors['/metadata/fine'][0].code).toBe('max_length');
+  });
+
+  it('refuses header injection, structural headers and more than 5,000 characters of headers', async () => {
+    const r1 = await send({ ...basic(), headers: { 'X-Ok': 'fine', 'X-Evil': 'a\r\nBcc: victim@example.com', From: 'spoof@example.com' } });
+    expect(r1.status).toBe(422);
+    expect(r1.body.errors['/headers/X-Evil'][0].code).toBe('invalid_format');
+    expect(r1.body.errors['/headers/From'][0].code).toBe('forbidden_header');
+    const r2 = await send({ ...basic(), headers: { 'X-Big': 'x'.repeat(5000) } });
+    expect(r2.body.errors['/headers'][0].code).toBe('max_length');
+    const r3 = await send({ ...basic(), subject: 'Hi\r\nBcc: victim@example.com' });
+    expect(r3.body.errors['/subject'][0].code).toBe('invalid_format');
+  });
+
+  it('refuses invalid base64 and executable attachments by extension and by type', async () => {
+    const res = await send({
+      ...basic(),
+      attachments: [
+        { content: 'not base64!', fileName: 'a.txt' },
+        { content: Buffer.from('MZ').toString('base64'), fileName: 'setup.exe' },
+        { content: Buffer.from('x').toString('base64'), fileName: 'report.pdf', contentType: 'application/x-msdownload' },
+        { content: Buffer.from('%PDF').toString('base64'), fileName: 'fine.pdf' },
+      ],
+    });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors).sort()).toEqual(['/attachments/0/content', '/attachments/1/fileName', '/attachments/2/contentType']);
+  });
+
+  it('keeps attachments and reports them in the stored message', async () => {
+    const res = await send({ ...basic(), attachments: [{ content: Buffer.from('hello pdf').toString('base64'), fileName: 'r.pdf' }] });
+    expect(res.status).toBe(200);
+    expect(getMessage(t.daemon.store, res.body.messageId)!.attachments).toEqual([{ fileName: 'r.pdf', disposition: 'attachment', size: 9, contentType: 'application/pdf' }]);
+    const parsed = await simpleParser(getBody(t.daemon.store, res.body.messageId)!);
+    expect(parsed.attachments[0].content.toString()).toBe('hello pdf');
+  });
+
+  it('makes template and subject/html/text mutually exclusive and requires content', async () => {
+    const r1 = await send({ ...basic(), template: { subject: 's', text: 't' } });
+    expect(r1.body.errors['/subject'][0].code).toBe('conflict');
+    const r2 = await send({ from: basic().from, to: basic().to });
+    expect(Object.keys(r2.body.errors).sort()).toEqual(['/html', '/subject']);
+  });
+
+  it('refuses unknown properties instead of dropping them', async () => {
+    const res = await send({ ...basic(), sendAt: 'tomorrow' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors['/sendAt'][0].code).toBe('unknown_field');
+  });
+});
+
+describe('sender domain', () => {
+  it('refuses a from domain that is not linked to the channel (422 on /from/email)', async () => {
+    const res = await send({ ...basic(), from: { email: 'me@unlinked-domain.com' } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors['/from/email'][0].code).toBe('domain_not_linked');
+  });
+
+  it('refuses an unverified domain on a live channel with 403 domain_unverified, but lets a sandbox channel use it', async () => {
+    const unverified = await setupSender(t, dns, { verify: false });
+    const res = await send({ ...basic(), from: { email: `x@${unverified.domain}` } }, { channel: unverified.channelId });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('domain_unverified');
+    const sandbox = await setupSender(t, dns, { verify: false, deliveryType: 'sandbox' });
+    const ok = await send({ ...basic(), from: { email: `x@${sandbox.domain}` } }, { channel: sandbox.channelId });
+    expect(ok.status).toBe(200);
+  });
+});
+
+describe('suppressions', () => {
+  it('drops suppressed recipients, lists them, and answers 422 recipients_suppressed when none is left', async () => {
+    const add = await t.api('POST', '/suppressions', { body: { channelId: live.channelId, mailType: 'transactional', emails: ['Gone@Example.net', 'bad address'] } });
+    expect(add.status).toBe(200);
+    expect(add.body.results).toEqual([
+      { email: 'gone@example.net', success: true, message: 'suppressed' },
+      { email: 'bad address', success: false, message: expect.stringContaining('invalid address') },
+    ]);
+    const partial = await send({ ...basic(), to: [{ email: 'gone@example.net' }, { email: 'stay@example.net' }] });
+    expect(partial.body.suppressions).toEqual(['gone@example.net']);
+    expect(getMessage(t.daemon.store, partial.body.messageId)!.recipients).toEqual(['stay@example.net']);
+    const none = await send({ ...basic(), to: [{ email: 'gone@example.net' }] });
+    expect(none.status).toBe(422);
+    expect(none.body.code).toBe('recipients_suppressed');
+    const remove = await t.api('POST', '/suppressions/remove', { body: { channelId: live.channelId, mailType: 'transactional', emails: ['gone@example.net', 'never@example.net'] } });
+    expect(remove.body.results.map((r: { success: boolean }) => r.success)).toEqual([true, false]);
+    expect((await send({ ...basic(), to: [{ email: 'gone@example.net' }] })).status).toBe(200);
+  });
+
+  it('keeps transactional and broadcast lists apart', async () => {
+    await t.api('POST', '/suppressions', { body: { channelId: live.channelId, mailType: 'broadcast', emails: ['promo-only@example.net'] } });
+    expect((await send({ ...basic(), to: [{ email: 'promo-only@example.net' }] })).status).toBe(200);
+  });
+
+  it('refuses another account\'s channel with 403 and an unknown channel with 404', async () => {
+    const other = await createAccount(t.daemon.store, { name: 'o2', state: 'active' });
+    const { token } = await createApiKey(t.daemon.store, { accountId: other.id, channelId: null });
+    const body = { channelId: live.channelId, mailType: 'transactional', emails: ['a@example.net'] };
+    expect((await t.api('POST', '/suppressions', { key: token, body })).status).toBe(403);
+    expect((await t.api('POST', '/suppressions', { body: { ...body, channelId: '00000000-0000-4000-8000-000000000000' } })).status).toBe(404);
+    expect((await t.api('POST', '/suppressions', { key: null, body })).status).toBe(401);
+  });
+});
+
+describe('account policy', () => {
+  it('refuses suspended accounts with 403 account_forbidden', async () => {
+    const acc = await createAccount(t.daemon.store, { name: 'susp', state: 'active' });
+    const { token } = await createApiKey(t.daemon.store, { accountId: acc.id, channelId: null });
+    const s = await setupSender(t, dns, { key: token });
+    await setAccountState(t.daemon.store, acc.id, 'suspended');
+    const res = await send({ ...basic(), from: { email: `x@${s.domain}` } }, { key: token, channel: s.channelId });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('account_forbidden');
+  });
+});
+
+describe('idempotency', () => {
+  it('replays the first response for the same key and body and sends nothing more', async () => {
+    const headers = { 'idempotency-key': `k-${Date.now()}` };
+    const first = await send(basic(), { headers });
+    const second = await send(basic(), { headers });
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    const count = [...t.daemon.store.db.messages.getRange({})].filter((e) => (e.value as { id: string }).id === first.body.messageId).length;
+    expect(count).toBe(1);
+  });
+
+  it('runs concurrent requests with one key only once', async () => {
+    const headers = { 'idempotency-key': `c-${Date.now()}` };
+    const before = t.daemon.store.db.messages.getCount();
+    const [a, b] = await Promise.all([send(basic(), { headers }), send(basic(), { headers })]);
+    expect(a.body.messageId).toBe(b.body.messageId);
+    expect(t.daemon.store.db.messages.getCount()).toBe(before + 1);
+  });
+
+  it('refuses the same key with a different body, and keys over 256 characters', async () => {
+    const headers = { 'idempotency-key': `d-${Date.now()}` };
+    await send(basic(), { headers });
+    const res = await send({ ...basic(), subject: 'Other' }, { headers });
+    expect(res.status).toBe(422);
+    expect(res.body.errors['/Idempotency-Key'][0].code).toBe('conflict');
+    const long = await send(basic(), { headers: { 'idempotency-key': 'x'.repeat(257) } });
+    expect(long.status).toBe(422);
+    expect(long.body.errors['/Idempotency-Key']).toBeDefined();
+  });
+});
+
+describe('sandbox channels', () => {
+  it('simulates delivery and bounces at the reserved simulator domain, and queues nothing', async () => {
+    const sb = await setupSender(t, dns, { deliveryType: 'sandbox' });
+    const res = await send(
+      { ...basic(), from: { email: `x@${sb.domain}` }, to: [{ email: 'ok@example.net' }, { email: 'nobody@bounce.postrider.invalid' }] },
+      { channel: sb.channelId },
+    );
+    expect(res.status).toBe(200);
+    expect(jobsOf(res.body.messageId)).toEqual([]);
+    const events = eventsOfMessage(t.daemon.store, res.body.messageId);
+    expect(events.map((e) => [e.eventType, e.recipients])).toEqual([
+      ['accepted', ['ok@example.net', 'nobody@bounce.postrider.invalid']],
+      ['processed', ['ok@example.net', 'nobody@bounce.postrider.invalid']],
+      ['delivered', ['ok@example.net']],
+      ['bounced', ['nobody@bounce.postrider.invalid']],
+    ]);
+    const again = await send({ ...basic(), from: { email: `x@${sb.domain}` }, to: [{ email: 'nobody@bounce.postrider.invalid' }] }, { channel: sb.channelId });
+    expect(again.body.code).toBe('recipients_suppressed');
+  });
+});

@@ -1,0 +1,142 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { simpleParser } from 'mailparser';
+import nodemailer from 'nodemailer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getBody, getMessage } from '../../src/store/messages.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+const run = promisify(execFile);
+
+let dns: TestDns;
+let t: TestDaemon;
+let s: Sender;
+
+function transport(opts: { user?: string; pass?: string; secure?: boolean; ignoreTLS?: boolean; requireTLS?: boolean; host?: string } = {}) {
+  return nodemailer.createTransport({
+    host: opts.host ?? '127.0.0.1',
+    port: t.daemon.smtp!.port,
+    secure: false,
+    ignoreTLS: opts.ignoreTLS ?? false,
+    requireTLS: opts.requireTLS ?? true,
+    tls: { rejectUnauthorized: false },
+    auth: opts.user === undefined && opts.pass === undefined ? undefined : { user: opts.user ?? '', pass: opts.pass ?? '' },
+  } as nodemailer.TransportOptions);
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address], 'smtp.enabled': true, 'smtp.port': 0, 'smtp.maxMessageSize': 64 * 1024, 'smtp.authFailureLimit': 3 });
+  s = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+const mail = (extra: Record<string, unknown> = {}) => ({
+  from: `App <app@${s.domain}>`,
+  to: 'alice@example.net',
+  subject: 'Receipt',
+  text: 'Thanks!',
+  ...extra,
+});
+
+describe('SMTP submission', () => {
+  it('accepts an authenticated message over STARTTLS, signs it and stores it with mailSource smtp', async () => {
+    const info = await transport({ user: s.channelId, pass: t.apiKey }).sendMail(
+      mail({ cc: 'bob@example.org', bcc: 'hidden@example.org', headers: { 'X-Tags': 'receipt, smtp', 'X-Metadata': '{"order":"77"}' } }),
+    );
+    const id = /queued as ([0-9a-f-]{36})/.exec(info.response)![1];
+    expect(info.response).toMatch(/^250 2\.0\.0 /);
+    const m = getMessage(t.daemon.store, id)!;
+    expect(m).toMatchObject({ mailSource: 'smtp', subject: 'Receipt', tags: ['receipt', 'smtp'], metadata: { order: '77' }, status: 'queued' });
+    expect(m.recipients.sort()).toEqual(['alice@example.net', 'bob@example.org', 'hidden@example.org']);
+    expect(m.bcc).toEqual([{ email: 'hidden@example.org' }]);
+    const parsed = await simpleParser(getBody(t.daemon.store, id)!);
+    expect(parsed.headers.get('dkim-signature')).toBeDefined();
+    for (const h of ['x-tags', 'x-metadata', 'bcc']) expect(parsed.headers.has(h)).toBe(false);
+    expect(eventsOfMessage(t.daemon.store, id).map((e) => [e.eventType, e.mailSource])).toEqual([
+      ['accepted', 'smtp'],
+      ['processed', 'smtp'],
+    ]);
+  });
+
+  it('accepts a channel key with the username "api"', async () => {
+    const { token } = await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: s.channelId });
+    const info = await transport({ user: 'api', pass: token }).sendMail(mail());
+    expect(info.response).toMatch(/^250 /);
+  });
+
+  it('is no open relay: mail without AUTH is refused with 530', async () => {
+    const client = transport();
+    await expect(client.sendMail(mail())).rejects.toMatchObject({ responseCode: 530 });
+  });
+
+  it('refuses a sender domain the channel may not use with 550 5.7.1', async () => {
+    const client = transport({ user: s.channelId, pass: t.apiKey });
+    const err = await client.sendMail(mail({ from: 'ceo@bank.example.com' })).catch((e) => e);
+    expect(err.responseCode).toBe(550);
+    expect(err.response).toMatch(/^550 5\.7\.1 /);
+  });
+
+  it('refuses a From header on a foreign domain even when MAIL FROM is allowed', async () => {
+    const client = transport({ user: s.channelId, pass: t.apiKey });
+    const err = await client
+      .sendMail({ envelope: { from: `app@${s.domain}`, to: ['alice@example.net'] }, from: 'spoof@bank.example.com', to: 'alice@example.net', subject: 's', text: 't' })
+      .catch((e) => e);
+    expect(err.responseCode).toBeGreaterThanOrEqual(500);
+  });
+
+  it('answers 452 4.5.3 to the 51st recipient', async () => {
+    const to = Array.from({ length: 51 }, (_, i) => `r${i}@example.net`);
+    // nodemailer goes on with the 50 accepted recipients and reports the refused one.
+    const info = await transport({ user: s.channelId, pass: t.apiKey }).sendMail(mail({ to }));
+    expect(info.accepted).toHaveLength(50);
+    expect(info.rejected).toEqual(['r50@example.net']);
+    expect(info.rejectedErrors?.[0]?.response ?? '').toMatch(/^452 4\.5\.3/);
+  });
+
+  it('refuses a suppressed recipient at RCPT and accepts the others', async () => {
+    await t.api('POST', '/suppressions', { body: { channelId: s.channelId, mailType: 'transactional', emails: ['gone@example.net'] } });
+    const info = await transport({ user: s.channelId, pass: t.apiKey }).sendMail(mail({ to: ['gone@example.net', 'here@example.net'] }));
+    expect(info.rejected).toEqual(['gone@example.net']);
+    expect(info.accepted).toEqual(['here@example.net']);
+  });
+
+  it('refuses messages over the size limit with 552 and advertises SIZE', async () => {
+    const err = await transport({ user: s.channelId, pass: t.apiKey }).sendMail(mail({ text: 'x'.repeat(100 * 1024) })).catch((e) => e);
+    expect(err.responseCode).toBe(552);
+  });
+
+  it('allows AUTH without TLS from loopback (other clients must STARTTLS first: see test/unit/smtp-policy)', async () => {
+    const info = await transport({ user: s.channelId, pass: t.apiKey, ignoreTLS: true, requireTLS: false }).sendMail(mail());
+    expect(info.response).toMatch(/^250 /);
+  });
+
+  it('takes a swaks submission end to end', async () => {
+    const swaks = await run('which', ['swaks']).then(() => true, () => false);
+    if (!swaks) throw new Error('swaks is not installed (.ci/run installs it)');
+    const { stdout } = await run('swaks', [
+      '--server', '127.0.0.1', '--port', String(t.daemon.smtp!.port), '--tls', '--auth', 'PLAIN',
+      '--auth-user', s.channelId, '--auth-password', t.apiKey, '--from', `app@${s.domain}`, '--to', 'swaks@example.net',
+      '--header', 'Subject: via swaks', '--body', 'hello',
+    ]);
+    const id = /queued as ([0-9a-f-]{36})/.exec(stdout)![1];
+    expect(getMessage(t.daemon.store, id)).toMatchObject({ subject: 'via swaks', mailSource: 'smtp' });
+  });
+  // Last: after it the throttle refuses 127.0.0.1 for the rest of this daemon's life.
+  it('refuses wrong credentials with 535 5.7.8 and throttles an address after repeated failures', async () => {
+    await expect(transport({ user: s.channelId, pass: 'pr_wrong' }).sendMail(mail())).rejects.toMatchObject({ responseCode: 535 });
+    await expect(transport({ user: 'api', pass: t.apiKey }).sendMail(mail())).rejects.toMatchObject({ responseCode: 535 });
+    await expect(transport({ user: s.channelId, pass: 'pr_wrong2' }).sendMail(mail())).rejects.toMatchObject({ responseCode: 535 });
+    // Third failure reached the limit: even the right password is refused now from this address.
+    await expect(transport({ user: s.channelId, pass: t.apiKey }).sendMail(mail())).rejects.toMatchObject({ responseCode: 421 });
+  });
+
+});

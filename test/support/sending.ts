@@ -1,0 +1,51 @@
+/**
+ * Test fixtures for sending: a channel with a linked domain whose DNS records are published in
+ * the in-process test DNS server and verified through the real API.
+ */
+import { expect } from 'vitest';
+import type { TestDaemon } from './daemon.js';
+import type { TestDns } from './dns-server.js';
+
+export interface DnsRecordJson {
+  type: 'txt' | 'cname' | 'mx';
+  host: string;
+  value: string;
+  status: string;
+}
+
+export interface Sender {
+  channelId: string;
+  domainId: string;
+  domain: string;
+  dnsRecords: { domainKeyActive: DnsRecordJson; domainKeyPending: DnsRecordJson | null; returnPath: DnsRecordJson[] };
+}
+
+/** Publishes a record as the API describes it (mx values are "<priority> <host>"). */
+export function publish(dns: TestDns, r: DnsRecordJson): void {
+  if (r.type === 'mx') {
+    const [priority, exchange] = r.value.split(/\s+/);
+    dns.set(r.host, 'MX', [{ priority: Number(priority), exchange }]);
+  } else {
+    dns.set(r.host, r.type === 'txt' ? 'TXT' : 'CNAME', [r.value]);
+  }
+}
+
+export async function setupSender(
+  t: TestDaemon,
+  dns: TestDns,
+  opts: { deliveryType?: 'live' | 'sandbox'; domain?: string; verify?: boolean; tracking?: { links: boolean; opens: boolean }; key?: string } = {},
+): Promise<Sender> {
+  const key = opts.key;
+  const ch = await t.api('POST', '/channels', { key, body: { name: `ch-${Math.random().toString(36).slice(2, 8)}`, deliveryType: opts.deliveryType ?? 'live', tracking: opts.tracking } });
+  expect(ch.status).toBe(200);
+  const domain = opts.domain ?? `mail-${Math.random().toString(36).slice(2, 8)}.com`;
+  const d = await t.api('POST', '/domains', { key, body: { name: domain, channelIds: [ch.body.id] } });
+  expect(d.status, JSON.stringify(d.body)).toBe(200);
+  if (opts.verify ?? true) {
+    publish(dns, d.body.dnsRecords.domainKeyActive);
+    for (const r of d.body.dnsRecords.returnPath) publish(dns, r);
+    const v = await t.api('POST', `/domains/${d.body.id}/verify`, { key });
+    expect(v.status, JSON.stringify(v.body)).toBe(200);
+  }
+  return { channelId: ch.body.id, domainId: d.body.id, domain, dnsRecords: d.body.dnsRecords };
+}
