@@ -80,15 +80,6 @@ export class Daemon {
       onError: (err) => logger.error({ err }, 'worker thread failed'),
     });
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
-    this.delivery = new DeliveryService({ store: this.store, config, resolver: this.deliveryDns, logger });
-    this.submission = new Submission({
-      store: this.store,
-      config,
-      builder: new PoolMessageBuilder(this.pool),
-      domains: new StoreDomainRegistry(this.store),
-      onQueued: () => this.delivery.notify(),
-      logger,
-    });
     this.metrics = new Metrics({
       sources: {
         queue: () => queueSnapshot(this.store, Date.now()),
@@ -96,6 +87,31 @@ export class Daemon {
         storeSizeBytes: () => this.store.sizeBytes(),
       },
       onCollectError: (err, source) => logger.warn({ err, source }, 'metrics source failed'),
+    });
+    const metrics = this.metrics;
+    this.delivery = new DeliveryService({
+      store: this.store,
+      config,
+      resolver: this.deliveryDns,
+      logger,
+      observer: {
+        onAttempt: (o) => {
+          for (let i = 0; i < o.delivered; i++) metrics.recordDelivered(o.deliveryType, o.ageSeconds);
+          if (o.deferred > 0) metrics.recordDeferred(o.deliveryType, o.deferred);
+          if (o.bounced > 0) metrics.recordBounced(o.deliveryType, o.bounced);
+        },
+      },
+    });
+    this.submission = new Submission({
+      store: this.store,
+      config,
+      builder: new PoolMessageBuilder(this.pool, (seconds) => metrics.observeDkimSign(seconds)),
+      domains: new StoreDomainRegistry(this.store),
+      onQueued: (messages) => {
+        for (const m of messages) metrics.recordAccepted(m.record.deliveryType, m.record.recipients.length);
+        this.delivery.notify();
+      },
+      logger,
     });
     const readiness = () => {
       const r: Record<string, boolean> = {

@@ -28,6 +28,8 @@ export interface MxAttemptDeps {
   port: number;
   /** config.hostname, our EHLO name. */
   heloName: string;
+  /** config.domains.returnPathLabel: the bounce host is `<label>.<sending domain>`. */
+  returnPathLabel: string;
   timeouts: SmtpTimeouts;
 }
 
@@ -43,7 +45,7 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
       targets,
       port: deps.port,
       heloName: deps.heloName,
-      sender: envelopeSender(message),
+      sender: envelopeSender(message, deps.returnPathLabel),
       recipients: job.recipients,
       body,
       timeouts: deps.timeouts,

@@ -32,6 +32,8 @@ export interface DeliveryServiceOptions {
   resolver: MxLookups;
   logger: Logger;
   clock?: Clock;
+  /** Told about every recorded attempt (metrics); must not throw. */
+  observer?: DeliveryObserver;
   /** Replaces MX resolution + SMTP (tests). */
   attempt?: AttemptFn;
   timeouts?: Partial<SmtpTimeouts>;
@@ -45,6 +47,20 @@ export interface DeliveryServiceOptions {
   batchSize?: number;
   /** Longest sleep without a known due time (catches jobs queued by another process). Default 60 s. */
   idleCheckMs?: number;
+}
+
+export interface DeliveryObservation {
+  /** The channel's delivery type (live or sandbox). */
+  deliveryType: string;
+  delivered: number;
+  bounced: number;
+  deferred: number;
+  /** Seconds from acceptance (job creation) to this attempt's end. */
+  ageSeconds: number;
+}
+
+export interface DeliveryObserver {
+  onAttempt(o: DeliveryObservation): void;
 }
 
 interface InFlight {
@@ -63,6 +79,7 @@ export class DeliveryService {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly attempt: AttemptFn;
+  private readonly observer: DeliveryObserver | undefined;
   private readonly schedule: RetrySchedule;
   private readonly limiter: RateLimiter;
   private readonly domains: DomainConcurrency;
@@ -87,6 +104,7 @@ export class DeliveryService {
     this.config = o.config;
     this.logger = o.logger.child({ component: 'delivery' });
     this.clock = o.clock ?? systemClock();
+    this.observer = o.observer;
     const d = o.config.delivery;
     this.schedule = parseRetrySchedule(d.retrySchedule);
     this.limiter = new RateLimiter({ rate: d.rate, now: () => this.clock.now() });
@@ -102,6 +120,7 @@ export class DeliveryService {
         mx: new MxResolver(o.resolver, new AddressPolicy({ allowPrivate: d.allowPrivate })),
         port: d.port,
         heloName: o.config.hostname,
+        returnPathLabel: o.config.domains.returnPathLabel,
         timeouts: { ...DEFAULT_SMTP_TIMEOUTS, ...o.timeouts },
       });
   }
@@ -275,6 +294,16 @@ export class DeliveryService {
       ? nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: Date.parse(job.createdAt), maxAgeMs: this.config.delivery.maxAgeMs })
       : undefined;
     const recorded = await this.queue.record({ job, result, attemptAt: new Date(now), nextDueAtMs });
+    if (recorded.status !== 'stale') {
+      this.observer?.onAttempt({
+        deliveryType: loaded?.message.deliveryType ?? 'unknown',
+        delivered: recorded.delivered.length,
+        // Expired recipients end as bounces (spec: expiry becomes bounced with the last reply).
+        bounced: recorded.bounced.length + recorded.expired.length,
+        deferred: recorded.status === 'requeued' ? recorded.deferred.length : 0,
+        ageSeconds: (now - Date.parse(job.createdAt)) / 1000,
+      });
+    }
     log.info(
       {
         event: 'delivery_attempt',

@@ -8,10 +8,11 @@ import type { Logger } from 'pino';
 import { domainOf, recipientKey } from '../domain/address.js';
 import { isAppError } from '../domain/errors.js';
 import { advanceBroadcastInTxn, broadcastEntries, nextActiveBroadcast, type BroadcastRecord } from '../store/broadcasts.js';
-import { commitMessages, type AcceptedMessage } from '../store/messages.js';
+import type { AcceptedMessage } from '../store/messages.js';
 import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
 import { splitSuppressed } from './policy.js';
 import { simulatedBounces } from './sender.js';
+import { enqueue } from './enqueue.js';
 import type { SubmissionDeps } from './submission.js';
 
 const BATCH = 100;
@@ -91,11 +92,10 @@ export class BroadcastExpander {
     );
     const messages = built.filter((m): m is AcceptedMessage => m !== null);
     const cursor = rows.length > 0 ? rows[rows.length - 1].index + 1 : b.total;
-    await commitMessages(store, {
+    await enqueue(this.deps, {
       messages,
       alsoInTxn: () => advanceBroadcastInTxn(store, b, { cursor, messages: messages.length, skipped, failures }),
     });
-    if (messages.length > 0) this.deps.onQueued?.();
   }
 
   private async buildOne(

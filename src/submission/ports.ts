@@ -36,6 +36,8 @@ export interface BuildResult {
   html?: string;
   text?: string;
   size: number;
+  /** Time spent DKIM-signing, when signed. */
+  signSeconds?: number;
 }
 
 export interface MessageBuilder {

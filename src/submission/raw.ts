@@ -12,9 +12,9 @@ import libmime from 'libmime';
 import { AppError } from '../domain/errors.js';
 import { ensureField, fieldValue, joinMessage, malformedFields, removeFields, splitMessage } from '../domain/raw-headers.js';
 import type { Channel, Principal } from '../domain/types.js';
-import { commitMessages } from '../store/messages.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
 import { senderKey, simulatedBounces } from './sender.js';
+import { enqueue } from './enqueue.js';
 import type { SubmissionDeps } from './submission.js';
 
 export interface RawSubmission {
@@ -66,7 +66,7 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
     size: a.size,
     contentType: a.contentType,
   }));
-  await commitMessages(store, {
+  await enqueue(deps, {
     messages: [
       {
         record: {
@@ -102,7 +102,6 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
     ],
     sendLimit: account.state === 'pending' ? { accountId: account.id, limit: config.limits.pendingSendLimit } : undefined,
   });
-  deps.onQueued?.();
   return { messageId, suppressed };
 }
 

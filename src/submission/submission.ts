@@ -4,6 +4,7 @@
  */
 import type { Config } from '../config/schema.js';
 import type { Store } from '../store/env.js';
+import type { AcceptedMessage } from '../store/messages.js';
 import { sweepIdempotency } from '../store/idempotency.js';
 import { IdempotencyGate } from './idempotency.js';
 import type { DomainRegistry, MessageBuilder } from './ports.js';
@@ -19,8 +20,8 @@ export interface SubmissionDeps {
   builder: MessageBuilder;
   domains: DomainRegistry;
   idempotency: IdempotencyGate;
-  /** Called after messages were committed for delivery (the dispatcher looks at the queue now). */
-  onQueued?: () => void;
+  /** Called after messages were committed for delivery (the dispatcher looks at the queue now, metrics count them). */
+  onQueued?: (messages: readonly AcceptedMessage[]) => void;
 }
 
 export class Submission {

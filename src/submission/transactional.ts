@@ -20,10 +20,10 @@ import {
   type TemplateInput,
 } from '../domain/send-rules.js';
 import type { Channel, Principal, Tracking } from '../domain/types.js';
-import { commitMessages } from '../store/messages.js';
 import { resolveSendChannel } from './channel.js';
 import { idempotencyContext, type IdempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
+import { enqueue } from './enqueue.js';
 import type { SubmissionDeps } from './submission.js';
 import { senderKey, simulatedBounces } from './sender.js';
 
@@ -111,7 +111,7 @@ async function acceptTransactional(
     });
   }
   const response: TransactionalResponse = { status: 'accepted', messageId, suppressions: suppressed };
-  await commitMessages(store, {
+  await enqueue(deps, {
     messages: [
       {
         record: {
@@ -147,6 +147,5 @@ async function acceptTransactional(
     sendLimit: account.state === 'pending' ? { accountId: account.id, limit: config.limits.pendingSendLimit } : undefined,
     idempotency: idem ? { accountId: idem.accountId, key: idem.key, record: deps.idempotency.recordFor(idem, response) } : undefined,
   });
-  deps.onQueued?.();
   return response;
 }

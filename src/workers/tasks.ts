@@ -39,13 +39,21 @@ export interface BuildOutput {
   text?: string;
   /** Byte length of raw. */
   size: number;
+  /** Time spent DKIM-signing inside the worker (metrics), when signed. */
+  signSeconds?: number;
 }
 
 export async function buildMessage(input: BuildInput): Promise<BuildOutput> {
   const content = resolveContent(input);
   let raw = await composeMessage({ ...input.compose, ...content });
-  if (input.dkim) raw = await signMessage({ raw, ...input.dkim });
+  let signSeconds: number | undefined;
+  if (input.dkim) {
+    const start = performance.now();
+    raw = await signMessage({ raw, ...input.dkim });
+    signSeconds = (performance.now() - start) / 1000;
+  }
   const out: BuildOutput = { raw: ownBytes(raw), subject: content.subject, size: raw.byteLength };
+  if (signSeconds !== undefined) out.signSeconds = signSeconds;
   if (content.html !== undefined) out.html = content.html;
   if (content.text !== undefined) out.text = content.text;
   return out;

@@ -81,7 +81,7 @@ describe('delivery to MX hosts', () => {
     expect(events.map((e) => [e.eventType, e.recipients])).toEqual([['delivered', ['ann@example.test', 'bob@example.test']]]);
     expect(events[0].details).toMatchObject({ mx: 'mx1.example.test', tls: true, smtpCode: 250, attempt: 1 });
     const got = mx1.received[before];
-    expect(got).toMatchObject({ from: 'bounces@sender.test', to: ['ann@example.test', 'bob@example.test'], secure: true, heloName: 'postrider.test' });
+    expect(got).toMatchObject({ from: `bounces+${id}@bounces.sender.test`, to: ['ann@example.test', 'bob@example.test'], secure: true, heloName: 'postrider.test' });
     expect(got.raw.toString()).toContain('.a line that starts with a dot');
     expect(got.raw.toString()).toContain('Subject: Hello');
     expect(jobsOf(t.store, id)[0]).toMatchObject({ state: 'done', attempts: 1 });

@@ -1,0 +1,8 @@
+import { commitMessages, type CommitInput } from '../store/messages.js';
+import type { SubmissionDeps } from './submission.js';
+
+/** Commits accepted messages durably, then tells onQueued: the one way submissions enqueue. */
+export async function enqueue(deps: SubmissionDeps, input: CommitInput): Promise<void> {
+  await commitMessages(deps.store, input);
+  if (input.messages.length > 0) deps.onQueued?.(input.messages);
+}
