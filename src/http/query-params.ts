@@ -59,3 +59,20 @@ export function schemaErrors(req: FastifyRequest): FieldErrorList {
   if (validation) for (const [pointer, list] of Object.entries(fieldErrorsFromAjv(validation))) for (const e of list) errors.add(pointer, e.code, e.message);
   return errors;
 }
+
+/**
+ * The `channelIds` filter of list endpoints (comma list of UUIDs, lowercased), narrowed to the
+ * key's own channel for a channel-level key: such a key never sees other channels' resources.
+ */
+export function channelIdsFilter(raw: string | undefined, p: Principal): string[] | undefined {
+  let ids = splitList(raw);
+  if (ids) {
+    const errors = new FieldErrorList();
+    ids.forEach((id, i) => isUuid(id) || errors.add(`/channelIds/${i}`, 'invalid_format', 'must be a UUID'));
+    errors.throwIfAny('The query has invalid parameters');
+    ids = ids.map((id) => id.toLowerCase());
+  }
+  const own = p.channelId;
+  if (own) ids = ids ? ids.filter((id) => id === own) : [own];
+  return ids;
+}

@@ -5,23 +5,16 @@
 import crypto from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { getSigningKey } from '../../src/store/domains.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { HOSTNAME, newDomain, publishAll, uniqueName, type DnsRecords } from '../support/domains.js';
+import type { TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
+import { HOSTNAME, newDomain, startDomainDaemon, stopDomainDaemon, publishAll, uniqueName, type DnsRecords } from '../support/domains.js';
 import { publish } from '../support/sending.js';
 
 let t: TestDaemon;
 let dns: TestDns;
 
-beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], hostname: HOSTNAME });
-});
-
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+beforeAll(async () => ({ t, dns } = await startDomainDaemon()));
+afterAll(() => stopDomainDaemon({ t, dns }));
 
 afterEach(() => dns.clear());
 

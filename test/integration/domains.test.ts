@@ -7,21 +7,14 @@ import { domainToASCII } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSendingDomain, getSigningKey } from '../../src/store/domains.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { channelKey, HOSTNAME, newAccount, newChannel, newDomain, publishAll, uniqueName } from '../support/domains.js';
+import type { TestDns } from '../support/dns-server.js';
+import { channelKey, HOSTNAME, startDomainDaemon, stopDomainDaemon, newAccount, newChannel, newDomain, publishAll, uniqueName } from '../support/domains.js';
 
 let t: TestDaemon;
 let dns: TestDns;
 
-beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], hostname: HOSTNAME });
-});
-
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+beforeAll(async () => ({ t, dns } = await startDomainDaemon()));
+afterAll(() => stopDomainDaemon({ t, dns }));
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

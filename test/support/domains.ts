@@ -5,8 +5,8 @@
 import { expect } from 'vitest';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
-import type { TestDaemon } from './daemon.js';
-import type { TestDns } from './dns-server.js';
+import { startDaemon, type TestDaemon } from './daemon.js';
+import { startDnsServer, type TestDns } from './dns-server.js';
 import { publish, type DnsRecordJson } from './sending.js';
 
 /** Our host name in these tests: the return-path MX target and the SPF-authorized host. */
@@ -19,6 +19,18 @@ export interface DnsRecords {
 }
 
 let accounts = 0;
+
+/** A daemon whose resolver is a fresh in-process DNS server, with HOSTNAME as its host name. */
+export async function startDomainDaemon(): Promise<{ t: TestDaemon; dns: TestDns }> {
+  const dns = await startDnsServer();
+  const t = await startDaemon({ 'dns.servers': [dns.address], hostname: HOSTNAME });
+  return { t, dns };
+}
+
+export async function stopDomainDaemon(d: { t?: TestDaemon; dns?: TestDns }): Promise<void> {
+  await d.t?.stop();
+  await d.dns?.close();
+}
 
 /** A fresh account and its account-level key (and, if asked, a channel key). */
 export async function newAccount(t: TestDaemon): Promise<{ accountId: string; key: string }> {

@@ -1,10 +1,11 @@
 /** /channels: spec 4.1-4.5. */
 import type { FastifyInstance } from 'fastify';
-import { AppError, FieldErrorList } from '../../domain/errors.js';
+import { AppError } from '../../domain/errors.js';
 import type { Channel, DeliveryType, Tracking } from '../../domain/types.js';
 import { createChannel, deleteChannel, listChannels, updateChannel } from '../../store/channels.js';
-import { channelFor, isUuid, requireAccountKey } from '../auth.js';
-import { deliveryTypeSchema, NO_CONTROL_CHARS, pagingProperties, splitList, trackingSchema } from '../schemas.js';
+import { channelFor, requireAccountKey } from '../auth.js';
+import { deliveryTypeSchema, NO_CONTROL_CHARS, pagingProperties, trackingSchema } from '../schemas.js';
+import { channelIdsFilter } from '../query-params.js';
 import type { HttpContext } from '../server.js';
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARS } as const;
@@ -65,16 +66,7 @@ export function channelRoutes(app: FastifyInstance, { store, config }: HttpConte
 
   app.get('/channels', { schema: { querystring: listQuery } }, async (req) => {
     const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string; deliveryType?: DeliveryType };
-    let ids = splitList(q.channelIds);
-    if (ids) {
-      const errors = new FieldErrorList();
-      ids.forEach((id, i) => isUuid(id) || errors.add(`/channelIds/${i}`, 'invalid_format', 'must be a UUID'));
-      errors.throwIfAny('The query has invalid parameters');
-      ids = ids.map((id) => id.toLowerCase());
-    }
-    // A channel key sees only its own channel.
-    const own = req.principal.channelId;
-    if (own) ids = ids ? ids.filter((id) => id === own) : [own];
+    const ids = channelIdsFilter(q.channelIds, req.principal);
     const { results, totalCount } = listChannels(store, {
       accountId: req.principal.accountId,
       ids,

@@ -14,7 +14,8 @@ import { getChannelRecord } from '../../store/channels.js';
 import { deleteDomain, getDomain, listDomains, setDomainChannels } from '../../store/domains.js';
 import type { Store } from '../../store/env.js';
 import { channelFor, isUuid, requireAccountKey } from '../auth.js';
-import { pagingProperties, splitList } from '../schemas.js';
+import { pagingProperties } from '../schemas.js';
+import { channelIdsFilter } from '../query-params.js';
 import type { HttpContext } from '../server.js';
 
 const dkimAlgorithmSchema = { type: 'string', enum: ['rsa', 'ed25519'] } as const;
@@ -130,16 +131,7 @@ export function domainRoutes(domains: DomainService) {
 
     app.get('/domains', { schema: { querystring: listQuery } }, async (req) => {
       const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string };
-      let ids = splitList(q.channelIds);
-      if (ids) {
-        const errors = new FieldErrorList();
-        ids.forEach((id, i) => isUuid(id) || errors.add(`/channelIds/${i}`, 'invalid_format', 'must be a UUID'));
-        errors.throwIfAny('The query has invalid parameters');
-        ids = ids.map((id) => id.toLowerCase());
-      }
-      // A channel key sees only the domains linked to its own channel.
-      const own = req.principal.channelId;
-      if (own) ids = ids ? ids.filter((id) => id === own) : [own];
+      const ids = channelIdsFilter(q.channelIds, req.principal);
       const { results, totalCount } = listDomains(store, {
         accountId: req.principal.accountId,
         channelIds: ids,
