@@ -16,8 +16,11 @@ export interface CliResult {
   stderr: string;
 }
 
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env };
+/** The child's environment: PATH, HOME and `env`; a variable given as undefined is left out. */
+function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 /** Runs `postrider ...args` to completion. */
@@ -63,7 +66,7 @@ export interface ServeProcess {
  * Starts `postrider serve` on a free loopback port with SMTP and delivery off and quiet logs,
  * and resolves once the HTTP API answers.
  */
-export async function startServe(env: Record<string, string>, timeoutMs = 20_000): Promise<ServeProcess> {
+export async function startServe(env: Record<string, string | undefined>, timeoutMs = 20_000): Promise<ServeProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [BIN, 'serve'], {
     env: childEnv({
