@@ -4,19 +4,18 @@
  * and a non-zero exit code instead of a stack trace.
  */
 import { ConfigError } from './config/load.js';
-import { accountsCommand } from './cli/accounts.js';
 import { UsageError, type CommandIo } from './cli/args.js';
-import { configCommand } from './cli/config.js';
-import { keysCommand } from './cli/keys.js';
-import { queueCommand } from './cli/queue.js';
-import { serveCommand } from './cli/serve.js';
 
-const COMMANDS: Record<string, (argv: string[], io: CommandIo) => Promise<number>> = {
-  serve: serveCommand,
-  keys: keysCommand,
-  accounts: accountsCommand,
-  config: configCommand,
-  queue: queueCommand,
+type Command = (argv: string[], io: CommandIo) => Promise<number>;
+
+// Loaded on demand: `serve` pulls in fastify, smtp-server, the worker pool and prom-client,
+// which a quick `postrider keys list` or `--help` should not pay for.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./cli/serve.js')).serveCommand,
+  keys: async () => (await import('./cli/keys.js')).keysCommand,
+  accounts: async () => (await import('./cli/accounts.js')).accountsCommand,
+  config: async () => (await import('./cli/config.js')).configCommand,
+  queue: async () => (await import('./cli/queue.js')).queueCommand,
 };
 
 export const USAGE = `postrider: self-hosted mail transfer agent with an HTTP API and SMTP submission
@@ -38,12 +37,13 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     io.out(USAGE);
     return name ? 0 : 2;
   }
-  const command = COMMANDS[name];
-  if (!command) {
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) {
     io.err(`unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
   try {
+    const command = await load();
     return await command(rest, io);
   } catch (err) {
     if (err instanceof UsageError) {
