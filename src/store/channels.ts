@@ -10,6 +10,7 @@ import { removeChannelKeysInTxn } from './api-keys.js';
 import { getChannel, type StoredChannel } from './channel-records.js';
 import { unlinkChannelFromDomainsInTxn } from './domains.js';
 import { removeChannelSuppressionsInTxn } from './suppressions.js';
+import { removeChannelWebhooksInTxn } from './webhooks.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -115,4 +116,5 @@ const CHANNEL_CLEANUPS: ReadonlyArray<(store: Store, channelId: string) => void>
   removeChannelKeysInTxn,
   removeChannelSuppressionsInTxn,
   unlinkChannelFromDomainsInTxn,
+  removeChannelWebhooksInTxn,
 ];

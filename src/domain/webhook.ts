@@ -1,0 +1,128 @@
+/**
+ * Webhooks as data: the stored record, its delivery status, an outbox entry, the payload sent,
+ * and the pure rules around them (which events a webhook receives, the retry backoff, which
+ * request headers a user may add).
+ */
+import type { EventRecord, EventType } from './types.js';
+
+export interface WebhookHeader {
+  name: string;
+  value: string;
+}
+
+export interface Webhook {
+  id: string;
+  accountId: string;
+  /** null: every channel of the account. */
+  channelId: string | null;
+  url: string;
+  events: EventType[];
+  enabled: boolean;
+  additionalHeaders: WebhookHeader[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What the last attempt got back, and running counters (kept apart from the record). */
+export interface WebhookStatus {
+  lastResponse: { statusCode: number | null; error: string | null; at: string } | null;
+  /** Events the endpoint accepted (2xx). */
+  succeeded: number;
+  /** Attempts that failed (non-2xx, timeout, connection or address refused). */
+  failedAttempts: number;
+  /** Events given up on after webhooks.maxAgeMs of retries. */
+  failed: number;
+  /** Failed attempts since the last success. */
+  consecutiveFailures: number;
+}
+
+export const EMPTY_STATUS: WebhookStatus = { lastResponse: null, succeeded: 0, failedAttempts: 0, failed: 0, consecutiveFailures: 0 };
+
+/** The JSON body POSTed to the endpoint: the activity event of spec 2.7 without mailSource. */
+export interface WebhookPayload {
+  channelId: string;
+  eventType: EventType;
+  mailType: string;
+  messageId: string;
+  recipients: string[];
+  subject: string;
+  tags: string[];
+  metadata: Record<string, string>;
+  timestamp: string;
+  details: Record<string, unknown>;
+}
+
+/** One event waiting to reach one webhook. */
+export interface OutboxEntry {
+  /** Stable across retries: sent as X-Service-Webhook-Id so receivers can drop duplicates. */
+  id: string;
+  webhookId: string;
+  messageId: string;
+  /** The event's seq: orders the entries of one message. */
+  seq: number;
+  createdAtMs: number;
+  dueAtMs: number;
+  attempts: number;
+  payload: WebhookPayload;
+}
+
+export function webhookWants(w: Webhook, e: Pick<EventRecord, 'accountId' | 'channelId' | 'eventType'>): boolean {
+  return w.enabled && w.accountId === e.accountId && (w.channelId === null || w.channelId === e.channelId) && w.events.includes(e.eventType);
+}
+
+export function payloadOf(e: EventRecord): WebhookPayload {
+  return {
+    channelId: e.channelId,
+    eventType: e.eventType,
+    mailType: e.mailType,
+    messageId: e.messageId,
+    recipients: e.recipients,
+    subject: e.subject,
+    tags: e.tags,
+    metadata: e.metadata,
+    timestamp: e.timestamp,
+    details: e.details,
+  };
+}
+
+/** No single wait is longer than this, however many attempts failed. */
+export const MAX_RETRY_DELAY_MS = 4 * 3_600_000;
+
+/**
+ * Exponential backoff: the delay after failed attempt n (1-based) is base * 2^(n-1), at most
+ * MAX_RETRY_DELAY_MS (10 s, 20 s, 40 s, ... 2.8 h, 4 h, 4 h ... with the default base).
+ */
+export function retryDelayMs(attempts: number, baseMs: number): number {
+  const exp = Math.min(Math.max(attempts, 1) - 1, 40);
+  return Math.min(baseMs * 2 ** exp, Math.max(MAX_RETRY_DELAY_MS, baseMs));
+}
+
+/** RFC 7230 3.2.6: a header name is a token. */
+export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+/** RFC 7230 3.2: visible characters, spaces and tabs; never CR/LF or other controls. */
+export const HEADER_VALUE_PATTERN = '^[^\\u0000-\\u0008\\u000a-\\u001f\\u007f]*$';
+
+/** Headers postrider writes itself, or that would change how the request is framed or routed. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'user-agent',
+  'proxy-authorization',
+  'proxy-connection',
+  'x-service-webhook-signature',
+  'x-service-webhook-id',
+  'x-service-webhook-attempt',
+]);
+
+export function isReservedHeader(name: string): boolean {
+  return RESERVED_HEADERS.has(name.toLowerCase());
+}

@@ -1,0 +1,226 @@
+/**
+ * The webhook outbox: events waiting to be POSTed to webhooks, durable in LMDB.
+ *
+ * Entries are written by enqueueWebhookEventsInTxn, which appendEventInTxn calls, so an event
+ * and its outbox entries commit together (no event is lost between the log and the outbox).
+ * An entry stays until its endpoint accepted it or it was given up on, so a restart simply
+ * sends again what was in flight (at-least-once; receivers dedupe by X-Service-Webhook-Id).
+ *
+ * Order per message: only the oldest entry of a (webhook, message) pair is in `webhookDue`;
+ * finishing it (success or give-up) puts the next one there, in the same transaction.
+ *
+ * A leaf module of the store (it imports no other store verbs), so webhooks.ts and events.ts
+ * can both use it without an import cycle.
+ */
+import type { EventRecord } from '../domain/types.js';
+import { EMPTY_STATUS, payloadOf, webhookWants, type OutboxEntry, type Webhook, type WebhookStatus } from '../domain/webhook.js';
+import { randomUUID } from 'node:crypto';
+import type { Store } from './env.js';
+import { KEY_MAX } from './layout.js';
+
+type OutboxKey = [string, string, number];
+type DueKey = [string, number, string, number];
+
+// ---------- commit signal ----------
+
+/**
+ * Listeners told that a transaction put outbox entries. Keyed by Store instance (not global):
+ * each daemon's dispatcher listens to its own store. A listener runs inside the writing
+ * transaction, before its commit, so it must only schedule work (the dispatcher reads the outbox
+ * inside a later write transaction, which sees every earlier one).
+ */
+const listeners = new WeakMap<Store, Set<() => void>>();
+
+export function onOutboxWrite(store: Store, fn: () => void): () => void {
+  let set = listeners.get(store);
+  if (!set) listeners.set(store, (set = new Set()));
+  set.add(fn);
+  return () => set.delete(fn);
+}
+
+function signal(store: Store): void {
+  for (const fn of listeners.get(store) ?? []) {
+    try {
+      fn();
+    } catch {
+      /* a listener only schedules work; its failure must not roll back the event */
+    }
+  }
+}
+
+// ---------- writing entries ----------
+
+function isHeadInTxn(store: Store, webhookId: string, messageId: string, seq: number): boolean {
+  for (const { key } of store.db.webhookOutbox.getRange({ start: [webhookId, messageId], end: [webhookId, messageId, KEY_MAX], limit: 1 })) {
+    return (key as OutboxKey)[2] === seq;
+  }
+  return false;
+}
+
+/**
+ * Inside the event's write: one outbox entry per enabled webhook of the account that wants this
+ * event (channel filter, event type). Cheap when the account has no webhooks: one empty range.
+ */
+export function enqueueWebhookEventsInTxn(store: Store, e: EventRecord): void {
+  const db = store.db;
+  let added = 0;
+  for (const { key } of db.accountWebhooks.getRange({ start: [e.accountId], end: [e.accountId, KEY_MAX] })) {
+    const w = db.webhooks.get((key as [string, number, string])[2]) as Webhook | undefined;
+    if (!w || !webhookWants(w, e)) continue;
+    const now = Date.now();
+    const entry: OutboxEntry = { id: randomUUID(), webhookId: w.id, messageId: e.messageId, seq: e.seq, createdAtMs: now, dueAtMs: now, attempts: 0, payload: payloadOf(e) };
+    db.webhookOutbox.put([w.id, e.messageId, e.seq], entry);
+    if (isHeadInTxn(store, w.id, e.messageId, e.seq)) db.webhookDue.put(dueKey(entry), 1);
+    added++;
+  }
+  if (added > 0) signal(store);
+}
+
+function dueKey(e: OutboxEntry): DueKey {
+  return [e.webhookId, e.dueAtMs, e.messageId, e.seq];
+}
+
+export function outboxKeyOf(e: Pick<OutboxEntry, 'webhookId' | 'messageId' | 'seq'>): string {
+  return `${e.webhookId}/${e.messageId}/${e.seq}`;
+}
+
+// ---------- claiming due entries ----------
+
+export interface Claim {
+  webhook: Webhook;
+  secret: string;
+  entry: OutboxEntry;
+}
+
+export interface ClaimOptions {
+  nowMs: number;
+  /** Entries in flight (outboxKeyOf), skipped. */
+  inFlight: ReadonlySet<string>;
+  /** How many more requests each webhook may have in flight. */
+  freeSlots: (webhookId: string) => number;
+  /** Claims at most this many in total. */
+  max: number;
+}
+
+/**
+ * Due entries to send now, per webhook up to its free slots, and the earliest due time of those
+ * left for later (the dispatcher's next wake-up). Runs inside a write (see `listeners`); it
+ * removes the entries of webhooks that were deleted or disabled meanwhile.
+ */
+export function claimDueInTxn(store: Store, o: ClaimOptions): { claims: Claim[]; nextDueMs: number | undefined } {
+  const db = store.db;
+  const claims: Claim[] = [];
+  let nextDueMs: number | undefined;
+  let start: [string, string] | undefined;
+  // Skip-scan: one seek per webhook that has due entries.
+  for (;;) {
+    let webhookId: string | undefined;
+    for (const { key } of db.webhookDue.getRange({ start, limit: 1 })) webhookId = (key as DueKey)[0];
+    if (webhookId === undefined) break;
+    start = [webhookId, KEY_MAX];
+    const w = db.webhooks.get(webhookId) as Webhook | undefined;
+    const secret = db.webhookSecrets.get(webhookId) as string | undefined;
+    if (!w || !w.enabled || secret === undefined) {
+      removeOutboxOfWebhookInTxn(store, webhookId);
+      continue;
+    }
+    let free = Math.min(o.freeSlots(webhookId), o.max - claims.length);
+    for (const { key } of db.webhookDue.getRange({ start: [webhookId], end: [webhookId, KEY_MAX] })) {
+      const [, dueAtMs, messageId, seq] = key as DueKey;
+      if (dueAtMs > o.nowMs) {
+        nextDueMs = Math.min(nextDueMs ?? dueAtMs, dueAtMs);
+        break;
+      }
+      if (free <= 0) break;
+      if (o.inFlight.has(outboxKeyOf({ webhookId, messageId, seq }))) continue;
+      const entry = db.webhookOutbox.get([webhookId, messageId, seq]) as OutboxEntry | undefined;
+      if (!entry) {
+        db.webhookDue.remove(key); // stale index entry
+        continue;
+      }
+      claims.push({ webhook: w, secret, entry });
+      free--;
+    }
+  }
+  return { claims, nextDueMs };
+}
+
+// ---------- recording an attempt ----------
+
+export interface AttemptRecord {
+  entry: OutboxEntry;
+  atMs: number;
+  statusCode: number | null;
+  /** null on success. */
+  error: string | null;
+  /** Failed attempts: when to try again; undefined gives the entry up (counted as failed). */
+  retryAtMs?: number;
+}
+
+/**
+ * One transaction per attempt: the entry is removed (success, give-up) or rescheduled, the next
+ * entry of the same message becomes due, and the webhook's status is updated. An entry that is
+ * gone already (webhook deleted or disabled meanwhile) changes nothing.
+ */
+export async function recordAttempt(store: Store, r: AttemptRecord): Promise<'done' | 'retry' | 'dropped' | 'gone'> {
+  return store.write(() => {
+    const db = store.db;
+    const e = db.webhookOutbox.get([r.entry.webhookId, r.entry.messageId, r.entry.seq]) as OutboxEntry | undefined;
+    if (!e || !db.webhooks.get(e.webhookId)) return 'gone';
+    const ok = r.error === null;
+    const status = { ...EMPTY_STATUS, ...(db.webhookStatus.get(e.webhookId) as WebhookStatus | undefined) };
+    status.lastResponse = { statusCode: r.statusCode, error: r.error, at: new Date(r.atMs).toISOString() };
+    let outcome: 'done' | 'retry' | 'dropped';
+    if (ok) {
+      status.succeeded++;
+      status.consecutiveFailures = 0;
+      finishEntryInTxn(store, e);
+      outcome = 'done';
+    } else {
+      status.failedAttempts++;
+      status.consecutiveFailures++;
+      if (r.retryAtMs === undefined) {
+        status.failed++;
+        finishEntryInTxn(store, e);
+        outcome = 'dropped';
+      } else {
+        db.webhookDue.remove(dueKey(e));
+        const next: OutboxEntry = { ...e, attempts: e.attempts + 1, dueAtMs: r.retryAtMs };
+        db.webhookOutbox.put([e.webhookId, e.messageId, e.seq], next);
+        db.webhookDue.put(dueKey(next), 1);
+        outcome = 'retry';
+      }
+    }
+    db.webhookStatus.put(e.webhookId, status);
+    return outcome;
+  });
+}
+
+/** Removes an entry and makes the next entry of its message due. */
+function finishEntryInTxn(store: Store, e: OutboxEntry): void {
+  const db = store.db;
+  db.webhookDue.remove(dueKey(e));
+  db.webhookOutbox.remove([e.webhookId, e.messageId, e.seq]);
+  for (const { value } of db.webhookOutbox.getRange({ start: [e.webhookId, e.messageId], end: [e.webhookId, e.messageId, KEY_MAX], limit: 1 })) {
+    db.webhookDue.put(dueKey(value as OutboxEntry), 1);
+  }
+}
+
+// ---------- reading and removing ----------
+
+/** Entries waiting for one webhook (in flight included). */
+export function pendingCount(store: Store, webhookId: string): number {
+  return store.db.webhookOutbox.getKeysCount({ start: [webhookId], end: [webhookId, KEY_MAX] });
+}
+
+/** Inside a write: drops everything queued for a webhook (deleted or disabled). */
+export function removeOutboxOfWebhookInTxn(store: Store, webhookId: string): number {
+  const db = store.db;
+  let n = 0;
+  for (const key of db.webhookOutbox.getKeys({ start: [webhookId], end: [webhookId, KEY_MAX] })) {
+    db.webhookOutbox.remove(key);
+    n++;
+  }
+  for (const key of db.webhookDue.getKeys({ start: [webhookId], end: [webhookId, KEY_MAX] })) db.webhookDue.remove(key);
+  return n;
+}

@@ -1,0 +1,142 @@
+/**
+ * Store verbs for webhooks. The signing key lives in its own database (webhookSecrets): it has
+ * to stay readable, since the dispatcher signs with it, so it is never hashed; it is returned
+ * by create and regenerate only and never logged.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { AppError } from '../domain/errors.js';
+import type { EventType } from '../domain/types.js';
+import { EMPTY_STATUS, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
+import { getChannelRecord } from './channel-records.js';
+import type { Store } from './env.js';
+import { KEY_MAX } from './layout.js';
+import { removeOutboxOfWebhookInTxn } from './webhook-outbox.js';
+
+const SECRET_PREFIX = 'whsec_';
+
+function newSecret(): string {
+  return SECRET_PREFIX + randomBytes(32).toString('base64url');
+}
+
+function indexKey(w: Webhook): [string, number, string] {
+  return [w.accountId, Date.parse(w.createdAt), w.id];
+}
+
+export interface NewWebhook {
+  webhook: Webhook;
+  /** Shown once. */
+  signingKey: string;
+}
+
+export async function createWebhook(
+  store: Store,
+  input: Omit<Webhook, 'id' | 'createdAt' | 'updatedAt'> & { maxPerAccount: number },
+): Promise<NewWebhook> {
+  const now = new Date().toISOString();
+  const { maxPerAccount, ...fields } = input;
+  const webhook: Webhook = { id: randomUUID(), ...fields, createdAt: now, updatedAt: now };
+  const signingKey = newSecret();
+  await store.write(() => {
+    const count = store.db.accountWebhooks.getKeysCount({ start: [input.accountId], end: [input.accountId, KEY_MAX] });
+    if (count >= maxPerAccount) throw new AppError('resource_limit_exceeded', `An account may have at most ${maxPerAccount} webhooks`);
+    store.db.webhooks.put(webhook.id, webhook);
+    store.db.accountWebhooks.put(indexKey(webhook), 1);
+    store.db.webhookSecrets.put(webhook.id, signingKey);
+  });
+  return { webhook, signingKey };
+}
+
+export function getWebhook(store: Store, id: string): Webhook | undefined {
+  return store.db.webhooks.get(id) as Webhook | undefined;
+}
+
+export function getWebhookStatus(store: Store, id: string): WebhookStatus {
+  return { ...EMPTY_STATUS, ...(store.db.webhookStatus.get(id) as WebhookStatus | undefined) };
+}
+
+export interface WebhookFilter {
+  accountId: string;
+  /** Only webhooks bound to one of these channels (channel keys: their own). */
+  channelIds?: string[];
+  limit: number;
+  offset: number;
+}
+
+export function listWebhooks(store: Store, f: WebhookFilter): { results: Webhook[]; totalCount: number } {
+  const ids = f.channelIds ? new Set(f.channelIds) : null;
+  const matches: Webhook[] = [];
+  for (const { key } of store.db.accountWebhooks.getRange({ start: [f.accountId], end: [f.accountId, KEY_MAX] })) {
+    const w = getWebhook(store, (key as [string, number, string])[2]);
+    if (!w) continue;
+    if (ids && (w.channelId === null || !ids.has(w.channelId))) continue;
+    matches.push(w);
+  }
+  return { results: matches.slice(f.offset, f.offset + f.limit), totalCount: matches.length };
+}
+
+export interface WebhookPatch {
+  url?: string;
+  events?: EventType[];
+  channelId?: string | null;
+  enabled?: boolean;
+  additionalHeaders?: WebhookHeader[];
+}
+
+/** Disabling a webhook drops what was queued for it: a disabled webhook receives nothing. */
+export async function updateWebhook(store: Store, id: string, patch: WebhookPatch): Promise<Webhook | undefined> {
+  return store.write(() => {
+    const w = getWebhook(store, id);
+    if (!w) return undefined;
+    const next: Webhook = {
+      ...w,
+      url: patch.url ?? w.url,
+      events: patch.events ?? w.events,
+      channelId: patch.channelId === undefined ? w.channelId : patch.channelId,
+      enabled: patch.enabled ?? w.enabled,
+      additionalHeaders: patch.additionalHeaders ?? w.additionalHeaders,
+      updatedAt: new Date().toISOString(),
+    };
+    store.db.webhooks.put(id, next);
+    if (w.enabled && !next.enabled) removeOutboxOfWebhookInTxn(store, id);
+    return next;
+  });
+}
+
+export async function regenerateSigningKey(store: Store, id: string): Promise<NewWebhook | undefined> {
+  const signingKey = newSecret();
+  return store.write(() => {
+    const w = getWebhook(store, id);
+    if (!w) return undefined;
+    const next = { ...w, updatedAt: new Date().toISOString() };
+    store.db.webhooks.put(id, next);
+    store.db.webhookSecrets.put(id, signingKey);
+    return { webhook: next, signingKey };
+  });
+}
+
+function removeInTxn(store: Store, w: Webhook): void {
+  store.db.webhooks.remove(w.id);
+  store.db.accountWebhooks.remove(indexKey(w));
+  store.db.webhookSecrets.remove(w.id);
+  store.db.webhookStatus.remove(w.id);
+  removeOutboxOfWebhookInTxn(store, w.id);
+}
+
+export async function deleteWebhook(store: Store, id: string): Promise<boolean> {
+  return store.write(() => {
+    const w = getWebhook(store, id);
+    if (!w) return false;
+    removeInTxn(store, w);
+    return true;
+  });
+}
+
+/** Channel deletion cleanup: webhooks bound to the channel go with it (spec 4.5). */
+export function removeChannelWebhooksInTxn(store: Store, channelId: string): void {
+  const c = getChannelRecord(store, channelId);
+  if (!c) return;
+  for (const { key } of store.db.accountWebhooks.getRange({ start: [c.accountId], end: [c.accountId, KEY_MAX] })) {
+    const w = getWebhook(store, (key as [string, number, string])[2]);
+    if (w && w.channelId === channelId) removeInTxn(store, w);
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * WebhookDispatcher: sends outbox entries to their webhooks.
+ *
+ *   claim due entries (one write: sees every event committed before) → resolve and check the
+ *   target → signed POST → recordAttempt (one write: done, retry later, or give up) → pump again
+ *
+ * It never polls busily: it wakes when a transaction put outbox entries (onOutboxWrite), when an
+ * attempt finishes, at the next due time, and once a minute at most while idle (entries written
+ * by another process, such as the CLI). Timers are unref()'d. Each webhook has at most
+ * webhooks.concurrency requests in flight, so a slow endpoint holds back only its own entries;
+ * the others keep flowing. stop() waits for requests in flight up to shutdown.graceMs, then
+ * aborts them; an aborted entry stays in the outbox and is sent again after the restart.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { Config } from '../config/schema.js';
+import { retryDelayMs } from '../domain/webhook.js';
+import type { Logger } from '../log/logger.js';
+import { systemClock, type Clock, type Timer } from '../queue/clock.js';
+import type { Store } from '../store/env.js';
+import { claimDueInTxn, onOutboxWrite, outboxKeyOf, recordAttempt, type Claim } from '../store/webhook-outbox.js';
+import { postWebhook, type PostFn, type PostResult } from './http-post.js';
+import { signatureHeader } from './signature.js';
+import type { WebhookTargets } from './targets.js';
+
+export interface WebhookDispatcherOptions {
+  store: Store;
+  /** Uses webhooks.* and shutdown.graceMs. */
+  config: Config;
+  targets: WebhookTargets;
+  logger: Logger;
+  clock?: Clock;
+  /** Replaces the HTTP request (tests). */
+  post?: PostFn;
+  /** Requests in flight over all webhooks at most. Default 64. */
+  maxInFlight?: number;
+  /** Bytes of a response body read at most. Default 4 KiB. */
+  maxResponseBytes?: number;
+  /** Longest sleep while idle. Default 60 s. */
+  idleCheckMs?: number;
+}
+
+interface InFlight {
+  webhookId: string;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+const ERROR_BACKOFF_MS = 5_000;
+const USER_AGENT = 'postrider-webhooks/1';
+
+export class WebhookDispatcher {
+  private readonly store: Store;
+  private readonly settings: Config['webhooks'];
+  private readonly graceMs: number;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly post: PostFn;
+  private readonly maxInFlight: number;
+  private readonly maxResponseBytes: number;
+  private readonly idleCheckMs: number;
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly perWebhook = new Map<string, number>();
+  private agents: { http: http.Agent; https: https.Agent } | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private running = false;
+  private stopping = false;
+  private pumping: Promise<void> | null = null;
+  private pumpAgain = false;
+  private kickPending = false;
+  private wake: Timer | null = null;
+
+  constructor(private readonly o: WebhookDispatcherOptions) {
+    this.store = o.store;
+    this.settings = o.config.webhooks;
+    this.graceMs = o.config.shutdown.graceMs;
+    this.logger = o.logger.child({ component: 'webhooks' });
+    this.clock = o.clock ?? systemClock();
+    this.post = o.post ?? postWebhook;
+    this.maxInFlight = o.maxInFlight ?? 64;
+    this.maxResponseBytes = o.maxResponseBytes ?? 4096;
+    this.idleCheckMs = o.idleCheckMs ?? 60_000;
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.stopping = false;
+    this.agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+    this.unsubscribe = onOutboxWrite(this.store, () => this.notify());
+    this.kick();
+  }
+
+  /** Outbox entries were written: look now rather than at the next planned wake-up. */
+  notify(): void {
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.stopping = true;
+    this.unsubscribe?.();
+    this.wake?.cancel();
+    this.wake = null;
+    await this.pumping;
+    if (this.inFlight.size > 0 && !(await settledWithin(this.allDone(), this.graceMs))) {
+      this.logger.warn({ inFlight: this.inFlight.size }, 'webhook grace period over: aborting requests, they are sent again after the restart');
+      for (const f of this.inFlight.values()) f.abort.abort();
+      await this.allDone();
+    }
+    this.agents?.http.destroy();
+    this.agents?.https.destroy();
+    this.running = false;
+  }
+
+  private allDone(): Promise<unknown> {
+    return Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
+  }
+
+  private kick(): void {
+    if (!this.running || this.stopping || this.kickPending) return;
+    this.kickPending = true;
+    setImmediate(() => {
+      this.kickPending = false;
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (!this.running || this.stopping) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = (async () => {
+      do {
+        this.pumpAgain = false;
+        await this.fill();
+      } while (this.pumpAgain && this.running && !this.stopping);
+    })().catch((err) => {
+      this.logger.error({ err }, 'webhook dispatcher could not read the outbox');
+      this.planWake(this.clock.now() + ERROR_BACKOFF_MS);
+    });
+    await this.pumping;
+    this.pumping = null;
+  }
+
+  private async fill(): Promise<void> {
+    const room = this.maxInFlight - this.inFlight.size;
+    if (room <= 0) return; // a finishing request kicks again
+    const now = this.clock.now();
+    const { claims, nextDueMs } = await this.store.write(() =>
+      claimDueInTxn(this.store, {
+        nowMs: now,
+        inFlight: new Set(this.inFlight.keys()),
+        freeSlots: (id) => this.settings.concurrency - (this.perWebhook.get(id) ?? 0),
+        max: room,
+      }),
+    );
+    if (this.stopping) return;
+    for (const c of claims) this.launch(c);
+    this.planWake(nextDueMs ?? now + this.idleCheckMs);
+  }
+
+  private planWake(atMs: number): void {
+    if (!this.running || this.stopping) return;
+    this.wake?.cancel();
+    this.wake = this.clock.setTimer(() => {
+      this.wake = null;
+      this.kick();
+    }, Math.max(0, atMs - this.clock.now()));
+  }
+
+  private launch(c: Claim): void {
+    const key = outboxKeyOf(c.entry);
+    const abort = new AbortController();
+    const id = c.webhook.id;
+    this.perWebhook.set(id, (this.perWebhook.get(id) ?? 0) + 1);
+    const done = this.attempt(c, abort.signal)
+      .catch((err) => this.logger.error({ err, webhookId: id }, 'webhook attempt could not be recorded'))
+      .finally(() => {
+        this.inFlight.delete(key);
+        const n = (this.perWebhook.get(id) ?? 1) - 1;
+        if (n <= 0) this.perWebhook.delete(id);
+        else this.perWebhook.set(id, n);
+        this.kick();
+      });
+    this.inFlight.set(key, { webhookId: id, abort, done });
+  }
+
+  private async attempt(c: Claim, signal: AbortSignal): Promise<void> {
+    const { webhook, entry } = c;
+    const result = await this.send(c, signal);
+    if (signal.aborted) return; // stays in the outbox: sent again after the restart
+    const now = this.clock.now();
+    const deadline = entry.createdAtMs + this.settings.maxAgeMs;
+    const retryAtMs = result.error === null || now >= deadline ? undefined : Math.min(now + retryDelayMs(entry.attempts + 1, this.settings.retryBaseMs), deadline);
+    const outcome = await recordAttempt(this.store, { entry, atMs: now, statusCode: result.statusCode, error: result.error, retryAtMs });
+    const log = { webhookId: webhook.id, messageId: entry.messageId, eventType: entry.payload.eventType, attempt: entry.attempts + 1, statusCode: result.statusCode };
+    if (outcome === 'retry') this.logger.info({ ...log, error: result.error, retryAt: new Date(retryAtMs!).toISOString() }, 'webhook attempt failed, will retry');
+    else if (outcome === 'dropped') this.logger.warn({ ...log, error: result.error }, 'webhook delivery given up');
+    else this.logger.debug(log, 'webhook delivered');
+  }
+
+  private async send(c: Claim, signal: AbortSignal): Promise<PostResult> {
+    const url = new URL(c.webhook.url);
+    const target = await this.o.targets.resolve(url.hostname);
+    if (!target.ok) return { statusCode: null, error: target.error };
+    const body = JSON.stringify(c.entry.payload);
+    const headers: Record<string, string> = {};
+    for (const h of c.webhook.additionalHeaders) headers[h.name] = h.value;
+    Object.assign(headers, {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'x-service-webhook-id': c.entry.id,
+      'x-service-webhook-attempt': String(c.entry.attempts + 1),
+      'x-service-webhook-signature': signatureHeader(c.secret, body, this.clock.now() / 1000),
+    });
+    return this.post({
+      url: c.webhook.url,
+      addresses: target.addresses,
+      headers,
+      body,
+      timeoutMs: this.settings.timeoutMs,
+      maxResponseBytes: this.maxResponseBytes,
+      agents: this.agents,
+      signal,
+    });
+  }
+}
+
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref();
+  });
+  const r = await Promise.race([p.then(() => true as const), timeout]);
+  clearTimeout(timer);
+  return r;
+}

@@ -1,0 +1,100 @@
+/**
+ * One webhook request: POST the body to the URL, connecting only to the addresses given (checked
+ * by WebhookTargets), within a deadline that covers connecting, sending and reading the
+ * response, of which at most maxResponseBytes are read. Never throws: the result says what
+ * happened. Redirects are not followed (a 3xx is a failure like any other non-2xx).
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { ResolvedAddress } from './targets.js';
+
+export interface PostRequest {
+  url: string;
+  addresses: ResolvedAddress[];
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  agents?: { http: http.Agent; https: https.Agent };
+  signal?: AbortSignal;
+}
+
+export interface PostResult {
+  /** null when no response arrived. */
+  statusCode: number | null;
+  /** null on a 2xx answer. */
+  error: string | null;
+}
+
+export type PostFn = (req: PostRequest) => Promise<PostResult>;
+
+const ERROR_TEXT_MAX = 300;
+
+/** Hands the connection exactly the checked addresses, whatever DNS says now. */
+function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })));
+    else callback(null, addresses[0].address, addresses[0].family);
+  }) as unknown as LookupFunction;
+}
+
+function printable(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, ERROR_TEXT_MAX);
+}
+
+export const postWebhook: PostFn = (r) =>
+  new Promise<PostResult>((resolve) => {
+    let settled = false;
+    const finish = (result: PostResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      r.signal?.removeEventListener('abort', onAbort);
+      resolve(result);
+    };
+    const isHttps = r.url.startsWith('https:');
+    const headers = { ...r.headers, 'content-length': String(Buffer.byteLength(r.body)) };
+    const options: https.RequestOptions = { method: 'POST', headers, lookup: pinnedLookup(r.addresses) };
+    if (r.agents) options.agent = isHttps ? r.agents.https : r.agents.http;
+    let req: http.ClientRequest;
+    try {
+      req = (isHttps ? https : http).request(r.url, options);
+    } catch (err) {
+      resolve({ statusCode: null, error: `request failed: ${printable((err as Error).message)}` });
+      return;
+    }
+    const timer = setTimeout(() => {
+      req.destroy();
+      finish({ statusCode: null, error: `timed out after ${r.timeoutMs} ms` });
+    }, r.timeoutMs);
+    timer.unref();
+    const onAbort = (): void => {
+      req.destroy();
+      finish({ statusCode: null, error: 'aborted (shutdown)' });
+    };
+    r.signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (err) => finish({ statusCode: null, error: `request failed: ${printable(err.message)}` }));
+    req.on('response', (res) => {
+      const code = res.statusCode ?? 0;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const done = (): void => {
+        const text = Buffer.concat(chunks).subarray(0, r.maxResponseBytes).toString('utf8');
+        const ok = code >= 200 && code < 300;
+        finish({ statusCode: code, error: ok ? null : printable(`HTTP ${code}${text ? `: ${text}` : ''}`) });
+      };
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= r.maxResponseBytes) {
+          done();
+          res.destroy(); // the rest of a large body is not read
+        }
+      });
+      res.on('end', done);
+      res.on('error', () => done());
+      res.on('close', done);
+    });
+    req.end(r.body);
+  });

@@ -1,0 +1,35 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { MAX_RETRY_DELAY_MS, retryDelayMs } from '../../src/domain/webhook.js';
+import { signatureHeader, verifySignature } from '../../src/webhooks/signature.js';
+
+describe('webhook signature', () => {
+  const key = 'whsec_test-key';
+  const body = '{"eventType":"delivered"}';
+
+  it('is t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">', () => {
+    const header = signatureHeader(key, body, 1_700_000_000.9);
+    const expected = createHmac('sha256', key).update(`1700000000.${body}`).digest('hex');
+    expect(header).toBe(`t=1700000000,v1=${expected}`);
+  });
+
+  it('verifies an untouched body within the tolerance and refuses changes, other keys and old timestamps', () => {
+    const header = signatureHeader(key, body, 1_700_000_000);
+    expect(verifySignature({ key, body, header, nowSeconds: 1_700_000_100 })).toBe(true);
+    expect(verifySignature({ key, body: body.replace('delivered', 'bounced'), header, nowSeconds: 1_700_000_100 })).toBe(false);
+    expect(verifySignature({ key: 'whsec_other', body, header, nowSeconds: 1_700_000_100 })).toBe(false);
+    expect(verifySignature({ key, body, header, nowSeconds: 1_700_000_301 })).toBe(false);
+    expect(verifySignature({ key, body, header: 'garbage', nowSeconds: 1_700_000_000 })).toBe(false);
+  });
+});
+
+describe('webhook retry backoff', () => {
+  it('doubles from the base after each failed attempt', () => {
+    expect([1, 2, 3, 4, 5].map((n) => retryDelayMs(n, 10_000))).toEqual([10_000, 20_000, 40_000, 80_000, 160_000]);
+  });
+
+  it('never waits longer than four hours between attempts', () => {
+    expect(retryDelayMs(12, 10_000)).toBe(MAX_RETRY_DELAY_MS);
+    expect(retryDelayMs(500, 10_000)).toBe(MAX_RETRY_DELAY_MS);
+  });
+});
