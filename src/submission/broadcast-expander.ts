@@ -13,6 +13,7 @@ import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
 import { splitSuppressed } from './policy.js';
 import { simulatedBounces } from './sender.js';
 import { enqueue } from './enqueue.js';
+import { engagementFor } from './engagement.js';
 import type { SubmissionDeps } from './submission.js';
 
 const BATCH = 100;
@@ -119,6 +120,7 @@ export class BroadcastExpander {
         date: new Date().toUTCString(),
       },
       dkim: r.dkim,
+      engagement: engagementFor(this.deps, { messageId: id, channelId: b.channelId, mailType: 'broadcast', tracking: c.tracking, recipients: r.send, from: c.from.email }),
     });
     return {
       record: {

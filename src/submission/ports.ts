@@ -5,6 +5,7 @@
  */
 import type { Address } from '../domain/address.js';
 import type { Attachment, TemplateInput } from '../domain/send-rules.js';
+import type { EngagementInput } from '../workers/engagement.js';
 
 export interface DkimKeyRef {
   domain: string;
@@ -28,6 +29,8 @@ export interface BuildRequest {
     listUnsubscribe?: { url: string; mailto?: string };
   };
   dkim?: DkimKeyRef;
+  /** Tracking links, open pixel and unsubscribe, applied by the worker before signing. */
+  engagement?: EngagementInput;
 }
 
 export interface BuildResult {

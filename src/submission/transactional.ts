@@ -24,6 +24,7 @@ import { resolveSendChannel } from './channel.js';
 import { idempotencyContext, type IdempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
 import { enqueue } from './enqueue.js';
+import { engagementFor } from './engagement.js';
 import type { SubmissionDeps } from './submission.js';
 import { senderKey, simulatedBounces } from './sender.js';
 
@@ -90,6 +91,7 @@ async function acceptTransactional(
 
   const messageId = randomUUID();
   const messageIdHeader = `<${messageId}@${domainOf(from.email)}>`;
+  const tracking = mergeTracking(channel.tracking, b.tracking);
   const built = await deps.builder.build({
     template: b.template ? { ...b.template, data: b.template.data ?? {} } : undefined,
     content: b.template ? undefined : { subject: b.subject!, html: b.html, text: b.text },
@@ -104,6 +106,7 @@ async function acceptTransactional(
       date: new Date().toUTCString(),
     },
     dkim,
+    engagement: engagementFor(deps, { messageId, channelId: channel.id, mailType: 'transactional', tracking, recipients: send, from: from.email }),
   });
   if (built.size > config.smtp.maxMessageSize) {
     throw new AppError('validation_failed', `The message is ${built.size} bytes; at most ${config.smtp.maxMessageSize} are accepted`, {
@@ -129,7 +132,7 @@ async function acceptTransactional(
           cc: rcpts.cc,
           bcc: rcpts.bcc,
           replyTo,
-          tracking: mergeTracking(channel.tracking, b.tracking),
+          tracking,
           tags: b.tags ?? [],
           headers,
           metadata: normalizeMetadata(b.metadata),

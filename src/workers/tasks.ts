@@ -4,6 +4,7 @@
  */
 import { composeMessage, type ComposeInput } from './compose.js';
 import { generateDkimKey, signMessage, type DkimAlgorithm, type GeneratedKey, type GenerateKeyOptions } from './dkim.js';
+import { engagementUrls, trackHtml, type EngagementInput } from './engagement.js';
 import { TaskError } from './errors.js';
 import { headerSafe, renderTemplate, type RenderInput } from './render.js';
 
@@ -28,6 +29,8 @@ export interface BuildInput {
   compose: Omit<ComposeInput, 'subject' | 'html' | 'text'>;
   /** Sign with this key; omitted for sandbox sends and in tests. */
   dkim?: DkimKey;
+  /** Tracking links and unsubscribe (engagement.ts), applied before signing. */
+  engagement?: EngagementInput;
 }
 
 export interface BuildOutput {
@@ -44,8 +47,17 @@ export interface BuildOutput {
 }
 
 export async function buildMessage(input: BuildInput): Promise<BuildOutput> {
-  const content = resolveContent(input);
-  let raw = await composeMessage({ ...input.compose, ...content });
+  const urls = input.engagement ? engagementUrls(input.engagement) : {};
+  // `{{{unsubscribe}}}` in a template gives the unsubscribe URL (ours wins over template data).
+  const withUnsub = urls.unsubscribeUrl && input.template
+    ? { ...input, template: { ...input.template, data: { ...input.template.data, unsubscribe: urls.unsubscribeUrl } } }
+    : input;
+  const content = resolveContent(withUnsub);
+  if (input.engagement && content.html !== undefined) content.html = trackHtml(content.html, input.engagement);
+  const compose = urls.unsubscribeUrl
+    ? { ...input.compose, listUnsubscribe: { url: urls.unsubscribeUrl, mailto: urls.unsubscribeMailto } }
+    : input.compose;
+  let raw = await composeMessage({ ...compose, ...content });
   let signSeconds: number | undefined;
   if (input.dkim) {
     const start = performance.now();

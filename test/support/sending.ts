@@ -31,7 +31,7 @@ export function publish(dns: TestDns, r: DnsRecordJson): void {
 }
 
 export async function setupSender(
-  t: TestDaemon,
+  t: Pick<TestDaemon, 'api'>,
   dns: TestDns,
   opts: { deliveryType?: 'live' | 'sandbox'; domain?: string; verify?: boolean; tracking?: { links: boolean; opens: boolean }; key?: string } = {},
 ): Promise<Sender> {

@@ -1,0 +1,118 @@
+/**
+ * The inbound SMTP listener (RFC 5321 server, no AUTH): the MX of every return-path host
+ * (`<returnPathLabel>.<domain>`, see domain/return-path.ts) points at this daemon's host name,
+ * so asynchronous bounces, feedback reports and List-Unsubscribe mails arrive here. It accepts
+ * mail only for those hosts and refuses every other recipient at RCPT with 550 5.7.1, so it is
+ * never a relay. STARTTLS (RFC 3207) is offered with the submission listener's certificate.
+ * What a message means is InboundProcessor's business.
+ */
+import type net from 'node:net';
+import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
+import type { Config } from '../config/schema.js';
+import type { Store } from '../store/env.js';
+import { smtpError } from '../smtp/replies.js';
+import { loadTls } from '../smtp/tls.js';
+import { InboundProcessor } from './processor.js';
+
+/** Reports are small; a DSN carrying a whole large original is cut by the sender or refused. */
+const MAX_SIZE = 10 * 1024 * 1024;
+const MAX_RECIPIENTS = 20;
+
+export class InboundListener {
+  private server: SMTPServer | null = null;
+  private boundPort = 0;
+  private readonly processor: InboundProcessor;
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly deps: { config: Config; store: Store; logger: Logger }) {
+    this.processor = new InboundProcessor({ store: deps.store, returnPathLabel: deps.config.domains.returnPathLabel });
+  }
+
+  async start(): Promise<void> {
+    const { config } = this.deps;
+    const tls = await loadTls({ dataDir: config.dataDir, certFile: config.smtp.tlsCert, keyFile: config.smtp.tlsKey, hostname: config.hostname });
+    const server = new SMTPServer({
+      key: tls.key,
+      cert: tls.cert,
+      name: config.hostname,
+      banner: 'postrider ESMTP',
+      disabledCommands: ['AUTH'],
+      authOptional: true,
+      size: MAX_SIZE,
+      disableReverseLookup: true,
+      maxClients: 200,
+      socketTimeout: 60_000,
+      closeTimeout: 10_000,
+      logger: false,
+      onRcptTo: (address, session, cb) => this.onRcptTo(address, session, cb),
+      onData: (stream, session, cb) => this.onData(stream, session, cb),
+    });
+    server.on('error', (err) => this.deps.logger.warn({ err }, 'inbound connection error'));
+    this.boundPort = await new Promise<number>((resolve, reject) => {
+      server.server.once('error', reject);
+      server.listen(config.inbound.port, config.inbound.host, () => {
+        server.server.off('error', reject);
+        resolve((server.server.address() as net.AddressInfo).port);
+      });
+    });
+    this.server = server;
+    this.deps.logger.info({ port: this.boundPort }, 'inbound listening');
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    await new Promise<void>((resolve) => server.server.close(() => resolve()));
+    await Promise.allSettled([...this.inFlight]);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get listening(): boolean {
+    return this.server?.server.listening ?? false;
+  }
+
+  private onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): void {
+    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return cb(smtpError(452, '4.5.3', 'Too many recipients'));
+    try {
+      if (this.processor.accepts(address.address)) return cb();
+    } catch (err) {
+      this.deps.logger.error({ err }, 'inbound recipient check failed');
+      return cb(smtpError(451, '4.3.0', 'Internal error, please try again later'));
+    }
+    // RFC 5321 3.6.2 / 7.1: a server that is not a relay refuses foreign recipients.
+    cb(smtpError(550, '5.7.1', 'Relaying denied: this host only accepts mail for its bounce addresses'));
+  }
+
+  private onData(stream: Readable, session: SMTPServerSession, cb: (err?: Error | null, message?: string) => void): void {
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('error', (err) => cb(err));
+    stream.on('end', () => {
+      if ((stream as Readable & { sizeExceeded?: boolean }).sizeExceeded) return cb(smtpError(552, '5.3.4', 'Message too large'));
+      const env = {
+        mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+        rcptTo: session.envelope.rcptTo.map((r) => r.address),
+      };
+      const work = this.processor.process(env, Buffer.concat(chunks)).then(
+        (outcome) => {
+          this.deps.logger.info({ event: 'inbound', ...outcome, ip: session.remoteAddress }, 'inbound message');
+          cb(null, '2.0.0 Ok');
+        },
+        (err) => {
+          // A store fault: 451 so the sender keeps the report and tries again.
+          this.deps.logger.error({ err }, 'inbound processing failed');
+          cb(smtpError(451, '4.3.0', 'Internal error, please try again later'));
+        },
+      );
+      this.inFlight.add(work);
+      void work.finally(() => this.inFlight.delete(work));
+    });
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Just enough MIME to read reports (RFC 6522 multipart/report): walk the parts of a message,
+ * decode their transfer encoding, and read the "field: value" blocks that both delivery status
+ * notifications (RFC 3464 2.1) and feedback reports (RFC 5965 3.1) are made of. mailparser
+ * merges message/delivery-status into the text body, so it cannot tell the parts apart.
+ */
+import { fieldValue, splitMessage, type SplitMessage } from '../domain/raw-headers.js';
+
+export interface MimePart {
+  headers: SplitMessage;
+  /** Lowercased type/subtype; text/plain when absent (RFC 2045 5.2). */
+  type: string;
+  params: Record<string, string>;
+  /** The body with its Content-Transfer-Encoding undone. */
+  body: Buffer;
+}
+
+export interface Report {
+  /** The report-type parameter: delivery-status (RFC 3464) or feedback-report (RFC 5965). */
+  reportType: string;
+  parts: MimePart[];
+}
+
+const MAX_DEPTH = 4;
+const MAX_PARTS = 50;
+
+export function parsePart(raw: Buffer): MimePart {
+  const headers = splitMessage(raw);
+  const { type, params } = parseContentType(fieldValue(headers, 'Content-Type') ?? 'text/plain');
+  const cte = (fieldValue(headers, 'Content-Transfer-Encoding') ?? '7bit').toLowerCase();
+  return { headers, type, params, body: decode(headers.body, cte) };
+}
+
+/** The first multipart/report in the message (top level or nested, e.g. in multipart/mixed). */
+export function findReport(raw: Buffer): Report | null {
+  return search(parsePart(raw), 0);
+}
+
+function search(part: MimePart, depth: number): Report | null {
+  if (!part.type.startsWith('multipart/') || depth > MAX_DEPTH) return null;
+  const parts = childParts(part);
+  if (part.type === 'multipart/report') return { reportType: (part.params['report-type'] ?? '').toLowerCase(), parts };
+  for (const p of parts) {
+    const found = search(p, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** The body parts of a multipart entity (RFC 2046 5.1.1), at most MAX_PARTS. */
+export function childParts(part: MimePart): MimePart[] {
+  const boundary = part.params.boundary;
+  if (!boundary) return [];
+  const text = part.body.toString('latin1');
+  const delimiter = `--${boundary}`;
+  const out: MimePart[] = [];
+  let pos = text.indexOf(delimiter);
+  while (pos >= 0 && out.length < MAX_PARTS) {
+    const lineEnd = text.indexOf('\n', pos);
+    if (lineEnd < 0 || text.startsWith(`${delimiter}--`, pos)) break;
+    const next = text.indexOf(`\n${delimiter}`, lineEnd);
+    const end = next < 0 ? text.length : next;
+    const chunk = text.slice(lineEnd + 1, end).replace(/\r$/, '');
+    out.push(parsePart(Buffer.from(chunk, 'latin1')));
+    if (next < 0) break;
+    pos = next + 1;
+  }
+  return out;
+}
+
+export function parseContentType(value: string): { type: string; params: Record<string, string> } {
+  const [head, ...rest] = value.split(';');
+  const params: Record<string, string> = {};
+  const re = /([\w.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))/g;
+  for (const m of rest.join(';').matchAll(re)) params[m[1].toLowerCase()] = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : m[3];
+  return { type: head.trim().toLowerCase() || 'text/plain', params };
+}
+
+function decode(body: Buffer, cte: string): Buffer {
+  if (cte === 'base64') return Buffer.from(body.toString('latin1').replace(/[^A-Za-z0-9+/=]/g, ''), 'base64');
+  if (cte === 'quoted-printable') {
+    // RFC 2045 6.7: soft line breaks "=" CRLF vanish, "=XX" is one octet.
+    const s = body.toString('latin1').replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+    return Buffer.from(s, 'latin1');
+  }
+  return body;
+}
+
+/**
+ * "Name: value" fields grouped in blocks separated by blank lines (RFC 3464 2.1: the
+ * per-message fields, then one block per recipient; RFC 5965 has one block). Names are
+ * lowercased; folded lines are joined; comments after the value stay in it.
+ */
+export function fieldBlocks(text: string): Array<Record<string, string>> {
+  const blocks: Array<Record<string, string>> = [];
+  let current: Record<string, string> = {};
+  let last = '';
+  for (const line of text.replace(/\r/g, '').split('\n')) {
+    if (line.trim() === '') {
+      if (Object.keys(current).length > 0) blocks.push(current);
+      current = {};
+      last = '';
+    } else if (/^[ \t]/.test(line) && last) {
+      current[last] += ` ${line.trim()}`;
+    } else {
+      const colon = line.indexOf(':');
+      if (colon <= 0) continue;
+      last = line.slice(0, colon).trim().toLowerCase();
+      // The first occurrence wins (Original-Rcpt-To may repeat; one address is enough here).
+      current[last] ??= line.slice(colon + 1).trim();
+    }
+  }
+  if (Object.keys(current).length > 0) blocks.push(current);
+  return blocks;
+}
+
+/** The address of a typed field (RFC 3464 2.3.2 "rfc822; ann@example.net") or a bare/angled one. */
+export function addressOf(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const v = value.includes(';') ? value.slice(value.indexOf(';') + 1) : value;
+  const m = /<?([^\s<>;]+@[^\s<>;]+?)>?\s*$/.exec(v.trim());
+  return m ? m[1].toLowerCase() : undefined;
+}
+
+/** The headers of the original message inside a report (message/rfc822 or text/rfc822-headers). */
+export function originalHeaders(report: Report): SplitMessage | undefined {
+  const part = report.parts.find((p) => /^(message\/rfc822|text\/rfc822-headers|message\/global|message\/global-headers)$/.test(p.type));
+  return part ? splitMessage(part.body) : undefined;
+}

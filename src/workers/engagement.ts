@@ -1,0 +1,84 @@
+/**
+ * Engagement links, applied in the worker while building a message and before DKIM signing:
+ * the unsubscribe URL (List-Unsubscribe, RFC 2369 / RFC 8058, and the `{{{unsubscribe}}}`
+ * template variable), click tracking (http(s) links of the html part point at the redirect
+ * endpoint through a signed token that covers the target URL) and open tracking (a 1x1 image
+ * at the end of the html part). The text part is left as written: rewriting bare URLs in plain
+ * text makes them long and unreadable, and clients rarely render them as links anyway.
+ */
+import { signToken, unsubscribeLocalPart } from '../domain/tracking-token.js';
+
+export interface EngagementInput {
+  /** config publicUrl, without trailing slash: the public routes live under it. */
+  baseUrl: string;
+  /** The HMAC key (hex), from the store. */
+  secret: string;
+  messageId: string;
+  channelId: string;
+  /** The single envelope recipient, or '' when the message has several (tracking-token.ts). */
+  recipient: string;
+  opens: boolean;
+  links: boolean;
+  /** Broadcast mail: List-Unsubscribe, and `unsubscribe` in the template data. */
+  unsubscribe?: {
+    /** Host of the mailto alternative (the return-path host); absent: URL only. */
+    mailtoHost?: string;
+  };
+}
+
+export interface EngagementUrls {
+  unsubscribeUrl?: string;
+  unsubscribeMailto?: string;
+}
+
+export function engagementUrls(e: EngagementInput): EngagementUrls {
+  if (!e.unsubscribe) return {};
+  const secret = Buffer.from(e.secret, 'hex');
+  const token = signToken(secret, { kind: 'unsubscribe', messageId: e.messageId, recipient: e.recipient, channelId: e.channelId });
+  const out: EngagementUrls = { unsubscribeUrl: `${e.baseUrl}/unsubscribe?token=${token}` };
+  if (e.unsubscribe.mailtoHost) {
+    out.unsubscribeMailto = `mailto:${unsubscribeLocalPart(secret, e.messageId)}@${e.unsubscribe.mailtoHost}?subject=unsubscribe`;
+  }
+  return out;
+}
+
+// An <a> start tag's href attribute, quoted with " or ' (unquoted values are left alone).
+const HREF = /(<a\b[^>]*?\shref\s*=\s*)(["'])([^"']*)\2/gi;
+
+/** Rewrites links and appends the open pixel as the channel or message asks. */
+export function trackHtml(html: string, e: EngagementInput): string {
+  const secret = Buffer.from(e.secret, 'hex');
+  let out = html;
+  if (e.links) {
+    out = out.replace(HREF, (whole, start: string, quote: string, value: string) => {
+      const url = decodeAttr(value.trim());
+      // Only web links; mailto:, tel:, anchors and our own links (unsubscribe) stay as they are.
+      if (!/^https?:\/\//i.test(url) || url.startsWith(`${e.baseUrl}/`)) return whole;
+      let href: string;
+      try {
+        href = new URL(url).href; // the exact string that is signed and later redirected to
+      } catch {
+        return whole;
+      }
+      const token = signToken(secret, { kind: 'click', messageId: e.messageId, recipient: e.recipient, url: href });
+      return `${start}${quote}${e.baseUrl}/t/click?token=${token}${quote}`;
+    });
+  }
+  if (e.opens) {
+    const token = signToken(secret, { kind: 'open', messageId: e.messageId, recipient: e.recipient });
+    const pixel = `<img src="${e.baseUrl}/t/open?token=${token}" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0">`;
+    const close = out.search(/<\/body\s*>/i);
+    out = close >= 0 ? out.slice(0, close) + pixel + out.slice(close) : out + pixel;
+  }
+  return out;
+}
+
+/** The character references an href commonly holds (HTML 13.1.4); enough for URLs. */
+function decodeAttr(v: string): string {
+  return v
+    .replace(/&amp;/gi, '&')
+    .replace(/&#0*38;/g, '&')
+    .replace(/&#x0*26;/gi, '&')
+    .replace(/&quot;/gi, '"')
+    .replace(/&#0*39;/g, "'");
+}

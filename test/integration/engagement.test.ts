@@ -1,0 +1,245 @@
+/**
+ * Open and click tracking, one-click unsubscribe and resubscribe through the public links, with
+ * their events, statistics and suppressions; List-Unsubscribe covered by a DKIM signature that an
+ * independent verifier passes.
+ */
+import { Resolver } from 'node:dns/promises';
+import { simpleParser } from 'mailparser';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MessageRecord } from '../../src/domain/types.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getBody, getMessage } from '../../src/store/messages.js';
+import { getSuppression } from '../../src/store/suppressions.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+const PUBLIC = 'https://links.postrider-test.net';
+let dns: TestDns;
+let t: TestDaemon;
+let tracked: Sender;
+
+/** A public link of a sent message, fetched against the test daemon (path and query only). */
+const local = (publicLink: string) => {
+  const u = new URL(publicLink);
+  expect(u.origin).toBe(PUBLIC);
+  return `${t.url}${u.pathname}${u.search}`;
+};
+
+const hrefs = (html: string) => [...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1].replace(/&amp;/g, '&'));
+const pixelOf = (html: string) => /<img src="([^"]+)"/.exec(html)![1];
+
+/** A header field of a stored message, unfolded (mailparser restructures the List-* fields). */
+const headerOf = (raw: Buffer, name: string) =>
+  new RegExp(`^${name}:[ \\t]*(.*(?:\\r\\n[ \\t].*)*)`, 'im').exec(raw.toString())?.[1].replace(/\r\n[ \t]+/g, ' ');
+const unsubUrl = (m: MessageRecord) => /<(https:[^>]+)>/.exec(headerOf(getBody(t.daemon.store, m.id)!, 'List-Unsubscribe')!)![1];
+
+const totals = async (channelId: string) => (await t.api('GET', `/statistics/totals?channelId=${channelId}`)).body;
+const events = async (messageId: string, types: string) =>
+  (await t.api('GET', `/activity/events?messageId=${messageId}&eventTypes=${types}`)).body.results as any[];
+
+function messagesOf(broadcastId: string): MessageRecord[] {
+  return [...t.daemon.store.db.messages.getRange({})].map((e) => e.value as MessageRecord).filter((m) => m.broadcastId === broadcastId);
+}
+
+async function sendBroadcast(s: Sender, to: string, html = '<p>News</p><p><a href="{{{unsubscribe}}}">Unsubscribe</a></p>'): Promise<MessageRecord> {
+  const res = await t.api('POST', '/send/broadcast', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `news@${s.domain}` }, template: { subject: 'News', html, text: 'Unsubscribe: {{{unsubscribe}}}' }, messages: [{ to: [{ email: to }] }] },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  await t.daemon.submission.expander.drain();
+  return messagesOf(res.body.broadcastId)[0];
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address], publicUrl: PUBLIC });
+  tracked = await setupSender(t, dns, { tracking: { opens: true, links: true } });
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+describe('open and click tracking', () => {
+  let message: MessageRecord;
+
+  beforeAll(async () => {
+    const res = await t.api('POST', '/send/transactional', {
+      headers: { 'x-service-channel-id': tracked.channelId },
+      body: {
+        from: { email: `shop@${tracked.domain}` },
+        to: [{ email: 'Ann@Example.net' }],
+        subject: 'Order',
+        html: '<html><body><p><a href="https://shop.example.org/a?x=1&amp;y=2">Buy</a> <a href="mailto:help@example.org">help</a></p></body></html>',
+        text: 'https://shop.example.org/a',
+      },
+    });
+    expect(res.status).toBe(200);
+    message = getMessage(t.daemon.store, res.body.messageId)!;
+  });
+
+  it('rewrites web links through the redirect endpoint and appends a pixel, both signed, before DKIM signing', async () => {
+    const parsed = await simpleParser(getBody(t.daemon.store, message.id)!);
+    const html = String(parsed.html);
+    const links = hrefs(html);
+    expect(links[0]).toMatch(new RegExp(`^${PUBLIC}/t/click\\?token=[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`));
+    expect(links[1]).toBe('mailto:help@example.org');
+    expect(pixelOf(html)).toMatch(new RegExp(`^${PUBLIC}/t/open\\?token=`));
+    expect(html.indexOf('<img')).toBeLessThan(html.indexOf('</body>'));
+    expect(parsed.text).toContain('https://shop.example.org/a');
+  });
+
+  it('records an opened event with ip and user agent when the pixel is fetched', async () => {
+    const html = String((await simpleParser(getBody(t.daemon.store, message.id)!)).html);
+    const res = await fetch(local(pixelOf(html)), { headers: { 'user-agent': 'TestMail/1.0' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/gif');
+    expect(res.headers.get('cache-control')).toContain('no-store');
+    expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(30);
+    const opened = await events(message.id, 'opened');
+    expect(opened).toHaveLength(1);
+    expect(opened[0]).toMatchObject({ eventType: 'opened', recipients: ['ann@example.net'], mailType: 'transactional', details: { ip: '127.0.0.1', userAgent: 'TestMail/1.0' } });
+  });
+
+  it('redirects a click to the signed target and records a clicked event with the link', async () => {
+    const html = String((await simpleParser(getBody(t.daemon.store, message.id)!)).html);
+    const res = await fetch(local(hrefs(html)[0]), { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('https://shop.example.org/a?x=1&y=2');
+    const clicked = await events(message.id, 'clicked');
+    expect(clicked).toHaveLength(1);
+    expect(clicked[0].details).toMatchObject({ link: 'https://shop.example.org/a?x=1&y=2', ip: '127.0.0.1' });
+    const stats = await totals(tracked.channelId);
+    expect(stats.transactional).toMatchObject({ sent: 1, opened: 1, clicked: 1 });
+  });
+
+  it('answers 404 to forged, altered or misused tokens and never redirects', async () => {
+    const html = String((await simpleParser(getBody(t.daemon.store, message.id)!)).html);
+    const click = new URL(hrefs(html)[0]);
+    const [payload, mac] = click.searchParams.get('token')!.split('.');
+    const evil = Buffer.from(Buffer.from(payload, 'base64url').toString().replace('https://shop.example.org/a?x=1&y=2', 'https://evil.example.com/')).toString('base64url');
+    const open = new URL(pixelOf(html)).searchParams.get('token')!;
+    const attempts = [
+      `/t/click?token=${evil}.${mac}`,
+      `/t/click?token=${payload}.${mac.slice(0, -2)}AA`,
+      `/t/click?token=${open}`,
+      '/t/click?token=garbage',
+      '/t/click',
+      '/t/click?token=https://evil.example.com/',
+      `/t/open?token=${payload}.${mac}`,
+      `/unsubscribe?token=${open}`,
+    ];
+    for (const path of attempts) {
+      const res = await fetch(t.url + path, { redirect: 'manual' });
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('location'), path).toBeNull();
+    }
+    expect((await events(message.id, 'opened,clicked')).length).toBe(2);
+  });
+
+  it('documents the public engagement routes in the OpenAPI document without security', async () => {
+    const doc = (await t.api('GET', '/openapi.json', { key: null })).body;
+    for (const p of ['/t/open', '/t/click', '/unsubscribe', '/unsubscribe/resubscribe']) expect(Object.keys(doc.paths)).toContain(p);
+    expect(doc.paths['/unsubscribe'].post.security).toEqual([]);
+  });
+
+  it('leaves messages of channels without tracking untouched', async () => {
+    const plain = await setupSender(t, dns);
+    const res = await t.api('POST', '/send/transactional', {
+      headers: { 'x-service-channel-id': plain.channelId },
+      body: { from: { email: `shop@${plain.domain}` }, to: [{ email: 'bob@example.net' }], subject: 'x', html: '<a href="https://example.org/">x</a>' },
+    });
+    expect(getMessage(t.daemon.store, res.body.messageId)!.html).toBe('<a href="https://example.org/">x</a>');
+  });
+});
+
+describe('unsubscribe', () => {
+  let s: Sender;
+
+  beforeAll(async () => {
+    s = await setupSender(t, dns);
+  });
+
+  it('gives broadcast mail List-Unsubscribe and one-click List-Unsubscribe-Post, signed by DKIM and verified independently', async () => {
+    const m = await sendBroadcast(s, 'carol@example.net');
+    const raw = getBody(t.daemon.store, m.id)!;
+    const parsed = await simpleParser(raw);
+    expect(headerOf(raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+    const listUnsub = unsubUrl(m);
+    expect(listUnsub).toMatch(new RegExp(`^${PUBLIC}/unsubscribe\\?token=`));
+    // The {{{unsubscribe}}} placeholder gives the same URL in the html and text parts.
+    expect(hrefs(String(parsed.html))).toContain(listUnsub);
+    expect(parsed.text).toContain(listUnsub);
+    const resolver = new Resolver();
+    resolver.setServers([dns.address]);
+    const result = await dkimVerify(raw, { resolver: (name: string, type: string) => (type === 'TXT' ? resolver.resolveTxt(name) : resolver.resolve(name, type)) } as never);
+    expect(result.results.map((r: any) => r.status.result)).toEqual(['pass']);
+    const signed = String(result.results[0].signingHeaders.keys).toLowerCase().split(': ');
+    expect(signed).toEqual(expect.arrayContaining(['list-unsubscribe', 'list-unsubscribe-post']));
+  });
+
+  it('shows a confirmation page on GET without unsubscribing (mail software fetches links on its own)', async () => {
+    const m = await sendBroadcast(s, 'dave@example.net');
+    const url = unsubUrl(m);
+    const res = await fetch(local(url));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    const page = await res.text();
+    expect(page).toContain('<form method="post" action="/unsubscribe?token=');
+    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'dave@example.net')).toBeUndefined();
+    expect(eventsOfMessage(t.daemon.store, m.id).map((e) => e.eventType)).not.toContain('unsubscribed');
+  });
+
+  it('unsubscribes on the one-click POST: suppression for broadcast mail, an unsubscribed event and its counter', async () => {
+    const m = await sendBroadcast(s, 'erin@example.net');
+    const url = unsubUrl(m);
+    const post = () =>
+      fetch(local(url), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+    const res = await post();
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('action="/unsubscribe/resubscribe?token=');
+    expect((await post()).status).toBe(200); // providers may retry: nothing more happens
+    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'erin@example.net')).toMatchObject({ reason: 'unsubscribe' });
+    expect(getSuppression(t.daemon.store, s.channelId, 'transactional', 'erin@example.net')).toBeUndefined();
+    const unsub = await events(m.id, 'unsubscribed');
+    expect(unsub).toHaveLength(1);
+    expect(unsub[0]).toMatchObject({ recipients: ['erin@example.net'], mailType: 'broadcast', details: { ip: '127.0.0.1' } });
+    expect((await totals(s.channelId)).broadcast).toMatchObject({ unsubscribed: 1 });
+    // The next broadcast skips the address.
+    const again = await t.api('POST', '/send/broadcast', {
+      headers: { 'x-service-channel-id': s.channelId },
+      body: { from: { email: `news@${s.domain}` }, template: { subject: 'x', text: 'y' }, messages: [{ to: [{ email: 'erin@example.net' }] }] },
+    });
+    await t.daemon.submission.expander.drain();
+    expect(messagesOf(again.body.broadcastId)).toEqual([]);
+  });
+
+  it('resubscribes: lifts the unsubscribe and records resubscribed, but never lifts a bounce suppression', async () => {
+    const m = await sendBroadcast(s, 'finn@example.net');
+    const url = unsubUrl(m);
+    const token = new URL(url).searchParams.get('token')!;
+    expect((await fetch(local(url), { method: 'POST' })).status).toBe(200);
+    const res = await fetch(`${t.url}/unsubscribe/resubscribe?token=${token}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('subscribed again');
+    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'finn@example.net')).toBeUndefined();
+    expect((await events(m.id, 'resubscribed')).map((e) => e.recipients)).toEqual([['finn@example.net']]);
+
+    await t.api('POST', '/suppressions', { body: { channelId: s.channelId, mailType: 'broadcast', emails: ['finn@example.net'] } });
+    await fetch(`${t.url}/unsubscribe/resubscribe?token=${token}`, { method: 'POST' });
+    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'finn@example.net')).toMatchObject({ reason: 'manual' });
+    expect(await events(m.id, 'resubscribed')).toHaveLength(1);
+  });
+
+  it('keeps unsubscribe links working after retention removed the message', async () => {
+    const m = await sendBroadcast(s, 'gus@example.net');
+    const url = unsubUrl(m);
+    await t.daemon.store.write(() => t.daemon.store.db.messages.remove(m.id));
+    expect((await fetch(local(url), { method: 'POST' })).status).toBe(200);
+    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'gus@example.net')).toMatchObject({ reason: 'unsubscribe' });
+  });
+});
