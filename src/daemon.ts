@@ -15,18 +15,24 @@ import { domainRoutes } from './http/routes/domains.js';
 import { sendRoutes } from './http/routes/send.js';
 import { suppressionRoutes } from './http/routes/suppressions.js';
 import { statisticsRoutes } from './http/routes/statistics.js';
+import { trackingRoutes } from './http/routes/tracking.js';
 import { opsRoutes } from './http/routes/ops.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
 import { HttpServer, type RouteModule } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { Metrics } from './log/metrics.js';
 import { queueSnapshot } from './ops/queue-snapshot.js';
 import { RetentionSweeper } from './retention/sweeper.js';
 import { SmtpListener } from './smtp/server.js';
+import { InboundListener } from './inbound/listener.js';
 import { Store } from './store/env.js';
+import { ensureTrackingSecret } from './store/secrets.js';
 import { PoolMessageBuilder } from './submission/builder.js';
 import { StoreDomainRegistry } from './submission/domain-registry.js';
 import { Submission } from './submission/submission.js';
 import { WorkerPool } from './workers/pool.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { WebhookTargets } from './webhooks/targets.js';
 
 /** Anything with a lifecycle. Started in order, stopped in reverse. */
 export interface Component {
@@ -47,8 +53,12 @@ export class Daemon {
   readonly metrics: Metrics;
   readonly submission: Submission;
   readonly retention: RetentionSweeper;
+  readonly webhookTargets: WebhookTargets;
+  readonly webhooks: WebhookDispatcher;
   readonly http: HttpServer;
   readonly smtp: SmtpListener | null;
+  /** Bounces, feedback reports and unsubscribe mails for the return-path hosts (inbound.enabled). */
+  readonly inbound: InboundListener | null;
   initialCredentials: InitialCredentials | null = null;
   private started: Component[] = [];
 
@@ -120,8 +130,16 @@ export class Daemon {
         http: this.http.listening,
       };
       if (this.smtp) r.smtp = this.smtp.listening;
+      if (this.inbound) r.inbound = this.inbound.listening;
       return r;
     };
+    // Webhook targets resolve through the configured DNS servers when there are any.
+    this.webhookTargets = new WebhookTargets({
+      allowHttp: config.webhooks.allowHttp,
+      allowPrivate: config.webhooks.allowPrivate,
+      resolver: config.dns.servers.length > 0 ? this.deliveryDns : undefined,
+    });
+    this.webhooks = new WebhookDispatcher({ store: this.store, config, targets: this.webhookTargets, logger });
     const routes: RouteModule[] = [
       opsRoutes({ readiness, metrics: this.metrics }),
       channelRoutes,
@@ -130,12 +148,15 @@ export class Daemon {
       suppressionRoutes,
       activityRoutes,
       statisticsRoutes,
+      webhookRoutes(this.webhookTargets),
+      trackingRoutes,
     ];
     this.retention = new RetentionSweeper({ store: this.store, retentionDays: config.retention.days, logger: logger.child({ component: 'retention' }) });
     this.http = new HttpServer({ config, store: this.store, logger }, routes);
     this.smtp = config.smtp.enabled
       ? new SmtpListener({ config, store: this.store, submission: this.submission, logger: logger.child({ component: 'smtp' }) })
       : null;
+    this.inbound = config.inbound.enabled ? new InboundListener({ config, store: this.store, logger: logger.child({ component: 'inbound' }) }) : null;
   }
 
   async start(): Promise<void> {
@@ -143,6 +164,7 @@ export class Daemon {
     try {
       await this.startComponent(this.store);
       this.initialCredentials = await bootstrapIfEmpty(this.store, this.config.dataDir);
+      await ensureTrackingSecret(this.store);
       const dns = this.domainDns;
       await this.startComponent({ start: async () => dns.start(), stop: async () => dns.stop() });
       await this.startComponent(this.domainRecheck);
@@ -152,8 +174,10 @@ export class Daemon {
       const ddns = this.deliveryDns;
       await this.startComponent({ start: async () => ddns.start(), stop: async () => ddns.stop() });
       await this.startComponent(this.delivery);
+      await this.startComponent(this.webhooks);
       await this.startComponent(this.http);
       if (this.smtp) await this.startComponent(this.smtp);
+      if (this.inbound) await this.startComponent(this.inbound);
     } catch (err) {
       await this.stop();
       throw err;

@@ -42,6 +42,16 @@ export interface Config {
   retention: { days: number };
   shutdown: { graceMs: number };
   metrics: { token: string };
+  inbound: { enabled: boolean; host: string; port: number };
+  webhooks: {
+    allowHttp: boolean;
+    allowPrivate: boolean;
+    retryBaseMs: number;
+    maxAgeMs: number;
+    timeoutMs: number;
+    concurrency: number;
+    maxPerAccount: number;
+  };
 }
 
 export interface KeyDef {
@@ -188,6 +198,16 @@ export const SCHEMA: readonly KeyDef[] = [
   { path: 'retention.days', doc: 'Days events and message bodies are kept.', default: () => 30, parse: int(1, 3650) },
   { path: 'shutdown.graceMs', doc: 'How long SIGTERM waits for in-flight work before closing.', default: () => 10_000, parse: duration(0) },
   { path: 'metrics.token', doc: 'Bearer token that GET /metrics requires; empty: only loopback clients (not via a proxy) may read it.', default: () => '', parse: bearerToken },
+  { path: 'webhooks.allowHttp', doc: 'Allow webhook URLs with http:// (default: https only).', default: () => false, parse: bool },
+  { path: 'webhooks.allowPrivate', doc: 'Allow webhook targets in loopback/private ranges (checked at create and after DNS at each delivery).', default: () => false, parse: bool },
+  { path: 'webhooks.retryBaseMs', doc: 'First retry delay of a failed webhook delivery; doubles per attempt (at most 4h between attempts).', default: () => 10_000, parse: duration(10) },
+  { path: 'webhooks.maxAgeMs', doc: 'Give up a webhook delivery (counted as failed) after retrying this long.', default: () => 24 * 3_600_000, parse: duration(1000) },
+  { path: 'webhooks.timeoutMs', doc: 'Timeout of one webhook request, from connecting to the end of the (capped) response.', default: () => 10_000, parse: duration(100) },
+  { path: 'webhooks.concurrency', doc: 'Requests in flight per webhook endpoint at most.', default: () => 4, parse: int(1, 100) },
+  { path: 'webhooks.maxPerAccount', doc: 'Maximum webhooks per account (403 resource_limit_exceeded beyond).', default: () => 20, parse: int(1, 10_000) },
+  { path: 'inbound.enabled', doc: 'Run the inbound listener that receives bounces (RFC 3464 DSNs), feedback reports (RFC 5965 ARF) and unsubscribe mails for the return-path hosts of registered domains.', default: () => false, parse: bool },
+  { path: 'inbound.host', doc: 'Address the inbound listener binds to (0.0.0.0 to receive from the internet).', default: () => '127.0.0.1', parse: str() },
+  { path: 'inbound.port', doc: 'Port of the inbound listener: 25 in production (the MX of every return-path host points here), 0 picks a free port.', default: () => 2525, parse: int(0, 65535) },
 ];
 
 function safeHostname(): string {

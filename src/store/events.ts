@@ -18,6 +18,7 @@ import type { Store } from './env.js';
 import { eventTimeMs, indexKeysOf } from './event-index.js';
 import { KEY_MAX } from './layout.js';
 import { countEventInTxn } from './stats.js';
+import { enqueueWebhookEventsInTxn } from './webhook-outbox.js';
 
 /** Must run inside Store.write(). Returns the event with its sequence number. */
 export function appendEventInTxn(store: Store, event: Omit<EventRecord, 'seq'>): EventRecord {
@@ -35,6 +36,8 @@ export function appendEventInTxn(store: Store, event: Omit<EventRecord, 'seq'>):
     db.eventClock.put([timeMs, seq], 1);
   }
   countEventInTxn(store, record, timeMs);
+  // Webhooks: the outbox entries commit with the event (store/webhook-outbox.ts).
+  enqueueWebhookEventsInTxn(store, record);
   return record;
 }
 

@@ -91,6 +91,22 @@ export const DB_NAMES = [
    * A lease that outlives its owner (crash) is found here and put back into jobsDue.
    */
   'jobsLeased',
+  /** webhookId → Webhook (no signing key). */
+  'webhooks',
+  /** [accountId, createdAtMs, webhookId] → 1: the account's webhooks (list; the event hook's lookup). */
+  'accountWebhooks',
+  /** webhookId → signing key (kept apart so reading a webhook never loads it). */
+  'webhookSecrets',
+  /** webhookId → WebhookStatus: last response and delivery counters. */
+  'webhookStatus',
+  /** [webhookId, messageId, seq] → OutboxEntry: events waiting to reach a webhook. */
+  'webhookOutbox',
+  /**
+   * [webhookId, dueAtMs, messageId, seq] → 1: outbox entries that may be sent, by due time. Only
+   * the oldest entry of each (webhook, message) is here, which keeps a message's events in order;
+   * the next one comes in when it is done (store/webhook-outbox.ts).
+   */
+  'webhookDue',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

@@ -87,7 +87,7 @@ describe('delivery through the daemon', () => {
     // MAIL FROM is the domain's return path (bounce) address, not the From header.
     expect(got.from).toBe(`bounces+${id}@${s.dnsRecords.returnPath.find((r) => r.type === 'mx')!.host}`);
     const result = await verifyDkim(got.raw);
-    expect(result.results.map((r: { status: { result: string } }) => r.status.result)).toEqual(['pass']);
+    expect(result.results.map((r: { status: { result: string } }) => r.status.result), JSON.stringify(result.results[0]?.status)).toEqual(['pass']);
     expect(result.results[0].signingDomain).toBe(s.domain);
 
     const details = await t.api('GET', `/activity/messages/${id}`);

@@ -18,6 +18,7 @@ import { opsRoutes } from '../../src/http/routes/ops.js';
 import { sendRoutes } from '../../src/http/routes/send.js';
 import { statisticsRoutes } from '../../src/http/routes/statistics.js';
 import { suppressionRoutes } from '../../src/http/routes/suppressions.js';
+import { webhookRoutes } from '../../src/http/routes/webhooks.js';
 import { HttpServer, type HttpContext, type RouteModule } from '../../src/http/server.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Metrics, type MetricsSources } from '../../src/log/metrics.js';
@@ -306,6 +307,7 @@ describe('GET /openapi.json', () => {
       suppressionRoutes,
       activityRoutes,
       statisticsRoutes,
+      webhookRoutes(unused),
     ];
     for (const register of routes) register(app, ctx);
     const res = await app.inject({ method: 'GET', url: '/openapi.json' });
@@ -333,7 +335,7 @@ describe('GET /openapi.json', () => {
     expect(expected.length).toBeGreaterThan(10);
     expect(expected.filter((r) => !documented.has(r))).toEqual([]);
     expect(documented.has('GET /openapi.json')).toBe(false);
-    for (const p of ['/channels', '/channels/{id}', '/health', '/ready', '/metrics', '/send/transactional', '/errors/{code}']) {
+    for (const p of ['/channels', '/channels/{id}', '/webhooks', '/webhooks/{id}', '/webhooks/{id}/regenerate-signing-key', '/health', '/ready', '/metrics', '/send/transactional', '/errors/{code}']) {
       expect(Object.keys(doc.paths)).toContain(p);
     }
   });
