@@ -111,3 +111,30 @@ describe('per-domain concurrency', () => {
     expect(slowMx.received).toHaveLength(8);
   });
 });
+
+describe('lease scan', () => {
+  it('comes back to due jobs it skipped earlier instead of sleeping until the idle check', async () => {
+    // One busy domain and a scan window (500 due entries) smaller than the queue: the scan's
+    // round-robin cursor ends up behind every job still due. With nothing in flight, only a
+    // rescan from the start finds them; before the fix the dispatcher slept for idleCheckMs.
+    t = await openTestStore();
+    const attempt: AttemptFn = async ({ job }) => ({
+      recipients: job.recipients.map((recipient) => ({ recipient, outcome: 'delivered', category: 'delivered', phase: 'message', smtpCode: 250, response: '250 OK' })),
+      tls: true,
+      response: '250 OK',
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 600; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@busy.test`] }));
+    service = new DeliveryService({
+      store: t.store,
+      config: deliveryConfig({ 'delivery.rate': 100_000, 'delivery.perDomainConcurrency': 1 }),
+      resolver,
+      logger: silentLogger(),
+      attempt,
+      batchSize: 1,
+      idleCheckMs: 600_000,
+    });
+    await service.start();
+    await waitFor(() => ids.every((id) => getMessage(t.store, id)?.status === 'sent'), 'all 600 messages', 20_000);
+  }, 30_000);
+});
