@@ -11,6 +11,8 @@
  *   by the default list.
  */
 import crypto from 'node:crypto';
+// Before the signer loads: it memoizes mailauth's PEM parsing (see the module).
+import './dkim-key-cache.js';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
 import { TaskError } from './errors.js';
 

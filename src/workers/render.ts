@@ -3,13 +3,19 @@
  *
  * `{{var}}` is HTML-escaped and `{{{var}}}` is inserted raw, in the html part only: the
  * subject and the text part are not HTML, so escaping there would put `&amp;` into what the
- * recipient reads. Each call uses its own Handlebars environment (`Handlebars.create()`), so no
- * helper or partial registered anywhere can leak into a template, and prototype access stays
- * denied, so template data cannot reach `constructor`, `__proto__` and the like.
+ * recipient reads. Templates compile in a private Handlebars environment (`Handlebars.create()`)
+ * in which nothing registers helpers or partials, so none registered elsewhere can leak into a
+ * template, and prototype access stays denied, so template data cannot reach `constructor`,
+ * `__proto__` and the like.
+ *
+ * Compiled templates are remembered per worker thread: a broadcast renders the same three
+ * sources for every entry, and compiling them again each time cost as much as the RSA signature
+ * (bench/RESULTS.md, broadcast section).
  */
 import Handlebars from 'handlebars';
 import juice from 'juice';
 import { TaskError } from './errors.js';
+import { Lru } from './lru.js';
 
 export interface RenderInput {
   subject?: string;
@@ -35,21 +41,25 @@ const RUNTIME_OPTIONS: Handlebars.RuntimeOptions = {
   allowProtoMethodsByDefault: false,
 };
 
+const hb = Handlebars.create();
+type Compiled = ReturnType<typeof hb.compile>;
+/** Keyed by escaping mode and source. Exported for tests. */
+export const templateCache = new Lru<string, Compiled>(200);
+
 export function renderTemplate(input: RenderInput): RenderOutput {
-  const hb = Handlebars.create();
   const out: RenderOutput = {};
 
   if (input.subject !== undefined) {
     // A subject is one header field: a CR or LF from template data would end it and start a
     // header of the data's choosing (RFC 5322 2.2: a field body must not contain CR or LF).
-    out.subject = headerSafe(renderPart(hb, 'subject', input.subject, input.data, true));
+    out.subject = headerSafe(renderPart('subject', input.subject, input.data, true));
   }
   if (input.html !== undefined) {
-    const html = renderPart(hb, 'html', input.html, input.data, false);
+    const html = renderPart('html', input.html, input.data, false);
     out.html = input.inlineStyles ? inlineCss(html) : html;
   }
   if (input.text !== undefined) {
-    out.text = renderPart(hb, 'text', input.text, input.data, true);
+    out.text = renderPart('text', input.text, input.data, true);
   }
   return out;
 }
@@ -59,11 +69,12 @@ export function headerSafe(value: string): string {
   return value.replace(/\r\n|\r|\n/g, ' ');
 }
 
-function renderPart(hb: typeof Handlebars, field: Part, source: string, data: Record<string, unknown>, noEscape: boolean): string {
+function renderPart(field: Part, source: string, data: Record<string, unknown>, noEscape: boolean): string {
   // Handlebars compiles lazily: a syntax error surfaces on the first call of the template, so
-  // compile and call are guarded together.
+  // compile and call are guarded together (a template that does not compile throws on every
+  // call, cached or not).
   try {
-    const template = hb.compile(source, { strict: false, noEscape });
+    const template = templateCache.get(`${noEscape ? 't' : 'h'}:${source}`, () => hb.compile(source, { strict: false, noEscape }));
     return template(data, RUNTIME_OPTIONS);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);

@@ -2,8 +2,10 @@
  * Piscina worker entry (loaded from dist/workers/worker.js). Dispatches one task and always
  * resolves: a thrown Error would cross the thread boundary as a bare Error without its `code`
  * and `field`, so failures are returned as plain `{code, message, field?}` data instead.
- * Nothing runs at import time; the imported modules only define functions.
+ * Nothing runs at import time except the DKIM key memo, which must be installed before any
+ * other module loads mailauth (dkim-key-cache.ts), hence first.
  */
+import './dkim-key-cache.js';
 import { toTaskErrorData } from './errors.js';
 import type { WorkerResponse, WorkerTask } from './protocol.js';
 import { buildMessage, generateKey, signRaw, type BuildInput, type SignRawInput } from './tasks.js';

@@ -1,3 +1,5 @@
+// First: the key memo must be installed before mailauth's verifier loads its signer.
+import { dkimKeyCache, dkimKeyCacheInstalled } from '../../src/workers/dkim-key-cache.js';
 import crypto from 'node:crypto';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +131,20 @@ describe('signMessage', () => {
     const signed = await signMessage({ raw: await message(), domain: DOMAIN, selector: 'rsa1', privateKeyPem: rsa.privateKeyPem, algorithm: 'rsa' });
     expect(signed.toString('latin1')).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=example\.com;/);
     expect(await verify(signed, records)).toEqual([{ selector: 'rsa1', domain: DOMAIN, result: 'pass', algorithm: 'rsa-sha256', comment: undefined }]);
+  });
+
+  it('parses each private key once per thread and still signs every message correctly', async () => {
+    const before = { hits: dkimKeyCache.hits, misses: dkimKeyCache.misses };
+    const other = generateDkimKey({ algorithm: 'rsa', bits: 2048 });
+    const r = { ...records, [`rsa2._domainkey.${DOMAIN}`]: other.dnsValue };
+    for (let i = 0; i < 3; i++) {
+      const signed = await signMessage({ raw: await message(), domain: DOMAIN, selector: 'rsa2', privateKeyPem: other.privateKeyPem, algorithm: 'rsa' });
+      expect((await verify(signed, r))[0].result).toBe('pass');
+    }
+    expect(dkimKeyCacheInstalled).toBe(true);
+    // One parse for the new key, two signatures from the cache: mailauth goes through the memo.
+    expect(dkimKeyCache.misses - before.misses).toBe(1);
+    expect(dkimKeyCache.hits - before.hits).toBe(2);
   });
 
   it('signs with ed25519 so that mailauth verifies it as pass', async () => {

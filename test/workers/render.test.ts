@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TaskError } from '../../src/workers/errors.js';
-import { renderTemplate } from '../../src/workers/render.js';
+import { renderTemplate, templateCache } from '../../src/workers/render.js';
 
 function renderError(fn: () => unknown): TaskError {
   try {
@@ -72,6 +72,18 @@ describe('renderTemplate', () => {
     } finally {
       Handlebars.unregisterHelper('leaky');
     }
+  });
+
+  it('compiles a source once per thread and renders it with each call\'s own data', () => {
+    const source = `<p>Order {{order}} for {{name}} ${Math.random()}</p>`;
+    const before = templateCache.misses;
+    expect(renderTemplate({ html: source, data: { order: 1, name: '<Ann>' } }).html).toContain('Order 1 for &lt;Ann&gt;');
+    expect(renderTemplate({ html: source, data: { order: 2, name: 'Bob' } }).html).toContain('Order 2 for Bob');
+    // The same source as text is another template (no escaping): compiled separately.
+    expect(renderTemplate({ text: source, data: { order: 3, name: '<Cy>' } }).text).toContain('Order 3 for <Cy>');
+    expect(templateCache.misses - before).toBe(2);
+    // A template that does not compile fails every time, not only the first.
+    for (let i = 0; i < 2; i++) expect(renderError(() => renderTemplate({ html: '{{#each}}', data: {} })).code).toBe('templating_error');
   });
 
   it('moves a <style> rule into a style attribute when inlineStyles is set', () => {
