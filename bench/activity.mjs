@@ -5,6 +5,7 @@
  * code the routes call, without HTTP and JSON).
  *
  *   npx tsc -p tsconfig.json && node bench/activity.mjs [events=1000000] [iterations=200]
+ *   npm run bench -- activity --events=1000000 --iterations=200   (same, written to RESULTS.md)
  *
  * Prints a Markdown section for bench/RESULTS.md.
  */

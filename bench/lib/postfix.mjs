@@ -1,0 +1,134 @@
+/**
+ * The Postfix peer (Debian's Postfix 3.7, loopback only), set up and measured with the shared
+ * scripts in /work/shared/peers (setup-postfix.sh, bench-postfix.sh; see its README):
+ *   127.0.0.1:2526 plain SMTP, 127.0.0.1:2587 submission (STARTTLS + AUTH tester@peer.test /
+ *   secret123), every message relayed to [127.0.0.1]:2600 (smtp-sink).
+ * The only change made at run time is the "hold" switch below (all intake goes to the hold
+ * queue, so intake and delivery can be measured apart); it is undone before Postfix stops.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { onCleanup } from './cleanup.mjs';
+
+const run = promisify(execFile);
+export const PEERS_DIR = process.env.POSTRIDER_BENCH_PEERS ?? '/work/shared/peers';
+export const POSTFIX_PLAIN_PORT = 2526;
+export const POSTFIX_SUBMISSION_PORT = 2587;
+export const POSTFIX_USER = 'tester@peer.test';
+export const POSTFIX_PASSWORD = 'secret123';
+const SPOOL = '/var/spool/postfix';
+
+function has(cmd) {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the peer can run here (Postfix and smtp-sink installed, running as root). */
+export function postfixAvailable() {
+  if (!has('postfix') || !has('smtp-sink') || !has('smtp-source')) return 'Postfix is not installed (see /work/shared/peers/README.md)';
+  if (process.getuid?.() !== 0) return 'the Postfix peer needs root';
+  if (!fs.existsSync(path.join(PEERS_DIR, 'setup-postfix.sh'))) return `${PEERS_DIR}/setup-postfix.sh not found`;
+  return null;
+}
+
+/**
+ * Configures Postfix with setup-postfix.sh in a scratch folder ($PEERS) and starts it.
+ * setup-postfix.sh restores master.cf from $PEERS/master.cf.orig; a fresh scratch folder has
+ * none, so Debian's pristine master.cf (/usr/share/postfix/master.cf.dist) is copied there.
+ */
+export async function startPostfix(log) {
+  const scratch = process.env.PEERS ?? fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-bench-peers-'));
+  const orig = path.join(scratch, 'master.cf.orig');
+  if (!fs.existsSync(orig)) fs.copyFileSync('/usr/share/postfix/master.cf.dist', orig);
+  await run('bash', [path.join(PEERS_DIR, 'setup-postfix.sh')], { env: { ...process.env, PEERS: scratch } });
+  await run('postfix', ['stop']).catch(() => undefined);
+  await run('postfix', ['start']);
+  await run('postsuper', ['-d', 'ALL']).catch(() => undefined);
+  log?.(`postfix started (scratch ${scratch})`);
+  const unregister = onCleanup(() => peer.stop());
+  const peer = {
+    scratch,
+    async stop() {
+      unregister();
+      await setHold(false).catch(() => undefined);
+      await run('postsuper', ['-d', 'ALL']).catch(() => undefined);
+      await run('postfix', ['stop']).catch(() => undefined);
+      if (!process.env.PEERS) fs.rmSync(scratch, { recursive: true, force: true });
+    },
+  };
+  return peer;
+}
+
+/**
+ * hold=true: every message accepted by smtpd goes to the hold queue (access action HOLD), so
+ * nothing is relayed; hold=false removes the restriction again. Takes effect after a reload.
+ */
+export async function setHold(hold) {
+  if (hold) await run('postconf', ['-e', 'smtpd_data_restrictions = check_client_access static:HOLD']);
+  else await run('postconf', ['-X', 'smtpd_data_restrictions']);
+  await run('postfix', ['reload']);
+  await new Promise((r) => setTimeout(r, 1500)); // old smtpd processes finish their clients and exit
+}
+
+/** Messages in Postfix's queues (files under the spool's queue folders). */
+export function queued(queues = ['maildrop', 'incoming', 'active', 'deferred', 'hold']) {
+  let n = 0;
+  const walk = (dir) => {
+    let entries;
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) (e.isDirectory() ? walk(path.join(dir, e.name)) : n++);
+  };
+  for (const q of queues) walk(path.join(SPOOL, q));
+  return n;
+}
+
+export async function waitQueued(n, queues, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (queued(queues) < n) {
+    if (Date.now() > deadline) throw new Error(`postfix: ${queued(queues)} of ${n} messages in ${queues} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function deleteQueue() {
+  await run('postsuper', ['-d', 'ALL']).catch(() => undefined);
+}
+
+/** Held messages go to the deferred queue, then a flush makes the queue manager deliver all now. */
+export async function releaseHold() {
+  await run('postsuper', ['-H', 'ALL']);
+  await run('postqueue', ['-f']);
+}
+
+/** smtp-source into the plain port; resolves with seconds until every message got its 250. */
+export async function smtpSource({ sessions, count, length, from = 'sender@peer.test', to = 'rcpt@example.test' }) {
+  const t0 = performance.now();
+  await run('smtp-source', ['-s', String(sessions), '-m', String(count), '-l', String(length), '-f', from, '-t', to, `127.0.0.1:${POSTFIX_PLAIN_PORT}`], { maxBuffer: 1 << 24 });
+  return (performance.now() - t0) / 1000;
+}
+
+/**
+ * The shared bench-postfix.sh: smtp-source intake while Postfix relays to its own smtp-sink on
+ * :2600 (nothing else may listen there meanwhile). Returns its line and the parsed rates.
+ */
+export async function benchPostfix({ sessions, count, length, scratch }) {
+  const { stdout } = await run('bash', [path.join(PEERS_DIR, 'bench-postfix.sh'), String(sessions), String(count), String(length)], {
+    env: { ...process.env, PEERS: scratch },
+    maxBuffer: 1 << 24,
+  });
+  const line = stdout.trim().split('\n').pop();
+  const m = /ingest=([\d.]+)s \((\d+) msg\/s\)\s+e2e=([\d.]+)s \((\d+) msg\/s\) sink_got=(\d+)/.exec(line);
+  if (!m) throw new Error(`bench-postfix.sh: unexpected output: ${stdout}`);
+  return { line, ingestS: +m[1], ingestRate: count / +m[1], e2eS: +m[3], e2eRate: count / +m[3], got: +m[5] };
+}

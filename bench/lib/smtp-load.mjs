@@ -1,0 +1,57 @@
+/**
+ * An authenticating SMTP submission load: nodemailer's pooled transport with `connections`
+ * connections (STARTTLS required, certificate not checked, AUTH PLAIN), `connections` senders
+ * each sending its next message as soon as the previous one got its 250. The same client,
+ * message and concurrency are used against postrider and Postfix.
+ */
+import nodemailer from 'nodemailer';
+import { percentile } from './report.mjs';
+
+export async function submissionLoad({ port, user, pass, count, connections, raw, from, to, onProgress }) {
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    requireTLS: true,
+    tls: { rejectUnauthorized: false },
+    auth: { user, pass },
+    pool: true,
+    maxConnections: connections,
+    maxMessages: Infinity,
+    name: 'bench-client.test',
+  });
+  // One message first: opens a connection, authenticates, proves the setup (not timed).
+  await transport.sendMail({ envelope: { from, to: [to] }, raw });
+  const latencies = [];
+  let next = 0;
+  let failed = 0;
+  let firstError;
+  const t0 = performance.now();
+  const sender = async () => {
+    while (next < count) {
+      next++;
+      const s = performance.now();
+      try {
+        await transport.sendMail({ envelope: { from, to: [to] }, raw });
+        latencies.push(performance.now() - s);
+      } catch (err) {
+        failed++;
+        firstError ??= err;
+      }
+      if (onProgress && (latencies.length + failed) % 1000 === 0) onProgress(latencies.length + failed);
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, sender));
+  const seconds = (performance.now() - t0) / 1000;
+  transport.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    seconds,
+    sent: latencies.length,
+    failed,
+    firstError: firstError ? String(firstError.response ?? firstError.message) : undefined,
+    rate: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * Authenticated SMTP submission intake: one client (nodemailer, pooled, STARTTLS + AUTH PLAIN)
+ * sends the same message with the same concurrency to postrider's submission listener and to
+ * Postfix's submission service (127.0.0.1:2587, Cyrus sasldb), in the same run. Intake only:
+ * postrider's delivery is disabled and Postfix puts every message on hold, so neither relays
+ * meanwhile. A 250 means committed to disk on both (postrider also DKIM-signs before it).
+ */
+import { startDns } from './lib/dns.mjs';
+import { composedMessage, FROM, TO } from './lib/message.mjs';
+import { deleteQueue, POSTFIX_PASSWORD, POSTFIX_SUBMISSION_PORT, POSTFIX_USER, setHold } from './lib/postfix.mjs';
+import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
+import { best, fmt, ratio, table } from './lib/report.mjs';
+import { submissionLoad } from './lib/smtp-load.mjs';
+
+export const meta = {
+  name: 'smtp',
+  heading: 'SMTP submission intake, authenticated, vs Postfix submission (bench/smtp-intake.mjs)',
+  needsPostfix: true,
+  options: { n: 3000, c: 20, rounds: 2 },
+  usage: '--n=3000 messages per round, --c=20 connections (same for both servers), --rounds=2 alternating rounds (best of each side is reported)',
+};
+
+export async function run({ n, c, rounds }, { progress }) {
+  const raw = await composedMessage();
+  const common = { count: n, connections: c, raw, from: FROM.email, to: TO.email, onProgress: (k) => progress(`  ${k} sent`) };
+  const dns = await startDns();
+  publishSinkDomains(dns, 1);
+  let p;
+  const ourRounds = [];
+  const theirRounds = [];
+  await setHold(true);
+  try {
+    p = await startPostrider({ POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_DELIVERY_ENABLED: 'false' });
+    const sender = await setupSender(p, dns);
+    const ourAuth = { port: p.smtpPort, user: sender.channelId, pass: p.apiKey };
+    const theirAuth = { port: POSTFIX_SUBMISSION_PORT, user: POSTFIX_USER, pass: POSTFIX_PASSWORD };
+    progress(`postrider up (SMTP ${p.smtpPort}); warm-up 200 messages to each server`);
+    await submissionLoad({ ...ourAuth, ...common, count: 200, onProgress: undefined });
+    await submissionLoad({ ...theirAuth, ...common, count: 200, onProgress: undefined });
+    await deleteQueue();
+    // Alternating rounds, so a load spike from elsewhere hits both sides rather than one.
+    for (let r = 1; r <= rounds; r++) {
+      progress(`round ${r}/${rounds} postrider: ${n} messages over ${c} authenticated STARTTLS connections`);
+      const ours = await submissionLoad({ ...ourAuth, ...common });
+      ourRounds.push(ours);
+      progress(`postrider: ${fmt(ours.rate)} msg/s, p50 ${ours.p50.toFixed(1)} ms, p99 ${ours.p99.toFixed(1)} ms, ${ours.failed} failed ${ours.firstError ?? ''}`);
+      progress(`round ${r}/${rounds} Postfix submission: ${n} messages over ${c} authenticated STARTTLS connections (hold queue)`);
+      const theirs = await submissionLoad({ ...theirAuth, ...common });
+      theirRounds.push(theirs);
+      await deleteQueue();
+      progress(`Postfix: ${fmt(theirs.rate)} msg/s, p50 ${theirs.p50.toFixed(1)} ms, p99 ${theirs.p99.toFixed(1)} ms, ${theirs.failed} failed ${theirs.firstError ?? ''}`);
+    }
+  } finally {
+    await p?.stop();
+    await dns.close();
+    await deleteQueue();
+    await setHold(false);
+  }
+  const ours = best(ourRounds);
+  const theirs = best(theirRounds);
+
+  const row = (name, r) => [name, fmt(r.rate), ratio(r.rate, theirs.rate), fmt(r.p50, 1), fmt(r.p99, 1), `${r.sent} ok, ${r.failed} failed`];
+  const text = [
+    `What is compared: ${rounds} alternating round(s) of ${fmt(n)} messages to postrider then to Postfix (the best ` +
+      `round of each side is shown), ${fmt(raw.length)}-byte messages (the MIME postrider composes for the HTTP ` +
+      `benchmark's message), ${c} pooled connections of one client (nodemailer SMTP pool, STARTTLS with a ` +
+      'self-signed certificate, AUTH PLAIN, a new message as soon as the previous one got its 250), against ' +
+      "postrider's submission listener (AUTH with channel id + API key; the message is checked, DKIM-signed with " +
+      "RSA-2048 and committed before the 250; delivery disabled) and Postfix's submission service on 127.0.0.1:2587 " +
+      '(Cyrus sasldb AUTH; cleanup queues the message; hold queue, so nothing is relayed meanwhile). The pool opens ' +
+      `its ${c} connections (TCP, STARTTLS, AUTH) inside the timed window, amortized over the ${fmt(n)} messages; ` +
+      'latency is per message, from sendMail to its 250.',
+    '',
+    table(['server', 'msg/s', 'ratio to Postfix', 'p50 ms', 'p99 ms', 'result'], [
+      row('postrider submission', ours),
+      row('Postfix submission (hold queue)', theirs),
+      ...(rounds > 1 ? [['all rounds, postrider / Postfix (msg/s)', ourRounds.map((r) => fmt(r.rate)).join(', '), '', '', '', theirRounds.map((r) => fmt(r.rate)).join(', ')]] : []),
+    ]),
+  ].join('\n');
+  const reading =
+    `Over the same authenticated TLS sessions postrider accepted ${fmt(ours.rate)} msg/s, ${ratio(ours.rate, theirs.rate)} ` +
+    `Postfix's ${fmt(theirs.rate)} msg/s (p50 ${fmt(ours.p50, 1)} ms vs ${fmt(theirs.p50, 1)} ms). The client runs on ` +
+    'the same two cores for both. postrider DKIM-signs every message (RSA-2048, in its one worker thread) before ' +
+    'answering, which Postfix does not do (DKIM section).';
+  return {
+    text,
+    reading,
+    summary: [
+      { measure: `SMTP submission, AUTH+STARTTLS, ${c} connections (msg/s)`, postrider: fmt(ours.rate), postfix: fmt(theirs.rate), ratio: ratio(ours.rate, theirs.rate) },
+      { measure: 'SMTP submission p50 / p99 latency (ms)', postrider: `${fmt(ours.p50, 1)} / ${fmt(ours.p99, 1)}`, postfix: `${fmt(theirs.p50, 1)} / ${fmt(theirs.p99, 1)}`, ratio: `${ratio(ours.p50, theirs.p50)} / ${ratio(ours.p99, theirs.p99)}` },
+    ],
+  };
+}
