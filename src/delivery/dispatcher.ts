@@ -222,7 +222,8 @@ export class DeliveryService {
         return true;
       };
       const from = this.cursor;
-      const leased = await this.queue.lease({ nowMs: now, max, leaseMs: this.leaseMs, accept, after: from });
+      const acceptDomain = (domain: string): boolean => this.domains.hasRoom(domain, planned.get(domain) ?? 0);
+      const leased = await this.queue.lease({ nowMs: now, max, leaseMs: this.leaseMs, accept, acceptDomain, after: from });
       this.cursor = leased.resumeAfter;
       this.limiter.take(leased.jobs.length);
       for (const job of leased.jobs) this.launch(job);

@@ -26,7 +26,7 @@ export const DB_NAMES = [
   'bodies',
   /** jobId → DeliveryJob: one per message and recipient domain. */
   'jobs',
-  /** [dueAtMs, jobId] → 1: queued jobs by due time, so the dispatcher never scans all jobs. */
+  /** [dueAtMs, jobId] → recipient domain (1 in data written before 0.1): queued jobs by due time, so the dispatcher never scans all jobs. */
   'jobsDue',
   /** seq (integer, increasing) → EventRecord: the append-only event log. */
   'events',

@@ -94,7 +94,9 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
       };
       store.db.jobs.put(job.id, job);
       store.db.messageJobs.put([r.id, job.id], 1);
-      store.db.jobsDue.put([now.getTime(), job.id], 1);
+      // The value is the recipient domain, so a lease scan can skip a busy domain's jobs
+      // without reading them (store/queue.ts).
+      store.db.jobsDue.put([now.getTime(), job.id], job.domain);
     }
     return;
   }
