@@ -3,6 +3,7 @@ import { loadConfig } from '../config/load.js';
 import { Daemon } from '../daemon.js';
 import { createLogger } from '../log/logger.js';
 import { SdNotifier } from '../ops/sd-notify.js';
+import { isLmdbCommitFailure } from '../store/env.js';
 import { parse, type CommandIo } from './args.js';
 
 const USAGE = `Usage:
@@ -20,6 +21,14 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
   }
   const config = loadConfig({ configPath: values.config, env: io.env });
   const logger = createLogger({ level: config.log.level });
+  // lmdb-js leaves one internal promise of a failed commit (a full disk) unhandled
+  // (kriszyp/lmdb-js#368), which would end the process. Every write of that commit has already
+  // failed for its caller (HTTP 507, SMTP 452), so that one is dropped; any other unhandled
+  // rejection still ends the process as Node's default would.
+  process.on('unhandledRejection', (reason) => {
+    if (!isLmdbCommitFailure(reason)) throw reason;
+    reason.commitError.catch(() => undefined);
+  });
   const daemon = new Daemon(config, logger);
   // Type=notify (systemd/postrider.service): systemd counts the unit started only at READY=1.
   const notifier = new SdNotifier({ env: io.env, onError: (err) => logger.warn({ err }, 'sd_notify failed') });

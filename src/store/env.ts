@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { AppError } from '../domain/errors.js';
 import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
 
 export interface StoreOptions {
@@ -51,8 +52,11 @@ export class Store {
     this.rootDb = null;
     this.dbsOpen = null;
     if (root) {
-      await root.flushed;
-      await root.close();
+      // After a failed commit (full disk) lmdb-js resolves `flushed` and `close()` only after
+      // the next successful commit, which may never come. Every acknowledged write was flushed
+      // by write() already, so the wait is bounded rather than hanging the shutdown.
+      await settleWithin(root.flushed, STOP_WAIT_MS);
+      await settleWithin(root.close(), STOP_WAIT_MS);
     }
   }
 
@@ -65,12 +69,26 @@ export class Store {
     return this.dbsOpen;
   }
 
-  /** Atomic and durable: resolves once the writes made by fn are committed and synced. */
+  /**
+   * Atomic and durable: resolves once the writes made by fn are committed and synced.
+   * A commit that fails for lack of space (full disk, file size limit) rejects with
+   * storage_full: nothing of fn was written, and the next write may succeed once space returns.
+   */
   async write<T>(fn: () => T): Promise<T> {
     const root = this.root();
-    const result = (await root.childTransaction(fn as () => any)) as T;
-    await root.flushed;
-    return result;
+    const committed = root.childTransaction(fn as () => any) as Promise<T>;
+    // `flushed` follows whichever batch is being filled when it is asked for: asked now, it is
+    // the batch of this write. Asked after the commit, it could be a later batch, and a later
+    // batch that fails (full disk) never resolves it, which would hang this write.
+    const flushed = new Promise<unknown>((resolve, reject) => root.flushed.then(resolve, reject));
+    flushed.catch(() => undefined); // a failed commit is reported through `committed`
+    try {
+      const result = await committed;
+      await flushed;
+      return result;
+    } catch (err) {
+      throw await commitFailure(err);
+    }
   }
 
   /** Bytes used by the environment's data file (for metrics and the disk-full checks). */
@@ -86,4 +104,58 @@ export class Store {
     if (!this.rootDb) throw new Error('store is not open');
     return this.rootDb;
   }
+}
+
+const STOP_WAIT_MS = 3_000;
+
+/** Waits for p (its outcome ignored) or ms, whichever comes first. */
+async function settleWithin(p: PromiseLike<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.resolve(p).catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
+/**
+ * lmdb-js rejects every write of a failed commit with a generic "Commit failed" error whose
+ * `commitError` is a second promise rejected with the real cause (an errno or an LMDB code).
+ * Awaiting it here also gives that promise a handler, which lmdb-js leaves unhandled
+ * (kriszyp/lmdb-js#368). Out of space shows up as ENOSPC, EDQUOT, EFBIG, MDB_MAP_FULL, or as
+ * EIO, which LMDB reports for a short write (mdb_page_flush: written < requested).
+ */
+async function commitFailure(err: unknown): Promise<unknown> {
+  if (!isLmdbCommitFailure(err)) return err;
+  const cause = await err.commitError.then(
+    () => err,
+    (c: unknown) => c,
+  );
+  const code = (cause as { code?: unknown }).code;
+  if (typeof code === 'number' && OUT_OF_SPACE.has(code)) {
+    return new AppError('storage_full', 'The data store is full; nothing was stored. Free disk space and retry.', { cause });
+  }
+  return cause instanceof Error ? cause : err;
+}
+
+/** errno values (Linux) and the LMDB code that mean "no room for this commit". */
+const OUT_OF_SPACE = new Set([
+  28, // ENOSPC
+  122, // EDQUOT
+  27, // EFBIG (file size limit)
+  5, // EIO: LMDB's code for a short write, which is how a filling disk usually shows
+  -30792, // MDB_MAP_FULL
+]);
+
+/**
+ * True for lmdb-js's "Commit failed" rejection. Besides the rejections of the writes in a failed
+ * commit (which write() turns into errors for its callers), lmdb-js rejects one internal promise
+ * per failed batch that nobody can reach; `postrider serve` ignores those at process level
+ * instead of crashing (see cli/serve.ts) since every write of the batch reports the failure.
+ */
+export function isLmdbCommitFailure(err: unknown): err is Error & { commitError: Promise<unknown> } {
+  return err instanceof Error && typeof (err as { commitError?: { then?: unknown } }).commitError?.then === 'function';
 }
