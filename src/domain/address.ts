@@ -2,7 +2,8 @@
  * Mail address rules, applied once at the boundary (HTTP and SMTP); inner code trusts the
  * normalized form. We accept the dot-atom and quoted-string local parts of RFC 5321 4.1.2 but
  * refuse what is only legal in theory and abused in practice: source routes ("@a:b@c", RFC 5321
- * appendix C), the "percent hack" (user%other@relay) and embedded CR/LF or NUL.
+ * appendix C), the "percent hack" (user%other@relay), bang paths (other!user@relay), routing
+ * characters inside quoted local parts, and embedded CR/LF or NUL.
  * Internationalized local parts (RFC 6531) are accepted; domains are stored as A-labels.
  */
 import { domainToASCII } from 'node:url';
@@ -32,7 +33,9 @@ export function normalizeEmail(input: string): { email: string } | { problem: Ad
   const domain = input.slice(at + 1);
   if (local.length > MAX_LOCAL_LENGTH) return { problem: { code: 'invalid_format', message: 'local part must be at most 64 characters' } };
   if (!DOT_ATOM.test(local) && !QUOTED.test(local)) return { problem: { code: 'invalid_format', message: 'has an invalid local part' } };
-  if (local.includes('%') || local.startsWith('@')) return { problem: { code: 'invalid_format', message: 'source routes and % relaying are not accepted' } };
+  // Routing syntax in any form: "@relay:user" (source route), user%host (percent hack),
+  // host!user (UUCP bang path), and the same inside a quoted local part ("user@host"@relay).
+  if (/[%!@]/.test(local)) return { problem: { code: 'invalid_format', message: 'source routes, % and ! relaying are not accepted' } };
   const ascii = normalizeDomain(domain);
   if (!ascii) return { problem: { code: 'invalid_format', message: 'has an invalid domain' } };
   const email = `${local}@${ascii}`;

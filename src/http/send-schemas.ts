@@ -28,7 +28,9 @@ export const metadataSchema = {
   type: 'object',
   maxProperties: 10,
   propertyNames: { maxLength: 50, minLength: 1, pattern: NO_CONTROL_CHARS },
-  additionalProperties: { type: ['string', 'number', 'boolean'], maxLength: 100 },
+  // Control characters (CR/LF above all) are refused in values as in keys: metadata goes out in
+  // events and webhook payloads, where a line break could forge log lines or headers downstream.
+  additionalProperties: { type: ['string', 'number', 'boolean'], maxLength: 100, pattern: NO_CONTROL_CHARS },
 } as const;
 
 export const headersSchema = {
@@ -54,7 +56,9 @@ export const templateSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    subject: { type: 'string', maxLength: 2048 },
+    // The rendered subject is made header-safe in the worker; a line break in the template
+    // itself is refused here like one in a plain subject.
+    subject: { type: 'string', maxLength: 2048, pattern: NO_CONTROL_CHARS },
     html: { type: 'string' },
     text: { type: 'string' },
     inlineStyles: { type: 'boolean' },

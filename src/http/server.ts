@@ -5,12 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { AppError, ERROR_CATALOGUE, isAppError } from '../domain/errors.js';
+import { AppError, ERROR_CATALOGUE, isAppError, pointerSegment } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 import type { Store } from '../store/env.js';
 import { authenticate } from './auth.js';
@@ -46,6 +47,21 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 function makeAjv(coerce: boolean): Ajv {
   const opts: AjvOptions = { removeAdditional: false, coerceTypes: coerce, allErrors: true, useDefaults: false, strict: false };
   return addFormats(new Ajv(opts));
+}
+
+/** Deepest nesting of objects and arrays a JSON body may have (template data included). */
+export const MAX_BODY_DEPTH = 32;
+
+/** The pointer of the first container nested deeper than MAX_BODY_DEPTH, or null (iterative). */
+function tooDeep(body: unknown): string | null {
+  const todo: Array<{ v: unknown; depth: number; pointer: string }> = [{ v: body, depth: 0, pointer: '' }];
+  while (todo.length > 0) {
+    const { v, depth, pointer } = todo.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= MAX_BODY_DEPTH) return pointer;
+    for (const [k, x] of Object.entries(v)) todo.push({ v: x, depth: depth + 1, pointer: `${pointer}/${pointerSegment(k)}` });
+  }
+  return null;
 }
 
 export class HttpServer {
@@ -92,7 +108,30 @@ export class HttpServer {
       requestTimeout: 60_000,
       connectionTimeout: 0,
       keepAliveTimeout: 5_000,
+      // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400. Node would send that 400 with an
+      // empty body; the onRequest hook below sends it as a problem instead.
+      http: { requireHostHeader: false },
+      // Errors Fastify's router raises before any route or hook (a path parameter longer than
+      // maxParamLength, broken %-encoding in the path) would otherwise be answered with
+      // Fastify's own JSON; they become problems like every other error.
+      frameworkErrors: (err, req, reply) => {
+        reply.header('x-request-id', req.id);
+        const appError =
+          err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? new AppError('not_found', 'No resource has an id that long')
+            : err.code === 'FST_ERR_BAD_URL'
+              ? new AppError('bad_request', 'The request path is not validly %-encoded')
+              : this.toAppError(err, req);
+        this.sendProblem(req, reply, appError);
+      },
+      // Requests Node's HTTP parser refuses (not HTTP, headers too large, too slow) never reach
+      // Fastify's request cycle; they get a problem as well instead of Fastify's own JSON.
+      clientErrorHandler: (err, socket) => this.clientError(err, socket),
     });
+    // RFC 9110 10.1.1: an Expect other than 100-continue MAY be refused with 417, which Node does
+    // with an empty body; the request is served as if the field were absent instead, so every
+    // answer stays a result or a problem.
+    app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
     // Bodies are JSON only (spec section 4); Fastify's built-in text/plain parser would turn a
     // text body into a string that then fails schema validation with 422 instead of 415.
     app.removeContentTypeParser('text/plain');
@@ -108,6 +147,7 @@ export class HttpServer {
     app.decorateRequest('principal', null as unknown as Principal);
     app.addHook('onRequest', async (req, reply) => {
       reply.header('x-request-id', req.id);
+      if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) throw new AppError('bad_request', 'An HTTP/1.1 request needs a Host header');
       if (req.is404 || req.routeOptions.config?.public) return;
       req.principal = authenticate(store, req.headers.authorization);
       const rate = limiter.take(req.principal.keyId);
@@ -117,6 +157,18 @@ export class HttpServer {
       if (!rate.allowed) {
         throw new AppError('rate_limit_exceeded', `At most ${rate.limit} requests per ${config.api.rateWindowMs / 1000} s per API key`, {
           headers: { 'retry-after': String(rate.resetSeconds) },
+        });
+      }
+    });
+
+    // Before schema validation: a body nested deeper than any request needs is refused here,
+    // before it reaches code that recurses over it (the store's msgpack encoder overflowed the
+    // stack on a broadcast entry's `data` nested 1,500 levels deep: a 500 found by fuzzing).
+    app.addHook('preValidation', async (req) => {
+      const at = tooDeep(req.body);
+      if (at !== null) {
+        throw new AppError('validation_failed', 'The request body is nested too deeply', {
+          errors: { [at]: [{ code: 'max_depth', message: `must not be nested more than ${MAX_BODY_DEPTH} levels deep` }] },
         });
       }
     });
@@ -160,6 +212,26 @@ export class HttpServer {
     }
     req.log.error({ err }, 'unhandled error');
     return new AppError('internal_error', 'An internal error occurred; the request id identifies it in the logs', { cause: err });
+  }
+
+  /** Mirrors Fastify's default client error handler, with a problem body (always 400 bad_request). */
+  private clientError(err: Error & { code?: string }, socket: Duplex): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const detail =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'The request was not complete in time'
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? 'The request headers are too large'
+          : 'The request is not valid HTTP/1.1';
+    const requestId = randomUUID();
+    const body = JSON.stringify(toProblem(new AppError('bad_request', detail), { publicUrl: this.ctx.config.publicUrl, instance: '(unparsed request)', requestId }));
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy();
   }
 
   private sendProblem(req: FastifyRequest, reply: FastifyReply, err: AppError): void {

@@ -137,7 +137,7 @@ export class SmtpListener {
     const user = this.authenticate(auth.username ?? '', auth.password ?? '');
     if (!user) {
       this.throttle.fail(ip);
-      this.deps.logger.warn({ ip, username: auth.username?.slice(0, 64) }, 'smtp auth failed');
+      this.deps.logger.warn({ ip, username: loggableUsername(auth.username) }, 'smtp auth failed');
       return cb(smtpError(535, '5.7.8', 'Authentication credentials invalid'));
     }
     this.throttle.succeed(ip);
@@ -222,6 +222,17 @@ export class SmtpListener {
     if (internal) this.deps.logger.error({ err }, 'smtp submission failed');
     cb(reply);
   }
+}
+
+/**
+ * The AUTH user name as it may be logged. A valid one is a channel id or "api"; anything else
+ * could be a secret (a client that swapped user name and password sends its API key here), so
+ * only its length is logged.
+ */
+function loggableUsername(username: string | undefined): string {
+  const name = (username ?? '').trim();
+  if (name.toLowerCase() === 'api' || /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(name)) return name;
+  return `(not a channel id; ${name.length} characters, not logged)`;
 }
 
 /** RFC 8314 / RFC 4954 4: credentials only over TLS, except from this machine itself. */

@@ -145,6 +145,8 @@ export function parseMetadata(value: string | undefined): Record<string, string>
   for (const [k, v] of entries) {
     if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new AppError('validation_failed', `X-Metadata: "${k}" must be a string, number or boolean`);
     if (k.length > 50 || String(v).length > 100) throw new AppError('validation_failed', `X-Metadata: "${k}" is too long (keys 50, values 100 characters)`);
+    // Same rule as the API's metadata: no control characters (CR/LF above all) in keys or values.
+    if (/[\u0000-\u001f\u007f]/.test(k + String(v))) throw new AppError('validation_failed', 'X-Metadata: keys and values must not contain control characters');
     out[k] = String(v);
   }
   return out;
