@@ -1,0 +1,255 @@
+/**
+ * Tenant isolation matrix. Every authenticated operation the daemon itself lists in
+ * /openapi.json is called with keys that must not reach account A's resources: another
+ * account's account-level and channel-level keys, and a key of A's own other channel.
+ * Aimed at one of A's resources (by path id, query filter, body field or channel header) the
+ * answer must be 403 (DESIGN.md), never 2xx; a list filtered to A's ids may answer 200 but must
+ * not contain them. Afterwards A's resources are unchanged. A positive control runs the same
+ * reads with A's own keys, so a matrix of blanket refusals could not pass.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/store/accounts.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { isSuppressed } from '../../src/store/suppressions.js';
+import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender } from '../support/sending.js';
+
+interface Tenant {
+  accountKey: string;
+  channel: string;
+  channelKey: string;
+  domain: string;
+  domainId: string;
+  webhook: string;
+  message: string;
+}
+
+interface Call {
+  method: string;
+  path: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** A list that may answer 200 without the victim's resources, instead of 403. */
+  list?: boolean;
+}
+
+let dns: TestDns;
+let t: TestDaemon;
+let a: Tenant;
+let b: Tenant;
+/** A key of account A bound to A's second channel. */
+let sibling: { channel: string; key: string };
+let operations: string[];
+
+const HOOK_URL = 'http://127.0.0.1:9/hook';
+const SUPPRESSED = 'kept-suppressed@example.net';
+
+async function tenant(accountKey: string): Promise<Tenant> {
+  const s = await setupSender(t, dns, { deliveryType: 'sandbox', verify: false, key: accountKey });
+  const channelKey = (await createKeyFor(accountKey, s.channelId)).token;
+  const hook = await t.api('POST', '/webhooks', { key: accountKey, body: { url: HOOK_URL, events: ['complained'], channelId: s.channelId } });
+  expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+  const sent = await t.api('POST', '/send/transactional', {
+    key: accountKey,
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `app@${s.domain}` }, to: [{ email: 'ann@example.net' }], subject: 'private', text: 'private' },
+  });
+  expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+  const sup = await t.api('POST', '/suppressions', { key: accountKey, body: { channelId: s.channelId, mailType: 'transactional', emails: [SUPPRESSED] } });
+  expect(sup.status).toBe(200);
+  return { accountKey, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, message: sent.body.messageId };
+}
+
+async function createKeyFor(accountKey: string, channelId: string) {
+  const accountId = accountKey === t.apiKey ? t.accountId : bAccountId;
+  return createApiKey(t.daemon.store, { accountId, channelId });
+}
+
+let bAccountId: string;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address], 'webhooks.allowHttp': true, 'webhooks.allowPrivate': true });
+  a = await tenant(t.apiKey);
+  const other = await createAccount(t.daemon.store, { name: 'tenant-b', state: 'active' });
+  bAccountId = other.id;
+  b = await tenant((await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token);
+  const second = await t.api('POST', '/channels', { body: { name: 'a-second', deliveryType: 'sandbox' } });
+  sibling = { channel: second.body.id, key: (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: second.body.id })).token };
+  const doc = await t.api('GET', '/openapi.json', { key: null });
+  expect(doc.status).toBe(200);
+  operations = Object.entries(doc.body.paths as Record<string, Record<string, { security?: unknown[] }>>).flatMap(([path, ops]) =>
+    Object.entries(ops)
+      .filter(([, op]) => !(Array.isArray(op.security) && op.security.length === 0)) // public routes need no key
+      .map(([method]) => `${method.toUpperCase()} ${path}`),
+  );
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+/**
+ * For every authenticated operation: the calls that aim at victim v's resources. A route that
+ * is missing here fails the coverage test, so a new endpoint cannot skip the matrix.
+ */
+const MATRIX: Record<string, (v: Tenant) => Call[]> = {
+  'POST /channels': () => [{ method: 'POST', path: '/channels', body: { name: 'intruder' }, list: true }],
+  'GET /channels': (v) => [{ method: 'GET', path: `/channels?channelIds=${v.channel}&limit=500`, list: true }, { method: 'GET', path: '/channels?limit=500', list: true }],
+  'GET /channels/{id}': (v) => [{ method: 'GET', path: `/channels/${v.channel}` }],
+  'PATCH /channels/{id}': (v) => [{ method: 'PATCH', path: `/channels/${v.channel}`, body: { name: 'stolen' } }],
+  'DELETE /channels/{id}': (v) => [{ method: 'DELETE', path: `/channels/${v.channel}` }],
+  'POST /domains': (v) => [{ method: 'POST', path: '/domains', body: { name: `steal-${Math.random().toString(36).slice(2, 8)}.com`, channelIds: [v.channel] } }],
+  'GET /domains': (v) => [{ method: 'GET', path: `/domains?channelIds=${v.channel}&limit=500`, list: true }, { method: 'GET', path: '/domains?limit=500', list: true }],
+  'GET /domains/{id}': (v) => [{ method: 'GET', path: `/domains/${v.domainId}` }],
+  'PATCH /domains/{id}': (v) => [{ method: 'PATCH', path: `/domains/${v.domainId}`, body: { channelIds: [] } }],
+  'DELETE /domains/{id}': (v) => [{ method: 'DELETE', path: `/domains/${v.domainId}` }],
+  'POST /domains/{id}/verify': (v) => [{ method: 'POST', path: `/domains/${v.domainId}/verify` }],
+  'POST /domains/{id}/rotate-key': (v) => [{ method: 'POST', path: `/domains/${v.domainId}/rotate-key` }],
+  'POST /send/transactional': (v) => [
+    {
+      method: 'POST',
+      path: '/send/transactional',
+      headers: { 'x-service-channel-id': v.channel },
+      body: { from: { email: `app@${v.domain}` }, to: [{ email: 'ann@example.net' }], subject: 'x', text: 'x' },
+    },
+  ],
+  'POST /send/broadcast': (v) => [
+    {
+      method: 'POST',
+      path: '/send/broadcast',
+      headers: { 'x-service-channel-id': v.channel },
+      body: { from: { email: `app@${v.domain}` }, template: { subject: 'x', text: 'x' }, messages: [{ to: [{ email: 'ann@example.net' }] }] },
+    },
+  ],
+  'POST /suppressions': (v) => [{ method: 'POST', path: '/suppressions', body: { channelId: v.channel, mailType: 'transactional', emails: ['new@example.net'] } }],
+  'POST /suppressions/remove': (v) => [{ method: 'POST', path: '/suppressions/remove', body: { channelId: v.channel, mailType: 'transactional', emails: [SUPPRESSED] } }],
+  'GET /activity/events': (v) => [
+    { method: 'GET', path: `/activity/events?channelId=${v.channel}` },
+    { method: 'GET', path: `/activity/events?messageId=${v.message}` },
+    { method: 'GET', path: '/activity/events?limit=500', list: true },
+  ],
+  'GET /activity/messages/{id}': (v) => [{ method: 'GET', path: `/activity/messages/${v.message}` }],
+  'GET /statistics/totals': (v) => [{ method: 'GET', path: `/statistics/totals?channelId=${v.channel}` }],
+  'POST /webhooks': (v) => [{ method: 'POST', path: '/webhooks', body: { url: HOOK_URL, events: ['complained'], channelId: v.channel } }],
+  'GET /webhooks': (v) => [{ method: 'GET', path: `/webhooks?channelIds=${v.channel}&limit=500`, list: true }, { method: 'GET', path: '/webhooks?limit=500', list: true }],
+  'GET /webhooks/{id}': (v) => [{ method: 'GET', path: `/webhooks/${v.webhook}` }],
+  'PATCH /webhooks/{id}': (v) => [{ method: 'PATCH', path: `/webhooks/${v.webhook}`, body: { enabled: false } }],
+  'DELETE /webhooks/{id}': (v) => [{ method: 'DELETE', path: `/webhooks/${v.webhook}` }],
+  'POST /webhooks/{id}/regenerate-signing-key': (v) => [{ method: 'POST', path: `/webhooks/${v.webhook}/regenerate-signing-key` }],
+};
+
+/** Ids and names of A that must never appear in another tenant's 2xx answer. */
+function secretsOf(v: Tenant): string[] {
+  return [v.channel, v.domainId, v.domain, v.webhook, v.message];
+}
+
+async function call(key: string, c: Call): Promise<ApiResponse> {
+  return t.api(c.method, c.path, { key, body: c.body, headers: c.headers });
+}
+
+function leakOf(res: ApiResponse, c: Call, victim: Tenant): string | null {
+  const text = JSON.stringify(res.body ?? '');
+  if (res.status >= 200 && res.status < 300) {
+    if (!c.list) return `${res.status} ${text.slice(0, 200)}`;
+    const found = secretsOf(victim).filter((s) => text.includes(s));
+    if (found.length > 0) return `${res.status} lists ${found.join(', ')}`;
+    return null;
+  }
+  if (c.list && res.status === 403) return null;
+  if (!c.list && res.status !== 403) return `${res.status} instead of 403: ${text.slice(0, 200)}`;
+  return null;
+}
+
+/** "METHOD /path/{param}" of every route in Fastify's own table (its printRoutes tree). */
+function serverRoutes(): string[] {
+  const tree: string = (t.daemon.http as unknown as { app: { printRoutes(o: object): string } }).app.printRoutes({ commonPrefix: false });
+  const stack: string[] = [];
+  const out: string[] = [];
+  for (const line of tree.split('\n')) {
+    const m = /^(.*?)[├└]── (\S+) \(([^)]+)\)/.exec(line);
+    if (!m) continue;
+    const depth = m[1].length / 4;
+    stack.length = depth;
+    stack.push(m[2]);
+    const path = stack.join('').replace(/:(\w+)/g, '{$1}');
+    for (const method of m[3].split(',').map((x) => x.trim())) if (method !== 'HEAD') out.push(`${method} ${path}`);
+  }
+  return out;
+}
+
+describe('tenant isolation', () => {
+  it('works from a complete route list: /openapi.json documents every route the server has', async () => {
+    const doc = await t.api('GET', '/openapi.json', { key: null });
+    const documented = new Set(Object.entries(doc.body.paths as Record<string, object>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)));
+    const routes = serverRoutes();
+    expect(routes.length).toBeGreaterThan(20);
+    expect(routes.filter((r) => !documented.has(r) && r !== 'GET /openapi.json')).toEqual([]);
+  });
+
+  it('covers every authenticated operation of /openapi.json', () => {
+    expect(operations.length).toBeGreaterThan(15);
+    expect(operations.filter((op) => !MATRIX[op])).toEqual([]);
+  });
+
+  it('lets A\'s own keys read what the matrix aims at (positive control)', async () => {
+    for (const [op, build] of Object.entries(MATRIX)) {
+      if (!op.startsWith('GET ')) continue;
+      for (const c of build(a)) {
+        for (const key of [a.accountKey, a.channelKey]) {
+          const res = await call(key, c);
+          expect(res.status, `${c.method} ${c.path}: ${JSON.stringify(res.body).slice(0, 200)}`).toBe(200);
+        }
+      }
+    }
+  });
+
+  it('answers 403, never 2xx, to another account\'s account and channel keys and to a sibling channel\'s key', async () => {
+    const attackers = { 'B account key': b.accountKey, 'B channel key': b.channelKey, 'A sibling channel key': sibling.key };
+    const leaks: string[] = [];
+    for (const op of operations) {
+      for (const c of MATRIX[op]?.(a) ?? []) {
+        for (const [who, key] of Object.entries(attackers)) {
+          const res = await call(key, c);
+          const leak = leakOf(res, c, a);
+          if (leak) leaks.push(`${who}: ${c.method} ${c.path} -> ${leak}`);
+          if (res.status >= 400) expect(res.headers.get('content-type'), `${c.method} ${c.path}`).toMatch(/^application\/problem\+json/);
+        }
+      }
+    }
+    expect(leaks).toEqual([]);
+  });
+
+  it('left A\'s channel, domain, webhook, message and suppression as they were', async () => {
+    const channel = await t.api('GET', `/channels/${a.channel}`);
+    expect(channel.status).toBe(200);
+    expect(channel.body.name).not.toBe('stolen');
+    const domain = await t.api('GET', `/domains/${a.domainId}`);
+    expect(domain.status).toBe(200);
+    expect(domain.body.channels.map((c: { id: string }) => c.id)).toEqual([a.channel]);
+    const hook = await t.api('GET', `/webhooks/${a.webhook}`);
+    expect(hook.status).toBe(200);
+    expect(hook.body).toMatchObject({ url: HOOK_URL, enabled: true, channelId: a.channel });
+    expect((await t.api('GET', `/activity/messages/${a.message}`)).status).toBe(200);
+    expect(isSuppressed(t.daemon.store, a.channel, 'transactional', SUPPRESSED)).toBe(true);
+    expect(isSuppressed(t.daemon.store, a.channel, 'transactional', 'new@example.net')).toBe(false);
+    // Only A's own send went through A's channel.
+    const events = await t.api('GET', `/activity/events?channelId=${a.channel}&eventTypes=accepted`);
+    expect(events.body.totalCount).toBe(1);
+  });
+
+  it('keeps B\'s resources away from A in the same way', async () => {
+    const leaks: string[] = [];
+    for (const op of operations) {
+      for (const c of MATRIX[op]?.(b) ?? []) {
+        if (c.method !== 'GET') continue;
+        const res = await call(a.accountKey, c);
+        const leak = leakOf(res, c, b);
+        if (leak) leaks.push(`${c.method} ${c.path} -> ${leak}`);
+      }
+    }
+    expect(leaks).toEqual([]);
+  });
+});

@@ -1,0 +1,220 @@
+/**
+ * Crash test: `postrider serve` (child process) takes mail over HTTP and SMTP and delivers it to
+ * a local MX sink while it is killed with SIGKILL at random moments and restarted on the same
+ * data folder, again and again. At the end every message that got a 200 or a 250 must have
+ * reached the sink at least once (none lost), and a message may arrive twice only if a kill
+ * fell between its two arrivals (it was in flight: delivered, but the outcome not yet recorded).
+ *
+ * SOAK_KILLS (default 15) sets the number of kills.
+ */
+import type { Readable } from 'node:stream';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChildDaemon } from '../support/child-daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+import { SmtpWire } from '../support/smtp-wire.js';
+
+const KILLS = Number(process.env.SOAK_KILLS ?? 15);
+const SINK_ADDRESS = '127.0.32.1';
+/** Several recipient domains (all on the one sink), so several deliveries run at once. */
+const RCPT_DOMAINS = ['sink1.example.net', 'sink2.example.net', 'sink3.example.net', 'sink4.example.net', 'sink5.example.net'];
+const rcptDomain = (i: number) => RCPT_DOMAINS[i % RCPT_DOMAINS.length];
+
+interface Arrival {
+  id: string;
+  at: number;
+}
+
+/** The MX sink: records the message id of every message it accepts (and defers 5% at first). */
+async function startSink(): Promise<{ port: number; arrivals: Arrival[]; close: () => Promise<void> }> {
+  const arrivals: Arrival[] = [];
+  const server = new SMTPServer({
+    logger: false,
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    hideSTARTTLS: true,
+    onData(stream: Readable, session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        // Some temporary failures, so retries are in flight when the daemon dies too.
+        if (Math.random() < 0.05) return cb(Object.assign(new Error('4.3.2 try again later'), { responseCode: 451 }));
+        const raw = Buffer.concat(chunks).toString('latin1');
+        const header = /^Message-ID:\s*<([0-9a-f-]{36})@/im.exec(raw)?.[1];
+        const envelope = /^bounces\+([0-9a-f-]{36})@/.exec(session.envelope.mailFrom ? session.envelope.mailFrom.address : '')?.[1];
+        arrivals.push({ id: header ?? envelope ?? 'unknown', at: Date.now() });
+        cb(null);
+      });
+    },
+  });
+  server.on('error', () => undefined);
+  await new Promise<void>((resolve) => server.listen(0, SINK_ADDRESS, resolve));
+  return {
+    port: (server.server.address() as { port: number }).port,
+    arrivals,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+let dns: TestDns;
+let sink: Awaited<ReturnType<typeof startSink>>;
+let d: ChildDaemon;
+let s: Sender;
+let key: string;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  sink = await startSink();
+  for (const domain of RCPT_DOMAINS) {
+    dns.set(domain, 'MX', [{ priority: 10, exchange: `mx.${domain}` }]);
+    dns.set(`mx.${domain}`, 'A', [SINK_ADDRESS]);
+  }
+  d = new ChildDaemon({
+    env: {
+      POSTRIDER_SMTP_ENABLED: 'true',
+      POSTRIDER_DELIVERY_ENABLED: 'true',
+      POSTRIDER_DNS_SERVERS: dns.address,
+      POSTRIDER_DELIVERY_ALLOW_PRIVATE: 'true',
+      POSTRIDER_DELIVERY_PORT: String(sink.port),
+      POSTRIDER_DELIVERY_RETRY_SCHEDULE: '1s*',
+      POSTRIDER_DELIVERY_RATE: '500',
+      POSTRIDER_DELIVERY_PER_DOMAIN_CONCURRENCY: '5',
+      POSTRIDER_API_RATE_LIMIT: '1000000',
+      POSTRIDER_SMTP_AUTH_FAILURE_LIMIT: '10000',
+    },
+  });
+  await d.start();
+  key = d.apiKey;
+  s = await setupSender(d, dns);
+});
+
+afterAll(async () => {
+  await d?.close();
+  await sink?.close();
+  await dns?.close();
+});
+
+interface Accepted {
+  id: string;
+  via: 'http' | 'smtp';
+  at: number;
+}
+
+describe('kill -9 at random moments', () => {
+  it(`loses no acknowledged message over ${KILLS} kills, and duplicates only what was in flight`, async () => {
+    const accepted: Accepted[] = [];
+    const refused: string[] = [];
+    const kills: number[] = [];
+    let sending = true;
+    let n = 0;
+
+    const httpSender = async () => {
+      while (sending) {
+        const i = n++;
+        try {
+          const res = await fetch(`${d.url}/send/transactional`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-service-channel-id': s.channelId },
+            body: JSON.stringify({ from: { email: `app@${s.domain}` }, to: [{ email: `user${i % 50}@${rcptDomain(i)}` }], subject: `crash ${i}`, text: `message ${i}` }),
+            signal: AbortSignal.timeout(10_000),
+          });
+          const body = (await res.json()) as { messageId?: string; code?: string };
+          if (res.status === 200) accepted.push({ id: body.messageId!, via: 'http', at: Date.now() });
+          else refused.push(`HTTP ${res.status} ${body.code}`);
+        } catch {
+          await new Promise((r) => setTimeout(r, 50)); // daemon down or killed mid-request
+        }
+      }
+    };
+
+    const smtpSender = async () => {
+      while (sending) {
+        const i = n++;
+        let c: SmtpWire | undefined;
+        try {
+          c = await SmtpWire.connect(d.smtpPort, { timeoutMs: 2000 });
+          const auth = await c.login(s.channelId, key);
+          if (auth?.code !== 235) throw new Error('no auth');
+          if ((await c.cmd(`MAIL FROM:<app@${s.domain}>`))?.code !== 250) throw new Error('no mail');
+          if ((await c.cmd(`RCPT TO:<smtp${i % 50}@${rcptDomain(i)}>`))?.code !== 250) throw new Error('no rcpt');
+          // No Message-ID: postrider adds <id@domain>, which the sink reads back.
+          const r = await c.data(`From: App <app@${s.domain}>\r\nTo: <smtp${i % 50}@${rcptDomain(i)}>\r\nSubject: crash smtp ${i}\r\n\r\nmessage ${i}\r\n`);
+          const id = r && r.code === 250 ? /queued as ([0-9a-f-]{36})/.exec(r.text)?.[1] : undefined;
+          if (id) accepted.push({ id, via: 'smtp', at: Date.now() });
+          else if (r) refused.push(`SMTP ${r.text}`);
+        } catch {
+          await new Promise((r) => setTimeout(r, 50));
+        } finally {
+          c?.close();
+        }
+      }
+    };
+
+    const started = Date.now();
+    const senders = [httpSender(), httpSender(), httpSender(), smtpSender(), smtpSender()];
+    for (let k = 1; k <= KILLS; k++) {
+      // Mostly while busy; sometimes right after the start, while leases are being recovered.
+      const wait = Math.random() < 0.2 ? Math.random() * 100 : 300 + Math.random() * 2500;
+      await new Promise((r) => setTimeout(r, wait));
+      await d.kill9();
+      kills.push(Date.now());
+      console.log(`[crash] kill ${k}/${KILLS} at +${((Date.now() - started) / 1000).toFixed(1)} s: accepted ${accepted.length}, arrivals ${sink.arrivals.length}`);
+      await d.start();
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    sending = false;
+    await Promise.all(senders);
+
+    // Everything acknowledged must arrive; the retry schedule is 1 s, so this is quick.
+    const deadline = Date.now() + 180_000;
+    const arrived = () => new Set(sink.arrivals.map((a) => a.id));
+    for (;;) {
+      const missing = accepted.filter((a) => !arrived().has(a.id));
+      if (missing.length === 0) break;
+      if (Date.now() > deadline) {
+        const sample = await d.api('GET', `/activity/messages/${missing[0].id}`);
+        throw new Error(`${missing.length} acknowledged messages never arrived, e.g. ${missing[0].id} (${missing[0].via}): ${JSON.stringify(sample.body).slice(0, 1500)}`);
+      }
+      console.log(`[crash] waiting for ${missing.length} deliveries`);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+
+    const byId = new Map<string, number[]>();
+    for (const a of sink.arrivals) byId.set(a.id, [...(byId.get(a.id) ?? []), a.at]);
+    const acceptedIds = new Set(accepted.map((a) => a.id));
+    const duplicates = [...byId.entries()].filter(([, times]) => times.length > 1);
+    // A second arrival is only allowed when a kill came between two arrivals of the message.
+    const unexplained = duplicates.filter(([, times]) => {
+      const first = Math.min(...times);
+      const last = Math.max(...times);
+      return !kills.some((k) => k >= first - 50 && k <= last);
+    });
+    const unacknowledged = [...byId.keys()].filter((id) => !acceptedIds.has(id));
+    const lost = accepted.filter((a) => !byId.has(a.id));
+    const summary = {
+      kills: kills.length,
+      accepted: accepted.length,
+      acceptedHttp: accepted.filter((a) => a.via === 'http').length,
+      acceptedSmtp: accepted.filter((a) => a.via === 'smtp').length,
+      delivered: [...byId.keys()].filter((id) => acceptedIds.has(id)).length,
+      lost: lost.length,
+      duplicates: duplicates.length,
+      unexplainedDuplicates: unexplained.length,
+      deliveredWithoutAcknowledgement: unacknowledged.length,
+      refusedByLiveDaemon: refused.length,
+      seconds: Math.round((Date.now() - started) / 1000),
+    };
+    console.log(`[crash] summary ${JSON.stringify(summary)}`);
+
+    expect(kills.length).toBeGreaterThanOrEqual(10);
+    expect(accepted.length).toBeGreaterThan(KILLS * 5);
+    expect(summary.acceptedHttp).toBeGreaterThan(0);
+    expect(summary.acceptedSmtp).toBeGreaterThan(0);
+    expect(lost).toEqual([]);
+    expect(unexplained.map(([id]) => id)).toEqual([]);
+    expect(sink.arrivals.filter((a) => a.id === 'unknown')).toEqual([]);
+    // A running daemon refused nothing: the only failures were connections to a dead one.
+    expect(refused.slice(0, 5)).toEqual([]);
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * `postrider serve` as a child process (bin/postrider.js over the built dist/) for tests that
+ * kill it, limit it or must see it crash: the reliability and security suites. Ports are chosen
+ * once, so a restarted daemon answers where the first one did; the data folder is kept across
+ * restarts. Logs (pino JSON on stdout) and stderr are kept for inspection.
+ *
+ * `fsizeLimitBytes` starts the daemon under `prlimit --fsize=<soft>:unlimited`: a file may not
+ * grow past the soft limit (write() fails with EFBIG or writes short, as on a full disk), and
+ * `setFsizeLimit(null)` lifts it on the running process (raising a soft limit up to the hard one
+ * needs no privilege), which is how "space returns" is simulated.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { ApiResponse } from './daemon.js';
+import { BIN, freePort } from './cli.js';
+
+const run = promisify(execFile);
+
+export interface ChildDaemonOptions {
+  /** Extra POSTRIDER_* variables (they win over the defaults below). */
+  env?: Record<string, string>;
+  /** An existing data folder; default a new temp folder (removed by close()). */
+  dataDir?: string;
+  fsizeLimitBytes?: number;
+  /** Wait this long for /ready on each start. */
+  readyTimeoutMs?: number;
+}
+
+export interface ApiOptions {
+  body?: unknown;
+  rawBody?: string | Buffer;
+  /** Default: the initial account key; null: no Authorization header. */
+  key?: string | null;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export class ChildDaemon {
+  child: ChildProcess | null = null;
+  readonly dataDir: string;
+  httpPort = 0;
+  smtpPort = 0;
+  /** Everything the daemon wrote to stdout (its pino log) and stderr, over all its runs. */
+  stdout = '';
+  stderr = '';
+  /** Exit of the current process: code or signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> = Promise.resolve({ code: null, signal: null });
+  /** Applies to the next start(); clear it to restart without a limit. */
+  fsizeLimitBytes: number | undefined;
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  private readonly ownsDataDir: boolean;
+
+  constructor(private readonly opts: ChildDaemonOptions = {}) {
+    this.fsizeLimitBytes = opts.fsizeLimitBytes;
+    this.ownsDataDir = !opts.dataDir;
+    this.dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-child-'));
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.httpPort}`;
+  }
+
+  get pid(): number {
+    return this.child?.pid ?? 0;
+  }
+
+  /** True while the current process runs. */
+  get alive(): boolean {
+    return this.child !== null && this.exitInfo === null;
+  }
+
+  get exitStatus(): { code: number | null; signal: NodeJS.Signals | null } | null {
+    return this.exitInfo;
+  }
+
+  /** The account-level key the first start wrote to the data folder. */
+  get apiKey(): string {
+    return fs.readFileSync(path.join(this.dataDir, 'initial-api-key'), 'utf8').trim();
+  }
+
+  /** Starts the process and resolves once GET /ready answers 200. */
+  async start(): Promise<void> {
+    if (!this.httpPort) this.httpPort = await freePort();
+    if (!this.smtpPort) this.smtpPort = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      POSTRIDER_DATA_DIR: this.dataDir,
+      POSTRIDER_HTTP_PORT: String(this.httpPort),
+      POSTRIDER_SMTP_PORT: String(this.smtpPort),
+      POSTRIDER_HOSTNAME: 'postrider.test',
+      POSTRIDER_LOG_LEVEL: 'warn',
+      POSTRIDER_WORKERS_THREADS: '1',
+      POSTRIDER_DELIVERY_ENABLED: 'false',
+      POSTRIDER_SHUTDOWN_GRACE_MS: '2s',
+      ...this.opts.env,
+    };
+    const args = [BIN, 'serve'];
+    const limit = this.fsizeLimitBytes;
+    const child =
+      limit === undefined
+        ? spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn('prlimit', [`--fsize=${limit}:unlimited`, process.execPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    this.exitInfo = null;
+    child.stdout!.on('data', (d) => (this.stdout += d));
+    child.stderr!.on('data', (d) => (this.stderr += d));
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        this.exitInfo = { code, signal };
+        resolve(this.exitInfo);
+      }),
+    );
+    await this.waitReady(this.opts.readyTimeoutMs ?? 30_000);
+  }
+
+  private async waitReady(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (this.exitInfo) throw new Error(`postrider serve exited (${JSON.stringify(this.exitInfo)}) before it was ready\nstderr: ${this.stderr.slice(-4000)}`);
+      try {
+        const res = await fetch(`${this.url}/ready`, { signal: AbortSignal.timeout(2000) });
+        if (res.status === 200) return;
+      } catch {
+        /* not listening yet */
+      }
+      if (Date.now() > deadline) {
+        this.child?.kill('SIGKILL');
+        throw new Error(`postrider serve was not ready within ${timeoutMs} ms\nstderr: ${this.stderr.slice(-4000)}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** kill -9 and wait until the process is gone. */
+  async kill9(): Promise<void> {
+    if (!this.alive) return;
+    this.child!.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** SIGTERM (graceful); SIGKILL after timeoutMs. */
+  async stop(timeoutMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (!this.alive) return this.exitInfo ?? { code: null, signal: null };
+    this.child!.kill('SIGTERM');
+    const timer = setTimeout(() => this.child?.kill('SIGKILL'), timeoutMs);
+    const info = await this.exited;
+    clearTimeout(timer);
+    return info;
+  }
+
+  /** Lifts (null) or sets the soft file size limit of the running process. */
+  async setFsizeLimit(bytes: number | null): Promise<void> {
+    await run('prlimit', ['--pid', String(this.pid), `--fsize=${bytes ?? 'unlimited'}:unlimited`]);
+  }
+
+  /** Stops the process (SIGKILL if needed) and removes a data folder this object made. */
+  async close(): Promise<void> {
+    if (this.alive) await this.stop(5_000);
+    if (this.ownsDataDir) fs.rmSync(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** fetch against the daemon; the body is parsed as JSON when it is JSON. */
+  async api(method: string, urlPath: string, o: ApiOptions = {}): Promise<ApiResponse> {
+    const headers: Record<string, string> = { ...o.headers };
+    const key = o.key === undefined ? this.apiKey : o.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let body: string | Buffer | undefined;
+    if (o.rawBody !== undefined) body = o.rawBody;
+    else if (o.body !== undefined) body = JSON.stringify(o.body);
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    const res = await fetch(this.url + urlPath, { method, headers, body, signal: o.signal ?? AbortSignal.timeout(30_000) });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: res.status, headers: res.headers, body: parsed };
+  }
+}
+
+/** True when `prlimit` (util-linux) can start a process with a file size limit here. */
+export async function prlimitAvailable(): Promise<boolean> {
+  try {
+    await run('prlimit', ['--fsize=1000000:unlimited', 'true']);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,18 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * `npm run test:soak`: the long reliability and security runs (crash/restart, fuzzing) in
+ * test/soak. One file at a time: each one loads both cores by itself. Bounded by the counts in
+ * each file (SOAK_* variables scale them), about ten minutes in all on two cores.
+ */
+export default defineConfig({
+  test: {
+    include: ['test/soak/**/*.soak.ts'],
+    testTimeout: 20 * 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    maxWorkers: 1,
+    fileParallelism: false,
+    reporters: ['verbose'],
+  },
+});
