@@ -62,9 +62,14 @@ describe('delivery rate', () => {
     const sorted = [...starts].sort((a, b) => a - b);
     const elapsed = (sorted[sorted.length - 1] - sorted[0]) / 1000;
     const busiest = maxInWindow(sorted, 1000);
+    // The limiter bounds admissions exactly (test/unit/delivery-rate-limiter.test.ts, fake
+    // clock); here the starts are timed inside the attempt, after the event loop got to it, and
+    // on a loaded 2-core CI machine that lag varies by tens of milliseconds between batches.
+    // So the real-time check allows 50 ms of it: no 950 ms window may hold more than the rate.
+    const busiestTolerant = maxInWindow(sorted, 950);
     // Measured, for the record: starts per second over the run and the busiest 1 s window.
-    console.info(`rate 20/s: 60 starts in ${elapsed.toFixed(2)} s = ${(59 / elapsed).toFixed(1)}/s, busiest 1-second window ${busiest}`);
-    expect(busiest).toBeLessThanOrEqual(20);
+    console.info(`rate 20/s: 60 starts in ${elapsed.toFixed(2)} s = ${(59 / elapsed).toFixed(1)}/s, busiest 1-second window ${busiest}, busiest 950 ms window ${busiestTolerant}`);
+    expect(busiestTolerant).toBeLessThanOrEqual(20);
     expect(elapsed).toBeGreaterThan(2.5); // 60 at 20/s cannot be faster than ~2.9 s
     expect(elapsed).toBeLessThan(4.5); // and the limiter does not dawdle
   });
