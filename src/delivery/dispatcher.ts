@@ -15,7 +15,8 @@ import type { AttemptResult } from '../domain/delivery-result.js';
 import { nextAttemptAt, parseRetrySchedule, type RetrySchedule } from '../domain/retry.js';
 import type { DeliveryJob } from '../domain/types.js';
 import type { Logger } from '../log/logger.js';
-import { systemClock, type Clock, type Timer } from '../queue/clock.js';
+import { systemClock, type Clock } from '../queue/clock.js';
+import { WorkLoop } from '../queue/work-loop.js';
 import { DomainConcurrency, RateLimiter } from '../queue/rate-limiter.js';
 import { DeliveryQueue, type DueKey } from '../queue/delivery-queue.js';
 import type { Store } from '../store/env.js';
@@ -91,10 +92,7 @@ export class DeliveryService {
   private readonly inFlight = new Map<string, InFlight>();
   private running = false;
   private stopping = false;
-  private pumping: Promise<void> | null = null;
-  private pumpAgain = false;
-  private kickPending = false;
-  private wake: Timer | null = null;
+  private readonly loop: WorkLoop;
   private rateBlocked = false;
   private cursor: DueKey | undefined;
   private lastRecoveryMs = 0;
@@ -105,6 +103,12 @@ export class DeliveryService {
     this.logger = o.logger.child({ component: 'delivery' });
     this.clock = o.clock ?? systemClock();
     this.observer = o.observer;
+    this.loop = new WorkLoop({
+      clock: this.clock,
+      round: () => this.round(),
+      onError: (err) => this.logger.error({ err }, 'delivery dispatcher could not lease jobs'),
+      retryMs: ERROR_BACKOFF_MS,
+    });
     const d = o.config.delivery;
     this.schedule = parseRetrySchedule(d.retrySchedule);
     this.limiter = new RateLimiter({ rate: d.rate, now: () => this.clock.now() });
@@ -143,7 +147,7 @@ export class DeliveryService {
     this.running = true;
     this.stopping = false;
     this.logger.info({ rate: this.config.delivery.rate, perDomainConcurrency: this.config.delivery.perDomainConcurrency }, 'delivery started');
-    this.kick();
+    this.loop.start();
   }
 
   /** New jobs were committed: look at the queue now instead of at the next planned wake-up. */
@@ -154,9 +158,7 @@ export class DeliveryService {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.stopping = true;
-    this.wake?.cancel();
-    this.wake = null;
-    await this.pumping;
+    await this.loop.stop();
     const graceMs = this.config.shutdown.graceMs;
     if (this.inFlight.size > 0 && !(await settledWithin(this.allDone(), graceMs))) {
       this.logger.warn({ inFlight: this.inFlight.size }, 'delivery grace period over: aborting attempts, jobs go back to the queue');
@@ -175,33 +177,20 @@ export class DeliveryService {
   }
 
   private kick(): void {
-    if (!this.running || this.stopping || this.kickPending) return;
-    this.kickPending = true;
-    setImmediate(() => {
-      this.kickPending = false;
-      void this.pump();
-    });
+    if (!this.running || this.stopping) return;
+    this.loop.kick();
   }
 
-  private async pump(): Promise<void> {
-    if (!this.running || this.stopping) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    let failed = false;
-    this.pumping = (async () => {
-      do {
-        this.pumpAgain = false;
-        await this.fill();
-      } while (this.pumpAgain && this.running && !this.stopping);
-    })().catch((err) => {
-      failed = true;
-      this.logger.error({ err }, 'delivery dispatcher could not lease jobs');
-    });
-    await this.pumping;
-    this.pumping = null;
-    this.planWake(failed);
+  /** One round: start what may start, then say when to look again at the latest. */
+  private async round(): Promise<number> {
+    if (!this.running || this.stopping) return this.clock.now() + this.idleCheckMs;
+    await this.fill();
+    const now = this.clock.now();
+    let at = now + this.idleCheckMs;
+    const next = this.queue.nextDueAfter(now);
+    if (next !== undefined) at = Math.min(at, next);
+    if (this.rateBlocked) at = Math.min(at, now + this.limiter.msUntilAvailable());
+    return at;
   }
 
   /** Starts as many attempts as the rate, the slots and the due jobs allow. */
@@ -246,22 +235,6 @@ export class DeliveryService {
     this.lastRecoveryMs = now;
     const recovered = await this.queue.recover(now, { keep: (id) => this.inFlight.has(id) });
     if (recovered > 0) this.logger.warn({ recovered }, 'expired delivery leases recovered');
-  }
-
-  private planWake(failed: boolean): void {
-    if (!this.running || this.stopping) return;
-    const now = this.clock.now();
-    let at = now + (failed ? ERROR_BACKOFF_MS : this.idleCheckMs);
-    if (!failed) {
-      const next = this.queue.nextDueAfter(now);
-      if (next !== undefined) at = Math.min(at, next);
-      if (this.rateBlocked) at = Math.min(at, now + this.limiter.msUntilAvailable());
-    }
-    this.wake?.cancel();
-    this.wake = this.clock.setTimer(() => {
-      this.wake = null;
-      void this.pump();
-    }, at - now);
   }
 
   private launch(job: DeliveryJob): void {

@@ -16,7 +16,8 @@ import https from 'node:https';
 import type { Config } from '../config/schema.js';
 import { retryDelayMs } from '../domain/webhook.js';
 import type { Logger } from '../log/logger.js';
-import { systemClock, type Clock, type Timer } from '../queue/clock.js';
+import { systemClock, type Clock } from '../queue/clock.js';
+import { WorkLoop } from '../queue/work-loop.js';
 import type { Store } from '../store/env.js';
 import { claimDueInTxn, onOutboxWrite, outboxKeyOf, recordAttempt, type Claim } from '../store/webhook-outbox.js';
 import { postWebhook, type PostFn, type PostResult } from './http-post.js';
@@ -65,10 +66,7 @@ export class WebhookDispatcher {
   private unsubscribe: (() => void) | undefined;
   private running = false;
   private stopping = false;
-  private pumping: Promise<void> | null = null;
-  private pumpAgain = false;
-  private kickPending = false;
-  private wake: Timer | null = null;
+  private readonly loop: WorkLoop;
 
   constructor(private readonly o: WebhookDispatcherOptions) {
     this.store = o.store;
@@ -80,6 +78,12 @@ export class WebhookDispatcher {
     this.maxInFlight = o.maxInFlight ?? 64;
     this.maxResponseBytes = o.maxResponseBytes ?? 4096;
     this.idleCheckMs = o.idleCheckMs ?? 60_000;
+    this.loop = new WorkLoop({
+      clock: this.clock,
+      round: () => this.fill(),
+      onError: (err) => this.logger.error({ err }, 'webhook dispatcher could not read the outbox'),
+      retryMs: ERROR_BACKOFF_MS,
+    });
   }
 
   get inFlightCount(): number {
@@ -92,7 +96,7 @@ export class WebhookDispatcher {
     this.stopping = false;
     this.agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
     this.unsubscribe = onOutboxWrite(this.store, () => this.notify());
-    this.kick();
+    this.loop.start();
   }
 
   /** Outbox entries were written: look now rather than at the next planned wake-up. */
@@ -104,9 +108,7 @@ export class WebhookDispatcher {
     if (!this.running) return;
     this.stopping = true;
     this.unsubscribe?.();
-    this.wake?.cancel();
-    this.wake = null;
-    await this.pumping;
+    await this.loop.stop();
     if (this.inFlight.size > 0 && !(await settledWithin(this.allDone(), this.graceMs))) {
       this.logger.warn({ inFlight: this.inFlight.size }, 'webhook grace period over: aborting requests, they are sent again after the restart');
       for (const f of this.inFlight.values()) f.abort.abort();
@@ -122,36 +124,14 @@ export class WebhookDispatcher {
   }
 
   private kick(): void {
-    if (!this.running || this.stopping || this.kickPending) return;
-    this.kickPending = true;
-    setImmediate(() => {
-      this.kickPending = false;
-      void this.pump();
-    });
-  }
-
-  private async pump(): Promise<void> {
     if (!this.running || this.stopping) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = (async () => {
-      do {
-        this.pumpAgain = false;
-        await this.fill();
-      } while (this.pumpAgain && this.running && !this.stopping);
-    })().catch((err) => {
-      this.logger.error({ err }, 'webhook dispatcher could not read the outbox');
-      this.planWake(this.clock.now() + ERROR_BACKOFF_MS);
-    });
-    await this.pumping;
-    this.pumping = null;
+    this.loop.kick();
   }
 
-  private async fill(): Promise<void> {
+  /** One round: claim what may be sent now; resolves with when to look again at the latest. */
+  private async fill(): Promise<number> {
     const room = this.maxInFlight - this.inFlight.size;
-    if (room <= 0) return; // a finishing request kicks again
+    if (room <= 0) return this.clock.now() + this.idleCheckMs; // a finishing request kicks again
     const now = this.clock.now();
     const { claims, nextDueMs } = await this.store.write(() =>
       claimDueInTxn(this.store, {
@@ -161,18 +141,8 @@ export class WebhookDispatcher {
         max: room,
       }),
     );
-    if (this.stopping) return;
-    for (const c of claims) this.launch(c);
-    this.planWake(nextDueMs ?? now + this.idleCheckMs);
-  }
-
-  private planWake(atMs: number): void {
-    if (!this.running || this.stopping) return;
-    this.wake?.cancel();
-    this.wake = this.clock.setTimer(() => {
-      this.wake = null;
-      this.kick();
-    }, Math.max(0, atMs - this.clock.now()));
+    if (!this.stopping) for (const c of claims) this.launch(c);
+    return nextDueMs ?? now + this.idleCheckMs;
   }
 
   private launch(c: Claim): void {
