@@ -24,6 +24,7 @@ import { AddressPolicy } from './address-policy.js';
 import { mxAttempt, type AttemptFn } from './attempt.js';
 import { MxResolver, type MxLookups } from './mx.js';
 import { DEFAULT_SMTP_TIMEOUTS, type SmtpTimeouts } from './smtp-client.js';
+import { settledWithin } from '../domain/settle.js';
 
 export interface DeliveryServiceOptions {
   store: Store;
@@ -324,17 +325,4 @@ function internalFailure(recipients: readonly string[], err: unknown): AttemptRe
     tls: false,
     response,
   };
-}
-
-/** True when p settled within ms (real time: shutdown deadlines are wall-clock). */
-async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([p.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { AppError } from '../domain/errors.js';
+import { settledWithin } from '../domain/settle.js';
 import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
 
 export interface StoreOptions {
@@ -55,8 +56,8 @@ export class Store {
       // After a failed commit (full disk) lmdb-js resolves `flushed` and `close()` only after
       // the next successful commit, which may never come. Every acknowledged write was flushed
       // by write() already, so the wait is bounded rather than hanging the shutdown.
-      await settleWithin(root.flushed, STOP_WAIT_MS);
-      await settleWithin(root.close(), STOP_WAIT_MS);
+      await settledWithin(root.flushed, STOP_WAIT_MS);
+      await settledWithin(root.close(), STOP_WAIT_MS);
     }
   }
 
@@ -107,19 +108,6 @@ export class Store {
 }
 
 const STOP_WAIT_MS = 3_000;
-
-/** Waits for p (its outcome ignored) or ms, whichever comes first. */
-async function settleWithin(p: PromiseLike<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.resolve(p).catch(() => undefined),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-      timer.unref();
-    }),
-  ]);
-  clearTimeout(timer);
-}
 
 /**
  * lmdb-js rejects every write of a failed commit with a generic "Commit failed" error whose

@@ -23,6 +23,7 @@ import { claimDueInTxn, onOutboxWrite, outboxKeyOf, recordAttempt, type Claim } 
 import { postWebhook, type PostFn, type PostResult } from './http-post.js';
 import { signatureHeader } from './signature.js';
 import type { WebhookTargets } from './targets.js';
+import { settledWithin } from '../domain/settle.js';
 
 export interface WebhookDispatcherOptions {
   store: Store;
@@ -201,15 +202,4 @@ export class WebhookDispatcher {
       signal,
     });
   }
-}
-
-async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-    timer.unref();
-  });
-  const r = await Promise.race([p.then(() => true as const), timeout]);
-  clearTimeout(timer);
-  return r;
 }
