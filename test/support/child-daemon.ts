@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { ApiResponse } from './daemon.js';
+import { apiRequest, type ApiOptions, type ApiResponse } from './daemon.js';
 import { BIN, freePort } from './cli.js';
 
 const run = promisify(execFile);
@@ -27,15 +27,6 @@ export interface ChildDaemonOptions {
   fsizeLimitBytes?: number;
   /** Wait this long for /ready on each start. */
   readyTimeoutMs?: number;
-}
-
-export interface ApiOptions {
-  body?: unknown;
-  rawBody?: string | Buffer;
-  /** Default: the initial account key; null: no Authorization header. */
-  key?: string | null;
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
 }
 
 export class ChildDaemon {
@@ -164,23 +155,8 @@ export class ChildDaemon {
   }
 
   /** fetch against the daemon; the body is parsed as JSON when it is JSON. */
-  async api(method: string, urlPath: string, o: ApiOptions = {}): Promise<ApiResponse> {
-    const headers: Record<string, string> = { ...o.headers };
-    const key = o.key === undefined ? this.apiKey : o.key;
-    if (key !== null) headers.authorization = `Bearer ${key}`;
-    let body: string | Buffer | undefined;
-    if (o.rawBody !== undefined) body = o.rawBody;
-    else if (o.body !== undefined) body = JSON.stringify(o.body);
-    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
-    const res = await fetch(this.url + urlPath, { method, headers, body, signal: o.signal ?? AbortSignal.timeout(30_000) });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      /* not JSON: keep the text */
-    }
-    return { status: res.status, headers: res.headers, body: parsed };
+  api(method: string, urlPath: string, o: ApiOptions = {}): Promise<ApiResponse> {
+    return apiRequest(this.url, () => this.apiKey, method, urlPath, { ...o, signal: o.signal ?? AbortSignal.timeout(30_000) });
   }
 }
 

@@ -21,13 +21,45 @@ export interface TestDaemon {
   restart(): Promise<void>;
   stop(): Promise<void>;
   /** fetch against the daemon with the initial key unless headers say otherwise. */
-  api(method: string, urlPath: string, opts?: { body?: unknown; rawBody?: string; key?: string | null; headers?: Record<string, string> }): Promise<ApiResponse>;
+  api(method: string, urlPath: string, opts?: ApiOptions): Promise<ApiResponse>;
 }
 
 export interface ApiResponse {
   status: number;
   headers: Headers;
   body: any;
+}
+
+export interface ApiOptions {
+  body?: unknown;
+  rawBody?: string | Buffer;
+  /** Default: the daemon's initial account key; null: no Authorization header. */
+  key?: string | null;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/**
+ * One request to a daemon's API (in-process or child): a JSON body unless rawBody is given,
+ * Bearer `key` (defaultKey(), read only when o.key is not given), the answer parsed as JSON when it is.
+ */
+export async function apiRequest(baseUrl: string, defaultKey: () => string, method: string, urlPath: string, o: ApiOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...o.headers };
+  const key = o.key === undefined ? defaultKey() : o.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  let body: string | Buffer | undefined;
+  if (o.rawBody !== undefined) body = o.rawBody;
+  else if (o.body !== undefined) body = JSON.stringify(o.body);
+  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  const res = await fetch(baseUrl + urlPath, { method, headers, body, signal: o.signal });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON: keep the text */
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
 }
 
 export async function startDaemon(overrides: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}): Promise<TestDaemon> {
@@ -67,23 +99,8 @@ export async function startDaemon(overrides: Record<string, unknown> = {}, env: 
       await daemon.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
-    async api(method, urlPath, opts = {}) {
-      const headers: Record<string, string> = { ...opts.headers };
-      const key = opts.key === undefined ? creds.apiKey : opts.key;
-      if (key !== null) headers.authorization = `Bearer ${key}`;
-      let body: string | undefined;
-      if (opts.rawBody !== undefined) body = opts.rawBody;
-      else if (opts.body !== undefined) body = JSON.stringify(opts.body);
-      if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
-      const res = await fetch(t.url + urlPath, { method, headers, body });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        /* not JSON: keep the text */
-      }
-      return { status: res.status, headers: res.headers, body: parsed };
+    api(method, urlPath, opts = {}) {
+      return apiRequest(t.url, () => creds.apiKey, method, urlPath, opts);
     },
   };
   return t;
