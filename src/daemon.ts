@@ -60,7 +60,8 @@ export class Daemon {
   /** Bounces, feedback reports and unsubscribe mails for the return-path hosts (inbound.enabled). */
   readonly inbound: InboundListener | null;
   initialCredentials: InitialCredentials | null = null;
-  private started: Component[] = [];
+  /** Started components, grouped in stages (see start()). */
+  private stages: Component[][] = [[]];
 
   constructor(
     readonly config: Config,
@@ -162,17 +163,22 @@ export class Daemon {
   async start(): Promise<void> {
     fs.mkdirSync(this.config.dataDir, { recursive: true, mode: 0o700 });
     try {
+      // Stage 1, the store and what everything else reads: stopped last.
       await this.startComponent(this.store);
       this.initialCredentials = await bootstrapIfEmpty(this.store, this.config.dataDir);
       await ensureTrackingSecret(this.store);
       const dns = this.domainDns;
       await this.startComponent({ start: async () => dns.start(), stop: async () => dns.stop() });
-      await this.startComponent(this.domainRecheck);
       await this.startComponent(this.pool);
       await this.startComponent(this.submission);
-      await this.startComponent(this.retention);
       const ddns = this.deliveryDns;
       await this.startComponent({ start: async () => ddns.start(), stop: async () => ddns.stop() });
+      // Stage 2, background work and ingress: stopped together, at once, on shutdown, so that no
+      // listener keeps accepting while another one drains (each finishes its own in-flight work
+      // within shutdown.graceMs), before the pipeline of stage 1 goes away.
+      this.beginStage();
+      await this.startComponent(this.domainRecheck);
+      await this.startComponent(this.retention);
       await this.startComponent(this.delivery);
       await this.startComponent(this.webhooks);
       await this.startComponent(this.http);
@@ -191,20 +197,25 @@ export class Daemon {
     if (this.smtp) await this.smtp.reloadTls();
   }
 
+  /** Stages in reverse order of start; the components of one stage stop concurrently. */
   async stop(): Promise<void> {
-    const components = this.started.reverse();
-    this.started = [];
-    for (const c of components) {
-      try {
-        await c.stop();
-      } catch (err) {
-        this.logger.error({ err }, 'component failed to stop cleanly');
-      }
+    const stages = this.stages.reverse();
+    this.stages = [[]];
+    for (const stage of stages) {
+      await Promise.all(
+        stage.reverse().map((c) =>
+          c.stop().catch((err: unknown) => this.logger.error({ err }, 'component failed to stop cleanly')),
+        ),
+      );
     }
+  }
+
+  private beginStage(): void {
+    this.stages.push([]);
   }
 
   private async startComponent(c: Component): Promise<void> {
     await c.start();
-    this.started.push(c);
+    this.stages[this.stages.length - 1].push(c);
   }
 }

@@ -18,6 +18,7 @@ import { authenticate } from './auth.js';
 import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
 import { KeyRateLimiter } from './rate-limit.js';
 import { registerOpenApi } from './openapi.js';
+import { settledWithin } from '../domain/settle.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -64,8 +65,13 @@ function tooDeep(body: unknown): string | null {
   return null;
 }
 
+/** What a request that arrives during shutdown is told to wait before retrying (RFC 9110 10.2.3). */
+const SHUTDOWN_RETRY_AFTER_S = 5;
+
 export class HttpServer {
   private app: FastifyInstance | null = null;
+  /** Set at the start of stop(): requests that arrive from then on are answered 503. */
+  private closing = false;
 
   constructor(
     private readonly ctx: HttpContext,
@@ -73,17 +79,30 @@ export class HttpServer {
   ) {}
 
   async start(): Promise<void> {
+    this.closing = false;
     const app = this.build();
     const { host, port } = this.ctx.config.http;
     await app.listen({ host, port });
     this.app = app;
   }
 
-  /** Stops accepting connections and waits for in-flight requests (Fastify closes gracefully). */
+  /**
+   * Graceful: the listening socket closes at once and idle keep-alive connections are closed
+   * (Fastify's forceCloseConnections 'idle'); a request that still arrives on an open connection
+   * gets 503 service_unavailable with Retry-After and `Connection: close`; requests in flight
+   * finish. After shutdown.graceMs whatever is still open is cut.
+   */
   async stop(): Promise<void> {
     const app = this.app;
     this.app = null;
-    if (app) await app.close();
+    if (!app) return;
+    this.closing = true;
+    const closed = app.close();
+    if (!(await settledWithin(closed, this.ctx.config.shutdown.graceMs))) {
+      this.ctx.logger.warn('http grace period over: closing the remaining connections');
+      app.server.closeAllConnections();
+      await closed;
+    }
   }
 
   get port(): number {
@@ -103,7 +122,8 @@ export class HttpServer {
       trustProxy: config.http.trustProxy,
       genReqId: () => randomUUID(),
       requestIdHeader: false,
-      return503OnClosing: true,
+      // Answered by the onRequest hook instead, as a problem with Retry-After (see stop()).
+      return503OnClosing: false,
       // Connections that trickle bytes must not hold a socket forever (slow loris).
       requestTimeout: 60_000,
       connectionTimeout: 0,
@@ -144,12 +164,31 @@ export class HttpServer {
     registerOpenApi(app, config);
 
     const limiter = new KeyRateLimiter({ limit: config.api.rateLimit, windowMs: config.api.rateWindowMs });
+    // Invalid keys are counted per client address, apart from the per-key limit: guessing keys
+    // costs the guesser a 429 after a few tries, while valid keys from the same address (a NAT,
+    // a CI fleet) never touch this bucket.
+    const authFailures = new KeyRateLimiter({ limit: config.api.authFailureLimit, windowMs: config.api.rateWindowMs });
     app.decorateRequest('principal', null as unknown as Principal);
     app.addHook('onRequest', async (req, reply) => {
       reply.header('x-request-id', req.id);
+      if (this.closing) {
+        throw new AppError('service_unavailable', 'postrider is shutting down; retry in a few seconds', {
+          headers: { 'retry-after': String(SHUTDOWN_RETRY_AFTER_S), connection: 'close' },
+        });
+      }
       if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) throw new AppError('bad_request', 'An HTTP/1.1 request needs a Host header');
       if (req.is404 || req.routeOptions.config?.public) return;
-      req.principal = authenticate(store, req.headers.authorization);
+      try {
+        req.principal = authenticate(store, req.headers.authorization);
+      } catch (err) {
+        const failures = req.headers.authorization === undefined ? null : authFailures.take(req.ip);
+        if (failures && !failures.allowed) {
+          throw new AppError('rate_limit_exceeded', `Too many requests with an invalid API key from this address; at most ${failures.limit} per ${config.api.rateWindowMs / 1000} s`, {
+            headers: { 'retry-after': String(failures.resetSeconds) },
+          });
+        }
+        throw err;
+      }
       const rate = limiter.take(req.principal.keyId);
       reply.header('ratelimit-limit', rate.limit);
       reply.header('ratelimit-remaining', rate.remaining);
@@ -159,6 +198,12 @@ export class HttpServer {
           headers: { 'retry-after': String(rate.resetSeconds) },
         });
       }
+    });
+
+    // A request in flight when shutdown began ends its connection with its answer, instead of
+    // leaving it idle for keepAliveTimeout (RFC 9112 9.6: the server signals close).
+    app.addHook('onSend', async (_req, reply) => {
+      if (this.closing) reply.header('connection', 'close');
     });
 
     // Before schema validation: a body nested deeper than any request needs is refused here,
