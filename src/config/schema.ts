@@ -14,7 +14,7 @@ export interface Config {
   publicUrl: string;
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
   http: { host: string; port: number; bodyLimit: number; trustProxy: boolean };
-  api: { rateLimit: number; rateWindowMs: number };
+  api: { rateLimit: number; rateWindowMs: number; authFailureLimit: number };
   smtp: {
     enabled: boolean;
     host: string;
@@ -169,6 +169,12 @@ export const SCHEMA: readonly KeyDef[] = [
   { path: 'http.trustProxy', doc: 'Trust X-Forwarded-For from a reverse proxy when reading client addresses.', default: () => false, parse: bool },
   { path: 'api.rateLimit', doc: 'Requests allowed per API key per window (429 beyond).', default: () => 600, parse: int(1, 1_000_000) },
   { path: 'api.rateWindowMs', doc: 'Length of the API rate-limit window.', default: () => 60_000, parse: duration(1000) },
+  {
+    path: 'api.authFailureLimit',
+    doc: 'Requests with an invalid API key allowed per client address per window (429 beyond; valid keys are not affected).',
+    default: () => 30,
+    parse: int(1, 1_000_000),
+  },
   { path: 'smtp.enabled', doc: 'Run the SMTP submission listener.', default: () => true, parse: bool },
   { path: 'smtp.host', doc: 'Address the SMTP submission listener binds to.', default: () => '127.0.0.1', parse: str() },
   { path: 'smtp.port', doc: 'Port of the SMTP submission listener (STARTTLS).', default: () => 2587, parse: int(0, 65535) },

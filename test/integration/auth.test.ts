@@ -265,6 +265,29 @@ describe('the request rate limit', () => {
   });
 });
 
+describe('the invalid-key limit per client address', () => {
+  let d: TestDaemon;
+
+  beforeAll(async () => {
+    d = await startDaemon({ 'api.authFailureLimit': 4 });
+  });
+
+  afterAll(async () => {
+    await d?.stop();
+  });
+
+  it('answers 429 with Retry-After after the limit of bad keys, while a valid key from the same address still works', async () => {
+    for (let i = 0; i < 4; i++) expect((await d.api('GET', '/channels', { key: `pr_guess${i}` })).status).toBe(401);
+    const limited = await d.api('GET', '/channels', { key: 'pr_guess-more' });
+    expect(limited.status).toBe(429);
+    expect(limited.body).toMatchObject({ code: 'rate_limit_exceeded', status: 429 });
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // The right key is not slowed down, nor is a request with no credential counted.
+    expect((await d.api('GET', '/channels')).status).toBe(200);
+    expect((await d.api('GET', '/channels', { key: null })).status).toBe(401);
+  });
+});
+
 describe('the body size limit', () => {
   let small: TestDaemon;
 

@@ -40,7 +40,7 @@ describe('loadConfig defaults', () => {
     expect(c.publicUrl).toBe('http://127.0.0.1:8080');
     expect(c.log.level).toBe('info');
     expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, bodyLimit: 40 * 1024 * 1024, trustProxy: false });
-    expect(c.api).toEqual({ rateLimit: 600, rateWindowMs: 60_000 });
+    expect(c.api).toEqual({ rateLimit: 600, rateWindowMs: 60_000, authFailureLimit: 30 });
     expect(c.smtp).toMatchObject({ enabled: true, host: '127.0.0.1', port: 2587, implicitTlsPort: 0, tlsCert: '', tlsKey: '' });
     expect(c.dns.servers).toEqual([]);
     expect(c.delivery).toMatchObject({ enabled: true, port: 25, rate: 50, allowPrivate: false });
