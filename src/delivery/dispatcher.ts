@@ -12,6 +12,7 @@
  */
 import type { Config } from '../config/schema.js';
 import type { AttemptResult } from '../domain/delivery-result.js';
+import { isAppError } from '../domain/errors.js';
 import { nextAttemptAt, parseRetrySchedule, type RetrySchedule } from '../domain/retry.js';
 import type { DeliveryJob } from '../domain/types.js';
 import type { Logger } from '../log/logger.js';
@@ -276,7 +277,7 @@ export class DeliveryService {
     const nextDueAtMs = deferred
       ? nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: Date.parse(job.createdAt), maxAgeMs: this.config.delivery.maxAgeMs })
       : undefined;
-    const recorded = await this.queue.record({ job, result, attemptAt: new Date(now), nextDueAtMs });
+    const recorded = await this.recordDurably(log, () => this.queue.record({ job, result, attemptAt: new Date(now), nextDueAtMs }));
     if (recorded.status !== 'stale') {
       this.observer?.onAttempt({
         deliveryType: loaded?.message.deliveryType ?? 'unknown',
@@ -306,7 +307,29 @@ export class DeliveryService {
       'delivery attempt',
     );
   }
+
+  /**
+   * An outcome that cannot be written for lack of space (storage_full) is written again as soon
+   * as space returns, instead of waiting for its lease to expire (30 minutes) and sending the
+   * message a second time: the job keeps its slot and retries with backoff while the daemon
+   * runs. Any other failure, or a shutdown, leaves the lease to expire as before.
+   */
+  private async recordDurably<T>(log: Logger, write: () => Promise<T>): Promise<T> {
+    for (let wait = RECORD_RETRY_FIRST_MS, tries = 1; ; wait = Math.min(wait * 2, RECORD_RETRY_MAX_MS), tries++) {
+      try {
+        return await write();
+      } catch (err) {
+        if (!isAppError(err) || err.code !== 'storage_full' || this.stopping) throw err;
+        if (tries === 1) log.warn('storage full while recording a delivery outcome; retrying until space returns');
+        await new Promise<void>((resolve) => this.clock.setTimer(resolve, wait));
+      }
+    }
+  }
 }
+
+/** First and longest wait between tries to record an outcome while the disk is full. */
+const RECORD_RETRY_FIRST_MS = 250;
+const RECORD_RETRY_MAX_MS = 10_000;
 
 /** A job whose message or body is gone (should not happen): end it visibly, never silently. */
 function missingMessage(recipients: readonly string[]): AttemptResult {

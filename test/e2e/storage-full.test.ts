@@ -130,6 +130,27 @@ describe('a full disk', () => {
     expect(events.body.totalCount).toBe(accepted.length);
   }, 40_000);
 
+  it('records every delivery outcome once space returns, without waiting for the lease to expire', async () => {
+    // Attempts that finished while the disk was full could not write their outcome; they write it
+    // again until it fits (the lease would keep them for 30 minutes and send them twice).
+    const recorded = async () => {
+      const res = await d.api('GET', '/activity/events?eventTypes=delivered&limit=500');
+      return new Set<string>(res.body.results.map((e: { messageId: string }) => e.messageId));
+    };
+    const deadline = Date.now() + 20_000;
+    for (let done = await recorded(); accepted.some((id) => !done.has(id)); done = await recorded()) {
+      if (Date.now() > deadline) throw new Error(`outcomes not recorded: ${accepted.filter((id) => !done.has(id)).join(', ')}\n${d.stdout.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Each message reached the MX once: no attempt was repeated for want of its record.
+    const perMessage = new Map<string, number>();
+    for (const m of mx.received) {
+      const id = /^bounces\+([0-9a-f-]{36})@/.exec(m.from)?.[1];
+      if (id) perMessage.set(id, (perMessage.get(id) ?? 0) + 1);
+    }
+    expect([...perMessage.values()].every((n) => n === 1)).toBe(true);
+  }, 40_000);
+
   it('still has every acknowledged message after a restart', async () => {
     expect((await d.stop()).code, d.stdout.slice(-3000)).toBe(0);
     d.fsizeLimitBytes = undefined;
