@@ -215,3 +215,29 @@ describe('line breaks in other resources', () => {
     }
   });
 });
+
+describe('display names', () => {
+  // One rule for every display name (from, replyTo, to): accepted and refused alike, and written
+  // into the header the same way (RFC 2047 encoded-words for non-ASCII, quoted for specials).
+  const NAMES = ['Zoë Ünïcode', '=?utf-8?B?dGVzdA==?=', 'a, b <c@d>', 'x"y', '日本語', '\u2028sep', '😀', 'tab\there', 'x\r\nBcc: v@evil.example'];
+
+  it('follow one rule in from, replyTo and to', async () => {
+    for (const name of NAMES) {
+      const res = await t.api('POST', '/send/transactional', {
+        headers: { 'x-service-channel-id': s.channelId },
+        body: { from: { email: `app@${s.domain}`, name }, replyTo: [{ email: 'reply@example.net', name }], to: [{ email: 'ann@example.net', name }], subject: 's', text: 't' },
+      });
+      const fields = ['/from/name', '/replyTo/0/name', '/to/0/name'];
+      if (/[\u0000-\u001f]/.test(name)) {
+        expect(res.status, JSON.stringify(name)).toBe(422);
+        expect(Object.keys(res.body.errors).sort(), JSON.stringify(name)).toEqual(fields.sort());
+        continue;
+      }
+      expect(res.status, JSON.stringify(name)).toBe(200);
+      const head = getBody(t.daemon.store, res.body.messageId)!.toString('utf8').split('\r\n\r\n')[0];
+      const display = (field: string) => new RegExp(`^${field}: (.*) <[^>]+>$`, 'mi').exec(head)![1];
+      expect(display('Reply-To'), JSON.stringify(name)).toBe(display('From'));
+      expect(display('To'), JSON.stringify(name)).toBe(display('From'));
+    }
+  });
+});
