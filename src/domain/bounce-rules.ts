@@ -85,6 +85,16 @@ export const BOUNCE_RULES: readonly BounceRule[] = [
   // A receiver that demands TLS we could not give (RFC 3207 4): maybe fixed on their side.
   { id: 'tls-required', text: /tls required|must issue a starttls|encryption required|requires? (tls|encryption)/i, action: 'defer', category: 'tls' },
 
+  // ---- about our own message or command, never about the recipient ----
+  // 500/501/502/504/555 say the syntax of what we sent is wrong (RFC 5321 4.2.2, 4.2.3), e.g.
+  // "500 Line too long" for a line over 998 octets (RFC 5321 4.5.3.1.6). Recipient syntax was
+  // checked when the message was accepted, so none of them is evidence that the mailbox is bad.
+  { id: 'our-syntax', codes: [500, 501, 502, 504, 555], action: 'soft-bounce', category: 'other' },
+  { id: 'line-too-long', text: /\bline (is )?too long|line length (exceeded|limit)|lines? longer than \d+/i, action: 'soft-bounce', category: 'other' },
+  // 552 is "exceeded storage allocation" (RFC 5321 4.2.2) or a size refusal (RFC 1870 6.2):
+  // a full mailbox was deferred above; what is left is about the size of this message.
+  { id: 'size-code', codes: [552], action: 'soft-bounce', category: 'message_too_large' },
+
   // ---- the address does not exist or is disabled ----
   // Gmail "550-5.1.1 The email account that you tried to reach does not exist", Microsoft
   // "550 5.5.0 Requested action not taken: mailbox unavailable", "550 5.4.1 Recipient address

@@ -13,6 +13,8 @@
  *  4. 5yz: the first matching rule decides: defer (known soft patterns), bounce (hard: the
  *     address is bad, it will be suppressed) or soft-bounce (this message is refused, the
  *     address is not known to be bad). No rule: a hard bounce (RFC 5321 4.2.1 "permanent").
+ *     Replies about our own message or command (syntax 50x, "line too long", 552 size) have
+ *     soft-bounce rules before any address rule: they never suppress a recipient.
  *  5. A refusal before any recipient was named (greeting, EHLO, MAIL FROM, a dropped session)
  *     says nothing about the recipient: a hard bounce there becomes a soft one. DNS answers
  *     are about the recipient's domain and may be hard (NXDOMAIN, null MX).

@@ -32,6 +32,8 @@ export interface MxServerOptions {
   tlsOptions?: Partial<SMTPServerOptions>;
   /** Hold each DATA reply this long (slow receivers). */
   dataDelayMs?: number;
+  /** Refuse a message with a longer line (octets before CRLF) with "500 Line too long", as strict receivers do. */
+  maxLineLength?: number;
 }
 
 export interface MxServer {
@@ -103,7 +105,8 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
       mx.maxConcurrentData = Math.max(mx.maxConcurrentData, inData);
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        const next = dataScript.shift();
+        const tooLong = o.maxLineLength !== undefined && longestLine(Buffer.concat(chunks)) > o.maxLineLength;
+        const next = tooLong ? { code: 500, message: 'Line too long' } : dataScript.shift();
         const finish = () => {
           inData--;
           if (next && next.code >= 400) return cb(smtpError(next));
@@ -146,4 +149,11 @@ export async function startMxServers(addresses: string[], o: Omit<MxServerOption
       if (attempt >= 5) throw err;
     }
   }
+}
+
+function longestLine(raw: Buffer): number {
+  return raw
+    .toString('latin1')
+    .split('\n')
+    .reduce((max, l) => Math.max(max, l.replace(/\r$/, '').length), 0);
 }

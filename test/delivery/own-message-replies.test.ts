@@ -1,0 +1,70 @@
+/**
+ * Replies about our own message, not about the recipient, from real SMTP servers on 127.0.30.x:
+ * a strict MX's "500 Line too long" and size refusals are soft bounces. The message failed, the
+ * address is fine, so it is never suppressed (a hard bounce would suppress it for good).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import { DnsResolver } from '../../src/dns/resolver.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getMessage } from '../../src/store/messages.js';
+import { isSuppressed } from '../../src/store/suppressions.js';
+import { CHANNEL, deliveryConfig, openTestStore, queueMessage, rawMessage, silentLogger, waitFor, type TestStore } from '../support/delivery.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+
+let dns: TestDns;
+let resolver: DnsResolver;
+let mx: MxServer;
+let t: TestStore;
+let service: DeliveryService;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
+  resolver.start();
+  mx = await startMxServer({ address: '127.0.30.2', maxLineLength: 998 });
+  dns.set('mx.strict.test', 'A', ['127.0.30.2']);
+  dns.set('strict.test', 'MX', ['10 mx.strict.test']);
+  t = await openTestStore();
+  service = new DeliveryService({
+    store: t.store,
+    config: deliveryConfig({ 'delivery.port': mx.port }),
+    resolver,
+    logger: silentLogger(),
+    timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 },
+  });
+  await service.start();
+});
+
+afterAll(async () => {
+  await service?.stop();
+  await t?.close();
+  resolver.stop();
+  await Promise.all([mx.close(), dns.close()]);
+});
+
+async function bounceOf(to: string, body?: Buffer) {
+  const id = await queueMessage(t.store, { to: [to], body: body ?? rawMessage('news@sender.test', [to]) });
+  service.notify();
+  await waitFor(() => getMessage(t.store, id)?.status === 'sent', `message ${id} to be done`);
+  return eventsOfMessage(t.store, id).find((e) => e.eventType === 'bounced' || e.eventType === 'delivered');
+}
+
+describe('replies about our own message', () => {
+  it('soft-bounces "500 Line too long" from a strict MX and does not suppress the recipient', async () => {
+    const to = 'reader@strict.test';
+    const body = Buffer.concat([rawMessage('news@sender.test', [to]), Buffer.from(`${'x'.repeat(1500)}\r\n`)]);
+    const e = await bounceOf(to, body);
+    expect(e).toMatchObject({ eventType: 'bounced', details: { bounceType: 'soft', smtpCode: 500 } });
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', to)).toBe(false);
+  });
+
+  it('soft-bounces a size refusal without an enhanced code and does not suppress the recipient', async () => {
+    const to = 'big@strict.test';
+    mx.scriptData({ code: 552, message: 'Error: message exceeds fixed maximum message size 1048576' });
+    const e = await bounceOf(to);
+    expect(e).toMatchObject({ eventType: 'bounced', details: { bounceType: 'soft', category: 'message_too_large', smtpCode: 552 } });
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', to)).toBe(false);
+  });
+});
