@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * `npm run test:soak`: the long reliability and security runs (crash/restart, fuzzing) in
- * test/soak. One file at a time: each one loads both cores by itself. Bounded by the counts in
- * each file (SOAK_* variables scale them), about ten minutes in all on two cores.
+ * `npm run test:soak`: the long reliability and security runs (crash/restart, fuzzing, SMTP
+ * connection floods and oversized messages) in test/soak. One file at a time: each one loads
+ * both cores by itself. Bounded by the counts in each file (SOAK_* variables scale them), about
+ * twelve minutes in all on two cores.
  */
 export default defineConfig({
   test: {

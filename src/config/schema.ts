@@ -24,6 +24,12 @@ export interface Config {
     tlsKey: string;
     maxMessageSize: number;
     authFailureLimit: number;
+    authFailuresPerAddress: number;
+    maxConnections: number;
+    maxConnectionsPerAddress: number;
+    authenticatedReserve: number;
+    authTimeoutMs: number;
+    idleTimeoutMs: number;
   };
   dns: { servers: string[]; timeoutMs: number };
   delivery: {
@@ -182,7 +188,38 @@ export const SCHEMA: readonly KeyDef[] = [
   { path: 'smtp.tlsCert', doc: 'PEM certificate file for SMTP TLS; empty generates a self-signed one in dataDir.', default: () => '', parse: str({ allowEmpty: true }) },
   { path: 'smtp.tlsKey', doc: 'PEM private key file matching smtp.tlsCert.', default: () => '', parse: str({ allowEmpty: true }) },
   { path: 'smtp.maxMessageSize', doc: 'Largest accepted message in bytes, advertised in EHLO SIZE (RFC 1870).', default: () => 25 * MB, parse: int(1024, 512 * MB) },
-  { path: 'smtp.authFailureLimit', doc: 'Failed AUTH attempts per client IP per 10 minutes before the listener refuses it.', default: () => 10, parse: int(1, 10_000) },
+  {
+    path: 'smtp.authFailureLimit',
+    doc: 'Failed AUTH attempts per user name and client address per 10 minutes before that user name is locked for that address (454 4.7.0).',
+    default: () => 10,
+    parse: int(1, 10_000),
+  },
+  {
+    path: 'smtp.authFailuresPerAddress',
+    doc: 'Failed AUTH attempts per client address (any user name) per minute before its AUTH attempts are refused for the rest of the minute (421 4.7.0).',
+    default: () => 30,
+    parse: int(1, 1_000_000),
+  },
+  { path: 'smtp.maxConnections', doc: 'SMTP connections open at the same time, in all (421 4.3.2 beyond).', default: () => 500, parse: int(1, 100_000) },
+  {
+    path: 'smtp.maxConnectionsPerAddress',
+    doc: 'SMTP connections open at the same time from one client address (an IPv6 /64 counts as one; 421 4.7.0 beyond).',
+    default: () => 20,
+    parse: int(1, 100_000),
+  },
+  {
+    path: 'smtp.authenticatedReserve',
+    doc: 'Connections of smtp.maxConnections that sessions which have not authenticated cannot take, kept for authenticated clients.',
+    default: () => 100,
+    parse: int(0, 100_000),
+  },
+  {
+    path: 'smtp.authTimeoutMs',
+    doc: 'Time from connect to a successful AUTH; a deadline that traffic does not extend (421 4.7.0 after it).',
+    default: () => 30_000,
+    parse: duration(100),
+  },
+  { path: 'smtp.idleTimeoutMs', doc: 'Idle timeout of an authenticated SMTP session (RFC 5321 4.5.3.2.7: at least 5 minutes).', default: () => 300_000, parse: duration(1000) },
   { path: 'dns.servers', doc: 'DNS servers as ip or ip:port, comma separated; empty uses the system resolver.', default: () => [], parse: list(dnsServer) },
   { path: 'dns.timeoutMs', doc: 'Timeout of one DNS query.', default: () => 5000, parse: duration(100) },
   { path: 'delivery.enabled', doc: 'Run the delivery dispatcher (disable to only queue).', default: () => true, parse: bool },

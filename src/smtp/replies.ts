@@ -1,7 +1,10 @@
 /**
  * The one place where postrider errors become SMTP replies (RFC 5321 4.2 codes with RFC 3463
- * enhanced status codes from the error catalogue). An error we did not make is an internal
- * fault: 451 4.3.0, so the client retries later and the message is not lost.
+ * enhanced status codes). Errors of the submission path come from the error catalogue
+ * (domain/errors.ts); conditions that only exist on the SMTP listener (connection limits,
+ * timeouts, AUTH throttling, shutdown) are listed once in SMTP_REPLIES below. An error we did
+ * not make is an internal fault: 451 4.3.0, so the client retries later and the message is not
+ * lost.
  */
 import { ERROR_CATALOGUE, isAppError } from '../domain/errors.js';
 
@@ -9,11 +12,48 @@ export interface SmtpReplyError extends Error {
   responseCode: number;
 }
 
-/** smtp-server sends err.message after the code; server.ts keeps our enhanced code in front. */
+/**
+ * Replies that belong to the SMTP listener alone. README.md's SMTP section documents each one and
+ * test/unit/smtp-replies.test.ts keeps the two in step.
+ */
+export const SMTP_REPLIES = {
+  // RFC 5321 3.8 / 4.2.3: 421 closes the session; 4.3.2 "system not accepting network messages".
+  shuttingDown: { code: 421, enhanced: '4.3.2', text: 'Service shutting down, try again later' },
+  listenerFull: { code: 421, enhanced: '4.3.2', text: 'Too many connections, try again later' },
+  // RFC 3463 X.7.0: a security policy (per-address caps, AUTH deadline, AUTH throttling).
+  tooManyFromAddress: { code: 421, enhanced: '4.7.0', text: 'Too many connections from your address, try again later' },
+  authTimeout: { code: 421, enhanced: '4.7.0', text: 'Authentication not completed in time, closing connection' },
+  authThrottled: { code: 421, enhanced: '4.7.0', text: 'Too many failed authentication attempts from your address; try again later' },
+  // RFC 4954 6: 454 4.7.0 "temporary authentication failure"; the session stays open.
+  authUserLocked: { code: 454, enhanced: '4.7.0', text: 'Too many failed authentication attempts for this user; try again later' },
+  authInvalid: { code: 535, enhanced: '5.7.8', text: 'Authentication credentials invalid' },
+  encryptionRequired: { code: 538, enhanced: '5.7.11', text: 'Encryption required: issue STARTTLS first' },
+  badSender: { code: 553, enhanced: '5.1.7', text: 'Bad sender address' },
+  badRecipient: { code: 553, enhanced: '5.1.3', text: 'Bad recipient address' },
+  // RFC 5321 4.5.3.1.8: a server may limit recipients per transaction; 452 asks for the rest later.
+  tooManyRecipients: { code: 452, enhanced: '4.5.3', text: 'Too many recipients' },
+  // RFC 1870 6.2 / RFC 3463 X.3.4: the message is larger than the limit advertised in EHLO SIZE.
+  messageTooLarge: { code: 552, enhanced: '5.3.4', text: 'Message exceeds the maximum size' },
+} as const satisfies Record<string, { code: number; enhanced: string; text: string }>;
+
+export type SmtpReplyName = keyof typeof SMTP_REPLIES;
+
+/** smtp-server sends err.message after the code; wire-server.ts keeps our enhanced code in front. */
 export function smtpError(code: number, enhanced: string, text: string): SmtpReplyError {
   const err = new Error(`${enhanced} ${text.replace(/[\r\n]+/g, ' ')}`) as SmtpReplyError;
   err.responseCode = code;
   return err;
+}
+
+/** One of SMTP_REPLIES, with an optional detail after its text ("Bad sender address: ..."). */
+export function smtpReply(name: SmtpReplyName, detail?: string): SmtpReplyError {
+  const r = SMTP_REPLIES[name];
+  return smtpError(r.code, r.enhanced, detail ? `${r.text}: ${detail}` : r.text);
+}
+
+/** The reply as one wire line (for the few places that write to a socket themselves). */
+export function replyLine(err: SmtpReplyError): string {
+  return `${err.responseCode} ${err.message}\r\n`;
 }
 
 export function toSmtpError(err: unknown): { reply: SmtpReplyError; internal: boolean } {

@@ -2,27 +2,28 @@
  * The SMTP submission listener (RFC 6409): STARTTLS on smtp.port and, optionally, implicit TLS
  * (RFC 8314) on smtp.implicitTlsPort. AUTH PLAIN/LOGIN is required before MAIL FROM; the
  * username names the channel (or "api" with a channel key), the password is an API key.
- * Policy (sender domain, recipients, suppressions) is the submission path's; this adapter only
- * speaks SMTP and maps errors to replies in replies.ts.
+ * This adapter only speaks SMTP: connection limits, timeouts and the shutdown drain are in
+ * sessions.ts, AUTH throttling in throttle.ts, submission policy in submission/ (envelope.ts
+ * per command, raw.ts for the message), and every error becomes a reply in replies.ts.
  */
-import net from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
+import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerSession } from 'smtp-server';
 import type { Config } from '../config/schema.js';
-import { normalizeEmail, recipientKey } from '../domain/address.js';
-import { AppError } from '../domain/errors.js';
+import { normalizeEmail } from '../domain/address.js';
 import type { Channel, Principal } from '../domain/types.js';
 import { findApiKeyByToken } from '../store/api-keys.js';
 import { getChannel } from '../store/channels.js';
 import type { Store } from '../store/env.js';
-import { isSuppressed } from '../store/suppressions.js';
-import { isDenied, sendingAccount } from '../submission/policy.js';
-import { senderKey } from '../submission/sender.js';
+import { checkEnvelopeRecipient, checkEnvelopeSender } from '../submission/envelope.js';
 import type { Submission } from '../submission/submission.js';
-import { ENHANCED_PREFIX, smtpError, toSmtpError } from './replies.js';
+import { readMessage } from './message-reader.js';
+import { smtpReply, toSmtpError, type SmtpReplyError } from './replies.js';
+import { Sessions } from './sessions.js';
 import { AuthThrottle } from './throttle.js';
 import { loadTls, type TlsMaterial } from './tls.js';
+import { clientAddress, WireServer } from './wire-server.js';
+import type { GateTicket } from './connection-gate.js';
 
 interface SessionUser {
   principal: Principal;
@@ -31,34 +32,26 @@ interface SessionUser {
 
 const MAX_RECIPIENTS = 50;
 
-/**
- * smtp-server derives the enhanced status code of an error reply from the basic code alone
- * (550 → 5.1.1), which would tell a client "no such mailbox" for a policy refusal. Our errors
- * carry their own RFC 3463 code in front of the text; this subclass sends those verbatim.
- */
-class PostriderSmtpServer extends SMTPServer {
-  override connect(socket: net.Socket, socketOptions: unknown): void {
-    const before = new Set((this as unknown as { connections: Set<unknown> }).connections);
-    (SMTPServer.prototype as unknown as { connect: (s: unknown, o: unknown) => void }).connect.call(this, socket, socketOptions);
-    for (const conn of (this as unknown as { connections: Set<{ send: (c: number, d: unknown, ctx?: unknown) => void }> }).connections) {
-      if (before.has(conn)) continue;
-      const send = conn.send.bind(conn);
-      conn.send = (code, data, ctx) => (typeof data === 'string' && ENHANCED_PREFIX.test(data) ? send(code, data, false) : send(code, data, ctx));
-    }
-  }
-}
+type Reply = (err?: Error | null, message?: string) => void;
 
 export class SmtpListener {
-  private servers: SMTPServer[] = [];
+  private servers: WireServer<GateTicket>[] = [];
   private tls: TlsMaterial | null = null;
   private readonly throttle: AuthThrottle;
+  private readonly sessions: Sessions;
   private readonly inFlight = new Set<Promise<unknown>>();
   private ports: number[] = [];
 
-  constructor(
-    private readonly deps: { config: Config; store: Store; submission: Submission; logger: Logger },
-  ) {
-    this.throttle = new AuthThrottle({ limit: deps.config.smtp.authFailureLimit });
+  constructor(private readonly deps: { config: Config; store: Store; submission: Submission; logger: Logger }) {
+    const smtp = deps.config.smtp;
+    this.throttle = new AuthThrottle({ userLimit: smtp.authFailureLimit, addressLimit: smtp.authFailuresPerAddress });
+    this.sessions = new Sessions({
+      maxConnections: smtp.maxConnections,
+      maxConnectionsPerAddress: smtp.maxConnectionsPerAddress,
+      authenticatedReserve: smtp.authenticatedReserve,
+      authTimeoutMs: smtp.authTimeoutMs,
+      idleTimeoutMs: smtp.idleTimeoutMs,
+    });
   }
 
   async start(): Promise<void> {
@@ -77,18 +70,25 @@ export class SmtpListener {
   async reloadTls(): Promise<void> {
     const { config } = this.deps;
     const tls = await loadTls({ dataDir: config.dataDir, certFile: config.smtp.tlsCert, keyFile: config.smtp.tlsKey, hostname: config.hostname });
-    for (const s of this.servers) (s as unknown as { updateSecureContext(o: { key: string; cert: string }): void }).updateSecureContext({ key: tls.key, cert: tls.cert });
+    for (const s of this.servers) s.updateSecureContext({ key: tls.key, cert: tls.cert });
     this.tls = tls;
     this.deps.logger.info({ tls: tls.source }, 'smtp certificate reloaded');
   }
 
-  /** Stops accepting, lets running DATA commits finish, then closes connections. */
+  /**
+   * Shutdown within shutdown.graceMs: stops accepting at once, answers new commands with
+   * 421 4.3.2, closes idle sessions, lets messages being received or committed get their reply,
+   * then ends every connection (sessions.ts). Safe to call twice.
+   */
   async stop(): Promise<void> {
     const servers = this.servers;
     this.servers = [];
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.server.close(() => resolve()))));
+    const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
+    await this.sessions.drain(this.deps.config.shutdown.graceMs);
     await Promise.allSettled([...this.inFlight]);
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    for (const s of servers) s.destroyRefused();
+    await Promise.all(closed);
+    if (servers.length > 0) this.deps.logger.info({ connections: this.sessions.counts.total }, 'smtp submission stopped');
   }
 
   get port(): number {
@@ -103,44 +103,60 @@ export class SmtpListener {
     return this.servers.length > 0 && this.servers.every((s) => s.server.listening);
   }
 
-  private create(secure: boolean): SMTPServer {
+  private create(secure: boolean): WireServer<GateTicket> {
     const { config } = this.deps;
-    const server = new PostriderSmtpServer({
-      secure,
-      key: this.tls!.key,
-      cert: this.tls!.cert,
-      name: config.hostname,
-      banner: 'postrider ESMTP submission',
-      authMethods: ['PLAIN', 'LOGIN'],
-      // Checked per connection in onAuth: plain-text AUTH is only allowed from loopback.
-      allowInsecureAuth: true,
-      size: config.smtp.maxMessageSize,
-      rejectOversized: true,
-      disableReverseLookup: true,
-      maxClients: 500,
-      socketTimeout: 120_000,
-      closeTimeout: 10_000,
-      logger: false,
-      onAuth: (auth, session, cb) => this.onAuth(auth, session, cb),
-      onMailFrom: (address, session, cb) => this.guard(cb, () => this.onMailFrom(address, session)),
-      onRcptTo: (address, session, cb) => this.guard(cb, () => this.onRcptTo(address, session)),
-      onData: (stream, session, cb) => this.onData(stream, session, cb),
-    });
+    const server = new WireServer<GateTicket>(
+      {
+        secure,
+        key: this.tls!.key,
+        cert: this.tls!.cert,
+        name: config.hostname,
+        banner: 'postrider ESMTP submission',
+        authMethods: ['PLAIN', 'LOGIN'],
+        // Checked per connection in onAuth: plain-text AUTH is only allowed from loopback.
+        allowInsecureAuth: true,
+        size: config.smtp.maxMessageSize,
+        // We answer oversized messages ourselves (onData), with our enhanced code.
+        rejectOversized: false,
+        disableReverseLookup: true,
+        // Admission is ours (sessions.ts); this only bounds TLS handshakes before a session exists.
+        maxClients: config.smtp.maxConnections,
+        // The idle timeout before AUTH (and of a TLS handshake); sessions.ts lengthens it after AUTH.
+        socketTimeout: config.smtp.authTimeoutMs,
+        // Backstop only: stop() ends every connection itself within shutdown.graceMs.
+        closeTimeout: config.shutdown.graceMs + 5000,
+        logger: false,
+        onAuth: (auth, session, cb) => this.onAuth(auth, session, cb),
+        onSecure: (_socket, session, cb) => {
+          this.sessions.secured(session.id);
+          cb();
+        },
+        onMailFrom: (address, session, cb) => this.guard(cb, () => this.onMailFrom(address, session)),
+        onRcptTo: (address, session, cb) => this.guard(cb, () => this.onRcptTo(address, session)),
+        onData: (stream, session, cb) => this.onData(stream, session, cb),
+        onClose: (session) => this.sessions.closed(session.id),
+      },
+      this.sessions,
+    );
     server.on('error', (err) => this.deps.logger.warn({ err }, 'smtp connection error'));
     return server;
   }
 
   private onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, cb: (err: Error | null | undefined, res?: { user: unknown }) => void): void {
-    const ip = session.remoteAddress;
-    if (!authAllowed(ip, session.secure)) return cb(smtpError(538, '5.7.11', 'Encryption required: issue STARTTLS first'));
-    if (this.throttle.blocked(ip)) return cb(smtpError(421, '4.7.0', 'Too many failed authentication attempts; try again later'));
-    const user = this.authenticate(auth.username ?? '', auth.password ?? '');
+    const ip = clientAddress(session.remoteAddress);
+    const username = auth.username ?? '';
+    if (!authAllowed(session.remoteAddress, session.secure)) return cb(smtpReply('encryptionRequired'));
+    const verdict = this.throttle.check(ip, username);
+    if (verdict === 'address-throttled') return cb(smtpReply('authThrottled'));
+    if (verdict === 'user-locked') return cb(smtpReply('authUserLocked'));
+    const user = this.authenticate(username, auth.password ?? '');
     if (!user) {
-      this.throttle.fail(ip);
-      this.deps.logger.warn({ ip, username: loggableUsername(auth.username) }, 'smtp auth failed');
-      return cb(smtpError(535, '5.7.8', 'Authentication credentials invalid'));
+      this.throttle.fail(ip, username);
+      this.deps.logger.warn({ ip, username: loggableUsername(username) }, 'smtp auth failed');
+      return cb(smtpReply('authInvalid'));
     }
-    this.throttle.succeed(ip);
+    this.throttle.succeed(ip, username);
+    this.sessions.authenticated(session.id);
     cb(null, { user });
   }
 
@@ -159,51 +175,39 @@ export class SmtpListener {
   private onMailFrom(address: SMTPServerAddress, session: SMTPServerSession): void {
     const user = session.user as unknown as SessionUser;
     const n = normalizeEmail(address.address);
-    if ('problem' in n) throw smtpError(553, '5.1.7', `Bad sender address: ${n.problem.message}`);
-    sendingAccount(this.deps.store, user.principal.accountId);
-    try {
-      senderKey(this.deps.submission.deps, { accountId: user.principal.accountId, channel: user.channel, from: n.email });
-    } catch (err) {
-      if (err instanceof AppError) throw smtpError(550, '5.7.1', `Sender not allowed: ${err.message}`);
-      throw err;
-    }
+    if ('problem' in n) throw smtpReply('badSender', n.problem.message);
+    checkEnvelopeSender(this.deps.submission.deps, { accountId: user.principal.accountId, channel: user.channel, from: n.email });
   }
 
   private onRcptTo(address: SMTPServerAddress, session: SMTPServerSession): void {
     const user = session.user as unknown as SessionUser;
-    // RFC 5321 4.5.3.1.8: a server may limit recipients per transaction; 452 asks for the rest later.
-    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw smtpError(452, '4.5.3', `Too many recipients (at most ${MAX_RECIPIENTS} per message)`);
+    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw smtpReply('tooManyRecipients', `at most ${MAX_RECIPIENTS} per message`);
     const n = normalizeEmail(address.address);
-    if ('problem' in n) throw smtpError(553, '5.1.3', `Bad recipient address: ${n.problem.message}`);
-    if (isDenied(this.deps.config.policy.denyRecipients, n.email)) throw smtpError(550, '5.7.1', 'Recipient not allowed by policy');
-    if (isSuppressed(this.deps.store, user.channel.id, 'transactional', recipientKey(n.email))) {
-      throw smtpError(550, '5.7.1', 'Recipient is on the suppression list of this channel');
-    }
+    if ('problem' in n) throw smtpReply('badRecipient', n.problem.message);
+    checkEnvelopeRecipient(this.deps.submission.deps, { channel: user.channel, to: n.email });
   }
 
-  private onData(stream: Readable, session: SMTPServerSession, cb: (err?: Error | null, message?: string) => void): void {
-    const chunks: Buffer[] = [];
-    stream.on('data', (c: Buffer) => chunks.push(c));
-    stream.on('error', (err) => cb(toSmtpError(err).reply));
-    stream.on('end', () => {
-      if ((stream as Readable & { sizeExceeded?: boolean }).sizeExceeded) {
-        return cb(smtpError(552, '5.3.4', `Message exceeds the maximum size of ${this.deps.config.smtp.maxMessageSize} bytes`));
-      }
-      const user = session.user as unknown as SessionUser;
-      const work = this.deps.submission
-        .raw({
+  private onData(stream: Readable, session: SMTPServerSession, cb: Reply): void {
+    const limit = this.deps.config.smtp.maxMessageSize;
+    const reply: Reply = (err, message) => {
+      cb(err, message);
+      this.sessions.afterTransaction(session.id);
+    };
+    const work = readMessage(stream, limit)
+      .then(async (m) => {
+        if ('oversized' in m) return reply(smtpReply('messageTooLarge', `the limit is ${limit} bytes`));
+        const user = session.user as unknown as SessionUser;
+        const res = await this.deps.submission.raw({
           principal: user.principal,
           channel: user.channel,
           recipients: session.envelope.rcptTo.map((r) => (normalizeEmail(r.address) as { email: string }).email),
-          raw: Buffer.concat(chunks),
-        })
-        .then(
-          (res) => cb(null, `2.0.0 Ok: queued as ${res.messageId}`),
-          (err) => this.fail(cb, err),
-        );
-      this.inFlight.add(work);
-      void work.finally(() => this.inFlight.delete(work));
-    });
+          raw: m.raw,
+        });
+        reply(null, `2.0.0 Ok: queued as ${res.messageId}`);
+      })
+      .catch((err: unknown) => this.fail(reply, err));
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
   }
 
   /** Runs a synchronous policy check and turns any error into a reply. */
@@ -217,7 +221,7 @@ export class SmtpListener {
   }
 
   private fail(cb: (err?: Error | null) => void, err: unknown): void {
-    if ((err as { responseCode?: number }).responseCode) return cb(err as Error);
+    if ((err as Partial<SmtpReplyError>).responseCode) return cb(err as Error);
     const { reply, internal } = toSmtpError(err);
     if (internal) this.deps.logger.error({ err }, 'smtp submission failed');
     cb(reply);
@@ -240,12 +244,12 @@ export function authAllowed(ip: string, secure: boolean): boolean {
   return secure || ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
 }
 
-function listen(server: SMTPServer, port: number, host: string): Promise<number> {
+function listen(server: WireServer<GateTicket>, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.server.once('error', reject);
     server.listen(port, host, () => {
       server.server.off('error', reject);
-      resolve((server.server.address() as net.AddressInfo).port);
+      resolve((server.server.address() as { port: number }).port);
     });
   });
 }

@@ -1,20 +1,24 @@
 /**
  * Messages submitted over SMTP (mailSource "smtp"): the same policy and durable enqueue as the
- * HTTP API, but the client brings the MIME message. We parse it (mailparser) for what activity
- * shows, lift the documented X-Tags / X-Metadata headers into tags and metadata, strip Bcc
- * (RFC 5322 3.6.3), add Message-ID/Date when missing (RFC 5322 3.6, RFC 6409 8.2/8.3), sign with
- * the domain's DKIM key (existing signatures are kept) and commit before the 250.
+ * HTTP API, but the client brings the MIME message. We check its originator fields strictly
+ * (header-senders.ts), re-encode lines over 998 octets (line-length.ts), parse it (mailparser)
+ * for what activity shows, lift the documented X-Tags / X-Metadata headers into tags and
+ * metadata, strip Bcc (RFC 5322 3.6.3), add Message-ID/Date when missing (RFC 5322 3.6, RFC 6409
+ * 8.2/8.3), sign with the domain's DKIM key (existing signatures are kept) and commit before
+ * the 250.
  */
 import { randomUUID } from 'node:crypto';
 import { simpleParser, type AddressObject } from 'mailparser';
-import { domainOf, normalizeEmail, recipientKey, type Address } from '../domain/address.js';
+import { domainOf, recipientKey, type Address } from '../domain/address.js';
 import libmime from 'libmime';
 import { AppError } from '../domain/errors.js';
 import { ensureField, fieldValue, joinMessage, malformedFields, removeFields, splitMessage } from '../domain/raw-headers.js';
 import type { Channel, Principal } from '../domain/types.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
-import { senderKey, simulatedBounces } from './sender.js';
+import { simulatedBounces } from './sender.js';
 import { enqueue } from './enqueue.js';
+import { checkHeaderSenders } from './header-senders.js';
+import { fitLineLength } from './line-length.js';
 import type { SubmissionDeps } from './submission.js';
 
 export interface RawSubmission {
@@ -32,13 +36,11 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
   const bad = malformedFields(msg);
   if (bad.length > 0) throw new AppError('validation_failed', `Malformed header line: ${bad[0]}`);
 
+  // What recipients see and what DMARC aligns on must be ours, every address of it.
+  const { from, dkim } = checkHeaderSenders(deps, { accountId: account.id, channel: sub.channel, msg });
+  msg = fitLineLength(msg);
+
   const parsed = await simpleParser(sub.raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
-  const from = firstAddress(parsed.from);
-  if (!from) throw new AppError('validation_failed', 'The message has no valid From header');
-  const fromNorm = normalizeEmail(from.email);
-  if ('problem' in fromNorm) throw new AppError('validation_failed', `From header: ${fromNorm.problem.message}`);
-  // The From header is what recipients see and what DMARC aligns on: it must be ours too.
-  const dkim = senderKey(deps, { accountId: account.id, channel: sub.channel, from: fromNorm.email });
 
   // Mail libraries RFC 2047-encode header values with quotes or braces (nodemailer turns
   // {"a":"1"} into =?UTF-8?Q?...?=); mailparser leaves unknown fields encoded, so decode here.
@@ -50,7 +52,7 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
   if (send.length === 0) throw new AppError('recipients_suppressed', 'Every recipient is suppressed on this channel');
 
   const messageId = randomUUID();
-  const messageIdHeader = fieldValue(msg, 'Message-ID') ?? `<${messageId}@${domainOf(fromNorm.email)}>`;
+  const messageIdHeader = fieldValue(msg, 'Message-ID') ?? `<${messageId}@${domainOf(from.email)}>`;
   msg = removeFields(msg, ['X-Tags', 'X-Metadata', 'Bcc']);
   msg = ensureField(msg, 'Message-ID', messageIdHeader);
   msg = ensureField(msg, 'Date', new Date().toUTCString());
@@ -79,7 +81,7 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
           createdAt: new Date().toISOString(),
           messageIdHeader,
           subject: parsed.subject ?? '',
-          from: { ...from, email: fromNorm.email },
+          from,
           to,
           cc,
           // Envelope recipients not named in To/Cc were blind copies (RFC 5322 3.6.3).
@@ -113,10 +115,6 @@ function decodedField(msg: ReturnType<typeof splitMessage>, name: string): strin
 function addresses(obj: AddressObject | AddressObject[] | undefined): Address[] {
   const list = Array.isArray(obj) ? obj : obj ? [obj] : [];
   return list.flatMap((o) => o.value).flatMap((a) => (a.address ? [a.name ? { email: a.address, name: a.name } : { email: a.address }] : []));
-}
-
-function firstAddress(obj: AddressObject | AddressObject[] | undefined): Address | undefined {
-  return addresses(obj)[0];
 }
 
 /** X-Tags: comma-separated, same rules as the API's tags (at most 5, [A-Za-z0-9_-]{1,100}). */

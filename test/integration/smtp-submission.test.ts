@@ -9,6 +9,7 @@ import { getBody, getMessage } from '../../src/store/messages.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { SmtpWire } from '../support/smtp-wire.js';
 
 const run = promisify(execFile);
 
@@ -90,7 +91,16 @@ describe('SMTP submission', () => {
     const err = await client
       .sendMail({ envelope: { from: `app@${s.domain}`, to: ['alice@example.net'] }, from: 'spoof@bank.example.com', to: 'alice@example.net', subject: 's', text: 't' })
       .catch((e) => e);
-    expect(err.responseCode).toBeGreaterThanOrEqual(500);
+    expect(err.response).toMatch(/^550 5\.7\.1 From spoof@bank\.example\.com: /);
+  });
+
+  it('refuses a routing address in MAIL FROM with 553 5.1.7 and in RCPT TO with 553 5.1.3', async () => {
+    const c = await SmtpWire.connect(t.daemon.smtp!.port);
+    expect((await c.login(s.channelId, t.apiKey))?.code).toBe(235);
+    expect((await c.cmd(`MAIL FROM:<app%relay.example@${s.domain}>`))?.text).toMatch(/^553 5\.1\.7 Bad sender address: /);
+    expect((await c.cmd(`MAIL FROM:<app@${s.domain}>`))?.code).toBe(250);
+    expect((await c.cmd('RCPT TO:<ann%elsewhere.example@example.net>'))?.text).toMatch(/^553 5\.1\.3 Bad recipient address: /);
+    await c.quit();
   });
 
   it('answers 452 4.5.3 to the 51st recipient', async () => {
@@ -130,13 +140,18 @@ describe('SMTP submission', () => {
     const id = /queued as ([0-9a-f-]{36})/.exec(stdout)![1];
     expect(getMessage(t.daemon.store, id)).toMatchObject({ subject: 'via swaks', mailSource: 'smtp' });
   });
-  // Last: after it the throttle refuses 127.0.0.1 for the rest of this daemon's life.
-  it('refuses wrong credentials with 535 5.7.8 and throttles an address after repeated failures', async () => {
+  // Last: after it the channel's user name is locked for 127.0.0.1 for the rest of this daemon's life.
+  it('refuses wrong credentials with 535 5.7.8 and locks a user name after repeated failures, not the other users of the address', async () => {
     await expect(transport({ user: s.channelId, pass: 'pr_wrong' }).sendMail(mail())).rejects.toMatchObject({ responseCode: 535 });
-    await expect(transport({ user: 'api', pass: t.apiKey }).sendMail(mail())).rejects.toMatchObject({ responseCode: 535 });
     await expect(transport({ user: s.channelId, pass: 'pr_wrong2' }).sendMail(mail())).rejects.toMatchObject({ responseCode: 535 });
-    // Third failure reached the limit: even the right password is refused now from this address.
-    await expect(transport({ user: s.channelId, pass: t.apiKey }).sendMail(mail())).rejects.toMatchObject({ responseCode: 421 });
+    await expect(transport({ user: s.channelId, pass: 'pr_wrong3' }).sendMail(mail())).rejects.toMatchObject({ responseCode: 535 });
+    // Third failure reached the limit: even the right password is refused now for this user name.
+    const locked = await transport({ user: s.channelId, pass: t.apiKey }).sendMail(mail()).catch((e) => e);
+    expect(locked).toMatchObject({ responseCode: 454 });
+    expect(locked.response).toMatch(/^454 4\.7\.0 /);
+    // Another user behind the same address authenticates as usual.
+    const { token } = await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: s.channelId });
+    expect((await transport({ user: 'api', pass: token }).sendMail(mail())).response).toMatch(/^250 /);
   });
 
 });

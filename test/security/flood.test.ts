@@ -2,8 +2,9 @@
  * Slow-loris and connection floods, bounded and on loopback: while hundreds of connections
  * from another loopback address hold the HTTP and SMTP listeners (idle, trickling headers a
  * byte at a time, trickling a request body or DATA), the daemon keeps answering other clients
- * promptly. The flood stays under the listeners' own connection limits: the point is that held
- * connections cost the others nothing, not how many a single address may open.
+ * promptly. The flood stays under the listeners' own connection limits (the SMTP cap per
+ * address is raised for it): the point is that held connections cost the others nothing, not how
+ * many a single address may open (test/security/smtp-exhaustion.test.ts covers that).
  */
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
@@ -53,7 +54,9 @@ function trickle(sock: net.Socket, intervalMs: number, byte = 'a'): void {
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  d = new ChildDaemon({ env: { POSTRIDER_SMTP_ENABLED: 'true', POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_API_RATE_LIMIT: '100000' } });
+  d = new ChildDaemon({
+    env: { POSTRIDER_SMTP_ENABLED: 'true', POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_API_RATE_LIMIT: '100000', POSTRIDER_SMTP_MAX_CONNECTIONS_PER_ADDRESS: '1000' },
+  });
   await d.start();
   s = await setupSender(d, dns, { deliveryType: 'sandbox' });
 }, 60_000);

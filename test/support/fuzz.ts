@@ -779,6 +779,7 @@ export async function startFuzzTarget(dnsAddress: string, env: Record<string, st
       POSTRIDER_DNS_SERVERS: dnsAddress,
       POSTRIDER_API_RATE_LIMIT: '1000000',
       POSTRIDER_SMTP_AUTH_FAILURE_LIMIT: '10000',
+      POSTRIDER_SMTP_AUTH_FAILURES_PER_ADDRESS: '1000000',
       POSTRIDER_WEBHOOKS_ALLOW_HTTP: 'true',
       POSTRIDER_WEBHOOKS_ALLOW_PRIVATE: 'true',
       POSTRIDER_WORKERS_THREADS: '1',

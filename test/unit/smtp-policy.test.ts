@@ -26,15 +26,32 @@ describe('SMTP policy', () => {
     expect(smtpError(550, '5.7.1', 'a\r\nb').message).toBe('5.7.1 a b');
   });
 
-  it('throttles an address after the failure limit within the window and forgets it later', () => {
+  it('locks a user name for the address that failed with it, for the 10-minute window', () => {
     let now = 0;
-    const th = new AuthThrottle({ limit: 2, windowMs: 1000, now: () => now });
-    th.fail('192.0.2.1');
-    expect(th.blocked('192.0.2.1')).toBe(false);
-    th.fail('192.0.2.1');
-    expect(th.blocked('192.0.2.1')).toBe(true);
-    expect(th.blocked('192.0.2.2')).toBe(false);
-    now = 1001;
-    expect(th.blocked('192.0.2.1')).toBe(false);
+    const th = new AuthThrottle({ userLimit: 2, addressLimit: 100, now: () => now });
+    th.fail('192.0.2.1', 'chan-a');
+    expect(th.check('192.0.2.1', 'chan-a')).toBe('ok');
+    th.fail('192.0.2.1', 'CHAN-A ');
+    expect(th.check('192.0.2.1', 'chan-a')).toBe('user-locked');
+    // The same user from another address, and another user from the same address, are not locked.
+    expect(th.check('192.0.2.2', 'chan-a')).toBe('ok');
+    expect(th.check('192.0.2.1', 'chan-b')).toBe('ok');
+    now = 10 * 60_000 + 1;
+    expect(th.check('192.0.2.1', 'chan-a')).toBe('ok');
+  });
+
+  it('rate-limits an address failing across user names for one minute only, and a success clears its user', () => {
+    let now = 0;
+    const th = new AuthThrottle({ userLimit: 100, addressLimit: 3, now: () => now });
+    for (const u of ['a', 'b', 'c']) th.fail('192.0.2.1', u);
+    expect(th.check('192.0.2.1', 'someone-else')).toBe('address-throttled');
+    expect(th.check('192.0.2.9', 'someone-else')).toBe('ok');
+    now = 60_001;
+    expect(th.check('192.0.2.1', 'someone-else')).toBe('ok');
+    const th2 = new AuthThrottle({ userLimit: 2, addressLimit: 100, now: () => now });
+    th2.fail('192.0.2.1', 'a');
+    th2.succeed('192.0.2.1', 'a');
+    th2.fail('192.0.2.1', 'a');
+    expect(th2.check('192.0.2.1', 'a')).toBe('ok');
   });
 });

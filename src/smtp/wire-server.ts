@@ -1,0 +1,149 @@
+/**
+ * smtp-server (pinned in package.json) with the few hooks the listener needs and the library
+ * does not offer. Everything that touches the library's connection internals is here:
+ *
+ *  - admission before a session exists: a refused connection gets one reply line in place of
+ *    the greeting (RFC 5321 3.1) and is closed, without costing a session;
+ *  - our replies keep their own RFC 3463 enhanced code (the library derives one from the basic
+ *    code alone, 550 → 5.1.1 "no such mailbox", which would misname a policy refusal);
+ *  - a hook before every command, so a draining listener can answer with 421 and close;
+ *  - the idle timeout asked per session (short before AUTH, longer after).
+ */
+import type net from 'node:net';
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import { SMTPConnection, type SMTPConnectionOptions } from 'smtp-server/lib/smtp-connection.js';
+import { ENHANCED_PREFIX, replyLine, type SmtpReplyError } from './replies.js';
+
+/** How long a refused connection may stay open for its reply to reach the client. */
+const REFUSAL_LINGER_MS = 2000;
+
+export interface WireHooks<T> {
+  /** A new connection from `address` (see clientAddress): admit it with a value, or refuse it. */
+  admit(address: string): { admitted: T } | { refused: SmtpReplyError };
+  /** The session of an admitted connection exists (before its greeting). */
+  started(session: WireSession, admitted: T): void;
+  /** Before each command: a 421 reply answers it instead and closes the session. */
+  refuseCommand(session: WireSession, verb: string): SmtpReplyError | null;
+  /** The idle timeout of the session as it is now. */
+  idleTimeoutMs(session: WireSession): number;
+}
+
+/** What the listener may do with one session, without knowing the library. */
+export class WireSession {
+  constructor(
+    private readonly conn: SMTPConnection,
+    readonly address: string,
+  ) {}
+
+  get id(): string {
+    return this.conn.id;
+  }
+
+  /** Receiving a message, deciding on one, or a command handler has not answered yet. */
+  get busy(): boolean {
+    return Boolean(this.conn._dataStream) || this.conn._handlerPending;
+  }
+
+  get closing(): boolean {
+    return this.conn._closing || this.conn._closed;
+  }
+
+  /** Sends a reply now; a 421 also closes the session (RFC 5321 3.8). */
+  reply(err: SmtpReplyError): void {
+    if (this.closing) return;
+    this.conn.send(err.responseCode, err.message);
+  }
+
+  /** Applies a new idle timeout to the running timer (it is re-armed with idleTimeoutMs later). */
+  setIdleTimeout(ms: number): void {
+    this.conn._socket.setTimeout(ms);
+  }
+
+  destroy(): void {
+    if (!this.conn._socket.destroyed) this.conn._socket.destroy();
+  }
+}
+
+export class WireServer<T> extends SMTPServer {
+  private readonly refusedSockets = new Set<net.Socket>();
+
+  constructor(
+    options: SMTPServerOptions,
+    private readonly hooks: WireHooks<T>,
+  ) {
+    super(options);
+  }
+
+  /** Replaces SMTPServer.connect (same four steps), with admission first and the hooks wired in. */
+  override connect(socket: net.Socket, socketOptions?: SMTPConnectionOptions | null): void {
+    const address = clientAddress(socket.remoteAddress);
+    const verdict = this.hooks.admit(address);
+    if ('refused' in verdict) return this.refuse(socket, verdict.refused);
+    const conn = new SMTPConnection(this, socket, socketOptions);
+    const session = new WireSession(conn, address);
+    this.wire(conn, session);
+    this.connections.add(conn);
+    conn.on('error', (err: Error) => this._onError(err));
+    conn.on('connect', (data) => this._onClientConnect(data));
+    this.hooks.started(session, verdict.admitted);
+    conn.init();
+  }
+
+  /** Ends the refused connections that are still waiting for their client to hang up. */
+  destroyRefused(): void {
+    for (const s of this.refusedSockets) s.destroy();
+    this.refusedSockets.clear();
+  }
+
+  private refuse(socket: net.Socket, reply: SmtpReplyError): void {
+    this.refusedSockets.add(socket);
+    socket.on('error', () => undefined);
+    const timer = setTimeout(() => socket.destroy(), REFUSAL_LINGER_MS);
+    timer.unref();
+    socket.once('close', () => {
+      clearTimeout(timer);
+      this.refusedSockets.delete(socket);
+    });
+    socket.end(replyLine(reply));
+    socket.resume(); // read (and drop) whatever comes, so the client's FIN is seen
+  }
+
+  private wire(conn: SMTPConnection, session: WireSession): void {
+    const send = conn.send.bind(conn);
+    conn.send = (code, data, ctx) => (typeof data === 'string' && ENHANCED_PREFIX.test(data) ? send(code, data, false) : send(code, data, ctx));
+
+    const onCommand = conn._onCommand.bind(conn);
+    conn._onCommand = (command, callback) => {
+      // Before the greeting and during a TLS handshake the library answers (or drops) itself.
+      if (conn._ready && !conn._upgrading) {
+        // A line in the middle of an AUTH exchange is a credential, not a command (RFC 4954 4).
+        const verb = conn._nextHandler ? 'AUTH' : command.toString('latin1').split(' ', 1)[0].toUpperCase();
+        const refusal = this.hooks.refuseCommand(session, verb);
+        // Like the library's own 421s: no callback, the parser stops with the session.
+        if (refusal) return send(refusal.responseCode, refusal.message, false);
+      }
+      return onCommand(command, callback);
+    };
+
+    conn._armTimeout = (socket = conn._socket) => {
+      socket.setTimeout(this.hooks.idleTimeoutMs(session), () => conn._onTimeout());
+    };
+  }
+}
+
+/**
+ * The address the per-address limits count: IPv4 as is (also when a dual-stack listener reports
+ * it as ::ffff:a.b.c.d), IPv6 by its /64, since one host is usually given a whole /64 (RFC 6177)
+ * and could otherwise open each connection from another address.
+ */
+export function clientAddress(raw: string | undefined): string {
+  const a = (raw ?? '').trim().toLowerCase().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+  if (!a.includes(':')) return a;
+  const [head, tail] = a.split('::');
+  const groups = (s: string | undefined) => (s ? s.split(':') : []);
+  const h = groups(head);
+  const t = tail === undefined ? [] : groups(tail);
+  const width = (list: string[]) => list.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
+  const full = [...h, ...Array<string>(Math.max(0, 8 - width(h) - width(t))).fill('0'), ...t];
+  return `${full.slice(0, 4).map((g) => (parseInt(g, 16) || 0).toString(16)).join(':')}::/64`;
+}

@@ -1,0 +1,22 @@
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { SMTP_REPLIES, smtpReply } from '../../src/smtp/replies.js';
+
+function smtpSection(): string {
+  const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const start = readme.indexOf('### SMTP submission');
+  return readme.slice(start, readme.indexOf('\n### ', start + 1));
+}
+
+describe('the SMTP reply table', () => {
+  it('documents every reply of the listener in README.md\'s SMTP section', () => {
+    const section = smtpSection();
+    const missing = Object.entries(SMTP_REPLIES).filter(([, r]) => !section.includes(`\`${r.code} ${r.enhanced}\``)).map(([name]) => name);
+    expect(missing).toEqual([]);
+  });
+
+  it('puts the enhanced code in front of the text, and a detail after it', () => {
+    expect(smtpReply('messageTooLarge', 'the limit is 10 bytes')).toMatchObject({ responseCode: 552, message: '5.3.4 Message exceeds the maximum size: the limit is 10 bytes' });
+    expect(smtpReply('shuttingDown').message).toBe('4.3.2 Service shutting down, try again later');
+  });
+});
