@@ -2,6 +2,11 @@
  * First start on an empty data folder: create an account and an account-level API key, so a
  * new operator can call the API at once. The key is printed once by main.ts and written to
  * data/initial-api-key with mode 0600 (readable by the service user only).
+ *
+ * "Empty" is decided on the store that Store.start accepted, and Store.start never accepts a
+ * new, empty store in a folder that has held one (store/marker.ts): a lost data.mdb stops the
+ * daemon instead of reaching this. A store that was created but never bootstrapped (a crash in
+ * between) is bootstrapped at the next start.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -126,7 +126,7 @@ export class Daemon {
     });
     const readiness = () => {
       const r: Record<string, boolean> = {
-        store: this.store.isOpen,
+        store: this.store.healthy(),
         workers: this.pool.stats().threads > 0,
         http: this.http.listening,
       };

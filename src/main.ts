@@ -5,6 +5,7 @@
  */
 import { ConfigError } from './config/load.js';
 import { UsageError, type CommandIo } from './cli/args.js';
+import { StoreProblem } from './store/problems.js';
 
 type Command = (argv: string[], io: CommandIo) => Promise<number>;
 
@@ -16,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   accounts: async () => (await import('./cli/accounts.js')).accountsCommand,
   config: async () => (await import('./cli/config.js')).configCommand,
   queue: async () => (await import('./cli/queue.js')).queueCommand,
+  store: async () => (await import('./cli/store.js')).storeCommand,
 };
 
 export const USAGE = `postrider: self-hosted mail transfer agent with an HTTP API and SMTP submission
@@ -28,6 +30,7 @@ Commands:
   accounts create|list|set-state  manage accounts
   config print|example          show the effective configuration, or an example file
   queue list|retry|drop         inspect and manage the delivery queue
+  store check|backup            check the store, or copy it while the daemon runs
 
 Every command takes --help and --config PATH.`;
 
@@ -53,6 +56,11 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
     if (err instanceof ConfigError) {
       io.err(err.message);
       return 78; // EX_CONFIG (sysexits.h): systemd shows it as a configuration error.
+    }
+    if (err instanceof StoreProblem) {
+      // One line the operator can act on (what, where, what to do), no stack trace.
+      io.err(`postrider: ${err.message}`);
+      return err.exitCode;
     }
     throw err;
   }

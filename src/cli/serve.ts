@@ -1,10 +1,15 @@
-/** postrider serve: runs the daemon until SIGTERM/SIGINT. The only place signals are handled. */
+/**
+ * postrider serve: runs the daemon until SIGTERM/SIGINT. The only place signals are handled.
+ * It holds the data folder's lock (store/folder-lock.ts) while it runs, and every way out goes
+ * through the ExitGuard (cli/exit-guard.ts): the store is closed before the process exits.
+ */
 import { loadConfig } from '../config/load.js';
 import { Daemon } from '../daemon.js';
 import { createLogger } from '../log/logger.js';
 import { SdNotifier } from '../ops/sd-notify.js';
-import { isLmdbCommitFailure } from '../store/env.js';
+import { FolderLock } from '../store/folder-lock.js';
 import { parse, type CommandIo } from './args.js';
+import { ExitGuard } from './exit-guard.js';
 
 const USAGE = `Usage:
   postrider serve [--config PATH]
@@ -21,18 +26,27 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
   }
   const config = loadConfig({ configPath: values.config, env: io.env });
   const logger = createLogger({ level: config.log.level });
-  // lmdb-js leaves one internal promise of a failed commit (a full disk) unhandled
-  // (kriszyp/lmdb-js#368), which would end the process. Every write of that commit has already
-  // failed for its caller (HTTP 507, SMTP 452), so that one is dropped; any other unhandled
-  // rejection still ends the process as Node's default would.
-  process.on('unhandledRejection', (reason) => {
-    if (!isLmdbCommitFailure(reason)) throw reason;
-    reason.commitError.catch(() => undefined);
-  });
+  // Before the store is opened: a second daemon on this folder stops here, naming the first.
+  const lock = await FolderLock.acquire(config.dataDir);
   const daemon = new Daemon(config, logger);
+  const exit = new ExitGuard({
+    logger,
+    close: async () => {
+      await daemon.store.stop();
+      if (daemon.store.writesInFlight > 0) return false;
+      lock.release();
+      return true;
+    },
+  });
+  exit.install();
   // Type=notify (systemd/postrider.service): systemd counts the unit started only at READY=1.
   const notifier = new SdNotifier({ env: io.env, onError: (err) => logger.warn({ err }, 'sd_notify failed') });
-  await daemon.start();
+  try {
+    await daemon.start();
+  } catch (err) {
+    await exit.settle(); // Daemon.start stopped what it had started; the lock goes too
+    throw err;
+  }
   await notifier.ready(`HTTP ${config.http.host}:${daemon.http.port}` + (daemon.smtp ? `, SMTP ${daemon.smtp.port}` : ''));
   if (daemon.initialCredentials) {
     const c = daemon.initialCredentials;
@@ -48,18 +62,7 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
       stopping = true;
       logger.info({ signal }, 'shutting down');
       void notifier.stopping();
-      const deadline = setTimeout(() => {
-        logger.error('shutdown deadline passed; exiting');
-        resolve(1);
-      }, config.shutdown.graceMs + 5_000);
-      deadline.unref();
-      daemon.stop().then(
-        () => resolve(0),
-        (err) => {
-          logger.error({ err }, 'shutdown failed');
-          resolve(1);
-        },
-      );
+      void exit.shutdown(() => daemon.stop(), config.shutdown.graceMs).then(resolve);
     };
     // SIGHUP: re-read the configuration's reloadable parts (log level, TLS certificate files).
     process.on('SIGHUP', () => {

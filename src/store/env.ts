@@ -12,7 +12,10 @@ import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { AppError } from '../domain/errors.js';
 import { settledWithin } from '../domain/settle.js';
+import { damaged } from './data-file.js';
 import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
+import { examineDataFolder, markerDate, writeMarker } from './marker.js';
+import { RESTORE_HINT, StoreProblem } from './problems.js';
 
 export interface StoreOptions {
   dataDir: string;
@@ -26,6 +29,10 @@ export type Dbs = Record<DbName, Database<any, any>>;
 export class Store {
   private rootDb: RootDatabase<any, any> | null = null;
   private dbsOpen: Dbs | null = null;
+  /** False from stop() on: new writes are refused while the ones in flight finish. */
+  private accepting = false;
+  private stopping: Promise<void> | null = null;
+  private readonly pending = new Set<Promise<unknown>>();
 
   constructor(private readonly opts: StoreOptions) {}
 
@@ -33,36 +40,115 @@ export class Store {
     return path.join(this.opts.dataDir, 'db');
   }
 
+  /**
+   * Opens the store after checking the data folder (store/marker.ts) and the data file
+   * (store/data-file.ts), then reads every database's root once: a missing, emptied, truncated
+   * or damaged store is refused with a StoreProblem instead of starting afresh or crashing.
+   */
   async start(): Promise<void> {
+    const folder = examineDataFolder(this.opts.dataDir, this.path);
+    if (!folder.file && this.opts.readOnly) throw new StoreProblem('store_missing', `there is no store in ${this.path} yet (postrider serve creates it)`);
     fs.mkdirSync(this.path, { recursive: true, mode: 0o700 });
-    const root = open({ path: this.path, maxDbs: 64, readOnly: this.opts.readOnly ?? false });
+    let root: RootDatabase<any, any>;
+    try {
+      root = open({ path: this.path, maxDbs: 64, readOnly: this.opts.readOnly ?? false });
+    } catch (err) {
+      throw asDamaged(this.file, err);
+    }
     const dbs = {} as Dbs;
-    for (const name of DB_NAMES) dbs[name] = root.openDB(name, {});
+    try {
+      // Read-only, a database that an older postrider did not create yet is absent (undefined).
+      for (const name of DB_NAMES) dbs[name] = root.openDB(name, {});
+      checkEnvInfo(root, this.file);
+      readEdges(dbs);
+    } catch (err) {
+      await settledWithin(root.close(), STOP_WAIT_MS);
+      throw asDamaged(this.file, err);
+    }
     this.rootDb = root;
     this.dbsOpen = dbs;
+    this.accepting = true;
     const version = dbs.meta.get('schemaVersion') as number | undefined;
     if (version !== undefined && version > SCHEMA_VERSION) {
       await this.stop();
       throw new Error(`data folder was written by a newer postrider (schema ${version} > ${SCHEMA_VERSION})`);
     }
-    if (version === undefined && !this.opts.readOnly) await this.write(() => dbs.meta.put('schemaVersion', SCHEMA_VERSION));
+    if (version === undefined && folder.marked) {
+      // A new, empty LMDB file where the folder's store used to be (deleted, then recreated).
+      await this.stop();
+      throw new StoreProblem('store_missing', `${this.file} holds a new, empty store, but the data folder has held one since ${markerDate(this.opts.dataDir)}. Stop here and ${RESTORE_HINT}.`);
+    }
+    if (this.opts.readOnly) return;
+    if (version === undefined) await this.write(() => dbs.meta.put('schemaVersion', SCHEMA_VERSION));
+    // After the first commit: from now on a missing data.mdb is a loss, not a first start.
+    if (!folder.marked) writeMarker(this.opts.dataDir);
   }
 
-  async stop(): Promise<void> {
+  /**
+   * New writes are refused at once; writes in flight finish first (lmdb-js runs their callbacks
+   * on this thread, and a process that exits while lmdb-js's write thread waits for them never
+   * ends: see cli/exit-guard.ts), then the environment is closed.
+   */
+  stop(): Promise<void> {
+    this.accepting = false;
+    this.stopping ??= this.close();
+    return this.stopping;
+  }
+
+  private async close(): Promise<void> {
     const root = this.rootDb;
+    if (root) {
+      await settledWithin(Promise.allSettled(this.pending), STOP_WAIT_MS);
+      // After a failed commit (full disk) lmdb-js resolves close() only after the next
+      // successful commit, which may never come. Every acknowledged write was flushed by
+      // write() already, so the wait is bounded rather than hanging the shutdown.
+      await settledWithin(root.close(), STOP_WAIT_MS);
+    }
     this.rootDb = null;
     this.dbsOpen = null;
-    if (root) {
-      // After a failed commit (full disk) lmdb-js resolves `flushed` and `close()` only after
-      // the next successful commit, which may never come. Every acknowledged write was flushed
-      // by write() already, so the wait is bounded rather than hanging the shutdown.
-      await settledWithin(root.flushed, STOP_WAIT_MS);
-      await settledWithin(root.close(), STOP_WAIT_MS);
+    this.stopping = null;
+  }
+
+  /** Writes started and not yet committed and flushed (or failed): 0 once stop() has drained them. */
+  get writesInFlight(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * A cheap real read (the first and last entry of every database, so each root page) for
+   * readiness: false when the store is closed or a read fails, as it does on a damaged file.
+   */
+  healthy(): boolean {
+    if (!this.dbsOpen || !this.accepting) return false;
+    try {
+      readEdges(this.dbsOpen);
+      return true;
+    } catch {
+      return false;
     }
   }
 
+  /**
+   * A consistent copy of the store as it is now, taken in one read transaction
+   * (mdb_env_copy2), safe while the daemon writes. Writes `dir`/data.mdb; `dir` may exist but
+   * must not hold a data.mdb. Compacting leaves free pages out (slower, smaller).
+   */
+  async backup(dir: string, compact = false): Promise<string> {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    await this.root().backup(dir, compact);
+    const copy = path.join(dir, 'data.mdb');
+    // LMDB creates it 0666 less the umask; it holds DKIM keys and secrets, like the original.
+    fs.chmodSync(copy, 0o600);
+    return copy;
+  }
+
   get isOpen(): boolean {
-    return this.rootDb !== null;
+    return this.rootDb !== null && this.accepting;
+  }
+
+  /** The LMDB data file. */
+  get file(): string {
+    return path.join(this.path, 'data.mdb');
   }
 
   get db(): Dbs {
@@ -77,6 +163,14 @@ export class Store {
    */
   async write<T>(fn: () => T): Promise<T> {
     const root = this.root();
+    const done = this.commit(root, fn);
+    const forget = () => this.pending.delete(done);
+    this.pending.add(done);
+    done.then(forget, forget);
+    return done;
+  }
+
+  private async commit<T>(root: RootDatabase<any, any>, fn: () => T): Promise<T> {
     const committed = root.childTransaction(fn as () => any) as Promise<T>;
     // `flushed` follows whichever batch is being filled when it is asked for: asked now, it is
     // the batch of this write. Asked after the commit, it could be a later batch, and a later
@@ -95,19 +189,47 @@ export class Store {
   /** Bytes used by the environment's data file (for metrics and the disk-full checks). */
   sizeBytes(): number {
     try {
-      return fs.statSync(path.join(this.path, 'data.mdb')).size;
+      return fs.statSync(this.file).size;
     } catch {
       return 0;
     }
   }
 
   private root(): RootDatabase<any, any> {
-    if (!this.rootDb) throw new Error('store is not open');
+    if (!this.rootDb || !this.accepting) throw new Error('store is not open');
     return this.rootDb;
   }
 }
 
 const STOP_WAIT_MS = 3_000;
+
+/**
+ * Reads the first and the last key of every database: each read walks from the database's root
+ * to a leaf, so a damaged root or edge page shows up as an LMDB error (MDB_CORRUPTED,
+ * MDB_PAGE_NOTFOUND...) here rather than in a request.
+ */
+function readEdges(dbs: Dbs): void {
+  for (const db of Object.values(dbs)) {
+    if (!db) continue;
+    for (const _ of db.getKeys({ limit: 1 })) break;
+    for (const _ of db.getKeys({ limit: 1, reverse: true })) break;
+  }
+}
+
+/** LMDB's own view of the environment (mdb_env_info) must fit in the file it maps. */
+function checkEnvInfo(root: RootDatabase<any, any>, file: string): void {
+  const info = root.getStats() as { lastPageNumber: number; pageSize: number };
+  const needed = (info.lastPageNumber + 1) * info.pageSize;
+  const size = fs.statSync(file).size;
+  if (size < needed) throw damaged(file, `LMDB needs ${needed} bytes, the file has ${size} (truncated)`);
+}
+
+/** LMDB's own error codes (MDB_CORRUPTED, MDB_INVALID...) are negative; errno values are not. */
+function asDamaged(file: string, err: unknown): unknown {
+  if (err instanceof StoreProblem) return err;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'number' && code < 0 ? damaged(file, (err as Error).message) : err;
+}
 
 /**
  * lmdb-js rejects every write of a failed commit with a generic "Commit failed" error whose

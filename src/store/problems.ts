@@ -1,0 +1,27 @@
+/**
+ * What the operator must act on before the store can be used: a store that went missing, a
+ * damaged data file, a data folder held by another daemon. Each carries one line that says
+ * what is wrong, where, and what to do; main.ts prints it (no stack trace) and exits with the
+ * code. Kept apart from env.ts so the CLI can recognise these without loading lmdb.
+ */
+export type StoreProblemCode = 'store_missing' | 'store_damaged' | 'data_folder_locked';
+
+/** sysexits.h: EX_DATAERR for a store that needs restoring (systemd does not restart on it,
+ *  see systemd/postrider.service), EX_TEMPFAIL while another daemon holds the folder. */
+const EXIT_CODES: Record<StoreProblemCode, number> = { store_missing: 65, store_damaged: 65, data_folder_locked: 75 };
+
+export class StoreProblem extends Error {
+  readonly exitCode: number;
+
+  constructor(
+    readonly code: StoreProblemCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'StoreProblem';
+    this.exitCode = EXIT_CODES[code];
+  }
+}
+
+/** The README section every store message points to. */
+export const RESTORE_HINT = 'restore db/ from a backup (README, "Backup and restore")';
