@@ -1,8 +1,9 @@
 /**
  * Operations endpoints: GET /health (liveness), GET /ready (readiness), GET /metrics
  * (Prometheus). /health and /ready are public; /health never touches the store, /ready does one
- * cheap read of it (Store.healthy), so a store that fails reads is not reported ready. /metrics needs `metrics.token` as a Bearer token, or, when no token is configured,
- * a client on loopback that did not come through a proxy.
+ * cheap read of it (Store.healthy), so a store that fails reads is not reported ready.
+ * /metrics needs `metrics.token` as a Bearer token, or, when no token is configured, a client on
+ * loopback that did not come through a proxy.
  *
  * opsRoutes also counts every HTTP request of the server (a root onResponse hook: Fastify
  * gives root hooks to every route of the root context, whenever they are added before ready).
