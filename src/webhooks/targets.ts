@@ -9,8 +9,8 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
-import { AddressPolicy } from '../delivery/address-policy.js';
 import type { DnsAnswer } from '../dns/resolver.js';
+import { isGloballyReachable, specialRange } from '../domain/special-addresses.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -43,11 +43,7 @@ export interface WebhookTargetOptions {
 export const MAX_URL_LENGTH = 2048;
 
 export class WebhookTargets {
-  private readonly policy: AddressPolicy;
-
-  constructor(private readonly opts: WebhookTargetOptions) {
-    this.policy = new AddressPolicy({ allowPrivate: opts.allowPrivate });
-  }
+  constructor(private readonly opts: WebhookTargetOptions) {}
 
   /** Scheme, credentials, host: what can be told from the text alone. */
   checkSyntax(raw: string): UrlProblem | null {
@@ -80,9 +76,9 @@ export class WebhookTargets {
     const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
     const found = await this.lookup(host);
     if (!found.ok) return found;
-    const allowed = found.addresses.filter((a) => this.policy.allows(a.address));
+    const allowed = found.addresses.filter((a) => this.opts.allowPrivate || isGloballyReachable(a.address));
     if (allowed.length === 0) {
-      const shown = found.addresses.map((a) => a.address).join(', ');
+      const shown = found.addresses.map((a) => `${a.address} (${specialRange(a.address)?.purpose ?? 'refused'})`).join(', ');
       return { ok: false, kind: 'refused', error: `${host} resolves to ${shown}: loopback, private or reserved addresses are not allowed (webhooks.allowPrivate)` };
     }
     return { ok: true, addresses: allowed };
@@ -91,8 +87,9 @@ export class WebhookTargets {
   private async lookup(host: string): Promise<Resolution> {
     const family = net.isIP(host);
     if (family !== 0) return { ok: true, addresses: [{ address: host, family: family as 4 | 6 }] };
-    // RFC 6761 6.3: localhost names are loopback, whatever a resolver says.
-    if (host === 'localhost' || host.endsWith('.localhost')) {
+    // RFC 6761 6.3: localhost and every name under it are loopback, whatever a resolver says;
+    // "localhost." is the same name written fully qualified (RFC 1034 3.1).
+    if (isLocalhostName(host)) {
       return { ok: true, addresses: [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }] };
     }
     return this.opts.resolver ? this.viaResolver(host) : viaSystem(host);
@@ -108,6 +105,11 @@ export class WebhookTargets {
     if (a.status === 'error' || aaaa.status === 'error') return { ok: false, kind: 'error', error: `DNS lookup of ${host} failed` };
     return { ok: false, kind: 'nxdomain', error: `${host} has no A or AAAA record` };
   }
+}
+
+function isLocalhostName(host: string): boolean {
+  const name = host.replace(/\.+$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
 }
 
 async function viaSystem(host: string): Promise<Resolution> {

@@ -411,7 +411,7 @@ describe('webhook target policy (defaults: https only, no private addresses)', (
     expect(fieldCodes(await createOn('https://user:pw@hooks.example.com/x'), '/url')).toEqual(['invalid_format']);
   });
 
-  it('refuses loopback, private, link-local and metadata addresses, literal or resolved', async () => {
+  it('refuses loopback, private, link-local, metadata and translated addresses, literal or resolved', async () => {
     dns.set('internal.hooks.test', 'A', ['10.1.2.3']);
     for (const url of [
       'https://127.0.0.1/x',
@@ -424,7 +424,17 @@ describe('webhook target policy (defaults: https only, no private addresses)', (
       'https://0.0.0.0/x',
       'https://localhost/x',
       'https://api.localhost/x',
+      'https://localhost./x',
+      'https://api.localhost./x',
       'https://internal.hooks.test/x',
+      // IPv6 forms that lead to IPv4 or local networks (IANA special-purpose registries).
+      'https://[::7f00:1]/x',
+      'https://[64:ff9b::a9fe:a9fe]/latest/meta-data',
+      'https://[64:ff9b:1::a00:1]/x',
+      'https://[2002:7f00:1::1]/x',
+      'https://[fec0::1]/x',
+      'https://[2001::1]/x',
+      'https://[2001:db8::1]/x',
     ]) {
       expect(fieldCodes(await createOn(url), '/url'), url).toEqual(['forbidden_address']);
     }
