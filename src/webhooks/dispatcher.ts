@@ -11,8 +11,6 @@
  * the others keep flowing. stop() waits for requests in flight up to shutdown.graceMs, then
  * aborts them; an aborted entry stays in the outbox and is sent again after the restart.
  */
-import http from 'node:http';
-import https from 'node:https';
 import type { Config } from '../config/schema.js';
 import { retryDelayMs } from '../domain/webhook.js';
 import type { Logger } from '../log/logger.js';
@@ -21,6 +19,7 @@ import { WorkLoop } from '../queue/work-loop.js';
 import type { Store } from '../store/env.js';
 import { claimDueInTxn, onOutboxWrite, outboxKeyOf, recordAttempt, type Claim } from '../store/webhook-outbox.js';
 import { postWebhook, type PostFn, type PostResult } from './http-post.js';
+import { pinnedAgents, type PinnedAgents } from './pinned-agent.js';
 import { signatureHeader } from './signature.js';
 import type { WebhookTargets } from './targets.js';
 import { settledWithin } from '../domain/settle.js';
@@ -63,7 +62,7 @@ export class WebhookDispatcher {
   private readonly idleCheckMs: number;
   private readonly inFlight = new Map<string, InFlight>();
   private readonly perWebhook = new Map<string, number>();
-  private agents: { http: http.Agent; https: https.Agent } | undefined;
+  private agents: PinnedAgents | undefined;
   private unsubscribe: (() => void) | undefined;
   private running = false;
   private stopping = false;
@@ -95,7 +94,7 @@ export class WebhookDispatcher {
     if (this.running) return;
     this.running = true;
     this.stopping = false;
-    this.agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+    this.agents = pinnedAgents({ keepAlive: true });
     this.unsubscribe = onOutboxWrite(this.store, () => this.notify());
     this.loop.start();
   }

@@ -1,12 +1,13 @@
 /**
  * One webhook request: POST the body to the URL, connecting only to the addresses given (checked
- * by WebhookTargets), within a deadline that covers connecting, sending and reading the
- * response, of which at most maxResponseBytes are read. Never throws: the result says what
- * happened. Redirects are not followed (a 3xx is a failure like any other non-2xx).
+ * by WebhookTargets, tried in order by the pinned agents), within a deadline that covers
+ * connecting, sending and reading the response, of which at most maxResponseBytes are read.
+ * Never throws, and no network error can escape it: the result says what happened. Redirects
+ * are not followed (a 3xx is a failure like any other non-2xx).
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { pinnedAgents, type PinnedAgents, type PinnedRequestOptions } from './pinned-agent.js';
 import type { ResolvedAddress } from './targets.js';
 
 export interface PostRequest {
@@ -16,7 +17,8 @@ export interface PostRequest {
   body: string;
   timeoutMs: number;
   maxResponseBytes: number;
-  agents?: { http: http.Agent; https: https.Agent };
+  /** Keep-alive agents to share between requests; default: agents for this request alone. */
+  agents?: PinnedAgents;
   signal?: AbortSignal;
 }
 
@@ -30,14 +32,6 @@ export interface PostResult {
 export type PostFn = (req: PostRequest) => Promise<PostResult>;
 
 const ERROR_TEXT_MAX = 300;
-
-/** Hands the connection exactly the checked addresses, whatever DNS says now. */
-function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
-  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })));
-    else callback(null, addresses[0].address, addresses[0].family);
-  }) as unknown as LookupFunction;
-}
 
 function printable(s: string): string {
   return s.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, ERROR_TEXT_MAX);
@@ -53,10 +47,17 @@ export const postWebhook: PostFn = (r) =>
       r.signal?.removeEventListener('abort', onAbort);
       resolve(result);
     };
+    if (r.signal?.aborted) return resolve({ statusCode: null, error: 'aborted (shutdown)' });
     const isHttps = r.url.startsWith('https:');
     const headers = { ...r.headers, 'content-length': String(Buffer.byteLength(r.body)) };
-    const options: https.RequestOptions = { method: 'POST', headers, lookup: pinnedLookup(r.addresses) };
-    if (r.agents) options.agent = isHttps ? r.agents.https : r.agents.http;
+    const agents = r.agents ?? pinnedAgents();
+    // The agent connects to exactly the checked addresses, whatever DNS says now.
+    const options: PinnedRequestOptions = {
+      method: 'POST',
+      headers,
+      agent: isHttps ? agents.https : agents.http,
+      pinned: { addresses: r.addresses, timeoutMs: r.timeoutMs, signal: r.signal },
+    };
     let req: http.ClientRequest;
     try {
       req = (isHttps ? https : http).request(r.url, options);

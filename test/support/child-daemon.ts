@@ -4,6 +4,8 @@
  * once, so a restarted daemon answers where the first one did; the data folder is kept across
  * restarts. Logs (pino JSON on stdout) and stderr are kept for inspection.
  *
+ * `netns` runs it inside a network namespace of the test's (test/support/netns.ts).
+ *
  * `fsizeLimitBytes` starts the daemon under `prlimit --fsize=<soft>:unlimited`: a file may not
  * grow past the soft limit (write() fails with EFBIG or writes short, as on a full disk), and
  * `setFsizeLimit(null)` lifts it on the running process (raising a soft limit up to the hard one
@@ -27,6 +29,11 @@ export interface ChildDaemonOptions {
   fsizeLimitBytes?: number;
   /** Wait this long for /ready on each start. */
   readyTimeoutMs?: number;
+  /**
+   * Runs the daemon inside this network namespace (test/support/netns.ts). Its HTTP port must be
+   * bridged into the namespace: set `httpPort` before start() and bridge that port.
+   */
+  netns?: { wrap(cmd: string, args: string[]): [string, string[]] };
 }
 
 export class ChildDaemon {
@@ -91,10 +98,10 @@ export class ChildDaemon {
     };
     const args = [BIN, 'serve'];
     const limit = this.fsizeLimitBytes;
-    const child =
-      limit === undefined
-        ? spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
-        : spawn('prlimit', [`--fsize=${limit}:unlimited`, process.execPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let [cmd, argv]: [string, string[]] = limit === undefined ? [process.execPath, args] : ['prlimit', [`--fsize=${limit}:unlimited`, process.execPath, ...args]];
+    // `ip netns exec` and prlimit exec the next program: the child's pid stays the daemon's.
+    if (this.opts.netns) [cmd, argv] = this.opts.netns.wrap(cmd, argv);
+    const child = spawn(cmd, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.exitInfo = null;
     child.stdout!.on('data', (d) => (this.stdout += d));
@@ -146,6 +153,29 @@ export class ChildDaemon {
   /** Lifts (null) or sets the soft file size limit of the running process. */
   async setFsizeLimit(bytes: number | null): Promise<void> {
     await run('prlimit', ['--pid', String(this.pid), `--fsize=${bytes ?? 'unlimited'}:unlimited`]);
+  }
+
+  /** The daemon's pino log so far (POSTRIDER_LOG_LEVEL decides how much), one record per line. */
+  logRecords(): Array<Record<string, unknown> & { msg: string }> {
+    return this.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown> & { msg: string });
+  }
+
+  /**
+   * Polls until `ok` returns a truthy value and resolves with it; fails at once, with the
+   * daemon's stderr, when the process exits first (a crash is what such tests look for).
+   */
+  async whileAlive<T>(what: string, ok: () => T | null | undefined | false | Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (!this.alive) throw new Error(`postrider serve exited (${JSON.stringify(this.exitInfo)}) while waiting for ${what}\nstderr: ${this.stderr.slice(-4000)}`);
+      const v = await ok();
+      if (v) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
 
   /** Stops the process (SIGKILL if needed) and removes a data folder this object made. */

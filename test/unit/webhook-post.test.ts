@@ -1,8 +1,12 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postWebhook } from '../../src/webhooks/http-post.js';
+import { pinnedAgents } from '../../src/webhooks/pinned-agent.js';
 import { WebhookTargets } from '../../src/webhooks/targets.js';
+import { startResetPeer } from '../support/reset-peer.js';
+import { testCert } from '../support/tls-cert.js';
 
 let server: http.Server;
 let port: number;
@@ -86,6 +90,84 @@ describe('postWebhook', () => {
     const r = await postWebhook({ url: `http://127.0.0.1:${p}/`, addresses, headers: {}, body: '{}', timeoutMs: 2000, maxResponseBytes: 4096 });
     expect(r.statusCode).toBeNull();
     expect(r.error).toMatch(/ECONNREFUSED/);
+  });
+});
+
+describe('postWebhook connections', () => {
+  /** Nothing listens on these loopback addresses: connecting is refused at once. */
+  const refused = [{ address: '127.0.50.1', family: 4 as const }, { address: '127.0.50.2', family: 4 as const }];
+  const to = (url: string, addrs: { address: string; family: 4 | 6 }[], extra: Partial<Parameters<typeof postWebhook>[0]> = {}) =>
+    postWebhook({ url, addresses: addrs, headers: {}, body: '{}', timeoutMs: 2000, maxResponseBytes: 4096, ...extra });
+
+  it('tries the addresses in order and posts to the first that accepts', async () => {
+    expect(await to(`http://hooks.example.test:${port}/ok`, [...refused, ...addresses])).toEqual({ statusCode: 200, error: null });
+  });
+
+  it('names every address that failed, with its own error', async () => {
+    const r = await to(`http://hooks.example.test:${port}/ok`, refused);
+    expect(r).toEqual({ statusCode: null, error: `request failed: connect failed: 127.0.50.1:${port} ECONNREFUSED; 127.0.50.2:${port} ECONNREFUSED` });
+  });
+
+  it('reports a peer that resets the connection on the request as a failure', async () => {
+    const peer = await startResetPeer({ host: '127.0.0.1', resetOnFirstByte: true });
+    try {
+      const r = await to(`http://hooks.example.test:${peer.port}/`, addresses);
+      expect(r.statusCode).toBeNull();
+      expect(r.error).toMatch(/^request failed: .*ECONNRESET$/);
+      expect(peer.resets).toBe(1);
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it('speaks TLS over the pinned connection, with SNI and the certificate checked for the URL host', async () => {
+    const seen: string[] = [];
+    const secure = https.createServer(testCert(), (req, res) => {
+      seen.push((req.socket as import('node:tls').TLSSocket).servername as string);
+      req.resume();
+      req.on('end', () => res.writeHead(204).end());
+    });
+    await new Promise<void>((r) => secure.listen(0, '127.0.0.1', r));
+    const p = (secure.address() as AddressInfo).port;
+    const agents = pinnedAgents({ ca: testCert().cert });
+    try {
+      expect(await to(`https://hooks.example.test:${p}/`, addresses, { agents })).toEqual({ statusCode: 204, error: null });
+      expect(seen).toEqual(['hooks.example.test']);
+      // Same address, another name: the certificate (*.example.test) does not cover it.
+      const wrong = await to(`https://hooks.other.test:${p}/`, addresses, { agents });
+      expect(wrong.error).toMatch(/^request failed: Hostname\/IP does not match certificate's altnames/);
+      // Without the test CA the self-signed certificate is refused.
+      expect((await to(`https://hooks.example.test:${p}/`, addresses)).error).toMatch(/self-signed certificate/);
+    } finally {
+      agents.https.destroy();
+      secure.closeAllConnections();
+      await new Promise((r) => secure.close(r));
+    }
+  });
+
+  it('reuses a kept-alive connection of a shared agent for the next request', async () => {
+    const agents = pinnedAgents({ keepAlive: true });
+    let connections = 0;
+    const counting = (): void => void connections++;
+    server.on('connection', counting);
+    try {
+      for (let i = 0; i < 3; i++) expect(await to(`http://hooks.example.test:${port}/ok`, addresses, { agents })).toEqual({ statusCode: 200, error: null });
+      expect(connections).toBe(1);
+    } finally {
+      server.off('connection', counting);
+      agents.http.destroy();
+    }
+  });
+
+  it('does not connect once aborted, and gives up a request in flight when aborted (shutdown)', async () => {
+    const before = new AbortController();
+    before.abort();
+    expect(await to(`http://hooks.example.test:${port}/ok`, refused, { signal: before.signal })).toEqual({ statusCode: null, error: 'aborted (shutdown)' });
+    const during = new AbortController();
+    const pending = to(`http://hooks.example.test:${port}/slow`, addresses, { signal: during.signal });
+    await new Promise((r) => server.once('request', r));
+    during.abort();
+    expect(await pending).toEqual({ statusCode: null, error: 'aborted (shutdown)' });
   });
 });
 
