@@ -186,25 +186,29 @@ export class DeliveryService {
   /** One round: start what may start, then say when to look again at the latest. */
   private async round(): Promise<number> {
     if (!this.running || this.stopping) return this.clock.now() + this.idleCheckMs;
-    await this.fill();
+    const scannedAt = await this.fill();
     const now = this.clock.now();
     let at = now + this.idleCheckMs;
-    const next = this.queue.nextDueAfter(now);
+    // Due after the last scan's time, not after now: a job that fell due while the lease was
+    // being written (or when the timer fired a millisecond early) was not seen by the scan, and
+    // looking only past now would leave it for the idle check, 60 s later. Such a time is not
+    // in the future any more, so the next round runs at once.
+    const next = this.queue.nextDueAfter(scannedAt);
     if (next !== undefined) at = Math.min(at, next);
     if (this.rateBlocked) at = Math.min(at, now + this.limiter.msUntilAvailable());
     return at;
   }
 
-  /** Starts as many attempts as the rate, the slots and the due jobs allow. */
-  private async fill(): Promise<void> {
+  /** Starts as many attempts as the rate, the slots and the due jobs allow; returns the time of its last look at the due jobs. */
+  private async fill(): Promise<number> {
     for (;;) {
-      if (this.stopping) return;
       const now = this.clock.now();
+      if (this.stopping) return now;
       await this.recoverIfDue(now);
       const tokens = this.limiter.available();
       const max = Math.min(this.batchSize, this.maxInFlight - this.inFlight.size, tokens);
       this.rateBlocked = tokens <= 0;
-      if (max <= 0) return; // a finishing attempt or the rate timer wakes us
+      if (max <= 0) return now; // a finishing attempt or the rate timer wakes us
       const planned = new Map<string, number>();
       const accept = (job: DeliveryJob): boolean => {
         const n = planned.get(job.domain) ?? 0;
@@ -226,7 +230,7 @@ export class DeliveryService {
         if (from !== undefined && leased.resumeAfter === undefined) continue;
         // Otherwise the queue has nothing to start now (skipped jobs wait for their domain's
         // attempts to finish, which kicks the pump).
-        return;
+        return now;
       }
     }
   }

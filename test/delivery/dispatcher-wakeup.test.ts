@@ -1,0 +1,77 @@
+/**
+ * The dispatcher's wake-up when a job falls due while a round is looking at the queue. A round
+ * leases what is due at the time of its scan, then plans its next wake-up; a job that became due
+ * between the two (the lease write took a millisecond, or the timer fired a millisecond early on
+ * the wall clock) was neither leased nor in the future any more, and the dispatcher slept until
+ * the idle check, 60 s later (seen in test/e2e/peer-resets.test.ts as a retry that never came).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AttemptFn } from '../../src/delivery/attempt.js';
+import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import type { AttemptResult } from '../../src/domain/delivery-result.js';
+import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, waitFor, type TestStore } from '../support/delivery.js';
+import { FakeClock } from '../support/fake-clock.js';
+
+/** A fake clock that can be made to move on by `step` ms at every reading, as real time does while work runs. */
+class MovingClock extends FakeClock {
+  step = 0;
+
+  override now(): number {
+    const t = this.ms;
+    this.ms += this.step;
+    return t;
+  }
+}
+
+let t: TestStore | undefined;
+let service: DeliveryService | undefined;
+
+afterEach(async () => {
+  await service?.stop();
+  await t?.close();
+  service = t = undefined;
+});
+
+const deferred = (recipients: readonly string[]): AttemptResult => ({
+  recipients: recipients.map((recipient) => ({ recipient, outcome: 'deferred', category: 'other', phase: 'connect', response: 'ECONNRESET: read ECONNRESET' })),
+  tls: false,
+  response: 'ECONNRESET: read ECONNRESET',
+});
+
+describe('dispatcher wake-up', () => {
+  it('retries a job that fell due during a round at once, not at the idle check', async () => {
+    t = await openTestStore();
+    const clock = new MovingClock();
+    let attempts = 0;
+    const attempt: AttemptFn = async ({ job }) => {
+      attempts++;
+      return deferred(job.recipients);
+    };
+    service = new DeliveryService({
+      store: t.store,
+      config: deliveryConfig({ 'delivery.retrySchedule': '1s*' }),
+      resolver: { mx: async () => ({ status: 'nxdomain' }), a: async () => ({ status: 'nxdomain' }), aaaa: async () => ({ status: 'nxdomain' }) },
+      logger: silentLogger(),
+      clock,
+      attempt,
+    });
+    await service.start();
+    const id = await queueMessage(t.store, { to: ['ann@wakeup.test'], now: new Date(clock.now()) });
+    service.notify();
+    const first = await waitFor(() => jobsOf(t!.store, id).find((j) => j.attempts === 1), 'the first attempt');
+    const dueMs = Date.parse(first.dueAt);
+    await waitFor(() => clock.nextTimerAt() === dueMs, 'the retry timer');
+
+    // A round one millisecond before the retry is due, during which time moves on past it.
+    clock.ms = dueMs - 1;
+    clock.step = 1;
+    service.notify();
+    await waitFor(() => clock.nextTimerAt() !== dueMs || attempts === 2, 'the round to plan its next wake-up');
+    clock.step = 0;
+
+    // Within the retry's own second, not the 60 s idle check.
+    clock.advance(1000);
+    await waitFor(() => attempts === 2, 'the retry', 5_000);
+    expect(jobsOf(t.store, id)[0].attempts).toBeGreaterThanOrEqual(2);
+  });
+});
