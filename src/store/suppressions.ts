@@ -43,3 +43,24 @@ export function removeChannelSuppressionsInTxn(store: Store, channelId: string):
     store.db.suppressions.remove(key);
   }
 }
+
+/**
+ * One page of a channel's list for a mail type, in address order, with the number of matches.
+ * Walks the (channel, mail type) prefix once; filters are checked on the stored record.
+ */
+export function pageSuppressions(
+  store: Store,
+  q: { channelId: string; mailType: MailType; reason?: SuppressionReason; email?: string; limit: number; offset: number },
+): { totalCount: number; results: SuppressionRecord[] } {
+  const needle = q.email?.toLowerCase();
+  const results: SuppressionRecord[] = [];
+  let totalCount = 0;
+  for (const { key, value } of store.db.suppressions.getRange({ start: [q.channelId, q.mailType], end: [q.channelId, q.mailType, KEY_MAX] })) {
+    const s = value as SuppressionRecord;
+    if (q.reason && s.reason !== q.reason) continue;
+    if (needle && !String((key as string[])[2]).includes(needle)) continue;
+    if (totalCount >= q.offset && results.length < q.limit) results.push(s);
+    totalCount++;
+  }
+  return { totalCount, results };
+}

@@ -126,6 +126,7 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
   ],
   'POST /suppressions': (v) => [{ method: 'POST', path: '/suppressions', body: { channelId: v.channel, mailType: 'transactional', emails: ['new@example.net'] } }],
   'POST /suppressions/remove': (v) => [{ method: 'POST', path: '/suppressions/remove', body: { channelId: v.channel, mailType: 'transactional', emails: [SUPPRESSED] } }],
+  'GET /suppressions': (v) => [{ method: 'GET', path: `/suppressions?channelId=${v.channel}&mailType=transactional` }],
   'GET /activity/events': (v) => [
     { method: 'GET', path: `/activity/events?channelId=${v.channel}` },
     { method: 'GET', path: `/activity/events?messageId=${v.message}` },

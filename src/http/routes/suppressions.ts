@@ -1,10 +1,12 @@
-/** POST /suppressions and /suppressions/remove: spec 4.12. */
+/** /suppressions: POST add and remove (spec 4.12), GET list (api-surface suppressions.list). */
 import type { FastifyInstance } from 'fastify';
-import { normalizeEmail } from '../../domain/address.js';
-import type { MailType } from '../../domain/types.js';
-import { addSuppressionInTxn, removeSuppressionInTxn } from '../../store/suppressions.js';
+import type { MailType, SuppressionReason } from '../../domain/types.js';
+import { changeSuppressions, listSuppressionPage, type SuppressionChange } from '../../suppressions/service.js';
 import { channelFor } from '../auth.js';
+import { pagingProperties } from '../schemas.js';
 import type { HttpContext } from '../server.js';
+
+const mailTypeSchema = { type: 'string', enum: ['transactional', 'broadcast'] } as const;
 
 const body = {
   type: 'object',
@@ -12,42 +14,45 @@ const body = {
   required: ['channelId', 'mailType', 'emails'],
   properties: {
     channelId: { type: 'string', maxLength: 64 },
-    mailType: { type: 'string', enum: ['transactional', 'broadcast'] },
+    mailType: mailTypeSchema,
     emails: { type: 'array', minItems: 1, maxItems: 500, items: { type: 'string', maxLength: 320 } },
   },
 } as const;
 
-interface SuppressionBody {
+const listQuery = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['channelId', 'mailType'],
+  properties: {
+    ...pagingProperties,
+    channelId: { type: 'string', maxLength: 64 },
+    mailType: mailTypeSchema,
+    reason: { type: 'string', enum: ['bounce', 'complaint', 'unsubscribe', 'manual'] },
+    email: { type: 'string', maxLength: 320 },
+  },
+} as const;
+
+interface ListQuery {
   channelId: string;
   mailType: MailType;
-  emails: string[];
-}
-
-interface Result {
-  email: string;
-  success: boolean;
-  message: string;
+  reason?: SuppressionReason;
+  email?: string;
+  limit?: number;
+  offset?: number;
 }
 
 export function suppressionRoutes(app: FastifyInstance, { store }: HttpContext): void {
-  const handle = (mode: 'add' | 'remove') => async (req: { body: unknown; principal: import('../../domain/types.js').Principal }) => {
-    const b = req.body as SuppressionBody;
+  const change = (mode: 'add' | 'remove') => async (req: { body: unknown; principal: import('../../domain/types.js').Principal }) => {
+    const b = req.body as SuppressionChange;
     const channel = channelFor(store, req.principal, b.channelId);
-    const results = await store.write(() =>
-      b.emails.map((raw): Result => {
-        const n = normalizeEmail(raw.trim());
-        if ('problem' in n) return { email: raw, success: false, message: `invalid address: ${n.problem.message}` };
-        const key = { channelId: channel.id, mailType: b.mailType, email: n.email };
-        if (mode === 'add') {
-          const added = addSuppressionInTxn(store, { ...key, reason: 'manual' });
-          return { email: n.email.toLowerCase(), success: true, message: added ? 'suppressed' : 'already suppressed' };
-        }
-        const removed = removeSuppressionInTxn(store, key);
-        return { email: n.email.toLowerCase(), success: removed, message: removed ? 'removed' : 'not suppressed' };
-      }),
-    );
-    return { results };
+    return { results: await changeSuppressions(store, mode, { ...b, channelId: channel.id }) };
   };
-  app.post('/suppressions', { schema: { body } }, handle('add'));
-  app.post('/suppressions/remove', { schema: { body } }, handle('remove'));
+  app.post('/suppressions', { schema: { body } }, change('add'));
+  app.post('/suppressions/remove', { schema: { body } }, change('remove'));
+
+  app.get('/suppressions', { schema: { querystring: listQuery } }, async (req) => {
+    const q = req.query as ListQuery;
+    const channel = channelFor(store, req.principal, q.channelId);
+    return listSuppressionPage(store, { ...q, channelId: channel.id, limit: q.limit ?? 25, offset: q.offset ?? 0 });
+  });
 }

@@ -1,0 +1,53 @@
+/**
+ * Suppression verbs of the API (spec 4.12, api-surface suppressions.list): the policy lives here
+ * so the route only parses and maps. Each add/remove request is one write transaction, so a
+ * request's addresses are all applied or none are.
+ */
+import { normalizeEmail } from '../domain/address.js';
+import type { MailType, SuppressionReason, SuppressionRecord } from '../domain/types.js';
+import type { Store } from '../store/env.js';
+import { addSuppressionInTxn, pageSuppressions, removeSuppressionInTxn } from '../store/suppressions.js';
+
+export interface SuppressionChange {
+  channelId: string;
+  mailType: MailType;
+  emails: string[];
+}
+
+export interface ChangeResult {
+  email: string;
+  success: boolean;
+  message: string;
+}
+
+/** `channelId` must already be checked against the principal (http/auth channelFor). */
+export async function changeSuppressions(store: Store, mode: 'add' | 'remove', c: SuppressionChange): Promise<ChangeResult[]> {
+  return store.write(() =>
+    c.emails.map((raw): ChangeResult => {
+      const n = normalizeEmail(raw.trim());
+      if ('problem' in n) return { email: raw, success: false, message: `invalid address: ${n.problem.message}` };
+      const key = { channelId: c.channelId, mailType: c.mailType, email: n.email };
+      if (mode === 'add') {
+        const added = addSuppressionInTxn(store, { ...key, reason: 'manual' });
+        return { email: n.email.toLowerCase(), success: true, message: added ? 'suppressed' : 'already suppressed' };
+      }
+      const removed = removeSuppressionInTxn(store, key);
+      return { email: n.email.toLowerCase(), success: removed, message: removed ? 'removed' : 'not suppressed' };
+    }),
+  );
+}
+
+export interface SuppressionQuery {
+  channelId: string;
+  mailType: MailType;
+  reason?: SuppressionReason;
+  /** Case-insensitive substring of the address. */
+  email?: string;
+  limit: number;
+  offset: number;
+}
+
+export function listSuppressionPage(store: Store, q: SuppressionQuery): { totalCount: number; results: Pick<SuppressionRecord, 'email' | 'reason' | 'createdAt'>[] } {
+  const page = pageSuppressions(store, q);
+  return { totalCount: page.totalCount, results: page.results.map((s) => ({ email: s.email, reason: s.reason, createdAt: s.createdAt })) };
+}
