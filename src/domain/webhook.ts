@@ -38,18 +38,23 @@ export interface WebhookStatus {
 
 export const EMPTY_STATUS: WebhookStatus = { lastResponse: null, succeeded: 0, failedAttempts: 0, failed: 0, consecutiveFailures: 0 };
 
-/** The JSON body POSTed to the endpoint: the activity event of spec 2.7 without mailSource. */
-export interface WebhookPayload {
+/**
+ * The JSON body POSTed to the endpoint (api-surface.md "Webhook payloads"): the fields every
+ * event has, plus `recipients` for `accepted` and `processed` (one payload per event), or
+ * `recipient` and `details` for every other type (one payload per recipient, so a receiver never
+ * has to split a delivery or bounce of several recipients itself).
+ */
+export type WebhookPayload = PayloadBase & ({ recipients: string[] } | { recipient: string; details: Record<string, unknown> });
+
+interface PayloadBase {
   channelId: string;
   eventType: EventType;
   mailType: string;
   messageId: string;
-  recipients: string[];
   subject: string;
   tags: string[];
   metadata: Record<string, string>;
   timestamp: string;
-  details: Record<string, unknown>;
 }
 
 /** One event waiting to reach one webhook. */
@@ -60,6 +65,11 @@ export interface OutboxEntry {
   messageId: string;
   /** The event's seq: orders the entries of one message. */
   seq: number;
+  /**
+   * Which recipient of the event this entry is for (index into its recipients), for the
+   * per-recipient types; absent for accepted/processed and for entries written before 0.2.
+   */
+  part?: number;
   createdAtMs: number;
   dueAtMs: number;
   attempts: number;
@@ -70,19 +80,23 @@ export function webhookWants(w: Webhook, e: Pick<EventRecord, 'accountId' | 'cha
   return w.enabled && w.accountId === e.accountId && (w.channelId === null || w.channelId === e.channelId) && w.events.includes(e.eventType);
 }
 
-export function payloadOf(e: EventRecord): WebhookPayload {
-  return {
+/** Event types whose payload names all recipients at once; every other type is split per recipient. */
+const WHOLE_MESSAGE_TYPES: ReadonlySet<EventType> = new Set(['accepted', 'processed']);
+
+/** The payloads one event becomes, with the recipient index (`part`) of each split one. */
+export function payloadsOf(e: EventRecord): { part?: number; payload: WebhookPayload }[] {
+  const base: PayloadBase = {
     channelId: e.channelId,
     eventType: e.eventType,
     mailType: e.mailType,
     messageId: e.messageId,
-    recipients: e.recipients,
     subject: e.subject,
     tags: e.tags,
     metadata: e.metadata,
     timestamp: e.timestamp,
-    details: e.details,
   };
+  if (WHOLE_MESSAGE_TYPES.has(e.eventType)) return [{ payload: { ...base, recipients: e.recipients } }];
+  return e.recipients.map((recipient, part) => ({ part, payload: { ...base, recipient, details: e.details } }));
 }
 
 /** No single wait is longer than this, however many attempts failed. */

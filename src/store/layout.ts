@@ -99,10 +99,10 @@ export const DB_NAMES = [
   'webhookSecrets',
   /** webhookId → WebhookStatus: last response and delivery counters. */
   'webhookStatus',
-  /** [webhookId, messageId, seq] → OutboxEntry: events waiting to reach a webhook. */
+  /** [webhookId, messageId, seq] or [webhookId, messageId, seq, recipientIndex] → OutboxEntry: payloads waiting to reach a webhook (per-recipient event types have one entry per recipient). */
   'webhookOutbox',
   /**
-   * [webhookId, dueAtMs, messageId, seq] → 1: outbox entries that may be sent, by due time. Only
+   * [webhookId, dueAtMs, messageId, seq, recipientIndex?] → 1: outbox entries that may be sent, by due time. Only
    * the oldest entry of each (webhook, message) is here, which keeps a message's events in order;
    * the next one comes in when it is done (store/webhook-outbox.ts).
    */

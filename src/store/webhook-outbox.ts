@@ -13,13 +13,21 @@
  * can both use it without an import cycle.
  */
 import type { EventRecord } from '../domain/types.js';
-import { EMPTY_STATUS, payloadOf, webhookWants, type OutboxEntry, type Webhook, type WebhookStatus } from '../domain/webhook.js';
+import { EMPTY_STATUS, payloadsOf, webhookWants, type OutboxEntry, type Webhook, type WebhookStatus } from '../domain/webhook.js';
 import { randomUUID } from 'node:crypto';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
-type OutboxKey = [string, string, number];
-type DueKey = [string, number, string, number];
+/**
+ * [webhookId, messageId, seq] or, for an entry split per recipient, [webhookId, messageId, seq,
+ * part]: both sort in event order within a message, so older 3-element entries stay valid.
+ */
+type OutboxKey = [string, string, number] | [string, string, number, number];
+type DueKey = [string, number, string, number] | [string, number, string, number, number];
+
+function outboxKey(e: Pick<OutboxEntry, 'webhookId' | 'messageId' | 'seq' | 'part'>): OutboxKey {
+  return e.part === undefined ? [e.webhookId, e.messageId, e.seq] : [e.webhookId, e.messageId, e.seq, e.part];
+}
 
 // ---------- commit signal ----------
 
@@ -50,16 +58,18 @@ function signal(store: Store): void {
 
 // ---------- writing entries ----------
 
-function isHeadInTxn(store: Store, webhookId: string, messageId: string, seq: number): boolean {
-  for (const { key } of store.db.webhookOutbox.getRange({ start: [webhookId, messageId], end: [webhookId, messageId, KEY_MAX], limit: 1 })) {
-    return (key as OutboxKey)[2] === seq;
+function isHeadInTxn(store: Store, e: OutboxEntry): boolean {
+  for (const { key } of store.db.webhookOutbox.getRange({ start: [e.webhookId, e.messageId], end: [e.webhookId, e.messageId, KEY_MAX], limit: 1 })) {
+    const k = key as OutboxKey;
+    return k[2] === e.seq && k[3] === e.part;
   }
   return false;
 }
 
 /**
- * Inside the event's write: one outbox entry per enabled webhook of the account that wants this
- * event (channel filter, event type). Cheap when the account has no webhooks: one empty range.
+ * Inside the event's write: outbox entries for every enabled webhook of the account that wants
+ * this event (channel filter, event type), one per payload (payloadsOf). Cheap when the account
+ * has no webhooks: one empty range.
  */
 export function enqueueWebhookEventsInTxn(store: Store, e: EventRecord): void {
   const db = store.db;
@@ -68,20 +78,23 @@ export function enqueueWebhookEventsInTxn(store: Store, e: EventRecord): void {
     const w = db.webhooks.get((key as [string, number, string])[2]) as Webhook | undefined;
     if (!w || !webhookWants(w, e)) continue;
     const now = Date.now();
-    const entry: OutboxEntry = { id: randomUUID(), webhookId: w.id, messageId: e.messageId, seq: e.seq, createdAtMs: now, dueAtMs: now, attempts: 0, payload: payloadOf(e) };
-    db.webhookOutbox.put([w.id, e.messageId, e.seq], entry);
-    if (isHeadInTxn(store, w.id, e.messageId, e.seq)) db.webhookDue.put(dueKey(entry), 1);
-    added++;
+    for (const { part, payload } of payloadsOf(e)) {
+      const entry: OutboxEntry = { id: randomUUID(), webhookId: w.id, messageId: e.messageId, seq: e.seq, part, createdAtMs: now, dueAtMs: now, attempts: 0, payload };
+      if (part === undefined) delete entry.part;
+      db.webhookOutbox.put(outboxKey(entry), entry);
+      if (isHeadInTxn(store, entry)) db.webhookDue.put(dueKey(entry), 1);
+      added++;
+    }
   }
   if (added > 0) signal(store);
 }
 
 function dueKey(e: OutboxEntry): DueKey {
-  return [e.webhookId, e.dueAtMs, e.messageId, e.seq];
+  return e.part === undefined ? [e.webhookId, e.dueAtMs, e.messageId, e.seq] : [e.webhookId, e.dueAtMs, e.messageId, e.seq, e.part];
 }
 
-export function outboxKeyOf(e: Pick<OutboxEntry, 'webhookId' | 'messageId' | 'seq'>): string {
-  return `${e.webhookId}/${e.messageId}/${e.seq}`;
+export function outboxKeyOf(e: Pick<OutboxEntry, 'webhookId' | 'messageId' | 'seq' | 'part'>): string {
+  return `${e.webhookId}/${e.messageId}/${e.seq}` + (e.part === undefined ? '' : `/${e.part}`);
 }
 
 // ---------- claiming due entries ----------
@@ -126,14 +139,14 @@ export function claimDueInTxn(store: Store, o: ClaimOptions): { claims: Claim[];
     }
     let free = Math.min(o.freeSlots(webhookId), o.max - claims.length);
     for (const { key } of db.webhookDue.getRange({ start: [webhookId], end: [webhookId, KEY_MAX] })) {
-      const [, dueAtMs, messageId, seq] = key as DueKey;
+      const [, dueAtMs, messageId, seq, part] = key as DueKey;
       if (dueAtMs > o.nowMs) {
         nextDueMs = Math.min(nextDueMs ?? dueAtMs, dueAtMs);
         break;
       }
       if (free <= 0) break;
-      if (o.inFlight.has(outboxKeyOf({ webhookId, messageId, seq }))) continue;
-      const entry = db.webhookOutbox.get([webhookId, messageId, seq]) as OutboxEntry | undefined;
+      if (o.inFlight.has(outboxKeyOf({ webhookId, messageId, seq, part }))) continue;
+      const entry = db.webhookOutbox.get(outboxKey({ webhookId, messageId, seq, part })) as OutboxEntry | undefined;
       if (!entry) {
         db.webhookDue.remove(key); // stale index entry
         continue;
@@ -165,7 +178,7 @@ export interface AttemptRecord {
 export async function recordAttempt(store: Store, r: AttemptRecord): Promise<'done' | 'retry' | 'dropped' | 'gone'> {
   return store.write(() => {
     const db = store.db;
-    const e = db.webhookOutbox.get([r.entry.webhookId, r.entry.messageId, r.entry.seq]) as OutboxEntry | undefined;
+    const e = db.webhookOutbox.get(outboxKey(r.entry)) as OutboxEntry | undefined;
     if (!e || !db.webhooks.get(e.webhookId)) return 'gone';
     const ok = r.error === null;
     const status = { ...EMPTY_STATUS, ...(db.webhookStatus.get(e.webhookId) as WebhookStatus | undefined) };
@@ -186,7 +199,7 @@ export async function recordAttempt(store: Store, r: AttemptRecord): Promise<'do
       } else {
         db.webhookDue.remove(dueKey(e));
         const next: OutboxEntry = { ...e, attempts: e.attempts + 1, dueAtMs: r.retryAtMs };
-        db.webhookOutbox.put([e.webhookId, e.messageId, e.seq], next);
+        db.webhookOutbox.put(outboxKey(next), next);
         db.webhookDue.put(dueKey(next), 1);
         outcome = 'retry';
       }
@@ -200,7 +213,7 @@ export async function recordAttempt(store: Store, r: AttemptRecord): Promise<'do
 function finishEntryInTxn(store: Store, e: OutboxEntry): void {
   const db = store.db;
   db.webhookDue.remove(dueKey(e));
-  db.webhookOutbox.remove([e.webhookId, e.messageId, e.seq]);
+  db.webhookOutbox.remove(outboxKey(e));
   for (const { value } of db.webhookOutbox.getRange({ start: [e.webhookId, e.messageId], end: [e.webhookId, e.messageId, KEY_MAX], limit: 1 })) {
     db.webhookDue.put(dueKey(value as OutboxEntry), 1);
   }

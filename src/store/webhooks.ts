@@ -1,7 +1,7 @@
 /**
  * Store verbs for webhooks. The signing key lives in its own database (webhookSecrets): it has
- * to stay readable, since the dispatcher signs with it, so it is never hashed; it is returned
- * by create and regenerate only and never logged.
+ * to stay readable, since the dispatcher signs with it, so it is never hashed; the API shows it
+ * to the account (payloadSigningKey) and it is never logged.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
@@ -48,6 +48,10 @@ export async function createWebhook(
 
 export function getWebhook(store: Store, id: string): Webhook | undefined {
   return store.db.webhooks.get(id) as Webhook | undefined;
+}
+
+export function getSigningKey(store: Store, id: string): string | null {
+  return (store.db.webhookSecrets.get(id) as string | undefined) ?? null;
 }
 
 export function getWebhookStatus(store: Store, id: string): WebhookStatus {

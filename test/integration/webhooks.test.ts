@@ -43,7 +43,10 @@ async function createHook(body: Record<string, unknown>, key?: string): Promise<
 }
 
 /** Appends an event through the real writer, as the sending, delivery and tracking parts do. */
-async function appendEvent(d: TestDaemon, e: { accountId?: string; channelId: string; messageId?: string; eventType: EventType; details?: Record<string, unknown> }): Promise<EventRecord> {
+async function appendEvent(
+  d: TestDaemon,
+  e: { accountId?: string; channelId: string; messageId?: string; eventType: EventType; details?: Record<string, unknown>; recipients?: string[] },
+): Promise<EventRecord> {
   const store = d.daemon.store;
   return store.write(() =>
     appendEventInTxn(store, {
@@ -55,7 +58,7 @@ async function appendEvent(d: TestDaemon, e: { accountId?: string; channelId: st
       eventType: e.eventType,
       timestamp: new Date().toISOString(),
       subject: 'Your order',
-      recipients: ['ann@example.net'],
+      recipients: e.recipients ?? ['ann@example.net'],
       tags: ['receipt'],
       metadata: { order: '42' },
       details: e.details ?? {},
@@ -79,29 +82,29 @@ function fieldCodes(res: ApiResponse, pointer: string): string[] {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('webhook CRUD', () => {
-  it('creates a webhook, shows its signing key once, and reads it back without the key', async () => {
+  it('creates a webhook and answers every field of the SDKs, payloadSigningKey included, in create, retrieve and list', async () => {
     const channelId = await newChannel(t);
     const url = rx.url(nextPath());
     const created = await createHook({ url, events: ['delivered', 'bounced'], channelId, additionalHeaders: [{ name: 'X-Api-Token', value: 'abc 123' }] });
-    expect(created).toMatchObject({
+    expect(created).toEqual({
       id: expect.stringMatching(UUID),
-      url,
-      events: ['delivered', 'bounced'],
       channelId,
+      url,
+      payloadSigningKey: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
       enabled: true,
       additionalHeaders: [{ name: 'X-Api-Token', value: 'abc 123' }],
+      events: ['delivered', 'bounced'],
       lastResponse: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
       deliveryStats: { succeeded: 0, failedAttempts: 0, failed: 0, consecutiveFailures: 0, pending: 0 },
     });
-    expect(created.signingKey).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(created).not.toHaveProperty('signingKey');
     const got = await t.api('GET', `/webhooks/${created.id}`);
     expect(got.status).toBe(200);
-    expect(got.body).not.toHaveProperty('signingKey');
-    const { signingKey: _key, ...withoutKey } = created;
-    expect(got.body).toEqual(withoutKey);
+    expect(got.body).toEqual(created);
     const list = await t.api('GET', '/webhooks?limit=500');
-    expect(list.body.results.find((w: any) => w.id === created.id)).toEqual(withoutKey);
-    expect(JSON.stringify(list.body)).not.toContain(created.signingKey);
+    expect(list.body.results.find((w: any) => w.id === created.id)).toEqual(created);
   });
 
   it('lists with limit and offset and a total count', async () => {
@@ -136,7 +139,6 @@ describe('webhook CRUD', () => {
     const patched = await t.api('PATCH', `/webhooks/${hook.id}`, { body: { events: ['clicked', 'opened'], enabled: false } });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ events: ['clicked', 'opened'], enabled: false, url: hook.url });
-    expect(patched.body).not.toHaveProperty('signingKey');
     expect((await t.api('DELETE', `/webhooks/${hook.id}`)).status).toBe(204);
     const gone = await t.api('GET', `/webhooks/${hook.id}`);
     expect(gone.status).toBe(404);
@@ -224,14 +226,14 @@ describe('webhook delivery', () => {
     expect(req.headers.authorization).toBe('Basic dTpw');
     expect(req.headers['x-service-webhook-id']).toMatch(UUID);
     expect(req.headers['x-service-webhook-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-    expect(verify(hook.signingKey, String(req.headers['x-service-webhook-signature']), req.body)).toBe(true);
-    expect(verify(hook.signingKey, String(req.headers['x-service-webhook-signature']), req.body.replace('250', '251'))).toBe(false);
+    expect(verify(hook.payloadSigningKey, String(req.headers['x-service-webhook-signature']), req.body)).toBe(true);
+    expect(verify(hook.payloadSigningKey, String(req.headers['x-service-webhook-signature']), req.body.replace('250', '251'))).toBe(false);
     expect(req.json).toEqual({
       channelId,
       eventType: 'delivered',
       mailType: 'transactional',
       messageId: event.messageId,
-      recipients: ['ann@example.net'],
+      recipient: 'ann@example.net',
       subject: 'Your order',
       tags: ['receipt'],
       metadata: { order: '42' },
@@ -244,19 +246,48 @@ describe('webhook delivery', () => {
     expect(read.body.deliveryStats).toMatchObject({ succeeded: 1, failedAttempts: 0, pending: 0 });
   });
 
+  it('sends accepted and processed once with every recipient, and other types once per recipient with recipient and details', async () => {
+    const channelId = await newChannel(t);
+    const path = nextPath();
+    await createHook({ url: rx.url(path), channelId });
+    const messageId = randomUUID();
+    const recipients = ['ann@example.net', 'bob@example.org'];
+    for (const eventType of ['accepted', 'processed', 'delivered', 'bounced'] as const) {
+      await appendEvent(t, { channelId, messageId, eventType, recipients, details: eventType === 'bounced' ? { smtpCode: 550 } : {} });
+    }
+    await waitFor(() => rx.at(path).length === 6, 10_000, 'six payloads');
+    const bodies = rx.at(path).map((r) => r.json);
+    expect(bodies.map((b) => [b.eventType, b.recipients ?? b.recipient])).toEqual([
+      ['accepted', recipients],
+      ['processed', recipients],
+      ['delivered', 'ann@example.net'],
+      ['delivered', 'bob@example.org'],
+      ['bounced', 'ann@example.net'],
+      ['bounced', 'bob@example.org'],
+    ]);
+    for (const b of bodies.slice(0, 2)) {
+      expect(Object.keys(b).sort()).toEqual(['channelId', 'eventType', 'mailType', 'messageId', 'metadata', 'recipients', 'subject', 'tags', 'timestamp']);
+    }
+    for (const b of bodies.slice(2)) {
+      expect(Object.keys(b).sort()).toEqual(['channelId', 'details', 'eventType', 'mailType', 'messageId', 'metadata', 'recipient', 'subject', 'tags', 'timestamp']);
+    }
+    expect(bodies[4].details).toEqual({ smtpCode: 550 });
+    expect(new Set(rx.at(path).map((r) => r.headers['x-service-webhook-id'])).size).toBe(6);
+  });
+
   it('signs with the new key after regenerate-signing-key', async () => {
     const channelId = await newChannel(t);
     const path = nextPath();
     const hook = await createHook({ url: rx.url(path), channelId });
     const regen = await t.api('POST', `/webhooks/${hook.id}/regenerate-signing-key`);
     expect(regen.status).toBe(200);
-    expect(regen.body.signingKey).toMatch(/^whsec_/);
-    expect(regen.body.signingKey).not.toBe(hook.signingKey);
+    expect(regen.body.payloadSigningKey).toMatch(/^whsec_/);
+    expect(regen.body.payloadSigningKey).not.toBe(hook.payloadSigningKey);
     await appendEvent(t, { channelId, eventType: 'opened' });
     const [req] = await waitFor(() => (rx.at(path).length === 1 ? rx.at(path) : undefined), 10_000, 'delivery');
     const header = String(req.headers['x-service-webhook-signature']);
-    expect(verify(regen.body.signingKey, header, req.body)).toBe(true);
-    expect(verify(hook.signingKey, header, req.body)).toBe(false);
+    expect(verify(regen.body.payloadSigningKey, header, req.body)).toBe(true);
+    expect(verify(hook.payloadSigningKey, header, req.body)).toBe(false);
   });
 
   it('delivers every event type of the spec, in order per message', async () => {

@@ -4,24 +4,17 @@
  * Access, as for channels and domains: writes need an account-level key; a channel key may read
  * the webhooks bound to its own channel. Another account's webhook is 403, an unknown one 404
  * not_found; a channelId that is unknown is 404 channel_not_found, another account's 403.
- * The signing key is in the answer of create and regenerate-signing-key only.
+ * Every answer carries `payloadSigningKey` (the SDKs read it from each of them); the older
+ * `signingKey` field, shown by create and regenerate only, is gone.
  */
 import type { FastifyInstance } from 'fastify';
-import { AppError, FieldErrorList } from '../../domain/errors.js';
+import { AppError } from '../../domain/errors.js';
 import { EVENT_TYPES, type EventType, type Principal } from '../../domain/types.js';
-import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, isReservedHeader, type Webhook, type WebhookHeader } from '../../domain/webhook.js';
+import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, type Webhook, type WebhookHeader } from '../../domain/webhook.js';
 import type { Store } from '../../store/env.js';
 import { pendingCount } from '../../store/webhook-outbox.js';
-import {
-  createWebhook,
-  deleteWebhook,
-  getWebhook,
-  getWebhookStatus,
-  listWebhooks,
-  regenerateSigningKey,
-  updateWebhook,
-  type WebhookPatch,
-} from '../../store/webhooks.js';
+import { getSigningKey, getWebhook, getWebhookStatus, listWebhooks } from '../../store/webhooks.js';
+import { WebhookService } from '../../webhooks/service.js';
 import { MAX_URL_LENGTH, type WebhookTargets } from '../../webhooks/targets.js';
 import { channelFor, isUuid, requireAccountKey } from '../auth.js';
 import { channelIdsFilter } from '../query-params.js';
@@ -64,18 +57,21 @@ interface WebhookBody {
   additionalHeaders?: WebhookHeader[];
 }
 
+/** The answer of every webhook operation (api-surface.md), plus postrider's dates and counters. */
 function webhookJson(store: Store, w: Webhook) {
   const s = getWebhookStatus(store, w.id);
   return {
     id: w.id,
-    url: w.url,
-    events: w.events,
     channelId: w.channelId,
+    url: w.url,
+    payloadSigningKey: getSigningKey(store, w.id),
     enabled: w.enabled,
     additionalHeaders: w.additionalHeaders,
+    events: w.events,
+    // null until the first attempt: nothing has answered yet.
+    lastResponse: s.lastResponse,
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,
-    lastResponse: s.lastResponse,
     deliveryStats: {
       succeeded: s.succeeded,
       failedAttempts: s.failedAttempts,
@@ -96,23 +92,6 @@ function webhookFor(store: Store, p: Principal, id: string): Webhook {
   return w;
 }
 
-/** Checks made in code (URL target, reserved and repeated header names), all reported together. */
-async function checkBody(targets: WebhookTargets, body: WebhookBody): Promise<void> {
-  const errors = new FieldErrorList();
-  if (body.url !== undefined) {
-    const problem = await targets.checkUrl(body.url);
-    if (problem) errors.add('/url', problem.code, problem.message);
-  }
-  const seen = new Set<string>();
-  (body.additionalHeaders ?? []).forEach((h, i) => {
-    const lower = h.name.toLowerCase();
-    if (isReservedHeader(lower)) errors.add(`/additionalHeaders/${i}/name`, 'reserved_header', `${h.name} is set by postrider and cannot be replaced`);
-    else if (seen.has(lower)) errors.add(`/additionalHeaders/${i}/name`, 'duplicate_items', `${h.name} is given twice`);
-    seen.add(lower);
-  });
-  errors.throwIfAny('The request body has invalid fields');
-}
-
 /** A channelId in a body: a live channel of the caller's account (404 channel_not_found, 403). */
 function channelOf(store: Store, p: Principal, id: string | null | undefined): string | null | undefined {
   return id === undefined || id === null ? id : channelFor(store, p, id).id;
@@ -120,21 +99,14 @@ function channelOf(store: Store, p: Principal, id: string | null | undefined): s
 
 export function webhookRoutes(targets: WebhookTargets) {
   return (app: FastifyInstance, { store, config }: HttpContext): void => {
+    const webhooks = new WebhookService({ store, targets, maxPerAccount: config.webhooks.maxPerAccount });
+    const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
+
     app.post('/webhooks', { schema: { body: createBody } }, async (req) => {
       requireAccountKey(req.principal);
-      const body = req.body as WebhookBody;
-      const channelId = channelOf(store, req.principal, body.channelId) ?? null;
-      await checkBody(targets, body);
-      const { webhook, signingKey } = await createWebhook(store, {
-        accountId: req.principal.accountId,
-        channelId,
-        url: body.url!,
-        events: body.events!,
-        enabled: body.enabled ?? true,
-        additionalHeaders: body.additionalHeaders ?? [],
-        maxPerAccount: config.webhooks.maxPerAccount,
-      });
-      return { ...webhookJson(store, webhook), signingKey };
+      const body = req.body as WebhookBody & { url: string; events: EventType[] };
+      const created = await webhooks.create(req.principal.accountId, { ...body, channelId: channelOf(store, req.principal, body.channelId) });
+      return webhookJson(store, created);
     });
 
     app.get('/webhooks', { schema: { querystring: listQuery } }, async (req) => {
@@ -148,32 +120,26 @@ export function webhookRoutes(targets: WebhookTargets) {
       return { results: results.map((w) => webhookJson(store, w)), totalCount };
     });
 
-    app.get('/webhooks/:id', async (req) => webhookJson(store, webhookFor(store, req.principal, (req.params as { id: string }).id)));
+    app.get('/webhooks/:id', async (req) => webhookJson(store, webhookFor(store, req.principal, idOf(req))));
 
     app.patch('/webhooks/:id', { schema: { body: updateBody } }, async (req) => {
-      const webhook = webhookFor(store, req.principal, (req.params as { id: string }).id);
+      const webhook = webhookFor(store, req.principal, idOf(req));
       requireAccountKey(req.principal);
       const body = req.body as WebhookBody;
-      const patch: WebhookPatch = { ...body, channelId: channelOf(store, req.principal, body.channelId) };
-      await checkBody(targets, body);
-      const updated = await updateWebhook(store, webhook.id, patch);
-      if (!updated) throw new AppError('not_found', `Webhook ${webhook.id} does not exist`);
-      return webhookJson(store, updated);
+      return webhookJson(store, await webhooks.update(webhook.id, { ...body, channelId: channelOf(store, req.principal, body.channelId) }));
     });
 
     app.delete('/webhooks/:id', async (req, reply) => {
-      const webhook = webhookFor(store, req.principal, (req.params as { id: string }).id);
+      const webhook = webhookFor(store, req.principal, idOf(req));
       requireAccountKey(req.principal);
-      if (!(await deleteWebhook(store, webhook.id))) throw new AppError('not_found', `Webhook ${webhook.id} does not exist`);
+      await webhooks.remove(webhook.id);
       return reply.code(204).send();
     });
 
     app.post('/webhooks/:id/regenerate-signing-key', async (req) => {
-      const webhook = webhookFor(store, req.principal, (req.params as { id: string }).id);
+      const webhook = webhookFor(store, req.principal, idOf(req));
       requireAccountKey(req.principal);
-      const next = await regenerateSigningKey(store, webhook.id);
-      if (!next) throw new AppError('not_found', `Webhook ${webhook.id} does not exist`);
-      return { ...webhookJson(store, next.webhook), signingKey: next.signingKey };
+      return webhookJson(store, await webhooks.regenerateKey(webhook.id));
     });
   };
 }
