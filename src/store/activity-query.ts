@@ -54,6 +54,11 @@ export interface ActivityFilter {
   /** Inclusive bounds on the event timestamp. */
   startMs?: number;
   endMs?: number;
+  /**
+   * Message list (store/message-query.ts; with eventTypes ['accepted']): only messages still
+   * queued (walks messageQueue, keyed by the accepted event's seq) or no longer queued.
+   */
+  messageStatus?: 'queued' | 'sent';
 }
 
 export interface ActivityPage {
@@ -89,7 +94,7 @@ class IndexStream implements Stream {
 
   constructor(
     private readonly store: Store,
-    readonly db: 'eventIndex' | 'messageEvents',
+    readonly db: 'eventIndex' | 'messageEvents' | 'messageQueue',
     readonly prefix: (string | number)[],
     private readonly endSeq: number,
     private readonly meter: Meter,
@@ -193,9 +198,11 @@ function plan(store: Store, f: ActivityFilter, meter: Meter): Plan {
 
   const streams: Stream[] = [];
   if (f.messageId) streams.push(new IndexStream(store, 'messageEvents', [f.messageId], end, meter, timed));
+  // Queued messages are few next to all accepted events: this stream leads and replaces 'e'.
+  if (f.messageStatus === 'queued') streams.push(new IndexStream(store, 'messageQueue', [f.accountId], end, meter, timed));
   if (f.recipient) streams.push(idx('r', f.recipient.toLowerCase()));
   if (f.tags?.length) streams.push(any('t', f.tags));
-  if (f.eventTypes?.length) streams.push(any('e', f.eventTypes));
+  if (f.eventTypes?.length && f.messageStatus !== 'queued') streams.push(any('e', f.eventTypes));
   if (f.channelId) streams.push(idx('c', f.channelId));
   if (f.mailType) streams.push(idx('m', f.mailType));
   if (streams.length === 0) streams.push(idx('a', ''));
@@ -211,6 +218,11 @@ function plan(store: Store, f: ActivityFilter, meter: Meter): Plan {
 /** The one filter the indexes cannot answer. */
 function subjectOk(f: ActivityFilter, e: EventRecord): boolean {
   return !f.subject || e.subject.toLowerCase().includes(f.subject.toLowerCase());
+}
+
+/** status=sent: the accepted event's message is not in the queue (one key lookup). */
+function statusOk(store: Store, f: ActivityFilter, seq: number): boolean {
+  return f.messageStatus !== 'sent' || !store.db.messageQueue.doesExist([f.accountId, seq]);
 }
 
 /**
@@ -237,7 +249,7 @@ export function findEvents(
       const hit = pos < p.hi ? nextMatch(p.streams, pos) : null;
       if (!hit || hit.seq >= p.hi) break;
       pos = hit.seq + 1;
-      if (!p.timeOk(hit.ts)) continue;
+      if (!p.timeOk(hit.ts) || !statusOk(store, f, hit.seq)) continue;
       meter.units += UNIT_EVENT;
       const e = getEvent(store, hit.seq);
       if (e && subjectOk(f, e)) results.push(e);
@@ -272,7 +284,7 @@ export function countEvents(store: Store, f: ActivityFilter, range: { from: numb
       const hit = nextMatch(p.streams, pos);
       if (!hit || hit.seq >= hi) break;
       pos = hit.seq + 1;
-      if (!p.timeOk(hit.ts)) continue;
+      if (!p.timeOk(hit.ts) || !statusOk(store, f, hit.seq)) continue;
       if (f.subject) {
         meter.units += UNIT_EVENT;
         const e = getEvent(store, hit.seq);
@@ -293,7 +305,7 @@ export function countEvents(store: Store, f: ActivityFilter, range: { from: numb
  * edges are walked and checked. Returns null when this does not apply.
  */
 function countByKeys(store: Store, f: ActivityFilter, p: Plan, lo: number, hi: number): number | null {
-  if (f.subject || p.streams.length !== 1) return null;
+  if (f.subject || f.messageStatus === 'sent' || p.streams.length !== 1) return null;
   const s = p.streams[0];
   const parts = s instanceof IndexStream ? [s] : s instanceof UnionStream && !f.tags?.length ? s.parts : null;
   if (!parts) return null;
@@ -346,7 +358,18 @@ export class ActivityQueries {
     return { ...page, totalCount: total.count, totalCountExact: total.exact };
   }
 
+  /**
+   * The queue shrinks as messages are sent, so counts with a status are not remembered:
+   * queued is counted afresh over the queue (small), sent is all messages minus queued.
+   */
   private total(f: ActivityFilter): { count: number; exact: boolean } {
+    if (f.messageStatus) {
+      const last = lastEventSeq(this.store);
+      const queued = countEvents(this.store, { ...f, messageStatus: 'queued' }, { from: 1, to: last + 1 });
+      if (f.messageStatus === 'queued') return queued;
+      const all = this.total({ ...f, messageStatus: undefined });
+      return { count: Math.max(0, all.count - queued.count), exact: all.exact && queued.exact };
+    }
     const { floor, last } = eventLogBounds(this.store);
     const key = filterKey(f);
     const cached = this.counts.get(key);
@@ -379,5 +402,6 @@ function filterKey(f: ActivityFilter): string {
     f.eventTypes ? [...new Set(f.eventTypes)].sort() : null,
     f.startMs ?? null,
     f.endMs ?? null,
+    f.messageStatus ?? null,
   ]);
 }

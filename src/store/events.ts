@@ -50,6 +50,8 @@ export function removeEventInTxn(store: Store, e: EventRecord): void {
   db.events.remove(e.seq);
   db.messageEvents.remove([e.messageId, e.seq]);
   for (const key of indexKeysOf(e)) db.eventIndex.remove(key);
+  // A message parked by retention while still queued leaves the message list with its event.
+  if (e.eventType === 'accepted') db.messageQueue.remove([e.accountId, e.seq]);
 }
 
 /** The last seq given out (0: none yet). */

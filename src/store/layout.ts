@@ -59,6 +59,20 @@ export const DB_NAMES = [
    * several tags can count an event carrying more than one of them once (store/stats.ts).
    */
   'statsDailyTags',
+  /**
+   * [accountId, quarterHour, channelId, mailType] → StatCounters, quarterHour = floor(ms / 15 min)
+   * in UTC: the statistics series (hourly, and daily in any IANA zone, whose day boundaries all
+   * fall on a quarter hour); see store/stats.ts.
+   */
+  'statsQuarter',
+  /** [accountId, tag, quarterHour, channelId, mailType, tagSet] → StatCounters: as statsDailyTags. */
+  'statsQuarterTags',
+  /**
+   * [accountId, acceptedSeq] → timestampMs: messages still `queued`, keyed by the seq of their
+   * `accepted` event, so GET /activity/messages?status=queued walks them in the event list's
+   * order (store/message-query.ts). Removed when the message becomes `sent`.
+   */
+  'messageQueue',
   /** [messageId, jobId] → 1: a message's delivery jobs (message details, retention). */
   'messageJobs',
   /** messageId → createdAtMs: messages past retention still waiting for delivery to finish. */

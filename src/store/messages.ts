@@ -11,6 +11,7 @@ import type { DeliveryJob, MessageRecord } from '../domain/types.js';
 import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
 import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
+import { queueMessageInTxn } from './message-query.js';
 import { addSuppressionInTxn } from './suppressions.js';
 
 export interface AcceptedMessage {
@@ -74,10 +75,11 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
     metadata: r.metadata,
   };
   const ts = now.toISOString();
-  appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: {} });
+  const accepted = appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: {} });
   appendEventInTxn(store, { ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
 
   if (live) {
+    queueMessageInTxn(store, accepted);
     for (const [domain, recipients] of byDomain) {
       const job: DeliveryJob = {
         id: randomUUID(),

@@ -12,6 +12,7 @@ import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
 import { dueMs, leaseMs, requeueInTxn, type OperatorResult } from './queue.js';
 import { addSuppressionInTxn } from './suppressions.js';
+import { dequeueMessageInTxn } from './message-query.js';
 
 /** Attempt history entries kept per job (the oldest are dropped beyond this). */
 export const MAX_HISTORY = 50;
@@ -133,6 +134,7 @@ function eventFactory(store: Store, m: MessageRecord, timestamp: string): EventF
 function closeJobOfMessageInTxn(store: Store, m: MessageRecord): void {
   const openJobs = Math.max(0, m.openJobs - 1);
   store.db.messages.put(m.id, { ...m, openJobs, status: openJobs === 0 ? 'sent' : m.status } satisfies MessageRecord);
+  if (openJobs === 0 && m.openJobs > 0) dequeueMessageInTxn(store, m);
 }
 
 function replyOf(r: RecipientResult): Record<string, unknown> {

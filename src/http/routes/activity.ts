@@ -7,6 +7,8 @@ import type { Store } from '../../store/env.js';
 import { accountOfMessageEvents, eventsOfMessage } from '../../store/events.js';
 import { jobsOfMessage } from '../../store/message-jobs.js';
 import { getBody, getMessage } from '../../store/messages.js';
+import { MessageQueries, type MessageListItem } from '../../store/message-query.js';
+import { getChannelRecord } from '../../store/channels.js';
 import { counterOf } from '../../store/stats.js';
 import { isUuid } from '../auth.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
@@ -34,6 +36,14 @@ const eventsQuery = {
   },
 } as const;
 
+/** GET /activity/messages: the event list's filters, without messageId and eventTypes, plus status. */
+const { messageId: _m, eventTypes: _e, ...messageFilterProps } = eventsQuery.properties;
+const messagesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...messageFilterProps, status: { type: 'string', enum: ['queued', 'sent'] } },
+} as const;
+
 interface EventsQuery {
   channelId?: string;
   messageId?: string;
@@ -46,6 +56,7 @@ interface EventsQuery {
   tags?: string;
   mailType?: MailType;
   eventTypes?: string;
+  status?: 'queued' | 'sent';
 }
 
 function checkMessageScope(p: Principal, owner: { accountId: string; channelId: string }): void {
@@ -103,6 +114,22 @@ function eventItem(e: EventRecord) {
   };
 }
 
+/** api-surface activity.listMessages item. */
+function messageItem(store: Store, { accepted: e, message: m }: MessageListItem) {
+  return {
+    messageId: e.messageId,
+    channelId: e.channelId,
+    timestamp: e.timestamp,
+    mailType: e.mailType,
+    mailSource: e.mailSource,
+    // A record already removed by retention belonged to a finished message.
+    deliveryType: m?.deliveryType ?? getChannelRecord(store, e.channelId)?.deliveryType ?? 'live',
+    status: m?.status ?? 'sent',
+    subject: e.subject,
+    recipients: e.recipients,
+  };
+}
+
 /** Spec 2.6, plus `attempts` (delivery history) and `bodyTruncated` when the body was cut. */
 function messageDetails(store: Store, m: MessageRecord) {
   const events = eventsOfMessage(store, m.id);
@@ -155,6 +182,16 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
     if (!page.totalCountExact) reply.header('x-total-count-estimated', 'true');
     if (page.partial) reply.header('x-page-partial', 'true');
     return { totalCount: page.totalCount, results: page.results.map(eventItem), after: page.after };
+  });
+
+  const messages = new MessageQueries(store);
+  app.get('/activity/messages', { schema: { querystring: messagesQuery }, attachValidation: true }, async (req, reply) => {
+    const q = req.query as EventsQuery;
+    const { eventTypes: _t, messageId: _id, ...filter } = buildFilter(store, req.principal, q, schemaErrors(req));
+    const page = messages.page({ ...filter, messageStatus: q.status }, { afterSeq: q.after ?? 0, limit: q.limit ?? 100 });
+    if (!page.totalCountExact) reply.header('x-total-count-estimated', 'true');
+    if (page.partial) reply.header('x-page-partial', 'true');
+    return { totalCount: page.totalCount, after: page.after, results: page.results.map((item) => messageItem(store, item)) };
   });
 
   app.get('/activity/messages/:id', async (req) => {
