@@ -17,11 +17,12 @@ export interface IdempotencyContext {
   fingerprint: string;
 }
 
-export function checkIdempotencyKey(key: string | undefined): string | undefined {
+/** `header`: the name the key came under (it has aliases, http/request-headers.ts), for the pointer. */
+export function checkIdempotencyKey(key: string | undefined, header = 'Idempotency-Key'): string | undefined {
   if (key === undefined) return undefined;
   if (key.length < 1 || key.length > 256 || /[^\x21-\x7e]/.test(key)) {
-    throw new AppError('validation_failed', 'Idempotency-Key must be 1 to 256 visible ASCII characters', {
-      errors: { '/Idempotency-Key': [{ code: 'invalid_format', message: 'must be 1 to 256 visible ASCII characters' }] },
+    throw new AppError('validation_failed', `${header} must be 1 to 256 visible ASCII characters`, {
+      errors: { [`/${header}`]: [{ code: 'invalid_format', message: 'must be 1 to 256 visible ASCII characters' }] },
     });
   }
   return key;

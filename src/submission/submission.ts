@@ -8,7 +8,8 @@ import type { AcceptedMessage } from '../store/messages.js';
 import { sweepIdempotency } from '../store/idempotency.js';
 import { IdempotencyGate } from './idempotency.js';
 import type { DomainRegistry, MessageBuilder } from './ports.js';
-import { sendTransactional, type TransactionalRequest, type TransactionalResponse } from './transactional.js';
+import { sendBroadcastMessage, sendTransactional, type TransactionalRequest, type TransactionalResponse } from './transactional.js';
+import { sendTransactionalBatch, type BatchRequest, type BatchResponse } from './transactional-batch.js';
 import { sendBroadcast, type BroadcastRequest, type BroadcastResponse } from './broadcast.js';
 import { BroadcastExpander } from './broadcast-expander.js';
 import { submitRaw, type RawSubmission } from './raw.js';
@@ -54,6 +55,14 @@ export class Submission {
 
   transactional(req: TransactionalRequest): Promise<TransactionalResponse> {
     return sendTransactional(this.deps, req);
+  }
+
+  transactionalBatch(req: BatchRequest): Promise<BatchResponse> {
+    return sendTransactionalBatch(this.deps, req);
+  }
+
+  broadcastMessage(req: TransactionalRequest): Promise<TransactionalResponse> {
+    return sendBroadcastMessage(this.deps, req);
   }
 
   raw(sub: RawSubmission): Promise<{ messageId: string; suppressed: string[] }> {

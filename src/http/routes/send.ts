@@ -1,34 +1,66 @@
-/** POST /send/transactional and /send/broadcast: spec 4.10, 4.11. */
-import type { FastifyInstance } from 'fastify';
+/**
+ * The send routes: POST /send/transactional (spec 4.10), /send/broadcast (spec 4.11), and what
+ * the SDKs call besides (api-surface.md): /send/transactional/batch and /send/broadcast/message.
+ * Channel and idempotency headers are read under all their names by request-headers.ts.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Submission } from '../../submission/submission.js';
-import { checkIdempotencyKey } from '../../submission/idempotency.js';
 import type { TransactionalBody } from '../../submission/transactional.js';
 import type { BroadcastBody } from '../../submission/broadcast.js';
+import { MAX_BATCH_REQUESTS, type BatchEntryInput } from '../../submission/transactional-batch.js';
+import { fieldErrorsFromAjv, type AjvErrorLike } from '../problem.js';
+import { channelHeader, idempotencyKey, sendHeadersSchema } from '../request-headers.js';
 import { broadcastBody, transactionalBody } from '../send-schemas.js';
 import type { HttpContext } from '../server.js';
 
-function headerValue(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
+/**
+ * Only the top level is validated by the route: the list itself, 1 to 500 entries (an empty or
+ * longer list is a 422 on /requests). Each entry is validated on its own in the handler so one
+ * bad entry becomes that entry's failed answer instead of a 422 for the whole batch.
+ */
+const batchBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['requests'],
+  properties: {
+    requests: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_BATCH_REQUESTS,
+      items: { description: 'A SendMessageRequest, the body of POST /send/transactional; validated per entry.' },
+    },
+  },
+} as const;
+
+/** The sender headers of a send request, resolved once (aliases, key format). */
+function senderOf(req: FastifyRequest) {
+  return { principal: req.principal, channelHeader: channelHeader(req), idempotencyKey: idempotencyKey(req) };
+}
+
+/** One batch entry checked against the transactional body schema, with the server's strict Ajv. */
+function parseEntry(req: FastifyRequest, body: unknown): BatchEntryInput {
+  const validate = req.compileValidationSchema(transactionalBody, 'body');
+  if (validate(body)) return { valid: true, body: body as TransactionalBody };
+  return { valid: false, body, errors: fieldErrorsFromAjv((validate.errors ?? []) as unknown as AjvErrorLike[]) };
 }
 
 export function sendRoutes(submission: Submission) {
   return (app: FastifyInstance, { config }: HttpContext): void => {
-    app.post('/send/transactional', { schema: { body: transactionalBody } }, async (req) => {
-      return submission.transactional({
-        principal: req.principal,
-        channelHeader: headerValue(req.headers['x-service-channel-id']),
-        idempotencyKey: checkIdempotencyKey(headerValue(req.headers['idempotency-key'])),
-        body: req.body as TransactionalBody,
-      });
+    app.post('/send/transactional', { schema: { headers: sendHeadersSchema, body: transactionalBody } }, async (req) => {
+      return submission.transactional({ ...senderOf(req), body: req.body as TransactionalBody });
     });
 
-    app.post('/send/broadcast', { schema: { body: broadcastBody(config.limits.broadcastMessages) } }, async (req) => {
-      return submission.broadcast({
-        principal: req.principal,
-        channelHeader: headerValue(req.headers['x-service-channel-id']),
-        idempotencyKey: checkIdempotencyKey(headerValue(req.headers['idempotency-key'])),
-        body: req.body as BroadcastBody,
-      });
+    app.post('/send/transactional/batch', { schema: { headers: sendHeadersSchema, body: batchBody } }, async (req) => {
+      const { requests } = req.body as { requests: unknown[] };
+      return submission.transactionalBatch({ ...senderOf(req), requests: requests.map((r) => parseEntry(req, r)) });
+    });
+
+    app.post('/send/broadcast', { schema: { headers: sendHeadersSchema, body: broadcastBody(config.limits.broadcastMessages) } }, async (req) => {
+      return submission.broadcast({ ...senderOf(req), body: req.body as BroadcastBody });
+    });
+
+    app.post('/send/broadcast/message', { schema: { headers: sendHeadersSchema, body: transactionalBody } }, async (req) => {
+      return submission.broadcastMessage({ ...senderOf(req), body: req.body as TransactionalBody });
     });
   };
 }

@@ -1,0 +1,198 @@
+/**
+ * POST /send/transactional/batch (api-surface.md, sending.transactionalBatch): answers in
+ * request order, one bad entry fails alone, all accepted entries commit in one store write, and
+ * the idempotency key covers the whole batch.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createAccount, setAccountState } from '../../src/store/accounts.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getMessage } from '../../src/store/messages.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+let dns: TestDns;
+let t: TestDaemon;
+let s: Sender;
+let sandbox: Sender;
+
+/** What the SDK sends: the channel under its X-Helo name, a JSON body. */
+const batch = (body: unknown, opts: { channel?: string; key?: string | null; headers?: Record<string, string> } = {}) =>
+  t.api('POST', '/send/transactional/batch', { body, key: opts.key, headers: { 'X-Helo-Channel-Id': opts.channel ?? s.channelId, ...opts.headers } });
+
+const msg = (to: string, extra: Record<string, unknown> = {}, sender: Sender = s) => ({
+  from: { email: `news@${sender.domain}` },
+  to: [{ email: to }],
+  subject: `Hello ${to}`,
+  text: 'Hi',
+  ...extra,
+});
+const messageCount = () => t.daemon.store.db.messages.getCount();
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address], 'limits.pendingSendLimit': 3 });
+  s = await setupSender(t, dns);
+  sandbox = await setupSender(t, dns, { deliveryType: 'sandbox' });
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+describe('POST /send/transactional/batch', () => {
+  it('answers every entry in request order: accepted ones are stored and queued, failed ones name their code and pointers', async () => {
+    const suppressed = await t.api('POST', '/suppressions', { body: { channelId: s.channelId, mailType: 'transactional', emails: ['gone@example.org'] } });
+    expect(suppressed.status).toBe(200);
+    const before = messageCount();
+    const res = await batch({
+      requests: [
+        msg('ann@example.net', { tags: ['one'], cc: [{ email: 'gone@example.org' }] }),
+        { ...msg('bob@example.net'), from: { name: 'No address' }, subject: 'x'.repeat(300) },
+        msg('gone@example.org'),
+        msg('cid@example.net', { subject: undefined, text: undefined, template: { subject: 'x', html: '{{#if}}broken' } }),
+        42,
+        msg('dan@example.net', { metadata: { n: 1 } }),
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [a, bad, allSuppressed, template, notObject, d] = res.body.responses;
+    expect(res.body.responses).toHaveLength(6);
+    expect(a).toEqual({ status: 'accepted', messageId: expect.stringMatching(UUID), suppressions: ['gone@example.org'] });
+    expect(d).toEqual({ status: 'accepted', messageId: expect.stringMatching(UUID), suppressions: [] });
+    expect(bad).toEqual({ status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/1/subject') });
+    expect(bad.errorMessage).toMatch(/\/requests\/1\/from\/email \(/);
+    expect(allSuppressed).toEqual({ status: 'failed', errorCode: 'recipients_suppressed', errorMessage: expect.stringContaining('gone@example.org') });
+    expect(template).toEqual({ status: 'failed', errorCode: 'templating_error', errorMessage: expect.stringContaining('/requests/3/template/html') });
+    expect(notObject).toEqual({ status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/4 (must be object)') });
+
+    expect(messageCount()).toBe(before + 2);
+    expect(getMessage(t.daemon.store, a.messageId)).toMatchObject({ mailType: 'transactional', status: 'queued', channelId: s.channelId, tags: ['one'], recipients: ['ann@example.net'] });
+    expect(getMessage(t.daemon.store, d.messageId)).toMatchObject({ subject: 'Hello dan@example.net', metadata: { n: '1' } });
+    expect(eventsOfMessage(t.daemon.store, a.messageId).map((e) => e.eventType)).toEqual(['accepted', 'processed']);
+  });
+
+  it('commits all accepted entries in one store write', async () => {
+    // A sandbox channel queues no delivery jobs, so no dispatcher write can interleave here.
+    const write = vi.spyOn(t.daemon.store, 'write');
+    try {
+      const res = await batch({ requests: [1, 2, 3, 4, 5].map((i) => msg(`r${i}@example.net`, {}, sandbox)) }, { channel: sandbox.channelId });
+      expect(res.status).toBe(200);
+      expect(res.body.responses.map((r: { status: string }) => r.status)).toEqual(Array(5).fill('accepted'));
+      expect(write).toHaveBeenCalledTimes(1);
+    } finally {
+      write.mockRestore();
+    }
+  });
+
+  it('answers a batch whose every entry fails with 200 and stores nothing', async () => {
+    const before = messageCount();
+    const res = await batch({ requests: [{}, msg('x@example.net', { to: 'nobody' }), msg('y@example.net', { from: { email: 'not-an-address' } })] });
+    expect(res.status).toBe(200);
+    expect(res.body.responses).toEqual([
+      { status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringMatching(/\/requests\/0\/from .*\/requests\/0\/to/) },
+      { status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/1/to (must be array)') },
+      // Found by the address rules after the schema: pointed into the batch body the same way.
+      { status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/2/from/email (') },
+    ]);
+    expect(messageCount()).toBe(before);
+  });
+
+  it('answers 422 on /requests for an empty list, more than 500 requests, or no list, reporting every top-level problem together', async () => {
+    const empty = await batch({ requests: [] });
+    expect(empty.status).toBe(422);
+    expect(empty.body.errors).toEqual({ '/requests': [expect.objectContaining({ code: 'min_items' })] });
+    const tooMany = await batch({ requests: Array.from({ length: 501 }, (_, i) => msg(`m${i}@example.net`)) });
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body.errors).toEqual({ '/requests': [expect.objectContaining({ code: 'max_items' })] });
+    const none = await batch({ messages: [] });
+    expect(none.status).toBe(422);
+    expect(Object.keys(none.body.errors).sort()).toEqual(['/messages', '/requests']);
+    const notArray = await batch({ requests: msg('a@example.net') });
+    expect(notArray.body.errors).toEqual({ '/requests': [expect.objectContaining({ code: 'invalid_type' })] });
+    const broken = await t.api('POST', '/send/transactional/batch', { rawBody: '{"requests": [', headers: { 'X-Helo-Channel-Id': s.channelId } });
+    expect(broken.status).toBe(400);
+    expect(broken.body.code).toBe('invalid_json');
+  });
+
+  it('accepts exactly 500 requests', async () => {
+    const res = await batch({ requests: Array.from({ length: 500 }, (_, i) => msg(`n${i}@example.net`, {}, sandbox)) }, { channel: sandbox.channelId });
+    expect(res.status).toBe(200);
+    expect(res.body.responses).toHaveLength(500);
+    expect(res.body.responses.every((r: { status: string }) => r.status === 'accepted')).toBe(true);
+  });
+});
+
+describe('batch idempotency', () => {
+  it('replays the same responses for the same key and body and sends nothing more', async () => {
+    const headers = { 'X-Helo-Idempotency-Key': `batch-${Date.now()}` };
+    const body = { requests: [msg('p@example.net'), { nonsense: true }, msg('q@example.net')] };
+    const first = await batch(body, { headers });
+    const before = messageCount();
+    const second = await batch(body, { headers });
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect(messageCount()).toBe(before);
+  });
+
+  it('refuses the same key with a different batch (422 on /Idempotency-Key), also when only a failed entry changed', async () => {
+    const headers = { 'Idempotency-Key': `batch-d-${Date.now()}` };
+    await batch({ requests: [msg('p@example.net'), { nonsense: 1 }] }, { headers });
+    const res = await batch({ requests: [msg('p@example.net'), { nonsense: 2 }] }, { headers });
+    expect(res.status).toBe(422);
+    expect(res.body.errors['/Idempotency-Key'][0].code).toBe('conflict');
+  });
+
+  it('keeps a batch key apart from the same key on the single send route', async () => {
+    const headers = { 'Idempotency-Key': `batch-s-${Date.now()}` };
+    expect((await batch({ requests: [msg('p@example.net')] }, { headers })).status).toBe(200);
+    const single = await t.api('POST', '/send/transactional', { body: msg('p@example.net'), headers: { 'X-Helo-Channel-Id': s.channelId, ...headers } });
+    expect(single.status).toBe(422);
+    expect(single.body.errors['/Idempotency-Key'][0].code).toBe('conflict');
+  });
+});
+
+describe('batch failures of the whole request', () => {
+  it('answers 401 without a valid key', async () => {
+    expect((await batch({ requests: [msg('a@example.net')] }, { key: null })).status).toBe(401);
+    expect((await batch({ requests: [msg('a@example.net')] }, { key: 'pr_nonsense' })).status).toBe(401);
+  });
+
+  it('answers 403 for another account\'s channel and 404 for an unknown one, sending nothing', async () => {
+    const before = messageCount();
+    const stranger = await createAccount(t.daemon.store, { name: 'batch-stranger', state: 'active' });
+    const { token } = await createApiKey(t.daemon.store, { accountId: stranger.id, channelId: null });
+    const forbidden = await batch({ requests: [msg('a@example.net')] }, { key: token });
+    expect(forbidden.status).toBe(403);
+    const missing = await batch({ requests: [msg('a@example.net')] }, { channel: '00000000-0000-4000-8000-000000000000' });
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('channel_not_found');
+    expect(messageCount()).toBe(before);
+  });
+
+  it('answers 403 send_limit_exceeded when the accepted entries together exceed a pending account\'s quota, sending none of them', async () => {
+    const acc = await createAccount(t.daemon.store, { name: 'batch-trial', state: 'pending' });
+    const { token } = await createApiKey(t.daemon.store, { accountId: acc.id, channelId: null });
+    const own = await setupSender(t, dns, { key: token });
+    const two = await batch({ requests: [msg('a@example.net', {}, own), msg('b@example.net', {}, own)] }, { key: token, channel: own.channelId });
+    expect(two.body.responses.map((r: { status: string }) => r.status)).toEqual(['accepted', 'accepted']);
+    const before = messageCount();
+    const over = await batch({ requests: [msg('c@example.net', {}, own), msg('d@example.net', {}, own)] }, { key: token, channel: own.channelId });
+    expect(over.status).toBe(403);
+    expect(over.body.code).toBe('send_limit_exceeded');
+    expect(messageCount()).toBe(before);
+  });
+
+  it('answers 403 account_forbidden for a suspended account', async () => {
+    const acc = await createAccount(t.daemon.store, { name: 'batch-susp', state: 'active' });
+    const { token } = await createApiKey(t.daemon.store, { accountId: acc.id, channelId: null });
+    const own = await setupSender(t, dns, { key: token });
+    await setAccountState(t.daemon.store, acc.id, 'suspended');
+    const res = await batch({ requests: [msg('a@example.net', {}, own)] }, { key: token, channel: own.channelId });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('account_forbidden');
+  });
+});

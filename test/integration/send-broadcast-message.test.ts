@@ -1,0 +1,119 @@
+/**
+ * POST /send/broadcast/message (api-surface.md, sending.broadcastMessage): a SendMessageRequest
+ * sent as broadcast mail: broadcast suppressions, broadcast statistics and List-Unsubscribe, as
+ * the messages of POST /send/broadcast get them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/store/accounts.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getBody, getMessage } from '../../src/store/messages.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+const PUBLIC = 'https://links.postrider-test.net';
+let dns: TestDns;
+let t: TestDaemon;
+let s: Sender;
+
+const send = (body: unknown, opts: { channel?: string; key?: string | null; headers?: Record<string, string> } = {}) =>
+  t.api('POST', '/send/broadcast/message', { body, key: opts.key, headers: { 'X-Helo-Channel-Id': opts.channel ?? s.channelId, ...opts.headers } });
+const msg = (to: string[], extra: Record<string, unknown> = {}, sender: Sender = s) => ({
+  from: { email: `news@${sender.domain}` },
+  to: to.map((email) => ({ email })),
+  subject: 'Spring news',
+  html: '<p>News</p>',
+  text: 'News',
+  ...extra,
+});
+/** A header field of a stored message, unfolded. */
+const headerOf = (raw: Buffer, name: string) =>
+  new RegExp(`^${name}:[ \\t]*(.*(?:\\r\\n[ \\t].*)*)`, 'im').exec(raw.toString())?.[1].replace(/\r\n[ \t]+/g, ' ');
+const totals = async (channelId: string) => (await t.api('GET', `/statistics/totals?channelId=${channelId}`)).body;
+const suppress = async (channelId: string, mailType: string, emails: string[]) =>
+  expect((await t.api('POST', '/suppressions', { body: { channelId, mailType, emails } })).status).toBe(200);
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address], publicUrl: PUBLIC });
+  s = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+describe('POST /send/broadcast/message', () => {
+  it('accepts the message as broadcast mail with List-Unsubscribe and one-click List-Unsubscribe-Post', async () => {
+    const res = await send(msg(['ann@example.net'], { tags: ['spring'], metadata: { campaign: 'c1' } }));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ status: 'accepted', messageId: expect.stringMatching(/^[0-9a-f-]{36}$/), suppressions: [] });
+    const m = getMessage(t.daemon.store, res.body.messageId)!;
+    expect(m).toMatchObject({ mailType: 'broadcast', mailSource: 'api', status: 'queued', channelId: s.channelId, tags: ['spring'], metadata: { campaign: 'c1' } });
+    expect(m.broadcastId).toBeUndefined();
+    const raw = getBody(t.daemon.store, m.id)!;
+    expect(headerOf(raw, 'List-Unsubscribe')).toMatch(new RegExp(`<${PUBLIC}/unsubscribe\\?token=[^>]+>`));
+    expect(headerOf(raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+    expect(eventsOfMessage(t.daemon.store, m.id).map((e) => [e.eventType, e.mailType])).toEqual([
+      ['accepted', 'broadcast'],
+      ['processed', 'broadcast'],
+    ]);
+  });
+
+  it('counts in the broadcast statistics, not the transactional ones', async () => {
+    const sb = await setupSender(t, dns, { deliveryType: 'sandbox' });
+    const res = await send(msg(['stat@example.net'], {}, sb), { channel: sb.channelId });
+    expect(res.status).toBe(200);
+    const stats = await totals(sb.channelId);
+    expect(stats.broadcast).toMatchObject({ sent: 1, delivered: 1 });
+    expect(stats.transactional).toMatchObject({ sent: 0, delivered: 0 });
+  });
+
+  it('applies broadcast suppressions, not transactional ones', async () => {
+    await suppress(s.channelId, 'broadcast', ['left@example.net']);
+    await suppress(s.channelId, 'transactional', ['tx-only@example.net']);
+    const res = await send(msg(['left@example.net', 'tx-only@example.net']));
+    expect(res.status).toBe(200);
+    expect(res.body.suppressions).toEqual(['left@example.net']);
+    expect(getMessage(t.daemon.store, res.body.messageId)!.recipients).toEqual(['tx-only@example.net']);
+    const all = await send(msg(['left@example.net']));
+    expect(all.status).toBe(422);
+    expect(all.body.code).toBe('recipients_suppressed');
+  });
+
+  it('refuses custom List-Unsubscribe headers and invalid fields with a 422 naming every pointer', async () => {
+    const res = await send(msg(['x@example.net'], { headers: { 'List-Unsubscribe': '<https://evil.example/u>' } }));
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors)).toEqual(['/headers/List-Unsubscribe']);
+    const bad = await send({ ...msg(['x@example.net']), subject: 'x'.repeat(257), to: [{ name: 'no address' }], bogus: 1 });
+    expect(bad.status).toBe(422);
+    expect(Object.keys(bad.body.errors).sort()).toEqual(['/bogus', '/subject', '/to/0/email']);
+  });
+
+  it('replays the first answer for the same idempotency key and refuses it with another body', async () => {
+    const headers = { 'X-Helo-Idempotency-Key': `bm-${Date.now()}` };
+    const first = await send(msg(['idem@example.net']), { headers });
+    const before = t.daemon.store.db.messages.getCount();
+    const again = await send(msg(['idem@example.net']), { headers });
+    expect(again.body).toEqual(first.body);
+    expect(t.daemon.store.db.messages.getCount()).toBe(before);
+    const other = await send(msg(['other@example.net']), { headers });
+    expect(other.status).toBe(422);
+    expect(other.body.errors['/Idempotency-Key'][0].code).toBe('conflict');
+    // The key is per route: the same key and body on the transactional route is another request.
+    const tx = await t.api('POST', '/send/transactional', { body: msg(['idem@example.net']), headers: { 'X-Helo-Channel-Id': s.channelId, ...headers } });
+    expect(tx.status).toBe(422);
+  });
+
+  it('answers 401 without a key, 403 for another account\'s channel and 404 for an unknown channel', async () => {
+    expect((await send(msg(['a@example.net']), { key: null })).status).toBe(401);
+    const stranger = await createAccount(t.daemon.store, { name: 'bm-stranger', state: 'active' });
+    const { token } = await createApiKey(t.daemon.store, { accountId: stranger.id, channelId: null });
+    expect((await send(msg(['a@example.net']), { key: token })).status).toBe(403);
+    const missing = await send(msg(['a@example.net']), { channel: '00000000-0000-4000-8000-000000000000' });
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('channel_not_found');
+  });
+});

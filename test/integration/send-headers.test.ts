@@ -1,0 +1,131 @@
+/**
+ * The channel and idempotency headers under every name clients send them (api-surface.md,
+ * "Request headers"): the SDKs' X-Helo-* names, the spec's X-Service-Channel-Id, and
+ * Idempotency-Key / X-Service-Idempotency-Key; aliases that disagree are a 422 naming the header.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/store/accounts.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+let dns: TestDns;
+let t: TestDaemon;
+let s: Sender;
+let other: Sender;
+
+const send = (headers: Record<string, string>, body: unknown = basic()) => t.api('POST', '/send/transactional', { body, headers });
+const basic = (subject = 'Hello') => ({ from: { email: `news@${s.domain}` }, to: [{ email: 'alice@example.net' }], subject, text: 'Hi' });
+const messageCount = () => t.daemon.store.db.messages.getCount();
+let seq = 0;
+const freshKey = () => `hdr-${Date.now()}-${seq++}`;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address] });
+  s = await setupSender(t, dns);
+  other = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+describe('channel header aliases', () => {
+  it('sends through the channel named by X-Helo-Channel-Id, the header the SDKs send', async () => {
+    const res = await send({ 'X-Helo-Channel-Id': s.channelId });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(t.daemon.store.db.messages.get(res.body.messageId)).toMatchObject({ channelId: s.channelId });
+  });
+
+  it('accepts both names when they carry the same channel', async () => {
+    const res = await send({ 'X-Helo-Channel-Id': s.channelId, 'X-Service-Channel-Id': s.channelId });
+    expect(res.status).toBe(200);
+  });
+
+  it('answers 422 naming X-Helo-Channel-Id when the two names disagree, and sends nothing', async () => {
+    const before = messageCount();
+    const res = await send({ 'X-Service-Channel-Id': s.channelId, 'X-Helo-Channel-Id': other.channelId });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('validation_failed');
+    expect(res.body.errors).toEqual({ '/X-Helo-Channel-Id': [{ code: 'conflict', message: expect.stringContaining('X-Service-Channel-Id') }] });
+    expect(messageCount()).toBe(before);
+  });
+
+  it('answers 404 channel_not_found and 403 for another account\'s channel under the SDK name as well', async () => {
+    expect((await send({ 'X-Helo-Channel-Id': '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
+    const stranger = await createAccount(t.daemon.store, { name: 'stranger', state: 'active' });
+    const { token } = await createApiKey(t.daemon.store, { accountId: stranger.id, channelId: null });
+    const res = await t.api('POST', '/send/transactional', { key: token, body: basic(), headers: { 'X-Helo-Channel-Id': s.channelId } });
+    expect(res.status).toBe(403);
+    expect((await t.api('POST', '/send/transactional', { key: null, body: basic(), headers: { 'X-Helo-Channel-Id': s.channelId } })).status).toBe(401);
+  });
+});
+
+describe('idempotency header aliases', () => {
+  it('replays the first answer for X-Helo-Idempotency-Key and sends nothing more', async () => {
+    const key = freshKey();
+    const first = await send({ 'X-Helo-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': key });
+    const before = messageCount();
+    const second = await send({ 'X-Helo-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': key });
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect(messageCount()).toBe(before);
+  });
+
+  it('treats one key as the same key under any of its three names', async () => {
+    const key = freshKey();
+    const first = await send({ 'X-Service-Channel-Id': s.channelId, 'Idempotency-Key': key });
+    const before = messageCount();
+    for (const name of ['X-Service-Idempotency-Key', 'X-Helo-Idempotency-Key']) {
+      const again = await send({ 'X-Service-Channel-Id': s.channelId, [name]: key });
+      expect(again.body).toEqual(first.body);
+    }
+    expect(messageCount()).toBe(before);
+  });
+
+  it('refuses the same key with a different body whichever name carries it', async () => {
+    const key = freshKey();
+    await send({ 'X-Service-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': key });
+    const res = await send({ 'X-Service-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': key }, basic('Other'));
+    expect(res.status).toBe(422);
+    expect(res.body.errors['/Idempotency-Key'][0].code).toBe('conflict');
+  });
+
+  it('answers 422 with a pointer per disagreeing name, and sends nothing', async () => {
+    const before = messageCount();
+    const res = await send({
+      'X-Service-Channel-Id': s.channelId,
+      'Idempotency-Key': 'a-1',
+      'X-Service-Idempotency-Key': 'a-1',
+      'X-Helo-Idempotency-Key': 'b-2',
+    });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors)).toEqual(['/X-Helo-Idempotency-Key']);
+    expect(res.body.errors['/X-Helo-Idempotency-Key'][0]).toEqual({ code: 'conflict', message: expect.stringContaining('Idempotency-Key') });
+    const two = await send({ 'X-Service-Channel-Id': s.channelId, 'Idempotency-Key': 'a-1', 'X-Service-Idempotency-Key': 'c-3', 'X-Helo-Idempotency-Key': 'b-2' });
+    expect(Object.keys(two.body.errors).sort()).toEqual(['/X-Helo-Idempotency-Key', '/X-Service-Idempotency-Key']);
+    expect(messageCount()).toBe(before);
+  });
+
+  it('names the alias a malformed key came under', async () => {
+    const res = await send({ 'X-Service-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': 'x'.repeat(257) });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual({ '/X-Helo-Idempotency-Key': [{ code: 'invalid_format', message: 'must be 1 to 256 visible ASCII characters' }] });
+  });
+});
+
+describe('OpenAPI document', () => {
+  it('lists every channel and idempotency header name on each send route', async () => {
+    const doc = (await t.api('GET', '/openapi.json')).body;
+    for (const path of ['/send/transactional', '/send/transactional/batch', '/send/broadcast', '/send/broadcast/message']) {
+      const params = (doc.paths[path].post.parameters as Array<{ in: string; name: string; required?: boolean }>).filter((p) => p.in === 'header');
+      expect(params.map((p) => p.name.toLowerCase()).sort(), path).toEqual(
+        ['idempotency-key', 'x-helo-channel-id', 'x-helo-idempotency-key', 'x-service-channel-id', 'x-service-idempotency-key'],
+      );
+      expect(params.every((p) => !p.required)).toBe(true);
+    }
+  });
+});
