@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildDaemon } from '../support/child-daemon.js';
+import { failedWebhookAttempts, sendOne } from '../support/child-sends.js';
 import { freePort } from '../support/cli.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startResetPeer, smtpResetScript, type ResetPeer } from '../support/reset-peer.js';
@@ -32,22 +33,8 @@ const mxPeers = new Map<MxReset, ResetPeer>();
 let hookAtConnect: ResetPeer;
 let hookOnRequest: ResetPeer;
 
-/** The dispatcher's log records of failed webhook attempts of one webhook. */
-function failedAttempts(webhookId: string): Array<{ attempt: number; error: string }> {
-  return d
-    .logRecords()
-    .filter((l) => l.msg === 'webhook attempt failed, will retry' && l.webhookId === webhookId)
-    .map((l) => ({ attempt: l.attempt as number, error: l.error as string }));
-}
-
-async function send(to: string): Promise<string> {
-  const res = await d.api('POST', '/send/transactional', {
-    headers: { 'x-service-channel-id': s.channelId },
-    body: { from: { email: `shop@${s.domain}` }, to: [{ email: to }], subject: 'Order', text: 'Thanks' },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.messageId;
-}
+const failedAttempts = (webhookId: string) => failedWebhookAttempts(d, webhookId);
+const send = (to: string) => sendOne(d, s, to);
 
 beforeAll(async () => {
   dns = await startDnsServer();
