@@ -70,8 +70,8 @@ describe('SIGTERM under load', () => {
             headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-service-channel-id': s.channelId },
             body: JSON.stringify({ from: { email: `app@${s.domain}` }, to: [{ email: `r${n}-${i}@example.org` }], subject: `m ${n} ${i}`, text: 'load' }),
           });
-          const body = await res.json();
-          if (res.status === 200) accepted.push(body.messageId);
+          const body = (await res.json()) as { messageId?: string };
+          if (res.status === 200) accepted.push(String(body.messageId));
           else if (res.status === 503) refused++;
           else other++;
         } catch {

@@ -21,7 +21,7 @@ let channelKey: string;
 let sentIds: string[] = [];
 
 const events = (query: Record<string, string | number>, key?: string) =>
-  t.api('GET', `/activity/events?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`, { key });
+  t.api('GET', `/activity/events?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`, { key });
 
 /** Every page of a filter, following `after` until a page comes back empty. */
 async function pageAll(query: Record<string, string>, limit: number, key?: string): Promise<{ items: unknown[]; totals: number[]; pages: number }> {

@@ -178,7 +178,7 @@ describe('unsubscribe', () => {
     resolver.setServers([dns.address]);
     const result = await dkimVerify(raw, { resolver: (name: string, type: string) => (type === 'TXT' ? resolver.resolveTxt(name) : resolver.resolve(name, type)) } as never);
     expect(result.results.map((r: any) => r.status.result)).toEqual(['pass']);
-    const signed = String(result.results[0].signingHeaders.keys).toLowerCase().split(': ');
+    const signed = String((result.results[0] as unknown as { signingHeaders: { keys: string } }).signingHeaders.keys).toLowerCase().split(': ');
     expect(signed).toEqual(expect.arrayContaining(['list-unsubscribe', 'list-unsubscribe-post']));
   });
 

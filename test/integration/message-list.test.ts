@@ -20,7 +20,7 @@ let other: { key: string; sender: Sender };
 let channelKey: string;
 
 const list = (query: Record<string, string | number>, key?: string) =>
-  t.api('GET', `/activity/messages?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`, { key });
+  t.api('GET', `/activity/messages?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`, { key });
 
 async function send(s: Sender, body: Record<string, unknown>, key?: string) {
   const res = await t.api('POST', '/send/transactional', {

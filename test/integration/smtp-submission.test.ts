@@ -26,7 +26,7 @@ function transport(opts: { user?: string; pass?: string; secure?: boolean; ignor
     requireTLS: opts.requireTLS ?? true,
     tls: { rejectUnauthorized: false },
     auth: opts.user === undefined && opts.pass === undefined ? undefined : { user: opts.user ?? '', pass: opts.pass ?? '' },
-  } as nodemailer.TransportOptions);
+  } as Parameters<typeof nodemailer.createTransport>[0]);
 }
 
 beforeAll(async () => {

@@ -71,7 +71,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
 }
 
 /** Polls until fn returns a truthy value (or throws after timeoutMs). */
-export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
