@@ -6,7 +6,7 @@
  * Runs the named benchmarks one after the other, printing progress on stderr, and writes each
  * result as a section of bench/RESULTS.md (date, machine, load, the exact command, a table and
  * a reading) plus its rows of the summary table (ratios postrider/Postfix). Postfix, the peer,
- * is configured with /work/shared/peers/setup-postfix.sh and started once for the benchmarks
+ * is configured with ../shared/peers/setup-postfix.sh and started once for the benchmarks
  * that compare with it, and stopped at the end. `--no-write` prints the sections instead.
  */
 import { cleanupAll } from './lib/cleanup.mjs';

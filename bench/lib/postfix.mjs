@@ -1,6 +1,6 @@
 /**
  * The Postfix peer (Debian's Postfix 3.7, loopback only), set up and measured with the shared
- * scripts in /work/shared/peers (setup-postfix.sh, bench-postfix.sh; see its README):
+ * scripts in ../shared/peers beside the repository (setup-postfix.sh, bench-postfix.sh; see its README):
  *   127.0.0.1:2526 plain SMTP, 127.0.0.1:2587 submission (STARTTLS + AUTH tester@peer.test /
  *   secret123), every message relayed to [127.0.0.1]:2600 (smtp-sink).
  * The only change made at run time is the "hold" switch below (all intake goes to the hold
@@ -10,11 +10,13 @@ import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { onCleanup } from './cleanup.mjs';
 
 const run = promisify(execFile);
-export const PEERS_DIR = process.env.POSTRIDER_BENCH_PEERS ?? '/work/shared/peers';
+/** ../shared/peers relative to the repository root (bench/lib/ is two levels below it). */
+export const PEERS_DIR = process.env.POSTRIDER_BENCH_PEERS ?? fileURLToPath(new URL('../../../shared/peers', import.meta.url));
 export const POSTFIX_PLAIN_PORT = 2526;
 export const POSTFIX_SUBMISSION_PORT = 2587;
 export const POSTFIX_USER = 'tester@peer.test';
@@ -32,7 +34,7 @@ function has(cmd) {
 
 /** Whether the peer can run here (Postfix and smtp-sink installed, running as root). */
 export function postfixAvailable() {
-  if (!has('postfix') || !has('smtp-sink') || !has('smtp-source')) return 'Postfix is not installed (see /work/shared/peers/README.md)';
+  if (!has('postfix') || !has('smtp-sink') || !has('smtp-source')) return 'Postfix is not installed (see ../shared/peers/README.md)';
   if (process.getuid?.() !== 0) return 'the Postfix peer needs root';
   if (!fs.existsSync(path.join(PEERS_DIR, 'setup-postfix.sh'))) return `${PEERS_DIR}/setup-postfix.sh not found`;
   return null;
