@@ -41,7 +41,7 @@ export interface Config {
     retrySchedule: string;
     maxAgeMs: number;
   };
-  domains: { dkimAlgorithm: 'rsa' | 'ed25519'; recheckIntervalMs: number; returnPathLabel: string };
+  domains: { dkimAlgorithm: 'rsa' | 'ed25519'; recheckIntervalMs: number; returnPathLabel: string; trackingLabel: string; unsubscribeLabel: string };
   limits: { channelsPerAccount: number; domainsPerAccount: number; pendingSendLimit: number; broadcastMessages: number };
   policy: { denyRecipients: string[] };
   workers: { threads: number };
@@ -232,6 +232,8 @@ export const SCHEMA: readonly KeyDef[] = [
   { path: 'domains.dkimAlgorithm', doc: 'Default DKIM key type for new domains.', default: () => 'rsa', parse: str({ oneOf: ['rsa', 'ed25519'] }) },
   { path: 'domains.recheckIntervalMs', doc: 'How often verified domains are checked again in DNS.', default: () => 6 * 3_600_000, parse: duration(60_000) },
   { path: 'domains.returnPathLabel', doc: 'Return-path (bounce) host of a domain: <label>.<domain>, with MX and SPF pointing at hostname.', default: () => 'bounces', parse: dnsLabel },
+  { path: 'domains.trackingLabel', doc: 'Optional tracking host of a domain: <label>.<domain>, a CNAME to the publicUrl host; once verified, tracking links use it.', default: () => 'track', parse: dnsLabel },
+  { path: 'domains.unsubscribeLabel', doc: 'Optional unsubscribe host of a domain: <label>.<domain>, a CNAME to the publicUrl host; once verified, unsubscribe links use it.', default: () => 'unsub', parse: dnsLabel },
   { path: 'limits.channelsPerAccount', doc: 'Maximum channels per account (403 resource_limit_exceeded beyond).', default: () => 100, parse: int(1, 1_000_000) },
   { path: 'limits.domainsPerAccount', doc: 'Maximum domains per account.', default: () => 100, parse: int(1, 1_000_000) },
   { path: 'limits.pendingSendLimit', doc: 'Emails an account in state pending may send in total.', default: () => 1000, parse: int(0, 1_000_000_000) },

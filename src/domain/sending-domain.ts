@@ -10,6 +10,7 @@
  * Key rotation: a pending key is checked with the others; once its record is found, it becomes
  * the active key and the previous key is retired (its private key is deleted by the store).
  */
+import type { LinkHostKind } from './link-hosts.js';
 import type { DnsRecordType, ExpectedRecord } from './return-path.js';
 
 export type DkimAlgorithm = 'rsa' | 'ed25519';
@@ -56,6 +57,8 @@ export interface SendingDomain {
   /** Most recent first, at most MAX_RETIRED_KEYS; selectors are never reused. */
   retiredKeys: RetiredKey[];
   returnPath: DnsRecordState[];
+  /** The optional tracking and unsubscribe CNAMEs (domain/link-hosts.ts); absent in domains stored before 0.2 until their next check. */
+  linkHosts?: Record<LinkHostKind, DnsRecordState>;
 }
 
 export type CheckOutcome = 'match' | 'mismatch' | 'error';
@@ -64,6 +67,7 @@ export type CheckOutcome = 'match' | 'mismatch' | 'error';
 export interface CheckResults {
   keys: Record<string, CheckOutcome>;
   returnPath: Array<{ record: ExpectedRecord; outcome: CheckOutcome }>;
+  linkHosts?: Record<LinkHostKind, { record: ExpectedRecord; outcome: CheckOutcome }>;
 }
 
 export const MAX_RETIRED_KEYS = 20;
@@ -102,18 +106,27 @@ export function applyCheck(d: SendingDomain, results: CheckResults, at: string):
     activeKey = pendingKey;
     pendingKey = null;
   }
-  const returnPath = results.returnPath.map(({ record, outcome }) => {
-    const previous = d.returnPath.find((r) => r.type === record.type && r.host === record.host && r.value === record.value);
-    return nextRecordState(previous ?? newRecordState(record), outcome, at);
-  });
+  const advance = (previous: DnsRecordState | undefined, { record, outcome }: { record: ExpectedRecord; outcome: CheckOutcome }) =>
+    nextRecordState(previous && sameRecord(previous, record) ? previous : newRecordState(record), outcome, at);
+  const returnPath = results.returnPath.map((r) => advance(d.returnPath.find((p) => sameRecord(p, r.record)), r));
+  const linkHosts = results.linkHosts && {
+    tracking: advance(d.linkHosts?.tracking, results.linkHosts.tracking),
+    unsubscribe: advance(d.linkHosts?.unsubscribe, results.linkHosts.unsubscribe),
+  };
   const next: SendingDomain = {
     ...d,
     activeKey,
     pendingKey,
     returnPath,
+    ...(linkHosts ? { linkHosts } : {}),
     retiredKeys: retired ? [retired, ...d.retiredKeys].slice(0, MAX_RETIRED_KEYS) : d.retiredKeys,
     updatedAt: at,
   };
   next.verified = isDomainVerified(next);
   return { domain: next, retired };
+}
+
+/** The same record as expected now (type, host and value); a changed one starts over as pending. */
+function sameRecord(r: DnsRecordState, e: ExpectedRecord): boolean {
+  return r.type === e.type && r.host === e.host && r.value === e.value;
 }

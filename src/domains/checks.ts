@@ -4,7 +4,8 @@
  * SERVFAIL, timeout... a temporary condition that must not mark anything failed).
  */
 import { dkimRecordMatches } from '../domain/dkim-record.js';
-import { mxPointsTo, spfAuthorizes, type ExpectedRecord } from '../domain/return-path.js';
+import type { LinkHostKind } from '../domain/link-hosts.js';
+import { mxPointsTo, sameHost, spfAuthorizes, type ExpectedRecord } from '../domain/return-path.js';
 import type { CheckOutcome, CheckResults, DomainKey, SendingDomain } from '../domain/sending-domain.js';
 import type { DnsAnswer, MxRecord } from '../dns/resolver.js';
 
@@ -12,6 +13,7 @@ import type { DnsAnswer, MxRecord } from '../dns/resolver.js';
 export interface DomainDns {
   txt(name: string): Promise<DnsAnswer<string[]>>;
   mx(name: string): Promise<DnsAnswer<MxRecord[]>>;
+  cname(name: string): Promise<DnsAnswer<string>>;
 }
 
 function outcomeOf<T>(answer: DnsAnswer<T>, matches: (records: T) => boolean): CheckOutcome {
@@ -30,6 +32,11 @@ async function checkReturnPath(dns: DomainDns, record: ExpectedRecord, hostname:
   return outcomeOf(await dns.txt(record.host), (txt) => spfAuthorizes(txt, hostname));
 }
 
+/** A link host: its CNAME names the expected target (our public host). */
+async function checkLinkHost(dns: DomainDns, record: ExpectedRecord): Promise<CheckOutcome> {
+  return outcomeOf(await dns.cname(record.host), (target) => sameHost(target, record.value));
+}
+
 /**
  * Checks the domain's keys and the return-path records expected now (built for `hostname`).
  * All lookups run concurrently; a lookup that throws counts as a temporary error.
@@ -37,17 +44,20 @@ async function checkReturnPath(dns: DomainDns, record: ExpectedRecord, hostname:
 export async function checkDomain(
   dns: DomainDns,
   d: SendingDomain,
-  expected: { returnPath: ExpectedRecord[]; hostname: string },
+  expected: { returnPath: ExpectedRecord[]; hostname: string; linkHosts: Record<LinkHostKind, ExpectedRecord> },
 ): Promise<CheckResults> {
-  const { returnPath, hostname } = expected;
+  const { returnPath, hostname, linkHosts } = expected;
   const safe = (p: Promise<CheckOutcome>) => p.catch((): CheckOutcome => 'error');
   const keys = [d.activeKey, ...(d.pendingKey ? [d.pendingKey] : [])];
-  const [keyOutcomes, rpOutcomes] = await Promise.all([
+  const [keyOutcomes, rpOutcomes, tracking, unsubscribe] = await Promise.all([
     Promise.all(keys.map((k) => safe(checkKey(dns, k)))),
     Promise.all(returnPath.map((r) => safe(checkReturnPath(dns, r, hostname)))),
+    safe(checkLinkHost(dns, linkHosts.tracking)),
+    safe(checkLinkHost(dns, linkHosts.unsubscribe)),
   ]);
   return {
     keys: Object.fromEntries(keys.map((k, i) => [k.selector, keyOutcomes[i]])),
     returnPath: returnPath.map((record, i) => ({ record, outcome: rpOutcomes[i] })),
+    linkHosts: { tracking: { record: linkHosts.tracking, outcome: tracking }, unsubscribe: { record: linkHosts.unsubscribe, outcome: unsubscribe } },
   };
 }

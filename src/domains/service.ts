@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
 import { makeSelector } from '../domain/dkim-record.js';
 import { AppError } from '../domain/errors.js';
+import { linkHostRecords, type LinkHostKind } from '../domain/link-hosts.js';
 import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
 import type { DkimAlgorithm, SendingDomain } from '../domain/sending-domain.js';
 import {
@@ -29,6 +30,10 @@ export interface DomainSettings {
   hostname: string;
   /** The return-path host is `<returnPathLabel>.<domain>`. */
   returnPathLabel: string;
+  /** Link hosts `<trackingLabel>.<domain>` and `<unsubscribeLabel>.<domain>`, CNAMEs to publicUrl's host. */
+  trackingLabel: string;
+  unsubscribeLabel: string;
+  publicUrl: string;
   defaultAlgorithm: DkimAlgorithm;
   maxPerAccount: number;
 }
@@ -65,6 +70,12 @@ export class DomainService {
     return returnPathRecords({ domain, label: this.settings.returnPathLabel, hostname: this.settings.hostname });
   }
 
+  /** The optional link-host CNAMEs a domain may publish with the current configuration. */
+  expectedLinkHosts(domain: string): Record<LinkHostKind, ExpectedRecord> {
+    const { trackingLabel, unsubscribeLabel, publicUrl } = this.settings;
+    return linkHostRecords({ domain, trackingLabel, unsubscribeLabel, publicUrl });
+  }
+
   /**
    * Registers a domain with a new DKIM key. The cheap refusals (duplicate name, limit) come
    * before the key generation; the store checks them again in its write.
@@ -81,6 +92,7 @@ export class DomainService {
       channelIds: input.channelIds,
       key,
       returnPath: this.expectedReturnPath(name),
+      linkHosts: this.expectedLinkHosts(name),
       maxPerAccount: max,
     });
     this.logger.info({ domainId: domain.id, domain: name, selector: key.selector, algorithm: key.algorithm }, 'domain created');
@@ -104,10 +116,15 @@ export class DomainService {
   async verify(domainId: string): Promise<SendingDomain | undefined> {
     const d = getDomain(this.store, domainId);
     if (!d) return undefined;
-    const results = await checkDomain(this.dns, d, { returnPath: this.expectedReturnPath(d.name), hostname: this.settings.hostname });
+    const results = await checkDomain(this.dns, d, {
+      returnPath: this.expectedReturnPath(d.name),
+      hostname: this.settings.hostname,
+      linkHosts: this.expectedLinkHosts(d.name),
+    });
     const updated = await recordDomainCheck(this.store, domainId, results, this.now().toISOString());
     if (!updated) return undefined;
-    this.logChanges(d, updated, Object.values(results.keys).includes('error') || results.returnPath.some((r) => r.outcome === 'error'));
+    const links = Object.values(results.linkHosts ?? {});
+    this.logChanges(d, updated, Object.values(results.keys).includes('error') || [...results.returnPath, ...links].some((r) => r.outcome === 'error'));
     return updated;
   }
 

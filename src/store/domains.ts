@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { AppError } from '../domain/errors.js';
+import type { LinkHostKind } from '../domain/link-hosts.js';
 import type { ExpectedRecord } from '../domain/return-path.js';
 import { applyCheck, needsRecheck, newRecordState, type CheckResults, type DkimAlgorithm, type DomainKey, type SendingDomain } from '../domain/sending-domain.js';
 import { dkimHost } from '../domain/dkim-record.js';
@@ -84,7 +85,16 @@ export function findDomainByName(store: Store, accountId: string, name: string):
 
 export async function createDomain(
   store: Store,
-  input: { accountId: string; name: string; channelIds: string[]; key: NewDkimKey; returnPath: ExpectedRecord[]; maxPerAccount: number },
+  input: {
+    accountId: string;
+    name: string;
+    channelIds: string[];
+    key: NewDkimKey;
+    returnPath: ExpectedRecord[];
+    /** Absent: the domain gets them at its next check. */
+    linkHosts?: Record<LinkHostKind, ExpectedRecord>;
+    maxPerAccount: number;
+  },
 ): Promise<SendingDomain> {
   const now = new Date().toISOString();
   const domain: SendingDomain = {
@@ -100,6 +110,7 @@ export async function createDomain(
     pendingKey: null,
     retiredKeys: [],
     returnPath: input.returnPath.map(newRecordState),
+    ...(input.linkHosts ? { linkHosts: { tracking: newRecordState(input.linkHosts.tracking), unsubscribe: newRecordState(input.linkHosts.unsubscribe) } } : {}),
   };
   // Limit, uniqueness and the links are checked inside the write so concurrent requests cannot
   // overshoot the limit, register one name twice or link a channel being deleted.

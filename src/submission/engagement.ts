@@ -4,11 +4,15 @@
  * apply. Broadcast mail always gets List-Unsubscribe (RFC 2369 3.2, one-click per RFC 8058);
  * its mailto alternative points at the return-path host only when the inbound listener runs to
  * receive it. See domain/tracking-token.ts for why a token names a recipient only when the
- * message has exactly one.
+ * message has exactly one. Links use the From domain's own tracking or unsubscribe host once its
+ * CNAME is verified (domain/link-hosts.ts), publicUrl otherwise.
  */
 import { domainOf } from '../domain/address.js';
+import { linkBaseUrl } from '../domain/link-hosts.js';
 import { returnPathHost } from '../domain/return-path.js';
 import type { MailType, Tracking } from '../domain/types.js';
+import { getChannelRecord } from '../store/channels.js';
+import { findDomainByName } from '../store/domains.js';
 import { trackingSecret } from '../store/secrets.js';
 import type { EngagementInput } from '../workers/engagement.js';
 import type { SubmissionDeps } from './submission.js';
@@ -20,8 +24,11 @@ export function engagementFor(
   const broadcast = m.mailType === 'broadcast';
   if (!broadcast && !m.tracking.opens && !m.tracking.links) return undefined;
   const { config } = deps;
+  const accountId = getChannelRecord(deps.store, m.channelId)?.accountId;
+  const domain = accountId ? findDomainByName(deps.store, accountId, domainOf(m.from).toLowerCase()) : undefined;
   const e: EngagementInput = {
-    baseUrl: config.publicUrl,
+    baseUrl: linkBaseUrl(config.publicUrl, domain, 'tracking'),
+    unsubscribeBaseUrl: linkBaseUrl(config.publicUrl, domain, 'unsubscribe'),
     secret: trackingSecret(deps.store).toString('hex'),
     messageId: m.messageId,
     channelId: m.channelId,

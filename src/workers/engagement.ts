@@ -9,8 +9,10 @@
 import { signToken, unsubscribeLocalPart } from '../domain/tracking-token.js';
 
 export interface EngagementInput {
-  /** config publicUrl, without trailing slash: the public routes live under it. */
+  /** Base of tracking links, without trailing slash: publicUrl, or the From domain's verified tracking host. */
   baseUrl: string;
+  /** Base of the unsubscribe URL, likewise (its own host: domain/link-hosts.ts). Absent: baseUrl. */
+  unsubscribeBaseUrl?: string;
   /** The HMAC key (hex), from the store. */
   secret: string;
   messageId: string;
@@ -35,7 +37,7 @@ export function engagementUrls(e: EngagementInput): EngagementUrls {
   if (!e.unsubscribe) return {};
   const secret = Buffer.from(e.secret, 'hex');
   const token = signToken(secret, { kind: 'unsubscribe', messageId: e.messageId, recipient: e.recipient, channelId: e.channelId });
-  const out: EngagementUrls = { unsubscribeUrl: `${e.baseUrl}/unsubscribe?token=${token}` };
+  const out: EngagementUrls = { unsubscribeUrl: `${e.unsubscribeBaseUrl ?? e.baseUrl}/unsubscribe?token=${token}` };
   if (e.unsubscribe.mailtoHost) {
     out.unsubscribeMailto = `mailto:${unsubscribeLocalPart(secret, e.messageId)}@${e.unsubscribe.mailtoHost}?subject=unsubscribe`;
   }
@@ -53,7 +55,7 @@ export function trackHtml(html: string, e: EngagementInput): string {
     out = out.replace(HREF, (whole, start: string, quote: string, value: string) => {
       const url = decodeAttr(value.trim());
       // Only web links; mailto:, tel:, anchors and our own links (unsubscribe) stay as they are.
-      if (!/^https?:\/\//i.test(url) || url.startsWith(`${e.baseUrl}/`)) return whole;
+      if (!/^https?:\/\//i.test(url) || url.startsWith(`${e.baseUrl}/`) || url.startsWith(`${e.unsubscribeBaseUrl ?? e.baseUrl}/`)) return whole;
       let href: string;
       try {
         href = new URL(url).href; // the exact string that is signed and later redirected to

@@ -47,7 +47,7 @@ describe('verifying a domain', () => {
     publishAll(dns, d.dnsRecords);
     const before = Date.now();
     const records = await verify(d.id);
-    expect(Object.keys(records).sort()).toEqual(['domainKeyActive', 'domainKeyPending', 'returnPath']);
+    expect(Object.keys(records).sort()).toEqual(['domainKeyActive', 'domainKeyPending', 'returnPath', 'tracking', 'unsubscribe']);
     expect(records.domainKeyPending).toBeNull();
     for (const r of [records.domainKeyActive, ...records.returnPath]) {
       expect(r.status).toBe('verified');
@@ -125,6 +125,7 @@ describe('verifying a domain', () => {
     dns.servfail(d.dnsRecords.returnPath[0].host);
     dns.servfail(fresh.dnsRecords.domainKeyActive.host);
     dns.servfail(fresh.dnsRecords.returnPath[0].host);
+    for (const r of [d.dnsRecords.tracking!, d.dnsRecords.unsubscribe!]) dns.servfail(r.host);
 
     const records = await verify(d.id);
     expect(records).toEqual(d.dnsRecords);
@@ -162,10 +163,13 @@ describe('rotating the DKIM key', () => {
 
     const rotated = await t.api('POST', `/domains/${d.id}/rotate-key`);
     expect(rotated.status).toBe(200);
-    expect(rotated.body.verified).toBe(true);
-    expect(rotated.body.dnsRecords.domainKeyActive).toEqual(d.dnsRecords.domainKeyActive);
-    const pending = rotated.body.dnsRecords.domainKeyPending;
-    expect(pending).toMatchObject({ type: 'txt', status: 'pending', lastCheckedAt: null });
+    // The answer is the new pending record alone, as the SDKs' rotateKey expects.
+    const pending = rotated.body;
+    expect(pending).toEqual({ type: 'txt', host: expect.any(String), value: expect.stringMatching(/^v=DKIM1; /), status: 'pending', lastCheckedAt: null });
+    const read = await get(d.id);
+    expect(read.verified).toBe(true);
+    expect(read.dnsRecords.domainKeyActive).toEqual(d.dnsRecords.domainKeyActive);
+    expect(read.dnsRecords.domainKeyPending).toEqual(pending);
     expect(pending.host).toMatch(new RegExp(`^pr\\d{6}[0-9a-f]{4}\\._domainkey\\.${d.name.replace(/\./g, '\\.')}$`));
     expect(pending.host).not.toBe(d.dnsRecords.domainKeyActive.host);
     expect(getSigningKey(t.daemon.store, d.name, t.accountId)?.selector).toBe(oldSelector);
@@ -194,7 +198,7 @@ describe('rotating the DKIM key', () => {
     const first = await t.api('POST', `/domains/${d.id}/rotate-key`, { body: {} });
     const second = await t.api('POST', `/domains/${d.id}/rotate-key`, { body: { dkimAlgorithm: 'ed25519' } });
     expect(second.status).toBe(200);
-    const [a, b] = [first.body.dnsRecords.domainKeyPending, second.body.dnsRecords.domainKeyPending];
+    const [a, b] = [first.body, second.body];
     expect(b.host).not.toBe(a.host);
     expect(b.value).toMatch(/^v=DKIM1; k=ed25519; p=/);
     expect(t.daemon.store.db.dkimKeys.get([d.id, a.host.split('.')[0]])).toBeUndefined();
@@ -235,7 +239,7 @@ describe('periodic re-check', () => {
 
   it('promotes a published pending key of a verified domain without a verify call', async () => {
     const d = await verifiedDomain();
-    const pending = (await t.api('POST', `/domains/${d.id}/rotate-key`)).body.dnsRecords.domainKeyPending;
+    const pending = (await t.api('POST', `/domains/${d.id}/rotate-key`)).body;
     publish(dns, pending);
     await t.daemon.domainRecheck.runOnce();
     const after = await get(d.id);

@@ -16,6 +16,9 @@ export interface DnsRecords {
   domainKeyActive: DnsRecordJson & { lastCheckedAt: string | null };
   domainKeyPending: (DnsRecordJson & { lastCheckedAt: string | null }) | null;
   returnPath: (DnsRecordJson & { lastCheckedAt: string | null })[];
+  /** The optional link-host CNAMEs (not needed for `verified`). */
+  tracking?: DnsRecordJson & { lastCheckedAt: string | null };
+  unsubscribe?: DnsRecordJson & { lastCheckedAt: string | null };
 }
 
 let accounts = 0;

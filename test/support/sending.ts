@@ -17,7 +17,7 @@ export interface Sender {
   channelId: string;
   domainId: string;
   domain: string;
-  dnsRecords: { domainKeyActive: DnsRecordJson; domainKeyPending: DnsRecordJson | null; returnPath: DnsRecordJson[] };
+  dnsRecords: { domainKeyActive: DnsRecordJson; domainKeyPending: DnsRecordJson | null; returnPath: DnsRecordJson[]; tracking?: DnsRecordJson; unsubscribe?: DnsRecordJson };
 }
 
 /** Publishes a record as the API describes it (mx values are "<priority> <host>"). */

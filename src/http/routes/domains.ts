@@ -70,12 +70,17 @@ function recordJson(r: DnsRecordState) {
   return { type: r.type, host: r.host, value: r.value, status: r.status, lastCheckedAt: r.lastCheckedAt };
 }
 
-/** The dnsRecords object (spec 2.2); domainKeyPending is null while no rotation is under way. */
+/**
+ * The dnsRecords object (spec 2.2); domainKeyPending is null while no rotation is under way.
+ * `tracking` and `unsubscribe` are the optional link-host CNAMEs (domain/link-hosts.ts); a domain
+ * stored before they existed gets them at its next check.
+ */
 function dnsRecordsJson(d: SendingDomain) {
   return {
     domainKeyActive: recordJson(d.activeKey.record),
     domainKeyPending: d.pendingKey ? recordJson(d.pendingKey.record) : null,
     returnPath: d.returnPath.map(recordJson),
+    ...(d.linkHosts ? { tracking: recordJson(d.linkHosts.tracking), unsubscribe: recordJson(d.linkHosts.unsubscribe) } : {}),
   };
 }
 
@@ -173,8 +178,9 @@ export function domainRoutes(domains: DomainService) {
       const domain = domainFor(store, req.principal, (req.params as { id: string }).id);
       requireAccountKey(req.principal);
       const updated = await domains.rotateKey(domain.id, rotateAlgorithm(req.body));
-      if (!updated) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
-      return domainJson(store, updated, true);
+      if (!updated?.pendingKey) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
+      // The SDKs' rotateKey answers the new pending DKIM record alone (api-surface.md).
+      return recordJson(updated.pendingKey.record);
     });
   };
 }
