@@ -10,6 +10,7 @@ import { DnsResolver } from './dns/resolver.js';
 import { DomainRecheck } from './domains/recheck.js';
 import { DomainService } from './domains/service.js';
 import { activityRoutes } from './http/routes/activity.js';
+import { broadcastRoutes } from './http/routes/broadcasts.js';
 import { channelRoutes } from './http/routes/channels.js';
 import { domainRoutes } from './http/routes/domains.js';
 import { sendRoutes } from './http/routes/send.js';
@@ -149,6 +150,7 @@ export class Daemon {
       channelRoutes,
       domainRoutes(this.domains),
       sendRoutes(this.submission),
+      broadcastRoutes,
       suppressionRoutes,
       activityRoutes,
       statisticsRoutes,

@@ -50,6 +50,7 @@ export const ERROR_CATALOGUE = {
   forbidden: { status: 403, title: 'Forbidden', smtp: { code: 550, enhanced: '5.7.1' } },
   not_found: { status: 404, title: 'Not found', smtp: { code: 550, enhanced: '5.1.1' } },
   method_not_allowed: { status: 405, title: 'Method not allowed', smtp: { code: 502, enhanced: '5.5.1' } },
+  conflict: { status: 409, title: 'Conflict with the resource state', smtp: { code: 554, enhanced: '5.5.0' } },
   payload_too_large: { status: 413, title: 'Payload too large', smtp: { code: 552, enhanced: '5.3.4' } },
   unsupported_media_type: {
     status: 415,

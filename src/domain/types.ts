@@ -146,6 +146,8 @@ export interface DeliveryJob {
   dueAt: string;
   leaseUntil?: string;
   history: DeliveryAttempt[];
+  /** Set when a broadcast cancel took the job out of the queue before any attempt. */
+  canceledAt?: string;
 }
 
 export type SuppressionReason = 'bounce' | 'complaint' | 'unsubscribe' | 'manual';

@@ -2,25 +2,58 @@
  * Broadcasts: the accepted request is stored durably (record + one row per entry) before the API
  * answers; the expander then turns entries into messages in batches, moving a cursor in the same
  * transaction as each batch's messages, so a crash resumes exactly after the last committed batch.
+ * Every entry ends as a message, or as a failure row (build error, every recipient suppressed),
+ * or, after a cancel, as never expanded; nothing is capped or kept only in memory.
  */
+import type { AddressValue, DeliveryJob, MessageRecord } from '../domain/types.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
 import { reserveSendQuotaInTxn } from './messages.js';
+import { broadcastCounters, bumpBroadcastInTxn } from './broadcast-stats.js';
+import { closeJobOfMessageInTxn } from './queue-outcome.js';
+import { dueMs } from './queue.js';
 
 export interface BroadcastRecord<Common = unknown> {
   id: string;
   accountId: string;
   channelId: string;
   createdAt: string;
+  /** Expansion: 'done' once no entry is left to expand (all expanded, or canceled). */
   state: 'expanding' | 'done';
   total: number;
-  /** Entries [0, cursor) have been turned into messages (or skipped). */
+  /** Entries [0, cursor) have been turned into messages or failure rows. */
   cursor: number;
+  /** Messages created. */
   messages: number;
+  /** Entries whose recipients were all suppressed (failure rows with recipients_suppressed). */
   skipped: number;
-  failures: { index: number; code: string; message: string }[];
+  /** Entries whose message could not be built (failure rows with the error). */
+  failed?: number;
+  /** Distinct recipients left out because suppressed (broadcastSuppressions rows). */
+  suppressed?: number;
+  canceledAt?: string;
+  /** Entries never expanded because of the cancel. */
+  canceledEntries?: number;
   common: Common;
+}
+
+/** One entry that became no message. */
+export interface BroadcastFailure {
+  index: number;
+  to: AddressValue[];
+  cc: AddressValue[];
+  bcc: AddressValue[];
+  code: string;
+  message: string;
+}
+
+/** Thrown inside an expansion commit when the broadcast was canceled meanwhile: the batch rolls back. */
+export class BroadcastCanceled extends Error {
+  constructor(readonly broadcastId: string) {
+    super(`broadcast ${broadcastId} was canceled`);
+    this.name = 'BroadcastCanceled';
+  }
 }
 
 export async function acceptBroadcast<C, E>(
@@ -34,9 +67,11 @@ export async function acceptBroadcast<C, E>(
 ): Promise<void> {
   await store.write(() => {
     if (input.sendLimit) reserveSendQuotaInTxn(store, input.sendLimit.accountId, input.sendLimit.recipients, input.sendLimit.limit);
+    const createdMs = Date.parse(input.record.createdAt);
     store.db.broadcasts.put(input.record.id, input.record);
     input.entries.forEach((e, i) => store.db.broadcastEntries.put([input.record.id, i], e));
-    store.db.broadcastQueue.put([Date.parse(input.record.createdAt), input.record.id], 1);
+    store.db.broadcastQueue.put([createdMs, input.record.id], 1);
+    store.db.channelBroadcasts.put([input.record.channelId, createdMs, input.record.id], 1);
     if (input.idempotency) putIdempotencyInTxn(store, input.idempotency.accountId, input.idempotency.key, input.idempotency.record);
   });
 }
@@ -60,22 +95,135 @@ export function broadcastEntries<E>(store: Store, id: string, from: number, coun
   }));
 }
 
-/** Inside a write: records progress; entries already expanded are deleted to free space. */
-export function advanceBroadcastInTxn<C>(
-  store: Store,
-  b: BroadcastRecord<C>,
-  progress: { cursor: number; messages: number; skipped: number; failures: BroadcastRecord['failures'] },
-): BroadcastRecord<C> {
-  for (let i = b.cursor; i < progress.cursor; i++) store.db.broadcastEntries.remove([b.id, i]);
+export interface BatchProgress {
+  cursor: number;
+  /** Ids of the messages committed in the same transaction. */
+  messageIds: string[];
+  /** Of those, how many are already finished (sandbox messages are `sent` at once). */
+  finished: number;
+  skipped: number;
+  failures: BroadcastFailure[];
+  /** Recipients left out because suppressed (duplicates across batches are counted once). */
+  suppressed: string[];
+}
+
+/**
+ * Inside a write: records a batch's progress on the record as it is now in the store (a cancel
+ * may have come meanwhile: then the batch rolls back with BroadcastCanceled). Entries already
+ * expanded are deleted to free space.
+ */
+export function advanceBroadcastInTxn<C>(store: Store, id: string, p: BatchProgress): BroadcastRecord<C> {
+  const b = getBroadcast<C>(store, id);
+  if (!b || b.canceledAt) throw new BroadcastCanceled(id);
+  for (let i = b.cursor; i < p.cursor; i++) store.db.broadcastEntries.remove([b.id, i]);
+  for (const f of p.failures) store.db.broadcastFailures.put([b.id, f.index], f);
+  let suppressed = b.suppressed ?? 0;
+  for (const email of p.suppressed) {
+    if (store.db.broadcastSuppressions.get([b.id, email]) !== undefined) continue;
+    store.db.broadcastSuppressions.put([b.id, email], 1);
+    suppressed++;
+  }
+  for (const messageId of p.messageIds) store.db.broadcastMessages.put([b.id, messageId], 1);
+  if (p.finished > 0) bumpBroadcastInTxn(store, b.id, { finished: p.finished });
   const next: BroadcastRecord<C> = {
     ...b,
-    cursor: progress.cursor,
-    messages: b.messages + progress.messages,
-    skipped: b.skipped + progress.skipped,
-    failures: [...b.failures, ...progress.failures].slice(0, 100),
-    state: progress.cursor >= b.total ? 'done' : 'expanding',
+    cursor: p.cursor,
+    messages: b.messages + p.messageIds.length,
+    skipped: b.skipped + p.skipped,
+    failed: (b.failed ?? 0) + p.failures.length - p.skipped,
+    suppressed,
+    state: p.cursor >= b.total ? 'done' : 'expanding',
   };
   store.db.broadcasts.put(b.id, next);
   if (next.state === 'done') store.db.broadcastQueue.remove([Date.parse(b.createdAt), b.id]);
   return next;
+}
+
+/** True once every entry is expanded and every message made has left the queue. */
+export function broadcastCompleted(store: Store, b: BroadcastRecord): boolean {
+  return b.state === 'done' && !b.canceledAt && broadcastCounters(store, b.id).finished >= b.messages;
+}
+
+export type CancelResult = { status: 'canceled'; record: BroadcastRecord } | { status: 'completed' | 'not_found' };
+
+/**
+ * Cancels a broadcast in one transaction: entries not yet expanded are deleted (never sent);
+ * each message whose jobs are all still queued without an attempt leaves the queue (its jobs
+ * end as done with canceledAt, no event, no suppression) and counts as canceled. A job that is
+ * leased is being delivered right now and finishes normally; so does a job already attempted.
+ * The dispatcher leases in its own write transaction, so a job is either leased before this
+ * runs (and left alone) or no longer due after it.
+ */
+export async function cancelBroadcast(store: Store, id: string, now: Date): Promise<CancelResult> {
+  return store.write((): CancelResult => {
+    const b = getBroadcast(store, id);
+    if (!b) return { status: 'not_found' };
+    if (b.canceledAt) return { status: 'canceled', record: b };
+    if (broadcastCompleted(store, b)) return { status: 'completed' };
+    for (let i = b.cursor; i < b.total; i++) store.db.broadcastEntries.remove([b.id, i]);
+    store.db.broadcastQueue.remove([Date.parse(b.createdAt), b.id]);
+    let canceled = 0;
+    for (const key of store.db.broadcastMessages.getKeys({ start: [b.id], end: [b.id, KEY_MAX] })) {
+      if (cancelMessageInTxn(store, (key as [string, string])[1], now)) canceled++;
+    }
+    if (canceled > 0) bumpBroadcastInTxn(store, b.id, { canceled });
+    const next: BroadcastRecord = { ...b, state: 'done', canceledAt: now.toISOString(), canceledEntries: b.total - b.cursor };
+    store.db.broadcasts.put(b.id, next);
+    return { status: 'canceled', record: next };
+  });
+}
+
+/** Inside a write: takes a message out of the queue if none of its jobs was attempted or leased. */
+function cancelMessageInTxn(store: Store, messageId: string, now: Date): boolean {
+  const m = store.db.messages.get(messageId) as MessageRecord | undefined;
+  if (!m || m.status === 'sent' || m.openJobs === 0) return false;
+  const jobs: DeliveryJob[] = [];
+  for (const key of store.db.messageJobs.getKeys({ start: [messageId], end: [messageId, KEY_MAX] })) {
+    const job = store.db.jobs.get((key as [string, string])[1]) as DeliveryJob | undefined;
+    if (job) jobs.push(job);
+  }
+  if (jobs.length === 0 || jobs.some((j) => j.state !== 'queued' || j.attempts > 0)) return false;
+  let message = m;
+  for (const job of jobs) {
+    store.db.jobsDue.remove([dueMs(job), job.id]);
+    store.db.jobs.put(job.id, { ...job, state: 'done', canceledAt: now.toISOString() } satisfies DeliveryJob);
+    closeJobOfMessageInTxn(store, message);
+    message = store.db.messages.get(messageId) as MessageRecord;
+  }
+  return true;
+}
+
+/** A page of a channel's broadcasts, newest first, filtered by a predicate on the record. */
+export function listChannelBroadcasts(
+  store: Store,
+  q: { channelId: string; limit: number; offset: number; match: (b: BroadcastRecord) => boolean },
+): { totalCount: number; results: BroadcastRecord[] } {
+  const results: BroadcastRecord[] = [];
+  let totalCount = 0;
+  const range = { start: [q.channelId, KEY_MAX], end: [q.channelId], reverse: true };
+  for (const key of store.db.channelBroadcasts.getKeys(range)) {
+    const b = getBroadcast(store, (key as [string, number, string])[2]);
+    if (!b || !q.match(b)) continue;
+    if (totalCount >= q.offset && results.length < q.limit) results.push(b);
+    totalCount++;
+  }
+  return { totalCount, results };
+}
+
+export function broadcastFailures(store: Store, id: string, page: { limit: number; offset: number }): { totalCount: number; results: BroadcastFailure[] } {
+  const range = { start: [id], end: [id, KEY_MAX] };
+  return {
+    // lmdb-js marks the options object it is given as a count query: each call gets its own.
+    totalCount: store.db.broadcastFailures.getKeysCount({ ...range }),
+    results: [...store.db.broadcastFailures.getRange({ ...range, limit: page.offset + page.limit })].slice(page.offset).map(({ value }) => value as BroadcastFailure),
+  };
+}
+
+export function broadcastSuppressions(store: Store, id: string, page: { limit: number; offset: number }): { totalCount: number; results: string[] } {
+  const range = { start: [id], end: [id, KEY_MAX] };
+  return {
+    // lmdb-js marks the options object it is given as a count query: each call gets its own.
+    totalCount: store.db.broadcastSuppressions.getKeysCount({ ...range }),
+    results: [...store.db.broadcastSuppressions.getKeys({ ...range, limit: page.offset + page.limit })].slice(page.offset).map((k) => (k as [string, string])[1]),
+  };
 }

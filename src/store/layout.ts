@@ -91,6 +91,16 @@ export const DB_NAMES = [
   'broadcastEntries',
   /** [createdAtMs, broadcastId] → 1: broadcasts still being expanded into messages, oldest first. */
   'broadcastQueue',
+  /** [channelId, createdAtMs, broadcastId] → 1: a channel's broadcasts in creation order (GET /broadcasts). */
+  'channelBroadcasts',
+  /** [broadcastId, messageId] → 1: the messages an expansion created (cancel finds their queued jobs). */
+  'broadcastMessages',
+  /** [broadcastId, index] → BroadcastFailure: entries that became no message (build error, all suppressed). */
+  'broadcastFailures',
+  /** [broadcastId, email] → 1: recipients left out of a broadcast because they were suppressed. */
+  'broadcastSuppressions',
+  /** broadcastId → BroadcastCounters: messages finished or canceled, and per-broadcast statistics kept as events are appended. */
+  'broadcastStats',
   /** domainId → SendingDomain (DNS records and their statuses; no private key material). */
   'domains',
   /** [accountId, createdAtMs, domainId] → 1: the account's domains in creation order. */

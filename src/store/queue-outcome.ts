@@ -13,6 +13,7 @@ import { appendEventInTxn } from './events.js';
 import { dueMs, leaseMs, requeueInTxn, type OperatorResult } from './queue.js';
 import { addSuppressionInTxn } from './suppressions.js';
 import { dequeueMessageInTxn } from './message-query.js';
+import { bumpBroadcastInTxn } from './broadcast-stats.js';
 
 /** Attempt history entries kept per job (the oldest are dropped beyond this). */
 export const MAX_HISTORY = 50;
@@ -130,11 +131,13 @@ function eventFactory(store: Store, m: MessageRecord, timestamp: string): EventF
     });
 }
 
-/** One job of the message finished; the message is `sent` when none is left. */
-function closeJobOfMessageInTxn(store: Store, m: MessageRecord): void {
+/** One job of the message finished; the message is `sent` when none is left. Also broadcast cancel's. */
+export function closeJobOfMessageInTxn(store: Store, m: MessageRecord): void {
   const openJobs = Math.max(0, m.openJobs - 1);
   store.db.messages.put(m.id, { ...m, openJobs, status: openJobs === 0 ? 'sent' : m.status } satisfies MessageRecord);
   if (openJobs === 0 && m.openJobs > 0) dequeueMessageInTxn(store, m);
+  // A broadcast is completed once every message it made has left the queue.
+  if (openJobs === 0 && m.openJobs > 0 && m.broadcastId) bumpBroadcastInTxn(store, m.broadcastId, { finished: 1 });
 }
 
 function replyOf(r: RecipientResult): Record<string, unknown> {

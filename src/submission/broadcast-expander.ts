@@ -2,12 +2,16 @@
  * Turns accepted broadcasts into messages, a batch at a time: suppressed entries are skipped,
  * the rest are rendered and signed in the worker pool in parallel, and each batch's messages
  * are committed together with the broadcast's cursor. One broadcast at a time, oldest first.
+ * An entry that cannot be built becomes a failure row (store/broadcasts.ts); an expansion that
+ * fails as a whole (store error, full disk, signing key unreadable) is retried by a timer with
+ * backoff, so a broadcast never waits for a restart or for the next broadcast.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { domainOf, recipientKey } from '../domain/address.js';
 import { isAppError } from '../domain/errors.js';
-import { advanceBroadcastInTxn, broadcastEntries, nextActiveBroadcast, type BroadcastRecord } from '../store/broadcasts.js';
+import { systemClock, type Clock, type Timer } from '../queue/clock.js';
+import { advanceBroadcastInTxn, broadcastEntries, nextActiveBroadcast, BroadcastCanceled, type BroadcastFailure, type BroadcastRecord } from '../store/broadcasts.js';
 import type { AcceptedMessage } from '../store/messages.js';
 import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
 import { splitSuppressed } from './policy.js';
@@ -21,15 +25,38 @@ const BATCH = 100;
 interface BuiltBatch {
   messages: AcceptedMessage[];
   skipped: number;
-  failures: BroadcastRecord['failures'];
+  failures: BroadcastFailure[];
+  suppressed: string[];
+}
+
+export interface ExpanderOptions {
+  /** Timers for the retry of a failed expansion (fake in tests). */
+  clock?: Clock;
+  /** First retry delay after a failed expansion; doubles per failure in a row up to maxRetryMs. */
+  retryMs?: number;
+  maxRetryMs?: number;
 }
 
 export class BroadcastExpander {
   private running: Promise<void> | null = null;
   private stopping = false;
   private again = false;
+  private retryTimer: Timer | null = null;
+  /** Failed expansions in a row (backoff). */
+  private failuresInRow = 0;
+  private readonly clock: Clock;
+  private readonly retryMs: number;
+  private readonly maxRetryMs: number;
 
-  constructor(private readonly deps: SubmissionDeps, private readonly logger: Logger) {}
+  constructor(
+    private readonly deps: SubmissionDeps,
+    private readonly logger: Logger,
+    opts: ExpanderOptions = {},
+  ) {
+    this.clock = opts.clock ?? systemClock();
+    this.retryMs = opts.retryMs ?? 5_000;
+    this.maxRetryMs = opts.maxRetryMs ?? 300_000;
+  }
 
   async start(): Promise<void> {
     this.stopping = false;
@@ -38,18 +65,33 @@ export class BroadcastExpander {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.retryTimer?.cancel();
+    this.retryTimer = null;
     await this.running;
   }
 
-  /** Called when a broadcast was accepted. */
+  /** Called when a broadcast was accepted, and by the retry timer. */
   kick(): void {
     if (this.stopping) return;
     if (this.running) {
       this.again = true;
       return;
     }
+    this.retryTimer?.cancel();
+    this.retryTimer = null;
     this.running = this.expandAll()
-      .catch((err) => this.logger.error({ err }, 'broadcast expansion failed; will retry on the next broadcast or restart'))
+      .then(() => {
+        this.failuresInRow = 0;
+      })
+      .catch((err) => {
+        // Kicks that came during the failed run wait for the retry too: running again at once
+        // would hammer whatever failed (a full disk, a broken store) without any backoff.
+        this.again = false;
+        this.failuresInRow++;
+        const delayMs = Math.min(this.maxRetryMs, this.retryMs * 2 ** (this.failuresInRow - 1));
+        this.logger.error({ err, retryInMs: delayMs, failuresInRow: this.failuresInRow }, 'broadcast expansion failed; retrying');
+        this.scheduleRetry(delayMs);
+      })
       .finally(() => {
         this.running = null;
         if (this.again && !this.stopping) {
@@ -59,10 +101,19 @@ export class BroadcastExpander {
       });
   }
 
-  /** Resolves once no broadcast is left to expand (joins a running expansion; tests, shutdown). */
+  /** Resolves once no expansion is running (joins a running expansion; tests, shutdown). */
   async drain(): Promise<void> {
     this.kick();
     while (this.running) await this.running;
+  }
+
+  private scheduleRetry(delayMs: number): void {
+    if (this.stopping) return;
+    this.retryTimer?.cancel();
+    this.retryTimer = this.clock.setTimer(() => {
+      this.retryTimer = null;
+      this.kick();
+    }, delayMs);
   }
 
   /** Expands until no broadcast is left (or stop() was called). */
@@ -84,14 +135,17 @@ export class BroadcastExpander {
   private async expandBroadcast(first: BroadcastRecord<BroadcastCommon>): Promise<void> {
     const { store } = this.deps;
     let rows = broadcastEntries<BroadcastEntry>(store, first.id, first.cursor, BATCH);
-    let record = first;
-    let commit: Promise<BroadcastRecord<BroadcastCommon>> | null = null;
+    let commit: Promise<void> | null = null;
     try {
       for (;;) {
         const built = await this.buildBatch(first, rows);
-        if (commit) record = await commit;
+        if (commit) {
+          const ok = await commit.then(() => true, (err) => (this.canceledOrThrow(err), false));
+          commit = null;
+          if (!ok) return;
+        }
         const cursor = rows.length > 0 ? rows[rows.length - 1].index + 1 : first.total;
-        commit = this.commitBatch(record, built, cursor);
+        commit = this.commitBatch(first, built, cursor);
         // Awaited on the next round (or below); marked handled now so a failing commit is not an
         // unhandled rejection while the next batch builds.
         commit.catch(() => undefined);
@@ -100,44 +154,60 @@ export class BroadcastExpander {
         rows = broadcastEntries<BroadcastEntry>(store, first.id, cursor, BATCH);
       }
     } finally {
-      if (commit) await commit;
+      if (commit) await commit.catch((err) => this.canceledOrThrow(err));
     }
+  }
+
+  /** A cancel that came while a batch was built rolled that batch back: the broadcast is over. */
+  private canceledOrThrow(err: unknown): void {
+    if (!(err instanceof BroadcastCanceled)) throw err;
+    this.logger.info({ broadcastId: err.broadcastId }, 'broadcast canceled during expansion');
   }
 
   private async buildBatch(b: BroadcastRecord<BroadcastCommon>, rows: Array<{ index: number; entry: BroadcastEntry }>): Promise<BuiltBatch> {
     const { store, domains } = this.deps;
     const dkim = domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) });
-    const failures: BroadcastRecord['failures'] = [];
+    const failures: BroadcastFailure[] = [];
+    const suppressedAll: string[] = [];
     let skipped = 0;
     const built = await Promise.all(
       rows.map(async ({ index, entry }): Promise<AcceptedMessage | null> => {
         const envelope = [...new Set([...entry.to, ...entry.cc, ...entry.bcc].map((a) => recipientKey(a.email)))];
         const { send, suppressed } = splitSuppressed(store, b.channelId, 'broadcast', envelope);
+        suppressedAll.push(...suppressed);
+        const recipients = { to: entry.to, cc: entry.cc, bcc: entry.bcc };
         if (send.length === 0) {
           skipped++;
+          failures.push({ index, ...recipients, code: 'recipients_suppressed', message: 'Every recipient of this entry is suppressed' });
           return null;
         }
         try {
           return await this.buildOne(b, entry, { send, suppressed, dkim });
         } catch (err) {
-          failures.push({ index, code: isAppError(err) ? err.code : ((err as { code?: string }).code ?? 'internal_error'), message: (err as Error).message });
+          const code = isAppError(err) ? err.code : ((err as { code?: string }).code ?? 'internal_error');
+          failures.push({ index, ...recipients, code, message: (err as Error).message });
           return null;
         }
       }),
     );
-    return { messages: built.filter((m): m is AcceptedMessage => m !== null), skipped, failures };
+    return { messages: built.filter((m): m is AcceptedMessage => m !== null), skipped, failures, suppressed: [...new Set(suppressedAll)] };
   }
 
-  /** Commits a batch's messages with the broadcast's new cursor; resolves with the updated record. */
-  private async commitBatch(b: BroadcastRecord<BroadcastCommon>, batch: BuiltBatch, cursor: number): Promise<BroadcastRecord<BroadcastCommon>> {
-    let next = b;
+  /** Commits a batch's messages with the broadcast's new cursor (BroadcastCanceled: nothing committed). */
+  private async commitBatch(b: BroadcastRecord<BroadcastCommon>, batch: BuiltBatch, cursor: number): Promise<void> {
     await enqueue(this.deps, {
       messages: batch.messages,
       alsoInTxn: () => {
-        next = advanceBroadcastInTxn(this.deps.store, b, { cursor, messages: batch.messages.length, skipped: batch.skipped, failures: batch.failures });
+        advanceBroadcastInTxn(this.deps.store, b.id, {
+          cursor,
+          messageIds: batch.messages.map((m) => m.record.id),
+          finished: batch.messages.filter((m) => m.record.deliveryType === 'sandbox').length,
+          skipped: batch.skipped,
+          failures: batch.failures,
+          suppressed: batch.suppressed,
+        });
       },
     });
-    return next;
   }
 
   private async buildOne(

@@ -60,6 +60,10 @@ export interface BroadcastCommon {
   attachments: Attachment[];
   tracking: Tracking;
   deliveryType: 'live' | 'sandbox';
+  /** Broadcast-level tags, headers and metadata as sent (GET /broadcasts/{id}); absent on older records. */
+  tags?: string[];
+  headers?: Record<string, string>;
+  metadata?: Record<string, string>;
 }
 
 /** One entry, normalized, with the broadcast-level tags/headers/metadata merged in. */
@@ -102,7 +106,8 @@ export async function sendBroadcast(
     if (b.messages.length === 0) errors.add('/messages', 'minItems', 'must have at least 1 item');
     const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
     const commonHeaders = normalizeHeaders(b.headers, '/headers', errors, { broadcast: true });
-    const entries = b.messages.map((m, i) => normalizeEntry(m, i, { tags: b.tags ?? [], headers: commonHeaders, metadata: normalizeMetadata(b.metadata) }, errors));
+    const commonMetadata = normalizeMetadata(b.metadata);
+    const entries = b.messages.map((m, i) => normalizeEntry(m, i, { tags: b.tags ?? [], headers: commonHeaders, metadata: commonMetadata }, errors));
     errors.throwIfAny();
 
     senderKey(deps, { accountId: account.id, channel, from: from.email });
@@ -116,6 +121,9 @@ export async function sendBroadcast(
       attachments,
       tracking: mergeTracking(channel.tracking, b.tracking),
       deliveryType: channel.deliveryType,
+      tags: b.tags ?? [],
+      headers: commonHeaders,
+      metadata: commonMetadata,
     };
     // Render the first entry now so template syntax errors are a 422, not a silent failure later.
     await deps.builder.build({
@@ -134,7 +142,8 @@ export async function sendBroadcast(
       cursor: 0,
       messages: 0,
       skipped: 0,
-      failures: [],
+      failed: 0,
+      suppressed: 0,
       common,
     };
     const response: BroadcastResponse = { status: 'accepted', broadcastId: id };

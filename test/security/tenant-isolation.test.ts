@@ -23,6 +23,7 @@ interface Tenant {
   domainId: string;
   webhook: string;
   message: string;
+  broadcast: string;
 }
 
 interface Call {
@@ -58,7 +59,13 @@ async function tenant(accountKey: string): Promise<Tenant> {
   expect(sent.status, JSON.stringify(sent.body)).toBe(200);
   const sup = await t.api('POST', '/suppressions', { key: accountKey, body: { channelId: s.channelId, mailType: 'transactional', emails: [SUPPRESSED] } });
   expect(sup.status).toBe(200);
-  return { accountKey, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, message: sent.body.messageId };
+  const broadcast = await t.api('POST', '/send/broadcast', {
+    key: accountKey,
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `app@${s.domain}` }, template: { subject: 'private', text: 'private' }, messages: [{ to: [{ email: 'ann@example.net' }] }] },
+  });
+  expect(broadcast.status, JSON.stringify(broadcast.body)).toBe(200);
+  return { accountKey, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, message: sent.body.messageId, broadcast: broadcast.body.broadcastId };
 }
 
 async function createKeyFor(accountKey: string, channelId: string) {
@@ -124,6 +131,11 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
       body: { from: { email: `app@${v.domain}` }, template: { subject: 'x', text: 'x' }, messages: [{ to: [{ email: 'ann@example.net' }] }] },
     },
   ],
+  'GET /broadcasts': (v) => [{ method: 'GET', path: `/broadcasts?channelId=${v.channel}` }],
+  'GET /broadcasts/{id}': (v) => [{ method: 'GET', path: `/broadcasts/${v.broadcast}` }],
+  'GET /broadcasts/{id}/failures': (v) => [{ method: 'GET', path: `/broadcasts/${v.broadcast}/failures` }],
+  'GET /broadcasts/{id}/suppressions': (v) => [{ method: 'GET', path: `/broadcasts/${v.broadcast}/suppressions` }],
+  'POST /broadcasts/{id}/cancel': (v) => [{ method: 'POST', path: `/broadcasts/${v.broadcast}/cancel` }],
   'POST /suppressions': (v) => [{ method: 'POST', path: '/suppressions', body: { channelId: v.channel, mailType: 'transactional', emails: ['new@example.net'] } }],
   'POST /suppressions/remove': (v) => [{ method: 'POST', path: '/suppressions/remove', body: { channelId: v.channel, mailType: 'transactional', emails: [SUPPRESSED] } }],
   'GET /suppressions': (v) => [{ method: 'GET', path: `/suppressions?channelId=${v.channel}&mailType=transactional` }],
@@ -144,7 +156,7 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
 
 /** Ids and names of A that must never appear in another tenant's 2xx answer. */
 function secretsOf(v: Tenant): string[] {
-  return [v.channel, v.domainId, v.domain, v.webhook, v.message];
+  return [v.channel, v.domainId, v.domain, v.webhook, v.message, v.broadcast];
 }
 
 async function call(key: string, c: Call): Promise<ApiResponse> {
@@ -236,9 +248,11 @@ describe('tenant isolation', () => {
     expect((await t.api('GET', `/activity/messages/${a.message}`)).status).toBe(200);
     expect(isSuppressed(t.daemon.store, a.channel, 'transactional', SUPPRESSED)).toBe(true);
     expect(isSuppressed(t.daemon.store, a.channel, 'transactional', 'new@example.net')).toBe(false);
-    // Only A's own send went through A's channel.
+    expect((await t.api('GET', `/broadcasts/${a.broadcast}`)).body.status).not.toBe('canceled');
+    // Only A's own sends (one message, one broadcast entry) went through A's channel.
+    await t.daemon.submission.expander.drain();
     const events = await t.api('GET', `/activity/events?channelId=${a.channel}&eventTypes=accepted`);
-    expect(events.body.totalCount).toBe(1);
+    expect(events.body.totalCount).toBe(2);
   });
 
   it('keeps B\'s resources away from A in the same way', async () => {

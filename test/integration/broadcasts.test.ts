@@ -1,0 +1,322 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sameForAll } from '../../src/domain/delivery-result.js';
+import type { DeliveryJob, EventRecord, MessageRecord } from '../../src/domain/types.js';
+import { createAccount } from '../../src/store/accounts.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { leaseDueJobs } from '../../src/store/queue.js';
+import { recordOutcome } from '../../src/store/queue-outcome.js';
+import { isSuppressed } from '../../src/store/suppressions.js';
+import { BroadcastExpander } from '../../src/submission/broadcast-expander.js';
+import type { BuildRequest, MessageBuilder } from '../../src/submission/ports.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { silentLogger, waitFor } from '../support/delivery.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+let dns: TestDns;
+let t: TestDaemon;
+/** Live channel (delivery is off in test daemons: messages stay queued until a test leases them). */
+let live: Sender;
+let sandbox: Sender;
+let otherKey: string;
+let realBuilder: MessageBuilder;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function send(s: Sender, body: Record<string, unknown>) {
+  return t.api('POST', '/send/broadcast', {
+    body: { from: { email: `promo@${s.domain}`, name: 'Promo' }, template: { subject: 'Hi {{name}}', text: 'Hello {{name}}' }, ...body },
+    headers: { 'x-service-channel-id': s.channelId },
+  });
+}
+
+function entries(n: number, prefix = 'user'): Array<{ to: { email: string }[]; data: { name: string } }> {
+  return Array.from({ length: n }, (_, i) => ({ to: [{ email: `${prefix}${i}@example.net` }], data: { name: `n${i}` } }));
+}
+
+function messagesOf(broadcastId: string): MessageRecord[] {
+  return [...t.daemon.store.db.messages.getRange({})].map((e) => e.value as MessageRecord).filter((m) => m.broadcastId === broadcastId);
+}
+
+function jobsOf(messageId: string): DeliveryJob[] {
+  return [...t.daemon.store.db.jobs.getRange({})].map((e) => e.value as DeliveryJob).filter((j) => j.messageId === messageId);
+}
+
+/** Wraps the daemon's message builder (the port the expander builds through) for one test. */
+function interceptBuild(fn: (input: BuildRequest, real: MessageBuilder) => ReturnType<MessageBuilder['build']>): void {
+  t.daemon.submission.deps.builder = { build: (input) => fn(input, realBuilder), sign: (input) => realBuilder.sign(input) };
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address] });
+  live = await setupSender(t, dns);
+  sandbox = await setupSender(t, dns, { deliveryType: 'sandbox', tracking: { opens: true, links: false } });
+  realBuilder = t.daemon.submission.deps.builder;
+  const other = await createAccount(t.daemon.store, { name: 'tenant-b', state: 'active' });
+  otherKey = (await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token;
+});
+
+afterEach(async () => {
+  t.daemon.submission.deps.builder = realBuilder;
+  await t.daemon.submission.expander.start();
+  await t.daemon.submission.expander.drain();
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+describe('GET /broadcasts/{id}', () => {
+  it('returns content, tracking, counters and per-broadcast statistics kept as events happen', async () => {
+    await t.api('POST', '/suppressions', { body: { channelId: sandbox.channelId, mailType: 'broadcast', emails: ['gone@example.net'] } });
+    const res = await send(sandbox, {
+      replyTo: [{ email: `help@${sandbox.domain}` }],
+      template: { subject: 'Spring {{name}}', html: '<p>Hi {{name}}</p>', text: 'Hi {{name}}' },
+      attachments: [{ content: Buffer.from('hello').toString('base64'), fileName: 'a.txt', contentType: 'text/plain' }],
+      tags: ['spring'],
+      headers: { 'X-Campaign': 'c1' },
+      metadata: { campaign: 'c1' },
+      messages: [
+        { to: [{ email: 'ann@example.net' }], data: { name: 'Ann' } },
+        // Sandbox: the reserved domain bounces (simulated hard bounce).
+        { to: [{ email: 'x@bounce.postrider.invalid' }], data: { name: 'X' } },
+        { to: [{ email: 'gone@example.net' }], data: { name: 'Gone' } },
+        { to: [{ email: 'bob@example.net' }], cc: [{ email: 'gone@example.net' }], data: { name: 'Bob' } },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const id = res.body.broadcastId;
+    await t.daemon.submission.expander.drain();
+
+    const got = await t.api('GET', `/broadcasts/${id}`);
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual({
+      id,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      status: 'completed',
+      subject: 'Spring {{name}}',
+      completion: '100%',
+      messages: 4,
+      failed: 1,
+      suppressed: 1,
+      content: {
+        from: { email: `promo@${sandbox.domain}`, name: 'Promo' },
+        replyTo: [{ email: `help@${sandbox.domain}` }],
+        template: { subject: 'Spring {{name}}', html: '<p>Hi {{name}}</p>', text: 'Hi {{name}}' },
+        attachments: [{ fileName: 'a.txt', disposition: 'attachment', size: 5 }],
+        tags: ['spring'],
+        headers: { 'X-Campaign': 'c1' },
+        metadata: { campaign: 'c1' },
+      },
+      tracking: { opens: true, links: false },
+      // sent: recipients of processed events (gone@ is left out of Bob's message).
+      statistics: { sent: 3, delivered: 2, bounced: 1, opened: 0, clicked: 0, complained: 0, unsubscribed: 0 },
+    });
+
+    const failures = await t.api('GET', `/broadcasts/${id}/failures`);
+    expect(failures.status).toBe(200);
+    expect(failures.body).toEqual({
+      totalCount: 1,
+      results: [{ recipients: { to: [{ email: 'gone@example.net' }], cc: [], bcc: [] }, messageIndex: 2, errorCode: 'recipients_suppressed', errorMessage: expect.any(String) }],
+    });
+    const suppressions = await t.api('GET', `/broadcasts/${id}/suppressions`);
+    expect(suppressions.body).toEqual({ totalCount: 1, results: ['gone@example.net'] });
+  });
+
+  it('answers 401 without a key, 403 for another account, 404 for unknown and malformed ids', async () => {
+    const res = await send(sandbox, { messages: entries(1) });
+    const id = res.body.broadcastId;
+    for (const path of [`/broadcasts/${id}`, `/broadcasts/${id}/failures`, `/broadcasts/${id}/suppressions`]) {
+      expect((await t.api('GET', path, { key: null })).status).toBe(401);
+      const forbidden = await t.api('GET', path, { key: otherKey });
+      expect(forbidden.status).toBe(403);
+      expect(forbidden.body.code).toBe('forbidden');
+    }
+    expect((await t.api('POST', `/broadcasts/${id}/cancel`, { key: otherKey })).status).toBe(403);
+    const unknown = await t.api('GET', '/broadcasts/00000000-0000-4000-8000-000000000000');
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect((await t.api('GET', '/broadcasts/not-a-uuid/failures')).status).toBe(404);
+    expect((await t.api('POST', '/broadcasts/00000000-0000-4000-8000-000000000000/cancel')).status).toBe(404);
+  });
+});
+
+describe('GET /broadcasts', () => {
+  it('lists a channel\'s broadcasts newest first, filtered by status and subject, with paging', async () => {
+    const ch = await setupSender(t, dns, { deliveryType: 'sandbox' });
+    const a = (await send(ch, { template: { subject: 'Weekly NEWS', text: 't' }, messages: entries(2) })).body.broadcastId;
+    const b = (await send(ch, { template: { subject: 'Offer', text: 't' }, messages: entries(1) })).body.broadcastId;
+    await t.daemon.submission.expander.drain();
+    await t.daemon.submission.expander.stop();
+    const c = (await send(ch, { template: { subject: 'More news', text: 't' }, messages: entries(3) })).body.broadcastId;
+
+    const all = await t.api('GET', `/broadcasts?channelId=${ch.channelId}`);
+    expect(all.status).toBe(200);
+    expect(all.body.totalCount).toBe(3);
+    expect(all.body.results).toEqual([
+      { id: c, createdAt: expect.any(String), status: 'accepted', subject: 'More news', completion: '0%', messages: 3 },
+      { id: b, createdAt: expect.any(String), status: 'completed', subject: 'Offer', completion: '100%', messages: 1 },
+      { id: a, createdAt: expect.any(String), status: 'completed', subject: 'Weekly NEWS', completion: '100%', messages: 2 },
+    ]);
+    const news = await t.api('GET', `/broadcasts?channelId=${ch.channelId}&subject=news&status=completed`);
+    expect(news.body).toEqual({ totalCount: 1, results: [expect.objectContaining({ id: a })] });
+    const paged = await t.api('GET', `/broadcasts?channelId=${ch.channelId}&limit=1&offset=1`);
+    expect(paged.body).toEqual({ totalCount: 3, results: [expect.objectContaining({ id: b })] });
+  });
+
+  it('reports every bad query parameter together, and checks the channel\'s owner', async () => {
+    const res = await t.api('GET', '/broadcasts?status=sent&limit=0&offset=-1');
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('validation_failed');
+    expect(Object.keys(res.body.errors).sort()).toEqual(['/channelId', '/limit', '/offset', '/status']);
+    const malformed = await t.api('GET', '/broadcasts?channelId=nope');
+    expect(Object.keys(malformed.body.errors)).toEqual(['/channelId']);
+    expect((await t.api('GET', `/broadcasts?channelId=${live.channelId}`, { key: otherKey })).status).toBe(403);
+    expect((await t.api('GET', '/broadcasts?channelId=00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await t.api('GET', `/broadcasts?channelId=${live.channelId}`, { key: null })).status).toBe(401);
+    const failuresPaging = await t.api('GET', '/broadcasts/00000000-0000-4000-8000-000000000000/failures?limit=501');
+    expect(Object.keys(failuresPaging.body.errors)).toEqual(['/limit']);
+  });
+});
+
+describe('broadcast lifecycle and cancel', () => {
+  it('goes accepted → processing → canceled; queued messages leave the queue without a bounce or suppression', async () => {
+    await t.daemon.submission.expander.stop();
+    const id = (await send(live, { messages: entries(3, 'life') })).body.broadcastId;
+    expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'accepted', completion: '0%' });
+
+    await t.daemon.submission.expander.start();
+    await t.daemon.submission.expander.drain();
+    // Expanded, but the messages wait in the queue (delivery is off): processing, nothing handled.
+    expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'processing', completion: '0%', statistics: { sent: 3, delivered: 0 } });
+    const msgs = messagesOf(id);
+    expect(msgs).toHaveLength(3);
+
+    // One message is in flight: the dispatcher leased its job before the cancel.
+    const inFlight = msgs[0];
+    const leased = await leaseDueJobs(t.daemon.store, { nowMs: Date.now(), max: 1, leaseMs: 60_000, accept: (j) => j.messageId === inFlight.id });
+    expect(leased.jobs).toHaveLength(1);
+
+    const canceled = await t.api('POST', `/broadcasts/${id}/cancel`);
+    expect(canceled.status).toBe(200);
+    expect(canceled.body).toMatchObject({ id, status: 'canceled', messages: 3 });
+    for (const m of msgs.slice(1)) {
+      expect(jobsOf(m.id)).toEqual([expect.objectContaining({ state: 'done', attempts: 0, canceledAt: expect.any(String) })]);
+      expect(t.daemon.store.db.jobsDue.getKeysCount()).toBe(0);
+      expect(eventsOfMessage(t.daemon.store, m.id).map((e: EventRecord) => e.eventType)).toEqual(['accepted', 'processed']);
+      expect(isSuppressed(t.daemon.store, live.channelId, 'broadcast', m.recipients[0])).toBe(false);
+    }
+
+    // The leased job finishes normally and is counted.
+    const outcome = await recordOutcome(t.daemon.store, {
+      job: leased.jobs[0],
+      result: sameForAll(leased.jobs[0].recipients, { outcome: 'delivered', category: 'other', phase: 'data', smtpCode: 250, response: '250 2.0.0 OK' }, { mx: 'mx.example.net' }),
+      attemptAt: new Date(),
+    });
+    expect(outcome.status).toBe('done');
+    const after = await t.api('GET', `/broadcasts/${id}`);
+    expect(after.body).toMatchObject({ status: 'canceled', completion: '100%', statistics: { sent: 3, delivered: 1, bounced: 0 } });
+
+    // Canceling again changes nothing.
+    const again = await t.api('POST', `/broadcasts/${id}/cancel`);
+    expect(again.status).toBe(200);
+    expect(again.body.status).toBe('canceled');
+  });
+
+  it('never sends entries that were not expanded when the cancel came, even mid-batch', async () => {
+    let reachSecondBatch!: () => void;
+    const secondBatch = new Promise<void>((r) => (reachSecondBatch = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    interceptBuild(async (input, real) => {
+      const n = Number(/^mid(\d+)@/.exec(input.compose.to[0]?.email ?? '')?.[1] ?? -1);
+      if (n >= 100) {
+        reachSecondBatch();
+        await gate;
+      }
+      return real.build(input);
+    });
+    const id = (await send(live, { messages: entries(250, 'mid') })).body.broadcastId;
+    await secondBatch; // batch 1 (entries 0-99) is committing or committed; batch 2 is being built
+    const canceled = await t.api('POST', `/broadcasts/${id}/cancel`);
+    expect(canceled.status).toBe(200);
+    release();
+    await t.daemon.submission.expander.drain();
+
+    const msgs = messagesOf(id);
+    // Only the first batch may have become messages, and none of them is queued any more.
+    expect(msgs.length).toBeLessThanOrEqual(100);
+    expect(msgs.every((m) => Number(/^mid(\d+)@/.exec(m.recipients[0])![1]) < 100)).toBe(true);
+    expect(msgs.flatMap((m) => jobsOf(m.id)).every((j) => j.state === 'done' && j.canceledAt)).toBe(true);
+    expect(t.daemon.store.db.broadcastEntries.getKeysCount({ start: [id], end: [id, '\uffff'] })).toBe(0);
+    expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'canceled', messages: 250 });
+  });
+
+  it('answers 409 conflict with a problem body for a completed broadcast', async () => {
+    const id = (await send(sandbox, { messages: entries(2, 'done') })).body.broadcastId;
+    await t.daemon.submission.expander.drain();
+    const res = await t.api('POST', `/broadcasts/${id}/cancel`);
+    expect(res.status).toBe(409);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.body).toMatchObject({ status: 409, code: 'conflict', instance: `POST /broadcasts/${id}/cancel`, requestId: expect.stringMatching(UUID) });
+  });
+});
+
+describe('entries that cannot be built, and expansions that fail', () => {
+  it('keeps every failed entry as a durable, listable failure (no cap), paged', async () => {
+    interceptBuild(async (input, real) => {
+      if (input.compose.to[0]?.email.startsWith('bad')) throw Object.assign(new Error('renderer crashed'), { code: 'templating_error' });
+      return real.build(input);
+    });
+    const messages = [...entries(1, 'good'), ...entries(150, 'bad')];
+    const res = await send(sandbox, { messages });
+    expect(res.status).toBe(200);
+    await t.daemon.submission.expander.drain();
+    const id = res.body.broadcastId;
+    expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'completed', completion: '100%', messages: 151, failed: 150 });
+    const page = await t.api('GET', `/broadcasts/${id}/failures?limit=2&offset=148`);
+    expect(page.body).toEqual({
+      totalCount: 150,
+      results: [
+        // Entry 0 is the good one: the 149th and 150th failures are entries 149 and 150.
+        { recipients: { to: [{ email: 'bad148@example.net' }], cc: [], bcc: [] }, messageIndex: 149, errorCode: 'templating_error', errorMessage: 'renderer crashed' },
+        { recipients: { to: [{ email: 'bad149@example.net' }], cc: [], bcc: [] }, messageIndex: 150, errorCode: 'templating_error', errorMessage: 'renderer crashed' },
+      ],
+    });
+    expect(messagesOf(id)).toHaveLength(1);
+  });
+
+  it('retries a failed expansion on a timer, without a restart or another broadcast', async () => {
+    await t.daemon.submission.expander.stop();
+    const real = t.daemon.submission.deps.domains;
+    let failures = 1;
+    const clock = new FakeClock(Date.now());
+    const expander = new BroadcastExpander(
+      {
+        ...t.daemon.submission.deps,
+        domains: {
+          findSendingDomain: (q) => real.findSendingDomain(q),
+          signingKey: (q) => {
+            if (failures-- > 0) throw new Error('DKIM key unreadable');
+            return real.signingKey(q);
+          },
+        },
+      },
+      silentLogger(),
+      { clock, retryMs: 30_000 },
+    );
+    const id = (await send(sandbox, { messages: entries(2, 'retry') })).body.broadcastId;
+    await expander.start();
+    // The first expansion fails and plans its retry on the (fake) clock.
+    expect(await waitFor(() => clock.nextTimerAt(), 'the retry timer')).toBe(clock.now() + 30_000);
+    expect((await t.api('GET', `/broadcasts/${id}`)).body.status).toBe('accepted');
+    clock.advance(30_000);
+    await waitFor(() => messagesOf(id).length === 2, 'the retried expansion');
+    await expander.stop();
+    expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'completed', completion: '100%' });
+  });
+});
