@@ -6,7 +6,10 @@
  * What is counted: every counter is a number of recipients.
  *   sent         recipients of `processed` events (built, signed and handed to delivery;
  *                suppressed recipients are not in it)
- *   delivered, bounced, opened, clicked, complained, unsubscribed
+ *   delivered, bounced
+ *                recipients with that final outcome; one recipient counts in one of them only (a
+ *                bounce after a delivery moves it, see countEventInTxn)
+ *   opened, clicked, complained, unsubscribed
  *                recipients of events of that type (every open and click counts, not unique ones)
  * `accepted` and `resubscribed` events are not counted. Counters survive event retention.
  *
@@ -16,6 +19,12 @@
  * also holds A, so an event carrying both counts once. Its cost is days × channels × the
  * distinct tag sets that contain a wanted tag (tags used like ids, unique per message, make
  * that grow with the number of messages).
+ *
+ * Series (GET /statistics/daily, /statistics/hourly): the same counters per UTC quarter hour
+ * (statsQuarter, statsQuarterTags). Every IANA zone's offset today is a whole number of quarter
+ * hours (Asia/Kolkata +5:30, Asia/Kathmandu +5:45), so a day of any zone, 23, 24 or 25 hours
+ * long, is an exact run of quarter hours and a series never reads events. Counters written
+ * before these databases existed are in the daily totals only.
  */
 import type { EventRecord, EventType, MailType } from '../domain/types.js';
 import type { Store } from './env.js';
@@ -64,18 +73,61 @@ export function tagSetKey(tags: string[]): string {
   return JSON.stringify([...new Set(tags)].sort());
 }
 
-/** Inside a write, with the event being appended. */
+/** Statistics series buckets: a quarter hour, the largest unit every zone's day boundary falls on. */
+export const QUARTER_MS = 900_000;
+
+export function quarterOf(ms: number): number {
+  return Math.floor(ms / QUARTER_MS);
+}
+
+/**
+ * Inside a write, with the event being appended (already in messageEvents).
+ *
+ * Counting rule for outcomes: `delivered` and `bounced` are final outcomes of one recipient, and
+ * a recipient counts in at most one of them. A bounce that arrives after the recipient was
+ * counted delivered (an asynchronous DSN) moves it: `delivered` goes down by one in the buckets
+ * where the delivery was counted, `bounced` goes up in the bounce's buckets. A second bounce of
+ * an already bounced recipient is not counted. So delivered + bounced ≤ sent over any range
+ * that holds the whole life of the messages. Only the message's own events are read.
+ */
 export function countEventInTxn(store: Store, e: EventRecord, timeMs: number): void {
   const c = counterOf(e);
   if (!c) return;
-  const day = utcDay(timeMs);
-  bump(store, 'statsDaily', [e.accountId, day, e.channelId, e.mailType], c.name, c.by);
-  if (e.tags.length === 0) return;
-  const set = tagSetKey(e.tags);
-  for (const tag of new Set(e.tags)) bump(store, 'statsDailyTags', [e.accountId, tag, day, e.channelId, e.mailType, set], c.name, c.by);
+  if (e.eventType !== 'bounced') return addInTxn(store, e, timeMs, c.name, c.by);
+  const bouncedBefore = new Set<string>();
+  const deliveredAt = new Map<string, { event: EventRecord; timeMs: number }>();
+  for (const { key, value } of store.db.messageEvents.getRange({ start: [e.messageId], end: [e.messageId, e.seq] })) {
+    const earlier = store.db.events.get((key as [string, number])[1]) as EventRecord | undefined;
+    if (earlier?.eventType === 'bounced') for (const r of earlier.recipients) bouncedBefore.add(r.toLowerCase());
+    if (earlier?.eventType === 'delivered') for (const r of earlier.recipients) if (!deliveredAt.has(r.toLowerCase())) deliveredAt.set(r.toLowerCase(), { event: earlier, timeMs: value as number });
+  }
+  let fresh = 0;
+  for (const r of new Set(e.recipients.map((x) => x.toLowerCase()))) {
+    if (bouncedBefore.has(r)) continue;
+    const delivered = deliveredAt.get(r);
+    if (delivered) addInTxn(store, delivered.event, delivered.timeMs, 'delivered', -1);
+    fresh++;
+  }
+  if (fresh > 0) addInTxn(store, e, timeMs, 'bounced', fresh);
 }
 
-function bump(store: Store, db: 'statsDaily' | 'statsDailyTags', key: unknown[], name: keyof StatCounters, by: number): void {
+/** Adds `by` to one counter in every aggregate: per day and per quarter hour, each with its tags. */
+function addInTxn(store: Store, e: EventRecord, timeMs: number, name: keyof StatCounters, by: number): void {
+  const day = utcDay(timeMs);
+  const quarter = quarterOf(timeMs);
+  bump(store, 'statsDaily', [e.accountId, day, e.channelId, e.mailType], name, by);
+  bump(store, 'statsQuarter', [e.accountId, quarter, e.channelId, e.mailType], name, by);
+  if (e.tags.length === 0) return;
+  const set = tagSetKey(e.tags);
+  for (const tag of new Set(e.tags)) {
+    bump(store, 'statsDailyTags', [e.accountId, tag, day, e.channelId, e.mailType, set], name, by);
+    bump(store, 'statsQuarterTags', [e.accountId, tag, quarter, e.channelId, e.mailType, set], name, by);
+  }
+}
+
+type CounterDb = 'statsDaily' | 'statsDailyTags' | 'statsQuarter' | 'statsQuarterTags';
+
+function bump(store: Store, db: CounterDb, key: unknown[], name: keyof StatCounters, by: number): void {
   const cur = (store.db[db].get(key) as StatCounters | undefined) ?? zeroCounters();
   store.db[db].put(key, { ...cur, [name]: cur[name] + by });
 }
@@ -91,37 +143,83 @@ export interface TotalsQuery {
   tags?: string[];
 }
 
+interface Scope {
+  accountId: string;
+  channelIds?: string[];
+  tags?: string[];
+}
+
+/**
+ * Calls visit for every counter record of buckets [from, to] (inclusive) in bucket order, per
+ * tag when tags are given. A tag filter walks each tag's records, skipping those whose tag set
+ * holds an earlier tag of the list, so an event carrying several wanted tags counts once.
+ */
+function walkCounters(
+  store: Store,
+  dbs: { plain: 'statsDaily' | 'statsQuarter'; tagged: 'statsDailyTags' | 'statsQuarterTags' },
+  q: Scope & { from: number; to: number },
+  visit: (bucket: number, mailType: MailType, value: StatCounters) => void,
+): void {
+  const channels = q.channelIds ? new Set(q.channelIds) : null;
+  if (!q.tags || q.tags.length === 0) {
+    for (const { key, value } of store.db[dbs.plain].getRange({ start: [q.accountId, q.from], end: [q.accountId, q.to, KEY_MAX] })) {
+      const [, bucket, channelId, mailType] = key as [string, number, string, MailType];
+      if (!channels || channels.has(channelId)) visit(bucket, mailType, value as StatCounters);
+    }
+    return;
+  }
+  const tags = [...new Set(q.tags)];
+  tags.forEach((tag, i) => {
+    const earlier = new Set(tags.slice(0, i));
+    const countedBefore = new Map<string, boolean>();
+    const range = { start: [q.accountId, tag, q.from], end: [q.accountId, tag, q.to, KEY_MAX] };
+    for (const { key, value } of store.db[dbs.tagged].getRange(range)) {
+      const [, , bucket, channelId, mailType, set] = key as [string, string, number, string, MailType, string];
+      if (channels && !channels.has(channelId)) continue;
+      let skip = countedBefore.get(set);
+      if (skip === undefined) countedBefore.set(set, (skip = i > 0 && (JSON.parse(set) as string[]).some((t) => earlier.has(t))));
+      if (!skip) visit(bucket, mailType, value as StatCounters);
+    }
+  });
+}
+
+function addTo(out: StatTotals, mailType: MailType, value: StatCounters): void {
+  const sum = out[mailType];
+  if (!sum) return;
+  for (const name of Object.keys(sum) as (keyof StatCounters)[]) sum[name] += value[name] ?? 0;
+}
+
 /** Reads the day records in [fromDay, toDay]: cost grows with days × active channels (× tag sets). */
 export function statisticsTotals(store: Store, q: TotalsQuery): StatTotals {
   const out: StatTotals = { transactional: zeroCounters(), broadcast: zeroCounters() };
-  const channels = q.channelIds ? new Set(q.channelIds) : null;
-  const add = (channelId: string, mailType: MailType, value: StatCounters): void => {
-    if (channels && !channels.has(channelId)) return;
-    const sum = out[mailType];
-    if (!sum) return;
-    for (const name of Object.keys(sum) as (keyof StatCounters)[]) sum[name] += value[name] ?? 0;
-  };
-  if (!q.tags || q.tags.length === 0) {
-    const range = { start: [q.accountId, q.fromDay], end: [q.accountId, q.toDay, KEY_MAX] };
-    for (const { key, value } of store.db.statsDaily.getRange(range)) {
-      const [, , channelId, mailType] = key as [string, number, string, MailType];
-      add(channelId, mailType, value as StatCounters);
-    }
-    return out;
-  }
-  const tags = [...new Set(q.tags)];
-  // Sets holding an earlier tag of the list were counted under that tag already.
-  const countedBefore = new Map<string, boolean>();
-  tags.forEach((tag, i) => {
-    const earlier = new Set(tags.slice(0, i));
-    countedBefore.clear();
-    const range = { start: [q.accountId, tag, q.fromDay], end: [q.accountId, tag, q.toDay, KEY_MAX] };
-    for (const { key, value } of store.db.statsDailyTags.getRange(range)) {
-      const [, , , channelId, mailType, set] = key as [string, string, number, string, MailType, string];
-      let skip = countedBefore.get(set);
-      if (skip === undefined) countedBefore.set(set, (skip = i > 0 && (JSON.parse(set) as string[]).some((t) => earlier.has(t))));
-      if (!skip) add(channelId, mailType, value as StatCounters);
-    }
+  walkCounters(store, { plain: 'statsDaily', tagged: 'statsDailyTags' }, { ...q, from: q.fromDay, to: q.toDay }, (_b, mailType, value) => addTo(out, mailType, value));
+  return out;
+}
+
+export interface SeriesQuery extends Scope {
+  /**
+   * Bucket edges in milliseconds, ascending: bucket i is [edgesMs[i], edgesMs[i + 1]). Edges are
+   * rounded down to a quarter hour (true of every current zone offset; see time-zone.ts).
+   */
+  edgesMs: number[];
+}
+
+/**
+ * One StatTotals per bucket (zeros included), from the quarter-hour records alone: cost grows with
+ * quarter hours × active channels (× tag sets), never with the number of events.
+ */
+export function statisticsSeries(store: Store, q: SeriesQuery): StatTotals[] {
+  const edges = q.edgesMs.map(quarterOf);
+  const out: StatTotals[] = edges.slice(1).map(() => ({ transactional: zeroCounters(), broadcast: zeroCounters() }));
+  if (out.length === 0) return out;
+  // Records come in bucket order within one walk (per tag); the cursor restarts with each tag.
+  let i = 0;
+  let lastBucket = -Infinity;
+  walkCounters(store, { plain: 'statsQuarter', tagged: 'statsQuarterTags' }, { ...q, from: edges[0], to: edges[edges.length - 1] - 1 }, (bucket, mailType, value) => {
+    if (bucket < lastBucket) i = 0;
+    lastBucket = bucket;
+    while (i < out.length - 1 && bucket >= edges[i + 1]) i++;
+    addTo(out[i], mailType, value);
   });
   return out;
 }

@@ -5,14 +5,10 @@ import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { generateEvents, storedEvents } from '../support/events.js';
+import { counterDeltas, generateEvents, storedEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
 const DAY = 86_400_000;
-const COUNTER_OF: Record<string, string> = {
-  processed: 'sent', delivered: 'delivered', bounced: 'bounced', opened: 'opened', clicked: 'clicked', complained: 'complained', unsubscribed: 'unsubscribed',
-};
-
 let dns: TestDns;
 let t: TestDaemon;
 let s1: Sender;
@@ -26,20 +22,19 @@ const totals = (query: Record<string, string>, key?: string) => t.api('GET', `/s
 
 const zero = () => ({ sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, unsubscribed: 0, complained: 0 });
 
-/** The answer computed from the stored events one by one, with the whole-UTC-day rule. */
+/** The answer computed from the stored events one by one, with the whole-UTC-day rule and the bounce rule. */
 function bruteForce(events: EventRecord[], accountId: string, q: Record<string, string>, channelOfKey?: string) {
   const out = { transactional: zero(), broadcast: zero() } as Record<string, Record<string, number>>;
   const day = (ms: number) => Math.floor(ms / DAY);
   const from = q.from ? day(Date.parse(q.from)) : -Infinity;
   const to = q.to ? day(Date.parse(q.to)) : Infinity;
   const tags = q.tags?.split(',');
-  for (const e of events) {
-    const counter = COUNTER_OF[e.eventType];
-    const d = day(Date.parse(e.timestamp));
-    if (!counter || e.accountId !== accountId || d < from || d > to) continue;
+  for (const { event: e, timeMs, counter, by } of counterDeltas(events)) {
+    const d = day(timeMs);
+    if (e.accountId !== accountId || d < from || d > to) continue;
     if ((q.channelId && e.channelId !== q.channelId) || (channelOfKey && e.channelId !== channelOfKey)) continue;
     if (tags && !e.tags.some((x) => tags.includes(x))) continue;
-    out[e.mailType][counter] += e.recipients.length;
+    out[e.mailType][counter] += by;
   }
   return out;
 }

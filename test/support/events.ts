@@ -126,3 +126,42 @@ export function asItem(e: EventRecord) {
     details: e.details,
   };
 }
+
+/** One change to one statistics counter, as the counting rule (store/stats.ts) makes it. */
+export interface CounterDelta {
+  event: EventRecord;
+  timeMs: number;
+  counter: 'sent' | 'delivered' | 'opened' | 'clicked' | 'bounced' | 'unsubscribed' | 'complained';
+  by: number;
+}
+
+const COUNTER_OF_EVENT: Partial<Record<EventType, CounterDelta['counter']>> = {
+  processed: 'sent', delivered: 'delivered', bounced: 'bounced', opened: 'opened', clicked: 'clicked', complained: 'complained', unsubscribed: 'unsubscribed',
+};
+
+/**
+ * The counter changes of the stored events, the slow way: one per recipient, in seq order. A
+ * bounce of a recipient delivered before moves it (delivered −1 at the delivery's time); a
+ * bounce of a recipient bounced before does not count.
+ */
+export function counterDeltas(events: EventRecord[]): CounterDelta[] {
+  const out: CounterDelta[] = [];
+  const outcome = new Map<string, { kind: 'delivered' | 'bounced'; event: EventRecord }>();
+  for (const e of [...events].sort((a, b) => a.seq - b.seq)) {
+    const counter = COUNTER_OF_EVENT[e.eventType];
+    if (!counter) continue;
+    const timeMs = Date.parse(e.timestamp);
+    for (const r of new Set(e.recipients.map((x) => x.toLowerCase()))) {
+      const key = `${e.messageId} ${r}`;
+      const before = outcome.get(key);
+      if (counter === 'delivered' && !before) outcome.set(key, { kind: 'delivered', event: e });
+      if (counter === 'bounced') {
+        if (before?.kind === 'bounced') continue;
+        if (before) out.push({ event: before.event, timeMs: Date.parse(before.event.timestamp), counter: 'delivered', by: -1 });
+        outcome.set(key, { kind: 'bounced', event: e });
+      }
+      out.push({ event: e, timeMs, counter, by: 1 });
+    }
+  }
+  return out;
+}

@@ -1,26 +1,81 @@
-/** GET /statistics/totals: spec 4.15, 2.9. Counters per UTC day (store/stats.ts). */
-import type { FastifyInstance } from 'fastify';
-import { statisticsTotals, utcDay } from '../../store/stats.js';
+/**
+ * GET /statistics/totals (spec 4.15, 2.9), /statistics/daily and /statistics/hourly
+ * (api-surface), each also under /activity/statistics/ where the SDKs call them. Answers come
+ * from pre-aggregated counters (store/stats.ts), never from events.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FieldErrorList } from '../../domain/errors.js';
+import type { Principal } from '../../domain/types.js';
+import { isTimeZone, zoneDayCount, zoneDayEdges } from '../../domain/time-zone.js';
+import type { Store } from '../../store/env.js';
+import { statisticsSeries, statisticsTotals, utcDay, type StatTotals } from '../../store/stats.js';
 import type { HttpContext } from '../server.js';
 import { isUuid } from '../auth.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
 
-const totalsQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    channelId: { type: 'string', maxLength: 64 },
-    from: { type: 'string', format: 'date-time' },
-    to: { type: 'string', format: 'date-time' },
-    tags: { type: 'string', maxLength: 2_500 },
-  },
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+/** Longest series: one year of days (a leap year), 31 days of hours. */
+export const MAX_DAILY_POINTS = 366;
+export const MAX_HOURLY_POINTS = 31 * 24;
+
+const baseProperties = {
+  channelId: { type: 'string', maxLength: 64 },
+  from: { type: 'string', format: 'date-time' },
+  to: { type: 'string', format: 'date-time' },
+  tags: { type: 'string', maxLength: 2_500 },
 } as const;
 
-interface TotalsQuery {
+const totalsQuery = { type: 'object', additionalProperties: false, properties: baseProperties } as const;
+const hourlyQuery = totalsQuery;
+const dailyQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...baseProperties, timezone: { type: 'string', minLength: 1, maxLength: 64 } },
+} as const;
+
+interface StatsQuery {
   channelId?: string;
   from?: string;
   to?: string;
   tags?: string;
+  timezone?: string;
+}
+
+interface Scope {
+  accountId: string;
+  channelIds?: string[];
+  tags?: string[];
+  fromMs?: number;
+  toMs?: number;
+}
+
+/** The checks every statistics query shares; `more` adds its own errors before the one 422. */
+function parseScope(store: Store, req: FastifyRequest, more?: (q: StatsQuery, errors: FieldErrorList, range: { fromMs?: number; toMs?: number }) => void): Scope {
+  const q = req.query as StatsQuery;
+  const p: Principal = req.principal;
+  const errors = schemaErrors(req);
+  if (typeof q.channelId === 'string' && !isUuid(q.channelId)) errors.add('/channelId', 'invalid_format', 'must be a UUID');
+  const tags = parseTags(text(q.tags), errors);
+  const range = parseDateRange({ from: text(q.from), to: text(q.to) }, { from: 'from', to: 'to' }, errors);
+  more?.(q, errors, range);
+  errors.throwIfAny('The query has invalid parameters');
+  const channelId = q.channelId !== undefined ? channelInScope(store, p, q.channelId) : p.channelId;
+  return { accountId: p.accountId, channelIds: channelId ? [channelId] : undefined, tags, ...range };
+}
+
+/** Series items: the bucket's first instant and its counters. */
+function seriesAnswer(edges: number[], points: StatTotals[]) {
+  return { results: points.map((t, i) => ({ timestamp: new Date(edges[i]).toISOString(), transactional: t.transactional, broadcast: t.broadcast })) };
+}
+
+/**
+ * A series range: without `to`, now; without `from`, `defaultSpan` before `to`. Too many points
+ * is a 422 on /from (the bound moves the start, which is what a caller would shorten).
+ */
+function seriesRange(r: { fromMs?: number; toMs?: number }, defaultSpan: number): { fromMs: number; toMs: number } {
+  const toMs = r.toMs ?? (r.fromMs !== undefined ? Math.max(r.fromMs, Date.now()) : Date.now());
+  return { fromMs: r.fromMs ?? toMs - defaultSpan, toMs };
 }
 
 export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): void {
@@ -28,21 +83,52 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
    * Counters are kept per UTC day, so `from` and `to` count whole days: every day they touch
    * counts in full. Without `from`, from the first day; without `to`, up to the last.
    */
-  app.get('/statistics/totals', { schema: { querystring: totalsQuery }, attachValidation: true }, async (req) => {
-    const q = req.query as TotalsQuery;
-    const p = req.principal;
-    const errors = schemaErrors(req);
-    if (typeof q.channelId === 'string' && !isUuid(q.channelId)) errors.add('/channelId', 'invalid_format', 'must be a UUID');
-    const tags = parseTags(text(q.tags), errors);
-    const { fromMs, toMs } = parseDateRange({ from: text(q.from), to: text(q.to) }, { from: 'from', to: 'to' }, errors);
-    errors.throwIfAny('The query has invalid parameters');
-    const channelId = q.channelId !== undefined ? channelInScope(store, p, q.channelId) : p.channelId;
+  const totals = async (req: FastifyRequest) => {
+    const s = parseScope(store, req);
     return statisticsTotals(store, {
-      accountId: p.accountId,
-      channelIds: channelId ? [channelId] : undefined,
-      fromDay: fromMs === undefined ? 0 : utcDay(fromMs),
-      toDay: toMs === undefined ? Number.MAX_SAFE_INTEGER : utcDay(toMs),
-      tags,
+      ...s,
+      fromDay: s.fromMs === undefined ? 0 : utcDay(s.fromMs),
+      toDay: s.toMs === undefined ? Number.MAX_SAFE_INTEGER : utcDay(s.toMs),
     });
-  });
+  };
+
+  /**
+   * One point per calendar day of `timezone` (default UTC) from the day holding `from` to the
+   * day holding `to`; default range the 30 days up to now. Days are that zone's days: 23 or 25
+   * hours on daylight-saving changes.
+   */
+  const daily = async (req: FastifyRequest) => {
+    let zone = 'UTC';
+    const s = parseScope(store, req, (q, errors, r) => {
+      if (typeof q.timezone === 'string') {
+        if (isTimeZone(q.timezone)) zone = q.timezone;
+        else errors.add('/timezone', 'invalid_value', 'must be an IANA time zone name, such as Europe/Berlin');
+      }
+      if (zone !== q.timezone && q.timezone !== undefined) return;
+      const { fromMs, toMs } = seriesRange(r, 29 * DAY_MS);
+      if (fromMs <= toMs && zoneDayCount(zone, fromMs, toMs) > MAX_DAILY_POINTS) errors.add('/from', 'range_too_long', `must be at most ${MAX_DAILY_POINTS} days before to`);
+    });
+    const { fromMs, toMs } = seriesRange(s, 29 * DAY_MS);
+    const edges = zoneDayEdges(zone, fromMs, toMs);
+    return seriesAnswer(edges, statisticsSeries(store, { ...s, edgesMs: edges }));
+  };
+
+  /** One point per UTC hour from the hour holding `from` to the hour holding `to`; default the last 24. */
+  const hourly = async (req: FastifyRequest) => {
+    const hours = (r: { fromMs: number; toMs: number }) => Math.floor(r.toMs / HOUR_MS) - Math.floor(r.fromMs / HOUR_MS) + 1;
+    const s = parseScope(store, req, (_q, errors, r) => {
+      const range = seriesRange(r, 23 * HOUR_MS);
+      if (range.fromMs <= range.toMs && hours(range) > MAX_HOURLY_POINTS) errors.add('/from', 'range_too_long', `must be at most ${MAX_HOURLY_POINTS} hours before to`);
+    });
+    const range = seriesRange(s, 23 * HOUR_MS);
+    const first = Math.floor(range.fromMs / HOUR_MS);
+    const edges = Array.from({ length: hours(range) + 1 }, (_, i) => (first + i) * HOUR_MS);
+    return seriesAnswer(edges, statisticsSeries(store, { ...s, edgesMs: edges }));
+  };
+
+  for (const prefix of ['/statistics', '/activity/statistics']) {
+    app.get(`${prefix}/totals`, { schema: { querystring: totalsQuery }, attachValidation: true }, totals);
+    app.get(`${prefix}/daily`, { schema: { querystring: dailyQuery }, attachValidation: true }, daily);
+    app.get(`${prefix}/hourly`, { schema: { querystring: hourlyQuery }, attachValidation: true }, hourly);
+  }
 }

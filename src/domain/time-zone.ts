@@ -1,0 +1,97 @@
+/**
+ * Calendar days of an IANA time zone as UTC instants, for the daily statistics series. Built on
+ * Intl (the ICU time zone data Node ships), so daylight-saving days come out 23 or 25 hours long
+ * and half-hour zones start their days at :30 or :45 UTC.
+ */
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    // Bounded: the zone names are a fixed set, and invalid ones never get here.
+    if (formatters.size < 1000) formatters.set(zone, f);
+  }
+  return f;
+}
+
+/** True for a zone name Intl knows (IANA names and links such as "UTC", "US/Eastern"). */
+export function isTimeZone(zone: string): boolean {
+  try {
+    formatter(zone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface LocalTime {
+  y: number;
+  m: number;
+  d: number;
+  /** Milliseconds of the local wall clock read as if it were UTC. */
+  wallMs: number;
+}
+
+function localTime(zone: string, ms: number): LocalTime {
+  const p: Record<string, number> = {};
+  for (const part of formatter(zone).formatToParts(new Date(ms))) if (part.type !== 'literal') p[part.type] = Number(part.value);
+  const wallMs = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  return { y: p.year, m: p.month, d: p.day, wallMs };
+}
+
+/** The zone's offset from UTC at an instant, in milliseconds (whole seconds). */
+function offsetMs(zone: string, ms: number): number {
+  return localTime(zone, ms).wallMs - Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * The first instant of local day y-m-d. Local midnight read with the offsets in force a day
+ * before and a day after; the earliest candidate that falls on that day wins. That is midnight
+ * itself, the first midnight when it occurs twice, and the end of the gap when a clock change
+ * skips midnight (the day then starts at 01:00).
+ */
+function dayStartMs(zone: string, y: number, m: number, d: number): number {
+  const wall = Date.UTC(y, m - 1, d);
+  const candidates = [wall - offsetMs(zone, wall - 86_400_000), wall - offsetMs(zone, wall), wall - offsetMs(zone, wall + 86_400_000)];
+  let best = Infinity;
+  for (const c of candidates) {
+    const t = localTime(zone, c);
+    if (t.y === y && t.m === m && t.d === d && c < best) best = c;
+  }
+  return Number.isFinite(best) ? best : wall - offsetMs(zone, wall);
+}
+
+/**
+ * The edges of the zone's calendar days from the day holding fromMs to the day holding toMs:
+ * n + 1 instants for n days, day i being [edges[i], edges[i + 1]).
+ */
+export function zoneDayEdges(zone: string, fromMs: number, toMs: number): number[] {
+  const first = localTime(zone, fromMs);
+  const last = localTime(zone, toMs);
+  const lastWall = Date.UTC(last.y, last.m - 1, last.d);
+  const edges: number[] = [];
+  for (let i = 0; ; i++) {
+    const date = new Date(Date.UTC(first.y, first.m - 1, first.d + i));
+    const wall = date.getTime();
+    edges.push(dayStartMs(zone, date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()));
+    if (wall > lastWall) return edges;
+  }
+}
+
+/** Number of calendar days zoneDayEdges would return, without computing the edges. */
+export function zoneDayCount(zone: string, fromMs: number, toMs: number): number {
+  const a = localTime(zone, fromMs);
+  const b = localTime(zone, toMs);
+  return Math.round((Date.UTC(b.y, b.m - 1, b.d) - Date.UTC(a.y, a.m - 1, a.d)) / 86_400_000) + 1;
+}

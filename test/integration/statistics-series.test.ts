@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventRecord } from '../../src/domain/types.js';
+import { createAccount } from '../../src/store/accounts.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { appendEventInTxn } from '../../src/store/events.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { counterDeltas, generateEvents, storedEvents } from '../support/events.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+let dns: TestDns;
+let t: TestDaemon;
+let s1: Sender;
+let s2: Sender;
+let s3: Sender;
+let other: { key: string; sender: Sender };
+
+const get = (path: string, query: Record<string, string>, key?: string) => t.api('GET', `${path}?${new URLSearchParams(query)}`, { key });
+const zero = () => ({ sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, unsubscribed: 0, complained: 0 });
+
+/** The calendar date of an instant in a zone, computed by Intl alone (independent of the daemon's edges). */
+const localDate = (zone: string, ms: number) => new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms);
+
+/** Per bucket name, the counters the stored events make under the counting rule. */
+function oracle(bucketOf: (ms: number) => string, q: { channelId?: string; tags?: string }, channelOfKey?: string) {
+  const out = new Map<string, Record<string, Record<string, number>>>();
+  const tags = q.tags?.split(',');
+  for (const { event: e, timeMs, counter, by } of counterDeltas(storedEvents(t.daemon.store))) {
+    if (e.accountId !== t.accountId) continue;
+    if ((q.channelId && e.channelId !== q.channelId) || (channelOfKey && e.channelId !== channelOfKey)) continue;
+    if (tags && !e.tags.some((x) => tags.includes(x))) continue;
+    const b = bucketOf(timeMs);
+    if (!out.has(b)) out.set(b, { transactional: zero(), broadcast: zero() });
+    out.get(b)![e.mailType][counter] += by;
+  }
+  return out;
+}
+
+function expectMatches(results: { timestamp: string; transactional: unknown; broadcast: unknown }[], expected: Map<string, unknown>, bucketOf: (ms: number) => string) {
+  for (const r of results) {
+    expect({ at: r.timestamp, transactional: r.transactional, broadcast: r.broadcast }).toEqual({ at: r.timestamp, ...(expected.get(bucketOf(Date.parse(r.timestamp))) ?? { transactional: zero(), broadcast: zero() }) });
+  }
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  // Events of March and October 2026 are older than the default retention; the oracle needs them.
+  t = await startDaemon({ 'dns.servers': [dns.address], 'api.rateLimit': 100_000, 'retention.days': 3650 });
+  [s1, s2, s3] = [await setupSender(t, dns, { deliveryType: 'sandbox' }), await setupSender(t, dns, { deliveryType: 'sandbox' }), await setupSender(t, dns, { deliveryType: 'sandbox' })];
+  const base = { accountId: t.accountId, channelIds: [s1.channelId, s2.channelId] };
+  // Around both of Europe/Berlin's 2026 clock changes (29 March, 25 October), and the last days.
+  await generateEvents(t.daemon.store, { ...base, count: 500, startMs: Date.parse('2026-03-27T12:00:00Z'), endMs: Date.parse('2026-03-31T12:00:00Z'), seed: 31, messages: 50 });
+  await generateEvents(t.daemon.store, { ...base, count: 500, startMs: Date.parse('2026-10-23T12:00:00Z'), endMs: Date.parse('2026-10-27T12:00:00Z'), seed: 32, messages: 50 });
+  await generateEvents(t.daemon.store, { ...base, count: 400, startMs: Date.now() - 3 * DAY, endMs: Date.now() - 60_000, seed: 33, messages: 60 });
+  const acct = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
+  const key = (await createApiKey(t.daemon.store, { accountId: acct.id, channelId: null })).token;
+  other = { key, sender: await setupSender(t, dns, { deliveryType: 'sandbox', key }) };
+  await generateEvents(t.daemon.store, { accountId: acct.id, channelIds: [other.sender.channelId], count: 100, startMs: Date.parse('2026-03-28T00:00:00Z'), endMs: Date.parse('2026-03-30T00:00:00Z'), seed: 34 });
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+describe('GET /statistics/daily', () => {
+  it('gives Europe/Berlin days, 23 hours long on 29 March and 25 hours on 25 October, zeros included', async () => {
+    const spring = await get('/statistics/daily', { timezone: 'Europe/Berlin', from: '2026-03-27T12:00:00Z', to: '2026-03-31T12:00:00Z' });
+    expect(spring.status, JSON.stringify(spring.body)).toBe(200);
+    expect(spring.body.results.map((r: { timestamp: string }) => r.timestamp)).toEqual([
+      '2026-03-26T23:00:00.000Z',
+      '2026-03-27T23:00:00.000Z',
+      '2026-03-28T23:00:00.000Z', // 29 March: 23 hours
+      '2026-03-29T22:00:00.000Z',
+      '2026-03-30T22:00:00.000Z',
+    ]);
+    const fall = await get('/statistics/daily', { timezone: 'Europe/Berlin', from: '2026-10-24T00:00:00Z', to: '2026-10-26T12:00:00Z' });
+    expect(fall.body.results.map((r: { timestamp: string }) => r.timestamp)).toEqual([
+      '2026-10-23T22:00:00.000Z',
+      '2026-10-24T22:00:00.000Z', // 25 October: 25 hours
+      '2026-10-25T23:00:00.000Z',
+    ]);
+    const day = (ms: number) => localDate('Europe/Berlin', ms);
+    expectMatches(spring.body.results, oracle(day, {}), day);
+    expectMatches(fall.body.results, oracle(day, {}), day);
+    // The series adds up to the events of the range: nothing lost at the short and long days.
+    expect(spring.body.results[2].transactional.sent + spring.body.results[2].broadcast.sent).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['Asia/Kolkata', '18:30'],
+    ['Asia/Kathmandu', '18:15'],
+  ])('starts the days of %s at %s UTC, from quarter-hour counters', async (zone, start) => {
+    const res = await get('/activity/statistics/daily', { timezone: zone, from: '2026-03-27T00:00:00Z', to: '2026-03-31T12:00:00Z', channelId: s1.channelId, tags: 'news,promo' });
+    expect(res.status).toBe(200);
+    expect(res.body.results).toHaveLength(5);
+    for (const r of res.body.results) expect(r.timestamp.slice(11, 16)).toBe(start);
+    const day = (ms: number) => localDate(zone, ms);
+    expectMatches(res.body.results, oracle(day, { channelId: s1.channelId, tags: 'news,promo' }), day);
+  });
+
+  it('defaults to the 30 UTC days up to today and answers the same under /activity/statistics', async () => {
+    const a = await get('/statistics/daily', {});
+    const b = await get('/activity/statistics/daily', {});
+    expect(a.body.results).toHaveLength(30);
+    expect(a.body.results[29].timestamp).toBe(`${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`);
+    expect(b.body).toEqual(a.body);
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    expectMatches(a.body.results, oracle(day, {}), day);
+  });
+
+  it('answers a full year of days, and refuses 367', async () => {
+    const year = await get('/statistics/daily', { from: '2026-01-01T00:00:00Z', to: '2026-12-31T23:00:00Z', timezone: 'America/New_York' });
+    expect(year.status).toBe(200);
+    expect(year.body.results).toHaveLength(366); // 31 Dec 2025 (New York) to 31 Dec 2026
+    const tooLong = await get('/statistics/daily', { from: '2025-01-01T12:00:00Z', to: '2026-01-02T12:00:00Z' });
+    expect(tooLong.status).toBe(422);
+    expect(Object.keys(tooLong.body.errors)).toEqual(['/from']);
+  });
+});
+
+describe('GET /statistics/hourly', () => {
+  it('gives one UTC hour per point over the range, zeros included, matching the events', async () => {
+    const from = new Date(Date.now() - 30 * HOUR).toISOString();
+    const to = new Date().toISOString();
+    const res = await get('/statistics/hourly', { from, to });
+    expect(res.status).toBe(200);
+    expect(res.body.results).toHaveLength(31);
+    expect(res.body.results[0].timestamp).toBe(new Date(Math.floor(Date.parse(from) / HOUR) * HOUR).toISOString());
+    const hour = (ms: number) => String(Math.floor(ms / HOUR));
+    expectMatches(res.body.results, oracle(hour, {}), hour);
+    const filtered = await get('/activity/statistics/hourly', { from, to, channelId: s2.channelId, tags: 'welcome' });
+    expectMatches(filtered.body.results, oracle(hour, { channelId: s2.channelId, tags: 'welcome' }), hour);
+  });
+
+  it('defaults to the last 24 hours and refuses more than 31 days', async () => {
+    expect((await get('/statistics/hourly', {})).body.results).toHaveLength(24);
+    expect((await get('/statistics/hourly', { from: '2026-03-01T00:00:00Z', to: '2026-03-31T23:59:00Z' })).body.results).toHaveLength(744);
+    const res = await get('/statistics/hourly', { from: '2026-03-01T00:00:00Z', to: '2026-04-01T00:00:00Z' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors['/from'][0].code).toBe('range_too_long');
+  });
+});
+
+describe('counting rule', () => {
+  it('moves a recipient from delivered to bounced when a bounce follows a delivery, and counts a second bounce never', async () => {
+    const at = Date.parse('2026-05-04T10:00:00Z');
+    const base = { accountId: t.accountId, channelId: s3.channelId, messageId: randomUUID(), mailType: 'transactional' as const, mailSource: 'api' as const, subject: 's', tags: ['dsn'], metadata: {}, details: {} };
+    const ev = (eventType: EventRecord['eventType'], ms: number, recipients: string[]) => ({ ...base, eventType, timestamp: new Date(ms).toISOString(), recipients });
+    await t.daemon.store.write(() => {
+      for (const e of [
+        ev('processed', at, ['a@example.net', 'b@example.net']),
+        ev('delivered', at + HOUR, ['a@example.net', 'b@example.net']),
+        ev('bounced', at + DAY, ['A@example.net']), // an asynchronous DSN the next day
+        ev('bounced', at + DAY + HOUR, ['a@example.net']), // the same DSN again
+      ]) appendEventInTxn(t.daemon.store, e);
+    });
+    const q = { channelId: s3.channelId, tags: 'dsn' };
+    const totals = await get('/statistics/totals', q);
+    expect(totals.body.transactional).toEqual({ ...zero(), sent: 2, delivered: 1, bounced: 1 });
+    expect((await get('/activity/statistics/totals', q)).body).toEqual(totals.body);
+    const hourly = await get('/statistics/hourly', { ...q, from: '2026-05-04T10:00:00Z', to: '2026-05-05T11:00:00Z' });
+    const at11 = hourly.body.results.find((r: { timestamp: string }) => r.timestamp === '2026-05-04T11:00:00.000Z');
+    expect(at11.transactional.delivered).toBe(1);
+    const next = hourly.body.results.find((r: { timestamp: string }) => r.timestamp === '2026-05-05T10:00:00.000Z');
+    expect(next.transactional.bounced).toBe(1);
+    const sum = hourly.body.results.reduce((n: number, r: { transactional: { bounced: number } }) => n + r.transactional.bounced, 0);
+    expect(sum).toBe(1);
+  });
+});
+
+describe('access and validation', () => {
+  it('keeps accounts apart and limits a channel key to its channel', async () => {
+    const range = { from: '2026-03-27T00:00:00Z', to: '2026-03-31T00:00:00Z' };
+    expect((await get('/statistics/daily', { ...range, channelId: other.sender.channelId })).status).toBe(403);
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const theirs = await get('/statistics/daily', range, other.key);
+    expect(theirs.body.results.reduce((n: number, r: { transactional: { sent: number }; broadcast: { sent: number } }) => n + r.transactional.sent + r.broadcast.sent, 0)).toBeGreaterThan(0);
+    const key = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: s1.channelId })).token;
+    const mine = await get('/statistics/daily', range, key);
+    expectMatches(mine.body.results, oracle(day, {}, s1.channelId), day);
+    expect((await get('/statistics/hourly', { channelId: s2.channelId }, key)).status).toBe(403);
+  });
+
+  it('answers 401 without a valid key', async () => {
+    expect((await get('/statistics/daily', {}, null as unknown as string)).status).toBe(401);
+    expect((await get('/activity/statistics/hourly', {}, 'bad')).status).toBe(401);
+  });
+
+  it('reports every invalid parameter in one 422 with JSON pointers', async () => {
+    const res = await get('/statistics/daily', { timezone: 'Mars/Olympus', from: 'soon', channelId: 'x', tags: 'ok,no way', period: 'day' });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors).sort()).toEqual(['/channelId', '/from', '/period', '/tags/1', '/timezone']);
+    const range = await get('/statistics/hourly', { from: '2026-03-02T00:00:00Z', to: '2026-03-01T00:00:00Z' });
+    expect(Object.keys(range.body.errors)).toEqual(['/to']);
+  });
+});
