@@ -1,9 +1,11 @@
+import { simpleParser } from 'mailparser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sameForAll } from '../../src/domain/delivery-result.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../src/domain/types.js';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { eventsOfMessage } from '../../src/store/events.js';
+import { getBody } from '../../src/store/messages.js';
 import { leaseDueJobs } from '../../src/store/queue.js';
 import { recordOutcome } from '../../src/store/queue-outcome.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
@@ -23,6 +25,7 @@ let sandbox: Sender;
 let otherKey: string;
 let realBuilder: MessageBuilder;
 
+const PUBLIC = 'https://links.postrider-test.net';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function send(s: Sender, body: Record<string, unknown>) {
@@ -44,6 +47,13 @@ function jobsOf(messageId: string): DeliveryJob[] {
   return [...t.daemon.store.db.jobs.getRange({})].map((e) => e.value as DeliveryJob).filter((j) => j.messageId === messageId);
 }
 
+/** Fetches a tracking link of a built message (pixel or click) from the test daemon, as a mail client would. */
+async function follow(publicLink: string): Promise<number> {
+  const u = new URL(publicLink.replace(/&amp;/g, '&'));
+  expect(u.origin).toBe(PUBLIC);
+  return (await fetch(`${t.url}${u.pathname}${u.search}`, { redirect: 'manual' })).status;
+}
+
 /** Wraps the daemon's message builder (the port the expander builds through) for one test. */
 function interceptBuild(fn: (input: BuildRequest, real: MessageBuilder) => ReturnType<MessageBuilder['build']>): void {
   t.daemon.submission.deps.builder = { build: (input) => fn(input, realBuilder), sign: (input) => realBuilder.sign(input) };
@@ -51,9 +61,9 @@ function interceptBuild(fn: (input: BuildRequest, real: MessageBuilder) => Retur
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address] });
+  t = await startDaemon({ 'dns.servers': [dns.address], publicUrl: PUBLIC });
   live = await setupSender(t, dns);
-  sandbox = await setupSender(t, dns, { deliveryType: 'sandbox', tracking: { opens: true, links: false } });
+  sandbox = await setupSender(t, dns, { deliveryType: 'sandbox', tracking: { opens: true, links: true } });
   realBuilder = t.daemon.submission.deps.builder;
   const other = await createAccount(t.daemon.store, { name: 'tenant-b', state: 'active' });
   otherKey = (await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token;
@@ -75,7 +85,7 @@ describe('GET /broadcasts/{id}', () => {
     await t.api('POST', '/suppressions', { body: { channelId: sandbox.channelId, mailType: 'broadcast', emails: ['gone@example.net'] } });
     const res = await send(sandbox, {
       replyTo: [{ email: `help@${sandbox.domain}` }],
-      template: { subject: 'Spring {{name}}', html: '<p>Hi {{name}}</p>', text: 'Hi {{name}}' },
+      template: { subject: 'Spring {{name}}', html: '<p>Hi {{name}} <a href="https://shop.example.org/spring">shop</a></p>', text: 'Hi {{name}}' },
       attachments: [{ content: Buffer.from('hello').toString('base64'), fileName: 'a.txt', contentType: 'text/plain' }],
       tags: ['spring'],
       headers: { 'X-Campaign': 'c1' },
@@ -91,6 +101,11 @@ describe('GET /broadcasts/{id}', () => {
     expect(res.status).toBe(200);
     const id = res.body.broadcastId;
     await t.daemon.submission.expander.drain();
+    // Ann opens her message and clicks its link (the tracking endpoints append the events).
+    const ann = messagesOf(id).find((m) => m.recipients[0] === 'ann@example.net')!;
+    const html = String((await simpleParser(getBody(t.daemon.store, ann.id)!)).html);
+    expect(await follow(/<img src="([^"]+)"/.exec(html)![1])).toBe(200);
+    expect(await follow(/href="([^"]+)"/.exec(html)![1])).toBe(302);
 
     const got = await t.api('GET', `/broadcasts/${id}`);
     expect(got.status).toBe(200);
@@ -106,15 +121,15 @@ describe('GET /broadcasts/{id}', () => {
       content: {
         from: { email: `promo@${sandbox.domain}`, name: 'Promo' },
         replyTo: [{ email: `help@${sandbox.domain}` }],
-        template: { subject: 'Spring {{name}}', html: '<p>Hi {{name}}</p>', text: 'Hi {{name}}' },
+        template: { subject: 'Spring {{name}}', html: '<p>Hi {{name}} <a href="https://shop.example.org/spring">shop</a></p>', text: 'Hi {{name}}' },
         attachments: [{ fileName: 'a.txt', disposition: 'attachment', size: 5 }],
         tags: ['spring'],
         headers: { 'X-Campaign': 'c1' },
         metadata: { campaign: 'c1' },
       },
-      tracking: { opens: true, links: false },
+      tracking: { opens: true, links: true },
       // sent: recipients of processed events (gone@ is left out of Bob's message).
-      statistics: { sent: 3, delivered: 2, bounced: 1, opened: 0, clicked: 0, complained: 0, unsubscribed: 0 },
+      statistics: { sent: 3, delivered: 2, bounced: 1, opened: 1, clicked: 1, complained: 0, unsubscribed: 0 },
     });
 
     const failures = await t.api('GET', `/broadcasts/${id}/failures`);
