@@ -18,7 +18,6 @@ import type { Store } from './env.js';
 import { eventTimeMs, indexKeysOf } from './event-index.js';
 import { KEY_MAX } from './layout.js';
 import { countEventInTxn } from './stats.js';
-import { countBroadcastEventInTxn } from './broadcast-stats.js';
 import { enqueueWebhookEventsInTxn } from './webhook-outbox.js';
 
 /** Must run inside Store.write(). Returns the event with its sequence number. */
@@ -37,7 +36,6 @@ export function appendEventInTxn(store: Store, event: Omit<EventRecord, 'seq'>):
     db.eventClock.put([timeMs, seq], 1);
   }
   countEventInTxn(store, record, timeMs);
-  countBroadcastEventInTxn(store, record);
   // Webhooks: the outbox entries commit with the event (store/webhook-outbox.ts).
   enqueueWebhookEventsInTxn(store, record);
   return record;

@@ -99,8 +99,10 @@ export const DB_NAMES = [
   'broadcastFailures',
   /** [broadcastId, email] → 1: recipients left out of a broadcast because they were suppressed. */
   'broadcastSuppressions',
-  /** broadcastId → BroadcastCounters: messages finished or canceled, and per-broadcast statistics kept as events are appended. */
+  /** broadcastId → BroadcastCounters: the broadcast's messages that left the queue, and of those the canceled ones. */
   'broadcastStats',
+  /** [broadcastId] → StatCounters: per-broadcast statistics, counted with the others (store/stats.ts). */
+  'broadcastStatistics',
   /** domainId → SendingDomain (DNS records and their statuses; no private key material). */
   'domains',
   /** [accountId, createdAtMs, domainId] → 1: the account's domains in creation order. */

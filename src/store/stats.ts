@@ -117,6 +117,7 @@ function addInTxn(store: Store, e: EventRecord, timeMs: number, name: keyof Stat
   const quarter = quarterOf(timeMs);
   bump(store, 'statsDaily', [e.accountId, day, e.channelId, e.mailType], name, by);
   bump(store, 'statsQuarter', [e.accountId, quarter, e.channelId, e.mailType], name, by);
+  countForBroadcastInTxn(store, e, name, by);
   if (e.tags.length === 0) return;
   const set = tagSetKey(e.tags);
   for (const tag of new Set(e.tags)) {
@@ -125,7 +126,17 @@ function addInTxn(store: Store, e: EventRecord, timeMs: number, name: keyof Stat
   }
 }
 
-type CounterDb = 'statsDaily' | 'statsDailyTags' | 'statsQuarter' | 'statsQuarterTags';
+/**
+ * Per-broadcast statistics (GET /broadcasts/{id}): the same counters under the same rules, for
+ * the events of messages a broadcast made, attributed through the message record's broadcastId.
+ */
+function countForBroadcastInTxn(store: Store, e: EventRecord, name: keyof StatCounters, by: number): void {
+  if (e.mailType !== 'broadcast') return;
+  const m = store.db.messages.get(e.messageId) as { broadcastId?: string } | undefined;
+  if (m?.broadcastId) bump(store, 'broadcastStatistics', [m.broadcastId], name, by);
+}
+
+type CounterDb = 'statsDaily' | 'statsDailyTags' | 'statsQuarter' | 'statsQuarterTags' | 'broadcastStatistics';
 
 function bump(store: Store, db: CounterDb, key: unknown[], name: keyof StatCounters, by: number): void {
   const cur = (store.db[db].get(key) as StatCounters | undefined) ?? zeroCounters();
