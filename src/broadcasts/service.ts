@@ -38,6 +38,8 @@ export interface BroadcastSummary {
 export interface BroadcastDetail extends BroadcastSummary {
   failed: number;
   suppressed: number;
+  /** Messages a cancel took out of the queue before any attempt (not in the SDKs' shape; extra). */
+  canceled: number;
   content: {
     from: AddressValue;
     replyTo: AddressValue[];
@@ -79,10 +81,12 @@ function summary(store: Store, b: Record_): BroadcastSummary {
 
 function detail(store: Store, b: Record_): BroadcastDetail {
   const c = b.common;
+  const counters = broadcastCounters(store, b.id);
   return {
     ...summary(store, b),
     failed: b.skipped + (b.failed ?? 0),
     suppressed: b.suppressed ?? 0,
+    canceled: counters.canceled,
     content: {
       from: c.from,
       replyTo: c.replyTo,
@@ -93,7 +97,7 @@ function detail(store: Store, b: Record_): BroadcastDetail {
       metadata: c.metadata ?? {},
     },
     tracking: c.tracking,
-    statistics: broadcastCounters(store, b.id).statistics,
+    statistics: counters.statistics,
   };
 }
 

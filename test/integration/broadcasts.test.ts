@@ -118,6 +118,7 @@ describe('GET /broadcasts/{id}', () => {
       messages: 4,
       failed: 1,
       suppressed: 1,
+      canceled: 0,
       content: {
         from: { email: `promo@${sandbox.domain}`, name: 'Promo' },
         replyTo: [{ email: `help@${sandbox.domain}` }],
@@ -218,7 +219,7 @@ describe('broadcast lifecycle and cancel', () => {
 
     const canceled = await t.api('POST', `/broadcasts/${id}/cancel`);
     expect(canceled.status).toBe(200);
-    expect(canceled.body).toMatchObject({ id, status: 'canceled', messages: 3 });
+    expect(canceled.body).toMatchObject({ id, status: 'canceled', messages: 3, canceled: 2, completion: '66%' });
     for (const m of msgs.slice(1)) {
       expect(jobsOf(m.id)).toEqual([expect.objectContaining({ state: 'done', attempts: 0, canceledAt: expect.any(String) })]);
       expect(t.daemon.store.db.jobsDue.getKeysCount()).toBe(0);
