@@ -24,6 +24,8 @@ import type { Logger } from './log/logger.js';
 import { Metrics } from './log/metrics.js';
 import { queueSnapshot } from './ops/queue-snapshot.js';
 import { RetentionSweeper } from './retention/sweeper.js';
+import { ChannelPurger } from './channels/purger.js';
+import { ChannelService } from './channels/service.js';
 import { SmtpListener } from './smtp/server.js';
 import { InboundListener } from './inbound/listener.js';
 import { Store } from './store/env.js';
@@ -54,6 +56,8 @@ export class Daemon {
   readonly metrics: Metrics;
   readonly submission: Submission;
   readonly retention: RetentionSweeper;
+  /** Removes the data of deleted channels after the 204 (store/channel-purge.ts). */
+  readonly channelPurger: ChannelPurger;
   readonly webhookTargets: WebhookTargets;
   readonly webhooks: WebhookDispatcher;
   readonly http: HttpServer;
@@ -76,10 +80,10 @@ export class Daemon {
       settings: {
         hostname: config.hostname,
         returnPathLabel: config.domains.returnPathLabel,
-        defaultAlgorithm: config.domains.dkimAlgorithm,
         trackingLabel: config.domains.trackingLabel,
         unsubscribeLabel: config.domains.unsubscribeLabel,
         publicUrl: config.publicUrl,
+        defaultAlgorithm: config.domains.dkimAlgorithm,
         maxPerAccount: config.limits.domainsPerAccount,
       },
       logger: logger.child({ component: 'domains' }),
@@ -145,9 +149,10 @@ export class Daemon {
       resolver: config.dns.servers.length > 0 ? this.deliveryDns : undefined,
     });
     this.webhooks = new WebhookDispatcher({ store: this.store, config, targets: this.webhookTargets, logger });
+    this.channelPurger = new ChannelPurger({ store: this.store, logger: logger.child({ component: 'channel-purge' }) });
     const routes: RouteModule[] = [
       opsRoutes({ readiness, metrics: this.metrics }),
-      channelRoutes,
+      channelRoutes(new ChannelService({ store: this.store, purger: this.channelPurger })),
       domainRoutes(this.domains),
       sendRoutes(this.submission),
       broadcastRoutes,
@@ -184,6 +189,7 @@ export class Daemon {
       this.beginStage();
       await this.startComponent(this.domainRecheck);
       await this.startComponent(this.retention);
+      await this.startComponent(this.channelPurger);
       await this.startComponent(this.delivery);
       await this.startComponent(this.webhooks);
       await this.startComponent(this.http);

@@ -22,7 +22,7 @@ export function text(v: unknown): string | undefined {
 
 /**
  * A channel named in a query: unknown 404; another account's, or not a channel key's own, 403.
- * A deleted channel of the account is allowed: its events stay readable until retention.
+ * A deleted channel is 404 too: spec 4.5 removes all its data (store/channel-purge.ts).
  */
 export function channelInScope(store: Store, p: Principal, id: string): string {
   const c = isUuid(id) ? getChannelRecord(store, id.toLowerCase()) : undefined;
@@ -30,6 +30,7 @@ export function channelInScope(store: Store, p: Principal, id: string): string {
   if (c.accountId !== p.accountId || (p.channelId && p.channelId !== c.id)) {
     throw new AppError('forbidden', 'The API key may not access this channel');
   }
+  if (c.deletedAt) throw new AppError('channel_not_found', `Channel ${id} does not exist`);
   return c.id;
 }
 

@@ -23,6 +23,7 @@
 import type { EventRecord, EventType, MailType } from '../domain/types.js';
 import type { Store } from './env.js';
 import { indexPrefix, type IndexKind } from './event-index.js';
+import { hiddenChannels } from './purge-queue.js';
 import { eventFloor, firstSeqAtClock, getEvent, lastEventSeq } from './events.js';
 
 export const LATE_EVENT_TOLERANCE_MS = 5 * 60_000;
@@ -237,6 +238,8 @@ export function findEvents(
   const budget = opts.budget ?? PAGE_BUDGET;
   const meter = new Meter();
   const p = plan(store, f, meter);
+  // Deleted channels whose events are still being purged: skipped from the delete on.
+  const hidden = hiddenChannels(store, f.accountId);
   const results: EventRecord[] = [];
   let pos = Math.max(p.lo, opts.afterSeq + 1);
   let partial = false;
@@ -252,7 +255,7 @@ export function findEvents(
       if (!p.timeOk(hit.ts) || !statusOk(store, f, hit.seq)) continue;
       meter.units += UNIT_EVENT;
       const e = getEvent(store, hit.seq);
-      if (e && subjectOk(f, e)) results.push(e);
+      if (e && subjectOk(f, e) && !hidden.has(e.channelId)) results.push(e);
     }
   } finally {
     p.close();
@@ -272,7 +275,9 @@ export function countEvents(store: Store, f: ActivityFilter, range: { from: numb
   const hi = Math.min(p.hi, range.to ?? Infinity);
   try {
     if (lo >= hi) return { count: 0, exact: true };
-    const fast = countByKeys(store, f, p, lo, hi);
+    // While a deleted channel of the account is being purged, each event's channel is checked.
+    const hidden = hiddenChannels(store, f.accountId);
+    const fast = hidden.size === 0 ? countByKeys(store, f, p, lo, hi) : null;
     if (fast !== null) return { count: fast, exact: true };
     let n = 0;
     let pos = lo;
@@ -285,10 +290,10 @@ export function countEvents(store: Store, f: ActivityFilter, range: { from: numb
       if (!hit || hit.seq >= hi) break;
       pos = hit.seq + 1;
       if (!p.timeOk(hit.ts) || !statusOk(store, f, hit.seq)) continue;
-      if (f.subject) {
+      if (f.subject || hidden.size > 0) {
         meter.units += UNIT_EVENT;
         const e = getEvent(store, hit.seq);
-        if (!e || !subjectOk(f, e)) continue;
+        if (!e || !subjectOk(f, e) || hidden.has(e.channelId)) continue;
       }
       n++;
     }

@@ -1,12 +1,15 @@
 /**
  * Store verbs for channels. A deleted channel leaves a tombstone (name, deliveryType,
  * deletedAt) so domains that were linked to it can still show it as `deleted: true`
- * (spec 2.2); everything else tied to it is removed in the same transaction.
+ * (spec 2.2). Keys, suppressions, domain links and webhooks go in the delete transaction; the
+ * channel's messages, events and counters are scheduled for the background purge
+ * (store/channel-purge.ts) in that same transaction.
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
 import type { Channel, DeliveryType, Tracking } from '../domain/types.js';
 import { removeChannelKeysInTxn } from './api-keys.js';
+import { schedulePurgeInTxn } from './purge-queue.js';
 import { getChannel, type StoredChannel } from './channel-records.js';
 import { unlinkChannelFromDomainsInTxn } from './domains.js';
 import { removeChannelSuppressionsInTxn } from './suppressions.js';
@@ -104,9 +107,12 @@ export async function deleteChannel(store: Store, id: string): Promise<boolean> 
     const c = getChannel(store, id);
     if (!c) return false;
     store.db.accountChannels.remove(indexKey(c));
-    const tombstone: StoredChannel = { ...c, updatedAt: new Date().toISOString(), deletedAt: new Date().toISOString() };
+    const deletedAt = new Date().toISOString();
+    const tombstone: StoredChannel = { ...c, updatedAt: deletedAt, deletedAt };
     store.db.channels.put(id, tombstone);
     for (const cleanup of CHANNEL_CLEANUPS) cleanup(store, id);
+    // Messages, events and counters can be many: they go in the background (channel-purge.ts).
+    schedulePurgeInTxn(store, { channelId: id, accountId: c.accountId, deletedAt });
     return true;
   });
 }

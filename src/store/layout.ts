@@ -79,6 +79,11 @@ export const DB_NAMES = [
   'retentionPending',
   /** [channelId, mailType, email] → SuppressionRecord */
   'suppressions',
+  /**
+   * channelId → ChannelPurge: deleted channels whose messages, events and counters are still
+   * being removed in the background (store/channel-purge.ts); reads skip these channels.
+   */
+  'channelPurges',
   /** [accountId, key] → IdempotencyRecord */
   'idempotency',
   /** [expiresAtMs, accountId, key] → 1: idempotency records by expiry, for the sweeper. */

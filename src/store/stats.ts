@@ -27,6 +27,7 @@
  * before these databases existed are in the daily totals only.
  */
 import type { EventRecord, EventType, MailType } from '../domain/types.js';
+import { hiddenChannels } from './purge-queue.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -172,10 +173,12 @@ function walkCounters(
   visit: (bucket: number, mailType: MailType, value: StatCounters) => void,
 ): void {
   const channels = q.channelIds ? new Set(q.channelIds) : null;
+  // Deleted channels whose counters the purger has not removed yet count no more (spec 4.5).
+  const hidden = hiddenChannels(store, q.accountId);
   if (!q.tags || q.tags.length === 0) {
     for (const { key, value } of store.db[dbs.plain].getRange({ start: [q.accountId, q.from], end: [q.accountId, q.to, KEY_MAX] })) {
       const [, bucket, channelId, mailType] = key as [string, number, string, MailType];
-      if (!channels || channels.has(channelId)) visit(bucket, mailType, value as StatCounters);
+      if ((!channels || channels.has(channelId)) && !hidden.has(channelId)) visit(bucket, mailType, value as StatCounters);
     }
     return;
   }
@@ -186,7 +189,7 @@ function walkCounters(
     const range = { start: [q.accountId, tag, q.from], end: [q.accountId, tag, q.to, KEY_MAX] };
     for (const { key, value } of store.db[dbs.tagged].getRange(range)) {
       const [, , bucket, channelId, mailType, set] = key as [string, string, number, string, MailType, string];
-      if (channels && !channels.has(channelId)) continue;
+      if ((channels && !channels.has(channelId)) || hidden.has(channelId)) continue;
       let skip = countedBefore.get(set);
       if (skip === undefined) countedBefore.set(set, (skip = i > 0 && (JSON.parse(set) as string[]).some((t) => earlier.has(t))));
       if (!skip) visit(bucket, mailType, value as StatCounters);

@@ -199,6 +199,8 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
     const m = isUuid(id) ? getMessage(store, id.toLowerCase()) : undefined;
     if (!m) throw new AppError('not_found', `Message ${id} does not exist`);
     checkMessageScope(req.principal, m);
+    // A deleted channel's messages are gone from the 204 on, even before the purger reaches them.
+    if (getChannelRecord(store, m.channelId)?.deletedAt) throw new AppError('not_found', `Message ${id} does not exist`);
     return messageDetails(store, m);
   });
 }

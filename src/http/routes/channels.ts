@@ -2,7 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import type { Channel, DeliveryType, Tracking } from '../../domain/types.js';
-import { createChannel, deleteChannel, listChannels, updateChannel } from '../../store/channels.js';
+import type { ChannelService } from '../../channels/service.js';
+import { createChannel, listChannels, updateChannel } from '../../store/channels.js';
 import { channelFor, requireAccountKey } from '../auth.js';
 import { deliveryTypeSchema, NO_CONTROL_CHARS, pagingProperties, trackingSchema } from '../schemas.js';
 import { channelIdsFilter } from '../query-params.js';
@@ -50,7 +51,7 @@ function channelSummary(c: Channel) {
   return { id: c.id, name: c.name, deliveryType: c.deliveryType, createdAt: c.createdAt };
 }
 
-export function channelRoutes(app: FastifyInstance, { store, config }: HttpContext): void {
+export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance, { store, config }: HttpContext): void => {
   app.post('/channels', { schema: { body: createBody } }, async (req) => {
     requireAccountKey(req.principal);
     const body = req.body as ChannelBody;
@@ -93,7 +94,7 @@ export function channelRoutes(app: FastifyInstance, { store, config }: HttpConte
   app.delete('/channels/:id', async (req, reply) => {
     const channel = channelFor(store, req.principal, (req.params as { id: string }).id);
     requireAccountKey(req.principal);
-    if (!(await deleteChannel(store, channel.id))) throw new AppError('channel_not_found', `Channel ${channel.id} does not exist`);
+    await channels.delete(channel.id);
     return reply.code(204).send();
   });
-}
+};

@@ -1,0 +1,92 @@
+/**
+ * The channel purger: removes the data of deleted channels (store/channel-purge.ts) in the
+ * background, one bounded transaction per batch, yielding to the event loop between batches so
+ * requests and deliveries keep flowing. Work is found in the store (channelPurges), so a purge
+ * interrupted by a stop or a crash resumes at the next start. The timer is unref()'d.
+ */
+import type { Logger } from 'pino';
+import type { Store } from '../store/env.js';
+import { purgeChannelBatch } from '../store/channel-purge.js';
+import { pendingPurges } from '../store/purge-queue.js';
+
+export interface ChannelPurgerOptions {
+  store: Store;
+  logger: Logger;
+  /** Removals per transaction. */
+  batch?: number;
+  /** Look for work this often even without a kick (a purge left by an earlier run). */
+  idleMs?: number;
+}
+
+export class ChannelPurger {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = true;
+  private readonly batch: number;
+  private readonly idleMs: number;
+
+  constructor(private readonly o: ChannelPurgerOptions) {
+    this.batch = o.batch ?? 500;
+    this.idleMs = o.idleMs ?? 60_000;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    this.kick();
+  }
+
+  /** Waits for the batch in flight; what is left resumes at the next start. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => undefined);
+  }
+
+  /** Start now (a channel was just deleted); joins a run in progress. */
+  kick(): void {
+    if (this.stopped || this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const run = this.runAll().finally(() => {
+      if (this.running === run) this.running = null;
+      this.schedule();
+    });
+    this.running = run;
+  }
+
+  /** Runs until nothing is left to purge (tests, and the kick). */
+  async drain(): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+    if (!this.stopped && pendingPurges(this.o.store).length > 0) {
+      this.kick();
+      await this.drain();
+    }
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.kick(), this.idleMs);
+    this.timer.unref();
+  }
+
+  private async runAll(): Promise<void> {
+    for (const channelId of pendingPurges(this.o.store)) {
+      let removed = 0;
+      for (;;) {
+        if (this.stopped) return;
+        try {
+          const r = await purgeChannelBatch(this.o.store, channelId, this.batch);
+          removed += r.removed;
+          if (r.done) break;
+        } catch (err) {
+          // Left in channelPurges: the next run (idle timer or restart) tries again.
+          this.o.logger.error({ err, channelId }, 'channel purge batch failed');
+          return;
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+      this.o.logger.info({ channelId, removed }, 'deleted channel purged');
+    }
+  }
+}

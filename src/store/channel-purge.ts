@@ -1,0 +1,136 @@
+/**
+ * Channel deletion (spec 4.5: "removes the channel permanently with all data tied to it").
+ *
+ * DELETE /channels/{id} tombstones the channel and writes a `channelPurges` entry in the same
+ * transaction (store/channels.ts), so from that commit on every read refuses or skips the
+ * channel (channelFor / channelInScope 404, hiddenChannels below for account-wide reads). The
+ * data goes afterwards in bounded batches (purgeChannelBatch, paced by channels/purger.ts), each
+ * one transaction, resuming from the entry's phase after a restart:
+ *
+ *   events    the channel's events through its own eventIndex prefix [accountId, 'c', channelId],
+ *             each with its index entries, and with every message it names: record, body,
+ *             delivery jobs (queued and leased ones too: nothing more is sent), outbox entries
+ *   stats     the channel's counters in statsDaily, statsDailyTags, statsQuarter, statsQuarterTags
+ *             (keyed by account first: walked by the account's range, from a saved cursor)
+ *
+ * The tombstone stays (domains list the channel as `deleted: true`); the entry goes when done.
+ */
+import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
+import type { Webhook } from '../domain/webhook.js';
+import type { Store } from './env.js';
+import { indexPrefix } from './event-index.js';
+import { getEvent, removeEventInTxn } from './events.js';
+import { KEY_MAX } from './layout.js';
+import { type ChannelPurge, type StatsDb } from './purge-queue.js';
+import { dueMs, leaseMs } from './queue.js';
+
+const STATS_DBS = ['statsDaily', 'statsDailyTags', 'statsQuarter', 'statsQuarterTags'] as const satisfies readonly StatsDb[];
+
+/** One transaction of at most `batch` removals. Returns whether more is left for this channel. */
+export async function purgeChannelBatch(store: Store, channelId: string, batch: number): Promise<{ removed: number; done: boolean }> {
+  return store.write(() => {
+    const p = store.db.channelPurges.get(channelId) as ChannelPurge | undefined;
+    if (!p) return { removed: 0, done: true };
+    let removed = 0;
+    let phase = p.phase;
+    let cursor = p.cursor;
+    while (removed < batch) {
+      const step = phase === 'events' ? purgeEventsInTxn(store, p, batch - removed) : purgeStatsInTxn(store, p, phase, cursor, batch - removed);
+      removed += step.removed;
+      if (!step.finished) {
+        cursor = step.cursor;
+        break;
+      }
+      const next = phase === 'events' ? 0 : STATS_DBS.indexOf(phase) + 1;
+      if (next >= STATS_DBS.length) {
+        store.db.channelPurges.remove(channelId);
+        return { removed, done: true };
+      }
+      phase = STATS_DBS[next];
+      cursor = undefined;
+    }
+    store.db.channelPurges.put(channelId, { ...p, phase, cursor } satisfies ChannelPurge);
+    return { removed, done: false };
+  });
+}
+
+interface Step {
+  removed: number;
+  finished: boolean;
+  cursor?: unknown[];
+}
+
+/** The channel's events, oldest first, and the messages they name. */
+function purgeEventsInTxn(store: Store, p: ChannelPurge, max: number): Step {
+  const prefix = indexPrefix(p.accountId, 'c', p.channelId);
+  const keys = [...store.db.eventIndex.getKeys({ start: prefix, end: [...prefix, KEY_MAX], limit: max })] as [string, string, string, number][];
+  for (const key of keys) {
+    const e = getEvent(store, key[3]);
+    if (!e) {
+      store.db.eventIndex.remove(key); // an entry without its event: nothing else to remove
+      continue;
+    }
+    removeEventInTxn(store, e);
+    purgeMessageInTxn(store, e);
+  }
+  return { removed: keys.length, finished: keys.length < max };
+}
+
+/** A message of the deleted channel: record, body, jobs (any state) and waiting webhook payloads. */
+function purgeMessageInTxn(store: Store, e: EventRecord): void {
+  const db = store.db;
+  const m = db.messages.get(e.messageId) as MessageRecord | undefined;
+  if (m && m.channelId !== e.channelId) return;
+  db.messages.remove(e.messageId);
+  db.bodies.remove(e.messageId);
+  db.retentionPending.remove(e.messageId);
+  for (const key of [...db.messageJobs.getKeys({ start: [e.messageId], end: [e.messageId, KEY_MAX] })] as [string, string][]) {
+    const job = db.jobs.get(key[1]) as DeliveryJob | undefined;
+    if (job?.state === 'queued') db.jobsDue.remove([dueMs(job), job.id]);
+    if (job?.state === 'leased') db.jobsLeased.remove([leaseMs(job), job.id]);
+    db.jobs.remove(key[1]);
+    db.messageJobs.remove(key);
+  }
+  // Webhooks of the whole account (channelId null) may still hold this message's payloads.
+  for (const { key } of db.accountWebhooks.getRange({ start: [e.accountId], end: [e.accountId, KEY_MAX] })) {
+    const w = db.webhooks.get((key as [string, number, string])[2]) as Webhook | undefined;
+    if (!w || w.channelId !== null) continue;
+    for (const k of [...db.webhookOutbox.getKeys({ start: [w.id, e.messageId], end: [w.id, e.messageId, KEY_MAX] })] as unknown[][]) {
+      db.webhookOutbox.remove(k);
+    }
+    for (const k of [...db.webhookDue.getKeys({ start: [w.id], end: [w.id, KEY_MAX] })] as unknown[][]) {
+      if (k[2] === e.messageId) db.webhookDue.remove(k);
+    }
+  }
+}
+
+/**
+ * A statistics database, walked over the account's range from the saved cursor: `max` keys
+ * looked at per step, those of the channel removed. The channel id is the third element in
+ * statsDaily/statsQuarter [accountId, bucket, channelId, ...] and the fourth in the tag
+ * databases [accountId, tag, bucket, channelId, ...].
+ */
+function purgeStatsInTxn(store: Store, p: ChannelPurge, db: StatsDb, cursor: unknown[] | undefined, max: number): Step {
+  const at = db === 'statsDaily' || db === 'statsQuarter' ? 2 : 3;
+  const start = (cursor ?? [p.accountId]) as string[];
+  let seen = 0;
+  let removed = 0;
+  let last: unknown[] | undefined;
+  // The range starts at the cursor itself (inclusive): one more key, and the cursor skipped.
+  for (const key of store.db[db].getKeys({ start, end: [p.accountId, KEY_MAX], limit: cursor ? max + 1 : max })) {
+    const k = key as unknown[];
+    if (cursor && last === undefined && seen === 0 && sameKey(k, cursor)) continue;
+    seen++;
+    last = k;
+    if (k[at] === p.channelId) {
+      store.db[db].remove(k);
+      removed++;
+    }
+  }
+  // Counted as work by keys looked at, so a step is bounded however few belong to the channel.
+  return { removed: Math.max(seen, removed), finished: seen < max, cursor: last };
+}
+
+function sameKey(a: unknown[], b: unknown[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

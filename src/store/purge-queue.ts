@@ -1,0 +1,41 @@
+/**
+ * The list of deleted channels still being purged (channelPurges), kept apart from the purge
+ * itself (channel-purge.ts) as a leaf module: the readers that skip these channels (stats.ts,
+ * activity-query.ts) import it without an import cycle through events.ts.
+ */
+import type { Store } from './env.js';
+
+export type StatsDb = 'statsDaily' | 'statsDailyTags' | 'statsQuarter' | 'statsQuarterTags';
+
+export interface ChannelPurge {
+  channelId: string;
+  accountId: string;
+  deletedAt: string;
+  /** 'events', then one phase per statistics database. */
+  phase: 'events' | StatsDb;
+  /** Statistics phases: the last key looked at. */
+  cursor?: unknown[];
+}
+
+/** Inside the delete transaction. */
+export function schedulePurgeInTxn(store: Store, c: { channelId: string; accountId: string; deletedAt: string }): void {
+  store.db.channelPurges.put(c.channelId, { ...c, phase: 'events' } satisfies ChannelPurge);
+}
+
+export function pendingPurges(store: Store): string[] {
+  return [...store.db.channelPurges.getKeys({})] as string[];
+}
+
+/**
+ * Deleted channels of an account whose data may still be in the store: account-wide reads skip
+ * them. Empty (one short range read) unless a deletion is under way.
+ */
+export function hiddenChannels(store: Store, accountId: string): ReadonlySet<string> {
+  const out = new Set<string>();
+  for (const { value } of store.db.channelPurges.getRange({})) {
+    const p = value as ChannelPurge;
+    if (p.accountId === accountId) out.add(p.channelId);
+  }
+  return out;
+}
+

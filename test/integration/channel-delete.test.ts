@@ -1,0 +1,150 @@
+/**
+ * DELETE /channels/{id} (spec 4.5): from the 204 on nothing of the channel is readable; its
+ * messages, events, counters and queued deliveries leave the store in the background, in
+ * bounded batches that resume after a restart. Other channels keep everything.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryJob, EventRecord, MessageRecord } from '../../src/domain/types.js';
+import { createAccount } from '../../src/store/accounts.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { purgeChannelBatch } from '../../src/store/channel-purge.js';
+import { pendingPurges } from '../../src/store/purge-queue.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+let dns: TestDns;
+let t: TestDaemon;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  t = await startDaemon({ 'dns.servers': [dns.address] });
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await dns?.close();
+});
+
+async function send(s: Sender, n: number, tag = 'order'): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await t.api('POST', '/send/transactional', {
+      headers: { 'x-service-channel-id': s.channelId },
+      body: { from: { email: `shop@${s.domain}` }, to: [{ email: `r${i}@example.net` }], subject: `Order ${i}`, text: 'Hi', tags: [tag] },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    ids.push(res.body.messageId);
+  }
+  return ids;
+}
+
+/** Everything the store still holds of a channel, counted by scanning (tests only). */
+function leftovers(channelId: string) {
+  const db = t.daemon.store.db;
+  const messages = [...db.messages.getRange({})].filter((e) => (e.value as MessageRecord).channelId === channelId).map((e) => e.key as string);
+  const jobs = [...db.jobs.getRange({})].filter((e) => messages.includes((e.value as DeliveryJob).messageId)).length;
+  const events = [...db.events.getRange({})].filter((e) => (e.value as EventRecord).channelId === channelId).length;
+  const stats = (['statsDaily', 'statsQuarter'] as const).reduce((n, name) => n + [...db[name].getKeys({})].filter((k) => (k as unknown[])[2] === channelId).length, 0);
+  const tagStats = (['statsDailyTags', 'statsQuarterTags'] as const).reduce((n, name) => n + [...db[name].getKeys({})].filter((k) => (k as unknown[])[3] === channelId).length, 0);
+  const bodies = messages.filter((id) => db.bodies.get(id) !== undefined).length;
+  const indexEntries = [...db.eventIndex.getKeys({})].filter((k) => (k as unknown[])[1] === 'c' && (k as unknown[])[2] === channelId).length;
+  return { messages: messages.length, bodies, jobs, events, stats: stats + tagStats, indexEntries };
+}
+
+const totalsOf = async (query = '') => (await t.api('GET', `/statistics/totals${query}`)).body;
+
+describe('DELETE /channels/{id}', () => {
+  it('hides everything of the channel at the 204 and removes it in the background, also after a restart, keeping other channels', async () => {
+    const gone = await setupSender(t, dns); // live, delivery disabled in tests: its jobs stay queued
+    const kept = await setupSender(t, dns);
+    const goneIds = await send(gone, 3);
+    const keptIds = await send(kept, 2);
+    await t.api('POST', '/suppressions', { body: { channelId: gone.channelId, mailType: 'transactional', emails: ['x@example.net'] } });
+    const hook = await t.api('POST', '/webhooks', { body: { url: 'https://hooks.example.org/x', events: ['delivered'], channelId: gone.channelId } });
+    const goneKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: gone.channelId })).token;
+    expect(leftovers(gone.channelId)).toMatchObject({ messages: 3, bodies: 3, jobs: 3 });
+    const before = await totalsOf();
+
+    // The purger is held so the reads below see the state between the 204 and the purge.
+    await t.daemon.channelPurger.stop();
+    const del = await t.api('DELETE', `/channels/${gone.channelId}`);
+    expect(del.status).toBe(204);
+    expect(del.body).toBeNull();
+
+    expect((await t.api('GET', `/channels/${gone.channelId}`)).status).toBe(404);
+    for (const path of [
+      `/activity/events?channelId=${gone.channelId}`,
+      `/activity/messages?channelId=${gone.channelId}`,
+      `/statistics/totals?channelId=${gone.channelId}`,
+      `/statistics/daily?channelId=${gone.channelId}`,
+      `/suppressions?channelId=${gone.channelId}&mailType=transactional`,
+      `/activity/messages/${goneIds[0]}`,
+      `/webhooks/${hook.body.id}`,
+    ]) {
+      expect((await t.api('GET', path)).status, path).toBe(404);
+    }
+    expect((await t.api('GET', '/channels', { key: goneKey })).status).toBe(401);
+    const all = (await t.api('GET', '/activity/events?limit=500')).body;
+    expect(all.results.some((e: any) => e.channelId === gone.channelId)).toBe(false);
+    expect(all.results.filter((e: any) => keptIds.includes(e.messageId)).length).toBeGreaterThan(0);
+    const byMessage = (await t.api('GET', `/activity/events?messageId=${goneIds[0]}`)).body;
+    expect(byMessage.results).toEqual([]);
+    const after = await totalsOf();
+    expect(after.transactional.sent).toBe(before.transactional.sent - 3);
+    // Still in the store, waiting for the purger: the purge is recorded durably with the 204.
+    expect(leftovers(gone.channelId).messages).toBe(3);
+    expect(pendingPurges(t.daemon.store)).toEqual([gone.channelId]);
+
+    await t.restart(); // the purge resumes at start
+    await t.daemon.channelPurger.drain();
+    expect(pendingPurges(t.daemon.store)).toEqual([]);
+    expect(leftovers(gone.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    expect([...t.daemon.store.db.jobsDue.getKeys({})].map((k) => (k as [number, string])[1]).every((id) => t.daemon.store.db.jobs.get(id) !== undefined)).toBe(true);
+    expect(leftovers(kept.channelId)).toMatchObject({ messages: 2, bodies: 2, jobs: 2 });
+    expect(leftovers(kept.channelId).events).toBeGreaterThan(0);
+    expect(leftovers(kept.channelId).stats).toBeGreaterThan(0);
+    expect((await totalsOf()).transactional.sent).toBe(after.transactional.sent);
+    expect((await t.api('GET', `/activity/messages/${keptIds[0]}`)).status).toBe(200);
+  });
+
+  it('purges in bounded transactions', async () => {
+    const s = await setupSender(t, dns);
+    await send(s, 6);
+    await t.daemon.channelPurger.stop();
+    expect((await t.api('DELETE', `/channels/${s.channelId}`)).status).toBe(204);
+    let batches = 0;
+    for (;;) {
+      const r = await purgeChannelBatch(t.daemon.store, s.channelId, 4);
+      expect(r.removed).toBeLessThanOrEqual(4);
+      batches++;
+      if (r.done) break;
+    }
+    expect(batches).toBeGreaterThan(3);
+    expect(leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    await t.daemon.channelPurger.start();
+  });
+
+  it('starts purging right after the 204 while the daemon runs', async () => {
+    const s = await setupSender(t, dns);
+    await send(s, 2);
+    expect((await t.api('DELETE', `/channels/${s.channelId}`)).status).toBe(204);
+    await t.daemon.channelPurger.drain();
+    expect(leftovers(s.channelId).messages).toBe(0);
+  });
+
+  it("answers 401 without a key, 403 for another account's channel or a channel key, 404 for an unknown or deleted one", async () => {
+    const id = (await t.api('POST', '/channels', { body: { name: 'x' } })).body.id;
+    expect((await t.api('DELETE', `/channels/${id}`, { key: null })).status).toBe(401);
+    const other = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
+    const otherKey = (await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token;
+    expect((await t.api('DELETE', `/channels/${id}`, { key: otherKey })).status).toBe(403);
+    const channelKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: id })).token;
+    expect((await t.api('DELETE', `/channels/${id}`, { key: channelKey })).status).toBe(403);
+    expect((await t.api('DELETE', '/channels/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await t.api('DELETE', `/channels/${id}`)).status).toBe(204);
+    const again = await t.api('DELETE', `/channels/${id}`);
+    expect(again.status).toBe(404);
+    expect(again.body.code).toBe('channel_not_found');
+  });
+});
