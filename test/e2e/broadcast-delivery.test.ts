@@ -1,0 +1,85 @@
+/**
+ * Broadcasts through the real dispatcher: HTTP → expansion → LMDB queue → delivery to smtp-server
+ * MXs on 127.0.21.x (found through the test DNS server). Status, completion and statistics
+ * follow what delivery records; a cancel leaves a job that is being delivered alone.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { waitFor } from '../support/delivery.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+
+let dns: TestDns;
+let fast: MxServer;
+/** Holds every DATA reply, so a delivery stays in flight long enough to cancel meanwhile. */
+let slow: MxServer;
+let t: TestDaemon;
+let s: Sender;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  fast = await startMxServer({ address: '127.0.21.2', starttls: false });
+  slow = await startMxServer({ address: '127.0.21.3', port: fast.port, starttls: false, dataDelayMs: 1_500 });
+  dns.set('fast.example.net', 'MX', [{ priority: 10, exchange: 'mx.fast.example.net' }]);
+  dns.set('mx.fast.example.net', 'A', ['127.0.21.2']);
+  dns.set('slow.example.net', 'MX', [{ priority: 10, exchange: 'mx.slow.example.net' }]);
+  dns.set('mx.slow.example.net', 'A', ['127.0.21.3']);
+  t = await startDaemon({ 'dns.servers': [dns.address], 'delivery.enabled': true, 'delivery.port': fast.port, 'delivery.allowPrivate': true });
+  s = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await fast?.close();
+  await slow?.close();
+  await dns?.close();
+});
+
+async function broadcast(to: string[]): Promise<string> {
+  const res = await t.api('POST', '/send/broadcast', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `news@${s.domain}` }, template: { subject: 'News', text: 'Hello' }, messages: to.map((email) => ({ to: [{ email }] })) },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.broadcastId;
+}
+
+/** Polls GET /broadcasts/{id} until `until` holds (the sentinel of these tests). */
+async function broadcastWhen(id: string, until: (b: any) => boolean): Promise<any> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const b = (await t.api('GET', `/broadcasts/${id}`)).body;
+    if (until(b)) return b;
+    if (Date.now() > deadline) throw new Error(`broadcast is still ${JSON.stringify(b)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function jobsOfBroadcast(id: string): DeliveryJob[] {
+  const ids = new Set([...t.daemon.store.db.messages.getRange({})].map((e) => e.value as MessageRecord).filter((m) => m.broadcastId === id).map((m) => m.id));
+  return [...t.daemon.store.db.jobs.getRange({})].map((e) => e.value as DeliveryJob).filter((j) => ids.has(j.messageId));
+}
+
+describe('broadcasts through the dispatcher', () => {
+  it('is completed once every message is delivered, with its statistics', async () => {
+    const id = await broadcast(['ann@fast.example.net', 'bob@fast.example.net']);
+    const done = await broadcastWhen(id, (b) => b.status === 'completed');
+    expect(done).toMatchObject({ completion: '100%', messages: 2, failed: 0, canceled: 0, statistics: { sent: 2, delivered: 2, bounced: 0 } });
+    expect(fast.received.flatMap((r) => r.to).sort()).toEqual(['ann@fast.example.net', 'bob@fast.example.net']);
+  });
+
+  it('lets a delivery that is in flight when the broadcast is canceled finish normally', async () => {
+    const id = await broadcast(['cy@slow.example.net']);
+    await waitFor(() => jobsOfBroadcast(id).some((j) => j.state === 'leased'), 'the job leased by the dispatcher');
+    const canceled = await t.api('POST', `/broadcasts/${id}/cancel`);
+    expect(canceled.status).toBe(200);
+    expect(canceled.body).toMatchObject({ status: 'canceled', canceled: 0 });
+    const after = await broadcastWhen(id, (b) => b.statistics.delivered === 1);
+    expect(after).toMatchObject({ status: 'canceled', completion: '100%', canceled: 0, statistics: { sent: 1, delivered: 1, bounced: 0 } });
+    expect(jobsOfBroadcast(id)).toEqual([expect.objectContaining({ state: 'done', attempts: 1 })]);
+    expect(jobsOfBroadcast(id)[0].canceledAt).toBeUndefined();
+    expect(slow.received.flatMap((r) => r.to)).toEqual(['cy@slow.example.net']);
+  });
+});
