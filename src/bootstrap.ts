@@ -7,6 +7,11 @@
  * new, empty store in a folder that has held one (store/marker.ts): a lost data.mdb stops the
  * daemon instead of reaching this. A store that was created but never bootstrapped (a crash in
  * between) is bootstrapped at the next start.
+ *
+ * The key counts as shown only once `postrider serve` has printed it after a successful start
+ * (markInitialKeyShown). A first start that fails after the account was created (a port in
+ * use) prints it at the next start that succeeds, read back from initial-api-key, so it is
+ * never lost between two attempts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,12 +26,35 @@ export interface InitialCredentials {
 }
 
 export async function bootstrapIfEmpty(store: Store, dataDir: string): Promise<InitialCredentials | null> {
-  if (store.db.meta.get('bootstrappedAt') !== undefined || listAccounts(store).length > 0) return null;
+  if (store.db.meta.get('bootstrappedAt') !== undefined || listAccounts(store).length > 0) return unshownCredentials(store, dataDir);
   const account = await createAccount(store, { name: 'default', state: 'active' });
   const { token } = await createApiKey(store, { accountId: account.id, channelId: null, name: 'initial' });
   const file = path.join(dataDir, 'initial-api-key');
   fs.writeFileSync(file, token + '\n', { mode: 0o600 });
   fs.chmodSync(file, 0o600);
-  await store.write(() => store.db.meta.put('bootstrappedAt', new Date().toISOString()));
+  await store.write(() => {
+    store.db.meta.put('bootstrappedAt', new Date().toISOString());
+    // Cleared once the key was printed; a folder bootstrapped before this flag existed has none.
+    store.db.meta.put('initialKeyPending', true);
+  });
   return { accountId: account.id, apiKey: token, file };
+}
+
+/** The initial key of an earlier start that never got as far as printing it, if any. */
+function unshownCredentials(store: Store, dataDir: string): InitialCredentials | null {
+  if (store.db.meta.get('initialKeyPending') !== true) return null;
+  const file = path.join(dataDir, 'initial-api-key');
+  let apiKey: string;
+  try {
+    apiKey = fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return null; // removed by the operator: nothing to show
+  }
+  const account = listAccounts(store)[0];
+  return account && apiKey ? { accountId: account.id, apiKey, file } : null;
+}
+
+/** `postrider serve` printed the initial key after a successful start: never print it again. */
+export async function markInitialKeyShown(store: Store): Promise<void> {
+  await store.write(() => store.db.meta.remove('initialKeyPending'));
 }

@@ -5,6 +5,7 @@
  */
 import { ConfigError } from './config/load.js';
 import { UsageError, type CommandIo } from './cli/args.js';
+import { ListenProblem } from './domain/listen-problem.js';
 import { StoreProblem } from './store/problems.js';
 
 type Command = (argv: string[], io: CommandIo) => Promise<number>;
@@ -57,7 +58,7 @@ export async function main(argv: string[], io: CommandIo): Promise<number> {
       io.err(err.message);
       return 78; // EX_CONFIG (sysexits.h): systemd shows it as a configuration error.
     }
-    if (err instanceof StoreProblem) {
+    if (err instanceof StoreProblem || err instanceof ListenProblem) {
       // One line the operator can act on (what, where, what to do), no stack trace.
       io.err(`postrider: ${err.message}`);
       return err.exitCode;

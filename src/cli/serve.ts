@@ -4,6 +4,7 @@
  * through the ExitGuard (cli/exit-guard.ts): the store is closed before the process exits.
  */
 import { loadConfig } from '../config/load.js';
+import { markInitialKeyShown } from '../bootstrap.js';
 import { Daemon } from '../daemon.js';
 import { createLogger } from '../log/logger.js';
 import { SdNotifier } from '../ops/sd-notify.js';
@@ -41,6 +42,36 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
   exit.install();
   // Type=notify (systemd/postrider.service): systemd counts the unit started only at READY=1.
   const notifier = new SdNotifier({ env: io.env, onError: (err) => logger.warn({ err }, 'sd_notify failed') });
+  // Signals are taken from the start: a SIGTERM that arrives while the daemon starts (or prints
+  // the first key) must shut it down in order, not kill it with the data folder still locked.
+  let signalled: ((signal: string) => void) | null = null;
+  const early: string[] = [];
+  const onStop = (signal: string) => (signalled ? signalled(signal) : early.push(signal));
+  process.once('SIGTERM', () => onStop('SIGTERM'));
+  process.once('SIGINT', () => onStop('SIGINT'));
+  // SIGHUP: re-read the configuration's reloadable parts (log level, TLS certificate files).
+  process.on('SIGHUP', () => {
+    // Before start completes there is nothing to reload yet (and SIGHUP's default would end us).
+    if (!signalled) return logger.warn('SIGHUP during start ignored; send it again once the daemon runs');
+    let level: string | undefined;
+    try {
+      level = loadConfig({ configPath: values.config, env: io.env }).log.level;
+    } catch (err) {
+      logger.error({ err }, 'reload: configuration invalid; keeping the current one');
+      return;
+    }
+    void notifier.reloading();
+    daemon.reload({ logLevel: level }).then(
+      () => {
+        logger.info({ level }, 'reloaded');
+        void notifier.ready();
+      },
+      (err) => {
+        logger.error({ err }, 'reload failed');
+        void notifier.ready('reload failed; running with the previous configuration');
+      },
+    );
+  });
   try {
     await daemon.start();
   } catch (err) {
@@ -54,6 +85,7 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
       `\nFirst start: created account ${c.accountId} and an account-level API key:\n\n    ${c.apiKey}\n\n` +
         `It is shown only now and saved to ${c.file} (mode 0600).\n`,
     );
+    await markInitialKeyShown(daemon.store);
   }
   return new Promise<number>((resolve) => {
     let stopping = false;
@@ -64,28 +96,7 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
       void notifier.stopping();
       void exit.shutdown(() => daemon.stop(), config.shutdown.graceMs).then(resolve);
     };
-    // SIGHUP: re-read the configuration's reloadable parts (log level, TLS certificate files).
-    process.on('SIGHUP', () => {
-      let level: string | undefined;
-      try {
-        level = loadConfig({ configPath: values.config, env: io.env }).log.level;
-      } catch (err) {
-        logger.error({ err }, 'reload: configuration invalid; keeping the current one');
-        return;
-      }
-      void notifier.reloading();
-      daemon.reload({ logLevel: level }).then(
-        () => {
-          logger.info({ level }, 'reloaded');
-          void notifier.ready();
-        },
-        (err) => {
-          logger.error({ err }, 'reload failed');
-          void notifier.ready('reload failed; running with the previous configuration');
-        },
-      );
-    });
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
+    signalled = shutdown;
+    if (early.length > 0) shutdown(early[0]);
   });
 }

@@ -18,6 +18,7 @@ import { authenticate } from './auth.js';
 import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
 import { KeyRateLimiter } from './rate-limit.js';
 import { registerOpenApi } from './openapi.js';
+import { listenFailure } from '../domain/listen-problem.js';
 import { settledWithin } from '../domain/settle.js';
 
 declare module 'fastify' {
@@ -82,7 +83,9 @@ export class HttpServer {
     this.closing = false;
     const app = this.build();
     const { host, port } = this.ctx.config.http;
-    await app.listen({ host, port });
+    await app.listen({ host, port }).catch((err: unknown) => {
+      throw listenFailure(err, { what: 'HTTP API', host, port, setting: 'http.host / http.port (POSTRIDER_HTTP_HOST / POSTRIDER_HTTP_PORT)' });
+    });
     this.app = app;
   }
 

@@ -6,6 +6,7 @@
  * never a relay. STARTTLS (RFC 3207) is offered with the submission listener's certificate.
  * What a message means is InboundProcessor's business.
  */
+import { listenFailure } from '../domain/listen-problem.js';
 import type net from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
@@ -51,9 +52,11 @@ export class InboundListener {
     });
     server.on('error', (err) => this.deps.logger.warn({ err }, 'inbound connection error'));
     this.boundPort = await new Promise<number>((resolve, reject) => {
-      server.server.once('error', reject);
+      const fail = (err: unknown) =>
+        reject(listenFailure(err, { what: 'Inbound (bounces and reports)', host: config.inbound.host, port: config.inbound.port, setting: 'inbound.host / inbound.port' }));
+      server.server.once('error', fail);
       server.listen(config.inbound.port, config.inbound.host, () => {
-        server.server.off('error', reject);
+        server.server.off('error', fail);
         resolve((server.server.address() as net.AddressInfo).port);
       });
     });

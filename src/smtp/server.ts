@@ -6,6 +6,7 @@
  * sessions.ts, AUTH throttling in throttle.ts, submission policy in submission/ (envelope.ts
  * per command, raw.ts for the message), and every error becomes a reply in replies.ts.
  */
+import { listenFailure } from '../domain/listen-problem.js';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerSession } from 'smtp-server';
@@ -58,10 +59,10 @@ export class SmtpListener {
     const { config } = this.deps;
     this.tls = await loadTls({ dataDir: config.dataDir, certFile: config.smtp.tlsCert, keyFile: config.smtp.tlsKey, hostname: config.hostname });
     this.servers = [this.create(false)];
-    this.ports = [await listen(this.servers[0], config.smtp.port, config.smtp.host)];
+    this.ports = [await listen(this.servers[0], config.smtp.port, config.smtp.host, 'smtp.port (POSTRIDER_SMTP_PORT)')];
     if (config.smtp.implicitTlsPort) {
       this.servers.push(this.create(true));
-      this.ports.push(await listen(this.servers[1], config.smtp.implicitTlsPort, config.smtp.host));
+      this.ports.push(await listen(this.servers[1], config.smtp.implicitTlsPort, config.smtp.host, 'smtp.implicitTlsPort'));
     }
     this.deps.logger.info({ ports: this.ports, tls: this.tls.source }, 'smtp submission listening');
   }
@@ -244,11 +245,12 @@ export function authAllowed(ip: string, secure: boolean): boolean {
   return secure || ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
 }
 
-function listen(server: WireServer<GateTicket>, port: number, host: string): Promise<number> {
+function listen(server: WireServer<GateTicket>, port: number, host: string, setting: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.server.once('error', reject);
+    const fail = (err: unknown) => reject(listenFailure(err, { what: 'SMTP submission', host, port, setting: `smtp.host / ${setting}` }));
+    server.server.once('error', fail);
     server.listen(port, host, () => {
-      server.server.off('error', reject);
+      server.server.off('error', fail);
       resolve((server.server.address() as { port: number }).port);
     });
   });
