@@ -197,10 +197,10 @@ function walkCounters(
   });
 }
 
-function addTo(out: StatTotals, mailType: MailType, value: StatCounters): void {
+function addTo(out: StatTotals, mailType: MailType, value: StatCounters, sign = 1): void {
   const sum = out[mailType];
   if (!sum) return;
-  for (const name of Object.keys(sum) as (keyof StatCounters)[]) sum[name] += value[name] ?? 0;
+  for (const name of Object.keys(sum) as (keyof StatCounters)[]) sum[name] += sign * (value[name] ?? 0);
 }
 
 /** Reads the day records in [fromDay, toDay]: cost grows with days × active channels (× tag sets). */
@@ -233,6 +233,45 @@ export function statisticsSeries(store: Store, q: SeriesQuery): StatTotals[] {
     if (bucket < lastBucket) i = 0;
     lastBucket = bucket;
     while (i < out.length - 1 && bucket >= edges[i + 1]) i++;
+    addTo(out[i], mailType, value);
+  });
+  return out;
+}
+
+const QUARTERS_PER_DAY = DAY_MS / QUARTER_MS;
+
+/**
+ * A series of zone days, read mostly from the UTC day records: each edge is moved to its nearest
+ * UTC midnight, and the quarter hours between the edge and that midnight (at most 12 hours) are
+ * added or taken away. For bucket i, with W(e) = sum over [edge, midnight) (negative when the
+ * midnight comes first): sum[eᵢ, eᵢ₊₁) = W(eᵢ) + days[midnightᵢ, midnightᵢ₊₁) − W(eᵢ₊₁). A year
+ * in Europe/Berlin reads 366 day records and 4 to 8 quarter hours per day, not 96. Buckets must
+ * be at least a day long (daily series); shorter ones go to statisticsSeries.
+ */
+export function statisticsDaySeries(store: Store, q: SeriesQuery): StatTotals[] {
+  const edges = q.edgesMs.map(quarterOf);
+  const midnights = edges.map((e) => Math.round(e / QUARTERS_PER_DAY));
+  const out: StatTotals[] = edges.slice(1).map(() => ({ transactional: zeroCounters(), broadcast: zeroCounters() }));
+  if (out.length === 0) return out;
+  const quarterDbs = { plain: 'statsQuarter', tagged: 'statsQuarterTags' } as const;
+  edges.forEach((edge, i) => {
+    const midnight = midnights[i] * QUARTERS_PER_DAY;
+    if (edge === midnight) return;
+    const [from, to, sign] = edge < midnight ? [edge, midnight - 1, 1] : [midnight, edge - 1, -1];
+    walkCounters(store, quarterDbs, { ...q, from, to }, (_b, mailType, value) => {
+      if (i < out.length) addTo(out[i], mailType, value, sign);
+      if (i > 0) addTo(out[i - 1], mailType, value, -sign);
+    });
+  });
+  let i = 0;
+  let lastDay = -Infinity;
+  const first = midnights[0];
+  const last = midnights[midnights.length - 1];
+  if (last <= first) return out;
+  walkCounters(store, { plain: 'statsDaily', tagged: 'statsDailyTags' }, { ...q, from: first, to: last - 1 }, (day, mailType, value) => {
+    if (day < lastDay) i = 0;
+    lastDay = day;
+    while (i < out.length - 1 && day >= midnights[i + 1]) i++;
     addTo(out[i], mailType, value);
   });
   return out;

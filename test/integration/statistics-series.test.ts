@@ -91,12 +91,15 @@ describe('GET /statistics/daily', () => {
   });
 
   it.each([
-    ['Asia/Kolkata', '18:30'],
-    ['Asia/Kathmandu', '18:15'],
-  ])('starts the days of %s at %s UTC, from quarter-hour counters', async (zone, start) => {
+    ['Asia/Kolkata', '18:30', 5],
+    ['Asia/Kathmandu', '18:15', 5],
+    // Edges after their nearest UTC midnight (taken away from the day records), and +14 hours.
+    ['America/New_York', '04:00', 6], // 26 March (local) to 31 March
+    ['Pacific/Kiritimati', '10:00', 6], // 27 March (local) to 1 April
+  ])('starts the days of %s at %s UTC, from day and quarter-hour counters', async (zone, start, days) => {
     const res = await get('/activity/statistics/daily', { timezone: zone, from: '2026-03-27T00:00:00Z', to: '2026-03-31T12:00:00Z', channelId: s1.channelId, tags: 'news,promo' });
     expect(res.status).toBe(200);
-    expect(res.body.results).toHaveLength(5);
+    expect(res.body.results).toHaveLength(days);
     for (const r of res.body.results) expect(r.timestamp.slice(11, 16)).toBe(start);
     const day = (ms: number) => localDate(zone, ms);
     expectMatches(res.body.results, oracle(day, { channelId: s1.channelId, tags: 'news,promo' }), day);

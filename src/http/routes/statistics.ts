@@ -8,7 +8,7 @@ import type { FieldErrorList } from '../../domain/errors.js';
 import type { Principal } from '../../domain/types.js';
 import { isTimeZone, zoneDayCount, zoneDayEdges } from '../../domain/time-zone.js';
 import type { Store } from '../../store/env.js';
-import { statisticsSeries, statisticsTotals, utcDay, type StatTotals } from '../../store/stats.js';
+import { statisticsDaySeries, statisticsSeries, statisticsTotals, utcDay, type StatTotals } from '../../store/stats.js';
 import type { HttpContext } from '../server.js';
 import { isUuid } from '../auth.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
@@ -110,7 +110,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
     });
     const { fromMs, toMs } = seriesRange(s, 29 * DAY_MS);
     const edges = zoneDayEdges(zone, fromMs, toMs);
-    return seriesAnswer(edges, statisticsSeries(store, { ...s, edgesMs: edges }));
+    return seriesAnswer(edges, statisticsDaySeries(store, { ...s, edgesMs: edges }));
   };
 
   /** One point per UTC hour from the hour holding `from` to the hour holding `to`; default the last 24. */
