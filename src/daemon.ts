@@ -200,6 +200,11 @@ export class Daemon {
       throw err;
     }
     this.logger.info({ http: `${this.config.http.host}:${this.http.port}`, smtp: this.smtp?.port }, 'postrider started');
+    // The hostname names us in EHLO (RFC 5321 4.1.1.1 wants a fully qualified domain name) and is
+    // the target of the MX and CNAME records users are told to publish; a short name breaks both.
+    if (!this.config.hostname.includes('.')) {
+      this.logger.warn({ hostname: this.config.hostname }, 'hostname is not a fully qualified domain name; set hostname (POSTRIDER_HOSTNAME) to the name receivers and DNS records should use');
+    }
   }
 
   /** SIGHUP: reload what can change without a restart (TLS certificates, log level). */
