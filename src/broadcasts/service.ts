@@ -71,7 +71,8 @@ export function statusOf(store: Store, b: BroadcastRecord): BroadcastStatus {
  * being expanded are not handled.
  */
 function completionOf(store: Store, b: BroadcastRecord): string {
-  const handled = b.skipped + (b.failed ?? 0) + broadcastCounters(store, b.id).finished;
+  // Records of an older version count no finished messages: there, expanded is handled.
+  const handled = b.failed === undefined ? b.cursor : b.skipped + b.failed + broadcastCounters(store, b.id).finished;
   return `${b.total === 0 ? 100 : Math.floor((Math.min(handled, b.total) * 100) / b.total)}%`;
 }
 

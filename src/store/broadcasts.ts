@@ -139,9 +139,33 @@ export function advanceBroadcastInTxn<C>(store: Store, id: string, p: BatchProgr
   return next;
 }
 
-/** True once every entry is expanded and every message made has left the queue. */
+/**
+ * True once every entry is expanded and every message made has left the queue. Records written
+ * before messages were counted per broadcast (no `failed` field) are completed once expanded.
+ */
 export function broadcastCompleted(store: Store, b: BroadcastRecord): boolean {
-  return b.state === 'done' && !b.canceledAt && broadcastCounters(store, b.id).finished >= b.messages;
+  if (b.state !== 'done' || b.canceledAt) return false;
+  return b.failed === undefined || broadcastCounters(store, b.id).finished >= b.messages;
+}
+
+/**
+ * Once per data folder: broadcasts accepted before GET /broadcasts existed get their channel
+ * index entry, so they are listed too. Returns how many were added.
+ */
+export async function backfillChannelBroadcasts(store: Store): Promise<number> {
+  if (store.db.meta.get('channelBroadcastsIndexed')) return 0;
+  return store.write(() => {
+    let added = 0;
+    for (const { value } of store.db.broadcasts.getRange()) {
+      const b = value as BroadcastRecord;
+      const key = [b.channelId, Date.parse(b.createdAt), b.id];
+      if (store.db.channelBroadcasts.get(key) !== undefined) continue;
+      store.db.channelBroadcasts.put(key, 1);
+      added++;
+    }
+    store.db.meta.put('channelBroadcastsIndexed', true);
+    return added;
+  });
 }
 
 export type CancelResult = { status: 'canceled'; record: BroadcastRecord } | { status: 'completed' | 'not_found' };

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { domainOf, recipientKey } from '../domain/address.js';
 import { isAppError } from '../domain/errors.js';
 import { systemClock, type Clock, type Timer } from '../queue/clock.js';
-import { advanceBroadcastInTxn, broadcastEntries, nextActiveBroadcast, BroadcastCanceled, type BroadcastFailure, type BroadcastRecord } from '../store/broadcasts.js';
+import { advanceBroadcastInTxn, backfillChannelBroadcasts, broadcastEntries, nextActiveBroadcast, BroadcastCanceled, type BroadcastFailure, type BroadcastRecord } from '../store/broadcasts.js';
 import type { AcceptedMessage } from '../store/messages.js';
 import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
 import { splitSuppressed } from './policy.js';
@@ -60,6 +60,8 @@ export class BroadcastExpander {
 
   async start(): Promise<void> {
     this.stopping = false;
+    const indexed = await backfillChannelBroadcasts(this.deps.store);
+    if (indexed > 0) this.logger.info({ broadcasts: indexed }, 'older broadcasts added to the channel index');
     this.kick(); // resume broadcasts interrupted by a stop or a crash
   }
 

@@ -336,3 +336,32 @@ describe('entries that cannot be built, and expansions that fail', () => {
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'completed', completion: '100%' });
   });
 });
+
+describe('broadcasts accepted by an older version', () => {
+  it('are listed after a restart and read as completed once expanded', async () => {
+    // A record as 0.1 wrote it (no channel index entry, failures kept in the record, no counters).
+    const id = '11111111-1111-4111-8111-111111111111';
+    const createdAt = '2025-01-06T09:00:00.000Z';
+    await t.daemon.store.write(() => {
+      t.daemon.store.db.broadcasts.put(id, {
+        id,
+        accountId: t.accountId,
+        channelId: live.channelId,
+        createdAt,
+        state: 'done',
+        total: 2,
+        cursor: 2,
+        messages: 2,
+        skipped: 0,
+        failures: [],
+        common: { from: { email: `promo@${live.domain}` }, replyTo: [], template: { subject: 'Old news', text: 't' }, attachments: [], tracking: { opens: false, links: false }, deliveryType: 'live' },
+      });
+      t.daemon.store.db.meta.remove('channelBroadcastsIndexed');
+    });
+    await t.restart();
+    realBuilder = t.daemon.submission.deps.builder;
+    const list = await t.api('GET', `/broadcasts?channelId=${live.channelId}&subject=old`);
+    expect(list.body).toEqual({ totalCount: 1, results: [{ id, createdAt, status: 'completed', subject: 'Old news', completion: '100%', messages: 2 }] });
+    expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'completed', failed: 0, suppressed: 0, content: { tags: [], headers: {}, metadata: {} } });
+  });
+});
