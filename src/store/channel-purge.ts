@@ -7,6 +7,8 @@
  * data goes afterwards in bounded batches (purgeChannelBatch, paced by channels/purger.ts), each
  * one transaction, resuming from the entry's phase after a restart:
  *
+ *   broadcasts  the channel's broadcasts (channelBroadcasts) with their entries, failures,
+ *             suppressions, message lists, queue entries and counters
  *   events    the channel's events through its own eventIndex prefix [accountId, 'c', channelId],
  *             each with its index entries, and with every message it names: record, body,
  *             delivery jobs (queued and leased ones too: nothing more is sent), outbox entries
@@ -16,7 +18,7 @@
  * The tombstone stays (domains list the channel as `deleted: true`); the entry goes when done.
  */
 import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
-import type { Webhook } from '../domain/webhook.js';
+import type { OutboxEntry, Webhook } from '../domain/webhook.js';
 import type { Store } from './env.js';
 import { indexPrefix } from './event-index.js';
 import { getEvent, removeEventInTxn } from './events.js';
@@ -25,6 +27,10 @@ import { type ChannelPurge, type StatsDb } from './purge-queue.js';
 import { dueMs, leaseMs } from './queue.js';
 
 const STATS_DBS = ['statsDaily', 'statsDailyTags', 'statsQuarter', 'statsQuarterTags'] as const satisfies readonly StatsDb[];
+/** In this order: broadcasts first, so an expansion in progress stops making messages at once. */
+const PHASES: readonly ChannelPurge['phase'][] = ['broadcasts', 'events', ...STATS_DBS];
+/** A broadcast's rows in these databases are keyed [broadcastId, ...]. */
+const BROADCAST_ROW_DBS = ['broadcastEntries', 'broadcastFailures', 'broadcastSuppressions', 'broadcastMessages'] as const;
 
 /** One transaction of at most `batch` removals. Returns whether more is left for this channel. */
 export async function purgeChannelBatch(store: Store, channelId: string, batch: number): Promise<{ removed: number; done: boolean }> {
@@ -35,18 +41,20 @@ export async function purgeChannelBatch(store: Store, channelId: string, batch: 
     let phase = p.phase;
     let cursor = p.cursor;
     while (removed < batch) {
-      const step = phase === 'events' ? purgeEventsInTxn(store, p, batch - removed) : purgeStatsInTxn(store, p, phase, cursor, batch - removed);
+      const left = batch - removed;
+      const step =
+        phase === 'broadcasts' ? purgeBroadcastsInTxn(store, p, left) : phase === 'events' ? purgeEventsInTxn(store, p, left) : purgeStatsInTxn(store, p, phase, cursor, left);
       removed += step.removed;
       if (!step.finished) {
         cursor = step.cursor;
         break;
       }
-      const next = phase === 'events' ? 0 : STATS_DBS.indexOf(phase) + 1;
-      if (next >= STATS_DBS.length) {
+      const next = PHASES.indexOf(phase) + 1;
+      if (next >= PHASES.length) {
         store.db.channelPurges.remove(channelId);
         return { removed, done: true };
       }
-      phase = STATS_DBS[next];
+      phase = PHASES[next];
       cursor = undefined;
     }
     store.db.channelPurges.put(channelId, { ...p, phase, cursor } satisfies ChannelPurge);
@@ -58,6 +66,37 @@ interface Step {
   removed: number;
   finished: boolean;
   cursor?: unknown[];
+}
+
+/**
+ * The channel's broadcasts through its own index (channelBroadcasts [channelId, createdAtMs,
+ * broadcastId]). The record goes first (with its queue entry and counters): the expander then
+ * stops, since a batch whose record is gone rolls back (broadcasts.ts advanceBroadcastInTxn).
+ * Then its rows, at most `max` per step; the index key last, once nothing is left.
+ */
+function purgeBroadcastsInTxn(store: Store, p: ChannelPurge, max: number): Step {
+  const db = store.db;
+  let removed = 0;
+  for (const key of [...db.channelBroadcasts.getKeys({ start: [p.channelId], end: [p.channelId, KEY_MAX], limit: max })] as [string, number, string][]) {
+    const [, createdMs, id] = key;
+    if (db.broadcasts.get(id) !== undefined) {
+      db.broadcasts.remove(id);
+      db.broadcastQueue.remove([createdMs, id]);
+      db.broadcastStats.remove(id);
+      removed += 3;
+    }
+    for (const name of BROADCAST_ROW_DBS) {
+      if (removed >= max) return { removed, finished: false };
+      for (const k of [...db[name].getKeys({ start: [id], end: [id, KEY_MAX], limit: max - removed })]) {
+        db[name].remove(k);
+        removed++;
+      }
+    }
+    if (removed >= max) return { removed, finished: false };
+    db.channelBroadcasts.remove(key);
+    removed++;
+  }
+  return { removed, finished: removed < max };
 }
 
 /** The channel's events, oldest first, and the messages they name. */
@@ -95,11 +134,11 @@ function purgeMessageInTxn(store: Store, e: EventRecord): void {
   for (const { key } of db.accountWebhooks.getRange({ start: [e.accountId], end: [e.accountId, KEY_MAX] })) {
     const w = db.webhooks.get((key as [string, number, string])[2]) as Webhook | undefined;
     if (!w || w.channelId !== null) continue;
-    for (const k of [...db.webhookOutbox.getKeys({ start: [w.id, e.messageId], end: [w.id, e.messageId, KEY_MAX] })] as unknown[][]) {
+    for (const { key: k, value } of [...db.webhookOutbox.getRange({ start: [w.id, e.messageId], end: [w.id, e.messageId, KEY_MAX] })]) {
+      const o = value as OutboxEntry;
       db.webhookOutbox.remove(k);
-    }
-    for (const k of [...db.webhookDue.getKeys({ start: [w.id], end: [w.id, KEY_MAX] })] as unknown[][]) {
-      if (k[2] === e.messageId) db.webhookDue.remove(k);
+      // Its due entry, if it is the head of the message (webhook-outbox.ts dueKey).
+      db.webhookDue.remove(o.part === undefined ? [o.webhookId, o.dueAtMs, o.messageId, o.seq] : [o.webhookId, o.dueAtMs, o.messageId, o.seq, o.part]);
     }
   }
 }

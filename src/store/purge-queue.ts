@@ -11,15 +11,15 @@ export interface ChannelPurge {
   channelId: string;
   accountId: string;
   deletedAt: string;
-  /** 'events', then one phase per statistics database. */
-  phase: 'events' | StatsDb;
+  /** 'broadcasts', 'events', then one phase per statistics database. */
+  phase: 'broadcasts' | 'events' | StatsDb;
   /** Statistics phases: the last key looked at. */
   cursor?: unknown[];
 }
 
 /** Inside the delete transaction. */
 export function schedulePurgeInTxn(store: Store, c: { channelId: string; accountId: string; deletedAt: string }): void {
-  store.db.channelPurges.put(c.channelId, { ...c, phase: 'events' } satisfies ChannelPurge);
+  store.db.channelPurges.put(c.channelId, { ...c, phase: 'broadcasts' } satisfies ChannelPurge);
 }
 
 export function pendingPurges(store: Store): string[] {

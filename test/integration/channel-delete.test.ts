@@ -133,6 +133,39 @@ describe('DELETE /channels/{id}', () => {
     expect(leftovers(s.channelId).messages).toBe(0);
   });
 
+  it("removes the channel's broadcasts with their rows, and the messages they made", async () => {
+    const s = await setupSender(t, dns);
+    await t.api('POST', '/suppressions', { body: { channelId: s.channelId, mailType: 'broadcast', emails: ['c@example.net'] } });
+    const res = await t.api('POST', '/send/broadcast', {
+      headers: { 'x-service-channel-id': s.channelId },
+      body: {
+        from: { email: `news@${s.domain}` },
+        template: { subject: 'News', text: 'Hi' },
+        messages: [{ to: [{ email: 'a@example.net' }] }, { to: [{ email: 'b@example.net' }] }, { to: [{ email: 'c@example.net' }] }],
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = res.body.broadcastId;
+    await t.daemon.submission.expander.drain();
+    expect((await t.api('GET', `/broadcasts/${id}`)).status).toBe(200);
+    const db = t.daemon.store.db;
+    const rows = () =>
+      (['broadcastEntries', 'broadcastFailures', 'broadcastSuppressions', 'broadcastMessages'] as const).reduce(
+        (n, name) => n + [...db[name].getKeys({ start: [id], end: [id, '\uffff'] })].length,
+        0,
+      ) + [...db.channelBroadcasts.getKeys({ start: [s.channelId], end: [s.channelId, '\uffff'] })].length;
+    expect(rows()).toBeGreaterThan(0);
+    expect(leftovers(s.channelId).messages).toBe(2);
+
+    expect((await t.api('DELETE', `/channels/${s.channelId}`)).status).toBe(204);
+    await t.daemon.channelPurger.drain();
+    expect((await t.api('GET', `/broadcasts/${id}`)).status).toBe(404);
+    expect(rows()).toBe(0);
+    expect(db.broadcasts.get(id)).toBeUndefined();
+    expect(db.broadcastStats.get(id)).toBeUndefined();
+    expect(leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+  });
+
   it("answers 401 without a key, 403 for another account's channel or a channel key, 404 for an unknown or deleted one", async () => {
     const id = (await t.api('POST', '/channels', { body: { name: 'x' } })).body.id;
     expect((await t.api('DELETE', `/channels/${id}`, { key: null })).status).toBe(401);
