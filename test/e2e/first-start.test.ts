@@ -72,3 +72,15 @@ describe('a first start whose port is taken', () => {
     );
   });
 });
+
+describe('the hostname', () => {
+  it('is warned about at start when it is not fully qualified, and not when it is', async () => {
+    const short = await startServe({ POSTRIDER_DATA_DIR: path.join(root, 'short'), POSTRIDER_HOSTNAME: 'vm' });
+    expect((await short.stop()).code).toBe(0);
+    expect(short.stdout()).toContain('hostname is not a fully qualified domain name');
+    const full = await startServe({ POSTRIDER_DATA_DIR: path.join(root, 'full'), POSTRIDER_HOSTNAME: 'mta.mailhost.net', POSTRIDER_LOG_LEVEL: 'info' });
+    expect((await full.stop()).code).toBe(0);
+    expect(full.stdout()).toContain('postrider started');
+    expect(full.stdout()).not.toContain('fully qualified');
+  });
+});
