@@ -50,7 +50,7 @@ async function startServer(opts: { overrides?: Record<string, unknown>; sources?
   const metrics = new Metrics({ sources: opts.sources ?? { storeSizeBytes: () => store.sizeBytes() } });
   let http: HttpServer | undefined;
   const readiness = () => ({ store: store.isOpen, pool: poolUp, http: http?.listening ?? false });
-  http = new HttpServer({ config, store, logger: createLogger({ level: 'silent' }) }, [opsRoutes({ readiness, metrics }), channelRoutes]);
+  http = new HttpServer({ config, store, logger: createLogger({ level: 'silent' }) }, [opsRoutes({ readiness, metrics }), channelRoutes({} as never)]);
   await http.start();
   servers.push(http);
   return { http, url: `http://127.0.0.1:${http.port}`, config, metrics };
@@ -301,7 +301,7 @@ describe('GET /openapi.json', () => {
     const unused = {} as never;
     const routes: RouteModule[] = [
       opsRoutes({ readiness: () => ({}), metrics: new Metrics({ processMetrics: false }) }),
-      channelRoutes,
+      channelRoutes(unused),
       domainRoutes(unused),
       sendRoutes(unused),
       suppressionRoutes,
