@@ -131,6 +131,22 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
       body: { from: { email: `app@${v.domain}` }, template: { subject: 'x', text: 'x' }, messages: [{ to: [{ email: 'ann@example.net' }] }] },
     },
   ],
+  'POST /send/transactional/batch': (v) => [
+    {
+      method: 'POST',
+      path: '/send/transactional/batch',
+      headers: { 'x-helo-channel-id': v.channel },
+      body: { requests: [{ from: { email: `app@${v.domain}` }, to: [{ email: 'ann@example.net' }], subject: 'x', text: 'x' }] },
+    },
+  ],
+  'POST /send/broadcast/message': (v) => [
+    {
+      method: 'POST',
+      path: '/send/broadcast/message',
+      headers: { 'x-helo-channel-id': v.channel },
+      body: { from: { email: `app@${v.domain}` }, to: [{ email: 'ann@example.net' }], subject: 'x', text: 'x' },
+    },
+  ],
   'GET /broadcasts': (v) => [{ method: 'GET', path: `/broadcasts?channelId=${v.channel}` }],
   'GET /broadcasts/{id}': (v) => [{ method: 'GET', path: `/broadcasts/${v.broadcast}` }],
   'GET /broadcasts/{id}/failures': (v) => [{ method: 'GET', path: `/broadcasts/${v.broadcast}/failures` }],
