@@ -23,7 +23,7 @@
 import type { EventRecord, EventType, MailType } from '../domain/types.js';
 import type { Store } from './env.js';
 import { indexPrefix, type IndexKind } from './event-index.js';
-import { hiddenChannels } from './purge-queue.js';
+import { channelDeletions, hiddenChannels } from './purge-queue.js';
 import { eventFloor, firstSeqAtClock, getEvent, lastEventSeq } from './events.js';
 
 export const LATE_EVENT_TOLERANCE_MS = 5 * 60_000;
@@ -339,6 +339,8 @@ interface CachedCount {
   /** Counted over seqs below this. */
   upTo: number;
   floor: number;
+  /** channelDeletions() when counted: a channel deleted since takes its events out of every count. */
+  deletions: number;
 }
 
 /**
@@ -376,18 +378,19 @@ export class ActivityQueries {
       return { count: Math.max(0, all.count - queued.count), exact: all.exact && queued.exact };
     }
     const { floor, last } = eventLogBounds(this.store);
+    const deletions = channelDeletions(this.store);
     const key = filterKey(f);
     const cached = this.counts.get(key);
     this.counts.delete(key);
     let count: { count: number; exact: boolean };
-    if (cached && cached.floor === floor && cached.upTo <= last + 1) {
+    if (cached && cached.floor === floor && cached.deletions === deletions && cached.upTo <= last + 1) {
       const delta = countEvents(this.store, f, { from: cached.upTo, to: last + 1 });
       count = { count: cached.count + delta.count, exact: delta.exact };
     } else {
       count = countEvents(this.store, f, { from: 1, to: last + 1 });
     }
     if (count.exact) {
-      this.counts.set(key, { count: count.count, upTo: last + 1, floor });
+      this.counts.set(key, { count: count.count, upTo: last + 1, floor, deletions });
       if (this.counts.size > this.maxCached) this.counts.delete(this.counts.keys().next().value!);
     }
     return count;

@@ -7,7 +7,8 @@ export const DB_NAMES = [
   /**
    * string → any: schema version, generated secrets, the initial account id; for the event log:
    * 'eventSeq' (last seq given out), 'eventClockMs' (event clock), 'eventFloor' (lowest seq not
-   * removed by retention).
+   * removed by retention); 'channelDeletions' (channels ever deleted: cached event counts made
+   * before a deletion are stale, store/purge-queue.ts).
    */
   'meta',
   /** accountId → Account */

@@ -20,6 +20,12 @@ export interface ChannelPurge {
 /** Inside the delete transaction. */
 export function schedulePurgeInTxn(store: Store, c: { channelId: string; accountId: string; deletedAt: string }): void {
   store.db.channelPurges.put(c.channelId, { ...c, phase: 'broadcasts' } satisfies ChannelPurge);
+  store.db.meta.put('channelDeletions', channelDeletions(store) + 1);
+}
+
+/** How many channels were ever deleted: cached event counts made before a deletion are stale. */
+export function channelDeletions(store: Store): number {
+  return (store.db.meta.get('channelDeletions') as number | undefined) ?? 0;
 }
 
 export function pendingPurges(store: Store): string[] {

@@ -65,6 +65,9 @@ describe('DELETE /channels/{id}', () => {
     const goneKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: gone.channelId })).token;
     expect(leftovers(gone.channelId)).toMatchObject({ messages: 3, bodies: 3, jobs: 3 });
     const before = await totalsOf();
+    const listedBefore = (await t.api('GET', '/activity/events?limit=500')).body; // also fills the count cache
+    const goneEvents = listedBefore.results.filter((e: any) => e.channelId === gone.channelId).length;
+    expect(goneEvents).toBeGreaterThan(0);
 
     // The purger is held so the reads below see the state between the 204 and the purge.
     await t.daemon.channelPurger.stop();
@@ -87,6 +90,7 @@ describe('DELETE /channels/{id}', () => {
     expect((await t.api('GET', '/channels', { key: goneKey })).status).toBe(401);
     const all = (await t.api('GET', '/activity/events?limit=500')).body;
     expect(all.results.some((e: any) => e.channelId === gone.channelId)).toBe(false);
+    expect(all.totalCount).toBe(listedBefore.totalCount - goneEvents);
     expect(all.results.filter((e: any) => keptIds.includes(e.messageId)).length).toBeGreaterThan(0);
     const byMessage = (await t.api('GET', `/activity/events?messageId=${goneIds[0]}`)).body;
     expect(byMessage.results).toEqual([]);
