@@ -23,8 +23,10 @@
  * Series (GET /statistics/daily, /statistics/hourly): the same counters per UTC quarter hour
  * (statsQuarter, statsQuarterTags). Every IANA zone's offset today is a whole number of quarter
  * hours (Asia/Kolkata +5:30, Asia/Kathmandu +5:45), so a day of any zone, 23, 24 or 25 hours
- * long, is an exact run of quarter hours and a series never reads events. Counters written
- * before these databases existed are in the daily totals only.
+ * long, is an exact run of quarter hours and a series never reads events; a daily series reads
+ * the day records and only the quarter hours near each midnight (statisticsDaySeries). Counters
+ * written before the quarter-hour databases existed have no quarter hours: a daily series places
+ * them on UTC days, an hourly one not at all.
  */
 import type { EventRecord, EventType, MailType } from '../domain/types.js';
 import { hiddenChannels } from './purge-queue.js';

@@ -173,6 +173,24 @@ describe('counting rule', () => {
     const sum = hourly.body.results.reduce((n: number, r: { transactional: { bounced: number } }) => n + r.transactional.bounced, 0);
     expect(sum).toBe(1);
   });
+
+  it('applies the same rule to the statistics of message details', async () => {
+    const sent = await t.api('POST', '/send/transactional', {
+      headers: { 'x-service-channel-id': s3.channelId },
+      body: { from: { email: `a@${s3.domain}` }, to: [{ email: 'x@example.net' }, { email: 'y@example.net' }], subject: 's', text: 't', tags: ['dsn2'] },
+    });
+    expect(sent.status).toBe(200);
+    const id = sent.body.messageId as string;
+    const base = { accountId: t.accountId, channelId: s3.channelId, messageId: id, mailType: 'transactional' as const, mailSource: 'api' as const, subject: 's', tags: ['dsn2'], metadata: {}, details: {} };
+    const later = new Date(Date.now() + 1000).toISOString();
+    await t.daemon.store.write(() => {
+      appendEventInTxn(t.daemon.store, { ...base, eventType: 'bounced', timestamp: later, recipients: ['X@example.net'] });
+      appendEventInTxn(t.daemon.store, { ...base, eventType: 'bounced', timestamp: later, recipients: ['x@example.net'] });
+    });
+    const details = await t.api('GET', `/activity/messages/${id}`);
+    expect(details.body.statistics).toMatchObject({ delivered: 1, bounced: 1 });
+    expect((await get('/statistics/totals', { channelId: s3.channelId, tags: 'dsn2' })).body.transactional).toMatchObject({ sent: 2, delivered: 1, bounced: 1 });
+  });
 });
 
 describe('access and validation', () => {

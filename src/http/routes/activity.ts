@@ -134,9 +134,23 @@ function messageItem(store: Store, { accepted: e, message: m }: MessageListItem)
 function messageDetails(store: Store, m: MessageRecord) {
   const events = eventsOfMessage(store, m.id);
   const statistics = { delivered: 0, bounced: 0, opened: 0, clicked: 0, complained: 0, unsubscribed: 0 };
+  // The counting rule of store/stats.ts: a recipient is delivered or bounced, never both; a
+  // bounce after the delivery moves it, a repeated bounce counts once.
+  const outcome = new Map<string, 'delivered' | 'bounced'>();
   for (const e of events) {
     const c = counterOf(e);
-    if (c && c.name in statistics) statistics[c.name as keyof typeof statistics] += c.by;
+    if (!c || !(c.name in statistics)) continue;
+    if (e.eventType !== 'bounced') {
+      statistics[c.name as keyof typeof statistics] += c.by;
+      if (e.eventType === 'delivered') for (const r of e.recipients) if (!outcome.has(r.toLowerCase())) outcome.set(r.toLowerCase(), 'delivered');
+      continue;
+    }
+    for (const r of new Set(e.recipients.map((x) => x.toLowerCase()))) {
+      if (outcome.get(r) === 'bounced') continue;
+      if (outcome.get(r) === 'delivered') statistics.delivered--;
+      outcome.set(r, 'bounced');
+      statistics.bounced++;
+    }
   }
   const raw = getBody(store, m.id);
   const attempts = jobsOfMessage(store, m.id)
