@@ -22,6 +22,8 @@ export class ChannelPurger {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = true;
+  /** A kick came during a run: its channel may not be in that run's list. */
+  private again = false;
   private readonly batch: number;
   private readonly idleMs: number;
 
@@ -43,24 +45,30 @@ export class ChannelPurger {
     await this.running?.catch(() => undefined);
   }
 
-  /** Start now (a channel was just deleted); joins a run in progress. */
+  /** Start now (a channel was just deleted); during a run, one more run follows it. */
   kick(): void {
-    if (this.stopped || this.running) return;
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.again = false;
     const run = this.runAll().finally(() => {
       if (this.running === run) this.running = null;
-      this.schedule();
+      if (this.again) this.kick();
+      else this.schedule();
     });
     this.running = run;
   }
 
-  /** Runs until nothing is left to purge (tests, and the kick). */
+  /** Waits until nothing is left to purge, or a batch failed (tests). */
   async drain(): Promise<void> {
-    while (this.running) await this.running.catch(() => undefined);
-    if (!this.stopped && pendingPurges(this.o.store).length > 0) {
+    for (let round = 0; round < 100; round++) {
+      while (this.running) await this.running.catch(() => undefined);
+      if (this.stopped || pendingPurges(this.o.store).length === 0) return;
       this.kick();
-      await this.drain();
     }
   }
 

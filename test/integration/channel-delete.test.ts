@@ -129,12 +129,17 @@ describe('DELETE /channels/{id}', () => {
     await t.daemon.channelPurger.start();
   });
 
-  it('starts purging right after the 204 while the daemon runs', async () => {
-    const s = await setupSender(t, dns);
-    await send(s, 2);
-    expect((await t.api('DELETE', `/channels/${s.channelId}`)).status).toBe(204);
+  it('starts purging right after the 204 while the daemon runs, also for a channel deleted during a purge', async () => {
+    const a = await setupSender(t, dns);
+    const b = await setupSender(t, dns);
+    await send(a, 2);
+    await send(b, 2);
+    expect((await t.api('DELETE', `/channels/${a.channelId}`)).status).toBe(204);
+    expect((await t.api('DELETE', `/channels/${b.channelId}`)).status).toBe(204);
     await t.daemon.channelPurger.drain();
-    expect(leftovers(s.channelId).messages).toBe(0);
+    expect(leftovers(a.channelId).messages).toBe(0);
+    expect(leftovers(b.channelId).messages).toBe(0);
+    expect(pendingPurges(t.daemon.store)).toEqual([]);
   });
 
   it("removes the channel's broadcasts with their rows, and the messages they made", async () => {
