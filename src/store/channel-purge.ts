@@ -83,7 +83,8 @@ function purgeBroadcastsInTxn(store: Store, p: ChannelPurge, max: number): Step 
       db.broadcasts.remove(id);
       db.broadcastQueue.remove([createdMs, id]);
       db.broadcastStats.remove(id);
-      removed += 3;
+      db.broadcastStatistics.remove([id]);
+      removed += 4;
     }
     for (const name of BROADCAST_ROW_DBS) {
       if (removed >= max) return { removed, finished: false };

@@ -172,6 +172,7 @@ describe('DELETE /channels/{id}', () => {
     expect(rows()).toBe(0);
     expect(db.broadcasts.get(id)).toBeUndefined();
     expect(db.broadcastStats.get(id)).toBeUndefined();
+    expect(db.broadcastStatistics.get([id])).toBeUndefined();
     expect(leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
   });
 
