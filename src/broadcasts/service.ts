@@ -109,6 +109,8 @@ function broadcastFor(store: Store, p: Principal, id: string): Record_ {
   if (b.accountId !== p.accountId || (p.channelId && p.channelId !== b.channelId)) {
     throw new AppError('forbidden', 'The API key may not access this broadcast');
   }
+  // A deleted channel's broadcasts are gone from the 204 on, before the purger reaches them.
+  if (getChannelRecord(store, b.channelId)?.deletedAt) throw new AppError('not_found', `Broadcast ${id} does not exist`);
   return b;
 }
 
@@ -120,6 +122,7 @@ export function listBroadcasts(
   const c = getChannelRecord(store, q.channelId.toLowerCase());
   if (!c) throw new AppError('channel_not_found', `Channel ${q.channelId} does not exist`);
   if (c.accountId !== p.accountId || (p.channelId && p.channelId !== c.id)) throw new AppError('forbidden', 'The API key may not access this channel');
+  if (c.deletedAt) throw new AppError('channel_not_found', `Channel ${q.channelId} does not exist`);
   const needle = q.subject?.toLowerCase();
   const page = listChannelBroadcasts(store, {
     channelId: c.id,

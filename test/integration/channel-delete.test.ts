@@ -68,6 +68,13 @@ describe('DELETE /channels/{id}', () => {
     const listedBefore = (await t.api('GET', '/activity/events?limit=500')).body; // also fills the count cache
     const goneEvents = listedBefore.results.filter((e: any) => e.channelId === gone.channelId).length;
     expect(goneEvents).toBeGreaterThan(0);
+    // A broadcast of the channel too (its message is the fourth of the channel's messages).
+    const broadcast = await t.api('POST', '/send/broadcast', {
+      headers: { 'x-service-channel-id': gone.channelId },
+      body: { from: { email: `news@${gone.domain}` }, template: { subject: 'News', text: 'Hi' }, messages: [{ to: [{ email: 'a@example.net' }] }] },
+    });
+    expect(broadcast.status, JSON.stringify(broadcast.body)).toBe(200);
+    await t.daemon.submission.expander.drain();
 
     // The purger is held so the reads below see the state between the 204 and the purge.
     await t.daemon.channelPurger.stop();
@@ -84,6 +91,8 @@ describe('DELETE /channels/{id}', () => {
       `/suppressions?channelId=${gone.channelId}&mailType=transactional`,
       `/activity/messages/${goneIds[0]}`,
       `/webhooks/${hook.body.id}`,
+      `/broadcasts?channelId=${gone.channelId}`,
+      `/broadcasts/${broadcast.body.broadcastId}`,
     ]) {
       expect((await t.api('GET', path)).status, path).toBe(404);
     }
@@ -97,7 +106,7 @@ describe('DELETE /channels/{id}', () => {
     const after = await totalsOf();
     expect(after.transactional.sent).toBe(before.transactional.sent - 3);
     // Still in the store, waiting for the purger: the purge is recorded durably with the 204.
-    expect(leftovers(gone.channelId).messages).toBe(3);
+    expect(leftovers(gone.channelId).messages).toBe(4);
     expect(pendingPurges(t.daemon.store)).toEqual([gone.channelId]);
 
     await t.restart(); // the purge resumes at start
