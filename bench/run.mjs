@@ -20,6 +20,7 @@ const BENCHES = {
   dkim: () => import('./dkim.mjs'),
   activity: () => import('./activity-suite.mjs'),
   broadcast: () => import('./broadcast.mjs'),
+  messages: () => import('./messages-suite.mjs'),
 };
 const ALL = ['http', 'smtp', 'delivery', 'dkim', 'broadcast', 'activity'];
 

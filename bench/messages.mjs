@@ -1,0 +1,168 @@
+/**
+ * Message list and statistics series benchmark: fills a temporary LMDB store with messages
+ * through the real writer (each message's `accepted` and `processed` events via appendEventInTxn,
+ * with every index and counter it maintains; 2% of the messages left queued in messageQueue),
+ * spread over one year, then measures p50/p99 of GET /activity/messages pages and counts and of
+ * GET /statistics/daily and /hourly series at the store level (the code the routes call,
+ * without HTTP and JSON).
+ *
+ *   npx tsc -p tsconfig.json && node bench/messages.mjs [messages=1000000] [iterations=100]
+ *   npm run bench -- messages --messages=1000000   (same, written to RESULTS.md)
+ *
+ * Prints a Markdown section for bench/RESULTS.md.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Store } from '../dist/store/env.js';
+import { appendEventInTxn, lastEventSeq } from '../dist/store/events.js';
+import { countEvents, findEvents } from '../dist/store/activity-query.js';
+import { MessageQueries, queueMessageInTxn } from '../dist/store/message-query.js';
+import { statisticsDaySeries, statisticsSeries } from '../dist/store/stats.js';
+import { zoneDayEdges } from '../dist/domain/time-zone.js';
+
+const TOTAL = Number(process.argv[2] ?? 1_000_000);
+const ITER = Number(process.argv[3] ?? 100);
+const BATCH = 5_000;
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rand = rng(7);
+const pick = (xs) => xs[Math.floor(rand() * xs.length)];
+
+// 5 accounts; the first has 60% of the messages. 10 channels each; 50,000 recipients; 12 tags.
+const accounts = Array.from({ length: 5 }, () => ({ id: randomUUID(), channels: Array.from({ length: 10 }, () => randomUUID()) }));
+const recipients = Array.from({ length: 50_000 }, (_, i) => `user${i}@example${i % 97}.com`);
+const tags = ['welcome', 'billing', 'reset', 'digest', 'promo', 'alert', 'invoice', 'receipt', 'survey', 'news', 'vip', 'trial'];
+const subjects = ['Your receipt', 'Welcome aboard', 'Reset your password', 'Weekly digest', 'Spring promo', 'Security alert'];
+
+function makeMessage(i, startMs, stepMs) {
+  const acct = rand() < 0.6 ? accounts[0] : pick(accounts.slice(1));
+  const nRcpt = rand() < 0.9 ? 1 : 2 + Math.floor(rand() * 4);
+  return {
+    accountId: acct.id,
+    channelId: pick(acct.channels),
+    messageId: randomUUID(),
+    mailType: rand() < 0.7 ? 'transactional' : 'broadcast',
+    mailSource: rand() < 0.85 ? 'api' : 'smtp',
+    timestamp: new Date(Math.round(startMs + i * stepMs)).toISOString(),
+    subject: pick(subjects),
+    recipients: Array.from({ length: nRcpt }, () => pick(recipients)),
+    tags: rand() < 0.7 ? [pick(tags)] : [],
+    metadata: {},
+    details: {},
+  };
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function measure(name, fn, iterations = ITER) {
+  for (let i = 0; i < Math.min(3, iterations); i++) fn(i); // warm-up
+  const times = [];
+  let info;
+  for (let i = 0; i < iterations; i++) {
+    const t0 = process.hrtime.bigint();
+    info = fn(i);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return { name, p50: percentile(times, 50), p99: percentile(times, 99), iterations, info };
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-bench-messages-'));
+const store = new Store({ dataDir });
+await store.start();
+try {
+  const endMs = Date.now();
+  const startMs = endMs - 365 * DAY;
+  const stepMs = (365 * DAY) / TOTAL;
+  const t0 = performance.now();
+  for (let b = 0; b < TOTAL; b += BATCH) {
+    const n = Math.min(BATCH, TOTAL - b);
+    const drafts = Array.from({ length: n }, (_, k) => makeMessage(b + k, startMs, stepMs));
+    await store.write(() => {
+      for (const d of drafts) {
+        const accepted = appendEventInTxn(store, { ...d, eventType: 'accepted' });
+        appendEventInTxn(store, { ...d, eventType: 'processed' });
+        if (rand() < 0.02) queueMessageInTxn(store, accepted);
+      }
+    });
+    if ((b / BATCH) % 40 === 0) process.stderr.write(`  ${b.toLocaleString('en')} messages\n`);
+  }
+  const fillS = (performance.now() - t0) / 1000;
+  const last = lastEventSeq(store);
+  const main = accounts[0];
+  const dbMiB = store.sizeBytes() / 1048576;
+
+  const m = { accountId: main.id, eventTypes: ['accepted'] };
+  const q = {
+    'no filter, first page': { ...m },
+    'channel': { ...m, channelId: main.channels[3] },
+    'recipient': { ...m, recipient: recipients[1234] },
+    'status=queued': { ...m, messageStatus: 'queued' },
+    'status=sent': { ...m, messageStatus: 'sent' },
+    'channel + status=queued + tags=vip': { ...m, channelId: main.channels[1], messageStatus: 'queued', tags: ['vip'] },
+    'one day (startDate, endDate)': { ...m, startMs: endMs - 100 * DAY, endMs: endMs - 99 * DAY },
+  };
+  const rows = [];
+  for (const [name, f] of Object.entries(q)) {
+    rows.push(measure(`message page (limit 100): ${name}`, () => findEvents(store, f, { afterSeq: 0, limit: 100 }).results.length));
+  }
+  rows.push(measure('message page (limit 500): no filter, deep `after` (90% into the log)', (i) => findEvents(store, q['no filter, first page'], { afterSeq: Math.floor(last * 0.9) + i, limit: 500 }).results.length));
+  for (const name of ['no filter, first page', 'channel', 'status=queued', 'one day (startDate, endDate)']) {
+    rows.push(measure(`message totalCount, cold: ${name}`, () => {
+      const c = countEvents(store, q[name], { from: 1, to: last + 1 });
+      return `${c.count}${c.exact ? '' : ' (estimate)'}`;
+    }, 20));
+  }
+  const messages = new MessageQueries(store);
+  messages.page({ accountId: main.id, messageStatus: 'sent' }, { afterSeq: 0, limit: 100 });
+  rows.push(measure('whole request (page + records + totalCount), status=sent, counts remembered', (i) => messages.page({ accountId: main.id, messageStatus: 'sent' }, { afterSeq: i * 100, limit: 100 }).totalCount));
+
+  const series = (edgesMs, extra = {}, daily = true) => {
+    const points = (daily ? statisticsDaySeries : statisticsSeries)(store, { accountId: main.id, edgesMs, ...extra });
+    return `${points.length} points, sent ${points.reduce((n, p) => n + p.transactional.sent + p.broadcast.sent, 0)}`;
+  };
+  const yearFrom = endMs - 365 * DAY;
+  rows.push(measure('daily, 366 days, UTC, all channels', () => series(zoneDayEdges('UTC', yearFrom, endMs)), 20));
+  rows.push(measure('daily, 366 days, Europe/Berlin, all channels', () => series(zoneDayEdges('Europe/Berlin', yearFrom, endMs)), 20));
+  rows.push(measure('daily, 366 days, Asia/Kolkata, one channel', () => series(zoneDayEdges('Asia/Kolkata', yearFrom, endMs), { channelIds: [main.channels[2]] }), 20));
+  rows.push(measure('daily, 366 days, UTC, tags=vip,promo', () => series(zoneDayEdges('UTC', yearFrom, endMs), { tags: ['vip', 'promo'] }), 20));
+  rows.push(measure('daily, 30 days, Europe/Berlin, all channels', () => series(zoneDayEdges('Europe/Berlin', endMs - 29 * DAY, endMs))));
+  const hourEdges = (hours) => Array.from({ length: hours + 1 }, (_, i) => (Math.floor(endMs / HOUR) - hours + 1 + i) * HOUR);
+  rows.push(measure('hourly, 744 hours (31 days), all channels', () => series(hourEdges(744), {}, false), 20));
+  rows.push(measure('hourly, 24 hours, all channels', () => series(hourEdges(24), {}, false)));
+
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const fmt = (r) => `| ${r.name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.iterations} | ${r.info} |`;
+  console.log([
+    `## Message list and statistics series (bench/messages.mjs)`,
+    '',
+    `Run ${new Date().toISOString().slice(0, 10)}: ${TOTAL.toLocaleString('en')} messages over 365 days, each an \`accepted\` and a \`processed\` event written through appendEventInTxn ` +
+      `in transactions of ${BATCH.toLocaleString('en')} messages (${(TOTAL / fillS).toFixed(0)} messages/s including every index and counter; LMDB file ${dbMiB.toFixed(0)} MiB); 2% left queued. ` +
+      '5 accounts (the one queried holds 60%), 10 channels each, 50,000 recipients, 12 tags.',
+    `Machine: ${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.version}, ${os.platform()} ${os.release()}. ` +
+      'Store-level timings (what the routes call, without HTTP and JSON), after a warm-up, page cache warm.',
+    '',
+    '| query | p50 ms | p99 ms | runs | result |',
+    '|---|---|---|---|---|',
+    ...rows.map(fmt),
+    '',
+  ].join('\n'));
+} finally {
+  await store.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
