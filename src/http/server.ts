@@ -18,6 +18,7 @@ import { authenticate } from './auth.js';
 import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
 import { KeyRateLimiter } from './rate-limit.js';
 import { registerOpenApi } from './openapi.js';
+import { registerJsonParser } from './json-body.js';
 import { listenFailure } from '../domain/listen-problem.js';
 import { settledWithin } from '../domain/settle.js';
 
@@ -158,6 +159,7 @@ export class HttpServer {
     // Bodies are JSON only (spec section 4); Fastify's built-in text/plain parser would turn a
     // text body into a string that then fails schema validation with 422 instead of 415.
     app.removeContentTypeParser('text/plain');
+    registerJsonParser(app);
     const bodyAjv = makeAjv(false);
     const queryAjv = makeAjv(true);
     app.setValidatorCompiler(({ schema, httpPart }) =>
