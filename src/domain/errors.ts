@@ -52,6 +52,7 @@ export const ERROR_CATALOGUE = {
   method_not_allowed: { status: 405, title: 'Method not allowed', smtp: { code: 502, enhanced: '5.5.1' } },
   conflict: { status: 409, title: 'Conflict with the resource state', smtp: { code: 554, enhanced: '5.5.0' } },
   payload_too_large: { status: 413, title: 'Payload too large', smtp: { code: 552, enhanced: '5.3.4' } },
+  uri_too_long: { status: 414, title: 'URI too long', smtp: { code: 500, enhanced: '5.5.2' } },
   unsupported_media_type: {
     status: 415,
     title: 'Unsupported media type',

@@ -19,6 +19,7 @@ import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
 import { KeyRateLimiter } from './rate-limit.js';
 import { registerOpenApi } from './openapi.js';
 import { registerJsonParser } from './json-body.js';
+import { MAX_HEADER_BYTES, registerClientCompat } from './client-compat.js';
 import { listenFailure } from '../domain/listen-problem.js';
 import { settledWithin } from '../domain/settle.js';
 
@@ -134,7 +135,9 @@ export class HttpServer {
       keepAliveTimeout: 5_000,
       // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400. Node would send that 400 with an
       // empty body; the onRequest hook below sends it as a problem instead.
-      http: { requireHostHeader: false },
+      http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES },
+      // `/channels/` is `/channels` (clients that join a base URL and a path add one).
+      routerOptions: { ignoreTrailingSlash: true },
       // Errors Fastify's router raises before any route or hook (a path parameter longer than
       // maxParamLength, broken %-encoding in the path) would otherwise be answered with
       // Fastify's own JSON; they become problems like every other error.
@@ -223,8 +226,14 @@ export class HttpServer {
       }
     });
 
+    const compat = registerClientCompat(app);
     app.setNotFoundHandler((req, reply) => {
       const path = req.url.split('?')[0];
+      const allow = compat.allowedMethods(req);
+      if (allow.length > 0) {
+        const err = new AppError('method_not_allowed', `${path} does not support ${req.method}; it supports ${allow.join(', ')}`, { headers: { allow: allow.join(', ') } });
+        return this.sendProblem(req, reply, err);
+      }
       this.sendProblem(req, reply, new AppError('not_found', `No route ${req.method} ${path}`));
     });
     app.setErrorHandler((err: FastifyError, req, reply) => this.sendProblem(req, reply, this.toAppError(err, req)));

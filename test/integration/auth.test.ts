@@ -212,7 +212,7 @@ describe('malformed requests', () => {
     const res = await t.api('GET', '/nothing/here?x=1');
     const problem = expectProblem(res, 404, 'not_found', 'GET /nothing/here');
     expect(problem.detail).toContain('/nothing/here');
-    expectProblem(await t.api('PUT', '/channels', { body: {} }), 404, 'not_found', 'PUT /channels');
+    expectProblem(await t.api('PUT', '/nothing/here', { body: {} }), 404, 'not_found', 'PUT /nothing/here');
   });
 
   it('serves the description of an error code at the problem type link without a key', async () => {

@@ -23,6 +23,13 @@ async function createChannel(name: string): Promise<string> {
 
 const JSON_CT = { 'content-type': 'application/json' };
 
+/** A request outside the API document (trailing slash, over-long URL): plain fetch, no document check. */
+async function raw(method: string, urlPath: string, key: string | null = t.apiKey): Promise<{ status: number; headers: Headers; body: any }> {
+  const res = await fetch(t.url + urlPath, { method, headers: key ? { authorization: `Bearer ${key}` } : {} });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
 describe('Content-Type: application/json with an empty body', () => {
   it('deletes a channel as if the header were absent', async () => {
     const id = await createChannel('empty-delete');
@@ -41,5 +48,59 @@ describe('Content-Type: application/json with an empty body', () => {
       expect(res.body.code, p).toBe(plain.body.code);
       expect(res.body.code, p).not.toBe('invalid_json');
     }
+  });
+});
+
+describe('requests as libraries send them', () => {
+  it('accepts Content-Type: application/json; charset=utf-8', async () => {
+    const res = await t.api('POST', '/channels', { headers: { 'content-type': 'application/json; charset=utf-8' }, body: { name: 'charset' } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  });
+
+  it('answers HEAD on every GET route like the GET, without a body', async () => {
+    const id = await createChannel('head');
+    for (const p of ['/channels', `/channels/${id}`, '/domains', '/webhooks', '/suppressions', '/broadcasts', '/activity/messages', '/activity/events', '/health']) {
+      const get = await t.api('GET', p);
+      const head = await t.api('HEAD', p);
+      expect(head.status, p).toBe(get.status);
+      expect(head.body, p).toBeNull();
+    }
+  });
+
+  it('serves a path with a trailing slash like the path without it', async () => {
+    const id = await createChannel('slash');
+    expect((await raw('GET', '/channels/')).status).toBe(200);
+    expect((await raw('GET', `/channels/${id}/`)).body.id).toBe(id);
+  });
+
+  it('answers an unknown method on a known path with a 405 problem and Allow', async () => {
+    const id = await createChannel('method');
+    const res = await t.api('PUT', `/channels/${id}`, { body: { name: 'x' } });
+    expect(res.status, JSON.stringify(res.body)).toBe(405);
+    expect(res.body.code).toBe('method_not_allowed');
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.headers.get('allow')!.split(/,\s*/).sort()).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH']);
+    const list = await t.api('DELETE', '/channels');
+    expect(list.status).toBe(405);
+    expect(list.headers.get('allow')!.split(/,\s*/).sort()).toEqual(['GET', 'HEAD', 'POST']);
+    expect((await t.api('PUT', '/no-such-thing')).status).toBe(404);
+  });
+
+  it('ignores unknown query parameters such as cache-busters', async () => {
+    for (const p of ['/channels?_=123', '/domains?_=123', '/activity/messages?_=1&cb=x', '/statistics/totals?_=123']) {
+      const res = await t.api('GET', p);
+      expect(res.status, `${p} ${JSON.stringify(res.body)}`).toBe(200);
+    }
+    // Known parameters are still checked.
+    expect((await t.api('GET', '/channels?limit=0&_=1')).status).toBe(422);
+  });
+
+  it('answers a URL longer than 16 KB with a 414 problem, after authentication', async () => {
+    const long = '/channels?name=' + 'a'.repeat(17_000);
+    expect((await raw('GET', long, null)).status).toBe(401);
+    const res = await raw('GET', long);
+    expect(res.status, JSON.stringify(res.body)).toBe(414);
+    expect(res.body.code).toBe('uri_too_long');
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   });
 });

@@ -1,0 +1,66 @@
+/**
+ * What common HTTP clients do that must work (issue 18): an unknown method on a known path is
+ * 405 with `Allow` (not 404), query parameters a route does not know (cache-busters like
+ * `?_=123`) are dropped and logged at debug level, and a URL longer than MAX_URL_LENGTH is a 414
+ * problem, answered after authentication (Node's header limit is raised above it in server.ts so
+ * that such a request reaches Fastify at all).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../domain/errors.js';
+
+/** Longest request target (path and query) served; RFC 9110 4.1 recommends at least 8,000. */
+export const MAX_URL_LENGTH = 16 * 1024;
+
+/** Node's limit on the request line plus headers: above MAX_URL_LENGTH, so a long URL is a 414, not a parser error. */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+interface RoutePattern {
+  re: RegExp;
+  methods: Set<string>;
+}
+
+function patternOf(url: string): RegExp {
+  const body = url
+    .replace(/\/+$/, '')
+    .split('/')
+    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${body}/?$`);
+}
+
+/**
+ * Registers the hooks. Call after the authentication hook (onRequest hooks run in order) and
+ * before the first route (the onRoute hook learns the paths and their methods).
+ */
+export function registerClientCompat(app: FastifyInstance): { allowedMethods(req: FastifyRequest): string[] } {
+  const routes = new Map<string, RoutePattern>();
+  app.addHook('onRoute', (route) => {
+    const entry = routes.get(route.url) ?? { re: patternOf(route.url), methods: new Set<string>() };
+    for (const m of [route.method].flat()) entry.methods.add(m);
+    if (entry.methods.has('GET')) entry.methods.add('HEAD');
+    routes.set(route.url, entry);
+  });
+
+  app.addHook('onRequest', async (req) => {
+    if (req.url.length > MAX_URL_LENGTH) throw new AppError('uri_too_long', `The request URL is longer than ${MAX_URL_LENGTH} characters`);
+  });
+
+  app.addHook('preValidation', async (req) => {
+    const schema = req.routeOptions.schema?.querystring as { properties?: Record<string, unknown>; additionalProperties?: unknown } | undefined;
+    const query = req.query as Record<string, unknown> | undefined;
+    if (!schema?.properties || schema.additionalProperties !== false || !query) return;
+    const ignored = Object.keys(query).filter((k) => !Object.prototype.hasOwnProperty.call(schema.properties, k));
+    if (ignored.length === 0) return;
+    for (const k of ignored) delete query[k];
+    req.log.debug({ ignored }, 'unknown query parameters ignored');
+  });
+
+  return {
+    allowedMethods(req) {
+      const path = req.url.split('?')[0];
+      const methods = new Set<string>();
+      for (const r of routes.values()) if (r.re.test(path)) for (const m of r.methods) methods.add(m);
+      return [...methods].sort();
+    },
+  };
+}
