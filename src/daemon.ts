@@ -22,6 +22,7 @@ import { webhookRoutes } from './http/routes/webhooks.js';
 import { HttpServer, type RouteModule } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { Metrics } from './log/metrics.js';
+import { PublicUrl } from './domain/public-url.js';
 import { queueSnapshot } from './ops/queue-snapshot.js';
 import { RetentionSweeper } from './retention/sweeper.js';
 import { ChannelPurger } from './channels/purger.js';
@@ -61,6 +62,8 @@ export class Daemon {
   readonly webhookTargets: WebhookTargets;
   readonly webhooks: WebhookDispatcher;
   readonly http: HttpServer;
+  /** config.publicUrl, or derived from the port the HTTP API bound (domain/public-url.ts). */
+  readonly publicUrl: PublicUrl;
   readonly smtp: SmtpListener | null;
   /** Bounces, feedback reports and unsubscribe mails for the return-path hosts (inbound.enabled). */
   readonly inbound: InboundListener | null;
@@ -73,6 +76,7 @@ export class Daemon {
     readonly logger: Logger,
   ) {
     this.store = new Store({ dataDir: config.dataDir });
+    this.publicUrl = new PublicUrl({ configured: config.publicUrl, http: config.http, hostname: config.hostname, boundPort: () => this.http.port });
     this.domainDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs, cacheMaxEntries: 0 });
     this.domains = new DomainService({
       store: this.store,
@@ -82,7 +86,7 @@ export class Daemon {
         returnPathLabel: config.domains.returnPathLabel,
         trackingLabel: config.domains.trackingLabel,
         unsubscribeLabel: config.domains.unsubscribeLabel,
-        publicUrl: config.publicUrl,
+        publicUrl: this.publicUrl,
         defaultAlgorithm: config.domains.dkimAlgorithm,
         maxPerAccount: config.limits.domainsPerAccount,
       },
@@ -126,6 +130,7 @@ export class Daemon {
       config,
       builder: new PoolMessageBuilder(this.pool, (seconds) => metrics.observeDkimSign(seconds)),
       domains: new StoreDomainRegistry(this.store),
+      publicUrl: this.publicUrl,
       onQueued: (messages) => {
         for (const m of messages) metrics.recordAccepted(m.record.deliveryType, m.record.recipients.length);
         this.delivery.notify();
@@ -163,7 +168,7 @@ export class Daemon {
       trackingRoutes,
     ];
     this.retention = new RetentionSweeper({ store: this.store, retentionDays: config.retention.days, logger: logger.child({ component: 'retention' }) });
-    this.http = new HttpServer({ config, store: this.store, logger }, routes);
+    this.http = new HttpServer({ config, store: this.store, logger, publicUrl: this.publicUrl }, routes);
     this.smtp = config.smtp.enabled
       ? new SmtpListener({ config, store: this.store, submission: this.submission, logger: logger.child({ component: 'smtp' }) })
       : null;

@@ -130,6 +130,11 @@ function url(raw: unknown): string {
   return s.replace(/\/+$/, '');
 }
 
+/** An absolute URL, or empty for "derive it" (domain/public-url.ts). */
+function optionalUrl(raw: unknown): string {
+  return typeof raw === 'string' && raw.trim() === '' ? '' : url(raw);
+}
+
 function hostname(raw: unknown): string {
   const s = str()(raw);
   // RFC 5321 4.1.2: the EHLO argument is a domain (or an address literal, which we do not want).
@@ -167,7 +172,12 @@ const MB = 1024 * 1024;
 export const SCHEMA: readonly KeyDef[] = [
   { path: 'dataDir', doc: 'Folder holding the LMDB environment, generated keys and certificates.', default: () => './data', parse: str() },
   { path: 'hostname', doc: 'Name announced in EHLO/HELO and the SMTP greeting; also the default return-path host.', default: () => safeHostname(), parse: hostname },
-  { path: 'publicUrl', doc: 'Base URL under which tracking, unsubscribe and error links are served.', default: () => 'http://127.0.0.1:8080', parse: url },
+  {
+    path: 'publicUrl',
+    doc: 'Base URL under which tracking, unsubscribe and error links are served; empty: http://<http.host>:<port the HTTP API listens on> (hostname for a wildcard http.host).',
+    default: () => '',
+    parse: optionalUrl,
+  },
   { path: 'log.level', doc: 'pino log level.', default: () => 'info', parse: str({ oneOf: LOG_LEVELS }) },
   { path: 'http.host', doc: 'Address the HTTP API listens on.', default: () => '127.0.0.1', parse: str() },
   { path: 'http.port', doc: 'Port of the HTTP API (0 picks a free port).', default: () => 8080, parse: int(0, 65535) },

@@ -8,6 +8,7 @@ import type { Logger } from '../log/logger.js';
 import { makeSelector } from '../domain/dkim-record.js';
 import { AppError } from '../domain/errors.js';
 import { linkHostRecords, type LinkHostKind } from '../domain/link-hosts.js';
+import type { PublicUrl } from '../domain/public-url.js';
 import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
 import type { DkimAlgorithm, SendingDomain } from '../domain/sending-domain.js';
 import {
@@ -33,7 +34,7 @@ export interface DomainSettings {
   /** Link hosts `<trackingLabel>.<domain>` and `<unsubscribeLabel>.<domain>`, CNAMEs to publicUrl's host. */
   trackingLabel: string;
   unsubscribeLabel: string;
-  publicUrl: string;
+  publicUrl: PublicUrl;
   defaultAlgorithm: DkimAlgorithm;
   maxPerAccount: number;
 }
@@ -73,7 +74,7 @@ export class DomainService {
   /** The optional link-host CNAMEs a domain may publish with the current configuration. */
   expectedLinkHosts(domain: string): Record<LinkHostKind, ExpectedRecord> {
     const { trackingLabel, unsubscribeLabel, publicUrl } = this.settings;
-    return linkHostRecords({ domain, trackingLabel, unsubscribeLabel, publicUrl });
+    return linkHostRecords({ domain, trackingLabel, unsubscribeLabel, publicUrl: publicUrl.value });
   }
 
   /**

@@ -14,7 +14,8 @@ import type { Config } from '../config/schema.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
-export function registerOpenApi(app: FastifyInstance, config: Config): void {
+/** publicUrl: read per request, as the effective value is known only once the listener bound. */
+export function registerOpenApi(app: FastifyInstance, config: Config, publicUrl: () => string = () => config.publicUrl): void {
   let failure: Error | undefined;
   fastifySwagger(
     app,
@@ -23,7 +24,6 @@ export function registerOpenApi(app: FastifyInstance, config: Config): void {
       openapi: {
         openapi: '3.1.0',
         info: { title: 'postrider Email Delivery Service API', version: '1.0.0' },
-        servers: [{ url: config.publicUrl }],
         components: {
           securitySchemes: {
             bearerAuth: { type: 'http', scheme: 'bearer', description: 'An account-level or channel-level API key (pr_...).' },
@@ -45,5 +45,5 @@ export function registerOpenApi(app: FastifyInstance, config: Config): void {
   );
   if (failure) throw failure;
 
-  app.get(OPENAPI_PATH, { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+  app.get(OPENAPI_PATH, { config: { public: true }, schema: { hide: true } }, async () => ({ ...app.swagger(), servers: [{ url: publicUrl() }] }));
 }

@@ -21,6 +21,7 @@ import { registerOpenApi } from './openapi.js';
 import { registerJsonParser } from './json-body.js';
 import { MAX_HEADER_BYTES, registerClientCompat } from './client-compat.js';
 import { listenFailure } from '../domain/listen-problem.js';
+import { PublicUrl } from '../domain/public-url.js';
 import { settledWithin } from '../domain/settle.js';
 
 declare module 'fastify' {
@@ -37,6 +38,8 @@ export interface HttpContext {
   config: Config;
   store: Store;
   logger: Logger;
+  /** Base of problem `type` links and OpenAPI `servers`; default: config.publicUrl or this server's own address. */
+  publicUrl?: PublicUrl;
 }
 
 /** A group of routes; each area of the API registers itself through one of these. */
@@ -75,11 +78,15 @@ export class HttpServer {
   private app: FastifyInstance | null = null;
   /** Set at the start of stop(): requests that arrive from then on are answered 503. */
   private closing = false;
+  private readonly publicUrl: PublicUrl;
 
   constructor(
     private readonly ctx: HttpContext,
     private readonly routes: RouteModule[],
-  ) {}
+  ) {
+    const { config } = ctx;
+    this.publicUrl = ctx.publicUrl ?? new PublicUrl({ configured: config.publicUrl, http: config.http, hostname: config.hostname, boundPort: () => this.port });
+  }
 
   async start(): Promise<void> {
     this.closing = false;
@@ -169,7 +176,7 @@ export class HttpServer {
       (httpPart === 'querystring' || httpPart === 'params' ? queryAjv : bodyAjv).compile(schema),
     );
     // Before the first route: the OpenAPI document learns routes as they are declared.
-    registerOpenApi(app, config);
+    registerOpenApi(app, config, () => this.publicUrl.value);
 
     const limiter = new KeyRateLimiter({ limit: config.api.rateLimit, windowMs: config.api.rateWindowMs });
     // Invalid keys are counted per client address, apart from the per-key limit: guessing keys
@@ -283,7 +290,7 @@ export class HttpServer {
           ? 'The request headers are too large'
           : 'The request is not valid HTTP/1.1';
     const requestId = randomUUID();
-    const body = JSON.stringify(toProblem(new AppError('bad_request', detail), { publicUrl: this.ctx.config.publicUrl, instance: '(unparsed request)', requestId }));
+    const body = JSON.stringify(toProblem(new AppError('bad_request', detail), { publicUrl: this.publicUrl.value, instance: '(unparsed request)', requestId }));
     if (socket.writable) {
       socket.write(
         `HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
@@ -295,7 +302,7 @@ export class HttpServer {
 
   private sendProblem(req: FastifyRequest, reply: FastifyReply, err: AppError): void {
     const path = req.url.split('?')[0];
-    const problem = toProblem(err, { publicUrl: this.ctx.config.publicUrl, instance: `${req.method} ${path}`, requestId: String(req.id) });
+    const problem = toProblem(err, { publicUrl: this.publicUrl.value, instance: `${req.method} ${path}`, requestId: String(req.id) });
     if (err.headers) reply.headers(err.headers);
     reply.code(err.status).header('x-request-id', req.id).type('application/problem+json').send(JSON.stringify(problem));
   }

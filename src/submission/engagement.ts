@@ -5,7 +5,7 @@
  * its mailto alternative points at the return-path host only when the inbound listener runs to
  * receive it. See domain/tracking-token.ts for why a token names a recipient only when the
  * message has exactly one. Links use the From domain's own tracking or unsubscribe host once its
- * CNAME is verified (domain/link-hosts.ts), publicUrl otherwise.
+ * CNAME is verified (domain/link-hosts.ts), the effective publicUrl otherwise (domain/public-url.ts).
  */
 import { domainOf } from '../domain/address.js';
 import { linkBaseUrl } from '../domain/link-hosts.js';
@@ -18,7 +18,7 @@ import type { EngagementInput } from '../workers/engagement.js';
 import type { SubmissionDeps } from './submission.js';
 
 export function engagementFor(
-  deps: Pick<SubmissionDeps, 'store' | 'config'>,
+  deps: Pick<SubmissionDeps, 'store' | 'config' | 'publicUrl'>,
   m: { messageId: string; channelId: string; mailType: MailType; tracking: Tracking; recipients: string[]; from: string },
 ): EngagementInput | undefined {
   const broadcast = m.mailType === 'broadcast';
@@ -27,8 +27,8 @@ export function engagementFor(
   const accountId = getChannelRecord(deps.store, m.channelId)?.accountId;
   const domain = accountId ? findDomainByName(deps.store, accountId, domainOf(m.from).toLowerCase()) : undefined;
   const e: EngagementInput = {
-    baseUrl: linkBaseUrl(config.publicUrl, domain, 'tracking'),
-    unsubscribeBaseUrl: linkBaseUrl(config.publicUrl, domain, 'unsubscribe'),
+    baseUrl: linkBaseUrl(deps.publicUrl.value, domain, 'tracking'),
+    unsubscribeBaseUrl: linkBaseUrl(deps.publicUrl.value, domain, 'unsubscribe'),
     secret: trackingSecret(deps.store).toString('hex'),
     messageId: m.messageId,
     channelId: m.channelId,

@@ -3,6 +3,7 @@
  * suppressions, idempotency, rendering and signing, durable enqueue.
  */
 import type { Config } from '../config/schema.js';
+import type { PublicUrl } from '../domain/public-url.js';
 import type { Store } from '../store/env.js';
 import type { AcceptedMessage } from '../store/messages.js';
 import { sweepIdempotency } from '../store/idempotency.js';
@@ -20,6 +21,8 @@ export interface SubmissionDeps {
   config: Config;
   builder: MessageBuilder;
   domains: DomainRegistry;
+  /** Base of tracking and unsubscribe links, read when a message is built. */
+  publicUrl: PublicUrl;
   idempotency: IdempotencyGate;
   /** Called after messages were committed for delivery (the dispatcher looks at the queue now, metrics count them). */
   onQueued?: (messages: readonly AcceptedMessage[]) => void;

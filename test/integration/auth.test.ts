@@ -30,7 +30,8 @@ function expectProblem(res: ApiResponse, status: number, code: string, instance:
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(res.body).toEqual({
-    type: `${t.config.publicUrl}/errors/${code}`,
+    // No publicUrl is configured: links follow the port the API bound.
+    type: `${t.url}/errors/${code}`,
     title: expect.any(String),
     instance,
     status,

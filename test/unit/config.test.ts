@@ -37,7 +37,7 @@ describe('loadConfig defaults', () => {
   it('uses the embedded defaults when there is no file and no environment', () => {
     const c = loadConfig({ env: {} });
     expect(c.dataDir).toBe(path.resolve('./data'));
-    expect(c.publicUrl).toBe('http://127.0.0.1:8080');
+    expect(c.publicUrl).toBe(''); // derived from http.host and the bound port (domain/public-url.ts)
     expect(c.log.level).toBe('info');
     expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, bodyLimit: 40 * 1024 * 1024, trustProxy: false });
     expect(c.api).toEqual({ rateLimit: 600, rateWindowMs: 60_000, authFailureLimit: 30 });
