@@ -3,10 +3,12 @@
  * 405 with `Allow` (not 404), query parameters a route does not know (cache-busters like
  * `?_=123`) are dropped and logged at debug level, and a URL longer than MAX_URL_LENGTH is a 414
  * problem, answered after authentication (Node's header limit is raised above it in server.ts so
- * that such a request reaches Fastify at all).
+ * that such a request reaches Fastify at all). A path id that is not a UUID is 422 on `/id`: it
+ * is a mistake in the request, not a resource that does not exist.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
+import { isUuid } from './auth.js';
 
 /** Longest request target (path and query) served; RFC 9110 4.1 recommends at least 8,000. */
 export const MAX_URL_LENGTH = 16 * 1024;
@@ -43,6 +45,13 @@ export function registerClientCompat(app: FastifyInstance): { allowedMethods(req
 
   app.addHook('onRequest', async (req) => {
     if (req.url.length > MAX_URL_LENGTH) throw new AppError('uri_too_long', `The request URL is longer than ${MAX_URL_LENGTH} characters`);
+  });
+
+  app.addHook('preValidation', async (req) => {
+    const id = (req.params as { id?: unknown } | undefined)?.id;
+    if (typeof id === 'string' && !isUuid(id)) {
+      throw new AppError('validation_failed', 'The id in the path is not a UUID', { errors: { '/id': [{ code: 'invalid_format', message: 'must be a UUID' }] } });
+    }
   });
 
   app.addHook('preValidation', async (req) => {

@@ -13,6 +13,7 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError, type FieldErrors } from '../domain/errors.js';
 import { checkIdempotencyKey } from '../submission/idempotency.js';
+import { isUuid } from './auth.js';
 
 /** Canonical name first: it names the pointer of a bad value and leads the conflict message. */
 export const CHANNEL_HEADERS = ['X-Service-Channel-Id', 'X-Helo-Channel-Id'] as const;
@@ -55,9 +56,13 @@ function aliased(req: FastifyRequest, names: readonly string[]): { value: string
   return first;
 }
 
-/** The channel the request names in X-Service-Channel-Id or X-Helo-Channel-Id. */
+/** The channel the request names in X-Service-Channel-Id or X-Helo-Channel-Id; 422 on that header when it is not a UUID. */
 export function channelHeader(req: FastifyRequest): string | undefined {
-  return aliased(req, CHANNEL_HEADERS)?.value;
+  const found = aliased(req, CHANNEL_HEADERS);
+  if (found && found.value.trim() !== '' && !isUuid(found.value.trim())) {
+    throw new AppError('validation_failed', `${found.name} is not a channel id`, { errors: { [`/${found.name}`]: [{ code: 'invalid_format', message: 'must be a UUID' }] } });
+  }
+  return found?.value;
 }
 
 /** The checked idempotency key under any of its three names. */

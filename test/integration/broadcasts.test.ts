@@ -143,7 +143,7 @@ describe('GET /broadcasts/{id}', () => {
     expect(suppressions.body).toEqual({ totalCount: 1, results: ['gone@example.net'] });
   });
 
-  it('answers 401 without a key, 403 for another account, 404 for unknown and malformed ids', async () => {
+  it('answers 401 without a key, 403 for another account, 404 for unknown ids, 422 for malformed ones', async () => {
     const res = await send(sandbox, { messages: entries(1) });
     const id = res.body.broadcastId;
     for (const path of [`/broadcasts/${id}`, `/broadcasts/${id}/failures`, `/broadcasts/${id}/suppressions`]) {
@@ -156,7 +156,7 @@ describe('GET /broadcasts/{id}', () => {
     const unknown = await t.api('GET', '/broadcasts/00000000-0000-4000-8000-000000000000');
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect((await t.api('GET', '/broadcasts/not-a-uuid/failures')).status).toBe(404);
+    expect((await t.api('GET', '/broadcasts/not-a-uuid/failures')).status).toBe(422);
     expect((await t.api('POST', '/broadcasts/00000000-0000-4000-8000-000000000000/cancel')).status).toBe(404);
   });
 });

@@ -61,7 +61,9 @@ describe('DELETE /channels/{id}', () => {
     const goneIds = await send(gone, 3);
     const keptIds = await send(kept, 2);
     await t.api('POST', '/suppressions', { body: { channelId: gone.channelId, mailType: 'transactional', emails: ['x@example.net'] } });
+    dns.set('hooks.example.org', 'A', ['93.184.215.14']);
     const hook = await t.api('POST', '/webhooks', { body: { url: 'https://hooks.example.org/x', events: ['delivered'], channelId: gone.channelId } });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(200);
     const goneKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: gone.channelId })).token;
     expect(leftovers(gone.channelId)).toMatchObject({ messages: 3, bodies: 3, jobs: 3 });
     const before = await totalsOf();

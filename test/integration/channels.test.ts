@@ -250,12 +250,15 @@ describe('GET /channels/{id}', () => {
     expect((await t.api('GET', `/channels/${created.id.toUpperCase()}`)).body.id).toBe(created.id);
   });
 
-  it('answers 404 channel_not_found for an unknown id and for an id that is not a uuid', async () => {
-    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '1']) {
-      const res = await t.api('GET', `/channels/${id}`);
-      expect(res.status, id).toBe(404);
-      expect(res.body.code).toBe('channel_not_found');
-      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  it('answers 404 channel_not_found for an unknown id, 422 on /id for an id that is not a uuid', async () => {
+    const res = await t.api('GET', '/channels/00000000-0000-4000-8000-000000000000');
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('channel_not_found');
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    for (const id of ['not-a-uuid', '1']) {
+      const bad = await t.api('GET', `/channels/${id}`);
+      expect(bad.status, id).toBe(422);
+      expect(Object.keys(bad.body.errors)).toEqual(['/id']);
     }
   });
 });
@@ -330,10 +333,10 @@ describe('DELETE /channels/{id}', () => {
     expect(patch.status).toBe(404);
   });
 
-  it('answers 404 channel_not_found for an id that is not a uuid', async () => {
+  it('answers 422 on /id for an id that is not a uuid', async () => {
     const res = await t.api('DELETE', '/channels/nope');
-    expect(res.status).toBe(404);
-    expect(res.body.code).toBe('channel_not_found');
+    expect(res.status).toBe(422);
+    expect(res.body.errors['/id'][0].code).toBe('invalid_format');
   });
 
   it('lowers the count of the list by one', async () => {

@@ -104,3 +104,40 @@ describe('requests as libraries send them', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   });
 });
+
+describe('a malformed id', () => {
+  it('is 422 on /id in a path, not 404', async () => {
+    const cases: Array<[string, string]> = [
+      ['GET', '/channels/abc'], ['PATCH', '/channels/abc'], ['DELETE', '/channels/abc'], ['GET', '/domains/abc'], ['POST', '/domains/abc/verify'],
+      ['GET', '/webhooks/abc'], ['GET', '/broadcasts/abc'], ['GET', '/broadcasts/abc/failures'], ['GET', '/activity/messages/abc'],
+    ];
+    for (const [method, p] of cases) {
+      const res = await t.api(method, p, method === 'PATCH' ? { body: {} } : {});
+      expect(res.status, `${method} ${p} ${JSON.stringify(res.body)}`).toBe(422);
+      expect(Object.keys(res.body.errors), p).toEqual(['/id']);
+      expect(res.body.errors['/id'][0].code).toBe('invalid_format');
+    }
+    // A well-formed unknown id is still 404.
+    expect((await t.api('GET', '/channels/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+  });
+
+  it('is 422 on the header in X-Service-Channel-Id and X-Helo-Channel-Id', async () => {
+    const body = { from: { email: 'a@example.com' }, to: [{ email: 'b@example.net' }], subject: 's', text: 't' };
+    for (const name of ['X-Service-Channel-Id', 'X-Helo-Channel-Id']) {
+      const res = await t.api('POST', '/send/transactional', { headers: { [name]: 'abc' }, body });
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(res.body.errors[`/${name}`][0].code).toBe('invalid_format');
+    }
+  });
+
+  it('is 422 on channelId in a body or a query', async () => {
+    const hook = await t.api('POST', '/webhooks', { body: { url: 'https://example.com/h', events: ['delivered'], channelId: 'nope' } });
+    expect(hook.status).toBe(422);
+    expect(Object.keys(hook.body.errors)).toContain('/channelId');
+    for (const p of ['/statistics/totals?channelId=nope', '/activity/messages?channelId=nope', '/broadcasts?channelId=nope']) {
+      const res = await t.api('GET', p);
+      expect(res.status, p).toBe(422);
+      expect(Object.keys(res.body.errors), p).toContain('/channelId');
+    }
+  });
+});

@@ -278,14 +278,17 @@ describe('access to domains', () => {
     expect(still.body.dnsRecords.domainKeyActive.lastCheckedAt).toBeNull();
   });
 
-  it('answers 404 not_found for an unknown or malformed id', async () => {
-    for (const id of [crypto.randomUUID(), 'not-a-uuid']) {
-      const res = await t.api('GET', `/domains/${id}`);
-      expect(res.status).toBe(404);
-      expect(res.body.code).toBe('not_found');
-      expect(res.body.detail).toContain(id);
-      expect((await t.api('POST', `/domains/${id}/verify`)).status).toBe(404);
-    }
+  it('answers 404 not_found for an unknown id, 422 on /id for a malformed one', async () => {
+    const id = crypto.randomUUID();
+    const res = await t.api('GET', `/domains/${id}`);
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('not_found');
+    expect(res.body.detail).toContain(id);
+    expect((await t.api('POST', `/domains/${id}/verify`)).status).toBe(404);
+    const malformed = await t.api('GET', '/domains/not-a-uuid');
+    expect(malformed.status).toBe(422);
+    expect(Object.keys(malformed.body.errors)).toEqual(['/id']);
+    expect((await t.api('POST', '/domains/not-a-uuid/verify')).status).toBe(422);
   });
 
   it('lets a channel key read and verify only the domains linked to its channel, and change none', async () => {

@@ -143,11 +143,11 @@ describe('GET /activity/messages/{id}', () => {
     expect(res.body.attachments).toEqual([{ fileName: 'big.txt', disposition: 'attachment', size: 1_200_000 }]);
   });
 
-  it('answers 404 for an unknown id and for an id that is not a UUID', async () => {
+  it('answers 404 for an unknown id and 422 for an id that is not a UUID', async () => {
     const unknown = await details(randomUUID());
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe('not_found');
-    expect((await details('not-a-uuid')).status).toBe(404);
+    expect((await details('not-a-uuid')).status).toBe(422);
   });
 
   it('answers 403 for another account\'s message and for a channel key on another channel', async () => {

@@ -165,7 +165,7 @@ describe('webhook tenant isolation', () => {
     const unknown = await t.api('GET', `/webhooks/${randomUUID()}`);
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe('not_found');
-    expect((await t.api('GET', '/webhooks/not-a-uuid')).status).toBe(404);
+    expect((await t.api('GET', '/webhooks/not-a-uuid')).status).toBe(422);
   });
 
   it("refuses a channelId of another account (403) and an unknown one (404 channel_not_found)", async () => {
