@@ -17,6 +17,7 @@ import { Store } from '../dist/store/env.js';
 import { appendEventInTxn, lastEventSeq } from '../dist/store/events.js';
 import { ActivityQueries, countEvents, findEvents } from '../dist/store/activity-query.js';
 import { statisticsTotals, utcDay } from '../dist/store/stats.js';
+import { measure as measureRead } from './lib/measure.mjs';
 
 const TOTAL = Number(process.argv[2] ?? 1_000_000);
 const ITER = Number(process.argv[3] ?? 200);
@@ -68,22 +69,7 @@ function makeEvent(i, startMs, stepMs) {
   return ev;
 }
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-function measure(name, fn, iterations = ITER) {
-  for (let i = 0; i < Math.min(5, iterations); i++) fn(i); // warm-up
-  const times = [];
-  let info;
-  for (let i = 0; i < iterations; i++) {
-    const t0 = process.hrtime.bigint();
-    info = fn(i);
-    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  times.sort((a, b) => a - b);
-  return { name, p50: percentile(times, 50), p99: percentile(times, 99), iterations, info };
-}
+const measure = (name, fn, iterations = ITER) => measureRead(name, fn, iterations, 5);
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-bench-activity-'));
 const store = new Store({ dataDir });

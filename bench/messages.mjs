@@ -21,6 +21,7 @@ import { countEvents, findEvents } from '../dist/store/activity-query.js';
 import { MessageQueries, queueMessageInTxn } from '../dist/store/message-query.js';
 import { statisticsDaySeries, statisticsSeries } from '../dist/store/stats.js';
 import { zoneDayEdges } from '../dist/domain/time-zone.js';
+import { measure as measureRead } from './lib/measure.mjs';
 
 const TOTAL = Number(process.argv[2] ?? 1_000_000);
 const ITER = Number(process.argv[3] ?? 100);
@@ -65,22 +66,7 @@ function makeMessage(i, startMs, stepMs) {
   };
 }
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-function measure(name, fn, iterations = ITER) {
-  for (let i = 0; i < Math.min(3, iterations); i++) fn(i); // warm-up
-  const times = [];
-  let info;
-  for (let i = 0; i < iterations; i++) {
-    const t0 = process.hrtime.bigint();
-    info = fn(i);
-    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  times.sort((a, b) => a - b);
-  return { name, p50: percentile(times, 50), p99: percentile(times, 99), iterations, info };
-}
+const measure = (name, fn, iterations = ITER) => measureRead(name, fn, iterations, 3);
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-bench-messages-'));
 const store = new Store({ dataDir });
