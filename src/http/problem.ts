@@ -39,7 +39,7 @@ export interface AjvErrorLike {
 }
 
 /** Per-field error codes, stable API: "max_length" is the one the specification shows. */
-const KEYWORD_CODES: Record<string, string> = {
+export const FIELD_CODES_FROM_AJV: Readonly<Record<string, string>> = {
   maxLength: 'max_length',
   minLength: 'min_length',
   maxItems: 'max_items',
@@ -79,7 +79,7 @@ export function fieldErrorsFromAjv(errors: AjvErrorLike[]): FieldErrors {
     if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') continue; // summaries of other errors
     const key = pointer || '/';
     const list = (out[key] ??= []);
-    const code = KEYWORD_CODES[e.keyword] ?? 'invalid';
+    const code = FIELD_CODES_FROM_AJV[e.keyword] ?? 'invalid';
     if (!list.some((x) => x.code === code && x.message === message)) list.push({ code, message });
   }
   return out;

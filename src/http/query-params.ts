@@ -64,13 +64,14 @@ export function schemaErrors(req: FastifyRequest): FieldErrorList {
 /**
  * The `channelIds` filter of list endpoints (comma list of UUIDs, lowercased), narrowed to the
  * key's own channel for a channel-level key: such a key never sees other channels' resources.
+ * Bad ids go to `errors` when given (the caller throws them with the schema's), else are thrown.
  */
-export function channelIdsFilter(raw: string | undefined, p: Principal): string[] | undefined {
-  let ids = splitList(raw);
+export function channelIdsFilter(raw: unknown, p: Principal, collect?: FieldErrorList): string[] | undefined {
+  let ids = splitList(text(raw));
   if (ids) {
-    const errors = new FieldErrorList();
+    const errors = collect ?? new FieldErrorList();
     ids.forEach((id, i) => isUuid(id) || errors.add(`/channelIds/${i}`, 'invalid_format', 'must be a UUID'));
-    errors.throwIfAny('The query has invalid parameters');
+    if (!collect) errors.throwIfAny('The query has invalid parameters');
     ids = ids.map((id) => id.toLowerCase());
   }
   const own = p.channelId;

@@ -103,7 +103,7 @@ export async function sendBroadcast(
     const from = normalizeAddress(b.from, '/from', errors);
     const replyTo = normalizeAddresses(b.replyTo, '/replyTo', errors);
     checkTemplate(b.template, '/template', errors);
-    if (b.messages.length === 0) errors.add('/messages', 'minItems', 'must have at least 1 item');
+    if (b.messages.length === 0) errors.add('/messages', 'min_items', 'must have at least 1 item');
     const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
     const commonHeaders = normalizeHeaders(b.headers, '/headers', errors, { broadcast: true });
     const commonMetadata = normalizeMetadata(b.metadata);

@@ -141,3 +141,32 @@ describe('a malformed id', () => {
     }
   });
 });
+
+describe('every validation error of a request in one answer', () => {
+  it('reports a bad address together with too many tags on a send', async () => {
+    const channelId = await createChannel('all-errors');
+    const body = { from: { email: 'a@example.com' }, to: [{ email: 'not an address' }], subject: 's', text: 't', tags: ['a', 'b', 'c', 'd', 'e', 'f'] };
+    const res = await t.api('POST', '/send/transactional', { headers: { 'x-service-channel-id': channelId }, body });
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(Object.keys(res.body.errors).sort()).toEqual(['/tags', '/to/0/email']);
+  });
+
+  it('reports limit and channelIds together on a list', async () => {
+    for (const p of ['/channels', '/domains', '/webhooks']) {
+      const res = await t.api('GET', `${p}?limit=0&channelIds=bad`);
+      expect(res.status, p).toBe(422);
+      expect(Object.keys(res.body.errors).sort(), p).toEqual(['/channelIds/0', '/limit']);
+    }
+  });
+
+  it('uses snake_case field error codes (an empty broadcast is min_items)', async () => {
+    const channelId = await createChannel('snake');
+    const res = await t.api('POST', '/send/broadcast', {
+      headers: { 'x-service-channel-id': channelId },
+      body: { from: { email: 'a@example.com' }, template: { subject: 's', text: 't' }, messages: [] },
+    });
+    expect(res.status).toBe(422);
+    for (const list of Object.values(res.body.errors) as Array<Array<{ code: string }>>) for (const e of list) expect(e.code).toMatch(/^[a-z]+(_[a-z]+)*$/);
+    expect(res.body.errors['/messages'].map((e: { code: string }) => e.code)).toContain('min_items');
+  });
+});

@@ -6,7 +6,7 @@ import type { ChannelService } from '../../channels/service.js';
 import { createChannel, listChannels, updateChannel } from '../../store/channels.js';
 import { channelFor, requireAccountKey } from '../auth.js';
 import { deliveryTypeSchema, NO_CONTROL_CHARS, pagingProperties, trackingSchema } from '../schemas.js';
-import { channelIdsFilter } from '../query-params.js';
+import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import type { HttpContext } from '../server.js';
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARS } as const;
@@ -65,9 +65,11 @@ export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance
     return channelDetail(channel);
   });
 
-  app.get('/channels', { schema: { querystring: listQuery } }, async (req) => {
+  app.get('/channels', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
     const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string; deliveryType?: DeliveryType };
-    const ids = channelIdsFilter(q.channelIds, req.principal);
+    const errors = schemaErrors(req);
+    const ids = channelIdsFilter(q.channelIds, req.principal, errors);
+    errors.throwIfAny('The query has invalid parameters');
     const { results, totalCount } = listChannels(store, {
       accountId: req.principal.accountId,
       ids,

@@ -15,7 +15,7 @@ import { deleteDomain, getDomain, listDomains, setDomainChannels } from '../../s
 import type { Store } from '../../store/env.js';
 import { channelFor, isUuid, requireAccountKey } from '../auth.js';
 import { pagingProperties } from '../schemas.js';
-import { channelIdsFilter } from '../query-params.js';
+import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import type { HttpContext } from '../server.js';
 
 const dkimAlgorithmSchema = { type: 'string', enum: ['rsa', 'ed25519'] } as const;
@@ -134,9 +134,11 @@ export function domainRoutes(domains: DomainService) {
       return domainJson(store, domain, true);
     });
 
-    app.get('/domains', { schema: { querystring: listQuery } }, async (req) => {
+    app.get('/domains', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
       const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string };
-      const ids = channelIdsFilter(q.channelIds, req.principal);
+      const errors = schemaErrors(req);
+      const ids = channelIdsFilter(q.channelIds, req.principal, errors);
+      errors.throwIfAny('The query has invalid parameters');
       const { results, totalCount } = listDomains(store, {
         accountId: req.principal.accountId,
         channelIds: ids,

@@ -11,6 +11,7 @@ import { MAX_BATCH_REQUESTS, type BatchEntryInput } from '../../submission/trans
 import { fieldErrorsFromAjv, type AjvErrorLike } from '../problem.js';
 import { channelHeader, idempotencyKey, sendHeadersSchema } from '../request-headers.js';
 import { broadcastBody, transactionalBody } from '../send-schemas.js';
+import { throwSendSchemaErrors } from '../send-validation.js';
 import type { HttpContext } from '../server.js';
 
 /**
@@ -46,7 +47,8 @@ function parseEntry(req: FastifyRequest, body: unknown): BatchEntryInput {
 
 export function sendRoutes(submission: Submission) {
   return (app: FastifyInstance, { config }: HttpContext): void => {
-    app.post('/send/transactional', { schema: { headers: sendHeadersSchema, body: transactionalBody } }, async (req) => {
+    app.post('/send/transactional', { schema: { headers: sendHeadersSchema, body: transactionalBody }, attachValidation: true }, async (req) => {
+      throwSendSchemaErrors(req);
       return submission.transactional({ ...senderOf(req), body: req.body as TransactionalBody });
     });
 
@@ -59,7 +61,8 @@ export function sendRoutes(submission: Submission) {
       return submission.broadcast({ ...senderOf(req), body: req.body as BroadcastBody });
     });
 
-    app.post('/send/broadcast/message', { schema: { headers: sendHeadersSchema, body: transactionalBody } }, async (req) => {
+    app.post('/send/broadcast/message', { schema: { headers: sendHeadersSchema, body: transactionalBody }, attachValidation: true }, async (req) => {
+      throwSendSchemaErrors(req);
       return submission.broadcastMessage({ ...senderOf(req), body: req.body as TransactionalBody });
     });
   };

@@ -17,7 +17,7 @@ import { getSigningKey, getWebhook, getWebhookStatus, listWebhooks } from '../..
 import { WebhookService } from '../../webhooks/service.js';
 import { MAX_URL_LENGTH, type WebhookTargets } from '../../webhooks/targets.js';
 import { channelFor, isUuid, requireAccountKey } from '../auth.js';
-import { channelIdsFilter } from '../query-params.js';
+import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
 import type { HttpContext } from '../server.js';
 
@@ -109,11 +109,14 @@ export function webhookRoutes(targets: WebhookTargets) {
       return webhookJson(store, created);
     });
 
-    app.get('/webhooks', { schema: { querystring: listQuery } }, async (req) => {
+    app.get('/webhooks', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
       const q = req.query as { limit?: number; offset?: number; channelIds?: string };
+      const errors = schemaErrors(req);
+      const channelIds = channelIdsFilter(q.channelIds, req.principal, errors);
+      errors.throwIfAny('The query has invalid parameters');
       const { results, totalCount } = listWebhooks(store, {
         accountId: req.principal.accountId,
-        channelIds: channelIdsFilter(q.channelIds, req.principal),
+        channelIds,
         limit: q.limit ?? 25,
         offset: q.offset ?? 0,
       });

@@ -1,0 +1,38 @@
+/**
+ * A send body that fails its schema is reported with every error at once: the schema's, and the
+ * address checks that otherwise run only after the schema passed (issue 18: a bad address and
+ * six tags answered only `/tags`). Send routes validate with attachValidation and call this first.
+ */
+import type { FastifyRequest } from 'fastify';
+import { normalizeEmail } from '../domain/address.js';
+import type { FieldErrorList } from '../domain/errors.js';
+import { schemaErrors } from './query-params.js';
+
+const ADDRESS_FIELDS = ['from', 'to', 'cc', 'bcc', 'replyTo'] as const;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Address errors of whatever address-shaped entries the body has, where the schema found none. */
+function addAddressErrors(body: unknown, errors: FieldErrorList): void {
+  if (!isObject(body)) return;
+  const known = errors.toJSON();
+  for (const field of ADDRESS_FIELDS) {
+    const v = body[field];
+    const entries: Array<[unknown, string]> = Array.isArray(v) ? v.map((a, i) => [a, `/${field}/${i}`]) : [[v, `/${field}`]];
+    for (const [a, pointer] of entries) {
+      if (!isObject(a) || typeof a.email !== 'string' || known[`${pointer}/email`]) continue;
+      const r = normalizeEmail(a.email);
+      if ('problem' in r) errors.add(`${pointer}/email`, r.problem.code, r.problem.message);
+    }
+  }
+}
+
+/** Throws validation_failed with every error when the body failed its schema. */
+export function throwSendSchemaErrors(req: FastifyRequest): void {
+  if (!req.validationError) return;
+  const errors = schemaErrors(req);
+  addAddressErrors(req.body, errors);
+  errors.throwIfAny('The request body has invalid fields');
+}
