@@ -9,6 +9,7 @@ import { makeSelector } from '../domain/dkim-record.js';
 import { AppError } from '../domain/errors.js';
 import { linkHostRecords, type LinkHostKind } from '../domain/link-hosts.js';
 import type { PublicUrl } from '../domain/public-url.js';
+import { setupWarnings, type SetupWarning } from '../domain/setup-warnings.js';
 import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
 import type { DkimAlgorithm, SendingDomain } from '../domain/sending-domain.js';
 import {
@@ -75,6 +76,11 @@ export class DomainService {
   expectedLinkHosts(domain: string): Record<LinkHostKind, ExpectedRecord> {
     const { trackingLabel, unsubscribeLabel, publicUrl } = this.settings;
     return linkHostRecords({ domain, trackingLabel, unsubscribeLabel, publicUrl: publicUrl.value });
+  }
+
+  /** What is wrong with the names the expected records point at (empty when nothing is). */
+  setupWarnings(): SetupWarning[] {
+    return setupWarnings({ hostname: this.settings.hostname, linkTarget: new URL(this.settings.publicUrl.value).hostname });
   }
 
   /**

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { normalizeDomainName } from '../../domain/domain-name.js';
 import { AppError, FieldErrorList, pointerSegment } from '../../domain/errors.js';
 import type { DkimAlgorithm, DnsRecordState, SendingDomain } from '../../domain/sending-domain.js';
+import type { SetupWarning } from '../../domain/setup-warnings.js';
 import type { Principal } from '../../domain/types.js';
 import type { DomainService } from '../../domains/service.js';
 import { getChannelRecord } from '../../store/channels.js';
@@ -92,9 +93,11 @@ function channelsJson(store: Store, d: SendingDomain) {
   });
 }
 
-function domainJson(store: Store, d: SendingDomain, withDns: boolean) {
+/** With the DNS records comes `warnings`, when the configuration makes them point at a short name. */
+function domainJson(store: Store, d: SendingDomain, dns: { warnings: SetupWarning[] } | false) {
   const base = { id: d.id, createdAt: d.createdAt, name: d.name, verified: d.verified, channels: channelsJson(store, d) };
-  return withDns ? { ...base, dnsRecords: dnsRecordsJson(d) } : base;
+  if (!dns) return base;
+  return { ...base, dnsRecords: dnsRecordsJson(d), ...(dns.warnings.length > 0 ? { warnings: dns.warnings } : {}) };
 }
 
 /** The domain a request names, if the principal may see it. */
@@ -131,7 +134,7 @@ export function domainRoutes(domains: DomainService) {
         channelIds,
         algorithm: body.dkimAlgorithm,
       });
-      return domainJson(store, domain, true);
+      return domainJson(store, domain, { warnings: domains.setupWarnings() });
     });
 
     app.get('/domains', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
@@ -150,7 +153,7 @@ export function domainRoutes(domains: DomainService) {
     });
 
     app.get('/domains/:id', async (req) => {
-      return domainJson(store, domainFor(store, req.principal, (req.params as { id: string }).id), true);
+      return domainJson(store, domainFor(store, req.principal, (req.params as { id: string }).id), { warnings: domains.setupWarnings() });
     });
 
     app.patch('/domains/:id', { schema: { body: updateBody } }, async (req) => {
