@@ -170,3 +170,38 @@ describe('every validation error of a request in one answer', () => {
     expect(res.body.errors['/messages'].map((e: { code: string }) => e.code)).toContain('min_items');
   });
 });
+
+describe('JSON edge cases', () => {
+  it('refuses a duplicate key with 422 naming it, at any depth', async () => {
+    const res = await t.api('POST', '/channels', { rawBody: '{"name": "first", "name": "second"}' });
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.errors['/name'][0].code).toBe('duplicate');
+    const nested = await t.api('POST', '/channels', { rawBody: '{"name": "n", "tracking": {"links": true, "li\\u006eks": false}}' });
+    expect(nested.status).toBe(422);
+    expect(Object.keys(nested.body.errors)).toEqual(['/tracking/links']);
+  });
+
+  it('refuses a blank channel name', async () => {
+    for (const name of [' ', '   ', '\u00a0']) {
+      const res = await t.api('POST', '/channels', { body: { name } });
+      expect(res.status, JSON.stringify(name)).toBe(422);
+      expect(Object.keys(res.body.errors)).toEqual(['/name']);
+    }
+    const id = await createChannel('named');
+    expect((await t.api('PATCH', `/channels/${id}`, { body: { name: '  ' } })).status).toBe(422);
+  });
+
+  it('answers a __proto__ key with 422 on that field, not invalid_json', async () => {
+    const res = await t.api('POST', '/channels', { rawBody: '{"name": "p", "__proto__": {"admin": true}}' });
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.errors['/__proto__'][0].code).toBe('reserved');
+    const channelId = await createChannel('proto');
+    const send = await t.api('POST', '/send/transactional', {
+      headers: { 'x-service-channel-id': channelId },
+      rawBody: '{"from": {"email": "a@example.com"}, "to": [{"email": "b@example.net"}], "subject": "s", "text": "t", "metadata": {"__proto__": {"x": "1"}}, "template": {"data": {"constructor": {"prototype": {}}}}}',
+    });
+    expect(send.status, JSON.stringify(send.body)).toBe(422);
+    expect(send.body.errors['/metadata/__proto__'][0].code).toBe('reserved');
+    expect(send.body.errors['/template/data/constructor/prototype'][0].code).toBe('reserved');
+  });
+});

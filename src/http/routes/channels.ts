@@ -5,11 +5,13 @@ import type { Channel, DeliveryType, Tracking } from '../../domain/types.js';
 import type { ChannelService } from '../../channels/service.js';
 import { createChannel, listChannels, updateChannel } from '../../store/channels.js';
 import { channelFor, requireAccountKey } from '../auth.js';
-import { deliveryTypeSchema, NO_CONTROL_CHARS, pagingProperties, trackingSchema } from '../schemas.js';
+import { deliveryTypeSchema, pagingProperties, trackingSchema } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import type { HttpContext } from '../server.js';
 
-const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARS } as const;
+/** No control characters, and not blank: a name of spaces only cannot be told apart in a list. */
+/** No control characters (as NO_CONTROL_CHARS), and not blank: a name of spaces only cannot be told apart in a list. */
+const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^(?:(?=.*\\S)[^\\u0000-\\u001f\\u007f]*)?$' } as const;
 
 const createBody = {
   type: 'object',
