@@ -171,8 +171,10 @@ export function normalizeAttachments(list: AttachmentInput[] | undefined, pointe
       errors.add(`${p}/content`, 'invalid_format', 'must be base64');
     }
     if (/[\\/]/.test(a.fileName)) errors.add(`${p}/fileName`, 'invalid_format', 'must not contain path separators');
-    const ext = a.fileName.toLowerCase().split('.').pop() ?? '';
-    if (a.fileName.includes('.') && BLOCKED_EXTENSIONS.has(ext)) {
+    // Windows drops trailing dots and spaces from file names: "a.exe." and "a.exe " open as a.exe.
+    const asSaved = a.fileName.replace(/[. ]+$/, '');
+    const ext = asSaved.toLowerCase().split('.').pop() ?? '';
+    if (asSaved.includes('.') && BLOCKED_EXTENSIONS.has(ext)) {
       errors.add(`${p}/fileName`, 'blocked_type', `.${ext} files are not accepted (executable content)`);
     }
     const contentType = (a.contentType ?? guessType(ext)).toLowerCase();

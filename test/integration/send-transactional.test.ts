@@ -187,6 +187,14 @@ describe('validation', () => {
     expect(Object.keys(res.body.errors).sort()).toEqual(['/attachments/0/content', '/attachments/1/fileName', '/attachments/2/contentType']);
   });
 
+  it('blocks names Windows turns into executables (trailing dots and spaces) like the plain name', async () => {
+    const names = ['a.exe.', 'a.exe ', 'a.scr..', 'a.exe. . ', 'A.EXE.'];
+    const res = await send({ ...basic(), attachments: names.map((fileName) => ({ content: Buffer.from('MZ').toString('base64'), fileName })) });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors).sort()).toEqual(names.map((_, i) => `/attachments/${i}/fileName`).sort());
+    for (const list of Object.values(res.body.errors) as Array<Array<{ code: string }>>) expect(list[0].code).toBe('blocked_type');
+  });
+
   it('keeps attachments and reports them in the stored message', async () => {
     const res = await send({ ...basic(), attachments: [{ content: Buffer.from('hello pdf').toString('base64'), fileName: 'r.pdf' }] });
     expect(res.status).toBe(200);
