@@ -107,6 +107,18 @@ describe('webhook CRUD', () => {
     expect(list.body.results.find((w: any) => w.id === created.id)).toEqual(created);
   });
 
+  it('shows additionalHeaders values only to account-level keys, masked for channel keys', async () => {
+    const channelId = await newChannel(t);
+    const created = await createHook({ url: rx.url(nextPath()), channelId, additionalHeaders: [{ name: 'Authorization', value: 'Bearer s3cret-token' }] });
+    const key = await channelKey(t, t.accountId, channelId);
+    const got = await t.api('GET', `/webhooks/${created.id}`, { key });
+    expect(got.status).toBe(200);
+    expect(got.body.additionalHeaders).toEqual([{ name: 'Authorization', value: '********' }]);
+    const list = await t.api('GET', '/webhooks?limit=500', { key });
+    expect(JSON.stringify(list.body)).not.toContain('s3cret-token');
+    expect((await t.api('GET', `/webhooks/${created.id}`)).body.additionalHeaders).toEqual([{ name: 'Authorization', value: 'Bearer s3cret-token' }]);
+  });
+
   it('lists with limit and offset and a total count', async () => {
     const { key } = await newAccount(t);
     for (let i = 0; i < 3; i++) await createHook({ url: rx.url(`/list-${i}`) }, key);

@@ -57,8 +57,14 @@ interface WebhookBody {
   additionalHeaders?: WebhookHeader[];
 }
 
-/** The answer of every webhook operation (api-surface.md), plus postrider's dates and counters. */
-function webhookJson(store: Store, w: Webhook) {
+/** What a channel-level key sees in place of an additionalHeaders value (often a credential). */
+export const MASKED_HEADER_VALUE = '********';
+
+/**
+ * The answer of every webhook operation (api-surface.md), plus postrider's dates and counters.
+ * additionalHeaders values (tokens of the receiving service) are shown to account-level keys only.
+ */
+function webhookJson(store: Store, w: Webhook, p: Principal) {
   const s = getWebhookStatus(store, w.id);
   return {
     id: w.id,
@@ -66,7 +72,7 @@ function webhookJson(store: Store, w: Webhook) {
     url: w.url,
     payloadSigningKey: getSigningKey(store, w.id),
     enabled: w.enabled,
-    additionalHeaders: w.additionalHeaders,
+    additionalHeaders: p.channelId ? w.additionalHeaders.map((h) => ({ ...h, value: MASKED_HEADER_VALUE })) : w.additionalHeaders,
     events: w.events,
     // null until the first attempt: nothing has answered yet.
     lastResponse: s.lastResponse,
@@ -106,7 +112,7 @@ export function webhookRoutes(targets: WebhookTargets) {
       requireAccountKey(req.principal);
       const body = req.body as WebhookBody & { url: string; events: EventType[] };
       const created = await webhooks.create(req.principal.accountId, { ...body, channelId: channelOf(store, req.principal, body.channelId) });
-      return webhookJson(store, created);
+      return webhookJson(store, created, req.principal);
     });
 
     app.get('/webhooks', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
@@ -120,16 +126,16 @@ export function webhookRoutes(targets: WebhookTargets) {
         limit: q.limit ?? 25,
         offset: q.offset ?? 0,
       });
-      return { results: results.map((w) => webhookJson(store, w)), totalCount };
+      return { results: results.map((w) => webhookJson(store, w, req.principal)), totalCount };
     });
 
-    app.get('/webhooks/:id', async (req) => webhookJson(store, webhookFor(store, req.principal, idOf(req))));
+    app.get('/webhooks/:id', async (req) => webhookJson(store, webhookFor(store, req.principal, idOf(req)), req.principal));
 
     app.patch('/webhooks/:id', { schema: { body: updateBody } }, async (req) => {
       const webhook = webhookFor(store, req.principal, idOf(req));
       requireAccountKey(req.principal);
       const body = req.body as WebhookBody;
-      return webhookJson(store, await webhooks.update(webhook.id, { ...body, channelId: channelOf(store, req.principal, body.channelId) }));
+      return webhookJson(store, await webhooks.update(webhook.id, { ...body, channelId: channelOf(store, req.principal, body.channelId) }), req.principal);
     });
 
     app.delete('/webhooks/:id', async (req, reply) => {
@@ -142,7 +148,7 @@ export function webhookRoutes(targets: WebhookTargets) {
     app.post('/webhooks/:id/regenerate-signing-key', async (req) => {
       const webhook = webhookFor(store, req.principal, idOf(req));
       requireAccountKey(req.principal);
-      return webhookJson(store, await webhooks.regenerateKey(webhook.id));
+      return webhookJson(store, await webhooks.regenerateKey(webhook.id), req.principal);
     });
   };
 }
