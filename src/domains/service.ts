@@ -121,6 +121,14 @@ export class DomainService {
 
   /** Looks the domain's records up in DNS and records the statuses. */
   async verify(domainId: string): Promise<SendingDomain | undefined> {
+    return (await this.check(domainId))?.domain;
+  }
+
+  /**
+   * Checks the records and records what was learnt; `dnsError`: a lookup failed temporarily (the
+   * statuses of those records were kept, not checked), so the caller can say the check did not run.
+   */
+  async check(domainId: string): Promise<{ domain: SendingDomain; dnsError: boolean } | undefined> {
     const d = getDomain(this.store, domainId);
     if (!d) return undefined;
     const results = await checkDomain(this.dns, d, {
@@ -131,8 +139,9 @@ export class DomainService {
     const updated = await recordDomainCheck(this.store, domainId, results, this.now().toISOString());
     if (!updated) return undefined;
     const links = Object.values(results.linkHosts ?? {});
-    this.logChanges(d, updated, Object.values(results.keys).includes('error') || [...results.returnPath, ...links].some((r) => r.outcome === 'error'));
-    return updated;
+    const dnsError = Object.values(results.keys).includes('error') || [...results.returnPath, ...links].some((r) => r.outcome === 'error');
+    this.logChanges(d, updated, dnsError);
+    return { domain: updated, dnsError };
   }
 
   private logChanges(before: SendingDomain, after: SendingDomain, temporaryError: boolean): void {

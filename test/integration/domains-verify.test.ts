@@ -118,7 +118,7 @@ describe('verifying a domain', () => {
     expect((await verify(d.id)).returnPath[1].status).toBe('failed');
   });
 
-  it('keeps statuses and lastCheckedAt when DNS answers with a temporary error', async () => {
+  it('answers 503 with Retry-After and keeps statuses and lastCheckedAt when DNS answers with a temporary error', async () => {
     const d = await verifiedDomain();
     const fresh = await newDomain(t, { name: uniqueName() });
     dns.servfail(d.dnsRecords.domainKeyActive.host);
@@ -127,10 +127,14 @@ describe('verifying a domain', () => {
     dns.servfail(fresh.dnsRecords.returnPath[0].host);
     for (const r of [d.dnsRecords.tracking!, d.dnsRecords.unsubscribe!]) dns.servfail(r.host);
 
-    const records = await verify(d.id);
-    expect(records).toEqual(d.dnsRecords);
+    const failed = await t.api('POST', `/domains/${d.id}/verify`);
+    expect(failed.status, JSON.stringify(failed.body)).toBe(503);
+    expect(failed.body.code).toBe('service_unavailable');
+    expect(Number(failed.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await get(d.id)).dnsRecords).toEqual(d.dnsRecords);
     expect((await get(d.id)).verified).toBe(true);
-    const untouched = await verify(fresh.id);
+    expect((await t.api('POST', `/domains/${fresh.id}/verify`)).status).toBe(503);
+    const untouched = (await get(fresh.id)).dnsRecords;
     expect(statuses(untouched)).toEqual(['pending', 'pending', 'pending']);
     expect(untouched.domainKeyActive.lastCheckedAt).toBeNull();
   });

@@ -100,6 +100,9 @@ function domainJson(store: Store, d: SendingDomain, dns: { warnings: SetupWarnin
   return { ...base, dnsRecords: dnsRecordsJson(d), ...(dns.warnings.length > 0 ? { warnings: dns.warnings } : {}) };
 }
 
+/** What a verify that DNS could not complete tells the client to wait before retrying. */
+const VERIFY_RETRY_AFTER_S = 30;
+
 /** The domain a request names, if the principal may see it. */
 function domainFor(store: Store, p: Principal, id: string): SendingDomain {
   const d = isUuid(id) ? getDomain(store, id.toLowerCase()) : undefined;
@@ -172,11 +175,17 @@ export function domainRoutes(domains: DomainService) {
       return reply.code(204).send();
     });
 
+    // A check DNS could not complete is a 503, not a 200 with the old statuses (issue 18).
     app.post('/domains/:id/verify', async (req) => {
       const domain = domainFor(store, req.principal, (req.params as { id: string }).id);
-      const updated = await domains.verify(domain.id);
-      if (!updated) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
-      return dnsRecordsJson(updated);
+      const checked = await domains.check(domain.id);
+      if (!checked) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
+      if (checked.dnsError) {
+        throw new AppError('service_unavailable', 'DNS could not be reached for some records: they were not checked and keep their status; retry later', {
+          headers: { 'retry-after': String(VERIFY_RETRY_AFTER_S) },
+        });
+      }
+      return dnsRecordsJson(checked.domain);
     });
 
     app.post('/domains/:id/rotate-key', async (req) => {
