@@ -11,6 +11,7 @@
 import fastifySwagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
+import { applyContract } from './contract.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -38,6 +39,8 @@ export function registerOpenApi(app: FastifyInstance, config: Config, publicUrl:
         url,
         schema: route.config?.public ? { ...schema, security: [] } : schema,
       }),
+      // Error responses, headers, operationIds, ids as UUIDs: contract.ts, on the document only.
+      transformObject: (doc) => applyContract(structuredClone((doc as { openapiObject: Record<string, unknown> }).openapiObject)),
     },
     (err?: Error) => {
       failure = err;

@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
+import { checkAgainstDocument } from './openapi-check.js';
 
 export interface TestDaemon {
   daemon: Daemon;
@@ -59,6 +60,7 @@ export async function apiRequest(baseUrl: string, defaultKey: () => string, meth
   } catch {
     /* not JSON: keep the text */
   }
+  await checkAgainstDocument(baseUrl, { method, urlPath, status: res.status, contentType: res.headers.get('content-type'), body: parsed });
   return { status: res.status, headers: res.headers, body: parsed };
 }
 

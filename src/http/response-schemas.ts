@@ -1,0 +1,202 @@
+/**
+ * The success bodies of the API operations, for the OpenAPI document (contract.ts attaches them
+ * by operation). Objects list every field the handlers return and allow no other
+ * (additionalProperties: false), so test/support/openapi-check.ts, which holds every answer of
+ * the integration suites against the document, fails when a handler returns a field not listed
+ * here, or a type other than the one listed.
+ *
+ * Documentation only, on purpose: a route `response` schema would also make Fastify serialize
+ * with fast-json-stringify, which coerces a value of an unlisted type (null into "" or 0) instead
+ * of failing. Once the check has held these against the suites for a while, a route may take its
+ * schema from here as `response` as well, to serialize faster.
+ */
+import { EVENT_TYPES, MAIL_TYPES } from '../domain/types.js';
+import { ERROR_CATALOGUE } from '../domain/errors.js';
+
+type Schema = Record<string, unknown>;
+
+/** An object with exactly these properties; `optional` names the ones that may be absent. */
+function obj(properties: Record<string, Schema>, optional: string[] = []): Schema {
+  return { type: 'object', additionalProperties: false, required: Object.keys(properties).filter((k) => !optional.includes(k)), properties };
+}
+
+const str = { type: 'string' } as const;
+const int = { type: 'integer', minimum: 0 } as const;
+const bool = { type: 'boolean' } as const;
+const uuid = { type: 'string', format: 'uuid' } as const;
+const time = { type: 'string', format: 'date-time' } as const;
+const nullable = (s: Schema): Schema => ({ ...s, type: [s.type, 'null'] });
+const list = (items: Schema): Schema => ({ type: 'array', items });
+const page = (items: Schema): Schema => obj({ totalCount: int, results: list(items) });
+/** Free-form maps (metadata, headers, event details, template data). */
+const map = { type: 'object' } as const;
+
+const deliveryType = { type: 'string', enum: ['live', 'sandbox'] } as const;
+const mailType = { type: 'string', enum: [...MAIL_TYPES] } as const;
+const tracking = obj({ links: bool, opens: bool });
+
+const channelDetail = obj({ id: uuid, name: str, deliveryType, tracking, createdAt: time, updatedAt: time });
+const channelSummary = obj({ id: uuid, name: str, deliveryType, createdAt: time });
+
+const dnsRecord = obj({
+  type: { type: 'string', enum: ['txt', 'cname', 'mx'] },
+  host: str,
+  value: str,
+  status: { type: 'string', enum: ['pending', 'verified', 'failing', 'failed'] },
+  lastCheckedAt: nullable(time),
+});
+const dnsRecords = obj(
+  { domainKeyActive: dnsRecord, domainKeyPending: { oneOf: [dnsRecord, { type: 'null' }] }, returnPath: list(dnsRecord), tracking: dnsRecord, unsubscribe: dnsRecord },
+  ['tracking', 'unsubscribe'],
+);
+const domainChannel = obj({ id: uuid, name: str, deliveryType, deleted: bool });
+const domainBase = { id: uuid, createdAt: time, name: str, verified: bool, channels: list(domainChannel) };
+/** Present only while the configuration makes the records point at a short name (domain/setup-warnings.ts). */
+const setupWarning = obj({ code: { type: 'string', enum: ['hostname_not_fqdn', 'link_host_not_fqdn'] }, setting: { type: 'string', enum: ['hostname', 'publicUrl'] }, message: str });
+const domainWithDns = obj({ ...domainBase, dnsRecords, warnings: list(setupWarning) }, ['warnings']);
+const domain = obj(domainBase);
+
+const webhook = obj({
+  id: uuid,
+  channelId: nullable(uuid),
+  url: str,
+  payloadSigningKey: str,
+  enabled: bool,
+  additionalHeaders: list(obj({ name: str, value: str })),
+  events: list({ type: 'string', enum: [...EVENT_TYPES] }),
+  lastResponse: { oneOf: [obj({ statusCode: nullable(int), error: nullable(str), at: time }), { type: 'null' }] },
+  createdAt: time,
+  updatedAt: time,
+  deliveryStats: obj({ succeeded: int, failedAttempts: int, failed: int, consecutiveFailures: int, pending: int }),
+});
+
+const accepted = obj({ status: { const: 'accepted' }, messageId: uuid, suppressions: list(str) });
+const batchFailed = obj({ status: { const: 'failed' }, errorCode: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, errorMessage: str });
+
+const broadcastSummary = {
+  id: uuid,
+  createdAt: time,
+  status: { type: 'string', enum: ['accepted', 'processing', 'completed', 'canceled'] },
+  subject: str,
+  completion: str,
+  messages: int,
+};
+const statCounters = obj({ sent: int, delivered: int, bounced: int, opened: int, clicked: int, complained: int, unsubscribed: int });
+const broadcastDetail = obj({
+  ...broadcastSummary,
+  failed: int,
+  suppressed: int,
+  canceled: int,
+  content: obj({
+    from: {},
+    replyTo: {},
+    template: obj({ subject: str, html: {}, text: {} }, ['html', 'text']),
+    attachments: list(obj({ fileName: str, disposition: str, size: int })),
+    tags: list(str),
+    headers: map,
+    metadata: map,
+  }, ['replyTo']),
+  tracking,
+  statistics: statCounters,
+});
+
+const suppressionChange = obj({ email: str, success: bool, message: str });
+
+const event = obj({
+  messageId: uuid,
+  channelId: uuid,
+  mailType,
+  eventType: { type: 'string', enum: [...EVENT_TYPES] },
+  timestamp: time,
+  subject: str,
+  recipients: list(str),
+  mailSource: str,
+  tags: list(str),
+  metadata: map,
+  details: {},
+}, ['details']);
+const messageItem = obj({ messageId: uuid, channelId: uuid, timestamp: time, mailType, mailSource: str, deliveryType, status: str, subject: str, recipients: list(str) });
+
+const totals = obj({ transactional: statCounters, broadcast: statCounters });
+const series = obj({ results: list(obj({ timestamp: time, transactional: statCounters, broadcast: statCounters })) });
+
+/** Spec 2.6 plus `attempts` and `bodyTruncated` (activity.ts messageDetails). */
+const messageDetails = obj(
+  {
+    messageId: uuid,
+    channelId: uuid,
+    timestamp: time,
+    mailType,
+    mailSource: str,
+    deliveryType,
+    status: str,
+    subject: str,
+    from: {},
+    to: {},
+    cc: {},
+    bcc: {},
+    replyTo: {},
+    tracking,
+    events: list(obj({ eventType: { type: 'string', enum: [...EVENT_TYPES] }, timestamp: time, recipients: list(str), details: {} }, ['details'])),
+    text: {},
+    html: {},
+    body: str,
+    bodyTruncated: { const: true },
+    tags: list(str),
+    headers: map,
+    metadata: map,
+    attachments: list(obj({ fileName: str, disposition: str, size: int })),
+    statistics: obj({ delivered: int, bounced: int, opened: int, clicked: int, complained: int, unsubscribed: int }),
+    attempts: list({ type: 'object' }),
+  },
+  ['cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'metadata'],
+);
+
+/** The success body of each operation that answers JSON, by "METHOD /path". */
+export const SUCCESS_BODIES: Record<string, Schema> = {
+  'POST /channels': channelDetail,
+  'GET /channels': page(channelSummary),
+  'GET /channels/{id}': channelDetail,
+  'PATCH /channels/{id}': channelDetail,
+
+  'POST /domains': domainWithDns,
+  'GET /domains': page(domain),
+  'GET /domains/{id}': domainWithDns,
+  'PATCH /domains/{id}': domain,
+  'POST /domains/{id}/verify': dnsRecords,
+  'POST /domains/{id}/rotate-key': dnsRecord,
+
+  'POST /webhooks': webhook,
+  'GET /webhooks': page(webhook),
+  'GET /webhooks/{id}': webhook,
+  'PATCH /webhooks/{id}': webhook,
+  'POST /webhooks/{id}/regenerate-signing-key': webhook,
+
+  'POST /send/transactional': accepted,
+  'POST /send/broadcast/message': accepted,
+  'POST /send/transactional/batch': obj({ responses: list({ oneOf: [accepted, batchFailed] }) }),
+  'POST /send/broadcast': obj({ status: { const: 'accepted' }, broadcastId: uuid }),
+
+  'GET /broadcasts': page(obj(broadcastSummary)),
+  'GET /broadcasts/{id}': broadcastDetail,
+  'POST /broadcasts/{id}/cancel': broadcastDetail,
+  'GET /broadcasts/{id}/failures': page(obj({ recipients: obj({ to: {}, cc: {}, bcc: {} }, ['cc', 'bcc']), messageIndex: int, errorCode: str, errorMessage: str })),
+  'GET /broadcasts/{id}/suppressions': page(str),
+
+  'POST /suppressions': obj({ results: list(suppressionChange) }),
+  'POST /suppressions/remove': obj({ results: list(suppressionChange) }),
+  'GET /suppressions': page(obj({ email: str, reason: { type: 'string', enum: ['bounce', 'complaint', 'unsubscribe', 'manual'] }, createdAt: time })),
+
+  'GET /activity/events': obj({ totalCount: int, results: list(event), after: {} }),
+  'GET /activity/messages': obj({ totalCount: int, after: {}, results: list(messageItem) }),
+  'GET /activity/messages/{id}': messageDetails,
+
+  'GET /statistics/totals': totals,
+  'GET /activity/statistics/totals': totals,
+  'GET /statistics/daily': series,
+  'GET /activity/statistics/daily': series,
+  'GET /statistics/hourly': series,
+  'GET /activity/statistics/hourly': series,
+
+  'GET /errors/{code}': obj({ code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, status: int, title: str }),
+};
