@@ -13,6 +13,7 @@
 import { ERROR_CATALOGUE } from '../domain/errors.js';
 import { EVENT_TYPES } from '../domain/types.js';
 import { SUCCESS_BODIES } from './response-schemas.js';
+import { rotateKeyBody } from './routes/domains.js';
 import { tagsSchema } from './send-schemas.js';
 
 /** RFC 9457 problem details with the fields of spec section 7 (problem.ts builds them). */
@@ -89,6 +90,8 @@ interface Operation {
   media?: string;
   /** Public operation (no API key): no 401/403/429, no rate-limit headers. */
   public?: boolean;
+  /** An optional body the handler checks itself (no route schema, which would require one). */
+  optionalBody?: Record<string, unknown>;
 }
 
 /** operationIds follow the official SDKs' names (api-surface.md). */
@@ -110,7 +113,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'PATCH /domains/{id}': { operationId: 'domains.update', summary: 'Set the channels a domain is linked to', errors: [404, 422] },
   'DELETE /domains/{id}': { operationId: 'domains.del', summary: 'Delete a sending domain', errors: [404], ok: 204 },
   'POST /domains/{id}/verify': { operationId: 'domains.verify', summary: 'Check the DNS records now', errors: [404] },
-  'POST /domains/{id}/rotate-key': { operationId: 'domains.rotateKey', summary: 'Start a DKIM key rotation', errors: [404, 422] },
+  'POST /domains/{id}/rotate-key': { operationId: 'domains.rotateKey', summary: 'Start a DKIM key rotation', errors: [404, 422], optionalBody: rotateKeyBody },
 
   'POST /send/transactional': { operationId: 'sending.transactional', summary: 'Send a transactional message', errors: [404, 422] },
   'POST /send/transactional/batch': { operationId: 'sending.transactionalBatch', summary: 'Send up to 500 transactional messages', errors: [404, 422] },
@@ -229,6 +232,7 @@ export function applyContract(doc: Json): Json {
       op.operationId = contract.operationId;
       op.summary ??= contract.summary;
       applyParameters(op);
+      if (contract.optionalBody) op.requestBody ??= { required: false, content: { 'application/json': { schema: contract.optionalBody } } };
       applyResponses(method.toUpperCase(), path, op, contract, SUCCESS_BODIES[key]);
     }
   }

@@ -102,6 +102,13 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('documents the optional rotate-key body, and no body for the bodiless POSTs', () => {
+    const rotate = doc.paths['/domains/{id}/rotate-key'].post.requestBody;
+    expect(rotate.required).toBe(false);
+    expect(rotate.content['application/json'].schema.properties.dkimAlgorithm.enum).toEqual(['rsa', 'ed25519']);
+    for (const p of ['/domains/{id}/verify', '/broadcasts/{id}/cancel', '/webhooks/{id}/regenerate-signing-key']) expect(doc.paths[p].post.requestBody, p).toBeUndefined();
+  });
+
   it('answers every documented operation without a key, with a bad key and with a broken body as documented', async () => {
     // t.api checks each answer against the document: a status it does not list, or a body its
     // schema refuses, throws here.

@@ -37,6 +37,9 @@ const updateBody = {
   properties: { channelIds: channelIdsSchema },
 } as const;
 
+/** The optional rotate-key body, for the OpenAPI document (contract.ts); rotateAlgorithm checks it. */
+export const rotateKeyBody = { type: 'object', additionalProperties: false, properties: { dkimAlgorithm: dkimAlgorithmSchema } } as const;
+
 /**
  * The rotate-key body is optional ({dkimAlgorithm?}), so it is checked here rather than by a
  * route schema, which would also refuse a request without a body (and before the access check).
