@@ -51,6 +51,8 @@ export const responseHeaders = {
   'RateLimit-Reset': { description: 'Seconds until the window is full again.', schema: { type: 'integer' } },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
   'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750).', schema: { type: 'string' } },
+  'X-Total-Count-Estimated': { description: '`true` when totalCount is an estimate (the count stopped at its bound).', schema: { type: 'string', const: 'true' } },
+  'X-Page-Partial': { description: '`true` when the page stopped at its scan bound before `limit` results; continue with `after`.', schema: { type: 'string', const: 'true' } },
 } as const;
 
 type HeaderName = keyof typeof responseHeaders;
@@ -90,6 +92,8 @@ interface Operation {
   media?: string;
   /** Public operation (no API key): no 401/403/429, no rate-limit headers. */
   public?: boolean;
+  /** Headers of the success answer beyond X-Request-Id and RateLimit-*. */
+  headers?: HeaderName[];
   /** An optional body the handler checks itself (no route schema, which would require one). */
   optionalBody?: Record<string, unknown>;
 }
@@ -130,8 +134,8 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /suppressions/remove': { operationId: 'suppressions.remove', summary: 'Remove addresses from the suppression list', errors: [404, 422] },
   'GET /suppressions': { operationId: 'suppressions.list', summary: 'List suppressed addresses', errors: [404, 422] },
 
-  'GET /activity/events': { operationId: 'activity.listEvents', summary: 'List events', errors: [404, 422] },
-  'GET /activity/messages': { operationId: 'activity.listMessages', summary: 'List messages', errors: [404, 422] },
+  'GET /activity/events': { operationId: 'activity.listEvents', summary: 'List events', errors: [404, 422], headers: ['X-Total-Count-Estimated', 'X-Page-Partial'] },
+  'GET /activity/messages': { operationId: 'activity.listMessages', summary: 'List messages', errors: [404, 422], headers: ['X-Total-Count-Estimated', 'X-Page-Partial'] },
   'GET /activity/messages/{id}': { operationId: 'activity.retrieveMessage', summary: 'Retrieve a message with its events', errors: [404] },
 
   'GET /statistics/totals': { operationId: 'statistics.retrieveTotals', summary: 'Statistics totals', errors: [404, 422] },
@@ -211,6 +215,7 @@ function applyResponses(method: string, path: string, op: Json, contract: Operat
     success.content = { [contract.media ?? 'application/json']: contract.media ? { schema: { type: 'string' } } : {} };
   }
   const names: HeaderName[] = contract.public ? ['X-Request-Id'] : ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+  names.push(...(contract.headers ?? []));
   success.headers = { ...headerRefs(names), ...(ok === 302 ? { Location: { description: 'The link target', schema: { type: 'string' } } } : {}) };
   const responses: Json = { [ok]: success };
   // Statuses the route schema declares besides (GET /ready's 503) keep their body.

@@ -82,6 +82,7 @@ describe('the OpenAPI document', () => {
       expect(doc.paths[p].delete.responses[204].content).toBeUndefined();
       expect(Object.keys(doc.paths[p].delete.responses[204].headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
     }
+    expect(Object.keys(doc.paths['/activity/events'].get.responses[200].headers)).toEqual(expect.arrayContaining(['X-Total-Count-Estimated', 'X-Page-Partial']));
   });
 
   it('documents ids as UUIDs and comma-separated lists as arrays with their enumerations', () => {
