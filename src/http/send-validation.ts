@@ -5,8 +5,9 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { normalizeEmail } from '../domain/address.js';
-import type { FieldErrorList } from '../domain/errors.js';
+import { isAppError, type FieldErrorList } from '../domain/errors.js';
 import { schemaErrors } from './query-params.js';
+import { channelHeader, idempotencyKey } from './request-headers.js';
 
 const ADDRESS_FIELDS = ['from', 'to', 'cc', 'bcc', 'replyTo'] as const;
 
@@ -29,10 +30,23 @@ function addAddressErrors(body: unknown, errors: FieldErrorList): void {
   }
 }
 
-/** Throws validation_failed with every error when the body failed its schema. */
+/** The field errors of the channel and idempotency headers (bad format, aliases that disagree). */
+function addHeaderErrors(req: FastifyRequest, errors: FieldErrorList): void {
+  for (const read of [channelHeader, idempotencyKey]) {
+    try {
+      read(req);
+    } catch (err) {
+      if (!isAppError(err) || !err.errors) throw err;
+      for (const [pointer, list] of Object.entries(err.errors)) for (const e of list) errors.add(pointer, e.code, e.message);
+    }
+  }
+}
+
+/** Throws validation_failed with every error (headers, schema, addresses) when the body failed its schema. */
 export function throwSendSchemaErrors(req: FastifyRequest): void {
   if (!req.validationError) return;
   const errors = schemaErrors(req);
   addAddressErrors(req.body, errors);
+  addHeaderErrors(req, errors);
   errors.throwIfAny('The request body has invalid fields');
 }

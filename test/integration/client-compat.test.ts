@@ -205,3 +205,12 @@ describe('JSON edge cases', () => {
     expect(send.body.errors['/template/data/constructor/prototype'][0].code).toBe('reserved');
   });
 });
+
+describe('header and body errors of a send together', () => {
+  it('reports a malformed X-Service-Channel-Id beside the body errors', async () => {
+    const body = { from: { email: 'a@example.com' }, to: [{ email: 'not an address' }], subject: 's', text: 't', tags: ['a', 'b', 'c', 'd', 'e', 'f'] };
+    const res = await t.api('POST', '/send/transactional', { headers: { 'x-service-channel-id': 'abc' }, body });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors).sort()).toEqual(['/X-Service-Channel-Id', '/tags', '/to/0/email']);
+  });
+});
