@@ -1,6 +1,6 @@
 /**
  * The success bodies of the API operations, for the OpenAPI document (contract.ts attaches them
- * by operation). Objects list every field the handlers return and allow no other
+ * by operation; the channel routes also serialize with theirs). Objects list every field the handlers return and allow no other
  * (additionalProperties: false), so test/support/openapi-check.ts, which holds every answer of
  * the integration suites against the document, fails when a handler returns a field not listed
  * here, or a type other than the one listed.
@@ -37,6 +37,9 @@ const tracking = obj({ links: bool, opens: bool });
 
 const channelDetail = obj({ id: uuid, name: str, deliveryType, tracking, createdAt: time, updatedAt: time });
 const channelSummary = obj({ id: uuid, name: str, deliveryType, createdAt: time });
+/** Route `response` schemas of channels.ts as well: Fastify serializes those answers with them. */
+export const channelDetailBody = channelDetail;
+export const channelPageBody = page(channelSummary);
 
 const dnsRecord = obj({
   type: { type: 'string', enum: ['txt', 'cname', 'mx'] },
@@ -155,7 +158,7 @@ const messageDetails = obj(
 /** The success body of each operation that answers JSON, by "METHOD /path". */
 export const SUCCESS_BODIES: Record<string, Schema> = {
   'POST /channels': channelDetail,
-  'GET /channels': page(channelSummary),
+  'GET /channels': channelPageBody,
   'GET /channels/{id}': channelDetail,
   'PATCH /channels/{id}': channelDetail,
 

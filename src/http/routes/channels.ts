@@ -7,6 +7,7 @@ import { createChannel, listChannels, updateChannel } from '../../store/channels
 import { channelFor, requireAccountKey } from '../auth.js';
 import { deliveryTypeSchema, pagingProperties, trackingSchema } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
+import { channelDetailBody, channelPageBody } from '../response-schemas.js';
 import type { HttpContext } from '../server.js';
 
 /** No control characters, and not blank: a name of spaces only cannot be told apart in a list. */
@@ -54,7 +55,7 @@ function channelSummary(c: Channel) {
 }
 
 export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance, { store, config }: HttpContext): void => {
-  app.post('/channels', { schema: { body: createBody } }, async (req) => {
+  app.post('/channels', { schema: { body: createBody, response: { 200: channelDetailBody } } }, async (req) => {
     requireAccountKey(req.principal);
     const body = req.body as ChannelBody;
     const channel = await createChannel(store, {
@@ -67,7 +68,7 @@ export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance
     return channelDetail(channel);
   });
 
-  app.get('/channels', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
+  app.get('/channels', { schema: { querystring: listQuery, response: { 200: channelPageBody } }, attachValidation: true }, async (req) => {
     const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string; deliveryType?: DeliveryType };
     const errors = schemaErrors(req);
     const ids = channelIdsFilter(q.channelIds, req.principal, errors);
@@ -83,11 +84,11 @@ export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance
     return { results: results.map(channelSummary), totalCount };
   });
 
-  app.get('/channels/:id', async (req) => {
+  app.get('/channels/:id', { schema: { response: { 200: channelDetailBody } } }, async (req) => {
     return channelDetail(channelFor(store, req.principal, (req.params as { id: string }).id));
   });
 
-  app.patch('/channels/:id', { schema: { body: updateBody } }, async (req) => {
+  app.patch('/channels/:id', { schema: { body: updateBody, response: { 200: channelDetailBody } } }, async (req) => {
     const channel = channelFor(store, req.principal, (req.params as { id: string }).id);
     requireAccountKey(req.principal);
     const updated = await updateChannel(store, channel.id, req.body as ChannelBody);
