@@ -1,6 +1,6 @@
 /**
  * The success bodies of the API operations, for the OpenAPI document (contract.ts attaches them
- * by operation; the channel routes also serialize with theirs). Objects list every field the handlers return and allow no other
+ * by operation; the channel and webhook routes also serialize with theirs). Objects list every field the handlers return and allow no other
  * (additionalProperties: false), so test/support/openapi-check.ts, which holds every answer of
  * the integration suites against the document, fails when a handler returns a field not listed
  * here, or a type other than the one listed.
@@ -72,6 +72,9 @@ const webhook = obj({
   updatedAt: time,
   deliveryStats: obj({ succeeded: int, failedAttempts: int, failed: int, consecutiveFailures: int, pending: int }),
 });
+/** Route `response` schemas of webhooks.ts as well. */
+export const webhookBody = webhook;
+export const webhookPageBody = page(webhook);
 
 const accepted = obj({ status: { const: 'accepted' }, messageId: uuid, suppressions: list(str) });
 const batchFailed = obj({ status: { const: 'failed' }, errorCode: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, errorMessage: str });
@@ -170,7 +173,7 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'POST /domains/{id}/rotate-key': dnsRecord,
 
   'POST /webhooks': webhook,
-  'GET /webhooks': page(webhook),
+  'GET /webhooks': webhookPageBody,
   'GET /webhooks/{id}': webhook,
   'PATCH /webhooks/{id}': webhook,
   'POST /webhooks/{id}/regenerate-signing-key': webhook,

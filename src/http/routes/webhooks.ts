@@ -19,6 +19,7 @@ import { MAX_URL_LENGTH, type WebhookTargets } from '../../webhooks/targets.js';
 import { channelFor, isUuid, requireAccountKey } from '../auth.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
+import { webhookBody, webhookPageBody } from '../response-schemas.js';
 import type { HttpContext } from '../server.js';
 
 const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH } as const;
@@ -108,14 +109,14 @@ export function webhookRoutes(targets: WebhookTargets) {
     const webhooks = new WebhookService({ store, targets, maxPerAccount: config.webhooks.maxPerAccount });
     const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
 
-    app.post('/webhooks', { schema: { body: createBody } }, async (req) => {
+    app.post('/webhooks', { schema: { body: createBody, response: { 200: webhookBody } } }, async (req) => {
       requireAccountKey(req.principal);
       const body = req.body as WebhookBody & { url: string; events: EventType[] };
       const created = await webhooks.create(req.principal.accountId, { ...body, channelId: channelOf(store, req.principal, body.channelId) });
       return webhookJson(store, created, req.principal);
     });
 
-    app.get('/webhooks', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
+    app.get('/webhooks', { schema: { querystring: listQuery, response: { 200: webhookPageBody } }, attachValidation: true }, async (req) => {
       const q = req.query as { limit?: number; offset?: number; channelIds?: string };
       const errors = schemaErrors(req);
       const channelIds = channelIdsFilter(q.channelIds, req.principal, errors);
@@ -129,9 +130,9 @@ export function webhookRoutes(targets: WebhookTargets) {
       return { results: results.map((w) => webhookJson(store, w, req.principal)), totalCount };
     });
 
-    app.get('/webhooks/:id', async (req) => webhookJson(store, webhookFor(store, req.principal, idOf(req)), req.principal));
+    app.get('/webhooks/:id', { schema: { response: { 200: webhookBody } } }, async (req) => webhookJson(store, webhookFor(store, req.principal, idOf(req)), req.principal));
 
-    app.patch('/webhooks/:id', { schema: { body: updateBody } }, async (req) => {
+    app.patch('/webhooks/:id', { schema: { body: updateBody, response: { 200: webhookBody } } }, async (req) => {
       const webhook = webhookFor(store, req.principal, idOf(req));
       requireAccountKey(req.principal);
       const body = req.body as WebhookBody;
@@ -145,7 +146,7 @@ export function webhookRoutes(targets: WebhookTargets) {
       return reply.code(204).send();
     });
 
-    app.post('/webhooks/:id/regenerate-signing-key', async (req) => {
+    app.post('/webhooks/:id/regenerate-signing-key', { schema: { response: { 200: webhookBody } } }, async (req) => {
       const webhook = webhookFor(store, req.principal, idOf(req));
       requireAccountKey(req.principal);
       return webhookJson(store, await webhooks.regenerateKey(webhook.id), req.principal);
