@@ -29,7 +29,7 @@ describe('requests that never reach a route', () => {
       'not HTTP': 'GARBAGE\r\n\r\n',
       'a header line without a colon': 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n',
       'an invalid Content-Length': 'POST /channels HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n',
-      'headers over the size limit': `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      'headers over the size limit': `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`,
       'HTTP/1.1 without Host': 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n',
       'an unknown expectation': 'GET /nope HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n',
       'a path parameter over the length limit': `GET /channels/${'a'.repeat(500)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
