@@ -1,7 +1,7 @@
 /**
  * The success bodies of the API operations, for the OpenAPI document (contract.ts attaches them
- * by operation; the channel and webhook routes also serialize with theirs). Objects list every field the handlers return and allow no other
- * (additionalProperties: false), so test/support/openapi-check.ts, which holds every answer of
+ * by operation; the channel and webhook routes also serialize with theirs). Objects list every
+ * field the handlers return and allow no other (additionalProperties: false), so test/support/openapi-check.ts, which holds every answer of
  * the integration suites against the document, fails when a handler returns a field not listed
  * here, or a type other than the one listed.
  *

@@ -8,6 +8,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../src/http/contract.js';
+import { channelDetailBody } from '../../src/http/response-schemas.js';
+import { channelDetail } from '../../src/http/routes/channels.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkAgainstDocument } from '../support/openapi-check.js';
 
@@ -108,6 +110,11 @@ describe('the OpenAPI document', () => {
     expect(rotate.required).toBe(false);
     expect(rotate.content['application/json'].schema.properties.dkimAlgorithm.enum).toEqual(['rsa', 'ed25519']);
     for (const p of ['/domains/{id}/verify', '/broadcasts/{id}/cancel', '/webhooks/{id}/regenerate-signing-key']) expect(doc.paths[p].post.requestBody, p).toBeUndefined();
+  });
+
+  it('lists every field of the channel answer in the schema the channel routes serialize with', () => {
+    const channel = { id: 'i', accountId: 'a', name: 'n', deliveryType: 'live', tracking: { links: true, opens: false }, createdAt: 'c', updatedAt: 'u' } as const;
+    expect(Object.keys(channelDetail(channel)).sort()).toEqual(Object.keys((channelDetailBody as { properties: object }).properties).sort());
   });
 
   it('answers every documented operation without a key, with a bad key and with a broken body as documented', async () => {
