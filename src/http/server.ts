@@ -133,6 +133,9 @@ export class HttpServer {
       bodyLimit: config.http.bodyLimit,
       trustProxy: config.http.trustProxy,
       genReqId: () => randomUUID(),
+      // Fastify's own two lines per request ("incoming request", "request completed") are replaced
+      // by the one line the onResponse hook below writes.
+      disableRequestLogging: true,
       requestIdHeader: false,
       // Answered by the onRequest hook instead, as a problem with Retry-After (see stop()).
       return503OnClosing: false,
@@ -213,6 +216,15 @@ export class HttpServer {
           headers: { 'retry-after': String(rate.resetSeconds) },
         });
       }
+    });
+
+    // One log line per request: method, path without the query (a query may carry addresses),
+    // status, time and the principal's key id (never the key). The request id is in reqId.
+    app.addHook('onResponse', async (req, reply) => {
+      req.log.info(
+        { method: req.method, path: req.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, keyId: req.principal?.keyId },
+        'request',
+      );
     });
 
     // A request in flight when shutdown began ends its connection with its answer, instead of
