@@ -333,7 +333,7 @@ describe('logs', () => {
       await new Promise((r) => setTimeout(r, 50));
       const log = lines.join('');
       // The requests were logged at all, so the check below looks at real log lines.
-      expect(log).toContain('"url":"/channels"');
+      expect(log).toContain('"path":"/channels"');
       for (const secret of [key, wrong, key.slice(3), wrong.slice(3)]) expect(log).not.toContain(secret);
     } finally {
       await daemon.stop();
