@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Logger } from 'pino';
@@ -135,7 +135,7 @@ export class HttpServer {
       genReqId: () => randomUUID(),
       // Fastify's own two lines per request ("incoming request", "request completed") are replaced
       // by the one line the onResponse hook below writes.
-      disableRequestLogging: true,
+      logController: new LogController({ disableRequestLogging: true }),
       requestIdHeader: false,
       // Answered by the onRequest hook instead, as a problem with Retry-After (see stop()).
       return503OnClosing: false,
