@@ -21,6 +21,7 @@ import { countEvents, findEvents } from '../dist/store/activity-query.js';
 import { MessageQueries, queueMessageInTxn } from '../dist/store/message-query.js';
 import { statisticsDaySeries, statisticsSeries } from '../dist/store/stats.js';
 import { zoneDayEdges } from '../dist/domain/time-zone.js';
+import { population, seededRandom } from './lib/fixture.mjs';
 import { measure as measureRead } from './lib/measure.mjs';
 
 const TOTAL = Number(process.argv[2] ?? 1_000_000);
@@ -29,23 +30,9 @@ const BATCH = 5_000;
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = rng(7);
-const pick = (xs) => xs[Math.floor(rand() * xs.length)];
-
+const { rand, pick } = seededRandom(7);
 // 5 accounts; the first has 60% of the messages. 10 channels each; 50,000 recipients; 12 tags.
-const accounts = Array.from({ length: 5 }, () => ({ id: randomUUID(), channels: Array.from({ length: 10 }, () => randomUUID()) }));
-const recipients = Array.from({ length: 50_000 }, (_, i) => `user${i}@example${i % 97}.com`);
-const tags = ['welcome', 'billing', 'reset', 'digest', 'promo', 'alert', 'invoice', 'receipt', 'survey', 'news', 'vip', 'trial'];
+const { accounts, recipients, tags } = population();
 const subjects = ['Your receipt', 'Welcome aboard', 'Reset your password', 'Weekly digest', 'Spring promo', 'Security alert'];
 
 function makeMessage(i, startMs, stepMs) {
