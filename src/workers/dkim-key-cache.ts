@@ -8,7 +8,7 @@
  * so replacing that export with a memo before the signer loads gives every signature a cached
  * KeyObject (immutable, safe to share). This module must be imported before anything loads
  * mailauth's signer (directly or through mailauth's verifier, which loads it too): worker.ts
- * imports it first. mailauth is pinned, and test/workers/dkim.test.ts checks that the memo is
+ * imports it first. mailauth is pinned, and test/unit/dkim.test.ts checks that the memo is
  * in use, so a change that bypasses it fails a test instead of silently slowing signing down.
  */
 import type { KeyObject } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * Fuzzing the daemon's two front doors with fast-check, shared by the quick run in `npm test`
- * (test/security/fuzz.test.ts) and the long one in `npm run test:soak` (test/soak/fuzz.soak.ts).
+ * (test/e2e/security-fuzz.test.ts) and the long one in `npm run test:soak` (test/soak/fuzz.soak.ts).
  *
  * HTTP: every operation of /openapi.json (public ones included) gets random JSON, mutated valid
  * bodies (fields dropped, retyped, replaced by hostile strings, deep nesting, unknown and

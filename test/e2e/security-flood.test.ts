@@ -4,7 +4,7 @@
  * byte at a time, trickling a request body or DATA), the daemon keeps answering other clients
  * promptly. The flood stays under the listeners' own connection limits (the SMTP cap per
  * address is raised for it): the point is that held connections cost the others nothing, not how
- * many a single address may open (test/security/smtp-exhaustion.test.ts covers that).
+ * many a single address may open (test/integration/security-smtp-exhaustion.test.ts covers that).
  */
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
