@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createAccount, listAccounts } from './store/accounts.js';
 import { createApiKey } from './store/api-keys.js';
+import { clearInitialKeyPending, isBootstrapped, isInitialKeyPending, markBootstrapped } from './store/bootstrap-state.js';
 import type { Store } from './store/env.js';
 
 export interface InitialCredentials {
@@ -26,23 +27,19 @@ export interface InitialCredentials {
 }
 
 export async function bootstrapIfEmpty(store: Store, dataDir: string): Promise<InitialCredentials | null> {
-  if (store.db.meta.get('bootstrappedAt') !== undefined || listAccounts(store).length > 0) return unshownCredentials(store, dataDir);
+  if (isBootstrapped(store) || listAccounts(store).length > 0) return unshownCredentials(store, dataDir);
   const account = await createAccount(store, { name: 'default', state: 'active' });
   const { token } = await createApiKey(store, { accountId: account.id, channelId: null, name: 'initial' });
   const file = path.join(dataDir, 'initial-api-key');
   fs.writeFileSync(file, token + '\n', { mode: 0o600 });
   fs.chmodSync(file, 0o600);
-  await store.write(() => {
-    store.db.meta.put('bootstrappedAt', new Date().toISOString());
-    // Cleared once the key was printed; a folder bootstrapped before this flag existed has none.
-    store.db.meta.put('initialKeyPending', true);
-  });
+  await markBootstrapped(store, new Date());
   return { accountId: account.id, apiKey: token, file };
 }
 
 /** The initial key of an earlier start that never got as far as printing it, if any. */
 function unshownCredentials(store: Store, dataDir: string): InitialCredentials | null {
-  if (store.db.meta.get('initialKeyPending') !== true) return null;
+  if (!isInitialKeyPending(store)) return null;
   const file = path.join(dataDir, 'initial-api-key');
   let apiKey: string;
   try {
@@ -56,5 +53,5 @@ function unshownCredentials(store: Store, dataDir: string): InitialCredentials |
 
 /** `postrider serve` printed the initial key after a successful start: never print it again. */
 export async function markInitialKeyShown(store: Store): Promise<void> {
-  await store.write(() => store.db.meta.remove('initialKeyPending'));
+  await clearInitialKeyPending(store);
 }

@@ -6,7 +6,8 @@
 import { loadConfig } from '../config/load.js';
 import { markInitialKeyShown } from '../bootstrap.js';
 import { Daemon } from '../daemon.js';
-import { createLogger } from '../log/logger.js';
+import type { Config } from '../config/schema.js';
+import { createLogger, type Logger } from '../log/logger.js';
 import { SdNotifier } from '../ops/sd-notify.js';
 import { FolderLock } from '../store/folder-lock.js';
 import { parse, type CommandIo } from './args.js';
@@ -25,7 +26,8 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
     io.out(USAGE);
     return 0;
   }
-  const config = loadConfig({ configPath: values.config, env: io.env });
+  const readConfig = () => loadConfig({ configPath: values.config, env: io.env });
+  const config = readConfig();
   const logger = createLogger({ level: config.log.level });
   // Before the store is opened: a second daemon on this folder stops here, naming the first.
   const lock = await FolderLock.acquire(config.dataDir);
@@ -42,36 +44,7 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
   exit.install();
   // Type=notify (systemd/postrider.service): systemd counts the unit started only at READY=1.
   const notifier = new SdNotifier({ env: io.env, onError: (err) => logger.warn({ err }, 'sd_notify failed') });
-  // Signals are taken from the start: a SIGTERM that arrives while the daemon starts (or prints
-  // the first key) must shut it down in order, not kill it with the data folder still locked.
-  let signalled: ((signal: string) => void) | null = null;
-  const early: string[] = [];
-  const onStop = (signal: string) => (signalled ? signalled(signal) : early.push(signal));
-  process.once('SIGTERM', () => onStop('SIGTERM'));
-  process.once('SIGINT', () => onStop('SIGINT'));
-  // SIGHUP: re-read the configuration's reloadable parts (log level, TLS certificate files).
-  process.on('SIGHUP', () => {
-    // Before start completes there is nothing to reload yet (and SIGHUP's default would end us).
-    if (!signalled) return logger.warn('SIGHUP during start ignored; send it again once the daemon runs');
-    let level: string | undefined;
-    try {
-      level = loadConfig({ configPath: values.config, env: io.env }).log.level;
-    } catch (err) {
-      logger.error({ err }, 'reload: configuration invalid; keeping the current one');
-      return;
-    }
-    void notifier.reloading();
-    daemon.reload({ logLevel: level }).then(
-      () => {
-        logger.info({ level }, 'reloaded');
-        void notifier.ready();
-      },
-      (err) => {
-        logger.error({ err }, 'reload failed');
-        void notifier.ready('reload failed; running with the previous configuration');
-      },
-    );
-  });
+  const signals = takeSignals({ daemon, logger, notifier, readConfig });
   try {
     await daemon.start();
   } catch (err) {
@@ -79,24 +52,85 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
     throw err;
   }
   await notifier.ready(`HTTP ${config.http.host}:${daemon.http.port}` + (daemon.smtp ? `, SMTP ${daemon.smtp.port}` : ''));
-  if (daemon.initialCredentials) {
-    const c = daemon.initialCredentials;
-    io.err(
-      `\nFirst start: created account ${c.accountId} and an account-level API key:\n\n    ${c.apiKey}\n\n` +
-        `It is shown only now and saved to ${c.file} (mode 0600).\n`,
-    );
-    await markInitialKeyShown(daemon.store);
-  }
+  await showInitialCredentials(daemon, io);
   return new Promise<number>((resolve) => {
-    let stopping = false;
-    const shutdown = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
+    signals.onStop((signal) => {
       logger.info({ signal }, 'shutting down');
       void notifier.stopping();
       void exit.shutdown(() => daemon.stop(), config.shutdown.graceMs).then(resolve);
-    };
-    signalled = shutdown;
-    if (early.length > 0) shutdown(early[0]);
+    });
   });
+}
+
+interface SignalDeps {
+  daemon: Daemon;
+  logger: Logger;
+  notifier: SdNotifier;
+  readConfig: () => Config;
+}
+
+/**
+ * Signals are taken from the start: a SIGTERM that arrives while the daemon starts (or prints
+ * the first key) must shut it down in order, not kill it with the data folder still locked.
+ * The first SIGTERM or SIGINT, early or not, reaches the handler given to onStop, once.
+ */
+function takeSignals(d: SignalDeps): { onStop(handler: (signal: string) => void): void } {
+  let stop: ((signal: string) => void) | null = null;
+  let early: string | null = null;
+  let stopping = false;
+  const onSignal = (signal: string) => {
+    if (!stop) {
+      early ??= signal;
+      return;
+    }
+    if (stopping) return;
+    stopping = true;
+    stop(signal);
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGHUP', () => {
+    // Before start completes there is nothing to reload yet (and SIGHUP's default would end us).
+    if (!stop) return d.logger.warn('SIGHUP during start ignored; send it again once the daemon runs');
+    reload(d);
+  });
+  return {
+    onStop(handler) {
+      stop = handler;
+      if (early !== null) onSignal(early);
+    },
+  };
+}
+
+/** SIGHUP: re-read the configuration's reloadable parts (log level, TLS certificate files). */
+function reload({ daemon, logger, notifier, readConfig }: SignalDeps): void {
+  let level: string | undefined;
+  try {
+    level = readConfig().log.level;
+  } catch (err) {
+    logger.error({ err }, 'reload: configuration invalid; keeping the current one');
+    return;
+  }
+  void notifier.reloading();
+  daemon.reload({ logLevel: level }).then(
+    () => {
+      logger.info({ level }, 'reloaded');
+      void notifier.ready();
+    },
+    (err) => {
+      logger.error({ err }, 'reload failed');
+      void notifier.ready('reload failed; running with the previous configuration');
+    },
+  );
+}
+
+/** First start: the key is printed once, after a successful start (bootstrap.ts). */
+async function showInitialCredentials(daemon: Daemon, io: CommandIo): Promise<void> {
+  const c = daemon.initialCredentials;
+  if (!c) return;
+  io.err(
+    `\nFirst start: created account ${c.accountId} and an account-level API key:\n\n    ${c.apiKey}\n\n` +
+      `It is shown only now and saved to ${c.file} (mode 0600).\n`,
+  );
+  await markInitialKeyShown(daemon.store);
 }

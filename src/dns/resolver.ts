@@ -23,6 +23,11 @@
  * The price is that node reports TTLs only for A/AAAA; MX/TXT/CNAME answers are cached for a
  * fixed UNREPORTED_TTL_SECONDS (300 s), and negative answers for NEGATIVE_TTL_SECONDS because
  * node does not expose the SOA minimum (RFC 2308 §5).
+ *
+ * Kept as our own wrapper, not replaced by a resolver package: the packages either send the
+ * queries themselves (dns2: no TCP fallback, so the truncated DKIM answers above are lost) or
+ * cache only address lookups (cacheable-lookup); none maps answers to these four kinds, which is
+ * what decides between bounce, fallback and retry.
  */
 import dns from 'node:dns';
 import net from 'node:net';

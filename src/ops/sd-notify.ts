@@ -10,6 +10,9 @@
  * alive then, so systemd attributes the message to this unit (the race of older versions, where
  * the child exited before systemd looked up its cgroup, is gone).
  *
+ * Kept hand-written (a few lines around execFile) for that reason: the npm packages for
+ * sd_notify are native addons.
+ *
  * Without $NOTIFY_SOCKET (not under systemd, or Type=simple) every call does nothing.
  * A failed notification is reported through onError and never throws: the daemon keeps running
  * (systemd then fails the start at TimeoutStartSec, which names the problem in the journal).

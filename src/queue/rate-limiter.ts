@@ -8,6 +8,11 @@
  *    instead of sending a whole second's budget at once.
  *  - DomainConcurrency: attempts in flight per recipient domain, so one slow domain holds at
  *    most `limit` slots and cannot starve the others (KumoMTA's per-destination throttles).
+ *
+ * Kept hand-written, not a limiter package (bottleneck, limiter): time comes in through `now`,
+ * which the delivery tests drive with the fake clock (queue/clock.ts), while the packages read
+ * Date.now and set their own timers; and none of them gives the hard bound of the sliding
+ * window (a bucket alone lets rate + burst through in one second).
  */
 
 export interface RateLimiterOptions {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { domainOf } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
-import type { DeliveryJob, MessageRecord } from '../domain/types.js';
+import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
 import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
 import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
@@ -55,16 +55,32 @@ export async function commitMessages(store: Store, input: CommitInput): Promise<
   });
 }
 
+/** One message: its record and body, the `accepted` and `processed` events, then its jobs (live) or simulated outcomes (sandbox). */
 function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const r = m.record;
   const live = r.deliveryType === 'live';
-  const byDomain = new Map<string, string[]>();
-  if (live) for (const rcpt of r.recipients) byDomain.set(domainOf(rcpt), [...(byDomain.get(domainOf(rcpt)) ?? []), rcpt]);
+  const byDomain = live ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
   const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size };
   store.db.messages.put(r.id, record);
   store.db.bodies.put(r.id, Buffer.from(m.body));
 
-  const base = {
+  const base = eventBase(r);
+  const ts = now.toISOString();
+  const accepted = appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: {} });
+  appendEventInTxn(store, { ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
+
+  if (live) {
+    queueMessageInTxn(store, accepted);
+    for (const [domain, recipients] of byDomain) putJobInTxn(store, r, domain, recipients, now);
+  } else {
+    simulateOutcomesInTxn(store, m, base, ts);
+  }
+}
+
+type MessageEventBase = Pick<EventRecord, 'accountId' | 'channelId' | 'messageId' | 'mailType' | 'mailSource' | 'subject' | 'tags' | 'metadata'>;
+
+function eventBase(r: AcceptedMessage['record']): MessageEventBase {
+  return {
     accountId: r.accountId,
     channelId: r.channelId,
     messageId: r.id,
@@ -74,35 +90,40 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
     tags: r.tags,
     metadata: r.metadata,
   };
-  const ts = now.toISOString();
-  const accepted = appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: {} });
-  appendEventInTxn(store, { ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
+}
 
-  if (live) {
-    queueMessageInTxn(store, accepted);
-    for (const [domain, recipients] of byDomain) {
-      const job: DeliveryJob = {
-        id: randomUUID(),
-        messageId: r.id,
-        accountId: r.accountId,
-        channelId: r.channelId,
-        domain,
-        recipients,
-        state: 'queued',
-        attempts: 0,
-        createdAt: ts,
-        dueAt: ts,
-        history: [],
-      };
-      store.db.jobs.put(job.id, job);
-      store.db.messageJobs.put([r.id, job.id], 1);
-      // The value is the recipient domain, so a lease scan can skip a busy domain's jobs
-      // without reading them (store/queue.ts).
-      store.db.jobsDue.put([now.getTime(), job.id], job.domain);
-    }
-    return;
-  }
-  // Sandbox: nothing leaves the machine; outcomes are simulated (DESIGN.md).
+/** One delivery job per recipient domain: each domain's MX is tried on its own. */
+function recipientsByDomain(recipients: readonly string[]): Map<string, string[]> {
+  const byDomain = new Map<string, string[]>();
+  for (const rcpt of recipients) byDomain.set(domainOf(rcpt), [...(byDomain.get(domainOf(rcpt)) ?? []), rcpt]);
+  return byDomain;
+}
+
+function putJobInTxn(store: Store, r: AcceptedMessage['record'], domain: string, recipients: string[], now: Date): void {
+  const ts = now.toISOString();
+  const job: DeliveryJob = {
+    id: randomUUID(),
+    messageId: r.id,
+    accountId: r.accountId,
+    channelId: r.channelId,
+    domain,
+    recipients,
+    state: 'queued',
+    attempts: 0,
+    createdAt: ts,
+    dueAt: ts,
+    history: [],
+  };
+  store.db.jobs.put(job.id, job);
+  store.db.messageJobs.put([r.id, job.id], 1);
+  // The value is the recipient domain, so a lease scan can skip a busy domain's jobs
+  // without reading them (store/queue.ts).
+  store.db.jobsDue.put([now.getTime(), job.id], job.domain);
+}
+
+/** Sandbox: nothing leaves the machine; outcomes are simulated (DESIGN.md). */
+function simulateOutcomesInTxn(store: Store, m: AcceptedMessage, base: MessageEventBase, ts: string): void {
+  const r = m.record;
   const bounced = new Set(m.simulatedBounces ?? []);
   const delivered = r.recipients.filter((x) => !bounced.has(x));
   if (delivered.length > 0) {

@@ -10,6 +10,9 @@
  * Here each attempt is a socket of ours with an 'error' listener from before connect(), to an
  * IP literal (no lookup) with autoSelectFamily off; http gets the socket only once it is
  * connected, or an error through the agent's callback, which it reports on the request.
+ * That is why this stays ours rather than an HTTP client package: the clients (undici, got)
+ * connect through their own lookup and socket handling, so the SSRF check (WebhookTargets)
+ * could not pin the addresses it checked, and the crash above would come back.
  */
 import http from 'node:http';
 import https from 'node:https';
