@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { waitFor } from '../support/delivery.js';
+import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -72,7 +72,7 @@ describe('broadcasts through the dispatcher', () => {
 
   it('lets a delivery that is in flight when the broadcast is canceled finish normally', async () => {
     const id = await broadcast(['cy@slow.example.net']);
-    await waitFor(() => jobsOfBroadcast(id).some((j) => j.state === 'leased'), 'the job leased by the dispatcher');
+    await waitFor(() => jobsOfBroadcast(id).some((j) => j.state === 'leased'), { what: 'the job leased by the dispatcher' });
     const canceled = await t.api('POST', `/broadcasts/${id}/cancel`);
     expect(canceled.status).toBe(200);
     expect(canceled.body).toMatchObject({ status: 'canceled', canceled: 0 });

@@ -7,8 +7,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, runCli, startServe } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
 
 const TOKEN = /pr_[A-Za-z0-9_-]{20,}/g;
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-first-start-'));
@@ -46,7 +47,7 @@ describe('a first start whose port is taken', () => {
     const saved = fs.readFileSync(path.join(dataDir, 'initial-api-key'), 'utf8').trim();
 
     const second = await startServe({ POSTRIDER_DATA_DIR: dataDir, POSTRIDER_SMTP_PORT: String(await freePort()), POSTRIDER_SMTP_ENABLED: 'true' });
-    await vi.waitFor(() => expect(second.stderr()).toContain('First start'), { timeout: 10_000 });
+    await waitFor(() => second.stderr().includes('First start'), { what: 'the first-start notice' });
     expect(second.stderr().match(TOKEN)).toEqual([saved]);
     const res = await fetch(`${second.url}/channels`, { headers: { authorization: `Bearer ${saved}` } });
     expect(res.status).toBe(200);

@@ -6,8 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startServe } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-request-log-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -19,7 +20,7 @@ describe('the request log', () => {
       const res = await fetch(`${p.url}/channels?recipient=ann@example.net`, { headers: { authorization: 'Bearer pr_not_a_real_key_but_long_enough' } });
       expect(res.status).toBe(401);
       const id = res.headers.get('x-request-id')!;
-      await vi.waitFor(() => expect(p.stdout()).toContain(id));
+      await waitFor(() => p.stdout().includes(id), { what: 'the request line in the log' });
       const lines = p.stdout().split('\n').filter((l) => l.includes(id)).map((l) => JSON.parse(l));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatchObject({ msg: 'request', reqId: id, method: 'GET', path: '/channels', status: 401 });

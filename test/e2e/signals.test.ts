@@ -15,6 +15,7 @@ import { Store } from '../../src/store/env.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getBody, getMessage } from '../../src/store/messages.js';
 import { call, freePort, startServe, type ServeProcess } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
 
 const TOKEN = /pr_[A-Za-z0-9_-]{20,}/;
 
@@ -28,16 +29,8 @@ afterAll(() => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-async function waitFor(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 async function firstKey(p: ServeProcess): Promise<string> {
-  await waitFor('the initial key', () => TOKEN.test(p.stderr()));
+  await waitFor(() => TOKEN.test(p.stderr()), { what: 'the initial key' });
   return TOKEN.exec(p.stderr())![0];
 }
 
@@ -83,7 +76,7 @@ describe('SIGTERM under load', () => {
       }
     };
     const senders = Array.from({ length: 8 }, (_, n) => sender(n));
-    await waitFor('a first batch of accepted sends', () => accepted.length >= 50, 20_000);
+    await waitFor(() => accepted.length >= 50, { what: 'a first batch of accepted sends', timeout: 20_000 });
     const stopped = p.stop('SIGTERM');
     const { code } = await stopped;
     running = false;
@@ -174,7 +167,7 @@ describe('SIGHUP', () => {
     makeCert('after.example');
     writeConfig('info');
     p.child.kill('SIGHUP');
-    await waitFor('the reload to be logged at the new level', () => p.stdout().includes('"msg":"reloaded"'));
+    await waitFor(() => p.stdout().includes('"msg":"reloaded"'), { what: 'the reload to be logged at the new level' });
     expect(await presentedCn()).toBe('after.example');
     // Still serving: the daemon was not restarted.
     expect(p.child.exitCode).toBeNull();
@@ -185,7 +178,7 @@ describe('SIGHUP', () => {
   it('keeps running with the previous configuration when the file became invalid', async () => {
     fs.writeFileSync(configFile, '{ "log": { "level": "chatty" } }');
     p.child.kill('SIGHUP');
-    await waitFor('the refusal to be logged', () => p.stdout().includes('configuration invalid'));
+    await waitFor(() => p.stdout().includes('configuration invalid'), { what: 'the refusal to be logged' });
     expect(p.child.exitCode).toBeNull();
     expect(await presentedCn()).toBe('after.example');
   });

@@ -9,11 +9,12 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/env.js';
 import { getMessage } from '../../src/store/messages.js';
 import { call, freePort, startServe } from '../support/cli.js';
 import { SmtpWire } from '../support/smtp-wire.js';
+import { waitFor } from '../support/wait.js';
 
 const TOKEN = /pr_[A-Za-z0-9_-]{20,}/;
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-sigterm-smtp-'));
@@ -31,7 +32,7 @@ describe('SIGTERM with SMTP sessions open', () => {
       POSTRIDER_LOG_LEVEL: 'info',
       POSTRIDER_SHUTDOWN_GRACE_MS: '60000',
     });
-    await vi.waitFor(() => expect(p.stderr()).toMatch(TOKEN), { timeout: 10_000 });
+    await waitFor(() => TOKEN.test(p.stderr()), { what: 'the initial key' });
     const key = TOKEN.exec(p.stderr())![0];
     const ch = await call(`${p.url}/channels`, 'POST', key, { name: 'smtp', deliveryType: 'sandbox' });
     const domain = `term-${crypto.randomBytes(3).toString('hex')}.com`;
@@ -61,7 +62,7 @@ describe('SIGTERM with SMTP sessions open', () => {
         if (!done || done.code !== 250) return done;
       }
     })();
-    await vi.waitFor(() => expect(accepted.length).toBeGreaterThanOrEqual(20), { timeout: 20_000 });
+    await waitFor(() => accepted.length >= 20, { what: 'a first batch of accepted sends', timeout: 20_000 });
 
     const { code, ms } = await p.stop('SIGTERM');
     const last = await sender;

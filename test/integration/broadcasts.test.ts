@@ -12,7 +12,8 @@ import { isSuppressed } from '../../src/store/suppressions.js';
 import { BroadcastExpander } from '../../src/submission/broadcast-expander.js';
 import type { BuildRequest, MessageBuilder } from '../../src/submission/ports.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { silentLogger, waitFor } from '../support/delivery.js';
+import { silentLogger } from '../support/delivery.js';
+import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -328,10 +329,10 @@ describe('entries that cannot be built, and expansions that fail', () => {
     const id = (await send(sandbox, { messages: entries(2, 'retry') })).body.broadcastId;
     await expander.start();
     // The first expansion fails and plans its retry on the (fake) clock.
-    expect(await waitFor(() => clock.nextTimerAt(), 'the retry timer')).toBe(clock.now() + 30_000);
+    expect(await waitFor(() => clock.nextTimerAt(), { what: 'the retry timer' })).toBe(clock.now() + 30_000);
     expect((await t.api('GET', `/broadcasts/${id}`)).body.status).toBe('accepted');
     clock.advance(30_000);
-    await waitFor(() => messagesOf(id).length === 2, 'the retried expansion');
+    await waitFor(() => messagesOf(id).length === 2, { what: 'the retried expansion' });
     await expander.stop();
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'completed', completion: '100%' });
   });

@@ -10,7 +10,8 @@ import type { EventRecord } from '../../src/domain/types.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
-import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, rawMessage, silentLogger, waitFor, type TestStore } from '../support/delivery.js';
+import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, startMxServers, type MxServer } from '../support/mx-server.js';
 
@@ -67,7 +68,7 @@ async function send(to: string[], from = 'news@sender.test'): Promise<string> {
 
 /** Waits until every job of the message is finished; returns its delivery events. */
 async function settled(id: string): Promise<EventRecord[]> {
-  await waitFor(() => getMessage(t.store, id)?.status === 'sent', `message ${id} to be sent`);
+  await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: `message ${id} to be sent` });
   return eventsOfMessage(t.store, id).filter((e) => e.eventType === 'delivered' || e.eventType === 'bounced');
 }
 
@@ -171,7 +172,7 @@ describe('a failed STARTTLS handshake', () => {
     await startService();
     const id = await queueMessage(t.store, { to: ['ida@brokentls.test'] });
     service!.notify();
-    const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts === 1), 'the first attempt');
+    const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts === 1), { what: 'the first attempt' });
     expect(job).toMatchObject({ state: 'queued', history: [{ outcome: 'deferred', mx: 'broken-tls.example.test', tls: false }] });
     expect(job.history[0].response).toMatch(/TLS/);
     expect(broken.received).toHaveLength(0);

@@ -10,7 +10,8 @@ import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { leaseDueJobs } from '../../src/store/queue.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
-import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, waitFor, type TestStore } from '../support/delivery.js';
+import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
@@ -82,8 +83,8 @@ function outcomes(id: string): EventRecord[] {
 
 /** Waits for the job's attempt `n` to be recorded and the dispatcher to sleep until its retry. */
 async function afterAttempt(id: string, n: number, nextDueMs?: number) {
-  const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts === n), `attempt ${n}`);
-  if (nextDueMs !== undefined) await waitFor(() => clock.nextTimerAt() === nextDueMs, 'the retry timer');
+  const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts === n), { what: `attempt ${n}` });
+  if (nextDueMs !== undefined) await waitFor(() => clock.nextTimerAt() === nextDueMs, { what: 'the retry timer' });
   return job;
 }
 
@@ -103,7 +104,7 @@ describe('retries on the schedule', () => {
     expect(jobsOf(t.store, id)[0].attempts).toBe(1); // not a millisecond early
 
     clock.advance(1);
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', 'the retry to deliver');
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the retry to deliver' });
     expect(outcomes(id).map((e) => [e.eventType, e.details.attempt])).toEqual([['delivered', 2]]);
   });
 
@@ -111,7 +112,7 @@ describe('retries on the schedule', () => {
     const s = await setup();
     mx.scriptRcpt('nobody@retry.test', { code: 550, message: '5.1.1 <nobody@retry.test>: Recipient address rejected: User unknown' });
     const id = await send(s, ['nobody@retry.test']);
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', 'the bounce');
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the bounce' });
     expect(outcomes(id)).toMatchObject([{ eventType: 'bounced', details: { bounceType: 'hard', smtpCode: 550, enhancedCode: '5.1.1', attempt: 1 } }]);
     expect(isSuppressed(t.store, CHANNEL, 'transactional', 'nobody@retry.test')).toBe(true);
   });
@@ -120,7 +121,7 @@ describe('retries on the schedule', () => {
     const s = await setup();
     mx.scriptData({ code: 554, message: '5.7.1 Message rejected as spam' });
     const id = await send(s, ['fine@retry.test']);
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', 'the bounce');
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the bounce' });
     expect(outcomes(id)).toMatchObject([{ eventType: 'bounced', details: { bounceType: 'soft', category: 'spam', smtpCode: 554 } }]);
     expect(isSuppressed(t.store, CHANNEL, 'transactional', 'fine@retry.test')).toBe(false);
   });
@@ -133,7 +134,7 @@ describe('retries on the schedule', () => {
     // The 5-minute step is cut to the expiry time: one last attempt at 2 minutes.
     await afterAttempt(id, 1, start + 2 * MINUTE);
     clock.advance(2 * MINUTE);
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', 'the expiry');
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the expiry' });
     expect(outcomes(id)).toMatchObject([
       { eventType: 'bounced', recipients: ['full@retry.test'], details: { reason: 'expired', bounceType: 'soft', category: 'mailbox_full', response: '452 4.2.2 Mailbox full, still', attempt: 2 } },
     ]);
@@ -152,7 +153,7 @@ describe('crash safety', () => {
     await t.reopen();
 
     await newService().start();
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', 'the recovered job to be delivered');
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the recovered job to be delivered' });
     expect(outcomes(id)).toMatchObject([{ eventType: 'delivered', details: { attempt: 1 } }]);
     expect(mx.received.at(-1)?.to).toEqual(['crash@retry.test']);
   });
@@ -165,7 +166,7 @@ describe('crash safety', () => {
     const s = newService({ 'shutdown.graceMs': 100 });
     await s.start();
     const id = await send(s, ['wait@slow.test']);
-    await waitFor(() => slow.rcpts.includes('wait@slow.test'), 'the attempt to reach DATA');
+    await waitFor(() => slow.rcpts.includes('wait@slow.test'), { what: 'the attempt to reach DATA' });
     const stopped = Date.now();
     await s.stop();
     expect(Date.now() - stopped).toBeLessThan(3000);

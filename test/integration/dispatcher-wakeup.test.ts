@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { AttemptResult } from '../../src/domain/delivery-result.js';
-import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, waitFor, type TestStore } from '../support/delivery.js';
+import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { waitFor } from '../support/wait.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 /** A fake clock that can be made to move on by `step` ms at every reading, as real time does while work runs. */
@@ -58,21 +59,21 @@ describe('dispatcher wake-up', () => {
     await service.start();
     const id = await queueMessage(t.store, { to: ['ann@wakeup.test'], now: new Date(clock.now()) });
     service.notify();
-    const first = await waitFor(() => jobsOf(t!.store, id).find((j) => j.attempts === 1), 'the first attempt');
+    const first = await waitFor(() => jobsOf(t!.store, id).find((j) => j.attempts === 1), { what: 'the first attempt' });
     const dueMs = Date.parse(first.dueAt);
-    await waitFor(() => clock.nextTimerAt() === dueMs, 'the retry timer');
+    await waitFor(() => clock.nextTimerAt() === dueMs, { what: 'the retry timer' });
 
     // A round one millisecond before the retry is due, during which time moves on past it.
     clock.ms = dueMs - 1;
     clock.step = 1;
     service.notify();
-    await waitFor(() => clock.nextTimerAt() !== dueMs || attempts === 2, 'the round to plan its next wake-up');
+    await waitFor(() => clock.nextTimerAt() !== dueMs || attempts === 2, { what: 'the round to plan its next wake-up' });
     clock.step = 0;
 
     // Within the retry's own second, not the 60 s idle check.
     clock.advance(1000);
     // The attempt counter moves when the attempt starts; the job's when its outcome is recorded.
-    await waitFor(() => (jobsOf(t!.store, id)[0]?.attempts ?? 0) >= 2, 'the retry to be recorded', 5_000);
+    await waitFor(() => (jobsOf(t!.store, id)[0]?.attempts ?? 0) >= 2, { what: 'the retry to be recorded', timeout: 5_000 });
     expect(attempts).toBe(2);
   });
 });

@@ -6,8 +6,9 @@
  * timeout, so waiting for the grace period would fail the test).
  */
 import net from 'node:net';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { waitFor } from '../support/wait.js';
 
 let t: TestDaemon | null = null;
 
@@ -105,12 +106,9 @@ describe('HTTP listener on shutdown', () => {
     const b = new RawConnection(port);
     await b.connected();
     b.write('GET /chan');
-    await vi.waitFor(async () => {
-      const res = await fetch(`${t!.url}/health`);
-      expect(res.status).toBe(200);
-    });
+    await waitFor(async () => (await fetch(`${t!.url}/health`)).status === 200, { what: 'the health check to answer 200' });
     const stopped = t.daemon.stop();
-    await vi.waitFor(async () => expect(await portRefuses(port)).toBe(true), { timeout: 10_000 });
+    await waitFor(() => portRefuses(port), { what: 'the listening port to refuse connections' });
 
     b.write(`nels HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${t.apiKey}\r\n\r\n`);
     const late = await b.response();

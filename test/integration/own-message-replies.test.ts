@@ -9,7 +9,8 @@ import { DnsResolver } from '../../src/dns/resolver.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
-import { CHANNEL, deliveryConfig, openTestStore, queueMessage, rawMessage, silentLogger, waitFor, type TestStore } from '../support/delivery.js';
+import { CHANNEL, deliveryConfig, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 
@@ -47,7 +48,7 @@ afterAll(async () => {
 async function bounceOf(to: string, body?: Buffer) {
   const id = await queueMessage(t.store, { to: [to], body: body ?? rawMessage('news@sender.test', [to]) });
   service.notify();
-  await waitFor(() => getMessage(t.store, id)?.status === 'sent', `message ${id} to be done`);
+  await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: `message ${id} to be done` });
   return eventsOfMessage(t.store, id).find((e) => e.eventType === 'bounced' || e.eventType === 'delivered');
 }
 

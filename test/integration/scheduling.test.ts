@@ -8,7 +8,8 @@ import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import { DnsResolver } from '../../src/dns/resolver.js';
 import { getMessage } from '../../src/store/messages.js';
-import { deliveryConfig, openTestStore, queueMessage, silentLogger, waitFor, type TestStore } from '../support/delivery.js';
+import { deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 
@@ -57,7 +58,7 @@ describe('delivery rate', () => {
     for (let i = 0; i < 60; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@d${i}.test`] }));
     service = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 20 }), resolver, logger: silentLogger(), attempt });
     await service.start();
-    await waitFor(() => ids.every((id) => getMessage(t.store, id)?.status === 'sent'), 'all 60 messages', 15_000);
+    await waitFor(() => ids.every((id) => getMessage(t.store, id)?.status === 'sent'), { what: 'all 60 messages', timeout: 15_000 });
 
     const sorted = [...starts].sort((a, b) => a - b);
     const elapsed = (sorted[sorted.length - 1] - sorted[0]) / 1000;
@@ -107,9 +108,9 @@ describe('per-domain concurrency', () => {
       timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 },
     });
     await service.start();
-    const fastDone = await waitFor(() => fastIds.every((id) => getMessage(t.store, id)?.status === 'sent') && Date.now(), 'the fast domain');
+    const fastDone = await waitFor(() => fastIds.every((id) => getMessage(t.store, id)?.status === 'sent') && Date.now(), { what: 'the fast domain' });
     const slowSentWhenFastDone = slowIds.filter((id) => getMessage(t.store, id)?.status === 'sent').length;
-    await waitFor(() => slowIds.every((id) => getMessage(t.store, id)?.status === 'sent'), 'the slow domain', 15_000);
+    await waitFor(() => slowIds.every((id) => getMessage(t.store, id)?.status === 'sent'), { what: 'the slow domain', timeout: 15_000 });
     expect(fastDone).toBeGreaterThan(0);
     expect(slowSentWhenFastDone).toBeLessThan(8);
     expect(slowMx.maxConcurrentData).toBe(2);
@@ -140,6 +141,6 @@ describe('lease scan', () => {
       idleCheckMs: 600_000,
     });
     await service.start();
-    await waitFor(() => ids.every((id) => getMessage(t.store, id)?.status === 'sent'), 'all 600 messages', 20_000);
+    await waitFor(() => ids.every((id) => getMessage(t.store, id)?.status === 'sent'), { what: 'all 600 messages', timeout: 20_000 });
   }, 30_000);
 });

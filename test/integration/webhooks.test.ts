@@ -6,7 +6,8 @@ import { channelKey, newAccount, newChannel } from '../support/domains.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender } from '../support/sending.js';
-import { startWebhookReceiver, waitFor, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { waitFor } from '../support/wait.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -220,7 +221,7 @@ describe('webhook tenant isolation', () => {
     const ownPath = nextPath();
     await createHook({ url: rx.url(ownPath), channelId });
     await appendEvent(t, { channelId, eventType: 'delivered' });
-    await waitFor(() => rx.at(ownPath).length === 1, 10_000, 'own delivery');
+    await waitFor(() => rx.at(ownPath).length === 1, { what: 'own delivery' });
     await sleep(200);
     expect(rx.at(path)).toEqual([]);
   });
@@ -232,7 +233,7 @@ describe('webhook delivery', () => {
     const path = nextPath();
     const hook = await createHook({ url: rx.url(path), channelId, additionalHeaders: [{ name: 'Authorization', value: 'Basic dTpw' }] });
     const event = await appendEvent(t, { channelId, eventType: 'delivered', details: { smtpCode: 250 } });
-    const [req] = await waitFor(() => (rx.at(path).length === 1 ? rx.at(path) : undefined), 10_000, 'delivery');
+    const [req] = await waitFor(() => (rx.at(path).length === 1 ? rx.at(path) : undefined), { what: 'delivery' });
     expect(req.method).toBe('POST');
     expect(req.headers['content-type']).toBe('application/json');
     expect(req.headers.authorization).toBe('Basic dTpw');
@@ -252,7 +253,7 @@ describe('webhook delivery', () => {
       timestamp: event.timestamp,
       details: { smtpCode: 250 },
     });
-    await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.succeeded === 1, 5000, 'status');
+    await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.succeeded === 1, { what: 'status', timeout: 5000 });
     const read = await t.api('GET', `/webhooks/${hook.id}`);
     expect(read.body.lastResponse).toEqual({ statusCode: 200, error: null, at: expect.any(String) });
     expect(read.body.deliveryStats).toMatchObject({ succeeded: 1, failedAttempts: 0, pending: 0 });
@@ -267,7 +268,7 @@ describe('webhook delivery', () => {
     for (const eventType of ['accepted', 'processed', 'delivered', 'bounced'] as const) {
       await appendEvent(t, { channelId, messageId, eventType, recipients, details: eventType === 'bounced' ? { smtpCode: 550 } : {} });
     }
-    await waitFor(() => rx.at(path).length === 6, 10_000, 'six payloads');
+    await waitFor(() => rx.at(path).length === 6, { what: 'six payloads' });
     const bodies = rx.at(path).map((r) => r.json);
     expect(bodies.map((b) => [b.eventType, b.recipients ?? b.recipient])).toEqual([
       ['accepted', recipients],
@@ -296,7 +297,7 @@ describe('webhook delivery', () => {
     expect(regen.body.payloadSigningKey).toMatch(/^whsec_/);
     expect(regen.body.payloadSigningKey).not.toBe(hook.payloadSigningKey);
     await appendEvent(t, { channelId, eventType: 'opened' });
-    const [req] = await waitFor(() => (rx.at(path).length === 1 ? rx.at(path) : undefined), 10_000, 'delivery');
+    const [req] = await waitFor(() => (rx.at(path).length === 1 ? rx.at(path) : undefined), { what: 'delivery' });
     const header = String(req.headers['x-service-webhook-signature']);
     expect(verify(regen.body.payloadSigningKey, header, req.body)).toBe(true);
     expect(verify(hook.payloadSigningKey, header, req.body)).toBe(false);
@@ -308,7 +309,7 @@ describe('webhook delivery', () => {
     await createHook({ url: rx.url(path), channelId });
     const messageId = randomUUID();
     for (const eventType of EVENT_TYPES) await appendEvent(t, { channelId, messageId, eventType });
-    await waitFor(() => rx.at(path).length === EVENT_TYPES.length, 10_000, 'all event types');
+    await waitFor(() => rx.at(path).length === EVENT_TYPES.length, { what: 'all event types' });
     expect(rx.at(path).map((r) => r.json.eventType)).toEqual([...EVENT_TYPES]);
   });
 
@@ -320,7 +321,7 @@ describe('webhook delivery', () => {
     await appendEvent(t, { channelId: channelA, eventType: 'delivered' });
     await appendEvent(t, { channelId: channelB, eventType: 'bounced' });
     await appendEvent(t, { channelId: channelA, eventType: 'complained' });
-    await waitFor(() => rx.at(path).length >= 1, 10_000, 'delivery');
+    await waitFor(() => rx.at(path).length >= 1, { what: 'delivery' });
     await sleep(200);
     expect(rx.at(path).map((r) => [r.json.channelId, r.json.eventType])).toEqual([[channelA, 'complained']]);
   });
@@ -334,7 +335,7 @@ describe('webhook delivery', () => {
       body: { from: { email: `shop@${sender.domain}` }, to: [{ email: 'ann@example.net' }], subject: 'Hello', text: 'Hi' },
     });
     expect(send.status, JSON.stringify(send.body)).toBe(200);
-    await waitFor(() => rx.at(path).length === 3, 10_000, 'three events');
+    await waitFor(() => rx.at(path).length === 3, { what: 'three events' });
     expect(rx.at(path).map((r) => r.json.eventType)).toEqual(['accepted', 'processed', 'delivered']);
     expect(rx.at(path).every((r) => r.json.messageId === send.body.messageId)).toBe(true);
   });
@@ -347,7 +348,7 @@ describe('webhook delivery', () => {
     const messageId = randomUUID();
     await appendEvent(t, { channelId, messageId, eventType: 'accepted' });
     await appendEvent(t, { channelId, messageId, eventType: 'processed' });
-    await waitFor(() => rx.at(path).length === 4, 10_000, 'retries and the second event');
+    await waitFor(() => rx.at(path).length === 4, { what: 'retries and the second event' });
     const got = rx.at(path);
     expect(got.map((r) => r.json.eventType)).toEqual(['accepted', 'accepted', 'accepted', 'processed']);
     expect(got.map((r) => r.headers['x-service-webhook-attempt'])).toEqual(['1', '2', '3', '1']);
@@ -355,7 +356,7 @@ describe('webhook delivery', () => {
     // Backoff from the 100 ms base: about 100 ms, then about 200 ms.
     expect(got[1].atMs - got[0].atMs).toBeGreaterThanOrEqual(90);
     expect(got[2].atMs - got[1].atMs).toBeGreaterThanOrEqual(190);
-    await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.succeeded === 2, 5000, 'status');
+    await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.succeeded === 2, { what: 'status', timeout: 5000 });
     const read = (await t.api('GET', `/webhooks/${hook.id}`)).body;
     expect(read.deliveryStats).toEqual({ succeeded: 2, failedAttempts: 2, failed: 0, consecutiveFailures: 0, pending: 0 });
     expect(read.lastResponse.statusCode).toBe(200);
@@ -367,7 +368,7 @@ describe('webhook delivery', () => {
     rx.on(path, () => ({ status: 503, body: 'x'.repeat(100_000) }));
     const hook = await createHook({ url: rx.url(path), channelId });
     await appendEvent(t, { channelId, eventType: 'bounced' });
-    await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.failed === 1, 10_000, 'give-up');
+    await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.failed === 1, { what: 'give-up' });
     const read = (await t.api('GET', `/webhooks/${hook.id}`)).body;
     expect(read.deliveryStats.pending).toBe(0);
     expect(read.deliveryStats.failedAttempts).toBeGreaterThanOrEqual(3);
@@ -385,8 +386,8 @@ describe('webhook delivery', () => {
     rx.on(path, (_r, i) => (i === 0 ? 'hang' : { status: 204 }));
     const hook = await createHook({ url: rx.url(path), channelId });
     await appendEvent(t, { channelId, eventType: 'clicked' });
-    await waitFor(() => rx.at(path).length === 2, 10_000, 'retry after timeout');
-    await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.succeeded === 1, 5000, 'status');
+    await waitFor(() => rx.at(path).length === 2, { what: 'retry after timeout' });
+    await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.succeeded === 1, { what: 'status', timeout: 5000 });
     expect((await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.failedAttempts).toBe(1);
   });
 
@@ -398,13 +399,13 @@ describe('webhook delivery', () => {
     const hook = await createHook({ url: rx.url(path), channelId });
     await createHook({ url: rx.url(sentinel), channelId });
     await appendEvent(t, { channelId, eventType: 'opened' });
-    await waitFor(() => rx.at(path).length >= 1, 10_000, 'first attempt');
+    await waitFor(() => rx.at(path).length >= 1, { what: 'first attempt' });
     const off = await t.api('PATCH', `/webhooks/${hook.id}`, { body: { enabled: false } });
     expect(off.body.enabled).toBe(false);
     expect(off.body.deliveryStats.pending).toBe(0);
     const before = rx.at(path).length;
     await appendEvent(t, { channelId, eventType: 'clicked' });
-    await waitFor(() => rx.at(sentinel).length === 2, 10_000, 'sentinel');
+    await waitFor(() => rx.at(sentinel).length === 2, { what: 'sentinel' });
     await sleep(400);
     expect(rx.at(path).length).toBe(before);
   });
@@ -416,16 +417,16 @@ describe('webhook delivery', () => {
     rx.on(path, () => (hang ? 'hang' : { status: 200 }));
     const hook = await createHook({ url: rx.url(path), channelId });
     await appendEvent(t, { channelId, eventType: 'delivered' });
-    await waitFor(() => rx.at(path).length === 1, 10_000, 'first attempt');
+    await waitFor(() => rx.at(path).length === 1, { what: 'first attempt' });
     await t.restart();
     hang = false;
-    await waitFor(() => rx.at(path).length === 2, 10_000, 'attempt after restart');
+    await waitFor(() => rx.at(path).length === 2, { what: 'attempt after restart' });
     const [first, second] = rx.at(path);
     expect(second.headers['x-service-webhook-id']).toBe(first.headers['x-service-webhook-id']);
-    await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.succeeded === 1, 5000, 'status');
+    await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.succeeded === 1, { what: 'status', timeout: 5000 });
     // And the restarted daemon's dispatcher picks up new events too.
     await appendEvent(t, { channelId, eventType: 'opened' });
-    await waitFor(() => rx.at(path).length === 3, 10_000, 'new event after restart');
+    await waitFor(() => rx.at(path).length === 3, { what: 'new event after restart' });
   });
 });
 
@@ -493,7 +494,7 @@ describe('webhook target policy (defaults: https only, no private addresses)', (
     dns.set('rebind.hooks.test', 'A', ['127.0.0.1'], 0);
     strict.daemon.deliveryDns.clearCache();
     await appendEvent(strict, { channelId, eventType: 'delivered' });
-    await waitFor(async () => (await strict.api('GET', `/webhooks/${res.body.id}`)).body.lastResponse, 10_000, 'an attempt');
+    await waitFor(async () => (await strict.api('GET', `/webhooks/${res.body.id}`)).body.lastResponse, { what: 'an attempt' });
     const read = (await strict.api('GET', `/webhooks/${res.body.id}`)).body;
     expect(read.lastResponse).toMatchObject({ statusCode: null, error: expect.stringMatching(/127\.0\.0\.1.*not allowed/) });
     expect(read.deliveryStats.failedAttempts).toBeGreaterThanOrEqual(1);

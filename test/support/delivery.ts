@@ -122,14 +122,3 @@ export function deliveryConfig(overrides: Record<string, unknown> = {}): Config 
 export function silentLogger(): Logger {
   return createLogger({ level: 'silent' });
 }
-
-/** Polls until fn returns a truthy value (real time), or fails with `what`. */
-export async function waitFor<T>(fn: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

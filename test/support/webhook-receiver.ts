@@ -69,14 +69,3 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     },
   };
 }
-
-/** Polls until fn returns a truthy value (or throws after timeoutMs). */
-export async function waitFor<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
