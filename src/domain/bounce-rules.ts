@@ -20,7 +20,7 @@
  * rejected"), then address patterns, then content and policy, then fallbacks by enhanced code.
  * Examples are real replies of big providers; the unit tests run every one of them.
  */
-import type { BounceCategory, DeliveryPhase } from './smtp-reply.js';
+import type { BounceCategory, DeliveryPhase } from './delivery-outcome.js';
 
 export type RuleAction = 'defer' | 'bounce' | 'soft-bounce';
 

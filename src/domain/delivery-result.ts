@@ -3,7 +3,7 @@
  * recording an outcome is one transaction elsewhere"). Plain data: the SMTP client builds it,
  * the queue's recordOutcome stores it.
  */
-import type { BounceCategory, BounceType, DeliveryPhase, Outcome } from './smtp-reply.js';
+import type { BounceCategory, BounceType, DeliveryPhase, Outcome } from './delivery-outcome.js';
 
 export interface RecipientResult {
   recipient: string;

@@ -6,9 +6,9 @@
  * host). They are not needed for the domain to be `verified`.
  */
 import type { ExpectedRecord } from './return-path.js';
-import type { SendingDomain } from './sending-domain.js';
+import type { LinkHostKind, SendingDomain } from './sending-domain.js';
 
-export type LinkHostKind = 'tracking' | 'unsubscribe';
+export type { LinkHostKind } from './sending-domain.js';
 
 export interface LinkHostLabels {
   trackingLabel: string;

@@ -10,8 +10,11 @@
  * Key rotation: a pending key is checked with the others; once its record is found, it becomes
  * the active key and the previous key is retired (its private key is deleted by the store).
  */
-import type { LinkHostKind } from './link-hosts.js';
 import type { DnsRecordType, ExpectedRecord } from './return-path.js';
+
+/** The optional link-host records of a domain (link-hosts.ts); declared with the record that
+ *  holds them, so link-hosts.ts depends on this file and not the other way round. */
+export type LinkHostKind = 'tracking' | 'unsubscribe';
 
 export type DkimAlgorithm = 'rsa' | 'ed25519';
 export type DnsRecordStatus = 'pending' | 'verified' | 'failing' | 'failed';

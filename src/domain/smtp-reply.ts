@@ -20,30 +20,12 @@
  *     are about the recipient's domain and may be hard (NXDOMAIN, null MX).
  */
 import { BOUNCE_RULES, type BounceRule } from './bounce-rules.js';
+import type { BounceCategory, BounceType, DeliveryPhase, Outcome } from './delivery-outcome.js';
 
-/** Where in the delivery the reply (or failure) happened. */
-export type DeliveryPhase = 'dns' | 'connect' | 'tls' | 'greeting' | 'ehlo' | 'mail' | 'rcpt' | 'data' | 'message';
-
-export type Outcome = 'delivered' | 'deferred' | 'bounced';
-
-/** hard: the address is bad (suppressed). soft: this message failed, the address may be fine. */
-export type BounceType = 'hard' | 'soft';
-
-export const BOUNCE_CATEGORIES = [
-  'delivered',
-  'mailbox_full',
-  'unknown_user',
-  'greylisted',
-  'policy',
-  'spam',
-  'dns',
-  'tls',
-  'connection',
-  'rate_limited',
-  'message_too_large',
-  'other',
-] as const;
-export type BounceCategory = (typeof BOUNCE_CATEGORIES)[number];
+// The vocabulary lives in delivery-outcome.ts, which the rules table imports too (a file of its
+// own, so the table and this classifier do not import each other); callers keep finding it here.
+export { BOUNCE_CATEGORIES } from './delivery-outcome.js';
+export type { BounceCategory, BounceType, DeliveryPhase, Outcome } from './delivery-outcome.js';
 
 export interface ReplyInput {
   /** Basic reply code (RFC 5321 4.2); absent for local failures (no reply was received). */
