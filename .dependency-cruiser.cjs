@@ -1,0 +1,129 @@
+/**
+ * The import rules of the layers (README, "Architecture"): `npm run check:structure`, run by CI
+ * after the type check. Every rule is an error, so a violation fails the run.
+ *
+ * Type-only imports count (tsPreCompilationDeps): a type cycle still ties two files together,
+ * and a type imported from the store is how a write verb starts creeping into an adapter.
+ * Imports written `../x.js` resolve to `../x.ts`: dependency-cruiser maps .js to .ts for
+ * TypeScript sources by itself, and reads module resolution from tsconfig.json.
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+/**
+ * dependency-cruiser 17 reads TypeScript through the compiler API of typescript 2 to 6, which it
+ * imports from its own location. typescript 7 (tsgo, our compiler) has no such API, and then
+ * dependency-cruiser silently skips every .ts file and reports "no violations, 0 modules". That
+ * green would check nothing, so the run stops here instead.
+ */
+function requireTypeScriptParser() {
+  const cruiser = fs.realpathSync(process.argv[1] ?? '.');
+  const root = cruiser.includes(`${path.sep}bin${path.sep}`) ? cruiser.slice(0, cruiser.lastIndexOf(`${path.sep}bin${path.sep}`)) : process.cwd();
+  let version;
+  try {
+    version = require(require.resolve('typescript/package.json', { paths: [root] })).version;
+  } catch {
+    version = undefined;
+  }
+  const major = Number(String(version).split('.')[0]);
+  if (!(major >= 2 && major < 7)) {
+    throw new Error(
+      `check:structure: dependency-cruiser (${root}) finds typescript ${version ?? '(none)'}; it needs typescript 2-6 ` +
+        'beside it to read .ts files, or it cruises nothing and passes. Run it from an install that has one.',
+    );
+  }
+}
+
+requireTypeScriptParser();
+
+/** Standard modules that only compute (no file, network, process or thread access). The domain
+ *  layer may use these; anything doing I/O belongs in a service, the store or an adapter. */
+const PURE_BUILTINS = ['assert', 'buffer', 'crypto', 'net', 'path', 'punycode', 'querystring', 'string_decoder', 'url', 'util'];
+
+/** The adapters: they parse, call one service verb and map the result (issue 19). */
+const ADAPTERS = ['^src/http/', '^src/smtp/', '^src/inbound/listener\\.ts$'];
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No import cycle in src/, type-only imports included: move the shared declarations to their own file (STYLE 8).',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'adapters-not-to-store',
+      severity: 'error',
+      comment:
+        'HTTP routes, SMTP handlers and the inbound listener call services, never the store: writes and policy live in the ' +
+        'service of the resource. Type-only imports of store record types are allowed.',
+      from: { path: ADAPTERS },
+      to: { path: '^src/store/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'lmdb-only-in-store-env',
+      severity: 'error',
+      comment: 'Only src/store/env.ts opens LMDB (STYLE 4); the rest of the store goes through its databases.',
+      from: { pathNot: '^src/store/env\\.ts$' },
+      to: { path: '(^|/)node_modules/lmdb/' },
+    },
+    {
+      name: 'domain-is-pure',
+      severity: 'error',
+      comment:
+        'src/domain/ holds pure types and rules: it imports other domain files and standard modules, nothing of the ' +
+        'layers above it and no package (a rule that needs one is not domain code).',
+      from: { path: '^src/domain/' },
+      to: { pathNot: '^src/domain/', dependencyTypesNot: ['core'] },
+    },
+    {
+      name: 'domain-no-io-builtins',
+      severity: 'error',
+      comment: 'src/domain/ does no I/O: of the standard modules it may use only those that compute (PURE_BUILTINS).',
+      from: { path: '^src/domain/' },
+      to: { dependencyTypes: ['core'], pathNot: `^(node:)?(${PURE_BUILTINS.join('|')})$` },
+    },
+    {
+      name: 'no-orphans',
+      severity: 'error',
+      comment: 'A source file nothing imports is dead code (or an entry point missing from this list).',
+      from: { orphan: true, path: '^src/', pathNot: ['\\.d\\.ts$'] },
+      to: {},
+    },
+    {
+      name: 'not-to-dev-dep',
+      severity: 'error',
+      comment: 'src/ runs in production, where `npm ci --omit=dev` leaves devDependencies out.',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'], pathNot: ['(^|/)node_modules/@types/'] },
+    },
+    {
+      name: 'no-non-package-json',
+      severity: 'error',
+      comment: 'A package used by src/ must be declared in package.json, not found by accident in node_modules.',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that does not resolve to a file fails at run time.',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Packages resolve through their `exports` maps with the conditions Node's ESM loader uses
+    // (we are "type": "module"): deep imports such as nodemailer/lib/errors.js and
+    // smtp-server/lib/smtp-connection.js exist only there.
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'node', 'default', 'types'],
+    },
+  },
+};
