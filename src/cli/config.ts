@@ -1,7 +1,7 @@
 /** postrider config print */
 import { loadConfig } from '../config/load.js';
 import { renderExampleConfig } from '../config/example.js';
-import { SCHEMA, envName } from '../config/schema.js';
+import { configKeys } from '../config/keys.js';
 import { parse, UsageError, type CommandIo } from './args.js';
 
 const USAGE = `Usage:
@@ -24,7 +24,7 @@ export async function configCommand(argv: string[], io: CommandIo): Promise<numb
   }
   if (positionals[0] !== 'print') throw new UsageError(positionals[0] ? `unknown subcommand "${positionals[0]}"` : 'missing subcommand', USAGE);
   if (values.keys) {
-    for (const k of SCHEMA) io.out(`${k.path}\t${envName(k.path)}\t${k.doc}`);
+    for (const k of configKeys()) io.out(`${k.path}\t${k.env}\t${k.doc}`);
     return 0;
   }
   io.out(JSON.stringify(loadConfig({ configPath: values.config, env: io.env }), null, 2));

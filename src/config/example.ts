@@ -3,10 +3,10 @@
  * the keys the loader accepts (`postrider config example > config/postrider.example.jsonc`;
  * a unit test fails when the committed file drifts).
  */
-import { SCHEMA, envName, type KeyDef } from './schema.js';
+import { configKeys, type ConfigKey } from './keys.js';
 
 interface Tree {
-  [name: string]: Tree | KeyDef;
+  [name: string]: Tree | ConfigKey;
 }
 
 const HEADER = [
@@ -15,16 +15,13 @@ const HEADER = [
   '// which wins over this file. Use with: postrider serve --config /etc/postrider/postrider.jsonc',
 ];
 
-/** Defaults that depend on the machine are shown with a neutral placeholder. */
-const SHOWN_DEFAULTS: Record<string, unknown> = { hostname: 'mail.example.com' };
-
 export function renderExampleConfig(): string {
   const tree: Tree = {};
-  for (const def of SCHEMA) {
-    const parts = def.path.split('.');
+  for (const key of configKeys()) {
+    const parts = key.path.split('.');
     let node = tree;
     for (const p of parts.slice(0, -1)) node = (node[p] ??= {}) as Tree;
-    node[parts[parts.length - 1]] = def;
+    node[parts[parts.length - 1]] = key;
   }
   const lines = [...HEADER, '{'];
   emit(tree, '  ', lines);
@@ -32,19 +29,26 @@ export function renderExampleConfig(): string {
   return lines.join('\n') + '\n';
 }
 
+/** The default, or for a default that depends on the machine, a neutral example value. */
+function shownValue(key: ConfigKey): unknown {
+  return key.schema.defaultFrom ? key.schema.examples?.[0] : key.schema.default;
+}
+
 function emit(node: Tree, indent: string, lines: string[]): void {
   const entries = Object.entries(node);
   entries.forEach(([name, value], i) => {
     const comma = i < entries.length - 1 ? ',' : '';
-    if (typeof (value as KeyDef).path === 'string') {
-      const def = value as KeyDef;
-      const shown = def.path in SHOWN_DEFAULTS ? SHOWN_DEFAULTS[def.path] : def.default();
-      lines.push(`${indent}// ${def.doc} (${envName(def.path)})`);
-      lines.push(`${indent}${JSON.stringify(name)}: ${JSON.stringify(shown)}${comma}`);
+    if (isKey(value)) {
+      lines.push(`${indent}// ${value.doc} (${value.env})`);
+      lines.push(`${indent}${JSON.stringify(name)}: ${JSON.stringify(shownValue(value))}${comma}`);
     } else {
       lines.push(`${indent}${JSON.stringify(name)}: {`);
-      emit(value as Tree, indent + '  ', lines);
+      emit(value, indent + '  ', lines);
       lines.push(`${indent}}${comma}`);
     }
   });
+}
+
+function isKey(value: Tree | ConfigKey): value is ConfigKey {
+  return typeof value.path === 'string';
 }

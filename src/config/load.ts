@@ -6,7 +6,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { SCHEMA, envName, type Config } from './schema.js';
+import { readConfigFile } from './file.js';
+import { configKeys, defaultValue, type ConfigKey } from './keys.js';
+import type { Config } from './schema.js';
+import { readValue } from './value.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -28,18 +31,19 @@ const NON_KEY_ENV = new Set(['POSTRIDER_CONFIG']);
 
 export function loadConfig(opts: LoadOptions = {}): Config {
   const env = opts.env ?? process.env;
+  const keys = configKeys();
   const problems: string[] = [];
   const values = new Map<string, unknown>();
-  const byPath = new Map(SCHEMA.map((k) => [k.path, k]));
+  const byPath = new Map(keys.map((k) => [k.path, k]));
 
   const set = (keyPath: string, raw: unknown, source: string): void => {
-    const def = byPath.get(keyPath);
-    if (!def) {
+    const key = byPath.get(keyPath);
+    if (!key) {
       problems.push(`${source}: unknown key "${keyPath}"`);
       return;
     }
     try {
-      values.set(keyPath, def.parse(raw));
+      values.set(keyPath, readValue(key.schema, raw));
     } catch (err) {
       problems.push(`${source}: "${keyPath}" ${(err as Error).message}`);
     }
@@ -51,7 +55,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     if (parsed) for (const [k, v] of flatten(parsed)) set(k, v, file);
   }
 
-  const envKeys = new Map(SCHEMA.map((k) => [envName(k.path), k.path]));
+  const envKeys = new Map(keys.map((k) => [k.env, k.path]));
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith('POSTRIDER_') || NON_KEY_ENV.has(name) || value === undefined) continue;
     const keyPath = envKeys.get(name);
@@ -63,9 +67,13 @@ export function loadConfig(opts: LoadOptions = {}): Config {
 
   checkCrossKeys(values, problems);
   if (problems.length > 0) throw new ConfigError(problems);
+  return assemble(keys, values);
+}
 
+/** Nests the values (defaults where no source set a key), resolves dataDir and freezes. */
+function assemble(keys: ConfigKey[], values: Map<string, unknown>): Config {
   const out: Record<string, unknown> = {};
-  for (const def of SCHEMA) assign(out, def.path, values.has(def.path) ? values.get(def.path) : def.default());
+  for (const key of keys) assign(out, key.path, values.has(key.path) ? values.get(key.path) : defaultValue(key));
   (out as { dataDir: string }).dataDir = path.resolve(out.dataDir as string);
   return deepFreeze(out) as unknown as Config;
 }
@@ -78,47 +86,6 @@ function checkCrossKeys(values: Map<string, unknown>, problems: string[]): void 
     const f = values.get(p);
     if (typeof f === 'string' && f && !fs.existsSync(f)) problems.push(`"${p}" file not found: ${f}`);
   }
-}
-
-function readConfigFile(file: string, problems: string[]): Record<string, unknown> | null {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    problems.push(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    return null;
-  }
-  try {
-    const value = JSON.parse(stripJsonComments(text));
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('top level must be an object');
-    return value as Record<string, unknown>;
-  } catch (err) {
-    problems.push(`${file}: not valid JSON (${(err as Error).message})`);
-    return null;
-  }
-}
-
-/** Removes // and /* *\/ comments outside strings, so the config file can explain every key. */
-export function stripJsonComments(text: string): string {
-  let out = '';
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '"') {
-      const start = i++;
-      while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
-      out += text.slice(start, ++i);
-    } else if (c === '/' && text[i + 1] === '/') {
-      while (i < text.length && text[i] !== '\n') i++;
-    } else if (c === '/' && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2);
-      i = end < 0 ? text.length : end + 2;
-    } else {
-      out += c;
-      i++;
-    }
-  }
-  return out;
 }
 
 /** {http: {port: 1}} → [["http.port", 1]]; arrays and scalars are leaves. */

@@ -2,8 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, stripJsonComments } from '../../src/config/load.js';
-import { SCHEMA, envName } from '../../src/config/schema.js';
+import { parseJsonc } from '../../src/config/file.js';
+import { configKeys, defaultValue, envName } from '../../src/config/keys.js';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { readValue } from '../../src/config/value.js';
 
 let dir: string;
 
@@ -52,9 +54,17 @@ describe('loadConfig defaults', () => {
 
   it('has a value for every key of the schema', () => {
     const c = loadConfig({ env: {} }) as unknown as Record<string, unknown>;
-    for (const def of SCHEMA) {
+    for (const def of configKeys()) {
       const value = def.path.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)?.[part], c);
       expect(value, def.path).not.toBeUndefined();
+    }
+  });
+
+  it('documents every key and gives it a default that the key\'s own schema accepts unchanged', () => {
+    for (const key of configKeys()) {
+      expect(key.doc, key.path).not.toBe('');
+      const def = defaultValue(key);
+      expect(readValue(key.schema, def), key.path).toEqual(def);
     }
   });
 
@@ -149,7 +159,7 @@ describe('loadConfig sources and precedence', () => {
     expect(envName('delivery.allowPrivate')).toBe('POSTRIDER_DELIVERY_ALLOW_PRIVATE');
     expect(envName('smtp.tlsCert')).toBe('POSTRIDER_SMTP_TLS_CERT');
     expect(envName('limits.channelsPerAccount')).toBe('POSTRIDER_LIMITS_CHANNELS_PER_ACCOUNT');
-    const names = SCHEMA.map((k) => envName(k.path));
+    const names = configKeys().map((k) => envName(k.path));
     expect(new Set(names).size).toBe(names.length);
   });
 
@@ -291,9 +301,30 @@ describe('loadConfig result', () => {
   });
 });
 
-describe('stripJsonComments', () => {
+describe('parseJsonc', () => {
   it('keeps comment-like text inside strings, including after escaped quotes', () => {
     const text = '{"a": "x // y", "b": "p /* q */ r", "c": "\\"//\\"" /* gone */} // gone';
-    expect(JSON.parse(stripJsonComments(text))).toEqual({ a: 'x // y', b: 'p /* q */ r', c: '"//"' });
+    expect(parseJsonc(text)).toEqual({ a: 'x // y', b: 'p /* q */ r', c: '"//"' });
+  });
+
+  it('names the line, column and offset of a syntax error in the file as written, comments included', () => {
+    const text = [
+      '// postrider configuration', // line 1
+      '{',
+      '  /* the HTTP API',
+      '     listens here */',
+      '  "http": { "port": 8080 }, // the API',
+      '  "delivery": {',
+      '    "rate": 5 // a missing comma follows',
+      '    "port": 2525', // line 8: the error is at the quote in column 5
+      '  }',
+      '}',
+    ].join('\n');
+    const offset = text.indexOf('"port": 2525');
+    expect(parseJsonc(text)).toBe(`comma expected at line 8, column 5, offset ${offset}`);
+    const file = writeFile('syntax-error.jsonc', text);
+    expect(configError({ configPath: file, env: {} }).problems).toEqual([
+      `${file}: not valid JSON (comma expected at line 8, column 5, offset ${offset})`,
+    ]);
   });
 });

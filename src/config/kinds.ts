@@ -1,0 +1,70 @@
+/**
+ * Builders for the kinds of configuration keys. Each returns a TypeBox schema whose JSON Schema
+ * keywords carry the validation (type, range, pattern, enum), the default and the documentation
+ * (`description`), so schema.ts states every key once. Keywords of our own, which TypeBox keeps
+ * on the schema and ignores when it checks a value:
+ *
+ * - `duration`: the value is milliseconds, also accepted as text such as "30s" (domain/duration.ts);
+ * - `errorMessage`: what a value that fails the pattern is told (it follows the key's name);
+ * - `refine`: a check or normalisation that JSON Schema cannot state (refine.ts);
+ * - `defaultFrom`: a default that depends on the machine, computed when the config is loaded.
+ */
+import { Type, type StringOptions, type TLiteral, type TUnion } from '@sinclair/typebox';
+import type { RefinerName } from './refine.js';
+
+/** The keywords of our own, beside JSON Schema's. */
+export interface KeyKeywords {
+  description: string;
+  default?: unknown;
+  duration?: boolean;
+  errorMessage?: string;
+  refine?: RefinerName;
+  defaultFrom?: 'machineHostname';
+  /** Shown in the example config where the default depends on the machine. */
+  examples?: unknown[];
+}
+
+/** A non-empty text (after trimming): addresses, paths. */
+export function text(def: string, description: string) {
+  return Type.String({ default: def, description, pattern: '\\S' });
+}
+
+/** A text that may be empty, empty meaning "feature off" or "derive it". */
+export function optionalText(description: string, more: StringOptions & Partial<KeyKeywords> = {}) {
+  return Type.String({ default: '', description, ...more });
+}
+
+/** A text checked by a regular expression (JSON Schema `pattern`, no flags). */
+export function patterned(def: string, description: string, pattern: string, errorMessage: string, refine?: RefinerName) {
+  return Type.String({ default: def, description, pattern, errorMessage, refine });
+}
+
+export function integer(min: number, max: number, def: number, description: string) {
+  return Type.Integer({ minimum: min, maximum: max, default: def, description });
+}
+
+export function port(def: number, description: string) {
+  return integer(0, 65535, def, description);
+}
+
+export function flag(def: boolean, description: string) {
+  return Type.Boolean({ default: def, description });
+}
+
+/** Milliseconds of at least `minMs`, written as a number or as "30s", "5m", "6h". */
+export function duration(minMs: number, def: number, description: string) {
+  return Type.Number({ minimum: minMs, default: def, description, duration: true });
+}
+
+/** One of a fixed set of words; the type is their union. */
+export function oneOf<const T extends readonly string[]>(values: T, def: T[number], description: string): TUnion<Literals<T>> {
+  // The declared return type keeps each word's literal type, so Config has the union, not `string`.
+  return Type.Union(values.map((v) => Type.Literal(v)), { default: def, description }) as unknown as TUnion<Literals<T>>;
+}
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+/** A list of texts, written as a JSON array or as one comma-separated text (the environment). */
+export function list(description: string, item: ReturnType<typeof Type.String> = Type.String()) {
+  return Type.Array(item, { default: [], description });
+}

@@ -1,0 +1,35 @@
+/**
+ * The checks and normalisations of configuration values that JSON Schema cannot state. A key
+ * names its refiner in the schema (`refine: 'httpUrl'`); a refiner receives a value that has
+ * already passed the schema and returns the value to keep, or throws a message that follows the
+ * key's name.
+ */
+import { parseRetrySchedule } from '../domain/retry.js';
+
+const REFINERS = {
+  /** Host names and e-mail domains compare case-insensitively (RFC 5321 2.4); keep one spelling. */
+  lowercase: (value: string): string => value.toLowerCase(),
+  /** An absolute http(s) URL without trailing slashes, or empty for "derive it" (domain/public-url.ts). */
+  httpUrl: (value: string): string => {
+    if (value.trim() === '') return '';
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new Error('must be an absolute URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('must be an http or https URL');
+    return value.replace(/\/+$/, '');
+  },
+  /** Parsed here so a bad schedule stops the start with the step at fault named; kept as text. */
+  retrySchedule: (value: string): string => {
+    parseRetrySchedule(value);
+    return value.trim();
+  },
+} satisfies Record<string, (value: string) => string>;
+
+export type RefinerName = keyof typeof REFINERS;
+
+export function refineValue(name: RefinerName, value: string): string {
+  return REFINERS[name](value);
+}
