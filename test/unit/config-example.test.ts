@@ -1,19 +1,41 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderExampleConfig } from '../../src/config/example.js';
+import { parseJsonc } from '../../src/config/file.js';
+import { configKeys } from '../../src/config/keys.js';
 import { loadConfig } from '../../src/config/load.js';
-import { SCHEMA } from '../../src/config/schema.js';
+
+const exampleFile = new URL('../../config/postrider.example.jsonc', import.meta.url);
+
+/** Dotted paths of the leaves of a parsed config file; arrays and scalars are leaves. */
+function keyPaths(obj: Record<string, unknown>, prefix = ''): string[] {
+  return Object.entries(obj).flatMap(([k, v]) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? keyPaths(v as Record<string, unknown>, `${prefix}${k}.`) : [`${prefix}${k}`],
+  );
+}
 
 describe('config/postrider.example.jsonc', () => {
   it('is exactly what `postrider config example` renders from the schema', () => {
-    const committed = fs.readFileSync(new URL('../../config/postrider.example.jsonc', import.meta.url), 'utf8');
+    const committed = fs.readFileSync(exampleFile, 'utf8');
     expect(committed).toBe(renderExampleConfig());
   });
 
-  it('documents every key and loads without errors', () => {
+  it('documents every key of the schema and no other key', () => {
+    const parsed = parseJsonc(renderExampleConfig());
+    if (typeof parsed === 'string') throw new Error(`the example is not valid JSON with comments: ${parsed}`);
+    const paths = keyPaths(parsed);
+    expect(new Set(paths).size).toBe(paths.length);
+    expect(new Set(paths)).toEqual(new Set(configKeys().map((k) => k.path)));
+  });
+
+  it('names the environment variable and the documentation of every key above it', () => {
     const text = renderExampleConfig();
-    for (const def of SCHEMA) expect(text).toContain(`"${def.path.split('.').pop()}"`);
-    const file = new URL('../../config/postrider.example.jsonc', import.meta.url);
-    expect(() => loadConfig({ configPath: file.pathname, env: {} })).not.toThrow();
+    for (const key of configKeys()) expect(text).toContain(`// ${key.doc} (${key.env})\n`);
+  });
+
+  it('loads to exactly the default configuration', () => {
+    // hostname defaults to the machine's name, which the example shows as a neutral placeholder.
+    const defaults = loadConfig({ env: {}, overrides: { hostname: 'mail.example.com' } });
+    expect(loadConfig({ configPath: exampleFile.pathname, env: {} })).toEqual(defaults);
   });
 });
