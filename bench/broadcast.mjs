@@ -34,7 +34,7 @@ const PARTS = [
   ['DKIM: RSA-2048 private-key operation (crypto.sign)', /^signOneShot /],
   ['DKIM: mailauth canonicalization, hashing, header (self time in mailauth)', /mailauth\//, 'self'],
   ['Handlebars: compiling templates', /^compileInput handlebars/],
-  ['Handlebars: whole render incl. compile', /^renderTemplate /],
+  ['Handlebars: whole render incl. compile', /^render dist\/workers\/render\.js:/],
   ['MIME composition (nodemailer, synchronous part)', /^composeMessage /],
   ['garbage collection', /^\(garbage collector\)/, 'self'],
   ['idle: waiting for the next task (piscina Atomics.wait)', /^atomicsWaitLoop /],

@@ -6,7 +6,7 @@
  * body of the same length.
  */
 import { randomUUID } from 'node:crypto';
-import { buildMessage } from '../../dist/workers/tasks.js';
+import { WorkerTasks } from '../../dist/workers/tasks.js';
 
 export const SENDER_DOMAIN = 'shop-bench-postrider.com';
 export const FROM = { email: `receipts@${SENDER_DOMAIN}`, name: 'Bench Shop' };
@@ -32,7 +32,7 @@ export function sendPayload(to = TO) {
 
 /** The message as postrider composes it (unsigned), CRLF line ends. */
 export async function composedMessage(to = TO) {
-  const out = await buildMessage({
+  const out = await new WorkerTasks().buildMessage({
     content: { subject: SUBJECT, text: TEXT, html: HTML },
     compose: { from: FROM, to: [to], cc: [], attachments: [], headers: {}, messageId: `<${randomUUID()}@${SENDER_DOMAIN}>`, date: new Date().toUTCString() },
   });

@@ -1,22 +1,15 @@
 /**
  * DKIM (RFC 6376): key generation, message signing and the TXT record helper.
  *
- * Signing uses mailauth. Its type declarations do not match its code in three ways that each
- * make it return an empty signature without throwing, so the real option shape is declared here:
- * - the key goes into `signatureData: [{signingDomain, selector, privateKey, ...}]`; the
- *   top-level `signingDomain`/`selector`/`privateKey` of the declarations are ignored;
- * - `algorithm` must name the hash too (`rsa-sha256`): a bare `rsa` is read as signing
- *   algorithm `rsa` with hash algorithm `rsa`, rejected into `errors`;
- * - `headerList` must be a colon-separated string: an array (as declared) is silently replaced
- *   by the default list.
+ * Signing goes through dkim-signature.ts (mailauth's canonicalization, our key handling) with
+ * keys parsed once per thread by the signer's own DkimKeyCache.
  */
 import crypto from 'node:crypto';
-// Before the signer loads: it memoizes mailauth's PEM parsing (see the module).
-import './dkim-key-cache.js';
-import { dkimSign } from 'mailauth/lib/dkim/sign.js';
+import { DkimKeyCache } from './dkim-keys.js';
+import { dkimSignature, type DkimAlgorithm } from './dkim-signature.js';
 import { TaskError } from './errors.js';
 
-export type DkimAlgorithm = 'rsa' | 'ed25519';
+export type { DkimAlgorithm };
 
 export interface GenerateKeyOptions {
   algorithm: DkimAlgorithm;
@@ -88,53 +81,39 @@ export const SIGNED_HEADERS = [
   'List-Owner', 'List-Archive', 'BIMI-Selector',
 ] as const;
 
-/** The options mailauth's dkimSign really reads (see the module comment). */
-interface MailauthSignOptions {
-  canonicalization?: string;
-  headerList?: string;
-  signatureData: Array<{
-    signingDomain: string;
-    selector: string;
-    privateKey: string;
-    algorithm: string;
-    canonicalization: string;
-  }>;
-}
+const HEADER_LIST = SIGNED_HEADERS.join(':');
 
-interface MailauthSignResult {
-  /** The DKIM-Signature header lines, each ending in CRLF; just "\r\n" when nothing was signed. */
-  signatures: string;
-  errors: Array<{ err?: Error }>;
-}
+/** Signs messages; one per worker thread, which owns the parsed keys. */
+export class DkimSigner {
+  constructor(readonly keys: DkimKeyCache = new DkimKeyCache()) {}
 
-const sign = dkimSign as unknown as (input: Buffer, options: MailauthSignOptions) => Promise<MailauthSignResult>;
-
-/**
- * Signs the message and returns it with the new DKIM-Signature field prepended. Existing
- * DKIM-Signature fields are kept below it (a message may carry several, RFC 6376 4.2); they are
- * not in the signed header list, so adding one does not break another.
- */
-export async function signMessage(input: SignInput): Promise<Buffer> {
-  const raw = typeof input.raw === 'string' ? Buffer.from(input.raw) : input.raw;
-  const result = await sign(raw, {
-    headerList: SIGNED_HEADERS.join(':'),
-    signatureData: [
-      {
-        signingDomain: input.domain,
+  /**
+   * Signs the message and returns it with the new DKIM-Signature field prepended. Existing
+   * DKIM-Signature fields are kept below it (a message may carry several, RFC 6376 4.2); they
+   * are not in the signed header list, so adding one does not break another.
+   */
+  async sign(input: SignInput): Promise<Buffer> {
+    const raw = typeof input.raw === 'string' ? Buffer.from(input.raw) : input.raw;
+    const where = `${input.selector}._domainkey.${input.domain}`;
+    let header: string | null;
+    try {
+      header = await dkimSignature({
+        message: raw,
+        domain: input.domain,
         selector: input.selector,
-        privateKey: input.privateKeyPem,
-        algorithm: `${input.algorithm}-sha256`,
-        // relaxed/relaxed survives the whitespace changes and re-folding relays do (RFC 6376 3.4).
-        canonicalization: 'relaxed/relaxed',
-      },
-    ],
-  });
-  const header = result.signatures.trim();
-  if (result.errors.length > 0 || !header) {
-    const reason = result.errors.map((e) => e.err?.message ?? 'unknown error').join('; ') || 'no signature was produced';
-    throw new TaskError('internal_error', `DKIM signing for ${input.selector}._domainkey.${input.domain} failed: ${reason}`);
+        algorithm: input.algorithm,
+        key: this.keys.get(input.privateKeyPem),
+        headerList: HEADER_LIST,
+        // The t= value mailauth writes by default (the current second, rounded).
+        signTime: new Date(Math.round(Date.now() / 1000) * 1000),
+      });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new TaskError('internal_error', `DKIM signing for ${where} failed: ${reason}`, undefined, { cause: err });
+    }
+    if (!header) throw new TaskError('internal_error', `DKIM signing for ${where} failed: no signature was produced`);
+    return Buffer.concat([Buffer.from(header.trim() + '\r\n'), raw]);
   }
-  return Buffer.concat([Buffer.from(header + '\r\n'), raw]);
 }
 
 /**

@@ -8,14 +8,14 @@
  * template, and prototype access stays denied, so template data cannot reach `constructor`,
  * `__proto__` and the like.
  *
- * Compiled templates are remembered per worker thread: a broadcast renders the same three
- * sources for every entry, and compiling them again each time cost as much as the RSA signature
- * (bench/RESULTS.md, broadcast section).
+ * Compiled templates are remembered per worker thread (one TemplateRenderer each): a broadcast
+ * renders the same three sources for every entry, and compiling them again each time cost as
+ * much as the RSA signature (bench/RESULTS.md, broadcast section).
  */
 import Handlebars from 'handlebars';
 import juice from 'juice';
+import { LRUCache } from 'lru-cache';
 import { TaskError } from './errors.js';
-import { Lru } from './lru.js';
 
 export interface RenderInput {
   subject?: string;
@@ -41,45 +41,73 @@ const RUNTIME_OPTIONS: Handlebars.RuntimeOptions = {
   allowProtoMethodsByDefault: false,
 };
 
-const hb = Handlebars.create();
-type Compiled = ReturnType<typeof hb.compile>;
-/** Keyed by escaping mode and source. Exported for tests. */
-export const templateCache = new Lru<string, Compiled>(200);
+type Compiled = ReturnType<typeof Handlebars.compile>;
 
-export function renderTemplate(input: RenderInput): RenderOutput {
-  const out: RenderOutput = {};
+export interface TemplateRendererOptions {
+  /** Compiled templates kept. */
+  max?: number;
+  /**
+   * Milliseconds a template stays unused before it is dropped: a finished broadcast's templates
+   * are not asked for again and need not wait until the cache is full.
+   */
+  ttl?: number;
+}
 
-  if (input.subject !== undefined) {
-    // A subject is one header field: a CR or LF from template data would end it and start a
-    // header of the data's choosing (RFC 5322 2.2: a field body must not contain CR or LF).
-    out.subject = headerSafe(renderPart('subject', input.subject, input.data, true));
+export class TemplateRenderer {
+  private readonly hb = Handlebars.create();
+  /** Keyed by escaping mode and source. */
+  private readonly compiled: LRUCache<string, Compiled>;
+  /** Templates compiled (for tests and benchmarks). */
+  misses = 0;
+
+  constructor(opts: TemplateRendererOptions = {}) {
+    this.compiled = new LRUCache({ max: opts.max ?? 200, ttl: opts.ttl ?? 60 * 60_000, updateAgeOnGet: true });
   }
-  if (input.html !== undefined) {
-    const html = renderPart('html', input.html, input.data, false);
-    out.html = input.inlineStyles ? inlineCss(html) : html;
+
+  render(input: RenderInput): RenderOutput {
+    const out: RenderOutput = {};
+
+    if (input.subject !== undefined) {
+      // A subject is one header field: a CR or LF from template data would end it and start a
+      // header of the data's choosing (RFC 5322 2.2: a field body must not contain CR or LF).
+      out.subject = headerSafe(this.renderPart('subject', input.subject, input.data, true));
+    }
+    if (input.html !== undefined) {
+      const html = this.renderPart('html', input.html, input.data, false);
+      out.html = input.inlineStyles ? inlineCss(html) : html;
+    }
+    if (input.text !== undefined) {
+      out.text = this.renderPart('text', input.text, input.data, true);
+    }
+    return out;
   }
-  if (input.text !== undefined) {
-    out.text = renderPart('text', input.text, input.data, true);
+
+  private renderPart(field: Part, source: string, data: Record<string, unknown>, noEscape: boolean): string {
+    // Handlebars compiles lazily: a syntax error surfaces on the first call of the template, so
+    // compile and call are guarded together (a template that does not compile throws on every
+    // call, cached or not).
+    try {
+      return this.template(source, noEscape)(data, RUNTIME_OPTIONS);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new TaskError('templating_error', `The ${field} template could not be rendered: ${reason}`, field, { cause: err });
+    }
   }
-  return out;
+
+  private template(source: string, noEscape: boolean): Compiled {
+    const key = `${noEscape ? 't' : 'h'}:${source}`;
+    const found = this.compiled.get(key);
+    if (found) return found;
+    this.misses++;
+    const template = this.hb.compile(source, { strict: false, noEscape });
+    this.compiled.set(key, template);
+    return template;
+  }
 }
 
 /** Replaces every line break (CRLF, CR or LF) by a space. */
 export function headerSafe(value: string): string {
   return value.replace(/\r\n|\r|\n/g, ' ');
-}
-
-function renderPart(field: Part, source: string, data: Record<string, unknown>, noEscape: boolean): string {
-  // Handlebars compiles lazily: a syntax error surfaces on the first call of the template, so
-  // compile and call are guarded together (a template that does not compile throws on every
-  // call, cached or not).
-  try {
-    const template = templateCache.get(`${noEscape ? 't' : 'h'}:${source}`, () => hb.compile(source, { strict: false, noEscape }));
-    return template(data, RUNTIME_OPTIONS);
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new TaskError('templating_error', `The ${field} template could not be rendered: ${reason}`, field, { cause: err });
-  }
 }
 
 function inlineCss(html: string): string {

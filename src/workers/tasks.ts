@@ -1,12 +1,13 @@
 /**
  * The tasks the worker pool runs: CPU-bound steps kept off the main thread (template rendering,
- * MIME building, RSA/ed25519 signing, key generation). Plain data in, plain data out.
+ * MIME building, RSA/ed25519 signing, key generation). Plain data in, plain data out; what a
+ * thread keeps between tasks (compiled templates, parsed keys) is owned by its WorkerTasks.
  */
 import { composeMessage, type ComposeInput } from './compose.js';
-import { generateDkimKey, signMessage, type DkimAlgorithm, type GeneratedKey, type GenerateKeyOptions } from './dkim.js';
+import { DkimSigner, generateDkimKey, type DkimAlgorithm, type GeneratedKey, type GenerateKeyOptions } from './dkim.js';
 import { engagementUrls, trackHtml, type EngagementInput } from './engagement.js';
 import { TaskError } from './errors.js';
-import { headerSafe, renderTemplate, type RenderInput } from './render.js';
+import { headerSafe, TemplateRenderer, type RenderInput } from './render.js';
 
 export interface MessageContent {
   subject: string;
@@ -46,61 +47,69 @@ export interface BuildOutput {
   signSeconds?: number;
 }
 
-export async function buildMessage(input: BuildInput): Promise<BuildOutput> {
-  const urls = input.engagement ? engagementUrls(input.engagement) : {};
-  // `{{{unsubscribe}}}` in a template gives the unsubscribe URL (ours wins over template data).
-  const withUnsub = urls.unsubscribeUrl && input.template
-    ? { ...input, template: { ...input.template, data: { ...input.template.data, unsubscribe: urls.unsubscribeUrl } } }
-    : input;
-  const content = resolveContent(withUnsub);
-  if (input.engagement && content.html !== undefined) content.html = trackHtml(content.html, input.engagement);
-  const compose = urls.unsubscribeUrl
-    ? { ...input.compose, listUnsubscribe: { url: urls.unsubscribeUrl, mailto: urls.unsubscribeMailto } }
-    : input.compose;
-  let raw = await composeMessage({ ...compose, ...content });
-  let signSeconds: number | undefined;
-  if (input.dkim) {
-    const start = performance.now();
-    raw = await signMessage({ raw, ...input.dkim });
-    signSeconds = (performance.now() - start) / 1000;
-  }
-  const out: BuildOutput = { raw: ownBytes(raw), subject: content.subject, size: raw.byteLength };
-  if (signSeconds !== undefined) out.signSeconds = signSeconds;
-  if (content.html !== undefined) out.html = content.html;
-  if (content.text !== undefined) out.text = content.text;
-  return out;
-}
-
 export interface SignRawInput {
   /** A complete message, e.g. one received on the SMTP submission listener. */
   raw: Uint8Array;
   dkim: DkimKey;
 }
 
-/** DKIM-signs a message as it is; existing DKIM-Signature fields are kept. */
-export async function signRaw(input: SignRawInput): Promise<Uint8Array> {
-  const raw = Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength);
-  return ownBytes(await signMessage({ raw, ...input.dkim }));
-}
+/** The tasks of one worker thread, with the caches they share from one task to the next. */
+export class WorkerTasks {
+  constructor(
+    private readonly renderer = new TemplateRenderer(),
+    private readonly signer = new DkimSigner(),
+  ) {}
 
-export function generateKey(opts: GenerateKeyOptions): GeneratedKey {
-  return generateDkimKey(opts);
-}
+  async buildMessage(input: BuildInput): Promise<BuildOutput> {
+    const urls = input.engagement ? engagementUrls(input.engagement) : {};
+    // `{{{unsubscribe}}}` in a template gives the unsubscribe URL (ours wins over template data).
+    const withUnsub = urls.unsubscribeUrl && input.template
+      ? { ...input, template: { ...input.template, data: { ...input.template.data, unsubscribe: urls.unsubscribeUrl } } }
+      : input;
+    const content = this.resolveContent(withUnsub);
+    if (input.engagement && content.html !== undefined) content.html = trackHtml(content.html, input.engagement);
+    const compose = urls.unsubscribeUrl
+      ? { ...input.compose, listUnsubscribe: { url: urls.unsubscribeUrl, mailto: urls.unsubscribeMailto } }
+      : input.compose;
+    let raw = await composeMessage({ ...compose, ...content });
+    let signSeconds: number | undefined;
+    if (input.dkim) {
+      const start = performance.now();
+      raw = await this.signer.sign({ raw, ...input.dkim });
+      signSeconds = (performance.now() - start) / 1000;
+    }
+    const out: BuildOutput = { raw: ownBytes(raw), subject: content.subject, size: raw.byteLength };
+    if (signSeconds !== undefined) out.signSeconds = signSeconds;
+    if (content.html !== undefined) out.html = content.html;
+    if (content.text !== undefined) out.text = content.text;
+    return out;
+  }
 
-function resolveContent(input: BuildInput): MessageContent {
-  if (input.template && input.content) {
-    throw new TaskError('internal_error', 'buildMessage takes either a template or content, not both');
+  /** DKIM-signs a message as it is; existing DKIM-Signature fields are kept. */
+  async signRaw(input: SignRawInput): Promise<Uint8Array> {
+    const raw = Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength);
+    return ownBytes(await this.signer.sign({ raw, ...input.dkim }));
   }
-  if (input.template) {
-    const rendered = renderTemplate(input.template);
-    const content: MessageContent = { subject: rendered.subject ?? '' };
-    if (rendered.html !== undefined) content.html = rendered.html;
-    if (rendered.text !== undefined) content.text = rendered.text;
-    return content;
+
+  generateKey(opts: GenerateKeyOptions): GeneratedKey {
+    return generateDkimKey(opts);
   }
-  // The same line-break removal the template path gets, so the stored subject is the one sent.
-  if (input.content) return { ...input.content, subject: headerSafe(input.content.subject) };
-  throw new TaskError('internal_error', 'buildMessage needs a template or content');
+
+  private resolveContent(input: BuildInput): MessageContent {
+    if (input.template && input.content) {
+      throw new TaskError('internal_error', 'buildMessage takes either a template or content, not both');
+    }
+    if (input.template) {
+      const rendered = this.renderer.render(input.template);
+      const content: MessageContent = { subject: rendered.subject ?? '' };
+      if (rendered.html !== undefined) content.html = rendered.html;
+      if (rendered.text !== undefined) content.text = rendered.text;
+      return content;
+    }
+    // The same line-break removal the template path gets, so the stored subject is the one sent.
+    if (input.content) return { ...input.content, subject: headerSafe(input.content.subject) };
+    throw new TaskError('internal_error', 'buildMessage needs a template or content');
+  }
 }
 
 /**

@@ -2,24 +2,33 @@
  * Piscina worker entry (loaded from dist/workers/worker.js). Dispatches one task and always
  * resolves: a thrown Error would cross the thread boundary as a bare Error without its `code`
  * and `field`, so failures are returned as plain `{code, message, field?}` data instead.
- * Nothing runs at import time except the DKIM key memo, which must be installed before any
- * other module loads mailauth (dkim-key-cache.ts), hence first.
+ *
+ * Piscina loads this module once per thread, so the WorkerTasks made on the first task is the
+ * thread's own: its compiled templates and parsed DKIM keys serve every later task of the
+ * thread. Nothing is made at import time.
  */
-import './dkim-key-cache.js';
 import { toTaskErrorData } from './errors.js';
-import type { WorkerResponse, WorkerTask } from './protocol.js';
-import { buildMessage, generateKey, signRaw, type BuildInput, type SignRawInput } from './tasks.js';
 import type { GenerateKeyOptions } from './dkim.js';
+import type { WorkerResponse, WorkerTask } from './protocol.js';
+import { WorkerTasks, type BuildInput, type SignRawInput } from './tasks.js';
 
-export default async function runTask(msg: { task: WorkerTask; input: unknown }): Promise<WorkerResponse<unknown>> {
+let thread: WorkerTasks | undefined;
+
+export default function runTask(msg: { task: WorkerTask; input: unknown }): Promise<WorkerResponse<unknown>> {
+  thread ??= new WorkerTasks();
+  return runOn(thread, msg);
+}
+
+/** Runs one task on the given thread state; exported for tests that bring their own. */
+export async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown }): Promise<WorkerResponse<unknown>> {
   try {
     switch (msg?.task) {
       case 'build':
-        return { ok: true, value: await buildMessage(msg.input as BuildInput) };
+        return { ok: true, value: await tasks.buildMessage(msg.input as BuildInput) };
       case 'sign':
-        return { ok: true, value: await signRaw(msg.input as SignRawInput) };
+        return { ok: true, value: await tasks.signRaw(msg.input as SignRawInput) };
       case 'generateKey':
-        return { ok: true, value: generateKey(msg.input as GenerateKeyOptions) };
+        return { ok: true, value: tasks.generateKey(msg.input as GenerateKeyOptions) };
       default:
         return { ok: false, error: { code: 'internal_error', message: `Unknown worker task "${String(msg?.task)}"` } };
     }

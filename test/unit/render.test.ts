@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { TaskError } from '../../src/workers/errors.js';
-import { renderTemplate, templateCache } from '../../src/workers/render.js';
+import { TemplateRenderer, type RenderInput } from '../../src/workers/render.js';
+
+// One renderer for the file, as one worker thread has one: its template cache spans the tests.
+const renderer = new TemplateRenderer();
+const renderTemplate = (input: RenderInput) => renderer.render(input);
 
 function renderError(fn: () => unknown): TaskError {
   try {
@@ -76,12 +80,12 @@ describe('renderTemplate', () => {
 
   it('compiles a source once per thread and renders it with each call\'s own data', () => {
     const source = `<p>Order {{order}} for {{name}} ${Math.random()}</p>`;
-    const before = templateCache.misses;
+    const before = renderer.misses;
     expect(renderTemplate({ html: source, data: { order: 1, name: '<Ann>' } }).html).toContain('Order 1 for &lt;Ann&gt;');
     expect(renderTemplate({ html: source, data: { order: 2, name: 'Bob' } }).html).toContain('Order 2 for Bob');
     // The same source as text is another template (no escaping): compiled separately.
     expect(renderTemplate({ text: source, data: { order: 3, name: '<Cy>' } }).text).toContain('Order 3 for <Cy>');
-    expect(templateCache.misses - before).toBe(2);
+    expect(renderer.misses - before).toBe(2);
     // A template that does not compile fails every time, not only the first.
     for (let i = 0; i < 2; i++) expect(renderError(() => renderTemplate({ html: '{{#each}}', data: {} })).code).toBe('templating_error');
   });

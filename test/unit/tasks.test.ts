@@ -2,8 +2,14 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
 import { generateDkimKey, splitTxt } from '../../src/workers/dkim.js';
-import { buildMessage, generateKey, signRaw, type BuildInput } from '../../src/workers/tasks.js';
+import { WorkerTasks, type BuildInput, type SignRawInput } from '../../src/workers/tasks.js';
 import runTask from '../../src/workers/worker.js';
+
+// The tasks of one worker thread, as worker.ts makes them.
+const tasks = new WorkerTasks();
+const buildMessage = (input: BuildInput) => tasks.buildMessage(input);
+const signRaw = (input: SignRawInput) => tasks.signRaw(input);
+const generateKey = tasks.generateKey.bind(tasks);
 
 const compose: BuildInput['compose'] = {
   from: { email: 'shop@example.com', name: 'Shop' },
