@@ -1,10 +1,24 @@
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { simpleParser } from 'mailparser';
+import { threadId as mainThreadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { splitTxt, type GeneratedKey } from '../../src/workers/dkim.js';
 import { TaskError } from '../../src/workers/errors.js';
 import { WorkerPool } from '../../src/workers/pool.js';
-import type { BuildInput } from '../../src/workers/tasks.js';
+import type { BuildInput, BuildOutput } from '../../src/workers/tasks.js';
 
-// Runs real worker threads on the compiled dist/workers/worker.js (npm test builds first).
+// Runs real worker threads on the compiled dist/workers/worker.js (vitest's global setup builds
+// it first, test/support/build-dist.ts).
+
+/** The DKIM results mailauth finds for a message signed with key at `<selector>._domainkey.example.com`. */
+async function dkimResults(raw: Buffer, selector: string, key: GeneratedKey): Promise<string[]> {
+  const resolver = async (name: string) => {
+    if (name !== `${selector}._domainkey.example.com`) throw Object.assign(new Error(`queryTxt ENOTFOUND ${name}`), { code: 'ENOTFOUND' });
+    return [splitTxt(key.dnsValue)];
+  };
+  const result = await dkimVerify(raw, { resolver });
+  return result.results.map((r) => r.status.result);
+}
 
 const compose: BuildInput['compose'] = {
   from: { email: 'team@example.com', name: 'Team' },
@@ -40,6 +54,8 @@ describe('WorkerPool', () => {
     const parsed = await simpleParser(raw);
     expect(parsed.subject).toBe('Hi Zoë');
     expect(parsed.messageId).toBe('<pool-1@example.com>');
+    // The signature the worker made is a valid one for the key the worker generated.
+    expect(await dkimResults(raw, 'sel', key)).toEqual(['pass']);
   });
 
   it('DKIM-signs a raw message in a worker thread', async () => {
@@ -48,6 +64,7 @@ describe('WorkerPool', () => {
     const signed = Buffer.from(await pool.sign({ raw, dkim: { domain: 'example.com', selector: 'smtp', privateKeyPem: key.privateKeyPem, algorithm: 'rsa' } }));
     expect(signed.toString('latin1')).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256;[^]*\r\nFrom: a@example.com\r\n/);
     expect(Buffer.compare(signed.subarray(signed.length - raw.length), raw)).toBe(0);
+    expect(await dkimResults(signed, 'smtp', key)).toEqual(['pass']);
   });
 
   it('rethrows a template error from the worker as a TaskError with code and field', async () => {
@@ -56,19 +73,43 @@ describe('WorkerPool', () => {
     await expect(attempt).rejects.toMatchObject({ code: 'templating_error', field: 'html', message: expect.stringContaining('html') });
   });
 
-  it('runs several builds in parallel', async () => {
-    const outs = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => pool.build({ content: { subject: `n${i}`, text: `body ${i}` }, compose })),
-    );
-    expect(outs.map((o) => o.subject)).toEqual(['n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
-  });
-
-  it('reports its threads, queue and utilization', () => {
+  it('reports its threads, its queue while tasks wait, and utilization once they ran', async () => {
+    expect(pool.stats().threads).toBe(2);
+    // Two threads take two tasks; the other four wait in piscina's queue.
+    const pending = Array.from({ length: 6 }, (_, i) => pool.build({ content: { subject: `q${i}`, text: `body ${i}` }, compose }));
+    expect(pool.stats().queued).toBe(4);
+    await Promise.all(pending);
     const stats = pool.stats();
     expect(stats.threads).toBe(2);
     expect(stats.queued).toBe(0);
-    expect(stats.utilization).toBeGreaterThanOrEqual(0);
+    expect(stats.utilization).toBeGreaterThan(0);
     expect(stats.utilization).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('WorkerPool threads', () => {
+  // The real worker entry, wrapped to say which thread ran each build (test/support).
+  const pool = new WorkerPool({ threads: 2, workerFile: new URL('../support/thread-id-worker.mjs', import.meta.url).pathname });
+
+  beforeAll(async () => {
+    await pool.start();
+    // Let both threads come up (piscina starts them with the pool, a loaded machine may take a
+    // moment): while one thread makes two RSA keys in turn, the other is ready at the latest.
+    await Promise.all(Array.from({ length: 2 }, () => pool.generateKey({ algorithm: 'rsa', bits: 2048 })));
+  });
+
+  afterAll(async () => {
+    await pool.stop();
+  });
+
+  it('runs several builds in parallel, on both of its threads and never on the main thread', async () => {
+    const outs = (await Promise.all(
+      Array.from({ length: 6 }, (_, i) => pool.build({ content: { subject: `n${i}`, text: `body ${i}` }, compose })),
+    )) as Array<BuildOutput & { threadId: number }>;
+    expect(outs.map((o) => o.subject)).toEqual(['n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
+    const threads = new Set(outs.map((o) => o.threadId));
+    expect(threads.has(mainThreadId)).toBe(false);
+    expect(threads.size).toBe(2);
   });
 });
 
