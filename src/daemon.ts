@@ -30,12 +30,14 @@ import { ChannelService } from './channels/service.js';
 import { SmtpListener } from './smtp/server.js';
 import { InboundListener } from './inbound/listener.js';
 import { Store } from './store/env.js';
+import { OutboxSignal } from './store/outbox-signal.js';
 import { ensureTrackingSecret } from './store/secrets.js';
 import { PoolMessageBuilder } from './submission/builder.js';
 import { StoreDomainRegistry } from './submission/domain-registry.js';
 import { Submission } from './submission/submission.js';
 import { WorkerPool } from './workers/pool.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { WebhookService } from './webhooks/service.js';
 import { WebhookTargets } from './webhooks/targets.js';
 
 /** Anything with a lifecycle. Started in order, stopped in reverse. */
@@ -44,26 +46,47 @@ export interface Component {
   stop(): Promise<void>;
 }
 
+/**
+ * The composition root. Its parts, along DESIGN's diagram:
+ *
+ *   ingress (http/, smtp/, inbound/) → pipeline (submission/, workers/, domains/)
+ *     → delivery (queue/, delivery/) → observers (webhooks/, retention/, purges, re-checks)
+ *
+ * on the foundation every part reads: the store (with the OutboxSignal that tells the webhook
+ * dispatcher about new outbox entries), the public URL and the metrics registry.
+ *
+ * A part can only be given what exists, and the ingress is given the pipeline, so the
+ * constructor and start() go along the flow from the pipeline on and open the ingress last: no
+ * listener accepts a message before everything behind it runs. stop() goes in reverse: the
+ * ingress closes first, the store last. Each component receives exactly its slice of Config.
+ */
 export class Daemon {
+  // Foundation
   readonly store: Store;
+  /** Store → webhook dispatcher: a transaction put outbox entries (store/outbox-signal.ts). */
+  readonly outbox: OutboxSignal;
+  /** config.publicUrl, or derived from the port the HTTP API bound (domain/public-url.ts). */
+  readonly publicUrl: PublicUrl;
+  readonly metrics: Metrics;
+  // Pipeline
   /** Uncached: verification must see the zone as it is now (delivery wants its own, cached). */
   readonly domainDns: DnsResolver;
   readonly domains: DomainService;
-  readonly domainRecheck: DomainRecheck;
   readonly pool: WorkerPool;
+  readonly submission: Submission;
+  // Delivery
   /** Cached (TTL-bounded): delivery resolves the same MX hosts over and over. */
   readonly deliveryDns: DnsResolver;
   readonly delivery: DeliveryService;
-  readonly metrics: Metrics;
-  readonly submission: Submission;
+  // Observers and background work
+  readonly webhookTargets: WebhookTargets;
+  readonly webhooks: WebhookDispatcher;
   readonly retention: RetentionSweeper;
   /** Removes the data of deleted channels after the 204 (store/channel-purge.ts). */
   readonly channelPurger: ChannelPurger;
-  readonly webhookTargets: WebhookTargets;
-  readonly webhooks: WebhookDispatcher;
+  readonly domainRecheck: DomainRecheck;
+  // Ingress
   readonly http: HttpServer;
-  /** config.publicUrl, or derived from the port the HTTP API bound (domain/public-url.ts). */
-  readonly publicUrl: PublicUrl;
   readonly smtp: SmtpListener | null;
   /** Bounces, feedback reports and unsubscribe mails for the return-path hosts (inbound.enabled). */
   readonly inbound: InboundListener | null;
@@ -75,48 +98,90 @@ export class Daemon {
     readonly config: Config,
     readonly logger: Logger,
   ) {
-    this.store = new Store({ dataDir: config.dataDir });
+    this.outbox = new OutboxSignal();
+    this.store = new Store({ dataDir: config.dataDir, outbox: this.outbox });
     this.publicUrl = new PublicUrl({ configured: config.publicUrl, http: config.http, hostname: config.hostname, boundPort: () => this.http.port });
+    this.metrics = this.buildMetrics();
+
     this.domainDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs, cacheMaxEntries: 0 });
-    this.domains = new DomainService({
-      store: this.store,
-      dns: this.domainDns,
-      settings: {
-        hostname: config.hostname,
-        returnPathLabel: config.domains.returnPathLabel,
-        trackingLabel: config.domains.trackingLabel,
-        unsubscribeLabel: config.domains.unsubscribeLabel,
-        publicUrl: this.publicUrl,
-        defaultAlgorithm: config.domains.dkimAlgorithm,
-        maxPerAccount: config.limits.domainsPerAccount,
-      },
-      logger: logger.child({ component: 'domains' }),
-    });
-    this.domainRecheck = new DomainRecheck({
-      store: this.store,
-      domains: this.domains,
-      intervalMs: config.domains.recheckIntervalMs,
-      logger: logger.child({ component: 'domains' }),
-    });
-    this.pool = new WorkerPool({
-      threads: config.workers.threads || undefined,
-      onError: (err) => logger.error({ err }, 'worker thread failed'),
-    });
+    this.domains = this.buildDomains();
+    this.pool = new WorkerPool({ threads: config.workers.threads || undefined, onError: (err) => logger.error({ err }, 'worker thread failed') });
+    this.submission = this.buildSubmission();
+
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
-    this.metrics = new Metrics({
+    this.delivery = this.buildDelivery();
+
+    this.webhookTargets = this.buildWebhookTargets();
+    this.webhooks = new WebhookDispatcher({ store: this.store, outbox: this.outbox, config: pick(config, 'webhooks', 'shutdown'), targets: this.webhookTargets, logger });
+    this.retention = new RetentionSweeper({ store: this.store, retentionDays: config.retention.days, logger: logger.child({ component: 'retention' }) });
+    this.channelPurger = new ChannelPurger({ store: this.store, logger: logger.child({ component: 'channel-purge' }) });
+    this.domainRecheck = new DomainRecheck({ store: this.store, domains: this.domains, intervalMs: config.domains.recheckIntervalMs, logger: logger.child({ component: 'domains' }) });
+
+    this.http = this.buildHttp();
+    this.smtp = config.smtp.enabled
+      ? new SmtpListener({ config: pick(config, 'smtp', 'hostname', 'dataDir', 'shutdown'), submission: this.submission, logger: logger.child({ component: 'smtp' }) })
+      : null;
+    this.inbound = config.inbound.enabled
+      ? new InboundListener({ config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir', 'domains'), store: this.store, logger: logger.child({ component: 'inbound' }) })
+      : null;
+  }
+
+  // ---------- building ----------
+
+  private buildMetrics(): Metrics {
+    return new Metrics({
       sources: {
         queue: () => queueSnapshot(this.store, Date.now()),
         pool: () => this.pool.stats(),
         storeSizeBytes: () => this.store.sizeBytes(),
       },
-      onCollectError: (err, source) => logger.warn({ err, source }, 'metrics source failed'),
+      onCollectError: (err, source) => this.logger.warn({ err, source }, 'metrics source failed'),
     });
-    const metrics = this.metrics;
-    this.delivery = new DeliveryService({
+  }
+
+  private buildDomains(): DomainService {
+    const c = this.config;
+    return new DomainService({
       store: this.store,
-      config,
+      dns: this.domainDns,
+      settings: {
+        hostname: c.hostname,
+        returnPathLabel: c.domains.returnPathLabel,
+        trackingLabel: c.domains.trackingLabel,
+        unsubscribeLabel: c.domains.unsubscribeLabel,
+        publicUrl: this.publicUrl,
+        defaultAlgorithm: c.domains.dkimAlgorithm,
+        maxPerAccount: c.limits.domainsPerAccount,
+      },
+      logger: this.logger.child({ component: 'domains' }),
+    });
+  }
+
+  /** Committed messages go to delivery at once (notify) and into the metrics. */
+  private buildSubmission(): Submission {
+    const metrics = this.metrics;
+    return new Submission({
+      store: this.store,
+      config: pick(this.config, 'policy', 'limits', 'smtp', 'inbound', 'domains'),
+      builder: new PoolMessageBuilder(this.pool, (seconds) => metrics.observeDkimSign(seconds)),
+      domains: new StoreDomainRegistry(this.store),
+      publicUrl: this.publicUrl,
+      onQueued: (messages) => {
+        for (const m of messages) metrics.recordAccepted(m.record.deliveryType, m.record.recipients.length);
+        this.delivery.notify();
+      },
+      logger: this.logger,
+    });
+  }
+
+  private buildDelivery(): DeliveryService {
+    const { delivery, hostname, domains, shutdown } = this.config;
+    const metrics = this.metrics;
+    return new DeliveryService({
+      store: this.store,
+      config: { delivery, hostname, domains: { returnPathLabel: domains.returnPathLabel }, shutdown: { graceMs: shutdown.graceMs } },
       resolver: this.deliveryDns,
-      logger,
+      logger: this.logger,
       observer: {
         onAttempt: (o) => {
           for (let i = 0; i < o.delivered; i++) metrics.recordDelivered(o.deliveryType, o.ageSeconds);
@@ -125,78 +190,67 @@ export class Daemon {
         },
       },
     });
-    this.submission = new Submission({
-      store: this.store,
-      config,
-      builder: new PoolMessageBuilder(this.pool, (seconds) => metrics.observeDkimSign(seconds)),
-      domains: new StoreDomainRegistry(this.store),
-      publicUrl: this.publicUrl,
-      onQueued: (messages) => {
-        for (const m of messages) metrics.recordAccepted(m.record.deliveryType, m.record.recipients.length);
-        this.delivery.notify();
-      },
-      logger,
+  }
+
+  /** Webhook targets resolve through the configured DNS servers when there are any. */
+  private buildWebhookTargets(): WebhookTargets {
+    const c = this.config;
+    return new WebhookTargets({
+      allowHttp: c.webhooks.allowHttp,
+      allowPrivate: c.webhooks.allowPrivate,
+      resolver: c.dns.servers.length > 0 ? this.deliveryDns : undefined,
     });
-    const readiness = () => {
-      const r: Record<string, boolean> = {
-        store: this.store.healthy(),
-        workers: this.pool.stats().threads > 0,
-        http: this.http.listening,
-      };
-      if (this.smtp) r.smtp = this.smtp.listening;
-      if (this.inbound) r.inbound = this.inbound.listening;
-      return r;
-    };
-    // Webhook targets resolve through the configured DNS servers when there are any.
-    this.webhookTargets = new WebhookTargets({
-      allowHttp: config.webhooks.allowHttp,
-      allowPrivate: config.webhooks.allowPrivate,
-      resolver: config.dns.servers.length > 0 ? this.deliveryDns : undefined,
-    });
-    this.webhooks = new WebhookDispatcher({ store: this.store, config, targets: this.webhookTargets, logger });
-    this.channelPurger = new ChannelPurger({ store: this.store, logger: logger.child({ component: 'channel-purge' }) });
+  }
+
+  private buildHttp(): HttpServer {
     const routes: RouteModule[] = [
-      opsRoutes({ readiness, metrics: this.metrics }),
-      channelRoutes(new ChannelService({ store: this.store, purger: this.channelPurger })),
+      opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics }),
+      channelRoutes(new ChannelService({ store: this.store, purger: this.channelPurger, maxPerAccount: this.config.limits.channelsPerAccount })),
       domainRoutes(this.domains),
       sendRoutes(this.submission),
       broadcastRoutes,
       suppressionRoutes,
       activityRoutes,
       statisticsRoutes,
-      webhookRoutes(this.webhookTargets),
+      webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount })),
       trackingRoutes,
     ];
-    this.retention = new RetentionSweeper({ store: this.store, retentionDays: config.retention.days, logger: logger.child({ component: 'retention' }) });
-    this.http = new HttpServer({ config, store: this.store, logger, publicUrl: this.publicUrl }, routes);
-    this.smtp = config.smtp.enabled
-      ? new SmtpListener({ config, store: this.store, submission: this.submission, logger: logger.child({ component: 'smtp' }) })
-      : null;
-    this.inbound = config.inbound.enabled ? new InboundListener({ config, store: this.store, logger: logger.child({ component: 'inbound' }) }) : null;
+    const config = pick(this.config, 'hostname', 'publicUrl', 'http', 'api', 'shutdown', 'metrics', 'limits');
+    return new HttpServer({ config, store: this.store, logger: this.logger, publicUrl: this.publicUrl }, routes);
   }
+
+  /** GET /ready: the store, the workers and every listener. */
+  private readiness(): Record<string, boolean> {
+    const r: Record<string, boolean> = {
+      store: this.store.healthy(),
+      workers: this.pool.stats().threads > 0,
+      http: this.http.listening,
+    };
+    if (this.smtp) r.smtp = this.smtp.listening;
+    if (this.inbound) r.inbound = this.inbound.listening;
+    return r;
+  }
+
+  // ---------- running ----------
 
   async start(): Promise<void> {
     fs.mkdirSync(this.config.dataDir, { recursive: true, mode: 0o700 });
     try {
-      // Stage 1, the store and what everything else reads: stopped last.
-      await this.startComponent(this.store);
-      this.initialCredentials = await bootstrapIfEmpty(this.store, this.config.dataDir);
-      await ensureTrackingSecret(this.store);
-      const dns = this.domainDns;
-      await this.startComponent({ start: async () => dns.start(), stop: async () => dns.stop() });
+      // Stage 1, the store and the pipeline everything else hands work to: stopped last.
+      await this.startFoundation();
+      await this.startComponent(resolverComponent(this.domainDns));
       await this.startComponent(this.pool);
       await this.startComponent(this.submission);
-      const ddns = this.deliveryDns;
-      await this.startComponent({ start: async () => ddns.start(), stop: async () => ddns.stop() });
-      // Stage 2, background work and ingress: stopped together, at once, on shutdown, so that no
-      // listener keeps accepting while another one drains (each finishes its own in-flight work
-      // within shutdown.graceMs), before the pipeline of stage 1 goes away.
+      await this.startComponent(resolverComponent(this.deliveryDns));
+      // Stage 2, delivery, observers, background work and ingress: stopped together, at once, on
+      // shutdown, so that no listener keeps accepting while another one drains (each finishes its
+      // own in-flight work within shutdown.graceMs), before the pipeline of stage 1 goes away.
       this.beginStage();
-      await this.startComponent(this.domainRecheck);
-      await this.startComponent(this.retention);
-      await this.startComponent(this.channelPurger);
       await this.startComponent(this.delivery);
       await this.startComponent(this.webhooks);
+      await this.startComponent(this.retention);
+      await this.startComponent(this.channelPurger);
+      await this.startComponent(this.domainRecheck);
       await this.startComponent(this.http);
       if (this.smtp) await this.startComponent(this.smtp);
       if (this.inbound) await this.startComponent(this.inbound);
@@ -210,6 +264,13 @@ export class Daemon {
     if (!this.config.hostname.includes('.')) {
       this.logger.warn({ hostname: this.config.hostname }, 'hostname is not a fully qualified domain name; set hostname (POSTRIDER_HOSTNAME) to the name receivers and DNS records should use');
     }
+  }
+
+  /** The store, then what a first start puts in it: the initial account and key, the tracking secret. */
+  private async startFoundation(): Promise<void> {
+    await this.startComponent(this.store);
+    this.initialCredentials = await bootstrapIfEmpty(this.store, this.config.dataDir);
+    await ensureTrackingSecret(this.store);
   }
 
   /** SIGHUP: reload what can change without a restart (TLS certificates, log level). */
@@ -239,4 +300,16 @@ export class Daemon {
     await c.start();
     this.stages[this.stages.length - 1].push(c);
   }
+}
+
+/** The keys of Config a component reads: it is given those and nothing else. */
+function pick<K extends keyof Config>(config: Config, ...keys: K[]): Pick<Config, K> {
+  const slice = {} as Pick<Config, K>;
+  for (const k of keys) slice[k] = config[k];
+  return slice;
+}
+
+/** A DnsResolver's synchronous start and stop as a Component. */
+function resolverComponent(dns: DnsResolver): Component {
+  return { start: async () => dns.start(), stop: async () => dns.stop() };
 }

@@ -27,10 +27,15 @@ import { MxResolver, type MxLookups } from './mx.js';
 import { DEFAULT_SMTP_TIMEOUTS, type SmtpTimeouts } from './smtp-client.js';
 import { settledWithin } from '../domain/settle.js';
 
+/** The configuration delivery reads: delivery.*, the EHLO name, the return-path label and the grace period. */
+export type DeliverySettings = Pick<Config, 'delivery' | 'hostname'> & {
+  domains: Pick<Config['domains'], 'returnPathLabel'>;
+  shutdown: Pick<Config['shutdown'], 'graceMs'>;
+};
+
 export interface DeliveryServiceOptions {
   store: Store;
-  /** Uses hostname, delivery.* and shutdown.graceMs. */
-  config: Config;
+  config: DeliverySettings;
   /** A started DnsResolver (or anything with its mx/a/aaaa). */
   resolver: MxLookups;
   logger: Logger;
@@ -78,7 +83,7 @@ const ERROR_BACKOFF_MS = 5_000;
 
 export class DeliveryService {
   private readonly queue: DeliveryQueue;
-  private readonly config: Config;
+  private readonly config: DeliverySettings;
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly attempt: AttemptFn;

@@ -15,6 +15,7 @@ import { settledWithin } from '../domain/settle.js';
 import { damaged } from './data-file.js';
 import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
 import { examineDataFolder, markerDate, writeMarker } from './marker.js';
+import { OutboxSignal } from './outbox-signal.js';
 import { RESTORE_HINT, StoreProblem } from './problems.js';
 
 export interface StoreOptions {
@@ -22,6 +23,9 @@ export interface StoreOptions {
   /** Read-only opening, for inspection commands; the daemon and the CLI may also share one
    *  environment read-write, since LMDB is safe across processes. */
   readOnly?: boolean;
+  /** Told when a transaction put webhook outbox entries (store/outbox-signal.ts); default: a
+   *  signal nobody listens to. */
+  outbox?: OutboxSignal;
 }
 
 export type Dbs = Record<DbName, Database<any, any>>;
@@ -34,7 +38,12 @@ export class Store {
   private stopping: Promise<void> | null = null;
   private readonly pending = new Set<Promise<unknown>>();
 
-  constructor(private readonly opts: StoreOptions) {}
+  /** Notified by the outbox writer (store/webhook-outbox.ts) inside the writing transaction. */
+  readonly outbox: OutboxSignal;
+
+  constructor(private readonly opts: StoreOptions) {
+    this.outbox = opts.outbox ?? new OutboxSignal();
+  }
 
   get path(): string {
     return path.join(this.opts.dataDir, 'db');

@@ -29,33 +29,6 @@ function outboxKey(e: Pick<OutboxEntry, 'webhookId' | 'messageId' | 'seq' | 'par
   return e.part === undefined ? [e.webhookId, e.messageId, e.seq] : [e.webhookId, e.messageId, e.seq, e.part];
 }
 
-// ---------- commit signal ----------
-
-/**
- * Listeners told that a transaction put outbox entries. Keyed by Store instance (not global):
- * each daemon's dispatcher listens to its own store. A listener runs inside the writing
- * transaction, before its commit, so it must only schedule work (the dispatcher reads the outbox
- * inside a later write transaction, which sees every earlier one).
- */
-const listeners = new WeakMap<Store, Set<() => void>>();
-
-export function onOutboxWrite(store: Store, fn: () => void): () => void {
-  let set = listeners.get(store);
-  if (!set) listeners.set(store, (set = new Set()));
-  set.add(fn);
-  return () => set.delete(fn);
-}
-
-function signal(store: Store): void {
-  for (const fn of listeners.get(store) ?? []) {
-    try {
-      fn();
-    } catch {
-      /* a listener only schedules work; its failure must not roll back the event */
-    }
-  }
-}
-
 // ---------- writing entries ----------
 
 function isHeadInTxn(store: Store, e: OutboxEntry): boolean {
@@ -86,7 +59,8 @@ export function enqueueWebhookEventsInTxn(store: Store, e: EventRecord): void {
       added++;
     }
   }
-  if (added > 0) signal(store);
+  // The store's OutboxSignal (store/outbox-signal.ts), wired to the dispatcher in daemon.ts.
+  if (added > 0) store.outbox.notify();
 }
 
 function dueKey(e: OutboxEntry): DueKey {
@@ -117,7 +91,7 @@ export interface ClaimOptions {
 
 /**
  * Due entries to send now, per webhook up to its free slots, and the earliest due time of those
- * left for later (the dispatcher's next wake-up). Runs inside a write (see `listeners`); it
+ * left for later (the dispatcher's next wake-up). Runs inside a write (see OutboxSignal); it
  * removes the entries of webhooks that were deleted or disabled meanwhile.
  */
 export function claimDueInTxn(store: Store, o: ClaimOptions): { claims: Claim[]; nextDueMs: number | undefined } {
