@@ -80,8 +80,6 @@ function fieldCodes(res: ApiResponse, pointer: string): string[] {
   return (res.body.errors[pointer] ?? []).map((e: { code: string }) => e.code);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('webhook CRUD', () => {
   it('creates a webhook and answers every field of the SDKs, payloadSigningKey included, in create, retrieve and list', async () => {
     const channelId = await newChannel(t);
@@ -220,10 +218,16 @@ describe('webhook tenant isolation', () => {
     const channelId = await newChannel(t);
     const ownPath = nextPath();
     await createHook({ url: rx.url(ownPath), channelId });
-    await appendEvent(t, { channelId, eventType: 'delivered' });
+    const messageId = randomUUID();
+    await appendEvent(t, { channelId, messageId, eventType: 'delivered' });
     await waitFor(() => rx.at(ownPath).length === 1, { what: 'own delivery' });
-    await sleep(200);
-    expect(rx.at(path)).toEqual([]);
+    // Sentinel: a later event of the same message in the other account. Entries of one
+    // (webhook, message) pair go out in event order, so had the first event leaked into the
+    // other account's outbox, it would reach `path` before this one.
+    const otherChannel = await newChannel(t, other.key);
+    await appendEvent(t, { accountId: other.accountId, channelId: otherChannel, messageId, eventType: 'opened' });
+    await waitFor(() => rx.at(path).some((r) => r.json.channelId === otherChannel), { what: "the other account's own event" });
+    expect(rx.at(path).filter((r) => r.json.channelId !== otherChannel)).toEqual([]);
   });
 });
 
@@ -318,11 +322,13 @@ describe('webhook delivery', () => {
     const channelB = await newChannel(t);
     const path = nextPath();
     await createHook({ url: rx.url(path), channelId: channelA, events: ['bounced', 'complained'] });
-    await appendEvent(t, { channelId: channelA, eventType: 'delivered' });
-    await appendEvent(t, { channelId: channelB, eventType: 'bounced' });
-    await appendEvent(t, { channelId: channelA, eventType: 'complained' });
-    await waitFor(() => rx.at(path).length >= 1, { what: 'delivery' });
-    await sleep(200);
+    // One message for all three: entries of one (webhook, message) pair go out in event order,
+    // so the wanted last event is the sentinel after which an unwanted one would have arrived.
+    const messageId = randomUUID();
+    await appendEvent(t, { channelId: channelA, messageId, eventType: 'delivered' });
+    await appendEvent(t, { channelId: channelB, messageId, eventType: 'bounced' });
+    await appendEvent(t, { channelId: channelA, messageId, eventType: 'complained' });
+    await waitFor(() => rx.at(path).some((r) => r.json.eventType === 'complained'), { what: 'the complaint' });
     expect(rx.at(path).map((r) => [r.json.channelId, r.json.eventType])).toEqual([[channelA, 'complained']]);
   });
 
@@ -365,9 +371,10 @@ describe('webhook delivery', () => {
   it('gives an event up after webhooks.maxAgeMs and counts it as failed, keeping the response', async () => {
     const channelId = await newChannel(t);
     const path = nextPath();
-    rx.on(path, () => ({ status: 503, body: 'x'.repeat(100_000) }));
+    rx.on(path, (r) => (r.json.eventType === 'bounced' ? { status: 503, body: 'x'.repeat(100_000) } : { status: 200 }));
     const hook = await createHook({ url: rx.url(path), channelId });
-    await appendEvent(t, { channelId, eventType: 'bounced' });
+    const messageId = randomUUID();
+    await appendEvent(t, { channelId, messageId, eventType: 'bounced' });
     await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.deliveryStats.failed === 1, { what: 'give-up' });
     const read = (await t.api('GET', `/webhooks/${hook.id}`)).body;
     expect(read.deliveryStats.pending).toBe(0);
@@ -376,8 +383,11 @@ describe('webhook delivery', () => {
     expect(read.lastResponse.error.length).toBeLessThan(400);
     expect(read.lastResponse.error).toMatch(/^HTTP 503: x+/);
     const attempts = rx.at(path).length;
-    await sleep(400);
-    expect(rx.at(path).length).toBe(attempts);
+    // Sentinel: the message's next event goes out only once the given-up one has left the
+    // outbox, so a further attempt at the bounce would arrive before it.
+    await appendEvent(t, { channelId, messageId, eventType: 'delivered' });
+    await waitFor(() => rx.at(path).some((r) => r.json.eventType === 'delivered'), { what: "the message's next event" });
+    expect(rx.at(path).filter((r) => r.json.eventType === 'bounced').length).toBe(attempts);
   });
 
   it('counts a timeout as a failed attempt and retries', async () => {
@@ -395,19 +405,27 @@ describe('webhook delivery', () => {
     const channelId = await newChannel(t);
     const path = nextPath();
     const sentinel = nextPath();
-    rx.on(path, () => ({ status: 500 }));
+    rx.on(path, (r) => (r.json.eventType === 'delivered' ? { status: 200 } : { status: 500 }));
     const hook = await createHook({ url: rx.url(path), channelId });
     await createHook({ url: rx.url(sentinel), channelId });
-    await appendEvent(t, { channelId, eventType: 'opened' });
+    const opened = randomUUID();
+    const clicked = randomUUID();
+    await appendEvent(t, { channelId, messageId: opened, eventType: 'opened' });
     await waitFor(() => rx.at(path).length >= 1, { what: 'first attempt' });
     const off = await t.api('PATCH', `/webhooks/${hook.id}`, { body: { enabled: false } });
     expect(off.body.enabled).toBe(false);
     expect(off.body.deliveryStats.pending).toBe(0);
     const before = rx.at(path).length;
-    await appendEvent(t, { channelId, eventType: 'clicked' });
+    await appendEvent(t, { channelId, messageId: clicked, eventType: 'clicked' });
     await waitFor(() => rx.at(sentinel).length === 2, { what: 'sentinel' });
-    await sleep(400);
-    expect(rx.at(path).length).toBe(before);
+    // Sentinels through the webhook itself: enabled again, it gets a later event of each
+    // message. Entries of one (webhook, message) pair go out in event order, so a retry of the
+    // dropped 'opened' or a send of 'clicked' would arrive before these.
+    expect((await t.api('PATCH', `/webhooks/${hook.id}`, { body: { enabled: true } })).body.enabled).toBe(true);
+    await appendEvent(t, { channelId, messageId: opened, eventType: 'delivered' });
+    await appendEvent(t, { channelId, messageId: clicked, eventType: 'delivered' });
+    await waitFor(() => rx.at(path).filter((r) => r.json.eventType === 'delivered').length === 2, { what: 'the later events after enabling again' });
+    expect(rx.at(path).filter((r) => r.json.eventType !== 'delivered').length).toBe(before);
   });
 
   it('sends what was in flight again after a restart, with the same webhook id', async () => {
