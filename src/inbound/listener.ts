@@ -21,13 +21,16 @@ import { InboundProcessor } from './processor.js';
 const MAX_SIZE = 10 * 1024 * 1024;
 const MAX_RECIPIENTS = 20;
 
+/** The settings the inbound listener reads: its address, the certificate (smtp.tls*), the return-path label. */
+export type InboundSettings = Pick<Config, 'inbound' | 'smtp' | 'hostname' | 'dataDir' | 'domains'>;
+
 export class InboundListener {
   private server: SMTPServer | null = null;
   private boundPort = 0;
   private readonly processor: InboundProcessor;
   private readonly inFlight = new Set<Promise<unknown>>();
 
-  constructor(private readonly deps: { config: Config; store: Store; logger: Logger }) {
+  constructor(private readonly deps: { config: InboundSettings; store: Store; logger: Logger }) {
     this.processor = new InboundProcessor({ store: deps.store, returnPathLabel: deps.config.domains.returnPathLabel });
   }
 

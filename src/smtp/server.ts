@@ -3,8 +3,9 @@
  * (RFC 8314) on smtp.implicitTlsPort. AUTH PLAIN/LOGIN is required before MAIL FROM; the
  * username names the channel (or "api" with a channel key), the password is an API key.
  * This adapter only speaks SMTP: connection limits, timeouts and the shutdown drain are in
- * sessions.ts, AUTH throttling in throttle.ts, submission policy in submission/ (envelope.ts
- * per command, raw.ts for the message), and every error becomes a reply in replies.ts.
+ * sessions.ts, AUTH throttling in throttle.ts, submission policy behind one Submission verb per
+ * command (authenticate, checkSender, checkRecipient, submitRaw), and every error becomes a
+ * reply in replies.ts.
  */
 import { listenFailure } from '../domain/listen-problem.js';
 import type { Readable } from 'node:stream';
@@ -12,12 +13,8 @@ import type { Logger } from 'pino';
 import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerSession } from 'smtp-server';
 import type { Config } from '../config/schema.js';
 import { normalizeEmail } from '../domain/address.js';
-import type { Channel, Principal } from '../domain/types.js';
-import { findApiKeyByToken } from '../store/api-keys.js';
-import { getChannel } from '../store/channels.js';
-import type { Store } from '../store/env.js';
-import { checkEnvelopeRecipient, checkEnvelopeSender } from '../submission/envelope.js';
 import type { Submission } from '../submission/submission.js';
+import type { Submitter } from '../submission/submitter.js';
 import { readMessage } from './message-reader.js';
 import { smtpReply, toSmtpError, type SmtpReplyError } from './replies.js';
 import { Sessions } from './sessions.js';
@@ -26,10 +23,11 @@ import { loadTls, type TlsMaterial } from './tls.js';
 import { clientAddress, WireServer } from './wire-server.js';
 import type { GateTicket } from './connection-gate.js';
 
-interface SessionUser {
-  principal: Principal;
-  channel: Channel;
-}
+/** The settings the submission listener reads. */
+export type SmtpSettings = Pick<Config, 'smtp' | 'hostname' | 'dataDir' | 'shutdown'>;
+
+/** The submission verbs the listener calls, one per SMTP command that carries policy. */
+export type SmtpSubmission = Pick<Submission, 'authenticate' | 'checkSender' | 'checkRecipient' | 'submitRaw'>;
 
 const MAX_RECIPIENTS = 50;
 
@@ -43,7 +41,7 @@ export class SmtpListener {
   private readonly inFlight = new Set<Promise<unknown>>();
   private ports: number[] = [];
 
-  constructor(private readonly deps: { config: Config; store: Store; submission: Submission; logger: Logger }) {
+  constructor(private readonly deps: { config: SmtpSettings; submission: SmtpSubmission; logger: Logger }) {
     const smtp = deps.config.smtp;
     this.throttle = new AuthThrottle({ userLimit: smtp.authFailureLimit, addressLimit: smtp.authFailuresPerAddress });
     this.sessions = new Sessions({
@@ -150,7 +148,7 @@ export class SmtpListener {
     const verdict = this.throttle.check(ip, username);
     if (verdict === 'address-throttled') return cb(smtpReply('authThrottled'));
     if (verdict === 'user-locked') return cb(smtpReply('authUserLocked'));
-    const user = this.authenticate(username, auth.password ?? '');
+    const user = this.deps.submission.authenticate(username, auth.password ?? '');
     if (!user) {
       this.throttle.fail(ip, username);
       this.deps.logger.warn({ ip, username: loggableUsername(username) }, 'smtp auth failed');
@@ -161,31 +159,17 @@ export class SmtpListener {
     cb(null, { user });
   }
 
-  /** Username: the channel id, or "api" with a channel-level key. Password: the API key. */
-  private authenticate(username: string, password: string): SessionUser | null {
-    const key = findApiKeyByToken(this.deps.store, password);
-    if (!key) return null;
-    const name = username.trim().toLowerCase();
-    const channelId = key.channelId ?? (name === 'api' ? null : name);
-    if (!channelId || (key.channelId && name !== 'api' && name !== key.channelId)) return null;
-    const channel = getChannel(this.deps.store, channelId);
-    if (!channel || channel.accountId !== key.accountId) return null;
-    return { principal: { keyId: key.id, accountId: key.accountId, channelId: key.channelId }, channel };
-  }
-
   private onMailFrom(address: SMTPServerAddress, session: SMTPServerSession): void {
-    const user = session.user as unknown as SessionUser;
     const n = normalizeEmail(address.address);
     if ('problem' in n) throw smtpReply('badSender', n.problem.message);
-    checkEnvelopeSender(this.deps.submission.deps, { accountId: user.principal.accountId, channel: user.channel, from: n.email });
+    this.deps.submission.checkSender(submitterOf(session), n.email);
   }
 
   private onRcptTo(address: SMTPServerAddress, session: SMTPServerSession): void {
-    const user = session.user as unknown as SessionUser;
     if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw smtpReply('tooManyRecipients', `at most ${MAX_RECIPIENTS} per message`);
     const n = normalizeEmail(address.address);
     if ('problem' in n) throw smtpReply('badRecipient', n.problem.message);
-    checkEnvelopeRecipient(this.deps.submission.deps, { channel: user.channel, to: n.email });
+    this.deps.submission.checkRecipient(submitterOf(session), n.email);
   }
 
   private onData(stream: Readable, session: SMTPServerSession, cb: Reply): void {
@@ -197,8 +181,8 @@ export class SmtpListener {
     const work = readMessage(stream, limit)
       .then(async (m) => {
         if ('oversized' in m) return reply(smtpReply('messageTooLarge', `the limit is ${limit} bytes`));
-        const user = session.user as unknown as SessionUser;
-        const res = await this.deps.submission.raw({
+        const user = submitterOf(session);
+        const res = await this.deps.submission.submitRaw({
           principal: user.principal,
           channel: user.channel,
           recipients: session.envelope.rcptTo.map((r) => (normalizeEmail(r.address) as { email: string }).email),
@@ -227,6 +211,11 @@ export class SmtpListener {
     if (internal) this.deps.logger.error({ err }, 'smtp submission failed');
     cb(reply);
   }
+}
+
+/** The Submitter onAuth stored with the session; MAIL FROM, RCPT TO and DATA come after AUTH. */
+function submitterOf(session: SMTPServerSession): Submitter {
+  return session.user as unknown as Submitter;
 }
 
 /**

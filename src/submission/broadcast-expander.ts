@@ -18,7 +18,7 @@ import { splitSuppressed } from './policy.js';
 import { simulatedBounces } from './sender.js';
 import { enqueue } from './enqueue.js';
 import { engagementFor } from './engagement.js';
-import type { SubmissionDeps } from './submission.js';
+import type { SubmissionDeps } from './deps.js';
 
 const BATCH = 100;
 

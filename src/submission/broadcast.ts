@@ -28,7 +28,7 @@ import { resolveSendChannel } from './channel.js';
 import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount } from './policy.js';
 import { senderKey } from './sender.js';
-import type { SubmissionDeps } from './submission.js';
+import type { SubmissionDeps } from './deps.js';
 
 export interface BroadcastEntryInput {
   to?: Address[];
@@ -89,6 +89,16 @@ export interface BroadcastResponse {
   broadcastId: string;
 }
 
+/** The request, validated: what every message shares and the normalized entries. */
+interface NormalizedBroadcast {
+  from: Address;
+  replyTo: Address[];
+  attachments: Attachment[];
+  headers: Record<string, string>;
+  metadata: Record<string, string>;
+  entries: BroadcastEntry[];
+}
+
 export async function sendBroadcast(
   deps: SubmissionDeps & { onAccepted: () => void },
   req: BroadcastRequest,
@@ -96,67 +106,78 @@ export async function sendBroadcast(
   const channel = resolveSendChannel(deps.store, req.principal, req.channelHeader);
   const idem = idempotencyContext({ accountId: req.principal.accountId, key: req.idempotencyKey, route: 'send/broadcast', channelId: channel.id, body: req.body });
   const { body, replayed } = await deps.idempotency.run(idem, async () => {
-    const { store, config } = deps;
-    const account = sendingAccount(store, req.principal.accountId);
+    const account = sendingAccount(deps.store, req.principal.accountId);
     const b = req.body;
-    const errors = new FieldErrorList();
-    const from = normalizeAddress(b.from, '/from', errors);
-    const replyTo = normalizeAddresses(b.replyTo, '/replyTo', errors);
-    checkTemplate(b.template, '/template', errors);
-    if (b.messages.length === 0) errors.add('/messages', 'min_items', 'must have at least 1 item');
-    const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
-    const commonHeaders = normalizeHeaders(b.headers, '/headers', errors, { broadcast: true });
-    const commonMetadata = normalizeMetadata(b.metadata);
-    const entries = b.messages.map((m, i) => normalizeEntry(m, i, { tags: b.tags ?? [], headers: commonHeaders, metadata: commonMetadata }, errors));
-    errors.throwIfAny();
-
-    senderKey(deps, { accountId: account.id, channel, from: from.email });
-    const recipients = entries.flatMap((e) => [...e.to, ...e.cc, ...e.bcc].map((a) => recipientKey(a.email)));
-    checkDenyList(config.policy.denyRecipients, [...new Set(recipients)]);
-
+    const n = normalizeBroadcast(b);
+    senderKey(deps, { accountId: account.id, channel, from: n.from.email });
+    const recipients = n.entries.flatMap((e) => [...e.to, ...e.cc, ...e.bcc].map((a) => recipientKey(a.email)));
+    checkDenyList(deps.config.policy.denyRecipients, [...new Set(recipients)]);
     const common: BroadcastCommon = {
-      from,
-      replyTo,
+      from: n.from,
+      replyTo: n.replyTo,
       template: b.template,
-      attachments,
+      attachments: n.attachments,
       tracking: mergeTracking(channel.tracking, b.tracking),
       deliveryType: channel.deliveryType,
       tags: b.tags ?? [],
-      headers: commonHeaders,
-      metadata: commonMetadata,
+      headers: n.headers,
+      metadata: n.metadata,
     };
-    // Render the first entry now so template syntax errors are a 422, not a silent failure later.
-    await deps.builder.build({
-      template: { ...b.template, data: { ...(b.template.data ?? {}), ...entries[0].data } },
-      compose: { from, to: entries[0].to, messageId: '<check@postrider.invalid>', date: new Date().toUTCString() },
-    });
-
-    const id = randomUUID();
-    const record: BroadcastRecord<BroadcastCommon> = {
-      id,
-      accountId: account.id,
-      channelId: channel.id,
-      createdAt: new Date().toISOString(),
-      state: 'expanding',
-      total: entries.length,
-      cursor: 0,
-      messages: 0,
-      skipped: 0,
-      failed: 0,
-      suppressed: 0,
-      common,
-    };
-    const response: BroadcastResponse = { status: 'accepted', broadcastId: id };
-    await acceptBroadcast(store, {
+    await checkRenders(deps, b.template, n);
+    const record = broadcastRecord({ accountId: account.id, channelId: channel.id, total: n.entries.length, common });
+    const response: BroadcastResponse = { status: 'accepted', broadcastId: record.id };
+    await acceptBroadcast(deps.store, {
       record,
-      entries,
-      sendLimit: account.state === 'pending' ? { accountId: account.id, limit: config.limits.pendingSendLimit, recipients: recipients.length } : undefined,
+      entries: n.entries,
+      sendLimit: account.state === 'pending' ? { accountId: account.id, limit: deps.config.limits.pendingSendLimit, recipients: recipients.length } : undefined,
       idempotency: idem ? { accountId: idem.accountId, key: idem.key, record: deps.idempotency.recordFor(idem, response) } : undefined,
     });
     return response;
   });
   if (!replayed) deps.onAccepted();
   return body;
+}
+
+/** Every field error of the request and of its entries at once (one 422 names them all). */
+function normalizeBroadcast(b: BroadcastBody): NormalizedBroadcast {
+  const errors = new FieldErrorList();
+  const from = normalizeAddress(b.from, '/from', errors);
+  const replyTo = normalizeAddresses(b.replyTo, '/replyTo', errors);
+  checkTemplate(b.template, '/template', errors);
+  if (b.messages.length === 0) errors.add('/messages', 'min_items', 'must have at least 1 item');
+  const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
+  const headers = normalizeHeaders(b.headers, '/headers', errors, { broadcast: true });
+  const metadata = normalizeMetadata(b.metadata);
+  const entries = b.messages.map((m, i) => normalizeEntry(m, i, { tags: b.tags ?? [], headers, metadata }, errors));
+  errors.throwIfAny();
+  return { from, replyTo, attachments, headers, metadata, entries };
+}
+
+/** Renders the first entry now so template syntax errors are a 422, not a silent failure later. */
+async function checkRenders(deps: SubmissionDeps, template: TemplateInput, n: NormalizedBroadcast): Promise<void> {
+  const first = n.entries[0];
+  await deps.builder.build({
+    template: { ...template, data: { ...(template.data ?? {}), ...first.data } },
+    compose: { from: n.from, to: first.to, messageId: '<check@postrider.invalid>', date: new Date().toUTCString() },
+  });
+}
+
+/** A new broadcast, before the expander has built any of its messages. */
+function broadcastRecord(q: { accountId: string; channelId: string; total: number; common: BroadcastCommon }): BroadcastRecord<BroadcastCommon> {
+  return {
+    id: randomUUID(),
+    accountId: q.accountId,
+    channelId: q.channelId,
+    createdAt: new Date().toISOString(),
+    state: 'expanding',
+    total: q.total,
+    cursor: 0,
+    messages: 0,
+    skipped: 0,
+    failed: 0,
+    suppressed: 0,
+    common: q.common,
+  };
 }
 
 function normalizeEntry(

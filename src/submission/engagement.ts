@@ -15,7 +15,7 @@ import { getChannelRecord } from '../store/channels.js';
 import { findDomainByName } from '../store/domains.js';
 import { trackingSecret } from '../store/secrets.js';
 import type { EngagementInput } from '../workers/engagement.js';
-import type { SubmissionDeps } from './submission.js';
+import type { SubmissionDeps } from './deps.js';
 
 export function engagementFor(
   deps: Pick<SubmissionDeps, 'store' | 'config' | 'publicUrl'>,

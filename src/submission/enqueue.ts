@@ -1,5 +1,5 @@
 import { commitMessages, type CommitInput } from '../store/messages.js';
-import type { SubmissionDeps } from './submission.js';
+import type { SubmissionDeps } from './deps.js';
 
 /** Commits accepted messages durably, then tells onQueued: the one way submissions enqueue. */
 export async function enqueue(deps: SubmissionDeps, input: CommitInput): Promise<void> {

@@ -6,22 +6,22 @@
  */
 import { recipientKey } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
-import type { Channel } from '../domain/types.js';
 import { isSuppressed } from '../store/suppressions.js';
+import type { SubmissionDeps } from './deps.js';
 import { allowedSender } from './header-senders.js';
-import { isDenied, sendingAccount } from './policy.js';
-import type { SubmissionDeps } from './submission.js';
+import { assertMaySend, isDenied } from './policy.js';
+import type { Submitter } from './submitter.js';
 
 /** The account may send, and the envelope sender is on a domain the channel may send from. */
-export function checkEnvelopeSender(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): void {
-  sendingAccount(deps.store, q.accountId);
-  allowedSender(deps, { accountId: q.accountId, channel: q.channel, email: q.from, field: 'MAIL FROM' });
+export function checkEnvelopeSender(deps: SubmissionDeps, who: Submitter, from: string): void {
+  assertMaySend(deps.store, who.principal.accountId);
+  allowedSender(deps, { accountId: who.principal.accountId, channel: who.channel, email: from, field: 'MAIL FROM' });
 }
 
 /** The recipient is not on the operator's deny list nor suppressed on the channel. */
-export function checkEnvelopeRecipient(deps: SubmissionDeps, q: { channel: Channel; to: string }): void {
-  if (isDenied(deps.config.policy.denyRecipients, q.to)) throw new AppError('recipient_forbidden', 'Recipient not allowed by policy');
-  if (isSuppressed(deps.store, q.channel.id, 'transactional', recipientKey(q.to))) {
+export function checkEnvelopeRecipient(deps: SubmissionDeps, who: Submitter, to: string): void {
+  if (isDenied(deps.config.policy.denyRecipients, to)) throw new AppError('recipient_forbidden', 'Recipient not allowed by policy');
+  if (isSuppressed(deps.store, who.channel.id, 'transactional', recipientKey(to))) {
     throw new AppError('recipients_suppressed', 'Recipient is on the suppression list of this channel');
   }
 }

@@ -15,7 +15,7 @@ import type { Channel } from '../domain/types.js';
 import { parseMailboxList } from './mailbox-list.js';
 import type { DkimKeyRef } from './ports.js';
 import { senderKey } from './sender.js';
-import type { SubmissionDeps } from './submission.js';
+import type { SubmissionDeps } from './deps.js';
 
 export interface HeaderSenders {
   /** The first From address: the message's sender in activity and webhooks. */

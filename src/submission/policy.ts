@@ -17,6 +17,11 @@ export function sendingAccount(store: Store, accountId: string): Account {
   return account;
 }
 
+/** The account exists and is not suspended; for checks made before the account itself is needed (SMTP MAIL FROM). */
+export function assertMaySend(store: Store, accountId: string): void {
+  sendingAccount(store, accountId);
+}
+
 /** Deny-list entries are domains ("example.com" also covers sub.example.com) or full addresses. */
 export function isDenied(denyList: readonly string[], email: string): boolean {
   const lower = email.toLowerCase();

@@ -8,106 +8,153 @@
  * the 250.
  */
 import { randomUUID } from 'node:crypto';
-import { simpleParser, type AddressObject } from 'mailparser';
+import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { domainOf, recipientKey, type Address } from '../domain/address.js';
 import libmime from 'libmime';
 import { AppError } from '../domain/errors.js';
-import { ensureField, fieldValue, joinMessage, malformedFields, removeFields, splitMessage } from '../domain/raw-headers.js';
-import type { Channel, Principal } from '../domain/types.js';
+import { ensureField, fieldValue, joinMessage, malformedFields, removeFields, splitMessage, type SplitMessage } from '../domain/raw-headers.js';
+import type { Account } from '../domain/types.js';
+import type { AcceptedMessage } from '../store/messages.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
 import { simulatedBounces } from './sender.js';
 import { enqueue } from './enqueue.js';
 import { checkHeaderSenders } from './header-senders.js';
 import { fitLineLength } from './line-length.js';
-import type { SubmissionDeps } from './submission.js';
+import { parseMetadata, parseTags } from './x-headers.js';
+import type { SubmissionDeps } from './deps.js';
+import type { DkimKeyRef } from './ports.js';
+import type { Submitter } from './submitter.js';
 
-export interface RawSubmission {
-  principal: Principal;
-  channel: Channel;
-  /** RCPT TO addresses, already normalized and policy-checked one by one. */
+/** An SMTP transaction at DATA: who submits, the RCPT TO addresses and the message as received. */
+export interface RawSubmission extends Submitter {
+  /** RCPT TO addresses, already normalized and policy-checked one by one (envelope.ts). */
   recipients: string[];
   raw: Buffer;
 }
 
-export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promise<{ messageId: string; suppressed: string[] }> {
-  const { store, config } = deps;
-  const account = sendingAccount(store, sub.principal.accountId);
-  let msg = splitMessage(sub.raw);
-  const bad = malformedFields(msg);
-  if (bad.length > 0) throw new AppError('validation_failed', `Malformed header line: ${bad[0]}`);
+export interface RawAccepted {
+  messageId: string;
+  suppressed: string[];
+}
 
-  // What recipients see and what DMARC aligns on must be ours, every address of it.
-  const { from, dkim } = checkHeaderSenders(deps, { accountId: account.id, channel: sub.channel, msg });
-  msg = fitLineLength(msg);
+/** The message as the client sent it, checked and with its long lines re-encoded. */
+interface CheckedMessage {
+  account: Account;
+  msg: SplitMessage;
+  from: Address;
+  dkim: DkimKeyRef | undefined;
+}
 
+export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promise<RawAccepted> {
+  const checked = checkMessage(deps, sub);
   const parsed = await simpleParser(sub.raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
-
   // Mail libraries RFC 2047-encode header values with quotes or braces (nodemailer turns
   // {"a":"1"} into =?UTF-8?Q?...?=); mailparser leaves unknown fields encoded, so decode here.
-  const tags = parseTags(decodedField(msg, 'X-Tags'));
-  const metadata = parseMetadata(decodedField(msg, 'X-Metadata'));
-  const envelope = [...new Set(sub.recipients.map(recipientKey))];
-  checkDenyList(config.policy.denyRecipients, envelope);
-  const { send, suppressed } = splitSuppressed(store, sub.channel.id, 'transactional', envelope);
-  if (send.length === 0) throw new AppError('recipients_suppressed', 'Every recipient is suppressed on this channel');
-
+  const tags = parseTags(decodedField(checked.msg, 'X-Tags'));
+  const metadata = parseMetadata(decodedField(checked.msg, 'X-Metadata'));
+  const recipients = envelopeRecipients(deps, sub);
   const messageId = randomUUID();
-  const messageIdHeader = fieldValue(msg, 'Message-ID') ?? `<${messageId}@${domainOf(from.email)}>`;
+  const { messageIdHeader, signed } = await finishMessage(deps, checked, messageId);
+  const { account } = checked;
+  await enqueue(deps, {
+    messages: [
+      {
+        record: messageRecord({ sub, checked, parsed, recipients, messageId, messageIdHeader, size: signed.byteLength, tags, metadata }),
+        body: signed,
+        simulatedBounces: sub.channel.deliveryType === 'sandbox' ? simulatedBounces(recipients.send) : undefined,
+      },
+    ],
+    sendLimit: account.state === 'pending' ? { accountId: account.id, limit: deps.config.limits.pendingSendLimit } : undefined,
+  });
+  return { messageId, suppressed: recipients.suppressed };
+}
+
+/** The account may send, the header block is well formed and its originators are ours. */
+function checkMessage(deps: SubmissionDeps, sub: RawSubmission): CheckedMessage {
+  const account = sendingAccount(deps.store, sub.principal.accountId);
+  const msg = splitMessage(sub.raw);
+  const bad = malformedFields(msg);
+  if (bad.length > 0) throw new AppError('validation_failed', `Malformed header line: ${bad[0]}`);
+  // What recipients see and what DMARC aligns on must be ours, every address of it.
+  const { from, dkim } = checkHeaderSenders(deps, { accountId: account.id, channel: sub.channel, msg });
+  return { account, msg: fitLineLength(msg), from, dkim };
+}
+
+/**
+ * The envelope once more, as a whole: RCPT TO checked each address, but the deny list or a
+ * suppression may have changed while the client sent the message.
+ */
+function envelopeRecipients(deps: SubmissionDeps, sub: RawSubmission): { envelope: string[]; send: string[]; suppressed: string[] } {
+  const envelope = [...new Set(sub.recipients.map(recipientKey))];
+  checkDenyList(deps.config.policy.denyRecipients, envelope);
+  const { send, suppressed } = splitSuppressed(deps.store, sub.channel.id, 'transactional', envelope);
+  if (send.length === 0) throw new AppError('recipients_suppressed', 'Every recipient is suppressed on this channel');
+  return { envelope, send, suppressed };
+}
+
+/** Our header changes (RFC 5322 3.6.3 Bcc out; RFC 6409 8.2/8.3 Message-ID and Date in), then the DKIM signature. */
+async function finishMessage(deps: SubmissionDeps, checked: CheckedMessage, messageId: string): Promise<{ messageIdHeader: string; signed: Uint8Array }> {
+  let msg = checked.msg;
+  const messageIdHeader = fieldValue(msg, 'Message-ID') ?? `<${messageId}@${domainOf(checked.from.email)}>`;
   msg = removeFields(msg, ['X-Tags', 'X-Metadata', 'Bcc']);
   msg = ensureField(msg, 'Message-ID', messageIdHeader);
   msg = ensureField(msg, 'Date', new Date().toUTCString());
   const unsigned = joinMessage(msg);
-  const signed = dkim ? await deps.builder.sign({ raw: unsigned, dkim }) : unsigned;
+  const signed = checked.dkim ? await deps.builder.sign({ raw: unsigned, dkim: checked.dkim }) : unsigned;
+  return { messageIdHeader, signed };
+}
 
+/** The stored record: what activity shows comes from the parsed message. */
+function messageRecord(m: {
+  sub: RawSubmission;
+  checked: CheckedMessage;
+  parsed: ParsedMail;
+  recipients: { envelope: string[]; send: string[]; suppressed: string[] };
+  messageId: string;
+  messageIdHeader: string;
+  size: number;
+  tags: string[];
+  metadata: Record<string, string>;
+}): AcceptedMessage['record'] {
+  const { sub, parsed } = m;
   const to = addresses(parsed.to);
   const cc = addresses(parsed.cc);
   const visible = new Set([...to, ...cc].map((a) => recipientKey(a.email)));
-  const attachments = parsed.attachments.map((a) => ({
-    fileName: a.filename ?? 'attachment',
-    disposition: (a.contentDisposition === 'inline' ? 'inline' : 'attachment') as 'inline' | 'attachment',
-    size: a.size,
-    contentType: a.contentType,
-  }));
-  await enqueue(deps, {
-    messages: [
-      {
-        record: {
-          id: messageId,
-          accountId: account.id,
-          channelId: sub.channel.id,
-          mailType: 'transactional',
-          mailSource: 'smtp',
-          deliveryType: sub.channel.deliveryType,
-          createdAt: new Date().toISOString(),
-          messageIdHeader,
-          subject: parsed.subject ?? '',
-          from,
-          to,
-          cc,
-          // Envelope recipients not named in To/Cc were blind copies (RFC 5322 3.6.3).
-          bcc: envelope.filter((r) => !visible.has(r)).map((email) => ({ email })),
-          replyTo: addresses(parsed.replyTo),
-          tracking: sub.channel.tracking,
-          tags,
-          headers: {},
-          metadata,
-          attachments,
-          text: parsed.text,
-          html: typeof parsed.html === 'string' ? parsed.html : undefined,
-          size: signed.byteLength,
-          recipients: send,
-          suppressed,
-        },
-        body: signed,
-        simulatedBounces: sub.channel.deliveryType === 'sandbox' ? simulatedBounces(send) : undefined,
-      },
-    ],
-    sendLimit: account.state === 'pending' ? { accountId: account.id, limit: config.limits.pendingSendLimit } : undefined,
-  });
-  return { messageId, suppressed };
+  return {
+    id: m.messageId,
+    accountId: m.checked.account.id,
+    channelId: sub.channel.id,
+    mailType: 'transactional',
+    mailSource: 'smtp',
+    deliveryType: sub.channel.deliveryType,
+    createdAt: new Date().toISOString(),
+    messageIdHeader: m.messageIdHeader,
+    subject: parsed.subject ?? '',
+    from: m.checked.from,
+    to,
+    cc,
+    // Envelope recipients not named in To/Cc were blind copies (RFC 5322 3.6.3).
+    bcc: m.recipients.envelope.filter((r) => !visible.has(r)).map((email) => ({ email })),
+    replyTo: addresses(parsed.replyTo),
+    tracking: sub.channel.tracking,
+    tags: m.tags,
+    headers: {},
+    metadata: m.metadata,
+    attachments: parsed.attachments.map((a) => ({
+      fileName: a.filename ?? 'attachment',
+      disposition: (a.contentDisposition === 'inline' ? 'inline' : 'attachment') as 'inline' | 'attachment',
+      size: a.size,
+      contentType: a.contentType,
+    })),
+    text: parsed.text,
+    html: typeof parsed.html === 'string' ? parsed.html : undefined,
+    size: m.size,
+    recipients: m.recipients.send,
+    suppressed: m.recipients.suppressed,
+  };
 }
 
-function decodedField(msg: ReturnType<typeof splitMessage>, name: string): string | undefined {
+function decodedField(msg: SplitMessage, name: string): string | undefined {
   const v = fieldValue(msg, name);
   return v === undefined ? undefined : libmime.decodeWords(v).trim();
 }
@@ -115,37 +162,4 @@ function decodedField(msg: ReturnType<typeof splitMessage>, name: string): strin
 function addresses(obj: AddressObject | AddressObject[] | undefined): Address[] {
   const list = Array.isArray(obj) ? obj : obj ? [obj] : [];
   return list.flatMap((o) => o.value).flatMap((a) => (a.address ? [a.name ? { email: a.address, name: a.name } : { email: a.address }] : []));
-}
-
-/** X-Tags: comma-separated, same rules as the API's tags (at most 5, [A-Za-z0-9_-]{1,100}). */
-export function parseTags(value: string | undefined): string[] {
-  if (!value) return [];
-  const tags = value.split(',').map((t) => t.trim()).filter(Boolean);
-  const bad = tags.find((t) => !/^[A-Za-z0-9_-]{1,100}$/.test(t));
-  if (bad !== undefined) throw new AppError('validation_failed', `X-Tags: "${bad.slice(0, 40)}" is not a valid tag (letters, digits, - and _, at most 100)`);
-  if (tags.length > 5) throw new AppError('validation_failed', 'X-Tags: at most 5 tags');
-  return [...new Set(tags)];
-}
-
-/** X-Metadata: a JSON object of at most 10 fields (keys up to 50, values up to 100 characters). */
-export function parseMetadata(value: string | undefined): Record<string, string> {
-  if (!value) return {};
-  let obj: unknown;
-  try {
-    obj = JSON.parse(value);
-  } catch {
-    throw new AppError('validation_failed', 'X-Metadata must be a JSON object');
-  }
-  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw new AppError('validation_failed', 'X-Metadata must be a JSON object');
-  const entries = Object.entries(obj as Record<string, unknown>);
-  if (entries.length > 10) throw new AppError('validation_failed', 'X-Metadata: at most 10 fields');
-  const out: Record<string, string> = {};
-  for (const [k, v] of entries) {
-    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new AppError('validation_failed', `X-Metadata: "${k}" must be a string, number or boolean`);
-    if (k.length > 50 || String(v).length > 100) throw new AppError('validation_failed', `X-Metadata: "${k}" is too long (keys 50, values 100 characters)`);
-    // Same rule as the API's metadata: no control characters (CR/LF above all) in keys or values.
-    if (/[\u0000-\u001f\u007f]/.test(k + String(v))) throw new AppError('validation_failed', 'X-Metadata: keys and values must not contain control characters');
-    out[k] = String(v);
-  }
-  return out;
 }

@@ -3,7 +3,7 @@ import { domainOf } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
 import type { Channel } from '../domain/types.js';
 import type { DkimKeyRef } from './ports.js';
-import type { SubmissionDeps } from './submission.js';
+import type { SubmissionDeps } from './deps.js';
 
 /**
  * The from domain must be registered in the account and linked to the channel (else 422 on

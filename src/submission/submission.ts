@@ -1,32 +1,19 @@
 /**
- * The one submission path shared by every ingress (HTTP now, SMTP later): validation, policy,
- * suppressions, idempotency, rendering and signing, durable enqueue.
+ * The one submission path shared by every ingress (HTTP and SMTP): validation, policy,
+ * suppressions, idempotency, rendering and signing, durable enqueue. The adapters parse their
+ * protocol, call one verb here and map its result or AppError to the wire.
  */
-import type { Config } from '../config/schema.js';
-import type { PublicUrl } from '../domain/public-url.js';
-import type { Store } from '../store/env.js';
-import type { AcceptedMessage } from '../store/messages.js';
+import type { Logger } from 'pino';
 import { sweepIdempotency } from '../store/idempotency.js';
+import type { SubmissionDeps } from './deps.js';
+import { checkEnvelopeRecipient, checkEnvelopeSender } from './envelope.js';
 import { IdempotencyGate } from './idempotency.js';
-import type { DomainRegistry, MessageBuilder } from './ports.js';
+import { authenticateSubmitter, type Submitter } from './submitter.js';
 import { sendBroadcastMessage, sendTransactional, type TransactionalRequest, type TransactionalResponse } from './transactional.js';
 import { sendTransactionalBatch, type BatchRequest, type BatchResponse } from './transactional-batch.js';
 import { sendBroadcast, type BroadcastRequest, type BroadcastResponse } from './broadcast.js';
 import { BroadcastExpander } from './broadcast-expander.js';
-import { submitRaw, type RawSubmission } from './raw.js';
-import type { Logger } from 'pino';
-
-export interface SubmissionDeps {
-  store: Store;
-  config: Config;
-  builder: MessageBuilder;
-  domains: DomainRegistry;
-  /** Base of tracking and unsubscribe links, read when a message is built. */
-  publicUrl: PublicUrl;
-  idempotency: IdempotencyGate;
-  /** Called after messages were committed for delivery (the dispatcher looks at the queue now, metrics count them). */
-  onQueued?: (messages: readonly AcceptedMessage[]) => void;
-}
+import { submitRaw, type RawAccepted, type RawSubmission } from './raw.js';
 
 export class Submission {
   readonly deps: SubmissionDeps;
@@ -68,7 +55,23 @@ export class Submission {
     return sendBroadcastMessage(this.deps, req);
   }
 
-  raw(sub: RawSubmission): Promise<{ messageId: string; suppressed: string[] }> {
+  /** SMTP AUTH: the channel and key these credentials name, or null. */
+  authenticate(username: string, password: string): Submitter | null {
+    return authenticateSubmitter(this.deps.store, username, password);
+  }
+
+  /** SMTP MAIL FROM (RFC 5321 3.3): throws the AppError that refuses this sender. */
+  checkSender(who: Submitter, from: string): void {
+    checkEnvelopeSender(this.deps, who, from);
+  }
+
+  /** SMTP RCPT TO, one recipient at a time: throws the AppError that refuses this recipient. */
+  checkRecipient(who: Submitter, to: string): void {
+    checkEnvelopeRecipient(this.deps, who, to);
+  }
+
+  /** SMTP DATA: the whole message, checked, signed and committed before the 250. */
+  submitRaw(sub: RawSubmission): Promise<RawAccepted> {
     return submitRaw(this.deps, sub);
   }
 

@@ -15,7 +15,7 @@ import { resolveSendChannel } from './channel.js';
 import { enqueue } from './enqueue.js';
 import { idempotencyContext } from './idempotency.js';
 import { sendingAccount } from './policy.js';
-import type { SubmissionDeps } from './submission.js';
+import type { SubmissionDeps } from './deps.js';
 import { prepareMessage, sendLimitOf, type PreparedMessage, type TransactionalBody, type TransactionalResponse } from './transactional.js';
 
 export const MAX_BATCH_REQUESTS = 500;

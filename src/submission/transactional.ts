@@ -17,7 +17,9 @@ import {
   normalizeHeaders,
   normalizeMetadata,
   normalizeRecipients,
+  type Attachment,
   type AttachmentInput,
+  type Recipients,
   type TemplateInput,
 } from '../domain/send-rules.js';
 import type { Account, Channel, MailType, Principal, Tracking } from '../domain/types.js';
@@ -27,7 +29,8 @@ import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
 import { enqueue } from './enqueue.js';
 import { engagementFor } from './engagement.js';
-import type { SubmissionDeps } from './submission.js';
+import type { SubmissionDeps } from './deps.js';
+import type { BuildRequest, BuildResult } from './ports.js';
 import { senderKey, simulatedBounces } from './sender.js';
 
 export interface TransactionalBody {
@@ -102,6 +105,21 @@ export interface PreparedMessage {
   response: TransactionalResponse;
 }
 
+/** A SendMessageRequest's fields, validated and normalized (send-rules.ts). */
+interface NormalizedBody {
+  from: Address;
+  rcpts: Recipients;
+  replyTo: Address[];
+  headers: Record<string, string>;
+  attachments: Attachment[];
+}
+
+/** Who may receive it: the envelope, the recipients to send to and those suppressed. */
+interface RecipientSplit {
+  send: string[];
+  suppressed: string[];
+}
+
 /**
  * Validates one SendMessageRequest, applies recipient policy and suppressions, renders, composes
  * and signs it: everything but the commit, so a batch can commit all its messages at once.
@@ -112,8 +130,82 @@ export async function prepareMessage(
   ctx: { channel: Channel; account: Account; mailType: MailType },
   b: TransactionalBody,
 ): Promise<PreparedMessage> {
-  const { store, config } = deps;
   const { channel, account, mailType } = ctx;
+  const n = normalizeBody(b, mailType);
+  const dkim = senderKey(deps, { accountId: account.id, channel, from: n.from.email });
+  const split = splitRecipients(deps, channel, mailType, n.rcpts);
+
+  const messageId = randomUUID();
+  const messageIdHeader = `<${messageId}@${domainOf(n.from.email)}>`;
+  const tracking = mergeTracking(channel.tracking, b.tracking);
+  const built = await buildChecked(deps, {
+    template: b.template ? { ...b.template, data: b.template.data ?? {} } : undefined,
+    content: b.template ? undefined : { subject: b.subject!, html: b.html, text: b.text },
+    compose: {
+      from: n.from,
+      to: n.rcpts.to,
+      cc: n.rcpts.cc,
+      replyTo: n.replyTo,
+      attachments: n.attachments,
+      headers: n.headers,
+      messageId: messageIdHeader,
+      date: new Date().toUTCString(),
+    },
+    dkim,
+    engagement: engagementFor(deps, { messageId, channelId: channel.id, mailType, tracking, recipients: split.send, from: n.from.email }),
+  });
+  const message: AcceptedMessage = {
+    record: messageRecord({ ...ctx, b, n, split, built, messageId, messageIdHeader, tracking }),
+    body: built.raw,
+    simulatedBounces: channel.deliveryType === 'sandbox' ? simulatedBounces(split.send) : undefined,
+  };
+  return { message, response: { status: 'accepted', messageId, suppressions: split.suppressed } };
+}
+
+/** The stored record of an API message (mailSource "api"). */
+function messageRecord(m: {
+  channel: Channel;
+  account: Account;
+  mailType: MailType;
+  b: TransactionalBody;
+  n: NormalizedBody;
+  split: RecipientSplit;
+  built: BuildResult;
+  messageId: string;
+  messageIdHeader: string;
+  tracking: Tracking;
+}): AcceptedMessage['record'] {
+  const { n, built } = m;
+  return {
+    id: m.messageId,
+    accountId: m.account.id,
+    channelId: m.channel.id,
+    mailType: m.mailType,
+    mailSource: 'api',
+    deliveryType: m.channel.deliveryType,
+    createdAt: new Date().toISOString(),
+    messageIdHeader: m.messageIdHeader,
+    subject: built.subject,
+    from: n.from,
+    to: n.rcpts.to,
+    cc: n.rcpts.cc,
+    bcc: n.rcpts.bcc,
+    replyTo: n.replyTo,
+    tracking: m.tracking,
+    tags: m.b.tags ?? [],
+    headers: n.headers,
+    metadata: normalizeMetadata(m.b.metadata),
+    attachments: n.attachments.map((a) => ({ fileName: a.fileName, disposition: a.disposition, size: a.size, contentType: a.contentType })),
+    text: built.text,
+    html: built.html,
+    size: built.size,
+    recipients: m.split.send,
+    suppressed: m.split.suppressed,
+  };
+}
+
+/** Every field error of the request at once (one 422 names them all). */
+function normalizeBody(b: TransactionalBody, mailType: MailType): NormalizedBody {
   const errors = new FieldErrorList();
   const from = normalizeAddress(b.from, '/from', errors);
   const rcpts = normalizeRecipients(b, '', errors);
@@ -123,66 +215,26 @@ export async function prepareMessage(
   const headers = normalizeHeaders(b.headers, '/headers', errors, { broadcast: mailType === 'broadcast' });
   const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
   errors.throwIfAny();
+  return { from, rcpts, replyTo, headers, attachments };
+}
 
-  const dkim = senderKey(deps, { accountId: account.id, channel, from: from.email });
+/** The operator's deny list refuses the request; suppressed recipients are dropped, unless all are. */
+function splitRecipients(deps: SubmissionDeps, channel: Channel, mailType: MailType, rcpts: Recipients): RecipientSplit {
   const envelope = [...new Set([...rcpts.to, ...rcpts.cc, ...rcpts.bcc].map((a) => recipientKey(a.email)))];
-  checkDenyList(config.policy.denyRecipients, envelope);
-  const { send, suppressed } = splitSuppressed(store, channel.id, mailType, envelope);
+  checkDenyList(deps.config.policy.denyRecipients, envelope);
+  const { send, suppressed } = splitSuppressed(deps.store, channel.id, mailType, envelope);
   if (send.length === 0) throw new AppError('recipients_suppressed', `Every recipient is suppressed on this channel: ${suppressed.join(', ')}`);
+  return { send, suppressed };
+}
 
-  const messageId = randomUUID();
-  const messageIdHeader = `<${messageId}@${domainOf(from.email)}>`;
-  const tracking = mergeTracking(channel.tracking, b.tracking);
-  const built = await deps.builder.build({
-    template: b.template ? { ...b.template, data: b.template.data ?? {} } : undefined,
-    content: b.template ? undefined : { subject: b.subject!, html: b.html, text: b.text },
-    compose: {
-      from,
-      to: rcpts.to,
-      cc: rcpts.cc,
-      replyTo,
-      attachments,
-      headers,
-      messageId: messageIdHeader,
-      date: new Date().toUTCString(),
-    },
-    dkim,
-    engagement: engagementFor(deps, { messageId, channelId: channel.id, mailType, tracking, recipients: send, from: from.email }),
-  });
-  if (built.size > config.smtp.maxMessageSize) {
-    throw new AppError('validation_failed', `The message is ${built.size} bytes; at most ${config.smtp.maxMessageSize} are accepted`, {
-      errors: { '/attachments': [{ code: 'max_size', message: `the whole message must be at most ${config.smtp.maxMessageSize} bytes` }] },
+/** Renders, composes and signs in the worker pool; the result must fit smtp.maxMessageSize like an SMTP submission. */
+async function buildChecked(deps: SubmissionDeps, req: BuildRequest): Promise<BuildResult> {
+  const built = await deps.builder.build(req);
+  const max = deps.config.smtp.maxMessageSize;
+  if (built.size > max) {
+    throw new AppError('validation_failed', `The message is ${built.size} bytes; at most ${max} are accepted`, {
+      errors: { '/attachments': [{ code: 'max_size', message: `the whole message must be at most ${max} bytes` }] },
     });
   }
-  const message: AcceptedMessage = {
-    record: {
-      id: messageId,
-      accountId: account.id,
-      channelId: channel.id,
-      mailType,
-      mailSource: 'api',
-      deliveryType: channel.deliveryType,
-      createdAt: new Date().toISOString(),
-      messageIdHeader,
-      subject: built.subject,
-      from,
-      to: rcpts.to,
-      cc: rcpts.cc,
-      bcc: rcpts.bcc,
-      replyTo,
-      tracking,
-      tags: b.tags ?? [],
-      headers,
-      metadata: normalizeMetadata(b.metadata),
-      attachments: attachments.map((a) => ({ fileName: a.fileName, disposition: a.disposition, size: a.size, contentType: a.contentType })),
-      text: built.text,
-      html: built.html,
-      size: built.size,
-      recipients: send,
-      suppressed,
-    },
-    body: built.raw,
-    simulatedBounces: channel.deliveryType === 'sandbox' ? simulatedBounces(send) : undefined,
-  };
-  return { message, response: { status: 'accepted', messageId, suppressions: suppressed } };
+  return built;
 }

@@ -1,0 +1,30 @@
+/**
+ * What every submission verb works with, declared apart from the Submission class so that the
+ * verb files (transactional.ts, raw.ts, broadcast.ts, ...) and submission.ts, which imports
+ * them, do not import each other: the import graph of submission/ has no cycle.
+ */
+import type { Config } from '../config/schema.js';
+import type { PublicUrl } from '../domain/public-url.js';
+import type { Store } from '../store/env.js';
+import type { AcceptedMessage } from '../store/messages.js';
+import type { IdempotencyGate } from './idempotency.js';
+import type { DomainRegistry, MessageBuilder } from './ports.js';
+
+/**
+ * The settings submission reads: the deny list (policy), the pending accounts' quota (limits),
+ * the largest message (smtp.maxMessageSize), and whether and where unsubscribe mail arrives
+ * (inbound, domains.returnPathLabel).
+ */
+export type SubmissionSettings = Pick<Config, 'policy' | 'limits' | 'smtp' | 'inbound' | 'domains'>;
+
+export interface SubmissionDeps {
+  store: Store;
+  config: SubmissionSettings;
+  builder: MessageBuilder;
+  domains: DomainRegistry;
+  /** Base of tracking and unsubscribe links, read when a message is built. */
+  publicUrl: PublicUrl;
+  idempotency: IdempotencyGate;
+  /** Called after messages were committed for delivery (the dispatcher looks at the queue now, metrics count them). */
+  onQueued?: (messages: readonly AcceptedMessage[]) => void;
+}
