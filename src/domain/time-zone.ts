@@ -4,25 +4,22 @@
  * and half-hour zones start their days at :30 or :45 UTC.
  */
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
+/**
+ * The formatter that reads wall-clock parts in a zone. Building one costs far more than using
+ * it, so each exported function builds one and hands it down, rather than a module-level cache
+ * (no state outlives a call). Throws a RangeError for a zone Intl does not know.
+ */
 function formatter(zone: string): Intl.DateTimeFormat {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    // Bounded: the zone names are a fixed set, and invalid ones never get here.
-    if (formatters.size < 1000) formatters.set(zone, f);
-  }
-  return f;
+  return new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  });
 }
 
 /** True for a zone name Intl knows (IANA names and links such as "UTC", "US/Eastern"). */
@@ -43,16 +40,16 @@ interface LocalTime {
   wallMs: number;
 }
 
-function localTime(zone: string, ms: number): LocalTime {
+function localTime(fmt: Intl.DateTimeFormat, ms: number): LocalTime {
   const p: Record<string, number> = {};
-  for (const part of formatter(zone).formatToParts(new Date(ms))) if (part.type !== 'literal') p[part.type] = Number(part.value);
+  for (const part of fmt.formatToParts(new Date(ms))) if (part.type !== 'literal') p[part.type] = Number(part.value);
   const wallMs = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
   return { y: p.year, m: p.month, d: p.day, wallMs };
 }
 
 /** The zone's offset from UTC at an instant, in milliseconds (whole seconds). */
-function offsetMs(zone: string, ms: number): number {
-  return localTime(zone, ms).wallMs - Math.floor(ms / 1000) * 1000;
+function offsetMs(fmt: Intl.DateTimeFormat, ms: number): number {
+  return localTime(fmt, ms).wallMs - Math.floor(ms / 1000) * 1000;
 }
 
 /**
@@ -63,11 +60,11 @@ function offsetMs(zone: string, ms: number): number {
 class MidnightOffsets {
   private readonly memo = new Map<number, number>();
 
-  constructor(private readonly zone: string) {}
+  constructor(private readonly fmt: Intl.DateTimeFormat) {}
 
   private exact(day: number): number {
     let v = this.memo.get(day);
-    if (v === undefined) this.memo.set(day, (v = offsetMs(this.zone, day * 86_400_000)));
+    if (v === undefined) this.memo.set(day, (v = offsetMs(this.fmt, day * 86_400_000)));
     return v;
   }
 
@@ -84,19 +81,19 @@ class MidnightOffsets {
  * itself, the first midnight when it occurs twice, and the end of the gap when a clock change
  * skips midnight (the day then starts at 01:00).
  */
-function dayStartMs(zone: string, offsets: MidnightOffsets, y: number, m: number, d: number): number {
+function dayStartMs(fmt: Intl.DateTimeFormat, offsets: MidnightOffsets, y: number, m: number, d: number): number {
   const wall = Date.UTC(y, m - 1, d);
   const day = wall / 86_400_000;
   // Most days: the same offset a day before and after, so no clock change near midnight.
   const before = offsets.at(day - 1);
   if (before === offsets.at(day + 1)) return wall - before;
-  const candidates = [wall - offsetMs(zone, wall - 86_400_000), wall - offsetMs(zone, wall), wall - offsetMs(zone, wall + 86_400_000)];
+  const candidates = [wall - offsetMs(fmt, wall - 86_400_000), wall - offsetMs(fmt, wall), wall - offsetMs(fmt, wall + 86_400_000)];
   let best = Infinity;
   for (const c of candidates) {
-    const t = localTime(zone, c);
+    const t = localTime(fmt, c);
     if (t.y === y && t.m === m && t.d === d && c < best) best = c;
   }
-  return Number.isFinite(best) ? best : wall - offsetMs(zone, wall);
+  return Number.isFinite(best) ? best : wall - offsetMs(fmt, wall);
 }
 
 /**
@@ -104,22 +101,24 @@ function dayStartMs(zone: string, offsets: MidnightOffsets, y: number, m: number
  * n + 1 instants for n days, day i being [edges[i], edges[i + 1]).
  */
 export function zoneDayEdges(zone: string, fromMs: number, toMs: number): number[] {
-  const first = localTime(zone, fromMs);
-  const last = localTime(zone, toMs);
+  const fmt = formatter(zone);
+  const first = localTime(fmt, fromMs);
+  const last = localTime(fmt, toMs);
   const lastWall = Date.UTC(last.y, last.m - 1, last.d);
-  const offsets = new MidnightOffsets(zone);
+  const offsets = new MidnightOffsets(fmt);
   const edges: number[] = [];
   for (let i = 0; ; i++) {
     const date = new Date(Date.UTC(first.y, first.m - 1, first.d + i));
     const wall = date.getTime();
-    edges.push(dayStartMs(zone, offsets, date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()));
+    edges.push(dayStartMs(fmt, offsets, date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()));
     if (wall > lastWall) return edges;
   }
 }
 
 /** Number of calendar days zoneDayEdges would return, without computing the edges. */
 export function zoneDayCount(zone: string, fromMs: number, toMs: number): number {
-  const a = localTime(zone, fromMs);
-  const b = localTime(zone, toMs);
+  const fmt = formatter(zone);
+  const a = localTime(fmt, fromMs);
+  const b = localTime(fmt, toMs);
   return Math.round((Date.UTC(b.y, b.m - 1, b.d) - Date.UTC(a.y, a.m - 1, a.d)) / 86_400_000) + 1;
 }
