@@ -76,26 +76,29 @@ export const postWebhook: PostFn = (r) =>
     };
     r.signal?.addEventListener('abort', onAbort, { once: true });
     req.on('error', (err) => finish({ statusCode: null, error: `request failed: ${printable(err.message)}` }));
-    req.on('response', (res) => {
-      const code = res.statusCode ?? 0;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const done = (): void => {
-        const text = Buffer.concat(chunks).subarray(0, r.maxResponseBytes).toString('utf8');
-        const ok = code >= 200 && code < 300;
-        finish({ statusCode: code, error: ok ? null : printable(`HTTP ${code}${text ? `: ${text}` : ''}`) });
-      };
-      res.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        size += chunk.length;
-        if (size >= r.maxResponseBytes) {
-          done();
-          res.destroy(); // the rest of a large body is not read
-        }
-      });
-      res.on('end', done);
-      res.on('error', () => done());
-      res.on('close', done);
-    });
+    req.on('response', (res) => readAnswer(res, r.maxResponseBytes, finish));
     req.end(r.body);
   });
+
+/** Reads at most maxBytes of the answer (the rest of a large body is not read) and says what it was. */
+function readAnswer(res: http.IncomingMessage, maxBytes: number, finish: (result: PostResult) => void): void {
+  const code = res.statusCode ?? 0;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const done = (): void => {
+    const text = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+    const ok = code >= 200 && code < 300;
+    finish({ statusCode: code, error: ok ? null : printable(`HTTP ${code}${text ? `: ${text}` : ''}`) });
+  };
+  res.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= maxBytes) {
+      done();
+      res.destroy();
+    }
+  });
+  res.on('end', done);
+  res.on('error', () => done());
+  res.on('close', done);
+}
