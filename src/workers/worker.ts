@@ -19,8 +19,7 @@ export default function runTask(msg: { task: WorkerTask; input: unknown }): Prom
   return runOn(thread, msg);
 }
 
-/** Runs one task on the given thread state; exported for tests that bring their own. */
-export async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown }): Promise<WorkerResponse<unknown>> {
+async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown }): Promise<WorkerResponse<unknown>> {
   try {
     switch (msg?.task) {
       case 'build':
