@@ -6,7 +6,7 @@
  * (bench/RESULTS.md, DKIM section). So the steps of its DkimSigner are done here with mailauth's
  * own building blocks (header/body split, body hash, header canonicalization, field formatting)
  * and the KeyObject the caller passes in: the output is byte for byte what mailauth's dkimSign
- * writes for the same message, key, time and header list (test/workers/dkim-signature.test.ts
+ * writes for the same message, key, time and header list (test/unit/dkim-signature.test.ts
  * compares them), and nothing of mailauth is replaced or patched.
  */
 import crypto, { type KeyObject } from 'node:crypto';
