@@ -16,7 +16,10 @@ import { applyContract } from './contract.js';
 export const OPENAPI_PATH = '/openapi.json';
 
 /** publicUrl: read per request, as the effective value is known only once the listener bound. */
-export function registerOpenApi(app: FastifyInstance, config: Config, publicUrl: () => string = () => config.publicUrl): void {
+/** The configuration the document reads: the default of `servers`. */
+export type OpenApiSettings = Pick<Config, 'publicUrl'>;
+
+export function registerOpenApi(app: FastifyInstance, config: OpenApiSettings, publicUrl: () => string = () => config.publicUrl): void {
   let failure: Error | undefined;
   fastifySwagger(
     app,

@@ -16,7 +16,7 @@ import type { Principal } from '../domain/types.js';
 import type { Store } from '../store/env.js';
 import { authenticate } from './auth.js';
 import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
-import { KeyRateLimiter } from './rate-limit.js';
+import { registerRateLimits } from './rate-limit.js';
 import { registerOpenApi } from './openapi.js';
 import { registerJsonParser } from './json-body.js';
 import { MAX_HEADER_BYTES, registerClientCompat } from './client-compat.js';
@@ -34,8 +34,17 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The configuration the HTTP adapter reads: the server itself (hostname, publicUrl, http, api,
+ * shutdown), GET /metrics's guard (routes/ops.ts) and the /send/broadcast body limit (routes/send.ts).
+ */
+export type HttpSettings = Pick<Config, 'hostname' | 'publicUrl' | 'http' | 'api' | 'shutdown'> & {
+  metrics: Pick<Config['metrics'], 'token'>;
+  limits: Pick<Config['limits'], 'broadcastMessages'>;
+};
+
 export interface HttpContext {
-  config: Config;
+  config: HttpSettings;
   store: Store;
   logger: Logger;
   /** Base of problem `type` links and OpenAPI `servers`; default: config.publicUrl or this server's own address. */
@@ -127,14 +136,26 @@ export class HttpServer {
   }
 
   build(): FastifyInstance {
-    const { config, store, logger } = this.ctx;
-    const app = Fastify({
+    const app = this.createApp();
+    this.registerParsing(app);
+    // Before the first route: the OpenAPI document learns routes as they are declared.
+    registerOpenApi(app, this.ctx.config, () => this.publicUrl.value);
+    this.registerRequestHooks(app);
+    this.registerFallbacks(app);
+    for (const register of this.routes) register(app, this.ctx);
+    return app;
+  }
+
+  /** Fastify with the server-wide options: limits, timeouts, and problems for framework errors. */
+  private createApp(): FastifyInstance {
+    const { config, logger } = this.ctx;
+    return Fastify({
       loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger,
       bodyLimit: config.http.bodyLimit,
       trustProxy: config.http.trustProxy,
       genReqId: () => randomUUID(),
       // Fastify's own two lines per request ("incoming request", "request completed") are replaced
-      // by the one line the onResponse hook below writes.
+      // by the one line the onResponse hook of registerRequestHooks writes.
       logController: new LogController({ disableRequestLogging: true }),
       requestIdHeader: false,
       // Answered by the onRequest hook instead, as a problem with Retry-After (see stop()).
@@ -144,7 +165,7 @@ export class HttpServer {
       connectionTimeout: 0,
       keepAliveTimeout: 5_000,
       // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400. Node would send that 400 with an
-      // empty body; the onRequest hook below sends it as a problem instead.
+      // empty body; the onRequest hook sends it as a problem instead.
       http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES },
       // `/channels/` is `/channels` (clients that join a base URL and a path add one).
       routerOptions: { ignoreTrailingSlash: true },
@@ -165,6 +186,10 @@ export class HttpServer {
       // Fastify's request cycle; they get a problem as well instead of Fastify's own JSON.
       clientErrorHandler: (err, socket) => this.clientError(err, socket),
     });
+  }
+
+  /** JSON bodies only, validated strictly; query strings and path parameters with coercion. */
+  private registerParsing(app: FastifyInstance): void {
     // RFC 9110 10.1.1: an Expect other than 100-continue MAY be refused with 417, which Node does
     // with an empty body; the request is served as if the field were absent instead, so every
     // answer stays a result or a problem.
@@ -178,14 +203,24 @@ export class HttpServer {
     app.setValidatorCompiler(({ schema, httpPart }) =>
       (httpPart === 'querystring' || httpPart === 'params' ? queryAjv : bodyAjv).compile(schema),
     );
-    // Before the first route: the OpenAPI document learns routes as they are declared.
-    registerOpenApi(app, config, () => this.publicUrl.value);
+    // Before schema validation: a body nested deeper than any request needs is refused here,
+    // before it reaches code that recurses over it (the store's msgpack encoder overflowed the
+    // stack on a broadcast entry's `data` nested 1,500 levels deep: a 500 found by fuzzing).
+    app.addHook('preValidation', async (req) => {
+      const at = tooDeep(req.body);
+      if (at !== null) {
+        throw new AppError('validation_failed', 'The request body is nested too deeply', {
+          errors: { [at]: [{ code: 'max_depth', message: `must not be nested more than ${MAX_BODY_DEPTH} levels deep` }] },
+        });
+      }
+    });
+  }
 
-    const limiter = new KeyRateLimiter({ limit: config.api.rateLimit, windowMs: config.api.rateWindowMs });
-    // Invalid keys are counted per client address, apart from the per-key limit: guessing keys
-    // costs the guesser a 429 after a few tries, while valid keys from the same address (a NAT,
-    // a CI fleet) never touch this bucket.
-    const authFailures = new KeyRateLimiter({ limit: config.api.authFailureLimit, windowMs: config.api.rateWindowMs });
+  /** Shutdown refusals, authentication and the rate limits, and the one log line per request. */
+  private registerRequestHooks(app: FastifyInstance): void {
+    const { config, store } = this.ctx;
+    // Registers the per-key limit, which runs after the onRequest hook below has authenticated.
+    const authFailures = registerRateLimits(app, config.api);
     app.decorateRequest('principal', null as unknown as Principal);
     app.addHook('onRequest', async (req, reply) => {
       reply.header('x-request-id', req.id);
@@ -199,22 +234,8 @@ export class HttpServer {
       try {
         req.principal = authenticate(store, req.headers.authorization);
       } catch (err) {
-        const failures = req.headers.authorization === undefined ? null : authFailures.take(req.ip);
-        if (failures && !failures.allowed) {
-          throw new AppError('rate_limit_exceeded', `Too many requests with an invalid API key from this address; at most ${failures.limit} per ${config.api.rateWindowMs / 1000} s`, {
-            headers: { 'retry-after': String(failures.resetSeconds) },
-          });
-        }
+        if (req.headers.authorization !== undefined) await authFailures(req);
         throw err;
-      }
-      const rate = limiter.take(req.principal.keyId);
-      reply.header('ratelimit-limit', rate.limit);
-      reply.header('ratelimit-remaining', rate.remaining);
-      reply.header('ratelimit-reset', rate.resetSeconds);
-      if (!rate.allowed) {
-        throw new AppError('rate_limit_exceeded', `At most ${rate.limit} requests per ${config.api.rateWindowMs / 1000} s per API key`, {
-          headers: { 'retry-after': String(rate.resetSeconds) },
-        });
       }
     });
 
@@ -232,19 +253,10 @@ export class HttpServer {
     app.addHook('onSend', async (_req, reply) => {
       if (this.closing) reply.header('connection', 'close');
     });
+  }
 
-    // Before schema validation: a body nested deeper than any request needs is refused here,
-    // before it reaches code that recurses over it (the store's msgpack encoder overflowed the
-    // stack on a broadcast entry's `data` nested 1,500 levels deep: a 500 found by fuzzing).
-    app.addHook('preValidation', async (req) => {
-      const at = tooDeep(req.body);
-      if (at !== null) {
-        throw new AppError('validation_failed', 'The request body is nested too deeply', {
-          errors: { [at]: [{ code: 'max_depth', message: `must not be nested more than ${MAX_BODY_DEPTH} levels deep` }] },
-        });
-      }
-    });
-
+  /** 404 and 405 as problems, the one error handler, and the error documentation route. */
+  private registerFallbacks(app: FastifyInstance): void {
     const compat = registerClientCompat(app);
     app.setNotFoundHandler((req, reply) => {
       const path = req.url.split('?')[0];
@@ -263,9 +275,6 @@ export class HttpServer {
       if (!entry) throw new AppError('not_found', `No error code ${code}`);
       return { code, status: entry.status, title: entry.title };
     });
-
-    for (const register of this.routes) register(app, this.ctx);
-    return app;
   }
 
   private toAppError(err: FastifyError, req: FastifyRequest): AppError {
