@@ -1,18 +1,74 @@
 /**
- * Channel writes that involve more than the store: deleting a channel also wakes the purger,
- * which removes its messages, events and counters after the 204 (store/channel-purge.ts).
+ * The channel service: the channel verbs of the API (spec 4.1-4.5) and the access rule every
+ * route that names a channel applies. Deleting a channel also wakes the purger, which removes
+ * its messages, events and counters after the 204 (store/channel-purge.ts).
  */
 import { AppError } from '../domain/errors.js';
+import { isUuid } from '../domain/uuid.js';
+import type { Channel, DeliveryType, Principal, Tracking } from '../domain/types.js';
 import type { Store } from '../store/env.js';
-import { deleteChannel } from '../store/channels.js';
+import { createChannel, deleteChannel, getChannelRecord, listChannels, updateChannel, type ChannelFilter } from '../store/channels.js';
 import type { ChannelPurger } from './purger.js';
 
+export interface ChannelInput {
+  name?: string;
+  deliveryType?: DeliveryType;
+  tracking?: Partial<Tracking>;
+}
+
+export interface ChannelServiceOptions {
+  store: Store;
+  purger: Pick<ChannelPurger, 'kick'>;
+  /** config.limits.channelsPerAccount */
+  maxPerAccount: number;
+}
+
 export class ChannelService {
-  constructor(private readonly o: { store: Store; purger: Pick<ChannelPurger, 'kick'> }) {}
+  constructor(private readonly o: ChannelServiceOptions) {}
+
+  /** A live channel, tracking off unless asked for (spec 4.1 defaults). */
+  async create(accountId: string, input: ChannelInput & { name: string }): Promise<Channel> {
+    return createChannel(this.o.store, {
+      accountId,
+      name: input.name,
+      deliveryType: input.deliveryType ?? 'live',
+      tracking: { links: input.tracking?.links ?? false, opens: input.tracking?.opens ?? false },
+      maxPerAccount: this.o.maxPerAccount,
+    });
+  }
+
+  list(filter: ChannelFilter): { results: Channel[]; totalCount: number } {
+    return listChannels(this.o.store, filter);
+  }
+
+  async update(channelId: string, patch: ChannelInput): Promise<Channel> {
+    const updated = await updateChannel(this.o.store, channelId, patch);
+    if (!updated) throw notFound(channelId);
+    return updated;
+  }
 
   /** From the commit on, nothing of the channel is readable; its data goes in the background. */
   async delete(channelId: string): Promise<void> {
-    if (!(await deleteChannel(this.o.store, channelId))) throw new AppError('channel_not_found', `Channel ${channelId} does not exist`);
+    if (!(await deleteChannel(this.o.store, channelId))) throw notFound(channelId);
     this.o.purger.kick();
   }
+}
+
+/**
+ * The channel a request names, if the principal may act on it (spec section 5).
+ * Unknown (or malformed) id: 404 channel_not_found; another account's or another channel's: 403.
+ * A deleted channel is 404 too: spec 4.5 removes all its data (store/channel-purge.ts).
+ */
+export function channelFor(store: Store, p: Principal, id: string): Channel {
+  const c = isUuid(id) ? getChannelRecord(store, id.toLowerCase()) : undefined;
+  if (!c) throw notFound(id);
+  if (c.accountId !== p.accountId || (p.channelId && p.channelId !== c.id)) {
+    throw new AppError('forbidden', 'The API key may not access this channel');
+  }
+  if (c.deletedAt) throw notFound(id);
+  return c;
+}
+
+function notFound(id: string): AppError {
+  return new AppError('channel_not_found', `Channel ${id} does not exist`);
 }

@@ -4,9 +4,9 @@
  * with the checks made in code so one 422 names every bad parameter.
  */
 import type { FastifyRequest } from 'fastify';
-import { AppError, FieldErrorList } from '../domain/errors.js';
+import { channelFor } from '../channels/service.js';
+import { FieldErrorList } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
-import { getChannelRecord } from '../store/channels.js';
 import type { Store } from '../store/env.js';
 import { isUuid } from './auth.js';
 import { fieldErrorsFromAjv, type AjvErrorLike } from './problem.js';
@@ -20,18 +20,9 @@ export function text(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/**
- * A channel named in a query: unknown 404; another account's, or not a channel key's own, 403.
- * A deleted channel is 404 too: spec 4.5 removes all its data (store/channel-purge.ts).
- */
+/** The id of a channel named in a query, if the principal may read it (channels/service.ts channelFor). */
 export function channelInScope(store: Store, p: Principal, id: string): string {
-  const c = isUuid(id) ? getChannelRecord(store, id.toLowerCase()) : undefined;
-  if (!c) throw new AppError('channel_not_found', `Channel ${id} does not exist`);
-  if (c.accountId !== p.accountId || (p.channelId && p.channelId !== c.id)) {
-    throw new AppError('forbidden', 'The API key may not access this channel');
-  }
-  if (c.deletedAt) throw new AppError('channel_not_found', `Channel ${id} does not exist`);
-  return c.id;
+  return channelFor(store, p, id).id;
 }
 
 /** Comma list → tags, every one checked (pointer /tags/<i>). */

@@ -1,16 +1,13 @@
 /** /channels: spec 4.1-4.5. */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../domain/errors.js';
-import type { Channel, DeliveryType, Tracking } from '../../domain/types.js';
-import type { ChannelService } from '../../channels/service.js';
-import { createChannel, listChannels, updateChannel } from '../../store/channels.js';
-import { channelFor, requireAccountKey } from '../auth.js';
+import type { Channel, DeliveryType } from '../../domain/types.js';
+import { channelFor, type ChannelInput, type ChannelService } from '../../channels/service.js';
+import { requireAccountKey } from '../auth.js';
 import { deliveryTypeSchema, pagingProperties, trackingSchema } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { channelDetailBody, channelPageBody } from '../response-schemas.js';
 import type { HttpContext } from '../server.js';
 
-/** No control characters, and not blank: a name of spaces only cannot be told apart in a list. */
 /** No control characters (as NO_CONTROL_CHARS), and not blank: a name of spaces only cannot be told apart in a list. */
 const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^(?:(?=.*\\S)[^\\u0000-\\u001f\\u007f]*)?$' } as const;
 
@@ -38,12 +35,6 @@ const listQuery = {
   },
 } as const;
 
-interface ChannelBody {
-  name?: string;
-  deliveryType?: DeliveryType;
-  tracking?: Partial<Tracking>;
-}
-
 /** The detailed form (create, update, retrieve). */
 export function channelDetail(c: Channel) {
   return { id: c.id, name: c.name, deliveryType: c.deliveryType, tracking: c.tracking, createdAt: c.createdAt, updatedAt: c.updatedAt };
@@ -54,18 +45,10 @@ function channelSummary(c: Channel) {
   return { id: c.id, name: c.name, deliveryType: c.deliveryType, createdAt: c.createdAt };
 }
 
-export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance, { store, config }: HttpContext): void => {
+export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance, { store }: HttpContext): void => {
   app.post('/channels', { schema: { body: createBody, response: { 200: channelDetailBody } } }, async (req) => {
     requireAccountKey(req.principal);
-    const body = req.body as ChannelBody;
-    const channel = await createChannel(store, {
-      accountId: req.principal.accountId,
-      name: body.name!,
-      deliveryType: body.deliveryType ?? 'live',
-      tracking: { links: body.tracking?.links ?? false, opens: body.tracking?.opens ?? false },
-      maxPerAccount: config.limits.channelsPerAccount,
-    });
-    return channelDetail(channel);
+    return channelDetail(await channels.create(req.principal.accountId, req.body as ChannelInput & { name: string }));
   });
 
   app.get('/channels', { schema: { querystring: listQuery, response: { 200: channelPageBody } }, attachValidation: true }, async (req) => {
@@ -73,7 +56,7 @@ export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance
     const errors = schemaErrors(req);
     const ids = channelIdsFilter(q.channelIds, req.principal, errors);
     errors.throwIfAny('The query has invalid parameters');
-    const { results, totalCount } = listChannels(store, {
+    const { results, totalCount } = channels.list({
       accountId: req.principal.accountId,
       ids,
       name: q.name,
@@ -91,9 +74,7 @@ export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance
   app.patch('/channels/:id', { schema: { body: updateBody, response: { 200: channelDetailBody } } }, async (req) => {
     const channel = channelFor(store, req.principal, (req.params as { id: string }).id);
     requireAccountKey(req.principal);
-    const updated = await updateChannel(store, channel.id, req.body as ChannelBody);
-    if (!updated) throw new AppError('channel_not_found', `Channel ${channel.id} does not exist`);
-    return channelDetail(updated);
+    return channelDetail(await channels.update(channel.id, req.body as ChannelInput));
   });
 
   app.delete('/channels/:id', async (req, reply) => {

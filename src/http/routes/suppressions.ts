@@ -1,8 +1,8 @@
 /** /suppressions: POST add and remove (spec 4.12), GET list (api-surface suppressions.list). */
 import type { FastifyInstance } from 'fastify';
 import type { MailType, SuppressionReason } from '../../domain/types.js';
+import { channelFor } from '../../channels/service.js';
 import { changeSuppressions, listSuppressionPage, type SuppressionChange } from '../../suppressions/service.js';
-import { channelFor } from '../auth.js';
 import { pagingProperties } from '../schemas.js';
 import type { HttpContext } from '../server.js';
 
