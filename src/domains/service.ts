@@ -1,7 +1,9 @@
 /**
  * The domain service: what needs more than one store write or anything outside the store —
  * creating a domain with a fresh DKIM key, rotating its key, and checking its records in DNS.
- * Names reach it validated and normalized (http/routes/domains.ts).
+ * Names reach it validated and normalized (http/routes/domains.ts). Also the reads of /domains
+ * and its access rule: writes need an account-level key (the route checks that); a channel key
+ * sees only the domains linked to its channel.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
@@ -12,15 +14,22 @@ import type { PublicUrl } from '../domain/public-url.js';
 import { setupWarnings, type SetupWarning } from '../domain/setup-warnings.js';
 import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
 import type { DkimAlgorithm, SendingDomain } from '../domain/sending-domain.js';
+import type { DeliveryType, Principal } from '../domain/types.js';
+import { isUuid } from '../domain/uuid.js';
+import { getChannelRecord } from '../store/channels.js';
 import {
   countAccountDomains,
   createDomain,
+  deleteDomain,
   duplicateName,
   findDomainByName,
   getDomain,
+  listDomains,
   recordDomainCheck,
   selectorsOf,
+  setDomainChannels,
   setPendingKey,
+  type DomainFilter,
   type NewDkimKey,
 } from '../store/domains.js';
 import type { Store } from '../store/env.js';
@@ -107,6 +116,42 @@ export class DomainService {
   }
 
   /**
+   * The domain a request names, if the principal may see it: unknown (or malformed) 404
+   * not_found, another account's or one not linked to a channel key's channel 403.
+   */
+  visibleTo(p: Principal, id: string): SendingDomain {
+    const d = isUuid(id) ? getDomain(this.store, id.toLowerCase()) : undefined;
+    if (!d) throw notFound(id);
+    if (d.accountId !== p.accountId || (p.channelId && !d.channelIds.includes(p.channelId))) {
+      throw new AppError('forbidden', 'The API key may not access this domain');
+    }
+    return d;
+  }
+
+  list(filter: DomainFilter): { results: SendingDomain[]; totalCount: number } {
+    return listDomains(this.store, filter);
+  }
+
+  /** Linked channels, live ones first; deleted ones stay listed until the next setChannels. */
+  linkedChannels(d: SendingDomain): Array<{ id: string; name: string; deliveryType: DeliveryType; deleted: boolean }> {
+    return [...d.channelIds, ...d.deletedChannelIds].flatMap((id) => {
+      const c = getChannelRecord(this.store, id);
+      return c ? [{ id: c.id, name: c.name, deliveryType: c.deliveryType, deleted: Boolean(c.deletedAt) }] : [];
+    });
+  }
+
+  /** Replaces the linked channels (already checked against the caller: channels/service.ts channelFor). */
+  async setChannels(domainId: string, channelIds: string[]): Promise<SendingDomain> {
+    const updated = await setDomainChannels(this.store, domainId, channelIds);
+    if (!updated) throw notFound(domainId);
+    return updated;
+  }
+
+  async remove(domainId: string): Promise<void> {
+    if (!(await deleteDomain(this.store, domainId))) throw notFound(domainId);
+  }
+
+  /**
    * Makes a new pending key (replacing a pending key not yet promoted). The algorithm defaults
    * to the active key's. Undefined when the domain does not exist (any more).
    */
@@ -161,4 +206,8 @@ export class DomainService {
     while (taken.has(selector));
     return { selector, algorithm: generated.algorithm, privateKeyPem: generated.privateKeyPem, dnsValue: generated.dnsValue };
   }
+}
+
+function notFound(id: string): AppError {
+  return new AppError('not_found', `Domain ${id} does not exist`);
 }

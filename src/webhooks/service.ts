@@ -1,14 +1,27 @@
 /**
  * The webhook service: the writes of /webhooks with their policy (the URL target check and the
- * header rules, all reported together), so the route only checks access, parses and maps.
+ * header rules, all reported together), the reads, and the access rule, so the route only
+ * parses and maps.
  * Every answer carries the signing key: the SDKs read `payloadSigningKey` from create, retrieve,
  * update, list and regenerate alike (api-surface.md).
  */
 import { AppError, FieldErrorList } from '../domain/errors.js';
-import type { EventType } from '../domain/types.js';
-import { isReservedHeader, type Webhook, type WebhookHeader } from '../domain/webhook.js';
+import type { EventType, Principal } from '../domain/types.js';
+import { isUuid } from '../domain/uuid.js';
+import { isReservedHeader, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
 import type { Store } from '../store/env.js';
-import { createWebhook, deleteWebhook, regenerateSigningKey, updateWebhook } from '../store/webhooks.js';
+import { pendingCount } from '../store/webhook-outbox.js';
+import {
+  createWebhook,
+  deleteWebhook,
+  getSigningKey,
+  getWebhook,
+  getWebhookStatus,
+  listWebhooks,
+  regenerateSigningKey,
+  updateWebhook,
+  type WebhookFilter,
+} from '../store/webhooks.js';
 import type { WebhookTargets } from './targets.js';
 
 export interface WebhookInput {
@@ -23,11 +36,42 @@ export interface WebhookInput {
 export interface WebhookServiceOptions {
   store: Store;
   targets: WebhookTargets;
+  /** config.webhooks.maxPerAccount */
   maxPerAccount: number;
+}
+
+/** What an answer shows besides the webhook: its signing key and delivery counters. */
+export interface WebhookState {
+  signingKey: string | null;
+  status: WebhookStatus;
+  /** Outbox entries waiting (in flight included). */
+  pending: number;
 }
 
 export class WebhookService {
   constructor(private readonly o: WebhookServiceOptions) {}
+
+  /**
+   * The webhook a request names, if the principal may see it: unknown (or malformed) 404
+   * not_found; another account's, or not bound to a channel key's channel, 403.
+   */
+  visibleTo(p: Principal, id: string): Webhook {
+    const w = isUuid(id) ? getWebhook(this.o.store, id.toLowerCase()) : undefined;
+    if (!w) throw notFound(id);
+    if (w.accountId !== p.accountId || (p.channelId && w.channelId !== p.channelId)) {
+      throw new AppError('forbidden', 'The API key may not access this webhook');
+    }
+    return w;
+  }
+
+  list(filter: WebhookFilter): { results: Webhook[]; totalCount: number } {
+    return listWebhooks(this.o.store, filter);
+  }
+
+  state(webhookId: string): WebhookState {
+    const { store } = this.o;
+    return { signingKey: getSigningKey(store, webhookId), status: getWebhookStatus(store, webhookId), pending: pendingCount(store, webhookId) };
+  }
 
   async create(accountId: string, input: WebhookInput & { url: string; events: EventType[] }): Promise<Webhook> {
     await this.check(input);

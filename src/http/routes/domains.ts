@@ -10,11 +10,10 @@ import { AppError, FieldErrorList, pointerSegment } from '../../domain/errors.js
 import type { DkimAlgorithm, DnsRecordState, SendingDomain } from '../../domain/sending-domain.js';
 import type { SetupWarning } from '../../domain/setup-warnings.js';
 import type { Principal } from '../../domain/types.js';
+import { channelFor } from '../../channels/service.js';
 import type { DomainService } from '../../domains/service.js';
-import { getChannelRecord } from '../../store/channels.js';
-import { deleteDomain, getDomain, listDomains, setDomainChannels } from '../../store/domains.js';
 import type { Store } from '../../store/env.js';
-import { channelFor, isUuid, requireAccountKey } from '../auth.js';
+import { requireAccountKey } from '../auth.js';
 import { pagingProperties } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import type { HttpContext } from '../server.js';
@@ -88,17 +87,9 @@ function dnsRecordsJson(d: SendingDomain) {
   };
 }
 
-/** Linked channels, live ones first; deleted ones stay listed until the next PATCH. */
-function channelsJson(store: Store, d: SendingDomain) {
-  return [...d.channelIds, ...d.deletedChannelIds].flatMap((id) => {
-    const c = getChannelRecord(store, id);
-    return c ? [{ id: c.id, name: c.name, deliveryType: c.deliveryType, deleted: Boolean(c.deletedAt) }] : [];
-  });
-}
-
 /** With the DNS records comes `warnings`, when the configuration makes them point at a short name. */
-function domainJson(store: Store, d: SendingDomain, dns: { warnings: SetupWarning[] } | false) {
-  const base = { id: d.id, createdAt: d.createdAt, name: d.name, verified: d.verified, channels: channelsJson(store, d) };
+function domainJson(domains: DomainService, d: SendingDomain, dns: { warnings: SetupWarning[] } | false) {
+  const base = { id: d.id, createdAt: d.createdAt, name: d.name, verified: d.verified, channels: domains.linkedChannels(d) };
   if (!dns) return base;
   return { ...base, dnsRecords: dnsRecordsJson(d), ...(dns.warnings.length > 0 ? { warnings: dns.warnings } : {}) };
 }
@@ -106,98 +97,102 @@ function domainJson(store: Store, d: SendingDomain, dns: { warnings: SetupWarnin
 /** What a verify that DNS could not complete tells the client to wait before retrying. */
 const VERIFY_RETRY_AFTER_S = 30;
 
-/** The domain a request names, if the principal may see it. */
-function domainFor(store: Store, p: Principal, id: string): SendingDomain {
-  const d = isUuid(id) ? getDomain(store, id.toLowerCase()) : undefined;
-  if (!d) throw new AppError('not_found', `Domain ${id} does not exist`);
-  if (d.accountId !== p.accountId || (p.channelId && !d.channelIds.includes(p.channelId))) {
-    throw new AppError('forbidden', 'The API key may not access this domain');
-  }
-  return d;
-}
-
 /** Each id must name a live channel of the caller's account (404 channel_not_found, 403). */
 function channelsToLink(store: Store, p: Principal, ids: readonly string[] | undefined): string[] {
   const unique = [...new Set((ids ?? []).map((id) => id.toLowerCase()))];
   return unique.map((id) => channelFor(store, p, id).id);
 }
 
+/** The name of a new domain, normalized (IDNA), or the 422 that says why it cannot be one. */
+function domainName(raw: string): string {
+  const name = normalizeDomainName(raw);
+  if (!name.ok) {
+    throw new AppError('validation_failed', 'The domain name cannot be registered', {
+      errors: { '/name': [{ code: name.code, message: name.message }] },
+    });
+  }
+  return name.name;
+}
+
+const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
+
 export function domainRoutes(domains: DomainService) {
   return (app: FastifyInstance, { store }: HttpContext): void => {
-    app.post('/domains', { schema: { body: createBody } }, async (req) => {
-      requireAccountKey(req.principal);
-      const body = req.body as { name: string; channelIds?: string[]; dkimAlgorithm?: DkimAlgorithm };
-      const name = normalizeDomainName(body.name);
-      if (!name.ok) {
-        throw new AppError('validation_failed', 'The domain name cannot be registered', {
-          errors: { '/name': [{ code: name.code, message: name.message }] },
-        });
-      }
-      const channelIds = channelsToLink(store, req.principal, body.channelIds);
-      const domain = await domains.create({
-        accountId: req.principal.accountId,
-        name: name.name,
-        channelIds,
-        algorithm: body.dkimAlgorithm,
-      });
-      return domainJson(store, domain, { warnings: domains.setupWarnings() });
-    });
-
-    app.get('/domains', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
-      const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string };
-      const errors = schemaErrors(req);
-      const ids = channelIdsFilter(q.channelIds, req.principal, errors);
-      errors.throwIfAny('The query has invalid parameters');
-      const { results, totalCount } = listDomains(store, {
-        accountId: req.principal.accountId,
-        channelIds: ids,
-        name: q.name,
-        limit: q.limit ?? 25,
-        offset: q.offset ?? 0,
-      });
-      return { results: results.map((d) => domainJson(store, d, false)), totalCount };
-    });
-
-    app.get('/domains/:id', async (req) => {
-      return domainJson(store, domainFor(store, req.principal, (req.params as { id: string }).id), { warnings: domains.setupWarnings() });
-    });
-
-    app.patch('/domains/:id', { schema: { body: updateBody } }, async (req) => {
-      const domain = domainFor(store, req.principal, (req.params as { id: string }).id);
-      requireAccountKey(req.principal);
-      const channelIds = channelsToLink(store, req.principal, (req.body as { channelIds: string[] }).channelIds);
-      const updated = await setDomainChannels(store, domain.id, channelIds);
-      if (!updated) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
-      return domainJson(store, updated, false);
-    });
-
-    app.delete('/domains/:id', async (req, reply) => {
-      const domain = domainFor(store, req.principal, (req.params as { id: string }).id);
-      requireAccountKey(req.principal);
-      if (!(await deleteDomain(store, domain.id))) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
-      return reply.code(204).send();
-    });
-
-    // A check DNS could not complete is a 503, not a 200 with the old statuses (issue 18).
-    app.post('/domains/:id/verify', async (req) => {
-      const domain = domainFor(store, req.principal, (req.params as { id: string }).id);
-      const checked = await domains.check(domain.id);
-      if (!checked) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
-      if (checked.dnsError) {
-        throw new AppError('service_unavailable', 'DNS could not be reached for some records: they were not checked and keep their status; retry later', {
-          headers: { 'retry-after': String(VERIFY_RETRY_AFTER_S) },
-        });
-      }
-      return dnsRecordsJson(checked.domain);
-    });
-
-    app.post('/domains/:id/rotate-key', async (req) => {
-      const domain = domainFor(store, req.principal, (req.params as { id: string }).id);
-      requireAccountKey(req.principal);
-      const updated = await domains.rotateKey(domain.id, rotateAlgorithm(req.body));
-      if (!updated?.pendingKey) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
-      // The SDKs' rotateKey answers the new pending DKIM record alone (api-surface.md).
-      return recordJson(updated.pendingKey.record);
-    });
+    collectionRoutes(app, domains, store);
+    itemRoutes(app, domains, store);
+    dnsRoutes(app, domains);
   };
+}
+
+/** POST and GET /domains. */
+function collectionRoutes(app: FastifyInstance, domains: DomainService, store: Store): void {
+  app.post('/domains', { schema: { body: createBody } }, async (req) => {
+    requireAccountKey(req.principal);
+    const body = req.body as { name: string; channelIds?: string[]; dkimAlgorithm?: DkimAlgorithm };
+    const name = domainName(body.name);
+    const channelIds = channelsToLink(store, req.principal, body.channelIds);
+    const domain = await domains.create({ accountId: req.principal.accountId, name, channelIds, algorithm: body.dkimAlgorithm });
+    return domainJson(domains, domain, { warnings: domains.setupWarnings() });
+  });
+
+  app.get('/domains', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
+    const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string };
+    const errors = schemaErrors(req);
+    const ids = channelIdsFilter(q.channelIds, req.principal, errors);
+    errors.throwIfAny('The query has invalid parameters');
+    const { results, totalCount } = domains.list({
+      accountId: req.principal.accountId,
+      channelIds: ids,
+      name: q.name,
+      limit: q.limit ?? 25,
+      offset: q.offset ?? 0,
+    });
+    return { results: results.map((d) => domainJson(domains, d, false)), totalCount };
+  });
+}
+
+/** GET, PATCH and DELETE /domains/{id}. */
+function itemRoutes(app: FastifyInstance, domains: DomainService, store: Store): void {
+  app.get('/domains/:id', async (req) => {
+    return domainJson(domains, domains.visibleTo(req.principal, idOf(req)), { warnings: domains.setupWarnings() });
+  });
+
+  app.patch('/domains/:id', { schema: { body: updateBody } }, async (req) => {
+    const domain = domains.visibleTo(req.principal, idOf(req));
+    requireAccountKey(req.principal);
+    const channelIds = channelsToLink(store, req.principal, (req.body as { channelIds: string[] }).channelIds);
+    return domainJson(domains, await domains.setChannels(domain.id, channelIds), false);
+  });
+
+  app.delete('/domains/:id', async (req, reply) => {
+    const domain = domains.visibleTo(req.principal, idOf(req));
+    requireAccountKey(req.principal);
+    await domains.remove(domain.id);
+    return reply.code(204).send();
+  });
+}
+
+/** POST /domains/{id}/verify and /rotate-key. */
+function dnsRoutes(app: FastifyInstance, domains: DomainService): void {
+  // A check DNS could not complete is a 503, not a 200 with the old statuses (issue 18).
+  app.post('/domains/:id/verify', async (req) => {
+    const domain = domains.visibleTo(req.principal, idOf(req));
+    const checked = await domains.check(domain.id);
+    if (!checked) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
+    if (checked.dnsError) {
+      throw new AppError('service_unavailable', 'DNS could not be reached for some records: they were not checked and keep their status; retry later', {
+        headers: { 'retry-after': String(VERIFY_RETRY_AFTER_S) },
+      });
+    }
+    return dnsRecordsJson(checked.domain);
+  });
+
+  app.post('/domains/:id/rotate-key', async (req) => {
+    const domain = domains.visibleTo(req.principal, idOf(req));
+    requireAccountKey(req.principal);
+    const updated = await domains.rotateKey(domain.id, rotateAlgorithm(req.body));
+    if (!updated?.pendingKey) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
+    // The SDKs' rotateKey answers the new pending DKIM record alone (api-surface.md).
+    return recordJson(updated.pendingKey.record);
+  });
 }

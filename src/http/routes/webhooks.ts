@@ -11,12 +11,11 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import { EVENT_TYPES, type EventType, type Principal } from '../../domain/types.js';
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, type Webhook, type WebhookHeader } from '../../domain/webhook.js';
+import { channelFor } from '../../channels/service.js';
 import type { Store } from '../../store/env.js';
-import { pendingCount } from '../../store/webhook-outbox.js';
-import { getSigningKey, getWebhook, getWebhookStatus, listWebhooks } from '../../store/webhooks.js';
-import { WebhookService } from '../../webhooks/service.js';
-import { MAX_URL_LENGTH, type WebhookTargets } from '../../webhooks/targets.js';
-import { channelFor, isUuid, requireAccountKey } from '../auth.js';
+import type { WebhookService } from '../../webhooks/service.js';
+import { MAX_URL_LENGTH } from '../../webhooks/targets.js';
+import { requireAccountKey } from '../auth.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
 import { webhookBody, webhookPageBody } from '../response-schemas.js';
@@ -65,13 +64,13 @@ export const MASKED_HEADER_VALUE = '********';
  * The answer of every webhook operation (api-surface.md), plus postrider's dates and counters.
  * additionalHeaders values (tokens of the receiving service) are shown to account-level keys only.
  */
-function webhookJson(store: Store, w: Webhook, p: Principal) {
-  const s = getWebhookStatus(store, w.id);
+function webhookJson(webhooks: WebhookService, w: Webhook, p: Principal) {
+  const { signingKey, status: s, pending } = webhooks.state(w.id);
   return {
     id: w.id,
     channelId: w.channelId,
     url: w.url,
-    payloadSigningKey: getSigningKey(store, w.id),
+    payloadSigningKey: signingKey,
     enabled: w.enabled,
     additionalHeaders: p.channelId ? w.additionalHeaders.map((h) => ({ ...h, value: MASKED_HEADER_VALUE })) : w.additionalHeaders,
     events: w.events,
@@ -84,19 +83,9 @@ function webhookJson(store: Store, w: Webhook, p: Principal) {
       failedAttempts: s.failedAttempts,
       failed: s.failed,
       consecutiveFailures: s.consecutiveFailures,
-      pending: pendingCount(store, w.id),
+      pending,
     },
   };
-}
-
-/** The webhook a request names, if the principal may see it. */
-function webhookFor(store: Store, p: Principal, id: string): Webhook {
-  const w = isUuid(id) ? getWebhook(store, id.toLowerCase()) : undefined;
-  if (!w) throw new AppError('not_found', `Webhook ${id} does not exist`);
-  if (w.accountId !== p.accountId || (p.channelId && w.channelId !== p.channelId)) {
-    throw new AppError('forbidden', 'The API key may not access this webhook');
-  }
-  return w;
 }
 
 /** A channelId in a body: a live channel of the caller's account (404 channel_not_found, 403). */
@@ -104,16 +93,15 @@ function channelOf(store: Store, p: Principal, id: string | null | undefined): s
   return id === undefined || id === null ? id : channelFor(store, p, id).id;
 }
 
-export function webhookRoutes(targets: WebhookTargets) {
-  return (app: FastifyInstance, { store, config }: HttpContext): void => {
-    const webhooks = new WebhookService({ store, targets, maxPerAccount: config.webhooks.maxPerAccount });
+export function webhookRoutes(webhooks: WebhookService) {
+  return (app: FastifyInstance, { store }: HttpContext): void => {
     const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
 
     app.post('/webhooks', { schema: { body: createBody, response: { 200: webhookBody } } }, async (req) => {
       requireAccountKey(req.principal);
       const body = req.body as WebhookBody & { url: string; events: EventType[] };
       const created = await webhooks.create(req.principal.accountId, { ...body, channelId: channelOf(store, req.principal, body.channelId) });
-      return webhookJson(store, created, req.principal);
+      return webhookJson(webhooks, created, req.principal);
     });
 
     app.get('/webhooks', { schema: { querystring: listQuery, response: { 200: webhookPageBody } }, attachValidation: true }, async (req) => {
@@ -121,35 +109,35 @@ export function webhookRoutes(targets: WebhookTargets) {
       const errors = schemaErrors(req);
       const channelIds = channelIdsFilter(q.channelIds, req.principal, errors);
       errors.throwIfAny('The query has invalid parameters');
-      const { results, totalCount } = listWebhooks(store, {
+      const { results, totalCount } = webhooks.list({
         accountId: req.principal.accountId,
         channelIds,
         limit: q.limit ?? 25,
         offset: q.offset ?? 0,
       });
-      return { results: results.map((w) => webhookJson(store, w, req.principal)), totalCount };
+      return { results: results.map((w) => webhookJson(webhooks, w, req.principal)), totalCount };
     });
 
-    app.get('/webhooks/:id', { schema: { response: { 200: webhookBody } } }, async (req) => webhookJson(store, webhookFor(store, req.principal, idOf(req)), req.principal));
+    app.get('/webhooks/:id', { schema: { response: { 200: webhookBody } } }, async (req) => webhookJson(webhooks, webhooks.visibleTo(req.principal, idOf(req)), req.principal));
 
     app.patch('/webhooks/:id', { schema: { body: updateBody, response: { 200: webhookBody } } }, async (req) => {
-      const webhook = webhookFor(store, req.principal, idOf(req));
+      const webhook = webhooks.visibleTo(req.principal, idOf(req));
       requireAccountKey(req.principal);
       const body = req.body as WebhookBody;
-      return webhookJson(store, await webhooks.update(webhook.id, { ...body, channelId: channelOf(store, req.principal, body.channelId) }), req.principal);
+      return webhookJson(webhooks, await webhooks.update(webhook.id, { ...body, channelId: channelOf(store, req.principal, body.channelId) }), req.principal);
     });
 
     app.delete('/webhooks/:id', async (req, reply) => {
-      const webhook = webhookFor(store, req.principal, idOf(req));
+      const webhook = webhooks.visibleTo(req.principal, idOf(req));
       requireAccountKey(req.principal);
       await webhooks.remove(webhook.id);
       return reply.code(204).send();
     });
 
     app.post('/webhooks/:id/regenerate-signing-key', { schema: { response: { 200: webhookBody } } }, async (req) => {
-      const webhook = webhookFor(store, req.principal, idOf(req));
+      const webhook = webhooks.visibleTo(req.principal, idOf(req));
       requireAccountKey(req.principal);
-      return webhookJson(store, await webhooks.regenerateKey(webhook.id), req.principal);
+      return webhookJson(webhooks, await webhooks.regenerateKey(webhook.id), req.principal);
     });
   };
 }
