@@ -1,15 +1,10 @@
 /** GET /activity/events and GET /activity/messages/{id}: spec 4.13, 4.14 (items 2.7, 2.6). */
 import type { FastifyInstance } from 'fastify';
-import { AppError, FieldErrorList } from '../../domain/errors.js';
+import { ActivityReads, type MessageHistory, type MessageItem } from '../../activity/queries.js';
+import type { FieldErrorList } from '../../domain/errors.js';
 import { EVENT_TYPES, MAIL_TYPES, type EventRecord, type EventType, type MailType, type MessageRecord, type Principal } from '../../domain/types.js';
-import { ActivityQueries, type ActivityFilter } from '../../store/activity-query.js';
+import type { ActivityFilter } from '../../store/activity-query.js';
 import type { Store } from '../../store/env.js';
-import { accountOfMessageEvents, eventsOfMessage } from '../../store/events.js';
-import { jobsOfMessage } from '../../store/message-jobs.js';
-import { getBody, getMessage } from '../../store/messages.js';
-import { MessageQueries, type MessageListItem } from '../../store/message-query.js';
-import { getChannelRecord } from '../../store/channels.js';
-import { counterOf } from '../../store/stats.js';
 import { isUuid } from '../auth.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
 import { splitList } from '../schemas.js';
@@ -59,13 +54,7 @@ interface EventsQuery {
   status?: 'queued' | 'sent';
 }
 
-function checkMessageScope(p: Principal, owner: { accountId: string; channelId: string }): void {
-  if (owner.accountId !== p.accountId || (p.channelId && p.channelId !== owner.channelId)) {
-    throw new AppError('forbidden', 'The API key may not access this message');
-  }
-}
-
-function buildFilter(store: Store, p: Principal, q: EventsQuery, errors: FieldErrorList): ActivityFilter {
+function buildFilter(store: Store, reads: ActivityReads, p: Principal, q: EventsQuery, errors: FieldErrorList): ActivityFilter {
   // Values the schema refused may have any type: only strings are looked at here, the schema
   // errors already name the rest.
   if (typeof q.channelId === 'string' && !isUuid(q.channelId)) errors.add('/channelId', 'invalid_format', 'must be a UUID');
@@ -89,9 +78,7 @@ function buildFilter(store: Store, p: Principal, q: EventsQuery, errors: FieldEr
   };
   if (q.messageId !== undefined) {
     const id = q.messageId.toLowerCase();
-    const m = getMessage(store, id);
-    const owner = m ? { accountId: m.accountId, channelId: m.channelId } : accountOfMessageEvents(store, id);
-    if (owner) checkMessageScope(p, owner);
+    reads.checkMessageFilter(p, id);
     filter.messageId = id;
   }
   return filter;
@@ -115,15 +102,14 @@ function eventItem(e: EventRecord) {
 }
 
 /** api-surface activity.listMessages item. */
-function messageItem(store: Store, { accepted: e, message: m }: MessageListItem) {
+function messageItem({ accepted: e, message: m, deliveryType }: MessageItem) {
   return {
     messageId: e.messageId,
     channelId: e.channelId,
     timestamp: e.timestamp,
     mailType: e.mailType,
     mailSource: e.mailSource,
-    // A record already removed by retention belonged to a finished message.
-    deliveryType: m?.deliveryType ?? getChannelRecord(store, e.channelId)?.deliveryType ?? 'live',
+    deliveryType,
     status: m?.status ?? 'sent',
     subject: e.subject,
     recipients: e.recipients,
@@ -131,32 +117,7 @@ function messageItem(store: Store, { accepted: e, message: m }: MessageListItem)
 }
 
 /** Spec 2.6, plus `attempts` (delivery history) and `bodyTruncated` when the body was cut. */
-function messageDetails(store: Store, m: MessageRecord) {
-  const events = eventsOfMessage(store, m.id);
-  const statistics = { delivered: 0, bounced: 0, opened: 0, clicked: 0, complained: 0, unsubscribed: 0 };
-  // The counting rule of store/stats.ts: a recipient is delivered or bounced, never both; a
-  // bounce after the delivery moves it, a repeated bounce counts once.
-  const outcome = new Map<string, 'delivered' | 'bounced'>();
-  for (const e of events) {
-    const c = counterOf(e);
-    if (!c || !(c.name in statistics)) continue;
-    if (e.eventType !== 'bounced') {
-      statistics[c.name as keyof typeof statistics] += c.by;
-      if (e.eventType === 'delivered') for (const r of e.recipients) if (!outcome.has(r.toLowerCase())) outcome.set(r.toLowerCase(), 'delivered');
-      continue;
-    }
-    for (const r of new Set(e.recipients.map((x) => x.toLowerCase()))) {
-      if (outcome.get(r) === 'bounced') continue;
-      if (outcome.get(r) === 'delivered') statistics.delivered--;
-      outcome.set(r, 'bounced');
-      statistics.bounced++;
-    }
-  }
-  const raw = getBody(store, m.id);
-  const attempts = jobsOfMessage(store, m.id)
-    // A job's recipients shrink as some are delivered, so an attempt names its domain only.
-    .flatMap((job) => job.history.map((a) => ({ domain: job.domain, ...a })))
-    .sort((a, b) => a.at.localeCompare(b.at));
+function messageDetails(m: MessageRecord, { events, statistics, raw, attempts }: MessageHistory) {
   return {
     messageId: m.id,
     channelId: m.channelId,
@@ -187,34 +148,28 @@ function messageDetails(store: Store, m: MessageRecord) {
 }
 
 export function activityRoutes(app: FastifyInstance, { store }: HttpContext): void {
-  const queries = new ActivityQueries(store);
+  const reads = new ActivityReads(store);
 
   app.get('/activity/events', { schema: { querystring: eventsQuery }, attachValidation: true }, async (req, reply) => {
     const q = req.query as EventsQuery;
-    const filter = buildFilter(store, req.principal, q, schemaErrors(req));
-    const page = queries.page(filter, { afterSeq: q.after ?? 0, limit: q.limit ?? 100 });
+    const filter = buildFilter(store, reads, req.principal, q, schemaErrors(req));
+    const page = reads.eventPage(filter, { afterSeq: q.after ?? 0, limit: q.limit ?? 100 });
     if (!page.totalCountExact) reply.header('x-total-count-estimated', 'true');
     if (page.partial) reply.header('x-page-partial', 'true');
     return { totalCount: page.totalCount, results: page.results.map(eventItem), after: page.after };
   });
 
-  const messages = new MessageQueries(store);
   app.get('/activity/messages', { schema: { querystring: messagesQuery }, attachValidation: true }, async (req, reply) => {
     const q = req.query as EventsQuery;
-    const { eventTypes: _t, messageId: _id, ...filter } = buildFilter(store, req.principal, q, schemaErrors(req));
-    const page = messages.page({ ...filter, messageStatus: q.status }, { afterSeq: q.after ?? 0, limit: q.limit ?? 100 });
+    const { eventTypes: _t, messageId: _id, ...filter } = buildFilter(store, reads, req.principal, q, schemaErrors(req));
+    const page = reads.messagePage({ ...filter, messageStatus: q.status }, { afterSeq: q.after ?? 0, limit: q.limit ?? 100 });
     if (!page.totalCountExact) reply.header('x-total-count-estimated', 'true');
     if (page.partial) reply.header('x-page-partial', 'true');
-    return { totalCount: page.totalCount, after: page.after, results: page.results.map((item) => messageItem(store, item)) };
+    return { totalCount: page.totalCount, after: page.after, results: page.results.map(messageItem) };
   });
 
   app.get('/activity/messages/:id', async (req) => {
-    const { id } = req.params as { id: string };
-    const m = isUuid(id) ? getMessage(store, id.toLowerCase()) : undefined;
-    if (!m) throw new AppError('not_found', `Message ${id} does not exist`);
-    checkMessageScope(req.principal, m);
-    // A deleted channel's messages are gone from the 204 on, even before the purger reaches them.
-    if (getChannelRecord(store, m.channelId)?.deletedAt) throw new AppError('not_found', `Message ${id} does not exist`);
-    return messageDetails(store, m);
+    const m = reads.visibleMessage(req.principal, (req.params as { id: string }).id);
+    return messageDetails(m, reads.history(m));
   });
 }

@@ -8,7 +8,8 @@ import type { FieldErrorList } from '../../domain/errors.js';
 import type { Principal } from '../../domain/types.js';
 import { isTimeZone, zoneDayCount, zoneDayEdges } from '../../domain/time-zone.js';
 import type { Store } from '../../store/env.js';
-import { statisticsDaySeries, statisticsSeries, statisticsTotals, utcDay, type StatTotals } from '../../store/stats.js';
+import type { StatTotals } from '../../store/stats.js';
+import { daySeries, hourSeries, totals as statisticsTotals, type StatisticsScope } from '../../statistics/queries.js';
 import type { HttpContext } from '../server.js';
 import { isUuid } from '../auth.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
@@ -42,16 +43,8 @@ interface StatsQuery {
   timezone?: string;
 }
 
-interface Scope {
-  accountId: string;
-  channelIds?: string[];
-  tags?: string[];
-  fromMs?: number;
-  toMs?: number;
-}
-
 /** The checks every statistics query shares; `more` adds its own errors before the one 422. */
-function parseScope(store: Store, req: FastifyRequest, more?: (q: StatsQuery, errors: FieldErrorList, range: { fromMs?: number; toMs?: number }) => void): Scope {
+function parseScope(store: Store, req: FastifyRequest, more?: (q: StatsQuery, errors: FieldErrorList, range: { fromMs?: number; toMs?: number }) => void): StatisticsScope {
   const q = req.query as StatsQuery;
   const p: Principal = req.principal;
   const errors = schemaErrors(req);
@@ -83,14 +76,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
    * Counters are kept per UTC day, so `from` and `to` count whole days: every day they touch
    * counts in full. Without `from`, from the first day; without `to`, up to the last.
    */
-  const totals = async (req: FastifyRequest) => {
-    const s = parseScope(store, req);
-    return statisticsTotals(store, {
-      ...s,
-      fromDay: s.fromMs === undefined ? 0 : utcDay(s.fromMs),
-      toDay: s.toMs === undefined ? Number.MAX_SAFE_INTEGER : utcDay(s.toMs),
-    });
-  };
+  const totals = async (req: FastifyRequest) => statisticsTotals(store, parseScope(store, req));
 
   /**
    * One point per calendar day of `timezone` (default UTC) from the day holding `from` to the
@@ -110,7 +96,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
     });
     const { fromMs, toMs } = seriesRange(s, 29 * DAY_MS);
     const edges = zoneDayEdges(zone, fromMs, toMs);
-    return seriesAnswer(edges, statisticsDaySeries(store, { ...s, edgesMs: edges }));
+    return seriesAnswer(edges, daySeries(store, s, edges));
   };
 
   /** One point per UTC hour from the hour holding `from` to the hour holding `to`; default the last 24. */
@@ -123,7 +109,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
     const range = seriesRange(s, 23 * HOUR_MS);
     const first = Math.floor(range.fromMs / HOUR_MS);
     const edges = Array.from({ length: hours(range) + 1 }, (_, i) => (first + i) * HOUR_MS);
-    return seriesAnswer(edges, statisticsSeries(store, { ...s, edgesMs: edges }));
+    return seriesAnswer(edges, hourSeries(store, s, edges));
   };
 
   for (const prefix of ['/statistics', '/activity/statistics']) {

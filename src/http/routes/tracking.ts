@@ -17,14 +17,8 @@
  * unsubscribe links keep working from the channel named in their token.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../domain/errors.js';
-import { verifyToken, type TokenClaims, type TokenKind } from '../../domain/tracking-token.js';
-import { getChannel } from '../../store/channels.js';
-import { recordEngagement, recordResubscribe, recordUnsubscribe, subjectOf, type EventSubject } from '../../store/engagement.js';
-import type { Store } from '../../store/env.js';
-import { getMessage } from '../../store/messages.js';
-import { getSuppression } from '../../store/suppressions.js';
-import { trackingSecret } from '../../store/secrets.js';
+import type { TokenClaims, TokenKind } from '../../domain/tracking-token.js';
+import { claimsOf, isUnsubscribed, recordLinkEvent, resubscribe, unsubscribe } from '../../tracking/service.js';
 import type { HttpContext } from '../server.js';
 
 // The smallest transparent GIF (GIF89a, 1x1, one transparent colour).
@@ -37,9 +31,7 @@ const schema = (summary: string) => ({ summary, tags: TAGS, querystring: query }
 export function trackingRoutes(app: FastifyInstance, { store }: HttpContext): void {
   const claims = (req: FastifyRequest, kind: TokenKind): TokenClaims => {
     const token = (req.query as { token?: string }).token ?? '';
-    const c = verifyToken(trackingSecret(store), token, kind);
-    if (!c) throw new AppError('not_found', 'Unknown or invalid link');
-    return c;
+    return claimsOf(store, token, kind);
   };
 
   // A scope of its own: one-click unsubscribe POSTs form data (RFC 8058 3.2), which no other
@@ -48,57 +40,30 @@ export function trackingRoutes(app: FastifyInstance, { store }: HttpContext): vo
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 4096 }, (_req, _body, done) => done(null, undefined));
 
     scope.get('/t/open', { config: { public: true }, schema: schema('Open-tracking pixel') }, async (req, reply) => {
-      const c = claims(req, 'open');
-      const message = getMessage(store, c.messageId);
-      if (message) await recordEngagement(store, 'opened', { subject: subjectOf(message), recipients: recipientsOf(c, message.recipients), details: client(req) });
+      await recordLinkEvent(store, 'opened', claims(req, 'open'), client(req));
       return noStore(reply).type('image/gif').send(PIXEL);
     });
 
     scope.get('/t/click', { config: { public: true }, schema: schema('Click-tracking redirect') }, async (req, reply) => {
       const c = claims(req, 'click');
-      const message = getMessage(store, c.messageId);
-      if (message) {
-        await recordEngagement(store, 'clicked', { subject: subjectOf(message), recipients: recipientsOf(c, message.recipients), details: { ...client(req), link: c.url } });
-      }
+      await recordLinkEvent(store, 'clicked', c, { ...client(req), link: c.url });
       return noStore(reply).redirect(c.url!, 302);
     });
 
     scope.get('/unsubscribe', { config: { public: true }, schema: schema('Unsubscribe confirmation page') }, async (req, reply) => {
-      const target = unsubscribeTarget(store, claims(req, 'unsubscribe'));
-      const done = target.recipients.length > 0 && target.recipients.every((r) => getSuppression(store, target.subject.channelId, target.subject.mailType, r)?.reason === 'unsubscribe');
-      return page(reply, done ? 'unsubscribed' : 'confirm', req.url);
+      return page(reply, isUnsubscribed(store, claims(req, 'unsubscribe')) ? 'unsubscribed' : 'confirm', req.url);
     });
 
     scope.post('/unsubscribe', { config: { public: true }, schema: schema('One-click unsubscribe (RFC 8058)') }, async (req, reply) => {
-      const target = unsubscribeTarget(store, claims(req, 'unsubscribe'));
-      await recordUnsubscribe(store, { ...target, details: client(req) });
+      await unsubscribe(store, claims(req, 'unsubscribe'), client(req));
       return page(reply, 'unsubscribed', req.url);
     });
 
     scope.post('/unsubscribe/resubscribe', { config: { public: true }, schema: schema('Undo an unsubscribe') }, async (req, reply) => {
-      const target = unsubscribeTarget(store, claims(req, 'unsubscribe'));
-      await recordResubscribe(store, { ...target, details: client(req) });
+      await resubscribe(store, claims(req, 'unsubscribe'), client(req));
       return page(reply, 'resubscribed', req.url);
     });
   });
-}
-
-/** The token's recipient, or every recipient of a message rendered for several. */
-function recipientsOf(c: TokenClaims, all: string[]): string[] {
-  return c.recipient ? [c.recipient] : all;
-}
-
-/** Whom an unsubscribe link is about, with or without the message (retention). */
-function unsubscribeTarget(store: Store, c: TokenClaims): { subject: EventSubject; recipients: string[] } {
-  const channel = getChannel(store, c.channelId!);
-  if (!channel) throw new AppError('not_found', 'This list no longer exists');
-  const message = getMessage(store, c.messageId);
-  const subject: EventSubject = message
-    ? subjectOf(message)
-    : { accountId: channel.accountId, channelId: channel.id, messageId: c.messageId, mailType: 'broadcast', mailSource: 'api', subject: '', tags: [], metadata: {} };
-  const recipients = recipientsOf(c, message?.recipients ?? []);
-  if (recipients.length === 0) throw new AppError('not_found', 'This link has expired');
-  return { subject, recipients };
 }
 
 function client(req: FastifyRequest): Record<string, unknown> {
