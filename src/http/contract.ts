@@ -13,7 +13,7 @@
 import { ERROR_CATALOGUE } from '../domain/errors.js';
 import { EVENT_TYPES } from '../domain/types.js';
 import { SUCCESS_BODIES } from './response-schemas.js';
-import { rotateKeyBody } from './routes/domains.js';
+import { rotateKeyBody } from './schemas.js';
 import { tagsSchema } from './send-schemas.js';
 
 /** RFC 9457 problem details with the fields of spec section 7 (problem.ts builds them). */

@@ -11,6 +11,14 @@ export const trackingSchema = {
 
 export const deliveryTypeSchema = { type: 'string', enum: ['live', 'sandbox'] } as const;
 
+export const dkimAlgorithmSchema = { type: 'string', enum: ['rsa', 'ed25519'] } as const;
+
+/**
+ * The optional body of POST /domains/{id}/rotate-key, for the OpenAPI document (contract.ts);
+ * routes/domains.ts checks it in code, as a route schema would also refuse a request without a body.
+ */
+export const rotateKeyBody = { type: 'object', additionalProperties: false, properties: { dkimAlgorithm: dkimAlgorithmSchema } } as const;
+
 /** limit/offset paging of list endpoints (spec 4.2: default 25, at most 500). */
 export const pagingProperties = {
   limit: { type: 'integer', minimum: 1, maximum: 500 },

@@ -14,11 +14,10 @@ import { channelFor } from '../../channels/service.js';
 import type { DomainService } from '../../domains/service.js';
 import type { Store } from '../../store/env.js';
 import { requireAccountKey } from '../auth.js';
-import { pagingProperties } from '../schemas.js';
+import { dkimAlgorithmSchema, pagingProperties } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import type { HttpContext } from '../server.js';
 
-const dkimAlgorithmSchema = { type: 'string', enum: ['rsa', 'ed25519'] } as const;
 const channelIdsSchema = { type: 'array', maxItems: 1000, items: { type: 'string', format: 'uuid' } } as const;
 
 const createBody = {
@@ -35,9 +34,6 @@ const updateBody = {
   required: ['channelIds'],
   properties: { channelIds: channelIdsSchema },
 } as const;
-
-/** The optional rotate-key body, for the OpenAPI document (contract.ts); rotateAlgorithm checks it. */
-export const rotateKeyBody = { type: 'object', additionalProperties: false, properties: { dkimAlgorithm: dkimAlgorithmSchema } } as const;
 
 /**
  * The rotate-key body is optional ({dkimAlgorithm?}), so it is checked here rather than by a
