@@ -11,10 +11,10 @@ import { getMessage } from '../../src/store/messages.js';
 import { leaseDueJobs } from '../../src/store/queue.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { waitFor } from '../support/wait.js';
 
 const MINUTE = 60_000;
 
@@ -100,8 +100,13 @@ describe('retries on the schedule', () => {
     expect(outcomes(id)).toEqual([]);
 
     clock.advance(5 * MINUTE - 1);
-    await new Promise((r) => setTimeout(r, 50));
+    // Sentinel: a message to another domain, due now. The round that sends it leases every due
+    // job, so a retry a millisecond early would be leased (or done) by the time it is sent.
+    dns.set('early.test', 'MX', ['10 mx.retry.test']);
+    const sentinel = await send(s, ['ann@early.test']);
+    await waitFor(() => getMessage(t.store, sentinel)?.status === 'sent', { what: 'the sentinel message' });
     expect(jobsOf(t.store, id)[0].attempts).toBe(1); // not a millisecond early
+    expect(jobsOf(t.store, id)[0].state).toBe('queued');
 
     clock.advance(1);
     await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the retry to deliver' });

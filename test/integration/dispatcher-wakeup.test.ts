@@ -10,8 +10,8 @@ import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { AttemptResult } from '../../src/domain/delivery-result.js';
 import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { waitFor } from '../support/wait.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { waitFor } from '../support/wait.js';
 
 /** A fake clock that can be made to move on by `step` ms at every reading, as real time does while work runs. */
 class MovingClock extends FakeClock {

@@ -10,9 +10,9 @@ import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { CHANNEL, deliveryConfig, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { waitFor } from '../support/wait.js';
 
 let dns: TestDns;
 let resolver: DnsResolver;

@@ -9,9 +9,9 @@ import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import { DnsResolver } from '../../src/dns/resolver.js';
 import { getMessage } from '../../src/store/messages.js';
 import { deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { waitFor } from '../support/wait.js';
 
 let dns: TestDns;
 let resolver: DnsResolver;
