@@ -74,6 +74,11 @@ export function countAccountDomains(store: Store, accountId: string): number {
   return store.db.accountDomains.getKeysCount({ start: [accountId], end: [accountId, KEY_MAX] });
 }
 
+/** The selectors of the DKIM private keys stored for a domain (current and pending). */
+export function storedDkimSelectors(store: Store, domainId: string): string[] {
+  return [...store.db.dkimKeys.getKeys({ start: [domainId], end: [domainId, KEY_MAX] })].map((k) => (k as [string, string])[1]);
+}
+
 export function getDomain(store: Store, id: string): SendingDomain | undefined {
   return store.db.domains.get(id) as SendingDomain | undefined;
 }

@@ -145,6 +145,16 @@ export function getMessage(store: Store, id: string): MessageRecord | undefined 
   return store.db.messages.get(id) as MessageRecord | undefined;
 }
 
+/** How many message records the store holds. */
+export function countMessages(store: Store): number {
+  return store.db.messages.getCount();
+}
+
+/** Every message record, in id order: a full scan, for operators and checks. */
+export function allMessages(store: Store): MessageRecord[] {
+  return [...store.db.messages.getRange({})].map((e) => e.value as MessageRecord);
+}
+
 export function getBody(store: Store, id: string): Buffer | undefined {
   return store.db.bodies.get(id) as Buffer | undefined;
 }

@@ -145,6 +145,11 @@ export function nextDueAfter(store: Store, nowMs: number): number | undefined {
   return undefined;
 }
 
+/** The ids in the due index, in due order (each should name a queued job). */
+export function dueJobIds(store: Store): string[] {
+  return [...store.db.jobsDue.getKeys({})].map((k) => (k as DueKey)[1]);
+}
+
 export function getJob(store: Store, id: string): DeliveryJob | undefined {
   return store.db.jobs.get(id) as DeliveryJob | undefined;
 }

@@ -78,7 +78,8 @@ function expireMessageInTxn(store: Store, messageId: string): number {
   return 1;
 }
 
-function purgeMessageInTxn(store: Store, messageId: string): void {
+/** Inside a write: a finished message leaves the store (record, body, done jobs, index links). */
+export function purgeMessageInTxn(store: Store, messageId: string): void {
   store.db.bodies.remove(messageId);
   store.db.messages.remove(messageId);
   store.db.retentionPending.remove(messageId);
@@ -88,6 +89,11 @@ function purgeMessageInTxn(store: Store, messageId: string): void {
     if (job?.state === 'done') store.db.jobs.remove(key[1]);
     store.db.messageJobs.remove(key);
   }
+}
+
+/** The message waits in `retentionPending` for its delivery to finish. */
+export function isRetentionPending(store: Store, messageId: string): boolean {
+  return store.db.retentionPending.get(messageId) !== undefined;
 }
 
 /** Parked messages whose delivery has finished since. */

@@ -4,12 +4,14 @@
  * follow what delivery records; a cancel leaves a job that is being delivered alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
+import type { DeliveryJob } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { allMessages } from '../../src/store/messages.js';
+import { jobsOfMessage } from '../../src/store/message-jobs.js';
 
 let dns: TestDns;
 let fast: MxServer;
@@ -58,8 +60,8 @@ async function broadcastWhen(id: string, until: (b: any) => boolean): Promise<an
 }
 
 function jobsOfBroadcast(id: string): DeliveryJob[] {
-  const ids = new Set([...t.daemon.store.db.messages.getRange({})].map((e) => e.value as MessageRecord).filter((m) => m.broadcastId === id).map((m) => m.id));
-  return [...t.daemon.store.db.jobs.getRange({})].map((e) => e.value as DeliveryJob).filter((j) => ids.has(j.messageId));
+  const ids = allMessages(t.daemon.store).filter((m) => m.broadcastId === id).map((m) => m.id);
+  return ids.flatMap((messageId) => jobsOfMessage(t.daemon.store, messageId));
 }
 
 describe('broadcasts through the dispatcher', () => {

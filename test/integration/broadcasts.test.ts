@@ -5,8 +5,8 @@ import type { DeliveryJob, EventRecord, MessageRecord } from '../../src/domain/t
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { eventsOfMessage } from '../../src/store/events.js';
-import { getBody } from '../../src/store/messages.js';
-import { leaseDueJobs } from '../../src/store/queue.js';
+import { allMessages, getBody } from '../../src/store/messages.js';
+import { dueJobIds, leaseDueJobs } from '../../src/store/queue.js';
 import { recordOutcome } from '../../src/store/queue-outcome.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { BroadcastExpander } from '../../src/submission/broadcast-expander.js';
@@ -17,6 +17,9 @@ import { waitFor } from '../support/wait.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { jobsOfMessage } from '../../src/store/message-jobs.js';
+import { broadcastEntries } from '../../src/store/broadcasts.js';
+import { putBroadcastAsOlderVersion } from '../support/older-store.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -41,11 +44,11 @@ function entries(n: number, prefix = 'user'): Array<{ to: { email: string }[]; d
 }
 
 function messagesOf(broadcastId: string): MessageRecord[] {
-  return [...t.daemon.store.db.messages.getRange({})].map((e) => e.value as MessageRecord).filter((m) => m.broadcastId === broadcastId);
+  return allMessages(t.daemon.store).filter((m) => m.broadcastId === broadcastId);
 }
 
 function jobsOf(messageId: string): DeliveryJob[] {
-  return [...t.daemon.store.db.jobs.getRange({})].map((e) => e.value as DeliveryJob).filter((j) => j.messageId === messageId);
+  return jobsOfMessage(t.daemon.store, messageId);
 }
 
 /** Fetches a tracking link of a built message (pixel or click) from the test daemon, as a mail client would. */
@@ -223,7 +226,7 @@ describe('broadcast lifecycle and cancel', () => {
     expect(canceled.body).toMatchObject({ id, status: 'canceled', messages: 3, canceled: 2, completion: '66%' });
     for (const m of msgs.slice(1)) {
       expect(jobsOf(m.id)).toEqual([expect.objectContaining({ state: 'done', attempts: 0, canceledAt: expect.any(String) })]);
-      expect(t.daemon.store.db.jobsDue.getKeysCount()).toBe(0);
+      expect(dueJobIds(t.daemon.store).length).toBe(0);
       expect(eventsOfMessage(t.daemon.store, m.id).map((e: EventRecord) => e.eventType)).toEqual(['accepted', 'processed']);
       expect(isSuppressed(t.daemon.store, live.channelId, 'broadcast', m.recipients[0])).toBe(false);
     }
@@ -269,7 +272,7 @@ describe('broadcast lifecycle and cancel', () => {
     expect(msgs.length).toBeLessThanOrEqual(100);
     expect(msgs.every((m) => Number(/^mid(\d+)@/.exec(m.recipients[0])![1]) < 100)).toBe(true);
     expect(msgs.flatMap((m) => jobsOf(m.id)).every((j) => j.state === 'done' && j.canceledAt)).toBe(true);
-    expect(t.daemon.store.db.broadcastEntries.getKeysCount({ start: [id], end: [id, '\uffff'] })).toBe(0);
+    expect(broadcastEntries(t.daemon.store, id, 0, Number.MAX_SAFE_INTEGER).length).toBe(0);
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'canceled', messages: 250 });
   });
 
@@ -343,21 +346,19 @@ describe('broadcasts accepted by an older version', () => {
     // A record as 0.1 wrote it (no channel index entry, failures kept in the record, no counters).
     const id = '11111111-1111-4111-8111-111111111111';
     const createdAt = '2025-01-06T09:00:00.000Z';
-    await t.daemon.store.write(() => {
-      t.daemon.store.db.broadcasts.put(id, {
-        id,
-        accountId: t.accountId,
-        channelId: live.channelId,
-        createdAt,
-        state: 'done',
-        total: 2,
-        cursor: 2,
-        messages: 2,
-        skipped: 0,
-        failures: [],
-        common: { from: { email: `promo@${live.domain}` }, replyTo: [], template: { subject: 'Old news', text: 't' }, attachments: [], tracking: { opens: false, links: false }, deliveryType: 'live' },
-      });
-      t.daemon.store.db.meta.remove('channelBroadcastsIndexed');
+    await t.daemon.stop();
+    await putBroadcastAsOlderVersion(t.dataDir, {
+      id,
+      accountId: t.accountId,
+      channelId: live.channelId,
+      createdAt,
+      state: 'done',
+      total: 2,
+      cursor: 2,
+      messages: 2,
+      skipped: 0,
+      failures: [],
+      common: { from: { email: `promo@${live.domain}` }, replyTo: [], template: { subject: 'Old news', text: 't' }, attachments: [], tracking: { opens: false, links: false }, deliveryType: 'live' },
     });
     await t.restart();
     realBuilder = t.daemon.submission.deps.builder;

@@ -4,7 +4,6 @@
  * bounded batches that resume after a restart. Other channels keep everything.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryJob, EventRecord, MessageRecord } from '../../src/domain/types.js';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { purgeChannelBatch } from '../../src/store/channel-purge.js';
@@ -12,6 +11,8 @@ import { pendingPurges } from '../../src/store/purge-queue.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { broadcastRemains, channelRemains } from '../../src/store/remains.js';
+import { dueJobIds, getJob } from '../../src/store/queue.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -39,18 +40,8 @@ async function send(s: Sender, n: number, tag = 'order'): Promise<string[]> {
   return ids;
 }
 
-/** Everything the store still holds of a channel, counted by scanning (tests only). */
-function leftovers(channelId: string) {
-  const db = t.daemon.store.db;
-  const messages = [...db.messages.getRange({})].filter((e) => (e.value as MessageRecord).channelId === channelId).map((e) => e.key as string);
-  const jobs = [...db.jobs.getRange({})].filter((e) => messages.includes((e.value as DeliveryJob).messageId)).length;
-  const events = [...db.events.getRange({})].filter((e) => (e.value as EventRecord).channelId === channelId).length;
-  const stats = (['statsDaily', 'statsQuarter'] as const).reduce((n, name) => n + [...db[name].getKeys({})].filter((k) => (k as unknown[])[2] === channelId).length, 0);
-  const tagStats = (['statsDailyTags', 'statsQuarterTags'] as const).reduce((n, name) => n + [...db[name].getKeys({})].filter((k) => (k as unknown[])[3] === channelId).length, 0);
-  const bodies = messages.filter((id) => db.bodies.get(id) !== undefined).length;
-  const indexEntries = [...db.eventIndex.getKeys({})].filter((k) => (k as unknown[])[1] === 'c' && (k as unknown[])[2] === channelId).length;
-  return { messages: messages.length, bodies, jobs, events, stats: stats + tagStats, indexEntries };
-}
+/** Everything the store still holds of a channel, counted by scanning (store/remains.ts). */
+const leftovers = (channelId: string) => channelRemains(t.daemon.store, channelId);
 
 const totalsOf = async (query = '') => (await t.api('GET', `/statistics/totals${query}`)).body;
 
@@ -115,7 +106,7 @@ describe('DELETE /channels/{id}', () => {
     await t.daemon.channelPurger.drain();
     expect(pendingPurges(t.daemon.store)).toEqual([]);
     expect(leftovers(gone.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
-    expect([...t.daemon.store.db.jobsDue.getKeys({})].map((k) => (k as [number, string])[1]).every((id) => t.daemon.store.db.jobs.get(id) !== undefined)).toBe(true);
+    expect(dueJobIds(t.daemon.store).every((id) => getJob(t.daemon.store, id) !== undefined)).toBe(true);
     expect(leftovers(kept.channelId)).toMatchObject({ messages: 2, bodies: 2, jobs: 2 });
     expect(leftovers(kept.channelId).events).toBeGreaterThan(0);
     expect(leftovers(kept.channelId).stats).toBeGreaterThan(0);
@@ -168,12 +159,7 @@ describe('DELETE /channels/{id}', () => {
     const id = res.body.broadcastId;
     await t.daemon.submission.expander.drain();
     expect((await t.api('GET', `/broadcasts/${id}`)).status).toBe(200);
-    const db = t.daemon.store.db;
-    const rows = () =>
-      (['broadcastEntries', 'broadcastFailures', 'broadcastSuppressions', 'broadcastMessages'] as const).reduce(
-        (n, name) => n + [...db[name].getKeys({ start: [id], end: [id, '\uffff'] })].length,
-        0,
-      ) + [...db.channelBroadcasts.getKeys({ start: [s.channelId], end: [s.channelId, '\uffff'] })].length;
+    const rows = () => broadcastRemains(t.daemon.store, id, s.channelId).rows;
     expect(rows()).toBeGreaterThan(0);
     expect(leftovers(s.channelId).messages).toBe(2);
 
@@ -181,9 +167,11 @@ describe('DELETE /channels/{id}', () => {
     await t.daemon.channelPurger.drain();
     expect((await t.api('GET', `/broadcasts/${id}`)).status).toBe(404);
     expect(rows()).toBe(0);
-    expect(db.broadcasts.get(id)).toBeUndefined();
-    expect(db.broadcastStats.get(id)).toBeUndefined();
-    expect(db.broadcastStatistics.get([id])).toBeUndefined();
+    const remains = broadcastRemains(t.daemon.store, id, s.channelId);
+    // The record, its counters and its statistics are gone too.
+    expect(remains.record).toBe(false);
+    expect(remains.counters).toBe(false);
+    expect(remains.statistics).toBe(false);
     expect(leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
   });
 

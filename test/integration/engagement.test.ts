@@ -9,11 +9,12 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
 import { eventsOfMessage } from '../../src/store/events.js';
-import { getBody, getMessage } from '../../src/store/messages.js';
+import { allMessages, getBody, getMessage } from '../../src/store/messages.js';
 import { getSuppression } from '../../src/store/suppressions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { purgeMessageInTxn } from '../../src/store/retention.js';
 
 const PUBLIC = 'https://links.postrider-test.net';
 let dns: TestDns;
@@ -40,7 +41,7 @@ const events = async (messageId: string, types: string) =>
   (await t.api('GET', `/activity/events?messageId=${messageId}&eventTypes=${types}`)).body.results as any[];
 
 function messagesOf(broadcastId: string): MessageRecord[] {
-  return [...t.daemon.store.db.messages.getRange({})].map((e) => e.value as MessageRecord).filter((m) => m.broadcastId === broadcastId);
+  return allMessages(t.daemon.store).filter((m) => m.broadcastId === broadcastId);
 }
 
 async function sendBroadcast(s: Sender, to: string, html = '<p>News</p><p><a href="{{{unsubscribe}}}">Unsubscribe</a></p>'): Promise<MessageRecord> {
@@ -238,7 +239,7 @@ describe('unsubscribe', () => {
   it('keeps unsubscribe links working after retention removed the message', async () => {
     const m = await sendBroadcast(s, 'gus@example.net');
     const url = unsubUrl(m);
-    await t.daemon.store.write(() => t.daemon.store.db.messages.remove(m.id));
+    await t.daemon.store.write(() => purgeMessageInTxn(t.daemon.store, m.id));
     expect((await fetch(local(url), { method: 'POST' })).status).toBe(200);
     expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'gus@example.net')).toMatchObject({ reason: 'unsubscribe' });
   });

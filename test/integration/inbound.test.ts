@@ -6,7 +6,7 @@
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
-import { getBody, getMessage } from '../../src/store/messages.js';
+import { allMessages, getBody, getMessage } from '../../src/store/messages.js';
 import { getSuppression } from '../../src/store/suppressions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
@@ -47,7 +47,7 @@ async function sendBroadcast(to: string): Promise<MessageRecord> {
   });
   expect(res.status).toBe(200);
   await t.daemon.submission.expander.drain();
-  const all = [...t.daemon.store.db.messages.getRange({})].map((e) => e.value as MessageRecord);
+  const all = allMessages(t.daemon.store);
   return all.find((m) => m.broadcastId === res.body.broadcastId)!;
 }
 

@@ -9,6 +9,7 @@ import { getBody, getMessage } from '../../src/store/messages.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { dueMs, requeueInTxn } from '../../src/store/queue.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -121,7 +122,7 @@ describe('GET /activity/messages/{id}', () => {
         const history: DeliveryJob['history'] = [
           { at: `2030-01-01T00:0${i}:00.000Z`, mx: `mx.${job.domain}`, smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 try later', outcome: 'deferred', tls: true },
         ];
-        store.db.jobs.put(job.id, { ...job, attempts: 1, history });
+        requeueInTxn(store, job, dueMs(job), { attempts: 1, history });
       }
     });
     const res = await details(id);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventRecord, MessageRecord } from '../../src/domain/types.js';
+import type { EventRecord } from '../../src/domain/types.js';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
@@ -8,6 +8,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { bruteForceEvents, generateEvents, storedEvents, type EventsQuery } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { getMessage } from '../../src/store/messages.js';
 
 const DAY = 86_400_000;
 let dns: TestDns;
@@ -38,7 +39,7 @@ function oracle(q: EventsQuery & { status?: string }, channelOfKey?: string) {
   const store = t.daemon.store;
   return bruteForceEvents(storedEvents(store), t.accountId, { ...rest, eventTypes: 'accepted' }, channelOfKey)
     .map((e: EventRecord) => {
-      const m = store.db.messages.get(e.messageId) as MessageRecord | undefined;
+      const m = getMessage(store, e.messageId);
       return {
         seq: e.seq,
         item: {

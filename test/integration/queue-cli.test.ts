@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
+import { dueJobIds } from '../../src/store/queue.js';
 
 let t: TestStore;
 let jobIds: string[] = [];
@@ -10,7 +11,7 @@ beforeAll(async () => {
   t = await openTestStore();
   await queueMessage(t.store, { to: ['a@one.test'], now: new Date(Date.now() + 3_600_000) });
   await queueMessage(t.store, { to: ['b@two.test', 'c@two.test'], now: new Date(Date.now() + 7_200_000) });
-  jobIds = [...t.store.db.jobsDue.getKeys()].map((k) => (k as [number, string])[1]);
+  jobIds = dueJobIds(t.store);
   await t.store.stop(); // the CLI opens the folder itself
 });
 

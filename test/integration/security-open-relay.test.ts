@@ -6,13 +6,13 @@
  * accepted: no 250 to MAIL FROM or RCPT TO where one would mean relaying, and no message stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MessageRecord } from '../../src/domain/types.js';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
+import { allMessages } from '../../src/store/messages.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -76,11 +76,11 @@ function foreignSenders(): string[] {
 }
 
 function storedRecipients(): string[] {
-  return [...t.daemon.store.db.messages.getRange()].flatMap((e) => (e.value as MessageRecord).recipients);
+  return allMessages(t.daemon.store).flatMap((m) => m.recipients);
 }
 
 function storedSenders(): string[] {
-  return [...t.daemon.store.db.messages.getRange()].map((e) => (e.value as MessageRecord).from.email);
+  return allMessages(t.daemon.store).map((m) => m.from.email);
 }
 
 const MESSAGE = (from: string) => `From: <${from}>\r\nTo: <victim@evil.example>\r\nSubject: relay test\r\n\r\nrelayed?\r\n`;

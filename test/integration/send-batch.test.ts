@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAccount, setAccountState } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { eventsOfMessage } from '../../src/store/events.js';
-import { getMessage } from '../../src/store/messages.js';
+import { countMessages, getMessage } from '../../src/store/messages.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -28,7 +28,7 @@ const msg = (to: string, extra: Record<string, unknown> = {}, sender: Sender = s
   text: 'Hi',
   ...extra,
 });
-const messageCount = () => t.daemon.store.db.messages.getCount();
+const messageCount = () => countMessages(t.daemon.store);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 beforeAll(async () => {

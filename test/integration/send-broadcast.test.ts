@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getBroadcast } from '../../src/store/broadcasts.js';
+import { broadcastEntries, getBroadcast } from '../../src/store/broadcasts.js';
 import type { MessageRecord } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { allMessages } from '../../src/store/messages.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -13,7 +14,7 @@ const broadcast = (body: unknown, headers: Record<string, string> = {}) =>
   t.api('POST', '/send/broadcast', { body, headers: { 'x-service-channel-id': s.channelId, ...headers } });
 
 function messagesOf(broadcastId: string): MessageRecord[] {
-  return [...t.daemon.store.db.messages.getRange({})].map((e) => e.value as MessageRecord).filter((m) => m.broadcastId === broadcastId);
+  return allMessages(t.daemon.store).filter((m) => m.broadcastId === broadcastId);
 }
 
 beforeAll(async () => {
@@ -94,7 +95,7 @@ describe('POST /send/broadcast', () => {
     const b = getBroadcast(t.daemon.store, res.body.broadcastId)!;
     expect(b).toMatchObject({ state: 'done', total: 10_000, messages: 10_000 });
     // Expanded entries are removed from the store as they are turned into messages.
-    expect(t.daemon.store.db.broadcastEntries.getKeysCount({ start: [b.id], end: [b.id, '\uffff'] })).toBe(0);
+    expect(broadcastEntries(t.daemon.store, b.id, 0, Number.MAX_SAFE_INTEGER).length).toBe(0);
     console.log(`10,000-entry broadcast answered in ${answeredMs} ms, expanded by ${Date.now() - started} ms`);
   }, 180_000);
 });

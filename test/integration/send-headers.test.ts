@@ -9,6 +9,7 @@ import { createApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { countMessages, getMessage } from '../../src/store/messages.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -17,7 +18,7 @@ let other: Sender;
 
 const send = (headers: Record<string, string>, body: unknown = basic()) => t.api('POST', '/send/transactional', { body, headers });
 const basic = (subject = 'Hello') => ({ from: { email: `news@${s.domain}` }, to: [{ email: 'alice@example.net' }], subject, text: 'Hi' });
-const messageCount = () => t.daemon.store.db.messages.getCount();
+const messageCount = () => countMessages(t.daemon.store);
 let seq = 0;
 const freshKey = () => `hdr-${Date.now()}-${seq++}`;
 
@@ -37,7 +38,7 @@ describe('channel header aliases', () => {
   it('sends through the channel named by X-Helo-Channel-Id, the header the SDKs send', async () => {
     const res = await send({ 'X-Helo-Channel-Id': s.channelId });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(t.daemon.store.db.messages.get(res.body.messageId)).toMatchObject({ channelId: s.channelId });
+    expect(getMessage(t.daemon.store, res.body.messageId)).toMatchObject({ channelId: s.channelId });
   });
 
   it('accepts both names when they carry the same channel', async () => {

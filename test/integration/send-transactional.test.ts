@@ -5,11 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, setAccountState } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { eventsOfMessage } from '../../src/store/events.js';
-import { getBody, getMessage } from '../../src/store/messages.js';
+import { allMessages, countMessages, getBody, getMessage } from '../../src/store/messages.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { jobsOfMessage } from '../../src/store/message-jobs.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -31,7 +32,7 @@ const basic = () => ({
 });
 
 function jobsOf(messageId: string): DeliveryJob[] {
-  return [...t.daemon.store.db.jobs.getRange({})].map((e) => e.value as DeliveryJob).filter((j) => j.messageId === messageId);
+  return jobsOfMessage(t.daemon.store, messageId);
 }
 
 beforeAll(async () => {
@@ -288,16 +289,16 @@ describe('idempotency', () => {
     const second = await send(basic(), { headers });
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
-    const count = [...t.daemon.store.db.messages.getRange({})].filter((e) => (e.value as { id: string }).id === first.body.messageId).length;
+    const count = allMessages(t.daemon.store).filter((m) => m.id === first.body.messageId).length;
     expect(count).toBe(1);
   });
 
   it('runs concurrent requests with one key only once', async () => {
     const headers = { 'idempotency-key': `c-${Date.now()}` };
-    const before = t.daemon.store.db.messages.getCount();
+    const before = countMessages(t.daemon.store);
     const [a, b] = await Promise.all([send(basic(), { headers }), send(basic(), { headers })]);
     expect(a.body.messageId).toBe(b.body.messageId);
-    expect(t.daemon.store.db.messages.getCount()).toBe(before + 1);
+    expect(countMessages(t.daemon.store)).toBe(before + 1);
   });
 
   it('refuses the same key with a different body, and keys over 256 characters', async () => {

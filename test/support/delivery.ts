@@ -14,6 +14,7 @@ import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import { Store } from '../../src/store/env.js';
 import { commitMessages } from '../../src/store/messages.js';
+import { jobsOfMessage } from '../../src/store/message-jobs.js';
 
 export const ACCOUNT = 'acc-1';
 export const CHANNEL = 'ch-1';
@@ -102,7 +103,7 @@ export async function queueMessage(
 }
 
 export function jobsOf(store: Store, messageId: string): DeliveryJob[] {
-  return [...store.db.jobs.getRange()].map((e) => e.value as DeliveryJob).filter((j) => j.messageId === messageId);
+  return jobsOfMessage(store, messageId);
 }
 
 export function deliveryConfig(overrides: Record<string, unknown> = {}): Config {

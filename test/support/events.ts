@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { EVENT_TYPES, type EventRecord, type EventType, type MailType } from '../../src/domain/types.js';
 import type { Store } from '../../src/store/env.js';
-import { appendEventInTxn } from '../../src/store/events.js';
+import { appendEventInTxn, eventFloor, getEvent, lastEventSeq } from '../../src/store/events.js';
 
 /** mulberry32: a small seeded PRNG, so failures reproduce. */
 export function rng(seed: number): () => number {
@@ -80,7 +80,13 @@ export async function generateEvents(store: Store, o: GenerateOptions): Promise<
 
 /** Every stored event, in seq order. */
 export function storedEvents(store: Store): EventRecord[] {
-  return [...store.db.events.getRange({})].map((e) => e.value as EventRecord);
+  const out: EventRecord[] = [];
+  // The log is one run [eventFloor, lastEventSeq]; a deleted channel's events leave holes in it.
+  for (let seq = eventFloor(store); seq <= lastEventSeq(store); seq++) {
+    const e = getEvent(store, seq);
+    if (e) out.push(e);
+  }
+  return out;
 }
 
 /** The API's query parameters, as strings. */

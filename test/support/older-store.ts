@@ -1,0 +1,25 @@
+/**
+ * Data as an older postrider left it, written into a stopped data folder straight through lmdb:
+ * the store's verbs write today's layout only, and a test of an upgrade needs yesterday's. The
+ * daemon must be stopped (its Store closed) while this runs.
+ */
+import path from 'node:path';
+import { open } from 'lmdb';
+
+/**
+ * A broadcast record as 0.1 wrote it: no channel index entry, and no `channelBroadcastsIndexed`
+ * mark, so the next start backfills the index (store/broadcasts.ts, backfillChannelBroadcasts).
+ */
+export async function putBroadcastAsOlderVersion(dataDir: string, record: { id: string } & Record<string, unknown>): Promise<void> {
+  const root = open({ path: path.join(dataDir, 'db'), maxDbs: 64 });
+  try {
+    const broadcasts = root.openDB('broadcasts', {});
+    const meta = root.openDB('meta', {});
+    await root.transaction(() => {
+      broadcasts.put(record.id, record);
+      meta.remove('channelBroadcastsIndexed');
+    });
+  } finally {
+    await root.close();
+  }
+}
