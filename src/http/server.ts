@@ -219,7 +219,8 @@ export class HttpServer {
   /** Shutdown refusals, authentication and the rate limits, and the one log line per request. */
   private registerRequestHooks(app: FastifyInstance): void {
     const { config, store } = this.ctx;
-    // Registers the per-key limit, which runs after the onRequest hook below has authenticated.
+    // Registers the per-key limit, a route hook that runs after every root onRequest hook: after
+    // authentication below, and after client-compat's URL-length check (a 414 is not counted).
     const authFailures = registerRateLimits(app, config.api);
     app.decorateRequest('principal', null as unknown as Principal);
     app.addHook('onRequest', async (req, reply) => {
