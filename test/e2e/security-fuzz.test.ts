@@ -2,11 +2,15 @@
  * A quick fuzzing round on every run of the suite (the long one is `npm run test:soak`):
  * random and mutated JSON on every endpoint, malformed raw HTTP, random SMTP sessions with
  * malformed MIME.
- * No 5xx, every error a problem+json, every SMTP line a reply, no crash. See test/support/fuzz.ts.
+ * No 5xx, every error a problem+json, every SMTP line a reply, no crash. See test/support/fuzz/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { checkRaw, errorLogLines, fuzzHttp, fuzzRawHttp, fuzzSmtp, rawExchange, startFuzzTarget, type FuzzContext } from '../support/fuzz.js';
+import type { FuzzContext } from '../support/fuzz/common.js';
+import { fuzzHttp } from '../support/fuzz/http.js';
+import { checkRaw, fuzzRawHttp, rawExchange } from '../support/fuzz/raw-http.js';
+import { fuzzSmtp } from '../support/fuzz/smtp.js';
+import { errorLogLines, startFuzzTarget } from '../support/fuzz/target.js';
 
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 

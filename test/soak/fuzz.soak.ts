@@ -8,7 +8,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { errorLogLines, fuzzHttp, fuzzRawHttp, fuzzSmtp, startFuzzTarget, type FuzzContext } from '../support/fuzz.js';
+import type { FuzzContext } from '../support/fuzz/common.js';
+import { fuzzHttp } from '../support/fuzz/http.js';
+import { fuzzRawHttp } from '../support/fuzz/raw-http.js';
+import { fuzzSmtp } from '../support/fuzz/smtp.js';
+import { errorLogLines, startFuzzTarget } from '../support/fuzz/target.js';
 
 const HTTP_CASES = Number(process.env.SOAK_FUZZ_HTTP ?? 100_000);
 const SMTP_SESSIONS = Number(process.env.SOAK_FUZZ_SMTP ?? 10_000);

@@ -19,7 +19,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildDaemon } from '../support/child-daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { errorLogLines } from '../support/fuzz.js';
+import { errorLogLines } from '../support/fuzz/target.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
 
