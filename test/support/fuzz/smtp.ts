@@ -102,6 +102,114 @@ function credentials(c: FuzzContext, a: Extract<SmtpStep, { kind: 'auth' }>): [s
 const OURS = (c: FuzzContext, s: string) => s.replace(/OURSDOMAIN/g, c.domain).replace(/OURS/g, `app@${c.domain}`);
 
 /** Runs one session; returns what is wrong, or null. */
+type Reply = Awaited<ReturnType<SmtpWire['reply']>>;
+
+/** One fuzzed session's connection: sends lines, checks every reply, keeps the transcript. */
+class FuzzSession {
+  readonly transcript: string[] = [];
+
+  constructor(
+    readonly c: FuzzContext,
+    readonly wire: SmtpWire,
+    private readonly counts: Record<string, number>,
+  ) {}
+
+  check(r: Reply, sent: string): string | null {
+    this.transcript.push(`> ${sent.slice(0, 120)}`, `< ${r ? r.text.slice(0, 200) : '(closed)'}`);
+    if (!r) return null; // the server may close (421, QUIT, too many errors)
+    this.counts[String(r.code)] = (this.counts[String(r.code)] ?? 0) + 1;
+    if (/ queued as /.test(r.text)) this.counts.queued = (this.counts.queued ?? 0) + 1;
+    if (/^451 4\.3\.0/m.test(r.text)) return `internal error reply to ${JSON.stringify(sent.slice(0, 200))}: ${r.text}`;
+    return null;
+  }
+
+  /** A 354 (a raw DATA line got through) puts the server in data mode: end the message at once. */
+  async endDataIf354(r: Reply): Promise<string | null> {
+    if (r?.code !== 354) return null;
+    this.wire.write('.\r\n');
+    return this.check(await this.wire.reply(30_000), '(empty message)');
+  }
+
+  async send(line: string, timeoutMs = 10_000): Promise<string | null> {
+    if (this.wire.isClosed) return null;
+    try {
+      const r = await this.wire.cmd(line, timeoutMs);
+      return this.check(r, line) ?? (await this.endDataIf354(r));
+    } catch (err) {
+      return `no reply to ${JSON.stringify(line.slice(0, 200))}: ${String(err)}`;
+    }
+  }
+
+  async pipeline(lines: string[]): Promise<string | null> {
+    this.wire.write(lines.map((l) => `${l}\r\n`).join(''));
+    let wrong: string | null = null;
+    for (const l of lines) {
+      if (wrong || this.wire.isClosed) break;
+      try {
+        const r = await this.wire.reply();
+        wrong = this.check(r, l) ?? (await this.endDataIf354(r));
+      } catch (err) {
+        wrong = `no reply to pipelined ${l}: ${String(err)}`;
+      }
+    }
+    return wrong;
+  }
+
+  async auth(step: Extract<SmtpStep, { kind: 'auth' }>): Promise<string | null> {
+    const [user, pass] = credentials(this.c, step);
+    if (!step.login) return this.send(`AUTH PLAIN ${Buffer.from(`\0${user}\0${pass}`).toString('base64')}`);
+    let wrong = await this.send('AUTH LOGIN');
+    wrong ??= await this.send(Buffer.from(user).toString('base64'));
+    wrong ??= await this.send(Buffer.from(pass).toString('base64'));
+    return wrong;
+  }
+
+  async data(step: Extract<SmtpStep, { kind: 'data' }>): Promise<string | null> {
+    const go = await this.wire.cmd('DATA').catch(() => null);
+    const wrong = this.check(go, 'DATA');
+    if (wrong || !go || go.code !== 354) return wrong;
+    const raw = renderMime(step.message, this.c, step.bareLf).replace(/(^|\n)\./g, '$1..');
+    // The end of data is CRLF.CRLF whatever the body's line ends were (RFC 5321 4.1.1.4).
+    this.wire.write(`${raw}\r\n.\r\n`);
+    try {
+      return this.check(await this.wire.reply(30_000), '(end of DATA)');
+    } catch (err) {
+      return `no reply to the end of DATA: ${String(err)}`;
+    }
+  }
+}
+
+function runStep(s: FuzzSession, step: SmtpStep): Promise<string | null> {
+  const c = s.c;
+  switch (step.kind) {
+    case 'line':
+      return s.send(OURS(c, step.text));
+    case 'pipeline':
+      return s.pipeline(step.lines.map((l) => OURS(c, l)));
+    case 'auth':
+      return s.auth(step);
+    case 'mail':
+      return s.send(`MAIL FROM:<${OURS(c, step.addr).replace(/[\r\n]/g, '')}>${step.params}`);
+    case 'rcpt':
+      return s.send(`RCPT TO:<${OURS(c, step.addr).replace(/[\r\n]/g, '')}>${step.params}`);
+    case 'data':
+      return s.data(step);
+  }
+}
+
+/** The good start a session may make before its random steps: EHLO, AUTH, a transaction. */
+async function goodStart(s: FuzzSession, steps: number): Promise<string | null> {
+  const c = s.c;
+  let wrong: string | null = null;
+  if (steps >= 1) wrong ??= await s.send('EHLO fuzz.example');
+  if (steps >= 2) wrong ??= await s.send(`AUTH PLAIN ${Buffer.from(`\0${c.channelId}\0${c.accountKey}`).toString('base64')}`);
+  if (steps >= 3) {
+    wrong ??= await s.send(`MAIL FROM:<app@${c.domain}>`);
+    wrong ??= await s.send('RCPT TO:<ann@example.net>');
+  }
+  return wrong;
+}
+
 async function smtpSessionRun(c: FuzzContext, session: { goodStart: number; steps: SmtpStep[] }, counts: Record<string, number>): Promise<string | null> {
   let wire: SmtpWire;
   try {
@@ -109,94 +217,16 @@ async function smtpSessionRun(c: FuzzContext, session: { goodStart: number; step
   } catch (err) {
     return `connect failed: ${String(err)}`;
   }
-  const transcript: string[] = [];
-  const check = (r: Awaited<ReturnType<SmtpWire['reply']>>, sent: string): string | null => {
-    transcript.push(`> ${sent.slice(0, 120)}`, `< ${r ? r.text.slice(0, 200) : '(closed)'}`);
-    if (!r) return null; // the server may close (421, QUIT, too many errors)
-    counts[String(r.code)] = (counts[String(r.code)] ?? 0) + 1;
-    if (/ queued as /.test(r.text)) counts.queued = (counts.queued ?? 0) + 1;
-    if (/^451 4\.3\.0/m.test(r.text)) return `internal error reply to ${JSON.stringify(sent.slice(0, 200))}: ${r.text}`;
-    return null;
-  };
-  /** A 354 (a raw DATA line got through) puts the server in data mode: end the message at once. */
-  const endDataIf354 = async (r: Awaited<ReturnType<SmtpWire['reply']>>): Promise<string | null> => {
-    if (r?.code !== 354) return null;
-    wire.write('.\r\n');
-    return check(await wire.reply(30_000), '(empty message)');
-  };
-  const send = async (line: string, timeoutMs = 10_000): Promise<string | null> => {
-    if (wire.isClosed) return null;
-    try {
-      const r = await wire.cmd(line, timeoutMs);
-      return check(r, line) ?? (await endDataIf354(r));
-    } catch (err) {
-      return `no reply to ${JSON.stringify(line.slice(0, 200))}: ${String(err)}`;
-    }
-  };
+  const s = new FuzzSession(c, wire, counts);
   try {
-    const greeting = await wire.reply();
-    let wrong = check(greeting, '(connect)');
-    if (session.goodStart >= 1) wrong ??= await send('EHLO fuzz.example');
-    if (session.goodStart >= 2) wrong ??= await send(`AUTH PLAIN ${Buffer.from(`\0${c.channelId}\0${c.accountKey}`).toString('base64')}`);
-    if (session.goodStart >= 3) {
-      wrong ??= await send(`MAIL FROM:<app@${c.domain}>`);
-      wrong ??= await send('RCPT TO:<ann@example.net>');
-    }
+    let wrong = s.check(await wire.reply(), '(connect)');
+    wrong ??= await goodStart(s, session.goodStart);
     for (const step of session.steps) {
       if (wrong || wire.isClosed) break;
-      switch (step.kind) {
-        case 'line':
-          wrong = await send(OURS(c, step.text));
-          break;
-        case 'pipeline': {
-          const lines = step.lines.map((l) => OURS(c, l));
-          wire.write(lines.map((l) => `${l}\r\n`).join(''));
-          for (const l of lines) {
-            if (wrong || wire.isClosed) break;
-            try {
-              const r = await wire.reply();
-              wrong = check(r, l) ?? (await endDataIf354(r));
-            } catch (err) {
-              wrong = `no reply to pipelined ${l}: ${String(err)}`;
-            }
-          }
-          break;
-        }
-        case 'auth': {
-          const [user, pass] = credentials(c, step);
-          if (step.login) {
-            wrong = await send('AUTH LOGIN');
-            wrong ??= await send(Buffer.from(user).toString('base64'));
-            wrong ??= await send(Buffer.from(pass).toString('base64'));
-          } else {
-            wrong = await send(`AUTH PLAIN ${Buffer.from(`\0${user}\0${pass}`).toString('base64')}`);
-          }
-          break;
-        }
-        case 'mail':
-          wrong = await send(`MAIL FROM:<${OURS(c, step.addr).replace(/[\r\n]/g, '')}>${step.params}`);
-          break;
-        case 'rcpt':
-          wrong = await send(`RCPT TO:<${OURS(c, step.addr).replace(/[\r\n]/g, '')}>${step.params}`);
-          break;
-        case 'data': {
-          const go = await wire.cmd('DATA').catch(() => null);
-          wrong = check(go, 'DATA');
-          if (wrong || !go || go.code !== 354) break;
-          const raw = renderMime(step.message, c, step.bareLf).replace(/(^|\n)\./g, '$1..');
-          // The end of data is CRLF.CRLF whatever the body's line ends were (RFC 5321 4.1.1.4).
-          wire.write(`${raw}\r\n.\r\n`);
-          try {
-            wrong = check(await wire.reply(30_000), '(end of DATA)');
-          } catch (err) {
-            wrong = `no reply to the end of DATA: ${String(err)}`;
-          }
-          break;
-        }
-      }
+      wrong = await runStep(s, step);
     }
     if (!wrong && wire.badLines.length > 0) wrong = `lines that are not SMTP replies: ${JSON.stringify(wire.badLines.slice(0, 3))}`;
-    return wrong ? `${wrong}\ntranscript:\n${transcript.join('\n')}` : null;
+    return wrong ? `${wrong}\ntranscript:\n${s.transcript.join('\n')}` : null;
   } finally {
     await wire.quit().catch(() => undefined);
   }
