@@ -70,6 +70,13 @@ module.exports = {
       to: { path: '(^|/)node_modules/lmdb/' },
     },
     {
+      name: 'store-databases-private',
+      severity: 'error',
+      comment: 'The raw databases (store/databases.ts) are for the verbs of src/store/ only; everything else calls the verbs.',
+      from: { pathNot: '^src/store/' },
+      to: { path: '^src/store/databases\\.ts$' },
+    },
+    {
       name: 'domain-is-pure',
       severity: 'error',
       comment:

@@ -1,21 +1,22 @@
 /** Store verbs for accounts. */
 import { randomUUID } from 'node:crypto';
 import type { Account, AccountState } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
 export async function createAccount(store: Store, input: { name: string; state: AccountState }): Promise<Account> {
   const now = new Date().toISOString();
   const account: Account = { id: randomUUID(), name: input.name, state: input.state, createdAt: now, updatedAt: now };
-  await store.write(() => store.db.accounts.put(account.id, account));
+  await store.write(() => dbsOf(store).accounts.put(account.id, account));
   return account;
 }
 
 export function getAccount(store: Store, id: string): Account | undefined {
-  return store.db.accounts.get(id) as Account | undefined;
+  return dbsOf(store).accounts.get(id) as Account | undefined;
 }
 
 export function listAccounts(store: Store): Account[] {
-  return [...store.db.accounts.getRange({})].map((e) => e.value as Account);
+  return [...dbsOf(store).accounts.getRange({})].map((e) => e.value as Account);
 }
 
 export async function setAccountState(store: Store, id: string, state: AccountState): Promise<Account | undefined> {
@@ -23,7 +24,7 @@ export async function setAccountState(store: Store, id: string, state: AccountSt
     const current = getAccount(store, id);
     if (!current) return undefined;
     const next: Account = { ...current, state, updatedAt: new Date().toISOString() };
-    store.db.accounts.put(id, next);
+    dbsOf(store).accounts.put(id, next);
     return next;
   });
 }

@@ -21,6 +21,7 @@
  * walks at most COUNT_BUDGET units (then extrapolates, `totalCountExact: false`).
  */
 import type { EventRecord, EventType, MailType } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { indexPrefix, type IndexKind } from './event-index.js';
 import { channelDeletions, hiddenChannels } from './purge-queue.js';
@@ -115,7 +116,7 @@ class IndexStream implements Stream {
     }
     this.meter.units += UNIT_SEEK;
     const range = { start: [...this.prefix, min], end: [...this.prefix, this.endSeq], values: this.withTimes };
-    this.it = this.store.db[this.db].getRange(range)[Symbol.iterator]() as Iterator<{ key: unknown; value: unknown }>;
+    this.it = dbsOf(this.store)[this.db].getRange(range)[Symbol.iterator]() as Iterator<{ key: unknown; value: unknown }>;
     return this.step();
   }
 
@@ -223,7 +224,7 @@ function subjectOk(f: ActivityFilter, e: EventRecord): boolean {
 
 /** status=sent: the accepted event's message is not in the queue (one key lookup). */
 function statusOk(store: Store, f: ActivityFilter, seq: number): boolean {
-  return f.messageStatus !== 'sent' || !store.db.messageQueue.doesExist([f.accountId, seq]);
+  return f.messageStatus !== 'sent' || !dbsOf(store).messageQueue.doesExist([f.accountId, seq]);
 }
 
 /**
@@ -319,7 +320,7 @@ function countByKeys(store: Store, f: ActivityFilter, p: Plan, lo: number, hi: n
   const innerHi = f.endMs === undefined ? hi : Math.max(innerLo, Math.min(hi, firstSeqAtClock(store, f.endMs + 1)));
   let n = 0;
   for (const part of parts) {
-    const db = store.db[part.db];
+    const db = dbsOf(store)[part.db];
     n += db.getKeysCount({ start: [...part.prefix, innerLo], end: [...part.prefix, innerHi] });
     for (const [a, b] of [[lo, innerLo], [innerHi, hi]]) {
       if (a >= b) continue;

@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { ApiKey } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
 const TOKEN_PREFIX = 'pr_';
@@ -35,8 +36,8 @@ export async function createApiKey(
     revokedAt: null,
   };
   await store.write(() => {
-    store.db.apiKeys.put(key.id, key);
-    store.db.apiKeyHashes.put(key.hash, key.id);
+    dbsOf(store).apiKeys.put(key.id, key);
+    dbsOf(store).apiKeyHashes.put(key.hash, key.id);
   });
   return { key, token };
 }
@@ -45,9 +46,9 @@ export async function createApiKey(
 export function findApiKeyByToken(store: Store, token: string): ApiKey | undefined {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return undefined;
   const hash = hashToken(token);
-  const id = store.db.apiKeyHashes.get(hash) as string | undefined;
+  const id = dbsOf(store).apiKeyHashes.get(hash) as string | undefined;
   if (!id) return undefined;
-  const key = store.db.apiKeys.get(id) as ApiKey | undefined;
+  const key = dbsOf(store).apiKeys.get(id) as ApiKey | undefined;
   if (!key || key.revokedAt) return undefined;
   // Defence in depth: the index and the record must agree (constant-time compare).
   if (!timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
@@ -55,29 +56,29 @@ export function findApiKeyByToken(store: Store, token: string): ApiKey | undefin
 }
 
 export function listApiKeys(store: Store, filter: { accountId?: string; channelId?: string } = {}): ApiKey[] {
-  return [...store.db.apiKeys.getRange({})]
+  return [...dbsOf(store).apiKeys.getRange({})]
     .map((e) => e.value as ApiKey)
     .filter((k) => (!filter.accountId || k.accountId === filter.accountId) && (!filter.channelId || k.channelId === filter.channelId));
 }
 
 export async function revokeApiKey(store: Store, id: string): Promise<ApiKey | undefined> {
   return store.write(() => {
-    const key = store.db.apiKeys.get(id) as ApiKey | undefined;
+    const key = dbsOf(store).apiKeys.get(id) as ApiKey | undefined;
     if (!key) return undefined;
     if (key.revokedAt) return key;
     const revoked: ApiKey = { ...key, revokedAt: new Date().toISOString() };
-    store.db.apiKeys.put(id, revoked);
-    store.db.apiKeyHashes.remove(key.hash);
+    dbsOf(store).apiKeys.put(id, revoked);
+    dbsOf(store).apiKeyHashes.remove(key.hash);
     return revoked;
   });
 }
 
 /** Inside a write: removes every key bound to a deleted channel. */
 export function removeChannelKeysInTxn(store: Store, channelId: string): void {
-  for (const { key, value } of store.db.apiKeys.getRange({})) {
+  for (const { key, value } of dbsOf(store).apiKeys.getRange({})) {
     const k = value as ApiKey;
     if (k.channelId !== channelId) continue;
-    store.db.apiKeyHashes.remove(k.hash);
-    store.db.apiKeys.remove(key);
+    dbsOf(store).apiKeyHashes.remove(k.hash);
+    dbsOf(store).apiKeys.remove(key);
   }
 }

@@ -4,6 +4,7 @@
  * the transactions that close jobs, expand and cancel; and its statistics, which store/stats.ts
  * counts with every other counter when an event is appended (same rules as /statistics).
  */
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { zeroCounters, type StatCounters } from './stats.js';
 
@@ -16,13 +17,13 @@ export interface BroadcastCounters {
 }
 
 export function broadcastCounters(store: Store, broadcastId: string): BroadcastCounters {
-  const c = store.db.broadcastStats.get(broadcastId) as Omit<BroadcastCounters, 'statistics'> | undefined;
-  const statistics = { ...zeroCounters(), ...(store.db.broadcastStatistics.get([broadcastId]) as StatCounters | undefined) };
+  const c = dbsOf(store).broadcastStats.get(broadcastId) as Omit<BroadcastCounters, 'statistics'> | undefined;
+  const statistics = { ...zeroCounters(), ...(dbsOf(store).broadcastStatistics.get([broadcastId]) as StatCounters | undefined) };
   return { finished: c?.finished ?? 0, canceled: c?.canceled ?? 0, statistics };
 }
 
 /** Inside a write: adds to the finished/canceled message counts. */
 export function bumpBroadcastInTxn(store: Store, broadcastId: string, by: { finished?: number; canceled?: number }): void {
   const c = broadcastCounters(store, broadcastId);
-  store.db.broadcastStats.put(broadcastId, { finished: c.finished + (by.finished ?? 0), canceled: c.canceled + (by.canceled ?? 0) });
+  dbsOf(store).broadcastStats.put(broadcastId, { finished: c.finished + (by.finished ?? 0), canceled: c.canceled + (by.canceled ?? 0) });
 }

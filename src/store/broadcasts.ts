@@ -6,6 +6,7 @@
  * or, after a cancel, as never expanded; nothing is capped or kept only in memory.
  */
 import type { AddressValue, DeliveryJob, MessageRecord } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
@@ -68,28 +69,28 @@ export async function acceptBroadcast<C, E>(
   await store.write(() => {
     if (input.sendLimit) reserveSendQuotaInTxn(store, input.sendLimit.accountId, input.sendLimit.recipients, input.sendLimit.limit);
     const createdMs = Date.parse(input.record.createdAt);
-    store.db.broadcasts.put(input.record.id, input.record);
-    input.entries.forEach((e, i) => store.db.broadcastEntries.put([input.record.id, i], e));
-    store.db.broadcastQueue.put([createdMs, input.record.id], 1);
-    store.db.channelBroadcasts.put([input.record.channelId, createdMs, input.record.id], 1);
+    dbsOf(store).broadcasts.put(input.record.id, input.record);
+    input.entries.forEach((e, i) => dbsOf(store).broadcastEntries.put([input.record.id, i], e));
+    dbsOf(store).broadcastQueue.put([createdMs, input.record.id], 1);
+    dbsOf(store).channelBroadcasts.put([input.record.channelId, createdMs, input.record.id], 1);
     if (input.idempotency) putIdempotencyInTxn(store, input.idempotency.accountId, input.idempotency.key, input.idempotency.record);
   });
 }
 
 export function getBroadcast<C>(store: Store, id: string): BroadcastRecord<C> | undefined {
-  return store.db.broadcasts.get(id) as BroadcastRecord<C> | undefined;
+  return dbsOf(store).broadcasts.get(id) as BroadcastRecord<C> | undefined;
 }
 
 /** The oldest broadcast still being expanded. */
 export function nextActiveBroadcast<C>(store: Store): BroadcastRecord<C> | undefined {
-  for (const { key } of store.db.broadcastQueue.getRange({ limit: 1 })) {
+  for (const { key } of dbsOf(store).broadcastQueue.getRange({ limit: 1 })) {
     return getBroadcast<C>(store, (key as [number, string])[1]);
   }
   return undefined;
 }
 
 export function broadcastEntries<E>(store: Store, id: string, from: number, count: number): { index: number; entry: E }[] {
-  return [...store.db.broadcastEntries.getRange({ start: [id, from], end: [id, KEY_MAX], limit: count })].map(({ key, value }) => ({
+  return [...dbsOf(store).broadcastEntries.getRange({ start: [id, from], end: [id, KEY_MAX], limit: count })].map(({ key, value }) => ({
     index: (key as [string, number])[1],
     entry: value as E,
   }));
@@ -115,15 +116,15 @@ export interface BatchProgress {
 export function advanceBroadcastInTxn<C>(store: Store, id: string, p: BatchProgress): BroadcastRecord<C> {
   const b = getBroadcast<C>(store, id);
   if (!b || b.canceledAt) throw new BroadcastCanceled(id);
-  for (let i = b.cursor; i < p.cursor; i++) store.db.broadcastEntries.remove([b.id, i]);
-  for (const f of p.failures) store.db.broadcastFailures.put([b.id, f.index], f);
+  for (let i = b.cursor; i < p.cursor; i++) dbsOf(store).broadcastEntries.remove([b.id, i]);
+  for (const f of p.failures) dbsOf(store).broadcastFailures.put([b.id, f.index], f);
   let suppressed = b.suppressed ?? 0;
   for (const email of p.suppressed) {
-    if (store.db.broadcastSuppressions.get([b.id, email]) !== undefined) continue;
-    store.db.broadcastSuppressions.put([b.id, email], 1);
+    if (dbsOf(store).broadcastSuppressions.get([b.id, email]) !== undefined) continue;
+    dbsOf(store).broadcastSuppressions.put([b.id, email], 1);
     suppressed++;
   }
-  for (const messageId of p.messageIds) store.db.broadcastMessages.put([b.id, messageId], 1);
+  for (const messageId of p.messageIds) dbsOf(store).broadcastMessages.put([b.id, messageId], 1);
   if (p.finished > 0) bumpBroadcastInTxn(store, b.id, { finished: p.finished });
   const next: BroadcastRecord<C> = {
     ...b,
@@ -134,8 +135,8 @@ export function advanceBroadcastInTxn<C>(store: Store, id: string, p: BatchProgr
     suppressed,
     state: p.cursor >= b.total ? 'done' : 'expanding',
   };
-  store.db.broadcasts.put(b.id, next);
-  if (next.state === 'done') store.db.broadcastQueue.remove([Date.parse(b.createdAt), b.id]);
+  dbsOf(store).broadcasts.put(b.id, next);
+  if (next.state === 'done') dbsOf(store).broadcastQueue.remove([Date.parse(b.createdAt), b.id]);
   return next;
 }
 
@@ -153,17 +154,17 @@ export function broadcastCompleted(store: Store, b: BroadcastRecord): boolean {
  * index entry, so they are listed too. Returns how many were added.
  */
 export async function backfillChannelBroadcasts(store: Store): Promise<number> {
-  if (store.db.meta.get('channelBroadcastsIndexed')) return 0;
+  if (dbsOf(store).meta.get('channelBroadcastsIndexed')) return 0;
   return store.write(() => {
     let added = 0;
-    for (const { value } of store.db.broadcasts.getRange()) {
+    for (const { value } of dbsOf(store).broadcasts.getRange()) {
       const b = value as BroadcastRecord;
       const key = [b.channelId, Date.parse(b.createdAt), b.id];
-      if (store.db.channelBroadcasts.get(key) !== undefined) continue;
-      store.db.channelBroadcasts.put(key, 1);
+      if (dbsOf(store).channelBroadcasts.get(key) !== undefined) continue;
+      dbsOf(store).channelBroadcasts.put(key, 1);
       added++;
     }
-    store.db.meta.put('channelBroadcastsIndexed', true);
+    dbsOf(store).meta.put('channelBroadcastsIndexed', true);
     return added;
   });
 }
@@ -184,35 +185,35 @@ export async function cancelBroadcast(store: Store, id: string, now: Date): Prom
     if (!b) return { status: 'not_found' };
     if (b.canceledAt) return { status: 'canceled', record: b };
     if (broadcastCompleted(store, b)) return { status: 'completed' };
-    for (let i = b.cursor; i < b.total; i++) store.db.broadcastEntries.remove([b.id, i]);
-    store.db.broadcastQueue.remove([Date.parse(b.createdAt), b.id]);
+    for (let i = b.cursor; i < b.total; i++) dbsOf(store).broadcastEntries.remove([b.id, i]);
+    dbsOf(store).broadcastQueue.remove([Date.parse(b.createdAt), b.id]);
     let canceled = 0;
-    for (const key of store.db.broadcastMessages.getKeys({ start: [b.id], end: [b.id, KEY_MAX] })) {
+    for (const key of dbsOf(store).broadcastMessages.getKeys({ start: [b.id], end: [b.id, KEY_MAX] })) {
       if (cancelMessageInTxn(store, (key as [string, string])[1], now)) canceled++;
     }
     if (canceled > 0) bumpBroadcastInTxn(store, b.id, { canceled });
     const next: BroadcastRecord = { ...b, state: 'done', canceledAt: now.toISOString(), canceledEntries: b.total - b.cursor };
-    store.db.broadcasts.put(b.id, next);
+    dbsOf(store).broadcasts.put(b.id, next);
     return { status: 'canceled', record: next };
   });
 }
 
 /** Inside a write: takes a message out of the queue if none of its jobs was attempted or leased. */
 function cancelMessageInTxn(store: Store, messageId: string, now: Date): boolean {
-  const m = store.db.messages.get(messageId) as MessageRecord | undefined;
+  const m = dbsOf(store).messages.get(messageId) as MessageRecord | undefined;
   if (!m || m.status === 'sent' || m.openJobs === 0) return false;
   const jobs: DeliveryJob[] = [];
-  for (const key of store.db.messageJobs.getKeys({ start: [messageId], end: [messageId, KEY_MAX] })) {
-    const job = store.db.jobs.get((key as [string, string])[1]) as DeliveryJob | undefined;
+  for (const key of dbsOf(store).messageJobs.getKeys({ start: [messageId], end: [messageId, KEY_MAX] })) {
+    const job = dbsOf(store).jobs.get((key as [string, string])[1]) as DeliveryJob | undefined;
     if (job) jobs.push(job);
   }
   if (jobs.length === 0 || jobs.some((j) => j.state !== 'queued' || j.attempts > 0)) return false;
   let message = m;
   for (const job of jobs) {
-    store.db.jobsDue.remove([dueMs(job), job.id]);
-    store.db.jobs.put(job.id, { ...job, state: 'done', canceledAt: now.toISOString() } satisfies DeliveryJob);
+    dbsOf(store).jobsDue.remove([dueMs(job), job.id]);
+    dbsOf(store).jobs.put(job.id, { ...job, state: 'done', canceledAt: now.toISOString() } satisfies DeliveryJob);
     closeJobOfMessageInTxn(store, message);
-    message = store.db.messages.get(messageId) as MessageRecord;
+    message = dbsOf(store).messages.get(messageId) as MessageRecord;
   }
   return true;
 }
@@ -225,7 +226,7 @@ export function listChannelBroadcasts(
   const results: BroadcastRecord[] = [];
   let totalCount = 0;
   const range = { start: [q.channelId, KEY_MAX], end: [q.channelId], reverse: true };
-  for (const key of store.db.channelBroadcasts.getKeys(range)) {
+  for (const key of dbsOf(store).channelBroadcasts.getKeys(range)) {
     const b = getBroadcast(store, (key as [string, number, string])[2]);
     if (!b || !q.match(b)) continue;
     if (totalCount >= q.offset && results.length < q.limit) results.push(b);
@@ -238,8 +239,8 @@ export function broadcastFailures(store: Store, id: string, page: { limit: numbe
   const range = { start: [id], end: [id, KEY_MAX] };
   return {
     // lmdb-js marks the options object it is given as a count query: each call gets its own.
-    totalCount: store.db.broadcastFailures.getKeysCount({ ...range }),
-    results: [...store.db.broadcastFailures.getRange({ ...range, limit: page.offset + page.limit })].slice(page.offset).map(({ value }) => value as BroadcastFailure),
+    totalCount: dbsOf(store).broadcastFailures.getKeysCount({ ...range }),
+    results: [...dbsOf(store).broadcastFailures.getRange({ ...range, limit: page.offset + page.limit })].slice(page.offset).map(({ value }) => value as BroadcastFailure),
   };
 }
 
@@ -247,7 +248,7 @@ export function broadcastSuppressions(store: Store, id: string, page: { limit: n
   const range = { start: [id], end: [id, KEY_MAX] };
   return {
     // lmdb-js marks the options object it is given as a count query: each call gets its own.
-    totalCount: store.db.broadcastSuppressions.getKeysCount({ ...range }),
-    results: [...store.db.broadcastSuppressions.getKeys({ ...range, limit: page.offset + page.limit })].slice(page.offset).map((k) => (k as [string, string])[1]),
+    totalCount: dbsOf(store).broadcastSuppressions.getKeysCount({ ...range }),
+    results: [...dbsOf(store).broadcastSuppressions.getKeys({ ...range, limit: page.offset + page.limit })].slice(page.offset).map((k) => (k as [string, string])[1]),
   };
 }

@@ -19,6 +19,7 @@
  */
 import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
 import type { OutboxEntry, Webhook } from '../domain/webhook.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { indexPrefix } from './event-index.js';
 import { getEvent, removeEventInTxn } from './events.js';
@@ -35,7 +36,7 @@ const BROADCAST_ROW_DBS = ['broadcastEntries', 'broadcastFailures', 'broadcastSu
 /** One transaction of at most `batch` removals. Returns whether more is left for this channel. */
 export async function purgeChannelBatch(store: Store, channelId: string, batch: number): Promise<{ removed: number; done: boolean }> {
   return store.write(() => {
-    const p = store.db.channelPurges.get(channelId) as ChannelPurge | undefined;
+    const p = dbsOf(store).channelPurges.get(channelId) as ChannelPurge | undefined;
     if (!p) return { removed: 0, done: true };
     let removed = 0;
     let phase = p.phase;
@@ -51,13 +52,13 @@ export async function purgeChannelBatch(store: Store, channelId: string, batch: 
       }
       const next = PHASES.indexOf(phase) + 1;
       if (next >= PHASES.length) {
-        store.db.channelPurges.remove(channelId);
+        dbsOf(store).channelPurges.remove(channelId);
         return { removed, done: true };
       }
       phase = PHASES[next];
       cursor = undefined;
     }
-    store.db.channelPurges.put(channelId, { ...p, phase, cursor } satisfies ChannelPurge);
+    dbsOf(store).channelPurges.put(channelId, { ...p, phase, cursor } satisfies ChannelPurge);
     return { removed, done: false };
   });
 }
@@ -75,7 +76,7 @@ interface Step {
  * Then its rows, at most `max` per step; the index key last, once nothing is left.
  */
 function purgeBroadcastsInTxn(store: Store, p: ChannelPurge, max: number): Step {
-  const db = store.db;
+  const db = dbsOf(store);
   let removed = 0;
   for (const key of [...db.channelBroadcasts.getKeys({ start: [p.channelId], end: [p.channelId, KEY_MAX], limit: max })] as [string, number, string][]) {
     const [, createdMs, id] = key;
@@ -103,11 +104,11 @@ function purgeBroadcastsInTxn(store: Store, p: ChannelPurge, max: number): Step 
 /** The channel's events, oldest first, and the messages they name. */
 function purgeEventsInTxn(store: Store, p: ChannelPurge, max: number): Step {
   const prefix = indexPrefix(p.accountId, 'c', p.channelId);
-  const keys = [...store.db.eventIndex.getKeys({ start: prefix, end: [...prefix, KEY_MAX], limit: max })] as [string, string, string, number][];
+  const keys = [...dbsOf(store).eventIndex.getKeys({ start: prefix, end: [...prefix, KEY_MAX], limit: max })] as [string, string, string, number][];
   for (const key of keys) {
     const e = getEvent(store, key[3]);
     if (!e) {
-      store.db.eventIndex.remove(key); // an entry without its event: nothing else to remove
+      dbsOf(store).eventIndex.remove(key); // an entry without its event: nothing else to remove
       continue;
     }
     removeEventInTxn(store, e);
@@ -118,7 +119,7 @@ function purgeEventsInTxn(store: Store, p: ChannelPurge, max: number): Step {
 
 /** A message of the deleted channel: record, body, jobs (any state) and waiting webhook payloads. */
 function purgeMessageInTxn(store: Store, e: EventRecord): void {
-  const db = store.db;
+  const db = dbsOf(store);
   const m = db.messages.get(e.messageId) as MessageRecord | undefined;
   if (m && m.channelId !== e.channelId) return;
   db.messages.remove(e.messageId);
@@ -157,13 +158,13 @@ function purgeStatsInTxn(store: Store, p: ChannelPurge, db: StatsDb, cursor: unk
   let removed = 0;
   let last: unknown[] | undefined;
   // The range starts at the cursor itself (inclusive): one more key, and the cursor skipped.
-  for (const key of store.db[db].getKeys({ start, end: [p.accountId, KEY_MAX], limit: cursor ? max + 1 : max })) {
+  for (const key of dbsOf(store)[db].getKeys({ start, end: [p.accountId, KEY_MAX], limit: cursor ? max + 1 : max })) {
     const k = key as unknown[];
     if (cursor && last === undefined && seen === 0 && sameKey(k, cursor)) continue;
     seen++;
     last = k;
     if (k[at] === p.channelId) {
-      store.db[db].remove(k);
+      dbsOf(store)[db].remove(k);
       removed++;
     }
   }

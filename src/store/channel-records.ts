@@ -4,6 +4,7 @@
  * cycle. channels.ts re-exports these.
  */
 import type { Channel } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
 export interface StoredChannel extends Channel {
@@ -12,11 +13,11 @@ export interface StoredChannel extends Channel {
 
 /** A live channel, or undefined (also for deleted ones). */
 export function getChannel(store: Store, id: string): Channel | undefined {
-  const c = store.db.channels.get(id) as StoredChannel | undefined;
+  const c = dbsOf(store).channels.get(id) as StoredChannel | undefined;
   return c && !c.deletedAt ? c : undefined;
 }
 
 /** Includes tombstones, for showing linked channels of a domain. */
 export function getChannelRecord(store: Store, id: string): StoredChannel | undefined {
-  return store.db.channels.get(id) as StoredChannel | undefined;
+  return dbsOf(store).channels.get(id) as StoredChannel | undefined;
 }

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
 import type { Channel, DeliveryType, Tracking } from '../domain/types.js';
 import { removeChannelKeysInTxn } from './api-keys.js';
+import { dbsOf } from './databases.js';
 import { schedulePurgeInTxn } from './purge-queue.js';
 import { getChannel, type StoredChannel } from './channel-records.js';
 import { unlinkChannelFromDomainsInTxn } from './domains.js';
@@ -34,7 +35,7 @@ function indexKey(c: Channel): [string, number, string] {
 }
 
 function countInTxn(store: Store, accountId: string): number {
-  return store.db.accountChannels.getKeysCount({ start: [accountId], end: [accountId, KEY_MAX] });
+  return dbsOf(store).accountChannels.getKeysCount({ start: [accountId], end: [accountId, KEY_MAX] });
 }
 
 export async function createChannel(
@@ -56,8 +57,8 @@ export async function createChannel(
     if (countInTxn(store, input.accountId) >= input.maxPerAccount) {
       throw new AppError('resource_limit_exceeded', `An account may have at most ${input.maxPerAccount} channels`);
     }
-    store.db.channels.put(channel.id, channel);
-    store.db.accountChannels.put(indexKey(channel), 1);
+    dbsOf(store).channels.put(channel.id, channel);
+    dbsOf(store).accountChannels.put(indexKey(channel), 1);
   });
   return channel;
 }
@@ -66,7 +67,7 @@ export function listChannels(store: Store, f: ChannelFilter): { results: Channel
   const needle = f.name?.toLowerCase();
   const ids = f.ids ? new Set(f.ids) : null;
   const matches: Channel[] = [];
-  for (const { key } of store.db.accountChannels.getRange({ start: [f.accountId], end: [f.accountId, KEY_MAX] })) {
+  for (const { key } of dbsOf(store).accountChannels.getRange({ start: [f.accountId], end: [f.accountId, KEY_MAX] })) {
     const id = (key as [string, number, string])[2];
     if (ids && !ids.has(id)) continue;
     const c = getChannel(store, id);
@@ -93,7 +94,7 @@ export async function updateChannel(
       tracking: { ...c.tracking, ...patch.tracking },
       updatedAt: new Date().toISOString(),
     };
-    store.db.channels.put(id, next);
+    dbsOf(store).channels.put(id, next);
     return next;
   });
 }
@@ -106,10 +107,10 @@ export async function deleteChannel(store: Store, id: string): Promise<boolean> 
   return store.write(() => {
     const c = getChannel(store, id);
     if (!c) return false;
-    store.db.accountChannels.remove(indexKey(c));
+    dbsOf(store).accountChannels.remove(indexKey(c));
     const deletedAt = new Date().toISOString();
     const tombstone: StoredChannel = { ...c, updatedAt: deletedAt, deletedAt };
-    store.db.channels.put(id, tombstone);
+    dbsOf(store).channels.put(id, tombstone);
     for (const cleanup of CHANNEL_CLEANUPS) cleanup(store, id);
     // Messages, events and counters can be many: they go in the background (channel-purge.ts).
     schedulePurgeInTxn(store, { channelId: id, accountId: c.accountId, deletedAt });

@@ -4,7 +4,8 @@
  * database, keys and values decoded, which reads every page a request could ever reach. Safe
  * while the daemon runs: the store is opened read-only and read in one snapshot per database.
  */
-import { Store } from './env.js';
+import { dbsOf } from './databases.js';
+import { Store, type Dbs } from './env.js';
 import { damaged, inspectDataFile, type DataFileInfo } from './data-file.js';
 import { DB_NAMES } from './layout.js';
 import { markerDate } from './marker.js';
@@ -24,7 +25,7 @@ export async function checkStore(dataDir: string): Promise<StoreReport> {
   try {
     const databases: StoreReport['databases'] = [];
     for (const name of DB_NAMES) {
-      const db = store.db[name];
+      const db = dbsOf(store)[name];
       if (!db) continue; // not created yet by the postrider that wrote this store
       databases.push({ name, entries: walk(store.file, name, db) });
     }
@@ -39,7 +40,7 @@ export async function checkStore(dataDir: string): Promise<StoreReport> {
  * Walk and count run in one synchronous turn, so lmdb-js serves both from one read snapshot
  * even while the daemon writes.
  */
-function walk(file: string, name: string, db: Store['db'][keyof Store['db']]): number {
+function walk(file: string, name: string, db: Dbs[keyof Dbs]): number {
   let entries = 0;
   try {
     for (const _ of db.getRange({ snapshot: true })) entries++;

@@ -11,6 +11,7 @@ import type { ExpectedRecord } from '../domain/return-path.js';
 import { applyCheck, needsRecheck, newRecordState, type CheckResults, type DkimAlgorithm, type DomainKey, type SendingDomain } from '../domain/sending-domain.js';
 import { dkimHost } from '../domain/dkim-record.js';
 import { getChannel, getChannelRecord } from './channel-records.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -55,11 +56,11 @@ function domainKey(key: NewDkimKey, domain: string, at: string): DomainKey {
 }
 
 function putKey(store: Store, domainId: string, key: NewDkimKey): void {
-  store.db.dkimKeys.put([domainId, key.selector], { privateKeyPem: key.privateKeyPem } satisfies DkimPrivateKey);
+  dbsOf(store).dkimKeys.put([domainId, key.selector], { privateKeyPem: key.privateKeyPem } satisfies DkimPrivateKey);
 }
 
 function accountDomainIds(store: Store, accountId: string): string[] {
-  return [...store.db.accountDomains.getKeys({ start: [accountId], end: [accountId, KEY_MAX] })].map((k) => (k as [string, number, string])[2]);
+  return [...dbsOf(store).accountDomains.getKeys({ start: [accountId], end: [accountId, KEY_MAX] })].map((k) => (k as [string, number, string])[2]);
 }
 
 /** Throws channel_not_found unless every id is a live channel of the account (checked in the write). */
@@ -71,20 +72,20 @@ function assertLiveChannelsInTxn(store: Store, accountId: string, channelIds: re
 }
 
 export function countAccountDomains(store: Store, accountId: string): number {
-  return store.db.accountDomains.getKeysCount({ start: [accountId], end: [accountId, KEY_MAX] });
+  return dbsOf(store).accountDomains.getKeysCount({ start: [accountId], end: [accountId, KEY_MAX] });
 }
 
 /** The selectors of the DKIM private keys stored for a domain (current and pending). */
 export function storedDkimSelectors(store: Store, domainId: string): string[] {
-  return [...store.db.dkimKeys.getKeys({ start: [domainId], end: [domainId, KEY_MAX] })].map((k) => (k as [string, string])[1]);
+  return [...dbsOf(store).dkimKeys.getKeys({ start: [domainId], end: [domainId, KEY_MAX] })].map((k) => (k as [string, string])[1]);
 }
 
 export function getDomain(store: Store, id: string): SendingDomain | undefined {
-  return store.db.domains.get(id) as SendingDomain | undefined;
+  return dbsOf(store).domains.get(id) as SendingDomain | undefined;
 }
 
 export function findDomainByName(store: Store, accountId: string, name: string): SendingDomain | undefined {
-  const id = store.db.domainNames.get([accountId, name]) as string | undefined;
+  const id = dbsOf(store).domainNames.get([accountId, name]) as string | undefined;
   return id ? getDomain(store, id) : undefined;
 }
 
@@ -120,14 +121,14 @@ export async function createDomain(
   // Limit, uniqueness and the links are checked inside the write so concurrent requests cannot
   // overshoot the limit, register one name twice or link a channel being deleted.
   await store.write(() => {
-    if (store.db.domainNames.get([input.accountId, input.name]) !== undefined) throw duplicateName(input.name);
+    if (dbsOf(store).domainNames.get([input.accountId, input.name]) !== undefined) throw duplicateName(input.name);
     if (countAccountDomains(store, input.accountId) >= input.maxPerAccount) {
       throw new AppError('resource_limit_exceeded', `An account may have at most ${input.maxPerAccount} domains`);
     }
     assertLiveChannelsInTxn(store, input.accountId, domain.channelIds);
-    store.db.domains.put(domain.id, domain);
-    store.db.accountDomains.put(indexKey(domain), 1);
-    store.db.domainNames.put([domain.accountId, domain.name], domain.id);
+    dbsOf(store).domains.put(domain.id, domain);
+    dbsOf(store).accountDomains.put(indexKey(domain), 1);
+    dbsOf(store).domainNames.put([domain.accountId, domain.name], domain.id);
     putKey(store, domain.id, input.key);
   });
   return domain;
@@ -161,7 +162,7 @@ export async function setDomainChannels(store: Store, id: string, channelIds: st
     if (!d) return undefined;
     assertLiveChannelsInTxn(store, d.accountId, channelIds);
     const next: SendingDomain = { ...d, channelIds: [...channelIds], deletedChannelIds: [], updatedAt: new Date().toISOString() };
-    store.db.domains.put(id, next);
+    dbsOf(store).domains.put(id, next);
     return next;
   });
 }
@@ -170,10 +171,10 @@ export async function deleteDomain(store: Store, id: string): Promise<boolean> {
   return store.write(() => {
     const d = getDomain(store, id);
     if (!d) return false;
-    store.db.domains.remove(id);
-    store.db.accountDomains.remove(indexKey(d));
-    store.db.domainNames.remove([d.accountId, d.name]);
-    for (const key of [...store.db.dkimKeys.getKeys({ start: [id], end: [id, KEY_MAX] })]) store.db.dkimKeys.remove(key);
+    dbsOf(store).domains.remove(id);
+    dbsOf(store).accountDomains.remove(indexKey(d));
+    dbsOf(store).domainNames.remove([d.accountId, d.name]);
+    for (const key of [...dbsOf(store).dkimKeys.getKeys({ start: [id], end: [id, KEY_MAX] })]) dbsOf(store).dkimKeys.remove(key);
     return true;
   });
 }
@@ -187,9 +188,9 @@ export async function setPendingKey(store: Store, id: string, key: NewDkimKey): 
     const d = getDomain(store, id);
     if (!d) return undefined;
     const now = new Date().toISOString();
-    if (d.pendingKey) store.db.dkimKeys.remove([id, d.pendingKey.selector]);
+    if (d.pendingKey) dbsOf(store).dkimKeys.remove([id, d.pendingKey.selector]);
     const next: SendingDomain = { ...d, pendingKey: domainKey(key, d.name, now), updatedAt: now };
-    store.db.domains.put(id, next);
+    dbsOf(store).domains.put(id, next);
     putKey(store, id, key);
     return next;
   });
@@ -206,8 +207,8 @@ export async function recordDomainCheck(store: Store, id: string, results: Check
     const d = getDomain(store, id);
     if (!d) return undefined;
     const { domain, retired } = applyCheck(d, results, at);
-    store.db.domains.put(id, domain);
-    if (retired) store.db.dkimKeys.remove([id, retired.selector]);
+    dbsOf(store).domains.put(id, domain);
+    if (retired) dbsOf(store).dkimKeys.remove([id, retired.selector]);
     return domain;
   });
 }
@@ -215,7 +216,7 @@ export async function recordDomainCheck(store: Store, id: string, results: Check
 /** Ids of the domains the periodic re-check watches (verified, or verified once and now failing). */
 export function domainsToRecheck(store: Store): string[] {
   const ids: string[] = [];
-  for (const { key, value } of store.db.domains.getRange({})) {
+  for (const { key, value } of dbsOf(store).domains.getRange({})) {
     if (needsRecheck(value as SendingDomain)) ids.push(key as string);
   }
   return ids;
@@ -242,7 +243,7 @@ export function findSendingDomain(store: Store, q: { accountId: string; channelI
 export function getSigningKey(store: Store, domainName: string, accountId: string): SigningKey | undefined {
   const d = findDomainByName(store, accountId, normalizeName(domainName));
   if (!d) return undefined;
-  const key = store.db.dkimKeys.get([d.id, d.activeKey.selector]) as DkimPrivateKey | undefined;
+  const key = dbsOf(store).dkimKeys.get([d.id, d.activeKey.selector]) as DkimPrivateKey | undefined;
   if (!key) return undefined;
   return { domain: d.name, selector: d.activeKey.selector, algorithm: d.activeKey.algorithm, privateKeyPem: key.privateKeyPem };
 }
@@ -263,6 +264,6 @@ export function unlinkChannelFromDomainsInTxn(store: Store, channelId: string): 
       deletedChannelIds: [...d.deletedChannelIds, channelId],
       updatedAt: new Date().toISOString(),
     };
-    store.db.domains.put(id, next);
+    dbsOf(store).domains.put(id, next);
   }
 }

@@ -160,7 +160,8 @@ export class Store {
     return path.join(this.path, 'data.mdb');
   }
 
-  get db(): Dbs {
+  /** The databases, for the verbs of src/store/ only: reached through dbsOf (databases.ts). */
+  private databases(): Dbs {
     if (!this.dbsOpen) throw new Error('store is not open');
     return this.dbsOpen;
   }

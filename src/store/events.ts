@@ -14,6 +14,7 @@
  * is then one seek, which turns startDate/endDate into a seq range (store/activity-query.ts).
  */
 import type { EventRecord } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { eventTimeMs, indexKeysOf } from './event-index.js';
 import { KEY_MAX } from './layout.js';
@@ -22,7 +23,7 @@ import { enqueueWebhookEventsInTxn } from './webhook-outbox.js';
 
 /** Must run inside Store.write(). Returns the event with its sequence number. */
 export function appendEventInTxn(store: Store, event: Omit<EventRecord, 'seq'>): EventRecord {
-  const db = store.db;
+  const db = dbsOf(store);
   const timeMs = eventTimeMs(event);
   const seq = ((db.meta.get('eventSeq') as number | undefined) ?? 0) + 1;
   db.meta.put('eventSeq', seq);
@@ -46,7 +47,7 @@ export function appendEventInTxn(store: Store, event: Omit<EventRecord, 'seq'>):
  * outlive events). Only retention calls this, always on the lowest seqs.
  */
 export function removeEventInTxn(store: Store, e: EventRecord): void {
-  const db = store.db;
+  const db = dbsOf(store);
   db.events.remove(e.seq);
   db.messageEvents.remove([e.messageId, e.seq]);
   for (const key of indexKeysOf(e)) db.eventIndex.remove(key);
@@ -56,22 +57,22 @@ export function removeEventInTxn(store: Store, e: EventRecord): void {
 
 /** The last seq given out (0: none yet). */
 export function lastEventSeq(store: Store): number {
-  return (store.db.meta.get('eventSeq') as number | undefined) ?? 0;
+  return (dbsOf(store).meta.get('eventSeq') as number | undefined) ?? 0;
 }
 
 /** The lowest seq retention has not removed. */
 export function eventFloor(store: Store): number {
-  return (store.db.meta.get('eventFloor') as number | undefined) ?? 1;
+  return (dbsOf(store).meta.get('eventFloor') as number | undefined) ?? 1;
 }
 
 export function getEvent(store: Store, seq: number): EventRecord | undefined {
-  return store.db.events.get(seq) as EventRecord | undefined;
+  return dbsOf(store).events.get(seq) as EventRecord | undefined;
 }
 
 export function eventsOfMessage(store: Store, messageId: string): EventRecord[] {
   const out: EventRecord[] = [];
-  for (const { key } of store.db.messageEvents.getRange({ start: [messageId], end: [messageId, KEY_MAX] })) {
-    const e = store.db.events.get((key as [string, number])[1]) as EventRecord | undefined;
+  for (const { key } of dbsOf(store).messageEvents.getRange({ start: [messageId], end: [messageId, KEY_MAX] })) {
+    const e = dbsOf(store).events.get((key as [string, number])[1]) as EventRecord | undefined;
     if (e) out.push(e);
   }
   return out;
@@ -79,7 +80,7 @@ export function eventsOfMessage(store: Store, messageId: string): EventRecord[] 
 
 /** The account owning a message's events (for access checks once the message record is gone). */
 export function accountOfMessageEvents(store: Store, messageId: string): { accountId: string; channelId: string } | undefined {
-  for (const { key } of store.db.messageEvents.getRange({ start: [messageId], end: [messageId, KEY_MAX], limit: 1 })) {
+  for (const { key } of dbsOf(store).messageEvents.getRange({ start: [messageId], end: [messageId, KEY_MAX], limit: 1 })) {
     const e = getEvent(store, (key as [string, number])[1]);
     if (e) return { accountId: e.accountId, channelId: e.channelId };
   }
@@ -91,6 +92,6 @@ export function accountOfMessageEvents(store: Store, messageId: string): { accou
  * lastEventSeq + 1 when the clock has not reached it yet.
  */
 export function firstSeqAtClock(store: Store, ms: number): number {
-  for (const { key } of store.db.eventClock.getRange({ start: [ms], limit: 1 })) return (key as [number, number])[1];
+  for (const { key } of dbsOf(store).eventClock.getRange({ start: [ms], limit: 1 })) return (key as [number, number])[1];
   return lastEventSeq(store) + 1;
 }

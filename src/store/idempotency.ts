@@ -2,6 +2,7 @@
  * Idempotency records (DESIGN.md): per account and key, the request fingerprint and the first
  * response, kept for one hour. Expired records are ignored on read and removed by the sweeper.
  */
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
 export interface IdempotencyRecord {
@@ -13,27 +14,27 @@ export interface IdempotencyRecord {
 }
 
 export function getIdempotency(store: Store, accountId: string, key: string, nowMs: number): IdempotencyRecord | undefined {
-  const r = store.db.idempotency.get([accountId, key]) as IdempotencyRecord | undefined;
+  const r = dbsOf(store).idempotency.get([accountId, key]) as IdempotencyRecord | undefined;
   return r && r.expiresAtMs > nowMs ? r : undefined;
 }
 
 /** Inside a write, in the same transaction as the effect it remembers. */
 export function putIdempotencyInTxn(store: Store, accountId: string, key: string, record: IdempotencyRecord): void {
-  const old = store.db.idempotency.get([accountId, key]) as IdempotencyRecord | undefined;
-  if (old) store.db.idempotencyExpiry.remove([old.expiresAtMs, accountId, key]);
-  store.db.idempotency.put([accountId, key], record);
-  store.db.idempotencyExpiry.put([record.expiresAtMs, accountId, key], 1);
+  const old = dbsOf(store).idempotency.get([accountId, key]) as IdempotencyRecord | undefined;
+  if (old) dbsOf(store).idempotencyExpiry.remove([old.expiresAtMs, accountId, key]);
+  dbsOf(store).idempotency.put([accountId, key], record);
+  dbsOf(store).idempotencyExpiry.put([record.expiresAtMs, accountId, key], 1);
 }
 
 /** Removes up to `max` expired records; returns how many. */
 export async function sweepIdempotency(store: Store, nowMs: number, max = 1000): Promise<number> {
   return store.write(() => {
     let n = 0;
-    for (const { key } of store.db.idempotencyExpiry.getRange({ end: [nowMs], limit: max })) {
+    for (const { key } of dbsOf(store).idempotencyExpiry.getRange({ end: [nowMs], limit: max })) {
       const [, accountId, k] = key as [number, string, string];
-      store.db.idempotencyExpiry.remove(key);
-      const r = store.db.idempotency.get([accountId, k]) as IdempotencyRecord | undefined;
-      if (r && r.expiresAtMs <= nowMs) store.db.idempotency.remove([accountId, k]);
+      dbsOf(store).idempotencyExpiry.remove(key);
+      const r = dbsOf(store).idempotency.get([accountId, k]) as IdempotencyRecord | undefined;
+      if (r && r.expiresAtMs <= nowMs) dbsOf(store).idempotency.remove([accountId, k]);
       n++;
     }
     return n;

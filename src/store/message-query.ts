@@ -15,6 +15,7 @@
  */
 import type { EventRecord, MessageRecord } from '../domain/types.js';
 import { ActivityQueries, type ActivityFilter, type ActivityPage } from './activity-query.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -28,14 +29,14 @@ export interface MessageListItem {
 
 /** Inside the write that commits a live message, with its accepted event. */
 export function queueMessageInTxn(store: Store, accepted: EventRecord): void {
-  store.db.messageQueue.put([accepted.accountId, accepted.seq], Date.parse(accepted.timestamp));
+  dbsOf(store).messageQueue.put([accepted.accountId, accepted.seq], Date.parse(accepted.timestamp));
 }
 
 /** Inside the write where the message's last delivery job finished (status becomes sent). */
 export function dequeueMessageInTxn(store: Store, m: Pick<MessageRecord, 'id' | 'accountId'>): void {
   // The accepted event is the message's first: its seq is the first messageEvents entry.
-  for (const { key } of store.db.messageEvents.getRange({ start: [m.id], end: [m.id, KEY_MAX], limit: 1 })) {
-    store.db.messageQueue.remove([m.accountId, (key as [string, number])[1]]);
+  for (const { key } of dbsOf(store).messageEvents.getRange({ start: [m.id], end: [m.id, KEY_MAX], limit: 1 })) {
+    dbsOf(store).messageQueue.remove([m.accountId, (key as [string, number])[1]]);
   }
 }
 
@@ -50,7 +51,7 @@ export class MessageQueries {
   page(f: MessageFilter, opts: { afterSeq: number; limit: number }): Omit<ActivityPage, 'results'> & { results: MessageListItem[] } {
     // Synchronous: the page, its count and the message records come from one snapshot.
     const page = this.events.page({ ...f, eventTypes: ['accepted'] }, opts);
-    const results = page.results.map((accepted) => ({ accepted, message: this.store.db.messages.get(accepted.messageId) as MessageRecord | undefined }));
+    const results = page.results.map((accepted) => ({ accepted, message: dbsOf(this.store).messages.get(accepted.messageId) as MessageRecord | undefined }));
     return { ...page, results };
   }
 }

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { domainOf } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
 import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
@@ -34,11 +35,11 @@ export interface CommitInput {
 /** Inside a write: counts `wanted` emails against a pending account's total, or throws 403. */
 export function reserveSendQuotaInTxn(store: Store, accountId: string, wanted: number, limit: number): void {
   const key = ['sent', accountId];
-  const used = (store.db.counters.get(key) as number | undefined) ?? 0;
+  const used = (dbsOf(store).counters.get(key) as number | undefined) ?? 0;
   if (used + wanted > limit) {
     throw new AppError('send_limit_exceeded', `Pending accounts may send ${limit} emails in total; ${Math.max(0, limit - used)} left`);
   }
-  store.db.counters.put(key, used + wanted);
+  dbsOf(store).counters.put(key, used + wanted);
 }
 
 export async function commitMessages(store: Store, input: CommitInput): Promise<void> {
@@ -61,8 +62,8 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const live = r.deliveryType === 'live';
   const byDomain = live ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
   const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size };
-  store.db.messages.put(r.id, record);
-  store.db.bodies.put(r.id, Buffer.from(m.body));
+  dbsOf(store).messages.put(r.id, record);
+  dbsOf(store).bodies.put(r.id, Buffer.from(m.body));
 
   const base = eventBase(r);
   const ts = now.toISOString();
@@ -114,11 +115,11 @@ function putJobInTxn(store: Store, r: AcceptedMessage['record'], domain: string,
     dueAt: ts,
     history: [],
   };
-  store.db.jobs.put(job.id, job);
-  store.db.messageJobs.put([r.id, job.id], 1);
+  dbsOf(store).jobs.put(job.id, job);
+  dbsOf(store).messageJobs.put([r.id, job.id], 1);
   // The value is the recipient domain, so a lease scan can skip a busy domain's jobs
   // without reading them (store/queue.ts).
-  store.db.jobsDue.put([now.getTime(), job.id], job.domain);
+  dbsOf(store).jobsDue.put([now.getTime(), job.id], job.domain);
 }
 
 /** Sandbox: nothing leaves the machine; outcomes are simulated (DESIGN.md). */
@@ -142,19 +143,19 @@ function simulateOutcomesInTxn(store: Store, m: AcceptedMessage, base: MessageEv
 }
 
 export function getMessage(store: Store, id: string): MessageRecord | undefined {
-  return store.db.messages.get(id) as MessageRecord | undefined;
+  return dbsOf(store).messages.get(id) as MessageRecord | undefined;
 }
 
 /** How many message records the store holds. */
 export function countMessages(store: Store): number {
-  return store.db.messages.getCount();
+  return dbsOf(store).messages.getCount();
 }
 
 /** Every message record, in id order: a full scan, for operators and checks. */
 export function allMessages(store: Store): MessageRecord[] {
-  return [...store.db.messages.getRange({})].map((e) => e.value as MessageRecord);
+  return [...dbsOf(store).messages.getRange({})].map((e) => e.value as MessageRecord);
 }
 
 export function getBody(store: Store, id: string): Buffer | undefined {
-  return store.db.bodies.get(id) as Buffer | undefined;
+  return dbsOf(store).bodies.get(id) as Buffer | undefined;
 }

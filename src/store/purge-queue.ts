@@ -3,6 +3,7 @@
  * itself (channel-purge.ts) as a leaf module: the readers that skip these channels (stats.ts,
  * activity-query.ts) import it without an import cycle through events.ts.
  */
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
 export type StatsDb = 'statsDaily' | 'statsDailyTags' | 'statsQuarter' | 'statsQuarterTags';
@@ -19,17 +20,17 @@ export interface ChannelPurge {
 
 /** Inside the delete transaction. */
 export function schedulePurgeInTxn(store: Store, c: { channelId: string; accountId: string; deletedAt: string }): void {
-  store.db.channelPurges.put(c.channelId, { ...c, phase: 'broadcasts' } satisfies ChannelPurge);
-  store.db.meta.put('channelDeletions', channelDeletions(store) + 1);
+  dbsOf(store).channelPurges.put(c.channelId, { ...c, phase: 'broadcasts' } satisfies ChannelPurge);
+  dbsOf(store).meta.put('channelDeletions', channelDeletions(store) + 1);
 }
 
 /** How many channels were ever deleted: cached event counts made before a deletion are stale. */
 export function channelDeletions(store: Store): number {
-  return (store.db.meta.get('channelDeletions') as number | undefined) ?? 0;
+  return (dbsOf(store).meta.get('channelDeletions') as number | undefined) ?? 0;
 }
 
 export function pendingPurges(store: Store): string[] {
-  return [...store.db.channelPurges.getKeys({})] as string[];
+  return [...dbsOf(store).channelPurges.getKeys({})] as string[];
 }
 
 /**
@@ -38,7 +39,7 @@ export function pendingPurges(store: Store): string[] {
  */
 export function hiddenChannels(store: Store, accountId: string): ReadonlySet<string> {
   const out = new Set<string>();
-  for (const { value } of store.db.channelPurges.getRange({})) {
+  for (const { value } of dbsOf(store).channelPurges.getRange({})) {
     const p = value as ChannelPurge;
     if (p.accountId === accountId) out.add(p.channelId);
   }

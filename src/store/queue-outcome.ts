@@ -8,6 +8,7 @@
  */
 import type { AttemptResult, RecipientResult } from '../domain/delivery-result.js';
 import type { DeliveryAttempt, DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
 import { dueMs, leaseMs, requeueInTxn, type OperatorResult } from './queue.js';
@@ -44,18 +45,18 @@ export async function recordOutcome(store: Store, input: RecordOutcomeInput): Pr
 
 function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOutcome {
   const { job, result } = input;
-  const current = store.db.jobs.get(job.id) as DeliveryJob | undefined;
+  const current = dbsOf(store).jobs.get(job.id) as DeliveryJob | undefined;
   const attempt = (current?.attempts ?? job.attempts) + 1;
   const out: RecordedOutcome = { status: 'stale', attempt, delivered: [], bounced: [], deferred: [], expired: [], suppressed: [] };
   if (!current || current.state !== 'leased' || current.leaseUntil !== job.leaseUntil) return out;
-  store.db.jobsLeased.remove([leaseMs(current), current.id]);
+  dbsOf(store).jobsLeased.remove([leaseMs(current), current.id]);
 
   const by = (o: RecipientResult['outcome']) => result.recipients.filter((r) => r.outcome === o);
   const delivered = by('delivered');
   const bounced = by('bounced');
   const deferred = by('deferred');
   const expire = deferred.length > 0 && input.nextDueAtMs === undefined;
-  const message = store.db.messages.get(job.messageId) as MessageRecord | undefined;
+  const message = dbsOf(store).messages.get(job.messageId) as MessageRecord | undefined;
   const at = input.attemptAt.toISOString();
   const common = { mx: result.mx, tls: result.tls, attempt };
 
@@ -78,7 +79,7 @@ function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOu
     out.status = 'requeued';
   } else {
     const { leaseUntil: _dropped, ...rest } = current;
-    store.db.jobs.put(job.id, { ...rest, state: 'done', attempts: attempt, history } satisfies DeliveryJob);
+    dbsOf(store).jobs.put(job.id, { ...rest, state: 'done', attempts: attempt, history } satisfies DeliveryJob);
     if (message) closeJobOfMessageInTxn(store, message);
     out.status = 'done';
   }
@@ -92,13 +93,13 @@ function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOu
 /** `postrider queue drop`: a queued job ends as bounced (reason "dropped by operator"). */
 export async function dropJob(store: Store, jobId: string, now: Date = new Date()): Promise<OperatorResult> {
   return store.write(() => {
-    const job = store.db.jobs.get(jobId) as DeliveryJob | undefined;
+    const job = dbsOf(store).jobs.get(jobId) as DeliveryJob | undefined;
     if (!job) return 'not_found';
     // A leased job is being delivered right now; dropping it could not stop that.
     if (job.state !== 'queued') return job.state === 'leased' ? 'leased' : 'done';
-    store.db.jobsDue.remove([dueMs(job), job.id]);
-    store.db.jobs.put(job.id, { ...job, state: 'done' } satisfies DeliveryJob);
-    const message = store.db.messages.get(job.messageId) as MessageRecord | undefined;
+    dbsOf(store).jobsDue.remove([dueMs(job), job.id]);
+    dbsOf(store).jobs.put(job.id, { ...job, state: 'done' } satisfies DeliveryJob);
+    const message = dbsOf(store).messages.get(job.messageId) as MessageRecord | undefined;
     if (message) {
       const event = eventFactory(store, message, now.toISOString());
       const last = job.history[job.history.length - 1];
@@ -134,7 +135,7 @@ function eventFactory(store: Store, m: MessageRecord, timestamp: string): EventF
 /** One job of the message finished; the message is `sent` when none is left. Also broadcast cancel's. */
 export function closeJobOfMessageInTxn(store: Store, m: MessageRecord): void {
   const openJobs = Math.max(0, m.openJobs - 1);
-  store.db.messages.put(m.id, { ...m, openJobs, status: openJobs === 0 ? 'sent' : m.status } satisfies MessageRecord);
+  dbsOf(store).messages.put(m.id, { ...m, openJobs, status: openJobs === 0 ? 'sent' : m.status } satisfies MessageRecord);
   if (openJobs === 0 && m.openJobs > 0) dequeueMessageInTxn(store, m);
   // A broadcast is completed once every message it made has left the queue.
   if (openJobs === 0 && m.openJobs > 0 && m.broadcastId) bumpBroadcastInTxn(store, m.broadcastId, { finished: 1 });

@@ -10,6 +10,7 @@
  * by the holder of the current lease.
  */
 import type { DeliveryJob } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -47,7 +48,7 @@ export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<Lease
   if (o.max <= 0) return { jobs: [], skipped: 0 };
   const scanLimit = o.scanLimit ?? Math.max(500, o.max * 20);
   return store.write(() => {
-    const { jobs, jobsDue, jobsLeased } = store.db;
+    const { jobs, jobsDue, jobsLeased } = dbsOf(store);
     // Collected first: the loop below changes the index it came from.
     const entries = [...jobsDue.getRange({ start: o.after ?? [0], end: [o.nowMs, KEY_MAX], limit: scanLimit + (o.after ? 1 : 0) })] as Array<{ key: DueKey; value: unknown }>;
     const out: DeliveryJob[] = [];
@@ -96,7 +97,7 @@ export async function recoverExpiredLeases(
   opts: { all?: boolean; keep?: (jobId: string) => boolean } = {},
 ): Promise<number> {
   return store.write(() => {
-    const { jobs, jobsLeased } = store.db;
+    const { jobs, jobsLeased } = dbsOf(store);
     const end = [opts.all ? Number.MAX_SAFE_INTEGER : nowMs, KEY_MAX];
     let recovered = 0;
     for (const key of [...jobsLeased.getKeys({ start: [0], end, limit: 10_000 })] as DueKey[]) {
@@ -114,9 +115,9 @@ export async function recoverExpiredLeases(
 /** Gives a lease back without counting an attempt (shutdown): due again at dueAtMs. */
 export async function releaseJob(store: Store, job: DeliveryJob, dueAtMs: number): Promise<boolean> {
   return store.write(() => {
-    const current = store.db.jobs.get(job.id) as DeliveryJob | undefined;
+    const current = dbsOf(store).jobs.get(job.id) as DeliveryJob | undefined;
     if (!current || current.state !== 'leased' || current.leaseUntil !== job.leaseUntil) return false;
-    store.db.jobsLeased.remove([leaseMs(current), current.id]);
+    dbsOf(store).jobsLeased.remove([leaseMs(current), current.id]);
     requeueInTxn(store, current, dueAtMs);
     return true;
   });
@@ -126,8 +127,8 @@ export async function releaseJob(store: Store, job: DeliveryJob, dueAtMs: number
 export function requeueInTxn(store: Store, job: DeliveryJob, dueAtMs: number, changes: Partial<DeliveryJob> = {}): DeliveryJob {
   const { leaseUntil: _dropped, ...rest } = job;
   const queued: DeliveryJob = { ...rest, ...changes, state: 'queued', dueAt: new Date(dueAtMs).toISOString() };
-  store.db.jobs.put(job.id, queued);
-  store.db.jobsDue.put([dueAtMs, job.id], job.domain);
+  dbsOf(store).jobs.put(job.id, queued);
+  dbsOf(store).jobsDue.put([dueAtMs, job.id], job.domain);
   return queued;
 }
 
@@ -141,17 +142,17 @@ export function dueMs(job: DeliveryJob): number {
 
 /** The earliest due time strictly after nowMs, for the dispatcher's wake-up timer. */
 export function nextDueAfter(store: Store, nowMs: number): number | undefined {
-  for (const key of store.db.jobsDue.getKeys({ start: [nowMs + 1], limit: 1 })) return (key as DueKey)[0];
+  for (const key of dbsOf(store).jobsDue.getKeys({ start: [nowMs + 1], limit: 1 })) return (key as DueKey)[0];
   return undefined;
 }
 
 /** The ids in the due index, in due order (each should name a queued job). */
 export function dueJobIds(store: Store): string[] {
-  return [...store.db.jobsDue.getKeys({})].map((k) => (k as DueKey)[1]);
+  return [...dbsOf(store).jobsDue.getKeys({})].map((k) => (k as DueKey)[1]);
 }
 
 export function getJob(store: Store, id: string): DeliveryJob | undefined {
-  return store.db.jobs.get(id) as DeliveryJob | undefined;
+  return dbsOf(store).jobs.get(id) as DeliveryJob | undefined;
 }
 
 export interface QueueCounts {
@@ -162,9 +163,9 @@ export interface QueueCounts {
 
 export function queueCounts(store: Store, nowMs: number): QueueCounts {
   return {
-    queued: store.db.jobsDue.getKeysCount(),
-    dueNow: store.db.jobsDue.getKeysCount({ start: [0], end: [nowMs, KEY_MAX] }),
-    leased: store.db.jobsLeased.getKeysCount(),
+    queued: dbsOf(store).jobsDue.getKeysCount(),
+    dueNow: dbsOf(store).jobsDue.getKeysCount({ start: [0], end: [nowMs, KEY_MAX] }),
+    leased: dbsOf(store).jobsLeased.getKeysCount(),
   };
 }
 
@@ -188,7 +189,7 @@ export function listJobs(store: Store, o: { state?: JobListState; limit?: number
 }
 
 function* jobsInState(store: Store, state: JobListState): Generator<DeliveryJob> {
-  const { jobs, jobsDue, jobsLeased } = store.db;
+  const { jobs, jobsDue, jobsLeased } = dbsOf(store);
   const byIndex = function* (keys: Iterable<unknown>) {
     for (const key of keys) {
       const job = jobs.get((key as DueKey)[1]) as DeliveryJob | undefined;
@@ -207,10 +208,10 @@ export type OperatorResult = 'ok' | 'not_found' | 'leased' | 'done';
 /** `postrider queue retry`: a queued job becomes due now (its attempts and history stay). */
 export async function retryJob(store: Store, jobId: string, nowMs: number): Promise<OperatorResult> {
   return store.write(() => {
-    const job = store.db.jobs.get(jobId) as DeliveryJob | undefined;
+    const job = dbsOf(store).jobs.get(jobId) as DeliveryJob | undefined;
     if (!job) return 'not_found';
     if (job.state !== 'queued') return job.state === 'leased' ? 'leased' : 'done';
-    store.db.jobsDue.remove([dueMs(job), job.id]);
+    dbsOf(store).jobsDue.remove([dueMs(job), job.id]);
     requeueInTxn(store, job, nowMs);
     return 'ok';
   });

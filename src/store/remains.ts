@@ -5,6 +5,7 @@
  * operators, never for a request.
  */
 import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -20,7 +21,7 @@ export interface ChannelRemains {
 }
 
 export function channelRemains(store: Store, channelId: string): ChannelRemains {
-  const db = store.db;
+  const db = dbsOf(store);
   const messages = [...db.messages.getRange({})].filter((e) => (e.value as MessageRecord).channelId === channelId).map((e) => e.key as string);
   const ids = new Set(messages);
   const jobs = [...db.jobs.getRange({})].filter((e) => ids.has((e.value as DeliveryJob).messageId)).length;
@@ -42,7 +43,7 @@ export interface BroadcastRemains {
 }
 
 export function broadcastRemains(store: Store, broadcastId: string, channelId: string): BroadcastRemains {
-  const db = store.db;
+  const db = dbsOf(store);
   const id = broadcastId;
   const rows =
     (['broadcastEntries', 'broadcastFailures', 'broadcastSuppressions', 'broadcastMessages'] as const).reduce((n, name) => n + [...db[name].getKeys({ start: [id], end: [id, KEY_MAX] })].length, 0) +
@@ -58,12 +59,12 @@ export function broadcastRemains(store: Store, broadcastId: string, channelId: s
 /** The seqs the event indexes (eventIndex, messageEvents) still name: none may be of a removed event. */
 export function indexedEventSeqs(store: Store): { eventIndex: number[]; messageEvents: number[] } {
   return {
-    eventIndex: [...store.db.eventIndex.getKeys({})].map((k) => (k as unknown[])[3] as number),
-    messageEvents: [...store.db.messageEvents.getKeys({})].map((k) => (k as unknown[])[1] as number),
+    eventIndex: [...dbsOf(store).eventIndex.getKeys({})].map((k) => (k as unknown[])[3] as number),
+    messageEvents: [...dbsOf(store).messageEvents.getKeys({})].map((k) => (k as unknown[])[1] as number),
   };
 }
 
 /** Every [messageId, jobId] link of the messageJobs index. */
 export function messageJobLinks(store: Store): [string, string][] {
-  return [...store.db.messageJobs.getKeys({})] as [string, string][];
+  return [...dbsOf(store).messageJobs.getKeys({})] as [string, string][];
 }

@@ -14,6 +14,7 @@
  * out on their own.
  */
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { eventTimeMs } from './event-index.js';
 import { eventFloor, getEvent, lastEventSeq, removeEventInTxn } from './events.js';
@@ -45,7 +46,7 @@ export async function sweepRetentionBatch(store: Store, opts: { cutoffMs: number
       if (e.eventType === 'accepted') result.messages += expireMessageInTxn(store, e.messageId);
     }
     if (floor !== eventFloor(store)) {
-      store.db.meta.put('eventFloor', floor);
+      dbsOf(store).meta.put('eventFloor', floor);
       trimClockInTxn(store, floor);
     }
     result.messages += retryPendingInTxn(store, opts.batch);
@@ -59,19 +60,19 @@ export async function sweepRetentionBatch(store: Store, opts: { cutoffMs: number
  */
 function trimClockInTxn(store: Store, floor: number): void {
   const below: unknown[] = [];
-  for (const { key } of store.db.eventClock.getRange({})) {
+  for (const { key } of dbsOf(store).eventClock.getRange({})) {
     if ((key as [number, number])[1] > floor) break;
     below.push(key);
   }
-  for (const key of below.slice(0, -1)) store.db.eventClock.remove(key);
+  for (const key of below.slice(0, -1)) dbsOf(store).eventClock.remove(key);
 }
 
 /** Returns 1 when the message was removed, 0 when it is gone already or parked. */
 function expireMessageInTxn(store: Store, messageId: string): number {
-  const m = store.db.messages.get(messageId) as MessageRecord | undefined;
+  const m = dbsOf(store).messages.get(messageId) as MessageRecord | undefined;
   if (!m) return 0;
   if (m.openJobs > 0) {
-    store.db.retentionPending.put(messageId, Date.parse(m.createdAt));
+    dbsOf(store).retentionPending.put(messageId, Date.parse(m.createdAt));
     return 0;
   }
   purgeMessageInTxn(store, messageId);
@@ -80,29 +81,29 @@ function expireMessageInTxn(store: Store, messageId: string): number {
 
 /** Inside a write: a finished message leaves the store (record, body, done jobs, index links). */
 export function purgeMessageInTxn(store: Store, messageId: string): void {
-  store.db.bodies.remove(messageId);
-  store.db.messages.remove(messageId);
-  store.db.retentionPending.remove(messageId);
-  const jobKeys = [...store.db.messageJobs.getKeys({ start: [messageId], end: [messageId, KEY_MAX] })] as [string, string][];
+  dbsOf(store).bodies.remove(messageId);
+  dbsOf(store).messages.remove(messageId);
+  dbsOf(store).retentionPending.remove(messageId);
+  const jobKeys = [...dbsOf(store).messageJobs.getKeys({ start: [messageId], end: [messageId, KEY_MAX] })] as [string, string][];
   for (const key of jobKeys) {
-    const job = store.db.jobs.get(key[1]) as DeliveryJob | undefined;
-    if (job?.state === 'done') store.db.jobs.remove(key[1]);
-    store.db.messageJobs.remove(key);
+    const job = dbsOf(store).jobs.get(key[1]) as DeliveryJob | undefined;
+    if (job?.state === 'done') dbsOf(store).jobs.remove(key[1]);
+    dbsOf(store).messageJobs.remove(key);
   }
 }
 
 /** The message waits in `retentionPending` for its delivery to finish. */
 export function isRetentionPending(store: Store, messageId: string): boolean {
-  return store.db.retentionPending.get(messageId) !== undefined;
+  return dbsOf(store).retentionPending.get(messageId) !== undefined;
 }
 
 /** Parked messages whose delivery has finished since. */
 function retryPendingInTxn(store: Store, max: number): number {
   let n = 0;
-  const ids = [...store.db.retentionPending.getKeys({ limit: max })] as string[];
+  const ids = [...dbsOf(store).retentionPending.getKeys({ limit: max })] as string[];
   for (const id of ids) {
-    const m = store.db.messages.get(id) as MessageRecord | undefined;
-    if (!m) store.db.retentionPending.remove(id);
+    const m = dbsOf(store).messages.get(id) as MessageRecord | undefined;
+    if (!m) dbsOf(store).retentionPending.remove(id);
     else if (m.openJobs === 0) {
       purgeMessageInTxn(store, id);
       n++;

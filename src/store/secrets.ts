@@ -4,22 +4,23 @@
  * folder keeps them. Today: the HMAC key of the tracking and unsubscribe links.
  */
 import { randomBytes } from 'node:crypto';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
 const TRACKING_KEY = 'trackingSecret';
 
 /** Creates the tracking key on the first start (32 random bytes); later starts keep it. */
 export async function ensureTrackingSecret(store: Store): Promise<void> {
-  if (store.db.meta.get(TRACKING_KEY) !== undefined) return;
+  if (dbsOf(store).meta.get(TRACKING_KEY) !== undefined) return;
   await store.write(() => {
     // Checked again inside the write: another process may have created it meanwhile.
-    if (store.db.meta.get(TRACKING_KEY) === undefined) store.db.meta.put(TRACKING_KEY, randomBytes(32));
+    if (dbsOf(store).meta.get(TRACKING_KEY) === undefined) dbsOf(store).meta.put(TRACKING_KEY, randomBytes(32));
   });
 }
 
 /** The tracking key; throws when ensureTrackingSecret has not run on this data folder. */
 export function trackingSecret(store: Store): Buffer {
-  const v = store.db.meta.get(TRACKING_KEY) as Uint8Array | undefined;
+  const v = dbsOf(store).meta.get(TRACKING_KEY) as Uint8Array | undefined;
   if (!v) throw new Error('tracking secret missing: ensureTrackingSecret was not called');
   return Buffer.from(v);
 }

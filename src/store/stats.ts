@@ -29,6 +29,7 @@
  * them on UTC days, an hourly one not at all.
  */
 import type { EventRecord, EventType, MailType } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import { hiddenChannels } from './purge-queue.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
@@ -99,8 +100,8 @@ export function countEventInTxn(store: Store, e: EventRecord, timeMs: number): v
   if (e.eventType !== 'bounced') return addInTxn(store, e, timeMs, c.name, c.by);
   const bouncedBefore = new Set<string>();
   const deliveredAt = new Map<string, { event: EventRecord; timeMs: number }>();
-  for (const { key, value } of store.db.messageEvents.getRange({ start: [e.messageId], end: [e.messageId, e.seq] })) {
-    const earlier = store.db.events.get((key as [string, number])[1]) as EventRecord | undefined;
+  for (const { key, value } of dbsOf(store).messageEvents.getRange({ start: [e.messageId], end: [e.messageId, e.seq] })) {
+    const earlier = dbsOf(store).events.get((key as [string, number])[1]) as EventRecord | undefined;
     if (earlier?.eventType === 'bounced') for (const r of earlier.recipients) bouncedBefore.add(r.toLowerCase());
     if (earlier?.eventType === 'delivered') for (const r of earlier.recipients) if (!deliveredAt.has(r.toLowerCase())) deliveredAt.set(r.toLowerCase(), { event: earlier, timeMs: value as number });
   }
@@ -135,15 +136,15 @@ function addInTxn(store: Store, e: EventRecord, timeMs: number, name: keyof Stat
  */
 function countForBroadcastInTxn(store: Store, e: EventRecord, name: keyof StatCounters, by: number): void {
   if (e.mailType !== 'broadcast') return;
-  const m = store.db.messages.get(e.messageId) as { broadcastId?: string } | undefined;
+  const m = dbsOf(store).messages.get(e.messageId) as { broadcastId?: string } | undefined;
   if (m?.broadcastId) bump(store, 'broadcastStatistics', [m.broadcastId], name, by);
 }
 
 type CounterDb = 'statsDaily' | 'statsDailyTags' | 'statsQuarter' | 'statsQuarterTags' | 'broadcastStatistics';
 
 function bump(store: Store, db: CounterDb, key: unknown[], name: keyof StatCounters, by: number): void {
-  const cur = (store.db[db].get(key) as StatCounters | undefined) ?? zeroCounters();
-  store.db[db].put(key, { ...cur, [name]: cur[name] + by });
+  const cur = (dbsOf(store)[db].get(key) as StatCounters | undefined) ?? zeroCounters();
+  dbsOf(store)[db].put(key, { ...cur, [name]: cur[name] + by });
 }
 
 export interface TotalsQuery {
@@ -178,7 +179,7 @@ function walkCounters(
   // Deleted channels whose counters the purger has not removed yet count no more (spec 4.5).
   const hidden = hiddenChannels(store, q.accountId);
   if (!q.tags || q.tags.length === 0) {
-    for (const { key, value } of store.db[dbs.plain].getRange({ start: [q.accountId, q.from], end: [q.accountId, q.to, KEY_MAX] })) {
+    for (const { key, value } of dbsOf(store)[dbs.plain].getRange({ start: [q.accountId, q.from], end: [q.accountId, q.to, KEY_MAX] })) {
       const [, bucket, channelId, mailType] = key as [string, number, string, MailType];
       if ((!channels || channels.has(channelId)) && !hidden.has(channelId)) visit(bucket, mailType, value as StatCounters);
     }
@@ -189,7 +190,7 @@ function walkCounters(
     const earlier = new Set(tags.slice(0, i));
     const countedBefore = new Map<string, boolean>();
     const range = { start: [q.accountId, tag, q.from], end: [q.accountId, tag, q.to, KEY_MAX] };
-    for (const { key, value } of store.db[dbs.tagged].getRange(range)) {
+    for (const { key, value } of dbsOf(store)[dbs.tagged].getRange(range)) {
       const [, , bucket, channelId, mailType, set] = key as [string, string, number, string, MailType, string];
       if ((channels && !channels.has(channelId)) || hidden.has(channelId)) continue;
       let skip = countedBefore.get(set);

@@ -1,14 +1,15 @@
 /** Suppression lists: per channel and mail type (DESIGN.md). */
 import type { MailType, SuppressionReason, SuppressionRecord } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
 export function isSuppressed(store: Store, channelId: string, mailType: MailType, email: string): boolean {
-  return store.db.suppressions.get([channelId, mailType, email.toLowerCase()]) !== undefined;
+  return dbsOf(store).suppressions.get([channelId, mailType, email.toLowerCase()]) !== undefined;
 }
 
 export function getSuppression(store: Store, channelId: string, mailType: MailType, email: string): SuppressionRecord | undefined {
-  return store.db.suppressions.get([channelId, mailType, email.toLowerCase()]) as SuppressionRecord | undefined;
+  return dbsOf(store).suppressions.get([channelId, mailType, email.toLowerCase()]) as SuppressionRecord | undefined;
 }
 
 /** Inside a write. Returns false when the address was already suppressed (the first reason stays). */
@@ -17,30 +18,30 @@ export function addSuppressionInTxn(
   s: { channelId: string; mailType: MailType; email: string; reason: SuppressionReason },
 ): boolean {
   const key = [s.channelId, s.mailType, s.email.toLowerCase()];
-  if (store.db.suppressions.get(key) !== undefined) return false;
+  if (dbsOf(store).suppressions.get(key) !== undefined) return false;
   const record: SuppressionRecord = { ...s, email: s.email.toLowerCase(), createdAt: new Date().toISOString() };
-  store.db.suppressions.put(key, record);
+  dbsOf(store).suppressions.put(key, record);
   return true;
 }
 
 /** Inside a write. Returns false when the address was not suppressed. */
 export function removeSuppressionInTxn(store: Store, s: { channelId: string; mailType: MailType; email: string }): boolean {
   const key = [s.channelId, s.mailType, s.email.toLowerCase()];
-  if (store.db.suppressions.get(key) === undefined) return false;
-  store.db.suppressions.remove(key);
+  if (dbsOf(store).suppressions.get(key) === undefined) return false;
+  dbsOf(store).suppressions.remove(key);
   return true;
 }
 
 export function listSuppressions(store: Store, channelId: string, mailType?: MailType): SuppressionRecord[] {
   const start = mailType ? [channelId, mailType] : [channelId];
   const end = mailType ? [channelId, mailType, KEY_MAX] : [channelId, KEY_MAX];
-  return [...store.db.suppressions.getRange({ start, end })].map((e) => e.value as SuppressionRecord);
+  return [...dbsOf(store).suppressions.getRange({ start, end })].map((e) => e.value as SuppressionRecord);
 }
 
 /** Channel deletion cleanup (runs inside the delete transaction). */
 export function removeChannelSuppressionsInTxn(store: Store, channelId: string): void {
-  for (const { key } of store.db.suppressions.getRange({ start: [channelId], end: [channelId, KEY_MAX] })) {
-    store.db.suppressions.remove(key);
+  for (const { key } of dbsOf(store).suppressions.getRange({ start: [channelId], end: [channelId, KEY_MAX] })) {
+    dbsOf(store).suppressions.remove(key);
   }
 }
 
@@ -55,7 +56,7 @@ export function pageSuppressions(
   const needle = q.email?.toLowerCase();
   const results: SuppressionRecord[] = [];
   let totalCount = 0;
-  for (const { key, value } of store.db.suppressions.getRange({ start: [q.channelId, q.mailType], end: [q.channelId, q.mailType, KEY_MAX] })) {
+  for (const { key, value } of dbsOf(store).suppressions.getRange({ start: [q.channelId, q.mailType], end: [q.channelId, q.mailType, KEY_MAX] })) {
     const s = value as SuppressionRecord;
     if (q.reason && s.reason !== q.reason) continue;
     if (needle && !String((key as string[])[2]).includes(needle)) continue;

@@ -15,6 +15,7 @@
 import type { EventRecord } from '../domain/types.js';
 import { EMPTY_STATUS, payloadsOf, webhookWants, type OutboxEntry, type Webhook, type WebhookStatus } from '../domain/webhook.js';
 import { randomUUID } from 'node:crypto';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -32,7 +33,7 @@ function outboxKey(e: Pick<OutboxEntry, 'webhookId' | 'messageId' | 'seq' | 'par
 // ---------- writing entries ----------
 
 function isHeadInTxn(store: Store, e: OutboxEntry): boolean {
-  for (const { key } of store.db.webhookOutbox.getRange({ start: [e.webhookId, e.messageId], end: [e.webhookId, e.messageId, KEY_MAX], limit: 1 })) {
+  for (const { key } of dbsOf(store).webhookOutbox.getRange({ start: [e.webhookId, e.messageId], end: [e.webhookId, e.messageId, KEY_MAX], limit: 1 })) {
     const k = key as OutboxKey;
     return k[2] === e.seq && k[3] === e.part;
   }
@@ -45,7 +46,7 @@ function isHeadInTxn(store: Store, e: OutboxEntry): boolean {
  * has no webhooks: one empty range.
  */
 export function enqueueWebhookEventsInTxn(store: Store, e: EventRecord): void {
-  const db = store.db;
+  const db = dbsOf(store);
   let added = 0;
   for (const { key } of db.accountWebhooks.getRange({ start: [e.accountId], end: [e.accountId, KEY_MAX] })) {
     const w = db.webhooks.get((key as [string, number, string])[2]) as Webhook | undefined;
@@ -95,7 +96,7 @@ export interface ClaimOptions {
  * removes the entries of webhooks that were deleted or disabled meanwhile.
  */
 export function claimDueInTxn(store: Store, o: ClaimOptions): { claims: Claim[]; nextDueMs: number | undefined } {
-  const db = store.db;
+  const db = dbsOf(store);
   const claims: Claim[] = [];
   let nextDueMs: number | undefined;
   let start: [string, string] | undefined;
@@ -151,7 +152,7 @@ export interface AttemptRecord {
  */
 export async function recordAttempt(store: Store, r: AttemptRecord): Promise<'done' | 'retry' | 'dropped' | 'gone'> {
   return store.write(() => {
-    const db = store.db;
+    const db = dbsOf(store);
     const e = db.webhookOutbox.get(outboxKey(r.entry)) as OutboxEntry | undefined;
     if (!e || !db.webhooks.get(e.webhookId)) return 'gone';
     const ok = r.error === null;
@@ -185,7 +186,7 @@ export async function recordAttempt(store: Store, r: AttemptRecord): Promise<'do
 
 /** Removes an entry and makes the next entry of its message due. */
 function finishEntryInTxn(store: Store, e: OutboxEntry): void {
-  const db = store.db;
+  const db = dbsOf(store);
   db.webhookDue.remove(dueKey(e));
   db.webhookOutbox.remove(outboxKey(e));
   for (const { value } of db.webhookOutbox.getRange({ start: [e.webhookId, e.messageId], end: [e.webhookId, e.messageId, KEY_MAX], limit: 1 })) {
@@ -197,12 +198,12 @@ function finishEntryInTxn(store: Store, e: OutboxEntry): void {
 
 /** Entries waiting for one webhook (in flight included). */
 export function pendingCount(store: Store, webhookId: string): number {
-  return store.db.webhookOutbox.getKeysCount({ start: [webhookId], end: [webhookId, KEY_MAX] });
+  return dbsOf(store).webhookOutbox.getKeysCount({ start: [webhookId], end: [webhookId, KEY_MAX] });
 }
 
 /** Inside a write: drops everything queued for a webhook (deleted or disabled). */
 export function removeOutboxOfWebhookInTxn(store: Store, webhookId: string): number {
-  const db = store.db;
+  const db = dbsOf(store);
   let n = 0;
   for (const key of db.webhookOutbox.getKeys({ start: [webhookId], end: [webhookId, KEY_MAX] })) {
     db.webhookOutbox.remove(key);

@@ -8,6 +8,7 @@ import { AppError } from '../domain/errors.js';
 import type { EventType } from '../domain/types.js';
 import { EMPTY_STATUS, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
 import { getChannelRecord } from './channel-records.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 import { removeOutboxOfWebhookInTxn } from './webhook-outbox.js';
@@ -37,25 +38,25 @@ export async function createWebhook(
   const webhook: Webhook = { id: randomUUID(), ...fields, createdAt: now, updatedAt: now };
   const signingKey = newSecret();
   await store.write(() => {
-    const count = store.db.accountWebhooks.getKeysCount({ start: [input.accountId], end: [input.accountId, KEY_MAX] });
+    const count = dbsOf(store).accountWebhooks.getKeysCount({ start: [input.accountId], end: [input.accountId, KEY_MAX] });
     if (count >= maxPerAccount) throw new AppError('resource_limit_exceeded', `An account may have at most ${maxPerAccount} webhooks`);
-    store.db.webhooks.put(webhook.id, webhook);
-    store.db.accountWebhooks.put(indexKey(webhook), 1);
-    store.db.webhookSecrets.put(webhook.id, signingKey);
+    dbsOf(store).webhooks.put(webhook.id, webhook);
+    dbsOf(store).accountWebhooks.put(indexKey(webhook), 1);
+    dbsOf(store).webhookSecrets.put(webhook.id, signingKey);
   });
   return { webhook, signingKey };
 }
 
 export function getWebhook(store: Store, id: string): Webhook | undefined {
-  return store.db.webhooks.get(id) as Webhook | undefined;
+  return dbsOf(store).webhooks.get(id) as Webhook | undefined;
 }
 
 export function getSigningKey(store: Store, id: string): string | null {
-  return (store.db.webhookSecrets.get(id) as string | undefined) ?? null;
+  return (dbsOf(store).webhookSecrets.get(id) as string | undefined) ?? null;
 }
 
 export function getWebhookStatus(store: Store, id: string): WebhookStatus {
-  return { ...EMPTY_STATUS, ...(store.db.webhookStatus.get(id) as WebhookStatus | undefined) };
+  return { ...EMPTY_STATUS, ...(dbsOf(store).webhookStatus.get(id) as WebhookStatus | undefined) };
 }
 
 export interface WebhookFilter {
@@ -69,7 +70,7 @@ export interface WebhookFilter {
 export function listWebhooks(store: Store, f: WebhookFilter): { results: Webhook[]; totalCount: number } {
   const ids = f.channelIds ? new Set(f.channelIds) : null;
   const matches: Webhook[] = [];
-  for (const { key } of store.db.accountWebhooks.getRange({ start: [f.accountId], end: [f.accountId, KEY_MAX] })) {
+  for (const { key } of dbsOf(store).accountWebhooks.getRange({ start: [f.accountId], end: [f.accountId, KEY_MAX] })) {
     const w = getWebhook(store, (key as [string, number, string])[2]);
     if (!w) continue;
     if (ids && (w.channelId === null || !ids.has(w.channelId))) continue;
@@ -100,7 +101,7 @@ export async function updateWebhook(store: Store, id: string, patch: WebhookPatc
       additionalHeaders: patch.additionalHeaders ?? w.additionalHeaders,
       updatedAt: new Date().toISOString(),
     };
-    store.db.webhooks.put(id, next);
+    dbsOf(store).webhooks.put(id, next);
     if (w.enabled && !next.enabled) removeOutboxOfWebhookInTxn(store, id);
     return next;
   });
@@ -112,17 +113,17 @@ export async function regenerateSigningKey(store: Store, id: string): Promise<Ne
     const w = getWebhook(store, id);
     if (!w) return undefined;
     const next = { ...w, updatedAt: new Date().toISOString() };
-    store.db.webhooks.put(id, next);
-    store.db.webhookSecrets.put(id, signingKey);
+    dbsOf(store).webhooks.put(id, next);
+    dbsOf(store).webhookSecrets.put(id, signingKey);
     return { webhook: next, signingKey };
   });
 }
 
 function removeInTxn(store: Store, w: Webhook): void {
-  store.db.webhooks.remove(w.id);
-  store.db.accountWebhooks.remove(indexKey(w));
-  store.db.webhookSecrets.remove(w.id);
-  store.db.webhookStatus.remove(w.id);
+  dbsOf(store).webhooks.remove(w.id);
+  dbsOf(store).accountWebhooks.remove(indexKey(w));
+  dbsOf(store).webhookSecrets.remove(w.id);
+  dbsOf(store).webhookStatus.remove(w.id);
   removeOutboxOfWebhookInTxn(store, w.id);
 }
 
@@ -139,7 +140,7 @@ export async function deleteWebhook(store: Store, id: string): Promise<boolean> 
 export function removeChannelWebhooksInTxn(store: Store, channelId: string): void {
   const c = getChannelRecord(store, channelId);
   if (!c) return;
-  for (const { key } of store.db.accountWebhooks.getRange({ start: [c.accountId], end: [c.accountId, KEY_MAX] })) {
+  for (const { key } of dbsOf(store).accountWebhooks.getRange({ start: [c.accountId], end: [c.accountId, KEY_MAX] })) {
     const w = getWebhook(store, (key as [string, number, string])[2]);
     if (w && w.channelId === channelId) removeInTxn(store, w);
   }
