@@ -57,8 +57,9 @@ export interface Component {
  *
  * A part can only be given what exists, and the ingress is given the pipeline, so the
  * constructor and start() go along the flow from the pipeline on and open the ingress last: no
- * listener accepts a message before everything behind it runs. stop() goes in reverse: the
- * ingress closes first, the store last. Each component receives exactly its slice of Config.
+ * listener accepts a message before everything behind it runs. stop() goes in reverse, stage by
+ * stage (see start()): delivery, observers and ingress together, then the pipeline, the store
+ * last. Each component receives exactly its slice of Config.
  */
 export class Daemon {
   // Foundation
