@@ -8,6 +8,7 @@ import { createLogger } from '../../src/log/logger.js';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
+import { waitFor } from '../support/wait.js';
 
 let t: TestDaemon;
 
@@ -330,7 +331,9 @@ describe('logs', () => {
       expect((await call('POST', '/channels', key, { name: '' })).status).toBe(422);
       expect((await call('GET', '/channels', wrong)).status).toBe(401);
       expect((await call('GET', '/no/route', key)).status).toBe(404);
-      await new Promise((r) => setTimeout(r, 50));
+      // Sentinel: each request's own line, written when its response is done, comes after
+      // anything else logged about it.
+      await waitFor(() => lines.filter((l) => l.includes('"msg":"request"')).length === 5, { what: 'the five request lines' });
       const log = lines.join('');
       // The requests were logged at all, so the check below looks at real log lines.
       expect(log).toContain('"path":"/channels"');
