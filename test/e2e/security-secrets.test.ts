@@ -4,6 +4,7 @@
  * header, a wrong one, a revoked key, SMTP AUTH PLAIN and LOGIN, user name and password swapped);
  * the store holds hashes only; and every comparison of a presented secret is constant-time.
  */
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +14,7 @@ import { runCli } from '../support/cli.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
+import { waitFor } from '../support/wait.js';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
@@ -87,8 +89,11 @@ describe('API keys in logs', () => {
       }),
     );
     await Promise.all(sessions);
-    // Let the logger flush, then look.
-    await new Promise((r) => setTimeout(r, 300));
+    // Sentinel: a request after all of the above; the log is one ordered stream, so once its
+    // line is out, so is every line about the requests and sessions before it.
+    const sentinel = `/sentinel-${randomUUID()}`;
+    expect((await d.api('GET', sentinel)).status).toBe(404);
+    await waitFor(() => d.stdout.includes(`"path":"${sentinel}"`), { what: "the sentinel request's log line" });
     const log = d.stdout;
     expect(log.length).toBeGreaterThan(1000); // trace level really logged something
     const found = keys.flatMap((k) => forms(k).filter((f) => log.includes(f)).map((f) => `${k.slice(0, 8)}… as ${f.slice(0, 12)}…`));
