@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAccounts } from '../../src/store/accounts.js';
 import { Store } from '../../src/store/env.js';
 import { call, startServe, type ServeProcess } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
 
 const TOKEN = /pr_[A-Za-z0-9_-]{20,}/g;
 
@@ -30,7 +31,7 @@ describe('postrider serve on an empty data folder', () => {
   beforeAll(async () => {
     first = await startServe({ POSTRIDER_DATA_DIR: dataDir });
     // The key is printed right after the API starts listening.
-    for (let i = 0; i < 100 && !first.stderr().includes('First start'); i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => first.stderr().includes('First start'), { what: 'the first-start notice' });
     key = (first.stderr().match(TOKEN) ?? [''])[0];
   });
 

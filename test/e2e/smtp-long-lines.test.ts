@@ -15,6 +15,7 @@ import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
+import { waitFor } from '../support/wait.js';
 
 const RCPT_DOMAIN = 'strict.example.net';
 const LONG = 'Lorem ipsum dolor sit amet, é ü '.repeat(200); // about 6,600 octets, UTF-8
@@ -60,13 +61,7 @@ async function submit(to: string, message: string): Promise<string> {
 
 /** What the strict MX received for `to`, once the message was delivered. */
 async function received(to: string): Promise<Buffer> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const got = mx.received.find((m) => m.to.includes(to));
-    if (got) return got.raw;
-    if (Date.now() > deadline) throw new Error(`nothing delivered to ${to}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return (await waitFor(() => mx.received.find((m) => m.to.includes(to)), { what: `a delivery to ${to}`, timeout: 15_000 })).raw;
 }
 
 function longestLine(raw: Buffer): number {

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdNotifier } from '../../src/ops/sd-notify.js';
+import { waitFor } from '../support/wait.js';
 
 const UNIT = fileURLToPath(new URL('../../systemd/postrider.service', import.meta.url));
 const SYSUSERS = fileURLToPath(new URL('../../systemd/postrider.sysusers.conf', import.meta.url));
@@ -177,13 +178,13 @@ describe('SdNotifier', () => {
     let received = '';
     listener.stdout.on('data', (d) => (received += d));
     try {
-      for (let i = 0; i < 100 && !fs.existsSync(socket); i++) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => fs.existsSync(socket), { what: 'the notify socket' });
       const errors: Error[] = [];
       const n = new SdNotifier({ env: { NOTIFY_SOCKET: socket, PATH: process.env.PATH }, onError: (e) => errors.push(e) });
       await n.ready('up');
       await n.stopping();
       expect(errors).toEqual([]);
-      for (let i = 0; i < 50 && !received.includes('STOPPING=1'); i++) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => received.includes('STOPPING=1'), { what: 'STOPPING=1 at the socket' });
       expect(received.trim().split('\n')).toEqual(['READY=1|STATUS=up', 'BARRIER=1 fd', 'STOPPING=1', 'BARRIER=1 fd']);
     } finally {
       listener.kill();
