@@ -77,10 +77,10 @@ afterAll(async () => {
 describe('MX hosts that reset the connection', () => {
   it.each(MX_RESETS.map(([at]) => at))('defers the message when the MX resets at %s, and tries again', async (at) => {
     const messageId = await send(`ann@${at}.example.net`);
-    const attempts = await d.whileAlive(`two attempts to ${at}`, async () => {
+    const attempts = await d.whileAlive(async () => {
       const res = await d.api('GET', `/activity/messages/${messageId}`);
       return res.body.attempts?.length >= 2 ? res.body.attempts : null;
-    });
+    }, { what: `two attempts to ${at}` });
     for (const a of attempts.slice(0, 2)) expect(a).toMatchObject({ outcome: 'deferred', mx: `mx.${at}.example.net` });
     expect(attempts[0].response).toMatch(/^ECONNRESET: (connect|read|write) ECONNRESET/);
     expect(mxPeers.get(at)!.resets).toBeGreaterThanOrEqual(2);
@@ -93,10 +93,10 @@ describe('webhook endpoints that reset the connection', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const id = res.body.id as string;
     await send(`bob-${randomBytes(4).toString('hex')}@example.org`); // a new one each time: it bounces (no MX) and is suppressed
-    return d.whileAlive(`two failed attempts of ${url}`, () => {
+    return d.whileAlive(() => {
       const f = failedAttempts(id);
       return f.length >= 2 ? f : null;
-    });
+    }, { what: `two failed attempts of ${url}` });
   }
 
   it('retries a webhook whose endpoint resets at connect', async () => {

@@ -62,7 +62,7 @@ describe('the effective publicUrl of a daemon on POSTRIDER_HTTP_PORT without POS
       },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const got = await d.whileAlive('the broadcast message at the MX', () => mx.received.find((m) => m.to.includes(to)));
+    const got = await d.whileAlive(() => mx.received.find((m) => m.to.includes(to)), { what: 'the broadcast message at the MX' });
     const base = `http://127.0.0.1:${d.httpPort}`;
     const parsed = await simpleParser(got.raw);
     const html = String(parsed.html);

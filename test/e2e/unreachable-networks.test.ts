@@ -101,10 +101,10 @@ describe.skipIf(unavailable !== null)('unreachable peers in a network namespace'
     dns.set('v6only.hooks.test', 'AAAA', [NO_ROUTE_V6]);
     const id = await createHook(`http://v6only.hooks.test:${rx.port}/v6only`);
     await send('ann@example.net');
-    const failures = await d.whileAlive('two failed attempts', () => {
+    const failures = await d.whileAlive(() => {
       const f = failedAttempts(id);
       return f.length >= 2 ? f : null;
-    });
+    }, { what: 'two failed attempts' });
     expect(failures[0].error).toBe(`request failed: connect failed: [${NO_ROUTE_V6}]:${rx.port} ENETUNREACH`);
     expect(failures.map((f) => f.attempt).slice(0, 2)).toEqual([1, 2]);
     const hook = await d.api('GET', `/webhooks/${id}`);
@@ -118,7 +118,7 @@ describe.skipIf(unavailable !== null)('unreachable peers in a network namespace'
     dns.set('mixed.hooks.test', 'AAAA', [BLACKHOLE_V6]);
     await createHook(`http://mixed.hooks.test:${rx.port}/mixed`);
     await send('bob@example.net');
-    await d.whileAlive('the webhook request', () => rx.at('/mixed').length > 0);
+    await d.whileAlive(() => rx.at('/mixed').length > 0, { what: 'the webhook request' });
     expect(rx.at('/mixed')[0].json).toMatchObject({ eventType: 'accepted' });
   });
 
@@ -127,7 +127,7 @@ describe.skipIf(unavailable !== null)('unreachable peers in a network namespace'
     dns.set('dark.hooks.test', 'AAAA', [BLACKHOLE_V6]);
     const id = await createHook(`http://dark.hooks.test:${rx.port}/dark`);
     await send('cid@example.net');
-    const [failure] = await d.whileAlive('a failed attempt', () => (failedAttempts(id).length > 0 ? failedAttempts(id) : null));
+    const [failure] = await d.whileAlive(() => (failedAttempts(id).length > 0 ? failedAttempts(id) : null), { what: 'a failed attempt' });
     const port = rx.port;
     expect(failure.error).toBe(`request failed: connect failed: ${BLACKHOLE_V4}:${port} EINVAL; ${UNREACHABLE_V4}:${port} EHOSTUNREACH; [${BLACKHOLE_V6}]:${port} EINVAL`);
   });
@@ -136,10 +136,10 @@ describe.skipIf(unavailable !== null)('unreachable peers in a network namespace'
     dns.set('v6only.example.net', 'MX', ['10 mx.v6only.example.net']);
     dns.set('mx.v6only.example.net', 'AAAA', [NO_ROUTE_V6]);
     const messageId = await send('dan@v6only.example.net');
-    const attempts = await d.whileAlive('two deferred attempts', async () => {
+    const attempts = await d.whileAlive(async () => {
       const res = await d.api('GET', `/activity/messages/${messageId}`);
       return res.body.attempts?.length >= 2 ? res.body.attempts : null;
-    });
+    }, { what: 'two deferred attempts' });
     expect(attempts[0]).toMatchObject({ outcome: 'deferred', mx: 'mx.v6only.example.net' });
     expect(attempts[0].response).toContain('ENETUNREACH');
     expect((await d.api('GET', '/ready')).status).toBe(200);
@@ -150,10 +150,10 @@ describe.skipIf(unavailable !== null)('unreachable peers in a network namespace'
     dns.set('mx.mixed.example.net', 'A', [BLACKHOLE_V4, UNREACHABLE_V4, MX_ADDRESS]);
     dns.set('mx.mixed.example.net', 'AAAA', [BLACKHOLE_V6]);
     const messageId = await send('eve@mixed.example.net');
-    const attempts = await d.whileAlive('the delivery', async () => {
+    const attempts = await d.whileAlive(async () => {
       const res = await d.api('GET', `/activity/messages/${messageId}`);
       return res.body.attempts?.length >= 1 ? res.body.attempts : null;
-    });
+    }, { what: 'the delivery' });
     expect(attempts[0]).toMatchObject({ outcome: 'delivered' });
     expect(mx.received.some((m) => m.to.includes('eve@mixed.example.net'))).toBe(true);
   });

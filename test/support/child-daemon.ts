@@ -18,6 +18,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { apiRequest, type ApiOptions, type ApiResponse } from './daemon.js';
 import { BIN, freePort } from './cli.js';
+import { waitFor, type Falsy, type WaitOptions } from './wait.js';
 
 const run = promisify(execFile);
 
@@ -164,18 +165,14 @@ export class ChildDaemon {
   }
 
   /**
-   * Polls until `ok` returns a truthy value and resolves with it; fails at once, with the
-   * daemon's stderr, when the process exits first (a crash is what such tests look for).
+   * waitFor while the daemon runs: fails at once, with the daemon's stderr, when the process
+   * exits first (a crash is what such tests look for).
    */
-  async whileAlive<T>(what: string, ok: () => T | null | undefined | false | Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (!this.alive) throw new Error(`postrider serve exited (${JSON.stringify(this.exitInfo)}) while waiting for ${what}\nstderr: ${this.stderr.slice(-4000)}`);
-      const v = await ok();
-      if (v) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+  async whileAlive<T>(ok: () => T, { what, timeout = 20_000 }: WaitOptions): Promise<Exclude<Awaited<T>, Falsy>> {
+    const exited = Symbol('exited');
+    const v = await waitFor(async () => (this.alive ? ok() : exited), { what, timeout });
+    if (v === exited) throw new Error(`postrider serve exited (${JSON.stringify(this.exitInfo)}) while waiting for ${what}\nstderr: ${this.stderr.slice(-4000)}`);
+    return v as Exclude<Awaited<T>, Falsy>;
   }
 
   /** Stops the process (SIGKILL if needed) and removes a data folder this object made. */

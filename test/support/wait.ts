@@ -7,7 +7,7 @@
 import { inspect } from 'node:util';
 import { vi } from 'vitest';
 
-type Falsy = false | 0 | '' | null | undefined;
+export type Falsy = false | 0 | '' | null | undefined;
 
 export interface WaitOptions {
   /** What the test waits for, in words: the timeout error quotes it. */
