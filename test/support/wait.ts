@@ -3,6 +3,7 @@
  * vi.waitFor (real timers, so the delivery tests' FakeClock does not stall it) with one argument
  * order for every caller, and a timeout message that names what was awaited and what the
  * condition last saw, since "timed out" alone does not say whether the system was slow or wrong.
+ * Under vi.useFakeTimers, vi.waitFor also advances the fake clock by the interval at each check.
  */
 import { inspect } from 'node:util';
 import { vi } from 'vitest';
