@@ -162,7 +162,7 @@ export const ConfigSchema = Type.Object({
   policy: Type.Object({
     denyRecipients: list('Recipient domains or addresses nobody may mail (403 recipient_forbidden).', Type.String({ refine: 'lowercase' })),
   }),
-  workers: Type.Object({ threads: integer(0, 64, 0, 'Worker threads for rendering and signing; 0 chooses from the CPU count.') }),
+  workers: Type.Object({ threads: integer(0, 64, 0, 'Worker threads for rendering, composing and signing; 0: one per available core (os.availableParallelism()).') }),
   retention: Type.Object({ days: integer(1, 3650, 30, 'Days events and message bodies are kept.') }),
   shutdown: Type.Object({ graceMs: duration(0, 10_000, 'How long SIGTERM waits for in-flight work before closing.') }),
   metrics: Type.Object({

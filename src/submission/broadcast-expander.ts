@@ -19,8 +19,17 @@ import { simulatedBounces } from './sender.js';
 import { enqueue } from './enqueue.js';
 import { engagementFor } from './engagement.js';
 import type { SubmissionDeps } from './deps.js';
+import { buildInChunks } from './build-chunks.js';
+import type { BuildRequest, BuildResult } from './ports.js';
 
-const BATCH = 100;
+/**
+ * Entries per write transaction. Larger batches amortize the commit, but the transaction's
+ * callback runs on the main thread and holds it (and every HTTP request) for its whole length.
+ */
+const BATCH = 200;
+/** Entries per worker task, and tasks in flight at once (build-chunks.ts). */
+const TASK_CHUNK = 20;
+const TASK_WINDOW = 4;
 
 interface BuiltBatch {
   messages: AcceptedMessage[];
@@ -140,6 +149,10 @@ export class BroadcastExpander {
     let commit: Promise<void> | null = null;
     try {
       for (;;) {
+        // Let the I/O that came meanwhile (HTTP sends, SMTP) run before this batch's synchronous
+        // steps (suppression reads, the commit's transaction): an expansion never holds the loop
+        // for more than one batch.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         const built = await this.buildBatch(first, rows);
         if (commit) {
           const ok = await commit.then(() => true, (err) => (this.canceledOrThrow(err), false));
@@ -166,33 +179,41 @@ export class BroadcastExpander {
     this.logger.info({ broadcastId: err.broadcastId }, 'broadcast canceled during expansion');
   }
 
+  /**
+   * Suppressed entries become failure rows at once; the rest are built in the worker pool in
+   * chunks (build-chunks.ts), each entry settling on its own: one that cannot be built becomes a
+   * failure row, the others messages, in entry order.
+   */
   private async buildBatch(b: BroadcastRecord<BroadcastCommon>, rows: Array<{ index: number; entry: BroadcastEntry }>): Promise<BuiltBatch> {
     const { store, domains } = this.deps;
     const dkim = domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) });
-    const failures: BroadcastFailure[] = [];
-    const suppressedAll: string[] = [];
-    let skipped = 0;
-    const built = await Promise.all(
-      rows.map(async ({ index, entry }): Promise<AcceptedMessage | null> => {
-        const envelope = [...new Set([...entry.to, ...entry.cc, ...entry.bcc].map((a) => recipientKey(a.email)))];
-        const { send, suppressed } = splitSuppressed(store, b.channelId, 'broadcast', envelope);
-        suppressedAll.push(...suppressed);
-        const recipients = { to: entry.to, cc: entry.cc, bcc: entry.bcc };
-        if (send.length === 0) {
-          skipped++;
-          failures.push({ index, ...recipients, code: 'recipients_suppressed', message: 'Every recipient of this entry is suppressed' });
-          return null;
-        }
-        try {
-          return await this.buildOne(b, entry, { send, suppressed, dkim });
-        } catch (err) {
-          const code = isAppError(err) ? err.code : ((err as { code?: string }).code ?? 'internal_error');
-          failures.push({ index, ...recipients, code, message: (err as Error).message });
-          return null;
-        }
-      }),
-    );
-    return { messages: built.filter((m): m is AcceptedMessage => m !== null), skipped, failures, suppressed: [...new Set(suppressedAll)] };
+    const batch: BuiltBatch = { messages: [], skipped: 0, failures: [], suppressed: [] };
+    const suppressedAll = new Set<string>();
+    const pending: PendingEntry[] = [];
+    for (const { index, entry } of rows) {
+      const envelope = [...new Set([...entry.to, ...entry.cc, ...entry.bcc].map((a) => recipientKey(a.email)))];
+      const { send, suppressed } = splitSuppressed(store, b.channelId, 'broadcast', envelope);
+      for (const email of suppressed) suppressedAll.add(email);
+      if (send.length === 0) {
+        batch.skipped++;
+        batch.failures.push({ index, ...recipientsOf(entry), code: 'recipients_suppressed', message: 'Every recipient of this entry is suppressed' });
+        continue;
+      }
+      pending.push(this.prepareOne(b, index, entry, { send, suppressed, dkim }));
+    }
+    const settled = await buildInChunks(this.deps.builder, pending.map((p) => p.request), { chunk: TASK_CHUNK, window: TASK_WINDOW });
+    settled.forEach((s, i) => {
+      const p = pending[i]!;
+      if (s.status === 'fulfilled') {
+        batch.messages.push(acceptedOf(b, p, s.value));
+        return;
+      }
+      const err = s.reason as Error & { code?: string };
+      const code = isAppError(err) ? err.code : (err.code ?? 'internal_error');
+      batch.failures.push({ index: p.index, ...recipientsOf(p.entry), code, message: err.message });
+    });
+    batch.suppressed = [...suppressedAll];
+    return batch;
   }
 
   /** Commits a batch's messages with the broadcast's new cursor (BroadcastCanceled: nothing committed). */
@@ -212,15 +233,17 @@ export class BroadcastExpander {
     });
   }
 
-  private async buildOne(
+  /** What the worker pool needs to build one entry's message, and what the record keeps of it. */
+  private prepareOne(
     b: BroadcastRecord<BroadcastCommon>,
+    index: number,
     entry: BroadcastEntry,
     r: { send: string[]; suppressed: string[]; dkim: ReturnType<SubmissionDeps['domains']['signingKey']> },
-  ): Promise<AcceptedMessage> {
+  ): PendingEntry {
     const c = b.common;
     const id = randomUUID();
     const messageIdHeader = `<${id}@${domainOf(c.from.email)}>`;
-    const out = await this.deps.builder.build({
+    const request: BuildRequest = {
       template: { ...c.template, data: { ...(c.template.data ?? {}), ...entry.data } },
       compose: {
         from: c.from,
@@ -232,39 +255,63 @@ export class BroadcastExpander {
         messageId: messageIdHeader,
         date: new Date().toUTCString(),
       },
-      dkim: r.dkim,
       engagement: engagementFor(this.deps, { messageId: id, channelId: b.channelId, mailType: 'broadcast', tracking: c.tracking, recipients: r.send, from: c.from.email }),
-    });
-    return {
-      record: {
-        id,
-        accountId: b.accountId,
-        channelId: b.channelId,
-        mailType: 'broadcast',
-        mailSource: 'api',
-        deliveryType: c.deliveryType,
-        broadcastId: b.id,
-        createdAt: new Date().toISOString(),
-        messageIdHeader,
-        subject: out.subject,
-        from: c.from,
-        to: entry.to,
-        cc: entry.cc,
-        bcc: entry.bcc,
-        replyTo: c.replyTo,
-        tracking: c.tracking,
-        tags: entry.tags,
-        headers: entry.headers,
-        metadata: entry.metadata,
-        attachments: c.attachments.map((a) => ({ fileName: a.fileName, disposition: a.disposition, size: a.size, contentType: a.contentType })),
-        text: out.text,
-        html: out.html,
-        size: out.size,
-        recipients: r.send,
-        suppressed: r.suppressed,
-      },
-      body: out.raw,
-      simulatedBounces: c.deliveryType === 'sandbox' ? simulatedBounces(r.send) : undefined,
     };
+    // Signed after the commit (signing.ts), with the key the domain has then.
+    return { index, entry, id, messageIdHeader, send: r.send, suppressed: r.suppressed, request, signingDomain: r.dkim?.domain };
   }
+}
+
+interface PendingEntry {
+  index: number;
+  entry: BroadcastEntry;
+  id: string;
+  messageIdHeader: string;
+  send: string[];
+  suppressed: string[];
+  request: BuildRequest;
+  /** The DKIM d= domain, when the domain has a key. */
+  signingDomain: string | undefined;
+}
+
+function recipientsOf(entry: BroadcastEntry): Pick<BroadcastFailure, 'to' | 'cc' | 'bcc'> {
+  return { to: entry.to, cc: entry.cc, bcc: entry.bcc };
+}
+
+/** The message of one built entry, as committed. */
+function acceptedOf(b: BroadcastRecord<BroadcastCommon>, p: PendingEntry, out: BuildResult): AcceptedMessage {
+  const c = b.common;
+  const { entry } = p;
+  return {
+    record: {
+      id: p.id,
+      accountId: b.accountId,
+      channelId: b.channelId,
+      mailType: 'broadcast',
+      mailSource: 'api',
+      deliveryType: c.deliveryType,
+      broadcastId: b.id,
+      createdAt: new Date().toISOString(),
+      messageIdHeader: p.messageIdHeader,
+      subject: out.subject,
+      from: c.from,
+      to: entry.to,
+      cc: entry.cc,
+      bcc: entry.bcc,
+      replyTo: c.replyTo,
+      tracking: c.tracking,
+      tags: entry.tags,
+      headers: entry.headers,
+      metadata: entry.metadata,
+      attachments: c.attachments.map((a) => ({ fileName: a.fileName, disposition: a.disposition, size: a.size, contentType: a.contentType })),
+      text: out.text,
+      html: out.html,
+      size: out.size,
+      recipients: p.send,
+      suppressed: p.suppressed,
+    },
+    body: out.raw,
+    signingDomain: p.signingDomain,
+    simulatedBounces: c.deliveryType === 'sandbox' ? simulatedBounces(p.send) : undefined,
+  };
 }

@@ -25,6 +25,22 @@ export class PoolMessageBuilder implements MessageBuilder {
     }
   }
 
+  async buildMany(inputs: BuildRequest[]): Promise<PromiseSettledResult<BuildResult>[]> {
+    let settled: PromiseSettledResult<BuildResult>[];
+    try {
+      settled = await this.pool.buildMany(inputs);
+    } catch (err) {
+      // The task as a whole failed (pool stopping, thread crashed): every input failed with it.
+      const reason = toAppError(err, '');
+      return inputs.map(() => ({ status: 'rejected', reason }));
+    }
+    return settled.map((s, i): PromiseSettledResult<BuildResult> => {
+      if (s.status === 'rejected') return { status: 'rejected', reason: toAppError(s.reason, inputs[i]!.template ? '/template' : '') };
+      if (s.value.signSeconds !== undefined) this.onSign(s.value.signSeconds);
+      return s;
+    });
+  }
+
   async sign(input: { raw: Uint8Array; dkim: DkimKeyRef }): Promise<Uint8Array> {
     try {
       // Measured around the task (includes the hop to the thread): SMTP messages are signed as is.

@@ -45,6 +45,11 @@ export interface BuildResult {
 
 export interface MessageBuilder {
   build(input: BuildRequest): Promise<BuildResult>;
+  /**
+   * Builds many at once, each settling on its own, in order (broadcast expansion). Optional: a
+   * builder without it gets one build() per input.
+   */
+  buildMany?(inputs: BuildRequest[]): Promise<PromiseSettledResult<BuildResult>[]>;
   /** DKIM-signs a message as it is (SMTP submissions); existing signatures are kept. */
   sign(input: { raw: Uint8Array; dkim: DkimKeyRef }): Promise<Uint8Array>;
 }

@@ -15,7 +15,12 @@ import type { WorkerRequest, WorkerResponse, WorkerResults } from './protocol.js
 import type { BuildInput, BuildOutput, SignRawInput } from './tasks.js';
 
 export interface WorkerPoolOptions {
-  /** Worker threads; default: one less than the available cores, at least one. */
+  /**
+   * Worker threads; default: one per available core. Not one less: the main thread mostly waits
+   * (for fsync, for the network), so a core left to it sat idle while the one thread of a 2-core
+   * machine capped every signed intake (bench/RESULTS.md, DKIM and broadcast sections). When the
+   * main thread is busy the OS shares the cores; piscina queues tasks beyond the threads.
+   */
   threads?: number;
   /** The compiled worker entry; default dist/workers/worker.js. */
   workerFile?: string;
@@ -44,7 +49,7 @@ export class WorkerPool {
   private stopping = false;
 
   constructor(opts: WorkerPoolOptions = {}) {
-    this.threads = opts.threads ?? Math.max(1, os.availableParallelism() - 1);
+    this.threads = opts.threads ?? os.availableParallelism();
     if (!Number.isInteger(this.threads) || this.threads < 1) throw new RangeError('WorkerPool threads must be a positive integer');
     this.workerFile = opts.workerFile ?? DEFAULT_WORKER_FILE;
     this.onError = opts.onError ?? ((err) => process.emitWarning(err, { code: 'POSTRIDER_WORKER' }));
@@ -81,6 +86,18 @@ export class WorkerPool {
 
   build(input: BuildInput): Promise<BuildOutput> {
     return this.run({ task: 'build', input });
+  }
+
+  /**
+   * Builds many messages in one task on one thread (broadcast expansion): far fewer hops between
+   * threads. Each input settles on its own, in order: one bad entry fails only itself.
+   */
+  async buildMany(inputs: BuildInput[]): Promise<PromiseSettledResult<BuildOutput>[]> {
+    if (inputs.length === 0) return [];
+    const answers = await this.run({ task: 'buildMany', input: inputs });
+    return answers.map((a): PromiseSettledResult<BuildOutput> =>
+      a.ok ? { status: 'fulfilled', value: a.value } : { status: 'rejected', reason: TaskError.fromData(a.error) },
+    );
   }
 
   /** DKIM-signs a complete message (e.g. an SMTP submission); existing signatures are kept. */

@@ -8,6 +8,8 @@ import type { BuildInput, BuildOutput, SignRawInput } from './tasks.js';
 
 export type WorkerRequest =
   | { task: 'build'; input: BuildInput }
+  /** Many builds in one hop to a thread (broadcast expansion): one answer per input, in order. */
+  | { task: 'buildMany'; input: BuildInput[] }
   | { task: 'sign'; input: SignRawInput }
   | { task: 'generateKey'; input: GenerateKeyOptions };
 
@@ -16,6 +18,8 @@ export type WorkerTask = WorkerRequest['task'];
 /** What each task returns on success. */
 export interface WorkerResults {
   build: BuildOutput;
+  /** Each input's own answer: one failing entry does not fail the others. */
+  buildMany: WorkerResponse<BuildOutput>[];
   sign: Uint8Array;
   generateKey: GeneratedKey;
 }
