@@ -75,6 +75,13 @@ const Delivery = Type.Object({
     refine: 'retrySchedule',
   }),
   maxAgeMs: duration(60_000, 3 * 86_400_000, 'Give up (bounce) a message after this long in the queue.'),
+  maxMessagesPerConnection: integer(
+    1,
+    10_000,
+    100,
+    'Messages sent over one SMTP connection to an MX host (RSET between them, RFC 5321 4.1.1.5) before it is closed; 1 turns connection reuse off.',
+  ),
+  connectionIdleMs: duration(100, 5000, 'How long an idle SMTP connection is kept for the next message to the same MX address before QUIT.'),
 });
 
 const Domains = Type.Object({

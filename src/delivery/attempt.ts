@@ -7,7 +7,7 @@ import type { AttemptResult } from '../domain/delivery-result.js';
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
 import type { MxResolver } from './mx.js';
 import { envelopeSender } from './return-path.js';
-import { deliverOverSmtp, type SmtpTimeouts } from './smtp-client.js';
+import { deliverOverSmtp, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { recipientResult } from './smtp-results.js';
 
 export interface AttemptRequest {
@@ -31,6 +31,10 @@ export interface MxAttemptDeps {
   /** config.domains.returnPathLabel: the bounce host is `<label>.<sending domain>`. */
   returnPathLabel: string;
   timeouts: SmtpTimeouts;
+  /** The dispatcher's kept connections (it closes them in stop()). */
+  cache?: SmtpConnectionCache;
+  /** The messages-per-connection limit of the MX site these hosts form, when it has its own. */
+  maxMessagesPerConnection?: (mxHosts: readonly string[]) => number | undefined;
 }
 
 export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
@@ -49,6 +53,8 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
       recipients: job.recipients,
       body,
       timeouts: deps.timeouts,
+      cache: deps.cache,
+      maxMessagesPerConnection: deps.maxMessagesPerConnection?.(route.hosts.map((h) => h.host)),
       signal,
     });
   };

@@ -24,7 +24,8 @@ import type { Store } from '../store/env.js';
 import { AddressPolicy } from './address-policy.js';
 import { mxAttempt, type AttemptFn } from './attempt.js';
 import { MxResolver, type MxLookups } from './mx.js';
-import { DEFAULT_SMTP_TIMEOUTS, type SmtpTimeouts } from './smtp-client.js';
+import { ConnectionCache } from './connection-cache.js';
+import { DEFAULT_SMTP_TIMEOUTS, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { settledWithin } from '../domain/settle.js';
 
 /** The configuration delivery reads: delivery.*, the EHLO name, the return-path label and the grace period. */
@@ -87,6 +88,8 @@ export class DeliveryService {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly attempt: AttemptFn;
+  /** Kept SMTP connections (connection-cache.ts), quit in stop(). */
+  private readonly connections: SmtpConnectionCache;
   private readonly observer: DeliveryObserver | undefined;
   private readonly schedule: RetrySchedule;
   private readonly limiter: RateLimiter;
@@ -125,6 +128,7 @@ export class DeliveryService {
     this.maxInFlight = o.maxInFlight ?? Math.min(1000, Math.max(10, d.rate * 10));
     this.batchSize = o.batchSize ?? 100;
     this.idleCheckMs = o.idleCheckMs ?? 60_000;
+    this.connections = new ConnectionCache({ maxMessages: d.maxMessagesPerConnection, idleMs: d.connectionIdleMs });
     this.attempt =
       o.attempt ??
       mxAttempt({
@@ -133,6 +137,7 @@ export class DeliveryService {
         heloName: o.config.hostname,
         returnPathLabel: o.config.domains.returnPathLabel,
         timeouts: { ...DEFAULT_SMTP_TIMEOUTS, ...o.timeouts },
+        cache: this.connections,
       });
   }
 
@@ -175,6 +180,8 @@ export class DeliveryService {
         for (const f of this.inFlight.values()) await this.queue.release(f.job, this.clock.now()).catch(() => false);
       }
     }
+    // Idle connections get their QUIT now; one still in use gets it when its attempt ends.
+    await this.connections.close();
     this.running = false;
     this.logger.info('delivery stopped');
   }

@@ -141,3 +141,19 @@ export function localText(err: NodemailerError): string {
   const timeout = err.timeoutType ? ` (${err.timeoutType})` : '';
   return `${code ? code + ': ' : ''}${err.message}${timeout}`;
 }
+
+/**
+ * "Slow down": a 421 (RFC 5321 3.8, 4.2.1: the service is closing the channel) or a temporary
+ * reply the bounce rules file as a rate limit (Gmail 4.7.28, Microsoft 4.7.500 "Server busy",
+ * Yahoo [TSS04]...). The destination's idle connections are closed and none is reused.
+ */
+export function slowsDown(result: AttemptResult): boolean {
+  if (result.smtpCode === 421) return true;
+  return result.recipients.some((r) => r.smtpCode === 421 || (r.outcome === 'deferred' && r.category === 'rate_limited'));
+}
+
+/** The same question for a target that refused the session (a 421 greeting, EHLO or STARTTLS reply). */
+export function sessionSlowsDown(f: SessionFailure): boolean {
+  if (f.reply.code === 421) return true;
+  return f.raw !== undefined && recipientResult('', f.reply, f.phase, f.raw).category === 'rate_limited';
+}

@@ -26,6 +26,8 @@ export interface AttemptResult {
   address?: string;
   /** True when the session ran over STARTTLS (RFC 3207). */
   tls: boolean;
+  /** True when the session was a kept connection's (after RSET), false for a new one; absent without a session. */
+  reused?: boolean;
   /** The reply that best summarizes the attempt (the final DATA reply, or the failure). */
   smtpCode?: number;
   enhancedCode?: string;

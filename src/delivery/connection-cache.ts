@@ -1,0 +1,147 @@
+/**
+ * Idle SMTP connections kept for the next message to the same destination, as Postfix's
+ * scache does: a connection whose transaction ended cleanly waits here (at most `idleMs`,
+ * at most `maxMessages` transactions over its life) until an attempt to the same destination
+ * takes it. A destination key names the MX address, port, TLS policy and our source address
+ * (destinationKey), so a connection is only ever reused for what it was opened for.
+ *
+ * The cache never talks SMTP: it holds connections and quits them. Whoever takes one checks it
+ * (RSET, RFC 5321 4.1.1.5) before the next transaction; whoever gives one back decides that it
+ * is clean (no error, no 421, no timeout). Once closed (shutdown), nothing is kept any more:
+ * a connection given back then is quit at once.
+ */
+
+/** What the cache needs of a connection. */
+export interface CacheableConnection {
+  /** Transactions run over this connection so far. */
+  readonly messages: number;
+  /** False once the socket is gone (closed by the server, an error). */
+  readonly usable: boolean;
+  /** Resolves when the connection is gone, whoever closed it. */
+  readonly closed: Promise<void>;
+  /** QUIT (RFC 5321 4.1.1.10) with a bounded wait; resolves when the connection is gone. */
+  quit(): Promise<void>;
+}
+
+export interface ConnectionCacheOptions {
+  /** delivery.maxMessagesPerConnection: a connection that ran this many transactions is quit. */
+  maxMessages: number;
+  /** delivery.connectionIdleMs: an idle connection is quit after this long. */
+  idleMs: number;
+}
+
+export interface Destination {
+  /** The MX host's IP address we connect to. */
+  address: string;
+  port: number;
+  /** Only opportunistic STARTTLS today (RFC 7435); a stricter policy would be another key. */
+  tls: 'opportunistic';
+  /** Our local address (the source of the connection); undefined lets the OS choose. */
+  source?: string;
+}
+
+export function destinationKey(d: Destination): string {
+  return `${d.address}|${d.port}|${d.tls}|${d.source ?? '*'}`;
+}
+
+interface Idle<C> {
+  conn: C;
+  timer: NodeJS.Timeout;
+}
+
+export class ConnectionCache<C extends CacheableConnection> {
+  private readonly idle = new Map<string, Idle<C>[]>();
+  /** Quits started by the cache and not yet finished: close() waits for them. */
+  private readonly quitting = new Set<Promise<void>>();
+  private closing = false;
+
+  constructor(private readonly o: ConnectionCacheOptions) {}
+
+  /** Idle connections to every destination (for tests and logs). */
+  get idleCount(): number {
+    let n = 0;
+    for (const list of this.idle.values()) n += list.length;
+    return n;
+  }
+
+  /**
+   * An idle connection to `key`, removed from the cache, or undefined. The most recently used
+   * one first: it is the least likely to have been closed by the server meanwhile.
+   */
+  take(key: string): C | undefined {
+    const list = this.idle.get(key);
+    while (list && list.length > 0) {
+      const entry = list.pop()!;
+      clearTimeout(entry.timer);
+      if (list.length === 0) this.idle.delete(key);
+      if (entry.conn.usable) return entry.conn;
+    }
+    return undefined;
+  }
+
+  /**
+   * A connection whose transaction ended cleanly: kept for the next message, or quit. A site's
+   * own limit (`maxMessages`, from delivery.sites or the provider table) wins over the default.
+   */
+  keep(key: string, conn: C, maxMessages = this.o.maxMessages): void {
+    if (this.closing || !conn.usable || conn.messages >= maxMessages) {
+      this.quit(conn);
+      return;
+    }
+    const timer = setTimeout(() => this.expire(key, conn), this.o.idleMs);
+    timer.unref();
+    const entry = { conn, timer };
+    const list = this.idle.get(key) ?? [];
+    list.push(entry);
+    this.idle.set(key, list);
+    // A server ending the idle session (its own timeout, RFC 5321 4.5.3.2.7) frees the slot now.
+    void conn.closed.then(() => this.remove(key, entry));
+  }
+
+  /**
+   * The destination asked us to slow down (421, a rate-limit reply): every idle connection to
+   * it is quit, so that the next attempts open fresh ones under the lowered concurrency.
+   * Returns how many were closed.
+   */
+  closeIdle(key: string): number {
+    const list = this.idle.get(key) ?? [];
+    this.idle.delete(key);
+    for (const entry of list) {
+      clearTimeout(entry.timer);
+      this.quit(entry.conn);
+    }
+    return list.length;
+  }
+
+  /**
+   * Shutdown: quit every idle connection and wait for them (each QUIT has a bounded wait), and
+   * quit every connection given back from now on.
+   */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const key of [...this.idle.keys()]) this.closeIdle(key);
+    while (this.quitting.size > 0) await Promise.allSettled([...this.quitting]);
+  }
+
+  private expire(key: string, conn: C): void {
+    const list = this.idle.get(key);
+    const entry = list?.find((e) => e.conn === conn);
+    if (!entry) return;
+    this.remove(key, entry);
+    this.quit(conn);
+  }
+
+  private remove(key: string, entry: Idle<C>): void {
+    clearTimeout(entry.timer);
+    const list = this.idle.get(key);
+    if (!list) return;
+    const i = list.indexOf(entry);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.idle.delete(key);
+  }
+
+  private quit(conn: C): void {
+    const done = conn.quit().finally(() => this.quitting.delete(done));
+    this.quitting.add(done);
+  }
+}

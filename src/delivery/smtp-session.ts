@@ -1,0 +1,160 @@
+/**
+ * One SMTP session with one target (nodemailer's SMTPConnection), open from the greeting to
+ * QUIT and possibly over several transactions (connection-cache.ts): opening it (TCP, greeting,
+ * EHLO, STARTTLS when offered), RSET before a reused one's next transaction, QUIT. The mail
+ * transaction itself is smtp-transaction.ts.
+ *
+ * Opportunistic TLS (RFC 7435, RFC 3207): STARTTLS whenever the server offers it, without
+ * verifying the certificate (no MTA-STS RFC 8461 or DANE RFC 7672 here: out of scope). Plain
+ * text only when STARTTLS is not offered; a failed STARTTLS or handshake is a failure of the
+ * target (phase "tls"), never followed by plain text.
+ */
+import net from 'node:net';
+import type { NodemailerError } from 'nodemailer/lib/errors.js';
+import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
+import type { CacheableConnection } from './connection-cache.js';
+import { sessionFailure, type SessionFailure, type Target } from './smtp-results.js';
+
+export interface SmtpTimeouts {
+  connectMs: number;
+  /** Greeting, EHLO and the STARTTLS handshake (RFC 5321 4.5.3.2.1: 5 minutes). */
+  greetingMs: number;
+  /** Each command: MAIL, RCPT, DATA, RSET (RFC 5321 4.5.3.2.2-4: 5 minutes, 2 for DATA). */
+  commandMs: number;
+  /** Sending the message and waiting for the final reply (RFC 5321 4.5.3.2.5-6: 3 + 10 minutes). */
+  dataMs: number;
+}
+
+export interface SessionOptions {
+  port: number;
+  /** Our EHLO name (config.hostname), RFC 5321 4.1.1.1. */
+  heloName: string;
+  /** Our local address; undefined lets the OS choose. */
+  sourceAddress?: string;
+  timeouts: SmtpTimeouts;
+  signal?: AbortSignal;
+}
+
+/** How long to wait for the reply to QUIT before closing the socket ourselves. */
+const QUIT_WAIT_MS = 5000;
+
+export type Opened = { ok: true; session: SmtpSession } | { ok: false; failure: SessionFailure };
+
+export class SmtpSession implements CacheableConnection {
+  messages = 0;
+  /** Set by any error the connection reports: such a connection is never reused. */
+  private failed = false;
+  readonly closed: Promise<void>;
+
+  constructor(
+    readonly conn: SMTPConnection,
+    readonly target: Target,
+  ) {
+    // The listener stays for the connection's life: an 'error' without a listener would throw.
+    conn.on('error', () => {
+      this.failed = true;
+    });
+    this.closed = new Promise((resolve) => conn.once('end', () => resolve()));
+  }
+
+  get usable(): boolean {
+    return !this.failed && !this.conn.destroyed;
+  }
+
+  get tls(): boolean {
+    return this.conn.secure;
+  }
+
+  /** Marks the session as not to be reused (a 421, a timeout, a broken transaction). */
+  spoil(): void {
+    this.failed = true;
+  }
+
+  /**
+   * RSET before the next transaction on a kept connection (RFC 5321 4.1.1.5). False when the
+   * server closed it meanwhile, refused RSET or did not answer in time: the caller opens a
+   * new connection instead, and this one is closed.
+   */
+  reset(o: { commandMs: number; signal?: AbortSignal }): Promise<boolean> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (ok: boolean) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.conn.off('end', onEnd);
+        o.signal?.removeEventListener('abort', onEnd);
+        if (!ok) this.close();
+        resolve(ok);
+      };
+      const onEnd = () => finish(false);
+      const timer = setTimeout(onEnd, o.commandMs);
+      this.conn.once('end', onEnd);
+      o.signal?.addEventListener('abort', onEnd, { once: true });
+      if (!this.usable || o.signal?.aborted) return finish(false);
+      this.conn.reset((err) => finish(!err && this.usable));
+    });
+  }
+
+  /** QUIT (RFC 5321 4.1.1.10), and close anyway if the server does not answer it. */
+  quit(): Promise<void> {
+    if (this.conn.destroyed) return Promise.resolve();
+    try {
+      this.conn.quit();
+    } catch {
+      this.close();
+      return this.closed;
+    }
+    const timer = setTimeout(() => this.conn.close(), QUIT_WAIT_MS);
+    timer.unref();
+    return this.closed.finally(() => clearTimeout(timer));
+  }
+
+  /** Drops the connection without QUIT (an error, an abort). */
+  close(): void {
+    this.failed = true;
+    this.conn.close();
+  }
+}
+
+/** TCP connect, greeting, EHLO and STARTTLS when offered. */
+export function openSession(target: Target, o: SessionOptions): Promise<Opened> {
+  return new Promise((resolve) => {
+    const t = o.timeouts;
+    const conn = new SMTPConnection({
+      host: target.address,
+      port: o.port,
+      localAddress: o.sourceAddress,
+      name: o.heloName,
+      // SNI with the MX name (RFC 6066 3); never an IP address.
+      servername: net.isIP(target.host) ? undefined : target.host,
+      connectionTimeout: t.connectMs,
+      greetingTimeout: t.greetingMs,
+      socketTimeout: t.commandMs,
+      // Opportunistic TLS (RFC 7435): encrypt, but accept any certificate.
+      tls: { rejectUnauthorized: false },
+      logger: false,
+    });
+    const session = new SmtpSession(conn, target);
+    let settled = false;
+    const finish = (value: Opened) => {
+      if (settled) return;
+      settled = true;
+      o.signal?.removeEventListener('abort', onAbort);
+      if (!value.ok) session.close();
+      resolve(value);
+    };
+    const onAbort = () => finish({ ok: false, failure: abortedFailure(target) });
+    conn.on('error', (err: NodemailerError) => finish({ ok: false, failure: sessionFailure(err, target) }));
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    conn.connect((err) => (err ? finish({ ok: false, failure: sessionFailure(err, target) }) : finish({ ok: true, session })));
+  });
+}
+
+export function abortedFailure(target: Target | undefined): SessionFailure {
+  return {
+    target: target ?? { host: '', address: '' },
+    phase: 'connect',
+    reply: { text: target ? 'delivery attempt aborted (shutdown or attempt deadline)' : 'no MX address to connect to' },
+  };
+}

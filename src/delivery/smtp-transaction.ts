@@ -1,0 +1,109 @@
+/**
+ * One mail transaction over an open session (RFC 5321 3.3): MAIL FROM, RCPT TO for every
+ * recipient of the job, DATA, the message, the final reply; then whether the session may carry
+ * another one.
+ *
+ * PIPELINING (RFC 2920): nodemailer's SMTPConnection (10.x, _setEnvelope) sends MAIL FROM, every
+ * RCPT TO and DATA in one corked write when the server's EHLO offered PIPELINING, and matches
+ * the replies in order; without it, one command per round trip. Nothing to do here.
+ */
+import { Readable } from 'node:stream';
+import type { NodemailerError } from 'nodemailer/lib/errors.js';
+import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
+import type { AttemptResult } from '../domain/delivery-result.js';
+import { sendErrorResult, sentResult, slowsDown } from './smtp-results.js';
+import type { SmtpSession, SmtpTimeouts } from './smtp-session.js';
+
+export interface TransactionInput {
+  /** Envelope sender, RFC 5321 4.1.1.2 (the return path). */
+  sender: string;
+  recipients: readonly string[];
+  body: Buffer;
+  timeouts: SmtpTimeouts;
+  signal?: AbortSignal;
+}
+
+export interface Transacted {
+  result: AttemptResult;
+  /**
+   * True when the session ended the transaction in a known state and may carry the next one:
+   * the server accepted the message, nothing failed, nothing asked us to slow down.
+   */
+  clean: boolean;
+}
+
+export function transact(session: SmtpSession, input: TransactionInput): Promise<Transacted> {
+  const conn = session.conn;
+  const s = { mx: session.target.host, address: session.target.address, tls: session.tls };
+  session.messages++;
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: AttemptResult, sent: boolean) => {
+      if (settled) return;
+      settled = true;
+      input.signal?.removeEventListener('abort', onAbort);
+      conn.off('end', onEnd);
+      // A send that failed (MAIL, every RCPT or DATA refused, a broken connection, a timeout)
+      // spoils the session: a reused connection must start from a state we are sure of. Single
+      // refused recipients of an accepted message do not.
+      const clean = sent && session.usable && !slowsDown(result);
+      if (clean) commandPhase(conn, input.timeouts.commandMs);
+      else session.spoil();
+      resolve({ result, clean });
+    };
+    const broken = (text: string): AttemptResult =>
+      sendErrorResult(input.recipients, Object.assign(new Error(text), { code: 'ECONNECTION' }), s, rcptRejections(conn));
+    // close() drops nodemailer's pending send without calling back, so we answer ourselves.
+    const onAbort = () => {
+      session.close();
+      finish(broken('delivery attempt aborted (shutdown or attempt deadline)'), false);
+    };
+    const onEnd = () => setImmediate(() => finish(broken('connection closed before the transaction ended'), false));
+    input.signal?.addEventListener('abort', onAbort, { once: true });
+    conn.once('end', onEnd);
+    const envelope = { from: input.sender, to: [...input.recipients], size: input.body.length, use8BitMime: has8bit(input.body) };
+    conn.send(envelope, bodyStream(input.body, () => dataPhase(conn, input.timeouts.dataMs)), (err, info) => {
+      finish(err ? sendErrorResult(input.recipients, err, s, rcptRejections(conn)) : sentResult(input.recipients, info, s), !err);
+    });
+  });
+}
+
+/** The message as a stream that tells us when it starts being read: after the 354 reply. */
+function bodyStream(body: Buffer, onStart: () => void): Readable {
+  let started = false;
+  return new Readable({
+    read() {
+      if (started) return;
+      started = true;
+      onStart();
+      this.push(body);
+      this.push(null);
+    },
+  });
+}
+
+/** From now on the socket may be silent for the data timeout (RFC 5321 4.5.3.2.6). */
+function dataPhase(conn: SMTPConnection, dataMs: number): void {
+  if (conn._socket) conn._socket.setTimeout(dataMs);
+}
+
+/** Back to the command timeout for the next transaction on a kept connection. */
+function commandPhase(conn: SMTPConnection, commandMs: number): void {
+  if (conn._socket) conn._socket.setTimeout(commandMs);
+}
+
+/**
+ * RCPT rejections nodemailer collected before a DATA or connection failure. It keeps them on
+ * its internal envelope only, so we read that defensively; without it those recipients get
+ * the failure's reply instead of their own.
+ */
+function rcptRejections(conn: SMTPConnection): NodemailerError[] {
+  const envelope = (conn as unknown as { _envelope?: { rejectedErrors?: unknown } })._envelope;
+  return Array.isArray(envelope?.rejectedErrors) ? (envelope.rejectedErrors as NodemailerError[]) : [];
+}
+
+/** RFC 6152: BODY=8BITMIME only when the message needs it. */
+function has8bit(body: Buffer): boolean {
+  for (let i = 0; i < body.length; i++) if (body[i] > 0x7f) return true;
+  return false;
+}
