@@ -68,3 +68,21 @@ type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLitera
 export function list(description: string, item: ReturnType<typeof Type.String> = Type.String()) {
   return Type.Array(item, { default: [], description });
 }
+
+// An MX host name suffix: DNS labels, optionally after "*." or "." (RFC 1035 2.3.1).
+const MX_SUFFIX = '^(\\*\\.|\\.)?[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*\\.?$';
+
+/**
+ * Limits per MX site keyed by MX host name suffix (delivery.sites): an object in the config
+ * file, a JSON object text in the environment. Unknown suffix syntax or limit names are errors.
+ */
+export function siteOverrides(description: string) {
+  const limits = Type.Object(
+    {
+      concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+      maxMessagesPerConnection: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+    },
+    { additionalProperties: false },
+  );
+  return Type.Record(Type.String({ pattern: MX_SUFFIX }), limits, { default: {}, description, additionalProperties: false });
+}

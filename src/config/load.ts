@@ -52,7 +52,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const file = opts.configPath ?? env.POSTRIDER_CONFIG;
   if (file) {
     const parsed = readConfigFile(file, problems);
-    if (parsed) for (const [k, v] of flatten(parsed)) set(k, v, file);
+    if (parsed) for (const [k, v] of flatten(parsed, '', byPath)) set(k, v, file);
   }
 
   const envKeys = new Map(keys.map((k) => [k.env, k.path]));
@@ -88,12 +88,12 @@ function checkCrossKeys(values: Map<string, unknown>, problems: string[]): void 
   }
 }
 
-/** {http: {port: 1}} → [["http.port", 1]]; arrays and scalars are leaves. */
-function flatten(obj: Record<string, unknown>, prefix = ''): [string, unknown][] {
+/** {http: {port: 1}} → [["http.port", 1]]; arrays, scalars and keys whose value is an object (delivery.sites) are leaves. */
+function flatten(obj: Record<string, unknown>, prefix = '', keys?: ReadonlyMap<string, unknown>): [string, unknown][] {
   const out: [string, unknown][] = [];
   for (const [k, v] of Object.entries(obj)) {
     const p = prefix ? `${prefix}.${k}` : k;
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) out.push(...flatten(v as Record<string, unknown>, p));
+    if (v !== null && typeof v === 'object' && !Array.isArray(v) && !keys?.has(p)) out.push(...flatten(v as Record<string, unknown>, p, keys));
     else out.push([p, v]);
   }
   return out;

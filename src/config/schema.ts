@@ -7,7 +7,7 @@
  * The order of the keys is the order of `config print` and of the example file.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { duration, flag, integer, list, oneOf, optionalText, patterned, port, text } from './kinds.js';
+import { duration, flag, integer, list, oneOf, optionalText, patterned, port, siteOverrides, text } from './kinds.js';
 
 const MB = 1024 * 1024;
 
@@ -66,7 +66,17 @@ const Delivery = Type.Object({
   port: integer(1, 65535, 25, 'TCP port of recipient MX hosts.'),
   rate: integer(1, 100_000, 50, 'Messages per second the scheduler hands to delivery.'),
   allowPrivate: flag(false, 'Allow MX addresses in loopback/private ranges (tests only).'),
-  perDomainConcurrency: integer(1, 100, 3, 'Concurrent connections per recipient domain.'),
+  // Kept under its old name (existing files and POSTRIDER_DELIVERY_PER_DOMAIN_CONCURRENCY keep
+  // working); what it counts is now the MX site, the destination, not the recipient domain.
+  perDomainConcurrency: integer(
+    1,
+    100,
+    3,
+    'Concurrent connections per destination (MX site: the set of MX hosts, shared by every recipient domain they serve), unless delivery.sites or the built-in provider table says otherwise.',
+  ),
+  sites: siteOverrides(
+    'Limits per MX site by MX host name suffix, e.g. {"google.com": {"concurrency": 5, "maxMessagesPerConnection": 50}}; they win over the built-in provider table.',
+  ),
   // Checked step by step when loaded, so a bad schedule stops the start; kept as text.
   retrySchedule: Type.String({
     default: '5m,10m,30m,1h,2h,4h*',

@@ -26,6 +26,7 @@ function asType(schema: KeySchema, raw: unknown): unknown {
   if (KindGuard.IsInteger(schema)) return asInteger(raw);
   if (KindGuard.IsBoolean(schema)) return asBoolean(raw);
   if (KindGuard.IsArray(schema)) return asList(raw);
+  if (KindGuard.IsRecord(schema)) return asObject(raw);
   // Texts and enums of texts.
   if (typeof raw !== 'string') throw new Error('must be a string');
   return raw;
@@ -51,6 +52,20 @@ function asDuration(raw: unknown): number {
   return ms;
 }
 
+/** An object (delivery.sites), or its JSON text as the environment gives it. */
+function asObject(raw: unknown): unknown {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new Error('must be a JSON object');
+    }
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('must be an object');
+  return value;
+}
+
 /** A JSON array of texts, or one comma-separated text as the environment gives it. */
 function asList(raw: unknown): string[] {
   if (typeof raw === 'string') {
@@ -66,14 +81,15 @@ function asList(raw: unknown): string[] {
 /** The first schema failure in words; a failing list item is quoted before its message. */
 function describe(error: ValueError): string {
   const schema = error.schema as KeySchema;
-  const item = error.path === '' ? '' : `${JSON.stringify(error.value)} `;
+  // A list item is quoted; inside an object (delivery.sites) the path says where.
+  const item = error.path === '' ? '' : /^\/\d+$/.test(error.path) ? `${JSON.stringify(error.value)} ` : `at ${error.path}: `;
   // An empty text is told so, rather than what the pattern expects.
   if (error.type === ValueErrorType.StringPattern && String(error.value).trim() === '') return item + 'must not be empty';
   if (schema.errorMessage) return item + schema.errorMessage;
   switch (error.type) {
     case ValueErrorType.IntegerMinimum:
     case ValueErrorType.IntegerMaximum:
-      return `must be between ${schema.minimum} and ${schema.maximum}`;
+      return `${item}must be between ${schema.minimum} and ${schema.maximum}`;
     case ValueErrorType.NumberMinimum:
       return `must be at least ${schema.minimum}${schema.duration ? ' ms' : ''}`;
     case ValueErrorType.Union:

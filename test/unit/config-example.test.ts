@@ -7,10 +7,13 @@ import { loadConfig } from '../../src/config/load.js';
 
 const exampleFile = new URL('../../config/postrider.example.jsonc', import.meta.url);
 
-/** Dotted paths of the leaves of a parsed config file; arrays and scalars are leaves. */
+/** Dotted paths of the leaves of a parsed config file; arrays, scalars and keys whose value is an object (delivery.sites) are leaves. */
 function keyPaths(obj: Record<string, unknown>, prefix = ''): string[] {
+  const objectKeys = new Set(configKeys().map((k) => k.path));
   return Object.entries(obj).flatMap(([k, v]) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? keyPaths(v as Record<string, unknown>, `${prefix}${k}.`) : [`${prefix}${k}`],
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !objectKeys.has(`${prefix}${k}`)
+      ? keyPaths(v as Record<string, unknown>, `${prefix}${k}.`)
+      : [`${prefix}${k}`],
   );
 }
 
