@@ -1,7 +1,7 @@
 /**
  * DeliveryService: the dispatcher that turns due jobs into delivery attempts.
  *
- *   lease due jobs (bounded batch) → start attempts (rate limiter, per-domain concurrency)
+ *   lease due jobs (bounded batch) → start attempts (rate limiter, per-site concurrency)
  *   → each attempt returns an outcome value → recordOutcome (one transaction) → pump again
  *
  * It sleeps until the next due time (one unref'd timer, no busy polling) and wakes early on
@@ -18,12 +18,15 @@ import type { DeliveryJob } from '../domain/types.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
 import { WorkLoop } from '../queue/work-loop.js';
-import { DomainConcurrency, RateLimiter } from '../queue/rate-limiter.js';
+import { RateLimiter } from '../queue/rate-limiter.js';
 import { DeliveryQueue, type DueKey } from '../queue/delivery-queue.js';
 import type { Store } from '../store/env.js';
 import { AddressPolicy } from './address-policy.js';
 import { mxAttempt, type AttemptFn } from './attempt.js';
 import { MxResolver, type MxLookups } from './mx.js';
+import { isSlowDown, SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
+import { SiteLimitTable } from './site-limits.js';
+import { siteName } from './sites.js';
 import { ConnectionCache } from './connection-cache.js';
 import { DEFAULT_SMTP_TIMEOUTS, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { settledWithin } from '../domain/settle.js';
@@ -93,7 +96,9 @@ export class DeliveryService {
   private readonly observer: DeliveryObserver | undefined;
   private readonly schedule: RetrySchedule;
   private readonly limiter: RateLimiter;
-  private readonly domains: DomainConcurrency;
+  /** Attempts in flight per MX site (sites.ts), with its limits and "slow down" feedback. */
+  private readonly sites: SiteConcurrency;
+  private readonly siteLimits: SiteLimitTable;
   private readonly leaseMs: number;
   private readonly deadlineMs: number;
   private readonly maxInFlight: number;
@@ -122,7 +127,19 @@ export class DeliveryService {
     const d = o.config.delivery;
     this.schedule = parseRetrySchedule(d.retrySchedule);
     this.limiter = new RateLimiter({ rate: d.rate, now: () => this.clock.now() });
-    this.domains = new DomainConcurrency(d.perDomainConcurrency);
+    this.siteLimits = new SiteLimitTable(d.perDomainConcurrency, d.sites);
+    this.sites = new SiteConcurrency({
+      limits: this.siteLimits.siteLimits,
+      now: () => this.clock.now(),
+      onChange: (c) => this.logConcurrency(c),
+      probe: o.attempt === undefined,
+    });
+    // A domain's site learned (or changed) during an attempt: its waiting jobs may start now.
+    const learner = {
+      learn: (domain: string, site: string) => {
+        if (this.sites.learn(domain, site)) this.kick();
+      },
+    };
     this.leaseMs = o.leaseMs ?? 30 * 60_000;
     this.deadlineMs = o.attemptDeadlineMs ?? Math.floor(this.leaseMs / 2);
     this.maxInFlight = o.maxInFlight ?? Math.min(1000, Math.max(10, d.rate * 10));
@@ -132,12 +149,13 @@ export class DeliveryService {
     this.attempt =
       o.attempt ??
       mxAttempt({
-        mx: new MxResolver(o.resolver, new AddressPolicy({ allowPrivate: d.allowPrivate })),
+        mx: new MxResolver(o.resolver, new AddressPolicy({ allowPrivate: d.allowPrivate }), Math.random, learner),
         port: d.port,
         heloName: o.config.hostname,
         returnPathLabel: o.config.domains.returnPathLabel,
         timeouts: { ...DEFAULT_SMTP_TIMEOUTS, ...o.timeouts },
         cache: this.connections,
+        maxMessagesPerConnection: (hosts) => this.siteLimits.siteLimits(siteName(hosts)).maxMessagesPerConnection,
       });
   }
 
@@ -221,15 +239,18 @@ export class DeliveryService {
       const max = Math.min(this.batchSize, this.maxInFlight - this.inFlight.size, tokens);
       this.rateBlocked = tokens <= 0;
       if (max <= 0) return now; // a finishing attempt or the rate timer wakes us
+      // Planned starts per site key (the site, or the domain while its site is unknown): the
+      // same key launch() counts under, so a batch never plans past a site's room.
       const planned = new Map<string, number>();
       const accept = (job: DeliveryJob): boolean => {
-        const n = planned.get(job.domain) ?? 0;
-        if (!this.domains.hasRoom(job.domain, n)) return false;
-        planned.set(job.domain, n + 1);
+        const key = this.sites.keyOf(job.domain);
+        const n = planned.get(key) ?? 0;
+        if (!this.sites.hasRoom(job.domain, n)) return false;
+        planned.set(key, n + 1);
         return true;
       };
       const from = this.cursor;
-      const acceptDomain = (domain: string): boolean => this.domains.hasRoom(domain, planned.get(domain) ?? 0);
+      const acceptDomain = (domain: string): boolean => this.sites.hasRoom(domain, planned.get(this.sites.keyOf(domain)) ?? 0);
       const leased = await this.queue.lease({ nowMs: now, max, leaseMs: this.leaseMs, accept, acceptDomain, after: from });
       this.cursor = leased.resumeAfter;
       this.limiter.take(leased.jobs.length);
@@ -256,7 +277,7 @@ export class DeliveryService {
   }
 
   private launch(job: DeliveryJob): void {
-    this.domains.acquire(job.domain);
+    this.sites.acquire(job.domain);
     const abort = new AbortController();
     const deadline = setTimeout(() => abort.abort(), this.deadlineMs);
     deadline.unref();
@@ -265,7 +286,7 @@ export class DeliveryService {
       .finally(() => {
         clearTimeout(deadline);
         this.inFlight.delete(job.id);
-        this.domains.release(job.domain);
+        this.sites.release(job.domain);
         this.kick();
       });
     this.inFlight.set(job.id, { job, abort, done });
@@ -274,14 +295,7 @@ export class DeliveryService {
   private async runAttempt(job: DeliveryJob, signal: AbortSignal): Promise<void> {
     const attempt = job.attempts + 1;
     const loaded = this.queue.load(job);
-    let result: AttemptResult;
-    try {
-      result = loaded ? await this.attempt({ job, ...loaded, signal }) : missingMessage(job.recipients);
-    } catch (err) {
-      // A bug, not the receiver's doing: retry on the schedule rather than lose the job.
-      this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt failed unexpectedly');
-      result = internalFailure(job.recipients, err);
-    }
+    const result = await this.tryDelivery(job, loaded, signal);
     const now = this.clock.now();
     const log = this.logger.child({ messageId: job.messageId, recipientDomain: job.domain, mx: result.mx, attempt });
     if (this.stopping && signal.aborted && result.recipients.every((r) => r.outcome === 'deferred')) {
@@ -322,6 +336,27 @@ export class DeliveryService {
       },
       'delivery attempt',
     );
+  }
+
+  /** The attempt itself; a "slow down" reply lowers its site's concurrency before the pump plans again. */
+  private async tryDelivery(job: DeliveryJob, loaded: ReturnType<DeliveryQueue['load']>, signal: AbortSignal): Promise<AttemptResult> {
+    const startedAt = this.clock.now();
+    let result: AttemptResult;
+    try {
+      result = loaded ? await this.attempt({ job, ...loaded, signal }) : missingMessage(job.recipients);
+    } catch (err) {
+      // A bug, not the receiver's doing: retry on the schedule rather than lose the job.
+      this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt failed unexpectedly');
+      result = internalFailure(job.recipients, err);
+    }
+    if (isSlowDown(result)) this.sites.slowDown(job.domain, startedAt);
+    return result;
+  }
+
+  /** One line per change of a site's concurrency (not per throttled attempt). */
+  private logConcurrency(c: ConcurrencyChange): void {
+    if (c.reason === 'slow_down') this.logger.warn({ site: c.site, concurrency: c.to, was: c.from, limit: c.limit }, 'receiver asked to slow down: site concurrency lowered');
+    else this.logger.info({ site: c.site, concurrency: c.to, was: c.from, limit: c.limit }, 'site concurrency raised after a quiet period');
   }
 
   /**

@@ -7,12 +7,15 @@
  *  - NXDOMAIN: the domain does not exist, a permanent failure (5.1.2);
  *  - SERVFAIL, timeouts: temporary (4.4.3), the message is deferred (4.5.4.1);
  *  - each host's A and AAAA records, filtered by AddressPolicy (no loopback/private targets).
- * Caching and TTLs are the DnsResolver's business.
+ * Caching and TTLs are the DnsResolver's business. Each MX answer also names the domain's site
+ * (sites.ts: the sorted set of its MX host names, the domain itself for an implicit MX), which
+ * is told to the optional SiteLearner so that delivery counts concurrency per destination.
  */
 import type { DnsAnswer, DnsResolver, MxRecord } from '../dns/resolver.js';
 import { isNullMx } from '../dns/resolver.js';
 import type { ParsedReply } from '../domain/smtp-reply.js';
 import type { AddressPolicy } from './address-policy.js';
+import { siteName, type SiteLearner } from './sites.js';
 
 /** The lookups this module needs (DnsResolver has them). */
 export type MxLookups = Pick<DnsResolver, 'mx' | 'a' | 'aaaa'>;
@@ -38,6 +41,7 @@ export class MxResolver {
     private readonly dns: MxLookups,
     private readonly policy: AddressPolicy,
     private readonly random: () => number = Math.random,
+    private readonly sites?: SiteLearner,
   ) {}
 
   async resolve(domain: string): Promise<MxResolution> {
@@ -48,9 +52,13 @@ export class MxResolver {
       case 'error':
         return failed(undefined, '4.4.3', `Name service error for name=${domain} type=MX: ${answer.error}`);
       case 'nodata':
+        this.sites?.learn(domain, siteName([domain]));
         return this.implicitMx(domain);
       case 'ok':
         if (isNullMx(answer.records)) return failed(556, '5.1.10', `Recipient address has null MX: ${domain} accepts no mail (RFC 7505)`);
+        // Learned from the MX names alone: the site is where the domain's mail goes, whether or
+        // not its hosts' addresses resolve this time.
+        this.sites?.learn(domain, siteName(answer.records.map((r) => r.exchange)));
         return this.explicitMx(domain, answer.records);
     }
   }

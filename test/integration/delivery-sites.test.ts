@@ -1,0 +1,236 @@
+/**
+ * Destinations, not domains (issue #20): concurrency is counted per MX site, the set of MX
+ * hosts, with real SMTP servers on 127.0.35.x. The receiving servers hold every DATA reply
+ * until the test lets it go, so "at most N at once" is checked by waiting for N held messages,
+ * then for a sentinel delivery that could only happen after the dispatcher planned again, and
+ * then looking whether an N+1th appeared: no sleeping.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import { DnsResolver } from '../../src/dns/resolver.js';
+import { createLogger } from '../../src/log/logger.js';
+import { getMessage } from '../../src/store/messages.js';
+import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { waitFor } from '../support/wait.js';
+
+interface GateMx {
+  port: number;
+  /** Messages whose DATA reply is being held right now. */
+  held: number;
+  /** Most messages held at the same time. */
+  maxHeld: number;
+  /** Messages accepted. */
+  received: string[];
+  /** Replies for the next DATA commands, used one per message, sent at once instead of holding. */
+  script: Array<{ code: number; message: string }>;
+  /** Lets every held message through (250), and every later one at once. */
+  open(): void;
+  /** Holds again and forgets what was counted (a new test). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** An MX whose DATA replies wait for open(): the attempts in flight are exactly the held messages. */
+async function startGateMx(address: string): Promise<GateMx> {
+  const waiting: Array<() => void> = [];
+  let opened = false;
+  const mx: GateMx = {
+    port: 0,
+    held: 0,
+    maxHeld: 0,
+    received: [],
+    script: [],
+    open: () => {
+      opened = true;
+      for (const release of waiting.splice(0)) release();
+    },
+    reset: () => {
+      opened = false;
+      Object.assign(mx, { held: 0, maxHeld: 0, received: [], script: [] });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  const server = new SMTPServer({
+    logger: false,
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    hideSTARTTLS: true,
+    onData(stream: Readable, session, cb) {
+      stream.resume();
+      stream.on('end', () => {
+        const scripted = mx.script.shift();
+        if (scripted) return cb(Object.assign(new Error(scripted.message), { responseCode: scripted.code }));
+        const accept = () => {
+          mx.held--;
+          mx.received.push(session.envelope.rcptTo.map((r) => r.address).join(','));
+          cb(null, 'OK');
+        };
+        mx.held++;
+        mx.maxHeld = Math.max(mx.maxHeld, mx.held);
+        if (opened) accept();
+        else waiting.push(accept);
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, address, resolve));
+  mx.port = (server.server.address() as { port: number }).port;
+  return mx;
+}
+
+let dns: TestDns;
+let resolver: DnsResolver;
+let t: TestStore;
+let service: DeliveryService | undefined;
+let shared: GateMx;
+let sentinelMx: MxServer;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1 });
+  resolver.start();
+  shared = await startGateMx('127.0.35.2');
+  sentinelMx = await startMxServer({ address: '127.0.35.3', port: shared.port, starttls: false });
+  // Two customers hosted by one provider: their MX records name the same hosts.
+  dns.set('alpha.test', 'MX', ['10 mx1.provider.test', '20 mx2.provider.test']);
+  dns.set('beta.test', 'MX', ['20 mx2.provider.test', '10 mx1.provider.test']);
+  dns.set('mx1.provider.test', 'A', ['127.0.35.2']);
+  dns.set('mx2.provider.test', 'A', ['127.0.35.2']);
+  dns.set('sentinel.test', 'MX', ['10 mx.sentinel.test']);
+  dns.set('mx.sentinel.test', 'A', ['127.0.35.3']);
+});
+
+afterAll(async () => {
+  resolver.stop();
+  await Promise.all([dns.close(), shared.close(), sentinelMx.close()]);
+});
+
+beforeEach(() => shared.reset());
+
+afterEach(async () => {
+  shared.open();
+  await service?.stop();
+  service = undefined;
+  await t?.close();
+});
+
+const sent = (id: string) => getMessage(t.store, id)?.status === 'sent';
+
+/** Queues a message to the sentinel domain (its own MX) and waits for its delivery: proof that the dispatcher planned after what came before. */
+async function sentinel(now?: Date): Promise<void> {
+  const id = await queueMessage(t.store, { to: ['watch@sentinel.test'], now });
+  service!.notify();
+  await waitFor(() => sent(id), { what: 'the sentinel message' });
+}
+
+describe('concurrency per MX site', () => {
+  it('gives two recipient domains whose MX records name the same hosts one budget', async () => {
+    t = await openTestStore();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha.test`] }));
+    for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`b${i}@beta.test`] }));
+    service = new DeliveryService({
+      store: t.store,
+      // Counted per domain, this would be 2 + 2 sessions at the shared hosts.
+      config: deliveryConfig({ 'delivery.port': shared.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 2 }),
+      resolver,
+      logger: silentLogger(),
+    });
+    await service.start();
+    await waitFor(() => shared.held >= 2, { what: 'two messages held at the shared MX' });
+    await sentinel();
+    expect(shared.held).toBe(2);
+    shared.open();
+    await waitFor(() => ids.every(sent), { what: 'all 8 messages' });
+    expect(shared.maxHeld).toBe(2);
+    expect(shared.received).toHaveLength(8);
+  });
+
+  it('lets a delivery.sites override set the budget of a site by MX suffix', async () => {
+    t = await openTestStore();
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha.test`] }));
+    service = new DeliveryService({
+      store: t.store,
+      config: deliveryConfig({
+        'delivery.port': shared.port,
+        'delivery.rate': 1000,
+        'delivery.perDomainConcurrency': 1,
+        'delivery.sites': { 'provider.test': { concurrency: 3 } },
+      }),
+      resolver,
+      logger: silentLogger(),
+    });
+    await service.start();
+    await waitFor(() => shared.held >= 3, { what: 'three messages held at the shared MX' });
+    await sentinel();
+    expect(shared.held).toBe(3);
+    shared.open();
+    await waitFor(() => ids.every(sent), { what: 'all 6 messages' });
+    expect(shared.maxHeld).toBe(3);
+  });
+});
+
+describe('slow down', () => {
+  it('halves a site\'s concurrency on a rate-limit reply, logs it once, and raises it again after a quiet minute', async () => {
+    t = await openTestStore();
+    const clock = new FakeClock(Date.now());
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'info', destination: { write: (s: string) => void lines.push(s) } });
+    service = new DeliveryService({
+      store: t.store,
+      config: deliveryConfig({ 'delivery.port': shared.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 4 }),
+      resolver,
+      logger,
+      clock,
+    });
+    await service.start();
+    // Gmail's reply when a sender goes too fast (bounce-rules.ts: rate-limit).
+    shared.script.push({ code: 450, message: '4.7.28 Our system has detected an unusual rate of unsolicited mail. To protect our users, this message has been temporarily rate limited.' });
+    const first = await queueMessage(t.store, { to: ['x@alpha.test'], now: new Date(clock.now()) });
+    service.notify();
+    await waitFor(() => jobsOf(t.store, first)[0]?.attempts === 1, { what: 'the throttled attempt recorded' });
+
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha.test`], now: new Date(clock.now()) }));
+    service.notify();
+    await waitFor(() => shared.held >= 2, { what: 'two messages held (4 halved)' });
+    await sentinel(new Date(clock.now()));
+    expect(shared.held).toBe(2);
+
+    clock.advance(60_000); // a quiet minute: one step back up
+    await sentinel(new Date(clock.now()));
+    await waitFor(() => shared.held >= 3, { what: 'a third message held after the quiet period' });
+    shared.open();
+    await waitFor(() => ids.every(sent), { what: 'all 6 messages' });
+    const changes = lines.map((l) => JSON.parse(l) as { msg: string; site?: string; concurrency?: number }).filter((l) => /site concurrency/.test(l.msg));
+    expect(changes.map((c) => [c.site, c.concurrency])).toEqual([
+      ['mx1.provider.test,mx2.provider.test', 2],
+      ['mx1.provider.test,mx2.provider.test', 3],
+    ]);
+  });
+});
+
+describe('delivery.sites in a config file', () => {
+  it('is one key whose value is an object keyed by MX suffix', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-sites-'));
+    try {
+      const file = path.join(dir, 'postrider.jsonc');
+      fs.writeFileSync(file, '{ "delivery": { "perDomainConcurrency": 2, "sites": { "*.provider.test": { "concurrency": 6 } } } }');
+      const config = loadConfig({ configPath: file, env: {} });
+      expect(config.delivery.sites).toEqual({ '*.provider.test': { concurrency: 6 } });
+      fs.writeFileSync(file, '{ "delivery": { "sites": { "provider.test": { "concurency": 6 } } } }');
+      expect(() => loadConfig({ configPath: file, env: {} })).toThrow(/"delivery\.sites" at \/provider\.test\/concurency: unexpected property/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
