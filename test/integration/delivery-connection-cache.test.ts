@@ -38,7 +38,7 @@ interface Sink {
 
 const sinks: Sink[] = [];
 
-async function startSink(address: string, o: { disabledCommands?: string[]; dataDelayMs?: number } = {}): Promise<Sink> {
+async function startSink(address: string, o: { disabledCommands?: string[]; dataDelayMs?: number; socketTimeout?: number } = {}): Promise<Sink> {
   const sink: Sink = {
     address,
     port: 0,
@@ -63,6 +63,8 @@ async function startSink(address: string, o: { disabledCommands?: string[]; data
     logger: { debug: record, info: quiet, warn: quiet, error: quiet, trace: quiet, fatal: quiet } as never,
     authOptional: true,
     disabledCommands: ['AUTH', ...(o.disabledCommands ?? [])],
+    // The server's own idle timeout: it answers "421 Timeout - closing connection" and closes.
+    ...(o.socketTimeout ? { socketTimeout: o.socketTimeout } : {}),
     onConnect(_session, cb) {
       sink.connections++;
       sink.open++;
@@ -183,6 +185,17 @@ describe('the connection cache', () => {
     await send(sink, cache);
     sink.dropAll();
     await waitFor(() => sink.open === 0, { what: 'the server to drop the idle connection' });
+    const next = await send(sink, cache);
+    expect(next).toMatchObject({ reused: false, recipients: [{ outcome: 'delivered' }] });
+    expect(sink.connections).toBe(2);
+  });
+
+  it('forgets a kept connection that the server ended with an unsolicited 421 at its own idle timeout', async () => {
+    const sink = await startSink('127.0.11.14', { socketTimeout: 200 });
+    const cache = newCache();
+    await send(sink, cache);
+    await waitFor(() => sink.open === 0, { what: 'the server to time the idle connection out' });
+    await waitFor(() => cache.idleCount === 0, { what: 'the cache to forget the closed connection' });
     const next = await send(sink, cache);
     expect(next).toMatchObject({ reused: false, recipients: [{ outcome: 'delivered' }] });
     expect(sink.connections).toBe(2);
