@@ -171,6 +171,8 @@ export class Daemon {
         for (const m of messages) metrics.recordAccepted(m.record.deliveryType, m.record.recipients.length);
         this.delivery.notify();
       },
+      // Messages signed after their commit (submission/signing.ts): their jobs are due now.
+      onReady: () => this.delivery.notify(),
       logger: this.logger,
     });
   }

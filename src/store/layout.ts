@@ -23,7 +23,7 @@ export const DB_NAMES = [
   'accountChannels',
   /** messageId → MessageRecord (envelope, content summary, status). */
   'messages',
-  /** messageId → Buffer: the signed RFC 5322 message as it will be sent. */
+  /** messageId → Buffer: the RFC 5322 message as it will be sent, signed (or in `unsigned`, waiting for its signature). */
   'bodies',
   /** jobId → DeliveryJob: one per message and recipient domain. */
   'jobs',
@@ -119,7 +119,8 @@ export const DB_NAMES = [
   'dkimKeys',
   /**
    * [leaseUntilMs, jobId] → 1: jobs handed to a delivery attempt, by lease expiry. A job is in
-   * exactly one of jobsDue (state queued) and jobsLeased (state leased), or in neither (done).
+   * exactly one of jobsDue (state queued) and jobsLeased (state leased), or in neither (done,
+   * or queued while its message waits in `unsigned` for its DKIM signature).
    * A lease that outlives its owner (crash) is found here and put back into jobsDue.
    */
   'jobsLeased',
@@ -139,6 +140,13 @@ export const DB_NAMES = [
    * the next one comes in when it is done (store/webhook-outbox.ts).
    */
   'webhookDue',
+  /**
+   * messageId → PendingSignature ({accountId, domain}): messages committed without their DKIM
+   * signature. The body in `bodies` is the unsigned message and the message's jobs wait outside
+   * jobsDue until submission's signing stage stores the signed body and puts them in
+   * (store/signing.ts); at start every entry left here is signed again.
+   */
+  'unsigned',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

@@ -1,8 +1,12 @@
 /**
- * Accepting messages: the message record, its signed body, one delivery job per recipient domain
+ * Accepting messages: the message record, its body, one delivery job per recipient domain
  * (live channels) or simulated outcomes (sandbox channels), and the `accepted` and `processed`
  * events are committed in one durable transaction. When commitMessages resolves, the messages
  * are on disk: only then does the API answer 200 or SMTP 250.
+ *
+ * A message to be DKIM-signed is committed unsigned, with an `unsigned` entry, and its jobs are
+ * not yet due: the signing stage signs it after the commit and releases them (store/signing.ts),
+ * so the answer does not wait for the RSA signature and a crash in between loses nothing.
  */
 import { randomUUID } from 'node:crypto';
 import { domainOf } from '../domain/address.js';
@@ -13,11 +17,17 @@ import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
 import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
 import { queueMessageInTxn } from './message-query.js';
+import { putPendingSignatureInTxn } from './signing.js';
 import { addSuppressionInTxn } from './suppressions.js';
 
 export interface AcceptedMessage {
   record: Omit<MessageRecord, 'openJobs' | 'status'>;
   body: Uint8Array;
+  /**
+   * The DKIM d= domain to sign for after the commit (its key is looked up when signing); the
+   * body is then stored unsigned and the jobs wait for the signature. Absent: sent as it is.
+   */
+  signingDomain?: string;
   /** Sandbox channels: recipients whose outcome is simulated as bounced (the rest as delivered). */
   simulatedBounces?: string[];
 }
@@ -64,6 +74,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size };
   dbsOf(store).messages.put(r.id, record);
   dbsOf(store).bodies.put(r.id, Buffer.from(m.body));
+  if (m.signingDomain) putPendingSignatureInTxn(store, r.id, { accountId: r.accountId, domain: m.signingDomain });
 
   const base = eventBase(r);
   const ts = now.toISOString();
@@ -72,7 +83,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
 
   if (live) {
     queueMessageInTxn(store, accepted);
-    for (const [domain, recipients] of byDomain) putJobInTxn(store, r, domain, recipients, now);
+    for (const [domain, recipients] of byDomain) putJobInTxn(store, { r, domain, recipients, now, due: !m.signingDomain });
   } else {
     simulateOutcomesInTxn(store, m, base, ts);
   }
@@ -100,7 +111,9 @@ function recipientsByDomain(recipients: readonly string[]): Map<string, string[]
   return byDomain;
 }
 
-function putJobInTxn(store: Store, r: AcceptedMessage['record'], domain: string, recipients: string[], now: Date): void {
+/** `due: false`: the job waits for its message's signature outside jobsDue (store/signing.ts puts it in). */
+function putJobInTxn(store: Store, o: { r: AcceptedMessage['record']; domain: string; recipients: string[]; now: Date; due: boolean }): void {
+  const { r, domain, recipients, now } = o;
   const ts = now.toISOString();
   const job: DeliveryJob = {
     id: randomUUID(),
@@ -119,7 +132,7 @@ function putJobInTxn(store: Store, r: AcceptedMessage['record'], domain: string,
   dbsOf(store).messageJobs.put([r.id, job.id], 1);
   // The value is the recipient domain, so a lease scan can skip a busy domain's jobs
   // without reading them (store/queue.ts).
-  dbsOf(store).jobsDue.put([now.getTime(), job.id], job.domain);
+  if (o.due) dbsOf(store).jobsDue.put([now.getTime(), job.id], job.domain);
 }
 
 /** Sandbox: nothing leaves the machine; outcomes are simulated (DESIGN.md). */

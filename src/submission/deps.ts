@@ -27,4 +27,13 @@ export interface SubmissionDeps {
   idempotency: IdempotencyGate;
   /** Called after messages were committed for delivery (the dispatcher looks at the queue now, metrics count them). */
   onQueued?: (messages: readonly AcceptedMessage[]) => void;
+  /** Called when messages committed unsigned were signed and their jobs became due (signing.ts). */
+  onReady?: () => void;
+  /** Signs what enqueue committed unsigned, after the commit (signing.ts; made by Submission). */
+  signing: SignatureQueue;
+}
+
+/** The signing stage as enqueue sees it. */
+export interface SignatureQueue {
+  schedule(messageIds: readonly string[]): void;
 }

@@ -4,8 +4,8 @@
  * (header-senders.ts), re-encode lines over 998 octets (line-length.ts), parse it (mailparser)
  * for what activity shows, lift the documented X-Tags / X-Metadata headers into tags and
  * metadata, strip Bcc (RFC 5322 3.6.3), add Message-ID/Date when missing (RFC 5322 3.6, RFC 6409
- * 8.2/8.3), sign with the domain's DKIM key (existing signatures are kept) and commit before
- * the 250.
+ * 8.2/8.3) and commit before the 250; the DKIM signature with the domain's key (existing
+ * signatures are kept) is added after the commit (signing.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
@@ -54,13 +54,14 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
   const metadata = parseMetadata(decodedField(checked.msg, 'X-Metadata'));
   const recipients = envelopeRecipients(deps, sub);
   const messageId = randomUUID();
-  const { messageIdHeader, signed } = await finishMessage(deps, checked, messageId);
+  const { messageIdHeader, body } = finishMessage(checked, messageId);
   const { account } = checked;
   await enqueue(deps, {
     messages: [
       {
-        record: messageRecord({ sub, checked, parsed, recipients, messageId, messageIdHeader, size: signed.byteLength, tags, metadata }),
-        body: signed,
+        record: messageRecord({ sub, checked, parsed, recipients, messageId, messageIdHeader, size: body.byteLength, tags, metadata }),
+        body,
+        signingDomain: checked.dkim?.domain,
         simulatedBounces: sub.channel.deliveryType === 'sandbox' ? simulatedBounces(recipients.send) : undefined,
       },
     ],
@@ -92,16 +93,14 @@ function envelopeRecipients(deps: SubmissionDeps, sub: RawSubmission): { envelop
   return { envelope, send, suppressed };
 }
 
-/** Our header changes (RFC 5322 3.6.3 Bcc out; RFC 6409 8.2/8.3 Message-ID and Date in), then the DKIM signature. */
-async function finishMessage(deps: SubmissionDeps, checked: CheckedMessage, messageId: string): Promise<{ messageIdHeader: string; signed: Uint8Array }> {
+/** Our header changes (RFC 5322 3.6.3 Bcc out; RFC 6409 8.2/8.3 Message-ID and Date in); the DKIM signature comes after the commit. */
+function finishMessage(checked: CheckedMessage, messageId: string): { messageIdHeader: string; body: Uint8Array } {
   let msg = checked.msg;
   const messageIdHeader = fieldValue(msg, 'Message-ID') ?? `<${messageId}@${domainOf(checked.from.email)}>`;
   msg = removeFields(msg, ['X-Tags', 'X-Metadata', 'Bcc']);
   msg = ensureField(msg, 'Message-ID', messageIdHeader);
   msg = ensureField(msg, 'Date', new Date().toUTCString());
-  const unsigned = joinMessage(msg);
-  const signed = checked.dkim ? await deps.builder.sign({ raw: unsigned, dkim: checked.dkim }) : unsigned;
-  return { messageIdHeader, signed };
+  return { messageIdHeader, body: joinMessage(msg) };
 }
 
 /** The stored record: what activity shows comes from the parsed message. */

@@ -1,7 +1,8 @@
 /**
  * The one submission path shared by every ingress (HTTP and SMTP): validation, policy,
- * suppressions, idempotency, rendering and signing, durable enqueue. The adapters parse their
- * protocol, call one verb here and map its result or AppError to the wire.
+ * suppressions, idempotency, rendering, durable enqueue, then DKIM signing after the commit
+ * (signing.ts). The adapters parse their protocol, call one verb here and map its result or
+ * AppError to the wire.
  */
 import type { Logger } from 'pino';
 import { sweepIdempotency } from '../store/idempotency.js';
@@ -14,21 +15,28 @@ import { sendTransactionalBatch, type BatchRequest, type BatchResponse } from '.
 import { sendBroadcast, type BroadcastRequest, type BroadcastResponse } from './broadcast.js';
 import { BroadcastExpander } from './broadcast-expander.js';
 import { submitRaw, type RawAccepted, type RawSubmission } from './raw.js';
+import { SigningStage } from './signing.js';
 
 export class Submission {
   readonly deps: SubmissionDeps;
   readonly expander: BroadcastExpander;
+  /** DKIM signing after the commit (signing.ts). */
+  readonly signing: SigningStage;
   private sweeper: NodeJS.Timeout | null = null;
   private readonly logger: Logger;
 
-  constructor(opts: Omit<SubmissionDeps, 'idempotency'> & { logger: Logger }) {
+  constructor(opts: Omit<SubmissionDeps, 'idempotency' | 'signing'> & { logger: Logger }) {
     const { logger, ...deps } = opts;
     this.logger = logger;
-    this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store) };
+    const { store, builder, domains, onReady } = opts;
+    this.signing = new SigningStage({ store, builder, domains, onReady, logger: logger.child({ component: 'signing' }) });
+    this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store), signing: this.signing };
     this.expander = new BroadcastExpander(this.deps, logger.child({ component: 'broadcast' }));
   }
 
   async start(): Promise<void> {
+    // Before the expander, whose first batches it signs; it signs what the last run left unsigned.
+    await this.signing.start();
     await this.expander.start();
     // Expired idempotency keys leave the store every minute (DESIGN.md: one hour window).
     this.sweeper = setInterval(() => {
@@ -41,6 +49,8 @@ export class Submission {
     await this.expander.stop();
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = null;
+    // After the expander (which may still commit a batch); before the pool stops (daemon.ts).
+    await this.signing.stop();
   }
 
   transactional(req: TransactionalRequest): Promise<TransactionalResponse> {
@@ -70,7 +80,7 @@ export class Submission {
     checkEnvelopeRecipient(this.deps, who, to);
   }
 
-  /** SMTP DATA: the whole message, checked, signed and committed before the 250. */
+  /** SMTP DATA: the whole message, checked and committed before the 250 (signed after it). */
   submitRaw(sub: RawSubmission): Promise<RawAccepted> {
     return submitRaw(this.deps, sub);
   }

@@ -1,8 +1,9 @@
 /**
  * POST /send/transactional and /send/broadcast/message (one SendMessageRequest each),
  * ingress-independent: resolve the channel, apply account and recipient policy, validate and
- * normalize, render + compose + sign in the worker pool, then commit durably. The HTTP adapter
- * only maps the result to the wire. transactional-batch.ts reuses prepareMessage.
+ * normalize, render + compose in the worker pool, then commit durably; the DKIM signature is
+ * made after the commit (signing.ts), so the 200 does not wait for it. The HTTP adapter only
+ * maps the result to the wire. transactional-batch.ts reuses prepareMessage.
  */
 import { randomUUID } from 'node:crypto';
 import type { Address } from '../domain/address.js';
@@ -121,8 +122,9 @@ interface RecipientSplit {
 }
 
 /**
- * Validates one SendMessageRequest, applies recipient policy and suppressions, renders, composes
- * and signs it: everything but the commit, so a batch can commit all its messages at once.
+ * Validates one SendMessageRequest, applies recipient policy and suppressions, renders (a
+ * template that does not compile is a 422 here) and composes it: everything but the commit, so
+ * a batch can commit all its messages at once. Signing comes after the commit (signing.ts).
  * Throws an AppError (with pointers relative to the request) when the message cannot be sent.
  */
 export async function prepareMessage(
@@ -151,12 +153,12 @@ export async function prepareMessage(
       messageId: messageIdHeader,
       date: new Date().toUTCString(),
     },
-    dkim,
     engagement: engagementFor(deps, { messageId, channelId: channel.id, mailType, tracking, recipients: split.send, from: n.from.email }),
   });
   const message: AcceptedMessage = {
     record: messageRecord({ ...ctx, b, n, split, built, messageId, messageIdHeader, tracking }),
     body: built.raw,
+    signingDomain: dkim?.domain,
     simulatedBounces: channel.deliveryType === 'sandbox' ? simulatedBounces(split.send) : undefined,
   };
   return { message, response: { status: 'accepted', messageId, suppressions: split.suppressed } };
@@ -227,7 +229,7 @@ function splitRecipients(deps: SubmissionDeps, channel: Channel, mailType: MailT
   return { send, suppressed };
 }
 
-/** Renders, composes and signs in the worker pool; the result must fit smtp.maxMessageSize like an SMTP submission. */
+/** Renders and composes in the worker pool; the result must fit smtp.maxMessageSize like an SMTP submission. */
 async function buildChecked(deps: SubmissionDeps, req: BuildRequest): Promise<BuildResult> {
   const built = await deps.builder.build(req);
   const max = deps.config.smtp.maxMessageSize;

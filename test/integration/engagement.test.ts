@@ -14,6 +14,7 @@ import { getSuppression } from '../../src/store/suppressions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { signedBody } from '../support/signing.js';
 import { purgeMessageInTxn } from '../../src/store/retention.js';
 
 const PUBLIC = 'https://links.postrider-test.net';
@@ -167,7 +168,7 @@ describe('unsubscribe', () => {
 
   it('gives broadcast mail List-Unsubscribe and one-click List-Unsubscribe-Post, signed by DKIM and verified independently', async () => {
     const m = await sendBroadcast(s, 'carol@example.net');
-    const raw = getBody(t.daemon.store, m.id)!;
+    const raw = await signedBody(t.daemon.store, m.id);
     const parsed = await simpleParser(raw);
     expect(headerOf(raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
     const listUnsub = unsubUrl(m);

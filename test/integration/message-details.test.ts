@@ -9,6 +9,7 @@ import { getBody, getMessage } from '../../src/store/messages.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { signedBody } from '../support/signing.js';
 import { dueMs, requeueInTxn } from '../../src/store/queue.js';
 
 let dns: TestDns;
@@ -53,6 +54,7 @@ describe('GET /activity/messages/{id}', () => {
       metadata: { user: 42 },
       attachments: [{ content: Buffer.from('hello pdf').toString('base64'), fileName: 'r.pdf' }],
     });
+    await signedBody(t.daemon.store, id);
     const res = await details(id);
     expect(res.status).toBe(200);
     const b = res.body;

@@ -11,6 +11,7 @@ import { countMessages, getMessage } from '../../src/store/messages.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { waitFor } from '../support/wait.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -77,6 +78,10 @@ describe('POST /send/transactional/batch', () => {
 
   it('commits all accepted entries in one store write', async () => {
     // A sandbox channel queues no delivery jobs, so no dispatcher write can interleave here.
+    // The DKIM signatures are stored after the commit, in the signing stage's own writes: those
+    // of the earlier tests are let finish, this test's held, so that only the commit is counted.
+    await waitFor(() => t.daemon.submission.signing.backlog === 0, { what: 'the earlier messages signed' });
+    const hold = vi.spyOn(t.daemon.submission.signing, 'schedule').mockImplementation(() => {});
     const write = vi.spyOn(t.daemon.store, 'write');
     try {
       const res = await batch({ requests: [1, 2, 3, 4, 5].map((i) => msg(`r${i}@example.net`, {}, sandbox)) }, { channel: sandbox.channelId });
@@ -85,6 +90,7 @@ describe('POST /send/transactional/batch', () => {
       expect(write).toHaveBeenCalledTimes(1);
     } finally {
       write.mockRestore();
+      hold.mockRestore();
     }
   });
 

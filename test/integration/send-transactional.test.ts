@@ -10,6 +10,7 @@ import type { DeliveryJob } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { signedBody } from '../support/signing.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
 
 let dns: TestDns;
@@ -62,7 +63,7 @@ describe('POST /send/transactional', () => {
 
   it('signs the message with the domain key so an independent verifier passes it against the published DNS record', async () => {
     const res = await send(basic());
-    const raw = getBody(t.daemon.store, res.body.messageId)!;
+    const raw = await signedBody(t.daemon.store, res.body.messageId);
     const resolver = new Resolver();
     resolver.setServers([dns.address]);
     const result = await dkimVerify(raw, { resolver: (name: string, type: string) => (type === 'TXT' ? resolver.resolveTxt(name) : resolver.resolve(name, type)) } as never);

@@ -9,6 +9,7 @@ import { getBody, getMessage } from '../../src/store/messages.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { signedBody } from '../support/signing.js';
 import { SmtpWire } from '../support/smtp-wire.js';
 
 const run = promisify(execFile);
@@ -59,7 +60,7 @@ describe('SMTP submission', () => {
     expect(m).toMatchObject({ mailSource: 'smtp', subject: 'Receipt', tags: ['receipt', 'smtp'], metadata: { order: '77' }, status: 'queued' });
     expect(m.recipients.sort()).toEqual(['alice@example.net', 'bob@example.org', 'hidden@example.org']);
     expect(m.bcc).toEqual([{ email: 'hidden@example.org' }]);
-    const parsed = await simpleParser(getBody(t.daemon.store, id)!);
+    const parsed = await simpleParser(await signedBody(t.daemon.store, id));
     expect(parsed.headers.get('dkim-signature')).toBeDefined();
     for (const h of ['x-tags', 'x-metadata', 'bcc']) expect(parsed.headers.has(h)).toBe(false);
     expect(eventsOfMessage(t.daemon.store, id).map((e) => [e.eventType, e.mailSource])).toEqual([

@@ -1,0 +1,107 @@
+/**
+ * DKIM signing after the commit (src/submission/signing.ts): the 200 of a send does not wait for
+ * the signature; the message's jobs wait for it instead, and what the MX receives is the stored
+ * message with its signature, verified by mailauth against the published DNS record. A stop
+ * between the commit and the signature loses nothing: the next start signs from the store.
+ */
+import { Resolver } from 'node:dns/promises';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { getBody } from '../../src/store/messages.js';
+import { awaitsSignature } from '../../src/store/signing.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+import { signedBody } from '../support/signing.js';
+import { waitFor } from '../support/wait.js';
+
+const RCPT_DOMAIN = 'signed.example.net';
+
+let dns: TestDns;
+let mx: MxServer;
+let t: TestDaemon;
+let s: Sender;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  mx = await startMxServer({ address: '127.0.24.2', starttls: false });
+  dns.set(RCPT_DOMAIN, 'MX', [{ priority: 10, exchange: `mx.${RCPT_DOMAIN}` }]);
+  dns.set(`mx.${RCPT_DOMAIN}`, 'A', ['127.0.24.2']);
+  t = await startDaemon({ 'dns.servers': [dns.address], 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
+  s = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await mx?.close();
+  await dns?.close();
+});
+
+async function send(to: string): Promise<string> {
+  const res = await t.api('POST', '/send/transactional', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `app@${s.domain}` }, to: [{ email: to }], subject: 'Signed later', text: 'Hello' },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.messageId;
+}
+
+async function received(to: string): Promise<Buffer> {
+  return (await waitFor(() => mx.received.find((m) => m.to.includes(to)), { what: `a delivery to ${to}`, timeout: 15_000 })).raw;
+}
+
+async function dkimResults(raw: Buffer): Promise<Array<{ result: string; domain: string }>> {
+  const resolver = new Resolver();
+  resolver.setServers([dns.address]);
+  const r = await dkimVerify(raw, { resolver: (name: string, type: string) => (type === 'TXT' ? resolver.resolveTxt(name) : resolver.resolve(name, type)) } as never);
+  return r.results.map((x: { status: { result: string }; signingDomain: string }) => ({ result: x.status.result, domain: x.signingDomain }));
+}
+
+describe('DKIM signing after the commit', () => {
+  it('answers the send while its signature is held, then delivers the stored message signed once it is released', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const pool = t.daemon.pool;
+    const sign = pool.sign.bind(pool);
+    const spy = vi.spyOn(pool, 'sign').mockImplementation(async (input) => {
+      await held;
+      return sign(input);
+    });
+    try {
+      const to = `ann@${RCPT_DOMAIN}`;
+      const id = await send(to);
+      // The 200 came while the sign task waits: the message is committed, unsigned, not yet due.
+      await waitFor(() => spy.mock.calls.length > 0, { what: 'the sign task' });
+      expect(awaitsSignature(t.daemon.store, id)).toBe(true);
+      expect(getBody(t.daemon.store, id)!.toString()).not.toMatch(/^DKIM-Signature:/im);
+      expect(mx.received.some((m) => m.to.includes(to))).toBe(false);
+
+      release();
+      const raw = await received(to);
+      expect(await dkimResults(raw)).toEqual([{ result: 'pass', domain: s.domain }]);
+      // What was delivered is what the store (and GET /activity/messages/{id}) shows.
+      expect(raw.toString()).toBe((await signedBody(t.daemon.store, id)).toString());
+    } finally {
+      release();
+      spy.mockRestore();
+    }
+  });
+
+  it('signs and delivers after a restart a message committed before the signing stage saw it', async () => {
+    // As if the process had died right after the commit: the stage is never told of the message.
+    const lost = vi.spyOn(t.daemon.submission.signing, 'schedule').mockImplementation(() => {});
+    const to = `bob@${RCPT_DOMAIN}`;
+    let id: string;
+    try {
+      id = await send(to);
+    } finally {
+      lost.mockRestore();
+    }
+    expect(awaitsSignature(t.daemon.store, id)).toBe(true);
+    await t.restart();
+    const raw = await received(to);
+    expect(await dkimResults(raw)).toEqual([{ result: 'pass', domain: s.domain }]);
+    expect(awaitsSignature(t.daemon.store, id)).toBe(false);
+  });
+});
