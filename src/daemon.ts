@@ -190,6 +190,7 @@ export class Daemon {
           for (let i = 0; i < o.delivered; i++) metrics.recordDelivered(o.deliveryType, o.ageSeconds);
           if (o.deferred > 0) metrics.recordDeferred(o.deliveryType, o.deferred);
           if (o.bounced > 0) metrics.recordBounced(o.deliveryType, o.bounced);
+          if (o.reused !== undefined) metrics.recordConnection(o.reused);
         },
       },
     });

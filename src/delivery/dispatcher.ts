@@ -69,6 +69,8 @@ export interface DeliveryObservation {
   deferred: number;
   /** Seconds from acceptance (job creation) to this attempt's end. */
   ageSeconds: number;
+  /** Whether the session was reused from the connection cache; absent when none was opened. */
+  reused?: boolean;
 }
 
 export interface DeliveryObserver {
@@ -316,6 +318,7 @@ export class DeliveryService {
         bounced: recorded.bounced.length + recorded.expired.length,
         deferred: recorded.status === 'requeued' ? recorded.deferred.length : 0,
         ageSeconds: (now - Date.parse(job.createdAt)) / 1000,
+        reused: result.reused,
       });
     }
     log.info(
@@ -324,6 +327,7 @@ export class DeliveryService {
         jobId: job.id,
         address: result.address,
         tls: result.tls,
+        reused: result.reused,
         delivered: recorded.delivered.length,
         bounced: recorded.bounced.length,
         deferred: recorded.deferred.length,

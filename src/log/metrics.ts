@@ -63,6 +63,7 @@ export class Metrics {
   private readonly outcomes: Record<'accepted' | 'delivered' | 'deferred' | 'bounced', Counter<'delivery_type'>>;
   private readonly deliveryLatency: Histogram<'delivery_type'>;
   private readonly dkimSign: Histogram<string>;
+  private readonly connections: Counter<'reused'>;
   private readonly queueDepth: Gauge<'state'>;
   private readonly queueDue: Gauge<string>;
   private readonly queueOldestDue: Gauge<string>;
@@ -99,6 +100,7 @@ export class Metrics {
       'delivery_type',
     ]);
     this.dkimSign = histogram('dkim_sign_duration_seconds', 'Time to build and DKIM-sign one message in the worker pool.', SIGN_BUCKETS);
+    this.connections = counter('delivery_connections_total', 'SMTP sessions delivery attempts ran on: reused from the connection cache or newly opened.', ['reused']);
     this.queueDepth = gauge('queue_depth', 'Delivery jobs not finished: queued (waiting) or leased (being attempted).', ['state']);
     this.queueDue = gauge('queue_due', 'Queued delivery jobs whose due time has passed.');
     this.queueOldestDue = gauge('queue_oldest_due_age_seconds', 'How long the earliest due delivery job has been waiting past its due time.');
@@ -136,6 +138,11 @@ export class Metrics {
 
   recordBounced(deliveryType: string, recipients = 1): void {
     this.outcomes.bounced.inc({ delivery_type: deliveryType }, recipients);
+  }
+
+  /** reused: the attempt's session came from the connection cache (delivery/connection-cache.ts). */
+  recordConnection(reused: boolean): void {
+    this.connections.inc({ reused: String(reused) });
   }
 
   observeDkimSign(seconds: number): void {

@@ -150,5 +150,8 @@ describe('delivery through the daemon', () => {
     expect(value('postrider_messages_bounced_total')).toBeGreaterThanOrEqual(1);
     expect(value('postrider_messages_deferred_total')).toBeGreaterThanOrEqual(1);
     expect(Number(/^postrider_dkim_sign_duration_seconds_count (\d+)/m.exec(text)?.[1] ?? 0)).toBeGreaterThanOrEqual(4);
+    // Every attempt that reached an MX ran on a session, new or from the connection cache.
+    const sessions = (reused: string) => Number(new RegExp(`^postrider_delivery_connections_total\\{reused="${reused}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    expect(sessions('false')).toBeGreaterThanOrEqual(1);
   });
 });
