@@ -4,13 +4,15 @@
  */
 import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import type { TaskErrorData } from './errors.js';
-import type { BuildInput, BuildOutput, SignRawInput } from './tasks.js';
+import type { BuildInput, BuildOutput, SignedMessage, SignRawInput } from './tasks.js';
 
 export type WorkerRequest =
   | { task: 'build'; input: BuildInput }
   /** Many builds in one hop to a thread (broadcast expansion): one answer per input, in order. */
   | { task: 'buildMany'; input: BuildInput[] }
   | { task: 'sign'; input: SignRawInput }
+  /** sign, with the signature's own time (the signing stage's metric). */
+  | { task: 'signTimed'; input: SignRawInput }
   | { task: 'generateKey'; input: GenerateKeyOptions };
 
 export type WorkerTask = WorkerRequest['task'];
@@ -21,6 +23,7 @@ export interface WorkerResults {
   /** Each input's own answer: one failing entry does not fail the others. */
   buildMany: WorkerResponse<BuildOutput>[];
   sign: Uint8Array;
+  signTimed: SignedMessage;
   generateKey: GeneratedKey;
 }
 

@@ -63,8 +63,8 @@ describe('DKIM signing after the commit', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const pool = t.daemon.pool;
-    const sign = pool.sign.bind(pool);
-    const spy = vi.spyOn(pool, 'sign').mockImplementation(async (input) => {
+    const sign = pool.signTimed.bind(pool);
+    const spy = vi.spyOn(pool, 'signTimed').mockImplementation(async (input) => {
       await held;
       return sign(input);
     });
