@@ -19,16 +19,21 @@ import { simulatedBounces } from './sender.js';
 import { enqueue } from './enqueue.js';
 import { engagementFor } from './engagement.js';
 import type { SubmissionDeps } from './deps.js';
-import { buildInChunks } from './build-chunks.js';
+import type { EngagementInput } from '../workers/engagement.js';
+import { buildEach, ChunkWindow } from './build-chunks.js';
 import type { BuildRequest, BuildResult } from './ports.js';
 
 /**
- * Entries per write transaction. Larger batches amortize the commit, but the transaction's
+ * Entries per write transaction. Larger writes amortize the commit, but the transaction's
  * callback runs on the main thread and holds it (and every HTTP request) for its whole length.
  */
-const BATCH = 200;
-/** Entries per worker task, and tasks in flight at once (build-chunks.ts). */
-const TASK_CHUNK = 20;
+const COMMIT_BATCH = 200;
+/**
+ * Entries per worker task, and tasks in flight at once: two per thread of a 2-core pool keeps
+ * both threads fed, and a transactional send that arrives meanwhile queues behind at most a few
+ * chunks in the pool, not behind the whole broadcast.
+ */
+const TASK_CHUNK = 25;
 const TASK_WINDOW = 4;
 
 interface BuiltBatch {
@@ -138,39 +143,60 @@ export class BroadcastExpander {
   }
 
   /**
-   * One broadcast, batch after batch, pipelined: batch k+1 is built in the worker pool while
-   * batch k commits (fsync), so the pool does not sit idle during commits (bench/RESULTS.md,
-   * broadcast section). Commits stay in order, each with the cursor after its batch, so a crash
-   * resumes after the last committed batch and never builds an entry twice into the store.
+   * One broadcast as a stream of chunks: up to TASK_WINDOW chunks are built in the worker pool at
+   * once, across commit boundaries, so the threads do not idle while the main thread commits
+   * (fsync) or prepares the next entries (bench/RESULTS.md, broadcast section). Built chunks are
+   * taken in entry order and committed COMMIT_BATCH entries at a time, each write with the cursor
+   * after its last chunk, one write pending at a time: a crash resumes after the last committed
+   * write and never builds an entry twice into the store.
    */
   private async expandBroadcast(first: BroadcastRecord<BroadcastCommon>): Promise<void> {
-    const { store } = this.deps;
-    let rows = broadcastEntries<BroadcastEntry>(store, first.id, first.cursor, BATCH);
+    const window = new ChunkWindow(
+      (from, count) => broadcastEntries<BroadcastEntry>(this.deps.store, first.id, from, count),
+      (rows) => this.buildBatch(first, rows),
+      { chunk: TASK_CHUNK, window: TASK_WINDOW },
+      first.cursor,
+    );
+    let group: BuiltBatch = emptyBatch();
+    let entries = 0;
+    let committedTo = first.cursor;
     let commit: Promise<void> | null = null;
     try {
       for (;;) {
-        // Let the I/O that came meanwhile (HTTP sends, SMTP) run before this batch's synchronous
-        // steps (suppression reads, the commit's transaction): an expansion never holds the loop
-        // for more than one batch.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        const built = await this.buildBatch(first, rows);
-        if (commit) {
-          const ok = await commit.then(() => true, (err) => (this.canceledOrThrow(err), false));
-          commit = null;
-          if (!ok) return;
+        if (this.stopping) return; // what is built but not committed is built again after the restart
+        const next = await window.next();
+        if (next) {
+          mergeInto(group, next.built);
+          entries += next.rows;
         }
-        const cursor = rows.length > 0 ? rows[rows.length - 1].index + 1 : first.total;
-        commit = this.commitBatch(first, built, cursor);
-        // Awaited on the next round (or below); marked handled now so a failing commit is not an
-        // unhandled rejection while the next batch builds.
+        const end = next ? next.end : first.total;
+        if (next && entries < COMMIT_BATCH) continue;
+        if (!next && committedTo >= first.total) return;
+        if (commit && !(await this.settled(commit))) return;
+        // Let the I/O that came meanwhile (HTTP sends, SMTP) run before the commit's transaction,
+        // which holds the main thread for its whole length.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        commit = this.commitBatch(first, group, end);
+        // Awaited on the next commit (or below); marked handled now so a failing commit is not an
+        // unhandled rejection while the next chunks build.
         commit.catch(() => undefined);
-        if (cursor >= first.total || this.stopping) break;
-        // Entries from the cursor on are untouched by the pending commit (it removes earlier ones).
-        rows = broadcastEntries<BroadcastEntry>(store, first.id, cursor, BATCH);
+        committedTo = end;
+        group = emptyBatch();
+        entries = 0;
+        if (!next) return;
       }
     } finally {
+      window.abandon();
       if (commit) await commit.catch((err) => this.canceledOrThrow(err));
     }
+  }
+
+  /** False when the commit found the broadcast canceled (nothing more to expand). */
+  private async settled(commit: Promise<void>): Promise<boolean> {
+    return commit.then(
+      () => true,
+      (err) => (this.canceledOrThrow(err), false),
+    );
   }
 
   /** A cancel that came while a batch was built rolled that batch back: the broadcast is over. */
@@ -180,13 +206,16 @@ export class BroadcastExpander {
   }
 
   /**
-   * Suppressed entries become failure rows at once; the rest are built in the worker pool in
-   * chunks (build-chunks.ts), each entry settling on its own: one that cannot be built becomes a
-   * failure row, the others messages, in entry order.
+   * One chunk: suppressed entries become failure rows at once; the rest are built in the worker
+   * pool in one task (build-chunks.ts), each entry settling on its own: one that cannot be built
+   * becomes a failure row, the others messages, in entry order.
    */
   private async buildBatch(b: BroadcastRecord<BroadcastCommon>, rows: Array<{ index: number; entry: BroadcastEntry }>): Promise<BuiltBatch> {
     const { store, domains } = this.deps;
     const dkim = domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) });
+    // Looked up once per chunk: the same for every entry but its message id and recipient, and
+    // three store reads per entry were a visible part of the main thread's profile.
+    const engagement = engagementFor(this.deps, { messageId: '', channelId: b.channelId, mailType: 'broadcast', tracking: b.common.tracking, recipients: [], from: b.common.from.email });
     const batch: BuiltBatch = { messages: [], skipped: 0, failures: [], suppressed: [] };
     const suppressedAll = new Set<string>();
     const pending: PendingEntry[] = [];
@@ -199,9 +228,9 @@ export class BroadcastExpander {
         batch.failures.push({ index, ...recipientsOf(entry), code: 'recipients_suppressed', message: 'Every recipient of this entry is suppressed' });
         continue;
       }
-      pending.push(this.prepareOne(b, index, entry, { send, suppressed, dkim }));
+      pending.push(this.prepareOne(b, index, entry, { send, suppressed, dkim, engagement }));
     }
-    const settled = await buildInChunks(this.deps.builder, pending.map((p) => p.request), { chunk: TASK_CHUNK, window: TASK_WINDOW });
+    const settled = await buildEach(this.deps.builder, pending.map((p) => p.request));
     settled.forEach((s, i) => {
       const p = pending[i]!;
       if (s.status === 'fulfilled') {
@@ -238,7 +267,7 @@ export class BroadcastExpander {
     b: BroadcastRecord<BroadcastCommon>,
     index: number,
     entry: BroadcastEntry,
-    r: { send: string[]; suppressed: string[]; dkim: ReturnType<SubmissionDeps['domains']['signingKey']> },
+    r: { send: string[]; suppressed: string[]; dkim: ReturnType<SubmissionDeps['domains']['signingKey']>; engagement: EngagementInput | undefined },
   ): PendingEntry {
     const c = b.common;
     const id = randomUUID();
@@ -255,7 +284,9 @@ export class BroadcastExpander {
         messageId: messageIdHeader,
         date: new Date().toUTCString(),
       },
-      engagement: engagementFor(this.deps, { messageId: id, channelId: b.channelId, mailType: 'broadcast', tracking: c.tracking, recipients: r.send, from: c.from.email }),
+      // A token names the recipient only when the message has exactly one, as engagementFor does
+      // (domain/tracking-token.ts).
+      engagement: r.engagement && { ...r.engagement, messageId: id, recipient: r.send.length === 1 ? r.send[0]! : '' },
     };
     // Signed after the commit (signing.ts), with the key the domain has then.
     return { index, entry, id, messageIdHeader, send: r.send, suppressed: r.suppressed, request, signingDomain: r.dkim?.domain };
@@ -272,6 +303,18 @@ interface PendingEntry {
   request: BuildRequest;
   /** The DKIM d= domain, when the domain has a key. */
   signingDomain: string | undefined;
+}
+
+function emptyBatch(): BuiltBatch {
+  return { messages: [], skipped: 0, failures: [], suppressed: [] };
+}
+
+/** Adds a built chunk to the write being gathered (suppressed recipients counted once). */
+function mergeInto(group: BuiltBatch, chunk: BuiltBatch): void {
+  group.messages.push(...chunk.messages);
+  group.skipped += chunk.skipped;
+  group.failures.push(...chunk.failures);
+  group.suppressed = [...new Set([...group.suppressed, ...chunk.suppressed])];
 }
 
 function recipientsOf(entry: BroadcastEntry): Pick<BroadcastFailure, 'to' | 'cc' | 'bcc'> {

@@ -1,39 +1,81 @@
 /**
- * Builds many messages through the MessageBuilder in chunks, a few chunks in flight at a time
- * (broadcast expansion). A chunk is one worker task: one hop between threads instead of one per
- * message, whose fixed cost (postMessage, piscina's bookkeeping) was as large as composing a
- * small message (bench/RESULTS.md, broadcast section). The window keeps the pool's queue short,
- * so a transactional send that arrives meanwhile waits for at most a few chunks, not for the
- * whole batch.
+ * Broadcast expansion builds its messages in chunks: a chunk of entries is one worker task, one
+ * hop between threads instead of one per message, whose fixed cost (postMessage, piscina's
+ * bookkeeping) was as large as composing a small message (bench/RESULTS.md, broadcast section).
+ * A few chunks are in flight at once: enough to keep every thread busy while the main thread
+ * commits, few enough that a transactional send arriving meanwhile waits in the pool's queue
+ * for a few chunks only, never for the whole broadcast.
  */
 import type { BuildRequest, BuildResult, MessageBuilder } from './ports.js';
 
+/** Builds every request, each settling on its own, in order; one failure fails only itself. */
+export function buildEach(builder: MessageBuilder, requests: BuildRequest[]): Promise<PromiseSettledResult<BuildResult>[]> {
+  if (requests.length === 0) return Promise.resolve([]);
+  // A builder without buildMany (tests wrap build() to fail chosen entries) builds one by one.
+  if (builder.buildMany) return builder.buildMany(requests);
+  return Promise.allSettled(requests.map((r) => builder.build(r)));
+}
+
 export interface ChunkOptions {
-  /** Messages per worker task. */
+  /** Rows per chunk. */
   chunk: number;
-  /** Chunks in flight at once (two per thread of a 2-core pool keeps both threads fed). */
+  /** Chunks being built at once. */
   window: number;
 }
 
-/** Settles every request, in order; one failing request fails only itself. */
-export async function buildInChunks(builder: MessageBuilder, requests: BuildRequest[], opts: ChunkOptions): Promise<PromiseSettledResult<BuildResult>[]> {
-  const chunks: BuildRequest[][] = [];
-  for (let i = 0; i < requests.length; i += opts.chunk) chunks.push(requests.slice(i, i + opts.chunk));
-  const results: PromiseSettledResult<BuildResult>[][] = new Array(chunks.length);
-  let next = 0;
-  // Each lane takes the next chunk when its previous one is done: at most `window` in flight.
-  const lane = async (): Promise<void> => {
-    while (next < chunks.length) {
-      const i = next++;
-      results[i] = await buildChunk(builder, chunks[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(opts.window, chunks.length) }, lane));
-  return results.flat();
+export interface BuiltChunk<T> {
+  built: T;
+  /** Rows in the chunk. */
+  rows: number;
+  /** One past the index of its last row: the cursor once it is committed. */
+  end: number;
 }
 
-function buildChunk(builder: MessageBuilder, chunk: BuildRequest[]): Promise<PromiseSettledResult<BuildResult>[]> {
-  // A builder without buildMany (tests wrap build() to fail chosen entries) builds one by one.
-  if (builder.buildMany) return builder.buildMany(chunk);
-  return Promise.allSettled(chunk.map((r) => builder.build(r)));
+/**
+ * Reads rows chunk by chunk from `from` on, builds up to `window` chunks at once and hands them
+ * out in row order. Rows are read when their chunk starts, so reading never runs ahead of the
+ * window.
+ */
+export class ChunkWindow<R extends { index: number }, T> {
+  private readonly inFlight: Promise<BuiltChunk<T>>[] = [];
+  private exhausted = false;
+
+  constructor(
+    private readonly read: (from: number, count: number) => R[],
+    private readonly build: (rows: R[]) => Promise<T>,
+    private readonly opts: ChunkOptions,
+    private from: number,
+  ) {}
+
+  /** The next chunk in row order, built; null once every row is. */
+  async next(): Promise<BuiltChunk<T> | null> {
+    this.fill();
+    const head = this.inFlight.shift();
+    if (!head) return null;
+    this.fill(); // keep `window` chunks building while this one is awaited
+    return head;
+  }
+
+  /** Stops reading; chunks still building finish in the pool and are dropped. */
+  abandon(): void {
+    this.exhausted = true;
+    this.inFlight.length = 0;
+  }
+
+  private fill(): void {
+    while (!this.exhausted && this.inFlight.length < this.opts.window) {
+      const rows = this.read(this.from, this.opts.chunk);
+      if (rows.length === 0) {
+        this.exhausted = true;
+        return;
+      }
+      const end = rows[rows.length - 1]!.index + 1;
+      this.from = end;
+      const chunk = this.build(rows).then((built) => ({ built, rows: rows.length, end }));
+      // Awaited by next() in turn; marked handled now so a chunk dropped by abandon(), or one
+      // failing while an earlier one is awaited, is not an unhandled rejection.
+      chunk.catch(() => undefined);
+      this.inFlight.push(chunk);
+    }
+  }
 }
