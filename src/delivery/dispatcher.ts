@@ -24,11 +24,12 @@ import type { Store } from '../store/env.js';
 import { AddressPolicy } from './address-policy.js';
 import { mxAttempt, type AttemptFn } from './attempt.js';
 import { MxResolver, type MxLookups } from './mx.js';
-import { isSlowDown, SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
+import { SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
 import { SiteLimitTable } from './site-limits.js';
 import { siteName } from './sites.js';
 import { ConnectionCache } from './connection-cache.js';
 import { DEFAULT_SMTP_TIMEOUTS, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
+import { slowsDown } from './smtp-results.js';
 import { settledWithin } from '../domain/settle.js';
 
 /** The configuration delivery reads: delivery.*, the EHLO name, the return-path label and the grace period. */
@@ -353,7 +354,7 @@ export class DeliveryService {
       this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt failed unexpectedly');
       result = internalFailure(job.recipients, err);
     }
-    if (isSlowDown(result)) this.sites.slowDown(job.domain, startedAt);
+    if (slowsDown(result)) this.sites.slowDown(job.domain, startedAt);
     return result;
   }
 

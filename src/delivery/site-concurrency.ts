@@ -153,12 +153,3 @@ export class SiteConcurrency implements SiteLearner {
     else this.counts.delete(key);
   }
 }
-
-/**
- * True when the receiver asked us to slow down: a 421 (RFC 5321 4.2.3: service not available,
- * closing the channel; what busy receivers answer) or a reply classified as a rate limit.
- */
-export function isSlowDown(result: AttemptResult): boolean {
-  if (result.smtpCode === 421) return true;
-  return result.recipients.some((r) => r.outcome === 'deferred' && (r.category === 'rate_limited' || r.smtpCode === 421));
-}

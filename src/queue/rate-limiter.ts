@@ -1,13 +1,11 @@
 /**
- * Admission control for delivery attempts:
- *  - RateLimiter: at most `rate` attempt starts in any 1-second window, and smooth. A token
- *    bucket alone (capacity B, refill `rate`/s) lets rate + B through in a second, so it is
- *    combined with a sliding window of the last second's starts, which is the hard bound: a
- *    start is allowed only while fewer than `rate` starts happened in the last 1000 ms. The
- *    small bucket (a tenth of a second's worth by default) spreads starts over the second
- *    instead of sending a whole second's budget at once.
- *  - DomainConcurrency: attempts in flight per recipient domain, so one slow domain holds at
- *    most `limit` slots and cannot starve the others (KumoMTA's per-destination throttles).
+ * Admission control for delivery attempts: at most `rate` attempt starts in any 1-second window,
+ * and smooth. A token bucket alone (capacity B, refill `rate`/s) lets rate + B through in a
+ * second, so it is combined with a sliding window of the last second's starts, which is the hard
+ * bound: a start is allowed only while fewer than `rate` starts happened in the last 1000 ms. The
+ * small bucket (a tenth of a second's worth by default) spreads starts over the second instead of
+ * sending a whole second's budget at once.
+ * (Concurrency per destination, the other admission rule, is delivery/site-concurrency.ts.)
  *
  * Kept hand-written, not a limiter package (bottleneck, limiter): time comes in through `now`,
  * which the delivery tests drive with the fake clock (queue/clock.ts), while the packages read
@@ -87,32 +85,5 @@ export class RateLimiter {
       this.starts = this.starts.slice(this.head);
       this.head = 0;
     }
-  }
-}
-
-export class DomainConcurrency {
-  private readonly inFlight = new Map<string, number>();
-
-  constructor(readonly limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) throw new Error(`per-domain concurrency must be a positive integer, got ${limit}`);
-  }
-
-  count(domain: string): number {
-    return this.inFlight.get(domain) ?? 0;
-  }
-
-  /** True when one more attempt to this domain may start (`pending`: ones about to start). */
-  hasRoom(domain: string, pending = 0): boolean {
-    return this.count(domain) + pending < this.limit;
-  }
-
-  acquire(domain: string): void {
-    this.inFlight.set(domain, this.count(domain) + 1);
-  }
-
-  release(domain: string): void {
-    const n = this.count(domain) - 1;
-    if (n > 0) this.inFlight.set(domain, n);
-    else this.inFlight.delete(domain);
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainConcurrency, RateLimiter } from '../../src/queue/rate-limiter.js';
+import { RateLimiter } from '../../src/queue/rate-limiter.js';
 
 /** Most starts in any window [t, t + width) over the recorded start times. */
 function maxInWindow(starts: number[], width: number): number {
@@ -72,19 +72,5 @@ describe('RateLimiter', () => {
     expect(limiter.msUntilAvailable()).toBe(1);
     now = 1000;
     expect(limiter.available()).toBe(5);
-  });
-});
-
-describe('DomainConcurrency', () => {
-  it('counts attempts per domain and frees a slot on release', () => {
-    const d = new DomainConcurrency(2);
-    d.acquire('slow.test');
-    expect(d.hasRoom('slow.test')).toBe(true);
-    expect(d.hasRoom('slow.test', 1)).toBe(false);
-    d.acquire('slow.test');
-    expect(d.hasRoom('slow.test')).toBe(false);
-    expect(d.hasRoom('fast.test')).toBe(true);
-    d.release('slow.test');
-    expect(d.count('slow.test')).toBe(1);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isSlowDown, SiteConcurrency, type ConcurrencyChange } from '../../src/delivery/site-concurrency.js';
+import { SiteConcurrency, type ConcurrencyChange } from '../../src/delivery/site-concurrency.js';
+import { slowsDown as isSlowDown } from '../../src/delivery/smtp-results.js';
 import { SiteLimitTable } from '../../src/delivery/site-limits.js';
 import type { AttemptResult } from '../../src/domain/delivery-result.js';
 
