@@ -27,12 +27,14 @@ export function pendingSignatures(store: Store): string[] {
   return [...dbsOf(store).unsigned.getKeys({})].map((k) => String(k));
 }
 
-/** What to sign: the entry and the committed body; undefined when the message no longer waits. */
-export function unsignedMessage(store: Store, messageId: string): (PendingSignature & { body: Buffer }) | undefined {
+/**
+ * What to sign: the entry and the committed body; undefined when the message no longer waits.
+ * The body is missing when the message went (channel purge, retention) before it was signed.
+ */
+export function unsignedMessage(store: Store, messageId: string): (PendingSignature & { body: Buffer | undefined }) | undefined {
   const p = dbsOf(store).unsigned.get(messageId) as PendingSignature | undefined;
   if (!p) return undefined;
-  const body = dbsOf(store).bodies.get(messageId) as Buffer | undefined;
-  return body ? { ...p, body } : undefined;
+  return { ...p, body: dbsOf(store).bodies.get(messageId) as Buffer | undefined };
 }
 
 /**

@@ -93,6 +93,8 @@ export class SigningStage {
   private async signOne(messageId: string): Promise<void> {
     const pending = unsignedMessage(this.o.store, messageId);
     if (!pending) return;
+    // The message went before its signature: storing "nothing" only ends its wait.
+    if (!pending.body) return this.store({ messageId, body: new Uint8Array(0) });
     const key = this.o.domains.signingKey({ accountId: pending.accountId, domainName: pending.domain });
     if (!key) this.o.logger.warn({ messageId, domain: pending.domain }, 'the domain has no DKIM key any more: message sent unsigned');
     const body = key ? await this.o.builder.sign({ raw: pending.body, dkim: key }) : pending.body;
