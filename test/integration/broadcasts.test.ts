@@ -211,6 +211,8 @@ describe('broadcast lifecycle and cancel', () => {
 
     await t.daemon.submission.expander.start();
     await t.daemon.submission.expander.drain();
+    // Their jobs are due once the messages are signed (after the commit, src/submission/signing.ts).
+    await waitFor(() => t.daemon.submission.signing.backlog === 0, { what: 'the broadcast messages signed' });
     // Expanded, but the messages wait in the queue (delivery is off): processing, nothing handled.
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'processing', completion: '0%', statistics: { sent: 3, delivered: 0 } });
     const msgs = messagesOf(id);
