@@ -12,7 +12,7 @@ import { awaitsSignature } from '../../src/store/signing.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
-import { setupSender, type Sender } from '../support/sending.js';
+import { publish, setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
 
@@ -86,6 +86,29 @@ describe('DKIM signing after the commit', () => {
       release();
       spy.mockRestore();
     }
+  });
+
+  it('signs with the key the domain has when signing: a key rotated after the commit is the one used', async () => {
+    const held = vi.spyOn(t.daemon.submission.signing, 'schedule').mockImplementation(() => {});
+    const to = `cy@${RCPT_DOMAIN}`;
+    let id: string;
+    try {
+      id = await send(to);
+    } finally {
+      held.mockRestore();
+    }
+    // Rotation: a new pending key, published, promoted by the check; the old key is gone.
+    const pending = await t.api('POST', `/domains/${s.domainId}/rotate-key`);
+    expect(pending.status, JSON.stringify(pending.body)).toBe(200);
+    publish(dns, pending.body);
+    const verified = await t.api('POST', `/domains/${s.domainId}/verify`);
+    expect(verified.body.domainKeyActive.host).toBe(pending.body.host);
+
+    t.daemon.submission.signing.schedule([id]);
+    const raw = await received(to);
+    expect(await dkimResults(raw)).toEqual([{ result: 'pass', domain: s.domain }]);
+    const selector = /^DKIM-Signature:[^]*?\bs=([^;\s]+)/im.exec(raw.toString())?.[1];
+    expect(`${selector}._domainkey.${s.domain}`).toBe(pending.body.host);
   });
 
   it('signs and delivers after a restart a message committed before the signing stage saw it', async () => {
