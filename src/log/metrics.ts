@@ -99,7 +99,7 @@ export class Metrics {
     this.deliveryLatency = histogram('delivery_latency_seconds', 'Time from acceptance to delivery, retries included.', LATENCY_BUCKETS, [
       'delivery_type',
     ]);
-    this.dkimSign = histogram('dkim_sign_duration_seconds', 'Time to build and DKIM-sign one message in the worker pool.', SIGN_BUCKETS);
+    this.dkimSign = histogram('dkim_sign_duration_seconds', 'Time to DKIM-sign one message on a worker thread (after its commit; the wait for a thread not counted).', SIGN_BUCKETS);
     this.connections = counter('delivery_connections_total', 'SMTP sessions delivery attempts ran on: reused from the connection cache or newly opened.', ['reused']);
     this.queueDepth = gauge('queue_depth', 'Delivery jobs not finished: queued (waiting) or leased (being attempted).', ['state']);
     this.queueDue = gauge('queue_due', 'Queued delivery jobs whose due time has passed.');
