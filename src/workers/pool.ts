@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import { TaskError } from './errors.js';
+import { inLane, TwoLaneQueue } from './task-lanes.js';
 import type { WorkerRequest, WorkerResponse, WorkerResults } from './protocol.js';
 import type { BuildInput, BuildOutput, SignedMessage, SignRawInput } from './tasks.js';
 
@@ -69,6 +70,7 @@ export class WorkerPool {
       // A fixed size: threads start now and stay, so the first send does not pay the start-up.
       minThreads: this.threads,
       maxThreads: this.threads,
+      taskQueue: new TwoLaneQueue(),
     });
     // Without a listener an 'error' event would throw and take the whole daemon down.
     pool.on('error', (err: unknown) => this.onError(err instanceof Error ? err : new Error(String(err))));
@@ -94,7 +96,8 @@ export class WorkerPool {
    */
   async buildMany(inputs: BuildInput[]): Promise<PromiseSettledResult<BuildOutput>[]> {
     if (inputs.length === 0) return [];
-    const answers = await this.run({ task: 'buildMany', input: inputs });
+    // Bulk work: queued behind the tasks someone is waiting for (task-lanes.ts).
+    const answers = await this.run({ task: 'buildMany', input: inputs }, { background: true });
     return answers.map((a): PromiseSettledResult<BuildOutput> =>
       a.ok ? { status: 'fulfilled', value: a.value } : { status: 'rejected', reason: TaskError.fromData(a.error) },
     );
@@ -107,7 +110,9 @@ export class WorkerPool {
 
   /** sign, with the time the signature took on its thread (not counting the wait for a thread). */
   signTimed(input: SignRawInput): Promise<SignedMessage> {
-    return this.run({ task: 'signTimed', input });
+    // Signing happens after the commit (submission/signing.ts): nobody waits for it, so it queues
+    // behind the builds that an HTTP or SMTP client is waiting for (task-lanes.ts).
+    return this.run({ task: 'signTimed', input }, { background: true });
   }
 
   generateKey(opts: GenerateKeyOptions): Promise<GeneratedKey> {
@@ -120,12 +125,12 @@ export class WorkerPool {
     return { threads: pool.threads.length, queued: pool.queueSize, utilization: pool.utilization };
   }
 
-  private async run<R extends WorkerRequest>(request: R): Promise<WorkerResults[R['task']]> {
+  private async run<R extends WorkerRequest>(request: R, opts: { background?: boolean } = {}): Promise<WorkerResults[R['task']]> {
     const pool = this.pool;
     if (!pool) throw new TaskError('service_unavailable', 'The worker pool is not running');
     let response: WorkerResponse<unknown>;
     try {
-      response = await pool.run(request);
+      response = await pool.run(inLane(request, opts.background ?? false));
     } catch (err) {
       // The worker itself failed (crashed, was terminated by stop()): not a task error.
       if (this.stopping) throw new TaskError('service_unavailable', 'The worker pool is shutting down', undefined, { cause: err });
