@@ -68,7 +68,7 @@ export function rawMessage(from: string, to: string[], subject = 'Hello'): Buffe
 /** Commits one live message the way the send path does; returns its id. */
 export async function queueMessage(
   store: Store,
-  o: { to: string[]; from?: string; mailType?: 'transactional' | 'broadcast'; now?: Date; body?: Buffer },
+  o: { to: string[]; from?: string; mailType?: 'transactional' | 'broadcast'; now?: Date; body?: Buffer; signingDomain?: string },
 ): Promise<string> {
   const id = randomUUID();
   const from = o.from ?? 'news@sender.test';
@@ -98,7 +98,7 @@ export async function queueMessage(
     recipients: o.to.map((t) => t.toLowerCase()),
     suppressed: [],
   };
-  await commitMessages(store, { messages: [{ record, body }], now });
+  await commitMessages(store, { messages: [{ record, body, signingDomain: o.signingDomain }], now });
   return id;
 }
 
