@@ -3,6 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Worker threads load dist/workers/worker.js and the e2e tests run bin/postrider.js over dist:
+    // build dist from the sources before the run, so no test runs stale code.
+    globalSetup: ['test/support/build-dist.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

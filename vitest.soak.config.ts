@@ -9,6 +9,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/soak/**/*.soak.ts'],
+    // The daemons these runs start load dist (bin/postrider.js, dist/workers/worker.js): build it
+    // from the sources before the run, so no run tests stale code.
+    globalSetup: ['test/support/build-dist.ts'],
     testTimeout: 20 * 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
