@@ -29,12 +29,14 @@ import type { BuildRequest, BuildResult } from './ports.js';
  */
 const COMMIT_BATCH = 200;
 /**
- * Entries per worker task, and tasks in flight at once: two per thread of a 2-core pool keeps
- * both threads fed, and a transactional send that arrives meanwhile queues behind at most a few
- * chunks in the pool, not behind the whole broadcast.
+ * Entries per worker task, and chunks built ahead at once: one write's worth, so the threads go
+ * on building the next write's entries while the main thread commits this one (with 4, they
+ * idled during commits: 830-940 messages/s against about 1,000 with 8, bench/RESULTS.md). A
+ * transactional send does not queue behind them: the pool runs tasks a client waits for first
+ * (workers/task-lanes.ts).
  */
 const TASK_CHUNK = 25;
-const TASK_WINDOW = 4;
+const TASK_WINDOW = COMMIT_BATCH / TASK_CHUNK;
 
 interface BuiltBatch {
   messages: AcceptedMessage[];

@@ -2,9 +2,8 @@
  * Broadcast expansion builds its messages in chunks: a chunk of entries is one worker task, one
  * hop between threads instead of one per message, whose fixed cost (postMessage, piscina's
  * bookkeeping) was as large as composing a small message (bench/RESULTS.md, broadcast section).
- * A few chunks are in flight at once: enough to keep every thread busy while the main thread
- * commits, few enough that a transactional send arriving meanwhile waits in the pool's queue
- * for a few chunks only, never for the whole broadcast.
+ * A bounded number of chunks is in flight at once: enough to keep every thread busy while the
+ * main thread commits, without reading and building a whole broadcast ahead of its commits.
  */
 import type { BuildRequest, BuildResult, MessageBuilder } from './ports.js';
 

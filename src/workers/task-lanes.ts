@@ -27,6 +27,11 @@ export class TwoLaneQueue implements TaskQueue {
     this.laneOf(task).push(task);
   }
 
+  /** Piscina puts back at the head a task it took but could not hand to a thread. */
+  unshift(task: Task): void {
+    this.laneOf(task).unshift(task);
+  }
+
   shift(): Task | null {
     return this.waitedFor.shift() ?? this.background.shift() ?? null;
   }

@@ -15,6 +15,14 @@ describe('TwoLaneQueue', () => {
     expect(q.size).toBe(0);
   });
 
+  it('puts a task given back at the head of its lane', () => {
+    const q = new TwoLaneQueue();
+    const [b1, b2] = [task('b1', true), task('b2', true)];
+    q.push(b2);
+    q.unshift(b1);
+    expect([q.shift(), q.shift()]).toEqual([b1, b2]);
+  });
+
   it('treats a task without options as waited for, and removes a task from its lane', () => {
     const q = new TwoLaneQueue();
     const plain = { name: 'plain' } as unknown as ReturnType<typeof task>;
