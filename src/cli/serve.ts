@@ -45,21 +45,28 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
   // Type=notify (systemd/postrider.service): systemd counts the unit started only at READY=1.
   const notifier = new SdNotifier({ env: io.env, onError: (err) => logger.warn({ err }, 'sd_notify failed') });
   const signals = takeSignals({ daemon, logger, notifier, readConfig });
+  // The daemon lives until a signal, not until its last handle: during start nothing may hold
+  // the event loop (listeners not open yet, idle pool threads and lmdb's write-thread callbacks
+  // are unreferenced), and Node would then end the process with code 0, mid-start and silently.
+  const keepAlive = setInterval(() => {}, 2 ** 31 - 1);
   try {
     await daemon.start();
   } catch (err) {
+    clearInterval(keepAlive);
     await exit.settle(); // Daemon.start stopped what it had started; the lock goes too
     throw err;
   }
   await notifier.ready(`HTTP ${config.http.host}:${daemon.http.port}` + (daemon.smtp ? `, SMTP ${daemon.smtp.port}` : ''));
   await showInitialCredentials(daemon, io);
-  return new Promise<number>((resolve) => {
+  const code = await new Promise<number>((resolve) => {
     signals.onStop((signal) => {
       logger.info({ signal }, 'shutting down');
       void notifier.stopping();
       void exit.shutdown(() => daemon.stop(), config.shutdown.graceMs).then(resolve);
     });
   });
+  clearInterval(keepAlive);
+  return code;
 }
 
 interface SignalDeps {
