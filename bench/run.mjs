@@ -21,6 +21,7 @@ const BENCHES = {
   activity: () => import('./activity-suite.mjs'),
   broadcast: () => import('./broadcast.mjs'),
   messages: () => import('./messages-suite.mjs'),
+  threads: () => import('./pool-threads.mjs'),
 };
 const ALL = ['http', 'smtp', 'delivery', 'dkim', 'broadcast', 'activity'];
 
