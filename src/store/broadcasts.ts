@@ -97,6 +97,8 @@ export function broadcastEntries<E>(store: Store, id: string, from: number, coun
 }
 
 export interface BatchProgress {
+  /** The cursor this batch starts at: the broadcast's cursor must still be there. */
+  from: number;
   cursor: number;
   /** Ids of the messages committed in the same transaction. */
   messageIds: string[];
@@ -111,11 +113,14 @@ export interface BatchProgress {
 /**
  * Inside a write: records a batch's progress on the record as it is now in the store (a cancel
  * may have come meanwhile: then the batch rolls back with BroadcastCanceled). Entries already
- * expanded are deleted to free space.
+ * expanded are deleted to free space. A batch whose `from` is not the stored cursor rolls back
+ * too: the expander has two writes in flight, and when the first one fails, the second must not
+ * move the cursor past entries that never became messages.
  */
 export function advanceBroadcastInTxn<C>(store: Store, id: string, p: BatchProgress): BroadcastRecord<C> {
   const b = getBroadcast<C>(store, id);
   if (!b || b.canceledAt) throw new BroadcastCanceled(id);
+  if (b.cursor !== p.from) throw new Error(`broadcast ${id}: a batch from entry ${p.from} came while the cursor is at ${b.cursor}`);
   for (let i = b.cursor; i < p.cursor; i++) dbsOf(store).broadcastEntries.remove([b.id, i]);
   for (const f of p.failures) dbsOf(store).broadcastFailures.put([b.id, f.index], f);
   let suppressed = b.suppressed ?? 0;

@@ -36,7 +36,16 @@ const COMMIT_BATCH = 200;
  * (workers/task-lanes.ts).
  */
 const TASK_CHUNK = 25;
+/**
+ * Writes in flight at once: the next one is handed to the store while the previous one waits for
+ * its fsync, which on a busy disk took longer than building the next 200 entries. Each write
+ * checks that it starts at the stored cursor (store/broadcasts.ts), so when one fails, the next
+ * rolls back too and no entry is skipped.
+ */
+const COMMITS_IN_FLIGHT = 2;
 const TASK_WINDOW = COMMIT_BATCH / TASK_CHUNK;
+
+type BroadcastRow = { index: number; entry: BroadcastEntry };
 
 interface BuiltBatch {
   messages: AcceptedMessage[];
@@ -149,8 +158,8 @@ export class BroadcastExpander {
    * once, across commit boundaries, so the threads do not idle while the main thread commits
    * (fsync) or prepares the next entries (bench/RESULTS.md, broadcast section). Built chunks are
    * taken in entry order and committed COMMIT_BATCH entries at a time, each write with the cursor
-   * after its last chunk, one write pending at a time: a crash resumes after the last committed
-   * write and never builds an entry twice into the store.
+   * after its last chunk, at most COMMITS_IN_FLIGHT writes pending: a crash resumes after the last
+   * committed write and never builds an entry twice into the store.
    */
   private async expandBroadcast(first: BroadcastRecord<BroadcastCommon>): Promise<void> {
     const window = new ChunkWindow(
@@ -159,37 +168,58 @@ export class BroadcastExpander {
       { chunk: TASK_CHUNK, window: TASK_WINDOW },
       first.cursor,
     );
+    const commits: Promise<void>[] = [];
+    try {
+      await this.expandChunks(first, window, commits);
+    } catch (err) {
+      // The writes still in flight roll back on their own (their start is not the cursor any
+      // more); waited for so that nothing of this run is left running, and the first error kept.
+      window.abandon();
+      await Promise.allSettled(commits);
+      throw err;
+    }
+    window.abandon();
+    await this.settleAll(commits);
+  }
+
+  /** The loop of expandBroadcast: gathers built chunks into writes and hands them to the store. */
+  private async expandChunks(first: BroadcastRecord<BroadcastCommon>, window: ChunkWindow<BroadcastRow, BuiltBatch>, commits: Promise<void>[]): Promise<void> {
     let group: BuiltBatch = emptyBatch();
     let entries = 0;
     let committedTo = first.cursor;
-    let commit: Promise<void> | null = null;
-    try {
-      for (;;) {
-        if (this.stopping) return; // what is built but not committed is built again after the restart
-        const next = await window.next();
-        if (next) {
-          mergeInto(group, next.built);
-          entries += next.rows;
-        }
-        const end = next ? next.end : first.total;
-        if (next && entries < COMMIT_BATCH) continue;
-        if (!next && committedTo >= first.total) return;
-        if (commit && !(await this.settled(commit))) return;
-        // Let the I/O that came meanwhile (HTTP sends, SMTP) run before the commit's transaction,
-        // which holds the main thread for its whole length.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        commit = this.commitBatch(first, group, end);
-        // Awaited on the next commit (or below); marked handled now so a failing commit is not an
-        // unhandled rejection while the next chunks build.
-        commit.catch(() => undefined);
-        committedTo = end;
-        group = emptyBatch();
-        entries = 0;
-        if (!next) return;
+    for (;;) {
+      if (this.stopping) return; // what is built but not committed is built again after the restart
+      const next = await window.next();
+      if (next) {
+        mergeInto(group, next.built);
+        entries += next.rows;
       }
-    } finally {
-      window.abandon();
-      if (commit) await commit.catch((err) => this.canceledOrThrow(err));
+      const end = next ? next.end : first.total;
+      if (next && entries < COMMIT_BATCH) continue;
+      if (!next && committedTo >= first.total) return;
+      if (commits.length >= COMMITS_IN_FLIGHT && !(await this.settled(commits.shift()!))) return;
+      // Let the I/O that came meanwhile (HTTP sends, SMTP) run before the commit's transaction,
+      // which holds the main thread for its whole length.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const commit = this.commitBatch(first, group, { from: committedTo, cursor: end });
+      // Awaited in turn (or by expandBroadcast); marked handled now so a failing commit is not an
+      // unhandled rejection while the next chunks build.
+      commit.catch(() => undefined);
+      commits.push(commit);
+      committedTo = end;
+      group = emptyBatch();
+      entries = 0;
+      if (!next) return;
+    }
+  }
+
+  /** Waits for every commit; rethrows the first failure that is not a cancel. */
+  private async settleAll(commits: Promise<void>[]): Promise<void> {
+    for (const r of await Promise.allSettled(commits)) {
+      if (r.status === 'rejected') {
+        this.canceledOrThrow(r.reason);
+        return; // canceled: the later commits rolled back for the same reason
+      }
     }
   }
 
@@ -212,7 +242,7 @@ export class BroadcastExpander {
    * pool in one task (build-chunks.ts), each entry settling on its own: one that cannot be built
    * becomes a failure row, the others messages, in entry order.
    */
-  private async buildBatch(b: BroadcastRecord<BroadcastCommon>, rows: Array<{ index: number; entry: BroadcastEntry }>): Promise<BuiltBatch> {
+  private async buildBatch(b: BroadcastRecord<BroadcastCommon>, rows: BroadcastRow[]): Promise<BuiltBatch> {
     const { store, domains } = this.deps;
     const dkim = domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) });
     // Looked up once per chunk: the same for every entry but its message id and recipient, and
@@ -248,12 +278,12 @@ export class BroadcastExpander {
   }
 
   /** Commits a batch's messages with the broadcast's new cursor (BroadcastCanceled: nothing committed). */
-  private async commitBatch(b: BroadcastRecord<BroadcastCommon>, batch: BuiltBatch, cursor: number): Promise<void> {
+  private async commitBatch(b: BroadcastRecord<BroadcastCommon>, batch: BuiltBatch, range: { from: number; cursor: number }): Promise<void> {
     await enqueue(this.deps, {
       messages: batch.messages,
       alsoInTxn: () => {
         advanceBroadcastInTxn(this.deps.store, b.id, {
-          cursor,
+          ...range,
           messageIds: batch.messages.map((m) => m.record.id),
           finished: batch.messages.filter((m) => m.record.deliveryType === 'sandbox').length,
           skipped: batch.skipped,
