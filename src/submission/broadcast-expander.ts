@@ -29,21 +29,21 @@ import type { BuildRequest, BuildResult } from './ports.js';
  */
 const COMMIT_BATCH = 200;
 /**
- * Entries per worker task, and chunks built ahead at once: one write's worth, so the threads go
- * on building the next write's entries while the main thread commits this one (with 4, they
- * idled during commits: 830-940 messages/s against about 1,000 with 8, bench/RESULTS.md). A
- * transactional send does not queue behind them: the pool runs tasks a client waits for first
- * (workers/task-lanes.ts).
- */
-const TASK_CHUNK = 25;
-/**
  * Writes in flight at once: the next one is handed to the store while the previous one waits for
  * its fsync, which on a busy disk took longer than building the next 200 entries. Each write
  * checks that it starts at the stored cursor (store/broadcasts.ts), so when one fails, the next
  * rolls back too and no entry is skipped.
  */
 const COMMITS_IN_FLIGHT = 2;
-const TASK_WINDOW = COMMIT_BATCH / TASK_CHUNK;
+/**
+ * Entries per worker task, and chunks built ahead at once: the worth of the writes in flight, so
+ * the threads go on building while the main thread commits (with one write's worth ahead they
+ * idled during commits: about 1,100 messages/s against 1,150-1,500 with two, bench/RESULTS.md).
+ * A transactional send does not queue behind them: the pool runs tasks a client waits for first
+ * (workers/task-lanes.ts).
+ */
+const TASK_CHUNK = 25;
+const TASK_WINDOW = (COMMITS_IN_FLIGHT * COMMIT_BATCH) / TASK_CHUNK;
 
 type BroadcastRow = { index: number; entry: BroadcastEntry };
 
