@@ -196,7 +196,9 @@ export class BroadcastExpander {
       }
       const end = next ? next.end : first.total;
       if (next && entries < COMMIT_BATCH) continue;
-      if (!next && committedTo >= first.total) return;
+      // Nothing left to read and the last write already moved the cursor to the end (a broadcast
+      // with no entries still gets its one write, which marks it done).
+      if (!next && committedTo >= first.total && committedTo > first.cursor) return;
       if (commits.length >= COMMITS_IN_FLIGHT && !(await this.settled(commits.shift()!))) return;
       // Let the I/O that came meanwhile (HTTP sends, SMTP) run before the commit's transaction,
       // which holds the main thread for its whole length.
