@@ -2,8 +2,10 @@ import { Piscina } from 'piscina';
 import { describe, expect, it } from 'vitest';
 import { inLane, TwoLaneQueue } from '../../src/workers/task-lanes.js';
 
+type Task = Parameters<TwoLaneQueue['push']>[0];
+
 /** A queued task as piscina hands it to the queue: its queue options under the symbol. */
-const task = (name: string, background: boolean) => ({ name, [Piscina.queueOptionsSymbol]: { background } });
+const task = (name: string, background: boolean) => ({ name, [Piscina.queueOptionsSymbol]: { background } }) as unknown as Task;
 
 describe('TwoLaneQueue', () => {
   it('hands out the tasks someone waits for before background ones, each lane in order', () => {
@@ -25,7 +27,7 @@ describe('TwoLaneQueue', () => {
 
   it('treats a task without options as waited for, and removes a task from its lane', () => {
     const q = new TwoLaneQueue();
-    const plain = { name: 'plain' } as unknown as ReturnType<typeof task>;
+    const plain = { name: 'plain' } as unknown as Task;
     const b = task('b', true);
     q.push(b);
     q.push(plain);
