@@ -12,6 +12,7 @@
  * which is what the domain publishes now.
  */
 import type { Logger } from 'pino';
+import { isAppError } from '../domain/errors.js';
 import type { Store } from '../store/env.js';
 import { pendingSignatures, storeSignedBodies, unsignedMessage } from '../store/signing.js';
 import type { DomainRegistry, MessageBuilder } from './ports.js';
@@ -30,8 +31,14 @@ export interface SigningStageOptions {
   retryMs?: number;
 }
 
+/** A full store is retried soon and more slowly each time (as delivery's recordDurably does): space usually returns within seconds. */
+const FULL_RETRY_FIRST_MS = 250;
+const FULL_RETRY_MAX_MS = 10_000;
+
 export class SigningStage {
   private readonly waiting = new Set<string>();
+  /** Failed tries per message since its last success, for the storage-full backoff. */
+  private readonly tries = new Map<string, number>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly concurrency: number;
   private readonly retryMs: number;
@@ -60,6 +67,7 @@ export class SigningStage {
     this.waiting.clear();
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
+    this.tries.clear();
     await Promise.allSettled(this.running.values());
   }
 
@@ -80,6 +88,7 @@ export class SigningStage {
       if (this.running.size >= this.concurrency) return;
       this.waiting.delete(id);
       const run = this.signOne(id)
+        .then(() => void this.tries.delete(id))
         .catch((err: unknown) => this.failed(id, err))
         .finally(() => {
           this.running.delete(id);
@@ -116,11 +125,16 @@ export class SigningStage {
   /** The entry stays in the store: tried again later, or at the next start if we are stopping. */
   private failed(messageId: string, err: unknown): void {
     if (!this.started) return;
-    this.o.logger.error({ err, messageId }, 'DKIM signing after the commit failed; the message waits and is tried again');
+    const tries = (this.tries.get(messageId) ?? 0) + 1;
+    this.tries.set(messageId, tries);
+    const full = isAppError(err) && err.code === 'storage_full';
+    if (!full) this.o.logger.error({ err, messageId }, 'DKIM signing after the commit failed; the message waits and is tried again');
+    else if (tries === 1) this.o.logger.warn({ messageId }, 'storage full while storing a signed message; retrying until space returns');
+    const wait = full ? Math.min(FULL_RETRY_FIRST_MS * 2 ** (tries - 1), FULL_RETRY_MAX_MS) : this.retryMs;
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);
       this.schedule([messageId]);
-    }, this.retryMs);
+    }, wait);
     timer.unref();
     this.retryTimers.add(timer);
   }
