@@ -32,6 +32,7 @@ import { InboundListener } from './inbound/listener.js';
 import { Store } from './store/env.js';
 import { OutboxSignal } from './store/outbox-signal.js';
 import { ensureTrackingSecret } from './store/secrets.js';
+import { awaitingSignatureCount } from './store/signing.js';
 import { PoolMessageBuilder } from './submission/builder.js';
 import { StoreDomainRegistry } from './submission/domain-registry.js';
 import { Submission } from './submission/submission.js';
@@ -135,6 +136,7 @@ export class Daemon {
         queue: () => queueSnapshot(this.store, Date.now()),
         pool: () => this.pool.stats(),
         storeSizeBytes: () => this.store.sizeBytes(),
+        awaitingSignature: () => awaitingSignatureCount(this.store),
       },
       onCollectError: (err, source) => this.logger.warn({ err, source }, 'metrics source failed'),
     });

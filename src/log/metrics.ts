@@ -30,6 +30,8 @@ export interface MetricsSources {
   pool?: () => { threads: number; queued: number; utilization: number };
   /** Store.sizeBytes(). */
   storeSizeBytes?: () => number;
+  /** Messages committed and waiting for their DKIM signature (their jobs are not due yet). */
+  awaitingSignature?: () => number;
 }
 
 export interface MetricsOptions {
@@ -71,6 +73,7 @@ export class Metrics {
   private readonly poolThreads: Gauge<string>;
   private readonly poolQueued: Gauge<string>;
   private readonly storeSize: Gauge<string>;
+  private readonly awaitingSignature: Gauge<string>;
 
   constructor(opts: MetricsOptions = {}) {
     this.sources = opts.sources ?? {};
@@ -108,6 +111,7 @@ export class Metrics {
     this.poolThreads = gauge('worker_pool_threads', 'Worker threads running.');
     this.poolQueued = gauge('worker_pool_queued_tasks', 'Tasks waiting for a free worker thread.');
     this.storeSize = gauge('store_size_bytes', 'Size of the LMDB data file.');
+    this.awaitingSignature = gauge('messages_awaiting_signature', 'Messages committed and waiting for their DKIM signature; their delivery jobs become due once signed.');
 
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
@@ -166,7 +170,7 @@ export class Metrics {
   }
 
   private refreshGauges(): void {
-    const { queue, pool, storeSizeBytes } = this.sources;
+    const { queue, pool, storeSizeBytes, awaitingSignature } = this.sources;
     this.read('queue', queue, (q) => {
       this.queueDepth.set({ state: 'queued' }, q.queued);
       this.queueDepth.set({ state: 'leased' }, q.leased);
@@ -179,6 +183,7 @@ export class Metrics {
       this.poolQueued.set(p.queued);
     });
     this.read('storeSizeBytes', storeSizeBytes, (bytes) => this.storeSize.set(bytes));
+    this.read('awaitingSignature', awaitingSignature, (n) => this.awaitingSignature.set(n));
   }
 
   private read<T>(name: keyof MetricsSources, source: (() => T) | undefined, apply: (value: T) => void): void {

@@ -27,6 +27,11 @@ export function pendingSignatures(store: Store): string[] {
   return [...dbsOf(store).unsigned.getKeys({})].map((k) => String(k));
 }
 
+/** How many messages wait for their signature (the database's entry count: O(1), read per metrics scrape). */
+export function awaitingSignatureCount(store: Store): number {
+  return (dbsOf(store).unsigned.getStats() as { entryCount: number }).entryCount;
+}
+
 /**
  * What to sign: the entry and the committed body; undefined when the message no longer waits.
  * The body is missing when the message went (channel purge, retention) before it was signed.

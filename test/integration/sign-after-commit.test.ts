@@ -76,10 +76,13 @@ describe('DKIM signing after the commit', () => {
       expect(awaitsSignature(t.daemon.store, id)).toBe(true);
       expect(getBody(t.daemon.store, id)!.toString()).not.toMatch(/^DKIM-Signature:/im);
       expect(mx.received.some((m) => m.to.includes(to))).toBe(false);
+      // Operators see the wait in /metrics (the queue gauges do not count jobs that are not due yet).
+      expect(await awaitingSignatureGauge()).toBe(1);
 
       release();
       const raw = await received(to);
       expect(await dkimResults(raw)).toEqual([{ result: 'pass', domain: s.domain }]);
+      expect(await awaitingSignatureGauge()).toBe(0);
       // What was delivered is what the store (and GET /activity/messages/{id}) shows.
       expect(raw.toString()).toBe((await signedBody(t.daemon.store, id)).toString());
     } finally {
@@ -128,3 +131,11 @@ describe('DKIM signing after the commit', () => {
     expect(awaitsSignature(t.daemon.store, id)).toBe(false);
   });
 });
+
+/** postrider_messages_awaiting_signature as /metrics shows it (loopback clients need no token). */
+async function awaitingSignatureGauge(): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  const m = /^postrider_messages_awaiting_signature (\d+)$/m.exec(text);
+  if (!m) throw new Error('postrider_messages_awaiting_signature is missing from /metrics');
+  return Number(m[1]);
+}
