@@ -50,11 +50,24 @@ async function queueMessages(p, channelId, { count, domains, concurrency, offset
 const PRELOAD = fileURLToPath(new URL('./lib/count-lease-reads.mjs', import.meta.url));
 const deliveryEnv = (dns, extra) => ({ POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_DELIVERY_PORT: String(SINK_PORT), ...extra });
 
+/** Waits until no committed message awaits its DKIM signature (postrider_messages_awaiting_signature). */
+async function signed(p) {
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+    const text = await (await fetch(`${p.url}/metrics`)).text();
+    if (/^postrider_messages_awaiting_signature 0$/m.test(text)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('messages still awaiting their signature after 120 s');
+}
+
 /** postrider round: queue n with delivery off, restart with the cap lifted, measure at the sink. */
 async function postriderRound(p, ctx, { offset, countFile }) {
   const { n, c, perDomain, domains, dns, sink, channelId, progress } = ctx;
   progress(`postrider: queueing ${n} messages (delivery off)`);
   await queueMessages(p, channelId, { count: n, domains, concurrency: c, offset });
+  // Like Postfix's held messages, postrider's are complete before the release: signed (the signing
+  // stage runs after each 200), so the round measures delivery, not the end of the signing.
+  await signed(p);
   sink.reset();
   // Every recipient domain has the same MX host, so they are one MX site whose concurrency budget
   // they share (delivery/site-concurrency.ts): the site gets per-domain × domains connections.
