@@ -87,7 +87,7 @@ export async function run({ n, c, rounds }, { progress, peer }) {
     `What is compared: ${fmt(n)} messages per round, ${c} concurrent clients, ${rounds} alternating round(s) of ` +
       `postrider then Postfix; the best round of each side is shown. postrider: HTTP/JSON requests to a live channel with a ` +
       `verified RSA-2048 DKIM domain, delivery disabled; each 200 means validated, composed (multipart/alternative, ` +
-      `${fmt(length)} bytes before the signature), DKIM-signed in the worker pool and committed with fsync. Postfix: ` +
+      `${fmt(length)} bytes before the signature) and committed with fsync; the DKIM signature follows the 200 (signing stage). Postfix: ` +
       `smtp-source sessions on 127.0.0.1:2526 (no TLS, no AUTH, no signing) sending a ${fmt(length)}-byte body; each 250 ` +
       'means queued on disk (Postfix fsyncs queue files). Rates are accepted messages/s; latency per request from ' +
       `autocannon; "mean" is ${c} / rate (Little's law), the only latency smtp-source allows.`,
