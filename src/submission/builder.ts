@@ -17,9 +17,7 @@ export class PoolMessageBuilder implements MessageBuilder {
 
   async build(input: BuildRequest): Promise<BuildResult> {
     try {
-      const result = await this.pool.build(input);
-      if (result.signSeconds !== undefined) this.onSign(result.signSeconds);
-      return result;
+      return await this.pool.build(input);
     } catch (err) {
       throw toAppError(err, input.template ? '/template' : '');
     }
@@ -35,9 +33,7 @@ export class PoolMessageBuilder implements MessageBuilder {
       return inputs.map(() => ({ status: 'rejected', reason }));
     }
     return settled.map((s, i): PromiseSettledResult<BuildResult> => {
-      if (s.status === 'rejected') return { status: 'rejected', reason: toAppError(s.reason, inputs[i]!.template ? '/template' : '') };
-      if (s.value.signSeconds !== undefined) this.onSign(s.value.signSeconds);
-      return s;
+      return s.status === 'rejected' ? { status: 'rejected', reason: toAppError(s.reason, inputs[i]!.template ? '/template' : '') } : s;
     });
   }
 

@@ -28,7 +28,6 @@ export interface BuildRequest {
     date: string;
     listUnsubscribe?: { url: string; mailto?: string };
   };
-  dkim?: DkimKeyRef;
   /** Tracking links, open pixel and unsubscribe, applied by the worker before signing. */
   engagement?: EngagementInput;
 }
@@ -39,8 +38,6 @@ export interface BuildResult {
   html?: string;
   text?: string;
   size: number;
-  /** Time spent DKIM-signing, when signed. */
-  signSeconds?: number;
 }
 
 export interface MessageBuilder {

@@ -28,14 +28,12 @@ export interface BuildInput {
   /** Ready content, used as is. */
   content?: MessageContent;
   compose: Omit<ComposeInput, 'subject' | 'html' | 'text'>;
-  /** Sign with this key; omitted for sandbox sends and in tests. */
-  dkim?: DkimKey;
   /** Tracking links and unsubscribe (engagement.ts), applied before signing. */
   engagement?: EngagementInput;
 }
 
 export interface BuildOutput {
-  /** The message as sent: CRLF line ends, DKIM-Signature first when signed. */
+  /** The message as composed (CRLF line ends), unsigned: signTimed signs it. */
   raw: Uint8Array;
   /** The rendered subject, html and text, for storing what was sent. */
   subject: string;
@@ -43,8 +41,6 @@ export interface BuildOutput {
   text?: string;
   /** Byte length of raw. */
   size: number;
-  /** Time spent DKIM-signing inside the worker (metrics), when signed. */
-  signSeconds?: number;
 }
 
 /** A signed message and the time its signature took on the thread (metrics: without the wait for a thread). */
@@ -77,15 +73,8 @@ export class WorkerTasks {
     const compose = urls.unsubscribeUrl
       ? { ...input.compose, listUnsubscribe: { url: urls.unsubscribeUrl, mailto: urls.unsubscribeMailto } }
       : input.compose;
-    let raw = await composeMessage({ ...compose, ...content });
-    let signSeconds: number | undefined;
-    if (input.dkim) {
-      const start = performance.now();
-      raw = await this.signer.sign({ raw, ...input.dkim });
-      signSeconds = (performance.now() - start) / 1000;
-    }
+    const raw = await composeMessage({ ...compose, ...content });
     const out: BuildOutput = { raw: ownBytes(raw), subject: content.subject, size: raw.byteLength };
-    if (signSeconds !== undefined) out.signSeconds = signSeconds;
     if (content.html !== undefined) out.html = content.html;
     if (content.text !== undefined) out.text = content.text;
     return out;

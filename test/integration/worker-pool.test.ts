@@ -44,12 +44,13 @@ describe('WorkerPool', () => {
     const out = await pool.build({
       template: { subject: 'Hi {{name}}', html: '<p>{{name}}</p>', text: 'Hi {{name}}', data: { name: 'Zoë' } },
       compose,
-      dkim: { domain: 'example.com', selector: 'sel', privateKeyPem: key.privateKeyPem, algorithm: 'ed25519' },
     });
     expect(out.subject).toBe('Hi Zoë');
     expect(out.raw).toBeInstanceOf(Uint8Array);
     expect(out.size).toBe(out.raw.byteLength);
-    const raw = Buffer.from(out.raw);
+    // Built, then signed by the signing task, as the signing stage does after the commit.
+    const signed = await pool.signTimed({ raw: out.raw, dkim: { domain: 'example.com', selector: 'sel', privateKeyPem: key.privateKeyPem, algorithm: 'ed25519' } });
+    const raw = Buffer.from(signed.raw);
     expect(raw.toString('latin1')).toMatch(/^DKIM-Signature: /);
     const parsed = await simpleParser(raw);
     expect(parsed.subject).toBe('Hi Zoë');
