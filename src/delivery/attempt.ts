@@ -33,13 +33,13 @@ export interface MxAttemptDeps {
   timeouts: SmtpTimeouts;
   /** The dispatcher's kept connections (it closes them in stop()). */
   cache?: SmtpConnectionCache;
-  /** The messages-per-connection limit of the MX site these hosts form, when it has its own. */
-  maxMessagesPerConnection?: (mxHosts: readonly string[]) => number | undefined;
+  /** The messages-per-connection limit of an MX site (as MxResolver named it), when it has its own. */
+  maxMessagesPerConnection?: (site: string) => number | undefined;
 }
 
 export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
   return async ({ job, message, body, signal }) => {
-    const route = await deps.mx.resolve(job.domain);
+    const { resolution: route, site } = await deps.mx.locate(job.domain);
     if (route.status === 'failed') {
       const results = job.recipients.map((r) => recipientResult(r, route.reply, 'dns'));
       return { recipients: results, tls: false, smtpCode: route.reply.code, enhancedCode: route.reply.enhancedCode, response: route.reply.text };
@@ -54,7 +54,7 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
       body,
       timeouts: deps.timeouts,
       cache: deps.cache,
-      maxMessagesPerConnection: deps.maxMessagesPerConnection?.(route.hosts.map((h) => h.host)),
+      maxMessagesPerConnection: site === undefined ? undefined : deps.maxMessagesPerConnection?.(site),
       signal,
     });
   };

@@ -26,7 +26,6 @@ import { mxAttempt, type AttemptFn } from './attempt.js';
 import { MxResolver, type MxLookups } from './mx.js';
 import { SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
 import { SiteLimitTable } from './site-limits.js';
-import { siteName } from './sites.js';
 import { ConnectionCache } from './connection-cache.js';
 import { DEFAULT_SMTP_TIMEOUTS, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { slowsDown } from './smtp-results.js';
@@ -158,7 +157,7 @@ export class DeliveryService {
         returnPathLabel: o.config.domains.returnPathLabel,
         timeouts: { ...DEFAULT_SMTP_TIMEOUTS, ...o.timeouts },
         cache: this.connections,
-        maxMessagesPerConnection: (hosts) => this.siteLimits.siteLimits(siteName(hosts)).maxMessagesPerConnection,
+        maxMessagesPerConnection: (site) => this.siteLimits.siteLimits(site).maxMessagesPerConnection,
       });
   }
 

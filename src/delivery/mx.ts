@@ -31,6 +31,12 @@ export type MxResolution =
   | { status: 'ok'; hosts: MxHost[]; implicit: boolean; refused: string[] }
   | { status: 'failed'; reply: ParsedReply };
 
+/** A resolution with the domain's MX site beside it (set once the MX answer named one; always when ok). */
+export interface MxLocation {
+  resolution: MxResolution;
+  site?: string;
+}
+
 /** More MX hosts than this are ignored (real domains publish 1 to 5). */
 export const MAX_MX_HOSTS = 10;
 
@@ -45,22 +51,35 @@ export class MxResolver {
   ) {}
 
   async resolve(domain: string): Promise<MxResolution> {
+    return (await this.locate(domain)).resolution;
+  }
+
+  /** resolve() plus the site told to the learner, so that callers never compute it again from fewer hosts. */
+  async locate(domain: string): Promise<MxLocation> {
     const answer = await this.dns.mx(domain);
     switch (answer.status) {
       case 'nxdomain':
-        return failed(undefined, '5.1.2', `Host or domain name not found: ${domain} does not exist (NXDOMAIN)`);
+        return { resolution: failed(undefined, '5.1.2', `Host or domain name not found: ${domain} does not exist (NXDOMAIN)`) };
       case 'error':
-        return failed(undefined, '4.4.3', `Name service error for name=${domain} type=MX: ${answer.error}`);
-      case 'nodata':
-        this.sites?.learn(domain, siteName([domain]));
-        return this.implicitMx(domain);
-      case 'ok':
-        if (isNullMx(answer.records)) return failed(556, '5.1.10', `Recipient address has null MX: ${domain} accepts no mail (RFC 7505)`);
+        return { resolution: failed(undefined, '4.4.3', `Name service error for name=${domain} type=MX: ${answer.error}`) };
+      case 'nodata': {
+        const site = this.learn(domain, [domain]);
+        return { site, resolution: await this.implicitMx(domain) };
+      }
+      case 'ok': {
+        if (isNullMx(answer.records)) return { resolution: failed(556, '5.1.10', `Recipient address has null MX: ${domain} accepts no mail (RFC 7505)`) };
         // Learned from the MX names alone: the site is where the domain's mail goes, whether or
         // not its hosts' addresses resolve this time.
-        this.sites?.learn(domain, siteName(answer.records.map((r) => r.exchange)));
-        return this.explicitMx(domain, answer.records);
+        const site = this.learn(domain, answer.records.map((r) => r.exchange));
+        return { site, resolution: await this.explicitMx(domain, answer.records) };
+      }
     }
+  }
+
+  private learn(domain: string, mxHosts: readonly string[]): string {
+    const site = siteName(mxHosts);
+    this.sites?.learn(domain, site);
+    return site;
   }
 
   /** RFC 5321 5.1: without MX records the domain's own address records are the target. */
