@@ -103,12 +103,10 @@ export class WorkerPool {
     );
   }
 
-  /** DKIM-signs a complete message (e.g. an SMTP submission); existing signatures are kept. */
-  sign(input: SignRawInput): Promise<Uint8Array> {
-    return this.run({ task: 'sign', input });
-  }
-
-  /** sign, with the time the signature took on its thread (not counting the wait for a thread). */
+  /**
+   * DKIM-signs a complete message (existing signatures are kept), with the time the signature took
+   * on its thread (not counting the wait for a thread).
+   */
   signTimed(input: SignRawInput): Promise<SignedMessage> {
     // Signing happens after the commit (submission/signing.ts): nobody waits for it, so it queues
     // behind the builds that an HTTP or SMTP client is waiting for (task-lanes.ts).

@@ -10,8 +10,7 @@ export type WorkerRequest =
   | { task: 'build'; input: BuildInput }
   /** Many builds in one hop to a thread (broadcast expansion): one answer per input, in order. */
   | { task: 'buildMany'; input: BuildInput[] }
-  | { task: 'sign'; input: SignRawInput }
-  /** sign, with the signature's own time (the signing stage's metric). */
+  /** DKIM-signs a complete message, with the signature's own time (the signing stage's metric). */
   | { task: 'signTimed'; input: SignRawInput }
   | { task: 'generateKey'; input: GenerateKeyOptions };
 
@@ -22,7 +21,6 @@ export interface WorkerResults {
   build: BuildOutput;
   /** Each input's own answer: one failing entry does not fail the others. */
   buildMany: WorkerResponse<BuildOutput>[];
-  sign: Uint8Array;
   signTimed: SignedMessage;
   generateKey: GeneratedKey;
 }

@@ -80,12 +80,7 @@ export class WorkerTasks {
     return out;
   }
 
-  /** DKIM-signs a message as it is; existing DKIM-Signature fields are kept. */
-  async signRaw(input: SignRawInput): Promise<Uint8Array> {
-    return (await this.signTimed(input)).raw;
-  }
-
-  /** signRaw, with the time the signature took. */
+  /** DKIM-signs a message as it is (existing DKIM-Signature fields are kept), with the time the signature took. */
   async signTimed(input: SignRawInput): Promise<SignedMessage> {
     const raw = Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength);
     const start = performance.now();

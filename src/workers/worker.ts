@@ -26,8 +26,6 @@ async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown
         return { ok: true, value: await tasks.buildMessage(msg.input as BuildInput) };
       case 'buildMany':
         return { ok: true, value: await buildEach(tasks, msg.input as BuildInput[]) };
-      case 'sign':
-        return { ok: true, value: await tasks.signRaw(msg.input as SignRawInput) };
       case 'signTimed':
         return { ok: true, value: await tasks.signTimed(msg.input as SignRawInput) };
       case 'generateKey':

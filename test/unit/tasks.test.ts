@@ -8,7 +8,7 @@ import runTask from '../../src/workers/worker.js';
 // The tasks of one worker thread, as worker.ts makes them.
 const tasks = new WorkerTasks();
 const buildMessage = (input: BuildInput) => tasks.buildMessage(input);
-const signRaw = (input: SignRawInput) => tasks.signRaw(input);
+const signRaw = async (input: SignRawInput) => (await tasks.signTimed(input)).raw;
 const generateKey = tasks.generateKey.bind(tasks);
 
 const compose: BuildInput['compose'] = {
@@ -68,7 +68,7 @@ describe('buildMessage', () => {
   });
 });
 
-describe('signRaw', () => {
+describe('signTimed', () => {
   it('signs a finished message given as bytes, keeping the message after the new field', async () => {
     const key = generateDkimKey({ algorithm: 'rsa' });
     const built = await buildMessage({ content: { subject: 'From SMTP', text: 'submitted body' }, compose });
