@@ -9,6 +9,7 @@ import type { AddressValue, Principal, Tracking } from '../domain/types.js';
 import type { BroadcastCommon } from '../submission/broadcast.js';
 import type { Store } from '../store/env.js';
 import { getChannelRecord } from '../store/channels.js';
+import { channelFor } from '../channels/service.js';
 import { broadcastCounters } from '../store/broadcast-stats.js';
 import {
   broadcastCompleted,
@@ -119,10 +120,7 @@ export function listBroadcasts(
   p: Principal,
   q: Page & { channelId: string; status?: BroadcastStatus; subject?: string },
 ): { totalCount: number; results: BroadcastSummary[] } {
-  const c = getChannelRecord(store, q.channelId.toLowerCase());
-  if (!c) throw new AppError('channel_not_found', `Channel ${q.channelId} does not exist`);
-  if (c.accountId !== p.accountId || (p.channelId && p.channelId !== c.id)) throw new AppError('forbidden', 'The API key may not access this channel');
-  if (c.deletedAt) throw new AppError('channel_not_found', `Channel ${q.channelId} does not exist`);
+  const c = channelFor(store, p, q.channelId);
   const needle = q.subject?.toLowerCase();
   const page = listChannelBroadcasts(store, {
     channelId: c.id,
