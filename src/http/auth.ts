@@ -8,8 +8,6 @@ import { AppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 import type { Store } from '../store/env.js';
 
-export { isUuid } from '../domain/uuid.js';
-
 export function authenticate(store: Store, header: string | undefined): Principal {
   const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!m) throw new AppError('unauthorized', 'Send the API key as "Authorization: Bearer <API_KEY>"', { headers: { 'www-authenticate': 'Bearer' } });

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
-import { isUuid } from './auth.js';
+import { isUuid } from '../domain/uuid.js';
 
 /** Longest request target (path and query) served; RFC 9110 4.1 recommends at least 8,000. */
 export const MAX_URL_LENGTH = 16 * 1024;

@@ -13,7 +13,7 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError, type FieldErrors } from '../domain/errors.js';
 import { checkIdempotencyKey } from '../submission/idempotency.js';
-import { isUuid } from './auth.js';
+import { isUuid } from '../domain/uuid.js';
 
 /** Canonical name first: it names the pointer of a bad value and leads the conflict message. */
 export const CHANNEL_HEADERS = ['X-Service-Channel-Id', 'X-Helo-Channel-Id'] as const;

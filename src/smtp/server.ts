@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerSession } from 'smtp-server';
 import type { Config } from '../config/schema.js';
 import { normalizeEmail } from '../domain/address.js';
+import { isUuid } from '../domain/uuid.js';
 import type { Submission } from '../submission/submission.js';
 import type { Submitter } from '../submission/submitter.js';
 import { readMessage } from './message-reader.js';
@@ -225,7 +226,7 @@ function submitterOf(session: SMTPServerSession): Submitter {
  */
 function loggableUsername(username: string | undefined): string {
   const name = (username ?? '').trim();
-  if (name.toLowerCase() === 'api' || /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(name)) return name;
+  if (name.toLowerCase() === 'api' || isUuid(name)) return name;
   return `(not a channel id; ${name.length} characters, not logged)`;
 }
 

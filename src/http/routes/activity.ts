@@ -5,7 +5,7 @@ import type { FieldErrorList } from '../../domain/errors.js';
 import { EVENT_TYPES, MAIL_TYPES, type EventRecord, type EventType, type MailType, type MessageRecord, type Principal } from '../../domain/types.js';
 import type { ActivityFilter } from '../../store/activity-query.js';
 import type { Store } from '../../store/env.js';
-import { isUuid } from '../auth.js';
+import { isUuid } from '../../domain/uuid.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
 import { splitList } from '../schemas.js';
 import type { HttpContext } from '../server.js';

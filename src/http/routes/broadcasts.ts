@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BROADCAST_STATUSES, cancel, listBroadcasts, listFailures, listSuppressed, retrieveBroadcast, type BroadcastStatus } from '../../broadcasts/service.js';
 import { AppError } from '../../domain/errors.js';
-import { isUuid } from '../auth.js';
+import { isUuid } from '../../domain/uuid.js';
 import { schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
 import type { HttpContext } from '../server.js';

@@ -11,7 +11,7 @@ import type { Store } from '../../store/env.js';
 import type { StatTotals } from '../../store/stats.js';
 import { daySeries, hourSeries, totals as statisticsTotals, type StatisticsScope } from '../../statistics/queries.js';
 import type { HttpContext } from '../server.js';
-import { isUuid } from '../auth.js';
+import { isUuid } from '../../domain/uuid.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
 
 const HOUR_MS = 3_600_000;
