@@ -13,7 +13,7 @@ import { linkHostRecords, type LinkHostKind } from '../domain/link-hosts.js';
 import type { PublicUrl } from '../domain/public-url.js';
 import { setupWarnings, type SetupWarning } from '../domain/setup-warnings.js';
 import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
-import type { DkimAlgorithm, SendingDomain } from '../domain/sending-domain.js';
+import type { DkimAlgorithm, DomainKey, SendingDomain } from '../domain/sending-domain.js';
 import type { DeliveryType, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { getChannelRecord } from '../store/channels.js';
@@ -153,15 +153,18 @@ export class DomainService {
 
   /**
    * Makes a new pending key (replacing a pending key not yet promoted). The algorithm defaults
-   * to the active key's. Undefined when the domain does not exist (any more).
+   * to the active key's. 404 not_found when the domain does not exist (any more).
    */
-  async rotateKey(domainId: string, algorithm?: DkimAlgorithm): Promise<SendingDomain | undefined> {
+  async rotateKey(domainId: string, algorithm?: DkimAlgorithm): Promise<SendingDomain & { pendingKey: DomainKey }> {
     const d = getDomain(this.store, domainId);
-    if (!d) return undefined;
+    if (!d) throw notFound(domainId);
     const key = await this.newKey(algorithm ?? d.activeKey.algorithm, selectorsOf(d));
     const updated = await setPendingKey(this.store, domainId, key);
-    if (updated) this.logger.info({ domainId, domain: d.name, selector: key.selector, algorithm: key.algorithm }, 'domain key rotation started');
-    return updated;
+    if (!updated) throw notFound(domainId);
+    this.logger.info({ domainId, domain: d.name, selector: key.selector, algorithm: key.algorithm }, 'domain key rotation started');
+    const { pendingKey } = updated;
+    if (!pendingKey) throw notFound(domainId);
+    return { ...updated, pendingKey };
   }
 
   /** Looks the domain's records up in DNS and records the statuses. */

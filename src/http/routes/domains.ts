@@ -187,7 +187,6 @@ function dnsRoutes(app: FastifyInstance, domains: DomainService): void {
     const domain = domains.visibleTo(req.principal, idOf(req));
     requireAccountKey(req.principal);
     const updated = await domains.rotateKey(domain.id, rotateAlgorithm(req.body));
-    if (!updated?.pendingKey) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
     // The SDKs' rotateKey answers the new pending DKIM record alone (api-surface.md).
     return recordJson(updated.pendingKey.record);
   });
