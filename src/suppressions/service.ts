@@ -20,7 +20,7 @@ export interface ChangeResult {
   message: string;
 }
 
-/** `channelId` must already be checked against the principal (http/auth channelFor). */
+/** `channelId` must already be checked against the principal (channels/service.ts channelFor). */
 export async function changeSuppressions(store: Store, mode: 'add' | 'remove', c: SuppressionChange): Promise<ChangeResult[]> {
   return store.write(() =>
     c.emails.map((raw): ChangeResult => {
