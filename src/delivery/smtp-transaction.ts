@@ -47,7 +47,7 @@ export function transact(session: SmtpSession, input: TransactionInput): Promise
       // spoils the session: a reused connection must start from a state we are sure of. Single
       // refused recipients of an accepted message do not.
       const clean = sent && session.usable && !slowsDown(result);
-      if (clean) commandPhase(conn, input.timeouts.commandMs);
+      if (clean) socketTimeout(conn, input.timeouts.commandMs);
       else session.spoil();
       resolve({ result, clean });
     };
@@ -62,7 +62,7 @@ export function transact(session: SmtpSession, input: TransactionInput): Promise
     input.signal?.addEventListener('abort', onAbort, { once: true });
     conn.once('end', onEnd);
     const envelope = { from: input.sender, to: [...input.recipients], size: input.body.length, use8BitMime: has8bit(input.body) };
-    conn.send(envelope, bodyStream(input.body, () => dataPhase(conn, input.timeouts.dataMs)), (err, info) => {
+    conn.send(envelope, bodyStream(input.body, () => socketTimeout(conn, input.timeouts.dataMs)), (err, info) => {
       finish(err ? sendErrorResult(input.recipients, err, s, rcptRejections(conn)) : sentResult(input.recipients, info, s), !err);
     });
   });
@@ -82,14 +82,12 @@ function bodyStream(body: Buffer, onStart: () => void): Readable {
   });
 }
 
-/** From now on the socket may be silent for the data timeout (RFC 5321 4.5.3.2.6). */
-function dataPhase(conn: SMTPConnection, dataMs: number): void {
-  if (conn._socket) conn._socket.setTimeout(dataMs);
-}
-
-/** Back to the command timeout for the next transaction on a kept connection. */
-function commandPhase(conn: SMTPConnection, commandMs: number): void {
-  if (conn._socket) conn._socket.setTimeout(commandMs);
+/**
+ * How long the socket may be silent from now on: the data timeout once the body is read
+ * (RFC 5321 4.5.3.2.6), the command timeout again for the next transaction on a kept connection.
+ */
+function socketTimeout(conn: SMTPConnection, ms: number): void {
+  if (conn._socket) conn._socket.setTimeout(ms);
 }
 
 /**
