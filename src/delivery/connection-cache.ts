@@ -101,16 +101,14 @@ export class ConnectionCache<C extends CacheableConnection> {
   /**
    * The destination asked us to slow down (421, a rate-limit reply): every idle connection to
    * it is quit, so that the next attempts open fresh ones under the lowered concurrency.
-   * Returns how many were closed.
    */
-  closeIdle(key: string): number {
+  closeIdle(key: string): void {
     const list = this.idle.get(key) ?? [];
     this.idle.delete(key);
     for (const entry of list) {
       clearTimeout(entry.timer);
       this.quit(entry.conn);
     }
-    return list.length;
   }
 
   /**

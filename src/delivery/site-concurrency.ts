@@ -53,7 +53,7 @@ interface Lowered {
   quietSince: number;
 }
 
-export const DEFAULT_QUIET_MS = 60_000;
+const DEFAULT_QUIET_MS = 60_000;
 
 export class SiteConcurrency implements SiteLearner {
   private readonly directory = new SiteDirectory();

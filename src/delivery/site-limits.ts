@@ -55,7 +55,7 @@ export class SiteLimitTable {
 }
 
 /** "*.Google.com", ".google.com" and "google.com." all mean "google.com". */
-export function normalizeSuffix(suffix: string): string {
+function normalizeSuffix(suffix: string): string {
   return suffix
     .toLowerCase()
     .replace(/^\*?\./, '')
