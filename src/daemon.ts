@@ -30,7 +30,6 @@ import { ChannelService } from './channels/service.js';
 import { SmtpListener } from './smtp/server.js';
 import { InboundListener } from './inbound/listener.js';
 import { Store } from './store/env.js';
-import { OutboxSignal } from './store/outbox-signal.js';
 import { ensureTrackingSecret } from './store/secrets.js';
 import { awaitingSignatureCount } from './store/signing.js';
 import { PoolMessageBuilder } from './submission/builder.js';
@@ -53,8 +52,8 @@ export interface Component {
  *   ingress (http/, smtp/, inbound/) → pipeline (submission/, workers/, domains/)
  *     → delivery (queue/, delivery/) → observers (webhooks/, retention/, purges, re-checks)
  *
- * on the foundation every part reads: the store (with the OutboxSignal that tells the webhook
- * dispatcher about new outbox entries), the public URL and the metrics registry.
+ * on the foundation every part reads: the store (whose OutboxSignal, store.outbox, tells the
+ * webhook dispatcher about new outbox entries), the public URL and the metrics registry.
  *
  * A part can only be given what exists, and the ingress is given the pipeline, so the
  * constructor and start() go along the flow from the pipeline on and open the ingress last: no
@@ -65,8 +64,6 @@ export interface Component {
 export class Daemon {
   // Foundation
   readonly store: Store;
-  /** Store → webhook dispatcher: a transaction put outbox entries (store/outbox-signal.ts). */
-  readonly outbox: OutboxSignal;
   /** config.publicUrl, or derived from the port the HTTP API bound (domain/public-url.ts). */
   readonly publicUrl: PublicUrl;
   readonly metrics: Metrics;
@@ -100,8 +97,7 @@ export class Daemon {
     readonly config: Config,
     readonly logger: Logger,
   ) {
-    this.outbox = new OutboxSignal();
-    this.store = new Store({ dataDir: config.dataDir, outbox: this.outbox });
+    this.store = new Store({ dataDir: config.dataDir });
     this.publicUrl = new PublicUrl({ configured: config.publicUrl, http: config.http, hostname: config.hostname, boundPort: () => this.http.port });
     this.metrics = this.buildMetrics();
 
@@ -114,7 +110,7 @@ export class Daemon {
     this.delivery = this.buildDelivery();
 
     this.webhookTargets = this.buildWebhookTargets();
-    this.webhooks = new WebhookDispatcher({ store: this.store, outbox: this.outbox, config: pick(config, 'webhooks', 'shutdown'), targets: this.webhookTargets, logger });
+    this.webhooks = new WebhookDispatcher({ store: this.store, config: pick(config, 'webhooks', 'shutdown'), targets: this.webhookTargets, logger });
     this.retention = new RetentionSweeper({ store: this.store, retentionDays: config.retention.days, logger: logger.child({ component: 'retention' }) });
     this.channelPurger = new ChannelPurger({ store: this.store, logger: logger.child({ component: 'channel-purge' }) });
     this.domainRecheck = new DomainRecheck({ store: this.store, domains: this.domains, intervalMs: config.domains.recheckIntervalMs, logger: logger.child({ component: 'domains' }) });

@@ -23,9 +23,6 @@ export interface StoreOptions {
   /** Read-only opening, for inspection commands; the daemon and the CLI may also share one
    *  environment read-write, since LMDB is safe across processes. */
   readOnly?: boolean;
-  /** Told when a transaction put webhook outbox entries (store/outbox-signal.ts); default: a
-   *  signal nobody listens to. */
-  outbox?: OutboxSignal;
 }
 
 export type Dbs = Record<DbName, Database<any, any>>;
@@ -38,12 +35,11 @@ export class Store {
   private stopping: Promise<void> | null = null;
   private readonly pending = new Set<Promise<unknown>>();
 
-  /** Notified by the outbox writer (store/webhook-outbox.ts) inside the writing transaction. */
-  readonly outbox: OutboxSignal;
+  /** Notified by the outbox writer (store/webhook-outbox.ts) inside the writing transaction;
+   *  the webhook dispatcher of this store subscribes to it. */
+  readonly outbox = new OutboxSignal();
 
-  constructor(private readonly opts: StoreOptions) {
-    this.outbox = opts.outbox ?? new OutboxSignal();
-  }
+  constructor(private readonly opts: StoreOptions) {}
 
   get path(): string {
     return path.join(this.opts.dataDir, 'db');

@@ -2,9 +2,9 @@
  * The signal from the store to the webhook dispatcher that a transaction put outbox entries
  * (store/webhook-outbox.ts), so the dispatcher looks at once instead of at its next wake-up.
  *
- * An explicit object, made by the composition root (daemon.ts) and given to the Store that
- * writes the entries and to the dispatcher that sends them. A Store made without one (the CLI,
- * tests of the store alone) gets its own that nobody listens to: a process without a dispatcher
+ * An explicit object, made by each Store (store.outbox), notified by the Store's outbox writer
+ * and subscribed to by the dispatcher given that Store. A Store without a dispatcher (the CLI,
+ * tests of the store alone) has one that nobody listens to: a process without a dispatcher
  * leaves its entries to the one of the daemon, which finds them at its idle check.
  */
 export class OutboxSignal {

@@ -4,7 +4,7 @@
  *   claim due entries (one write: sees every event committed before) → resolve and check the
  *   target → signed POST → recordAttempt (one write: done, retry later, or give up) → pump again
  *
- * It never polls busily: it wakes when a transaction put outbox entries (OutboxSignal), when an
+ * It never polls busily: it wakes when a transaction put outbox entries (store.outbox), when an
  * attempt finishes, at the next due time, and once a minute at most while idle (entries written
  * by another process, such as the CLI). Timers are unref()'d. Each webhook has at most
  * webhooks.concurrency requests in flight, so a slow endpoint holds back only its own entries;
@@ -17,7 +17,6 @@ import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
 import { WorkLoop } from '../queue/work-loop.js';
 import type { Store } from '../store/env.js';
-import type { OutboxSignal } from '../store/outbox-signal.js';
 import { claimDueInTxn, outboxKeyOf, recordAttempt, type Claim } from '../store/webhook-outbox.js';
 import { postWebhook, type PostFn, type PostResult } from './http-post.js';
 import { pinnedAgents, type PinnedAgents } from './pinned-agent.js';
@@ -29,9 +28,8 @@ import { settledWithin } from '../domain/settle.js';
 export type WebhookDispatcherSettings = Pick<Config, 'webhooks'> & { shutdown: Pick<Config['shutdown'], 'graceMs'> };
 
 export interface WebhookDispatcherOptions {
+  /** Its signal (store.outbox) wakes the dispatcher when a transaction put entries. */
   store: Store;
-  /** The store's signal (the one given to it in daemon.ts): entries were written. */
-  outbox: OutboxSignal;
   config: WebhookDispatcherSettings;
   targets: WebhookTargets;
   logger: Logger;
@@ -100,7 +98,7 @@ export class WebhookDispatcher {
     this.running = true;
     this.stopping = false;
     this.agents = pinnedAgents({ keepAlive: true });
-    this.unsubscribe = this.o.outbox.subscribe(() => this.notify());
+    this.unsubscribe = this.o.store.outbox.subscribe(() => this.notify());
     this.loop.start();
   }
 
