@@ -167,7 +167,8 @@ export class Daemon {
       publicUrl: this.publicUrl,
       onQueued: (messages) => {
         for (const m of messages) metrics.recordAccepted(m.record.deliveryType, m.record.recipients.length);
-        this.delivery.notify();
+        // Messages to sign have no due jobs yet: onReady tells delivery once they are signed.
+        if (messages.some((m) => !m.signingDomain)) this.delivery.notify();
       },
       // Messages signed after their commit (submission/signing.ts): their jobs are due now.
       onReady: () => this.delivery.notify(),
