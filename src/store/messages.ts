@@ -17,6 +17,7 @@ import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
 import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
 import { queueMessageInTxn } from './message-query.js';
+import { putDueInTxn } from './queue.js';
 import { putPendingSignatureInTxn } from './signing.js';
 import { addSuppressionInTxn } from './suppressions.js';
 
@@ -130,9 +131,8 @@ function putJobInTxn(store: Store, o: { r: AcceptedMessage['record']; domain: st
   };
   dbsOf(store).jobs.put(job.id, job);
   dbsOf(store).messageJobs.put([r.id, job.id], 1);
-  // The value is the recipient domain, so a lease scan can skip a busy domain's jobs
-  // without reading them (store/queue.ts).
-  if (o.due) dbsOf(store).jobsDue.put([now.getTime(), job.id], job.domain);
+  // dueMs(job) is now.getTime(): dueAt is now's ISO string, which keeps its milliseconds.
+  if (o.due) putDueInTxn(store, job);
 }
 
 /** Sandbox: nothing leaves the machine; outcomes are simulated (DESIGN.md). */

@@ -128,8 +128,16 @@ export function requeueInTxn(store: Store, job: DeliveryJob, dueAtMs: number, ch
   const { leaseUntil: _dropped, ...rest } = job;
   const queued: DeliveryJob = { ...rest, ...changes, state: 'queued', dueAt: new Date(dueAtMs).toISOString() };
   dbsOf(store).jobs.put(job.id, queued);
-  dbsOf(store).jobsDue.put([dueAtMs, job.id], job.domain);
+  putDueInTxn(store, queued);
   return queued;
+}
+
+/**
+ * Inside a write: the job's jobsDue entry, [dueMs(job), id]. The value is the recipient domain,
+ * so a lease scan can skip a busy domain's jobs without reading them.
+ */
+export function putDueInTxn(store: Store, job: DeliveryJob): void {
+  dbsOf(store).jobsDue.put([dueMs(job), job.id], job.domain);
 }
 
 export function leaseMs(job: DeliveryJob): number {

@@ -9,7 +9,7 @@
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { jobsOfMessage } from './message-jobs.js';
-import { dueMs } from './queue.js';
+import { putDueInTxn } from './queue.js';
 
 /** Who signs: the message's account and the d= domain whose current key is used. */
 export interface PendingSignature {
@@ -66,7 +66,7 @@ function storeSignedInTxn(store: Store, messageId: string, signed: Uint8Array): 
   let released = 0;
   for (const job of jobsOfMessage(store, messageId)) {
     if (job.state !== 'queued') continue;
-    dbs.jobsDue.put([dueMs(job), job.id], job.domain);
+    putDueInTxn(store, job);
     released++;
   }
   return released;
