@@ -7,7 +7,8 @@
 import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection/index.js';
 import type { AttemptResult, RecipientResult } from '../domain/delivery-result.js';
-import { classifyReply, parseReply, type DeliveryPhase, type ParsedReply } from '../domain/smtp-reply.js';
+import type { DeliveryPhase } from '../domain/delivery-outcome.js';
+import { classifyReply, parseReply, type ParsedReply } from '../domain/smtp-reply.js';
 
 export interface Target {
   /** MX host name (SNI, logs), or the domain itself for an implicit MX. */

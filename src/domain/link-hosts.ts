@@ -8,8 +8,6 @@
 import type { ExpectedRecord } from './return-path.js';
 import type { LinkHostKind, SendingDomain } from './sending-domain.js';
 
-export type { LinkHostKind } from './sending-domain.js';
-
 export interface LinkHostLabels {
   trackingLabel: string;
   unsubscribeLabel: string;

@@ -22,11 +22,6 @@
 import { BOUNCE_RULES, type BounceRule } from './bounce-rules.js';
 import type { BounceCategory, BounceType, DeliveryPhase, Outcome } from './delivery-outcome.js';
 
-// The vocabulary lives in delivery-outcome.ts, which the rules table imports too (a file of its
-// own, so the table and this classifier do not import each other); callers keep finding it here.
-export { BOUNCE_CATEGORIES } from './delivery-outcome.js';
-export type { BounceCategory, BounceType, DeliveryPhase, Outcome } from './delivery-outcome.js';
-
 export interface ReplyInput {
   /** Basic reply code (RFC 5321 4.2); absent for local failures (no reply was received). */
   code?: number;

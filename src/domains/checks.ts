@@ -4,9 +4,8 @@
  * SERVFAIL, timeout... a temporary condition that must not mark anything failed).
  */
 import { dkimRecordMatches } from '../domain/dkim-record.js';
-import type { LinkHostKind } from '../domain/link-hosts.js';
 import { mxPointsTo, sameHost, spfAuthorizes, type ExpectedRecord } from '../domain/return-path.js';
-import type { CheckOutcome, CheckResults, DomainKey, SendingDomain } from '../domain/sending-domain.js';
+import type { CheckOutcome, CheckResults, DomainKey, LinkHostKind, SendingDomain } from '../domain/sending-domain.js';
 import type { DnsAnswer, MxRecord } from '../dns/resolver.js';
 
 /** The lookups verification needs (DnsResolver has them). */

@@ -5,7 +5,8 @@
  * 3463 code) and the Diagnostic-Code (2.3.6, "smtp; 550 5.1.1 ..."). "delayed", "delivered",
  * "relayed" and "expanded" blocks are informational and ignored.
  */
-import { classifyReply, parseReply, type BounceCategory } from '../domain/smtp-reply.js';
+import type { BounceCategory } from '../domain/delivery-outcome.js';
+import { classifyReply, parseReply } from '../domain/smtp-reply.js';
 import { addressOf, fieldBlocks, type Report } from './report.js';
 
 export interface DsnBounce {

@@ -6,9 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { AppError } from '../domain/errors.js';
-import type { LinkHostKind } from '../domain/link-hosts.js';
 import type { ExpectedRecord } from '../domain/return-path.js';
-import { applyCheck, needsRecheck, newRecordState, type CheckResults, type DkimAlgorithm, type DomainKey, type SendingDomain } from '../domain/sending-domain.js';
+import { applyCheck, needsRecheck, newRecordState, type CheckResults, type DkimAlgorithm, type DomainKey, type LinkHostKind, type SendingDomain } from '../domain/sending-domain.js';
 import { dkimHost } from '../domain/dkim-record.js';
 import { getChannel, getChannelRecord } from './channel-records.js';
 import { dbsOf } from './databases.js';

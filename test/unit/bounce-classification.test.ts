@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BOUNCE_RULES } from '../../src/domain/bounce-rules.js';
-import { BOUNCE_CATEGORIES, classifyRawReply, classifyReply, parseReply, type DeliveryPhase } from '../../src/domain/smtp-reply.js';
+import { BOUNCE_CATEGORIES, type DeliveryPhase } from '../../src/domain/delivery-outcome.js';
+import { classifyRawReply, classifyReply, parseReply } from '../../src/domain/smtp-reply.js';
 
 interface Fixture {
   provider: string;
