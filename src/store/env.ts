@@ -56,7 +56,12 @@ export class Store {
     fs.mkdirSync(this.path, { recursive: true, mode: 0o700 });
     let root: RootDatabase<any, any>;
     try {
-      root = open({ path: this.path, maxDbs: 64, readOnly: this.opts.readOnly ?? false });
+      // overlappingSync off: a commit resolves once LMDB's own commit has synced it (RFC 5321
+      // §6.1: the 250 means the message is on disk). With lmdb-js's overlapping sync the flush
+      // is a second promise that belongs to whichever batch is filling when it is asked for; a
+      // write queued while a failing batch (full disk) runs gets that batch's flush promise,
+      // which is never settled, and its request hangs although its own commit succeeded.
+      root = open({ path: this.path, maxDbs: 64, overlappingSync: false, readOnly: this.opts.readOnly ?? false });
     } catch (err) {
       throw asDamaged(this.file, err);
     }
@@ -177,16 +182,10 @@ export class Store {
   }
 
   private async commit<T>(root: RootDatabase<any, any>, fn: () => T): Promise<T> {
-    const committed = root.childTransaction(fn as () => any) as Promise<T>;
-    // `flushed` follows whichever batch is being filled when it is asked for: asked now, it is
-    // the batch of this write. Asked after the commit, it could be a later batch, and a later
-    // batch that fails (full disk) never resolves it, which would hang this write.
-    const flushed = new Promise<unknown>((resolve, reject) => root.flushed.then(resolve, reject));
-    flushed.catch(() => undefined); // a failed commit is reported through `committed`
     try {
-      const result = await committed;
-      await flushed;
-      return result;
+      // Without overlapping sync (see start()), the child transaction's promise resolves after
+      // the batch holding it was committed and synced, and rejects if that batch failed.
+      return (await root.childTransaction(fn as () => any)) as T;
     } catch (err) {
       throw await commitFailure(err);
     }
