@@ -91,9 +91,22 @@ describe('a full disk', () => {
   });
 
   it('refuses SMTP DATA with 452 4.3.1 while full', async () => {
-    const err = await smtpSend().catch((e) => e);
-    expect(err.responseCode, String(err)).toBe(452);
-    expect(err.response).toMatch(/^452 4\.3\.1 /);
+    // As above, a message may still fit in pages LMDB freed meanwhile (signed bodies replace
+    // unsigned ones): it is acknowledged and counted, and the next one is refused.
+    for (let i = 0; i < 10; i++) {
+      const sent = await smtpSend().then(
+        (info) => ({ info, err: undefined }),
+        (err) => ({ info: undefined, err }),
+      );
+      if (sent.info) {
+        accepted.push(/queued as ([0-9a-f-]{36})/.exec(sent.info.response)![1]);
+        continue;
+      }
+      expect(sent.err.responseCode, String(sent.err)).toBe(452);
+      expect(sent.err.response).toMatch(/^452 4\.3\.1 /);
+      return;
+    }
+    throw new Error('ten SMTP messages were accepted on a full disk');
   });
 
   it('keeps serving reads and health checks while full', async () => {
