@@ -17,6 +17,7 @@ import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
 import { examineDataFolder, markerDate, writeMarker } from './marker.js';
 import { OutboxSignal } from './outbox-signal.js';
 import { RESTORE_HINT, StoreProblem } from './problems.js';
+import { WriteScope } from './write-scope.js';
 
 export interface StoreOptions {
   dataDir: string;
@@ -34,6 +35,7 @@ export class Store {
   private accepting = false;
   private stopping: Promise<void> | null = null;
   private readonly pending = new Set<Promise<unknown>>();
+  private scope: WriteScope | null = null;
 
   /** Notified by the outbox writer (store/webhook-outbox.ts) inside the writing transaction;
    *  the webhook dispatcher of this store subscribes to it. */
@@ -185,9 +187,30 @@ export class Store {
     try {
       // Without overlapping sync (see start()), the child transaction's promise resolves after
       // the batch holding it was committed and synced, and rejects if that batch failed.
-      return (await root.childTransaction(fn as () => any)) as T;
+      return (await root.childTransaction(() => this.inScope(fn) as any)) as T;
     } catch (err) {
       throw await commitFailure(err);
+    }
+  }
+
+  /**
+   * The deferred work of the write whose callback is running now (store/write-scope.ts); null
+   * outside one. Callbacks run one at a time on this thread, so there is at most one.
+   */
+  get writeScope(): WriteScope | null {
+    return this.scope;
+  }
+
+  /** fn, then what it deferred, in the same child transaction. */
+  private inScope<T>(fn: () => T): T {
+    const scope = new WriteScope();
+    this.scope = scope;
+    try {
+      const result = fn();
+      scope.flush();
+      return result;
+    } finally {
+      this.scope = null;
     }
   }
 

@@ -4,8 +4,9 @@
  * maintained in the same transaction as the event itself; removeEventInTxn (retention) is its
  * mirror image.
  *
- * Sequence numbers: `seq` comes from meta 'eventSeq' inside the write transaction, so the
- * committed seqs always form one contiguous run [eventFloor, eventSeq] (a rolled-back
+ * Sequence numbers: `seq` comes from meta 'eventSeq' inside the write transaction (read once
+ * per write and written once at its end, see eventLogMeta), so the committed seqs always form
+ * one contiguous run [eventFloor, eventSeq] (a rolled-back
  * transaction gives its numbers back; retention removes from the low end only). A reader's
  * snapshot is therefore prefix-closed, which is what makes `after` paging gap-free.
  *
@@ -21,21 +22,59 @@ import { KEY_MAX } from './layout.js';
 import { countEventInTxn } from './stats.js';
 import { enqueueWebhookEventsInTxn } from './webhook-outbox.js';
 
+/**
+ * The meta values every append moves. Inside a write they are read once and written once at its
+ * end (store/write-scope.ts): a broadcast batch appends 400 events in one write.
+ */
+interface EventLogMeta {
+  seq: number;
+  clockMs: number | undefined;
+}
+
+const EVENT_LOG = 'eventLog';
+
+function readEventLogMeta(store: Store): EventLogMeta {
+  const meta = dbsOf(store).meta;
+  return { seq: (meta.get('eventSeq') as number | undefined) ?? 0, clockMs: meta.get('eventClockMs') as number | undefined };
+}
+
+function writeEventLogMeta(store: Store, was: EventLogMeta, now: EventLogMeta): void {
+  const meta = dbsOf(store).meta;
+  if (now.seq !== was.seq) meta.put('eventSeq', now.seq);
+  if (now.clockMs !== was.clockMs) meta.put('eventClockMs', now.clockMs);
+}
+
+/** This write's event log meta (deferred), or, outside a write scope, a copy written at once by append. */
+function eventLogMeta(store: Store): { log: EventLogMeta; deferred: boolean } {
+  const scope = store.writeScope;
+  if (!scope) return { log: readEventLogMeta(store), deferred: false };
+  const part = scope.part(
+    EVENT_LOG,
+    () => {
+      const was = readEventLogMeta(store);
+      return { was, log: { ...was } };
+    },
+    (p) => writeEventLogMeta(store, p.was, p.log),
+  );
+  return { log: part.log, deferred: true };
+}
+
 /** Must run inside Store.write(). Returns the event with its sequence number. */
 export function appendEventInTxn(store: Store, event: Omit<EventRecord, 'seq'>): EventRecord {
   const db = dbsOf(store);
   const timeMs = eventTimeMs(event);
-  const seq = ((db.meta.get('eventSeq') as number | undefined) ?? 0) + 1;
-  db.meta.put('eventSeq', seq);
+  const { log, deferred } = eventLogMeta(store);
+  const before = deferred ? null : { ...log };
+  const seq = ++log.seq;
   const record: EventRecord = { seq, ...event };
   db.events.put(seq, record);
   db.messageEvents.put([event.messageId, seq], timeMs);
   for (const key of indexKeysOf(record)) db.eventIndex.put(key, timeMs);
-  const clock = db.meta.get('eventClockMs') as number | undefined;
-  if (clock === undefined || timeMs > clock) {
-    db.meta.put('eventClockMs', timeMs);
+  if (log.clockMs === undefined || timeMs > log.clockMs) {
+    log.clockMs = timeMs;
     db.eventClock.put([timeMs, seq], 1);
   }
+  if (before) writeEventLogMeta(store, before, log);
   countEventInTxn(store, record, timeMs);
   // Webhooks: the outbox entries commit with the event (store/webhook-outbox.ts).
   enqueueWebhookEventsInTxn(store, record);
@@ -57,7 +96,9 @@ export function removeEventInTxn(store: Store, e: EventRecord): void {
 
 /** The last seq given out (0: none yet). */
 export function lastEventSeq(store: Store): number {
-  return (dbsOf(store).meta.get('eventSeq') as number | undefined) ?? 0;
+  // Inside a write that appended events, the deferred value is the current one.
+  const deferred = store.writeScope?.peek<{ log: EventLogMeta }>(EVENT_LOG);
+  return deferred ? deferred.log.seq : ((dbsOf(store).meta.get('eventSeq') as number | undefined) ?? 0);
 }
 
 /** The lowest seq retention has not removed. */

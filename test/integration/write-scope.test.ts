@@ -1,0 +1,113 @@
+/**
+ * A write defers the event log's meta values and the statistics counters to its end
+ * (store/write-scope.ts). The same events must leave the same answers whether they come one per
+ * write or hundreds in one, and a write that throws must leave nothing of what it deferred.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventRecord } from '../../src/domain/types.js';
+import { Store } from '../../src/store/env.js';
+import { appendEventInTxn, firstSeqAtClock, lastEventSeq } from '../../src/store/events.js';
+import { statisticsSeries, statisticsTotals } from '../../src/store/stats.js';
+import { TAGS, rng } from '../support/events.js';
+
+const HOUR = 3_600_000;
+const START = Date.UTC(2026, 2, 1, 22, 0, 0);
+const ACCOUNT = randomUUID();
+const CHANNELS = [randomUUID(), randomUUID()];
+
+/** Messages with a life: processed, then delivered or bounced (some bounced after a delivery), opens, clicks. */
+function drafts(count: number, seed: number): Omit<EventRecord, 'seq'>[] {
+  const rand = rng(seed);
+  const out: Omit<EventRecord, 'seq'>[] = [];
+  const types = ['processed', 'delivered', 'bounced', 'opened', 'clicked', 'bounced', 'complained', 'accepted'] as const;
+  for (let i = 0; out.length < count; i++) {
+    const messageId = randomUUID();
+    const recipients = ['ann@example.net', 'Bob@example.org', 'cy@example.com'].filter(() => rand() < 0.6);
+    const base = {
+      accountId: ACCOUNT,
+      channelId: CHANNELS[i % 2]!,
+      messageId,
+      mailType: rand() < 0.5 ? ('transactional' as const) : ('broadcast' as const),
+      mailSource: 'api' as const,
+      subject: 's',
+      tags: TAGS.filter(() => rand() < 0.4),
+      metadata: {},
+      details: {},
+    };
+    for (const eventType of types.filter(() => rand() < 0.7)) {
+      // Spread over two days and across midnight, some stamped late.
+      const ms = START + Math.floor(rand() * 30 * HOUR) - (rand() < 0.1 ? 10 * 60_000 : 0);
+      out.push({ ...base, eventType, timestamp: new Date(ms).toISOString(), recipients: recipients.length > 0 ? recipients : ['dee@example.net'] });
+    }
+  }
+  return out.slice(0, count);
+}
+
+/** Everything the readers can tell about the counters and the log's meta. */
+function answers(store: Store) {
+  const scopes = [{}, { channelIds: [CHANNELS[0]!] }, { tags: ['welcome'] }, { tags: ['billing', 'news'] }, { channelIds: [CHANNELS[1]!], tags: TAGS }];
+  const edges = Array.from({ length: 33 }, (_, i) => START - 2 * HOUR + i * HOUR);
+  return {
+    last: lastEventSeq(store),
+    clock: edges.map((ms) => firstSeqAtClock(store, ms)),
+    totals: scopes.map((s) => statisticsTotals(store, { accountId: ACCOUNT, fromDay: 0, toDay: Number.MAX_SAFE_INTEGER, ...s })),
+    series: scopes.map((s) => statisticsSeries(store, { accountId: ACCOUNT, edgesMs: edges, ...s })),
+  };
+}
+
+describe('deferred counters and event log meta', () => {
+  const dirs: string[] = [];
+  const stores: Store[] = [];
+  const open = async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-write-scope-'));
+    dirs.push(dir);
+    const store = new Store({ dataDir: dir });
+    await store.start();
+    stores.push(store);
+    return store;
+  };
+  const events = drafts(600, 7);
+  let one: Store;
+  let batched: Store;
+
+  beforeAll(async () => {
+    one = await open();
+    batched = await open();
+    for (const d of events) await one.write(() => appendEventInTxn(one, d));
+    for (let i = 0; i < events.length; i += 250) await batched.write(() => events.slice(i, i + 250).forEach((d) => appendEventInTxn(batched, d)));
+  });
+
+  afterAll(async () => {
+    for (const s of stores) await s.stop();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('gives the same totals, series, seqs and clock for events one per write and 250 per write', () => {
+    const a = answers(one);
+    expect(a.last).toBe(events.length);
+    expect(a.totals[0]!.transactional.sent + a.totals[0]!.broadcast.sent).toBeGreaterThan(0);
+    expect(answers(batched)).toEqual(a);
+  });
+
+  it('sees its own seqs inside the write, and a write that throws leaves neither seqs nor counters behind', async () => {
+    const before = answers(batched);
+    const inside: number[] = [];
+    await expect(
+      batched.write(() => {
+        for (const d of events.slice(0, 50)) {
+          appendEventInTxn(batched, d);
+          inside.push(lastEventSeq(batched));
+        }
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(inside).toEqual(Array.from({ length: 50 }, (_, i) => events.length + i + 1));
+    expect(answers(batched)).toEqual(before);
+    const next = await batched.write(() => appendEventInTxn(batched, events[0]!));
+    expect(next.seq).toBe(events.length + 1);
+  });
+});
