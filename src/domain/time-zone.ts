@@ -6,8 +6,9 @@
 
 /**
  * The formatter that reads wall-clock parts in a zone. Building one costs far more than using
- * it, so each exported function builds one and hands it down, rather than a module-level cache
- * (no state outlives a call). Throws a RangeError for a zone Intl does not know.
+ * it (tens of µs against a few), so a request builds one ZoneCalendar and asks it everything,
+ * rather than a module-level cache (no state outlives a request). Throws a RangeError for a zone
+ * Intl does not know.
  */
 function formatter(zone: string): Intl.DateTimeFormat {
   return new Intl.DateTimeFormat('en-US', {
@@ -22,13 +23,43 @@ function formatter(zone: string): Intl.DateTimeFormat {
   });
 }
 
-/** True for a zone name Intl knows (IANA names and links such as "UTC", "US/Eastern"). */
-export function isTimeZone(zone: string): boolean {
-  try {
-    formatter(zone);
-    return true;
-  } catch {
-    return false;
+/** The calendar days of one zone, with its formatter built once. */
+export class ZoneCalendar {
+  private constructor(private readonly fmt: Intl.DateTimeFormat) {}
+
+  /** Null for a zone Intl does not know (IANA names and links such as "UTC", "US/Eastern" are known). */
+  static of(zone: string): ZoneCalendar | null {
+    try {
+      return new ZoneCalendar(formatter(zone));
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The edges of the zone's calendar days from the day holding fromMs to the day holding toMs:
+   * n + 1 instants for n days, day i being [edges[i], edges[i + 1]).
+   */
+  dayEdges(fromMs: number, toMs: number): number[] {
+    const fmt = this.fmt;
+    const first = localTime(fmt, fromMs);
+    const last = localTime(fmt, toMs);
+    const lastWall = Date.UTC(last.y, last.m - 1, last.d);
+    const offsets = new MidnightOffsets(fmt);
+    const edges: number[] = [];
+    for (let i = 0; ; i++) {
+      const date = new Date(Date.UTC(first.y, first.m - 1, first.d + i));
+      const wall = date.getTime();
+      edges.push(dayStartMs(fmt, offsets, date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()));
+      if (wall > lastWall) return edges;
+    }
+  }
+
+  /** Number of calendar days dayEdges would return, without computing the edges. */
+  dayCount(fromMs: number, toMs: number): number {
+    const a = localTime(this.fmt, fromMs);
+    const b = localTime(this.fmt, toMs);
+    return Math.round((Date.UTC(b.y, b.m - 1, b.d) - Date.UTC(a.y, a.m - 1, a.d)) / 86_400_000) + 1;
   }
 }
 
@@ -94,31 +125,4 @@ function dayStartMs(fmt: Intl.DateTimeFormat, offsets: MidnightOffsets, y: numbe
     if (t.y === y && t.m === m && t.d === d && c < best) best = c;
   }
   return Number.isFinite(best) ? best : wall - offsetMs(fmt, wall);
-}
-
-/**
- * The edges of the zone's calendar days from the day holding fromMs to the day holding toMs:
- * n + 1 instants for n days, day i being [edges[i], edges[i + 1]).
- */
-export function zoneDayEdges(zone: string, fromMs: number, toMs: number): number[] {
-  const fmt = formatter(zone);
-  const first = localTime(fmt, fromMs);
-  const last = localTime(fmt, toMs);
-  const lastWall = Date.UTC(last.y, last.m - 1, last.d);
-  const offsets = new MidnightOffsets(fmt);
-  const edges: number[] = [];
-  for (let i = 0; ; i++) {
-    const date = new Date(Date.UTC(first.y, first.m - 1, first.d + i));
-    const wall = date.getTime();
-    edges.push(dayStartMs(fmt, offsets, date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()));
-    if (wall > lastWall) return edges;
-  }
-}
-
-/** Number of calendar days zoneDayEdges would return, without computing the edges. */
-export function zoneDayCount(zone: string, fromMs: number, toMs: number): number {
-  const fmt = formatter(zone);
-  const a = localTime(fmt, fromMs);
-  const b = localTime(fmt, toMs);
-  return Math.round((Date.UTC(b.y, b.m - 1, b.d) - Date.UTC(a.y, a.m - 1, a.d)) / 86_400_000) + 1;
 }

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FieldErrorList } from '../../domain/errors.js';
 import type { Principal } from '../../domain/types.js';
-import { isTimeZone, zoneDayCount, zoneDayEdges } from '../../domain/time-zone.js';
+import { ZoneCalendar } from '../../domain/time-zone.js';
 import type { Store } from '../../store/env.js';
 import type { StatTotals } from '../../store/stats.js';
 import { daySeries, hourSeries, totals as statisticsTotals, type StatisticsScope } from '../../statistics/queries.js';
@@ -84,18 +84,19 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
    * hours on daylight-saving changes.
    */
   const daily = async (req: FastifyRequest) => {
-    let zone = 'UTC';
+    // One calendar (one Intl formatter, the costly part) for the whole request.
+    let calendar = null as ZoneCalendar | null;
     const s = parseScope(store, req, (q, errors, r) => {
-      if (typeof q.timezone === 'string') {
-        if (isTimeZone(q.timezone)) zone = q.timezone;
-        else errors.add('/timezone', 'invalid_value', 'must be an IANA time zone name, such as Europe/Berlin');
+      calendar = ZoneCalendar.of(typeof q.timezone === 'string' ? q.timezone : 'UTC');
+      if (!calendar) {
+        errors.add('/timezone', 'invalid_value', 'must be an IANA time zone name, such as Europe/Berlin');
+        return;
       }
-      if (zone !== q.timezone && q.timezone !== undefined) return;
       const { fromMs, toMs } = seriesRange(r, 29 * DAY_MS);
-      if (fromMs <= toMs && zoneDayCount(zone, fromMs, toMs) > MAX_DAILY_POINTS) errors.add('/from', 'range_too_long', `must be at most ${MAX_DAILY_POINTS} days before to`);
+      if (fromMs <= toMs && calendar.dayCount(fromMs, toMs) > MAX_DAILY_POINTS) errors.add('/from', 'range_too_long', `must be at most ${MAX_DAILY_POINTS} days before to`);
     });
     const { fromMs, toMs } = seriesRange(s, 29 * DAY_MS);
-    const edges = zoneDayEdges(zone, fromMs, toMs);
+    const edges = calendar!.dayEdges(fromMs, toMs);
     return seriesAnswer(edges, daySeries(store, s, edges));
   };
 
