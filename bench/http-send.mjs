@@ -8,19 +8,23 @@
  *   - Postfix "intake while relaying": the shared bench-postfix.sh (relays to smtp-sink as it
  *     accepts), as the peer README measures it.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import { startDns } from './lib/dns.mjs';
 import { composedMessage, sendPayload } from './lib/message.mjs';
 import { benchPostfix, deleteQueue, setHold, smtpSource } from './lib/postfix.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
+import { summarizeDir } from './lib/profile.mjs';
 import { best, fmt, ratio, table } from './lib/report.mjs';
 
 export const meta = {
   name: 'http',
   heading: 'HTTP send intake vs Postfix SMTP intake (bench/http-send.mjs)',
   needsPostfix: true,
-  options: { n: 3000, c: 20, rounds: 2 },
-  usage: '--n=3000 messages per round, --c=20 connections (HTTP) = sessions (smtp-source), --rounds=2 alternating rounds (best of each side is reported)',
+  options: { n: 3000, c: 20, rounds: 2, profile: false },
+  usage: '--n=3000 messages per round, --c=20 connections (HTTP) = sessions (smtp-source), --rounds=2 alternating rounds (best of each side is reported), --profile=false (daemon under node --cpu-prof; top frames of each thread on stderr)',
 };
 
 async function cannon(p, channelId, { amount, connections }) {
@@ -36,15 +40,17 @@ async function cannon(p, channelId, { amount, connections }) {
   return { ok, bad: result.non2xx + result.errors + result.timeouts, seconds: result.duration, rate: ok / result.duration, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
-export async function run({ n, c, rounds }, { progress, peer }) {
+export async function run({ n, c, rounds, profile }, { progress, peer }) {
   const length = (await composedMessage()).length;
   const dns = await startDns();
   publishSinkDomains(dns, 1);
   let p;
+  const profDir = profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-bench-prof-')) : null;
   const ourRounds = [];
   const heldRounds = [];
   try {
-    p = await startPostrider({ POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_DELIVERY_ENABLED: 'false' });
+    const nodeArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+    p = await startPostrider({ POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_DELIVERY_ENABLED: 'false' }, { nodeArgs });
     const sender = await setupSender(p, dns);
     progress(`postrider up (HTTP ${p.httpPort}); warm-up 500 requests`);
     await cannon(p, sender.channelId, { amount: 500, connections: c });
@@ -65,9 +71,10 @@ export async function run({ n, c, rounds }, { progress, peer }) {
     }
   } finally {
     await setHold(false);
-    await p?.stop();
+    await p?.stop(); // the profiles are written when the daemon exits
     await dns.close();
   }
+  if (profDir) printProfiles(profDir, progress);
   const ours = best(ourRounds);
   const held = best(heldRounds);
   progress(`Postfix intake while relaying: bench-postfix.sh ${c} ${n} ${length}`);
@@ -109,4 +116,16 @@ export async function run({ n, c, rounds }, { progress, peer }) {
       { measure: `HTTP send latency p50 / p99 (ms); Postfix: mean from Little's law`, postrider: `${ours.p50} / ${ours.p99}`, postfix: `${little(held.rate)} (mean)`, ratio: `${ratio(c / ours.rate, c / held.rate)} (mean / mean)` },
     ],
   };
+}
+
+/** The heaviest frames by self time of each thread's profile (the daemon's whole run, start-up and warm-up included). */
+function printProfiles(profDir, progress) {
+  for (const prof of summarizeDir(profDir)) {
+    progress(`profile ${prof.file}: ${fmt(prof.totalMs)} ms of samples`);
+    for (const [k, ms] of prof.self.filter(([k]) => !/^\((program|idle)\)/.test(k)).slice(0, 15)) {
+      progress(`  ${fmt(ms).padStart(7)} ms ${((ms / prof.totalMs) * 100).toFixed(1).padStart(5)}%  ${k}`);
+    }
+  }
+  if (process.env.BENCH_KEEP_DATA) progress(`CPU profiles kept in ${profDir}`);
+  else fs.rmSync(profDir, { recursive: true, force: true });
 }

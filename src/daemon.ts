@@ -167,8 +167,8 @@ export class Daemon {
       publicUrl: this.publicUrl,
       onQueued: (messages) => {
         for (const m of messages) metrics.recordAccepted(m.record.deliveryType, m.record.recipients.length);
-        // Messages to sign have no due jobs yet: onReady tells delivery once they are signed.
-        if (messages.some((m) => !m.signingDomain)) this.delivery.notify();
+        // Messages to compose or sign have no due jobs yet: onReady tells delivery once they are finished.
+        if (messages.some((m) => !m.signingDomain && m.compose === undefined)) this.delivery.notify();
       },
       // Messages signed after their commit (submission/signing.ts): their jobs are due now.
       onReady: () => this.delivery.notify(),
@@ -243,6 +243,9 @@ export class Daemon {
       await this.startFoundation();
       await this.startComponent(resolverComponent(this.domainDns));
       await this.startComponent(this.pool);
+      // Its own stage, stopped before the pool and the store: its finishing stage composes and
+      // signs what waits before a graceful stop ends (submission/signing.ts).
+      this.beginStage();
       await this.startComponent(this.submission);
       await this.startComponent(resolverComponent(this.deliveryDns));
       // Stage 2, delivery, observers, background work and ingress: stopped together, at once, on

@@ -4,9 +4,11 @@
  * events are committed in one durable transaction. When commitMessages resolves, the messages
  * are on disk: only then does the API answer 200 or SMTP 250.
  *
- * A message to be DKIM-signed is committed unsigned, with an `unsigned` entry, and its jobs are
- * not yet due: the signing stage signs it after the commit and releases them (store/signing.ts),
- * so the answer does not wait for the RSA signature and a crash in between loses nothing.
+ * A message to be composed or DKIM-signed is committed as it is, with an `unsigned` entry, and its
+ * jobs are not yet due: the finishing stage composes and signs it after the commit and releases
+ * them (store/signing.ts), so the answer waits for neither and a crash in between loses nothing.
+ * An API send is committed as its normalized request (`compose`) without a body: the record then
+ * has what intake knew (no rendered html or text of a template, an estimated size) until then.
  */
 import { randomUUID } from 'node:crypto';
 import { domainOf } from '../domain/address.js';
@@ -23,7 +25,13 @@ import { addSuppressionInTxn } from './suppressions.js';
 
 export interface AcceptedMessage {
   record: Omit<MessageRecord, 'openJobs' | 'status'>;
-  body: Uint8Array;
+  /** The message as it is sent (before the signature); absent when `compose` is given. */
+  body?: Uint8Array;
+  /**
+   * The normalized request the message is composed from after the commit (submission/finishing.ts),
+   * kept in the `unsigned` entry until the finished body replaces it.
+   */
+  compose?: unknown;
   /**
    * The DKIM d= domain to sign for after the commit (its key is looked up when signing); the
    * body is then stored unsigned and the jobs wait for the signature. Absent: sent as it is.
@@ -74,8 +82,15 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const byDomain = live ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
   const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size };
   dbsOf(store).messages.put(r.id, record);
-  dbsOf(store).bodies.put(r.id, Buffer.from(m.body));
-  if (m.signingDomain) putPendingSignatureInTxn(store, r.id, { accountId: r.accountId, domain: m.signingDomain });
+  if (m.body) dbsOf(store).bodies.put(r.id, Buffer.from(m.body));
+  const pending = m.signingDomain !== undefined || m.compose !== undefined;
+  if (pending) {
+    putPendingSignatureInTxn(store, r.id, {
+      accountId: r.accountId,
+      ...(m.signingDomain !== undefined && { domain: m.signingDomain }),
+      ...(m.compose !== undefined && { compose: m.compose }),
+    });
+  }
 
   const base = eventBase(r);
   const ts = now.toISOString();
@@ -84,7 +99,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
 
   if (live) {
     queueMessageInTxn(store, accepted);
-    for (const [domain, recipients] of byDomain) putJobInTxn(store, { r, domain, recipients, now, due: !m.signingDomain });
+    for (const [domain, recipients] of byDomain) putJobInTxn(store, { r, domain, recipients, now, due: !pending });
   } else {
     simulateOutcomesInTxn(store, m, base, ts);
   }
@@ -112,7 +127,7 @@ function recipientsByDomain(recipients: readonly string[]): Map<string, string[]
   return byDomain;
 }
 
-/** `due: false`: the job waits for its message's signature outside jobsDue (store/signing.ts puts it in). */
+/** `due: false`: the job waits for its message to be finished outside jobsDue (store/signing.ts puts it in). */
 function putJobInTxn(store: Store, o: { r: AcceptedMessage['record']; domain: string; recipients: string[]; now: Date; due: boolean }): void {
   const { r, domain, recipients, now } = o;
   const ts = now.toISOString();

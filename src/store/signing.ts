@@ -1,8 +1,10 @@
 /**
- * Messages waiting for their DKIM signature (the `unsigned` database, layout.ts). A message is
- * committed unsigned with its entry here and its jobs outside jobsDue (messages.ts); the signing
- * stage (submission/signing.ts) reads the committed body, signs it in the worker pool and stores
- * the result with storeSignedBodies, which puts the jobs in jobsDue in the same transaction. The
+ * Messages waiting for the finishing stage (the `unsigned` database, layout.ts): composition and
+ * DKIM signature after the commit. A message is committed with its entry here and its jobs
+ * outside jobsDue (messages.ts); an API send is committed as its normalized request (the entry's
+ * `compose`, no body yet), an SMTP submission as the raw message to sign (`bodies`). The
+ * finishing stage (submission/signing.ts) composes and signs in the worker pool and stores the
+ * result with storeSignedBodies, which puts the jobs in jobsDue in the same transaction. The
  * entry goes only then, so whatever happens in between (a crash, a stop, a failed task), the
  * step is simply run again from what was committed.
  */
@@ -10,61 +12,84 @@ import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { jobsOfMessage } from './message-jobs.js';
 import { putDueInTxn } from './queue.js';
+import type { MessageRecord } from '../domain/types.js';
 
-/** Who signs: the message's account and the d= domain whose current key is used. */
+/**
+ * What is left to do: the message's account, the d= domain whose current key signs it (absent:
+ * sent unsigned), and the request to compose the message from (absent: the committed body is the
+ * message). The request is the submission's own data (submission/finishing.ts); the store keeps
+ * it as it was given.
+ */
 export interface PendingSignature {
   accountId: string;
-  domain: string;
+  domain?: string;
+  compose?: unknown;
 }
 
-/** Inside commitMessages' write: the message is to be signed after the commit. */
+/** Inside commitMessages' write: the message is to be finished after the commit. */
 export function putPendingSignatureInTxn(store: Store, messageId: string, p: PendingSignature): void {
   dbsOf(store).unsigned.put(messageId, p);
 }
 
-/** Every message still waiting for its signature (at start: those a stop or crash left behind). */
+/** Every message still waiting to be finished (at start: those a stop or crash left behind). */
 export function pendingSignatures(store: Store): string[] {
   return [...dbsOf(store).unsigned.getKeys({})].map((k) => String(k));
 }
 
-/** How many messages wait for their signature (the database's entry count: O(1), read per metrics scrape). */
+/** How many messages wait to be finished (the database's entry count: O(1), read per metrics scrape). */
 export function awaitingSignatureCount(store: Store): number {
   return (dbsOf(store).unsigned.getStats() as { entryCount: number }).entryCount;
 }
 
 /**
- * What to sign: the entry and the committed body; undefined when the message no longer waits.
- * The body is missing when the message went (channel purge, retention) before it was signed.
+ * What to finish: the entry and the committed body (SMTP); undefined when the message no longer
+ * waits. `gone`: the message went (channel purge, retention) before it was finished.
  */
-export function unsignedMessage(store: Store, messageId: string): (PendingSignature & { body: Buffer | undefined }) | undefined {
+export function unsignedMessage(store: Store, messageId: string): (PendingSignature & { body: Buffer | undefined; gone: boolean }) | undefined {
   const p = dbsOf(store).unsigned.get(messageId) as PendingSignature | undefined;
   if (!p) return undefined;
-  return { ...p, body: dbsOf(store).bodies.get(messageId) as Buffer | undefined };
+  const body = dbsOf(store).bodies.get(messageId) as Buffer | undefined;
+  const gone = dbsOf(store).messages.get(messageId) === undefined || (p.compose === undefined && body === undefined);
+  return { ...p, body, gone };
+}
+
+/** What composition learned that the record shows (message details): the rendered parts and the size. */
+export type ComposedFields = Partial<Pick<MessageRecord, 'html' | 'text' | 'size'>>;
+
+/** A finished message; an empty body only ends the wait of a message that is gone. */
+export interface FinishedMessage {
+  messageId: string;
+  body: Uint8Array;
+  record?: ComposedFields;
 }
 
 /**
- * Stores signed bodies, ends their wait and makes their messages' queued jobs due (their dueAt
- * is the commit time, so they are due at once), all in one write. A message that is gone (its
- * channel purged) only loses its entry; a job canceled meanwhile (a broadcast's cancel) stays
- * done; a message signed twice (a retry that raced) is stored once. Returns how many jobs
- * became due.
+ * Stores finished bodies (and what composition learned into the record), ends their wait and
+ * makes their messages' queued jobs due (their dueAt is the commit time, so they are due at
+ * once), all in one write. A message that is gone (its channel purged) only loses its entry; a
+ * job canceled meanwhile (a broadcast's cancel) stays done; a message finished twice (a retry
+ * that raced) is stored once. Returns how many jobs became due.
  */
-export async function storeSignedBodies(store: Store, signed: ReadonlyArray<{ messageId: string; body: Uint8Array }>): Promise<number> {
+export async function storeSignedBodies(store: Store, signed: readonly FinishedMessage[]): Promise<number> {
   return store.write(() => {
     let released = 0;
-    for (const s of signed) released += storeSignedInTxn(store, s.messageId, s.body);
+    for (const s of signed) released += storeSignedInTxn(store, s);
     return released;
   });
 }
 
-function storeSignedInTxn(store: Store, messageId: string, signed: Uint8Array): number {
+function storeSignedInTxn(store: Store, s: FinishedMessage): number {
   const dbs = dbsOf(store);
-  if (dbs.unsigned.get(messageId) === undefined) return 0;
-  dbs.unsigned.remove(messageId);
-  if (dbs.bodies.get(messageId) === undefined) return 0;
-  dbs.bodies.put(messageId, Buffer.from(signed.buffer, signed.byteOffset, signed.byteLength));
+  const pending = dbs.unsigned.get(s.messageId) as PendingSignature | undefined;
+  if (pending === undefined) return 0;
+  dbs.unsigned.remove(s.messageId);
+  const record = dbs.messages.get(s.messageId) as MessageRecord | undefined;
+  if (record === undefined) return 0;
+  if (pending.compose === undefined && dbs.bodies.get(s.messageId) === undefined) return 0;
+  dbs.bodies.put(s.messageId, Buffer.from(s.body.buffer, s.body.byteOffset, s.body.byteLength));
+  if (s.record) dbs.messages.put(s.messageId, { ...record, ...s.record });
   let released = 0;
-  for (const job of jobsOfMessage(store, messageId)) {
+  for (const job of jobsOfMessage(store, s.messageId)) {
     if (job.state !== 'queued') continue;
     putDueInTxn(store, job);
     released++;
@@ -72,7 +97,7 @@ function storeSignedInTxn(store: Store, messageId: string, signed: Uint8Array): 
   return released;
 }
 
-/** Whether the message was committed unsigned and is not signed yet. */
+/** Whether the message was committed to be finished (composed, signed) and is not finished yet. */
 export function awaitsSignature(store: Store, messageId: string): boolean {
   return dbsOf(store).unsigned.get(messageId) !== undefined;
 }

@@ -6,7 +6,7 @@
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../domain/errors.js';
 import { TaskError } from '../workers/errors.js';
 import type { WorkerPool } from '../workers/pool.js';
-import type { BuildRequest, BuildResult, DkimKeyRef, MessageBuilder } from './ports.js';
+import type { BuildRequest, BuildResult, DkimKeyRef, FinishRequest, FinishResult, MessageBuilder } from './ports.js';
 
 export class PoolMessageBuilder implements MessageBuilder {
   /** onSign: told how long each DKIM signature took (metrics). */
@@ -34,6 +34,22 @@ export class PoolMessageBuilder implements MessageBuilder {
     }
     return settled.map((s, i): PromiseSettledResult<BuildResult> => {
       return s.status === 'rejected' ? { status: 'rejected', reason: toAppError(s.reason, inputs[i]!.template ? '/template' : '') } : s;
+    });
+  }
+
+  async finish(inputs: FinishRequest[]): Promise<PromiseSettledResult<FinishResult>[]> {
+    let settled: Awaited<ReturnType<WorkerPool['finishMany']>>;
+    try {
+      settled = await this.pool.finishMany(inputs);
+    } catch (err) {
+      const reason = toAppError(err, '');
+      return inputs.map(() => ({ status: 'rejected', reason }));
+    }
+    return settled.map((s): PromiseSettledResult<FinishResult> => {
+      if (s.status === 'rejected') return { status: 'rejected', reason: toAppError(s.reason, '') };
+      const { signSeconds, ...result } = s.value;
+      if (signSeconds !== undefined) this.onSign(signSeconds);
+      return { status: 'fulfilled', value: result };
     });
   }
 

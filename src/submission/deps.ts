@@ -27,9 +27,9 @@ export interface SubmissionDeps {
   idempotency: IdempotencyGate;
   /** Called after messages were committed for delivery (the dispatcher looks at the queue now, metrics count them). */
   onQueued?: (messages: readonly AcceptedMessage[]) => void;
-  /** Called when messages committed unsigned were signed and their jobs became due (signing.ts). */
+  /** Called when messages committed unfinished were composed and signed and their jobs became due (signing.ts). */
   onReady?: () => void;
-  /** Signs what enqueue committed unsigned, after the commit (signing.ts; made by Submission). */
+  /** Composes and signs what enqueue committed unfinished, after the commit (signing.ts; made by Submission). */
   signing: SignatureQueue;
 }
 

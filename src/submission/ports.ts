@@ -27,9 +27,29 @@ export interface BuildRequest {
     messageId: string;
     date: string;
     listUnsubscribe?: { url: string; mailto?: string };
+    /** Shared part of the multipart boundaries: fixed, so that composing again gives the same bytes. */
+    baseBoundary?: string;
   };
   /** Tracking links, open pixel and unsubscribe, applied by the worker before signing. */
   engagement?: EngagementInput;
+  /** A template's subject as rendered at intake (template-check.ts): not rendered again. */
+  subject?: string;
+}
+
+/** One committed message for the finishing stage: composed from `build`, or `raw` as committed; signed when `dkim` is given. */
+export interface FinishRequest {
+  build?: BuildRequest;
+  raw?: Uint8Array;
+  dkim?: DkimKeyRef;
+}
+
+export interface FinishResult {
+  /** The message to deliver, composed and signed. */
+  raw: Uint8Array;
+  /** Composed messages only: the rendered parts and the byte length before the signature. */
+  html?: string;
+  text?: string;
+  size?: number;
 }
 
 export interface BuildResult {
@@ -49,6 +69,8 @@ export interface MessageBuilder {
   buildMany?(inputs: BuildRequest[]): Promise<PromiseSettledResult<BuildResult>[]>;
   /** DKIM-signs a message as it is (SMTP submissions); existing signatures are kept. */
   sign(input: { raw: Uint8Array; dkim: DkimKeyRef }): Promise<Uint8Array>;
+  /** Composes and signs committed messages in one pool task (the finishing stage), each settling on its own, in order. */
+  finish(inputs: FinishRequest[]): Promise<PromiseSettledResult<FinishResult>[]>;
 }
 
 export interface SenderDomain {

@@ -1,9 +1,13 @@
 /**
- * The signing stage: DKIM signatures (RFC 6376) are made after the commit, not before the 200 or
- * the 250. enqueue() hands it the ids of the messages it committed unsigned; it reads each
- * committed body, signs it in the worker pool with the domain's key of that moment, and stores
- * the signed body, which makes the message's jobs due (store/signing.ts). At start it signs what
- * a stop or a crash left unsigned, from what was committed.
+ * The finishing stage: MIME composition and DKIM signatures (RFC 6376) are made after the commit,
+ * not before the 200 or the 250. enqueue() hands it the ids of the messages it committed
+ * unfinished: an API send as its normalized request (transactional.ts), an SMTP submission as the
+ * raw message to sign (raw.ts). It reads what was committed, composes (when there is a request)
+ * and signs (with the domain's key of that moment) in the worker pool, several messages per pool
+ * task, and stores the finished body, which makes the message's jobs due (store/signing.ts). At
+ * start it finishes what a stop or a crash left, from what was committed: composing is
+ * deterministic given the request (Message-ID, Date and multipart boundaries are fixed at intake),
+ * so the body is the same whichever run makes it (the signature's own timestamp aside).
  *
  * The key is looked up when signing, not at intake: a key rotated in between is the one whose
  * DNS record receivers will find when the message arrives, while the replaced one may already
@@ -14,122 +18,211 @@
 import type { Logger } from 'pino';
 import { isAppError } from '../domain/errors.js';
 import type { Store } from '../store/env.js';
-import { pendingSignatures, storeSignedBodies, unsignedMessage } from '../store/signing.js';
-import type { DomainRegistry, MessageBuilder } from './ports.js';
+import { trackingSecret } from '../store/secrets.js';
+import { pendingSignatures, storeSignedBodies, unsignedMessage, type FinishedMessage } from '../store/signing.js';
+import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
+
+/**
+ * The request as committed: the engagement input without its HMAC key, which stays in the
+ * store's meta (secrets.ts) and is added back when composing.
+ */
+export type CommittedRequest = Omit<BuildRequest, 'engagement'> & { engagement?: Omit<NonNullable<BuildRequest['engagement']>, 'secret'> };
+
+/** What transactional.ts commits for a request (the tracking secret left out). */
+export function forStorage(req: BuildRequest): CommittedRequest {
+  if (!req.engagement) return req;
+  const { secret: _secret, ...engagement } = req.engagement;
+  return { ...req, engagement };
+}
 
 export interface SigningStageOptions {
   store: Store;
-  /** The worker pool's sign task (builder.ts), which reports each signature's time to the metrics. */
-  builder: Pick<MessageBuilder, 'sign'>;
+  /** The worker pool's finish task (builder.ts), which reports each signature's time to the metrics. */
+  builder: Pick<MessageBuilder, 'finish'>;
   domains: Pick<DomainRegistry, 'signingKey'>;
   logger: Logger;
-  /** Told when signed messages' jobs became due (the dispatcher looks at the queue). */
+  /** Told when finished messages' jobs became due (the dispatcher looks at the queue). */
   onReady?: () => void;
-  /** Signatures in the pool at once: enough to keep its threads busy, few enough that stop() is quick. */
+  /** Pool tasks at once: enough to keep its threads busy, few enough that stop() is quick. */
   concurrency?: number;
-  /** Wait before a failed signature is tried again. */
+  /** Messages per pool task at most: one hop to a thread costs about as much as composing a small message. */
+  batch?: number;
+  /** Wait before a failed message is tried again. */
   retryMs?: number;
+  /** At most this long, stop() finishes what waits. */
+  drainMs?: number;
 }
 
 /** A full store is retried soon and more slowly each time (as delivery's recordDurably does): space usually returns within seconds. */
 const FULL_RETRY_FIRST_MS = 250;
 const FULL_RETRY_MAX_MS = 10_000;
 
+/** One message of a pool task. */
+interface Job {
+  messageId: string;
+  request: FinishRequest;
+  composed: boolean;
+}
+
 export class SigningStage {
   private readonly waiting = new Set<string>();
   /** Failed tries per message since its last success, for the storage-full backoff. */
   private readonly tries = new Map<string, number>();
-  private readonly running = new Map<string, Promise<void>>();
+  /** Messages in a pool task or being stored now. */
+  private readonly running = new Set<string>();
+  private readonly tasks = new Set<Promise<void>>();
   private readonly concurrency: number;
+  private readonly batch: number;
   private readonly retryMs: number;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private started = false;
-  /** Signed bodies waiting for the next write: the signatures that finish together share one. */
-  private signed: Array<{ messageId: string; body: Uint8Array }> = [];
+  /** stop() is finishing what waits: failures are no longer retried. */
+  private stopping = false;
+  private readonly drainMs: number;
+  /** Finished bodies waiting for the next write: the tasks that finish together share one. */
+  private finished: FinishedMessage[] = [];
   private write: Promise<void> | null = null;
 
   constructor(private readonly o: SigningStageOptions) {
-    this.concurrency = o.concurrency ?? 16;
+    this.concurrency = o.concurrency ?? 4;
+    this.batch = o.batch ?? 32;
     this.retryMs = o.retryMs ?? 30_000;
+    this.drainMs = o.drainMs ?? 5_000;
   }
 
-  /** Picks up every message left unsigned by the last run. */
+  /** Picks up every message left unfinished by the last run. */
   async start(): Promise<void> {
     this.started = true;
     const left = pendingSignatures(this.o.store);
-    if (left.length > 0) this.o.logger.info({ messages: left.length }, 'signing messages committed before the last stop');
+    if (left.length > 0) this.o.logger.info({ messages: left.length }, 'finishing messages committed before the last stop');
     this.schedule(left);
   }
 
-  /** Stops taking work and waits for the signatures in the pool; what is left is signed at the next start. */
+  /**
+   * Finishes what waits, then stops: after a graceful stop (SIGTERM) every acknowledged message
+   * has its body, as when composition came before the 200. Bounded by drainMs; what is left then
+   * (and what fails meanwhile) is finished at the next start.
+   */
   async stop(): Promise<void> {
-    this.started = false;
-    this.waiting.clear();
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
+    this.stopping = true;
+    const deadline = Date.now() + this.drainMs;
+    while (this.started && this.tasks.size > 0 && Date.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, deadline - Date.now())));
+      await Promise.race([Promise.race(this.tasks), late]);
+      clearTimeout(timer);
+    }
+    this.started = false;
+    this.stopping = false;
+    this.waiting.clear();
     this.tries.clear();
-    await Promise.allSettled(this.running.values());
+    await Promise.allSettled(this.tasks);
   }
 
-  /** Messages committed unsigned a moment ago; ids already waiting or in the pool are not taken twice. */
+  /** Messages committed unfinished a moment ago; ids already waiting or in the pool are not taken twice. */
   schedule(messageIds: readonly string[]): void {
-    if (!this.started) return; // start() finds them in the store
+    if (!this.started || this.stopping) return; // start() finds them in the store
     for (const id of messageIds) if (!this.running.has(id)) this.waiting.add(id);
     this.pump();
   }
 
-  /** Messages waiting for a signature or being signed now (tests, metrics). */
+  /** Messages waiting to be finished or being finished now (tests, metrics). */
   get backlog(): number {
     return this.waiting.size + this.running.size;
   }
 
+  /** Hands waiting messages to the pool, up to `batch` per task: under load they gather while the tasks run. */
   private pump(): void {
-    for (const id of this.waiting) {
-      if (this.running.size >= this.concurrency) return;
-      this.waiting.delete(id);
-      const run = this.signOne(id)
-        .then(() => void this.tries.delete(id))
-        .catch((err: unknown) => this.failed(id, err))
+    while (this.started && this.tasks.size < this.concurrency && this.waiting.size > 0) {
+      const ids: string[] = [];
+      for (const id of this.waiting) {
+        if (ids.length >= this.batch) break;
+        ids.push(id);
+      }
+      for (const id of ids) {
+        this.waiting.delete(id);
+        this.running.add(id);
+      }
+      const task: Promise<void> = this.finishAll(ids)
+        .catch((err: unknown) => {
+          for (const id of ids) this.failed(id, err);
+        })
         .finally(() => {
-          this.running.delete(id);
+          for (const id of ids) this.running.delete(id);
+          this.tasks.delete(task);
           if (this.started) this.pump();
         });
-      this.running.set(id, run);
+      this.tasks.add(task);
     }
   }
 
-  /** Signs one committed message with its domain's current key (none any more: sent unsigned). */
-  private async signOne(messageId: string): Promise<void> {
-    const pending = unsignedMessage(this.o.store, messageId);
-    if (!pending) return;
-    // The message went before its signature: storing "nothing" only ends its wait.
-    if (!pending.body) return this.store({ messageId, body: new Uint8Array(0) });
-    const key = this.o.domains.signingKey({ accountId: pending.accountId, domainName: pending.domain });
-    if (!key) this.o.logger.warn({ messageId, domain: pending.domain }, 'the domain has no DKIM key any more: message sent unsigned');
-    const body = key ? await this.o.builder.sign({ raw: pending.body, dkim: key }) : pending.body;
-    await this.store({ messageId, body });
+  /** Finishes the messages in one pool task and stores them in one write; each failure is retried on its own. */
+  private async finishAll(ids: readonly string[]): Promise<void> {
+    const done: FinishedMessage[] = [];
+    const jobs: Job[] = [];
+    for (const id of ids) {
+      const job = this.jobOf(id, done);
+      if (job) jobs.push(job);
+    }
+    const settled = jobs.length > 0 ? await this.o.builder.finish(jobs.map((j) => j.request)) : [];
+    settled.forEach((s, i) => {
+      const { messageId, composed } = jobs[i]!;
+      if (s.status === 'rejected') return this.failed(messageId, s.reason);
+      const { raw, html, text, size } = s.value;
+      done.push({ messageId, body: raw, record: composed ? definedOnly({ html, text, size }) : undefined });
+    });
+    if (done.length === 0) return;
+    try {
+      await this.store(done);
+      for (const d of done) this.tries.delete(d.messageId);
+    } catch (err) {
+      for (const d of done) this.failed(d.messageId, err);
+    }
   }
 
-  /** Resolves when the body is stored, in one write with the others signed by then. */
-  private store(item: { messageId: string; body: Uint8Array }): Promise<void> {
-    this.signed.push(item);
+  /** The pool's work for one committed message; what needs none goes straight to `done`. */
+  private jobOf(messageId: string, done: FinishedMessage[]): Job | undefined {
+    const pending = unsignedMessage(this.o.store, messageId);
+    if (!pending) return undefined;
+    // The message went before it was finished: storing "nothing" only ends its wait.
+    if (pending.gone) return void done.push({ messageId, body: new Uint8Array(0) });
+    const key = pending.domain ? this.o.domains.signingKey({ accountId: pending.accountId, domainName: pending.domain }) : undefined;
+    if (pending.domain && !key) this.o.logger.warn({ messageId, domain: pending.domain }, 'the domain has no DKIM key any more: message sent unsigned');
+    const compose = pending.compose as CommittedRequest | undefined;
+    if (!compose) {
+      if (!key) return void done.push({ messageId, body: pending.body! });
+      return { messageId, request: { raw: pending.body!, dkim: key }, composed: false };
+    }
+    return { messageId, request: { build: this.withSecret(compose), dkim: key }, composed: true };
+  }
+
+  private withSecret(req: CommittedRequest): BuildRequest {
+    if (!req.engagement) return req as BuildRequest;
+    return { ...req, engagement: { ...req.engagement, secret: trackingSecret(this.o.store).toString('hex') } };
+  }
+
+  /** Resolves when the bodies are stored, in one write with the others finished by then. */
+  private store(items: readonly FinishedMessage[]): Promise<void> {
+    this.finished.push(...items);
     this.write ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
-      const items = this.signed;
-      this.signed = [];
+      const batch = this.finished;
+      this.finished = [];
       this.write = null;
-      if ((await storeSignedBodies(this.o.store, items)) > 0) this.o.onReady?.();
+      if ((await storeSignedBodies(this.o.store, batch)) > 0) this.o.onReady?.();
     });
     return this.write;
   }
 
   /** The entry stays in the store: tried again later, or at the next start if we are stopping. */
   private failed(messageId: string, err: unknown): void {
-    if (!this.started) return;
+    if (!this.started || this.stopping) return;
     const tries = (this.tries.get(messageId) ?? 0) + 1;
     this.tries.set(messageId, tries);
     const full = isAppError(err) && err.code === 'storage_full';
-    if (!full) this.o.logger.error({ err, messageId }, 'DKIM signing after the commit failed; the message waits and is tried again');
-    else if (tries === 1) this.o.logger.warn({ messageId }, 'storage full while storing a signed message; retrying until space returns');
+    if (!full) this.o.logger.error({ err, messageId }, 'composing or DKIM signing after the commit failed; the message waits and is tried again');
+    else if (tries === 1) this.o.logger.warn({ messageId }, 'storage full while storing a finished message; retrying until space returns');
     const wait = full ? Math.min(FULL_RETRY_FIRST_MS * 2 ** (tries - 1), FULL_RETRY_MAX_MS) : this.retryMs;
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);
@@ -138,4 +231,9 @@ export class SigningStage {
     timer.unref();
     this.retryTimers.add(timer);
   }
+}
+
+/** The fields that have a value (the record keeps its own where composition gave none). */
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -1,9 +1,12 @@
 /**
  * POST /send/transactional and /send/broadcast/message (one SendMessageRequest each),
  * ingress-independent: resolve the channel, apply account and recipient policy, validate and
- * normalize, render + compose in the worker pool, then commit durably; the DKIM signature is
- * made after the commit (signing.ts), so the 200 does not wait for it. The HTTP adapter only
- * maps the result to the wire. transactional-batch.ts reuses prepareMessage.
+ * normalize, check the template (template-check.ts), then commit durably the normalized request;
+ * rendering, MIME composition and the DKIM signature are made after the commit (the finishing
+ * stage, signing.ts), so the 200 waits for none of them. What the 200 returns (the messageId)
+ * and what the message will carry (Message-ID, Date, multipart boundaries) are fixed here, so
+ * composing after the commit, or again after a crash, gives the message the 200 described. The
+ * HTTP adapter only maps the result to the wire. transactional-batch.ts reuses prepareMessage.
  */
 import { randomUUID } from 'node:crypto';
 import type { Address } from '../domain/address.js';
@@ -31,8 +34,11 @@ import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
 import { enqueue } from './enqueue.js';
 import { engagementFor } from './engagement.js';
 import type { SubmissionDeps } from './deps.js';
-import type { BuildRequest, BuildResult } from './ports.js';
+import type { BuildRequest } from './ports.js';
 import { senderKey, simulatedBounces } from './sender.js';
+import { forStorage } from './signing.js';
+import { checkTemplate } from './template-check.js';
+import { headerSafe } from '../workers/render.js';
 
 export interface TransactionalBody {
   from: Address;
@@ -122,9 +128,10 @@ interface RecipientSplit {
 }
 
 /**
- * Validates one SendMessageRequest, applies recipient policy and suppressions, renders (a
- * template that does not compile is a 422 here) and composes it: everything but the commit, so
- * a batch can commit all its messages at once. Signing comes after the commit (signing.ts).
+ * Validates one SendMessageRequest, applies recipient policy and suppressions, checks the
+ * template (one that does not compile is a 422 here) and the estimated size: everything but the
+ * commit, so a batch can commit all its messages at once. The message is committed as its
+ * normalized request and composed and signed after the commit (signing.ts).
  * Throws an AppError (with pointers relative to the request) when the message cannot be sent.
  */
 export async function prepareMessage(
@@ -140,9 +147,13 @@ export async function prepareMessage(
   const messageId = randomUUID();
   const messageIdHeader = `<${messageId}@${domainOf(n.from.email)}>`;
   const tracking = mergeTracking(channel.tracking, b.tracking);
-  const built = await buildChecked(deps, {
-    template: b.template ? { ...b.template, data: b.template.data ?? {} } : undefined,
-    content: b.template ? undefined : { subject: b.subject!, html: b.html, text: b.text },
+  const engagement = engagementFor(deps, { messageId, channelId: channel.id, mailType, tracking, recipients: split.send, from: n.from.email });
+  const template = b.template ? { ...b.template, data: b.template.data ?? {} } : undefined;
+  const subject = template ? checkTemplate(template, engagement) : headerSafe(b.subject!);
+  const request: BuildRequest = {
+    template,
+    content: template ? undefined : { subject, html: b.html, text: b.text },
+    subject: template ? subject : undefined,
     compose: {
       from: n.from,
       to: n.rcpts.to,
@@ -152,19 +163,24 @@ export async function prepareMessage(
       headers: n.headers,
       messageId: messageIdHeader,
       date: new Date().toUTCString(),
+      baseBoundary: messageId.replaceAll('-', ''),
     },
-    engagement: engagementFor(deps, { messageId, channelId: channel.id, mailType, tracking, recipients: split.send, from: n.from.email }),
-  });
+    engagement,
+  };
+  const size = checkedSize(deps, request);
   const message: AcceptedMessage = {
-    record: messageRecord({ ...ctx, b, n, split, built, messageId, messageIdHeader, tracking }),
-    body: built.raw,
+    record: messageRecord({ ...ctx, b, n, split, messageId, messageIdHeader, tracking, subject, size }),
+    compose: forStorage(request),
     signingDomain: dkim?.domain,
     simulatedBounces: channel.deliveryType === 'sandbox' ? simulatedBounces(split.send) : undefined,
   };
   return { message, response: { status: 'accepted', messageId, suppressions: split.suppressed } };
 }
 
-/** The stored record of an API message (mailSource "api"). */
+/**
+ * The stored record of an API message (mailSource "api"), as known at intake: a template's
+ * rendered html and text and the exact size come with composition (signing.ts stores them).
+ */
 function messageRecord(m: {
   channel: Channel;
   account: Account;
@@ -172,13 +188,14 @@ function messageRecord(m: {
   b: TransactionalBody;
   n: NormalizedBody;
   split: RecipientSplit;
-  built: BuildResult;
   messageId: string;
   messageIdHeader: string;
   tracking: Tracking;
+  subject: string;
+  size: number;
 }): AcceptedMessage['record'] {
-  const { n, built } = m;
-  return {
+  const { n } = m;
+  const record: AcceptedMessage['record'] = {
     id: m.messageId,
     accountId: m.account.id,
     channelId: m.channel.id,
@@ -187,7 +204,7 @@ function messageRecord(m: {
     deliveryType: m.channel.deliveryType,
     createdAt: new Date().toISOString(),
     messageIdHeader: m.messageIdHeader,
-    subject: built.subject,
+    subject: m.subject,
     from: n.from,
     to: n.rcpts.to,
     cc: n.rcpts.cc,
@@ -198,12 +215,13 @@ function messageRecord(m: {
     headers: n.headers,
     metadata: normalizeMetadata(m.b.metadata),
     attachments: n.attachments.map((a) => ({ fileName: a.fileName, disposition: a.disposition, size: a.size, contentType: a.contentType })),
-    text: built.text,
-    html: built.html,
-    size: built.size,
+    size: m.size,
     recipients: m.split.send,
     suppressed: m.split.suppressed,
   };
+  if (!m.b.template && m.b.text !== undefined) record.text = m.b.text;
+  if (!m.b.template && m.b.html !== undefined) record.html = m.b.html;
+  return record;
 }
 
 /** Every field error of the request at once (one 422 names them all). */
@@ -229,14 +247,41 @@ function splitRecipients(deps: SubmissionDeps, channel: Channel, mailType: MailT
   return { send, suppressed };
 }
 
-/** Renders and composes in the worker pool; the result must fit smtp.maxMessageSize like an SMTP submission. */
-async function buildChecked(deps: SubmissionDeps, req: BuildRequest): Promise<BuildResult> {
-  const built = await deps.builder.build(req);
+/**
+ * The message must fit smtp.maxMessageSize like an SMTP submission. It is composed after the
+ * commit, so its size is estimated here from what it will hold (estimatedSize); the record
+ * carries the estimate until composition stores the exact size.
+ */
+function checkedSize(deps: SubmissionDeps, req: BuildRequest): number {
+  const size = estimatedSize(req);
   const max = deps.config.smtp.maxMessageSize;
-  if (built.size > max) {
-    throw new AppError('validation_failed', `The message is ${built.size} bytes; at most ${max} are accepted`, {
+  if (size > max) {
+    throw new AppError('validation_failed', `The message is about ${size} bytes; at most ${max} are accepted`, {
       errors: { '/attachments': [{ code: 'max_size', message: `the whole message must be at most ${max} bytes` }] },
     });
   }
-  return built;
+  return size;
+}
+
+/** Base64 in lines of 76 characters and CRLF (RFC 2045 6.8), the largest transfer encoding the composer picks for text. */
+const base64Size = (bytes: number): number => Math.ceil(bytes / 57) * 78;
+
+/**
+ * An estimate of the composed message's size (before the signature), on the large side: every
+ * part as base64 with its part headers, the header fields, the addresses. A template's parts
+ * count as their source plus their data (a loop may render more: the estimate can then be
+ * short). Tracking adds its links and pixel: a quarter more html.
+ */
+function estimatedSize(req: BuildRequest): number {
+  const utf8 = (s: string | undefined): number => (s === undefined ? 0 : Buffer.byteLength(s));
+  const c = req.compose;
+  let size = 1024 + utf8(JSON.stringify([c.from, c.to, c.cc, c.replyTo, c.headers])) + 2 * utf8(req.subject ?? req.content?.subject);
+  const t = req.template;
+  const data = t ? utf8(JSON.stringify(t.data)) : 0;
+  const html = t ? (t.html === undefined ? 0 : utf8(t.html) + data) : utf8(req.content?.html);
+  const text = t ? (t.text === undefined ? 0 : utf8(t.text) + data) : utf8(req.content?.text);
+  if (html > 0) size += 256 + base64Size(req.engagement ? Math.ceil(html * 1.25) + 512 : html);
+  if (text > 0) size += 256 + base64Size(text);
+  for (const a of c.attachments ?? []) size += 256 + utf8(a.fileName) * 2 + Math.ceil(a.content.length / 76) * 78;
+  return size;
 }

@@ -49,6 +49,12 @@ export interface ComposeInput {
   messageId: string;
   /** ISO 8601 timestamp of the Date field. */
   date: string;
+  /**
+   * The shared part of the multipart boundaries. Given (the message's id), composing the same
+   * input twice gives the same bytes: the finishing stage composes after the commit and again
+   * after a crash, and both must be the message the 200 described. Absent: random.
+   */
+  baseBoundary?: string;
   listUnsubscribe?: ListUnsubscribe;
 }
 
@@ -77,6 +83,7 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     disableFileAccess: true,
     disableUrlAccess: true,
   };
+  if (input.baseBoundary) options.baseBoundary = input.baseBoundary;
   if (input.cc?.length) options.cc = input.cc.map(toMailbox);
   if (input.replyTo?.length) options.replyTo = input.replyTo.map(toMailbox);
   if (input.text !== undefined) options.text = input.text;

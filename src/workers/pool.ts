@@ -13,7 +13,7 @@ import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import { TaskError } from './errors.js';
 import { inLane, TwoLaneQueue } from './task-lanes.js';
 import type { WorkerRequest, WorkerResponse, WorkerResults } from './protocol.js';
-import type { BuildInput, BuildOutput, SignedMessage, SignRawInput } from './tasks.js';
+import type { BuildInput, BuildOutput, FinishInput, FinishOutput, SignedMessage, SignRawInput } from './tasks.js';
 
 export interface WorkerPoolOptions {
   /**
@@ -111,6 +111,18 @@ export class WorkerPool {
     // Signing happens after the commit (submission/signing.ts): nobody waits for it, so it queues
     // behind the builds that an HTTP or SMTP client is waiting for (task-lanes.ts).
     return this.run({ task: 'signTimed', input }, { background: true });
+  }
+
+  /**
+   * Composes and signs committed messages in one task on one thread (the finishing stage, after
+   * the commit): background work, like signTimed. Each input settles on its own, in order.
+   */
+  async finishMany(inputs: FinishInput[]): Promise<PromiseSettledResult<FinishOutput>[]> {
+    if (inputs.length === 0) return [];
+    const answers = await this.run({ task: 'finishMany', input: inputs }, { background: true });
+    return answers.map((a): PromiseSettledResult<FinishOutput> =>
+      a.ok ? { status: 'fulfilled', value: a.value } : { status: 'rejected', reason: TaskError.fromData(a.error) },
+    );
   }
 
   generateKey(opts: GenerateKeyOptions): Promise<GeneratedKey> {

@@ -4,7 +4,7 @@
  */
 import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import type { TaskErrorData } from './errors.js';
-import type { BuildInput, BuildOutput, SignedMessage, SignRawInput } from './tasks.js';
+import type { BuildInput, BuildOutput, FinishInput, FinishOutput, SignedMessage, SignRawInput } from './tasks.js';
 
 export type WorkerRequest =
   | { task: 'build'; input: BuildInput }
@@ -12,6 +12,8 @@ export type WorkerRequest =
   | { task: 'buildMany'; input: BuildInput[] }
   /** DKIM-signs a complete message, with the signature's own time (the signing stage's metric). */
   | { task: 'signTimed'; input: SignRawInput }
+  /** Composes and signs committed messages in one hop (the finishing stage): one answer per input, in order. */
+  | { task: 'finishMany'; input: FinishInput[] }
   | { task: 'generateKey'; input: GenerateKeyOptions };
 
 export type WorkerTask = WorkerRequest['task'];
@@ -22,6 +24,7 @@ export interface WorkerResults {
   /** Each input's own answer: one failing entry does not fail the others. */
   buildMany: WorkerResponse<BuildOutput>[];
   signTimed: SignedMessage;
+  finishMany: WorkerResponse<FinishOutput>[];
   generateKey: GeneratedKey;
 }
 

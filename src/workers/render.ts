@@ -105,6 +105,96 @@ export class TemplateRenderer {
   }
 }
 
+/** The helpers of a Handlebars.create() environment (nothing registers more), by the parameters each requires. */
+const BUILTIN_HELPERS: Record<string, (params: number) => string | undefined> = {
+  if: (n) => (n === 1 ? undefined : '#if requires exactly one argument'),
+  unless: (n) => (n === 1 ? undefined : '#unless requires exactly one argument'),
+  with: (n) => (n === 1 ? undefined : '#with requires exactly one argument'),
+  each: (n) => (n >= 1 ? undefined : 'Must pass iterator to #each'),
+  lookup: () => undefined,
+  log: () => undefined,
+};
+
+type HbNode = { type: string; path?: { type: string; original?: unknown; parts?: unknown[]; data?: boolean; depth?: number }; params?: unknown[]; hash?: { pairs?: unknown[] } };
+
+/**
+ * The intake's check that template parts compile (submission/template-check.ts): on the main
+ * thread, before the commit, while rendering happens after it (the finishing stage). Compiling
+ * is done once per source (cached, failures too); besides the syntax it refuses what fails on
+ * every render whatever the data, as rendering would: a helper that does not exist (every call
+ * with parameters or a hash names a helper: data is JSON and holds no functions), a built-in
+ * helper with the wrong number of parameters, a partial or a decorator (none is registered).
+ */
+export class TemplateChecker {
+  private readonly hb = Handlebars.create();
+  /** Keyed by escaping mode and source: the error message, or '' when it compiles. */
+  private readonly checked = new LRUCache<string, string>({ max: 500, ttl: 60 * 60_000, updateAgeOnGet: true });
+  /** Renders subjects at intake: they are short, and the record and events carry them. */
+  private readonly renderer = new TemplateRenderer();
+
+  /** Throws templating_error (field: the part) when the part cannot render. */
+  check(field: Part, source: string, noEscape: boolean): void {
+    const key = `${noEscape ? 't' : 'h'}:${source}`;
+    let reason = this.checked.get(key);
+    if (reason === undefined) {
+      reason = this.compileError(source, noEscape) ?? '';
+      this.checked.set(key, reason);
+    }
+    if (reason) throw new TaskError('templating_error', `The ${field} template could not be rendered: ${reason}`, field);
+  }
+
+  /** The subject part rendered (already checked by render itself). */
+  renderSubject(source: string, data: Record<string, unknown>): string {
+    return this.renderer.render({ subject: source, data }).subject ?? '';
+  }
+
+  private compileError(source: string, noEscape: boolean): string | undefined {
+    try {
+      this.hb.precompile(source, { strict: false, noEscape });
+      return staticError(this.hb.parse(source) as unknown as HbNode);
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
+}
+
+/** The first call in the template that fails on every render (see TemplateChecker), depth first. */
+function staticError(node: unknown): string | undefined {
+  if (node === null || typeof node !== 'object') return undefined;
+  if (Array.isArray(node)) {
+    for (const n of node) {
+      const e = staticError(n);
+      if (e) return e;
+    }
+    return undefined;
+  }
+  const n = node as HbNode;
+  const own = callError(n);
+  if (own) return own;
+  for (const [k, v] of Object.entries(n)) {
+    if (k !== 'loc' && v && typeof v === 'object') {
+      const e = staticError(v);
+      if (e) return e;
+    }
+  }
+  return undefined;
+}
+
+function callError(n: HbNode): string | undefined {
+  if (/^(Partial|PartialBlock|Decorator|DecoratorBlock)Statement$|^DecoratorBlock$/.test(n.type)) return `${n.type} is not supported`;
+  if (!/^(MustacheStatement|BlockStatement|SubExpression)$/.test(n.type) || !n.path) return undefined;
+  const params = n.params?.length ?? 0;
+  const hash = n.hash?.pairs?.length ?? 0;
+  const simple = n.path.type === 'PathExpression' && !n.path.data && n.path.depth === 0 && n.path.parts?.length === 1;
+  const name = simple ? String(n.path.original) : undefined;
+  const builtin = name !== undefined && Object.hasOwn(BUILTIN_HELPERS, name) ? BUILTIN_HELPERS[name] : undefined;
+  // if, unless, with and each need a block (`{{if x}}` fails on its missing options.fn).
+  if (builtin && name !== 'lookup' && name !== 'log' && n.type !== 'BlockStatement') return `${name} needs a block: {{#${name} ...}}`;
+  if (builtin) return builtin(params);
+  if (params + hash > 0) return `Missing helper: "${String(n.path.original)}"`;
+  return undefined;
+}
+
 /** Replaces every line break (CRLF, CR or LF) by a space. */
 export function headerSafe(value: string): string {
   return value.replace(/\r\n|\r|\n/g, ' ');

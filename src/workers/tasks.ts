@@ -30,6 +30,11 @@ export interface BuildInput {
   compose: Omit<ComposeInput, 'subject' | 'html' | 'text'>;
   /** Tracking links and unsubscribe (engagement.ts), applied before signing. */
   engagement?: EngagementInput;
+  /**
+   * The subject as rendered at intake (submission/template-check.ts), which the message record
+   * and its events already carry: a template's subject part is then not rendered again.
+   */
+  subject?: string;
 }
 
 export interface BuildOutput {
@@ -47,6 +52,29 @@ export interface BuildOutput {
 export interface SignedMessage {
   raw: Uint8Array;
   signSeconds: number;
+}
+
+/**
+ * One message of the finishing stage (submission/signing.ts), after its commit: composed from
+ * the committed request (API sends) or taken as committed (SMTP), then DKIM-signed if a key is
+ * given.
+ */
+export interface FinishInput {
+  build?: BuildInput;
+  /** The committed message, when there is nothing to compose. */
+  raw?: Uint8Array;
+  dkim?: DkimKey;
+}
+
+export interface FinishOutput {
+  /** The message to deliver: composed and signed. */
+  raw: Uint8Array;
+  /** Composed messages only: the rendered html and text, and the byte length before the signature. */
+  html?: string;
+  text?: string;
+  size?: number;
+  /** The signature's own time on the thread (metrics); absent when not signed. */
+  signSeconds?: number;
 }
 
 export interface SignRawInput {
@@ -80,6 +108,24 @@ export class WorkerTasks {
     return out;
   }
 
+  /** Composes (when there is a request) and signs (when there is a key) one committed message. */
+  async finishMessage(input: FinishInput): Promise<FinishOutput> {
+    let out: FinishOutput;
+    if (input.build) {
+      const built = await this.buildMessage(input.build);
+      out = { raw: built.raw, size: built.size };
+      if (built.html !== undefined) out.html = built.html;
+      if (built.text !== undefined) out.text = built.text;
+    } else if (input.raw) {
+      out = { raw: input.raw };
+    } else {
+      throw new TaskError('internal_error', 'finishMessage needs a request to compose or a raw message');
+    }
+    if (!input.dkim) return out;
+    const signed = await this.signTimed({ raw: out.raw, dkim: input.dkim });
+    return { ...out, raw: signed.raw, signSeconds: signed.signSeconds };
+  }
+
   /** DKIM-signs a message as it is (existing DKIM-Signature fields are kept), with the time the signature took. */
   async signTimed(input: SignRawInput): Promise<SignedMessage> {
     const raw = Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength);
@@ -97,8 +143,10 @@ export class WorkerTasks {
       throw new TaskError('internal_error', 'buildMessage takes either a template or content, not both');
     }
     if (input.template) {
-      const rendered = this.renderer.render(input.template);
-      const content: MessageContent = { subject: rendered.subject ?? '' };
+      // A subject rendered at intake is not rendered again (the same data would give the same text).
+      const template = input.subject === undefined ? input.template : { ...input.template, subject: undefined };
+      const rendered = this.renderer.render(template);
+      const content: MessageContent = { subject: input.subject ?? rendered.subject ?? '' };
       if (rendered.html !== undefined) content.html = rendered.html;
       if (rendered.text !== undefined) content.text = rendered.text;
       return content;

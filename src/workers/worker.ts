@@ -10,7 +10,7 @@
 import { toTaskErrorData } from './errors.js';
 import type { GenerateKeyOptions } from './dkim.js';
 import type { WorkerResponse, WorkerTask } from './protocol.js';
-import { WorkerTasks, type BuildInput, type BuildOutput, type SignRawInput } from './tasks.js';
+import { WorkerTasks, type BuildInput, type FinishInput, type SignRawInput } from './tasks.js';
 
 let thread: WorkerTasks | undefined;
 
@@ -25,7 +25,9 @@ async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown
       case 'build':
         return { ok: true, value: await tasks.buildMessage(msg.input as BuildInput) };
       case 'buildMany':
-        return { ok: true, value: await buildEach(tasks, msg.input as BuildInput[]) };
+        return { ok: true, value: await each(msg.input as BuildInput[], (input) => tasks.buildMessage(input)) };
+      case 'finishMany':
+        return { ok: true, value: await each(msg.input as FinishInput[], (input) => tasks.finishMessage(input)) };
       case 'signTimed':
         return { ok: true, value: await tasks.signTimed(msg.input as SignRawInput) };
       case 'generateKey':
@@ -42,11 +44,11 @@ async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown
  * One after the other on this thread: a batch saves the per-task cost of a hop between threads
  * (postMessage, piscina's bookkeeping), which was as large as composing a small message.
  */
-async function buildEach(tasks: WorkerTasks, inputs: BuildInput[]): Promise<WorkerResponse<BuildOutput>[]> {
-  const out: WorkerResponse<BuildOutput>[] = [];
+async function each<I, O>(inputs: I[], run: (input: I) => Promise<O>): Promise<WorkerResponse<O>[]> {
+  const out: WorkerResponse<O>[] = [];
   for (const input of inputs) {
     try {
-      out.push({ ok: true, value: await tasks.buildMessage(input) });
+      out.push({ ok: true, value: await run(input) });
     } catch (err) {
       out.push({ ok: false, error: toTaskErrorData(err) });
     }

@@ -60,7 +60,7 @@ async function follow(publicLink: string): Promise<number> {
 
 /** Wraps the daemon's message builder (the port the expander builds through) for one test. */
 function interceptBuild(fn: (input: BuildRequest, real: MessageBuilder) => ReturnType<MessageBuilder['build']>): void {
-  t.daemon.submission.deps.builder = { build: (input) => fn(input, realBuilder), sign: (input) => realBuilder.sign(input) };
+  t.daemon.submission.deps.builder = { build: (input) => fn(input, realBuilder), sign: (input) => realBuilder.sign(input), finish: (inputs) => realBuilder.finish(inputs) };
 }
 
 beforeAll(async () => {

@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { allMessages, getBody } from '../../src/store/messages.js';
+import { signedBody } from '../support/signing.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { publish, setupSender, type Sender } from '../support/sending.js';
@@ -48,7 +49,7 @@ async function sendTracked(sender: Sender): Promise<{ click: string; open: strin
     body: { from: { email: `shop@${sender.domain}` }, to: [{ email: 'ann@example.net' }], subject: 'Order', html: '<p><a href="https://shop.example.org/a">Buy</a></p>' },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  const raw = getBody(t.daemon.store, res.body.messageId)!.toString().replace(/=\r\n/g, '').replace(/=3D/g, '=');
+  const raw = (await signedBody(t.daemon.store, res.body.messageId)).toString().replace(/=\r\n/g, '').replace(/=3D/g, '=');
   return { click: /href="([^"]+)"/.exec(raw)![1], open: /<img src="([^"]+)"/.exec(raw)![1] };
 }
 

@@ -81,6 +81,8 @@ describe('open and click tracking', () => {
       },
     });
     expect(res.status).toBe(200);
+    // Composed (links rewritten, pixel added) after the commit: src/submission/signing.ts.
+    await signedBody(t.daemon.store, res.body.messageId);
     message = getMessage(t.daemon.store, res.body.messageId)!;
   });
 

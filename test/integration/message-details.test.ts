@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
@@ -26,6 +26,8 @@ async function send(s: Sender, body: Record<string, unknown>, key?: string): Pro
     body: { from: { email: `news@${s.domain}`, name: 'News' }, subject: 'Hello', text: 'Hi there', ...body },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
+  // The message as stored: composed and signed after the commit (src/submission/signing.ts).
+  await signedBody(t.daemon.store, res.body.messageId);
   return res.body.messageId;
 }
 
@@ -134,6 +136,34 @@ describe('GET /activity/messages/{id}', () => {
       { domain: jobs[1].domain, at: '2030-01-01T00:01:00.000Z', mx: `mx.${jobs[1].domain}`, smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 try later', outcome: 'deferred', tls: true },
     ]);
     expect(res.body.statistics.delivered).toBe(0);
+  });
+
+  it('answers 200 with what intake knew while the message waits for its composition', async () => {
+    // As if the finishing stage were behind: the message is committed as its request, not composed yet.
+    const held = vi.spyOn(t.daemon.submission.signing, 'schedule').mockImplementation(() => {});
+    let res;
+    try {
+      res = await t.api('POST', '/send/transactional', {
+        headers: { 'x-service-channel-id': sandbox.channelId },
+        body: { from: { email: `news@${sandbox.domain}` }, to: [{ email: 'ann@example.net' }], template: { subject: 'Hi {{n}}', html: '<p>{{n}}</p>', data: { n: 'Ann' } } },
+      });
+    } finally {
+      held.mockRestore();
+    }
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = res.body.messageId;
+    const before = await details(id);
+    expect(before.status).toBe(200);
+    expect(before.body).toMatchObject({ messageId: id, subject: 'Hi Ann', status: 'sent' });
+    expect(before.body.body).toBeUndefined();
+    expect(before.body.html).toBeUndefined();
+
+    t.daemon.submission.signing.schedule([id]);
+    await signedBody(t.daemon.store, id);
+    const after = await details(id);
+    expect(after.body).toMatchObject({ messageId: id, subject: 'Hi Ann', html: '<p>Ann</p>' });
+    expect(after.body.body).toMatch(/^Message-ID: <[^>]+>\r?$/m);
+    expect(after.body.body).toContain(`<${id}@${sandbox.domain}>`);
   });
 
   it('cuts a raw source above 1 MiB and says so', async () => {

@@ -5,7 +5,7 @@
  * added to the send schema without a test here fails the coverage check at the end.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getBody } from '../../src/store/messages.js';
+import { signedBody } from '../support/signing.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -154,7 +154,7 @@ describe('line breaks in send fields', () => {
     });
     if (res.status === 422) return; // refusing is fine too
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const raw = getBody(t.daemon.store, res.body.messageId)!.toString('latin1');
+    const raw = (await signedBody(t.daemon.store, res.body.messageId)).toString('latin1');
     const head = raw.slice(0, raw.indexOf('\r\n\r\n'));
     expect(head).not.toMatch(/^(Bcc|X-Injected):/im);
     expect(head).toMatch(/^Subject: [^\r\n]*42/m);
@@ -234,7 +234,7 @@ describe('display names', () => {
         continue;
       }
       expect(res.status, JSON.stringify(name)).toBe(200);
-      const head = getBody(t.daemon.store, res.body.messageId)!.toString('utf8').split('\r\n\r\n')[0];
+      const head = (await signedBody(t.daemon.store, res.body.messageId)).toString('utf8').split('\r\n\r\n')[0];
       const display = (field: string) => new RegExp(`^${field}: (.*) <[^>]+>$`, 'mi').exec(head)![1];
       expect(display('Reply-To'), JSON.stringify(name)).toBe(display('From'));
       expect(display('To'), JSON.stringify(name)).toBe(display('From'));

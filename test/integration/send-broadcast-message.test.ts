@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { eventsOfMessage } from '../../src/store/events.js';
-import { countMessages, getBody, getMessage } from '../../src/store/messages.js';
+import { countMessages, getMessage } from '../../src/store/messages.js';
+import { signedBody } from '../support/signing.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -53,7 +54,7 @@ describe('POST /send/broadcast/message', () => {
     const m = getMessage(t.daemon.store, res.body.messageId)!;
     expect(m).toMatchObject({ mailType: 'broadcast', mailSource: 'api', status: 'queued', channelId: s.channelId, tags: ['spring'], metadata: { campaign: 'c1' } });
     expect(m.broadcastId).toBeUndefined();
-    const raw = getBody(t.daemon.store, m.id)!;
+    const raw = await signedBody(t.daemon.store, m.id);
     expect(headerOf(raw, 'List-Unsubscribe')).toMatch(new RegExp(`<${PUBLIC}/unsubscribe\\?token=[^>]+>`));
     expect(headerOf(raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
     expect(eventsOfMessage(t.daemon.store, m.id).map((e) => [e.eventType, e.mailType])).toEqual([

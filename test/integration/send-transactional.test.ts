@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, setAccountState } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { eventsOfMessage } from '../../src/store/events.js';
-import { allMessages, countMessages, getBody, getMessage } from '../../src/store/messages.js';
+import { allMessages, countMessages, getMessage } from '../../src/store/messages.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
@@ -87,6 +87,9 @@ describe('POST /send/transactional', () => {
       },
     });
     expect(res.status).toBe(200);
+    // The subject is rendered at intake; the html with the message, after the commit (signing.ts).
+    expect(getMessage(t.daemon.store, res.body.messageId)!.subject).toBe('Hi <Ann>');
+    await signedBody(t.daemon.store, res.body.messageId);
     const m = getMessage(t.daemon.store, res.body.messageId)!;
     expect(m.subject).toBe('Hi <Ann>');
     expect(m.html).toContain('&lt;Ann&gt;');
@@ -201,7 +204,7 @@ describe('validation', () => {
     const res = await send({ ...basic(), attachments: [{ content: Buffer.from('hello pdf').toString('base64'), fileName: 'r.pdf' }] });
     expect(res.status).toBe(200);
     expect(getMessage(t.daemon.store, res.body.messageId)!.attachments).toEqual([{ fileName: 'r.pdf', disposition: 'attachment', size: 9, contentType: 'application/pdf' }]);
-    const parsed = await simpleParser(getBody(t.daemon.store, res.body.messageId)!);
+    const parsed = await simpleParser(await signedBody(t.daemon.store, res.body.messageId));
     expect(parsed.attachments[0].content.toString()).toBe('hello pdf');
   });
 

@@ -63,18 +63,19 @@ describe('DKIM signing after the commit', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const pool = t.daemon.pool;
-    const sign = pool.signTimed.bind(pool);
-    const spy = vi.spyOn(pool, 'signTimed').mockImplementation(async (input) => {
+    const finish = pool.finishMany.bind(pool);
+    const spy = vi.spyOn(pool, 'finishMany').mockImplementation(async (inputs) => {
       await held;
-      return sign(input);
+      return finish(inputs);
     });
     try {
       const to = `ann@${RCPT_DOMAIN}`;
       const id = await send(to);
-      // The 200 came while the sign task waits: the message is committed, unsigned, not yet due.
-      await waitFor(() => spy.mock.calls.length > 0, { what: 'the sign task' });
+      // The 200 came while the finish task waits: the message is committed as its request (no
+      // body yet: it is composed and signed after the commit), not yet due.
+      await waitFor(() => spy.mock.calls.length > 0, { what: 'the finish task' });
       expect(awaitsSignature(t.daemon.store, id)).toBe(true);
-      expect(getBody(t.daemon.store, id)!.toString()).not.toMatch(/^DKIM-Signature:/im);
+      expect(getBody(t.daemon.store, id)).toBeUndefined();
       expect(mx.received.some((m) => m.to.includes(to))).toBe(false);
       // Operators see the wait in /metrics (the queue gauges do not count jobs that are not due yet).
       expect(await awaitingSignatureGauge()).toBe(1);

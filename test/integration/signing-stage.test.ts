@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { getBody } from '../../src/store/messages.js';
 import { dueJobIds } from '../../src/store/queue.js';
 import { awaitsSignature } from '../../src/store/signing.js';
-import type { DkimKeyRef } from '../../src/submission/ports.js';
+import type { DkimKeyRef, FinishRequest } from '../../src/submission/ports.js';
 import { SigningStage } from '../../src/submission/signing.js';
 import { jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { waitFor } from '../support/wait.js';
@@ -26,10 +26,14 @@ afterEach(async () => {
 /** A signer that prepends a recognizable field, as the real one prepends DKIM-Signature. */
 const fakeSign = async ({ raw, dkim }: { raw: Uint8Array; dkim: DkimKeyRef }) => Buffer.concat([Buffer.from(`DKIM-Signature: s=${dkim.selector}\r\n`), raw]);
 
+/** The pool's finish task with a stand-in signer: these messages were committed raw (nothing to compose). */
+const finishWith = (sign: typeof fakeSign) => (inputs: FinishRequest[]) =>
+  Promise.allSettled(inputs.map(async (i) => ({ raw: i.dkim ? await sign({ raw: i.raw!, dkim: i.dkim }) : i.raw! })));
+
 function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () => void } = {}): SigningStage {
   stage = new SigningStage({
     store: t.store,
-    builder: { sign: o.sign ?? fakeSign },
+    builder: { finish: finishWith(o.sign ?? fakeSign) },
     domains: { signingKey: () => ('key' in o ? o.key : KEY) },
     logger: silentLogger(),
     onReady: o.onReady,
