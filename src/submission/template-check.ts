@@ -25,7 +25,9 @@ export function checkTemplate(template: TemplateInput & { data: Record<string, u
     return checker.renderSubject(template.subject, unsubscribe ? { ...template.data, unsubscribe } : template.data);
   } catch (err) {
     if (!(err instanceof TaskError)) throw err;
+    // The same problem builder.ts makes of a render that failed in the worker pool.
+    const code = 'templating_error';
     const pointer = `/template/${err.field ?? ''}`;
-    throw new AppError('templating_error', err.message, { errors: { [pointer]: [{ code: 'templating_error', message: err.message }] }, cause: err });
+    throw new AppError(code, err.message, { errors: { [pointer]: [{ code, message: err.message }] }, cause: err });
   }
 }
