@@ -1,14 +1,13 @@
 /**
  * Messages submitted over SMTP (mailSource "smtp"): the same policy and durable enqueue as the
  * HTTP API, but the client brings the MIME message. We check its originator fields strictly
- * (header-senders.ts), re-encode lines over 998 octets (line-length.ts), parse it (mailparser)
- * for what activity shows, lift the documented X-Tags / X-Metadata headers into tags and
+ * (header-senders.ts), re-encode lines over 998 octets (line-length.ts), read what activity shows
+ * (raw-content.ts), lift the documented X-Tags / X-Metadata headers into tags and
  * metadata, strip Bcc (RFC 5322 3.6.3), add Message-ID/Date when missing (RFC 5322 3.6, RFC 6409
  * 8.2/8.3) and commit before the 250; the DKIM signature with the domain's key (existing
  * signatures are kept) is added after the commit (signing.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { domainOf, recipientKey, type Address } from '../domain/address.js';
 import libmime from 'libmime';
 import { AppError } from '../domain/errors.js';
@@ -21,6 +20,7 @@ import { enqueue } from './enqueue.js';
 import { checkHeaderSenders } from './header-senders.js';
 import { fitLineLength } from './line-length.js';
 import { parseMetadata, parseTags } from './x-headers.js';
+import { rawContent, type RawContent } from './raw-content.js';
 import type { SubmissionDeps } from './deps.js';
 import type { DkimKeyRef } from './ports.js';
 import type { Submitter } from './submitter.js';
@@ -41,13 +41,15 @@ export interface RawAccepted {
 interface CheckedMessage {
   account: Account;
   msg: SplitMessage;
+  /** The message as received (before fitLineLength), for raw-content.ts. */
+  received: SplitMessage;
   from: Address;
   dkim: DkimKeyRef | undefined;
 }
 
 export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promise<RawAccepted> {
   const checked = checkMessage(deps, sub);
-  const parsed = await simpleParser(sub.raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
+  const parsed = await rawContent(sub.raw, checked.received);
   // Mail libraries RFC 2047-encode header values with quotes or braces (nodemailer turns
   // {"a":"1"} into =?UTF-8?Q?...?=); mailparser leaves unknown fields encoded, so decode here.
   const tags = parseTags(decodedField(checked.msg, 'X-Tags'));
@@ -78,7 +80,7 @@ function checkMessage(deps: SubmissionDeps, sub: RawSubmission): CheckedMessage 
   if (bad.length > 0) throw new AppError('validation_failed', `Malformed header line: ${bad[0]}`);
   // What recipients see and what DMARC aligns on must be ours, every address of it.
   const { from, dkim } = checkHeaderSenders(deps, { accountId: account.id, channel: sub.channel, msg });
-  return { account, msg: fitLineLength(msg), from, dkim };
+  return { account, msg: fitLineLength(msg), received: msg, from, dkim };
 }
 
 /**
@@ -107,7 +109,7 @@ function finishMessage(checked: CheckedMessage, messageId: string): { messageIdH
 function messageRecord(m: {
   sub: RawSubmission;
   checked: CheckedMessage;
-  parsed: ParsedMail;
+  parsed: RawContent;
   recipients: { envelope: string[]; send: string[]; suppressed: string[] };
   messageId: string;
   messageIdHeader: string;
@@ -116,8 +118,7 @@ function messageRecord(m: {
   metadata: Record<string, string>;
 }): AcceptedMessage['record'] {
   const { sub, parsed } = m;
-  const to = addresses(parsed.to);
-  const cc = addresses(parsed.cc);
+  const { to, cc } = parsed;
   const visible = new Set([...to, ...cc].map((a) => recipientKey(a.email)));
   return {
     id: m.messageId,
@@ -128,25 +129,20 @@ function messageRecord(m: {
     deliveryType: sub.channel.deliveryType,
     createdAt: new Date().toISOString(),
     messageIdHeader: m.messageIdHeader,
-    subject: parsed.subject ?? '',
+    subject: parsed.subject,
     from: m.checked.from,
     to,
     cc,
     // Envelope recipients not named in To/Cc were blind copies (RFC 5322 3.6.3).
     bcc: m.recipients.envelope.filter((r) => !visible.has(r)).map((email) => ({ email })),
-    replyTo: addresses(parsed.replyTo),
+    replyTo: parsed.replyTo,
     tracking: sub.channel.tracking,
     tags: m.tags,
     headers: {},
     metadata: m.metadata,
-    attachments: parsed.attachments.map((a) => ({
-      fileName: a.filename ?? 'attachment',
-      disposition: (a.contentDisposition === 'inline' ? 'inline' : 'attachment') as 'inline' | 'attachment',
-      size: a.size,
-      contentType: a.contentType,
-    })),
+    attachments: parsed.attachments,
     text: parsed.text,
-    html: typeof parsed.html === 'string' ? parsed.html : undefined,
+    html: parsed.html,
     size: m.size,
     recipients: m.recipients.send,
     suppressed: m.recipients.suppressed,
@@ -156,9 +152,4 @@ function messageRecord(m: {
 function decodedField(msg: SplitMessage, name: string): string | undefined {
   const v = fieldValue(msg, name);
   return v === undefined ? undefined : libmime.decodeWords(v).trim();
-}
-
-function addresses(obj: AddressObject | AddressObject[] | undefined): Address[] {
-  const list = Array.isArray(obj) ? obj : obj ? [obj] : [];
-  return list.flatMap((o) => o.value).flatMap((a) => (a.address ? [a.name ? { email: a.address, name: a.name } : { email: a.address }] : []));
 }

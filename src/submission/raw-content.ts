@@ -1,0 +1,216 @@
+/**
+ * What activity shows of a message submitted over SMTP (subject, To/Cc/Reply-To, text, html,
+ * attachments), read from the MIME the client sent. A full MIME parse (mailparser) costs about
+ * 1 ms per message on the main thread, before the 250, for every message, while nearly every
+ * client sends one of two shapes: a single text part, or multipart/alternative with one
+ * text/plain and one text/html part (RFC 2046 5.1.4). Those are read here directly from the
+ * header block and the part boundaries, giving the same values mailparser gives; anything else
+ * (attachments, other charsets, encoded words in addresses, groups, 8-bit header bytes,
+ * format=flowed, nesting) goes to mailparser as before. raw-content.test.ts compares the two.
+ */
+import { simpleParser, type AddressObject } from 'mailparser';
+import libmime from 'libmime';
+import addressparser from 'nodemailer/lib/addressparser/index.js';
+import type { Address } from '../domain/address.js';
+import type { SplitMessage } from '../domain/raw-headers.js';
+import type { AcceptedMessage } from '../store/messages.js';
+
+type Record_ = AcceptedMessage['record'];
+export type RawContent = Pick<Record_, 'subject' | 'to' | 'cc' | 'replyTo' | 'attachments' | 'text' | 'html'>;
+
+/** The content of `raw` (whose header block and body `msg` holds, as received). */
+export async function rawContent(raw: Buffer, msg: SplitMessage): Promise<RawContent> {
+  return fastContent(msg) ?? (await parsedContent(raw));
+}
+
+/** mailparser's reading, for every shape the fast path does not take. */
+export async function parsedContent(raw: Buffer): Promise<RawContent> {
+  const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
+  return {
+    subject: parsed.subject ?? '',
+    to: addresses(parsed.to),
+    cc: addresses(parsed.cc),
+    replyTo: addresses(parsed.replyTo),
+    attachments: parsed.attachments.map((a) => ({
+      fileName: a.filename ?? 'attachment',
+      disposition: (a.contentDisposition === 'inline' ? 'inline' : 'attachment') as 'inline' | 'attachment',
+      size: a.size,
+      contentType: a.contentType,
+    })),
+    text: parsed.text,
+    html: typeof parsed.html === 'string' ? parsed.html : undefined,
+  };
+}
+
+function addresses(obj: AddressObject | AddressObject[] | undefined): Address[] {
+  const list = Array.isArray(obj) ? obj : obj ? [obj] : [];
+  return list.flatMap((o) => o.value).flatMap((a) => (a.address ? [a.name ? { email: a.address, name: a.name } : { email: a.address }] : []));
+}
+
+/** Header fields of one entity, by lower-case name; undefined when a name we read is repeated. */
+type Fields = Map<string, string>;
+
+const READ = new Set(['subject', 'to', 'cc', 'reply-to', 'content-type', 'content-transfer-encoding', 'content-disposition']);
+
+function fieldsOf(lines: { raw: string }[]): Fields | undefined {
+  const out: Fields = new Map();
+  for (const f of lines) {
+    // Unfolded and split as mailparser does (libmime.decodeHeader).
+    const m = /^\s*([^:]+):(.*)$/s.exec(f.raw.replace(/(?:\r?\n|\r)[ \t]*/g, ' ').trim());
+    const name = (m?.[1] ?? '').trim().toLowerCase();
+    if (!READ.has(name)) continue;
+    if (out.has(name)) return undefined;
+    out.set(name, (m?.[2] ?? '').trim());
+  }
+  return out;
+}
+
+/** The fast path: undefined unless the message has one of the two common shapes. */
+export function fastContent(msg: SplitMessage): RawContent | undefined {
+  if (msg.fields.some((f) => !isAscii(f.raw))) return undefined;
+  const top = fieldsOf(msg.fields);
+  if (!top) return undefined;
+  const to = plainAddresses(top.get('to'));
+  const cc = plainAddresses(top.get('cc'));
+  const replyTo = plainAddresses(top.get('reply-to'));
+  if (!to || !cc || !replyTo) return undefined;
+  const body = bodyText(top, msg.body, msg.eol);
+  if (!body) return undefined;
+  const subject = top.get('subject');
+  return { subject: subject === undefined ? '' : decodedWords(subject), to, cc, replyTo, attachments: [], ...body };
+}
+
+/** mailparser keeps a Subject it cannot decode as it is. */
+function decodedWords(value: string): string {
+  try {
+    return libmime.decodeWords(value);
+  } catch {
+    return value;
+  }
+}
+
+function isAscii(s: string): boolean {
+  return !/[^\x00-\x7f]/.test(s);
+}
+
+/** Addresses without encoded words, punycode or groups (mailparser would rewrite those). */
+function plainAddresses(value: string | undefined): Address[] | undefined {
+  if (value === undefined) return [];
+  if (/=\?|xn--|[:;]/i.test(value)) return undefined;
+  const out: Address[] = [];
+  for (const a of addressparser(value)) {
+    if ('group' in a) return undefined;
+    const name = (a.name || '').trim();
+    if (a.address) out.push(name ? { email: a.address, name } : { email: a.address });
+  }
+  return out;
+}
+
+type Body = { text?: string; html?: string };
+
+/** text/plain or text/html alone, or multipart/alternative of exactly those two. */
+function bodyText(top: Fields, body: Buffer, eol: string): Body | undefined {
+  const type = libmime.parseHeaderValue(top.get('content-type') ?? 'text/plain');
+  const kind = type.value.toLowerCase();
+  if (kind === 'text/plain' || kind === 'text/html') {
+    const content = leafText(top, type.params, body);
+    if (content === undefined) return undefined;
+    // mailparser: an html-only message has an empty text (skipHtmlToText).
+    return kind === 'text/plain' ? { text: content } : { text: '', html: content };
+  }
+  if (kind !== 'multipart/alternative' || !type.params.boundary || top.has('content-disposition')) return undefined;
+  const parts = splitParts(body, type.params.boundary, eol);
+  if (!parts || parts.length !== 2) return undefined;
+  const out: Body = {};
+  for (const part of parts) {
+    const ptype = libmime.parseHeaderValue(part.fields.get('content-type') ?? 'text/plain');
+    const pkind = ptype.value.toLowerCase();
+    const key = pkind === 'text/plain' ? 'text' : pkind === 'text/html' ? 'html' : undefined;
+    if (!key || out[key] !== undefined) return undefined;
+    const content = leafText(part.fields, ptype.params, part.body);
+    if (content === undefined) return undefined;
+    out[key] = content;
+  }
+  return out;
+}
+
+/** A text leaf's decoded content, or undefined when mailparser would treat it otherwise. */
+function leafText(fields: Fields, params: Record<string, string>, body: Buffer): string | undefined {
+  if (fields.has('content-disposition')) return undefined;
+  if (params.format && params.format.toLowerCase() === 'flowed') return undefined;
+  const charset = (params.charset ?? 'utf-8').toLowerCase().replace(/[^a-z0-9]+/g, '');
+  if (!['utf8', 'ascii', 'usascii'].includes(charset)) return undefined;
+  const encoding = (fields.get('content-transfer-encoding') ?? '7bit').toLowerCase();
+  let bytes: Buffer;
+  if (encoding === 'quoted-printable') {
+    const qp = body.toString('latin1');
+    if (!isAscii(qp)) return undefined;
+    bytes = decodeQp(qp);
+  } else if (encoding === 'base64') bytes = Buffer.from(body.toString('latin1'), 'base64');
+  else if (encoding === '7bit' || encoding === '8bit' || encoding === 'binary') bytes = body;
+  else return undefined;
+  return bytes.toString().replace(/\r?\n/g, '\n');
+}
+
+/** RFC 2045 6.7, as libqp (mailparser's decoder) reads it: soft breaks out, =XX to the byte. */
+function decodeQp(input: string): Buffer {
+  const str = input.replace(/[\t ]+$/gm, '').replace(/=(?:\r?\n|$)/g, '');
+  const out = Buffer.alloc(str.length);
+  let n = 0;
+  for (let i = 0; i < str.length; i++) {
+    const c = str.charCodeAt(i);
+    if (c === 0x3d && /^[\da-fA-F]{2}$/.test(str.slice(i + 1, i + 3))) {
+      out[n++] = parseInt(str.slice(i + 1, i + 3), 16);
+      i += 2;
+    } else out[n++] = c;
+  }
+  return out.subarray(0, n);
+}
+
+/**
+ * The body parts of a multipart entity (RFC 2046 5.1.1): between "--boundary" lines, the line
+ * break before each delimiter belongs to the delimiter. Undefined without a close delimiter,
+ * or when a part's header block is not plain ASCII or repeats a field we read.
+ */
+function splitParts(body: Buffer, boundary: string, eol: string): { fields: Fields; body: Buffer }[] | undefined {
+  const text = body.toString('latin1');
+  const lines = text.split(eol);
+  const open = `--${boundary}`;
+  const close = `--${boundary}--`;
+  const parts: string[][] = [];
+  let cur: string[] | null = null;
+  let closed = false;
+  for (const line of lines) {
+    const bare = line.replace(/[ \t]+$/, '');
+    if (bare === close) {
+      if (cur) parts.push(cur);
+      closed = true;
+      break;
+    }
+    if (bare === open) {
+      if (cur) parts.push(cur);
+      cur = [];
+    } else if (cur) cur.push(line);
+  }
+  if (!closed) return undefined;
+  const out: { fields: Fields; body: Buffer }[] = [];
+  for (const p of parts) {
+    const blank = p.indexOf('');
+    if (blank < 0) return undefined;
+    const head = p.slice(0, blank);
+    if (head.some((l) => !isAscii(l) || l.startsWith('--'))) return undefined;
+    const fields = fieldsOf(unfold(head));
+    if (!fields) return undefined;
+    out.push({ fields, body: Buffer.from(p.slice(blank + 1).join(eol), 'latin1') });
+  }
+  return out;
+}
+
+function unfold(head: string[]): { raw: string }[] {
+  const out: { raw: string }[] = [];
+  for (const line of head) {
+    if (/^[ \t]/.test(line) && out.length > 0) out[out.length - 1].raw += `\n${line}`;
+    else out.push({ raw: line });
+  }
+  return out;
+}

@@ -1,0 +1,68 @@
+import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import type Mail from 'nodemailer/lib/mailer/index.js';
+import { describe, expect, it } from 'vitest';
+import { splitMessage } from '../../src/domain/raw-headers.js';
+import { fastContent, parsedContent, rawContent } from '../../src/submission/raw-content.js';
+
+const compose = (mail: Mail.Options): Promise<Buffer> => new MailComposer(mail).compile().build();
+
+const base = { from: 'App <app@example.com>', to: 'Ann Example <ann@example.net>', subject: 'Your receipt' };
+const LONG = 'Thank you for your order 10234 placed on 2 March. '.repeat(12);
+
+/** Messages of the two shapes the fast path reads; mailparser must read them the same way. */
+const FAST: [string, Mail.Options][] = [
+  ['text only', { ...base, text: 'Hello\nworld\n' }],
+  ['html only', { ...base, html: '<p>Hello</p>' }],
+  ['text and html', { ...base, text: `${LONG}\nsecond line`, html: `<p style="a:b">${LONG}</p>` }],
+  ['quoted-printable UTF-8 and an encoded subject', { ...base, subject: 'Grüße — ✓', text: 'Grüße aus Köln = 100 %\n', html: '<p>Grüße</p>' }],
+  ['base64 (mostly non-ASCII)', { ...base, text: 'Καλημέρα κόσμε '.repeat(20), html: '<p>Καλημέρα</p>', textEncoding: 'base64' }],
+  ['to, cc and reply-to lists', { ...base, to: ['a@example.net', '"Last, First" <b@example.net>'], cc: 'c@example.org', replyTo: 'Help <help@example.com>', text: 't' }],
+  ['no trailing line break, trailing spaces', { ...base, text: 'ends here   \nx  ', html: '<b>x</b>\n\n' }],
+  ['no subject', { from: base.from, to: base.to, text: 'x' }],
+];
+
+/** Shapes it leaves to mailparser. */
+const SLOW: [string, Mail.Options][] = [
+  ['an attachment', { ...base, text: 't', attachments: [{ filename: 'a.txt', content: 'abc' }] }],
+  ['an encoded display name', { ...base, to: '"Jürgen" <j@example.net>', text: 't' }],
+  ['an internationalized domain', { ...base, to: 'x@xn--bcher-kva.example', text: 't' }],
+];
+
+describe('reading an SMTP message for activity (raw-content.ts)', () => {
+  for (const [name, mail] of FAST) {
+    it(`reads ${name} without mailparser, as mailparser does`, async () => {
+      const raw = await compose(mail);
+      const fast = fastContent(splitMessage(raw));
+      expect(fast).toBeDefined();
+      expect(fast).toEqual(await parsedContent(raw));
+    });
+  }
+
+  for (const [name, mail] of SLOW) {
+    it(`leaves a message with ${name} to mailparser`, async () => {
+      const raw = await compose(mail);
+      expect(await rawContent(raw, splitMessage(raw))).toEqual(await parsedContent(raw));
+    });
+  }
+
+  it('leaves nested multiparts, groups, other charsets and format=flowed to mailparser', () => {
+    const msg = (head: string, body: string) => splitMessage(Buffer.from(`${head}\r\n\r\n${body}`, 'latin1'));
+    expect(fastContent(msg('To: friends: a@example.net;\r\nSubject: s', 'x'))).toBeUndefined();
+    expect(fastContent(msg('Content-Type: text/plain; format=flowed', 'x'))).toBeUndefined();
+    expect(fastContent(msg('Content-Type: text/plain; charset=iso-8859-1', 'caf\xe9'))).toBeUndefined();
+    const nested = 'Content-Type: multipart/alternative; boundary=b';
+    expect(fastContent(msg(nested, '--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c--\r\n--b--\r\n'))).toBeUndefined();
+    expect(fastContent(msg(nested, '--b\r\nContent-Type: text/plain\r\n\r\nno close delimiter\r\n'))).toBeUndefined();
+  });
+
+  it('reads hand-written MIME with LF line ends, a preamble and an epilogue as mailparser does', async () => {
+    const raw = Buffer.from(
+      'From: a@example.com\nTo: b@example.net\nSubject: =?UTF-8?Q?caf=C3=A9?=\n  folded\nContent-Type: multipart/alternative;\n boundary="xx"\n\n' +
+        'preamble\n--xx\nContent-Type: text/plain\n\nplain\n\n--xx \nContent-Type: text/html; charset="us-ascii"\nContent-Transfer-Encoding: 7bit\n\n<p>h</p>\n--xx--\nepilogue\n',
+      'latin1',
+    );
+    const fast = fastContent(splitMessage(raw));
+    expect(fast).toBeDefined();
+    expect(fast).toEqual(await parsedContent(raw));
+  });
+});
