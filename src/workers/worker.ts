@@ -6,7 +6,16 @@
  * Piscina loads this module once per thread, so the WorkerTasks made on the first task is the
  * thread's own: its compiled templates and parsed DKIM keys serve every later task of the
  * thread. Nothing is made at import time.
+ *
+ * On its first task a thread lowers its own scheduling priority (Linux): every task that is
+ * left is background work nobody waits for (composition and signatures after the commit,
+ * broadcast expansion), while the main thread takes sends and commits them. With one thread per
+ * core and the main thread as well, the cores are shared; this way the pool gets every core the
+ * main thread leaves idle instead of taking turns with it (issue 20, "use both cores").
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { isMainThread } from 'node:worker_threads';
 import { toTaskErrorData } from './errors.js';
 import type { GenerateKeyOptions } from './dkim.js';
 import type { WorkerResponse, WorkerTask } from './protocol.js';
@@ -14,9 +23,29 @@ import { WorkerTasks, type BuildInput, type FinishInput, type SignRawInput } fro
 
 let thread: WorkerTasks | undefined;
 
+/** The niceness of pool threads (0 is the process's; 19 the lowest priority). */
+const POOL_NICENESS = 10;
+
 export default function runTask(msg: { task: WorkerTask; input: unknown }): Promise<WorkerResponse<unknown>> {
-  thread ??= new WorkerTasks();
+  if (!thread) {
+    thread = new WorkerTasks();
+    yieldToMainThread();
+  }
   return runOn(thread, msg);
+}
+
+/**
+ * setpriority(2) given a thread id applies to that thread alone on Linux; /proc/thread-self
+ * names this thread's id. Elsewhere (or if refused) the thread keeps the process's priority.
+ */
+function yieldToMainThread(): void {
+  if (isMainThread) return;
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0 && tid !== process.pid) setPriority(tid, POOL_NICENESS);
+  } catch {
+    // Not Linux, or not permitted: nothing to do.
+  }
 }
 
 async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown }): Promise<WorkerResponse<unknown>> {
