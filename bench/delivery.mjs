@@ -16,6 +16,7 @@ import { startDns } from './lib/dns.mjs';
 import { composedMessage, FROM, HTML, SUBJECT, TEXT } from './lib/message.mjs';
 import { deleteQueue, queued, releaseHold, setHold, smtpSource, waitQueued } from './lib/postfix.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
+import { summarizeDir } from './lib/profile.mjs';
 import { best, fmt, ratio, table } from './lib/report.mjs';
 import { arrivalStats, SINK_PORT, startSink } from './lib/sink.mjs';
 
@@ -23,12 +24,13 @@ export const meta = {
   name: 'delivery',
   heading: 'Delivery to a local sink, cap lifted and at 50/s, vs Postfix relaying (bench/delivery.mjs)',
   needsPostfix: true,
-  options: { n: 2000, m: 500, domains: 10, 'per-domain': 2, c: 20, rounds: 2, 'count-reads': false },
+  options: { n: 2000, m: 500, domains: 10, 'per-domain': 2, c: 20, rounds: 2, 'count-reads': false, profile: false },
   usage:
     '--n=2000 messages per throughput round, --rounds=2 alternating rounds (best of each side is reported), ' +
     '--m=500 for the 50/s accuracy run, --domains=10 recipient domains, ' +
     '--per-domain=2 postrider connections per domain (domains × per-domain = Postfix\'s 20), --c=20 intake concurrency, ' +
-    '--count-reads=true (count the store reads of the dispatcher\'s lease scans during the lifted run)',
+    '--count-reads=true (count the store reads of the dispatcher\'s lease scans during the lifted run), ' +
+    '--profile=true (one more lifted round, not counted, with the daemon under node --cpu-prof: its main thread\'s heaviest frames)',
 };
 
 /** Queues `count` messages through the HTTP API, recipients spread over the sink domains. */
@@ -61,7 +63,7 @@ async function signed(p) {
 }
 
 /** postrider round: queue n with delivery off, restart with the cap lifted, measure at the sink. */
-async function postriderRound(p, ctx, { offset, countFile }) {
+async function postriderRound(p, ctx, { offset, countFile, profDir }) {
   const { n, c, perDomain, domains, dns, sink, channelId, progress } = ctx;
   progress(`postrider: queueing ${n} messages (delivery off)`);
   await queueMessages(p, channelId, { count: n, domains, concurrency: c, offset });
@@ -75,7 +77,7 @@ async function postriderRound(p, ctx, { offset, countFile }) {
   const t0 = performance.now();
   p = await p.restart(
     deliveryEnv(dns, { POSTRIDER_DELIVERY_RATE: '100000', POSTRIDER_DELIVERY_PER_DOMAIN_CONCURRENCY: String(perDomain * domains.length), ...(countFile ? { BENCH_COUNT_FILE: countFile } : {}) }),
-    countFile ? { nodeArgs: ['--import', PRELOAD] } : {},
+    { nodeArgs: [...(countFile ? ['--import', PRELOAD] : []), ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])] },
   );
   const ready = performance.now();
   await sink.waitFor(n, 240_000);
@@ -133,6 +135,20 @@ async function cappedRun(p, { m, c, domains, dns, sink, channelId, progress, off
   return { p, r };
 }
 
+/** The main thread's heaviest frames by self time, from the profiled round's .cpuprofile files. */
+function mainProfile(profDir, progress) {
+  try {
+    const main = summarizeDir(profDir).find((s) => !s.inclusive.some(([k]) => /^atomicsWaitLoop /.test(k)));
+    if (!main) return null;
+    const top = main.self.filter(([k]) => !/^\((program|idle)\)/.test(k)).slice(0, 10);
+    return { totalMs: main.totalMs, rows: top.map(([k, ms]) => [`\`${k}\``, fmt(ms), `${((ms / main.totalMs) * 100).toFixed(0)}%`]) };
+  } finally {
+    // BENCH_KEEP_DATA=1 keeps the .cpuprofile files for a closer look.
+    if (process.env.BENCH_KEEP_DATA) progress(`CPU profiles kept in ${profDir}`);
+    else fs.rmSync(profDir, { recursive: true, force: true });
+  }
+}
+
 export async function run(o, { progress }) {
   const { n, m, c, rounds } = o;
   const perDomain = o['per-domain'];
@@ -144,6 +160,7 @@ export async function run(o, { progress }) {
   const ourRounds = [];
   const theirRounds = [];
   let capped;
+  let profDir;
   try {
     p = await startPostrider(deliveryEnv(dns, { POSTRIDER_DELIVERY_ENABLED: 'false' }));
     const { channelId } = await setupSender(p, dns);
@@ -157,12 +174,19 @@ export async function run(o, { progress }) {
       ourRounds.push(ours.r);
       theirRounds.push(await postfixRound(ctx));
     }
-    ({ p, r: capped } = await cappedRun(p, { ...ctx, offset: rounds * n }));
+    if (o.profile) {
+      progress('profiled round (not counted): daemon under node --cpu-prof');
+      profDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-bench-prof-'));
+      // The profile is written when the daemon exits: at the restart that ends the round.
+      p = (await postriderRound(p, ctx, { offset: rounds * n, profDir })).p;
+    }
+    ({ p, r: capped } = await cappedRun(p, { ...ctx, offset: (rounds + (o.profile ? 1 : 0)) * n }));
   } finally {
     await p?.stop();
     await dns.close();
     await sink.stop();
   }
+  const prof = profDir ? mainProfile(profDir, progress) : null;
   const lifted = best(ourRounds);
   const relay = best(theirRounds);
   lifted.counts = ourRounds[0].counts;
@@ -193,6 +217,9 @@ export async function run(o, { progress }) {
             `${fmt(lifted.counts.leaseScans)} lease scans read ${fmt(lifted.counts.dueKeysRead)} due keys; ` +
             `${fmt(lifted.counts.jobRecordsRead)} job records were read in all, ${fmt(lifted.counts.jobRecordsRead / n, 1)} per delivered message (first round).`,
         ]
+      : []),
+    ...(prof
+      ? ['', `The daemon's main thread in the profiled lifted round (node --cpu-prof, ${fmt(prof.totalMs)} ms of samples, start-up and exit included), heaviest frames by self time:`, '', table(['frame', 'self ms', 'share'], prof.rows)]
       : []),
     '',
     `Rate accuracy at the default delivery.rate=50 (default per-domain concurrency), ${fmt(m)} queued messages, ` +
