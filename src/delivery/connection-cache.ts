@@ -2,7 +2,7 @@
  * Idle SMTP connections kept for the next message to the same destination, as Postfix's
  * scache does: a connection whose transaction ended cleanly waits here (at most `idleMs`,
  * at most `maxMessages` transactions over its life) until an attempt to the same destination
- * takes it. A destination key names the MX address, port, TLS policy and our source address
+ * takes it. A destination key names the MX address, port and our source address
  * (destinationKey), so a connection is only ever reused for what it was opened for.
  *
  * The cache never talks SMTP: it holds connections and quits them. Whoever takes one checks it
@@ -30,18 +30,23 @@ export interface ConnectionCacheOptions {
   idleMs: number;
 }
 
+/**
+ * What a kept connection is reused for. No TLS field: there is one policy (opportunistic
+ * STARTTLS, RFC 7435) and the TLS state of a session follows from it and from what that server
+ * offered, so it cannot tell two connections to the same address apart; it is also unknown
+ * before connecting, when the key is looked up. A stricter policy for some destinations
+ * (MTA-STS RFC 8461, DANE RFC 7672) would have to join the key.
+ */
 export interface Destination {
   /** The MX host's IP address we connect to. */
   address: string;
   port: number;
-  /** Only opportunistic STARTTLS today (RFC 7435); a stricter policy would be another key. */
-  tls: 'opportunistic';
-  /** Our local address (the source of the connection); undefined lets the OS choose. */
+  /** Our local address, as given to the connection (SessionOptions.sourceAddress); undefined lets the OS choose. */
   source?: string;
 }
 
 export function destinationKey(d: Destination): string {
-  return `${d.address}|${d.port}|${d.tls}|${d.source ?? '*'}`;
+  return `${d.address}|${d.port}|${d.source ?? '*'}`;
 }
 
 interface Idle<C> {

@@ -52,13 +52,15 @@ export interface SmtpAttemptInput {
   maxMessagesPerConnection?: number;
   /** Aborting closes the connection; unfinished recipients are deferred. */
   signal?: AbortSignal;
+  /** Awaited after the 354 reply, before the message is sent (the dispatcher's pacer). */
+  beforeBody?: () => Promise<void> | undefined;
 }
 
 export async function deliverOverSmtp(input: SmtpAttemptInput): Promise<AttemptResult> {
   let failure: SessionFailure | undefined;
   for (const target of input.targets.slice(0, MAX_TARGETS)) {
     if (input.signal?.aborted) break;
-    const key = destinationKey({ address: target.address, port: input.port, tls: 'opportunistic', source: input.sourceAddress });
+    const key = destinationKey({ address: target.address, port: input.port, source: input.sourceAddress });
     const opened = await sessionFor(target, key, input);
     if (!opened.ok) {
       if (sessionSlowsDown(opened.failure)) input.cache?.closeIdle(key);
