@@ -7,20 +7,60 @@ import type { DeliveryJob, MessageRecord } from '../domain/types.js';
 import type { Store } from '../store/env.js';
 import { getBody, getMessage } from '../store/messages.js';
 import { leaseDueJobs, nextDueAfter, recoverExpiredLeases, releaseJob, type LeaseOptions, type LeaseResult } from '../store/queue.js';
-import { recordOutcome, type RecordOutcomeInput, type RecordedOutcome } from '../store/queue-outcome.js';
+import { recordOutcome, recordOutcomes, type RecordOutcomeInput, type RecordedOutcome } from '../store/queue-outcome.js';
 
 export type { DueKey, LeaseOptions, LeaseResult } from '../store/queue.js';
 export type { RecordOutcomeInput, RecordedOutcome } from '../store/queue-outcome.js';
 
+interface PendingOutcome {
+  input: RecordOutcomeInput;
+  resolve: (r: RecordedOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
 export class DeliveryQueue {
+  /** Outcomes waiting for the next group commit (record()). */
+  private pending: PendingOutcome[] = [];
+  private committing = false;
+
   constructor(private readonly store: Store) {}
 
   lease(o: LeaseOptions): Promise<LeaseResult> {
     return leaseDueJobs(this.store, o);
   }
 
+  /**
+   * Records an attempt's outcome; resolves once it is committed and synced, never before.
+   * Group commit: outcomes that finish while a commit is being written (or in the same turn of
+   * the event loop) go together into the next transaction, one write and one sync for many
+   * attempts instead of one each. A crash loses or repeats exactly what it did with one
+   * transaction per outcome: an unacknowledged outcome's lease is still in the store, so its
+   * job is recovered and tried again (at-least-once), and an acknowledged one is durable.
+   */
   record(input: RecordOutcomeInput): Promise<RecordedOutcome> {
-    return recordOutcome(this.store, input);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ input, resolve, reject });
+      if (this.committing) return;
+      this.committing = true;
+      setImmediate(() => void this.commitPending());
+    });
+  }
+
+  /** Writes every pending outcome, batch after batch, until none is left. */
+  private async commitPending(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      try {
+        const recorded = await recordOutcomes(this.store, batch.map((p) => p.input));
+        batch.forEach((p, i) => p.resolve(recorded[i]));
+      } catch (err) {
+        if (batch.length === 1) batch[0].reject(err);
+        // Written one by one, each outcome gets its own result or error, as without batching.
+        else await Promise.all(batch.map((p) => recordOutcome(this.store, p.input).then(p.resolve, p.reject)));
+      }
+    }
+    this.committing = false;
   }
 
   /** Back to due at dueAtMs without counting an attempt. */

@@ -43,6 +43,14 @@ export async function recordOutcome(store: Store, input: RecordOutcomeInput): Pr
   return store.write(() => recordOutcomeInTxn(store, input));
 }
 
+/**
+ * Several attempts' outcomes in one durable transaction (the dispatcher's group commit): each is
+ * recorded exactly as recordOutcome would, in order; all or none are written.
+ */
+export async function recordOutcomes(store: Store, inputs: readonly RecordOutcomeInput[]): Promise<RecordedOutcome[]> {
+  return store.write(() => inputs.map((input) => recordOutcomeInTxn(store, input)));
+}
+
 function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOutcome {
   const { job, result } = input;
   const current = dbsOf(store).jobs.get(job.id) as DeliveryJob | undefined;
