@@ -17,6 +17,8 @@ export interface AttemptRequest {
   body: Buffer;
   /** Aborted at the attempt deadline or when shutdown's grace period is over. */
   signal: AbortSignal;
+  /** Awaited after the 354 reply, before the message is sent (the dispatcher's pacer). */
+  beforeBody?: () => Promise<void> | undefined;
 }
 
 /** What the dispatcher calls; tests may pass their own. */
@@ -38,7 +40,7 @@ export interface MxAttemptDeps {
 }
 
 export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
-  return async ({ job, message, body, signal }) => {
+  return async ({ job, message, body, signal, beforeBody }) => {
     const { resolution: route, site } = await deps.mx.locate(job.domain);
     if (route.status === 'failed') {
       const results = job.recipients.map((r) => recipientResult(r, route.reply, 'dns'));
@@ -56,6 +58,7 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
       cache: deps.cache,
       maxMessagesPerConnection: site === undefined ? undefined : deps.maxMessagesPerConnection?.(site),
       signal,
+      beforeBody,
     });
   };
 }

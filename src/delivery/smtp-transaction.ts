@@ -21,6 +21,11 @@ export interface TransactionInput {
   body: Buffer;
   timeouts: SmtpTimeouts;
   signal?: AbortSignal;
+  /**
+   * Called after the 354 reply, right before the message is sent; the message waits for the
+   * promise it returns (the dispatcher's pacer: delivery.rate holds at the receiver).
+   */
+  beforeBody?: () => Promise<void> | undefined;
 }
 
 export interface Transacted {
@@ -62,22 +67,33 @@ export function transact(session: SmtpSession, input: TransactionInput): Promise
     input.signal?.addEventListener('abort', onAbort, { once: true });
     conn.once('end', onEnd);
     const envelope = { from: input.sender, to: [...input.recipients], size: input.body.length, use8BitMime: has8bit(input.body) };
-    conn.send(envelope, bodyStream(input.body, () => socketTimeout(conn, input.timeouts.dataMs)), (err, info) => {
+    const onStart = () => socketTimeout(conn, input.timeouts.dataMs);
+    conn.send(envelope, bodyStream(input.body, onStart, input.beforeBody), (err, info) => {
       finish(err ? sendErrorResult(input.recipients, err, s, rcptRejections(conn)) : sentResult(input.recipients, info, s), !err);
     });
   });
 }
 
-/** The message as a stream that tells us when it starts being read: after the 354 reply. */
-function bodyStream(body: Buffer, onStart: () => void): Readable {
+/**
+ * The message as a stream that tells us when it starts being read (after the 354 reply) and
+ * holds it back until `before` (the pacer's slot) resolves.
+ */
+function bodyStream(body: Buffer, onStart: () => void, before?: () => Promise<void> | undefined): Readable {
   let started = false;
+  const send = (stream: Readable) => {
+    // An abort while waiting closed the session and its stream: nothing to send any more.
+    if (stream.destroyed) return;
+    onStart();
+    stream.push(body);
+    stream.push(null);
+  };
   return new Readable({
     read() {
       if (started) return;
       started = true;
-      onStart();
-      this.push(body);
-      this.push(null);
+      const wait = before?.();
+      if (wait) void wait.then(() => send(this));
+      else send(this);
     },
   });
 }

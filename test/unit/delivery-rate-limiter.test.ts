@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter } from '../../src/queue/rate-limiter.js';
+import { Pacer, RateLimiter } from '../../src/queue/rate-limiter.js';
 
 /** Most starts in any window [t, t + width) over the recorded start times. */
 function maxInWindow(starts: number[], width: number): number {
@@ -72,5 +72,74 @@ describe('RateLimiter', () => {
     expect(limiter.msUntilAvailable()).toBe(1);
     now = 1000;
     expect(limiter.available()).toBe(5);
+  });
+});
+
+/**
+ * The pacer on a fake clock: messages ask for a slot at the times given (bunched, as attempts
+ * of varying length finish), and each is sent at its slot; the slots are what the receiver sees.
+ */
+function paced(rate: number, asks: number[]): number[] {
+  let now = 0;
+  const pacer = new Pacer({ rate, now: () => now });
+  return asks.map((t) => {
+    now = t;
+    return t + pacer.reserve();
+  });
+}
+
+/** `n` asks in bunches: `size` at the same instant every `everyMs`. */
+function bunched(n: number, size: number, everyMs: number): number[] {
+  return Array.from({ length: n }, (_, i) => Math.floor(i / size) * everyMs);
+}
+
+describe('Pacer', () => {
+  it('never lets more than the rate reach the receiver in any 1-second window, however the asks bunch', () => {
+    for (const rate of [1, 7, 50, 51, 1000, 100_000]) {
+      for (const [size, every] of [
+        [1, 0],
+        [rate, 1000],
+        [5, 100],
+        [60, 1000],
+        [3, 1],
+      ]) {
+        const n = Math.min(5 * rate + 10, 20_000);
+        const slots = paced(rate, bunched(n, size, every));
+        expect(maxInWindow(slots, 1000), `rate ${rate}, ${size} asks every ${every} ms`).toBeLessThanOrEqual(rate);
+      }
+    }
+  });
+
+  it('keeps the rate with 20 ms of jitter between our slot and the receiver at 50/s', () => {
+    // Every slot seen up to 20 ms early or late, alternately: still at most 50 in a second.
+    const slots = paced(50, bunched(500, 5, 100)).map((t, i) => t + (i % 2 === 0 ? 20 : 0));
+    expect(maxInWindow([...slots].sort((a, b) => a - b), 1000)).toBeLessThanOrEqual(50);
+  });
+
+  it('spaces slots evenly at 50/s (no burst) and stays near the rate on average', () => {
+    const pacer = new Pacer({ rate: 50, now: () => 0 });
+    expect(pacer.burst).toBe(1);
+    expect(pacer.intervalMs).toBeCloseTo(20.4, 5);
+    const slots = paced(50, bunched(500, 500, 0));
+    for (let i = 1; i < slots.length; i++) expect(slots[i] - slots[i - 1]).toBeCloseTo(20.4, 5);
+    const mean = (slots.length - 1) / ((slots[slots.length - 1] - slots[0]) / 1000);
+    expect(mean).toBeGreaterThan(48.9);
+    expect(mean).toBeLessThanOrEqual(50);
+  });
+
+  it('lets a message go at once when its slot has come, and does not bank idle time', () => {
+    let now = 0;
+    const pacer = new Pacer({ rate: 50, now: () => now });
+    expect(pacer.reserve()).toBe(0);
+    now = 5_000;
+    expect(pacer.reserve()).toBe(0);
+    expect(pacer.reserve()).toBeCloseTo(20.4, 5);
+  });
+
+  it('allows a burst at high rates, so the cap-lifted case does not wait on timers', () => {
+    const pacer = new Pacer({ rate: 100_000, now: () => 0 });
+    expect(pacer.burst).toBeGreaterThan(1000);
+    for (let i = 0; i < pacer.burst; i++) expect(pacer.reserve()).toBe(0);
+    expect(pacer.reserve()).toBeGreaterThan(0);
   });
 });
