@@ -46,10 +46,12 @@ export function awaitingSignatureCount(store: Store): number {
  * waits. `gone`: the message went (channel purge, retention) before it was finished.
  */
 export function unsignedMessage(store: Store, messageId: string): (PendingSignature & { body: Buffer | undefined; gone: boolean }) | undefined {
-  const p = dbsOf(store).unsigned.get(messageId) as PendingSignature | undefined;
+  const dbs = dbsOf(store);
+  const p = dbs.unsigned.get(messageId) as PendingSignature | undefined;
   if (!p) return undefined;
-  const body = dbsOf(store).bodies.get(messageId) as Buffer | undefined;
-  const gone = dbsOf(store).messages.get(messageId) === undefined || (p.compose === undefined && body === undefined);
+  // A committed request has no body yet; existence checks decode nothing.
+  const body = p.compose === undefined ? (dbs.bodies.get(messageId) as Buffer | undefined) : undefined;
+  const gone = !dbs.messages.doesExist(messageId) || (p.compose === undefined && body === undefined);
   return { ...p, body, gone };
 }
 
@@ -60,6 +62,8 @@ export type ComposedFields = Partial<Pick<MessageRecord, 'html' | 'text' | 'size
 export interface FinishedMessage {
   messageId: string;
   body: Uint8Array;
+  /** Composed from a committed request (else: the committed body, signed). */
+  composed?: boolean;
   record?: ComposedFields;
 }
 
@@ -80,14 +84,13 @@ export async function storeSignedBodies(store: Store, signed: readonly FinishedM
 
 function storeSignedInTxn(store: Store, s: FinishedMessage): number {
   const dbs = dbsOf(store);
-  const pending = dbs.unsigned.get(s.messageId) as PendingSignature | undefined;
-  if (pending === undefined) return 0;
+  // Existence checks decode nothing (the entry may hold a whole request with its attachments).
+  if (!dbs.unsigned.doesExist(s.messageId)) return 0;
   dbs.unsigned.remove(s.messageId);
-  const record = dbs.messages.get(s.messageId) as MessageRecord | undefined;
-  if (record === undefined) return 0;
-  if (pending.compose === undefined && dbs.bodies.get(s.messageId) === undefined) return 0;
+  if (!dbs.messages.doesExist(s.messageId)) return 0;
+  if (!s.composed && !dbs.bodies.doesExist(s.messageId)) return 0;
   dbs.bodies.put(s.messageId, Buffer.from(s.body.buffer, s.body.byteOffset, s.body.byteLength));
-  if (s.record) dbs.messages.put(s.messageId, { ...record, ...s.record });
+  if (s.record) dbs.messages.put(s.messageId, { ...(dbs.messages.get(s.messageId) as MessageRecord), ...s.record });
   let released = 0;
   for (const job of jobsOfMessage(store, s.messageId)) {
     if (job.state !== 'queued') continue;

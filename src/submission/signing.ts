@@ -171,7 +171,7 @@ export class SigningStage {
       const { messageId, composed } = jobs[i]!;
       if (s.status === 'rejected') return this.failed(messageId, s.reason);
       const { raw, html, text, size } = s.value;
-      done.push({ messageId, body: raw, record: composed ? definedOnly({ html, text, size }) : undefined });
+      done.push({ messageId, body: raw, composed, record: composed ? definedOnly({ html, text, size }) : undefined });
     });
     if (done.length === 0) return;
     try {
