@@ -1,7 +1,8 @@
 /**
  * HTTP send intake: autocannon posting the same transactional message to POST
  * /send/transactional (live channel, verified RSA-2048 DKIM domain, delivery disabled so only
- * intake is measured: validate, compose, sign, fsync'ed commit before the 200), against
+ * intake is measured: validation and the fsync'ed commit before the 200; composition and the
+ * signature follow it in the finishing stage), against
  * Postfix's SMTP intake of a message of the same size from smtp-source with the same
  * concurrency, in the same run:
  *   - Postfix "intake only": every message goes to the hold queue (no relaying meanwhile);
@@ -103,8 +104,8 @@ export async function run({ n, c, rounds, profile }, { progress, peer }) {
   const text = [
     `What is compared: ${fmt(n)} messages per round, ${c} concurrent clients, ${rounds} alternating round(s) of ` +
       `postrider then Postfix; the best round of each side is shown. postrider: HTTP/JSON requests to a live channel with a ` +
-      `verified RSA-2048 DKIM domain, delivery disabled; each 200 means validated, composed (multipart/alternative, ` +
-      `${fmt(length)} bytes before the signature) and committed with fsync; the DKIM signature follows the 200 (signing stage). Postfix: ` +
+      `verified RSA-2048 DKIM domain, delivery disabled; each 200 means validated and committed with fsync; the ` +
+      `message (multipart/alternative, ${fmt(length)} bytes before the signature) is composed and DKIM-signed after the 200 (finishing stage). Postfix: ` +
       `smtp-source sessions on 127.0.0.1:2526 (no TLS, no AUTH, no signing) sending a ${fmt(length)}-byte body; each 250 ` +
       'means queued on disk (Postfix fsyncs queue files). Rates are accepted messages/s; latency per request from ' +
       `autocannon; "mean" is ${c} / rate (Little's law), the only latency smtp-source allows.`,
@@ -115,9 +116,9 @@ export async function run({ n, c, rounds, profile }, { progress, peer }) {
     `postrider accepted ${fmt(ours.rate)} HTTP sends/s, ${ratio(ours.rate, held.rate)} Postfix's SMTP intake of a message ` +
     `of the same size (${fmt(held.rate)} msg/s into the hold queue; ${fmt(relay.ingestRate)} msg/s while relaying). ` +
     'Postfix does less per message here (no JSON, no MIME composition, no DKIM signature) and postrider does less ' +
-    'protocol work (one HTTP request instead of an SMTP dialogue). The 200 waits for validation, rendering and ' +
-    'MIME composition (worker pool, one thread per core) and the group commit; the DKIM signature is made after ' +
-    'it (signing stage), on the same two cores, so it still competes for CPU during the run.';
+    'protocol work (one HTTP request instead of an SMTP dialogue). The 200 waits for validation and the group ' +
+    'commit only; MIME composition and the DKIM signature are made after it (finishing stage, worker pool at a lower ' +
+    'priority than the main thread), on the same two cores, so they still compete for CPU during the run.';
   return {
     text,
     reading,
