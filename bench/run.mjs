@@ -22,6 +22,7 @@ const BENCHES = {
   broadcast: () => import('./broadcast.mjs'),
   messages: () => import('./messages-suite.mjs'),
   threads: () => import('./pool-threads.mjs'),
+  queue: () => import('./queue-scale.mjs'),
 };
 const ALL = ['http', 'smtp', 'delivery', 'dkim', 'broadcast', 'activity'];
 

@@ -1,0 +1,160 @@
+/**
+ * A deep queue: memory and restart time with 1,000,000 queued messages (issue #20, "Memory
+ * stays bounded"). The daemon sets up a live channel with a verified domain and stops; the
+ * benchmark then fills its store directly through the store's own verb (commitMessages, the
+ * commit an API send makes, in transactions of --batch messages: record, body, events, queue
+ * entry and one delivery job each; small unsigned bodies, so nothing waits for a signature),
+ * and starts `postrider serve` again on that folder with delivery on towards smtp-sink (the MX
+ * of the recipient domains, cap lifted). Measured: RSS of the daemon when it is ready and
+ * while it delivers (sampled every 250 ms for --seconds), and the time from spawning the process
+ * to the first message at the sink.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { startDns } from './lib/dns.mjs';
+import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
+import { fmt } from './lib/report.mjs';
+import { SINK_PORT, startSink } from './lib/sink.mjs';
+
+export const meta = {
+  name: 'queue',
+  heading: 'A queue of 1,000,000 messages: memory and restart to first delivery (bench/queue-scale.mjs)',
+  needsPostfix: false,
+  options: { messages: 1_000_000, batch: 2000, seconds: 20 },
+  usage: '--messages=1000000 queued before the restart, --batch=2000 messages per fill transaction, --seconds=20 of delivery during which RSS is sampled',
+};
+
+const RSS_GOAL_MB = 300;
+const FIRST_DELIVERY_GOAL_S = 2;
+const DOMAINS = 10;
+
+/** Resident set size and its peak (VmHWM) of a process, in MB. */
+function rssOf(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+/** A small RFC 5322 message, as an API send would store it before delivery. */
+function body(id, from, to) {
+  return Buffer.from(
+    `From: ${from}\r\nTo: ${to}\r\nSubject: Queue scale ${id.slice(0, 8)}\r\nMessage-ID: <${id}@shop-bench-postrider.com>\r\n` +
+      `Date: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nQueued message ${id}.\r\n`,
+  );
+}
+
+function accepted({ accountId, channel, domains }, i, createdAt) {
+  const id = randomUUID();
+  const from = 'receipts@shop-bench-postrider.com';
+  const to = `u${i}@${domains[i % domains.length]}`;
+  const b = body(id, from, to);
+  return {
+    body: b,
+    record: {
+      id, accountId, channelId: channel.id, mailType: 'transactional', mailSource: 'api', deliveryType: 'live', createdAt,
+      messageIdHeader: `<${id}@shop-bench-postrider.com>`, subject: `Queue scale ${id.slice(0, 8)}`, from: { email: from }, to: [{ email: to }],
+      cc: [], bcc: [], replyTo: [], tracking: channel.tracking, tags: [], headers: {}, metadata: {}, attachments: [], size: b.length,
+      recipients: [to], suppressed: [],
+    },
+  };
+}
+
+/** Fills the stopped daemon's store with `messages` queued messages; returns seconds and MiB. */
+async function fill(dataDir, channelId, domains, { messages, batch }, progress) {
+  const { Store } = await import('../dist/store/env.js');
+  const { commitMessages } = await import('../dist/store/messages.js');
+  const { getChannel } = await import('../dist/store/channel-records.js');
+  const store = new Store({ dataDir });
+  await store.start();
+  try {
+    const channel = getChannel(store, channelId);
+    const ctx = { accountId: channel.accountId, channel, domains };
+    const t0 = performance.now();
+    for (let done = 0; done < messages; done += batch) {
+      const n = Math.min(batch, messages - done);
+      const createdAt = new Date().toISOString();
+      await commitMessages(store, { messages: Array.from({ length: n }, (_, k) => accepted(ctx, done + k, createdAt)) });
+      if ((done / batch) % 50 === 0) progress(`  ${fmt(done)} queued`);
+    }
+    return { seconds: (performance.now() - t0) / 1000, mib: store.sizeBytes() / 1048576 };
+  } finally {
+    await store.stop();
+  }
+}
+
+/** Starts the daemon on the filled folder and watches it deliver for `seconds`. */
+async function restartAndWatch(p, env, seconds, sink) {
+  await p.stop({ keepData: true });
+  sink.reset();
+  const t0 = performance.now();
+  const q = await startPostrider(env, { dataDir: p.dataDir });
+  const readyS = (performance.now() - t0) / 1000;
+  const atReady = rssOf(q.pid);
+  const samples = [];
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    samples.push(rssOf(q.pid).rss);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const last = rssOf(q.pid);
+  const firstS = sink.count > 0 ? (sink.times[0] - t0) / 1000 : NaN;
+  return { q, readyS, firstS, atReady, maxRss: Math.max(...samples, last.rss), last, delivered: sink.count };
+}
+
+export async function run(opts, { progress }) {
+  const dns = await startDns();
+  const domains = publishSinkDomains(dns, DOMAINS);
+  const sink = await startSink();
+  let p;
+  let w;
+  try {
+    p = await startPostrider({ POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_DELIVERY_ENABLED: 'false' });
+    const { channelId } = await setupSender(p, dns);
+    await p.stop({ keepData: true });
+    progress(`filling the store with ${fmt(opts.messages)} queued messages (${fmt(opts.batch)} per transaction)`);
+    const filled = await fill(p.dataDir, channelId, domains, opts, progress);
+    progress(`filled in ${filled.seconds.toFixed(1)} s (${fmt(opts.messages / filled.seconds)} msg/s, ${fmt(filled.mib)} MiB); restarting with delivery on`);
+    const env = { POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_DELIVERY_PORT: String(SINK_PORT), POSTRIDER_DELIVERY_RATE: '100000', POSTRIDER_DELIVERY_PER_DOMAIN_CONCURRENCY: '20' };
+    w = await restartAndWatch(p, env, opts.seconds, sink);
+    progress(`ready after ${w.readyS.toFixed(2)} s, first message at the sink after ${w.firstS.toFixed(2)} s; RSS ${fmt(w.atReady.rss)} MB at ready, max ${fmt(w.maxRss)} MB; ${fmt(w.delivered)} delivered in ${opts.seconds} s`);
+    p = w.q;
+    return report(opts, filled, w);
+  } finally {
+    await p?.stop();
+    await sink.stop();
+    await dns.close();
+  }
+}
+
+function report(opts, filled, w) {
+  const ok = (good) => (good ? 'within the goal' : '**over the goal**');
+  const text = [
+    `What is measured: ${fmt(opts.messages)} messages queued (one recipient each over ${DOMAINS} recipient domains whose MX is smtp-sink on ` +
+      `127.0.0.1:${SINK_PORT}; bodies of about 300 bytes, unsigned, so nothing waits for a signature) in a live channel of the ` +
+      `store the daemon set up, written through commitMessages in transactions of ${fmt(opts.batch)} ` +
+      `(${filled.seconds.toFixed(1)} s, ${fmt(opts.messages / filled.seconds)} msg/s; LMDB file ${fmt(filled.mib)} MiB). Then \`postrider serve\` ` +
+      `starts on that folder with delivery on (rate cap lifted, 20 connections per domain); RSS is the daemon's VmRSS from /proc, ` +
+      `sampled every 250 ms for ${opts.seconds} s; "first delivery" counts from spawning the process to the first message smtp-sink reports.`,
+    '',
+    '| measure | value | goal |',
+    '|---|---|---|',
+    `| RSS when ready (MB) | ${fmt(w.atReady.rss)} | < ${RSS_GOAL_MB} |`,
+    `| RSS, max while delivering ${opts.seconds} s (MB) | ${fmt(w.maxRss)} (peak VmHWM ${fmt(w.last.peak)}) | < ${RSS_GOAL_MB} |`,
+    `| process start → ready (s) | ${w.readyS.toFixed(2)} | |`,
+    `| process start → first message at the sink (s) | ${w.firstS.toFixed(2)} | < ${FIRST_DELIVERY_GOAL_S} |`,
+    `| delivered in the ${opts.seconds} s window | ${fmt(w.delivered)} | |`,
+  ].join('\n');
+  const peak = Math.max(w.maxRss, w.last.peak);
+  const reading =
+    `With ${fmt(opts.messages)} messages queued the daemon peaked at ${fmt(peak)} MB RSS (${ok(peak < RSS_GOAL_MB)}) and ` +
+    `the first message reached the sink ${w.firstS.toFixed(2)} s after the process started (${ok(w.firstS < FIRST_DELIVERY_GOAL_S)}).`;
+  return {
+    text,
+    reading,
+    summary: [
+      { measure: `RSS with ${fmt(opts.messages)} messages queued, peak while delivering (MB; goal < ${RSS_GOAL_MB})`, postrider: fmt(peak), postfix: 'n/a', ratio: 'n/a' },
+      { measure: `restart to first delivery with ${fmt(opts.messages)} queued (s; goal < ${FIRST_DELIVERY_GOAL_S})`, postrider: w.firstS.toFixed(2), postfix: 'n/a', ratio: 'n/a' },
+    ],
+  };
+}
