@@ -25,25 +25,31 @@ import type { BuildRequest, BuildResult } from './ports.js';
 
 /**
  * Entries per write transaction. Larger writes amortize the commit, but the transaction's
- * callback runs on the main thread and holds it (and every HTTP request) for its whole length.
+ * callback runs on the main thread and holds it (and every HTTP request) for its whole length,
+ * and a send whose write lands in the same LMDB batch waits for that callback and for the
+ * batch's fsync. 100 entries hold it about half as long as 200 did, at the same rate.
  */
-const COMMIT_BATCH = 200;
+const COMMIT_BATCH = 100;
 /**
- * Writes in flight at once: the next one is handed to the store while the previous one waits for
- * its fsync, which on a busy disk took longer than building the next 200 entries. Each write
- * checks that it starts at the stored cursor (store/broadcasts.ts), so when one fails, the next
- * rolls back too and no entry is skipped.
+ * Writes in flight at once. With two, the next broadcast write was always queued while the
+ * previous one committed, so nearly every LMDB batch held one and a send waited for it; with
+ * one, the sends that come while a broadcast write commits can go in a batch without one (the
+ * expander yields a turn before each write). Measured on 2 loaded cores, 10,000 entries: p99 of
+ * a transactional send during the expansion 150-380 ms with 200 x 2, 80-110 ms with 100 x 1,
+ * at the same rate (bench/RESULTS.md, broadcast section). Each write checks that it starts at
+ * the stored cursor (store/broadcasts.ts), so when one fails, a later one rolls back too and no
+ * entry is skipped.
  */
-const COMMITS_IN_FLIGHT = 2;
+const COMMITS_IN_FLIGHT = 1;
 /**
- * Entries per worker task, and chunks built ahead at once: the worth of the writes in flight, so
- * the threads go on building while the main thread commits (with one write's worth ahead they
- * idled during commits: about 1,100 messages/s against 1,150-1,500 with two, bench/RESULTS.md).
- * A transactional send does not queue behind them: the pool runs tasks a client waits for first
+ * Entries per worker task (one hop between threads per chunk, not per message), and chunks built
+ * ahead at once: 800 entries, eight writes' worth, so the threads go on building while the main
+ * thread waits for a commit instead of idling once the next write's entries are ready. A
+ * transactional send does not queue behind them: the pool runs tasks a client waits for first
  * (workers/task-lanes.ts).
  */
 const TASK_CHUNK = 25;
-const TASK_WINDOW = (COMMITS_IN_FLIGHT * COMMIT_BATCH) / TASK_CHUNK;
+const TASK_WINDOW = 32;
 
 type BroadcastRow = { index: number; entry: BroadcastEntry };
 
