@@ -1,5 +1,5 @@
 /** The queue's store verbs on a real LMDB store. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AttemptResult, RecipientResult } from '../../src/domain/delivery-result.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { eventsOfMessage } from '../../src/store/events.js';
@@ -7,6 +7,7 @@ import { getMessage } from '../../src/store/messages.js';
 import { getJob, leaseDueJobs, listJobs, nextDueAfter, queueCounts, recoverExpiredLeases, retryJob } from '../../src/store/queue.js';
 import { dropJob, recordOutcome } from '../../src/store/queue-outcome.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
+import { DeliveryQueue } from '../../src/queue/delivery-queue.js';
 import { CHANNEL, jobsOf, openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
 
 let t: TestStore;
@@ -191,5 +192,42 @@ describe('operator verbs', () => {
     ]);
     expect(getMessage(t.store, id)).toMatchObject({ status: 'sent', openJobs: 0 });
     expect(await dropJob(t.store, job.id)).toBe('done');
+  });
+});
+
+describe('DeliveryQueue.record (group commit)', () => {
+  it('records outcomes that finish together in one transaction, each with its own result, and a failing one alone', async () => {
+    for (const d of ['one', 'two', 'three', 'four']) await queueMessage(t.store, { to: [`a@${d}.test`], now: new Date(T0 - 1000) });
+    const { jobs } = await leaseDueJobs(t.store, { nowMs: T0, max: 4, leaseMs: 60_000 });
+    expect(jobs).toHaveLength(4);
+    const queue = new DeliveryQueue(t.store);
+    const at = new Date(T0 + 1000);
+    const stale = { ...jobs[1], leaseUntil: new Date(T0).toISOString() }; // not the lease the store holds
+    // A result the store cannot record (a bug): it must fail alone, not take the others with it.
+    const broken = { ...result([rcpt('a@three.test', {})]), recipients: null } as unknown as AttemptResult;
+    const settled = await Promise.allSettled([
+      queue.record({ job: jobs[0], attemptAt: at, result: result([rcpt('a@one.test', {})]) }),
+      queue.record({ job: stale, attemptAt: at, result: result([rcpt('a@two.test', {})]) }),
+      queue.record({ job: jobs[2], attemptAt: at, result: broken }),
+      queue.record({ job: jobs[3], attemptAt: at, result: result([rcpt('a@four.test', { outcome: 'deferred', category: 'other', smtpCode: 451, response: '451 later' })]), nextDueAtMs: T0 + 300_000 }),
+    ]);
+    expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.status : 'rejected'))).toEqual(['done', 'stale', 'rejected', 'requeued']);
+    // Each acknowledged outcome is in the store once; the stale and the failed ones wrote nothing.
+    expect(getJob(t.store, jobs[0].id)).toMatchObject({ state: 'done', attempts: 1 });
+    expect(eventsOfMessage(t.store, jobs[0].messageId).filter((e) => e.eventType === 'delivered')).toHaveLength(1);
+    expect(getJob(t.store, jobs[1].id)).toMatchObject({ state: 'leased', attempts: 0 });
+    expect(getJob(t.store, jobs[2].id)).toMatchObject({ state: 'leased', attempts: 0 });
+    expect(getJob(t.store, jobs[3].id)).toMatchObject({ state: 'queued', attempts: 1, dueAt: new Date(T0 + 300_000).toISOString() });
+  });
+
+  it('writes outcomes recorded in the same turn with one store write', async () => {
+    for (const d of ['one', 'two', 'three']) await queueMessage(t.store, { to: [`a@${d}.test`], now: new Date(T0 - 1000) });
+    const { jobs } = await leaseDueJobs(t.store, { nowMs: T0, max: 3, leaseMs: 60_000 });
+    const queue = new DeliveryQueue(t.store);
+    const write = vi.spyOn(t.store, 'write');
+    const out = await Promise.all(jobs.map((job) => queue.record({ job, attemptAt: new Date(T0 + 1000), result: result([rcpt(job.recipients[0], {})]) })));
+    expect(out.map((o) => o.status)).toEqual(['done', 'done', 'done']);
+    expect(write).toHaveBeenCalledTimes(1);
+    write.mockRestore();
   });
 });
