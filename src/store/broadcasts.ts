@@ -14,6 +14,7 @@ import { reserveSendQuotaInTxn } from './messages.js';
 import { broadcastCounters, bumpBroadcastInTxn } from './broadcast-stats.js';
 import { closeJobOfMessageInTxn } from './queue-outcome.js';
 import { dueMs } from './queue.js';
+import { noteBroadcastMessagesInTxn } from './stats.js';
 
 export interface BroadcastRecord<Common = unknown> {
   id: string;
@@ -130,6 +131,7 @@ export function advanceBroadcastInTxn<C>(store: Store, id: string, p: BatchProgr
     suppressed++;
   }
   for (const messageId of p.messageIds) dbsOf(store).broadcastMessages.put([b.id, messageId], 1);
+  noteBroadcastMessagesInTxn(store, b.id, p.messageIds);
   if (p.finished > 0) bumpBroadcastInTxn(store, b.id, { finished: p.finished });
   const next: BroadcastRecord<C> = {
     ...b,

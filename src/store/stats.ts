@@ -133,41 +133,78 @@ function addInTxn(store: Store, e: EventRecord, timeMs: number, name: keyof Stat
 /**
  * Per-broadcast statistics (GET /broadcasts/{id}): the same counters under the same rules, for
  * the events of messages a broadcast made, attributed through the message record's broadcastId.
+ * Inside a write the attribution waits for the write's end, where the messages the expander
+ * made in it are known without reading (and decoding) their records: noteBroadcastMessagesInTxn.
  */
 function countForBroadcastInTxn(store: Store, e: EventRecord, name: keyof StatCounters, by: number): void {
   if (e.mailType !== 'broadcast') return;
-  const m = dbsOf(store).messages.get(e.messageId) as { broadcastId?: string } | undefined;
-  if (m?.broadcastId) bump(store, 'broadcastStatistics', [m.broadcastId], name, by);
+  const pending = pendingCounts(store);
+  if (pending) {
+    const add = pending.ofMessages.get(e.messageId) ?? {};
+    pending.ofMessages.set(e.messageId, { ...add, [name]: (add[name] ?? 0) + by });
+    return;
+  }
+  const broadcastId = broadcastOfMessage(store, e.messageId);
+  if (broadcastId) addToRecord(store, { db: 'broadcastStatistics', key: [broadcastId], add: { [name]: by } });
+}
+
+function broadcastOfMessage(store: Store, messageId: string): string | undefined {
+  return (dbsOf(store).messages.get(messageId) as { broadcastId?: string } | undefined)?.broadcastId;
+}
+
+/** Inside the write that commits a broadcast's messages: they are the broadcast's (no record read at its end). */
+export function noteBroadcastMessagesInTxn(store: Store, broadcastId: string, messageIds: readonly string[]): void {
+  const pending = pendingCounts(store);
+  if (pending) for (const id of messageIds) pending.broadcastOf.set(id, broadcastId);
 }
 
 type CounterDb = 'statsDaily' | 'statsDailyTags' | 'statsQuarter' | 'statsQuarterTags' | 'broadcastStatistics';
 
-/** What one write adds to one counter record, written once at the write's end (write-scope.ts). */
+/** What one write adds to one counter record. */
 interface PendingCounter {
   db: CounterDb;
   key: unknown[];
   add: Partial<StatCounters>;
 }
 
-const PENDING_COUNTERS = 'statistics';
-
 /**
- * Adds to a counter. Inside a write the sums gather per record and each record is read and
- * written once at its end: a broadcast batch of 200 messages, which all count into the same
- * day, quarter hour, broadcast and tag records, writes 5 records instead of 1,000.
+ * What one write adds to the counters, written once at its end (write-scope.ts): a broadcast
+ * batch of 100 messages, which all count into the same day, quarter hour, broadcast and tag
+ * records, reads and writes 5 records instead of 500.
  */
+class PendingCounts {
+  readonly records = new Map<string, PendingCounter>();
+  /** Counts of broadcast messages, added to their broadcast's record at the end. */
+  readonly ofMessages = new Map<string, Partial<StatCounters>>();
+  /** The broadcast of messages committed in this write, as the expander knows it. */
+  readonly broadcastOf = new Map<string, string>();
+
+  add(db: CounterDb, key: unknown[], name: keyof StatCounters, by: number): void {
+    const id = `${db}\u0000${JSON.stringify(key)}`;
+    let p = this.records.get(id);
+    if (!p) this.records.set(id, (p = { db, key, add: {} }));
+    p.add[name] = (p.add[name] ?? 0) + by;
+  }
+
+  flush(store: Store): void {
+    for (const [messageId, add] of this.ofMessages) {
+      const broadcastId = this.broadcastOf.get(messageId) ?? broadcastOfMessage(store, messageId);
+      if (!broadcastId) continue;
+      for (const name of Object.keys(add) as (keyof StatCounters)[]) this.add('broadcastStatistics', [broadcastId], name, add[name]!);
+    }
+    for (const p of this.records.values()) addToRecord(store, p);
+  }
+}
+
+/** This write's pending counts; null outside a write scope (then counters are written at once). */
+function pendingCounts(store: Store): PendingCounts | null {
+  return store.writeScope?.part('statistics', () => new PendingCounts(), (p) => p.flush(store)) ?? null;
+}
+
 function bump(store: Store, db: CounterDb, key: unknown[], name: keyof StatCounters, by: number): void {
-  const scope = store.writeScope;
-  if (!scope) return addToRecord(store, { db, key, add: { [name]: by } });
-  const pending = scope.part(
-    PENDING_COUNTERS,
-    () => new Map<string, PendingCounter>(),
-    (all) => all.forEach((p) => addToRecord(store, p)),
-  );
-  const id = `${db}\u0000${JSON.stringify(key)}`;
-  let p = pending.get(id);
-  if (!p) pending.set(id, (p = { db, key, add: {} }));
-  p.add[name] = (p.add[name] ?? 0) + by;
+  const pending = pendingCounts(store);
+  if (pending) pending.add(db, key, name, by);
+  else addToRecord(store, { db, key, add: { [name]: by } });
 }
 
 function addToRecord(store: Store, p: PendingCounter): void {
