@@ -18,6 +18,7 @@ import { composedMessage, sendPayload } from './lib/message.mjs';
 import { benchPostfix, deleteQueue, setHold, smtpSource } from './lib/postfix.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
 import { summarizeDir } from './lib/profile.mjs';
+import { cpuMs } from './lib/cpu.mjs';
 import { best, fmt, ratio, table } from './lib/report.mjs';
 
 export const meta = {
@@ -71,9 +72,15 @@ export async function run({ n, c, rounds, profile }, { progress, peer }) {
     // Alternating rounds, so a load spike from elsewhere hits both sides rather than one.
     for (let r = 1; r <= rounds; r++) {
       progress(`round ${r}/${rounds} postrider: autocannon ${n} requests, ${c} connections`);
+      const cpu0 = cpuMs(p.pid);
       const ours = await cannon(p, sender.channelId, { amount: n, connections: c });
+      const cpuAck = cpuMs(p.pid);
+      // The signatures (and compositions) that follow the 200s finish before Postfix's round starts.
+      await finished(p);
+      ours.cpu = cpuPerMessage(cpu0, cpuAck, cpuMs(p.pid), ours.ok);
       ourRounds.push(ours);
-      progress(`postrider: ${fmt(ours.rate)} msg/s, p50 ${ours.p50} ms, p99 ${ours.p99} ms, ${ours.bad} failed`);
+      progress(`postrider: ${fmt(ours.rate)} msg/s, p50 ${ours.p50} ms, p99 ${ours.p99} ms, ${ours.bad} failed` +
+        (ours.cpu ? `; CPU per message: main thread ${fmt(ours.cpu.mainAck, 3)} ms during the round, all threads ${fmt(ours.cpu.total, 3)} ms until finished` : ''));
       progress(`round ${r}/${rounds} Postfix intake only (hold queue): smtp-source -s ${c} -m ${n} -l ${length}`);
       const heldS = await smtpSource({ sessions: c, count: n, length });
       await deleteQueue();
@@ -94,7 +101,8 @@ export async function run({ n, c, rounds, profile }, { progress, peer }) {
 
   const little = (rate) => (rate > 0 ? `${fmt((c / rate) * 1000, 1)}` : 'n/a');
   const rows = [
-    ['postrider HTTP: POST /send/transactional (autocannon)', fmt(ours.rate), ratio(ours.rate, held.rate), `${ours.p50} / ${ours.p99}`, little(ours.rate), `${ours.ok} ok, ${ours.bad} failed`],
+    ['postrider HTTP: POST /send/transactional (autocannon)', fmt(ours.rate), ratio(ours.rate, held.rate), `${ours.p50} / ${ours.p99}`, little(ours.rate), `${ours.ok} ok, ${ours.bad} failed` +
+      (ours.cpu ? `; CPU ms/message: main thread ${fmt(ours.cpu.mainAck, 3)}, all threads ${fmt(ours.cpu.total, 3)}` : '')],
     ['Postfix SMTP intake only (smtp-source, hold queue)', fmt(held.rate), '1.00×', 'n/a', little(held.rate), `${n} in ${held.seconds.toFixed(2)} s`],
     ['Postfix SMTP intake while relaying (bench-postfix.sh)', fmt(relay.ingestRate), ratio(relay.ingestRate, held.rate), 'n/a', little(relay.ingestRate), `e2e ${fmt(relay.e2eRate)} msg/s, sink got ${relay.got}`],
     ...(rounds > 1
@@ -127,6 +135,25 @@ export async function run({ n, c, rounds, profile }, { progress, peer }) {
       { measure: `HTTP send latency p50 / p99 (ms); Postfix: mean from Little's law`, postrider: `${ours.p50} / ${ours.p99}`, postfix: `${little(held.rate)} (mean)`, ratio: `${ratio(c / ours.rate, c / held.rate)} (mean / mean)` },
     ],
   };
+}
+
+/** Waits until no message waits for its composition or signature (postrider_messages_awaiting_signature is 0). */
+async function finished(p) {
+  const deadline = Date.now() + 120_000;
+  while ((await p.metric('postrider_messages_awaiting_signature')) > 0) {
+    if (Date.now() > deadline) throw new Error('messages still wait for their signature 120 s after the round');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * CPU ms per accepted message (bench/lib/cpu.mjs: it hardly depends on what else the machine
+ * runs, unlike the rates): the main thread's during the round, which bounds the intake rate, and
+ * every thread's until the messages were finished (composed and signed).
+ */
+function cpuPerMessage(cpu0, cpuAck, cpu1, ok) {
+  if (!cpu0 || !cpuAck || !cpu1 || ok === 0) return null;
+  return { mainAck: (cpuAck.main - cpu0.main) / ok, total: (cpu1.total - cpu0.total) / ok };
 }
 
 /** The heaviest frames by self time of each thread's profile (the daemon's whole run, start-up and warm-up included). */
