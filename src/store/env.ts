@@ -195,7 +195,7 @@ export class Store {
 
   /**
    * The deferred work of the write whose callback is running now (store/write-scope.ts); null
-   * outside one. Callbacks run one at a time on this thread, so there is at most one.
+   * outside one. Callbacks run one at a time on this thread (a nested one: see inScope).
    */
   get writeScope(): WriteScope | null {
     return this.scope;
@@ -203,6 +203,11 @@ export class Store {
 
   /** fn, then what it deferred, in the same child transaction. */
   private inScope<T>(fn: () => T): T {
+    const outer = this.scope;
+    // A write started inside another write's callback runs nested at once (lmdb-js child
+    // transaction): the outer one's deferred values are written first, so the inner one reads
+    // them (and does not hand out the same seqs again).
+    outer?.flush();
     const scope = new WriteScope();
     this.scope = scope;
     try {
@@ -210,7 +215,7 @@ export class Store {
       scope.flush();
       return result;
     } finally {
-      this.scope = null;
+      this.scope = outer;
     }
   }
 

@@ -110,4 +110,17 @@ describe('deferred counters and event log meta', () => {
     const next = await batched.write(() => appendEventInTxn(batched, events[0]!));
     expect(next.seq).toBe(events.length + 1);
   });
+
+  it('hands out distinct seqs when a write is started inside another write (lmdb-js runs it nested at once)', async () => {
+    const store = await open();
+    let inner: Promise<EventRecord[]> | undefined;
+    const outer = await store.write(() => {
+      const first = events.slice(0, 3).map((d) => appendEventInTxn(store, d));
+      inner = store.write(() => events.slice(3, 6).map((d) => appendEventInTxn(store, d)));
+      return [...first, ...events.slice(6, 9).map((d) => appendEventInTxn(store, d))];
+    });
+    const seqs = [...outer, ...(await inner!)].map((e) => e.seq).sort((a, b) => a - b);
+    expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(lastEventSeq(store)).toBe(9);
+  });
 });
