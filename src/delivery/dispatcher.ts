@@ -1,7 +1,8 @@
 /**
  * DeliveryService: the dispatcher that turns due jobs into delivery attempts.
  *
- *   lease due jobs (bounded batch) → start attempts (rate limiter, per-site concurrency)
+ *   lease due jobs (bounded batch) → start attempts (rate limiter, per-site concurrency; a
+ *   full site's next jobs are leased ahead and start the moment one of its slots frees)
  *   → each attempt sends its message in a pacer slot (delivery.rate at the receiver) and
  *   returns an outcome value → record (group commit with the outcomes finishing alongside)
  *   → pump again
@@ -113,6 +114,13 @@ export class DeliveryService {
   private readonly batchSize: number;
   private readonly idleCheckMs: number;
   private readonly inFlight = new Map<string, InFlight>();
+  /**
+   * Leased ahead, in due order: jobs of a site that was full when they were leased, started as
+   * soon as one of its slots frees (startReady), without waiting for a lease commit in between.
+   * At most the site's concurrency ahead per site; given back to the queue in stop(); after a
+   * crash their leases are recovered like those of attempts in flight.
+   */
+  private readonly ready = new Map<string, DeliveryJob>();
   private running = false;
   private stopping = false;
   private readonly loop: WorkLoop;
@@ -200,6 +208,9 @@ export class DeliveryService {
     if (!this.running) return;
     this.stopping = true;
     await this.loop.stop();
+    const ahead = [...this.ready.values()];
+    this.ready.clear();
+    for (const job of ahead) await this.queue.release(job, this.clock.now()).catch(() => false);
     const graceMs = this.config.shutdown.graceMs;
     if (this.inFlight.size > 0 && !(await settledWithin(this.allDone(), graceMs))) {
       this.logger.warn({ inFlight: this.inFlight.size }, 'delivery grace period over: aborting attempts, jobs go back to the queue');
@@ -246,22 +257,13 @@ export class DeliveryService {
       const now = this.clock.now();
       if (this.stopping) return now;
       await this.recoverIfDue(now);
+      this.startReady();
       const tokens = this.limiter.available();
-      const max = Math.min(this.batchSize, this.maxInFlight - this.inFlight.size, tokens);
+      const max = Math.min(this.batchSize - this.ready.size, this.maxInFlight - this.inFlight.size - this.ready.size, tokens);
       this.rateBlocked = tokens <= 0;
       if (max <= 0) return now; // a finishing attempt or the rate timer wakes us
-      // Planned starts per site key (the site, or the domain while its site is unknown): the
-      // same key launch() counts under, so a batch never plans past a site's room.
-      const planned = new Map<string, number>();
-      const accept = (job: DeliveryJob): boolean => {
-        const key = this.sites.keyOf(job.domain);
-        const n = planned.get(key) ?? 0;
-        if (!this.sites.hasRoom(job.domain, n)) return false;
-        planned.set(key, n + 1);
-        return true;
-      };
+      const { accept, acceptDomain, startsNow } = this.planner();
       const from = this.cursor;
-      const acceptDomain = (domain: string): boolean => this.sites.hasRoom(domain, planned.get(this.sites.keyOf(domain)) ?? 0);
       // A short scan per round: when every site is at its limit (the steady state of a busy
       // queue), a round started by one finished attempt finds its one job near the cursor, and a
       // long scan would read (and refuse) thousands of busy entries per delivered message
@@ -270,8 +272,14 @@ export class DeliveryService {
       const scanLimit = Math.max(SCAN_MIN, 2 * max);
       const leased = await this.queue.lease({ nowMs: now, max, leaseMs: this.leaseMs, accept, acceptDomain, after: from, scanLimit });
       this.cursor = leased.resumeAfter;
-      this.limiter.take(leased.jobs.length);
-      for (const job of leased.jobs) this.launch(job);
+      let started = 0;
+      for (const job of leased.jobs) {
+        if (startsNow.has(job.id)) {
+          this.launch(job);
+          started++;
+        } else this.ready.set(job.id, job);
+      }
+      this.limiter.take(started);
       if (leased.jobs.length < max) {
         // A scan that began at the round-robin cursor and reached the end of the due index has
         // not seen the jobs before the cursor: wrap around once. Without this, jobs skipped
@@ -285,11 +293,57 @@ export class DeliveryService {
     }
   }
 
+  /**
+   * What a lease scan takes: a job starts now while its site has room (planned starts per site
+   * key, the site or the domain while its site is unknown: the key launch() counts under, so a
+   * batch never plans past a site's room); a job of a full site is leased ahead while fewer
+   * than the site's concurrency wait in `ready`.
+   */
+  private planner(): { accept: (job: DeliveryJob) => boolean; acceptDomain: (domain: string) => boolean; startsNow: Set<string> } {
+    const planned = new Map<string, number>();
+    const ahead = new Map<string, number>();
+    for (const job of this.ready.values()) {
+      const key = this.sites.keyOf(job.domain);
+      ahead.set(key, (ahead.get(key) ?? 0) + 1);
+    }
+    const startsNow = new Set<string>();
+    const canWait = (key: string) => (ahead.get(key) ?? 0) < this.sites.limitOf(key);
+    const accept = (job: DeliveryJob): boolean => {
+      const key = this.sites.keyOf(job.domain);
+      const n = planned.get(key) ?? 0;
+      if (this.sites.hasRoom(job.domain, n)) {
+        planned.set(key, n + 1);
+        startsNow.add(job.id);
+        return true;
+      }
+      if (!canWait(key)) return false;
+      ahead.set(key, (ahead.get(key) ?? 0) + 1);
+      return true;
+    };
+    const acceptDomain = (domain: string): boolean => {
+      const key = this.sites.keyOf(domain);
+      return this.sites.hasRoom(domain, planned.get(key) ?? 0) || canWait(key);
+    };
+    return { accept, acceptDomain, startsNow };
+  }
+
+  /** Starts the jobs leased ahead whose site has room now, in due order, as the rate allows. */
+  private startReady(): void {
+    if (this.stopping || this.ready.size === 0) return;
+    for (const job of this.ready.values()) {
+      if (!this.sites.hasRoom(job.domain)) continue;
+      if (this.limiter.available() <= 0) return;
+      this.limiter.take(1);
+      this.ready.delete(job.id);
+      this.launch(job);
+    }
+  }
+
   /** Leases that outlived their attempt (it hung or failed to record) go back to due. */
   private async recoverIfDue(now: number): Promise<void> {
     if (now - this.lastRecoveryMs < RECOVERY_EVERY_MS) return;
     this.lastRecoveryMs = now;
-    const recovered = await this.queue.recover(now, { keep: (id) => this.inFlight.has(id) });
+    const recovered = await this.queue.recover(now, { keep: (id) => this.inFlight.has(id) || this.ready.has(id) });
     if (recovered > 0) this.logger.warn({ recovered }, 'expired delivery leases recovered');
   }
 
@@ -303,6 +357,8 @@ export class DeliveryService {
       if (!holding) return;
       holding = false;
       this.sites.release(job.domain);
+      // The next job of the site, if one was leased ahead, goes now; the round leases more.
+      this.startReady();
       this.kick();
     };
     const abort = new AbortController();

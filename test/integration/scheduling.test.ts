@@ -8,7 +8,7 @@ import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import { DnsResolver } from '../../src/dns/resolver.js';
 import { getMessage } from '../../src/store/messages.js';
-import { deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
@@ -143,4 +143,40 @@ describe('lease scan', () => {
     await service.start();
     await waitFor(() => ids.every((id) => getMessage(t.store, id)?.status === 'sent'), { what: 'all 600 messages', timeout: 20_000 });
   }, 30_000);
+});
+
+describe('lease ahead', () => {
+  it('starts a job leased ahead as soon as its site frees a slot, and stop() gives the ones still waiting back', async () => {
+    t = await openTestStore();
+    const started: string[] = [];
+    const finish: Array<() => void> = [];
+    const attempt: AttemptFn = ({ job }) => {
+      started.push(job.recipients[0]);
+      return new Promise((resolve) => {
+        finish.push(() =>
+          resolve({ recipients: job.recipients.map((recipient) => ({ recipient, outcome: 'delivered', category: 'delivered', phase: 'message', smtpCode: 250, response: '250 OK' })), tls: true, response: '250 OK' }),
+        );
+      });
+    };
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one.test`], now: new Date(Date.now() - 10_000 + i) }));
+    const state = () => ids.map((id) => jobsOf(t.store, id)[0].state);
+    service = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 1 }), resolver, logger: silentLogger(), attempt });
+    await service.start();
+    // One attempt (the site's one slot) and one job leased ahead, in due order; the rest stay due.
+    await waitFor(() => started.length === 1 && state().join() === 'leased,leased,queued,queued', { what: 'one attempt and one job leased ahead' });
+    finish[0]();
+    await waitFor(() => started.length === 2, { what: 'the job leased ahead to start' });
+    expect(started).toEqual(['r0@one.test', 'r1@one.test']);
+    await waitFor(() => state().join() === 'done,leased,leased,queued', { what: 'the next job leased ahead' });
+    const stopping = service.stop();
+    // The job waiting in the dispatcher goes back to due at once; the one in flight finishes.
+    await waitFor(() => state()[2] === 'queued', { what: 'the job leased ahead given back' });
+    finish[1]();
+    await stopping;
+    service = undefined;
+    expect(state()).toEqual(['done', 'done', 'queued', 'queued']);
+    expect(jobsOf(t.store, ids[2])[0].attempts).toBe(0);
+    expect(started).toHaveLength(2);
+  });
 });
