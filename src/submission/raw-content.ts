@@ -115,21 +115,25 @@ function bodyText(top: Fields, body: Buffer, eol: string): Body | undefined {
   if (kind === 'text/plain' || kind === 'text/html') {
     const content = leafText(top, type.params, body);
     if (content === undefined) return undefined;
-    // mailparser: an html-only message has an empty text (skipHtmlToText).
+    // mailparser: an empty part gives nothing; an html-only message has an empty text (skipHtmlToText).
+    if (content === '') return {};
     return kind === 'text/plain' ? { text: content } : { text: '', html: content };
   }
   if (kind !== 'multipart/alternative' || !type.params.boundary || top.has('content-disposition')) return undefined;
   const parts = splitParts(body, type.params.boundary, eol);
   if (!parts || parts.length !== 2) return undefined;
   const out: Body = {};
+  const seen = new Set<string>();
   for (const part of parts) {
     const ptype = libmime.parseHeaderValue(part.fields.get('content-type') ?? 'text/plain');
     const pkind = ptype.value.toLowerCase();
     const key = pkind === 'text/plain' ? 'text' : pkind === 'text/html' ? 'html' : undefined;
-    if (!key || out[key] !== undefined) return undefined;
+    if (!key || seen.has(key)) return undefined;
+    seen.add(key);
     const content = leafText(part.fields, ptype.params, part.body);
     if (content === undefined) return undefined;
-    out[key] = content;
+    // mailparser skips an empty part.
+    if (content !== '') out[key] = content;
   }
   return out;
 }

@@ -19,6 +19,8 @@ const FAST: [string, Mail.Options][] = [
   ['to, cc and reply-to lists', { ...base, to: ['a@example.net', '"Last, First" <b@example.net>'], cc: 'c@example.org', replyTo: 'Help <help@example.com>', text: 't' }],
   ['no trailing line break, trailing spaces', { ...base, text: 'ends here   \nx  ', html: '<b>x</b>\n\n' }],
   ['no subject', { from: base.from, to: base.to, text: 'x' }],
+  ['an empty html part', { ...base, html: '' }],
+  ['an empty text part beside html', { ...base, text: '', html: '<p>x</p>' }],
 ];
 
 /** Shapes it leaves to mailparser. */
