@@ -8,6 +8,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { asItem, bruteForceEvents, generateEvents, storedEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { signedBody } from '../support/signing.js';
 import { indexedEventSeqs, messageJobLinks } from '../../src/store/remains.js';
 import { isRetentionPending } from '../../src/store/retention.js';
 import { dropJob } from '../../src/store/queue-outcome.js';
@@ -94,6 +95,8 @@ describe('retention sweep', () => {
     const store = t.daemon.store;
     const done = await send(sandbox);
     const queued = await send(live);
+    // Its body exists once the finishing stage composed it, a moment after the 200.
+    await signedBody(store, queued);
     expect(getMessage(store, queued)!.openJobs).toBe(2);
 
     clock = Date.now() + 3 * DAY;
