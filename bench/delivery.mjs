@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuMs } from './lib/cpu.mjs';
 import { startDns } from './lib/dns.mjs';
 import { composedMessage, FROM, HTML, SUBJECT, TEXT } from './lib/message.mjs';
 import { deleteQueue, queued, releaseHold, setHold, smtpSource, waitQueued } from './lib/postfix.mjs';
@@ -80,8 +81,13 @@ async function postriderRound(p, ctx, { offset, countFile, profDir }) {
     { nodeArgs: [...(countFile ? ['--import', PRELOAD] : []), ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])] },
   );
   const ready = performance.now();
+  const cpu0 = cpuMs(p.pid);
   await sink.waitFor(n, 240_000);
+  const cpu1 = cpuMs(p.pid);
   const r = { ...arrivalStats(sink.times.slice(0, n)), fromStartS: (sink.times[n - 1] - t0) / 1000, startS: (ready - t0) / 1000 };
+  // CPU time per message from /ready to the last arrival: it hardly depends on what else the
+  // machine runs, so it compares across runs where msg/s does not.
+  r.cpu = cpu0 && cpu1 ? { main: (cpu1.main - cpu0.main) / n, total: (cpu1.total - cpu0.total) / n } : null;
   await new Promise((res) => setTimeout(res, 1000));
   r.got = sink.count; // more than n would be duplicates
   r.delivered = await p.metric('postrider_messages_delivered_total'); // a restarted daemon counts from zero
@@ -91,7 +97,7 @@ async function postriderRound(p, ctx, { offset, countFile, profDir }) {
     fs.rmSync(countFile, { force: true });
     progress(`postrider lease scans: ${JSON.stringify(r.counts)}`);
   }
-  progress(`postrider: ${fmt(r.rate)} msg/s first→last at the sink (${r.spanS.toFixed(2)} s)`);
+  progress(`postrider: ${fmt(r.rate)} msg/s first→last at the sink (${r.spanS.toFixed(2)} s)` + (r.cpu ? `; daemon CPU per message: main thread ${fmt(r.cpu.main, 3)} ms, all threads ${fmt(r.cpu.total, 3)} ms` : ''));
   p = await p.restart(deliveryEnv(dns, { POSTRIDER_DELIVERY_ENABLED: 'false' }));
   return { p, r };
 }
@@ -213,6 +219,9 @@ export async function run(o, { progress }) {
     [`postrider, delivery.rate=100000, ${perDomain} × ${o.domains} domains = ${perDomain * o.domains} connections`, fmt(lifted.rate), ratio(lifted.rate, relay.rate), lifted.spanS.toFixed(2), lifted.fromStartS.toFixed(2), `${lifted.got} (delivered events: ${lifted.delivered})`],
     [`Postfix relayhost, concurrency 20 (release of the hold queue)`, fmt(relay.rate), '1.00×', relay.spanS.toFixed(2), relay.fromStartS.toFixed(2), relay.got],
     ...(rounds > 1 ? [['all rounds, postrider / Postfix (msg/s)', ourRounds.map((r) => fmt(r.rate)).join(', '), '', '', '', theirRounds.map((r) => fmt(r.rate)).join(', ')]] : []),
+    ...(ourRounds.every((r) => r.cpu)
+      ? [['postrider CPU ms per message, main thread / all threads, each round (from /ready to the last arrival, /proc)', ourRounds.map((r) => `${fmt(r.cpu.main, 3)} / ${fmt(r.cpu.total, 3)}`).join(', '), '', '', '', '']]
+      : []),
   ];
   const secs = capped.perSecond;
   const text = [
