@@ -10,9 +10,11 @@
  */
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
+import { appendEventInTxn } from './events.js';
 import { jobsOfMessage } from './message-jobs.js';
-import { putDueInTxn } from './queue.js';
-import type { MessageRecord } from '../domain/types.js';
+import { dueMs, putDueInTxn } from './queue.js';
+import { closeJobOfMessageInTxn } from './queue-outcome.js';
+import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
 
 /**
  * What is left to do: the message's account, the d= domain whose current key signs it (absent:
@@ -103,4 +105,72 @@ function storeSignedInTxn(store: Store, s: FinishedMessage): number {
 /** Whether the message was committed to be finished (composed, signed) and is not finished yet. */
 export function awaitsSignature(store: Store, messageId: string): boolean {
   return dbsOf(store).unsigned.get(messageId) !== undefined;
+}
+
+/** Why a message could not be finished: said in its bounced events. */
+export interface UnfinishedFailure {
+  /** The error's message (no stack): what the bounced events' reason and response say after the prefix. */
+  reason: string;
+  /** message_too_large for a composed message over smtp.maxMessageSize, else other. */
+  category: 'message_too_large' | 'other';
+  /** RFC 3463: 5.3.4 message too big for system, 5.6.0 other media (content) error. */
+  enhancedCode: '5.3.4' | '5.6.0';
+}
+
+/**
+ * Ends a message that cannot be composed after its commit (the finishing stage gave up on an
+ * error that comes back on every try): its entry here goes, each queued job ends (state done,
+ * out of jobsDue) with a permanent `bounced` event per recipient that says why, and the message
+ * is `sent` once no job is left, as a message whose every recipient bounced. One write. A
+ * message without jobs (sandbox: its outcomes were simulated at the commit) gets the bounced
+ * events only. No suppression is added: the recipient's address is not at fault (delivery's
+ * hard bounces and sandbox's simulated ones add one; this is neither). Returns the recipients
+ * bounced; none when the message no longer waits (finished or ended meanwhile).
+ */
+export async function endUnfinished(store: Store, messageId: string, failure: UnfinishedFailure, now: Date = new Date()): Promise<string[]> {
+  return store.write(() => {
+    const dbs = dbsOf(store);
+    if (!dbs.unsigned.doesExist(messageId)) return [];
+    dbs.unsigned.remove(messageId);
+    const message = dbs.messages.get(messageId) as MessageRecord | undefined;
+    if (!message) return [];
+    const jobs = jobsOfMessage(store, messageId);
+    const bounced: string[] = [];
+    for (const job of jobs) {
+      if (job.state !== 'queued') continue;
+      dbs.jobsDue.remove([dueMs(job), job.id]);
+      dbs.jobs.put(job.id, { ...job, state: 'done' } satisfies DeliveryJob);
+      bounceInTxn(store, message, job.recipients, failure, now);
+      bounced.push(...job.recipients);
+      // Read again: each close counts the record's open jobs down by one.
+      closeJobOfMessageInTxn(store, dbs.messages.get(messageId) as MessageRecord);
+    }
+    if (jobs.length === 0) {
+      bounceInTxn(store, message, message.recipients, failure, now);
+      bounced.push(...message.recipients);
+    }
+    return bounced;
+  });
+}
+
+/** One bounced event per recipient, as delivery records a hard bounce (queue-outcome.ts), without its suppression. */
+function bounceInTxn(store: Store, m: MessageRecord, recipients: readonly string[], f: UnfinishedFailure, now: Date): void {
+  const response = `The message could not be composed: ${f.reason}`;
+  for (const r of recipients) {
+    appendEventInTxn(store, {
+      accountId: m.accountId,
+      channelId: m.channelId,
+      messageId: m.id,
+      mailType: m.mailType,
+      mailSource: m.mailSource,
+      eventType: 'bounced',
+      timestamp: now.toISOString(),
+      subject: m.subject,
+      recipients: [r],
+      tags: m.tags,
+      metadata: m.metadata,
+      // As the operator's drop: the reason is also the response (no remote server answered).
+      details: { bounceType: 'hard', category: f.category, enhancedCode: f.enhancedCode, response, reason: response },
+    } satisfies Omit<EventRecord, 'seq'>);
+  }
 }

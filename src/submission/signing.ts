@@ -19,7 +19,8 @@ import type { Logger } from 'pino';
 import { isAppError } from '../domain/errors.js';
 import type { Store } from '../store/env.js';
 import { trackingSecret } from '../store/secrets.js';
-import { pendingSignatures, storeSignedBodies, unsignedMessage, type FinishedMessage } from '../store/signing.js';
+import { endUnfinished, pendingSignatures, storeSignedBodies, unsignedMessage, type FinishedMessage, type UnfinishedFailure } from '../store/signing.js';
+import { TaskError } from '../workers/errors.js';
 import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
 
 /**
@@ -47,8 +48,18 @@ export interface SigningStageOptions {
   concurrency?: number;
   /** Messages per pool task at most: one hop to a thread costs about as much as composing a small message. */
   batch?: number;
-  /** Wait before a failed message is tried again. */
+  /**
+   * Wait before a message that failed for an unknown reason (the pool died, a fault not marked
+   * as the input's) is tried again; doubled on each failure up to maxRetryMs.
+   */
   retryMs?: number;
+  maxRetryMs?: number;
+  /** Wait between the tries of a message whose failure comes back for its input (see classify). */
+  confirmMs?: number;
+  /** The message ends (bounced) after failing this many times in a row the same way for its input. */
+  confirmTries?: number;
+  /** smtp.maxMessageSize: a composed message larger than this ends as bounced (message_too_large). */
+  maxMessageSize?: number;
   /** At most this long, stop() finishes what waits. */
   drainMs?: number;
 }
@@ -56,6 +67,37 @@ export interface SigningStageOptions {
 /** A full store is retried soon and more slowly each time (as delivery's recordDurably does): space usually returns within seconds. */
 const FULL_RETRY_FIRST_MS = 250;
 const FULL_RETRY_MAX_MS = 10_000;
+
+/**
+ * Why a try failed, for what happens next. full: the store is full, retried soon (space usually
+ * returns). input: the worker said the input fails the same way on every try (a template that
+ * cannot render with this data: templating errors now happen after the 200, since rendering
+ * moved after the commit) or the composed message is over the size limit; it is tried again a
+ * few times a few seconds apart (a worker that crashed meanwhile gives another error, which
+ * starts the count again), then ended. other: retried with a growing wait, never ended: nothing
+ * says the message is at fault.
+ */
+type FailureKind = 'full' | 'input' | 'other';
+
+/** A composed message over smtp.maxMessageSize: its size comes from the data, known only once composed. */
+class ComposedTooLarge extends Error {}
+
+function classify(err: unknown): FailureKind {
+  if (isAppError(err) && err.code === 'storage_full') return 'full';
+  if (err instanceof ComposedTooLarge) return 'input';
+  const task = err instanceof TaskError ? err : err instanceof Error && err.cause instanceof TaskError ? err.cause : undefined;
+  return task?.deterministic ? 'input' : 'other';
+}
+
+/** A message's failed tries since its last success. */
+interface Failures {
+  tries: number;
+  /** Tries in a row that failed for the input with this same message. */
+  same: number;
+  last?: string;
+  /** An unknown failure was logged (once per message). */
+  logged?: boolean;
+}
 
 /** One message of a pool task. */
 interface Job {
@@ -66,14 +108,17 @@ interface Job {
 
 export class SigningStage {
   private readonly waiting = new Set<string>();
-  /** Failed tries per message since its last success, for the storage-full backoff. */
-  private readonly tries = new Map<string, number>();
+  /** Failed tries per message since its last success: the backoffs, the count that ends a message, logging once. */
+  private readonly tries = new Map<string, Failures>();
   /** Messages in a pool task or being stored now. */
   private readonly running = new Set<string>();
   private readonly tasks = new Set<Promise<void>>();
   private readonly concurrency: number;
   private readonly batch: number;
   private readonly retryMs: number;
+  private readonly maxRetryMs: number;
+  private readonly confirmMs: number;
+  private readonly confirmTries: number;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private started = false;
   /** stop() is finishing what waits: failures are no longer retried. */
@@ -86,7 +131,10 @@ export class SigningStage {
   constructor(private readonly o: SigningStageOptions) {
     this.concurrency = o.concurrency ?? 4;
     this.batch = o.batch ?? 32;
-    this.retryMs = o.retryMs ?? 30_000;
+    this.retryMs = o.retryMs ?? 5_000;
+    this.maxRetryMs = Math.max(this.retryMs, o.maxRetryMs ?? 5 * 60_000);
+    this.confirmMs = o.confirmMs ?? 2_000;
+    this.confirmTries = o.confirmTries ?? 3;
     this.drainMs = o.drainMs ?? 5_000;
   }
 
@@ -171,6 +219,10 @@ export class SigningStage {
       const { messageId, composed } = jobs[i]!;
       if (s.status === 'rejected') return this.failed(messageId, s.reason);
       const { raw, html, text, size } = s.value;
+      const max = this.o.maxMessageSize;
+      if (composed && max !== undefined && size !== undefined && size > max) {
+        return this.failed(messageId, new ComposedTooLarge(`the composed message is ${size} bytes; at most ${max} are accepted`));
+      }
       done.push({ messageId, body: raw, composed, record: composed ? definedOnly({ html, text, size }) : undefined });
     });
     if (done.length === 0) return;
@@ -215,21 +267,60 @@ export class SigningStage {
     return this.write;
   }
 
-  /** The entry stays in the store: tried again later, or at the next start if we are stopping. */
+  /** The entry stays in the store: tried again later, or at the next start if we are stopping; or the message ends (classify). */
   private failed(messageId: string, err: unknown): void {
     if (!this.started || this.stopping) return;
-    const tries = (this.tries.get(messageId) ?? 0) + 1;
-    this.tries.set(messageId, tries);
-    const full = isAppError(err) && err.code === 'storage_full';
-    if (!full) this.o.logger.error({ err, messageId }, 'composing or DKIM signing after the commit failed; the message waits and is tried again');
-    else if (tries === 1) this.o.logger.warn({ messageId }, 'storage full while storing a finished message; retrying until space returns');
-    const wait = full ? Math.min(FULL_RETRY_FIRST_MS * 2 ** (tries - 1), FULL_RETRY_MAX_MS) : this.retryMs;
+    const kind = classify(err);
+    const reason = err instanceof Error ? err.message : String(err);
+    const f = this.tries.get(messageId) ?? { tries: 0, same: 0 };
+    f.tries++;
+    f.same = kind === 'input' && f.last === reason ? f.same + 1 : kind === 'input' ? 1 : 0;
+    f.last = kind === 'input' ? reason : undefined;
+    this.tries.set(messageId, f);
+    if (kind === 'input' && f.same >= this.confirmTries) return void this.end(messageId, err, reason);
+    if (kind === 'full' && f.tries === 1) this.o.logger.warn({ messageId }, 'storage full while storing a finished message; retrying until space returns');
+    // Once per message, not per try: a pool that stays down would otherwise log every few seconds per message.
+    if (kind === 'other' && !f.logged) {
+      f.logged = true;
+      this.o.logger.error({ err, messageId }, 'composing or DKIM signing after the commit failed; the message waits and is tried again (logged once)');
+    }
+    this.retryLater(messageId, this.waitAfter(kind, f.tries));
+  }
+
+  private waitAfter(kind: FailureKind, tries: number): number {
+    if (kind === 'full') return Math.min(FULL_RETRY_FIRST_MS * 2 ** (tries - 1), FULL_RETRY_MAX_MS);
+    if (kind === 'input') return this.confirmMs;
+    return Math.min(this.retryMs * 2 ** Math.min(tries - 1, 20), this.maxRetryMs);
+  }
+
+  private retryLater(messageId: string, wait: number): void {
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);
       this.schedule([messageId]);
     }, wait);
     timer.unref();
     this.retryTimers.add(timer);
+  }
+
+  /**
+   * The message cannot be composed: it ends with a permanent bounced event per recipient that
+   * says why (store/signing.ts endUnfinished), instead of waiting for ever unseen. Ending it may
+   * fail in turn (a full store): it is then tried again, fails the same way and ends then.
+   */
+  private end(messageId: string, err: unknown, reason: string): void {
+    const failure: UnfinishedFailure = err instanceof ComposedTooLarge
+      ? { reason, category: 'message_too_large', enhancedCode: '5.3.4' }
+      : { reason, category: 'other', enhancedCode: '5.6.0' };
+    endUnfinished(this.o.store, messageId, failure).then(
+      (bounced) => {
+        this.tries.delete(messageId);
+        if (bounced.length > 0) this.o.logger.warn({ messageId, reason, recipients: bounced.length }, 'the message cannot be composed; it ends as bounced');
+      },
+      (e: unknown) => {
+        this.o.logger.warn({ err: e, messageId }, 'ending a message that cannot be composed failed; tried again');
+        if (this.started && !this.stopping) this.retryLater(messageId, this.waitAfter(classify(e), this.tries.get(messageId)?.tries ?? 1));
+      },
+    );
   }
 }
 

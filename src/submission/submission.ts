@@ -29,7 +29,9 @@ export class Submission {
     const { logger, ...deps } = opts;
     this.logger = logger;
     const { store, builder, domains, onReady } = opts;
-    this.signing = new SigningStage({ store, builder, domains, onReady, logger: logger.child({ component: 'signing' }) });
+    // The size limit an API send's estimate was checked against at intake, now on the composed message.
+    const maxMessageSize = opts.config.smtp.maxMessageSize;
+    this.signing = new SigningStage({ store, builder, domains, onReady, maxMessageSize, logger: logger.child({ component: 'signing' }) });
     this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store), signing: this.signing };
     this.expander = new BroadcastExpander(this.deps, logger.child({ component: 'broadcast' }));
   }

@@ -1,10 +1,15 @@
 /** The signing stage (src/submission/signing.ts) on a real LMDB store, with a stand-in signer. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { getBody } from '../../src/store/messages.js';
+import type { Logger } from 'pino';
+import { AppError } from '../../src/domain/errors.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getBody, getMessage } from '../../src/store/messages.js';
+import { getSuppression } from '../../src/store/suppressions.js';
 import { dueJobIds } from '../../src/store/queue.js';
 import { awaitsSignature } from '../../src/store/signing.js';
 import type { DkimKeyRef, FinishRequest } from '../../src/submission/ports.js';
 import { SigningStage } from '../../src/submission/signing.js';
+import { TaskError } from '../../src/workers/errors.js';
 import { jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { waitFor } from '../support/wait.js';
 
@@ -30,14 +35,15 @@ const fakeSign = async ({ raw, dkim }: { raw: Uint8Array; dkim: DkimKeyRef }) =>
 const finishWith = (sign: typeof fakeSign) => (inputs: FinishRequest[]) =>
   Promise.allSettled(inputs.map(async (i) => ({ raw: i.dkim ? await sign({ raw: i.raw!, dkim: i.dkim }) : i.raw! })));
 
-function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () => void } = {}): SigningStage {
+function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () => void; logger?: Logger } = {}): SigningStage {
   stage = new SigningStage({
     store: t.store,
     builder: { finish: finishWith(o.sign ?? fakeSign) },
     domains: { signingKey: () => ('key' in o ? o.key : KEY) },
-    logger: silentLogger(),
+    logger: o.logger ?? silentLogger(),
     onReady: o.onReady,
     retryMs: 10,
+    confirmMs: 10,
   });
   return stage;
 }
@@ -103,5 +109,81 @@ describe('SigningStage', () => {
     await waitFor(() => s.backlog === 0, { what: 'an idle stage' });
     expect(sign).toHaveBeenCalledTimes(1);
     expect(getBody(t.store, id)!.toString().match(/DKIM-Signature/g)).toHaveLength(1);
+  });
+
+  it('ends a message whose input fails the same way three times: bounced per recipient with the reason, jobs done, nothing suppressed', async () => {
+    let calls = 0;
+    const bad = async () => {
+      calls++;
+      // What the pool gives back for a template that cannot render with this data (workers/errors.ts).
+      throw TaskError.fromData({ code: 'templating_error', message: 'The html template could not be rendered: boom', field: 'html', deterministic: true });
+    };
+    const s = newStage({ sign: bad });
+    await s.start();
+    const id = await queueMessage(t.store, { to: ['a@one.test', 'b@two.test'], signingDomain: 'sender.test' });
+    s.schedule([id]);
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the message ended' });
+    expect(calls).toBe(3);
+    expect(awaitsSignature(t.store, id)).toBe(false);
+    expect(getBody(t.store, id)!.toString()).toMatch(/^From: /); // the committed body, never signed
+    expect(jobsOf(t.store, id).map((j) => j.state)).toEqual(['done', 'done']);
+    expect(dueJobIds(t.store)).toEqual([]);
+    const bounced = eventsOfMessage(t.store, id).filter((e) => e.eventType === 'bounced');
+    expect(bounced.map((e) => e.recipients[0]).sort()).toEqual(['a@one.test', 'b@two.test']);
+    for (const e of bounced) {
+      expect(e.details).toMatchObject({ bounceType: 'hard', category: 'other', enhancedCode: '5.6.0', reason: 'The message could not be composed: The html template could not be rendered: boom' });
+    }
+    expect(getSuppression(t.store, 'ch-1', 'transactional', 'a@one.test')).toBeUndefined();
+  });
+
+  it('finishes a message whose input failure did not come back (a thread that failed once), and does not end it', async () => {
+    let calls = 0;
+    const once = async (input: Parameters<typeof fakeSign>[0]) => {
+      if (++calls <= 2) throw TaskError.fromData({ code: 'templating_error', message: 'flaky', deterministic: true });
+      return fakeSign(input);
+    };
+    const s = newStage({ sign: once });
+    await s.start();
+    const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
+    s.schedule([id]);
+    await signed(id);
+    expect(eventsOfMessage(t.store, id).some((e) => e.eventType === 'bounced')).toBe(false);
+    expect(dueJobIds(t.store)).toHaveLength(1);
+  });
+
+  it('keeps retrying an unknown failure, logging it once per message, never ending the message', async () => {
+    const error = vi.fn();
+    const logger = { info: vi.fn(), warn: vi.fn(), error, debug: vi.fn(), child: () => logger } as unknown as Logger;
+    let calls = 0;
+    const dead = async () => {
+      calls++;
+      // What the pool gives for a thread that died: no deterministic mark.
+      throw new TaskError('internal_error', 'Worker failed: terminated');
+    };
+    const s = newStage({ sign: dead, logger });
+    await s.start();
+    const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
+    s.schedule([id]);
+    await waitFor(() => calls >= 4, { what: 'four tries' });
+    expect(error).toHaveBeenCalledTimes(1);
+    expect(awaitsSignature(t.store, id)).toBe(true);
+    expect(eventsOfMessage(t.store, id).some((e) => e.eventType === 'bounced')).toBe(false);
+  });
+
+  it('retries a full store with its own backoff until space returns, and never ends the message for it', async () => {
+    let calls = 0;
+    const full = async (input: Parameters<typeof fakeSign>[0]) => {
+      // More failures than the tries that end a message whose input fails.
+      if (++calls <= 4) throw new AppError('storage_full', 'The store is full');
+      return fakeSign(input);
+    };
+    const s = newStage({ sign: full });
+    await s.start();
+    const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
+    s.schedule([id]);
+    await signed(id);
+    expect(calls).toBe(5);
+    expect(eventsOfMessage(t.store, id).some((e) => e.eventType === 'bounced')).toBe(false);
+    expect(dueJobIds(t.store)).toHaveLength(1);
   });
 });

@@ -1,0 +1,99 @@
+/**
+ * A send whose composition fails after the commit (src/submission/signing.ts): the template
+ * passes the intake check and the size estimate, but its data renders a message over
+ * smtp.maxMessageSize, which is known only once composed, after the 200. The message ends with a
+ * permanent bounced event per recipient that says why, its details show it, nothing is
+ * delivered, and no recipient is suppressed (the address is not at fault).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { awaitsSignature } from '../../src/store/signing.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+import { waitFor } from '../support/wait.js';
+
+const RCPT_DOMAIN = 'composed.example.net';
+const MAX = 64 * 1024;
+
+let dns: TestDns;
+let mx: MxServer;
+let t: TestDaemon;
+let s: Sender;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  mx = await startMxServer({ address: '127.0.24.3', starttls: false });
+  dns.set(RCPT_DOMAIN, 'MX', [{ priority: 10, exchange: `mx.${RCPT_DOMAIN}` }]);
+  dns.set(`mx.${RCPT_DOMAIN}`, 'A', ['127.0.24.3']);
+  t = await startDaemon({
+    'dns.servers': [dns.address],
+    'delivery.enabled': true,
+    'delivery.port': mx.port,
+    'delivery.allowPrivate': true,
+    'smtp.maxMessageSize': MAX,
+  });
+  s = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await mx?.close();
+  await dns?.close();
+});
+
+/** 80 × 80 lines of 100 characters: about 650 KB rendered from under 2 KB of template and data. */
+const squared = {
+  subject: 'Report',
+  html: '{{#each rows}}{{#each @root.rows}}<p>{{@root.filler}}</p>{{/each}}{{/each}}',
+  data: { rows: Array.from({ length: 80 }, (_, i) => i), filler: 'x'.repeat(100) },
+};
+
+async function send(to: string[], body: Record<string, unknown>): Promise<string> {
+  const res = await t.api('POST', '/send/transactional', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `app@${s.domain}` }, to: to.map((email) => ({ email })), ...body },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.messageId;
+}
+
+describe('a message that cannot be composed after its commit', () => {
+  it('ends with a permanent bounced event per recipient that says why, shown in its details; nothing is delivered or suppressed', async () => {
+    const rcpts = [`ann@${RCPT_DOMAIN}`, 'bob@elsewhere.example.org'];
+    const id = await send(rcpts, { template: squared });
+
+    const details = await waitFor(
+      async () => {
+        const res = await t.api('GET', `/activity/messages/${id}`);
+        return res.body.status === 'sent' && res.body.events.filter((e: { eventType: string }) => e.eventType === 'bounced').length === 2 ? res.body : undefined;
+      },
+      { what: 'the message ended as bounced', timeout: 20_000 },
+    );
+    const bounced = details.events.filter((e: { eventType: string }) => e.eventType === 'bounced');
+    expect(bounced.map((e: { recipients: string[] }) => e.recipients[0]).sort()).toEqual(rcpts.sort());
+    for (const e of bounced) {
+      expect(e.details).toMatchObject({ bounceType: 'hard', category: 'message_too_large', enhancedCode: '5.3.4' });
+      expect(e.details.reason).toMatch(/^The message could not be composed: the composed message is \d+ bytes; at most 65536 are accepted$/);
+      expect(e.details.reason).not.toMatch(/\n\s+at /);
+    }
+    expect(awaitsSignature(t.daemon.store, id)).toBe(false);
+    expect(details.body).toBeUndefined();
+
+    // The activity log lists it like any bounce.
+    const log = await t.api('GET', `/activity/events?messageId=${id}&eventTypes=bounced`);
+    expect(log.status, JSON.stringify(log.body)).toBe(200);
+    expect(log.body.results).toHaveLength(2);
+
+    // Not the recipients' fault: no suppression.
+    const sup = await t.api('GET', `/suppressions?channelId=${s.channelId}&mailType=transactional`);
+    expect(sup.status, JSON.stringify(sup.body)).toBe(200);
+    expect(sup.body.results).toEqual([]);
+
+    // A message that composes still goes; the one that could not be composed never arrived.
+    const ok = await send([`cy@${RCPT_DOMAIN}`], { subject: 'Fine', text: 'Hello' });
+    await waitFor(() => mx.received.find((m) => m.to.includes(`cy@${RCPT_DOMAIN}`)), { what: 'the good message delivered', timeout: 15_000 });
+    expect(ok).not.toBe(id);
+    expect(mx.received.some((m) => m.to.includes(`ann@${RCPT_DOMAIN}`))).toBe(false);
+  });
+});
