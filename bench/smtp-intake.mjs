@@ -3,7 +3,7 @@
  * sends the same message with the same concurrency to postrider's submission listener and to
  * Postfix's submission service (127.0.0.1:2587, Cyrus sasldb), in the same run. Intake only:
  * postrider's delivery is disabled and Postfix puts every message on hold, so neither relays
- * meanwhile. A 250 means committed to disk on both (postrider also DKIM-signs before it).
+ * meanwhile. A 250 means committed to disk on both (postrider DKIM-signs after it, on the same cores).
  */
 import { startDns } from './lib/dns.mjs';
 import { composedMessage, FROM, TO } from './lib/message.mjs';
@@ -65,8 +65,8 @@ export async function run({ n, c, rounds }, { progress }) {
       `round of each side is shown), ${fmt(raw.length)}-byte messages (the MIME postrider composes for the HTTP ` +
       `benchmark's message), ${c} pooled connections of one client (nodemailer SMTP pool, STARTTLS with a ` +
       'self-signed certificate, AUTH PLAIN, a new message as soon as the previous one got its 250), against ' +
-      "postrider's submission listener (AUTH with channel id + API key; the message is checked, DKIM-signed with " +
-      "RSA-2048 and committed before the 250; delivery disabled) and Postfix's submission service on 127.0.0.1:2587 " +
+      "postrider's submission listener (AUTH with channel id + API key; the message is checked and committed before " +
+      'the 250 and DKIM-signed with RSA-2048 after it, on the same cores; delivery disabled) and Postfix\'s submission service on 127.0.0.1:2587 ' +
       '(Cyrus sasldb AUTH; cleanup queues the message; hold queue, so nothing is relayed meanwhile). The pool opens ' +
       `its ${c} connections (TCP, STARTTLS, AUTH) inside the timed window, amortized over the ${fmt(n)} messages; ` +
       'latency is per message, from sendMail to its 250.',
@@ -80,8 +80,8 @@ export async function run({ n, c, rounds }, { progress }) {
   const reading =
     `Over the same authenticated TLS sessions postrider accepted ${fmt(ours.rate)} msg/s, ${ratio(ours.rate, theirs.rate)} ` +
     `Postfix's ${fmt(theirs.rate)} msg/s (p50 ${fmt(ours.p50, 1)} ms vs ${fmt(theirs.p50, 1)} ms). The client runs on ` +
-    'the same two cores for both. postrider DKIM-signs every message (RSA-2048, in its one worker thread) before ' +
-    'answering, which Postfix does not do (DKIM section).';
+    'the same two cores for both. postrider DKIM-signs every message (RSA-2048, in its worker threads) after the ' +
+    'commit, during the round, which Postfix does not do (DKIM section).';
   return {
     text,
     reading,
