@@ -85,6 +85,10 @@ describe('a message that cannot be composed after its commit', () => {
     expect(log.status, JSON.stringify(log.body)).toBe(200);
     expect(log.body.results).toHaveLength(2);
 
+    // Statistics count it like any bounce.
+    const totals = await t.api('GET', `/statistics/totals?channelId=${s.channelId}`);
+    expect(totals.body.transactional).toMatchObject({ sent: 2, bounced: 2, delivered: 0 });
+
     // Not the recipients' fault: no suppression.
     const sup = await t.api('GET', `/suppressions?channelId=${s.channelId}&mailType=transactional`);
     expect(sup.status, JSON.stringify(sup.body)).toBe(200);
