@@ -33,9 +33,22 @@ export function putPendingSignatureInTxn(store: Store, messageId: string, p: Pen
   dbsOf(store).unsigned.put(messageId, p);
 }
 
-/** Every message still waiting to be finished (at start: those a stop or crash left behind). */
-export function pendingSignatures(store: Store): string[] {
-  return [...dbsOf(store).unsigned.getKeys({})].map((k) => String(k));
+/**
+ * Up to `limit` messages waiting to be finished, in key order after `after` (absent: from the
+ * first): a cursor, so the finishing stage walks a backlog (a stop or crash left, or more than it
+ * keeps in memory) a page at a time instead of loading every id at once.
+ */
+export function pendingSignaturesAfter(store: Store, after: string | undefined, limit: number): string[] {
+  const ids: string[] = [];
+  // `start` is inclusive: one more key, and the cursor's own key skipped.
+  const range = after === undefined ? { limit } : { start: after, limit: limit + 1 };
+  for (const k of dbsOf(store).unsigned.getKeys(range)) {
+    const id = String(k);
+    if (id === after) continue;
+    ids.push(id);
+    if (ids.length >= limit) break;
+  }
+  return ids;
 }
 
 /** How many messages wait to be finished (the database's entry count: O(1), read per metrics scrape). */

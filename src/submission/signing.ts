@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import { isAppError } from '../domain/errors.js';
 import type { Store } from '../store/env.js';
 import { trackingSecret } from '../store/secrets.js';
-import { endUnfinished, pendingSignatures, storeSignedBodies, unsignedMessage, type FinishedMessage, type UnfinishedFailure } from '../store/signing.js';
+import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, storeSignedBodies, unsignedMessage, type FinishedMessage, type UnfinishedFailure } from '../store/signing.js';
 import { TaskError } from '../workers/errors.js';
 import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
 
@@ -62,6 +62,12 @@ export interface SigningStageOptions {
   maxMessageSize?: number;
   /** At most this long, stop() finishes what waits. */
   drainMs?: number;
+  /**
+   * Messages scheduled and not yet in the pool kept in memory at most; beyond it they are left
+   * to the store, read back a page at a time (pageSize) once the stage has time for them.
+   */
+  maxWaiting?: number;
+  pageSize?: number;
 }
 
 /** A full store is retried soon and more slowly each time (as delivery's recordDurably does): space usually returns within seconds. */
@@ -106,8 +112,31 @@ interface Job {
   composed: boolean;
 }
 
+/**
+ * Where the walk of the store's waiting entries is (pendingSignaturesAfter): the last key read
+ * (undefined: from the first); `again`: entries were left to the store behind the cursor (the
+ * in-memory lane was full), so the walk starts over once it reaches the end.
+ */
+interface Scan {
+  after: string | undefined;
+  again: boolean;
+}
+
 export class SigningStage {
+  /**
+   * Two lanes. `waiting`: messages scheduled as they are committed (transactional sends: the
+   * latency-sensitive ones), taken first and bounded by maxWaiting. `paged`: a page of the
+   * store's backlog (what the last run left, what overflowed `waiting`), taken when `waiting`
+   * has fewer than a pool task's batch, so a large backlog neither sits in memory nor holds up
+   * new sends.
+   */
   private readonly waiting = new Set<string>();
+  private paged: string[] = [];
+  private scan: Scan | null = null;
+  /** Messages whose retry is timed (retryLater): the walk leaves them to their timer. */
+  private readonly delayed = new Set<string>();
+  private readonly maxWaiting: number;
+  private readonly pageSize: number;
   /** Failed tries per message since its last success: the backoffs, the count that ends a message, logging once. */
   private readonly tries = new Map<string, Failures>();
   /** Messages in a pool task or being stored now. */
@@ -136,14 +165,17 @@ export class SigningStage {
     this.confirmMs = o.confirmMs ?? 2_000;
     this.confirmTries = o.confirmTries ?? 3;
     this.drainMs = o.drainMs ?? 5_000;
+    this.maxWaiting = o.maxWaiting ?? 4_096;
+    this.pageSize = o.pageSize ?? 512;
   }
 
   /** Picks up every message left unfinished by the last run. */
   async start(): Promise<void> {
     this.started = true;
-    const left = pendingSignatures(this.o.store);
-    if (left.length > 0) this.o.logger.info({ messages: left.length }, 'finishing messages committed before the last stop');
-    this.schedule(left);
+    const left = awaitingSignatureCount(this.o.store);
+    if (left > 0) this.o.logger.info({ messages: left }, 'finishing messages committed before the last stop');
+    this.scan = { after: undefined, again: false };
+    this.pump();
   }
 
   /**
@@ -165,6 +197,9 @@ export class SigningStage {
     this.started = false;
     this.stopping = false;
     this.waiting.clear();
+    this.paged = [];
+    this.scan = null;
+    this.delayed.clear();
     this.tries.clear();
     await Promise.allSettled(this.tasks);
   }
@@ -172,27 +207,30 @@ export class SigningStage {
   /** Messages committed unfinished a moment ago; ids already waiting or in the pool are not taken twice. */
   schedule(messageIds: readonly string[]): void {
     if (!this.started || this.stopping) return; // start() finds them in the store
-    for (const id of messageIds) if (!this.running.has(id)) this.waiting.add(id);
+    for (const id of messageIds) {
+      if (this.running.has(id) || this.waiting.has(id)) continue;
+      if (this.waiting.size < this.maxWaiting) this.waiting.add(id);
+      else this.leftToStore();
+    }
     this.pump();
   }
 
-  /** Messages waiting to be finished or being finished now (tests, metrics). */
+  /** Its entry is committed: the walk of the store finds it (from the first key if the walk is past it). */
+  private leftToStore(): void {
+    if (this.scan) this.scan.again = true;
+    else this.scan = { after: undefined, again: false };
+  }
+
+  /** Messages held to be finished or being finished now (tests, metrics); the store's backlog beyond the current page is not counted. */
   get backlog(): number {
-    return this.waiting.size + this.running.size;
+    return this.waiting.size + this.paged.length + this.running.size;
   }
 
   /** Hands waiting messages to the pool, up to `batch` per task: under load they gather while the tasks run. */
   private pump(): void {
-    while (this.started && this.tasks.size < this.concurrency && this.waiting.size > 0) {
-      const ids: string[] = [];
-      for (const id of this.waiting) {
-        if (ids.length >= this.batch) break;
-        ids.push(id);
-      }
-      for (const id of ids) {
-        this.waiting.delete(id);
-        this.running.add(id);
-      }
+    while (this.started && this.tasks.size < this.concurrency) {
+      const ids = this.take();
+      if (ids.length === 0) return;
       const task: Promise<void> = this.finishAll(ids)
         .catch((err: unknown) => {
           for (const id of ids) this.failed(id, err);
@@ -204,6 +242,40 @@ export class SigningStage {
         });
       this.tasks.add(task);
     }
+  }
+
+  /** Up to `batch` messages for one pool task, marked running: the scheduled ones first, then the store's backlog. */
+  private take(): string[] {
+    const ids: string[] = [];
+    for (const id of this.waiting) {
+      if (ids.length >= this.batch) break;
+      ids.push(id);
+    }
+    for (const id of ids) this.waiting.delete(id);
+    while (ids.length < this.batch && (this.paged.length > 0 || this.nextPage())) {
+      const id = this.paged.shift()!;
+      // Scheduled (or started) meanwhile: it is taken from there.
+      if (!this.running.has(id) && !this.waiting.has(id) && !ids.includes(id)) ids.push(id);
+    }
+    for (const id of ids) this.running.add(id);
+    return ids;
+  }
+
+  /** Reads the next page of the store's waiting entries into `paged`; false when the walk is over. */
+  private nextPage(): boolean {
+    while (this.scan) {
+      const page = pendingSignaturesAfter(this.o.store, this.scan.after, this.pageSize);
+      if (page.length === 0) {
+        this.scan = this.scan.again ? { after: undefined, again: false } : null;
+        if (this.scan) continue;
+        return false;
+      }
+      this.scan.after = page[page.length - 1];
+      // What a timer will retry, or a task holds, is not taken twice.
+      this.paged = page.filter((id) => !this.delayed.has(id) && !this.running.has(id) && !this.waiting.has(id));
+      if (this.paged.length > 0) return true;
+    }
+    return false;
   }
 
   /** Finishes the messages in one pool task and stores them in one write; each failure is retried on its own. */
@@ -294,8 +366,10 @@ export class SigningStage {
   }
 
   private retryLater(messageId: string, wait: number): void {
+    this.delayed.add(messageId);
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);
+      this.delayed.delete(messageId);
       this.schedule([messageId]);
     }, wait);
     timer.unref();

@@ -6,9 +6,9 @@ import { eventsOfMessage } from '../../src/store/events.js';
 import { getBody, getMessage } from '../../src/store/messages.js';
 import { getSuppression } from '../../src/store/suppressions.js';
 import { dueJobIds } from '../../src/store/queue.js';
-import { awaitsSignature } from '../../src/store/signing.js';
+import { awaitingSignatureCount, awaitsSignature, pendingSignaturesAfter } from '../../src/store/signing.js';
 import type { DkimKeyRef, FinishRequest } from '../../src/submission/ports.js';
-import { SigningStage } from '../../src/submission/signing.js';
+import { SigningStage, type SigningStageOptions } from '../../src/submission/signing.js';
 import { TaskError } from '../../src/workers/errors.js';
 import { jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { waitFor } from '../support/wait.js';
@@ -35,7 +35,9 @@ const fakeSign = async ({ raw, dkim }: { raw: Uint8Array; dkim: DkimKeyRef }) =>
 const finishWith = (sign: typeof fakeSign) => (inputs: FinishRequest[]) =>
   Promise.allSettled(inputs.map(async (i) => ({ raw: i.dkim ? await sign({ raw: i.raw!, dkim: i.dkim }) : i.raw! })));
 
-function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () => void; logger?: Logger } = {}): SigningStage {
+type Sizes = Pick<SigningStageOptions, 'batch' | 'concurrency' | 'maxWaiting' | 'pageSize'>;
+
+function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () => void; logger?: Logger; sizes?: Sizes } = {}): SigningStage {
   stage = new SigningStage({
     store: t.store,
     builder: { finish: finishWith(o.sign ?? fakeSign) },
@@ -44,6 +46,7 @@ function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () =>
     onReady: o.onReady,
     retryMs: 10,
     confirmMs: 10,
+    ...o.sizes,
   });
   return stage;
 }
@@ -185,5 +188,70 @@ describe('SigningStage', () => {
     expect(calls).toBe(5);
     expect(eventsOfMessage(t.store, id).some((e) => e.eventType === 'bounced')).toBe(false);
     expect(dueJobIds(t.store)).toHaveLength(1);
+  });
+
+  it('walks a backlog left in the store a page at a time, holding at most a page of it in memory', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one.test`], signingDomain: 'sender.test' }));
+    let held = 0;
+    const sign = async (input: Parameters<typeof fakeSign>[0]) => {
+      held = Math.max(held, s.backlog);
+      return fakeSign(input);
+    };
+    const s = newStage({ sign, sizes: { batch: 2, concurrency: 1, pageSize: 3 } });
+    await s.start();
+    for (const id of ids) await signed(id);
+    expect(awaitingSignatureCount(t.store)).toBe(0);
+    // A page (3) plus the task's batch (2) at most, never the 9.
+    expect(held).toBeLessThanOrEqual(5);
+  });
+
+  it('leaves what overflows the scheduled lane to the store and still finishes every message', async () => {
+    const s = newStage({ sizes: { batch: 2, concurrency: 1, maxWaiting: 2, pageSize: 2 } });
+    await s.start();
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one.test`], signingDomain: 'sender.test' }));
+    s.schedule(ids);
+    for (const id of ids) await signed(id);
+    expect(dueJobIds(t.store)).toHaveLength(7);
+  });
+
+  it('finishes a scheduled message before the store backlog that waited before it', async () => {
+    const backlog: string[] = [];
+    for (let i = 0; i < 4; i++) backlog.push(await queueMessage(t.store, { to: [`old${i}@one.test`], signingDomain: 'sender.test' }));
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const sign = async (input: Parameters<typeof fakeSign>[0]) => {
+      const to = /^To: (.*)$/m.exec(Buffer.from(input.raw).toString())![1]!;
+      order.push(to.trim());
+      if (order.length === 1) await gate; // the first backlog message holds the only task
+      return fakeSign(input);
+    };
+    const s = newStage({ sign, sizes: { batch: 1, concurrency: 1, pageSize: 2 } });
+    await s.start();
+    await waitFor(() => order.length === 1, { what: 'the first task started' });
+    const fresh = await queueMessage(t.store, { to: ['new@two.test'], signingDomain: 'sender.test' });
+    s.schedule([fresh]);
+    release();
+    for (const id of [...backlog, fresh]) await signed(id);
+    expect(order[1]).toBe('new@two.test');
+  });
+});
+
+describe('pendingSignaturesAfter', () => {
+  it('pages through the waiting entries in key order, each once', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one.test`], signingDomain: 'sender.test' }));
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = pendingSignaturesAfter(t.store, after, 2);
+      if (page.length === 0) break;
+      expect(page.length).toBeLessThanOrEqual(2);
+      seen.push(...page);
+      after = page[page.length - 1];
+    }
+    expect(seen).toEqual([...ids].sort());
   });
 });
