@@ -79,8 +79,42 @@ export function storedDkimSelectors(store: Store, domainId: string): string[] {
   return [...dbsOf(store).dkimKeys.getKeys({ start: [domainId], end: [domainId, KEY_MAX] })].map((k) => (k as [string, string])[1]);
 }
 
+/**
+ * Decoded domain records by id, each with the exact stored bytes it was decoded from. Every
+ * message on the SMTP and HTTP intake paths reads its sending domain several times (link check,
+ * verified check, signing key, at MAIL FROM and again at DATA); comparing the stored bytes is
+ * cheaper than decoding them again. The bytes are read on every call, so a domain verified,
+ * rotated, deleted or moved is seen by the very next read (inside a write too: the write's own
+ * bytes are compared). Keyed by the open databases, so a reopened store starts empty.
+ */
+const decoded = new WeakMap<object, Map<string, { bytes: Uint8Array; domain: SendingDomain }>>();
+const DECODED_MAX = 1000;
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** The domain record; frozen, because the same object is handed to every reader until it changes. */
 export function getDomain(store: Store, id: string): SendingDomain | undefined {
-  return dbsOf(store).domains.get(id) as SendingDomain | undefined;
+  const db = dbsOf(store).domains;
+  let cache = decoded.get(db);
+  if (!cache) decoded.set(db, (cache = new Map()));
+  const bytes = db.getBinary(id);
+  if (!bytes) {
+    cache.delete(id);
+    return undefined;
+  }
+  const hit = cache.get(id);
+  if (hit && Buffer.compare(hit.bytes, bytes) === 0) return hit.domain;
+  // The same read snapshot as getBinary above (no await between them).
+  const domain = deepFreeze(db.get(id) as SendingDomain);
+  if (cache.size >= DECODED_MAX) cache.clear();
+  cache.set(id, { bytes, domain });
+  return domain;
 }
 
 export function findDomainByName(store: Store, accountId: string, name: string): SendingDomain | undefined {
