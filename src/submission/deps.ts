@@ -35,5 +35,6 @@ export interface SubmissionDeps {
 
 /** The signing stage as enqueue sees it. */
 export interface SignatureQueue {
-  schedule(messageIds: readonly string[]): void;
+  /** background: a broadcast's messages, finished after the sends that wait (signing.ts, two lanes). */
+  schedule(messageIds: readonly string[], o?: { background?: boolean }): void;
 }

@@ -10,6 +10,10 @@ export async function enqueue(deps: SubmissionDeps, input: CommitInput): Promise
   await commitMessages(deps.store, input);
   if (input.messages.length === 0) return;
   deps.onQueued?.(input.messages);
-  const unsigned = input.messages.filter((m) => m.signingDomain || m.compose !== undefined).map((m) => m.record.id);
-  if (unsigned.length > 0) deps.signing.schedule(unsigned);
+  const unsigned = input.messages.filter((m) => m.signingDomain || m.compose !== undefined);
+  // A broadcast's expansion commits thousands: they wait in the store, behind the sends.
+  const lane = (background: boolean) => unsigned.filter((m) => (m.record.broadcastId !== undefined) === background).map((m) => m.record.id);
+  const [now, later] = [lane(false), lane(true)];
+  if (now.length > 0) deps.signing.schedule(now);
+  if (later.length > 0) deps.signing.schedule(later, { background: true });
 }

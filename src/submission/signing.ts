@@ -204,9 +204,17 @@ export class SigningStage {
     await Promise.allSettled(this.tasks);
   }
 
-  /** Messages committed unfinished a moment ago; ids already waiting or in the pool are not taken twice. */
-  schedule(messageIds: readonly string[]): void {
+  /**
+   * Messages committed unfinished a moment ago; ids already waiting or in the pool are not taken
+   * twice. background (a broadcast's expansion): not held in memory, read back from the store
+   * when no scheduled message waits, so a send is finished before a broadcast's backlog.
+   */
+  schedule(messageIds: readonly string[], o: { background?: boolean } = {}): void {
     if (!this.started || this.stopping) return; // start() finds them in the store
+    if (o.background) {
+      if (messageIds.length > 0) this.leftToStore();
+      return this.pump();
+    }
     for (const id of messageIds) {
       if (this.running.has(id) || this.waiting.has(id)) continue;
       if (this.waiting.size < this.maxWaiting) this.waiting.add(id);

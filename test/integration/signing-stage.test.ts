@@ -239,6 +239,33 @@ describe('SigningStage', () => {
   });
 });
 
+describe('SigningStage lanes', () => {
+  it('finishes a send scheduled after a broadcast\'s messages (background) before them', async () => {
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const sign = async (input: Parameters<typeof fakeSign>[0]) => {
+      order.push(/^To: (.*)$/m.exec(Buffer.from(input.raw).toString())![1]!.trim());
+      if (order.length === 1) await gate; // the first holds the only task
+      return fakeSign(input);
+    };
+    const s = newStage({ sign, sizes: { batch: 1, concurrency: 1 } });
+    await s.start();
+    const first = await queueMessage(t.store, { to: ['first@one.test'], signingDomain: 'sender.test' });
+    s.schedule([first]);
+    await waitFor(() => order.length === 1, { what: 'the first task started' });
+    const broadcast: string[] = [];
+    for (let i = 0; i < 3; i++) broadcast.push(await queueMessage(t.store, { to: [`b${i}@one.test`], mailType: 'broadcast', signingDomain: 'sender.test' }));
+    s.schedule(broadcast, { background: true });
+    const send = await queueMessage(t.store, { to: ['send@two.test'], signingDomain: 'sender.test' });
+    s.schedule([send]);
+    expect(s.backlog).toBe(2); // the running one and the send: the broadcast's stay in the store
+    release();
+    for (const id of [first, ...broadcast, send]) await signed(id);
+    expect(order[1]).toBe('send@two.test');
+  });
+});
+
 describe('pendingSignaturesAfter', () => {
   it('pages through the waiting entries in key order, each once', async () => {
     const ids: string[] = [];
