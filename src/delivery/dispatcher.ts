@@ -105,6 +105,9 @@ export class DeliveryService {
   private readonly limiter: RateLimiter;
   /** Slots for the end of DATA: delivery.rate at the receiver (rate-limiter.ts). */
   private readonly pacer: Pacer;
+  /** Messages waiting for a pacer slot, in order, and the timer for the next slot. */
+  private readonly paceQueue: Array<() => void> = [];
+  private paceTimer: NodeJS.Timeout | undefined;
   /** Attempts in flight per MX site (sites.ts), with its limits and "slow down" feedback. */
   private readonly sites: SiteConcurrency;
   private readonly siteLimits: SiteLimitTable;
@@ -142,7 +145,8 @@ export class DeliveryService {
     });
     const d = o.config.delivery;
     this.schedule = parseRetrySchedule(d.retrySchedule);
-    this.pacer = new Pacer({ rate: d.rate, now: () => this.clock.now() });
+    // Real, monotonic time, as its waits are real timers (beforeBody): it spaces socket writes.
+    this.pacer = new Pacer({ rate: d.rate, now: () => performance.now() });
     // Starts at the pacer's average rate: faster, attempts would pile up waiting for its slots
     // (holding their connections); the pacer evens out what the starts' burst lets through.
     this.limiter = new RateLimiter({ rate: this.pacer.effectiveRate, now: () => this.clock.now() });
@@ -440,15 +444,32 @@ export class DeliveryService {
   }
 
   /**
-   * Waits for the pacer's next slot: the message reaches the receiver then, not earlier. The
-   * wait (a few slot intervals at most, as starts are limited to the pacer's rate) is a real
-   * timer even when the clock is injected: a test's fake clock schedules retries, and a
-   * message sent in a session already open must not hang until that test moves its time.
+   * Waits for a pacer slot: the message reaches the receiver then, not earlier. Messages wait
+   * in turn (first come, first sent) behind one timer. The pacer and its wait (a few slot
+   * intervals at most, as starts are limited to the pacer's rate) run on real time even when
+   * the clock is injected: a test's fake clock schedules retries, and a message sent in a
+   * session already open must not hang until that test moves its time.
    */
   private readonly beforeBody = (): Promise<void> | undefined => {
-    const ms = this.pacer.reserve();
-    return ms > 0 ? new Promise<void>((resolve) => setTimeout(resolve, ms)) : undefined;
+    if (this.paceQueue.length === 0 && this.pacer.take() === 0) return undefined;
+    return new Promise<void>((resolve) => {
+      this.paceQueue.push(resolve);
+      this.pace();
+    });
   };
+
+  /** Lets waiting messages go as the pacer frees slots; one timer for the next slot. */
+  private pace(): void {
+    while (this.paceTimer === undefined && this.paceQueue.length > 0) {
+      const ms = this.pacer.take();
+      if (ms === 0) this.paceQueue.shift()!();
+      else
+        this.paceTimer = setTimeout(() => {
+          this.paceTimer = undefined;
+          this.pace();
+        }, ms);
+    }
+  }
 
   /** One line per change of a site's concurrency (not per throttled attempt). */
   private logConcurrency(c: ConcurrencyChange): void {

@@ -136,12 +136,18 @@ export class Pacer {
     this.now = o.now;
   }
 
-  /** Reserves the next slot: milliseconds from now until it (0: go now). */
-  reserve(): number {
+  /**
+   * Takes a slot now if one is free (0: send now), else says how many ms until the next one
+   * and takes nothing. Slots are taken at the time of sending, never reserved ahead: after a
+   * pause of the event loop, the messages that waited go one interval apart again, not all at
+   * once (which reserved slots with late timers would do).
+   */
+  take(): number {
     const now = this.now();
-    const slot = Math.max(now, this.tat - (this.burst - 1) * this.intervalMs);
-    this.tat = Math.max(this.tat, now) + this.intervalMs;
+    const wait = this.tat - (this.burst - 1) * this.intervalMs - now;
     // Below a microsecond is the float error of summed intervals, not a wait.
-    return slot - now < 1e-3 ? 0 : slot - now;
+    if (wait >= 1e-3) return wait;
+    this.tat = Math.max(this.tat, now) + this.intervalMs;
+    return 0;
   }
 }

@@ -82,9 +82,11 @@ describe('RateLimiter', () => {
 function paced(rate: number, asks: number[]): number[] {
   let now = 0;
   const pacer = new Pacer({ rate, now: () => now });
+  // First come, first sent: each waits (the fake clock moves) until the pacer gives it a slot.
   return asks.map((t) => {
-    now = t;
-    return t + pacer.reserve();
+    now = Math.max(now, t);
+    for (let ms = pacer.take(); ms > 0; ms = pacer.take()) now += ms;
+    return now;
   });
 }
 
@@ -130,16 +132,26 @@ describe('Pacer', () => {
   it('lets a message go at once when its slot has come, and does not bank idle time', () => {
     let now = 0;
     const pacer = new Pacer({ rate: 50, now: () => now });
-    expect(pacer.reserve()).toBe(0);
+    expect(pacer.take()).toBe(0);
     now = 5_000;
-    expect(pacer.reserve()).toBe(0);
-    expect(pacer.reserve()).toBeCloseTo(20.4, 5);
+    expect(pacer.take()).toBe(0);
+    expect(pacer.take()).toBeCloseTo(20.4, 5);
+  });
+
+  it('does not let messages that waited through a pause of the event loop go all at once', () => {
+    let now = 0;
+    const pacer = new Pacer({ rate: 50, now: () => now });
+    expect(pacer.take()).toBe(0);
+    expect(pacer.take()).toBeCloseTo(20.4, 5); // the next one waits; its timer fires 200 ms late
+    now = 220;
+    expect(pacer.take()).toBe(0);
+    expect(pacer.take()).toBeCloseTo(20.4, 5); // the one behind it still waits a whole interval
   });
 
   it('allows a burst at high rates, so the cap-lifted case does not wait on timers', () => {
     const pacer = new Pacer({ rate: 100_000, now: () => 0 });
     expect(pacer.burst).toBeGreaterThan(1000);
-    for (let i = 0; i < pacer.burst; i++) expect(pacer.reserve()).toBe(0);
-    expect(pacer.reserve()).toBeGreaterThan(0);
+    for (let i = 0; i < pacer.burst; i++) expect(pacer.take()).toBe(0);
+    expect(pacer.take()).toBeGreaterThan(0);
   });
 });
