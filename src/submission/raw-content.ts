@@ -8,7 +8,7 @@
  * (attachments, other charsets, encoded words in addresses, groups, 8-bit header bytes,
  * format=flowed, nesting) goes to mailparser as before. raw-content.test.ts compares the two.
  */
-import { simpleParser, type AddressObject } from 'mailparser';
+import type { AddressObject } from 'mailparser';
 import libmime from 'libmime';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type { Address } from '../domain/address.js';
@@ -25,6 +25,9 @@ export async function rawContent(raw: Buffer, msg: SplitMessage): Promise<RawCon
 
 /** mailparser's reading, for every shape the fast path does not take. */
 export async function parsedContent(raw: Buffer): Promise<RawContent> {
+  // Imported on first use: mailparser is only the fallback for unusual messages (fastContent
+  // reads the common shapes), and loading it delays every start by its module load time.
+  const { simpleParser } = await import('mailparser');
   const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
   return {
     subject: parsed.subject ?? '',
