@@ -1,0 +1,71 @@
+/**
+ * store/domains.ts decodes a domain record once and hands the same object out while the stored
+ * bytes stay the same. Every change must still be seen by the very next read, inside a write
+ * too, and a write that throws must leave the record as it was.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/env.js';
+import { createDomain, deleteDomain, findDomainByName, getDomain, setPendingKey, type NewDkimKey } from '../../src/store/domains.js';
+
+const key = (selector: string): NewDkimKey => ({ selector, algorithm: 'rsa', privateKeyPem: `pem-${selector}`, dnsValue: 'v=DKIM1; k=rsa; p=AAAA' });
+
+describe('domain reads', () => {
+  let dir: string;
+  let store: Store;
+  const accountId = randomUUID();
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-domain-reads-'));
+    store = new Store({ dataDir: dir });
+    await store.start();
+  });
+  afterAll(async () => {
+    await store.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const create = (name: string) => createDomain(store, { accountId, name, channelIds: [], key: key(`s-${name}`), returnPath: [], maxPerAccount: 100 });
+
+  it('hands out one frozen record while it is unchanged', async () => {
+    const d = await create('same.example');
+    const first = getDomain(store, d.id);
+    expect(first).toEqual(d);
+    expect(getDomain(store, d.id)).toBe(first);
+    expect(findDomainByName(store, accountId, 'same.example')).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(first!.activeKey.record)).toBe(true);
+  });
+
+  it('sees a new pending key at the next read', async () => {
+    const d = await create('rotate.example');
+    expect(getDomain(store, d.id)!.pendingKey).toBeNull();
+    await setPendingKey(store, d.id, key('next'));
+    expect(getDomain(store, d.id)!.pendingKey?.selector).toBe('next');
+  });
+
+  it('sees a change inside the write that made it, and the stored record again when that write throws', async () => {
+    const d = await create('abort.example');
+    const before = getDomain(store, d.id);
+    await expect(
+      store.write(() => {
+        const changed = { ...before!, verified: true };
+        (store as unknown as { databases(): { domains: { put(k: string, v: unknown): void } } }).databases().domains.put(d.id, changed);
+        expect(getDomain(store, d.id)!.verified).toBe(true);
+        throw new Error('abandon');
+      }),
+    ).rejects.toThrow('abandon');
+    expect(getDomain(store, d.id)!.verified).toBe(false);
+  });
+
+  it('answers undefined at once after a delete', async () => {
+    const d = await create('gone.example');
+    expect(getDomain(store, d.id)).toBeDefined();
+    await deleteDomain(store, d.id);
+    expect(getDomain(store, d.id)).toBeUndefined();
+    expect(findDomainByName(store, accountId, 'gone.example')).toBeUndefined();
+  });
+});
