@@ -280,7 +280,7 @@ export async function run(o, { progress }) {
     `messages in any 1-second window (${capped.maxWindowAfterFirstSecond} once the first second is over). ` +
     'Each message is sent in its own slot of the pacer (src/queue/rate-limiter.ts), 20.4 ms apart at 50/s, after ' +
     'the 354 reply, whatever its attempt took before (a cold MX lookup, a new connection or a reused one); the ' +
-    '20 ms of slack in the spacing are why the mean is about 49/s. ' +
+    '20 ms of margin in the spacing (15 ms of slack for the way to the sink, 5 ms for late timers) are why the mean is about 49/s. ' +
     (over
       ? 'A window over 50 means arrivals were shifted against each other by more than that slack between the ' +
         "daemon's write and the sink's timestamp (this benchmark's own event loop reads them), e.g. under load."
