@@ -229,8 +229,17 @@ export class SigningStage {
     else this.scan = { after: undefined, again: false };
   }
 
-  /** Messages held to be finished or being finished now (tests, metrics); the store's backlog beyond the current page is not counted. */
+  /**
+   * Messages waiting to be finished or being finished now (tests, metrics): while the store's
+   * backlog is walked, its entries (which include those held here: an entry goes when its body
+   * is stored) are counted.
+   */
   get backlog(): number {
+    return this.scan || this.paged.length > 0 ? Math.max(this.held, awaitingSignatureCount(this.o.store)) : this.held;
+  }
+
+  /** Message ids held in memory: the scheduled lane, the page of the store's backlog, the running (bounded; tests). */
+  get held(): number {
     return this.waiting.size + this.paged.length + this.running.size;
   }
 

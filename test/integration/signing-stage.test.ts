@@ -195,7 +195,7 @@ describe('SigningStage', () => {
     for (let i = 0; i < 9; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one.test`], signingDomain: 'sender.test' }));
     let held = 0;
     const sign = async (input: Parameters<typeof fakeSign>[0]) => {
-      held = Math.max(held, s.backlog);
+      held = Math.max(held, s.held);
       return fakeSign(input);
     };
     const s = newStage({ sign, sizes: { batch: 2, concurrency: 1, pageSize: 3 } });
@@ -259,7 +259,8 @@ describe('SigningStage lanes', () => {
     s.schedule(broadcast, { background: true });
     const send = await queueMessage(t.store, { to: ['send@two.test'], signingDomain: 'sender.test' });
     s.schedule([send]);
-    expect(s.backlog).toBe(2); // the running one and the send: the broadcast's stay in the store
+    expect(s.held).toBe(2); // the running one and the send: the broadcast's stay in the store
+    expect(s.backlog).toBe(5);
     release();
     for (const id of [first, ...broadcast, send]) await signed(id);
     expect(order[1]).toBe('send@two.test');
