@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import selfsigned from 'selfsigned';
 
 export interface TlsMaterial {
   key: string;
@@ -25,6 +24,9 @@ export async function loadTls(opts: { dataDir: string; certFile: string; keyFile
     return { cert: fs.readFileSync(certFile, 'utf8'), key: fs.readFileSync(keyFile, 'utf8'), source: certFile };
   }
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Imported here, on a first start only: selfsigned loads @peculiar/x509 and its crypto
+  // polyfills, about 0.3 s of module loading that every later start would wait for.
+  const { default: selfsigned } = await import('selfsigned');
   const pems = await selfsigned.generate([{ name: 'commonName', value: opts.hostname }], {
     days: 3650,
     keySize: 2048,
