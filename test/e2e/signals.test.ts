@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/env.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getBody, getMessage } from '../../src/store/messages.js';
+import { awaitsSignature } from '../../src/store/signing.js';
 import { call, freePort, startServe, type ServeProcess } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
@@ -91,7 +92,8 @@ describe('SIGTERM under load', () => {
     try {
       const missing = accepted.filter((id) => {
         const m = getMessage(store, id);
-        return !m || !getBody(store, id) || !eventsOfMessage(store, id).some((e) => e.eventType === 'accepted');
+        // Its body, or the committed request the finishing stage composes it from at the next start.
+        return !m || !(getBody(store, id) || awaitsSignature(store, id)) || !eventsOfMessage(store, id).some((e) => e.eventType === 'accepted');
       });
       expect(missing, `${missing.length} of ${accepted.length} acknowledged messages missing`).toEqual([]);
     } finally {

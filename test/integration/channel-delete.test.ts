@@ -11,6 +11,7 @@ import { pendingPurges } from '../../src/store/purge-queue.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { signedBody } from '../support/signing.js';
 import { broadcastRemains, channelRemains } from '../../src/store/remains.js';
 import { dueJobIds, getJob } from '../../src/store/queue.js';
 
@@ -51,6 +52,8 @@ describe('DELETE /channels/{id}', () => {
     const kept = await setupSender(t, dns);
     const goneIds = await send(gone, 3);
     const keptIds = await send(kept, 2);
+    // Bodies exist once the finishing stage composed them, a moment after each 200.
+    for (const id of [...goneIds, ...keptIds]) await signedBody(t.daemon.store, id);
     await t.api('POST', '/suppressions', { body: { channelId: gone.channelId, mailType: 'transactional', emails: ['x@example.net'] } });
     dns.set('hooks.example.org', 'A', ['93.184.215.14']);
     const hook = await t.api('POST', '/webhooks', { body: { url: 'https://hooks.example.org/x', events: ['delivered'], channelId: gone.channelId } });
