@@ -122,7 +122,8 @@ export async function dropJob(store: Store, jobId: string, now: Date = new Date(
 
 type EventFn = (type: 'delivered' | 'bounced', recipients: string[], details: Record<string, unknown>) => EventRecord;
 
-function eventFactory(store: Store, m: MessageRecord, timestamp: string): EventFn {
+/** Appends the message's delivery events (delivered, bounced) at one timestamp; also the finishing stage's bounces (signing.ts). */
+export function eventFactory(store: Store, m: MessageRecord, timestamp: string): EventFn {
   return (eventType, recipients, details) =>
     appendEventInTxn(store, {
       accountId: m.accountId,

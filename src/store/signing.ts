@@ -10,11 +10,10 @@
  */
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
-import { appendEventInTxn } from './events.js';
 import { jobsOfMessage } from './message-jobs.js';
 import { dueMs, putDueInTxn } from './queue.js';
-import { closeJobOfMessageInTxn } from './queue-outcome.js';
-import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
+import { closeJobOfMessageInTxn, eventFactory } from './queue-outcome.js';
+import type { DeliveryJob, MessageRecord } from '../domain/types.js';
 
 /**
  * What is left to do: the message's account, the d= domain whose current key signs it (absent:
@@ -169,21 +168,7 @@ export async function endUnfinished(store: Store, messageId: string, failure: Un
 /** One bounced event per recipient, as delivery records a hard bounce (queue-outcome.ts), without its suppression. */
 function bounceInTxn(store: Store, m: MessageRecord, recipients: readonly string[], f: UnfinishedFailure, now: Date): void {
   const response = `The message could not be composed: ${f.reason}`;
-  for (const r of recipients) {
-    appendEventInTxn(store, {
-      accountId: m.accountId,
-      channelId: m.channelId,
-      messageId: m.id,
-      mailType: m.mailType,
-      mailSource: m.mailSource,
-      eventType: 'bounced',
-      timestamp: now.toISOString(),
-      subject: m.subject,
-      recipients: [r],
-      tags: m.tags,
-      metadata: m.metadata,
-      // As the operator's drop: the reason is also the response (no remote server answered).
-      details: { bounceType: 'hard', category: f.category, enhancedCode: f.enhancedCode, response, reason: response },
-    } satisfies Omit<EventRecord, 'seq'>);
-  }
+  const event = eventFactory(store, m, now.toISOString());
+  // As the operator's drop: the reason is also the response (no remote server answered).
+  for (const r of recipients) event('bounced', [r], { bounceType: 'hard', category: f.category, enhancedCode: f.enhancedCode, response, reason: response });
 }
