@@ -14,6 +14,7 @@
  * hosts, and a bounce of a bounce would only add noise (RFC 3464 4: no DSN about a DSN).
  */
 import { domainOf } from '../domain/address.js';
+import { definedOnly } from '../domain/defined.js';
 import { fieldValue } from '../domain/raw-headers.js';
 import { returnPathHost } from '../domain/return-path.js';
 import { verifyUnsubscribeLocalPart } from '../domain/tracking-token.js';
@@ -83,7 +84,7 @@ export class InboundProcessor {
       const named = fb.originalRcptTo ?? addressOf(original && fieldValue(original, 'To'));
       const recipients = named && m.recipients.includes(named) ? [named] : m.recipients.length === 1 ? m.recipients : [];
       if (recipients.length === 0) return { kind: 'ignored', messageId: m.id, recipients };
-      const details = compact({ feedbackType: fb.feedbackType, userAgent: fb.userAgent, sourceIp: fb.sourceIp, arrivalDate: fb.arrivalDate, reportedDomain: fb.reportedDomain });
+      const details = definedOnly({ feedbackType: fb.feedbackType, userAgent: fb.userAgent, sourceIp: fb.sourceIp, arrivalDate: fb.arrivalDate, reportedDomain: fb.reportedDomain });
       await recordComplaint(this.deps.store, { subject: subjectOf(m), recipients, details });
       return { kind: 'complaint', messageId: m.id, recipients };
     }
@@ -94,7 +95,7 @@ export class InboundProcessor {
       const bounced: string[] = [];
       for (const b of dsnBounces(report)) {
         if (!m.recipients.includes(b.recipient)) continue; // only what this message was sent to
-        const details = compact({
+        const details = definedOnly({
           bounceType: b.hard ? 'hard' : 'soft',
           category: b.category,
           enhancedCode: b.status,
@@ -142,6 +143,3 @@ export class InboundProcessor {
   }
 }
 
-function compact(o: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
-}

@@ -7,6 +7,7 @@
  * the reason), so nothing disappears silently.
  */
 import type { AttemptResult, RecipientResult } from '../domain/delivery-result.js';
+import { definedOnly } from '../domain/defined.js';
 import type { DeliveryAttempt, DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -137,7 +138,7 @@ export function eventFactory(store: Store, m: MessageRecord, timestamp: string):
       recipients,
       tags: m.tags,
       metadata: m.metadata,
-      details: compact(details),
+      details: definedOnly(details),
     });
 }
 
@@ -159,10 +160,6 @@ function historyEntry(result: AttemptResult, at: string): DeliveryAttempt {
   const deferred = result.recipients.find((r) => r.outcome === 'deferred');
   const outcome = deferred ? 'deferred' : result.recipients.some((r) => r.outcome === 'bounced') ? 'bounced' : 'delivered';
   const lead = deferred ?? { smtpCode: result.smtpCode, enhancedCode: result.enhancedCode, response: result.response };
-  return compact({ at, mx: result.mx, smtpCode: lead.smtpCode, enhancedCode: lead.enhancedCode, response: lead.response, outcome, tls: result.tls }) as DeliveryAttempt;
+  return definedOnly({ at, mx: result.mx, smtpCode: lead.smtpCode, enhancedCode: lead.enhancedCode, response: lead.response, outcome, tls: result.tls }) as DeliveryAttempt;
 }
 
-/** Drops undefined values so stored records stay clean. */
-function compact<T extends Record<string, unknown>>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}

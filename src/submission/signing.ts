@@ -17,6 +17,7 @@
  */
 import type { Logger } from 'pino';
 import { isAppError } from '../domain/errors.js';
+import { definedOnly } from '../domain/defined.js';
 import type { Store } from '../store/env.js';
 import { trackingSecret } from '../store/secrets.js';
 import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, storeSignedBodies, unsignedMessage, type FinishedMessage, type UnfinishedFailure } from '../store/signing.js';
@@ -413,9 +414,4 @@ export class SigningStage {
       },
     );
   }
-}
-
-/** The fields that have a value (the record keeps its own where composition gave none). */
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
