@@ -30,6 +30,7 @@ import { ChannelService } from './channels/service.js';
 import { SmtpListener } from './smtp/server.js';
 import { InboundListener } from './inbound/listener.js';
 import { Store } from './store/env.js';
+import { awaitsFinishing } from './store/messages.js';
 import { ensureTrackingSecret } from './store/secrets.js';
 import { awaitingSignatureCount } from './store/signing.js';
 import { PoolMessageBuilder } from './submission/builder.js';
@@ -168,7 +169,7 @@ export class Daemon {
       onQueued: (messages) => {
         for (const m of messages) metrics.recordAccepted(m.record.deliveryType, m.record.recipients.length);
         // Messages to compose or sign have no due jobs yet: onReady tells delivery once they are finished.
-        if (messages.some((m) => !m.signingDomain && m.compose === undefined)) this.delivery.notify();
+        if (messages.some((m) => !awaitsFinishing(m))) this.delivery.notify();
       },
       // Messages signed after their commit (submission/signing.ts): their jobs are due now.
       onReady: () => this.delivery.notify(),

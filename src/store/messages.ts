@@ -75,6 +75,11 @@ export async function commitMessages(store: Store, input: CommitInput): Promise<
   });
 }
 
+/** Committed with its jobs not yet due: the finishing stage composes and/or signs it first (store/signing.ts). */
+export function awaitsFinishing(m: AcceptedMessage): boolean {
+  return m.signingDomain !== undefined || m.compose !== undefined;
+}
+
 /** One message: its record and body, the `accepted` and `processed` events, then its jobs (live) or simulated outcomes (sandbox). */
 function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const r = m.record;
@@ -83,7 +88,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size };
   dbsOf(store).messages.put(r.id, record);
   if (m.body) dbsOf(store).bodies.put(r.id, Buffer.from(m.body));
-  const pending = m.signingDomain !== undefined || m.compose !== undefined;
+  const pending = awaitsFinishing(m);
   if (pending) {
     putPendingSignatureInTxn(store, r.id, {
       accountId: r.accountId,
