@@ -72,7 +72,8 @@ export async function deliverOverSmtp(input: SmtpAttemptInput): Promise<AttemptR
     const { result, clean } = await transact(session, input);
     if (clean && input.cache) input.cache.keep(key, session, input.maxMessagesPerConnection);
     else void session.quit();
-    if (slowsDown(result)) input.cache?.closeIdle(key);
+    // A clean transaction is one that did not slow down (smtp-transaction.ts): only the others are asked.
+    if (!clean && slowsDown(result)) input.cache?.closeIdle(key);
     return { ...result, reused };
   }
   return failureResult(input.recipients, failure ?? abortedFailure(input.targets[0]));

@@ -156,5 +156,5 @@ export function slowsDown(result: AttemptResult): boolean {
 /** The same question for a target that refused the session (a 421 greeting, EHLO or STARTTLS reply). */
 export function sessionSlowsDown(f: SessionFailure): boolean {
   if (f.reply.code === 421) return true;
-  return f.raw !== undefined && recipientResult('', f.reply, f.phase, f.raw).category === 'rate_limited';
+  return f.raw !== undefined && classifyReply({ ...f.reply, phase: f.phase }).category === 'rate_limited';
 }
