@@ -3,9 +3,8 @@
  * become catalogue errors with a field pointer (a template that fails to render is 422
  * templating_error on /template/html, for instance).
  */
-import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../domain/errors.js';
-import { TaskError } from '../workers/errors.js';
 import type { WorkerPool } from '../workers/pool.js';
+import { toAppError } from './task-errors.js';
 import type { BuildRequest, BuildResult, DkimKeyRef, FinishRequest, FinishResult, MessageBuilder } from './ports.js';
 
 export class PoolMessageBuilder implements MessageBuilder {
@@ -64,15 +63,4 @@ export class PoolMessageBuilder implements MessageBuilder {
       throw toAppError(err, '');
     }
   }
-}
-
-/** A task error from a worker thread as a catalogue error; `base` prefixes the field pointer. */
-function toAppError(err: unknown, base: string): unknown {
-  if (!(err instanceof TaskError)) return err;
-  const code: ErrorCode = err.code in ERROR_CATALOGUE ? (err.code as ErrorCode) : 'internal_error';
-  const pointer = err.field ? `${base}/${err.field}` : undefined;
-  return new AppError(code, err.message, {
-    errors: pointer && code !== 'internal_error' ? { [pointer]: [{ code, message: err.message }] } : undefined,
-    cause: err,
-  });
 }

@@ -6,11 +6,10 @@
  * the finishing stage (signing.ts), with the same data: compiling is cached per source in
  * workers/render.ts (TemplateChecker), so a template sent again costs two map look-ups.
  */
-import { AppError } from '../domain/errors.js';
 import type { TemplateInput } from '../domain/send-rules.js';
 import { engagementUrls, type EngagementInput } from '../workers/engagement.js';
-import { TaskError } from '../workers/errors.js';
 import { TemplateChecker } from '../workers/render.js';
+import { toAppError } from './task-errors.js';
 
 const checker = new TemplateChecker();
 
@@ -24,10 +23,7 @@ export function checkTemplate(template: TemplateInput & { data: Record<string, u
     const unsubscribe = engagement ? engagementUrls(engagement).unsubscribeUrl : undefined;
     return checker.renderSubject(template.subject, unsubscribe ? { ...template.data, unsubscribe } : template.data);
   } catch (err) {
-    if (!(err instanceof TaskError)) throw err;
     // The same problem builder.ts makes of a render that failed in the worker pool.
-    const code = 'templating_error';
-    const pointer = `/template/${err.field ?? ''}`;
-    throw new AppError(code, err.message, { errors: { [pointer]: [{ code, message: err.message }] }, cause: err });
+    throw toAppError(err, '/template');
   }
 }
