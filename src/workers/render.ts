@@ -150,8 +150,12 @@ export class TemplateChecker {
 
   private compileError(source: string, noEscape: boolean): string | undefined {
     try {
-      this.hb.precompile(source, { strict: false, noEscape });
-      return staticError(this.hb.parse(source) as unknown as HbNode);
+      // Parsed once: precompile takes the tree (a syntax error is thrown by parse, as it was by
+      // precompile), and the static check reads the tree before the compiler walks it.
+      const ast = this.hb.parse(source);
+      const staticReason = staticError(ast as unknown as HbNode);
+      this.hb.precompile(ast, { strict: false, noEscape });
+      return staticReason;
     } catch (err) {
       return err instanceof Error ? err.message : String(err);
     }
