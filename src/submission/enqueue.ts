@@ -1,4 +1,4 @@
-import { commitMessages, type CommitInput } from '../store/messages.js';
+import { awaitsFinishing, commitMessages, type CommitInput } from '../store/messages.js';
 import type { SubmissionDeps } from './deps.js';
 
 /**
@@ -10,10 +10,11 @@ export async function enqueue(deps: SubmissionDeps, input: CommitInput): Promise
   await commitMessages(deps.store, input);
   if (input.messages.length === 0) return;
   deps.onQueued?.(input.messages);
-  const unsigned = input.messages.filter((m) => m.signingDomain || m.compose !== undefined);
   // A broadcast's expansion commits thousands: they wait in the store, behind the sends.
-  const lane = (background: boolean) => unsigned.filter((m) => (m.record.broadcastId !== undefined) === background).map((m) => m.record.id);
-  const [now, later] = [lane(false), lane(true)];
+  const [now, later]: [string[], string[]] = [[], []];
+  for (const m of input.messages) {
+    if (awaitsFinishing(m)) (m.record.broadcastId === undefined ? now : later).push(m.record.id);
+  }
   if (now.length > 0) deps.signing.schedule(now);
   if (later.length > 0) deps.signing.schedule(later, { background: true });
 }
