@@ -93,9 +93,16 @@ export class ConnectionCache<C extends CacheableConnection> {
       this.quit(conn);
       return;
     }
-    const timer = setTimeout(() => this.expire(key, conn), this.o.idleMs);
-    timer.unref();
-    const entry = { conn, timer };
+    // Every way out of the idle list (take, closeIdle, remove) clears the timer first, so when it
+    // fires the entry is still listed.
+    const entry: Idle<C> = {
+      conn,
+      timer: setTimeout(() => {
+        this.remove(key, entry);
+        this.quit(conn);
+      }, this.o.idleMs),
+    };
+    entry.timer.unref();
     const list = this.idle.get(key) ?? [];
     list.push(entry);
     this.idle.set(key, list);
@@ -124,14 +131,6 @@ export class ConnectionCache<C extends CacheableConnection> {
     this.closing = true;
     for (const key of [...this.idle.keys()]) this.closeIdle(key);
     while (this.quitting.size > 0) await Promise.allSettled([...this.quitting]);
-  }
-
-  private expire(key: string, conn: C): void {
-    const list = this.idle.get(key);
-    const entry = list?.find((e) => e.conn === conn);
-    if (!entry) return;
-    this.remove(key, entry);
-    this.quit(conn);
   }
 
   private remove(key: string, entry: Idle<C>): void {
