@@ -29,8 +29,13 @@ export function splitMessage(raw: Buffer): SplitMessage {
   }
   const headerText = (end < 0 ? raw : raw.subarray(0, end)).toString('latin1');
   const body = end < 0 ? Buffer.alloc(0) : raw.subarray(end + eol.length * 2);
+  return { fields: foldFields(headerText.split(/\r?\n/), eol), body, eol };
+}
+
+/** Header lines as fields: a line starting with white space continues the field before it (RFC 5322 2.2.3), joined with `eol`; empty lines are skipped. */
+export function foldFields(lines: readonly string[], eol: string): HeaderField[] {
   const fields: HeaderField[] = [];
-  for (const line of headerText.split(/\r?\n/)) {
+  for (const line of lines) {
     if (/^[ \t]/.test(line) && fields.length > 0) {
       fields[fields.length - 1].raw += eol + line; // folded continuation (RFC 5322 2.2.3)
     } else if (line.length > 0) {
@@ -38,7 +43,7 @@ export function splitMessage(raw: Buffer): SplitMessage {
       fields.push({ name: colon > 0 ? line.slice(0, colon).trim() : '', raw: line });
     }
   }
-  return { fields, body, eol };
+  return fields;
 }
 
 export function joinMessage(m: SplitMessage): Buffer {

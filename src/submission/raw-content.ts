@@ -12,7 +12,7 @@ import type { AddressObject } from 'mailparser';
 import libmime from 'libmime';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type { Address } from '../domain/address.js';
-import type { SplitMessage } from '../domain/raw-headers.js';
+import { foldFields, type SplitMessage } from '../domain/raw-headers.js';
 import type { AcceptedMessage } from '../store/messages.js';
 
 type Record_ = AcceptedMessage['record'];
@@ -206,18 +206,9 @@ function splitParts(body: Buffer, boundary: string, eol: string): { fields: Fiel
     if (blank < 0) return undefined;
     const head = p.slice(0, blank);
     if (head.some((l) => !isAscii(l) || l.startsWith('--'))) return undefined;
-    const fields = fieldsOf(unfold(head));
+    const fields = fieldsOf(foldFields(head, eol));
     if (!fields) return undefined;
     out.push({ fields, body: Buffer.from(p.slice(blank + 1).join(eol), 'latin1') });
-  }
-  return out;
-}
-
-function unfold(head: string[]): { raw: string }[] {
-  const out: { raw: string }[] = [];
-  for (const line of head) {
-    if (/^[ \t]/.test(line) && out.length > 0) out[out.length - 1].raw += `\n${line}`;
-    else out.push({ raw: line });
   }
   return out;
 }
