@@ -201,6 +201,13 @@ export class Store {
     return this.scope;
   }
 
+  /** The running write's scope, for the verbs that must run inside write() (the *InTxn functions). */
+  requireWriteScope(): WriteScope {
+    const scope = this.writeScope;
+    if (!scope) throw new Error('a store verb that must run inside Store.write() ran outside one');
+    return scope;
+  }
+
   /** fn, then what it deferred, in the same child transaction. */
   private inScope<T>(fn: () => T): T {
     const outer = this.scope;

@@ -44,11 +44,9 @@ function writeEventLogMeta(store: Store, was: EventLogMeta, now: EventLogMeta): 
   if (now.clockMs !== was.clockMs) meta.put('eventClockMs', now.clockMs);
 }
 
-/** This write's event log meta (deferred), or, outside a write scope, a copy written at once by append. */
-function eventLogMeta(store: Store): { log: EventLogMeta; deferred: boolean } {
-  const scope = store.writeScope;
-  if (!scope) return { log: readEventLogMeta(store), deferred: false };
-  const part = scope.part(
+/** This write's event log meta: read at its first event, written once at its end. */
+function eventLogMeta(store: Store): EventLogMeta {
+  const part = store.requireWriteScope().part(
     EVENT_LOG,
     () => {
       const was = readEventLogMeta(store);
@@ -56,15 +54,14 @@ function eventLogMeta(store: Store): { log: EventLogMeta; deferred: boolean } {
     },
     (p) => writeEventLogMeta(store, p.was, p.log),
   );
-  return { log: part.log, deferred: true };
+  return part.log;
 }
 
 /** Must run inside Store.write(). Returns the event with its sequence number. */
 export function appendEventInTxn(store: Store, event: Omit<EventRecord, 'seq'>): EventRecord {
   const db = dbsOf(store);
   const timeMs = eventTimeMs(event);
-  const { log, deferred } = eventLogMeta(store);
-  const before = deferred ? null : { ...log };
+  const log = eventLogMeta(store);
   const seq = ++log.seq;
   const record: EventRecord = { seq, ...event };
   db.events.put(seq, record);
@@ -74,7 +71,6 @@ export function appendEventInTxn(store: Store, event: Omit<EventRecord, 'seq'>):
     log.clockMs = timeMs;
     db.eventClock.put([timeMs, seq], 1);
   }
-  if (before) writeEventLogMeta(store, before, log);
   countEventInTxn(store, record, timeMs);
   // Webhooks: the outbox entries commit with the event (store/webhook-outbox.ts).
   enqueueWebhookEventsInTxn(store, record);

@@ -133,19 +133,14 @@ function addInTxn(store: Store, e: EventRecord, timeMs: number, name: keyof Stat
 /**
  * Per-broadcast statistics (GET /broadcasts/{id}): the same counters under the same rules, for
  * the events of messages a broadcast made, attributed through the message record's broadcastId.
- * Inside a write the attribution waits for the write's end, where the messages the expander
+ * The attribution waits for the write's end, where the messages the expander
  * made in it are known without reading (and decoding) their records: noteBroadcastMessagesInTxn.
  */
 function countForBroadcastInTxn(store: Store, e: EventRecord, name: keyof StatCounters, by: number): void {
   if (e.mailType !== 'broadcast') return;
   const pending = pendingCounts(store);
-  if (pending) {
-    const add = pending.ofMessages.get(e.messageId) ?? {};
-    pending.ofMessages.set(e.messageId, { ...add, [name]: (add[name] ?? 0) + by });
-    return;
-  }
-  const broadcastId = broadcastOfMessage(store, e.messageId);
-  if (broadcastId) addToRecord(store, { db: 'broadcastStatistics', key: [broadcastId], add: { [name]: by } });
+  const add = pending.ofMessages.get(e.messageId) ?? {};
+  pending.ofMessages.set(e.messageId, { ...add, [name]: (add[name] ?? 0) + by });
 }
 
 function broadcastOfMessage(store: Store, messageId: string): string | undefined {
@@ -155,7 +150,7 @@ function broadcastOfMessage(store: Store, messageId: string): string | undefined
 /** Inside the write that commits a broadcast's messages: they are the broadcast's (no record read at its end). */
 export function noteBroadcastMessagesInTxn(store: Store, broadcastId: string, messageIds: readonly string[]): void {
   const pending = pendingCounts(store);
-  if (pending) for (const id of messageIds) pending.broadcastOf.set(id, broadcastId);
+  for (const id of messageIds) pending.broadcastOf.set(id, broadcastId);
 }
 
 type CounterDb = 'statsDaily' | 'statsDailyTags' | 'statsQuarter' | 'statsQuarterTags' | 'broadcastStatistics';
@@ -196,15 +191,13 @@ class PendingCounts {
   }
 }
 
-/** This write's pending counts; null outside a write scope (then counters are written at once). */
-function pendingCounts(store: Store): PendingCounts | null {
-  return store.writeScope?.part('statistics', () => new PendingCounts(), (p) => p.flush(store)) ?? null;
+/** This write's pending counts, written once at its end. */
+function pendingCounts(store: Store): PendingCounts {
+  return store.requireWriteScope().part('statistics', () => new PendingCounts(), (p) => p.flush(store));
 }
 
 function bump(store: Store, db: CounterDb, key: unknown[], name: keyof StatCounters, by: number): void {
-  const pending = pendingCounts(store);
-  if (pending) pending.add(db, key, name, by);
-  else addToRecord(store, { db, key, add: { [name]: by } });
+  pendingCounts(store).add(db, key, name, by);
 }
 
 function addToRecord(store: Store, p: PendingCounter): void {
