@@ -10,10 +10,13 @@
  * to the first message at the sink.
  */
 import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startDns } from './lib/dns.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
+import { memoryCgroup } from './lib/cgroup.mjs';
 import { fmt } from './lib/report.mjs';
 import { SINK_PORT, startSink } from './lib/sink.mjs';
 
@@ -21,8 +24,10 @@ export const meta = {
   name: 'queue',
   heading: 'A queue of 1,000,000 messages: memory and restart to first delivery (bench/queue-scale.mjs)',
   needsPostfix: false,
-  options: { messages: 1_000_000, batch: 2000, seconds: 20 },
-  usage: '--messages=1000000 queued before the restart, --batch=2000 messages per fill transaction, --seconds=20 of delivery during which RSS is sampled',
+  options: { messages: 1_000_000, batch: 2000, seconds: 20, 'memory-limit': 300 },
+  usage:
+    '--messages=1000000 queued before the restart, --batch=2000 messages per fill transaction, --seconds=20 of delivery during which RSS is sampled, ' +
+    '--memory-limit=300 MB of a memory cgroup for a second restart (0: none)',
 };
 
 const RSS_GOAL_MB = 300;
@@ -88,24 +93,75 @@ async function fill(dataDir, channelId, domains, { messages, batch }, progress) 
 }
 
 /** Starts the daemon on the filled folder and watches it deliver for `seconds`. */
-async function restartAndWatch(p, env, seconds, sink) {
+async function restartAndWatch(p, env, seconds, sink, cgroup) {
   await p.stop({ keepData: true });
   sink.reset();
   const t0 = performance.now();
-  const q = await startPostrider(env, { dataDir: p.dataDir });
+  const q = await startPostrider(env, { dataDir: p.dataDir, cgroupProcs: cgroup?.procs });
   const readyS = (performance.now() - t0) / 1000;
   const atReady = rssOf(q.pid);
   const samples = [];
   const end = performance.now() + seconds * 1000;
-  while (performance.now() < end) {
+  while (performance.now() < end && alive(q.pid)) {
     samples.push(rssOf(q.pid));
     await new Promise((r) => setTimeout(r, 250));
   }
+  if (!alive(q.pid)) throw new Error(`postrider died while delivering${cgroup ? ` (OOM kills in its cgroup: ${cgroup.oomKills()})` : ''}; see ${q.logFile}`);
   const last = rssOf(q.pid);
   samples.push(last);
   const firstS = sink.count > 0 ? (sink.times[0] - t0) / 1000 : NaN;
   const max = (k) => Math.max(...samples.map((s) => s[k]));
   return { q, readyS, firstS, atReady, maxRss: max('rss'), maxAnon: max('anon'), maxFile: max('file'), last, delivered: sink.count };
+}
+
+/**
+ * Evicts the data folder's LMDB files from the page cache (GNU dd: nocache with count=0 drops a
+ * whole file's clean pages). Pages cached by the fill or by the first run are charged to the
+ * cgroup that read them, not the daemon's, yet its RSS counts them once mapped: without this the
+ * constrained run would show their RSS but never be charged for, or reclaim, them.
+ */
+function dropFileCache(dataDir) {
+  for (const f of fs.readdirSync(dataDir, { recursive: true })) {
+    if (String(f).endsWith('.mdb')) execFileSync('dd', [`if=${path.join(dataDir, String(f))}`, 'iflag=nocache', 'count=0', 'status=none']);
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The same restart inside a memory cgroup of --memory-limit MB: RSS counts LMDB's mapped file
+ * pages, which the kernel reclaims only under pressure, so the unconstrained peak says little
+ * about what the daemon needs. Inside a hard limit the process must keep delivering, with no
+ * OOM kill. Null when the machine allows no cgroup (not root, read-only /sys/fs/cgroup).
+ */
+async function restartConstrained(p, env, opts, sink, progress) {
+  const cgroup = opts['memory-limit'] > 0 ? memoryCgroup(opts['memory-limit']) : null;
+  if (!cgroup) {
+    progress(opts['memory-limit'] > 0 ? 'no writable memory cgroup here: the constrained restart is skipped' : 'constrained restart off (--memory-limit=0)');
+    return { p, c: null };
+  }
+  progress(`restarting inside a ${opts['memory-limit']} MB memory cgroup (v${cgroup.version})`);
+  try {
+    await p.stop({ keepData: true });
+    dropFileCache(p.dataDir);
+    const w = await restartAndWatch(p, env, opts.seconds, sink, cgroup);
+    const c = { ...w, cgroupPeakMb: cgroup.peakMb(), oomKills: cgroup.oomKills(), limitMb: cgroup.limitMb };
+    progress(
+      `in ${c.limitMb} MB: first message after ${c.firstS.toFixed(2)} s; RSS max ${fmt(c.maxRss)} MB (anonymous ${fmt(c.maxAnon)}); ` +
+        `cgroup peak ${fmt(c.cgroupPeakMb)} MB; OOM kills ${c.oomKills}; ${fmt(c.delivered)} delivered in ${opts.seconds} s`,
+    );
+    await w.q.stop({ keepData: true });
+    return { p: w.q, c };
+  } finally {
+    cgroup.remove();
+  }
 }
 
 export async function run(opts, { progress }) {
@@ -128,7 +184,9 @@ export async function run(opts, { progress }) {
         `max ${fmt(w.maxRss)} MB (anonymous ${fmt(w.maxAnon)}, file ${fmt(w.maxFile)}); ${fmt(w.delivered)} delivered in ${opts.seconds} s`,
     );
     p = w.q;
-    return report(opts, filled, w);
+    const constrained = await restartConstrained(p, env, opts, sink, progress);
+    p = constrained.p;
+    return report(opts, filled, w, constrained.c);
   } finally {
     await p?.stop();
     await sink.stop();
@@ -136,7 +194,17 @@ export async function run(opts, { progress }) {
   }
 }
 
-function report(opts, filled, w) {
+function constrainedRows(c, seconds) {
+  if (!c) return ['| inside a memory cgroup | not measured (no writable memory cgroup on this machine) | |'];
+  return [
+    `| restart inside a ${c.limitMb} MB memory cgroup: OOM kills | ${c.oomKills} | 0 |`,
+    `| inside it: RSS max / anonymous max / cgroup peak charge (MB) | ${fmt(c.maxRss)} / ${fmt(c.maxAnon)} / ${fmt(c.cgroupPeakMb)} | < ${c.limitMb} |`,
+    `| inside it: process start → first message at the sink (s) | ${c.firstS.toFixed(2)} | < ${FIRST_DELIVERY_GOAL_S} |`,
+    `| inside it: delivered in the ${seconds} s window | ${fmt(c.delivered)} | |`,
+  ];
+}
+
+function report(opts, filled, w, c) {
   const ok = (good) => (good ? 'within the goal' : '**over the goal**');
   const text = [
     `What is measured: ${fmt(opts.messages)} messages queued (one recipient each over ${DOMAINS} recipient domains whose MX is smtp-sink on ` +
@@ -154,19 +222,35 @@ function report(opts, filled, w) {
     `| process start → ready (s) | ${w.readyS.toFixed(2)} | |`,
     `| process start → first message at the sink (s) | ${w.firstS.toFixed(2)} | < ${FIRST_DELIVERY_GOAL_S} |`,
     `| delivered in the ${opts.seconds} s window | ${fmt(w.delivered)} | |`,
+    ...constrainedRows(c, opts.seconds),
   ].join('\n');
   const peak = Math.max(w.maxRss, w.last.peak);
   const reading =
     `With ${fmt(opts.messages)} messages queued the daemon peaked at ${fmt(peak)} MB RSS (${ok(peak < RSS_GOAL_MB)}) and ` +
     `the first message reached the sink ${w.firstS.toFixed(2)} s after the process started (${ok(w.firstS < FIRST_DELIVERY_GOAL_S)}). ` +
     `Anonymous memory (heaps of the main thread and the worker threads, buffers) peaked at ${fmt(w.maxAnon)} MB; the rest ` +
-    `(${fmt(w.maxFile)} MB at most) is pages of the LMDB file mapped into the process, which RSS counts but the kernel can reclaim.`;
+    `(${fmt(w.maxFile)} MB at most) is pages of the LMDB file mapped into the process, which RSS counts but the kernel can reclaim.` +
+    (c
+      ? ` Restarted inside a ${c.limitMb} MB memory cgroup, it ${c.oomKills === 0 ? 'was never OOM-killed' : `was OOM-killed ${c.oomKills} time(s)`}, ` +
+        `its RSS stayed at ${fmt(c.maxRss)} MB at most (${ok(c.maxRss < c.limitMb)}) and it delivered ${fmt(c.delivered)} messages in ${opts.seconds} s ` +
+        `(${fmt(w.delivered)} without the limit): the file pages are reclaimed as needed, so the memory the daemon needs is bounded.`
+      : '');
   return {
     text,
     reading,
     summary: [
       { measure: `RSS with ${fmt(opts.messages)} messages queued, peak while delivering (MB; goal < ${RSS_GOAL_MB})`, postrider: fmt(peak), postfix: 'n/a', ratio: 'n/a' },
       { measure: `of that RSS, anonymous memory at its peak (MB; the rest is LMDB file pages)`, postrider: fmt(w.maxAnon), postfix: 'n/a', ratio: 'n/a' },
+      ...(c
+        ? [
+            {
+              measure: `RSS peak delivering with ${fmt(opts.messages)} queued inside a ${c.limitMb} MB memory cgroup (MB; OOM kills; delivered in ${opts.seconds} s)`,
+              postrider: `${fmt(c.maxRss)}; ${c.oomKills}; ${fmt(c.delivered)}`,
+              postfix: 'n/a',
+              ratio: 'n/a',
+            },
+          ]
+        : []),
       { measure: `restart to first delivery with ${fmt(opts.messages)} queued (s; goal < ${FIRST_DELIVERY_GOAL_S})`, postrider: w.firstS.toFixed(2), postfix: 'n/a', ratio: 'n/a' },
     ],
   };

@@ -45,7 +45,12 @@ export async function startPostrider(env = {}, opts = {}) {
   const logFile = path.join(dataDir, 'daemon.log');
   const log = fs.openSync(logFile, 'a');
   // opts.nodeArgs: e.g. ['--cpu-prof', '--cpu-prof-dir=DIR'] (one profile per thread at exit).
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), BIN, 'serve'], { cwd: ROOT, env: fullEnv, stdio: ['ignore', log, log] });
+  // opts.cgroupProcs: a cgroup's `cgroup.procs` file; the shell joins it and then execs node, so
+  // the daemon runs inside it from its first allocation (bench/lib/cgroup.mjs) and keeps the pid.
+  const command = [process.execPath, ...(opts.nodeArgs ?? []), BIN, 'serve'];
+  const child = opts.cgroupProcs
+    ? spawn('/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', opts.cgroupProcs, ...command], { cwd: ROOT, env: fullEnv, stdio: ['ignore', log, log] })
+    : spawn(command[0], command.slice(1), { cwd: ROOT, env: fullEnv, stdio: ['ignore', log, log] });
   fs.closeSync(log);
   let exited = null;
   child.on('exit', (code, signal) => (exited = { code, signal }));
