@@ -22,7 +22,7 @@ import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
 import { WorkLoop } from '../queue/work-loop.js';
 import { Pacer, RateLimiter } from '../queue/rate-limiter.js';
-import { DeliveryQueue, type DueKey } from '../queue/delivery-queue.js';
+import { DeliveryQueue, type DueKey, type RecordedOutcome } from '../queue/delivery-queue.js';
 import type { Store } from '../store/env.js';
 import { AddressPolicy } from './address-policy.js';
 import { mxAttempt, type AttemptFn } from './attempt.js';
@@ -30,6 +30,7 @@ import { MxResolver, type MxLookups } from './mx.js';
 import { SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
 import { SiteLimitTable } from './site-limits.js';
 import { ConnectionCache } from './connection-cache.js';
+import { AttemptSummary } from './attempt-summary.js';
 import { DEFAULT_SMTP_TIMEOUTS, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { slowsDown } from './smtp-results.js';
 import { settledWithin } from '../domain/settle.js';
@@ -130,11 +131,14 @@ export class DeliveryService {
   private rateBlocked = false;
   private cursor: DueKey | undefined;
   private lastRecoveryMs = 0;
+  /** The minute's count of attempts, logged as one info line (attempt-summary.ts). */
+  private readonly summary: AttemptSummary;
 
   constructor(o: DeliveryServiceOptions) {
     this.queue = new DeliveryQueue(o.store);
     this.config = o.config;
     this.logger = o.logger.child({ component: 'delivery' });
+    this.summary = new AttemptSummary(this.logger);
     this.clock = o.clock ?? systemClock();
     this.observer = o.observer;
     this.loop = new WorkLoop({
@@ -226,6 +230,7 @@ export class DeliveryService {
     }
     // Idle connections get their QUIT now; one still in use gets it when its attempt ends.
     await this.connections.close();
+    this.summary.flush();
     this.running = false;
     this.logger.info('delivery stopped');
   }
@@ -385,10 +390,11 @@ export class DeliveryService {
     const result = await this.tryDelivery(job, loaded, signal);
     releaseSite();
     const now = this.clock.now();
-    const log = this.logger.child({ messageId: job.messageId, recipientDomain: job.domain, mx: result.mx, attempt });
+    // Made only when a line is written: pino's child() serializes its bindings at once.
+    const log = () => this.logger.child({ messageId: job.messageId, recipientDomain: job.domain, mx: result.mx, attempt });
     if (this.stopping && signal.aborted && result.recipients.every((r) => r.outcome === 'deferred')) {
       await this.queue.release(job, now);
-      log.info({ jobId: job.id }, 'delivery attempt interrupted by shutdown; job back in the queue');
+      log().info({ jobId: job.id }, 'delivery attempt interrupted by shutdown; job back in the queue');
       return;
     }
     const deferred = result.recipients.some((r) => r.outcome === 'deferred');
@@ -407,17 +413,26 @@ export class DeliveryService {
         reused: result.reused,
       });
     }
-    log.info(
+    this.logAttempt(log, job, result, recorded, nextDueAtMs);
+  }
+
+  /**
+   * The attempt's log line: info when it did not deliver every recipient (or came too late to
+   * be recorded), debug when it did; every attempt also counts in the minute's summary line.
+   */
+  private logAttempt(log: () => Logger, job: DeliveryJob, result: AttemptResult, recorded: RecordedOutcome, nextDueAtMs: number | undefined): void {
+    const counts = { delivered: recorded.delivered.length, bounced: recorded.bounced.length, deferred: recorded.deferred.length, expired: recorded.expired.length };
+    if (recorded.status !== 'stale') this.summary.add(counts, result.reused);
+    const level = recorded.status === 'stale' || counts.delivered < result.recipients.length ? 'info' : 'debug';
+    if (!this.logger.isLevelEnabled(level)) return;
+    log()[level](
       {
         event: 'delivery_attempt',
         jobId: job.id,
         address: result.address,
         tls: result.tls,
         reused: result.reused,
-        delivered: recorded.delivered.length,
-        bounced: recorded.bounced.length,
-        deferred: recorded.deferred.length,
-        expired: recorded.expired.length,
+        ...counts,
         smtpCode: result.smtpCode,
         enhancedCode: result.enhancedCode,
         response: result.response,
@@ -483,13 +498,13 @@ export class DeliveryService {
    * message a second time: the job keeps its slot and retries with backoff while the daemon
    * runs. Any other failure, or a shutdown, leaves the lease to expire as before.
    */
-  private async recordDurably<T>(log: Logger, write: () => Promise<T>): Promise<T> {
+  private async recordDurably<T>(log: () => Logger, write: () => Promise<T>): Promise<T> {
     for (let wait = RECORD_RETRY_FIRST_MS, tries = 1; ; wait = Math.min(wait * 2, RECORD_RETRY_MAX_MS), tries++) {
       try {
         return await write();
       } catch (err) {
         if (!isAppError(err) || err.code !== 'storage_full' || this.stopping) throw err;
-        if (tries === 1) log.warn('storage full while recording a delivery outcome; retrying until space returns');
+        if (tries === 1) log().warn('storage full while recording a delivery outcome; retrying until space returns');
         await new Promise<void>((resolve) => this.clock.setTimer(resolve, wait));
       }
     }

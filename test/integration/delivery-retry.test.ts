@@ -5,6 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryService, type DeliveryServiceOptions } from '../../src/delivery/dispatcher.js';
 import { DnsResolver } from '../../src/dns/resolver.js';
+import { createLogger } from '../../src/log/logger.js';
 import type { EventRecord } from '../../src/domain/types.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
@@ -87,6 +88,27 @@ async function afterAttempt(id: string, n: number, nextDueMs?: number) {
   if (nextDueMs !== undefined) await waitFor(() => clock.nextTimerAt() === nextDueMs, { what: 'the retry timer' });
   return job;
 }
+
+describe('log lines', () => {
+  it('logs a delivered attempt at debug, one that did not deliver at info, and the attempts of the minute in one summary line', async () => {
+    t = await openTestStore();
+    clock = new FakeClock();
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
+    const s = newService({}, { logger });
+    await s.start();
+    mx.scriptRcpt('later@retry.test', { code: 451, message: '4.7.1 Greylisting in action, please come back later' });
+    const ok = await send(s, ['ok@retry.test']);
+    const later = await send(s, ['later@retry.test']);
+    await waitFor(() => getMessage(t.store, ok)?.status === 'sent', { what: 'the delivered message' });
+    await afterAttempt(later, 1);
+    await s.stop();
+    const attempts = lines.filter((l) => l.event === 'delivery_attempt');
+    expect(attempts.map((l) => [l.messageId, l.deferred])).toEqual([[later, 1]]);
+    const summaries = lines.filter((l) => l.event === 'delivery_summary');
+    expect(summaries).toEqual([expect.objectContaining({ attempts: 2, delivered: 1, deferred: 1, bounced: 0, expired: 0 })]);
+  });
+});
 
 describe('retries on the schedule', () => {
   it('defers a 451 and delivers on the retry after the first backoff step', async () => {
