@@ -54,10 +54,14 @@ export async function recordOutcomes(store: Store, inputs: readonly RecordOutcom
 
 function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOutcome {
   const { job, result } = input;
-  const current = dbsOf(store).jobs.get(job.id) as DeliveryJob | undefined;
-  const attempt = (current?.attempts ?? job.attempts) + 1;
+  const attempt = job.attempts + 1;
   const out: RecordedOutcome = { status: 'stale', attempt, delivered: [], bounced: [], deferred: [], expired: [], suppressed: [] };
-  if (!current || current.state !== 'leased' || current.leaseUntil !== job.leaseUntil) return out;
+  // The lease is still ours exactly while its jobsLeased entry [leaseUntil, id] exists: every
+  // verb that ends or changes a lease removes that entry in the same write (queue.ts), and
+  // nothing changes a leased job's record but those verbs. So the record is the job as leased,
+  // and a key lookup stands for reading and decoding it.
+  const current = job;
+  if (job.state !== 'leased' || !dbsOf(store).jobsLeased.doesExist([leaseMs(job), job.id])) return out;
   dbsOf(store).jobsLeased.remove([leaseMs(current), current.id]);
 
   const by = (o: RecipientResult['outcome']) => result.recipients.filter((r) => r.outcome === o);
