@@ -82,8 +82,10 @@ async function postriderRound(p, ctx, { offset, countFile, profDir }) {
   );
   const ready = performance.now();
   const cpu0 = cpuMs(p.pid);
+  const threads0 = threadCpuMs(p.pid);
   await sink.waitFor(n, 240_000);
   const cpu1 = cpuMs(p.pid);
+  const threads = threadDelta(threads0, threadCpuMs(p.pid), n, p.pid);
   const r = { ...arrivalStats(sink.times.slice(0, n)), fromStartS: (sink.times[n - 1] - t0) / 1000, startS: (ready - t0) / 1000 };
   // CPU time per message from /ready to the last arrival: it hardly depends on what else the
   // machine runs, so it compares across runs where msg/s does not.
@@ -98,8 +100,32 @@ async function postriderRound(p, ctx, { offset, countFile, profDir }) {
     progress(`postrider lease scans: ${JSON.stringify(r.counts)}`);
   }
   progress(`postrider: ${fmt(r.rate)} msg/s first→last at the sink (${r.spanS.toFixed(2)} s)` + (r.cpu ? `; daemon CPU per message: main thread ${fmt(r.cpu.main, 3)} ms, all threads ${fmt(r.cpu.total, 3)} ms` : ''));
+  if (threads) progress(`postrider CPU ms per message by thread name: ${threads}`);
   p = await p.restart(deliveryEnv(dns, { POSTRIDER_DELIVERY_ENABLED: 'false' }));
   return { p, r };
+}
+
+/** CPU ms of each thread of a process by thread id, with its name (/proc/PID/task/TID/stat; Linux only). */
+function threadCpuMs(pid) {
+  const out = new Map();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const line = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = line.slice(line.indexOf('(') + 1, line.lastIndexOf(')'));
+      const f = line.slice(line.lastIndexOf(') ') + 2).split(' ');
+      out.set(tid, { name, ms: (Number(f[11]) + Number(f[12])) * 10 });
+    }
+  } catch {
+    return null;
+  }
+  return out;
+}
+
+/** Per thread, CPU ms per message between two threadCpuMs readings, busiest first (threads share names: "node" is main and more). */
+function threadDelta(a, b, n, pid) {
+  if (!a || !b) return null;
+  const rows = [...b].map(([tid, { name, ms }]) => [tid === String(pid) ? 'main' : `${name}#${tid}`, ms - (a.get(tid)?.ms ?? 0)]);
+  return rows.filter(([, ms]) => ms > 0).sort((x, y) => y[1] - x[1]).map(([name, ms]) => `${name} ${(ms / n).toFixed(3)}`).join(', ');
 }
 
 /** Postfix round: n smtp-source messages on hold, released at once to the same sink. */
