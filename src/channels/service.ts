@@ -1,8 +1,10 @@
 /**
- * The channel service: the channel verbs of the API (spec 4.1-4.5) and the access rule every
- * route that names a channel applies. Deleting a channel also wakes the purger, which removes
- * its messages, events and counters after the 204 (store/channel-purge.ts).
+ * The channel service: the channel verbs of the API (spec 4.1-4.5) with their access checks, and
+ * the access rule every route that names a channel applies. Each verb takes the caller's
+ * principal, so the route only parses and maps. Deleting a channel also wakes the purger, which
+ * removes its messages, events and counters after the 204 (store/channel-purge.ts).
  */
+import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/uuid.js';
 import type { Channel, DeliveryType, Principal, Tracking } from '../domain/types.js';
@@ -26,10 +28,11 @@ export interface ChannelServiceOptions {
 export class ChannelService {
   constructor(private readonly o: ChannelServiceOptions) {}
 
-  /** A live channel, tracking off unless asked for (spec 4.1 defaults). */
-  async create(accountId: string, input: ChannelInput & { name: string }): Promise<Channel> {
+  /** A live channel, tracking off unless asked for (spec 4.1 defaults). Account-level keys only. */
+  async create(p: Principal, input: ChannelInput & { name: string }): Promise<Channel> {
+    requireAccountKey(p);
     return createChannel(this.o.store, {
-      accountId,
+      accountId: p.accountId,
       name: input.name,
       deliveryType: input.deliveryType ?? 'live',
       tracking: { links: input.tracking?.links ?? false, opens: input.tracking?.opens ?? false },
@@ -41,15 +44,25 @@ export class ChannelService {
     return listChannels(this.o.store, filter);
   }
 
-  async update(channelId: string, patch: ChannelInput): Promise<Channel> {
-    const updated = await updateChannel(this.o.store, channelId, patch);
-    if (!updated) throw notFound(channelId);
+  /** The channel, if the principal may read it (channelFor). */
+  get(p: Principal, id: string): Channel {
+    return channelFor(this.o.store, p, id);
+  }
+
+  /** Whether the channel is visible (404/403) comes before whether the key may write it (403). */
+  async update(p: Principal, id: string, patch: ChannelInput): Promise<Channel> {
+    const channel = channelFor(this.o.store, p, id);
+    requireAccountKey(p);
+    const updated = await updateChannel(this.o.store, channel.id, patch);
+    if (!updated) throw notFound(channel.id);
     return updated;
   }
 
   /** From the commit on, nothing of the channel is readable; its data goes in the background. */
-  async delete(channelId: string): Promise<void> {
-    if (!(await deleteChannel(this.o.store, channelId))) throw notFound(channelId);
+  async delete(p: Principal, id: string): Promise<void> {
+    const channel = channelFor(this.o.store, p, id);
+    requireAccountKey(p);
+    if (!(await deleteChannel(this.o.store, channel.id))) throw notFound(channel.id);
     this.o.purger.kick();
   }
 }

@@ -1,12 +1,10 @@
 /** /channels: spec 4.1-4.5. */
 import type { FastifyInstance } from 'fastify';
 import type { Channel, DeliveryType } from '../../domain/types.js';
-import { channelFor, type ChannelInput, type ChannelService } from '../../channels/service.js';
-import { requireAccountKey } from '../auth.js';
+import type { ChannelInput, ChannelService } from '../../channels/service.js';
 import { deliveryTypeSchema, pagingProperties, trackingSchema } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { channelDetailBody, channelPageBody } from '../response-schemas.js';
-import type { HttpContext } from '../server.js';
 
 /** No control characters (as NO_CONTROL_CHARS), and not blank: a name of spaces only cannot be told apart in a list. */
 const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^(?:(?=.*\\S)[^\\u0000-\\u001f\\u007f]*)?$' } as const;
@@ -35,6 +33,8 @@ const listQuery = {
   },
 } as const;
 
+const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
+
 /** The detailed form (create, update, retrieve). */
 export function channelDetail(c: Channel) {
   return { id: c.id, name: c.name, deliveryType: c.deliveryType, tracking: c.tracking, createdAt: c.createdAt, updatedAt: c.updatedAt };
@@ -45,10 +45,9 @@ function channelSummary(c: Channel) {
   return { id: c.id, name: c.name, deliveryType: c.deliveryType, createdAt: c.createdAt };
 }
 
-export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance, { store }: HttpContext): void => {
+export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance): void => {
   app.post('/channels', { schema: { body: createBody, response: { 200: channelDetailBody } } }, async (req) => {
-    requireAccountKey(req.principal);
-    return channelDetail(await channels.create(req.principal.accountId, req.body as ChannelInput & { name: string }));
+    return channelDetail(await channels.create(req.principal, req.body as ChannelInput & { name: string }));
   });
 
   app.get('/channels', { schema: { querystring: listQuery, response: { 200: channelPageBody } }, attachValidation: true }, async (req) => {
@@ -68,19 +67,15 @@ export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance
   });
 
   app.get('/channels/:id', { schema: { response: { 200: channelDetailBody } } }, async (req) => {
-    return channelDetail(channelFor(store, req.principal, (req.params as { id: string }).id));
+    return channelDetail(channels.get(req.principal, idOf(req)));
   });
 
   app.patch('/channels/:id', { schema: { body: updateBody, response: { 200: channelDetailBody } } }, async (req) => {
-    const channel = channelFor(store, req.principal, (req.params as { id: string }).id);
-    requireAccountKey(req.principal);
-    return channelDetail(await channels.update(channel.id, req.body as ChannelInput));
+    return channelDetail(await channels.update(req.principal, idOf(req), req.body as ChannelInput));
   });
 
   app.delete('/channels/:id', async (req, reply) => {
-    const channel = channelFor(store, req.principal, (req.params as { id: string }).id);
-    requireAccountKey(req.principal);
-    await channels.delete(channel.id);
+    await channels.delete(req.principal, idOf(req));
     return reply.code(204).send();
   });
 };
