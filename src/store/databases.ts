@@ -7,7 +7,13 @@
  * import this file (.dependency-cruiser.cjs, rule store-databases-private).
  */
 import type { Dbs, Store } from './env.js';
+import type { ReadCaches } from './read-caches.js';
 
 export function dbsOf(store: Store): Dbs {
   return store['databases']();
+}
+
+/** The store's caches of decoded records (read-caches.ts), reached the same way. */
+export function cachesOf(store: Store): ReadCaches {
+  return store['readCaches']();
 }

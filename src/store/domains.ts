@@ -10,7 +10,7 @@ import type { ExpectedRecord } from '../domain/return-path.js';
 import { applyCheck, needsRecheck, newRecordState, type CheckResults, type DkimAlgorithm, type DomainKey, type LinkHostKind, type SendingDomain } from '../domain/sending-domain.js';
 import { dkimHost } from '../domain/dkim-record.js';
 import { getChannel, getChannelRecord } from './channel-records.js';
-import { dbsOf } from './databases.js';
+import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -79,17 +79,6 @@ export function storedDkimSelectors(store: Store, domainId: string): string[] {
   return [...dbsOf(store).dkimKeys.getKeys({ start: [domainId], end: [domainId, KEY_MAX] })].map((k) => (k as [string, string])[1]);
 }
 
-/**
- * Decoded domain records by id, each with the exact stored bytes it was decoded from. Every
- * message on the SMTP and HTTP intake paths reads its sending domain several times (link check,
- * verified check, signing key, at MAIL FROM and again at DATA); comparing the stored bytes is
- * cheaper than decoding them again. The bytes are read on every call, so a domain verified,
- * rotated, deleted or moved is seen by the very next read (inside a write too: the write's own
- * bytes are compared). Keyed by the open databases, so a reopened store starts empty.
- */
-const decoded = new WeakMap<object, Map<string, { bytes: Uint8Array; domain: SendingDomain }>>();
-const DECODED_MAX = 1000;
-
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -98,11 +87,18 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** The domain record; frozen, because the same object is handed to every reader until it changes. */
+/**
+ * The domain record; frozen, because the same object is handed to every reader until it changes.
+ * Decoded records live in the store's cache (read-caches.ts) with the exact stored bytes they
+ * were decoded from: every message on the SMTP and HTTP intake paths reads its sending domain
+ * several times (link check, verified check, signing key, at MAIL FROM and again at DATA), and
+ * comparing the bytes is cheaper than decoding them again. The bytes are read on every call, so
+ * a domain verified, rotated, deleted or moved is seen by the very next read (inside a write
+ * too: the write's own bytes are compared, and a write that throws leaves other bytes).
+ */
 export function getDomain(store: Store, id: string): SendingDomain | undefined {
   const db = dbsOf(store).domains;
-  let cache = decoded.get(db);
-  if (!cache) decoded.set(db, (cache = new Map()));
+  const cache = cachesOf(store).domains;
   const bytes = db.getBinary(id);
   if (!bytes) {
     cache.delete(id);
@@ -112,7 +108,6 @@ export function getDomain(store: Store, id: string): SendingDomain | undefined {
   if (hit && Buffer.compare(hit.bytes, bytes) === 0) return hit.domain;
   // The same read snapshot as getBinary above (no await between them).
   const domain = deepFreeze(db.get(id) as SendingDomain);
-  if (cache.size >= DECODED_MAX) cache.clear();
   cache.set(id, { bytes, domain });
   return domain;
 }

@@ -16,6 +16,7 @@ import { damaged } from './data-file.js';
 import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
 import { examineDataFolder, markerDate, writeMarker } from './marker.js';
 import { OutboxSignal } from './outbox-signal.js';
+import { ReadCaches } from './read-caches.js';
 import { RESTORE_HINT, StoreProblem } from './problems.js';
 import { WriteScope } from './write-scope.js';
 
@@ -31,6 +32,7 @@ export type Dbs = Record<DbName, Database<any, any>>;
 export class Store {
   private rootDb: RootDatabase<any, any> | null = null;
   private dbsOpen: Dbs | null = null;
+  private cachesOpen: ReadCaches | null = null;
   /** False from stop() on: new writes are refused while the ones in flight finish. */
   private accepting = false;
   private stopping: Promise<void> | null = null;
@@ -79,6 +81,7 @@ export class Store {
     }
     this.rootDb = root;
     this.dbsOpen = dbs;
+    this.cachesOpen = new ReadCaches();
     this.accepting = true;
     const version = dbs.meta.get('schemaVersion') as number | undefined;
     if (version !== undefined && version > SCHEMA_VERSION) {
@@ -167,6 +170,12 @@ export class Store {
   private databases(): Dbs {
     if (!this.dbsOpen) throw new Error('store is not open');
     return this.dbsOpen;
+  }
+
+  /** The caches of decoded records, made with the databases: reached through cachesOf (databases.ts). */
+  private readCaches(): ReadCaches {
+    if (!this.cachesOpen) throw new Error('store is not open');
+    return this.cachesOpen;
   }
 
   /**

@@ -1,0 +1,21 @@
+/**
+ * Decoded records kept by one open store. Store creates a new set together with the databases
+ * (store/env.ts start), so a reopened store starts empty and two stores never share an entry;
+ * only the verbs of src/store/ reach it, through cachesOf (databases.ts).
+ */
+import { LRUCache } from 'lru-cache';
+import type { SendingDomain } from '../domain/sending-domain.js';
+
+/** A decoded domain record with the exact stored bytes it was decoded from. */
+export interface DecodedDomain {
+  bytes: Uint8Array;
+  domain: SendingDomain;
+}
+
+/** Bound of the domain cache: the domains a busy instance sends from, not every domain stored. */
+const DOMAINS_MAX = 1000;
+
+export class ReadCaches {
+  /** store/domains.ts getDomain, by domain id; least recently read entries go first. */
+  readonly domains = new LRUCache<string, DecodedDomain>({ max: DOMAINS_MAX });
+}
