@@ -50,13 +50,14 @@ async function broadcast(to: string[]): Promise<string> {
 
 /** Polls GET /broadcasts/{id} until `until` holds (the sentinel of these tests). */
 async function broadcastWhen(id: string, until: (b: any) => boolean): Promise<any> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const b = (await t.api('GET', `/broadcasts/${id}`)).body;
-    if (until(b)) return b;
-    if (Date.now() > deadline) throw new Error(`broadcast is still ${JSON.stringify(b)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return waitFor(
+    async () => {
+      const b = (await t.api('GET', `/broadcasts/${id}`)).body;
+      if (!until(b)) throw new Error(`broadcast is still ${JSON.stringify(b)}`);
+      return b;
+    },
+    { what: `broadcast ${id} to reach the awaited state`, timeout: 15_000 },
+  );
 }
 
 function jobsOfBroadcast(id: string): DeliveryJob[] {
