@@ -6,6 +6,7 @@ import dgram from 'node:dgram';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DnsResolver, isNullMx, parseServers, type DnsResolverOptions } from '../../src/dns/resolver.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { waitFor } from '../support/wait.js';
 
 let server: TestDns;
 const resolvers: DnsResolver[] = [];
@@ -289,7 +290,8 @@ describe('DnsResolver', () => {
       const { resolver } = makeResolver({ servers: [hole.address], timeoutMs: 5_000, tries: 1 });
       const started = Date.now();
       const pending = resolver.txt('example.test');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // In flight: the query has reached the server, which will never answer it.
+      await waitFor(() => hole.received() >= 1, { what: 'the query at the black hole' });
 
       resolver.stop();
 
