@@ -42,7 +42,20 @@ requireTypeScriptParser();
 const PURE_BUILTINS = ['assert', 'buffer', 'crypto', 'net', 'path', 'punycode', 'querystring', 'string_decoder', 'url', 'util'];
 
 /** The adapters: they parse, call one service verb and map the result (issue 19). */
-const ADAPTERS = ['^src/http/', '^src/smtp/', '^src/inbound/listener\\.ts$'];
+const ADAPTERS = ['^src/http/', '^src/smtp/', '^src/inbound/listener\\.ts$', '^src/cli/'];
+
+/** The store files the CLI may import, for what no service does: the store around one command. */
+const CLI_STORE_ENTRIES = [
+  // Store: every command that reads the store opens it and stops it (cli/with-store.ts), and the
+  // exit guard tells a failed commit from other errors (isLmdbCommitFailure).
+  '^src/store/env\\.ts$',
+  // `serve` holds the data folder's lock for the daemon's lifetime, before anything opens the store.
+  '^src/store/folder-lock\\.ts$',
+  // `store check` reads every page and entry of the store: a check of the file, no resource's verb.
+  '^src/store/check\\.ts$',
+  // `store backup` reports the copy's size and transaction from its meta pages.
+  '^src/store/data-file\\.ts$',
+];
 
 module.exports = {
   forbidden: [
@@ -57,10 +70,17 @@ module.exports = {
       name: 'adapters-not-to-store',
       severity: 'error',
       comment:
-        'HTTP routes, SMTP handlers and the inbound listener call services, never the store: writes and policy live in the ' +
-        'service of the resource. Type-only imports of store record types are allowed.',
+        'HTTP routes, SMTP handlers, the inbound listener and the CLI call services, never the store: writes and policy live ' +
+        'in the service of the resource. Type-only imports of store record types are allowed.',
       from: { path: ADAPTERS },
-      to: { path: '^src/store/', dependencyTypesNot: ['type-only'] },
+      to: { path: '^src/store/', pathNot: CLI_STORE_ENTRIES, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'store-entries-only-in-cli',
+      severity: 'error',
+      comment: 'The store files the CLI opens and checks the store with (CLI_STORE_ENTRIES) are not for the other adapters.',
+      from: { path: ADAPTERS, pathNot: '^src/cli/' },
+      to: { path: CLI_STORE_ENTRIES, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'lmdb-only-in-store-env',

@@ -1,6 +1,6 @@
 /** postrider accounts create|list|set-state */
 import { ACCOUNT_STATES, type AccountState } from '../domain/types.js';
-import { createAccount, listAccounts, setAccountState } from '../store/accounts.js';
+import * as accounts from '../accounts/service.js';
 import { parse, table, UsageError, type CommandIo } from './args.js';
 import { withStore } from './with-store.js';
 
@@ -33,19 +33,19 @@ export async function accountsCommand(argv: string[], io: CommandIo): Promise<nu
     switch (sub) {
       case 'create': {
         if (!values.name) throw new UsageError('--name is required', USAGE);
-        const account = await createAccount(store, { name: values.name, state: state(values.state, 'active') });
+        const account = await accounts.create(store, { name: values.name, state: state(values.state, 'active') });
         io.out(values.json ? JSON.stringify(account) : `created account ${account.id} (${account.state})`);
         return 0;
       }
       case 'list': {
-        const accounts = listAccounts(store);
-        io.out(values.json ? JSON.stringify(accounts) : table(accounts as unknown as Record<string, unknown>[], ['id', 'name', 'state', 'createdAt']));
+        const all = accounts.list(store);
+        io.out(values.json ? JSON.stringify(all) : table(all as unknown as Record<string, unknown>[], ['id', 'name', 'state', 'createdAt']));
         return 0;
       }
       case 'set-state': {
         const [id, s] = rest;
         if (!id) throw new UsageError('ACCOUNT_ID is required', USAGE);
-        const updated = await setAccountState(store, id, state(s));
+        const updated = await accounts.setState(store, id, state(s));
         if (!updated) {
           io.err(`no account ${id}`);
           return 1;

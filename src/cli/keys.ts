@@ -1,7 +1,5 @@
 /** postrider keys create|list|revoke */
-import { getAccount } from '../store/accounts.js';
-import { createApiKey, listApiKeys, revokeApiKey } from '../store/api-keys.js';
-import { getChannel } from '../store/channels.js';
+import { createKey, listKeys, revoke } from '../api-keys/operator.js';
 import { parse, table, UsageError, type CommandIo } from './args.js';
 import { withStore } from './with-store.js';
 
@@ -30,31 +28,28 @@ export async function keysCommand(argv: string[], io: CommandIo): Promise<number
     switch (sub) {
       case 'create': {
         if (!values.account) throw new UsageError('--account is required', USAGE);
-        if (!getAccount(store, values.account)) {
+        const created = await createKey(store, { accountId: values.account, channelId: values.channel ?? null, name: values.name });
+        if (created.result === 'no_account') {
           io.err(`no account ${values.account}`);
           return 1;
         }
-        const channelId = values.channel ?? null;
-        if (channelId) {
-          const channel = getChannel(store, channelId);
-          if (!channel || channel.accountId !== values.account) {
-            io.err(`no channel ${channelId} in account ${values.account}`);
-            return 1;
-          }
+        if (created.result === 'no_channel') {
+          io.err(`no channel ${values.channel} in account ${values.account}`);
+          return 1;
         }
-        const { key, token } = await createApiKey(store, { accountId: values.account, channelId, name: values.name });
+        const { key, token } = created;
         io.out(values.json ? JSON.stringify({ ...publicKey(key), token }) : `created key ${key.id}\n${token}\n(store it now: it is not shown again)`);
         return 0;
       }
       case 'list': {
-        const keys = listApiKeys(store, { accountId: values.account, channelId: values.channel }).map(publicKey);
+        const keys = listKeys(store, { accountId: values.account, channelId: values.channel }).map(publicKey);
         io.out(values.json ? JSON.stringify(keys) : table(keys, ['id', 'prefix', 'accountId', 'channelId', 'name', 'createdAt', 'revokedAt']));
         return 0;
       }
       case 'revoke': {
         const [id] = rest;
         if (!id) throw new UsageError('KEY_ID is required', USAGE);
-        const revoked = await revokeApiKey(store, id);
+        const revoked = await revoke(store, id);
         if (!revoked) {
           io.err(`no key ${id}`);
           return 1;

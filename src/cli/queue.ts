@@ -1,7 +1,6 @@
 /** postrider queue list|retry|drop */
 import type { DeliveryJob } from '../domain/types.js';
-import { getJob, listJobs, queueCounts, retryJob, type JobListState, type OperatorResult } from '../store/queue.js';
-import { dropJob } from '../store/queue-outcome.js';
+import { drop, listQueue, retry, type JobListState, type OperatorResult } from '../queue/operator.js';
 import { parse, table, UsageError, type CommandIo } from './args.js';
 import { withStore } from './with-store.js';
 
@@ -37,18 +36,17 @@ export async function queueCommand(argv: string[], io: CommandIo): Promise<numbe
   if (sub !== 'list' && !id) throw new UsageError('JOB_ID is required', USAGE);
   return withStore(io, values.config, async (store) => {
     if (sub === 'list') {
-      const jobs = listJobs(store, { state, limit, offset });
+      const { counts: c, jobs } = listQueue(store, { state, limit, offset }, Date.now());
       if (values.json) {
-        io.out(JSON.stringify({ counts: queueCounts(store, Date.now()), jobs }));
+        io.out(JSON.stringify({ counts: c, jobs }));
         return 0;
       }
-      const c = queueCounts(store, Date.now());
       io.out(`queued ${c.queued} (due now ${c.dueNow}), leased ${c.leased}`);
       if (jobs.length > 0) io.out(table(jobs.map(row), ['id', 'state', 'domain', 'rcpts', 'attempts', 'dueAt', 'messageId', 'last']));
       return 0;
     }
-    const result: OperatorResult = sub === 'retry' ? await retryJob(store, id, Date.now()) : await dropJob(store, id);
-    if (values.json) io.out(JSON.stringify({ id, result, job: getJob(store, id) ?? null }));
+    const { result, job } = sub === 'retry' ? await retry(store, id, Date.now()) : await drop(store, id);
+    if (values.json) io.out(JSON.stringify({ id, result, job: job ?? null }));
     else io.out(describe(sub, id, result));
     return result === 'ok' ? 0 : 1;
   });

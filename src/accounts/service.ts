@@ -1,0 +1,20 @@
+/**
+ * The account verbs of the operator (`postrider accounts`). Accounts are made and switched
+ * between pending, active and suspended only by the operator; the API has no account routes.
+ */
+import type { Account, AccountState } from '../domain/types.js';
+import { createAccount, listAccounts, setAccountState } from '../store/accounts.js';
+import type { Store } from '../store/env.js';
+
+export function create(store: Store, input: { name: string; state: AccountState }): Promise<Account> {
+  return createAccount(store, input);
+}
+
+export function list(store: Store): Account[] {
+  return listAccounts(store);
+}
+
+/** The updated account; undefined for an unknown id. */
+export function setState(store: Store, id: string, state: AccountState): Promise<Account | undefined> {
+  return setAccountState(store, id, state);
+}

@@ -1,0 +1,40 @@
+/**
+ * The operator's queue verbs (`postrider queue`): a page of jobs with the queue's counts, and
+ * retrying or dropping one queued job. Each verb returns the job as it is afterwards, so the
+ * CLI shows the outcome without reading the store itself.
+ */
+import type { DeliveryJob } from '../domain/types.js';
+import type { Store } from '../store/env.js';
+import { dropJob } from '../store/queue-outcome.js';
+import { getJob, listJobs, queueCounts, retryJob, type JobListState, type OperatorResult, type QueueCounts } from '../store/queue.js';
+
+export type { JobListState, OperatorResult, QueueCounts };
+
+export interface QueuePage {
+  counts: QueueCounts;
+  jobs: DeliveryJob[];
+}
+
+export interface OperatorOutcome {
+  result: OperatorResult;
+  /** The job after the verb; undefined for an unknown id. */
+  job: DeliveryJob | undefined;
+}
+
+/** Jobs in `state` (see store/queue.ts listJobs for the orders), and the counts at nowMs. */
+export function listQueue(store: Store, o: { state: JobListState; limit: number; offset: number }, nowMs: number): QueuePage {
+  const jobs = listJobs(store, o);
+  return { counts: queueCounts(store, nowMs), jobs };
+}
+
+/** A queued job becomes due now (its attempts and history stay); a running daemon picks it up within a minute. */
+export async function retry(store: Store, id: string, nowMs: number): Promise<OperatorOutcome> {
+  const result = await retryJob(store, id, nowMs);
+  return { result, job: getJob(store, id) };
+}
+
+/** A queued job ends as bounced for each of its recipients (reason "dropped by operator"). */
+export async function drop(store: Store, id: string): Promise<OperatorOutcome> {
+  const result = await dropJob(store, id);
+  return { result, job: getJob(store, id) };
+}
