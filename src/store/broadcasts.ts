@@ -2,8 +2,9 @@
  * Broadcasts: the accepted request is stored durably (record + one row per entry) before the API
  * answers; the expander then turns entries into messages in batches, moving a cursor in the same
  * transaction as each batch's messages, so a crash resumes exactly after the last committed batch.
- * Every entry ends as a message, or as a failure row (build error, every recipient suppressed),
- * or, after a cancel, as never expanded; nothing is capped or kept only in memory.
+ * Every entry ends as a message, or as a failure row (every recipient suppressed, a subject that
+ * does not render, a composition that failed for good after the commit), or, after a cancel, as
+ * never expanded; nothing is capped or kept only in memory.
  */
 import type { AddressValue, DeliveryJob, MessageRecord } from '../domain/types.js';
 import { dbsOf } from './databases.js';
@@ -26,11 +27,11 @@ export interface BroadcastRecord<Common = unknown> {
   total: number;
   /** Entries [0, cursor) have been turned into messages or failure rows. */
   cursor: number;
-  /** Messages created. */
+  /** Messages created, less those whose composition failed for good after the commit (then failure rows). */
   messages: number;
   /** Entries whose recipients were all suppressed (failure rows with recipients_suppressed). */
   skipped: number;
-  /** Entries whose message could not be built (failure rows with the error). */
+  /** Entries whose message could not be built, before or after its commit (failure rows with the error). */
   failed?: number;
   /** Distinct recipients left out because suppressed (broadcastSuppressions rows). */
   suppressed?: number;
@@ -115,8 +116,8 @@ export interface BatchProgress {
  * Inside a write: records a batch's progress on the record as it is now in the store (a cancel
  * may have come meanwhile: then the batch rolls back with BroadcastCanceled). Entries already
  * expanded are deleted to free space. A batch whose `from` is not the stored cursor rolls back
- * too: the expander has two writes in flight, and when the first one fails, the second must not
- * move the cursor past entries that never became messages.
+ * too: the expander may have more than one write in flight, and when the first one fails, the
+ * next must not move the cursor past entries that never became messages.
  */
 export function advanceBroadcastInTxn<C>(store: Store, id: string, p: BatchProgress): BroadcastRecord<C> {
   const b = getBroadcast<C>(store, id);
@@ -145,6 +146,23 @@ export function advanceBroadcastInTxn<C>(store: Store, id: string, p: BatchProgr
   dbsOf(store).broadcasts.put(b.id, next);
   if (next.state === 'done') dbsOf(store).broadcastQueue.remove([Date.parse(b.createdAt), b.id]);
   return next;
+}
+
+/**
+ * Inside the write that ends a broadcast's message whose composition failed for good after its
+ * commit (store/signing.ts endUnfinished, from the finishing stage): its entry becomes a failure
+ * row, as one that failed before the commit does, and counts as failed instead of as a message.
+ * Ending the message counted it as finished (at the commit for a sandbox message, by closing its
+ * jobs for a live one), which is taken back, so that completion counts each entry once (skipped
+ * + failed + finished, broadcasts/service.ts) and the broadcast completes once its other
+ * messages finished.
+ */
+export function failComposedEntryInTxn(store: Store, m: MessageRecord, f: { index: number; code: string; message: string }): void {
+  const b = m.broadcastId === undefined ? undefined : getBroadcast(store, m.broadcastId);
+  if (!b) return;
+  dbsOf(store).broadcastFailures.put([b.id, f.index], { index: f.index, to: m.to, cc: m.cc, bcc: m.bcc, code: f.code, message: f.message } satisfies BroadcastFailure);
+  dbsOf(store).broadcasts.put(b.id, { ...b, messages: b.messages - 1, failed: (b.failed ?? 0) + 1 });
+  bumpBroadcastInTxn(store, b.id, { finished: -1 });
 }
 
 /**

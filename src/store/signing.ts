@@ -137,9 +137,18 @@ export interface UnfinishedFailure {
  * message without jobs (sandbox: its outcomes were simulated at the commit) gets the bounced
  * events only. No suppression is added: the recipient's address is not at fault (delivery's
  * hard bounces and sandbox's simulated ones add one; this is neither). Returns the recipients
- * bounced; none when the message no longer waits (finished or ended meanwhile).
+ * bounced; none when the message no longer waits (finished or ended meanwhile). `alsoInTxn` runs
+ * in the same write once something bounced: a broadcast's message becomes its entry's failure row
+ * (store/broadcasts.ts failComposedEntryInTxn); with nothing bounced (a cancel took the message
+ * out of the queue first) it counts as canceled, not failed.
  */
-export async function endUnfinished(store: Store, messageId: string, failure: UnfinishedFailure, now: Date = new Date()): Promise<string[]> {
+export async function endUnfinished(
+  store: Store,
+  messageId: string,
+  failure: UnfinishedFailure,
+  o: { now?: Date; alsoInTxn?: (message: MessageRecord) => void } = {},
+): Promise<string[]> {
+  const now = o.now ?? new Date();
   return store.write(() => {
     const dbs = dbsOf(store);
     if (!dbs.unsigned.doesExist(messageId)) return [];
@@ -161,6 +170,7 @@ export async function endUnfinished(store: Store, messageId: string, failure: Un
       bounceInTxn(store, message, message.recipients, failure, now);
       bounced.push(...message.recipients);
     }
+    if (bounced.length > 0) o.alsoInTxn?.(message);
     return bounced;
   });
 }

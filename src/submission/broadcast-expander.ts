@@ -1,12 +1,15 @@
 /**
- * Turns accepted broadcasts into messages, a batch at a time: suppressed entries are skipped,
- * the rest are rendered and signed in the worker pool in parallel, and each batch's messages
- * are committed together with the broadcast's cursor. One broadcast at a time, oldest first.
- * An entry that cannot be built becomes a failure row (store/broadcasts.ts); an expansion that
- * fails as a whole (store error, full disk, signing key unreadable) is retried by a timer with
- * backoff, so a broadcast never waits for a restart or for the next broadcast.
+ * Turns accepted broadcasts into messages, a batch at a time: suppressed entries are skipped, the
+ * rest are committed as their normalized requests (broadcast-entry.ts) together with the
+ * broadcast's cursor, and the finishing stage (signing.ts) renders, composes and signs them after
+ * the commit, in its background lane, behind the transactional sends. So the expansion is
+ * main-thread work only and is not bound by the worker pool. One broadcast at a time, oldest
+ * first. An entry that cannot be prepared (its subject does not render with its data) becomes a
+ * failure row at once, one whose composition fails for good after the commit becomes one then
+ * (store/broadcasts.ts); an expansion that fails as a whole (store error, full disk, signing key
+ * unreadable) is retried by a timer with backoff, so a broadcast never waits for a restart or for
+ * the next broadcast.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { domainOf, recipientKey } from '../domain/address.js';
 import { isAppError } from '../domain/errors.js';
@@ -14,14 +17,11 @@ import { systemClock, type Clock, type Timer } from '../queue/clock.js';
 import { advanceBroadcastInTxn, backfillChannelBroadcasts, broadcastEntries, nextActiveBroadcast, BroadcastCanceled, type BroadcastFailure, type BroadcastRecord } from '../store/broadcasts.js';
 import type { AcceptedMessage } from '../store/messages.js';
 import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
+import { entryMessage, type EntryContext } from './broadcast-entry.js';
 import { splitSuppressed } from './policy.js';
-import { simulatedBounces } from './sender.js';
 import { enqueue } from './enqueue.js';
 import { engagementFor } from './engagement.js';
 import type { SubmissionDeps } from './deps.js';
-import type { EngagementInput } from '../workers/engagement.js';
-import { buildEach, ChunkWindow } from './build-chunks.js';
-import type { BuildRequest, BuildResult } from './ports.js';
 
 /**
  * Entries per write transaction. Larger writes amortize the commit, but the transaction's
@@ -34,26 +34,17 @@ const COMMIT_BATCH = 100;
  * Writes in flight at once. With two, the next broadcast write was always queued while the
  * previous one committed, so nearly every LMDB batch held one and a send waited for it; with
  * one, the sends that come while a broadcast write commits can go in a batch without one (the
- * expander yields a turn before each write). Measured on 2 loaded cores, 10,000 entries: p99 of
- * a transactional send during the expansion 150-380 ms with 200 x 2, 80-110 ms with 100 x 1,
- * at the same rate (bench/RESULTS.md, broadcast section). Each write checks that it starts at
- * the stored cursor (store/broadcasts.ts), so when one fails, a later one rolls back too and no
- * entry is skipped.
+ * expander yields a turn before each write), and the next batch is prepared while this one
+ * commits. Measured on 2 loaded cores, 10,000 entries, when the pool still built every entry
+ * before its commit: p99 of a transactional send during the expansion 150-380 ms with 200 x 2,
+ * 80-110 ms with 100 x 1, at the same rate (bench/RESULTS.md, broadcast section). Each write checks that it starts at the stored cursor
+ * (store/broadcasts.ts), so when one fails, a later one rolls back too and no entry is skipped.
  */
 const COMMITS_IN_FLIGHT = 1;
-/**
- * Entries per worker task (one hop between threads per chunk, not per message), and chunks built
- * ahead at once: 800 entries, eight writes' worth, so the threads go on building while the main
- * thread waits for a commit instead of idling once the next write's entries are ready. A
- * transactional send does not queue behind them: the pool runs tasks a client waits for first
- * (workers/task-lanes.ts).
- */
-const TASK_CHUNK = 25;
-const TASK_WINDOW = 32;
 
 type BroadcastRow = { index: number; entry: BroadcastEntry };
 
-interface BuiltBatch {
+interface PreparedBatch {
   messages: AcceptedMessage[];
   skipped: number;
   failures: BroadcastFailure[];
@@ -160,64 +151,46 @@ export class BroadcastExpander {
   }
 
   /**
-   * One broadcast as a stream of chunks: up to TASK_WINDOW chunks are built in the worker pool at
-   * once, across commit boundaries, so the threads do not idle while the main thread commits
-   * (fsync) or prepares the next entries (bench/RESULTS.md, broadcast section). Built chunks are
-   * taken in entry order and committed COMMIT_BATCH entries at a time, each write with the cursor
-   * after its last chunk, at most COMMITS_IN_FLIGHT writes pending: a crash resumes after the last
-   * committed write and never builds an entry twice into the store.
+   * One broadcast, COMMIT_BATCH entries per write, each write with the cursor after its last
+   * entry, at most COMMITS_IN_FLIGHT writes pending: the next batch is read and prepared while
+   * the last one commits. A crash resumes after the last committed write and never commits an
+   * entry twice.
    */
-  private async expandBroadcast(first: BroadcastRecord<BroadcastCommon>): Promise<void> {
-    const window = new ChunkWindow(
-      (from, count) => broadcastEntries<BroadcastEntry>(this.deps.store, first.id, from, count),
-      (rows) => this.buildBatch(first, rows),
-      { chunk: TASK_CHUNK, window: TASK_WINDOW },
-      first.cursor,
-    );
+  private async expandBroadcast(b: BroadcastRecord<BroadcastCommon>): Promise<void> {
     const commits: Promise<void>[] = [];
     try {
-      await this.expandChunks(first, window, commits);
+      await this.expandBatches(b, commits);
     } catch (err) {
       // The writes still in flight roll back on their own (their start is not the cursor any
       // more); waited for so that nothing of this run is left running, and the first error kept.
-      window.abandon();
       await Promise.allSettled(commits);
       throw err;
     }
-    window.abandon();
     await this.settleAll(commits);
   }
 
-  /** The loop of expandBroadcast: gathers built chunks into writes and hands them to the store. */
-  private async expandChunks(first: BroadcastRecord<BroadcastCommon>, window: ChunkWindow<BroadcastRow, BuiltBatch>, commits: Promise<void>[]): Promise<void> {
-    let group: BuiltBatch = emptyBatch();
-    let entries = 0;
-    let committedTo = first.cursor;
+  /** The loop of expandBroadcast: reads and prepares a batch, then hands it to the store. */
+  private async expandBatches(b: BroadcastRecord<BroadcastCommon>, commits: Promise<void>[]): Promise<void> {
+    let from = b.cursor;
     for (;;) {
-      if (this.stopping) return; // what is built but not committed is built again after the restart
-      const next = await window.next();
-      if (next) {
-        mergeInto(group, next.built);
-        entries += next.rows;
-      }
-      const end = next ? next.end : first.total;
-      if (next && entries < COMMIT_BATCH) continue;
+      if (this.stopping) return; // what is prepared but not committed is prepared again after the restart
+      const rows = broadcastEntries<BroadcastEntry>(this.deps.store, b.id, from, COMMIT_BATCH);
       // Nothing left to read and the last write already moved the cursor to the end (a broadcast
-      // with no entries still gets its one write, which marks it done).
-      if (!next && committedTo >= first.total && committedTo > first.cursor) return;
+      // with no entries left still gets its one write, which marks it done).
+      if (rows.length === 0 && from >= b.total && from > b.cursor) return;
+      const end = rows.length > 0 ? rows[rows.length - 1]!.index + 1 : b.total;
+      const batch = this.prepareBatch(b, rows);
       if (commits.length >= COMMITS_IN_FLIGHT && !(await this.settled(commits.shift()!))) return;
       // Let the I/O that came meanwhile (HTTP sends, SMTP) run before the commit's transaction,
       // which holds the main thread for its whole length.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      const commit = this.commitBatch(first, group, { from: committedTo, cursor: end });
+      const commit = this.commitBatch(b, batch, { from, cursor: end });
       // Awaited in turn (or by expandBroadcast); marked handled now so a failing commit is not an
-      // unhandled rejection while the next chunks build.
+      // unhandled rejection while the next batch is prepared.
       commit.catch(() => undefined);
       commits.push(commit);
-      committedTo = end;
-      group = emptyBatch();
-      entries = 0;
-      if (!next) return;
+      from = end;
+      if (rows.length === 0) return;
     }
   }
 
@@ -239,27 +212,28 @@ export class BroadcastExpander {
     );
   }
 
-  /** A cancel that came while a batch was built rolled that batch back: the broadcast is over. */
+  /** A cancel that came while a batch was prepared rolled that batch back: the broadcast is over. */
   private canceledOrThrow(err: unknown): void {
     if (!(err instanceof BroadcastCanceled)) throw err;
     this.logger.info({ broadcastId: err.broadcastId }, 'broadcast canceled during expansion');
   }
 
   /**
-   * One chunk: suppressed entries become failure rows at once; the rest are built in the worker
-   * pool in one task (build-chunks.ts), each entry settling on its own: one that cannot be built
-   * becomes a failure row, the others messages, in entry order.
+   * One batch, on the main thread: suppressed entries become failure rows at once, an entry whose
+   * subject does not render with its data too, the others messages to commit as requests.
    */
-  private async buildBatch(b: BroadcastRecord<BroadcastCommon>, rows: BroadcastRow[]): Promise<BuiltBatch> {
+  private prepareBatch(b: BroadcastRecord<BroadcastCommon>, rows: BroadcastRow[]): PreparedBatch {
     const { store, domains } = this.deps;
-    const dkim = domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) });
-    // Looked up once per chunk: the same for every entry but its message id and recipient, and
+    // Looked up once per batch: the same for every entry but its message id and recipient, and
     // three store reads per entry were a visible part of the main thread's profile.
-    const engagement = engagementFor(this.deps, { messageId: '', channelId: b.channelId, mailType: 'broadcast', tracking: b.common.tracking, recipients: [], from: b.common.from.email });
-    const batch: BuiltBatch = { messages: [], skipped: 0, failures: [], suppressed: [] };
+    const ctx: EntryContext = {
+      signingDomain: domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) })?.domain,
+      engagement: engagementFor(this.deps, { messageId: '', channelId: b.channelId, mailType: 'broadcast', tracking: b.common.tracking, recipients: [], from: b.common.from.email }),
+    };
+    const batch: PreparedBatch = { messages: [], skipped: 0, failures: [], suppressed: [] };
     const suppressedAll = new Set<string>();
-    const pending: PendingEntry[] = [];
-    for (const { index, entry } of rows) {
+    for (const row of rows) {
+      const { index, entry } = row;
       const envelope = [...new Set([...entry.to, ...entry.cc, ...entry.bcc].map((a) => recipientKey(a.email)))];
       const { send, suppressed } = splitSuppressed(store, b.channelId, 'broadcast', envelope);
       for (const email of suppressed) suppressedAll.add(email);
@@ -268,25 +242,21 @@ export class BroadcastExpander {
         batch.failures.push({ index, ...recipientsOf(entry), code: 'recipients_suppressed', message: 'Every recipient of this entry is suppressed' });
         continue;
       }
-      pending.push(this.prepareOne(b, index, entry, { send, suppressed, dkim, engagement }));
-    }
-    const settled = await buildEach(this.deps.builder, pending.map((p) => p.request));
-    settled.forEach((s, i) => {
-      const p = pending[i]!;
-      if (s.status === 'fulfilled') {
-        batch.messages.push(acceptedOf(b, p, s.value));
-        return;
+      try {
+        batch.messages.push(entryMessage(b, row, { send, suppressed }, ctx));
+      } catch (err) {
+        // An input error (the subject's template with this entry's data) is the entry's; any
+        // other fails the expansion, which is retried.
+        if (!isAppError(err)) throw err;
+        batch.failures.push({ index, ...recipientsOf(entry), code: err.code, message: err.message });
       }
-      const err = s.reason as Error & { code?: string };
-      const code = isAppError(err) ? err.code : (err.code ?? 'internal_error');
-      batch.failures.push({ index: p.index, ...recipientsOf(p.entry), code, message: err.message });
-    });
+    }
     batch.suppressed = [...suppressedAll];
     return batch;
   }
 
   /** Commits a batch's messages with the broadcast's new cursor (BroadcastCanceled: nothing committed). */
-  private async commitBatch(b: BroadcastRecord<BroadcastCommon>, batch: BuiltBatch, range: { from: number; cursor: number }): Promise<void> {
+  private async commitBatch(b: BroadcastRecord<BroadcastCommon>, batch: PreparedBatch, range: { from: number; cursor: number }): Promise<void> {
     await enqueue(this.deps, {
       messages: batch.messages,
       alsoInTxn: () => {
@@ -301,100 +271,8 @@ export class BroadcastExpander {
       },
     });
   }
-
-  /** What the worker pool needs to build one entry's message, and what the record keeps of it. */
-  private prepareOne(
-    b: BroadcastRecord<BroadcastCommon>,
-    index: number,
-    entry: BroadcastEntry,
-    r: { send: string[]; suppressed: string[]; dkim: ReturnType<SubmissionDeps['domains']['signingKey']>; engagement: EngagementInput | undefined },
-  ): PendingEntry {
-    const c = b.common;
-    const id = randomUUID();
-    const messageIdHeader = `<${id}@${domainOf(c.from.email)}>`;
-    const request: BuildRequest = {
-      template: { ...c.template, data: { ...(c.template.data ?? {}), ...entry.data } },
-      compose: {
-        from: c.from,
-        to: entry.to,
-        cc: entry.cc,
-        replyTo: c.replyTo,
-        attachments: c.attachments,
-        headers: entry.headers,
-        messageId: messageIdHeader,
-        date: new Date().toUTCString(),
-      },
-      // A token names the recipient only when the message has exactly one, as engagementFor does
-      // (domain/tracking-token.ts).
-      engagement: r.engagement && { ...r.engagement, messageId: id, recipient: r.send.length === 1 ? r.send[0]! : '' },
-    };
-    // Signed after the commit (signing.ts), with the key the domain has then.
-    return { index, entry, id, messageIdHeader, send: r.send, suppressed: r.suppressed, request, signingDomain: r.dkim?.domain };
-  }
-}
-
-interface PendingEntry {
-  index: number;
-  entry: BroadcastEntry;
-  id: string;
-  messageIdHeader: string;
-  send: string[];
-  suppressed: string[];
-  request: BuildRequest;
-  /** The DKIM d= domain, when the domain has a key. */
-  signingDomain: string | undefined;
-}
-
-function emptyBatch(): BuiltBatch {
-  return { messages: [], skipped: 0, failures: [], suppressed: [] };
-}
-
-/** Adds a built chunk to the write being gathered (suppressed recipients counted once). */
-function mergeInto(group: BuiltBatch, chunk: BuiltBatch): void {
-  group.messages.push(...chunk.messages);
-  group.skipped += chunk.skipped;
-  group.failures.push(...chunk.failures);
-  group.suppressed = [...new Set([...group.suppressed, ...chunk.suppressed])];
 }
 
 function recipientsOf(entry: BroadcastEntry): Pick<BroadcastFailure, 'to' | 'cc' | 'bcc'> {
   return { to: entry.to, cc: entry.cc, bcc: entry.bcc };
-}
-
-/** The message of one built entry, as committed. */
-function acceptedOf(b: BroadcastRecord<BroadcastCommon>, p: PendingEntry, out: BuildResult): AcceptedMessage {
-  const c = b.common;
-  const { entry } = p;
-  return {
-    record: {
-      id: p.id,
-      accountId: b.accountId,
-      channelId: b.channelId,
-      mailType: 'broadcast',
-      mailSource: 'api',
-      deliveryType: c.deliveryType,
-      broadcastId: b.id,
-      createdAt: new Date().toISOString(),
-      messageIdHeader: p.messageIdHeader,
-      subject: out.subject,
-      from: c.from,
-      to: entry.to,
-      cc: entry.cc,
-      bcc: entry.bcc,
-      replyTo: c.replyTo,
-      tracking: c.tracking,
-      tags: entry.tags,
-      headers: entry.headers,
-      metadata: entry.metadata,
-      attachments: c.attachments.map((a) => ({ fileName: a.fileName, disposition: a.disposition, size: a.size, contentType: a.contentType })),
-      text: out.text,
-      html: out.html,
-      size: out.size,
-      recipients: p.send,
-      suppressed: p.suppressed,
-    },
-    body: out.raw,
-    signingDomain: p.signingDomain,
-    simulatedBounces: c.deliveryType === 'sandbox' ? simulatedBounces(p.send) : undefined,
-  };
 }

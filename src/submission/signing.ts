@@ -18,6 +18,8 @@
 import type { Logger } from 'pino';
 import { isAppError } from '../domain/errors.js';
 import { definedOnly } from '../domain/defined.js';
+import type { MessageRecord } from '../domain/types.js';
+import { failComposedEntryInTxn } from '../store/broadcasts.js';
 import type { Store } from '../store/env.js';
 import { trackingSecret } from '../store/secrets.js';
 import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, storeSignedBodies, unsignedMessage, type FinishedMessage, type UnfinishedFailure } from '../store/signing.js';
@@ -26,9 +28,13 @@ import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from
 
 /**
  * The request as committed: the engagement input without its HMAC key, which stays in the
- * store's meta (secrets.ts) and is added back when composing.
+ * store's meta (secrets.ts) and is added back when composing. A broadcast's message also keeps
+ * its entry's index: a composition that fails for good becomes that entry's failure row.
  */
-export type CommittedRequest = Omit<BuildRequest, 'engagement'> & { engagement?: Omit<NonNullable<BuildRequest['engagement']>, 'secret'> };
+export type CommittedRequest = Omit<BuildRequest, 'engagement'> & {
+  engagement?: Omit<NonNullable<BuildRequest['engagement']>, 'secret'>;
+  broadcastEntry?: number;
+};
 
 /** What transactional.ts commits for a request (the tracking secret left out). */
 export function forStorage(req: BuildRequest): CommittedRequest {
@@ -88,6 +94,13 @@ type FailureKind = 'full' | 'input' | 'other';
 
 /** A composed message over smtp.maxMessageSize: its size comes from the data, known only once composed. */
 class ComposedTooLarge extends Error {}
+
+/** The catalogue code (domain/errors.ts) a broadcast failure row names for a composition that failed for good. */
+function failureCode(err: unknown): string {
+  if (err instanceof ComposedTooLarge) return 'validation_failed';
+  const task = err instanceof TaskError ? err : err instanceof Error && err.cause instanceof TaskError ? err.cause : undefined;
+  return task?.code ?? (isAppError(err) ? err.code : 'internal_error');
+}
 
 function classify(err: unknown): FailureKind {
   if (isAppError(err) && err.code === 'storage_full') return 'full';
@@ -340,7 +353,9 @@ export class SigningStage {
     return { messageId, request: { build: this.withSecret(compose), dkim: key }, composed: true };
   }
 
-  private withSecret(req: CommittedRequest): BuildRequest {
+  /** What the worker composes from: the committed request with the tracking secret, without what only the stage reads. */
+  private withSecret(committed: CommittedRequest): BuildRequest {
+    const { broadcastEntry: _entry, ...req } = committed;
     if (!req.engagement) return req as BuildRequest;
     return { ...req, engagement: { ...req.engagement, secret: trackingSecret(this.o.store).toString('hex') } };
   }
@@ -403,7 +418,11 @@ export class SigningStage {
     const failure: UnfinishedFailure = err instanceof ComposedTooLarge
       ? { reason, category: 'message_too_large', enhancedCode: '5.3.4' }
       : { reason, category: 'other', enhancedCode: '5.6.0' };
-    endUnfinished(this.o.store, messageId, failure).then(
+    const index = (unsignedMessage(this.o.store, messageId)?.compose as CommittedRequest | undefined)?.broadcastEntry;
+    // A broadcast's entry: its failure row says why, as one that failed before the commit did.
+    const row = index === undefined ? undefined : { index, code: failureCode(err), message: reason };
+    const alsoInTxn = row && ((m: MessageRecord) => failComposedEntryInTxn(this.o.store, m, row));
+    endUnfinished(this.o.store, messageId, failure, { alsoInTxn }).then(
       (bounced) => {
         this.tries.delete(messageId);
         if (bounced.length > 0) this.o.logger.warn({ messageId, reason, recipients: bounced.length }, 'the message cannot be composed; it ends as bounced');

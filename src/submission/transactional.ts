@@ -272,7 +272,7 @@ const base64Size = (bytes: number): number => Math.ceil(bytes / 57) * 78;
  * count as their source plus their data (a loop may render more: the estimate can then be
  * short). Tracking adds its links and pixel: a quarter more html.
  */
-function estimatedSize(req: BuildRequest): number {
+export function estimatedSize(req: BuildRequest): number {
   const utf8 = (s: string | undefined): number => (s === undefined ? 0 : Buffer.byteLength(s));
   const c = req.compose;
   let size = 1024 + utf8(JSON.stringify([c.from, c.to, c.cc, c.replyTo, c.headers])) + 2 * utf8(req.subject ?? req.content?.subject);

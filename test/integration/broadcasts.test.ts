@@ -10,7 +10,11 @@ import { dueJobIds, leaseDueJobs } from '../../src/store/queue.js';
 import { recordOutcome } from '../../src/store/queue-outcome.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { BroadcastExpander } from '../../src/submission/broadcast-expander.js';
-import type { BuildRequest, MessageBuilder } from '../../src/submission/ports.js';
+import type { SubmissionDeps } from '../../src/submission/deps.js';
+import type { FinishRequest, FinishResult, MessageBuilder } from '../../src/submission/ports.js';
+import { TaskError } from '../../src/workers/errors.js';
+import { awaitsSignature } from '../../src/store/signing.js';
+import { signedBody } from '../support/signing.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { silentLogger } from '../support/delivery.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
@@ -18,7 +22,7 @@ import { FakeClock } from '../support/fake-clock.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
-import { broadcastEntries } from '../../src/store/broadcasts.js';
+import { broadcastEntries, cancelBroadcast } from '../../src/store/broadcasts.js';
 import { putBroadcastAsOlderVersion } from '../support/older-store.js';
 
 let dns: TestDns;
@@ -28,6 +32,8 @@ let live: Sender;
 let sandbox: Sender;
 let otherKey: string;
 let realBuilder: MessageBuilder;
+let realFinish: MessageBuilder['finish'];
+let realDomains: SubmissionDeps['domains'];
 
 const PUBLIC = 'https://links.postrider-test.net';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -58,9 +64,20 @@ async function follow(publicLink: string): Promise<number> {
   return (await fetch(`${t.url}${u.pathname}${u.search}`, { redirect: 'manual' })).status;
 }
 
-/** Wraps the daemon's message builder (the port the expander builds through) for one test. */
-function interceptBuild(fn: (input: BuildRequest, real: MessageBuilder) => ReturnType<MessageBuilder['build']>): void {
-  t.daemon.submission.deps.builder = { build: (input) => fn(input, realBuilder), sign: (input) => realBuilder.sign(input), finish: (inputs) => realBuilder.finish(inputs) };
+/**
+ * Makes the pool's finish task (the finishing stage composes through it after the commit) fail
+ * for the messages `fails` picks, as a template that cannot render with their data does: an
+ * input error, the same on every try. Undone after each test.
+ */
+function failComposition(fails: (r: FinishRequest) => boolean): void {
+  const real = realFinish;
+  realBuilder.finish = async (inputs) => {
+    const settled = await real.call(realBuilder, inputs);
+    return settled.map((r, i): PromiseSettledResult<FinishResult> => {
+      if (!fails(inputs[i]!)) return r;
+      return { status: 'rejected', reason: new TaskError('templating_error', 'renderer crashed', undefined, { deterministic: true }) };
+    });
+  };
 }
 
 beforeAll(async () => {
@@ -69,12 +86,15 @@ beforeAll(async () => {
   live = await setupSender(t, dns);
   sandbox = await setupSender(t, dns, { deliveryType: 'sandbox', tracking: { opens: true, links: true } });
   realBuilder = t.daemon.submission.deps.builder;
+  realFinish = realBuilder.finish;
+  realDomains = t.daemon.submission.deps.domains;
   const other = await createAccount(t.daemon.store, { name: 'tenant-b', state: 'active' });
   otherKey = (await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token;
 });
 
 afterEach(async () => {
-  t.daemon.submission.deps.builder = realBuilder;
+  realBuilder.finish = realFinish;
+  t.daemon.submission.deps.domains = realDomains;
   await t.daemon.submission.expander.start();
   await t.daemon.submission.expander.drain();
 });
@@ -107,7 +127,7 @@ describe('GET /broadcasts/{id}', () => {
     await t.daemon.submission.expander.drain();
     // Ann opens her message and clicks its link (the tracking endpoints append the events).
     const ann = messagesOf(id).find((m) => m.recipients[0] === 'ann@example.net')!;
-    const html = String((await simpleParser(getBody(t.daemon.store, ann.id)!)).html);
+    const html = String((await simpleParser(await signedBody(t.daemon.store, ann.id))).html);
     expect(await follow(/<img src="([^"]+)"/.exec(html)![1])).toBe(200);
     expect(await follow(/href="([^"]+)"/.exec(html)![1])).toBe(302);
 
@@ -250,24 +270,22 @@ describe('broadcast lifecycle and cancel', () => {
   });
 
   it('never sends entries that were not expanded when the cancel came, even mid-batch', async () => {
-    let reachSecondBatch!: () => void;
-    const secondBatch = new Promise<void>((r) => (reachSecondBatch = r));
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    interceptBuild(async (input, real) => {
-      const n = Number(/^mid(\d+)@/.exec(input.compose.to[0]?.email ?? '')?.[1] ?? -1);
-      if (n >= 100) {
-        reachSecondBatch();
-        await gate;
-      }
-      return real.build(input);
-    });
+    await t.daemon.submission.expander.stop();
     const id = (await send(live, { messages: entries(250, 'mid') })).body.broadcastId;
-    await secondBatch; // batch 1 (entries 0-99) is committing or committed; batch 2 is being built
-    const canceled = await t.api('POST', `/broadcasts/${id}/cancel`);
-    expect(canceled.status).toBe(200);
-    release();
+    // The signing key is looked up once per batch, when it is prepared: the second batch is
+    // prepared while the first one commits, and the cancel comes then.
+    let batches = 0;
+    let canceled: ReturnType<typeof cancelBroadcast> | undefined;
+    t.daemon.submission.deps.domains = {
+      findSendingDomain: (q) => realDomains.findSendingDomain(q),
+      signingKey: (q) => {
+        if (++batches === 2) canceled = cancelBroadcast(t.daemon.store, id, new Date());
+        return realDomains.signingKey(q);
+      },
+    };
+    await t.daemon.submission.expander.start();
     await t.daemon.submission.expander.drain();
+    expect(await canceled).toMatchObject({ status: 'canceled' });
 
     const msgs = messagesOf(id);
     // Only the first batch may have become messages, and none of them is queued any more.
@@ -290,15 +308,15 @@ describe('broadcast lifecycle and cancel', () => {
 
 describe('entries that cannot be built, and expansions that fail', () => {
   it('keeps every failed entry as a durable, listable failure (no cap), paged', async () => {
-    interceptBuild(async (input, real) => {
-      if (input.compose.to[0]?.email.startsWith('bad')) throw Object.assign(new Error('renderer crashed'), { code: 'templating_error' });
-      return real.build(input);
-    });
+    failComposition((r) => r.build?.compose.to[0]?.email.startsWith('bad') === true);
     const messages = [...entries(1, 'good'), ...entries(150, 'bad')];
     const res = await send(sandbox, { messages });
     expect(res.status).toBe(200);
     await t.daemon.submission.expander.drain();
     const id = res.body.broadcastId;
+    // Composed after the commit: the bad ones fail there, a few times a few seconds apart
+    // (src/submission/signing.ts), then end, each with its entry's failure row in the same write.
+    await waitFor(() => messagesOf(id).every((m) => !awaitsSignature(t.daemon.store, m.id)), { what: 'every message finished or ended', timeout: 20_000 });
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'completed', completion: '100%', messages: 151, failed: 150 });
     const page = await t.api('GET', `/broadcasts/${id}/failures?limit=2&offset=148`);
     expect(page.body).toEqual({
@@ -309,7 +327,15 @@ describe('entries that cannot be built, and expansions that fail', () => {
         { recipients: { to: [{ email: 'bad149@example.net' }], cc: [], bcc: [] }, messageIndex: 150, errorCode: 'templating_error', errorMessage: 'renderer crashed' },
       ],
     });
-    expect(messagesOf(id)).toHaveLength(1);
+    // Every entry is committed as a message before it is composed (the expansion builds nothing):
+    // 151 messages, of which the 150 that could not be composed ended as bounced, without a
+    // suppression, as a transactional send does (compose-failure.test.ts). Before composition
+    // moved after the commit, only the good entry became a message.
+    const msgs = messagesOf(id);
+    expect(msgs).toHaveLength(151);
+    const ended = msgs.filter((m) => eventsOfMessage(t.daemon.store, m.id).some((e) => e.eventType === 'bounced' && e.details.category === 'other'));
+    expect(ended.map((m) => m.recipients[0]).sort()).toEqual(entries(150, 'bad').map((e) => e.to[0].email).sort());
+    expect(isSuppressed(t.daemon.store, sandbox.channelId, 'broadcast', 'bad0@example.net')).toBe(false);
   });
 
   it('retries a failed expansion on a timer, without a restart or another broadcast', async () => {

@@ -52,6 +52,8 @@ async function sendBroadcast(s: Sender, to: string, html = '<p>News</p><p><a hre
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   await t.daemon.submission.expander.drain();
+  // Composed after the commit (src/submission/signing.ts): the body is read once it is there.
+  await signedBody(t.daemon.store, messagesOf(res.body.broadcastId)[0].id);
   return messagesOf(res.body.broadcastId)[0];
 }
 

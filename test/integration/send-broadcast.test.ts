@@ -5,6 +5,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { allMessages } from '../../src/store/messages.js';
+import { signedBody } from '../support/signing.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -43,6 +44,10 @@ describe('POST /send/broadcast', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'accepted', broadcastId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     await t.daemon.submission.expander.drain();
+    // Committed as requests: the subject is rendered at the commit, the html once composed after it.
+    const committed = messagesOf(res.body.broadcastId);
+    expect(committed.map((m) => m.html)).toEqual([undefined, undefined]);
+    for (const m of committed) await signedBody(t.daemon.store, m.id);
     const msgs = messagesOf(res.body.broadcastId).sort((a, b) => a.subject.localeCompare(b.subject));
     expect(msgs.map((m) => [m.subject, m.html, m.tags, m.metadata, m.mailType])).toEqual([
       ['Hi Ann', '<p>Hello Ann</p>', ['spring', 'vip'], { campaign: 'c1' }, 'broadcast'],
