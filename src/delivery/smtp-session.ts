@@ -13,6 +13,7 @@ import net from 'node:net';
 import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import type { CacheableConnection } from './connection-cache.js';
+import { installDataWriter } from './smtp-data.js';
 import { sessionFailure, type SessionFailure, type Target } from './smtp-results.js';
 
 export interface SmtpTimeouts {
@@ -45,11 +46,14 @@ export class SmtpSession implements CacheableConnection {
   /** Set by any error the connection reports: such a connection is never reused. */
   private failed = false;
   readonly closed: Promise<void>;
+  /** The message goes out in one framed write (smtp-data.ts) rather than through nodemailer's stream. */
+  readonly framedData: boolean;
 
   constructor(
     readonly conn: SMTPConnection,
     readonly target: Target,
   ) {
+    this.framedData = installDataWriter(conn);
     // The listener stays for the connection's life: an 'error' without a listener would throw.
     conn.on('error', () => {
       this.failed = true;

@@ -7,10 +7,12 @@
  * RCPT TO and DATA in one corked write when the server's EHLO offered PIPELINING, and matches
  * the replies in order; without it, one command per round trip. Nothing to do here.
  */
+import { isAscii } from 'node:buffer';
 import { Readable } from 'node:stream';
 import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import type { AttemptResult } from '../domain/delivery-result.js';
+import { messageSource } from './smtp-data.js';
 import { sendErrorResult, sentResult, slowsDown } from './smtp-results.js';
 import type { SmtpSession, SmtpTimeouts } from './smtp-session.js';
 
@@ -68,7 +70,9 @@ export function transact(session: SmtpSession, input: TransactionInput): Promise
     conn.once('end', onEnd);
     const envelope = { from: input.sender, to: [...input.recipients], size: input.body.length, use8BitMime: has8bit(input.body) };
     const onStart = () => socketTimeout(conn, input.timeouts.dataMs);
-    conn.send(envelope, bodyStream(input.body, onStart, input.beforeBody), (err, info) => {
+    const message = session.framedData ? messageSource(input.body, onStart, input.beforeBody) : bodyStream(input.body, onStart, input.beforeBody);
+    // nodemailer types the message as a string, Buffer or stream; it only calls pipe() on it.
+    conn.send(envelope, message as Readable, (err, info) => {
       finish(err ? sendErrorResult(input.recipients, err, s, rcptRejections(conn)) : sentResult(input.recipients, info, s), !err);
     });
   });
@@ -118,6 +122,5 @@ function rcptRejections(conn: SMTPConnection): NodemailerError[] {
 
 /** RFC 6152: BODY=8BITMIME only when the message needs it. */
 function has8bit(body: Buffer): boolean {
-  for (let i = 0; i < body.length; i++) if (body[i] > 0x7f) return true;
-  return false;
+  return !isAscii(body);
 }
