@@ -1,14 +1,17 @@
 /**
  * The domain service: what needs more than one store write or anything outside the store —
  * creating a domain with a fresh DKIM key, rotating its key, and checking its records in DNS.
- * Names reach it validated and normalized (http/routes/domains.ts). Also the reads of /domains
- * and its access rule: writes need an account-level key (the route checks that); a channel key
- * sees only the domains linked to its channel.
+ * Also the reads of /domains and its access rules, so the route only parses and maps: writes
+ * need an account-level key; a channel key sees only the domains linked to its channel; linked
+ * channels must be live channels of the caller's account (channels/service.ts channelFor).
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
+import { channelFor } from '../channels/service.js';
+import { requireAccountKey } from '../domain/access.js';
 import { makeSelector } from '../domain/dkim-record.js';
-import { AppError } from '../domain/errors.js';
+import { normalizeDomainName } from '../domain/domain-name.js';
+import { AppError, FieldErrorList, pointerSegment } from '../domain/errors.js';
 import { linkHostRecords } from '../domain/link-hosts.js';
 import type { PublicUrl } from '../domain/public-url.js';
 import { setupWarnings, type SetupWarning } from '../domain/setup-warnings.js';
@@ -93,11 +96,15 @@ export class DomainService {
   }
 
   /**
-   * Registers a domain with a new DKIM key. The cheap refusals (duplicate name, limit) come
-   * before the key generation; the store checks them again in its write.
+   * Registers a domain with a new DKIM key (account-level keys only). The name is normalized
+   * (IDNA) or refused with 422; the cheap refusals (duplicate name, limit) come before the key
+   * generation; the store checks them again in its write.
    */
-  async create(input: { accountId: string; name: string; channelIds: string[]; algorithm?: DkimAlgorithm }): Promise<SendingDomain> {
-    const { accountId, name } = input;
+  async create(p: Principal, input: { name: string; channelIds?: readonly string[]; algorithm?: DkimAlgorithm }): Promise<SendingDomain> {
+    requireAccountKey(p);
+    const { accountId } = p;
+    const name = domainName(input.name);
+    const channelIds = this.channelsToLink(p, input.channelIds);
     if (findDomainByName(this.store, accountId, name)) throw duplicateName(name);
     const max = this.settings.maxPerAccount;
     if (countAccountDomains(this.store, accountId) >= max) throw new AppError('resource_limit_exceeded', `An account may have at most ${max} domains`);
@@ -105,7 +112,7 @@ export class DomainService {
     const domain = await createDomain(this.store, {
       accountId,
       name,
-      channelIds: input.channelIds,
+      channelIds,
       key,
       returnPath: this.expectedReturnPath(name),
       linkHosts: this.expectedLinkHosts(name),
@@ -140,22 +147,33 @@ export class DomainService {
     });
   }
 
-  /** Replaces the linked channels (already checked against the caller: channels/service.ts channelFor). */
-  async setChannels(domainId: string, channelIds: string[]): Promise<SendingDomain> {
-    const updated = await setDomainChannels(this.store, domainId, channelIds);
-    if (!updated) throw notFound(domainId);
+  /**
+   * Replaces the linked channels. Whether the domain is visible (404/403) comes before whether
+   * the key may write it (403), and that before the channels named (404 channel_not_found, 403).
+   */
+  async setChannels(p: Principal, id: string, channelIds: readonly string[]): Promise<SendingDomain> {
+    const domain = this.visibleTo(p, id);
+    requireAccountKey(p);
+    const updated = await setDomainChannels(this.store, domain.id, this.channelsToLink(p, channelIds));
+    if (!updated) throw notFound(domain.id);
     return updated;
   }
 
-  async remove(domainId: string): Promise<void> {
-    if (!(await deleteDomain(this.store, domainId))) throw notFound(domainId);
+  async remove(p: Principal, id: string): Promise<void> {
+    const domain = this.visibleTo(p, id);
+    requireAccountKey(p);
+    if (!(await deleteDomain(this.store, domain.id))) throw notFound(domain.id);
   }
 
   /**
-   * Makes a new pending key (replacing a pending key not yet promoted). The algorithm defaults
-   * to the active key's. 404 not_found when the domain does not exist (any more).
+   * Makes a new pending key (replacing a pending key not yet promoted). `body` is the optional
+   * rotate-key body ({dkimAlgorithm?}), checked after the access rules (422 validation_failed);
+   * the algorithm defaults to the active key's. 404 not_found when the domain does not exist (any more).
    */
-  async rotateKey(domainId: string, algorithm?: DkimAlgorithm): Promise<SendingDomain & { pendingKey: DomainKey }> {
+  async rotateKey(p: Principal, id: string, body: unknown): Promise<SendingDomain & { pendingKey: DomainKey }> {
+    const { id: domainId } = this.visibleTo(p, id);
+    requireAccountKey(p);
+    const algorithm = rotateAlgorithm(body);
     const d = getDomain(this.store, domainId);
     if (!d) throw notFound(domainId);
     const key = await this.newKey(algorithm ?? d.activeKey.algorithm, selectorsOf(d));
@@ -167,16 +185,27 @@ export class DomainService {
     return { ...updated, pendingKey };
   }
 
-  /** Looks the domain's records up in DNS and records the statuses. */
+  /** Looks the domain's records up in DNS and records the statuses (the periodic recheck). */
   async verify(domainId: string): Promise<SendingDomain | undefined> {
-    return (await this.check(domainId))?.domain;
+    return (await this.checkRecords(domainId))?.domain;
+  }
+
+  /**
+   * The verify of the API: checks the records of a domain the principal may see (any key may).
+   * 404 not_found when the domain does not exist (any more); `dnsError` as checkRecords.
+   */
+  async check(p: Principal, id: string): Promise<{ domain: SendingDomain; dnsError: boolean }> {
+    const domain = this.visibleTo(p, id);
+    const checked = await this.checkRecords(domain.id);
+    if (!checked) throw notFound(domain.id);
+    return checked;
   }
 
   /**
    * Checks the records and records what was learnt; `dnsError`: a lookup failed temporarily (the
    * statuses of those records were kept, not checked), so the caller can say the check did not run.
    */
-  async check(domainId: string): Promise<{ domain: SendingDomain; dnsError: boolean } | undefined> {
+  private async checkRecords(domainId: string): Promise<{ domain: SendingDomain; dnsError: boolean } | undefined> {
     const d = getDomain(this.store, domainId);
     if (!d) return undefined;
     const results = await checkDomain(this.dns, d, {
@@ -202,6 +231,12 @@ export class DomainService {
     if (!before.verified && after.verified) this.logger.info(log, 'domain verified');
   }
 
+  /** Each id must name a live channel of the caller's account (404 channel_not_found, 403). */
+  private channelsToLink(p: Principal, ids: readonly string[] | undefined): string[] {
+    const unique = [...new Set((ids ?? []).map((id) => id.toLowerCase()))];
+    return unique.map((id) => channelFor(this.store, p, id).id);
+  }
+
   private async newKey(algorithm: DkimAlgorithm, taken: ReadonlySet<string>): Promise<NewDkimKey> {
     const generated = await this.generateKey({ algorithm });
     let selector: string;
@@ -213,4 +248,38 @@ export class DomainService {
 
 function notFound(id: string): AppError {
   return new AppError('not_found', `Domain ${id} does not exist`);
+}
+
+/** The name of a new domain, normalized (IDNA), or the 422 that says why it cannot be one. */
+function domainName(raw: string): string {
+  const name = normalizeDomainName(raw);
+  if (!name.ok) {
+    throw new AppError('validation_failed', 'The domain name cannot be registered', {
+      errors: { '/name': [{ code: name.code, message: name.message }] },
+    });
+  }
+  return name.name;
+}
+
+/** Every DkimAlgorithm, in the order the 422 lists them (the Record keeps it in step with the type). */
+const DKIM_ALGORITHMS = Object.keys({ rsa: true, ed25519: true } satisfies Record<DkimAlgorithm, true>) as DkimAlgorithm[];
+
+/**
+ * The rotate-key body is optional ({dkimAlgorithm?}), so it is checked here rather than by a
+ * route schema, which would also refuse a request without a body (and before the access check).
+ */
+function rotateAlgorithm(body: unknown): DkimAlgorithm | undefined {
+  if (body === undefined || body === null) return undefined;
+  const errors = new FieldErrorList();
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    errors.add('/', 'invalid_type', 'must be an object');
+  } else {
+    for (const k of Object.keys(body)) if (k !== 'dkimAlgorithm') errors.add(`/${pointerSegment(k)}`, 'unknown_field', 'is not a known field');
+    const algorithm = (body as { dkimAlgorithm?: unknown }).dkimAlgorithm;
+    if (algorithm !== undefined && !DKIM_ALGORITHMS.includes(algorithm as DkimAlgorithm)) {
+      errors.add('/dkimAlgorithm', 'invalid_value', `must be one of: ${DKIM_ALGORITHMS.join(', ')}`);
+    }
+  }
+  errors.throwIfAny('The request body has invalid fields');
+  return (body as { dkimAlgorithm?: DkimAlgorithm }).dkimAlgorithm;
 }

@@ -1,22 +1,17 @@
 /**
  * /domains: spec 4.6-4.9 and the DESIGN.md additions (create, list, rotate-key).
  *
- * Access: writes need an account-level key. A channel key may read (and verify) only the domains
- * linked to its channel. Another account's domain is 403; an unknown one 404 not_found.
+ * Access (checked by DomainService, which each handler calls once): writes need an account-level
+ * key. A channel key may read (and verify) only the domains linked to its channel. Another
+ * account's domain is 403; an unknown one 404 not_found.
  */
 import type { FastifyInstance } from 'fastify';
-import { normalizeDomainName } from '../../domain/domain-name.js';
-import { AppError, FieldErrorList, pointerSegment } from '../../domain/errors.js';
+import { AppError } from '../../domain/errors.js';
 import type { DkimAlgorithm, DnsRecordState, SendingDomain } from '../../domain/sending-domain.js';
 import type { SetupWarning } from '../../domain/setup-warnings.js';
-import type { Principal } from '../../domain/types.js';
-import { channelFor } from '../../channels/service.js';
 import type { DomainService } from '../../domains/service.js';
-import type { Store } from '../../store/env.js';
-import { requireAccountKey } from '../auth.js';
 import { dkimAlgorithmSchema, pagingProperties } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
-import type { HttpContext } from '../server.js';
 
 const channelIdsSchema = { type: 'array', maxItems: 1000, items: { type: 'string', format: 'uuid' } } as const;
 
@@ -34,26 +29,6 @@ const updateBody = {
   required: ['channelIds'],
   properties: { channelIds: channelIdsSchema },
 } as const;
-
-/**
- * The rotate-key body is optional ({dkimAlgorithm?}), so it is checked here rather than by a
- * route schema, which would also refuse a request without a body (and before the access check).
- */
-function rotateAlgorithm(body: unknown): DkimAlgorithm | undefined {
-  if (body === undefined || body === null) return undefined;
-  const errors = new FieldErrorList();
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    errors.add('/', 'invalid_type', 'must be an object');
-  } else {
-    for (const k of Object.keys(body)) if (k !== 'dkimAlgorithm') errors.add(`/${pointerSegment(k)}`, 'unknown_field', 'is not a known field');
-    const algorithm = (body as { dkimAlgorithm?: unknown }).dkimAlgorithm;
-    if (algorithm !== undefined && !dkimAlgorithmSchema.enum.includes(algorithm as DkimAlgorithm)) {
-      errors.add('/dkimAlgorithm', 'invalid_value', `must be one of: ${dkimAlgorithmSchema.enum.join(', ')}`);
-    }
-  }
-  errors.throwIfAny('The request body has invalid fields');
-  return (body as { dkimAlgorithm?: DkimAlgorithm }).dkimAlgorithm;
-}
 
 const listQuery = {
   type: 'object',
@@ -93,41 +68,21 @@ function domainJson(domains: DomainService, d: SendingDomain, dns: { warnings: S
 /** What a verify that DNS could not complete tells the client to wait before retrying. */
 const VERIFY_RETRY_AFTER_S = 30;
 
-/** Each id must name a live channel of the caller's account (404 channel_not_found, 403). */
-function channelsToLink(store: Store, p: Principal, ids: readonly string[] | undefined): string[] {
-  const unique = [...new Set((ids ?? []).map((id) => id.toLowerCase()))];
-  return unique.map((id) => channelFor(store, p, id).id);
-}
-
-/** The name of a new domain, normalized (IDNA), or the 422 that says why it cannot be one. */
-function domainName(raw: string): string {
-  const name = normalizeDomainName(raw);
-  if (!name.ok) {
-    throw new AppError('validation_failed', 'The domain name cannot be registered', {
-      errors: { '/name': [{ code: name.code, message: name.message }] },
-    });
-  }
-  return name.name;
-}
-
 const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
 
 export function domainRoutes(domains: DomainService) {
-  return (app: FastifyInstance, { store }: HttpContext): void => {
-    collectionRoutes(app, domains, store);
-    itemRoutes(app, domains, store);
+  return (app: FastifyInstance): void => {
+    collectionRoutes(app, domains);
+    itemRoutes(app, domains);
     dnsRoutes(app, domains);
   };
 }
 
 /** POST and GET /domains. */
-function collectionRoutes(app: FastifyInstance, domains: DomainService, store: Store): void {
+function collectionRoutes(app: FastifyInstance, domains: DomainService): void {
   app.post('/domains', { schema: { body: createBody } }, async (req) => {
-    requireAccountKey(req.principal);
     const body = req.body as { name: string; channelIds?: string[]; dkimAlgorithm?: DkimAlgorithm };
-    const name = domainName(body.name);
-    const channelIds = channelsToLink(store, req.principal, body.channelIds);
-    const domain = await domains.create({ accountId: req.principal.accountId, name, channelIds, algorithm: body.dkimAlgorithm });
+    const domain = await domains.create(req.principal, { name: body.name, channelIds: body.channelIds, algorithm: body.dkimAlgorithm });
     return domainJson(domains, domain, { warnings: domains.setupWarnings() });
   });
 
@@ -148,22 +103,18 @@ function collectionRoutes(app: FastifyInstance, domains: DomainService, store: S
 }
 
 /** GET, PATCH and DELETE /domains/{id}. */
-function itemRoutes(app: FastifyInstance, domains: DomainService, store: Store): void {
+function itemRoutes(app: FastifyInstance, domains: DomainService): void {
   app.get('/domains/:id', async (req) => {
     return domainJson(domains, domains.visibleTo(req.principal, idOf(req)), { warnings: domains.setupWarnings() });
   });
 
   app.patch('/domains/:id', { schema: { body: updateBody } }, async (req) => {
-    const domain = domains.visibleTo(req.principal, idOf(req));
-    requireAccountKey(req.principal);
-    const channelIds = channelsToLink(store, req.principal, (req.body as { channelIds: string[] }).channelIds);
-    return domainJson(domains, await domains.setChannels(domain.id, channelIds), false);
+    const { channelIds } = req.body as { channelIds: string[] };
+    return domainJson(domains, await domains.setChannels(req.principal, idOf(req), channelIds), false);
   });
 
   app.delete('/domains/:id', async (req, reply) => {
-    const domain = domains.visibleTo(req.principal, idOf(req));
-    requireAccountKey(req.principal);
-    await domains.remove(domain.id);
+    await domains.remove(req.principal, idOf(req));
     return reply.code(204).send();
   });
 }
@@ -172,9 +123,7 @@ function itemRoutes(app: FastifyInstance, domains: DomainService, store: Store):
 function dnsRoutes(app: FastifyInstance, domains: DomainService): void {
   // A check DNS could not complete is a 503, not a 200 with the old statuses (issue 18).
   app.post('/domains/:id/verify', async (req) => {
-    const domain = domains.visibleTo(req.principal, idOf(req));
-    const checked = await domains.check(domain.id);
-    if (!checked) throw new AppError('not_found', `Domain ${domain.id} does not exist`);
+    const checked = await domains.check(req.principal, idOf(req));
     if (checked.dnsError) {
       throw new AppError('service_unavailable', 'DNS could not be reached for some records: they were not checked and keep their status; retry later', {
         headers: { 'retry-after': String(VERIFY_RETRY_AFTER_S) },
@@ -183,10 +132,9 @@ function dnsRoutes(app: FastifyInstance, domains: DomainService): void {
     return dnsRecordsJson(checked.domain);
   });
 
+  // The body ({dkimAlgorithm?}, optional) is checked by the service after the access rules.
   app.post('/domains/:id/rotate-key', async (req) => {
-    const domain = domains.visibleTo(req.principal, idOf(req));
-    requireAccountKey(req.principal);
-    const updated = await domains.rotateKey(domain.id, rotateAlgorithm(req.body));
+    const updated = await domains.rotateKey(req.principal, idOf(req), req.body);
     // The SDKs' rotateKey answers the new pending DKIM record alone (api-surface.md).
     return recordJson(updated.pendingKey.record);
   });
