@@ -116,22 +116,13 @@ export class ChildDaemon {
     await this.waitReady(this.opts.readyTimeoutMs ?? 30_000);
   }
 
+  /** Fails at once if the process exits first; kills it if it is still not ready at the timeout. */
   private async waitReady(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (this.exitInfo) throw new Error(`postrider serve exited (${JSON.stringify(this.exitInfo)}) before it was ready\nstderr: ${this.stderr.slice(-4000)}`);
-      try {
-        const res = await fetch(`${this.url}/ready`, { signal: AbortSignal.timeout(2000) });
-        if (res.status === 200) return;
-      } catch {
-        /* not listening yet */
-      }
-      if (Date.now() > deadline) {
-        this.child?.kill('SIGKILL');
-        throw new Error(`postrider serve was not ready within ${timeoutMs} ms\nstderr: ${this.stderr.slice(-4000)}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const ready = async () => (await fetch(`${this.url}/ready`, { signal: AbortSignal.timeout(2000) })).status === 200;
+    await this.whileAlive(ready, { what: 'postrider serve to answer GET /ready with 200', timeout: timeoutMs }).catch((err: Error) => {
+      this.child?.kill('SIGKILL'); // still running but not ready: do not leave it behind
+      throw err;
+    });
   }
 
   /** kill -9 and wait until the process is gone. */
@@ -169,10 +160,10 @@ export class ChildDaemon {
    * exits first (a crash is what such tests look for).
    */
   async whileAlive<T>(ok: () => T, { what, timeout = 20_000 }: WaitOptions): Promise<Exclude<Awaited<T>, Falsy>> {
-    const exited = Symbol('exited');
-    const v = await waitFor(async () => (this.alive ? ok() : exited), { what, timeout });
-    if (v === exited) throw new Error(`postrider serve exited (${JSON.stringify(this.exitInfo)}) while waiting for ${what}\nstderr: ${this.stderr.slice(-4000)}`);
-    return v as Exclude<Awaited<T>, Falsy>;
+    const exited = () => !this.alive && `postrider serve exited (${JSON.stringify(this.exitInfo)})`;
+    return waitFor(ok, { what, timeout, failFast: exited }).catch((err: Error) => {
+      throw new Error(`${err.message}\nstderr: ${this.stderr.slice(-4000)}`);
+    });
   }
 
   /** Stops the process (SIGKILL if needed) and removes a data folder this object made. */

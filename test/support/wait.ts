@@ -15,6 +15,11 @@ export interface WaitOptions {
   what: string;
   /** Milliseconds before giving up. */
   timeout?: number;
+  /**
+   * Checked before each try: a reason (words) to stop at once, for a wait that can no longer
+   * succeed (the process that should answer has exited). The error quotes the reason.
+   */
+  failFast?: () => string | Falsy;
 }
 
 const INTERVAL_MS = 20;
@@ -23,9 +28,12 @@ const INTERVAL_MS = 20;
  * Resolves with fn's first truthy value. A throw counts as "not yet" (a server not yet
  * listening, a record not yet written); on timeout the error carries the last value or throw.
  */
-export async function waitFor<T>(fn: () => T, { what, timeout = 10_000 }: WaitOptions): Promise<Exclude<Awaited<T>, Falsy>> {
-  return vi.waitFor(
+export async function waitFor<T>(fn: () => T, { what, timeout = 10_000, failFast }: WaitOptions): Promise<Exclude<Awaited<T>, Falsy>> {
+  let stopped: string | Falsy;
+  const value = await vi.waitFor(
     async () => {
+      stopped = failFast?.();
+      if (stopped) return undefined;
       let value: Awaited<T>;
       try {
         value = await fn();
@@ -37,6 +45,8 @@ export async function waitFor<T>(fn: () => T, { what, timeout = 10_000 }: WaitOp
     },
     { timeout, interval: INTERVAL_MS },
   );
+  if (stopped) throw new Error(`${stopped} while waiting for ${what}`);
+  return value!;
 }
 
 function summary(v: unknown): string {
