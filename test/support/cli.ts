@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from './wait.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/postrider.js', import.meta.url));
 
@@ -88,22 +89,13 @@ export async function startServe(env: Record<string, string | undefined>, timeou
   void exited.then((c) => (exitCode = c));
 
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (exitCode !== undefined) throw new Error(`postrider serve exited with ${exitCode} before answering\nstderr: ${stderr}`);
-    try {
-      // /errors/{code} is public: it answers without a key once the API is up.
-      const res = await fetch(`${url}/errors/not_found`);
-      if (res.status === 200) break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`postrider serve did not answer within ${timeoutMs} ms\nstderr: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  // /errors/{code} is public: it answers without a key once the API is up.
+  const answers = async () => (await fetch(`${url}/errors/not_found`)).status === 200;
+  const exitedEarly = () => exitCode !== undefined && `postrider serve exited with ${exitCode}`;
+  await waitFor(answers, { what: 'postrider serve to answer on its HTTP port', timeout: timeoutMs, failFast: exitedEarly }).catch((err: Error) => {
+    child.kill('SIGKILL'); // not answering: do not leave it behind (a no-op once it has exited)
+    throw new Error(`${err.message}\nstderr: ${stderr}`);
+  });
 
   return {
     child,
