@@ -15,6 +15,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
 const RCPT_DOMAIN = 'inbox.example.net';
@@ -49,15 +50,16 @@ afterAll(async () => {
 });
 
 async function eventsOf(messageId: string, until: (types: string[]) => boolean): Promise<Array<{ eventType: string; mailSource: string; details?: Record<string, unknown> }>> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const res = await t.api('GET', `/activity/events?messageId=${messageId}`);
-    expect(res.status).toBe(200);
-    const types = res.body.results.map((e: { eventType: string }) => e.eventType);
-    if (until(types)) return res.body.results;
-    if (Date.now() > deadline) throw new Error(`events of ${messageId} are still ${types.join(',')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return waitFor(
+    async () => {
+      const res = await t.api('GET', `/activity/events?messageId=${messageId}`);
+      expect(res.status).toBe(200);
+      const types = res.body.results.map((e: { eventType: string }) => e.eventType);
+      if (!until(types)) throw new Error(`events are still ${types.join(',')}`);
+      return res.body.results;
+    },
+    { what: `the events of ${messageId}`, timeout: 15_000 },
+  );
 }
 
 async function send(to: string, extra: Record<string, unknown> = {}): Promise<string> {
