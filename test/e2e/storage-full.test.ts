@@ -12,6 +12,7 @@ import type { ApiResponse } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { waitFor } from '../support/wait.js';
 
 const RCPT_DOMAIN = 'full.example.net';
 const LIMIT = 6 * 1024 * 1024;
@@ -127,17 +128,13 @@ describe('a full disk', () => {
   });
 
   it('delivers every acknowledged message and stored nothing for the refused ones', async () => {
-    const deadline = Date.now() + 20_000;
     // The envelope sender is the message's return path: bounces+<message id>@<return-path host>.
     const delivered = () => new Set(mx.received.map((m) => /^bounces\+([0-9a-f-]{36})@/.exec(m.from)?.[1]));
-    while (accepted.some((id) => !delivered().has(id))) {
-      if (Date.now() > deadline) {
-        const missing = accepted.filter((id) => !delivered().has(id));
-        const details = await d.api('GET', `/activity/messages/${missing[0]}`);
-        throw new Error(`${missing.length} of ${accepted.length} not delivered: ${missing.join(', ')}\n${JSON.stringify(details.body).slice(0, 3000)}\ndaemon log: ${d.stdout.slice(-3000)}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const missing = () => accepted.filter((id) => !delivered().has(id));
+    await waitFor(() => missing().length === 0, { what: 'every acknowledged message at the MX', timeout: 20_000 }).catch(async (err: Error) => {
+      const details = await d.api('GET', `/activity/messages/${missing()[0]}`);
+      throw new Error(`${err.message}\n${missing().length} of ${accepted.length} not delivered: ${missing().join(', ')}\n${JSON.stringify(details.body).slice(0, 3000)}\ndaemon log: ${d.stdout.slice(-3000)}`);
+    });
     const events = await d.api('GET', '/activity/events?eventTypes=accepted&limit=500');
     expect(events.status).toBe(200);
     expect(events.body.totalCount).toBe(accepted.length);
@@ -150,11 +147,13 @@ describe('a full disk', () => {
       const res = await d.api('GET', '/activity/events?eventTypes=delivered&limit=500');
       return new Set<string>(res.body.results.map((e: { messageId: string }) => e.messageId));
     };
-    const deadline = Date.now() + 20_000;
-    for (let done = await recorded(); accepted.some((id) => !done.has(id)); done = await recorded()) {
-      if (Date.now() > deadline) throw new Error(`outcomes not recorded: ${accepted.filter((id) => !done.has(id)).join(', ')}\n${d.stdout.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const unrecorded = async () => {
+      const done = await recorded();
+      return accepted.filter((id) => !done.has(id));
+    };
+    await waitFor(async () => (await unrecorded()).length === 0, { what: 'every delivery outcome recorded', timeout: 20_000 }).catch(async (err: Error) => {
+      throw new Error(`${err.message}\noutcomes not recorded: ${(await unrecorded()).join(', ')}\n${d.stdout.slice(-3000)}`);
+    });
     // Each message reached the MX once: no attempt was repeated for want of its record.
     const perMessage = new Map<string, number>();
     for (const m of mx.received) {
