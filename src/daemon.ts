@@ -29,6 +29,7 @@ import { ChannelPurger } from './channels/purger.js';
 import { ChannelService } from './channels/service.js';
 import { SmtpListener } from './smtp/server.js';
 import { InboundListener } from './inbound/listener.js';
+import { InboundProcessor } from './inbound/processor.js';
 import { Store } from './store/env.js';
 import { awaitsFinishing } from './store/messages.js';
 import { ensureTrackingSecret } from './store/secrets.js';
@@ -121,7 +122,11 @@ export class Daemon {
       ? new SmtpListener({ config: pick(config, 'smtp', 'hostname', 'dataDir', 'shutdown'), submission: this.submission, logger: logger.child({ component: 'smtp' }) })
       : null;
     this.inbound = config.inbound.enabled
-      ? new InboundListener({ config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir', 'domains'), store: this.store, logger: logger.child({ component: 'inbound' }) })
+      ? new InboundListener({
+          config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir'),
+          processor: new InboundProcessor({ store: this.store, returnPathLabel: config.domains.returnPathLabel }),
+          logger: logger.child({ component: 'inbound' }),
+        })
       : null;
   }
 

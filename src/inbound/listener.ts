@@ -4,7 +4,7 @@
  * so asynchronous bounces, feedback reports and List-Unsubscribe mails arrive here. It accepts
  * mail only for those hosts and refuses every other recipient at RCPT with 550 5.7.1, so it is
  * never a relay. STARTTLS (RFC 3207) is offered with the submission listener's certificate.
- * What a message means is InboundProcessor's business.
+ * What a message means is InboundProcessor's business; the daemon builds it and hands it over.
  */
 import { listenFailure } from '../domain/listen-problem.js';
 import type net from 'node:net';
@@ -12,27 +12,23 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
 import type { Config } from '../config/schema.js';
-import type { Store } from '../store/env.js';
 import { smtpError } from '../smtp/replies.js';
 import { loadTls } from '../smtp/tls.js';
-import { InboundProcessor } from './processor.js';
+import type { InboundProcessor } from './processor.js';
 
 /** Reports are small; a DSN carrying a whole large original is cut by the sender or refused. */
 const MAX_SIZE = 10 * 1024 * 1024;
 const MAX_RECIPIENTS = 20;
 
-/** The settings the inbound listener reads: its address, the certificate (smtp.tls*), the return-path label. */
-export type InboundSettings = Pick<Config, 'inbound' | 'smtp' | 'hostname' | 'dataDir' | 'domains'>;
+/** The settings the inbound listener reads: its address and the certificate (smtp.tls*). */
+export type InboundSettings = Pick<Config, 'inbound' | 'smtp' | 'hostname' | 'dataDir'>;
 
 export class InboundListener {
   private server: SMTPServer | null = null;
   private boundPort = 0;
-  private readonly processor: InboundProcessor;
   private readonly inFlight = new Set<Promise<unknown>>();
 
-  constructor(private readonly deps: { config: InboundSettings; store: Store; logger: Logger }) {
-    this.processor = new InboundProcessor({ store: deps.store, returnPathLabel: deps.config.domains.returnPathLabel });
-  }
+  constructor(private readonly deps: { config: InboundSettings; processor: Pick<InboundProcessor, 'accepts' | 'process'>; logger: Logger }) {}
 
   async start(): Promise<void> {
     const { config } = this.deps;
@@ -87,7 +83,7 @@ export class InboundListener {
   private onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): void {
     if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return cb(smtpError(452, '4.5.3', 'Too many recipients'));
     try {
-      if (this.processor.accepts(address.address)) return cb();
+      if (this.deps.processor.accepts(address.address)) return cb();
     } catch (err) {
       this.deps.logger.error({ err }, 'inbound recipient check failed');
       return cb(smtpError(451, '4.3.0', 'Internal error, please try again later'));
@@ -106,7 +102,7 @@ export class InboundListener {
         mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
         rcptTo: session.envelope.rcptTo.map((r) => r.address),
       };
-      const work = this.processor.process(env, Buffer.concat(chunks)).then(
+      const work = this.deps.processor.process(env, Buffer.concat(chunks)).then(
         (outcome) => {
           this.deps.logger.info({ event: 'inbound', ...outcome, ip: session.remoteAddress }, 'inbound message');
           cb(null, '2.0.0 Ok');
