@@ -1,10 +1,13 @@
 /**
  * The webhook service: the writes of /webhooks with their policy (the URL target check and the
- * header rules, all reported together), the reads, and the access rule, so the route only
- * parses and maps.
+ * header rules, all reported together), the reads, and the access rules, so the route only
+ * parses and maps: writes need an account-level key, a bound channel must be a live channel of
+ * the caller's account (channels/service.ts channelFor).
  * Every answer carries the signing key: the SDKs read `payloadSigningKey` from create, retrieve,
  * update, list and regenerate alike (api-surface.md).
  */
+import { channelFor } from '../channels/service.js';
+import { requireAccountKey } from '../domain/access.js';
 import { AppError, FieldErrorList } from '../domain/errors.js';
 import type { EventType, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
@@ -27,7 +30,7 @@ import type { WebhookTargets } from './targets.js';
 export interface WebhookInput {
   url?: string;
   events?: EventType[];
-  /** Already checked against the caller (a live channel of the account), or null: every channel. */
+  /** A live channel of the caller's account (checked by each verb), or null: every channel. */
   channelId?: string | null;
   enabled?: boolean;
   additionalHeaders?: WebhookHeader[];
@@ -73,11 +76,14 @@ export class WebhookService {
     return { signingKey: getSigningKey(store, webhookId), status: getWebhookStatus(store, webhookId), pending: pendingCount(store, webhookId) };
   }
 
-  async create(accountId: string, input: WebhookInput & { url: string; events: EventType[] }): Promise<Webhook> {
+  /** Account-level keys only; the bound channel is checked before the URL and the headers. */
+  async create(p: Principal, input: WebhookInput & { url: string; events: EventType[] }): Promise<Webhook> {
+    requireAccountKey(p);
+    const channelId = this.channelOf(p, input.channelId);
     await this.check(input);
     const { webhook } = await createWebhook(this.o.store, {
-      accountId,
-      channelId: input.channelId ?? null,
+      accountId: p.accountId,
+      channelId: channelId ?? null,
       url: input.url,
       events: input.events,
       enabled: input.enabled ?? true,
@@ -87,18 +93,35 @@ export class WebhookService {
     return webhook;
   }
 
-  async update(id: string, input: WebhookInput): Promise<Webhook> {
-    await this.check(input);
-    return found(id, await updateWebhook(this.o.store, id, input));
+  /** Whether the webhook is visible (404/403) comes before whether the key may write it (403). */
+  async update(p: Principal, id: string, input: WebhookInput): Promise<Webhook> {
+    const webhook = this.writableBy(p, id);
+    const checked = { ...input, channelId: this.channelOf(p, input.channelId) };
+    await this.check(checked);
+    return found(webhook.id, await updateWebhook(this.o.store, webhook.id, checked));
   }
 
-  async remove(id: string): Promise<void> {
-    if (!(await deleteWebhook(this.o.store, id))) throw notFound(id);
+  async remove(p: Principal, id: string): Promise<void> {
+    const webhook = this.writableBy(p, id);
+    if (!(await deleteWebhook(this.o.store, webhook.id))) throw notFound(webhook.id);
   }
 
   /** The old key stops signing at once; deliveries in flight finish with it. */
-  async regenerateKey(id: string): Promise<Webhook> {
-    return found(id, (await regenerateSigningKey(this.o.store, id))?.webhook);
+  async regenerateKey(p: Principal, id: string): Promise<Webhook> {
+    const webhook = this.writableBy(p, id);
+    return found(webhook.id, (await regenerateSigningKey(this.o.store, webhook.id))?.webhook);
+  }
+
+  /** visibleTo, then the account-key rule: a channel key learns 404/403 as for a read first. */
+  private writableBy(p: Principal, id: string): Webhook {
+    const webhook = this.visibleTo(p, id);
+    requireAccountKey(p);
+    return webhook;
+  }
+
+  /** A channelId in a body: a live channel of the caller's account (404 channel_not_found, 403). */
+  private channelOf(p: Principal, id: string | null | undefined): string | null | undefined {
+    return id === undefined || id === null ? id : channelFor(this.o.store, p, id).id;
   }
 
   /** Checks made in code (URL target, reserved and repeated header names), all reported together. */

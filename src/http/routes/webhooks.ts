@@ -1,25 +1,21 @@
 /**
  * /webhooks: signed event delivery (the spec names webhooks only; DESIGN.md holds the choices).
  *
- * Access, as for channels and domains: writes need an account-level key; a channel key may read
+ * Access (checked by WebhookService, which each handler calls once), as for channels and
+ * domains: writes need an account-level key; a channel key may read
  * the webhooks bound to its own channel. Another account's webhook is 403, an unknown one 404
  * not_found; a channelId that is unknown is 404 channel_not_found, another account's 403.
  * Every answer carries `payloadSigningKey` (the SDKs read it from each of them); the older
  * `signingKey` field, shown by create and regenerate only, is gone.
  */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../domain/errors.js';
 import { EVENT_TYPES, type EventType, type Principal } from '../../domain/types.js';
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, type Webhook, type WebhookHeader } from '../../domain/webhook.js';
-import { channelFor } from '../../channels/service.js';
-import type { Store } from '../../store/env.js';
 import type { WebhookService } from '../../webhooks/service.js';
 import { MAX_URL_LENGTH } from '../../webhooks/targets.js';
-import { requireAccountKey } from '../auth.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
 import { webhookBody, webhookPageBody } from '../response-schemas.js';
-import type { HttpContext } from '../server.js';
 
 const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH } as const;
 const eventsSchema = { type: 'array', minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true, items: { type: 'string', enum: [...EVENT_TYPES] } } as const;
@@ -88,19 +84,12 @@ function webhookJson(webhooks: WebhookService, w: Webhook, p: Principal) {
   };
 }
 
-/** A channelId in a body: a live channel of the caller's account (404 channel_not_found, 403). */
-function channelOf(store: Store, p: Principal, id: string | null | undefined): string | null | undefined {
-  return id === undefined || id === null ? id : channelFor(store, p, id).id;
-}
-
 export function webhookRoutes(webhooks: WebhookService) {
-  return (app: FastifyInstance, { store }: HttpContext): void => {
+  return (app: FastifyInstance): void => {
     const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
 
     app.post('/webhooks', { schema: { body: createBody, response: { 200: webhookBody } } }, async (req) => {
-      requireAccountKey(req.principal);
-      const body = req.body as WebhookBody & { url: string; events: EventType[] };
-      const created = await webhooks.create(req.principal.accountId, { ...body, channelId: channelOf(store, req.principal, body.channelId) });
+      const created = await webhooks.create(req.principal, req.body as WebhookBody & { url: string; events: EventType[] });
       return webhookJson(webhooks, created, req.principal);
     });
 
@@ -121,23 +110,16 @@ export function webhookRoutes(webhooks: WebhookService) {
     app.get('/webhooks/:id', { schema: { response: { 200: webhookBody } } }, async (req) => webhookJson(webhooks, webhooks.visibleTo(req.principal, idOf(req)), req.principal));
 
     app.patch('/webhooks/:id', { schema: { body: updateBody, response: { 200: webhookBody } } }, async (req) => {
-      const webhook = webhooks.visibleTo(req.principal, idOf(req));
-      requireAccountKey(req.principal);
-      const body = req.body as WebhookBody;
-      return webhookJson(webhooks, await webhooks.update(webhook.id, { ...body, channelId: channelOf(store, req.principal, body.channelId) }), req.principal);
+      return webhookJson(webhooks, await webhooks.update(req.principal, idOf(req), req.body as WebhookBody), req.principal);
     });
 
     app.delete('/webhooks/:id', async (req, reply) => {
-      const webhook = webhooks.visibleTo(req.principal, idOf(req));
-      requireAccountKey(req.principal);
-      await webhooks.remove(webhook.id);
+      await webhooks.remove(req.principal, idOf(req));
       return reply.code(204).send();
     });
 
     app.post('/webhooks/:id/regenerate-signing-key', { schema: { response: { 200: webhookBody } } }, async (req) => {
-      const webhook = webhooks.visibleTo(req.principal, idOf(req));
-      requireAccountKey(req.principal);
-      return webhookJson(webhooks, await webhooks.regenerateKey(webhook.id), req.principal);
+      return webhookJson(webhooks, await webhooks.regenerateKey(req.principal, idOf(req)), req.principal);
     });
   };
 }
