@@ -129,6 +129,8 @@ export class DeliveryService {
   private stopping = false;
   private readonly loop: WorkLoop;
   private rateBlocked = false;
+  /** The last round leased no more because of maxInFlight: a recorded outcome makes room. */
+  private inFlightBound = false;
   private cursor: DueKey | undefined;
   private lastRecoveryMs = 0;
   /** The minute's count of attempts, logged as one info line (attempt-summary.ts). */
@@ -268,8 +270,10 @@ export class DeliveryService {
       await this.recoverIfDue(now);
       this.startReady();
       const tokens = this.limiter.available();
-      const max = Math.min(this.batchSize - this.ready.size, this.maxInFlight - this.inFlight.size - this.ready.size, tokens);
+      const room = this.maxInFlight - this.inFlight.size - this.ready.size;
+      const max = Math.min(this.batchSize - this.ready.size, room, tokens);
       this.rateBlocked = tokens <= 0;
+      this.inFlightBound = room <= max;
       if (max <= 0) return now; // a finishing attempt or the rate timer wakes us
       const { accept, acceptDomain, startsNow } = this.planner();
       const from = this.cursor;
@@ -379,7 +383,11 @@ export class DeliveryService {
         clearTimeout(deadline);
         this.inFlight.delete(job.id);
         releaseSite();
-        this.kick();
+        // The site's slot was freed (and the pump kicked) when the SMTP part ended; the end of
+        // the commit frees only a place among the attempts in flight, which matters when that
+        // bound the last round. Otherwise a round here would find nothing new to start, and
+        // would still scan the due index and write a lease transaction (one per message).
+        if (this.inFlightBound) this.kick();
       });
     this.inFlight.set(job.id, { job, abort, done });
   }
@@ -402,6 +410,8 @@ export class DeliveryService {
       ? nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: Date.parse(job.createdAt), maxAgeMs: this.config.delivery.maxAgeMs })
       : undefined;
     const recorded = await this.recordDurably(log, () => this.queue.record({ job, result, attemptAt: new Date(now), nextDueAtMs }));
+    // A retry is due at a new time: a round now sets the wake-up timer to it.
+    if (recorded.status === 'requeued') this.kick();
     if (recorded.status !== 'stale') {
       this.observer?.onAttempt({
         deliveryType: loaded?.message.deliveryType ?? 'unknown',

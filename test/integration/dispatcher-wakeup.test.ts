@@ -76,4 +76,31 @@ describe('dispatcher wake-up', () => {
     await waitFor(() => (jobsOf(t!.store, id)[0]?.attempts ?? 0) >= 2, { what: 'the retry to be recorded', timeout: 5_000 });
     expect(attempts).toBe(2);
   });
+
+  it('starts the next job when an outcome commit frees a place among the attempts in flight (maxInFlight)', async () => {
+    t = await openTestStore();
+    const clock = new FakeClock();
+    const delivered = (recipients: readonly string[]): AttemptResult => ({
+      recipients: recipients.map((recipient) => ({ recipient, outcome: 'delivered', smtpCode: 250, response: '250 2.0.0 OK' })),
+      tls: false,
+      smtpCode: 250,
+      response: '250 2.0.0 OK',
+    });
+    service = new DeliveryService({
+      store: t.store,
+      config: deliveryConfig({ 'delivery.rate': 1000 }),
+      resolver: { mx: async () => ({ status: 'nxdomain' }), a: async () => ({ status: 'nxdomain' }), aaaa: async () => ({ status: 'nxdomain' }) },
+      logger: silentLogger(),
+      clock,
+      attempt: async ({ job }) => delivered(job.recipients),
+      // One attempt at a time, counted until its outcome is committed; the fake clock never
+      // reaches the idle check, so only the end of each commit can start the next job.
+      maxInFlight: 1,
+    });
+    await service.start();
+    const ids: string[] = [];
+    for (const to of ['a@one.test', 'b@two.test', 'c@three.test']) ids.push(await queueMessage(t.store, { to: [to], now: new Date(clock.now()) }));
+    service.notify();
+    await waitFor(() => ids.every((id) => jobsOf(t!.store, id)[0]?.state === 'done'), { what: 'all three jobs done', timeout: 5_000 });
+  });
 });
