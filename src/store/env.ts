@@ -38,6 +38,7 @@ export class Store {
   private stopping: Promise<void> | null = null;
   private readonly pending = new Set<Promise<unknown>>();
   private scope: WriteScope | null = null;
+  private commitFailures = 0;
 
   /** Notified by the outbox writer (store/webhook-outbox.ts) inside the writing transaction;
    *  the webhook dispatcher of this store subscribes to it. */
@@ -198,8 +199,16 @@ export class Store {
       // the batch holding it was committed and synced, and rejects if that batch failed.
       return (await root.childTransaction(() => this.inScope(fn) as any)) as T;
     } catch (err) {
+      // Counted at once, before the next batch's callbacks run: what a callback of the failed
+      // batch read (its earlier callbacks' writes) may be gone.
+      if (isLmdbCommitFailure(err)) this.commitFailures++;
       throw await commitFailure(err);
     }
+  }
+
+  /** Commits that failed as a whole (a full disk) since the store opened: caches of what writes read start afresh. */
+  get failedCommits(): number {
+    return this.commitFailures;
   }
 
   /**

@@ -41,14 +41,42 @@ function isHeadInTxn(store: Store, e: OutboxEntry): boolean {
 }
 
 /**
+ * Accounts known to have no webhook at all, so their events skip the accountWebhooks range (two
+ * per send, a cursor each). Only "none" is remembered: adding a webhook is the one change that
+ * makes it wrong, and createWebhook forgets the account inside its write (the store has one
+ * writer, this thread). A failed commit may have undone a webhook deletion that a later event of
+ * the same batch saw, so the set starts afresh after one (Store.failedCommits). Keyed by the open
+ * database, so a reopened store starts empty.
+ */
+const noWebhooks = new WeakMap<object, { failedCommits: number; accounts: Set<string> }>();
+const NO_WEBHOOKS_MAX = 100_000;
+
+function accountsWithoutWebhooks(store: Store): Set<string> {
+  const db = dbsOf(store).accountWebhooks;
+  let known = noWebhooks.get(db);
+  if (!known || known.failedCommits !== store.failedCommits) noWebhooks.set(db, (known = { failedCommits: store.failedCommits, accounts: new Set() }));
+  if (known.accounts.size >= NO_WEBHOOKS_MAX) known.accounts.clear();
+  return known.accounts;
+}
+
+/** Inside the write that adds a webhook to the account: its events look for webhooks again. */
+export function forgetNoWebhooksInTxn(store: Store, accountId: string): void {
+  noWebhooks.get(dbsOf(store).accountWebhooks)?.accounts.delete(accountId);
+}
+
+/**
  * Inside the event's write: outbox entries for every enabled webhook of the account that wants
- * this event (channel filter, event type), one per payload (payloadsOf). Cheap when the account
- * has no webhooks: one empty range.
+ * this event (channel filter, event type), one per payload (payloadsOf). Free when the account
+ * is known to have no webhooks; else one range, empty when it has none.
  */
 export function enqueueWebhookEventsInTxn(store: Store, e: EventRecord): void {
+  const none = accountsWithoutWebhooks(store);
+  if (none.has(e.accountId)) return;
   const db = dbsOf(store);
   let added = 0;
+  let webhooks = 0;
   for (const { key } of db.accountWebhooks.getRange({ start: [e.accountId], end: [e.accountId, KEY_MAX] })) {
+    webhooks++;
     const w = db.webhooks.get((key as [string, number, string])[2]) as Webhook | undefined;
     if (!w || !webhookWants(w, e)) continue;
     const now = Date.now();
@@ -60,6 +88,7 @@ export function enqueueWebhookEventsInTxn(store: Store, e: EventRecord): void {
       added++;
     }
   }
+  if (webhooks === 0) none.add(e.accountId);
   // The store's OutboxSignal (store/outbox-signal.ts), wired to the dispatcher in daemon.ts.
   if (added > 0) store.outbox.notify();
 }

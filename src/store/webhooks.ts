@@ -11,7 +11,7 @@ import { getChannelRecord } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
-import { removeOutboxOfWebhookInTxn } from './webhook-outbox.js';
+import { forgetNoWebhooksInTxn, removeOutboxOfWebhookInTxn } from './webhook-outbox.js';
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -42,6 +42,7 @@ export async function createWebhook(
     if (count >= maxPerAccount) throw new AppError('resource_limit_exceeded', `An account may have at most ${maxPerAccount} webhooks`);
     dbsOf(store).webhooks.put(webhook.id, webhook);
     dbsOf(store).accountWebhooks.put(indexKey(webhook), 1);
+    forgetNoWebhooksInTxn(store, webhook.accountId);
     dbsOf(store).webhookSecrets.put(webhook.id, signingKey);
   });
   return { webhook, signingKey };

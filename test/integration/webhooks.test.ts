@@ -428,6 +428,26 @@ describe('webhook delivery', () => {
     expect(rx.at(path).filter((r) => r.json.eventType !== 'delivered').length).toBe(before);
   });
 
+  it('sends to a webhook created after events of an account that had none, and stops after its deletion', async () => {
+    // The events of an account without webhooks skip the webhook lookup (webhook-outbox.ts):
+    // creating the first webhook must end that at once, for events of the same account.
+    const acct = await newAccount(t);
+    const channelId = await newChannel(t, acct.key);
+    await appendEvent(t, { accountId: acct.accountId, channelId, eventType: 'delivered' });
+    await appendEvent(t, { accountId: acct.accountId, channelId, eventType: 'opened' });
+    const path = nextPath();
+    const sentinel = nextPath();
+    const hook = await createHook({ url: rx.url(path) }, acct.key);
+    const first = await appendEvent(t, { accountId: acct.accountId, channelId, eventType: 'clicked' });
+    await waitFor(() => rx.at(path).length === 1, { what: 'the event after the first webhook' });
+    expect(rx.at(path)[0].json.messageId).toBe(first.messageId);
+    expect((await t.api('DELETE', `/webhooks/${hook.id}`, { key: acct.key })).status).toBe(204);
+    await createHook({ url: rx.url(sentinel) }, acct.key);
+    const later = await appendEvent(t, { accountId: acct.accountId, channelId, eventType: 'clicked' });
+    await waitFor(() => rx.at(sentinel).some((r) => r.json.messageId === later.messageId), { what: 'sentinel' });
+    expect(rx.at(path).length).toBe(1);
+  });
+
   it('sends what was in flight again after a restart, with the same webhook id', async () => {
     const channelId = await newChannel(t);
     const path = nextPath();

@@ -1,0 +1,116 @@
+/**
+ * Where one thread's CPU time went, by part of the work: every sample goes to the innermost
+ * frame of its stack that a part of our code claims, or else to the innermost frame a library
+ * part claims (so an lmdb put inside appendEventInTxn counts for the event, and the parts do not
+ * overlap: they add up to the thread's busy time); each part is shown in ms per unit of work
+ * (e.g. per HTTP send).
+ *
+ *   node bench/lib/profile-parts.mjs DIR|FILE [--per=3500] [--parts=http]
+ *
+ * DIR: the folder of `node --cpu-prof` files a benchmark kept (BENCH_KEEP_DATA=1); the main
+ * thread's profile (thread 0, the first of the process) is read. --per divides the times (the
+ * number of requests the profiled run made, warm-up included).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * The parts of the HTTP send path: a frame is matched by "functionName file" (file: the path
+ * after node_modules/ or dist/), the first part that matches names it. Parts from LIBRARY on
+ * claim a sample only when no part before it is on the stack.
+ */
+const LIBRARY = ['--library--', /^$/];
+export const HTTP_PARTS = [
+  ['startup (module loading, plugin boot)', /^(Module\._load|startComponent|serveCommand|loadESM|import) |avvio\/|node:internal\/modules\//],
+  ['finishing: results written back (storeSignedInTxn)', /^storeSignedInTxn /],
+  ['finishing: hand-off and results (signing.js, piscina)', /dist\/submission\/signing\.js|^piscina\/|piscina\/dist/],
+  ['commit: webhook outbox lookup', /^enqueueWebhookEventsInTxn /],
+  ['commit: statistics counters', /^(countEventInTxn|addInTxn) |dist\/store\/stats\.js/],
+  ['commit: event record + indexes', /^appendEventInTxn /],
+  ['commit: message queue index', /^queueMessageInTxn /],
+  ['commit: jobs', /^putJobInTxn /],
+  ['commit: unsigned entry', /^putPendingSignatureInTxn /],
+  ['commit: event meta flush', /^writeEventLogMeta |^flush dist\/store\/write-scope/],
+  ['commit: idempotency', /^putIdempotencyInTxn /],
+  ['commit: message record + rest', /^(commitOneInTxn|commitMessages) |dist\/store\/messages\.js/],
+  LIBRARY,
+  ['commit: lmdb transaction machinery', /lmdb\/write\.js|dist\/store\/env\.js/],
+  ['prepare: normalize', /^normalizeBody /],
+  ['prepare: senderKey (domain, key)', /^senderKey /],
+  ['prepare: recipients (deny list, suppressions)', /^splitRecipients /],
+  ['prepare: engagement', /^engagementFor /],
+  ['prepare: template / subject', /^(checkTemplate|headerSafe) /],
+  ['prepare: size estimate', /^checkedSize /],
+  ['prepare: forStorage', /^forStorage /],
+  ['prepare: record + rest', /^(prepareMessage|messageRecord) /],
+  ['send: account, channel, idempotency', /^(sendingAccount|resolveSendChannel|idempotencyContext|run) dist\/submission|dist\/submission\/(policy|channel|idempotency)\.js/],
+  ['send: enqueue / sendOne rest', /dist\/submission\/(transactional|enqueue|submission)\.js|dist\/http\/routes\/send\.js/],
+  ['http: auth', /^authenticate |dist\/api-keys\//],
+  ['http: rate limit', /dist\/http\/rate-limit\.js|@fastify\/rate-limit/],
+  ['http: JSON parse + key check', /dist\/http\/json-body\.js/],
+  ['http: schema validation', /^validate fastify\/lib\/validation|^tooDeep |^throwSendSchemaErrors |dist\/http\/send-validation/],
+  ['http: request log line', /^onResponseHookIterator |pino\/|sonic-boom\//],
+  ['http: response (serialize, write)', /fastify\/lib\/reply\.js|^serialize|fast-json-stringify/],
+  ['http: fastify routing, hooks, other', /fastify\/|find-my-way\//],
+  ['node http, sockets', /node:_http|node:net|node:internal\/streams|node:internal\/stream_base/],
+  ['garbage collector', /^\(garbage collector\) /],
+];
+
+const frameName = (n) =>
+  `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist|bench)\//, '$1/')}`;
+
+/** { totalMs, parts: [[part, ms]] } of one .cpuprofile (idle time left out). */
+export function partsOf(file, parts = HTTP_PARTS) {
+  const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const lib = parts.indexOf(LIBRARY);
+  const ours = lib < 0 ? parts : parts.slice(0, lib);
+  const libs = lib < 0 ? [] : parts.slice(lib + 1);
+  // [innermost part of ours, innermost library part] on the stack of each node.
+  const memo = new Map();
+  const claims = (id) => {
+    if (memo.has(id)) return memo.get(id);
+    const name = frameName(byId.get(id));
+    const up = parent.has(id) ? claims(parent.get(id)) : [undefined, undefined];
+    const c = [ours.find(([, re]) => re.test(name))?.[0] ?? up[0], libs.find(([, re]) => re.test(name))?.[0] ?? up[1]];
+    memo.set(id, c);
+    return c;
+  };
+  const claim = (id) => claims(id)[0] ?? claims(id)[1] ?? 'other';
+  const out = new Map();
+  const selfOf = new Map();
+  let total = 0;
+  prof.samples.forEach((id, i) => {
+    if (frameName(byId.get(id)).startsWith('(idle)')) return;
+    const us = prof.timeDeltas[i] ?? 0;
+    total += us;
+    const p = claim(id);
+    out.set(p, (out.get(p) ?? 0) + us);
+    const f = `${p} | ${frameName(byId.get(id))}`;
+    selfOf.set(f, (selfOf.get(f) ?? 0) + us);
+  });
+  const sorted = (m) => [...m].sort((a, b) => b[1] - a[1]).map(([k, us]) => [k, us / 1000]);
+  return { totalMs: total / 1000, parts: sorted(out), frames: sorted(selfOf) };
+}
+
+/** The main thread's profile in a --cpu-prof folder: the lowest thread number of the first process. */
+export function mainProfile(dir) {
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort((a, b) => threadOf(a) - threadOf(b));
+  return path.join(dir, files[0]);
+}
+
+const threadOf = (f) => Number(/\.(\d+)\.\d+\.cpuprofile$/.exec(f)?.[1] ?? 0);
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const target = process.argv[2];
+  const per = Number(/--per=(\d+)/.exec(process.argv.join(' '))?.[1] ?? 3500);
+  const file = fs.statSync(target).isDirectory() ? mainProfile(target) : target;
+  const { totalMs, parts, frames } = partsOf(file);
+  process.stdout.write(`${path.basename(file)}: ${totalMs.toFixed(0)} ms busy; ms per unit (÷${per})\n`);
+  for (const [k, ms] of parts) process.stdout.write(`${(ms / per).toFixed(4).padStart(8)}  ${ms.toFixed(0).padStart(6)} ms  ${k}\n`);
+  // --frames=PART: the heaviest frames (self time) of the parts whose name contains PART.
+  const which = /--frames=(.+)$/.exec(process.argv.find((a) => a.startsWith('--frames=')) ?? '')?.[1];
+  if (which) for (const [k, ms] of frames.filter(([k]) => k.split(' | ')[0].includes(which)).slice(0, 40)) process.stdout.write(`${ms.toFixed(0).padStart(6)} ms  ${k}\n`);
+}
