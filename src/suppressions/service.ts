@@ -1,10 +1,12 @@
 /**
- * Suppression verbs of the API (spec 4.12, api-surface suppressions.list): the policy lives here
- * so the route only parses and maps. Each add/remove request is one write transaction, so a
- * request's addresses are all applied or none are.
+ * Suppression verbs of the API (spec 4.12, api-surface suppressions.list): the policy and the
+ * access rule (the channel named must be one the key may act on: channels/service.ts channelFor)
+ * live here so the route only parses and maps. Each add/remove request is one write transaction,
+ * so a request's addresses are all applied or none are.
  */
+import { channelFor } from '../channels/service.js';
 import { normalizeEmail } from '../domain/address.js';
-import type { MailType, SuppressionReason, SuppressionRecord } from '../domain/types.js';
+import type { MailType, Principal, SuppressionReason, SuppressionRecord } from '../domain/types.js';
 import type { Store } from '../store/env.js';
 import { addSuppressionInTxn, pageSuppressions, removeSuppressionInTxn } from '../store/suppressions.js';
 
@@ -20,8 +22,9 @@ export interface ChangeResult {
   message: string;
 }
 
-/** `channelId` must already be checked against the principal (channels/service.ts channelFor). */
-export async function changeSuppressions(store: Store, mode: 'add' | 'remove', c: SuppressionChange): Promise<ChangeResult[]> {
+/** 404 channel_not_found or 403 for a channel the principal may not act on, before any write. */
+export async function changeSuppressions(store: Store, p: Principal, mode: 'add' | 'remove', change: SuppressionChange): Promise<ChangeResult[]> {
+  const c = { ...change, channelId: channelFor(store, p, change.channelId).id };
   return store.write(() =>
     c.emails.map((raw): ChangeResult => {
       const n = normalizeEmail(raw.trim());
@@ -47,7 +50,13 @@ export interface SuppressionQuery {
   offset: number;
 }
 
-export function listSuppressionPage(store: Store, q: SuppressionQuery): { totalCount: number; results: Pick<SuppressionRecord, 'email' | 'reason' | 'createdAt'>[] } {
+/** The channel is checked as for changeSuppressions. */
+export function listSuppressionPage(
+  store: Store,
+  p: Principal,
+  query: SuppressionQuery,
+): { totalCount: number; results: Pick<SuppressionRecord, 'email' | 'reason' | 'createdAt'>[] } {
+  const q = { ...query, channelId: channelFor(store, p, query.channelId).id };
   const page = pageSuppressions(store, q);
   return { totalCount: page.totalCount, results: page.results.map((s) => ({ email: s.email, reason: s.reason, createdAt: s.createdAt })) };
 }

@@ -1,7 +1,6 @@
 /** /suppressions: POST add and remove (spec 4.12), GET list (api-surface suppressions.list). */
 import type { FastifyInstance } from 'fastify';
-import type { MailType, SuppressionReason } from '../../domain/types.js';
-import { channelFor } from '../../channels/service.js';
+import type { MailType, Principal, SuppressionReason } from '../../domain/types.js';
 import { changeSuppressions, listSuppressionPage, type SuppressionChange } from '../../suppressions/service.js';
 import { pagingProperties } from '../schemas.js';
 import type { HttpContext } from '../server.js';
@@ -42,17 +41,14 @@ interface ListQuery {
 }
 
 export function suppressionRoutes(app: FastifyInstance, { store }: HttpContext): void {
-  const change = (mode: 'add' | 'remove') => async (req: { body: unknown; principal: import('../../domain/types.js').Principal }) => {
-    const b = req.body as SuppressionChange;
-    const channel = channelFor(store, req.principal, b.channelId);
-    return { results: await changeSuppressions(store, mode, { ...b, channelId: channel.id }) };
+  const change = (mode: 'add' | 'remove') => async (req: { body: unknown; principal: Principal }) => {
+    return { results: await changeSuppressions(store, req.principal, mode, req.body as SuppressionChange) };
   };
   app.post('/suppressions', { schema: { body } }, change('add'));
   app.post('/suppressions/remove', { schema: { body } }, change('remove'));
 
   app.get('/suppressions', { schema: { querystring: listQuery } }, async (req) => {
     const q = req.query as ListQuery;
-    const channel = channelFor(store, req.principal, q.channelId);
-    return listSuppressionPage(store, { ...q, channelId: channel.id, limit: q.limit ?? 25, offset: q.offset ?? 0 });
+    return listSuppressionPage(store, req.principal, { ...q, limit: q.limit ?? 25, offset: q.offset ?? 0 });
   });
 }
