@@ -1,7 +1,8 @@
 /**
  * Bearer authentication (RFC 6750) and the access rules of spec section 5: a bad credential is
  * 401; a credential of another account, or a channel key used on another channel, is 403
- * (channels/service.ts channelFor for the channels a request names).
+ * (channels/service.ts channelFor for the channels a request names). The account-key rule for
+ * writes is domain/access.ts requireAccountKey, applied by the resource services.
  */
 import { principalOfToken } from '../api-keys/service.js';
 import { AppError } from '../domain/errors.js';
@@ -14,8 +15,4 @@ export function authenticate(store: Store, header: string | undefined): Principa
   const principal = principalOfToken(store, m[1]);
   if (!principal) throw new AppError('unauthorized', 'The API key is not valid', { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } });
   return principal;
-}
-
-export function requireAccountKey(p: Principal): void {
-  if (p.channelId) throw new AppError('forbidden', 'This operation needs an account-level API key');
 }
