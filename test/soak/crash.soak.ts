@@ -14,6 +14,7 @@ import { ChildDaemon } from '../support/child-daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
+import { waitFor } from '../support/wait.js';
 
 const KILLS = Number(process.env.SOAK_KILLS ?? 15);
 const SINK_ADDRESS = '127.0.32.1';
@@ -167,18 +168,20 @@ describe('kill -9 at random moments', () => {
     await Promise.all(senders);
 
     // Everything acknowledged must arrive; the retry schedule is 1 s, so this is quick.
-    const deadline = Date.now() + 180_000;
     const arrived = () => new Set(sink.arrivals.map((a) => a.id));
-    for (;;) {
-      const missing = accepted.filter((a) => !arrived().has(a.id));
-      if (missing.length === 0) break;
-      if (Date.now() > deadline) {
-        const sample = await d.api('GET', `/activity/messages/${missing[0].id}`);
-        throw new Error(`${missing.length} acknowledged messages never arrived, e.g. ${missing[0].id} (${missing[0].via}): ${JSON.stringify(sample.body).slice(0, 1500)}`);
-      }
-      console.log(`[crash] waiting for ${missing.length} deliveries`);
-      await new Promise((r) => setTimeout(r, 2000));
-    }
+    const missing = () => accepted.filter((a) => !arrived().has(a.id));
+    let lastCount = -1;
+    const allArrived = () => {
+      const left = missing().length;
+      if (left && left !== lastCount) console.log(`[crash] waiting for ${left} deliveries`);
+      lastCount = left;
+      return left === 0;
+    };
+    await waitFor(allArrived, { what: 'every acknowledged message at the sink', timeout: 180_000 }).catch(async (err: Error) => {
+      const [first] = missing();
+      const sample = await d.api('GET', `/activity/messages/${first.id}`);
+      throw new Error(`${err.message}\n${missing().length} acknowledged messages never arrived, e.g. ${first.id} (${first.via}): ${JSON.stringify(sample.body).slice(0, 1500)}`);
+    });
 
     const byId = new Map<string, number[]>();
     for (const a of sink.arrivals) byId.set(a.id, [...(byId.get(a.id) ?? []), a.at]);
