@@ -267,6 +267,11 @@ export function findSendingDomain(store: Store, q: { accountId: string; channelI
   return getChannel(store, q.channelId) ? d : undefined;
 }
 
+/** Whether the domain's active DKIM key is stored, without reading (or decoding) the private key. */
+export function hasActiveKey(store: Store, d: SendingDomain): boolean {
+  return dbsOf(store).dkimKeys.doesExist([d.id, d.activeKey.selector]);
+}
+
 /** The domain's active DKIM key, with which all its mail is signed; undefined if no such domain. */
 export function getSigningKey(store: Store, domainName: string, accountId: string): SigningKey | undefined {
   const d = findDomainByName(store, accountId, normalizeName(domainName));

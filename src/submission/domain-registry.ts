@@ -1,6 +1,6 @@
 /** The store's domain verbs as submission's DomainRegistry port. */
 import type { Store } from '../store/env.js';
-import { findSendingDomain, getSigningKey } from '../store/domains.js';
+import { findSendingDomain, getSigningKey, hasActiveKey } from '../store/domains.js';
 import type { DkimKeyRef, DomainRegistry, SenderDomain } from './ports.js';
 
 export class StoreDomainRegistry implements DomainRegistry {
@@ -8,7 +8,7 @@ export class StoreDomainRegistry implements DomainRegistry {
 
   findSendingDomain(q: { accountId: string; channelId: string; domainName: string }): SenderDomain | undefined {
     const d = findSendingDomain(this.store, q);
-    return d ? { name: d.name, verified: d.verified } : undefined;
+    return d ? { name: d.name, verified: d.verified, signingDomain: hasActiveKey(this.store, d) ? d.name : undefined } : undefined;
   }
 
   signingKey(q: { accountId: string; domainName: string }): DkimKeyRef | undefined {

@@ -76,6 +76,12 @@ export interface MessageBuilder {
 export interface SenderDomain {
   name: string;
   verified: boolean;
+  /**
+   * The d= domain signingKey would give (its active key is stored), when the registry knows it
+   * from the same lookup: an intake that only records which domain to sign for after the commit
+   * then reads neither the domain again nor the private key. Absent: ask signingKey.
+   */
+  signingDomain?: string;
 }
 
 export interface DomainRegistry {

@@ -2,16 +2,15 @@
 import { domainOf } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
 import type { Channel } from '../domain/types.js';
-import type { DkimKeyRef } from './ports.js';
+import type { DkimKeyRef, SenderDomain } from './ports.js';
 import type { SubmissionDeps } from './deps.js';
 
 /**
  * The from domain must be registered in the account and linked to the channel (else 422 on
  * /from/email); on live channels it must also be verified (403 domain_unverified), because
  * unverified mail would fail DKIM/SPF at the receiver and hurt the domain's reputation.
- * Returns the DKIM key to sign with.
  */
-export function senderKey(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): DkimKeyRef | undefined {
+function sendingDomain(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): SenderDomain {
   const domainName = domainOf(q.from);
   const domain = deps.domains.findSendingDomain({ accountId: q.accountId, channelId: q.channel.id, domainName });
   if (!domain) {
@@ -22,7 +21,23 @@ export function senderKey(deps: SubmissionDeps, q: { accountId: string; channel:
   if (q.channel.deliveryType === 'live' && !domain.verified) {
     throw new AppError('domain_unverified', `The domain ${domainName} is not verified; publish its DNS records and call POST /domains/{id}/verify`);
   }
-  return deps.domains.signingKey({ accountId: q.accountId, domainName });
+  return domain;
+}
+
+/** The checks of sendingDomain; returns the DKIM key to sign with. */
+export function senderKey(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): DkimKeyRef | undefined {
+  sendingDomain(deps, q);
+  return deps.domains.signingKey({ accountId: q.accountId, domainName: domainOf(q.from) });
+}
+
+/**
+ * The checks of sendingDomain; returns the d= domain the message will be signed for after the
+ * commit (the key itself is read when signing), from the same lookup when the registry gives it.
+ */
+export function senderSigningDomain(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): string | undefined {
+  const domain = sendingDomain(deps, q);
+  if ('signingDomain' in domain) return domain.signingDomain;
+  return deps.domains.signingKey({ accountId: q.accountId, domainName: domainOf(q.from) })?.domain;
 }
 
 /**

@@ -35,7 +35,7 @@ import { enqueue } from './enqueue.js';
 import { engagementFor } from './engagement.js';
 import type { SubmissionDeps } from './deps.js';
 import type { BuildRequest } from './ports.js';
-import { senderKey, simulatedBounces } from './sender.js';
+import { senderSigningDomain, simulatedBounces } from './sender.js';
 import { forStorage } from './signing.js';
 import { checkTemplate } from './template-check.js';
 import { headerSafe } from '../workers/render.js';
@@ -141,7 +141,7 @@ export async function prepareMessage(
 ): Promise<PreparedMessage> {
   const { channel, account, mailType } = ctx;
   const n = normalizeBody(b, mailType);
-  const dkim = senderKey(deps, { accountId: account.id, channel, from: n.from.email });
+  const signingDomain = senderSigningDomain(deps, { accountId: account.id, channel, from: n.from.email });
   const split = splitRecipients(deps, channel, mailType, n.rcpts);
 
   const messageId = randomUUID();
@@ -171,7 +171,7 @@ export async function prepareMessage(
   const message: AcceptedMessage = {
     record: messageRecord({ ...ctx, b, n, split, messageId, messageIdHeader, tracking, subject, size }),
     compose: forStorage(request),
-    signingDomain: dkim?.domain,
+    signingDomain,
     simulatedBounces: channel.deliveryType === 'sandbox' ? simulatedBounces(split.send) : undefined,
   };
   return { message, response: { status: 'accepted', messageId, suppressions: split.suppressed } };
