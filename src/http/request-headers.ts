@@ -19,6 +19,9 @@ import { isUuid } from '../domain/uuid.js';
 export const CHANNEL_HEADERS = ['X-Service-Channel-Id', 'X-Helo-Channel-Id'] as const;
 export const IDEMPOTENCY_HEADERS = ['Idempotency-Key', 'X-Service-Idempotency-Key', 'X-Helo-Idempotency-Key'] as const;
 
+/** Node's names of the headers (lower case), made once rather than per request. */
+const LOWER: Record<string, string> = Object.fromEntries([...CHANNEL_HEADERS, ...IDEMPOTENCY_HEADERS].map((n) => [n, n.toLowerCase()]));
+
 /**
  * Route `schema.headers` of the send routes. Documentation only (no constraints): the values
  * are checked below, so that a bad header is reported with its own pointer and message, and
@@ -40,11 +43,12 @@ export const sendHeadersSchema = {
 
 /** The single value sent under any of `names`, or undefined; 422 when the aliases disagree. */
 function aliased(req: FastifyRequest, names: readonly string[]): { value: string; name: string } | undefined {
-  const present = names.flatMap((name) => {
-    const raw = req.headers[name.toLowerCase()];
+  const present: { name: string; value: string }[] = [];
+  for (const name of names) {
+    const raw = req.headers[LOWER[name] ?? name.toLowerCase()];
     const value = Array.isArray(raw) ? raw[0] : raw;
-    return value === undefined ? [] : [{ name, value }];
-  });
+    if (value !== undefined) present.push({ name, value });
+  }
   if (present.length === 0) return undefined;
   const [first, ...rest] = present;
   const differing = rest.filter((p) => p.value !== first.value);

@@ -68,16 +68,33 @@ function makeAjv(coerce: boolean): Ajv {
 /** Deepest nesting of objects and arrays a JSON body may have (template data included). */
 export const MAX_BODY_DEPTH = 32;
 
+/** A container to look into, and how it was reached (its pointer is made only for the answer). */
+interface Nested {
+  v: object;
+  depth: number;
+  parent: Nested | null;
+  key: string;
+}
+
 /** The pointer of the first container nested deeper than MAX_BODY_DEPTH, or null (iterative). */
 function tooDeep(body: unknown): string | null {
-  const todo: Array<{ v: unknown; depth: number; pointer: string }> = [{ v: body, depth: 0, pointer: '' }];
+  if (body === null || typeof body !== 'object') return null;
+  const todo: Nested[] = [{ v: body, depth: 0, parent: null, key: '' }];
   while (todo.length > 0) {
-    const { v, depth, pointer } = todo.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth >= MAX_BODY_DEPTH) return pointer;
-    for (const [k, x] of Object.entries(v)) todo.push({ v: x, depth: depth + 1, pointer: `${pointer}/${pointerSegment(k)}` });
+    const n = todo.pop()!;
+    if (n.depth >= MAX_BODY_DEPTH) return pointerTo(n);
+    for (const k of Object.keys(n.v)) {
+      const x = (n.v as Record<string, unknown>)[k];
+      if (x !== null && typeof x === 'object') todo.push({ v: x, depth: n.depth + 1, parent: n, key: k });
+    }
   }
   return null;
+}
+
+function pointerTo(n: Nested): string {
+  let p = '';
+  for (let at: Nested | null = n; at?.parent; at = at.parent) p = `/${pointerSegment(at.key)}${p}`;
+  return p;
 }
 
 /** What a request that arrives during shutdown is told to wait before retrying (RFC 9110 10.2.3). */
