@@ -81,7 +81,7 @@ describe('dispatcher wake-up', () => {
     t = await openTestStore();
     const clock = new FakeClock();
     const delivered = (recipients: readonly string[]): AttemptResult => ({
-      recipients: recipients.map((recipient) => ({ recipient, outcome: 'delivered', smtpCode: 250, response: '250 2.0.0 OK' })),
+      recipients: recipients.map((recipient) => ({ recipient, outcome: 'delivered', category: 'other', phase: 'message', smtpCode: 250, response: '250 2.0.0 OK' })),
       tls: false,
       smtpCode: 250,
       response: '250 2.0.0 OK',
