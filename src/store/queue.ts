@@ -52,6 +52,8 @@ export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<Lease
     // Collected first: the loop below changes the index it came from.
     const entries = [...jobsDue.getRange({ start: o.after ?? [0], end: [o.nowMs, KEY_MAX], limit: scanLimit + (o.after ? 1 : 0) })] as Array<{ key: DueKey; value: unknown }>;
     const out: DeliveryJob[] = [];
+    const leaseUntilMs = o.nowMs + o.leaseMs;
+    const leaseUntil = new Date(leaseUntilMs).toISOString();
     let skipped = 0;
     let examined = 0;
     let last: DueKey | undefined;
@@ -74,8 +76,7 @@ export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<Lease
         skipped++;
         continue;
       }
-      const leaseUntilMs = o.nowMs + o.leaseMs;
-      const leased: DeliveryJob = { ...job, state: 'leased', leaseUntil: new Date(leaseUntilMs).toISOString() };
+      const leased: DeliveryJob = { ...job, state: 'leased', leaseUntil };
       jobsDue.remove(key);
       jobs.put(job.id, leased);
       jobsLeased.put([leaseUntilMs, job.id], 1);
