@@ -36,7 +36,7 @@ export const HTTP_PARTS = [
   LIBRARY,
   ['commit: lmdb transaction machinery', /lmdb\/write\.js|dist\/store\/env\.js/],
   ['prepare: normalize', /^normalizeBody /],
-  ['prepare: senderKey (domain, key)', /^senderKey /],
+  ['prepare: sender domain (and key)', /^(senderKey|senderSigningDomain|sendingDomain) /],
   ['prepare: recipients (deny list, suppressions)', /^splitRecipients /],
   ['prepare: engagement', /^engagementFor /],
   ['prepare: template / subject', /^(checkTemplate|headerSafe) /],

@@ -65,6 +65,18 @@ function makeAjv(coerce: boolean): Ajv {
   return addFormats(new Ajv(opts));
 }
 
+/**
+ * A headers schema that only documents optional string headers (request-headers.ts checks the
+ * values itself) cannot fail: Node hands every such header over as one string (RFC 9110 5.3,
+ * repeated fields joined with commas), so validating it on each request would only cost time.
+ */
+function headersNeverFail(schema: unknown): boolean {
+  const s = schema as { type?: unknown; required?: unknown; properties?: Record<string, Record<string, unknown>> };
+  if (s.type !== 'object' || s.required !== undefined || !s.properties) return false;
+  if (Object.keys(s).some((k) => k !== 'type' && k !== 'properties')) return false;
+  return Object.values(s.properties).every((p) => p.type === 'string' && Object.keys(p).every((k) => k === 'type' || k === 'description'));
+}
+
 /** Deepest nesting of objects and arrays a JSON body may have (template data included). */
 export const MAX_BODY_DEPTH = 32;
 
@@ -218,7 +230,9 @@ export class HttpServer {
     const bodyAjv = makeAjv(false);
     const queryAjv = makeAjv(true);
     app.setValidatorCompiler(({ schema, httpPart }) =>
-      (httpPart === 'querystring' || httpPart === 'params' ? queryAjv : bodyAjv).compile(schema),
+      httpPart === 'headers' && headersNeverFail(schema)
+        ? () => true
+        : (httpPart === 'querystring' || httpPart === 'params' ? queryAjv : bodyAjv).compile(schema),
     );
     // Before schema validation: a body nested deeper than any request needs is refused here,
     // before it reaches code that recurses over it (the store's msgpack encoder overflowed the
