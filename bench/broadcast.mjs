@@ -213,8 +213,10 @@ export async function run({ entries, profile, threads }, { progress }) {
   const lines = [
     `One broadcast of ${fmt(entries)} entries (Handlebars subject, html with an {{#each}}, text; 10 recipient domains), ` +
       'live channel with a verified RSA-2048 DKIM domain, delivery disabled. The expander commits 100 entries per write ' +
-      `transaction, one write in flight, and builds them in the worker pool (${threads ? `${threads} thread(s)` : 'one thread per core, the default'}) in tasks of 25 entries, 32 tasks (800 entries) ahead, ` +
-      'queued behind the tasks a client waits for. The signatures are made after the commit, in the same pool, while the expansion goes on. ' +
+      'transaction, one write in flight, each as its normalized request (main-thread work only: suppressions, the subject, the commit), ' +
+      'prepared 25 entries per event-loop turn, each write first waiting up to 20 ms for pending writes of others (sends) to commit; ' +
+      `the finishing stage renders, composes and signs them after the commit in the worker pool (${threads ? `${threads} thread(s)` : 'one thread per core, the default'}), ` +
+      'in its background lane, behind the transactional sends, while the expansion goes on. ' +
       'The second run sends transactional messages meanwhile (2 clients, each one send then a 40 ms pause, from the POST of the broadcast ' +
       'until the last entry is committed), after 5 s of the same sends without any broadcast.',
     '',

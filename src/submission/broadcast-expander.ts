@@ -27,7 +27,11 @@ import type { SubmissionDeps } from './deps.js';
  * Entries per write transaction. Larger writes amortize the commit, but the transaction's
  * callback runs on the main thread and holds it (and every HTTP request) for its whole length,
  * and a send whose write lands in the same LMDB batch waits for that callback and for the
- * batch's fsync. 100 entries hold it about half as long as 200 did, at the same rate.
+ * batch's fsync. Measured since the expansion commits requests (bench/broadcast.mjs, 10,000
+ * entries, 2 cores at load 3-5, back to back): 100 per write committed 2,150-2,330 messages/s
+ * alone, 50 per write 1,170-1,880 (each write's fsync and turn is a fixed cost, now that no pool
+ * bounds the rate); 50 gave a lower p99 to the sends meanwhile (57-70 ms against 97-234 ms), which
+ * PREPARE_SLICE and othersFirst give back to 100 (below).
  */
 const COMMIT_BATCH = 100;
 /**
@@ -35,12 +39,29 @@ const COMMIT_BATCH = 100;
  * previous one committed, so nearly every LMDB batch held one and a send waited for it; with
  * one, the sends that come while a broadcast write commits can go in a batch without one (the
  * expander yields a turn before each write), and the next batch is prepared while this one
- * commits. Measured on 2 loaded cores, 10,000 entries, when the pool still built every entry
- * before its commit: p99 of a transactional send during the expansion 150-380 ms with 200 x 2,
- * 80-110 ms with 100 x 1, at the same rate (bench/RESULTS.md, broadcast section). Each write checks that it starts at the stored cursor
- * (store/broadcasts.ts), so when one fails, a later one rolls back too and no entry is skipped.
+ * commits. Measured when the pool still built every entry before its commit: p99 of a
+ * transactional send during the expansion 150-380 ms with 200 x 2, 80-110 ms with 100 x 1, at the
+ * same rate (bench/RESULTS.md, broadcast section); and since it commits requests: 50 x 2 commits
+ * no faster than 100 x 1 (2,110-2,280 messages/s) with a worse p99 (92-109 ms). Each write
+ * checks that it starts at the stored cursor (store/broadcasts.ts), so when one fails, a later
+ * one rolls back too and no entry is skipped.
  */
 const COMMITS_IN_FLIGHT = 1;
+/**
+ * Entries prepared per turn of the event loop. Preparing is main-thread work only (suppression
+ * reads, the subject, the record), and a whole batch prepared in one turn held the HTTP sends that
+ * came meanwhile for all of it: p99 of the sends during the expansion 145-234 ms in one turn, 86-94
+ * ms in slices of 25, at the same rate (2,290-2,480 messages/s).
+ */
+const PREPARE_SLICE = 25;
+/**
+ * At most this long a broadcast write waits for the writes of others to commit first
+ * (othersFirst): bounded, so that a steady stream of other writes slows the expansion without
+ * stopping it. With it, a send during the expansion waited p50 25 ms and p99 69-72 ms instead
+ * of 43-45 and 86-94 (the sends alone: p99 14-19 ms), and the expansion committed 2,200-2,310
+ * messages/s; before the expansion committed requests: 1,400-1,620 messages/s, p99 68-77 ms.
+ */
+const OTHERS_FIRST_MS = 20;
 
 type BroadcastRow = { index: number; entry: BroadcastEntry };
 
@@ -179,11 +200,12 @@ export class BroadcastExpander {
       // with no entries left still gets its one write, which marks it done).
       if (rows.length === 0 && from >= b.total && from > b.cursor) return;
       const end = rows.length > 0 ? rows[rows.length - 1]!.index + 1 : b.total;
-      const batch = this.prepareBatch(b, rows);
+      const batch = await this.prepareBatch(b, rows);
       if (commits.length >= COMMITS_IN_FLIGHT && !(await this.settled(commits.shift()!))) return;
       // Let the I/O that came meanwhile (HTTP sends, SMTP) run before the commit's transaction,
-      // which holds the main thread for its whole length.
+      // which holds the main thread for its whole length, and let their writes commit first.
       await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.othersFirst(commits.length);
       const commit = this.commitBatch(b, batch, { from, cursor: end });
       // Awaited in turn (or by expandBroadcast); marked handled now so a failing commit is not an
       // unhandled rejection while the next batch is prepared.
@@ -191,6 +213,18 @@ export class BroadcastExpander {
       commits.push(commit);
       from = end;
       if (rows.length === 0) return;
+    }
+  }
+
+  /**
+   * Transactional first: while writes other than the expander's own are pending (a send's commit,
+   * the finishing stage's), waits up to OTHERS_FIRST_MS for them, so that the broadcast's write
+   * does not join their LMDB batch, whose sends would then wait for its callback too.
+   */
+  private async othersFirst(own: number): Promise<void> {
+    const until = performance.now() + OTHERS_FIRST_MS;
+    while (this.deps.store.writesInFlight > own && performance.now() < until) {
+      await new Promise<void>((resolve) => setTimeout(resolve, 1));
     }
   }
 
@@ -220,9 +254,11 @@ export class BroadcastExpander {
 
   /**
    * One batch, on the main thread: suppressed entries become failure rows at once, an entry whose
-   * subject does not render with its data too, the others messages to commit as requests.
+   * subject does not render with its data too, the others messages to commit as requests. A turn
+   * is yielded every PREPARE_SLICE entries, so a request that comes meanwhile waits for a slice,
+   * not for the whole batch.
    */
-  private prepareBatch(b: BroadcastRecord<BroadcastCommon>, rows: BroadcastRow[]): PreparedBatch {
+  private async prepareBatch(b: BroadcastRecord<BroadcastCommon>, rows: BroadcastRow[]): Promise<PreparedBatch> {
     const { store, domains } = this.deps;
     // Looked up once per batch: the same for every entry but its message id and recipient, and
     // three store reads per entry were a visible part of the main thread's profile.
@@ -232,7 +268,8 @@ export class BroadcastExpander {
     };
     const batch: PreparedBatch = { messages: [], skipped: 0, failures: [], suppressed: [] };
     const suppressedAll = new Set<string>();
-    for (const row of rows) {
+    for (const [i, row] of rows.entries()) {
+      if (i > 0 && i % PREPARE_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const { index, entry } = row;
       const envelope = [...new Set([...entry.to, ...entry.cc, ...entry.bcc].map((a) => recipientKey(a.email)))];
       const { send, suppressed } = splitSuppressed(store, b.channelId, 'broadcast', envelope);

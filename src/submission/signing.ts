@@ -1,8 +1,8 @@
 /**
  * The finishing stage: MIME composition and DKIM signatures (RFC 6376) are made after the commit,
  * not before the 200 or the 250. enqueue() hands it the ids of the messages it committed
- * unfinished: an API send as its normalized request (transactional.ts), an SMTP submission as the
- * raw message to sign (raw.ts). It reads what was committed, composes (when there is a request)
+ * unfinished: an API send or a broadcast's entry as its normalized request (transactional.ts,
+ * broadcast-entry.ts), an SMTP submission as the raw message to sign (raw.ts). It reads what was committed, composes (when there is a request)
  * and signs (with the domain's key of that moment) in the worker pool, several messages per pool
  * task, and stores the finished body, which makes the message's jobs due (store/signing.ts). At
  * start it finishes what a stop or a crash left, from what was committed: composing is
