@@ -4,7 +4,7 @@
  * Checked against the in-process DNS server and by reading the stored (signed) message body.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { allMessages, getBody } from '../../src/store/messages.js';
+import { allMessages } from '../../src/store/messages.js';
 import { signedBody } from '../support/signing.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
@@ -61,7 +61,7 @@ async function broadcastUnsubscribe(sender: Sender): Promise<string> {
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   await t.daemon.submission.expander.drain();
   const m = allMessages(t.daemon.store).find((x) => x.broadcastId === res.body.broadcastId)!;
-  const raw = getBody(t.daemon.store, m.id)!.toString();
+  const raw = (await signedBody(t.daemon.store, m.id)).toString();
   const header = /^List-Unsubscribe:[ \t]*(.*(?:\r\n[ \t].*)*)/im.exec(raw)![1].replace(/\r\n[ \t]+/g, ' ');
   return /<(https:[^>]+)>/.exec(header)![1];
 }

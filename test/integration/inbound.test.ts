@@ -7,6 +7,7 @@ import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
 import { allMessages, getBody, getMessage } from '../../src/store/messages.js';
+import { signedBody } from '../support/signing.js';
 import { getSuppression } from '../../src/store/suppressions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
@@ -47,8 +48,10 @@ async function sendBroadcast(to: string): Promise<MessageRecord> {
   });
   expect(res.status).toBe(200);
   await t.daemon.submission.expander.drain();
-  const all = allMessages(t.daemon.store);
-  return all.find((m) => m.broadcastId === res.body.broadcastId)!;
+  const m = allMessages(t.daemon.store).find((x) => x.broadcastId === res.body.broadcastId)!;
+  // Broadcast entries are composed after their commit (submission/signing.ts): tests read the body.
+  await signedBody(t.daemon.store, m.id);
+  return getMessage(t.daemon.store, m.id)!;
 }
 
 const events = async (messageId: string, types: string) =>
