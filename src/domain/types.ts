@@ -104,6 +104,8 @@ export interface MessageRecord {
   suppressed: string[];
   /** Delivery jobs not yet finished; the message is `sent` when this reaches 0. */
   openJobs: number;
+  /** Seq of its `accepted` event (its messageQueue key); absent in records written before it was kept. */
+  acceptedSeq?: number;
 }
 
 export interface EventRecord {

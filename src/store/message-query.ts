@@ -33,8 +33,13 @@ export function queueMessageInTxn(store: Store, accepted: EventRecord): void {
 }
 
 /** Inside the write where the message's last delivery job finished (status becomes sent). */
-export function dequeueMessageInTxn(store: Store, m: Pick<MessageRecord, 'id' | 'accountId'>): void {
-  // The accepted event is the message's first: its seq is the first messageEvents entry.
+export function dequeueMessageInTxn(store: Store, m: Pick<MessageRecord, 'id' | 'accountId' | 'acceptedSeq'>): void {
+  if (m.acceptedSeq !== undefined) {
+    dbsOf(store).messageQueue.remove([m.accountId, m.acceptedSeq]);
+    return;
+  }
+  // A record written before acceptedSeq was kept: the accepted event is the message's first, so
+  // its seq is the first messageEvents entry.
   for (const key of dbsOf(store).messageEvents.getKeys({ start: [m.id], end: [m.id, KEY_MAX], limit: 1 })) {
     dbsOf(store).messageQueue.remove([m.accountId, (key as [string, number])[1]]);
   }

@@ -85,7 +85,12 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const r = m.record;
   const live = r.deliveryType === 'live';
   const byDomain = live ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
-  const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size };
+  const base = eventBase(r);
+  const ts = now.toISOString();
+  const accepted = appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: {} });
+  appendEventInTxn(store, { ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
+  // The accepted event's seq is kept so that leaving the queue is a key removal (dequeueMessageInTxn).
+  const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size, acceptedSeq: accepted.seq };
   dbsOf(store).messages.put(r.id, record);
   if (m.body) dbsOf(store).bodies.put(r.id, Buffer.from(m.body));
   const pending = awaitsFinishing(m);
@@ -96,11 +101,6 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
       ...(m.compose !== undefined && { compose: m.compose }),
     });
   }
-
-  const base = eventBase(r);
-  const ts = now.toISOString();
-  const accepted = appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: {} });
-  appendEventInTxn(store, { ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
 
   if (live) {
     queueMessageInTxn(store, accepted);

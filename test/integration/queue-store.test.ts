@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AttemptResult, RecipientResult } from '../../src/domain/delivery-result.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
+import { dbsOf } from '../../src/store/databases.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { getJob, leaseDueJobs, listJobs, nextDueAfter, queueCounts, recoverExpiredLeases, retryJob } from '../../src/store/queue.js';
@@ -141,6 +142,21 @@ describe('recordOutcome', () => {
     const bounce = eventsOfMessage(t.store, id).find((e) => e.eventType === 'bounced');
     expect(bounce?.details).toMatchObject({ reason: 'expired', bounceType: 'soft', response: 'ECONNREFUSED' });
     expect(isSuppressed(t.store, CHANNEL, 'transactional', 'late@example.test')).toBe(false);
+  });
+
+  it('takes a finished message out of the message queue, by its kept accepted seq or, for a record written without it, by its first event', async () => {
+    const kept = await queueMessage(t.store, { to: ['a@one.test'], now: new Date(T0) });
+    const old = await queueMessage(t.store, { to: ['b@two.test'], now: new Date(T0 + 1) });
+    const seqOf = (id: string) => eventsOfMessage(t.store, id).find((e) => e.eventType === 'accepted')!.seq;
+    expect(getMessage(t.store, kept)?.acceptedSeq).toBe(seqOf(kept));
+    // A record as written before acceptedSeq was kept.
+    const { acceptedSeq: _seq, ...older } = getMessage(t.store, old)!;
+    await t.store.write(() => dbsOf(t.store).messages.put(old, older));
+    const queuedSeqs = () => [...dbsOf(t.store).messageQueue.getKeys({})].map((k) => (k as [string, number])[1]);
+    expect(queuedSeqs()).toEqual([seqOf(kept), seqOf(old)]);
+    for (const to of ['a@one.test', 'b@two.test']) await recordOutcome(t.store, { job: await leaseOne(T0 + 10), attemptAt: new Date(T0 + 20), result: result([rcpt(to, {})]) });
+    expect(queuedSeqs()).toEqual([]);
+    expect(getMessage(t.store, old)).toMatchObject({ status: 'sent', openJobs: 0 });
   });
 
   it('refuses an outcome from a lease that is no longer current', async () => {
