@@ -23,7 +23,7 @@ const LIBRARY = ['--library--', /^$/];
 export const HTTP_PARTS = [
   ['startup (module loading, plugin boot)', /^(Module\._load|startComponent|serveCommand|loadESM|import) |avvio\/|node:internal\/modules\//],
   ['finishing: results written back (storeSignedInTxn)', /^storeSignedInTxn /],
-  ['finishing: hand-off and results (signing.js, piscina)', /dist\/submission\/signing\.js|^piscina\/|piscina\/dist/],
+  ['finishing: hand-off and results (finishing.js, piscina)', /dist\/submission\/finishing(-failures)?\.js|^piscina\/|piscina\/dist/],
   ['commit: webhook outbox lookup', /^enqueueWebhookEventsInTxn /],
   ['commit: statistics counters', /^(countEventInTxn|addInTxn) |dist\/store\/stats\.js/],
   ['commit: event record + indexes', /^appendEventInTxn /],

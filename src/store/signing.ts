@@ -3,7 +3,7 @@
  * DKIM signature after the commit. A message is committed with its entry here and its jobs
  * outside jobsDue (messages.ts); an API send is committed as its normalized request (the entry's
  * `compose`, no body yet), an SMTP submission as the raw message to sign (`bodies`). The
- * finishing stage (submission/signing.ts) composes and signs in the worker pool and stores the
+ * finishing stage (submission/finishing.ts) composes and signs in the worker pool and stores the
  * result with storeSignedBodies, which puts the jobs in jobsDue in the same transaction. The
  * entry goes only then, so whatever happens in between (a crash, a stop, a failed task), the
  * step is simply run again from what was committed.

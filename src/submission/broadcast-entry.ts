@@ -1,7 +1,7 @@
 /**
  * One broadcast entry as the message the expander commits (broadcast-expander.ts): its record and
  * its normalized request, as an API send is committed (transactional.ts), so that the expansion
- * is main-thread work only and the finishing stage (signing.ts) renders, composes and signs after
+ * is main-thread work only and the finishing stage (finishing.ts) renders, composes and signs after
  * the commit. What the message will carry is fixed here: Message-ID, Date and the multipart
  * boundaries, so composing after the commit, or again after a crash, gives the same message.
  */
@@ -13,7 +13,7 @@ import type { EngagementInput } from '../workers/engagement.js';
 import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
 import type { BuildRequest } from './ports.js';
 import { simulatedBounces } from './sender.js';
-import { forStorage, type CommittedRequest } from './signing.js';
+import { forStorage, type CommittedRequest } from './finishing.js';
 import { checkTemplate } from './template-check.js';
 import { estimatedSize } from './transactional.js';
 
@@ -63,7 +63,7 @@ export function entryMessage(
     engagement,
   };
   // The entry's index goes with the request: a composition that fails for good after the commit
-  // becomes this entry's failure row (signing.ts, store/broadcasts.ts).
+  // becomes this entry's failure row (finishing.ts, store/broadcasts.ts).
   const compose: CommittedRequest = { ...forStorage(request), broadcastEntry: row.index };
   return {
     record: entryRecord(b, entry, { id, messageIdHeader, subject, size: estimatedSize(request), ...r }),

@@ -1,7 +1,7 @@
 /**
  * Turns accepted broadcasts into messages, a batch at a time: suppressed entries are skipped, the
  * rest are committed as their normalized requests (broadcast-entry.ts) together with the
- * broadcast's cursor, and the finishing stage (signing.ts) renders, composes and signs them after
+ * broadcast's cursor, and the finishing stage (finishing.ts) renders, composes and signs them after
  * the commit, in its background lane, behind the transactional sends. So the expansion is
  * main-thread work only and is not bound by the worker pool. One broadcast at a time, oldest
  * first. An entry that cannot be prepared (its subject does not render with its data) becomes a

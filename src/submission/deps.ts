@@ -27,14 +27,14 @@ export interface SubmissionDeps {
   idempotency: IdempotencyGate;
   /** Called after messages were committed for delivery (the dispatcher looks at the queue now, metrics count them). */
   onQueued?: (messages: readonly AcceptedMessage[]) => void;
-  /** Called when messages committed unfinished were composed and signed and their jobs became due (signing.ts). */
+  /** Called when messages committed unfinished were composed and signed and their jobs became due (finishing.ts). */
   onReady?: () => void;
-  /** Composes and signs what enqueue committed unfinished, after the commit (signing.ts; made by Submission). */
+  /** Composes and signs what enqueue committed unfinished, after the commit (finishing.ts; made by Submission). */
   signing: SignatureQueue;
 }
 
 /** The signing stage as enqueue sees it. */
 export interface SignatureQueue {
-  /** background: a broadcast's messages, finished after the sends that wait (signing.ts, two lanes). */
+  /** background: a broadcast's messages, finished after the sends that wait (finishing.ts, two lanes). */
   schedule(messageIds: readonly string[], o?: { background?: boolean }): void;
 }

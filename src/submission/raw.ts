@@ -5,7 +5,7 @@
  * (raw-content.ts), lift the documented X-Tags / X-Metadata headers into tags and
  * metadata, strip Bcc (RFC 5322 3.6.3), add Message-ID/Date when missing (RFC 5322 3.6, RFC 6409
  * 8.2/8.3) and commit before the 250; the DKIM signature with the domain's key (existing
- * signatures are kept) is added after the commit (signing.ts).
+ * signatures are kept) is added after the commit (finishing.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { domainOf, recipientKey, type Address } from '../domain/address.js';

@@ -1,7 +1,7 @@
 /**
  * The one submission path shared by every ingress (HTTP and SMTP): validation, policy,
  * suppressions, idempotency, rendering, durable enqueue, then DKIM signing after the commit
- * (signing.ts). The adapters parse their protocol, call one verb here and map its result or
+ * (finishing.ts). The adapters parse their protocol, call one verb here and map its result or
  * AppError to the wire.
  */
 import type { Logger } from 'pino';
@@ -15,13 +15,13 @@ import { sendTransactionalBatch, type BatchRequest, type BatchResponse } from '.
 import { sendBroadcast, type BroadcastRequest, type BroadcastResponse } from './broadcast.js';
 import { BroadcastExpander } from './broadcast-expander.js';
 import { submitRaw, type RawAccepted, type RawSubmission } from './raw.js';
-import { SigningStage } from './signing.js';
+import { FinishingStage } from './finishing.js';
 
 export class Submission {
   readonly deps: SubmissionDeps;
   readonly expander: BroadcastExpander;
-  /** DKIM signing after the commit (signing.ts). */
-  readonly signing: SigningStage;
+  /** Composition and DKIM signing after the commit (finishing.ts). */
+  readonly signing: FinishingStage;
   private sweeper: NodeJS.Timeout | null = null;
   private readonly logger: Logger;
 
@@ -31,7 +31,7 @@ export class Submission {
     const { store, builder, domains, onReady } = opts;
     // The size limit an API send's estimate was checked against at intake, now on the composed message.
     const maxMessageSize = opts.config.smtp.maxMessageSize;
-    this.signing = new SigningStage({ store, builder, domains, onReady, maxMessageSize, logger: logger.child({ component: 'signing' }) });
+    this.signing = new FinishingStage({ store, builder, domains, onReady, maxMessageSize, logger: logger.child({ component: 'signing' }) });
     this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store), signing: this.signing };
     this.expander = new BroadcastExpander(this.deps, logger.child({ component: 'broadcast' }));
   }

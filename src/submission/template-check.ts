@@ -3,7 +3,7 @@
  * (templating_error 422 on /template/<part>, as when rendering failed before the commit), and its
  * subject is rendered now, because the message record and its `accepted` and `processed` events
  * carry the subject from the commit on. The html and text parts are rendered after the commit by
- * the finishing stage (signing.ts), with the same data: compiling is cached per source in
+ * the finishing stage (finishing.ts), with the same data: compiling is cached per source in
  * workers/render.ts (TemplateChecker), so a template sent again costs two map look-ups.
  */
 import type { TemplateInput } from '../domain/send-rules.js';

@@ -3,7 +3,7 @@
  * ingress-independent: resolve the channel, apply account and recipient policy, validate and
  * normalize, check the template (template-check.ts), then commit durably the normalized request;
  * rendering, MIME composition and the DKIM signature are made after the commit (the finishing
- * stage, signing.ts), so the 200 waits for none of them. What the 200 returns (the messageId)
+ * stage, finishing.ts), so the 200 waits for none of them. What the 200 returns (the messageId)
  * and what the message will carry (Message-ID, Date, multipart boundaries) are fixed here, so
  * composing after the commit, or again after a crash, gives the message the 200 described. The
  * HTTP adapter only maps the result to the wire. transactional-batch.ts reuses prepareMessage.
@@ -36,7 +36,7 @@ import { engagementFor } from './engagement.js';
 import type { SubmissionDeps } from './deps.js';
 import type { BuildRequest } from './ports.js';
 import { senderSigningDomain, simulatedBounces } from './sender.js';
-import { forStorage } from './signing.js';
+import { forStorage } from './finishing.js';
 import { checkTemplate } from './template-check.js';
 import { headerSafe } from '../workers/render.js';
 
@@ -131,7 +131,7 @@ interface RecipientSplit {
  * Validates one SendMessageRequest, applies recipient policy and suppressions, checks the
  * template (one that does not compile is a 422 here) and the estimated size: everything but the
  * commit, so a batch can commit all its messages at once. The message is committed as its
- * normalized request and composed and signed after the commit (signing.ts).
+ * normalized request and composed and signed after the commit (finishing.ts).
  * Throws an AppError (with pointers relative to the request) when the message cannot be sent.
  */
 export async function prepareMessage(
@@ -179,7 +179,7 @@ export async function prepareMessage(
 
 /**
  * The stored record of an API message (mailSource "api"), as known at intake: a template's
- * rendered html and text and the exact size come with composition (signing.ts stores them).
+ * rendered html and text and the exact size come with composition (finishing.ts stores them).
  */
 function messageRecord(m: {
   channel: Channel;

@@ -108,7 +108,7 @@ export class WorkerPool {
    * on its thread (not counting the wait for a thread).
    */
   signTimed(input: SignRawInput): Promise<SignedMessage> {
-    // Signing happens after the commit (submission/signing.ts): nobody waits for it, so it queues
+    // Signing happens after the commit (submission/finishing.ts): nobody waits for it, so it queues
     // behind the builds that an HTTP or SMTP client is waiting for (task-lanes.ts).
     return this.run({ task: 'signTimed', input }, { background: true });
   }

@@ -55,7 +55,7 @@ export interface SignedMessage {
 }
 
 /**
- * One message of the finishing stage (submission/signing.ts), after its commit: composed from
+ * One message of the finishing stage (submission/finishing.ts), after its commit: composed from
  * the committed request (API sends) or taken as committed (SMTP), then DKIM-signed if a key is
  * given.
  */

@@ -1,5 +1,5 @@
 /**
- * Composition after the commit (src/submission/signing.ts) survives kill -9: sends answered 200
+ * Composition after the commit (src/submission/finishing.ts) survives kill -9: sends answered 200
  * are committed as their normalized requests; the daemon is killed right after the 200, before
  * the finishing stage composed them all; the next start composes, signs and delivers every one,
  * and what the MX receives is, apart from the DKIM-Signature field, byte for byte the message
@@ -11,7 +11,7 @@ import { Store } from '../../src/store/env.js';
 import { trackingSecret } from '../../src/store/secrets.js';
 import { awaitsSignature, unsignedMessage } from '../../src/store/signing.js';
 import type { BuildRequest } from '../../src/submission/ports.js';
-import type { CommittedRequest } from '../../src/submission/signing.js';
+import type { CommittedRequest } from '../../src/submission/finishing.js';
 import { WorkerPool } from '../../src/workers/pool.js';
 import { ChildDaemon } from '../support/child-daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';

@@ -231,7 +231,7 @@ describe('broadcast lifecycle and cancel', () => {
 
     await t.daemon.submission.expander.start();
     await t.daemon.submission.expander.drain();
-    // Their jobs are due once the messages are signed (after the commit, src/submission/signing.ts).
+    // Their jobs are due once the messages are signed (after the commit, src/submission/finishing.ts).
     await waitFor(() => t.daemon.submission.signing.backlog === 0, { what: 'the broadcast messages signed' });
     // Expanded, but the messages wait in the queue (delivery is off): processing, nothing handled.
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'processing', completion: '0%', statistics: { sent: 3, delivered: 0 } });
@@ -315,7 +315,7 @@ describe('entries that cannot be built, and expansions that fail', () => {
     await t.daemon.submission.expander.drain();
     const id = res.body.broadcastId;
     // Composed after the commit: the bad ones fail there, a few times a few seconds apart
-    // (src/submission/signing.ts), then end, each with its entry's failure row in the same write.
+    // (src/submission/finishing.ts), then end, each with its entry's failure row in the same write.
     await waitFor(() => messagesOf(id).every((m) => !awaitsSignature(t.daemon.store, m.id)), { what: 'every message finished or ended', timeout: 20_000 });
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'completed', completion: '100%', messages: 151, failed: 150 });
     const page = await t.api('GET', `/broadcasts/${id}/failures?limit=2&offset=148`);

@@ -1,5 +1,5 @@
 /**
- * A send whose composition fails after the commit (src/submission/signing.ts): the template
+ * A send whose composition fails after the commit (src/submission/finishing.ts): the template
  * passes the intake check and the size estimate, but its data renders a message over
  * smtp.maxMessageSize, which is known only once composed, after the 200. The message ends with a
  * permanent bounced event per recipient that says why, its details show it, nothing is

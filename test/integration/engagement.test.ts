@@ -52,7 +52,7 @@ async function sendBroadcast(s: Sender, to: string, html = '<p>News</p><p><a hre
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   await t.daemon.submission.expander.drain();
-  // Composed after the commit (src/submission/signing.ts): the body is read once it is there.
+  // Composed after the commit (src/submission/finishing.ts): the body is read once it is there.
   await signedBody(t.daemon.store, messagesOf(res.body.broadcastId)[0].id);
   return messagesOf(res.body.broadcastId)[0];
 }
@@ -83,7 +83,7 @@ describe('open and click tracking', () => {
       },
     });
     expect(res.status).toBe(200);
-    // Composed (links rewritten, pixel added) after the commit: src/submission/signing.ts.
+    // Composed (links rewritten, pixel added) after the commit: src/submission/finishing.ts.
     await signedBody(t.daemon.store, res.body.messageId);
     message = getMessage(t.daemon.store, res.body.messageId)!;
   });

@@ -49,7 +49,7 @@ async function sendBroadcast(to: string): Promise<MessageRecord> {
   expect(res.status).toBe(200);
   await t.daemon.submission.expander.drain();
   const m = allMessages(t.daemon.store).find((x) => x.broadcastId === res.body.broadcastId)!;
-  // Broadcast entries are composed after their commit (submission/signing.ts): tests read the body.
+  // Broadcast entries are composed after their commit (submission/finishing.ts): tests read the body.
   await signedBody(t.daemon.store, m.id);
   return getMessage(t.daemon.store, m.id)!;
 }

@@ -26,7 +26,7 @@ async function send(s: Sender, body: Record<string, unknown>, key?: string): Pro
     body: { from: { email: `news@${s.domain}`, name: 'News' }, subject: 'Hello', text: 'Hi there', ...body },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  // The message as stored: composed and signed after the commit (src/submission/signing.ts).
+  // The message as stored: composed and signed after the commit (src/submission/finishing.ts).
   await signedBody(t.daemon.store, res.body.messageId);
   return res.body.messageId;
 }

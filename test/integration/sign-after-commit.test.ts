@@ -1,5 +1,5 @@
 /**
- * DKIM signing after the commit (src/submission/signing.ts): the 200 of a send does not wait for
+ * DKIM signing after the commit (src/submission/finishing.ts): the 200 of a send does not wait for
  * the signature; the message's jobs wait for it instead, and what the MX receives is the stored
  * message with its signature, verified by mailauth against the published DNS record. A stop
  * between the commit and the signature loses nothing: the next start signs from the store.

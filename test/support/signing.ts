@@ -1,5 +1,5 @@
 /**
- * Messages are DKIM-signed after their commit (src/submission/signing.ts): a test that reads the
+ * Messages are DKIM-signed after their commit (src/submission/finishing.ts): a test that reads the
  * stored body for its signature waits for that step first.
  */
 import type { Store } from '../../src/store/env.js';

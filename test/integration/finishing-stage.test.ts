@@ -1,4 +1,4 @@
-/** The signing stage (src/submission/signing.ts) on a real LMDB store, with a stand-in signer. */
+/** The finishing stage (src/submission/finishing.ts) on a real LMDB store, with a stand-in signer. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Logger } from 'pino';
 import { AppError } from '../../src/domain/errors.js';
@@ -8,7 +8,7 @@ import { getSuppression } from '../../src/store/suppressions.js';
 import { dueJobIds } from '../../src/store/queue.js';
 import { awaitingSignatureCount, awaitsSignature, pendingSignaturesAfter } from '../../src/store/signing.js';
 import type { DkimKeyRef, FinishRequest } from '../../src/submission/ports.js';
-import { SigningStage, type SigningStageOptions } from '../../src/submission/signing.js';
+import { FinishingStage, type FinishingStageOptions } from '../../src/submission/finishing.js';
 import { TaskError } from '../../src/workers/errors.js';
 import { jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { waitFor } from '../support/wait.js';
@@ -16,7 +16,7 @@ import { waitFor } from '../support/wait.js';
 const KEY: DkimKeyRef = { domain: 'sender.test', selector: 's1', algorithm: 'ed25519', privateKeyPem: 'not used by the stand-in' };
 
 let t: TestStore;
-let stage: SigningStage | undefined;
+let stage: FinishingStage | undefined;
 
 beforeEach(async () => {
   t = await openTestStore();
@@ -35,10 +35,10 @@ const fakeSign = async ({ raw, dkim }: { raw: Uint8Array; dkim: DkimKeyRef }) =>
 const finishWith = (sign: typeof fakeSign) => (inputs: FinishRequest[]) =>
   Promise.allSettled(inputs.map(async (i) => ({ raw: i.dkim ? await sign({ raw: i.raw!, dkim: i.dkim }) : i.raw! })));
 
-type Sizes = Pick<SigningStageOptions, 'batch' | 'concurrency' | 'maxWaiting' | 'pageSize'>;
+type Sizes = Pick<FinishingStageOptions, 'batch' | 'concurrency' | 'maxWaiting' | 'pageSize'>;
 
-function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () => void; logger?: Logger; sizes?: Sizes } = {}): SigningStage {
-  stage = new SigningStage({
+function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () => void; logger?: Logger; sizes?: Sizes } = {}): FinishingStage {
+  stage = new FinishingStage({
     store: t.store,
     builder: { finish: finishWith(o.sign ?? fakeSign) },
     domains: { signingKey: () => ('key' in o ? o.key : KEY) },
@@ -53,7 +53,7 @@ function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () =>
 
 const signed = (id: string) => waitFor(() => !awaitsSignature(t.store, id), { what: `message ${id} signed` });
 
-describe('SigningStage', () => {
+describe('FinishingStage', () => {
   it('keeps the jobs of a message committed unsigned out of the due queue until its signed body is stored', async () => {
     const onReady = vi.fn();
     const s = newStage({ onReady });
@@ -239,7 +239,7 @@ describe('SigningStage', () => {
   });
 });
 
-describe('SigningStage lanes', () => {
+describe('FinishingStage lanes', () => {
   it('finishes a send scheduled after a broadcast\'s messages (background) before them', async () => {
     const order: string[] = [];
     let release!: () => void;

@@ -14,16 +14,17 @@
  * be unpublished (domains keep only the active and the pending key). The worst case is a
  * message committed just before a rotation and signed just after it: it carries the new key,
  * which is what the domain publishes now.
+ *
+ * Why a try failed and what comes next (a retry, or the message ends) is finishing-failures.ts.
  */
 import type { Logger } from 'pino';
-import { isAppError } from '../domain/errors.js';
 import { definedOnly } from '../domain/defined.js';
 import type { MessageRecord } from '../domain/types.js';
 import { failComposedEntryInTxn } from '../store/broadcasts.js';
 import type { Store } from '../store/env.js';
 import { trackingSecret } from '../store/secrets.js';
-import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, storeSignedBodies, unsignedMessage, type FinishedMessage, type UnfinishedFailure } from '../store/signing.js';
-import { TaskError } from '../workers/errors.js';
+import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, storeSignedBodies, unsignedMessage, type FinishedMessage } from '../store/signing.js';
+import { classify, ComposedTooLarge, countFailure, failureCode, unfinishedFailure, waitAfter, type Failures, type RetryPolicy } from './finishing-failures.js';
 import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
 
 /**
@@ -43,7 +44,7 @@ export function forStorage(req: BuildRequest): CommittedRequest {
   return { ...req, engagement };
 }
 
-export interface SigningStageOptions {
+export interface FinishingStageOptions {
   store: Store;
   /** The worker pool's finish task (builder.ts), which reports each signature's time to the metrics. */
   builder: Pick<MessageBuilder, 'finish'>;
@@ -61,7 +62,7 @@ export interface SigningStageOptions {
    */
   retryMs?: number;
   maxRetryMs?: number;
-  /** Wait between the tries of a message whose failure comes back for its input (see classify). */
+  /** Wait between the tries of a message whose failure comes back for its input (finishing-failures.ts classify). */
   confirmMs?: number;
   /** The message ends (bounced) after failing this many times in a row the same way for its input. */
   confirmTries?: number;
@@ -75,48 +76,6 @@ export interface SigningStageOptions {
    */
   maxWaiting?: number;
   pageSize?: number;
-}
-
-/** A full store is retried soon and more slowly each time (as delivery's recordDurably does): space usually returns within seconds. */
-const FULL_RETRY_FIRST_MS = 250;
-const FULL_RETRY_MAX_MS = 10_000;
-
-/**
- * Why a try failed, for what happens next. full: the store is full, retried soon (space usually
- * returns). input: the worker said the input fails the same way on every try (a template that
- * cannot render with this data: templating errors now happen after the 200, since rendering
- * moved after the commit) or the composed message is over the size limit; it is tried again a
- * few times a few seconds apart (a worker that crashed meanwhile gives another error, which
- * starts the count again), then ended. other: retried with a growing wait, never ended: nothing
- * says the message is at fault.
- */
-type FailureKind = 'full' | 'input' | 'other';
-
-/** A composed message over smtp.maxMessageSize: its size comes from the data, known only once composed. */
-class ComposedTooLarge extends Error {}
-
-/** The catalogue code (domain/errors.ts) a broadcast failure row names for a composition that failed for good. */
-function failureCode(err: unknown): string {
-  if (err instanceof ComposedTooLarge) return 'validation_failed';
-  const task = err instanceof TaskError ? err : err instanceof Error && err.cause instanceof TaskError ? err.cause : undefined;
-  return task?.code ?? (isAppError(err) ? err.code : 'internal_error');
-}
-
-function classify(err: unknown): FailureKind {
-  if (isAppError(err) && err.code === 'storage_full') return 'full';
-  if (err instanceof ComposedTooLarge) return 'input';
-  const task = err instanceof TaskError ? err : err instanceof Error && err.cause instanceof TaskError ? err.cause : undefined;
-  return task?.deterministic ? 'input' : 'other';
-}
-
-/** A message's failed tries since its last success. */
-interface Failures {
-  tries: number;
-  /** Tries in a row that failed for the input with this same message. */
-  same: number;
-  last?: string;
-  /** An unknown failure was logged (once per message). */
-  logged?: boolean;
 }
 
 /** One message of a pool task. */
@@ -136,7 +95,7 @@ interface Scan {
   again: boolean;
 }
 
-export class SigningStage {
+export class FinishingStage {
   /**
    * Two lanes. `waiting`: messages scheduled as they are committed (transactional sends: the
    * latency-sensitive ones), taken first and bounded by maxWaiting. `paged`: a page of the
@@ -158,9 +117,8 @@ export class SigningStage {
   private readonly tasks = new Set<Promise<void>>();
   private readonly concurrency: number;
   private readonly batch: number;
-  private readonly retryMs: number;
-  private readonly maxRetryMs: number;
-  private readonly confirmMs: number;
+  /** The waits between tries (finishing-failures.ts waitAfter). */
+  private readonly policy: RetryPolicy;
   private readonly confirmTries: number;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private started = false;
@@ -171,12 +129,11 @@ export class SigningStage {
   private finished: FinishedMessage[] = [];
   private write: Promise<void> | null = null;
 
-  constructor(private readonly o: SigningStageOptions) {
+  constructor(private readonly o: FinishingStageOptions) {
     this.concurrency = o.concurrency ?? 4;
     this.batch = o.batch ?? 32;
-    this.retryMs = o.retryMs ?? 5_000;
-    this.maxRetryMs = Math.max(this.retryMs, o.maxRetryMs ?? 5 * 60_000);
-    this.confirmMs = o.confirmMs ?? 2_000;
+    const retryMs = o.retryMs ?? 5_000;
+    this.policy = { retryMs, maxRetryMs: Math.max(retryMs, o.maxRetryMs ?? 5 * 60_000), confirmMs: o.confirmMs ?? 2_000 };
     this.confirmTries = o.confirmTries ?? 3;
     this.drainMs = o.drainMs ?? 5_000;
     this.maxWaiting = o.maxWaiting ?? 4_096;
@@ -377,10 +334,7 @@ export class SigningStage {
     if (!this.started || this.stopping) return;
     const kind = classify(err);
     const reason = err instanceof Error ? err.message : String(err);
-    const f = this.tries.get(messageId) ?? { tries: 0, same: 0 };
-    f.tries++;
-    f.same = kind === 'input' && f.last === reason ? f.same + 1 : kind === 'input' ? 1 : 0;
-    f.last = kind === 'input' ? reason : undefined;
+    const f = countFailure(this.tries.get(messageId) ?? { tries: 0, same: 0 }, kind, reason);
     this.tries.set(messageId, f);
     if (kind === 'input' && f.same >= this.confirmTries) return void this.end(messageId, err, reason);
     if (kind === 'full' && f.tries === 1) this.o.logger.warn({ messageId }, 'storage full while storing a finished message; retrying until space returns');
@@ -389,13 +343,7 @@ export class SigningStage {
       f.logged = true;
       this.o.logger.error({ err, messageId }, 'composing or DKIM signing after the commit failed; the message waits and is tried again (logged once)');
     }
-    this.retryLater(messageId, this.waitAfter(kind, f.tries));
-  }
-
-  private waitAfter(kind: FailureKind, tries: number): number {
-    if (kind === 'full') return Math.min(FULL_RETRY_FIRST_MS * 2 ** (tries - 1), FULL_RETRY_MAX_MS);
-    if (kind === 'input') return this.confirmMs;
-    return Math.min(this.retryMs * 2 ** Math.min(tries - 1, 20), this.maxRetryMs);
+    this.retryLater(messageId, waitAfter(this.policy, kind, f.tries));
   }
 
   private retryLater(messageId: string, wait: number): void {
@@ -415,9 +363,7 @@ export class SigningStage {
    * fail in turn (a full store): it is then tried again, fails the same way and ends then.
    */
   private end(messageId: string, err: unknown, reason: string): void {
-    const failure: UnfinishedFailure = err instanceof ComposedTooLarge
-      ? { reason, category: 'message_too_large', enhancedCode: '5.3.4' }
-      : { reason, category: 'other', enhancedCode: '5.6.0' };
+    const failure = unfinishedFailure(err, reason);
     const index = (unsignedMessage(this.o.store, messageId)?.compose as CommittedRequest | undefined)?.broadcastEntry;
     // A broadcast's entry: its failure row says why, as one that failed before the commit did.
     const row = index === undefined ? undefined : { index, code: failureCode(err), message: reason };
@@ -429,7 +375,7 @@ export class SigningStage {
       },
       (e: unknown) => {
         this.o.logger.warn({ err: e, messageId }, 'ending a message that cannot be composed failed; tried again');
-        if (this.started && !this.stopping) this.retryLater(messageId, this.waitAfter(classify(e), this.tries.get(messageId)?.tries ?? 1));
+        if (this.started && !this.stopping) this.retryLater(messageId, waitAfter(this.policy, classify(e), this.tries.get(messageId)?.tries ?? 1));
       },
     );
   }
