@@ -43,6 +43,12 @@ export const BOUNCE_RULES: readonly BounceRule[] = [
   { id: 'tls-phase', phases: ['tls'], action: 'defer', category: 'tls' },
   // A name server did not answer (SERVFAIL, timeout): RFC 5321 5.1 / 4.5.4.1, retry later.
   { id: 'dns-temporary', phases: ['dns'], class: 4, action: 'defer', category: 'dns' },
+  // Our own lookup found no such domain (NXDOMAIN, or no MX and no address records: mx.ts
+  // answers 5.1.2) or a null MX (RFC 7505, 5.1.10): a DNS failure, not an unknown user, although
+  // the description says "does not exist". Hard; whether it suppresses is delivery's business
+  // (store/dns-failures.ts: only after repeated failures of the domain).
+  { id: 'dns-no-domain', phases: ['dns'], class: 5, status: '1.2', action: 'bounce', category: 'dns' },
+  { id: 'dns-null-mx', phases: ['dns'], class: 5, status: '1.10', action: 'bounce', category: 'dns' },
 
   // ---- temporary conditions, even when sent as 5yz ----
   // 503 "bad sequence of commands" is about the session's state, not the message (RFC 5321

@@ -147,6 +147,14 @@ export const DB_NAMES = [
    * (store/signing.ts); at start every entry left here is signed again.
    */
   'unsigned',
+  /**
+   * [accountId, clientMessageId, messageId] → 1: the Message-ID a client gave its own mail (SMTP
+   * submission keeps it), without angle brackets, so a feedback report that names only that id
+   * finds our message (store/client-message-ids.ts). Messages committed before this index have no entry.
+   */
+  'clientMessageIds',
+  /** [accountId, recipientDomain] → number[]: times (ms) of recent hard DNS failures (NXDOMAIN) of the domain, oldest first (store/dns-failures.ts). */
+  'dnsFailures',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

@@ -14,6 +14,7 @@ import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
 import { dueMs, leaseMs, requeueInTxn, type OperatorResult } from './queue.js';
 import { addSuppressionInTxn } from './suppressions.js';
+import { suppressibleInTxn } from './dns-failures.js';
 import { dequeueMessageInTxn } from './message-query.js';
 import { bumpBroadcastInTxn } from './broadcast-stats.js';
 
@@ -75,10 +76,11 @@ function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOu
 
   if (message) {
     const event = eventFactory(store, message, at);
+    const suppressible = suppressibleInTxn(store, { accountId: message.accountId, domain: job.domain, atMs: input.attemptAt.getTime(), bounced });
     if (delivered.length > 0) event('delivered', delivered.map((r) => r.recipient), { ...replyOf(delivered[0]), ...common });
     for (const r of bounced) {
       event('bounced', [r.recipient], { ...replyOf(r), ...common, bounceType: r.bounceType ?? 'hard', category: r.category });
-      if (r.bounceType !== 'soft' && addSuppressionInTxn(store, { channelId: message.channelId, mailType: message.mailType, email: r.recipient, reason: 'bounce' })) {
+      if (r.bounceType !== 'soft' && suppressible(r) && addSuppressionInTxn(store, { channelId: message.channelId, mailType: message.mailType, email: r.recipient, reason: 'bounce' })) {
         out.suppressed.push(r.recipient);
       }
     }

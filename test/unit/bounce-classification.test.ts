@@ -345,6 +345,9 @@ describe('classifyReply', () => {
   it('defers a temporary DNS failure and bounces NXDOMAIN and null MX hard', () => {
     expect(classifyReply({ enhancedCode: '4.4.3', text: 'SERVFAIL', phase: 'dns' })).toMatchObject({ outcome: 'deferred', category: 'dns' });
     expect(classifyReply({ enhancedCode: '5.1.2', text: 'NXDOMAIN', phase: 'dns' })).toMatchObject({ outcome: 'bounced', bounceType: 'hard', category: 'dns' });
+    // mx.ts's own description says "does not exist", which must not make it an unknown user.
+    const nx = 'Host or domain name not found: gone.test does not exist (NXDOMAIN)';
+    expect(classifyReply({ enhancedCode: '5.1.2', text: nx, phase: 'dns' })).toMatchObject({ outcome: 'bounced', bounceType: 'hard', category: 'dns', rule: 'dns-no-domain' });
     expect(classifyReply({ code: 556, enhancedCode: '5.1.10', text: 'null MX', phase: 'dns' })).toMatchObject({ outcome: 'bounced', bounceType: 'hard', category: 'dns' });
   });
 

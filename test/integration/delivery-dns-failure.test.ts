@@ -1,0 +1,87 @@
+/**
+ * A recipient domain that does not exist (the test DNS server answers NXDOMAIN): the message
+ * bounces hard with the DNS category (not unknown_user, although the description says "does
+ * not exist"), and the recipient is suppressed only once the domain has failed this way
+ * DNS_FAILURE_SUPPRESS_AFTER times within DNS_FAILURE_WINDOW_MS (store/dns-failures.ts).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import { DnsResolver } from '../../src/dns/resolver.js';
+import type { EventRecord } from '../../src/domain/types.js';
+import { countHardDnsFailureInTxn, DNS_FAILURE_SUPPRESS_AFTER, DNS_FAILURE_WINDOW_MS, hardDnsFailures } from '../../src/store/dns-failures.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getMessage } from '../../src/store/messages.js';
+import { isSuppressed } from '../../src/store/suppressions.js';
+import { ACCOUNT, CHANNEL, deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { waitFor } from '../support/wait.js';
+
+let dns: TestDns;
+let resolver: DnsResolver;
+let t: TestStore;
+let service: DeliveryService | undefined;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
+  resolver.start();
+});
+
+afterAll(async () => {
+  resolver.stop();
+  await dns.close();
+});
+
+afterEach(async () => {
+  await service?.stop();
+  service = undefined;
+  await t?.close();
+});
+
+async function startService(): Promise<void> {
+  t = await openTestStore();
+  service = new DeliveryService({ store: t.store, config: deliveryConfig(), resolver, logger: silentLogger(), timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 } });
+  await service.start();
+}
+
+/** Sends one message and waits for its bounced event. */
+async function bounceOf(to: string): Promise<EventRecord> {
+  const id = await queueMessage(t.store, { to: [to] });
+  service!.notify();
+  await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: `message ${id} to be sent` });
+  const bounced = eventsOfMessage(t.store, id).filter((e) => e.eventType === 'bounced');
+  expect(bounced).toHaveLength(1);
+  return bounced[0];
+}
+
+describe('delivery to a domain that does not exist', () => {
+  it('bounces hard with category dns and does not suppress after one NXDOMAIN', async () => {
+    await startService();
+    const event = await bounceOf('fay@nx-once.test');
+    expect(event.details).toMatchObject({ bounceType: 'hard', category: 'dns', enhancedCode: '5.1.2' });
+    expect(String(event.details.response)).toContain('NXDOMAIN');
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'fay@nx-once.test')).toBe(false);
+    expect(hardDnsFailures(t.store, ACCOUNT, 'nx-once.test')).toHaveLength(1);
+  });
+
+  it(`suppresses the recipient on the domain's ${DNS_FAILURE_SUPPRESS_AFTER}rd NXDOMAIN`, async () => {
+    await startService();
+    for (let i = 1; i < DNS_FAILURE_SUPPRESS_AFTER; i++) {
+      expect((await bounceOf('gus@nx-three.test')).details.category).toBe('dns');
+      expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gus@nx-three.test'), `after failure ${i}`).toBe(false);
+    }
+    expect((await bounceOf('gus@nx-three.test')).details).toMatchObject({ bounceType: 'hard', category: 'dns' });
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gus@nx-three.test')).toBe(true);
+  });
+
+  it('counts only the failures within the window', async () => {
+    t = await openTestStore();
+    const now = Date.parse('2025-01-10T00:00:00Z');
+    const count = (atMs: number) => t.store.write(() => countHardDnsFailureInTxn(t.store, { accountId: ACCOUNT, domain: 'Gone.test', atMs }));
+    expect(await count(now - DNS_FAILURE_WINDOW_MS - 1)).toBe(false);
+    expect(await count(now - 1000)).toBe(false);
+    expect(await count(now)).toBe(false); // the first one fell out of the window
+    expect(await count(now + 1000)).toBe(true);
+    expect(hardDnsFailures(t.store, ACCOUNT, 'gone.test')).toEqual([now - 1000, now, now + 1000]);
+  });
+});
