@@ -124,7 +124,7 @@ export class Daemon {
     this.inbound = config.inbound.enabled
       ? new InboundListener({
           config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir'),
-          processor: new InboundProcessor({ store: this.store, returnPathLabel: config.domains.returnPathLabel }),
+          processor: new InboundProcessor({ store: this.store, returnPathLabel: config.domains.returnPathLabel, metrics: this.metrics, logger: logger.child({ component: 'inbound' }) }),
           logger: logger.child({ component: 'inbound' }),
         })
       : null;

@@ -8,29 +8,31 @@
  *  - `unsub-<id>-<mac>@<label>.<domain>` (the List-Unsubscribe mailto of broadcast mail, RFC 2369
  *    3.2): unsubscribes as the one-click URL does.
  *  - any other local part at a return-path host of a registered domain (an address registered
- *    with a provider's feedback loop, say): reports are matched to the message by the original's
- *    Message-ID `<messageId@domain>` or the VERP Original-Mail-From.
- * Anything we cannot match is accepted and dropped: we are the final destination for these
- * hosts, and a bounce of a bounce would only add noise (RFC 3464 4: no DSN about a DSN).
+ *    with a provider's feedback loop, say): reports are matched by every key they carry
+ *    (report-match.ts: VERP addresses, our Message-ID, the client's Message-ID).
+ * A report we cannot match (or whose recipient we cannot tell) is accepted, since we are the
+ * final destination for these hosts and a bounce of a bounce would only add noise (RFC 3464 4:
+ * no DSN about a DSN), but never silently: it is logged (warn, with its keys) and counted in
+ * postrider_inbound_reports_unmatched_total.
  */
+import type { Logger } from 'pino';
 import { domainOf } from '../domain/address.js';
 import { definedOnly } from '../domain/defined.js';
 import { fieldValue } from '../domain/raw-headers.js';
 import { returnPathHost } from '../domain/return-path.js';
 import { verifyUnsubscribeLocalPart } from '../domain/tracking-token.js';
 import type { MessageRecord } from '../domain/types.js';
+import type { Metrics } from '../log/metrics.js';
 import { listAccounts } from '../store/accounts.js';
 import { findDomainByName } from '../store/domains.js';
 import { recordAsyncBounce, recordComplaint, recordUnsubscribe, subjectOf } from '../store/engagement.js';
 import type { Store } from '../store/env.js';
 import { getMessage } from '../store/messages.js';
 import { trackingSecret } from '../store/secrets.js';
-import { feedbackReport } from './arf.js';
+import { feedbackReport, type FeedbackReport } from './arf.js';
 import { dsnBounces } from './dsn.js';
-import { findReport, originalHeaders, addressOf } from './report.js';
-
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-const VERP = new RegExp(`^bounces\\+(${UUID})$`, 'i');
+import { ReportMatcher, verpMessageId, type ReportKeys } from './report-match.js';
+import { findReport, originalHeaders, addressOf, type Report } from './report.js';
 
 export interface Envelope {
   mailFrom: string;
@@ -38,13 +40,29 @@ export interface Envelope {
 }
 
 export interface Outcome {
-  kind: 'bounce' | 'complaint' | 'unsubscribe' | 'ignored';
+  /** unmatched: a report about no message we know (or no recipient of it); logged and counted. */
+  kind: 'bounce' | 'complaint' | 'unsubscribe' | 'ignored' | 'unmatched';
   messageId?: string;
   recipients: string[];
 }
 
+export interface InboundDeps {
+  store: Store;
+  returnPathLabel: string;
+  /** Where unmatched reports are counted (postrider_inbound_reports_unmatched_total). */
+  metrics?: Pick<Metrics, 'recordUnmatchedReport'>;
+  /** Where unmatched reports are logged (warn, with the report's keys). */
+  logger?: Pick<Logger, 'warn'>;
+}
+
+type ReportKind = 'arf' | 'dsn';
+
 export class InboundProcessor {
-  constructor(private readonly deps: { store: Store; returnPathLabel: string }) {}
+  private readonly matcher: ReportMatcher;
+
+  constructor(private readonly deps: InboundDeps) {
+    this.matcher = new ReportMatcher(deps);
+  }
 
   /** RCPT TO check: only our return-path hosts; everything else is relaying and refused. */
   accepts(address: string): boolean {
@@ -52,7 +70,7 @@ export class InboundProcessor {
     if (at <= 0) return false;
     const local = address.slice(0, at);
     const host = address.slice(at + 1).toLowerCase().replace(/\.$/, '');
-    const verp = VERP.exec(local)?.[1] ?? this.unsubscribeMessageId(local);
+    const verp = verpMessageId(local) ?? this.unsubscribeMessageId(local);
     if (verp) {
       const m = getMessage(this.deps.store, verp.toLowerCase());
       if (m && host === this.bounceHostOf(m)) return true;
@@ -70,46 +88,62 @@ export class InboundProcessor {
     }
     const report = findReport(raw);
     if (!report) return { kind: 'ignored', recipients: [] };
-    const verp = env.rcptTo.map((r) => VERP.exec(r.slice(0, r.lastIndexOf('@')))?.[1]).find(Boolean);
-    const original = originalHeaders(report);
-    const byMessageId = /<([0-9a-f-]{36})@/i.exec((original && fieldValue(original, 'Message-ID')) ?? '')?.[1];
-
-    if (report.reportType === 'feedback-report') {
-      const fb = feedbackReport(report);
-      // RFC 5965 7.3: "not-spam" reports the opposite of a complaint.
-      if (!fb || fb.feedbackType === 'not-spam') return { kind: 'ignored', recipients: [] };
-      const fromVerp = VERP.exec((fb.originalMailFrom ?? '').split('@')[0])?.[1];
-      const m = this.message(fromVerp ?? verp ?? byMessageId, env);
-      if (!m) return { kind: 'ignored', recipients: [] };
-      const named = fb.originalRcptTo ?? addressOf(original && fieldValue(original, 'To'));
-      const recipients = named && m.recipients.includes(named) ? [named] : m.recipients.length === 1 ? m.recipients : [];
-      if (recipients.length === 0) return { kind: 'ignored', messageId: m.id, recipients };
-      const details = definedOnly({ feedbackType: fb.feedbackType, userAgent: fb.userAgent, sourceIp: fb.sourceIp, arrivalDate: fb.arrivalDate, reportedDomain: fb.reportedDomain });
-      await recordComplaint(this.deps.store, { subject: subjectOf(m), recipients, details });
-      return { kind: 'complaint', messageId: m.id, recipients };
-    }
-
-    if (report.reportType === 'delivery-status') {
-      const m = this.message(verp ?? byMessageId, env);
-      if (!m) return { kind: 'ignored', recipients: [] };
-      const bounced: string[] = [];
-      for (const b of dsnBounces(report)) {
-        if (!m.recipients.includes(b.recipient)) continue; // only what this message was sent to
-        const details = definedOnly({
-          bounceType: b.hard ? 'hard' : 'soft',
-          category: b.category,
-          enhancedCode: b.status,
-          smtpCode: b.smtpCode,
-          response: b.diagnosticCode,
-          reportingMta: b.reportingMta,
-          async: true,
-        });
-        await recordAsyncBounce(this.deps.store, { subject: subjectOf(m), recipients: [b.recipient], details, hard: b.hard });
-        bounced.push(b.recipient);
-      }
-      return { kind: bounced.length > 0 ? 'bounce' : 'ignored', messageId: m.id, recipients: bounced };
-    }
+    if (report.reportType === 'feedback-report') return this.complaint(report, env);
+    if (report.reportType === 'delivery-status') return this.bounce(report, env);
     return { kind: 'ignored', recipients: [] };
+  }
+
+  /** RFC 5965: a complaint about one recipient of the matched message. */
+  private async complaint(report: Report, env: Envelope): Promise<Outcome> {
+    const fb = feedbackReport(report);
+    const keys = reportKeys(report, fb);
+    if (!fb) return this.unmatched('arf', keys, env, 'no feedback-report part');
+    // RFC 5965 7.3: "not-spam" reports the opposite of a complaint.
+    if (fb.feedbackType === 'not-spam') return { kind: 'ignored', recipients: [] };
+    const found = this.matcher.match(keys, env.rcptTo);
+    if (!found.message) return this.unmatched('arf', keys, env, found.reason);
+    const m = found.message;
+    const named = keys.recipient;
+    const recipients = named && m.recipients.includes(named) ? [named] : m.recipients.length === 1 ? m.recipients : [];
+    if (recipients.length === 0) return this.unmatched('arf', keys, env, 'no recipient of the message named', m.id);
+    const details = definedOnly({ feedbackType: fb.feedbackType, userAgent: fb.userAgent, sourceIp: fb.sourceIp, arrivalDate: fb.arrivalDate, reportedDomain: fb.reportedDomain });
+    await recordComplaint(this.deps.store, { subject: subjectOf(m), recipients, details });
+    return { kind: 'complaint', messageId: m.id, recipients };
+  }
+
+  /** RFC 3464: each failed recipient block of the matched message becomes a bounced event. */
+  private async bounce(report: Report, env: Envelope): Promise<Outcome> {
+    const keys = reportKeys(report, null);
+    const failed = dsnBounces(report);
+    const found = this.matcher.match(keys, env.rcptTo);
+    // A DSN without failed recipients (delayed, delivered, relayed) is informational (RFC 3464 2.3.3).
+    if (!found.message) return failed.length > 0 ? this.unmatched('dsn', keys, env, found.reason) : { kind: 'ignored', recipients: [] };
+    const m = found.message;
+    const bounced: string[] = [];
+    for (const b of failed) {
+      if (!m.recipients.includes(b.recipient)) continue; // only what this message was sent to
+      const details = definedOnly({
+        bounceType: b.hard ? 'hard' : 'soft',
+        category: b.category,
+        enhancedCode: b.status,
+        smtpCode: b.smtpCode,
+        response: b.diagnosticCode,
+        reportingMta: b.reportingMta,
+        async: true,
+      });
+      await recordAsyncBounce(this.deps.store, { subject: subjectOf(m), recipients: [b.recipient], details, hard: b.hard });
+      bounced.push(b.recipient);
+    }
+    if (bounced.length === 0 && failed.length > 0) return this.unmatched('dsn', keys, env, 'no recipient of the message named', m.id);
+    return { kind: bounced.length > 0 ? 'bounce' : 'ignored', messageId: m.id, recipients: bounced };
+  }
+
+  /** Never dropped silently: an operator sees the report's keys in the log and the count in /metrics. */
+  private unmatched(kind: ReportKind, keys: ReportKeys, env: Envelope, reason: string, messageId?: string): Outcome {
+    this.deps.metrics?.recordUnmatchedReport(kind);
+    const fields = definedOnly({ event: 'inbound_report_unmatched', kind, reason, messageId, mailFrom: env.mailFrom, rcptTo: env.rcptTo, ...keys });
+    this.deps.logger?.warn(fields, 'inbound report matched no message');
+    return { kind: 'unmatched', messageId, recipients: [] };
   }
 
   /**
@@ -143,3 +177,14 @@ export class InboundProcessor {
   }
 }
 
+
+/** The keys a report offers (report-match.ts); the feedback report's fields when it is one. */
+function reportKeys(report: Report, fb: FeedbackReport | null): ReportKeys {
+  const original = originalHeaders(report);
+  return definedOnly({
+    originalMailFrom: fb?.originalMailFrom,
+    returnPath: addressOf(original && fieldValue(original, 'Return-Path')),
+    messageIdHeader: (original && fieldValue(original, 'Message-ID'))?.trim(),
+    recipient: fb?.originalRcptTo ?? addressOf(original && fieldValue(original, 'To')),
+  });
+}

@@ -66,6 +66,7 @@ export class Metrics {
   private readonly deliveryLatency: Histogram<'delivery_type'>;
   private readonly dkimSign: Histogram<string>;
   private readonly connections: Counter<'reused'>;
+  private readonly unmatchedReports: Counter<'kind'>;
   private readonly queueDepth: Gauge<'state'>;
   private readonly queueDue: Gauge<string>;
   private readonly queueOldestDue: Gauge<string>;
@@ -104,6 +105,11 @@ export class Metrics {
     ]);
     this.dkimSign = histogram('dkim_sign_duration_seconds', 'Time to DKIM-sign one message on a worker thread (after its commit; the wait for a thread not counted).', SIGN_BUCKETS);
     this.connections = counter('delivery_connections_total', 'SMTP sessions delivery attempts ran on: reused from the connection cache or newly opened.', ['reused']);
+    this.unmatchedReports = counter(
+      'inbound_reports_unmatched_total',
+      'Reports received by the inbound listener that matched no message or no recipient of it (kind arf: RFC 5965 feedback, dsn: RFC 3464); each is logged with its keys.',
+      ['kind'],
+    );
     this.queueDepth = gauge('queue_depth', 'Delivery jobs not finished: queued (waiting) or leased (being attempted).', ['state']);
     this.queueDue = gauge('queue_due', 'Queued delivery jobs whose due time has passed.');
     this.queueOldestDue = gauge('queue_oldest_due_age_seconds', 'How long the earliest due delivery job has been waiting past its due time.');
@@ -147,6 +153,11 @@ export class Metrics {
   /** reused: the attempt's session came from the connection cache (delivery/connection-cache.ts). */
   recordConnection(reused: boolean): void {
     this.connections.inc({ reused: String(reused) });
+  }
+
+  /** An inbound report (feedback or DSN) that matched nothing (inbound/processor.ts). */
+  recordUnmatchedReport(kind: 'arf' | 'dsn'): void {
+    this.unmatchedReports.inc({ kind });
   }
 
   observeDkimSign(seconds: number): void {

@@ -19,6 +19,7 @@
  */
 import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
 import type { OutboxEntry, Webhook } from '../domain/webhook.js';
+import { forgetClientMessageIdInTxn } from './client-message-ids.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { indexPrefix } from './event-index.js';
@@ -122,6 +123,7 @@ function purgeMessageInTxn(store: Store, e: EventRecord): void {
   const db = dbsOf(store);
   const m = db.messages.get(e.messageId) as MessageRecord | undefined;
   if (m && m.channelId !== e.channelId) return;
+  forgetClientMessageIdInTxn(store, e.messageId);
   db.messages.remove(e.messageId);
   db.bodies.remove(e.messageId);
   db.retentionPending.remove(e.messageId);

@@ -16,6 +16,7 @@ import { AppError } from '../domain/errors.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
+import { indexClientMessageIdInTxn } from './client-message-ids.js';
 import { appendEventInTxn } from './events.js';
 import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
 import { queueMessageInTxn } from './message-query.js';
@@ -92,6 +93,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   // The accepted event's seq is kept so that leaving the queue is a key removal (dequeueMessageInTxn).
   const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size, acceptedSeq: accepted.seq };
   dbsOf(store).messages.put(r.id, record);
+  indexClientMessageIdInTxn(store, r);
   if (m.body) dbsOf(store).bodies.put(r.id, Buffer.from(m.body));
   const pending = awaitsFinishing(m);
   if (pending) {

@@ -14,6 +14,7 @@
  * out on their own.
  */
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
+import { forgetClientMessageIdInTxn } from './client-message-ids.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { eventTimeMs } from './event-index.js';
@@ -81,6 +82,7 @@ function expireMessageInTxn(store: Store, messageId: string): number {
 
 /** Inside a write: a finished message leaves the store (record, body, done jobs, index links). */
 export function purgeMessageInTxn(store: Store, messageId: string): void {
+  forgetClientMessageIdInTxn(store, messageId);
   dbsOf(store).bodies.remove(messageId);
   dbsOf(store).messages.remove(messageId);
   dbsOf(store).retentionPending.remove(messageId);

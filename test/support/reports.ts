@@ -48,7 +48,7 @@ export function dsn(o: { to: string; recipient: string; messageIdHeader: string;
 }
 
 /** RFC 5965 B.2 with our message: Original-Mail-From / Original-Rcpt-To / Message-ID substituted. */
-export function arf(o: { to: string; originalMailFrom?: string; recipient?: string; messageIdHeader: string; originalTo: string }): string {
+export function arf(o: { to: string; originalMailFrom?: string; recipient?: string; messageIdHeader: string; originalTo: string; returnPath?: string }): string {
   return crlf([
     'From: <abusedesk@example.com>',
     'Date: Thu, 8 Mar 2005 17:40:36 EDT',
@@ -85,6 +85,7 @@ export function arf(o: { to: string; originalMailFrom?: string; recipient?: stri
     'Content-Type: message/rfc822',
     'Content-Disposition: inline',
     '',
+    ...(o.returnPath ? [`Return-Path: <${o.returnPath}>`] : []),
     'From: <news@example.net>',
     'Received: from mailserver.example.net (mailserver.example.net',
     '        [192.0.2.1]) by example.com with ESMTP id M63d4137594e46;',
