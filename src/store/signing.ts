@@ -25,6 +25,34 @@ export interface PendingSignature {
   accountId: string;
   domain?: string;
   compose?: unknown;
+  /** The failed tries so far (absent in entries written before it was kept, and before any failure: none). */
+  failures?: FinishingTries;
+}
+
+/**
+ * A message's failed tries since its last success (submission/finishing-failures.ts Failures),
+ * kept with its entry: counted in memory only, a daemon restarted more often than the few seconds
+ * between tries never reached the count that ends a message whose input fails on every try.
+ */
+export interface FinishingTries {
+  tries: number;
+  /** Tries in a row that failed for the input with the same message (`last`). */
+  same: number;
+  last?: string;
+  /** The catalogue code of the first failure since the last success. */
+  code?: string;
+}
+
+/**
+ * Records a failed try in the message's entry (one write; the entry is read and put back whole).
+ * Nothing when the entry went meanwhile (finished by a try that raced, or ended).
+ */
+export async function recordFinishingTries(store: Store, messageId: string, failures: FinishingTries): Promise<void> {
+  await store.write(() => {
+    const unsigned = dbsOf(store).unsigned;
+    const p = unsigned.get(messageId) as PendingSignature | undefined;
+    if (p) unsigned.put(messageId, { ...p, failures } satisfies PendingSignature);
+  });
 }
 
 /** Inside commitMessages' write: the message is to be finished after the commit. */

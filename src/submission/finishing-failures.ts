@@ -4,8 +4,8 @@
  * policy reads in one place.
  */
 import { isAppError } from '../domain/errors.js';
-import type { UnfinishedFailure } from '../store/signing.js';
-import { TaskError } from '../workers/errors.js';
+import type { FinishingTries, UnfinishedFailure } from '../store/signing.js';
+import { isInputError, TaskError } from '../workers/errors.js';
 
 /**
  * Why a try failed, for what happens next. full: the store is full, retried soon (space usually
@@ -36,25 +36,35 @@ export function failureCode(err: unknown): string {
 export function classify(err: unknown): FailureKind {
   if (isAppError(err) && err.code === 'storage_full') return 'full';
   if (err instanceof ComposedTooLarge) return 'input';
-  return taskErrorOf(err)?.deterministic ? 'input' : 'other';
+  const task = taskErrorOf(err);
+  // From what crossed the thread (code, field): a worker that died gives neither an input code nor a field.
+  return task && isInputError(task.code, task.field) ? 'input' : 'other';
 }
 
-/** A message's failed tries since its last success. */
-export interface Failures {
-  tries: number;
-  /** Tries in a row that failed for the input with this same message. */
-  same: number;
-  last?: string;
+/**
+ * A message's failed tries since its last success. What FinishingTries holds is also kept in the
+ * message's store entry (store/signing.ts), so a daemon restarted between tries still ends a
+ * message whose input fails on every try.
+ */
+export interface Failures extends FinishingTries {
   /** An unknown failure was logged (once per message). */
   logged?: boolean;
 }
 
 /** Counts one more failed try of kind `kind` whose message is `reason` into `f` (changed in place). */
-export function countFailure(f: Failures, kind: FailureKind, reason: string): Failures {
+export function countFailure(f: Failures, kind: FailureKind, reason: string, err: unknown): Failures {
   f.tries++;
   f.same = kind === 'input' && f.last === reason ? f.same + 1 : kind === 'input' ? 1 : 0;
-  f.last = kind === 'input' ? reason : undefined;
+  if (kind === 'input') f.last = reason;
+  else delete f.last;
+  f.code ??= failureCode(err);
   return f;
+}
+
+/** What the store keeps of a message's failures: not whether this run logged them. */
+export function keptTries(f: Failures): FinishingTries {
+  const { logged: _logged, ...kept } = f;
+  return kept;
 }
 
 /** The waits between tries (FinishingStageOptions). */

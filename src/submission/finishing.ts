@@ -23,8 +23,8 @@ import type { MessageRecord } from '../domain/types.js';
 import { failComposedEntryInTxn } from '../store/broadcasts.js';
 import type { Store } from '../store/env.js';
 import { trackingSecret } from '../store/secrets.js';
-import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, storeSignedBodies, unsignedMessage, type FinishedMessage } from '../store/signing.js';
-import { classify, ComposedTooLarge, countFailure, failureCode, unfinishedFailure, waitAfter, type Failures, type RetryPolicy } from './finishing-failures.js';
+import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, recordFinishingTries, storeSignedBodies, unsignedMessage, type FinishedMessage } from '../store/signing.js';
+import { classify, ComposedTooLarge, countFailure, failureCode, keptTries, unfinishedFailure, waitAfter, type Failures, type RetryPolicy } from './finishing-failures.js';
 import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
 
 /**
@@ -110,7 +110,11 @@ export class FinishingStage {
   private readonly delayed = new Set<string>();
   private readonly maxWaiting: number;
   private readonly pageSize: number;
-  /** Failed tries per message since its last success: the backoffs, the count that ends a message, logging once. */
+  /**
+   * Failed tries per message since its last success: the backoffs, the count that ends a message,
+   * logging once. Also written to the message's store entry at each failure, and read back from
+   * it when this run first takes the message (jobOf), so the count survives a restart.
+   */
   private readonly tries = new Map<string, Failures>();
   /** Messages in a pool task or being stored now. */
   private readonly running = new Set<string>();
@@ -298,6 +302,8 @@ export class FinishingStage {
   private jobOf(messageId: string, done: FinishedMessage[]): Job | undefined {
     const pending = unsignedMessage(this.o.store, messageId);
     if (!pending) return undefined;
+    // Failures counted by an earlier run (or before stop()): counting goes on from them.
+    if (pending.failures && !this.tries.has(messageId)) this.tries.set(messageId, { ...pending.failures });
     // The message went before it was finished: storing "nothing" only ends its wait.
     if (pending.gone) return void done.push({ messageId, body: new Uint8Array(0) });
     const key = pending.domain ? this.o.domains.signingKey({ accountId: pending.accountId, domainName: pending.domain }) : undefined;
@@ -334,9 +340,11 @@ export class FinishingStage {
     if (!this.started || this.stopping) return;
     const kind = classify(err);
     const reason = err instanceof Error ? err.message : String(err);
-    const f = countFailure(this.tries.get(messageId) ?? { tries: 0, same: 0 }, kind, reason);
+    const f = countFailure(this.tries.get(messageId) ?? { tries: 0, same: 0 }, kind, reason, err);
     this.tries.set(messageId, f);
     if (kind === 'input' && f.same >= this.confirmTries) return void this.end(messageId, err, reason);
+    // Not for a full store, which would refuse this write too (and whose failure says nothing of the input).
+    if (kind !== 'full') this.keep(messageId, f);
     if (kind === 'full' && f.tries === 1) this.o.logger.warn({ messageId }, 'storage full while storing a finished message; retrying until space returns');
     // Once per message, not per try: a pool that stays down would otherwise log every few seconds per message.
     if (kind === 'other' && !f.logged) {
@@ -344,6 +352,13 @@ export class FinishingStage {
       this.o.logger.error({ err, messageId }, 'composing or DKIM signing after the commit failed; the message waits and is tried again (logged once)');
     }
     this.retryLater(messageId, waitAfter(this.policy, kind, f.tries));
+  }
+
+  /** Writes the count to the message's entry; if that fails, the count in memory still serves this run. */
+  private keep(messageId: string, f: Failures): void {
+    recordFinishingTries(this.o.store, messageId, keptTries(f)).catch((err: unknown) => {
+      this.o.logger.warn({ err, messageId }, 'keeping the count of failed tries of a message to be finished failed');
+    });
   }
 
   private retryLater(messageId: string, wait: number): void {

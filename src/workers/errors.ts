@@ -20,59 +20,52 @@ export interface TaskErrorData {
   message: string;
   /** The input part that failed, e.g. `subject`, `html` or `text` for a template. */
   field?: string;
-  /**
-   * The task failed because of its input and fails the same way with the same input (a template
-   * that cannot render with this data, a field compose refuses): trying again cannot help. Set by
-   * the worker (toTaskErrorData); a worker that died, or an error of unknown origin, has none.
-   */
-  deterministic?: true;
 }
 
 export class TaskError extends Error {
   readonly code: TaskErrorCode;
   // `declare`: no own `field: undefined` property when there is no field, like the data form.
   declare readonly field?: string;
-  /** See TaskErrorData.deterministic. */
-  declare readonly deterministic?: true;
 
-  constructor(code: TaskErrorCode, message: string, field?: string, options?: { cause?: unknown; deterministic?: boolean }) {
+  constructor(code: TaskErrorCode, message: string, field?: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'TaskError';
     this.code = code;
     if (field !== undefined) this.field = field;
-    if (options?.deterministic) this.deterministic = true;
   }
 
   toData(): TaskErrorData {
     const data: TaskErrorData = { code: this.code, message: this.message };
     if (this.field !== undefined) data.field = this.field;
-    if (this.deterministic) data.deterministic = true;
     return data;
   }
 
   static fromData(data: TaskErrorData): TaskError {
-    return new TaskError(data.code, data.message, data.field, { deterministic: data.deterministic === true });
+    return new TaskError(data.code, data.message, data.field);
   }
 }
 
 /**
- * Whether a TaskError thrown inside a task is about the task's input: a template that cannot
- * render or inline with this data (templating_error), input refused (validation_failed), or a
- * field of the input that compose refuses (it names the field). Rendering and composing are pure
- * functions of the input, so such an error comes back on every try.
+ * Whether a task error is about the task's input: a template that cannot render or inline with
+ * this data (templating_error), input refused (validation_failed), or a field of the input that
+ * compose refuses (internal_error naming the field). Rendering and composing are pure functions
+ * of the input, so such an error comes back on every try. Decided from the code and field alone,
+ * which cross the thread (the finishing stage asks on the main thread): a worker that died
+ * (internal_error or service_unavailable made by the pool, no field) and an unknown error
+ * (internal_error, no field, toTaskErrorData) are not.
  */
-function isInputError(err: TaskError): boolean {
-  return err.code === 'templating_error' || err.code === 'validation_failed' || (err.code === 'internal_error' && err.field !== undefined);
+export function isInputError(code: TaskErrorCode, field: string | undefined): boolean {
+  return code === 'templating_error' || code === 'validation_failed' || (code === 'internal_error' && field !== undefined);
 }
 
 /**
  * Turns anything thrown inside a task into plain error data. Unknown errors become
  * `internal_error` with their message, so a library fault is reported, not hidden, but no
- * stack or object graph is sent along; they are not marked deterministic (the finishing stage
- * keeps retrying them: a fault may be the thread's, not the input's).
+ * stack or object graph is sent along; without a field they are not input errors (isInputError:
+ * the finishing stage keeps retrying them, a fault may be the thread's, not the input's).
  */
 export function toTaskErrorData(err: unknown): TaskErrorData {
-  if (err instanceof TaskError) return isInputError(err) ? { ...err.toData(), deterministic: true } : err.toData();
+  if (err instanceof TaskError) return err.toData();
   const message = err instanceof Error ? err.message : String(err);
   return { code: 'internal_error', message: message || 'Unknown worker error' };
 }

@@ -75,7 +75,7 @@ function failComposition(fails: (r: FinishRequest) => boolean): void {
     const settled = await real.call(realBuilder, inputs);
     return settled.map((r, i): PromiseSettledResult<FinishResult> => {
       if (!fails(inputs[i]!)) return r;
-      return { status: 'rejected', reason: new TaskError('templating_error', 'renderer crashed', undefined, { deterministic: true }) };
+      return { status: 'rejected', reason: new TaskError('templating_error', 'renderer crashed') };
     });
   };
 }

@@ -6,7 +6,7 @@
  * delivered, and no recipient is suppressed (the address is not at fault).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awaitsSignature } from '../../src/store/signing.js';
+import { awaitsSignature, unsignedMessage } from '../../src/store/signing.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
@@ -99,5 +99,24 @@ describe('a message that cannot be composed after its commit', () => {
     await waitFor(() => mx.received.find((m) => m.to.includes(`cy@${RCPT_DOMAIN}`)), { what: 'the good message delivered', timeout: 15_000 });
     expect(ok).not.toBe(id);
     expect(mx.received.some((m) => m.to.includes(`ann@${RCPT_DOMAIN}`))).toBe(false);
+  });
+
+  it('ends all the same when the daemon restarts between its tries: the count of failed tries is kept with the message', async () => {
+    const id = await send([`dee@${RCPT_DOMAIN}`], { template: squared });
+    const kept = () => unsignedMessage(t.daemon.store, id)?.failures?.same ?? 0;
+    // Each restart tries again at once, sooner than the stage's own retry (2 s): before the count
+    // was kept, such restarts started it over and the message never ended.
+    for (let run = 1; run <= 2; run++) {
+      await waitFor(() => kept() >= run, { what: `failed try ${run} kept`, timeout: 15_000 });
+      await t.restart();
+    }
+    await waitFor(
+      async () => {
+        const res = await t.api('GET', `/activity/messages/${id}`);
+        return res.body.status === 'sent' && res.body.events.some((e: { eventType: string }) => e.eventType === 'bounced') ? res.body : undefined;
+      },
+      { what: 'the message ended as bounced', timeout: 20_000 },
+    );
+    expect(awaitsSignature(t.daemon.store, id)).toBe(false);
   });
 });

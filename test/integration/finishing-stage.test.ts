@@ -6,7 +6,7 @@ import { eventsOfMessage } from '../../src/store/events.js';
 import { getBody, getMessage } from '../../src/store/messages.js';
 import { getSuppression } from '../../src/store/suppressions.js';
 import { dueJobIds } from '../../src/store/queue.js';
-import { awaitingSignatureCount, awaitsSignature, pendingSignaturesAfter } from '../../src/store/signing.js';
+import { awaitingSignatureCount, awaitsSignature, pendingSignaturesAfter, unsignedMessage } from '../../src/store/signing.js';
 import type { DkimKeyRef, FinishRequest } from '../../src/submission/ports.js';
 import { FinishingStage, type FinishingStageOptions } from '../../src/submission/finishing.js';
 import { TaskError } from '../../src/workers/errors.js';
@@ -35,7 +35,7 @@ const fakeSign = async ({ raw, dkim }: { raw: Uint8Array; dkim: DkimKeyRef }) =>
 const finishWith = (sign: typeof fakeSign) => (inputs: FinishRequest[]) =>
   Promise.allSettled(inputs.map(async (i) => ({ raw: i.dkim ? await sign({ raw: i.raw!, dkim: i.dkim }) : i.raw! })));
 
-type Sizes = Pick<FinishingStageOptions, 'batch' | 'concurrency' | 'maxWaiting' | 'pageSize'>;
+type Sizes = Pick<FinishingStageOptions, 'batch' | 'concurrency' | 'maxWaiting' | 'pageSize' | 'confirmMs' | 'retryMs'>;
 
 function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () => void; logger?: Logger; sizes?: Sizes } = {}): FinishingStage {
   stage = new FinishingStage({
@@ -119,7 +119,7 @@ describe('FinishingStage', () => {
     const bad = async () => {
       calls++;
       // What the pool gives back for a template that cannot render with this data (workers/errors.ts).
-      throw TaskError.fromData({ code: 'templating_error', message: 'The html template could not be rendered: boom', field: 'html', deterministic: true });
+      throw TaskError.fromData({ code: 'templating_error', message: 'The html template could not be rendered: boom', field: 'html' });
     };
     const s = newStage({ sign: bad });
     await s.start();
@@ -139,10 +139,41 @@ describe('FinishingStage', () => {
     expect(getSuppression(t.store, 'ch-1', 'transactional', 'a@one.test')).toBeUndefined();
   });
 
+  it('ends a message whose input fails on every try though the stage restarts between its tries: the count is kept in its entry', async () => {
+    let calls = 0;
+    const bad = async () => {
+      calls++;
+      throw TaskError.fromData({ code: 'templating_error', message: 'The html template could not be rendered: boom', field: 'html' });
+    };
+    const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
+    const kept = () => unsignedMessage(t.store, id)?.failures;
+    // A minute between tries: only the restarts, each trying again at once, make the tries.
+    for (let run = 1; run <= 2; run++) {
+      await newStage({ sign: bad, sizes: { confirmMs: 60_000 } }).start();
+      await waitFor(() => kept()?.same === run, { what: `try ${run} kept in the entry` });
+      await stage!.stop();
+    }
+    expect(kept()).toEqual({ tries: 2, same: 2, last: 'The html template could not be rendered: boom', code: 'templating_error' });
+    await newStage({ sign: bad, sizes: { confirmMs: 60_000 } }).start();
+    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the message ended' });
+    expect(calls).toBe(3);
+    expect(awaitsSignature(t.store, id)).toBe(false);
+    expect(eventsOfMessage(t.store, id).filter((e) => e.eventType === 'bounced')).toHaveLength(1);
+  });
+
+  it('reads an entry without a kept count (written before it was kept) as no failure yet', async () => {
+    const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
+    expect(unsignedMessage(t.store, id)?.failures).toBeUndefined();
+    const s = newStage({ sign: async () => { throw new TaskError('internal_error', 'Worker failed: terminated'); }, sizes: { retryMs: 60_000 } });
+    await s.start();
+    await waitFor(() => unsignedMessage(t.store, id)?.failures !== undefined, { what: 'the first failure kept' });
+    expect(unsignedMessage(t.store, id)?.failures).toEqual({ tries: 1, same: 0, code: 'internal_error' });
+  });
+
   it('finishes a message whose input failure did not come back (a thread that failed once), and does not end it', async () => {
     let calls = 0;
     const once = async (input: Parameters<typeof fakeSign>[0]) => {
-      if (++calls <= 2) throw TaskError.fromData({ code: 'templating_error', message: 'flaky', deterministic: true });
+      if (++calls <= 2) throw TaskError.fromData({ code: 'templating_error', message: 'flaky' });
       return fakeSign(input);
     };
     const s = newStage({ sign: once });
@@ -160,7 +191,7 @@ describe('FinishingStage', () => {
     let calls = 0;
     const dead = async () => {
       calls++;
-      // What the pool gives for a thread that died: no deterministic mark.
+      // What the pool gives for a thread that died: no field, not an input error.
       throw new TaskError('internal_error', 'Worker failed: terminated');
     };
     const s = newStage({ sign: dead, logger });
