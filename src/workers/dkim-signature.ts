@@ -28,6 +28,13 @@ export interface DkimSignatureInput {
   key: KeyObject;
   /** Colon-separated names of the fields to sign, where present. */
   headerList: string;
+  /**
+   * Names of headerList listed in h= once more than the message has them (RFC 6376 8.15), so a
+   * copy added after signing breaks the signature; `oversignPresent` only when the message has
+   * the field. Neither: h= as mailauth's dkimSign writes it.
+   */
+  oversign?: readonly string[];
+  oversignPresent?: readonly string[];
   /** The t= tag; whole seconds (RFC 6376 3.5). */
   signTime: Date;
 }
@@ -55,7 +62,7 @@ export async function dkimSignature(input: DkimSignatureInput): Promise<string |
 /** RFC 6376 3.7 and 5.5: hash the signed fields plus the new field with an empty b=, sign. */
 function signFields(input: DkimSignatureInput, headers: ParsedHeaders, bodyHash: string): string {
   const algorithm = `${input.algorithm}-sha256`;
-  const signingLines = tools.getSigningHeaderLines(headers.parsed, input.headerList);
+  const signingLines = oversigned(tools.getSigningHeaderLines(headers.parsed, input.headerList), headers, input);
   const { canonicalizedHeader, dkimHeaderOpts } = generateCanonicalizedHeader('DKIM', signingLines, {
     signingDomain: input.domain,
     selector: input.selector,
@@ -72,6 +79,20 @@ function signFields(input: DkimSignatureInput, headers: ParsedHeaders, bodyHash:
       : crypto.sign(null, crypto.createHash('sha256').update(canonicalizedHeader).digest(), input.key);
   return tools.formatSignatureHeaderLine('DKIM', { ...dkimHeaderOpts, b: signature.toString('base64') }, true);
 }
+
+/**
+ * RFC 6376 5.4.2: a name in h= past the last occurrence of its field is hashed as the null
+ * string, so appending one more name for each field to protect changes nothing in the signed
+ * data today, but makes a verifier, which takes fields bottom-up, hash an added copy too.
+ */
+function oversigned(lines: SigningLines, headers: ParsedHeaders, input: DkimSignatureInput): SigningLines {
+  const present = new Set(headers.parsed.map((h) => h.key));
+  const extra = [...(input.oversign ?? []), ...(input.oversignPresent ?? []).filter((name) => present.has(name.toLowerCase()))];
+  if (extra.length === 0) return lines;
+  return { ...lines, keys: [lines.keys, ...extra].filter((k) => k !== '').join(': ') };
+}
+
+type SigningLines = ReturnType<typeof tools.getSigningHeaderLines>;
 
 /**
  * mailauth's MessageParser finds the end of the header; this keeps the parsed fields and hashes

@@ -69,8 +69,8 @@ export function generateDkimKey(opts: GenerateKeyOptions): GeneratedKey {
 
 /**
  * Header fields to sign: mailauth's default list plus List-Unsubscribe-Post, which RFC 8058 4
- * requires to be covered by the signature together with List-Unsubscribe. Only fields present in
- * the message are signed (mailauth does not over-sign absent fields).
+ * requires to be covered by the signature together with List-Unsubscribe. Every occurrence in
+ * the message is signed; OVERSIGNED below adds one more.
  */
 export const SIGNED_HEADERS = [
   'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc',
@@ -82,6 +82,21 @@ export const SIGNED_HEADERS = [
 ] as const;
 
 const HEADER_LIST = SIGNED_HEADERS.join(':');
+
+type SignedHeader = (typeof SIGNED_HEADERS)[number];
+
+/**
+ * Over-signed fields (RFC 6376 8.15): listed in h= once more than the message has them, so
+ * nobody can add a second From (which many MUAs display instead of the signed one), a Subject,
+ * a List-Unsubscribe pointing elsewhere, ... after signing without breaking the signature.
+ * Absent ones are listed once, so they cannot be added either. Cc only where the message has
+ * one. Each is in SIGNED_HEADERS: an over-signed name whose fields were not signed would fail.
+ */
+export const OVERSIGNED: readonly SignedHeader[] = [
+  'From', 'To', 'Subject', 'Date', 'Message-ID', 'MIME-Version', 'Content-Type',
+  'List-Unsubscribe', 'List-Unsubscribe-Post', 'Reply-To',
+];
+export const OVERSIGNED_WHEN_PRESENT: readonly SignedHeader[] = ['Cc'];
 
 /** Signs messages; one per worker thread, which owns the parsed keys. */
 export class DkimSigner {
@@ -104,6 +119,8 @@ export class DkimSigner {
         algorithm: input.algorithm,
         key: this.keys.get(input.privateKeyPem),
         headerList: HEADER_LIST,
+        oversign: OVERSIGNED,
+        oversignPresent: OVERSIGNED_WHEN_PRESENT,
         // The t= value mailauth writes by default (the current second, rounded).
         signTime: new Date(Math.round(Date.now() / 1000) * 1000),
       });

@@ -1,11 +1,30 @@
+import crypto from 'node:crypto';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { composeMessage, type ComposeInput } from '../../src/workers/compose.js';
 import { DkimKeyCache } from '../../src/workers/dkim-keys.js';
-import { DkimSigner, generateDkimKey, SIGNED_HEADERS, type DkimAlgorithm, type GeneratedKey } from '../../src/workers/dkim.js';
+import { dkimSignature } from '../../src/workers/dkim-signature.js';
+import { DkimSigner, generateDkimKey, OVERSIGNED, OVERSIGNED_WHEN_PRESENT, SIGNED_HEADERS, type DkimAlgorithm, type GeneratedKey } from '../../src/workers/dkim.js';
 
 // Our signer builds the DKIM-Signature field from mailauth's parts with a parsed key; it must
-// write exactly what mailauth's own dkimSign writes for the same message, key and time.
+// write exactly what mailauth's own dkimSign writes for the same message, key and time. mailauth
+// cannot over-sign (RFC 6376 8.15), so the comparison is of dkimSignature without over-signing;
+// DkimSigner's over-signed h= is checked against it separately.
+
+/** dkimSignature as DkimSigner calls it, without over-signing (or with the given lists), prepended. */
+async function signed(raw: Buffer, key: GeneratedKey, selector: string, oversign: { oversign?: readonly string[]; oversignPresent?: readonly string[] } = {}): Promise<Buffer> {
+  const header = await dkimSignature({
+    message: raw,
+    domain: 'example.com',
+    selector,
+    algorithm: key.algorithm,
+    key: crypto.createPrivateKey(key.privateKeyPem),
+    headerList: SIGNED_HEADERS.join(':'),
+    signTime: new Date(Math.round(Date.now() / 1000) * 1000),
+    ...oversign,
+  });
+  return Buffer.concat([Buffer.from(header!.trim() + '\r\n'), raw]);
+}
 
 /** The field mailauth's dkimSign makes, called the way postrider called it before. */
 async function mailauthField(raw: Buffer, key: GeneratedKey, selector: string): Promise<string> {
@@ -69,7 +88,7 @@ describe('DkimSigner against mailauth dkimSign', () => {
       const raw = await message();
       expect(raw.toString('latin1').includes('List-Unsubscribe-Post:')).toBe(what.startsWith('with '));
       const key = keys[algorithm]!;
-      const ours = await new DkimSigner().sign({ raw, domain: 'example.com', selector: 'sel1', privateKeyPem: key.privateKeyPem, algorithm });
+      const ours = await signed(raw, key, 'sel1');
       const expected = await mailauthField(raw, key, 'sel1');
       expect(ours.toString('latin1')).toBe(expected + raw.toString('latin1'));
       expect(expected).toContain(`t=${Math.round(Date.parse('2025-01-02T03:04:05.600Z') / 1000)};`);
@@ -79,10 +98,22 @@ describe('DkimSigner against mailauth dkimSign', () => {
   it('reads bare LF line ends and an already signed message the way mailauth does', async () => {
     const key = keys.rsa!;
     const lf = Buffer.from('From: a@example.com\nTo: b@example.org\nSubject: lf\n\nline one  \nline two\n\n');
-    const signedOnce = await new DkimSigner().sign({ raw: lf, domain: 'example.com', selector: 'sel1', privateKeyPem: key.privateKeyPem, algorithm: 'rsa' });
+    const signedOnce = await signed(lf, key, 'sel1');
     expect(signedOnce.toString('latin1')).toBe((await mailauthField(lf, key, 'sel1')) + lf.toString('latin1'));
-    const signedTwice = await new DkimSigner().sign({ raw: signedOnce, domain: 'example.com', selector: 'sel2', privateKeyPem: key.privateKeyPem, algorithm: 'rsa' });
+    const signedTwice = await signed(signedOnce, key, 'sel2');
     expect(signedTwice.toString('latin1')).toBe((await mailauthField(signedOnce, key, 'sel2')) + signedOnce.toString('latin1'));
+  });
+
+  it('DkimSigner over-signs: h= is the one above with each OVERSIGNED name (and Cc, when present) once more', async () => {
+    const key = keys.rsa!;
+    const raw = await compose({ listUnsubscribe: withPost });
+    const ours = await new DkimSigner().sign({ raw, domain: 'example.com', selector: 'sel1', privateKeyPem: key.privateKeyPem, algorithm: 'rsa' });
+    expect(ours.toString('latin1')).toBe((await signed(raw, key, 'sel1', { oversign: OVERSIGNED, oversignPresent: OVERSIGNED_WHEN_PRESENT })).toString('latin1'));
+    const plain = hList(await signed(raw, key, 'sel1'));
+    expect(hList(ours)).toEqual([...plain, ...OVERSIGNED.map((n) => n.toLowerCase()), 'cc']);
+    const noCc = await compose({ cc: [] });
+    const noCcSigned = await new DkimSigner().sign({ raw: noCc, domain: 'example.com', selector: 'sel1', privateKeyPem: key.privateKeyPem, algorithm: 'rsa' });
+    expect(hList(noCcSigned).filter((n) => n === 'cc')).toEqual([]);
   });
 
   it('refuses a message without a header/body separator, which mailauth does not sign either', async () => {
@@ -94,6 +125,12 @@ describe('DkimSigner against mailauth dkimSign', () => {
     await expect(attempt).rejects.toMatchObject({ code: 'internal_error', message: expect.stringContaining('no signature was produced') });
   });
 });
+
+/** The h= names of the first DKIM-Signature field, lower case, in order. */
+function hList(raw: Buffer): string[] {
+  const sig = raw.toString('latin1').replace(/\r\n[ \t]+/g, ' ').split('\r\n')[0];
+  return (/[; ]h=([^;]+);/.exec(sig)?.[1] ?? '').split(':').map((n) => n.trim().toLowerCase());
+}
 
 describe('DkimKeyCache', () => {
   it('parses a key once, and again once it has gone unused for its time to live', async () => {

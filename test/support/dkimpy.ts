@@ -1,0 +1,39 @@
+/**
+ * DKIM verification by an independent implementation: dkimpy (Debian's python3-dkim, installed
+ * by .ci/run), which shares no code with our signer or with mailauth. The public key is handed
+ * to it as the TXT record DNS would serve, so no resolver is involved.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+
+// Debian's interpreter: python3-dkim is installed for it (a python3 earlier in PATH may not have it).
+const PYTHON = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+
+const SCRIPT = `
+import sys, dkim
+record = sys.argv[1].encode()
+msg = sys.stdin.buffer.read()
+ok = dkim.verify(msg, dnsfunc=lambda name, timeout=5: record)
+print("pass" if ok else "fail")
+`;
+
+/** True when python3 can import dkim. */
+export function dkimpyAvailable(): boolean {
+  try {
+    execFileSync(PYTHON, ['-c', 'import dkim'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** dkimpy's verdict on the first DKIM-Signature of `message`, with `txt` as the key record. */
+export function dkimpyVerify(message: Buffer, txt: string): Promise<'pass' | 'fail'> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(PYTHON, ['-c', SCRIPT, txt], (err, stdout, stderr) => {
+      if (err) return reject(new Error(`dkimpy failed: ${stderr || err.message}`));
+      resolve(stdout.trim() === 'pass' ? 'pass' : 'fail');
+    });
+    child.stdin!.end(message);
+  });
+}
