@@ -1,8 +1,10 @@
 /**
  * POST /send/broadcast: one template, many messages (spec 4.11). Every entry is validated and
- * the whole request is stored durably before the 200; the BroadcastExpander then renders,
- * signs and enqueues the entries in batches, so a 10,000-entry broadcast answers in about the
- * time it takes to validate and store it, and memory does not grow with the count.
+ * the whole request is stored durably before the 200; the BroadcastExpander then commits the
+ * entries as messages in batches, each as its normalized request (broadcast-entry.ts), and the
+ * finishing stage renders, composes and DKIM-signs them after their commit (finishing.ts). So a
+ * 10,000-entry broadcast answers in about the time it takes to validate and store it, and
+ * memory does not grow with the count.
  */
 import { randomUUID } from 'node:crypto';
 import type { Address } from '../domain/address.js';
@@ -162,7 +164,7 @@ async function checkRenders(deps: SubmissionDeps, template: TemplateInput, n: No
   });
 }
 
-/** A new broadcast, before the expander has built any of its messages. */
+/** A new broadcast, before the expander has committed any of its messages. */
 function broadcastRecord(q: { accountId: string; channelId: string; total: number; common: BroadcastCommon }): BroadcastRecord<BroadcastCommon> {
   return {
     id: randomUUID(),

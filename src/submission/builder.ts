@@ -22,25 +22,12 @@ export class PoolMessageBuilder implements MessageBuilder {
     }
   }
 
-  async buildMany(inputs: BuildRequest[]): Promise<PromiseSettledResult<BuildResult>[]> {
-    let settled: PromiseSettledResult<BuildResult>[];
-    try {
-      settled = await this.pool.buildMany(inputs);
-    } catch (err) {
-      // The task as a whole failed (pool stopping, thread crashed): every input failed with it.
-      const reason = toAppError(err, '');
-      return inputs.map(() => ({ status: 'rejected', reason }));
-    }
-    return settled.map((s, i): PromiseSettledResult<BuildResult> => {
-      return s.status === 'rejected' ? { status: 'rejected', reason: toAppError(s.reason, inputs[i]!.template ? '/template' : '') } : s;
-    });
-  }
-
   async finish(inputs: FinishRequest[]): Promise<PromiseSettledResult<FinishResult>[]> {
     let settled: Awaited<ReturnType<WorkerPool['finishMany']>>;
     try {
       settled = await this.pool.finishMany(inputs);
     } catch (err) {
+      // The task as a whole failed (pool stopping, thread crashed): every input failed with it.
       const reason = toAppError(err, '');
       return inputs.map(() => ({ status: 'rejected', reason }));
     }

@@ -91,25 +91,12 @@ export class WorkerPool {
   }
 
   /**
-   * Builds many messages in one task on one thread (broadcast expansion): far fewer hops between
-   * threads. Each input settles on its own, in order: one bad entry fails only itself.
-   */
-  async buildMany(inputs: BuildInput[]): Promise<PromiseSettledResult<BuildOutput>[]> {
-    if (inputs.length === 0) return [];
-    // Bulk work: queued behind the tasks someone is waiting for (task-lanes.ts).
-    const answers = await this.run({ task: 'buildMany', input: inputs }, { background: true });
-    return answers.map((a): PromiseSettledResult<BuildOutput> =>
-      a.ok ? { status: 'fulfilled', value: a.value } : { status: 'rejected', reason: TaskError.fromData(a.error) },
-    );
-  }
-
-  /**
    * DKIM-signs a complete message (existing signatures are kept), with the time the signature took
    * on its thread (not counting the wait for a thread).
    */
   signTimed(input: SignRawInput): Promise<SignedMessage> {
     // Signing happens after the commit (submission/finishing.ts): nobody waits for it, so it queues
-    // behind the builds that an HTTP or SMTP client is waiting for (task-lanes.ts).
+    // behind the tasks a client is waiting for: a broadcast's check render, a new domain's key (task-lanes.ts).
     return this.run({ task: 'signTimed', input }, { background: true });
   }
 

@@ -8,8 +8,6 @@ import type { BuildInput, BuildOutput, FinishInput, FinishOutput, SignedMessage,
 
 export type WorkerRequest =
   | { task: 'build'; input: BuildInput }
-  /** Many builds in one hop to a thread (broadcast expansion): one answer per input, in order. */
-  | { task: 'buildMany'; input: BuildInput[] }
   /** DKIM-signs a complete message, with the signature's own time (the signing stage's metric). */
   | { task: 'signTimed'; input: SignRawInput }
   /** Composes and signs committed messages in one hop (the finishing stage): one answer per input, in order. */
@@ -21,9 +19,8 @@ export type WorkerTask = WorkerRequest['task'];
 /** What each task returns on success. */
 export interface WorkerResults {
   build: BuildOutput;
-  /** Each input's own answer: one failing entry does not fail the others. */
-  buildMany: WorkerResponse<BuildOutput>[];
   signTimed: SignedMessage;
+  /** Each input's own answer: one failing message does not fail the others. */
   finishMany: WorkerResponse<FinishOutput>[];
   generateKey: GeneratedKey;
 }

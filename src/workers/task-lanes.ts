@@ -1,8 +1,9 @@
 /**
- * The worker pool's queue, in two lanes: tasks someone is waiting for (a transactional send's
- * build, an SMTP submission) go before bulk work queued in the background (broadcast expansion,
- * signing after the commit). Without it a send that arrives during a 10,000-entry expansion
- * waited behind every chunk already queued (bench/RESULTS.md, broadcast section). Each lane is
+ * The worker pool's queue, in two lanes: tasks someone is waiting for (a broadcast's check that
+ * its template renders, before its 200; a domain's new DKIM key) go before bulk work queued in
+ * the background (composition and signatures after the commit, the finishing stage's tasks).
+ * Without it such a request waited behind every task of a 10,000-entry broadcast already queued
+ * (bench/RESULTS.md, broadcast section). Each lane is
  * first in, first out; background tasks run whenever no waited-for task is queued, and a task
  * already running is never interrupted.
  */

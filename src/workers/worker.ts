@@ -8,8 +8,8 @@
  * thread. Nothing is made at import time.
  *
  * On its first task a thread lowers its own scheduling priority (Linux): every task that is
- * left is background work nobody waits for (composition and signatures after the commit,
- * broadcast expansion), while the main thread takes sends and commits them. With one thread per
+ * left is background work nobody waits for (composition and signatures after the commit),
+ * while the main thread takes sends and commits them. With one thread per
  * core and the main thread as well, the cores are shared; this way the pool gets every core the
  * main thread leaves idle instead of taking turns with it (issue 20, "use both cores").
  */
@@ -53,8 +53,6 @@ async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown
     switch (msg?.task) {
       case 'build':
         return { ok: true, value: await tasks.buildMessage(msg.input as BuildInput) };
-      case 'buildMany':
-        return { ok: true, value: await each(msg.input as BuildInput[], (input) => tasks.buildMessage(input)) };
       case 'finishMany':
         return { ok: true, value: await each(msg.input as FinishInput[], (input) => tasks.finishMessage(input)) };
       case 'signTimed':
