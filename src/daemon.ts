@@ -33,7 +33,7 @@ import { InboundProcessor } from './inbound/processor.js';
 import { Store } from './store/env.js';
 import { awaitsFinishing } from './store/messages.js';
 import { ensureTrackingSecret } from './store/secrets.js';
-import { awaitingSignatureCount } from './store/signing.js';
+import { awaitingSignatureCount, oldestAwaitingSignatureMs } from './store/signing.js';
 import { PoolMessageBuilder } from './submission/builder.js';
 import { StoreDomainRegistry } from './submission/domain-registry.js';
 import { Submission } from './submission/submission.js';
@@ -139,6 +139,7 @@ export class Daemon {
         pool: () => this.pool.stats(),
         storeSizeBytes: () => this.store.sizeBytes(),
         awaitingSignature: () => awaitingSignatureCount(this.store),
+        oldestAwaitingSignature: () => oldestAwaitingSignatureMs(this.store, Date.now()) / 1000,
       },
       onCollectError: (err, source) => this.logger.warn({ err, source }, 'metrics source failed'),
     });
@@ -176,7 +177,7 @@ export class Daemon {
         // Messages to compose or sign have no due jobs yet: onReady tells delivery once they are finished.
         if (messages.some((m) => !awaitsFinishing(m))) this.delivery.notify();
       },
-      // Messages signed after their commit (submission/signing.ts): their jobs are due now.
+      // Messages signed after their commit (submission/finishing.ts): their jobs are due now.
       onReady: () => this.delivery.notify(),
       logger: this.logger,
     });
@@ -250,7 +251,7 @@ export class Daemon {
       await this.startComponent(resolverComponent(this.domainDns));
       await this.startComponent(this.pool);
       // Its own stage, stopped before the pool and the store: its finishing stage composes and
-      // signs what waits before a graceful stop ends (submission/signing.ts).
+      // signs what waits before a graceful stop ends (submission/finishing.ts).
       this.beginStage();
       await this.startComponent(this.submission);
       await this.startComponent(resolverComponent(this.deliveryDns));

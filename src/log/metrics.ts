@@ -32,6 +32,8 @@ export interface MetricsSources {
   storeSizeBytes?: () => number;
   /** Messages committed and waiting for their DKIM signature (their jobs are not due yet). */
   awaitingSignature?: () => number;
+  /** Seconds the oldest of those has waited since its commit; 0 when none waits. */
+  oldestAwaitingSignature?: () => number;
 }
 
 export interface MetricsOptions {
@@ -75,6 +77,7 @@ export class Metrics {
   private readonly poolQueued: Gauge<string>;
   private readonly storeSize: Gauge<string>;
   private readonly awaitingSignature: Gauge<string>;
+  private readonly oldestAwaitingSignature: Gauge<string>;
 
   constructor(opts: MetricsOptions = {}) {
     this.sources = opts.sources ?? {};
@@ -118,6 +121,8 @@ export class Metrics {
     this.poolQueued = gauge('worker_pool_queued_tasks', 'Tasks waiting for a free worker thread.');
     this.storeSize = gauge('store_size_bytes', 'Size of the LMDB data file.');
     this.awaitingSignature = gauge('messages_awaiting_signature', 'Messages committed and waiting for their DKIM signature; their delivery jobs become due once signed.');
+    // The finishing stage refuses nothing when it falls behind (its backlog is on disk): the wait shows here.
+    this.oldestAwaitingSignature = gauge('messages_awaiting_signature_oldest_age_seconds', 'How long the oldest message waiting to be composed and DKIM-signed has waited since its commit; 0 when none waits.');
 
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
@@ -181,7 +186,7 @@ export class Metrics {
   }
 
   private refreshGauges(): void {
-    const { queue, pool, storeSizeBytes, awaitingSignature } = this.sources;
+    const { queue, pool, storeSizeBytes, awaitingSignature, oldestAwaitingSignature } = this.sources;
     this.read('queue', queue, (q) => {
       this.queueDepth.set({ state: 'queued' }, q.queued);
       this.queueDepth.set({ state: 'leased' }, q.leased);
@@ -195,6 +200,7 @@ export class Metrics {
     });
     this.read('storeSizeBytes', storeSizeBytes, (bytes) => this.storeSize.set(bytes));
     this.read('awaitingSignature', awaitingSignature, (n) => this.awaitingSignature.set(n));
+    this.read('oldestAwaitingSignature', oldestAwaitingSignature, (s) => this.oldestAwaitingSignature.set(s));
   }
 
   private read<T>(name: keyof MetricsSources, source: (() => T) | undefined, apply: (value: T) => void): void {

@@ -83,6 +83,26 @@ export function awaitingSignatureCount(store: Store): number {
   return (dbsOf(store).unsigned.getStats() as { entryCount: number }).entryCount;
 }
 
+/** Waiting entries looked at per call of oldestAwaitingSignatureMs: a scrape's cost stays bounded. */
+const OLDEST_SAMPLE = 10_000;
+
+/**
+ * How long the oldest message waiting to be finished has waited since its commit (its record's
+ * createdAt), in ms; 0 when none waits. The finishing stage has no backpressure (its backlog is
+ * on disk, paged), so a backlog shows as late delivery: this is the operator's signal for it.
+ * Keys are random UUIDs, not in commit order, so each entry's record is read; beyond
+ * OLDEST_SAMPLE entries, the oldest of the first OLDEST_SAMPLE keys (a uniform sample) is said.
+ */
+export function oldestAwaitingSignatureMs(store: Store, now: number): number {
+  const dbs = dbsOf(store);
+  let oldest = now;
+  for (const k of dbs.unsigned.getKeys({ limit: OLDEST_SAMPLE })) {
+    const at = Date.parse((dbs.messages.get(String(k)) as MessageRecord | undefined)?.createdAt ?? '');
+    if (at < oldest) oldest = at;
+  }
+  return Math.max(0, now - oldest);
+}
+
 /**
  * What to finish: the entry and the committed body (SMTP); undefined when the message no longer
  * waits. `gone`: the message went (channel purge, retention) before it was finished.

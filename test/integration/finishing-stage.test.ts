@@ -6,7 +6,7 @@ import { eventsOfMessage } from '../../src/store/events.js';
 import { getBody, getMessage } from '../../src/store/messages.js';
 import { getSuppression } from '../../src/store/suppressions.js';
 import { dueJobIds } from '../../src/store/queue.js';
-import { awaitingSignatureCount, awaitsSignature, pendingSignaturesAfter, unsignedMessage } from '../../src/store/signing.js';
+import { awaitingSignatureCount, awaitsSignature, oldestAwaitingSignatureMs, pendingSignaturesAfter, storeSignedBodies, unsignedMessage } from '../../src/store/signing.js';
 import type { DkimKeyRef, FinishRequest } from '../../src/submission/ports.js';
 import { FinishingStage, type FinishingStageOptions } from '../../src/submission/finishing.js';
 import { TaskError } from '../../src/workers/errors.js';
@@ -295,6 +295,25 @@ describe('FinishingStage lanes', () => {
     release();
     for (const id of [first, ...broadcast, send]) await signed(id);
     expect(order[1]).toBe('send@two.test');
+  });
+});
+
+describe('oldestAwaitingSignatureMs', () => {
+  it('is how long the oldest message waiting to be finished has waited since its commit, 0 once none waits', async () => {
+    const now = Date.parse('2026-03-01T12:00:00Z');
+    expect(oldestAwaitingSignatureMs(t.store, now)).toBe(0);
+    const ids: string[] = [];
+    for (const ago of [5_000, 90_000, 30_000]) {
+      ids.push(await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test', now: new Date(now - ago) }));
+    }
+    expect(oldestAwaitingSignatureMs(t.store, now)).toBe(90_000);
+    // The oldest finished: the next oldest is said.
+    await storeSignedBodies(t.store, [{ messageId: ids[1]!, body: Buffer.from('From: a@sender.test\r\n\r\nx') }]);
+    expect(oldestAwaitingSignatureMs(t.store, now)).toBe(30_000);
+    const s = newStage();
+    await s.start();
+    for (const id of ids) await signed(id);
+    expect(oldestAwaitingSignatureMs(t.store, now)).toBe(0);
   });
 });
 

@@ -79,11 +79,13 @@ describe('DKIM signing after the commit', () => {
       expect(mx.received.some((m) => m.to.includes(to))).toBe(false);
       // Operators see the wait in /metrics (the queue gauges do not count jobs that are not due yet).
       expect(await awaitingSignatureGauge()).toBe(1);
+      expect(await oldestAwaitingGauge()).toBeGreaterThanOrEqual(0);
 
       release();
       const raw = await received(to);
       expect(await dkimResults(raw)).toEqual([{ result: 'pass', domain: s.domain }]);
       expect(await awaitingSignatureGauge()).toBe(0);
+      expect(await oldestAwaitingGauge()).toBe(0);
       // What was delivered is what the store (and GET /activity/messages/{id}) shows.
       expect(raw.toString()).toBe((await signedBody(t.daemon.store, id)).toString());
     } finally {
@@ -138,5 +140,13 @@ async function awaitingSignatureGauge(): Promise<number> {
   const text = await (await fetch(`${t.url}/metrics`)).text();
   const m = /^postrider_messages_awaiting_signature (\d+)$/m.exec(text);
   if (!m) throw new Error('postrider_messages_awaiting_signature is missing from /metrics');
+  return Number(m[1]);
+}
+
+/** postrider_messages_awaiting_signature_oldest_age_seconds as /metrics shows it. */
+async function oldestAwaitingGauge(): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  const m = /^postrider_messages_awaiting_signature_oldest_age_seconds ([\d.e+-]+)$/m.exec(text);
+  if (!m) throw new Error('postrider_messages_awaiting_signature_oldest_age_seconds is missing from /metrics');
   return Number(m[1]);
 }
