@@ -30,6 +30,7 @@ import { ChannelService } from './channels/service.js';
 import { SmtpListener } from './smtp/server.js';
 import { InboundListener } from './inbound/listener.js';
 import { InboundProcessor } from './inbound/processor.js';
+import { MtaStsPolicies } from './mta-sts/cache.js';
 import { Store } from './store/env.js';
 import { awaitsFinishing } from './store/messages.js';
 import { ensureTrackingSecret } from './store/secrets.js';
@@ -79,6 +80,8 @@ export class Daemon {
   /** Cached (TTL-bounded): delivery resolves the same MX hosts over and over. */
   readonly deliveryDns: DnsResolver;
   readonly delivery: DeliveryService;
+  /** Recipient domains' MTA-STS policies (RFC 8461), cached in the store. */
+  readonly mtaSts: MtaStsPolicies;
   // Observers and background work
   readonly webhookTargets: WebhookTargets;
   readonly webhooks: WebhookDispatcher;
@@ -109,6 +112,7 @@ export class Daemon {
     this.submission = this.buildSubmission();
 
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
+    this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
     this.delivery = this.buildDelivery();
 
     this.webhookTargets = this.buildWebhookTargets();
@@ -256,6 +260,7 @@ export class Daemon {
       await this.startComponent(this.submission);
       await this.startComponent(resolverComponent(this.deliveryDns));
       // Stage 2, delivery, observers, background work and ingress: stopped together, at once, on
+      await this.startComponent(this.mtaSts);
       // shutdown, so that no listener keeps accepting while another one drains (each finishes its
       // own in-flight work within shutdown.graceMs), before the pipeline of stage 1 goes away.
       this.beginStage();

@@ -61,6 +61,15 @@ const Smtp = Type.Object({
   idleTimeoutMs: duration(1000, 300_000, 'Idle timeout of an authenticated SMTP session (RFC 5321 4.5.3.2.7: at least 5 minutes).'),
 });
 
+// RFC 8461: the recipient domain's policy, fetched over HTTPS and cached in the store (src/mta-sts/).
+const MtaSts = Type.Object({
+  enabled: flag(true, "Look up each recipient domain's MTA-STS policy (RFC 8461) and apply it: enforce, testing (report only) or none."),
+  caFile: optionalText(
+    'PEM file of extra CA certificates trusted for MTA-STS policy hosts, beside the built-in roots; for testing with a private CA only.',
+  ),
+  httpsPort: port(443, 'Port of the MTA-STS policy hosts (RFC 8461 3.3: 443); another port for tests only.'),
+});
+
 const Delivery = Type.Object({
   enabled: flag(true, 'Run the delivery dispatcher (disable to only queue).'),
   port: integer(1, 65535, 25, 'TCP port of recipient MX hosts.'),
@@ -92,6 +101,7 @@ const Delivery = Type.Object({
     'Messages sent over one SMTP connection to an MX host (RSET between them, RFC 5321 4.1.1.5) before it is closed; 1 turns connection reuse off.',
   ),
   connectionIdleMs: duration(100, 5000, 'How long an idle SMTP connection is kept for the next message to the same MX address before QUIT.'),
+  mtaSts: MtaSts,
 });
 
 const Domains = Type.Object({

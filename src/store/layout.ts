@@ -155,6 +155,8 @@ export const DB_NAMES = [
   'clientMessageIds',
   /** [accountId, recipientDomain] → number[]: times (ms) of recent hard DNS failures (NXDOMAIN) of the domain, oldest first (store/dns-failures.ts). */
   'dnsFailures',
+  /** recipient domain → CachedStsPolicy: the domain's last fetched MTA-STS policy with its id and expiry (store/mta-sts.ts). */
+  'mtaStsPolicies',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

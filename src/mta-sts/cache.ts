@@ -1,0 +1,147 @@
+/**
+ * MTA-STS policies of recipient domains for delivery (RFC 8461 5.1), cached in the store
+ * (store/mta-sts.ts) so they survive restarts.
+ *
+ * On each lookup the `_mta-sts` TXT record is read first (the resolver caches it for its TTL):
+ *  - a record whose id equals the cached, unexpired policy's: the cached policy;
+ *  - a record with another id (or no usable cached policy): the policy is fetched anew; if the
+ *    fetch fails, the cached policy stays in force until it expires (RFC 8461 5.1), and the
+ *    fetch of that id is not tried again for FETCH_RETRY_MS, so a broken policy host does not
+ *    cost every delivery attempt an HTTPS request;
+ *  - no record (or a DNS failure, or not exactly one valid record): a cached unexpired policy
+ *    still applies (RFC 8461 5.1: a removed record does not end a policy before max_age),
+ *    otherwise the domain has none.
+ * Concurrent lookups of one domain share one.
+ */
+import fs from 'node:fs';
+import type { DnsAnswer } from '../dns/resolver.js';
+import type { Logger } from '../log/logger.js';
+import type { Store } from '../store/env.js';
+import { cachedStsPolicy, saveStsPolicy, type CachedStsPolicy } from '../store/mta-sts.js';
+import type { AddressLookups } from '../webhooks/targets.js';
+import { PolicyFetcher } from './fetcher.js';
+import { mxAllowed as policyAllowsMx, parsePolicy, type StsMode } from './policy.js';
+import { stsRecordId } from './txt.js';
+
+/** What delivery needs of a domain's policy. */
+export interface ActiveStsPolicy {
+  mode: StsMode;
+  mx: string[];
+  id: string;
+}
+
+export interface MtaStsConfig {
+  enabled: boolean;
+  /** PEM file of extra CA certificates for the policy hosts (testing with a private CA); '' for none. */
+  caFile: string;
+  /** 443; another port for tests only. */
+  httpsPort: number;
+}
+
+export interface MtaStsPoliciesOptions {
+  store: Store;
+  resolver: AddressLookups & { txt(name: string): Promise<DnsAnswer<string[]>> };
+  config: MtaStsConfig;
+  allowPrivate: boolean;
+  logger: Logger;
+  fetchTimeoutMs?: number;
+  now?: () => number;
+}
+
+/** After a failed fetch, the same domain and id are fetched again after this long at the earliest. */
+export const FETCH_RETRY_MS = 5 * 60_000;
+
+export class MtaStsPolicies {
+  private fetcher: PolicyFetcher | null = null;
+  private readonly inflight = new Map<string, Promise<ActiveStsPolicy | null>>();
+  /** `${domain} ${id}` → time of the last failed fetch. */
+  private readonly failedFetches = new Map<string, number>();
+  private readonly now: () => number;
+
+  constructor(private readonly opts: MtaStsPoliciesOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Reads the CA file now, so a wrong path stops the start instead of every fetch. */
+  async start(): Promise<void> {
+    if (!this.opts.config.enabled || this.fetcher) return;
+    const { caFile, httpsPort } = this.opts.config;
+    this.fetcher = new PolicyFetcher({
+      resolver: this.opts.resolver,
+      allowPrivate: this.opts.allowPrivate,
+      extraCa: caFile ? fs.readFileSync(caFile, 'utf8') : undefined,
+      port: httpsPort,
+      timeoutMs: this.opts.fetchTimeoutMs,
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.fetcher?.close();
+    this.fetcher = null;
+    this.inflight.clear();
+  }
+
+  /** The domain's policy in force, or null (none, MTA-STS off, or not started). */
+  policyFor(domain: string): Promise<ActiveStsPolicy | null> {
+    if (!this.fetcher) return Promise.resolve(null);
+    const name = domain.trim().toLowerCase().replace(/\.$/, '');
+    let pending = this.inflight.get(name);
+    if (!pending) {
+      pending = this.lookup(name);
+      this.inflight.set(name, pending);
+      const forget = (): void => {
+        if (this.inflight.get(name) === pending) this.inflight.delete(name);
+      };
+      pending.then(forget, forget);
+    }
+    return pending;
+  }
+
+  /** RFC 8461 4.1: whether delivery may use this MX host under the policy. */
+  mxAllowed(policy: Pick<ActiveStsPolicy, 'mx'>, mxHost: string): boolean {
+    return policyAllowsMx(policy, mxHost);
+  }
+
+  private async lookup(domain: string): Promise<ActiveStsPolicy | null> {
+    const cached = cachedStsPolicy(this.opts.store, domain);
+    const live = cached && cached.expiresAtMs > this.now() ? cached : undefined;
+    const txt = await this.opts.resolver.txt(`_mta-sts.${domain}`);
+    const id = txt.status === 'ok' ? stsRecordId(txt.records) : null;
+    if (id === null || id === live?.id) return live ? active(live) : null;
+    const fetched = await this.fetchPolicy(domain, id);
+    return fetched ? active(fetched) : live ? active(live) : null;
+  }
+
+  /** Fetches, parses and stores the policy of `id`; undefined (and logged) when that fails. */
+  private async fetchPolicy(domain: string, id: string): Promise<CachedStsPolicy | undefined> {
+    const key = `${domain} ${id}`;
+    const failedAt = this.failedFetches.get(key);
+    if (failedAt !== undefined && this.now() - failedAt < FETCH_RETRY_MS) return undefined;
+    const fetcher = this.fetcher;
+    if (!fetcher) return undefined;
+    const result = await fetcher.fetch(domain);
+    const parsed = result.ok ? parsePolicy(result.text) : result;
+    if (!parsed.ok) {
+      // A bound, not a policy: the entries only save requests, forgetting them costs one fetch each.
+      if (this.failedFetches.size >= 10_000) this.failedFetches.clear();
+      this.failedFetches.set(key, this.now());
+      this.opts.logger.warn({ domain, id, error: parsed.error }, 'MTA-STS policy could not be fetched; a cached policy stays in force until it expires');
+      return undefined;
+    }
+    this.failedFetches.delete(key);
+    const fetchedAtMs = this.now();
+    const entry: CachedStsPolicy = { id, policy: parsed.policy, fetchedAtMs, expiresAtMs: fetchedAtMs + parsed.policy.maxAge * 1000 };
+    try {
+      await saveStsPolicy(this.opts.store, domain, entry);
+    } catch (err) {
+      // Not kept for the next start, but valid now: delivery applies it all the same.
+      this.opts.logger.error({ err, domain }, 'MTA-STS policy could not be stored');
+    }
+    this.opts.logger.info({ domain, id, mode: parsed.policy.mode }, 'MTA-STS policy fetched');
+    return entry;
+  }
+}
+
+function active(c: CachedStsPolicy): ActiveStsPolicy {
+  return { mode: c.policy.mode, mx: [...c.policy.mx], id: c.id };
+}
