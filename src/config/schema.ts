@@ -17,6 +17,8 @@ const HOSTNAME = '^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\\
 const DNS_LABEL = '^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$';
 // ip, ip:port, or [ipv6]:port; the resolver checks addresses again when it starts.
 const DNS_SERVER = '^(\\d{1,3}(\\.\\d{1,3}){3}(:\\d{1,5})?|\\[[0-9a-fA-F:.]+\\](:\\d{1,5})?|[0-9a-fA-F:]+)$';
+// Empty or local@domain for a DMARC rua mailto: URI; ",", ";" and "!" delimit in the tag (RFC 7489 6.4).
+const DMARC_REPORT_ADDRESS = '^([^\\s@,;!<>"]+@[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+)?$';
 // Empty (feature off) or a token long enough not to be guessed, usable in a header as is.
 const BEARER_TOKEN = '^([\\x21-\\x7e]{16,})?$';
 
@@ -59,6 +61,10 @@ const Smtp = Type.Object({
   ),
   authTimeoutMs: duration(100, 30_000, 'Time from connect to a successful AUTH; a deadline that traffic does not extend (421 4.7.0 after it).'),
   idleTimeoutMs: duration(1000, 300_000, 'Idle timeout of an authenticated SMTP session (RFC 5321 4.5.3.2.7: at least 5 minutes).'),
+  receivedClientInfo: flag(
+    true,
+    "Write the client's EHLO name and IP address into the Received header added to submitted mail (RFC 5321 4.4); false leaves them out for privacy (\"from unknown\").",
+  ),
 });
 
 // RFC 8461: the recipient domain's policy, fetched over HTTPS and cached in the store (src/mta-sts/).
@@ -115,6 +121,12 @@ const Domains = Type.Object({
   unsubscribeLabel: label(
     'unsub',
     'Optional unsubscribe host of a domain: <label>.<domain>, a CNAME to the publicUrl host; once verified, unsubscribe links use it.',
+  ),
+  dmarcReportAddress: patterned(
+    '',
+    'Mailbox for DMARC aggregate reports: the rua=mailto: of the _dmarc TXT recommended to every domain (v=DMARC1; p=none); empty: the record has no rua. Outside the sending domain, its domain must publish <sending domain>._report._dmarc.<its domain> TXT "v=DMARC1" (RFC 7489 7.1).',
+    DMARC_REPORT_ADDRESS,
+    'must be empty or an e-mail address local@domain (without spaces, ",", ";" or "!", which a DMARC URI list cannot carry)',
   ),
 });
 

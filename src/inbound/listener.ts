@@ -10,10 +10,11 @@ import { listenFailure } from '../domain/listen-problem.js';
 import type net from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
+import type { SMTPServer, SMTPServerAddress, SMTPServerSession } from 'smtp-server';
 import type { Config } from '../config/schema.js';
-import { smtpError } from '../smtp/replies.js';
+import { internalReply, smtpOk, smtpReply } from '../smtp/replies.js';
 import { loadTls } from '../smtp/tls.js';
+import { EnhancedCodeServer } from '../smtp/wire-server.js';
 import type { InboundProcessor } from './processor.js';
 
 /** Reports are small; a DSN carrying a whole large original is cut by the sender or refused. */
@@ -33,11 +34,14 @@ export class InboundListener {
   async start(): Promise<void> {
     const { config } = this.deps;
     const tls = await loadTls({ dataDir: config.dataDir, certFile: config.smtp.tlsCert, keyFile: config.smtp.tlsKey, hostname: config.hostname });
-    const server = new SMTPServer({
+    const server = new EnhancedCodeServer({
       key: tls.key,
       cert: tls.cert,
       name: config.hostname,
-      banner: 'postrider ESMTP',
+      // smtp-server writes "220 <name> ESMTP " before the banner.
+      banner: 'postrider',
+      // RFC 2034: our replies carry RFC 3463 codes, so the extension is announced (the library hides it by default).
+      hideENHANCEDSTATUSCODES: false,
       disabledCommands: ['AUTH'],
       authOptional: true,
       size: MAX_SIZE,
@@ -81,15 +85,15 @@ export class InboundListener {
   }
 
   private onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): void {
-    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return cb(smtpError(452, '4.5.3', 'Too many recipients'));
+    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return cb(smtpReply('tooManyRecipients', `at most ${MAX_RECIPIENTS} per message`));
     try {
       if (this.deps.processor.accepts(address.address)) return cb();
     } catch (err) {
       this.deps.logger.error({ err }, 'inbound recipient check failed');
-      return cb(smtpError(451, '4.3.0', 'Internal error, please try again later'));
+      return cb(internalReply());
     }
     // RFC 5321 3.6.2 / 7.1: a server that is not a relay refuses foreign recipients.
-    cb(smtpError(550, '5.7.1', 'Relaying denied: this host only accepts mail for its bounce addresses'));
+    cb(smtpReply('relayDenied'));
   }
 
   private onData(stream: Readable, session: SMTPServerSession, cb: (err?: Error | null, message?: string) => void): void {
@@ -97,7 +101,7 @@ export class InboundListener {
     stream.on('data', (c: Buffer) => chunks.push(c));
     stream.on('error', (err) => cb(err));
     stream.on('end', () => {
-      if ((stream as Readable & { sizeExceeded?: boolean }).sizeExceeded) return cb(smtpError(552, '5.3.4', 'Message too large'));
+      if ((stream as Readable & { sizeExceeded?: boolean }).sizeExceeded) return cb(smtpReply('messageTooLarge', `the limit is ${MAX_SIZE} bytes`));
       const env = {
         mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
         rcptTo: session.envelope.rcptTo.map((r) => r.address),
@@ -105,12 +109,12 @@ export class InboundListener {
       const work = this.deps.processor.process(env, Buffer.concat(chunks)).then(
         (outcome) => {
           this.deps.logger.info({ event: 'inbound', ...outcome, ip: session.remoteAddress }, 'inbound message');
-          cb(null, '2.0.0 Ok');
+          cb(null, smtpOk('received'));
         },
         (err) => {
           // A store fault: 451 so the sender keeps the report and tries again.
           this.deps.logger.error({ err }, 'inbound processing failed');
-          cb(smtpError(451, '4.3.0', 'Internal error, please try again later'));
+          cb(internalReply());
         },
       );
       this.inFlight.add(work);

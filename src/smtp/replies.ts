@@ -2,7 +2,8 @@
  * The one place where postrider errors become SMTP replies (RFC 5321 4.2 codes with RFC 3463
  * enhanced status codes). Errors of the submission path come from the error catalogue
  * (domain/errors.ts); conditions that only exist on the SMTP listener (connection limits,
- * timeouts, AUTH throttling, shutdown) are listed once in SMTP_REPLIES below. An error we did
+ * timeouts, AUTH throttling, shutdown, the inbound listener's relay refusal, the 250s) are listed
+ * once in SMTP_REPLIES below, so no reply is written inline elsewhere. An error we did
  * not make is an internal fault: 451 4.3.0, so the client retries later and the message is not
  * lost.
  */
@@ -34,6 +35,15 @@ export const SMTP_REPLIES = {
   tooManyRecipients: { code: 452, enhanced: '4.5.3', text: 'Too many recipients' },
   // RFC 1870 6.2 / RFC 3463 X.3.4: the message is larger than the limit advertised in EHLO SIZE.
   messageTooLarge: { code: 552, enhanced: '5.3.4', text: 'Message exceeds the maximum size' },
+  // RFC 4954 6: 530 5.7.0 "authentication required", to MAIL/RCPT/DATA before AUTH (the library
+  // sends it, with this text: server.ts passes it as authRequiredMessage).
+  authRequired: { code: 530, enhanced: '5.7.0', text: 'Authentication required' },
+  // Inbound listener (inbound/listener.ts). RFC 5321 3.6.2 / 7.1: a server that is not a relay
+  // refuses foreign recipients; X.7.1 "delivery not authorized, message refused" (RFC 3463).
+  relayDenied: { code: 550, enhanced: '5.7.1', text: 'Relaying denied: this host only accepts mail for its bounce addresses' },
+  // Success replies to DATA (RFC 3463 X.0.0 "other or undefined status": accepted, no more to say).
+  queued: { code: 250, enhanced: '2.0.0', text: 'Ok: queued as' },
+  received: { code: 250, enhanced: '2.0.0', text: 'Ok' },
 } as const satisfies Record<string, { code: number; enhanced: string; text: string }>;
 
 export type SmtpReplyName = keyof typeof SMTP_REPLIES;
@@ -51,6 +61,21 @@ export function smtpReply(name: SmtpReplyName, detail?: string): SmtpReplyError 
   return smtpError(r.code, r.enhanced, detail ? `${r.text}: ${detail}` : r.text);
 }
 
+/**
+ * The text of a success reply (smtp-server writes the code; a DATA callback's message follows
+ * it), enhanced code in front: "2.0.0 Ok: queued as <id>".
+ */
+export function smtpOk(name: 'queued' | 'received', detail?: string): string {
+  const r = SMTP_REPLIES[name];
+  return `${r.enhanced} ${detail ? `${r.text} ${detail}` : r.text}`;
+}
+
+/** An internal fault (the catalogue's internal_error): 451 4.3.0, so the client retries later. */
+export function internalReply(): SmtpReplyError {
+  const { code, enhanced } = ERROR_CATALOGUE.internal_error.smtp;
+  return smtpError(code, enhanced, 'Internal error, please try again later');
+}
+
 /** The reply as one wire line (for the few places that write to a socket themselves). */
 export function replyLine(err: SmtpReplyError): string {
   return `${err.responseCode} ${err.message}\r\n`;
@@ -61,7 +86,7 @@ export function toSmtpError(err: unknown): { reply: SmtpReplyError; internal: bo
     const { code, enhanced } = ERROR_CATALOGUE[err.code].smtp;
     return { reply: smtpError(code, enhanced, err.message), internal: err.code === 'internal_error' };
   }
-  return { reply: smtpError(451, '4.3.0', 'Internal error, please try again later'), internal: true };
+  return { reply: internalReply(), internal: true };
 }
 
 export const ENHANCED_PREFIX = /^([245]\.\d{1,3}\.\d{1,3}) /;

@@ -17,7 +17,8 @@ import { isUuid } from '../domain/uuid.js';
 import type { Submission } from '../submission/submission.js';
 import type { Submitter } from '../submission/submitter.js';
 import { readMessage } from './message-reader.js';
-import { smtpReply, toSmtpError, type SmtpReplyError } from './replies.js';
+import type { ReceivedTrace } from '../submission/received.js';
+import { smtpOk, smtpReply, toSmtpError, type SmtpReplyError } from './replies.js';
 import { Sessions } from './sessions.js';
 import { AuthThrottle } from './throttle.js';
 import { loadTls, type TlsMaterial } from './tls.js';
@@ -111,7 +112,12 @@ export class SmtpListener {
         key: this.tls!.key,
         cert: this.tls!.cert,
         name: config.hostname,
-        banner: 'postrider ESMTP submission',
+        // smtp-server writes "220 <name> ESMTP " before the banner (RFC 5321 4.3.1 greeting).
+        banner: 'postrider submission',
+        // The library hides the RFC 2034 extension by default; our replies carry RFC 3463 codes,
+        // so it is announced in EHLO, and the library's own replies (503, 530, ...) get codes too.
+        hideENHANCEDSTATUSCODES: false,
+        authRequiredMessage: smtpReply('authRequired').message,
         authMethods: ['PLAIN', 'LOGIN'],
         // Checked per connection in onAuth: plain-text AUTH is only allowed from loopback.
         allowInsecureAuth: true,
@@ -188,12 +194,20 @@ export class SmtpListener {
           channel: user.channel,
           recipients: session.envelope.rcptTo.map((r) => (normalizeEmail(r.address) as { email: string }).email),
           raw: m.raw,
+          trace: this.trace(session),
         });
-        reply(null, `2.0.0 Ok: queued as ${res.messageId}`);
+        reply(null, smtpOk('queued', res.messageId));
       })
       .catch((err: unknown) => this.fail(reply, err));
     this.inFlight.add(work);
     void work.finally(() => this.inFlight.delete(work));
+  }
+
+  /** What the Received field records of the session (RFC 5321 4.4); smtp.receivedClientInfo false hides the client. */
+  private trace(session: SMTPServerSession): ReceivedTrace {
+    const { config } = this.deps;
+    const show = config.smtp.receivedClientInfo;
+    return { by: config.hostname, helo: show ? session.hostNameAppearsAs : null, address: show ? session.remoteAddress : null, secure: session.secure };
   }
 
   /** Runs a synchronous policy check and turns any error into a reply. */

@@ -109,8 +109,7 @@ export class WireServer<T> extends SMTPServer {
   }
 
   private wire(conn: SMTPConnection, session: WireSession): void {
-    const send = conn.send.bind(conn);
-    conn.send = (code, data, ctx) => (typeof data === 'string' && ENHANCED_PREFIX.test(data) ? send(code, data, false) : send(code, data, ctx));
+    const send = keepOwnEnhancedCode(conn);
 
     const onCommand = conn._onCommand.bind(conn);
     conn._onCommand = (command, callback) => {
@@ -129,6 +128,32 @@ export class WireServer<T> extends SMTPServer {
       socket.setTimeout(this.hooks.idleTimeoutMs(session), () => conn._onTimeout());
     };
   }
+}
+
+/**
+ * SMTPServer without admission or session hooks (the inbound listener), whose replies keep their
+ * own enhanced code like WireServer's. Same four steps as SMTPServer.connect.
+ */
+export class EnhancedCodeServer extends SMTPServer {
+  override connect(socket: net.Socket, socketOptions?: SMTPConnectionOptions | null): void {
+    const conn = new SMTPConnection(this, socket, socketOptions);
+    keepOwnEnhancedCode(conn);
+    this.connections.add(conn);
+    conn.on('error', (err: Error) => this._onError(err));
+    conn.on('connect', (data) => this._onClientConnect(data));
+    conn.init();
+  }
+}
+
+/**
+ * With ENHANCEDSTATUSCODES announced the library puts a code derived from the basic code in
+ * front of every reply; a reply text that already starts with one of ours (SMTP_REPLIES, the
+ * catalogue) is sent as it is. Returns the library's own send.
+ */
+function keepOwnEnhancedCode(conn: SMTPConnection): SMTPConnection['send'] {
+  const send = conn.send.bind(conn);
+  conn.send = (code, data, ctx) => (typeof data === 'string' && ENHANCED_PREFIX.test(data) ? send(code, data, false) : send(code, data, ctx));
+  return send;
 }
 
 /**

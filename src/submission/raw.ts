@@ -4,12 +4,14 @@
  * (header-senders.ts), re-encode lines over 998 octets (line-length.ts), read what activity shows
  * (raw-content.ts), lift the documented X-Tags / X-Metadata headers into tags and
  * metadata, strip Bcc (RFC 5322 3.6.3), add Message-ID/Date when missing (RFC 5322 3.6, RFC 6409
- * 8.2/8.3) and commit before the 250; the DKIM signature with the domain's key (existing
- * signatures are kept) is added after the commit (finishing.ts).
+ * 8.2/8.3), prepend our Received trace field (RFC 5321 4.4, received.ts) and commit before the
+ * 250; the DKIM signature with the domain's key (existing signatures are kept) is added after
+ * the commit (finishing.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { domainOf, recipientKey, type Address } from '../domain/address.js';
 import libmime from 'libmime';
+import { rfc5322Date } from '../domain/date-header.js';
 import { AppError } from '../domain/errors.js';
 import { ensureField, fieldValue, joinMessage, malformedFields, removeFields, splitMessage, type SplitMessage } from '../domain/raw-headers.js';
 import type { Account } from '../domain/types.js';
@@ -21,6 +23,7 @@ import { checkHeaderSenders } from './header-senders.js';
 import { fitLineLength } from './line-length.js';
 import { parseMetadata, parseTags } from './x-headers.js';
 import { rawContent, type RawContent } from './raw-content.js';
+import { receivedField, type ReceivedTrace } from './received.js';
 import type { SubmissionDeps } from './deps.js';
 import type { DkimKeyRef } from './ports.js';
 import type { Submitter } from './submitter.js';
@@ -30,6 +33,8 @@ export interface RawSubmission extends Submitter {
   /** RCPT TO addresses, already normalized and policy-checked one by one (envelope.ts). */
   recipients: string[];
   raw: Buffer;
+  /** The session as the Received field records it. */
+  trace: ReceivedTrace;
 }
 
 export interface RawAccepted {
@@ -56,7 +61,7 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
   const metadata = parseMetadata(decodedField(checked.msg, 'X-Metadata'));
   const recipients = envelopeRecipients(deps, sub);
   const messageId = randomUUID();
-  const { messageIdHeader, body } = finishMessage(checked, messageId);
+  const { messageIdHeader, body } = finishMessage(checked, messageId, sub.trace);
   const { account } = checked;
   await enqueue(deps, {
     messages: [
@@ -95,13 +100,19 @@ function envelopeRecipients(deps: SubmissionDeps, sub: RawSubmission): { envelop
   return { envelope, send, suppressed };
 }
 
-/** Our header changes (RFC 5322 3.6.3 Bcc out; RFC 6409 8.2/8.3 Message-ID and Date in); the DKIM signature comes after the commit. */
-function finishMessage(checked: CheckedMessage, messageId: string): { messageIdHeader: string; body: Uint8Array } {
+/**
+ * Our header changes (RFC 5322 3.6.3 Bcc out; RFC 6409 8.2/8.3 Message-ID and Date in; RFC 5321
+ * 4.4 Received on top). They come after checkMessage, so the From and header-block checks see the
+ * client's fields only; the DKIM signature, added after the commit, is computed over this result.
+ */
+function finishMessage(checked: CheckedMessage, messageId: string, trace: ReceivedTrace): { messageIdHeader: string; body: Uint8Array } {
   let msg = checked.msg;
+  const now = new Date();
   const messageIdHeader = fieldValue(msg, 'Message-ID') ?? `<${messageId}@${domainOf(checked.from.email)}>`;
   msg = removeFields(msg, ['X-Tags', 'X-Metadata', 'Bcc']);
   msg = ensureField(msg, 'Message-ID', messageIdHeader);
-  msg = ensureField(msg, 'Date', new Date().toUTCString());
+  msg = ensureField(msg, 'Date', rfc5322Date(now));
+  msg = { ...msg, fields: [receivedField(trace, messageId, now, msg.eol), ...msg.fields] };
   return { messageIdHeader, body: joinMessage(msg) };
 }
 
