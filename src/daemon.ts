@@ -259,8 +259,8 @@ export class Daemon {
       this.beginStage();
       await this.startComponent(this.submission);
       await this.startComponent(resolverComponent(this.deliveryDns));
-      // Stage 2, delivery, observers, background work and ingress: stopped together, at once, on
       await this.startComponent(this.mtaSts);
+      // Stage 2, delivery, observers, background work and ingress: stopped together, at once, on
       // shutdown, so that no listener keeps accepting while another one drains (each finishes its
       // own in-flight work within shutdown.graceMs), before the pipeline of stage 1 goes away.
       this.beginStage();
