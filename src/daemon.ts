@@ -160,6 +160,7 @@ export class Daemon {
         trackingLabel: c.domains.trackingLabel,
         unsubscribeLabel: c.domains.unsubscribeLabel,
         publicUrl: this.publicUrl,
+        dmarcReportAddress: c.domains.dmarcReportAddress,
         defaultAlgorithm: c.domains.dkimAlgorithm,
         maxPerAccount: c.limits.domainsPerAccount,
       },

@@ -5,7 +5,8 @@
  * record was found as expected; `failed` when checked and never found; `failing` when it had been
  * verified and is now missing or wrong. A check that could not conclude (a temporary DNS error)
  * changes nothing, not even lastCheckedAt. The domain is `verified` while its active DKIM key and
- * every return-path record are verified.
+ * every return-path record are verified. The link hosts and the DMARC record are advisory: checked
+ * and shown, never part of `verified` (a missing DMARC record does not stop sending).
  *
  * Key rotation: a pending key is checked with the others; once its record is found, it becomes
  * the active key and the previous key is retired (its private key is deleted by the store).
@@ -62,6 +63,8 @@ export interface SendingDomain {
   returnPath: DnsRecordState[];
   /** The optional tracking and unsubscribe CNAMEs (domain/link-hosts.ts); absent in domains stored before 0.2 until their next check. */
   linkHosts?: Record<LinkHostKind, DnsRecordState>;
+  /** The advisory `_dmarc` TXT (domain/dmarc-record.ts); absent until the domain's first check. */
+  dmarc?: DnsRecordState;
 }
 
 export type CheckOutcome = 'match' | 'mismatch' | 'error';
@@ -71,6 +74,8 @@ export interface CheckResults {
   keys: Record<string, CheckOutcome>;
   returnPath: Array<{ record: ExpectedRecord; outcome: CheckOutcome }>;
   linkHosts?: Record<LinkHostKind, { record: ExpectedRecord; outcome: CheckOutcome }>;
+  /** `record` holds the published DMARC record when one was found, else the recommended one. */
+  dmarc?: { record: ExpectedRecord; outcome: CheckOutcome };
 }
 
 export const MAX_RETIRED_KEYS = 20;
@@ -116,17 +121,30 @@ export function applyCheck(d: SendingDomain, results: CheckResults, at: string):
     tracking: advance(d.linkHosts?.tracking, results.linkHosts.tracking),
     unsubscribe: advance(d.linkHosts?.unsubscribe, results.linkHosts.unsubscribe),
   };
+  const dmarc = results.dmarc && nextDmarcState(d.dmarc, results.dmarc, at);
   const next: SendingDomain = {
     ...d,
     activeKey,
     pendingKey,
     returnPath,
     ...(linkHosts ? { linkHosts } : {}),
+    ...(dmarc ? { dmarc } : {}),
     retiredKeys: retired ? [retired, ...d.retiredKeys].slice(0, MAX_RETIRED_KEYS) : d.retiredKeys,
     updatedAt: at,
   };
   next.verified = isDomainVerified(next);
   return { domain: next, retired };
+}
+
+/**
+ * The DMARC record's history follows its host, not its value: the value is the published record
+ * while there is one, else the recommended one, so a published record that disappears is
+ * `failing`. A check that could not conclude keeps the record as it was.
+ */
+function nextDmarcState(previous: DnsRecordState | undefined, r: { record: ExpectedRecord; outcome: CheckOutcome }, at: string): DnsRecordState {
+  if (r.outcome === 'error') return previous ?? newRecordState(r.record);
+  const base = previous && previous.host === r.record.host ? { ...previous, value: r.record.value } : newRecordState(r.record);
+  return nextRecordState(base, r.outcome, at);
 }
 
 /** The same record as expected now (type, host and value); a changed one starts over as pending. */

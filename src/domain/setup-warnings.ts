@@ -8,9 +8,9 @@
 import { isIP } from 'node:net';
 
 export interface SetupWarning {
-  code: 'hostname_not_fqdn' | 'link_host_not_fqdn';
+  code: 'hostname_not_fqdn' | 'link_host_not_fqdn' | 'dmarc_report_address_unset';
   /** The configuration key to change (its environment variable in `message`). */
-  setting: 'hostname' | 'publicUrl';
+  setting: 'hostname' | 'publicUrl' | 'domains.dmarcReportAddress';
   message: string;
 }
 

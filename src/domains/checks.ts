@@ -4,6 +4,7 @@
  * SERVFAIL, timeout... a temporary condition that must not mark anything failed).
  */
 import { dkimRecordMatches } from '../domain/dkim-record.js';
+import { publishedDmarc } from '../domain/dmarc-record.js';
 import { mxPointsTo, sameHost, spfAuthorizes, type ExpectedRecord } from '../domain/return-path.js';
 import type { CheckOutcome, CheckResults, DomainKey, LinkHostKind, SendingDomain } from '../domain/sending-domain.js';
 import type { DnsAnswer, MxRecord } from '../dns/resolver.js';
@@ -37,26 +38,40 @@ async function checkLinkHost(dns: DomainDns, record: ExpectedRecord): Promise<Ch
 }
 
 /**
- * Checks the domain's keys and the return-path records expected now (built for `hostname`).
+ * DMARC (advisory): any one DMARC record at the host counts, and is reported as published, so
+ * a domain with its own policy is never asked to replace it by ours.
+ */
+async function checkDmarc(dns: DomainDns, recommended: ExpectedRecord): Promise<{ record: ExpectedRecord; outcome: CheckOutcome }> {
+  const answer = await dns.txt(recommended.host).catch((err: unknown): DnsAnswer<string[]> => ({ status: 'error', error: String(err) }));
+  const published = answer.status === 'ok' ? publishedDmarc(answer.records) : undefined;
+  if (published !== undefined) return { record: { ...recommended, value: published }, outcome: 'match' };
+  return { record: recommended, outcome: answer.status === 'error' ? 'error' : 'mismatch' };
+}
+
+/**
+ * Checks the domain's keys, the return-path records expected now (built for `hostname`), the
+ * link hosts and the DMARC record.
  * All lookups run concurrently; a lookup that throws counts as a temporary error.
  */
 export async function checkDomain(
   dns: DomainDns,
   d: SendingDomain,
-  expected: { returnPath: ExpectedRecord[]; hostname: string; linkHosts: Record<LinkHostKind, ExpectedRecord> },
+  expected: { returnPath: ExpectedRecord[]; hostname: string; linkHosts: Record<LinkHostKind, ExpectedRecord>; dmarc: ExpectedRecord },
 ): Promise<CheckResults> {
   const { returnPath, hostname, linkHosts } = expected;
   const safe = (p: Promise<CheckOutcome>) => p.catch((): CheckOutcome => 'error');
   const keys = [d.activeKey, ...(d.pendingKey ? [d.pendingKey] : [])];
-  const [keyOutcomes, rpOutcomes, tracking, unsubscribe] = await Promise.all([
+  const [keyOutcomes, rpOutcomes, tracking, unsubscribe, dmarc] = await Promise.all([
     Promise.all(keys.map((k) => safe(checkKey(dns, k)))),
     Promise.all(returnPath.map((r) => safe(checkReturnPath(dns, r, hostname)))),
     safe(checkLinkHost(dns, linkHosts.tracking)),
     safe(checkLinkHost(dns, linkHosts.unsubscribe)),
+    checkDmarc(dns, expected.dmarc),
   ]);
   return {
     keys: Object.fromEntries(keys.map((k, i) => [k.selector, keyOutcomes[i]])),
     returnPath: returnPath.map((record, i) => ({ record, outcome: rpOutcomes[i] })),
     linkHosts: { tracking: { record: linkHosts.tracking, outcome: tracking }, unsubscribe: { record: linkHosts.unsubscribe, outcome: unsubscribe } },
+    dmarc,
   };
 }

@@ -10,13 +10,14 @@ import type { Logger } from '../log/logger.js';
 import { channelFor } from '../channels/service.js';
 import { requireAccountKey } from '../domain/access.js';
 import { makeSelector } from '../domain/dkim-record.js';
+import { dmarcRecord, dmarcWarnings } from '../domain/dmarc-record.js';
 import { normalizeDomainName } from '../domain/domain-name.js';
 import { AppError, FieldErrorList, pointerSegment } from '../domain/errors.js';
 import { linkHostRecords } from '../domain/link-hosts.js';
 import type { PublicUrl } from '../domain/public-url.js';
 import { setupWarnings, type SetupWarning } from '../domain/setup-warnings.js';
 import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
-import type { DkimAlgorithm, DomainKey, LinkHostKind, SendingDomain } from '../domain/sending-domain.js';
+import { newRecordState, type DkimAlgorithm, type DnsRecordState, type DomainKey, type LinkHostKind, type SendingDomain } from '../domain/sending-domain.js';
 import type { DeliveryType, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { getChannelRecord } from '../store/channels.js';
@@ -48,6 +49,8 @@ export interface DomainSettings {
   trackingLabel: string;
   unsubscribeLabel: string;
   publicUrl: PublicUrl;
+  /** The rua of the recommended DMARC record; empty: the record has none. */
+  dmarcReportAddress: string;
   defaultAlgorithm: DkimAlgorithm;
   maxPerAccount: number;
 }
@@ -90,9 +93,23 @@ export class DomainService {
     return linkHostRecords({ domain, trackingLabel, unsubscribeLabel, publicUrl: publicUrl.value });
   }
 
-  /** What is wrong with the names the expected records point at (empty when nothing is). */
-  setupWarnings(): SetupWarning[] {
-    return setupWarnings({ hostname: this.settings.hostname, linkTarget: new URL(this.settings.publicUrl.value).hostname });
+  /** The recommended (advisory) DMARC record with the current configuration. */
+  expectedDmarc(domain: string): ExpectedRecord {
+    return dmarcRecord(domain, this.settings.dmarcReportAddress);
+  }
+
+  /** The domain's DMARC record as checked last, or the recommended one, pending, before its first check. */
+  dmarcState(d: SendingDomain): DnsRecordState {
+    return d.dmarc ?? newRecordState(this.expectedDmarc(d.name));
+  }
+
+  /**
+   * What is wrong with the names the expected records point at, and whether the recommended
+   * DMARC record of `d` lacks a report address (empty when nothing is).
+   */
+  setupWarnings(d: SendingDomain): SetupWarning[] {
+    const names = setupWarnings({ hostname: this.settings.hostname, linkTarget: new URL(this.settings.publicUrl.value).hostname });
+    return [...names, ...dmarcWarnings(this.dmarcState(d), this.settings.dmarcReportAddress)];
   }
 
   /**
@@ -212,11 +229,12 @@ export class DomainService {
       returnPath: this.expectedReturnPath(d.name),
       hostname: this.settings.hostname,
       linkHosts: this.expectedLinkHosts(d.name),
+      dmarc: this.expectedDmarc(d.name),
     });
     const updated = await recordDomainCheck(this.store, domainId, results, this.now().toISOString());
     if (!updated) return undefined;
-    const links = Object.values(results.linkHosts ?? {});
-    const dnsError = Object.values(results.keys).includes('error') || [...results.returnPath, ...links].some((r) => r.outcome === 'error');
+    const advisory = [...Object.values(results.linkHosts ?? {}), ...(results.dmarc ? [results.dmarc] : [])];
+    const dnsError = Object.values(results.keys).includes('error') || [...results.returnPath, ...advisory].some((r) => r.outcome === 'error');
     this.logChanges(d, updated, dnsError);
     return { domain: updated, dnsError };
   }

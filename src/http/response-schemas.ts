@@ -51,13 +51,25 @@ const dnsRecord = obj({
   lastCheckedAt: nullable(time),
 });
 const dnsRecords = obj(
-  { domainKeyActive: dnsRecord, domainKeyPending: { oneOf: [dnsRecord, { type: 'null' }] }, returnPath: list(dnsRecord), tracking: dnsRecord, unsubscribe: dnsRecord },
+  {
+    domainKeyActive: dnsRecord,
+    domainKeyPending: { oneOf: [dnsRecord, { type: 'null' }] },
+    returnPath: list(dnsRecord),
+    tracking: dnsRecord,
+    unsubscribe: dnsRecord,
+    dmarc: dnsRecord,
+  },
   ['tracking', 'unsubscribe'],
 );
 const domainChannel = obj({ id: uuid, name: str, deliveryType, deleted: bool });
 const domainBase = { id: uuid, createdAt: time, name: str, verified: bool, channels: list(domainChannel) };
-/** Present only while the configuration makes the records point at a short name (domain/setup-warnings.ts). */
-const setupWarning = obj({ code: { type: 'string', enum: ['hostname_not_fqdn', 'link_host_not_fqdn'] }, setting: { type: 'string', enum: ['hostname', 'publicUrl'] }, message: str });
+/** Present only while the configuration makes the records point at a short name (domain/setup-warnings.ts)
+ *  or the recommended DMARC record has no report address (domain/dmarc-record.ts). */
+const setupWarning = obj({
+  code: { type: 'string', enum: ['hostname_not_fqdn', 'link_host_not_fqdn', 'dmarc_report_address_unset'] },
+  setting: { type: 'string', enum: ['hostname', 'publicUrl', 'domains.dmarcReportAddress'] },
+  message: str,
+});
 const domainWithDns = obj({ ...domainBase, dnsRecords, warnings: list(setupWarning) }, ['warnings']);
 const domain = obj(domainBase);
 

@@ -47,7 +47,7 @@ describe('verifying a domain', () => {
     publishAll(dns, d.dnsRecords);
     const before = Date.now();
     const records = await verify(d.id);
-    expect(Object.keys(records).sort()).toEqual(['domainKeyActive', 'domainKeyPending', 'returnPath', 'tracking', 'unsubscribe']);
+    expect(Object.keys(records).sort()).toEqual(['dmarc', 'domainKeyActive', 'domainKeyPending', 'returnPath', 'tracking', 'unsubscribe']);
     expect(records.domainKeyPending).toBeNull();
     for (const r of [records.domainKeyActive, ...records.returnPath]) {
       expect(r.status).toBe('verified');
@@ -125,7 +125,7 @@ describe('verifying a domain', () => {
     dns.servfail(d.dnsRecords.returnPath[0].host);
     dns.servfail(fresh.dnsRecords.domainKeyActive.host);
     dns.servfail(fresh.dnsRecords.returnPath[0].host);
-    for (const r of [d.dnsRecords.tracking!, d.dnsRecords.unsubscribe!]) dns.servfail(r.host);
+    for (const r of [d.dnsRecords.tracking!, d.dnsRecords.unsubscribe!, d.dnsRecords.dmarc]) dns.servfail(r.host);
 
     const failed = await t.api('POST', `/domains/${d.id}/verify`);
     expect(failed.status, JSON.stringify(failed.body)).toBe(503);

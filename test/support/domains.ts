@@ -19,6 +19,8 @@ export interface DnsRecords {
   /** The optional link-host CNAMEs (not needed for `verified`). */
   tracking?: DnsRecordJson & { lastCheckedAt: string | null };
   unsubscribe?: DnsRecordJson & { lastCheckedAt: string | null };
+  /** The advisory _dmarc TXT (not needed for `verified`). */
+  dmarc: DnsRecordJson & { lastCheckedAt: string | null };
 }
 
 let accounts = 0;

@@ -8,7 +8,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import type { DkimAlgorithm, DnsRecordState, SendingDomain } from '../../domain/sending-domain.js';
-import type { SetupWarning } from '../../domain/setup-warnings.js';
 import type { DomainService } from '../../domains/service.js';
 import { dkimAlgorithmSchema, pagingProperties } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
@@ -47,22 +46,28 @@ function recordJson(r: DnsRecordState) {
 /**
  * The dnsRecords object (spec 2.2); domainKeyPending is null while no rotation is under way.
  * `tracking` and `unsubscribe` are the optional link-host CNAMEs (domain/link-hosts.ts); a domain
- * stored before they existed gets them at its next check.
+ * stored before they existed gets them at its next check. `dmarc` is the advisory _dmarc TXT
+ * (domain/dmarc-record.ts): the recommended one until a check found the domain's own.
  */
-function dnsRecordsJson(d: SendingDomain) {
+function dnsRecordsJson(domains: DomainService, d: SendingDomain) {
   return {
     domainKeyActive: recordJson(d.activeKey.record),
     domainKeyPending: d.pendingKey ? recordJson(d.pendingKey.record) : null,
     returnPath: d.returnPath.map(recordJson),
     ...(d.linkHosts ? { tracking: recordJson(d.linkHosts.tracking), unsubscribe: recordJson(d.linkHosts.unsubscribe) } : {}),
+    dmarc: recordJson(domains.dmarcState(d)),
   };
 }
 
-/** With the DNS records comes `warnings`, when the configuration makes them point at a short name. */
-function domainJson(domains: DomainService, d: SendingDomain, dns: { warnings: SetupWarning[] } | false) {
+/**
+ * With the DNS records comes `warnings`, when the configuration makes them point at a short name
+ * or the recommended DMARC record has no report address.
+ */
+function domainJson(domains: DomainService, d: SendingDomain, withDns: boolean) {
   const base = { id: d.id, createdAt: d.createdAt, name: d.name, verified: d.verified, channels: domains.linkedChannels(d) };
-  if (!dns) return base;
-  return { ...base, dnsRecords: dnsRecordsJson(d), ...(dns.warnings.length > 0 ? { warnings: dns.warnings } : {}) };
+  if (!withDns) return base;
+  const warnings = domains.setupWarnings(d);
+  return { ...base, dnsRecords: dnsRecordsJson(domains, d), ...(warnings.length > 0 ? { warnings } : {}) };
 }
 
 /** What a verify that DNS could not complete tells the client to wait before retrying. */
@@ -83,7 +88,7 @@ function collectionRoutes(app: FastifyInstance, domains: DomainService): void {
   app.post('/domains', { schema: { body: createBody } }, async (req) => {
     const body = req.body as { name: string; channelIds?: string[]; dkimAlgorithm?: DkimAlgorithm };
     const domain = await domains.create(req.principal, { name: body.name, channelIds: body.channelIds, algorithm: body.dkimAlgorithm });
-    return domainJson(domains, domain, { warnings: domains.setupWarnings() });
+    return domainJson(domains, domain, true);
   });
 
   app.get('/domains', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
@@ -105,7 +110,7 @@ function collectionRoutes(app: FastifyInstance, domains: DomainService): void {
 /** GET, PATCH and DELETE /domains/{id}. */
 function itemRoutes(app: FastifyInstance, domains: DomainService): void {
   app.get('/domains/:id', async (req) => {
-    return domainJson(domains, domains.visibleTo(req.principal, idOf(req)), { warnings: domains.setupWarnings() });
+    return domainJson(domains, domains.visibleTo(req.principal, idOf(req)), true);
   });
 
   app.patch('/domains/:id', { schema: { body: updateBody } }, async (req) => {
@@ -129,7 +134,7 @@ function dnsRoutes(app: FastifyInstance, domains: DomainService): void {
         headers: { 'retry-after': String(VERIFY_RETRY_AFTER_S) },
       });
     }
-    return dnsRecordsJson(checked.domain);
+    return dnsRecordsJson(domains, checked.domain);
   });
 
   // The body ({dkimAlgorithm?}, optional) is checked by the service after the access rules.
