@@ -5,7 +5,8 @@
  *
  * Session rules:
  *  - A kept connection to the target's destination (connection-cache.ts) is used first, after a
- *    successful RSET (RFC 5321 4.1.1.5). One that the server closed meanwhile or that fails RSET
+ *    successful RSET (RFC 5321 4.1.1.5), pipelined with the transaction's MAIL FROM when the
+ *    server offers PIPELINING (RFC 2920). One that the server closed meanwhile or that fails RSET
  *    is dropped and the next kept one, or a new connection, is tried: that never counts as a
  *    failure of the attempt.
  *  - A target that cannot be connected to, greets with an error (RFC 5321 3.1, 4.2: 421/554),
@@ -61,32 +62,48 @@ export async function deliverOverSmtp(input: SmtpAttemptInput): Promise<AttemptR
   for (const target of input.targets.slice(0, MAX_TARGETS)) {
     if (input.signal?.aborted) break;
     const key = destinationKey({ address: target.address, port: input.port, source: input.sourceAddress });
-    const opened = await sessionFor(target, key, input);
-    if (!opened.ok) {
-      if (sessionSlowsDown(opened.failure)) input.cache?.closeIdle(key);
-      // Keep the most telling failure: a server's reply beats "connection refused".
-      if (!failure || opened.failure.raw || !failure.raw) failure = opened.failure;
-      continue;
-    }
-    const { session, reused } = opened;
-    const { result, clean } = await transact(session, input);
-    if (clean && input.cache) input.cache.keep(key, session, input.maxMessagesPerConnection);
-    else void session.quit();
-    // A clean transaction is one that did not slow down (smtp-transaction.ts): only the others are asked.
-    if (!clean && slowsDown(result)) input.cache?.closeIdle(key);
-    return { ...result, reused };
+    const sent = await transactOnTarget(target, key, input);
+    if ('result' in sent) return sent.result;
+    if (sessionSlowsDown(sent.failure)) input.cache?.closeIdle(key);
+    // Keep the most telling failure: a server's reply beats "connection refused".
+    if (!failure || sent.failure.raw || !failure.raw) failure = sent.failure;
   }
   return failureResult(input.recipients, failure ?? abortedFailure(input.targets[0]));
 }
 
-type Session = { ok: true; session: SmtpSession; reused: boolean } | Extract<Opened, { ok: false }>;
+/**
+ * The transaction over a kept connection to the target or a new one. A kept connection whose
+ * pipelined RSET failed is closed and the next one (or a new one) tried, as after an awaited RSET.
+ */
+async function transactOnTarget(target: Target, key: string, input: SmtpAttemptInput): Promise<{ result: AttemptResult } | { failure: SessionFailure }> {
+  for (;;) {
+    const opened = await sessionFor(target, key, input);
+    if (!opened.ok) return { failure: opened.failure };
+    const { session, reused, resetPending } = opened;
+    const transacted = await transact(session, input, { reset: resetPending });
+    if ('resetFailed' in transacted) continue;
+    const { result, clean } = transacted;
+    if (clean && input.cache) input.cache.keep(key, session, input.maxMessagesPerConnection);
+    else void session.quit();
+    // A clean transaction is one that did not slow down (smtp-transaction.ts): only the others are asked.
+    if (!clean && slowsDown(result)) input.cache?.closeIdle(key);
+    return { result: { ...result, reused } };
+  }
+}
 
-/** A kept connection that answers RSET, else a new one. */
+type Session = { ok: true; session: SmtpSession; reused: boolean; resetPending: boolean } | Extract<Opened, { ok: false }>;
+
+/**
+ * A kept connection, else a new one. A kept one's RSET (RFC 5321 4.1.1.5) is awaited here, or,
+ * when the server pipelines (RFC 2920), left to the transaction to write ahead of its MAIL FROM
+ * (resetPending): one write and no round trip of its own.
+ */
 async function sessionFor(target: Target, key: string, input: SmtpAttemptInput): Promise<Session> {
   for (let kept = input.cache?.take(key); kept; kept = input.cache?.take(key)) {
-    if (await kept.reset({ commandMs: input.timeouts.commandMs, signal: input.signal })) return { ok: true, session: kept, reused: true };
+    if (kept.usable && kept.pipelinesReset && !input.signal?.aborted) return { ok: true, session: kept, reused: true, resetPending: true };
+    if (await kept.reset({ commandMs: input.timeouts.commandMs, signal: input.signal })) return { ok: true, session: kept, reused: true, resetPending: false };
   }
   if (input.signal?.aborted) return { ok: false, failure: abortedFailure(target) };
   const opened = await openSession(target, input);
-  return opened.ok ? { ok: true, session: opened.session, reused: false } : opened;
+  return opened.ok ? { ok: true, session: opened.session, reused: false, resetPending: false } : opened;
 }

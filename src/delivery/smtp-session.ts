@@ -1,8 +1,9 @@
 /**
  * One SMTP session with one target (nodemailer's SMTPConnection), open from the greeting to
  * QUIT and possibly over several transactions (connection-cache.ts): opening it (TCP, greeting,
- * EHLO, STARTTLS when offered), RSET before a reused one's next transaction, QUIT. The mail
- * transaction itself is smtp-transaction.ts.
+ * EHLO, STARTTLS when offered), RSET before a reused one's next transaction (awaited, or written
+ * ahead of the transaction's commands when the server pipelines), QUIT. The mail transaction
+ * itself is smtp-transaction.ts.
  *
  * Opportunistic TLS (RFC 7435, RFC 3207): STARTTLS whenever the server offers it, without
  * verifying the certificate (no MTA-STS RFC 8461 or DANE RFC 7672 here: out of scope). Plain
@@ -34,6 +35,14 @@ export interface SessionOptions {
   sourceAddress?: string;
   timeouts: SmtpTimeouts;
   signal?: AbortSignal;
+}
+
+/** The SMTPConnection internals a pipelined RSET uses (nodemailer 10.x). */
+interface CommandInternals {
+  _sendCommand(command: string): void;
+  _responseActions: Array<(reply: string) => void>;
+  _supportedExtensions?: string[];
+  _socket?: { cork(): void; uncork(): void };
 }
 
 /** How long to wait for the reply to QUIT before closing the socket ourselves. */
@@ -98,6 +107,43 @@ export class SmtpSession implements CacheableConnection {
       if (!this.usable || o.signal?.aborted) return finish(false);
       this.conn.reset((err) => finish(!err && this.usable));
     });
+  }
+
+  /**
+   * The server offered PIPELINING (RFC 2920) and this nodemailer lets us queue a command of our
+   * own: RSET may then go out in one write with the next transaction's MAIL FROM (writeReset).
+   */
+  get pipelinesReset(): boolean {
+    const c = this.conn as unknown as CommandInternals;
+    return typeof c._sendCommand === 'function' && Array.isArray(c._responseActions) && Array.isArray(c._supportedExtensions) && c._supportedExtensions.includes('PIPELINING');
+  }
+
+  /**
+   * RSET written without waiting for its reply (RFC 2920 3.1: RSET may appear anywhere in a
+   * pipelined group), to be followed in the same corked write by the next transaction's
+   * commands. Its reply is the first one read after it, before any of the transaction's:
+   * `onReply(true)` for a 2xx; anything else closes the session before the message could follow
+   * (it goes only after the 354 reply, which comes later) and calls `onReply(false)`.
+   */
+  writeReset(onReply: (ok: boolean) => void): void {
+    const c = this.conn as unknown as CommandInternals;
+    // nodemailer's reset() would also clear its envelope when the reply comes, by then the
+    // envelope of the transaction pipelined behind it; ours leaves that alone.
+    c._sendCommand('RSET');
+    c._responseActions.push((reply) => {
+      const ok = reply.charAt(0) === '2';
+      if (!ok) this.close();
+      onReply(ok);
+    });
+  }
+
+  /** Holds the socket's writes until uncork(): what is written meanwhile leaves in one write. */
+  cork(): void {
+    (this.conn as unknown as CommandInternals)._socket?.cork();
+  }
+
+  uncork(): void {
+    (this.conn as unknown as CommandInternals)._socket?.uncork();
   }
 
   /** QUIT (RFC 5321 4.1.1.10), and close anyway if the server does not answer it. */

@@ -5,7 +5,8 @@
  *
  * PIPELINING (RFC 2920): nodemailer's SMTPConnection (10.x, _setEnvelope) sends MAIL FROM, every
  * RCPT TO and DATA in one corked write when the server's EHLO offered PIPELINING, and matches
- * the replies in order; without it, one command per round trip. Nothing to do here.
+ * the replies in order; without it, one command per round trip. On a kept connection the RSET
+ * goes in front of them in the same write (smtp-session.ts writeReset).
  */
 import { isAscii } from 'node:buffer';
 import { Readable } from 'node:stream';
@@ -39,17 +40,33 @@ export interface Transacted {
   clean: boolean;
 }
 
-export function transact(session: SmtpSession, input: TransactionInput): Promise<Transacted> {
+/**
+ * transact() with `reset` whose RSET was not answered 2xx (refused, the connection closed or
+ * timed out before its reply): nothing of this transaction counts, the session is closed, and
+ * the caller tries another connection as after a failed awaited RSET.
+ */
+export const RESET_FAILED = { resetFailed: true } as const;
+
+/**
+ * One transaction. `reset`: a kept session's RSET goes first, in the same write as MAIL FROM,
+ * RCPT TO and DATA (RFC 2920: one write instead of a round trip and a write of its own).
+ */
+export function transact(session: SmtpSession, input: TransactionInput, o: { reset?: boolean } = {}): Promise<Transacted | typeof RESET_FAILED> {
   const conn = session.conn;
   const s = { mx: session.target.host, address: session.target.address, tls: session.tls };
   session.messages++;
   return new Promise((resolve) => {
     let settled = false;
+    let resetPending = o.reset === true;
     const finish = (result: AttemptResult, sent: boolean) => {
       if (settled) return;
       settled = true;
       input.signal?.removeEventListener('abort', onAbort);
       conn.off('end', onEnd);
+      if (resetPending) {
+        session.close();
+        return resolve(RESET_FAILED);
+      }
       // A send that failed (MAIL, every RCPT or DATA refused, a broken connection, a timeout)
       // spoils the session: a reused connection must start from a state we are sure of. Single
       // refused recipients of an accepted message do not.
@@ -71,10 +88,18 @@ export function transact(session: SmtpSession, input: TransactionInput): Promise
     const envelope = { from: input.sender, to: [...input.recipients], size: input.body.length, use8BitMime: has8bit(input.body) };
     const onStart = () => socketTimeout(conn, input.timeouts.dataMs);
     const message = session.framedData ? messageSource(input.body, onStart, input.beforeBody) : bodyStream(input.body, onStart, input.beforeBody);
+    if (o.reset) {
+      session.cork();
+      session.writeReset((ok) => {
+        if (ok) resetPending = false;
+        else finish(broken('RSET refused'), false);
+      });
+    }
     // nodemailer types the message as a string, Buffer or stream; it only calls pipe() on it.
     conn.send(envelope, message as Readable, (err, info) => {
       finish(err ? sendErrorResult(input.recipients, err, s, rcptRejections(conn)) : sentResult(input.recipients, info, s), !err);
     });
+    if (o.reset) session.uncork();
   });
 }
 
