@@ -18,6 +18,15 @@ export function makeSelector(at: Date, random: string): string {
 }
 
 /**
+ * The selector of an ed25519 key's RSA companion (RFC 8463 3): the key's own selector plus "rsa",
+ * e.g. pr202611a1b2rsa, so the pair reads as one in DNS. makeSelector's selectors end in a hex
+ * digit, so a companion's never equals one of them, and each key has at most one companion.
+ */
+export function companionSelector(selector: string): string {
+  return `${selector}rsa`;
+}
+
+/**
  * Parses a tag-list (RFC 6376 3.2): `tag=value` pairs separated by ";", whitespace around tags
  * and values ignored. Returns null when the text is not a tag-list (a pair without "=", an
  * invalid tag name, or a tag given twice, which 3.2 forbids).

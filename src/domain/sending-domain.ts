@@ -10,6 +10,15 @@
  *
  * Key rotation: a pending key is checked with the others; once its record is found, it becomes
  * the active key and the previous key is retired (its private key is deleted by the store).
+ *
+ * Dual signing (RFC 8463 3): an ed25519 key comes with an RSA companion key of its own selector,
+ * so receivers without ed25519 (Mail::DKIM as Debian 12 ships it, which SpamAssassin uses)
+ * still find a signature they can verify. A key created with its companion counts as verified,
+ * and a pending one is promoted, only once both records are: an ed25519 signature alone is no
+ * DKIM at all to those receivers, and signing with an unpublished RSA key would add a failing
+ * signature. An ed25519 key stored before companions existed gets one at its next check
+ * (domains/service.ts); if that key had been verified, the companion is `advisory` (the domain
+ * goes on sending while it is pending, and its signature is added once its record is verified).
  */
 import type { DnsRecordType, ExpectedRecord } from './return-path.js';
 
@@ -34,6 +43,17 @@ export interface DomainKey {
   algorithm: DkimAlgorithm;
   createdAt: string;
   record: DnsRecordState;
+  /** An ed25519 key's RSA companion (RFC 8463 3); absent for RSA keys and ed25519 keys stored before it existed. */
+  rsaCompanion?: CompanionKey;
+}
+
+/** The RSA key that signs next to an ed25519 key; its private key is stored like the others. */
+export interface CompanionKey {
+  selector: string;
+  createdAt: string;
+  record: DnsRecordState;
+  /** Added to a key verified without it: never needed for `verified`, signs once its record is verified. */
+  advisory?: true;
 }
 
 export interface RetiredKey {
@@ -92,12 +112,41 @@ export function nextRecordState(r: DnsRecordState, outcome: CheckOutcome | undef
 }
 
 export function isDomainVerified(d: Pick<SendingDomain, 'activeKey' | 'returnPath'>): boolean {
-  return d.activeKey.record.status === 'verified' && d.returnPath.length > 0 && d.returnPath.every((r) => r.status === 'verified');
+  return keyVerified(d.activeKey) && d.returnPath.length > 0 && d.returnPath.every((r) => r.status === 'verified');
+}
+
+/** The key's record is verified, and its companion's too unless the companion is advisory. */
+export function keyVerified(k: DomainKey): boolean {
+  const c = k.rsaCompanion;
+  return k.record.status === 'verified' && (!c || c.advisory === true || c.record.status === 'verified');
+}
+
+/** The companion that signs with its key: one whose record is verified (advisory or not). */
+export function signingCompanion(k: DomainKey): CompanionKey | undefined {
+  return k.rsaCompanion?.record.status === 'verified' ? k.rsaCompanion : undefined;
 }
 
 /** Was once verified, so the periodic re-check watches it (and can see it recover). */
 export function needsRecheck(d: SendingDomain): boolean {
-  return d.verified || d.activeKey.record.status === 'failing' || d.returnPath.some((r) => r.status === 'failing');
+  const failing = [d.activeKey.record, ...(d.activeKey.rsaCompanion ? [d.activeKey.rsaCompanion.record] : []), ...d.returnPath];
+  return d.verified || failing.some((r) => r.status === 'failing');
+}
+
+/** The selectors of a key and its companion, which are checked, promoted and retired together. */
+export function keySelectors(k: DomainKey): string[] {
+  return [k.selector, ...(k.rsaCompanion ? [k.rsaCompanion.selector] : [])];
+}
+
+function checkedKey(k: DomainKey, keys: CheckResults['keys'], at: string): DomainKey {
+  const c = k.rsaCompanion;
+  const record = nextRecordState(k.record, keys[k.selector], at);
+  return { ...k, record, ...(c ? { rsaCompanion: { ...c, record: nextRecordState(c.record, keys[c.selector], at) } } : {}) };
+}
+
+function retiredOf(k: DomainKey, at: string): RetiredKey[] {
+  const key: RetiredKey = { selector: k.selector, algorithm: k.algorithm, createdAt: k.createdAt, retiredAt: at };
+  const c = k.rsaCompanion;
+  return c ? [key, { selector: c.selector, algorithm: 'rsa', createdAt: c.createdAt, retiredAt: at }] : [key];
 }
 
 /**
@@ -105,12 +154,13 @@ export function needsRecheck(d: SendingDomain): boolean {
  * (rotated meanwhile) are ignored. Return-path records take the values expected now (the host
  * name may have been reconfigured), keeping the history of those whose value did not change.
  */
-export function applyCheck(d: SendingDomain, results: CheckResults, at: string): { domain: SendingDomain; retired: RetiredKey | null } {
-  let activeKey = { ...d.activeKey, record: nextRecordState(d.activeKey.record, results.keys[d.activeKey.selector], at) };
-  let pendingKey = d.pendingKey && { ...d.pendingKey, record: nextRecordState(d.pendingKey.record, results.keys[d.pendingKey.selector], at) };
-  let retired: RetiredKey | null = null;
-  if (pendingKey?.record.status === 'verified') {
-    retired = { selector: activeKey.selector, algorithm: activeKey.algorithm, createdAt: activeKey.createdAt, retiredAt: at };
+export function applyCheck(d: SendingDomain, results: CheckResults, at: string): { domain: SendingDomain; retired: RetiredKey | null; retiredKeys: RetiredKey[] } {
+  let activeKey = checkedKey(d.activeKey, results.keys, at);
+  let pendingKey = d.pendingKey && checkedKey(d.pendingKey, results.keys, at);
+  let retiredKeys: RetiredKey[] = [];
+  // A pending key with a companion is promoted once both records are verified (both sign from then on).
+  if (pendingKey && keyVerified(pendingKey)) {
+    retiredKeys = retiredOf(activeKey, at);
     activeKey = pendingKey;
     pendingKey = null;
   }
@@ -129,11 +179,11 @@ export function applyCheck(d: SendingDomain, results: CheckResults, at: string):
     returnPath,
     ...(linkHosts ? { linkHosts } : {}),
     ...(dmarc ? { dmarc } : {}),
-    retiredKeys: retired ? [retired, ...d.retiredKeys].slice(0, MAX_RETIRED_KEYS) : d.retiredKeys,
+    retiredKeys: retiredKeys.length > 0 ? [...retiredKeys, ...d.retiredKeys].slice(0, MAX_RETIRED_KEYS) : d.retiredKeys,
     updatedAt: at,
   };
   next.verified = isDomainVerified(next);
-  return { domain: next, retired };
+  return { domain: next, retired: retiredKeys[0] ?? null, retiredKeys };
 }
 
 /**

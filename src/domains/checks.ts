@@ -21,7 +21,7 @@ function outcomeOf<T>(answer: DnsAnswer<T>, matches: (records: T) => boolean): C
   return answer.status === 'ok' && matches(answer.records) ? 'match' : 'mismatch';
 }
 
-async function checkKey(dns: DomainDns, key: DomainKey): Promise<CheckOutcome> {
+async function checkKey(dns: DomainDns, key: Pick<DomainKey, 'selector' | 'record'>): Promise<CheckOutcome> {
   const answer = await dns.txt(key.record.host);
   return outcomeOf(answer, (txt) => txt.some((t) => dkimRecordMatches(t, key.record.value)));
 }
@@ -60,7 +60,8 @@ export async function checkDomain(
 ): Promise<CheckResults> {
   const { returnPath, hostname, linkHosts } = expected;
   const safe = (p: Promise<CheckOutcome>) => p.catch((): CheckOutcome => 'error');
-  const keys = [d.activeKey, ...(d.pendingKey ? [d.pendingKey] : [])];
+  // An ed25519 key's RSA companion is checked like a key of its own (domain/sending-domain.ts).
+  const keys = [d.activeKey, ...(d.pendingKey ? [d.pendingKey] : [])].flatMap((k) => [k, ...(k.rsaCompanion ? [k.rsaCompanion] : [])]);
   const [keyOutcomes, rpOutcomes, tracking, unsubscribe, dmarc] = await Promise.all([
     Promise.all(keys.map((k) => safe(checkKey(dns, k)))),
     Promise.all(returnPath.map((r) => safe(checkReturnPath(dns, r, hostname)))),

@@ -42,3 +42,14 @@ export const generateDkimKeyAsync: KeyGenerator = async ({ algorithm, bits = RSA
   const raw = publicKey.subarray(12);
   return { algorithm, privateKeyPem: privateKey, dnsValue: `v=DKIM1; k=ed25519; p=${raw.toString('base64')}` };
 };
+
+/**
+ * The keys of a new signing key: the key itself and, for ed25519, an RSA companion (RFC 8463 3
+ * recommends signing with both, as receivers without ed25519 ignore an ed25519 signature).
+ * Both are generated concurrently on the thread pool.
+ */
+export async function generateKeySet(generate: KeyGenerator, algorithm: DkimAlgorithm): Promise<{ key: GeneratedDkimKey; rsaCompanion?: GeneratedDkimKey }> {
+  if (algorithm === 'rsa') return { key: await generate({ algorithm }) };
+  const [key, rsaCompanion] = await Promise.all([generate({ algorithm }), generate({ algorithm: 'rsa' })]);
+  return { key, rsaCompanion };
+}

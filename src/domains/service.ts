@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
 import { channelFor } from '../channels/service.js';
 import { requireAccountKey } from '../domain/access.js';
-import { makeSelector } from '../domain/dkim-record.js';
+import { companionSelector, makeSelector } from '../domain/dkim-record.js';
 import { dmarcRecord, dmarcWarnings } from '../domain/dmarc-record.js';
 import { normalizeDomainName } from '../domain/domain-name.js';
 import { AppError, FieldErrorList, pointerSegment } from '../domain/errors.js';
@@ -22,6 +22,7 @@ import type { DeliveryType, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { getChannelRecord } from '../store/channels.js';
 import {
+  addRsaCompanion,
   countAccountDomains,
   createDomain,
   deleteDomain,
@@ -38,7 +39,7 @@ import {
 } from '../store/domains.js';
 import type { Store } from '../store/env.js';
 import { checkDomain, type DomainDns } from './checks.js';
-import { generateDkimKeyAsync, type KeyGenerator } from './keygen.js';
+import { generateDkimKeyAsync, generateKeySet, type KeyGenerator } from './keygen.js';
 
 export interface DomainSettings {
   /** Our host name: the return-path MX target and the host SPF must authorize. */
@@ -223,7 +224,7 @@ export class DomainService {
    * statuses of those records were kept, not checked), so the caller can say the check did not run.
    */
   private async checkRecords(domainId: string): Promise<{ domain: SendingDomain; dnsError: boolean } | undefined> {
-    const d = getDomain(this.store, domainId);
+    const d = await this.withRsaCompanion(getDomain(this.store, domainId));
     if (!d) return undefined;
     const results = await checkDomain(this.dns, d, {
       returnPath: this.expectedReturnPath(d.name),
@@ -255,12 +256,29 @@ export class DomainService {
     return unique.map((id) => channelFor(this.store, p, id).id);
   }
 
+  /** A new key; an ed25519 one with its RSA companion (domain/sending-domain.ts, dual signing). */
   private async newKey(algorithm: DkimAlgorithm, taken: ReadonlySet<string>): Promise<NewDkimKey> {
-    const generated = await this.generateKey({ algorithm });
+    const { key, rsaCompanion } = await generateKeySet(this.generateKey, algorithm);
     let selector: string;
     do selector = makeSelector(this.now(), randomBytes(2).toString('hex'));
     while (taken.has(selector));
-    return { selector, algorithm: generated.algorithm, privateKeyPem: generated.privateKeyPem, dnsValue: generated.dnsValue };
+    const companion = rsaCompanion && { selector: companionSelector(selector), algorithm: rsaCompanion.algorithm, privateKeyPem: rsaCompanion.privateKeyPem, dnsValue: rsaCompanion.dnsValue };
+    return { selector, algorithm: key.algorithm, privateKeyPem: key.privateKeyPem, dnsValue: key.dnsValue, ...(companion ? { rsaCompanion: companion } : {}) };
+  }
+
+  /**
+   * An active ed25519 key stored before companions existed gets its RSA companion here, at the
+   * domain's next check (verify or the periodic re-check), rather than at the next rotation: the
+   * domain answer lists the record to publish right away, and nothing signs with it before a
+   * check finds it published (store/domains.ts getSigningKey), so sending stays as it was.
+   */
+  private async withRsaCompanion(d: SendingDomain | undefined): Promise<SendingDomain | undefined> {
+    if (!d || d.activeKey.algorithm !== 'ed25519' || d.activeKey.rsaCompanion) return d;
+    const generated = await this.generateKey({ algorithm: 'rsa' });
+    const selector = companionSelector(d.activeKey.selector);
+    const updated = await addRsaCompanion(this.store, d.id, d.activeKey.selector, { ...generated, selector });
+    if (updated?.activeKey.rsaCompanion?.selector === selector) this.logger.info({ domainId: d.id, domain: d.name, selector }, 'domain key: RSA companion added');
+    return updated;
   }
 }
 

@@ -54,12 +54,14 @@ const dnsRecords = obj(
   {
     domainKeyActive: dnsRecord,
     domainKeyPending: { oneOf: [dnsRecord, { type: 'null' }] },
+    domainKeyActiveCompanion: dnsRecord,
+    domainKeyPendingCompanion: dnsRecord,
     returnPath: list(dnsRecord),
     tracking: dnsRecord,
     unsubscribe: dnsRecord,
     dmarc: dnsRecord,
   },
-  ['tracking', 'unsubscribe'],
+  ['tracking', 'unsubscribe', 'domainKeyActiveCompanion', 'domainKeyPendingCompanion'],
 );
 const domainChannel = obj({ id: uuid, name: str, deliveryType, deleted: bool });
 const domainBase = { id: uuid, createdAt: time, name: str, verified: bool, channels: list(domainChannel) };
@@ -184,7 +186,7 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /domains/{id}': domainWithDns,
   'PATCH /domains/{id}': domain,
   'POST /domains/{id}/verify': dnsRecords,
-  'POST /domains/{id}/rotate-key': dnsRecord,
+  'POST /domains/{id}/rotate-key': obj({ ...(dnsRecord.properties as Record<string, Schema>), rsaCompanion: dnsRecord }, ['rsaCompanion']),
 
   'POST /webhooks': webhook,
   'GET /webhooks': webhookPageBody,

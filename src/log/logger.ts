@@ -28,7 +28,7 @@ export function createLogger(opts: { level: string; destination?: DestinationStr
       base: { service: 'postrider' },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
-        paths: ['req.headers.authorization', '*.password', '*.token', '*.privateKeyPem', '*.apiKey'],
+        paths: ['req.headers.authorization', '*.password', '*.token', '*.privateKeyPem', '*.rsaCompanion.privateKeyPem', '*.apiKey'],
         censor: '[redacted]',
       },
       hooks: {

@@ -7,7 +7,19 @@ import { randomUUID } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { AppError } from '../domain/errors.js';
 import type { ExpectedRecord } from '../domain/return-path.js';
-import { applyCheck, needsRecheck, newRecordState, type CheckResults, type DkimAlgorithm, type DomainKey, type LinkHostKind, type SendingDomain } from '../domain/sending-domain.js';
+import {
+  applyCheck,
+  keySelectors,
+  needsRecheck,
+  newRecordState,
+  signingCompanion,
+  type CheckResults,
+  type CompanionKey,
+  type DkimAlgorithm,
+  type DomainKey,
+  type LinkHostKind,
+  type SendingDomain,
+} from '../domain/sending-domain.js';
 import { dkimHost } from '../domain/dkim-record.js';
 import { getChannel, getChannelRecord } from './channel-records.js';
 import { cachesOf, dbsOf } from './databases.js';
@@ -21,6 +33,8 @@ export interface NewDkimKey {
   privateKeyPem: string;
   /** The TXT value to publish, e.g. "v=DKIM1; k=rsa; p=...". */
   dnsValue: string;
+  /** An ed25519 key's RSA companion (domain/sending-domain.ts), stored and retired with it. */
+  rsaCompanion?: NewDkimKey;
 }
 
 /** What signing needs (the same shape as submission's DkimKeyRef). */
@@ -29,6 +43,8 @@ export interface SigningKey {
   selector: string;
   algorithm: DkimAlgorithm;
   privateKeyPem: string;
+  /** The RSA companion of an ed25519 key, once its record is verified: mail is signed with both. */
+  rsaCompanion?: { selector: string; algorithm: 'rsa'; privateKeyPem: string };
 }
 
 interface DkimPrivateKey {
@@ -49,13 +65,19 @@ function indexKey(d: SendingDomain): [string, number, string] {
   return [d.accountId, Date.parse(d.createdAt), d.id];
 }
 
+function companionKey(key: NewDkimKey, domain: string, at: string): CompanionKey {
+  return { selector: key.selector, createdAt: at, record: newRecordState({ type: 'txt', host: dkimHost(key.selector, domain), value: key.dnsValue }) };
+}
+
 function domainKey(key: NewDkimKey, domain: string, at: string): DomainKey {
   const record = newRecordState({ type: 'txt', host: dkimHost(key.selector, domain), value: key.dnsValue });
-  return { selector: key.selector, algorithm: key.algorithm, createdAt: at, record };
+  const companion = key.rsaCompanion && companionKey(key.rsaCompanion, domain, at);
+  return { selector: key.selector, algorithm: key.algorithm, createdAt: at, record, ...(companion ? { rsaCompanion: companion } : {}) };
 }
 
 function putKey(store: Store, domainId: string, key: NewDkimKey): void {
   dbsOf(store).dkimKeys.put([domainId, key.selector], { privateKeyPem: key.privateKeyPem } satisfies DkimPrivateKey);
+  if (key.rsaCompanion) putKey(store, domainId, key.rsaCompanion);
 }
 
 function accountDomainIds(store: Store, accountId: string): string[] {
@@ -216,7 +238,7 @@ export async function setPendingKey(store: Store, id: string, key: NewDkimKey): 
     const d = getDomain(store, id);
     if (!d) return undefined;
     const now = new Date().toISOString();
-    if (d.pendingKey) dbsOf(store).dkimKeys.remove([id, d.pendingKey.selector]);
+    for (const selector of d.pendingKey ? keySelectors(d.pendingKey) : []) dbsOf(store).dkimKeys.remove([id, selector]);
     const next: SendingDomain = { ...d, pendingKey: domainKey(key, d.name, now), updatedAt: now };
     dbsOf(store).domains.put(id, next);
     putKey(store, id, key);
@@ -226,7 +248,26 @@ export async function setPendingKey(store: Store, id: string, key: NewDkimKey): 
 
 /** Every selector the domain has used, so a new key never reuses one. */
 export function selectorsOf(d: SendingDomain): Set<string> {
-  return new Set([d.activeKey.selector, ...(d.pendingKey ? [d.pendingKey.selector] : []), ...d.retiredKeys.map((k) => k.selector)]);
+  return new Set([...keySelectors(d.activeKey), ...(d.pendingKey ? keySelectors(d.pendingKey) : []), ...d.retiredKeys.map((k) => k.selector)]);
+}
+
+/**
+ * Gives the active ed25519 key `selector`, stored without one, its RSA companion; nothing when the
+ * key was rotated meanwhile or has one already. The companion of a key that was verified is
+ * advisory (domain/sending-domain.ts), so the domain does not stop sending until it is published.
+ */
+export async function addRsaCompanion(store: Store, id: string, selector: string, key: NewDkimKey): Promise<SendingDomain | undefined> {
+  return store.write(() => {
+    const d = getDomain(store, id);
+    if (!d || d.activeKey.selector !== selector || d.activeKey.algorithm !== 'ed25519' || d.activeKey.rsaCompanion) return d;
+    const now = new Date().toISOString();
+    const wasVerified = d.activeKey.record.status === 'verified' || d.activeKey.record.status === 'failing';
+    const rsaCompanion: CompanionKey = { ...companionKey(key, d.name, now), ...(wasVerified ? { advisory: true as const } : {}) };
+    const next: SendingDomain = { ...d, activeKey: { ...d.activeKey, rsaCompanion }, updatedAt: now };
+    dbsOf(store).domains.put(id, next);
+    putKey(store, id, key);
+    return next;
+  });
 }
 
 /** Records the outcome of a DNS check; a promoted pending key retires the active one. */
@@ -234,9 +275,9 @@ export async function recordDomainCheck(store: Store, id: string, results: Check
   return store.write(() => {
     const d = getDomain(store, id);
     if (!d) return undefined;
-    const { domain, retired } = applyCheck(d, results, at);
+    const { domain, retiredKeys } = applyCheck(d, results, at);
     dbsOf(store).domains.put(id, domain);
-    if (retired) dbsOf(store).dkimKeys.remove([id, retired.selector]);
+    for (const retired of retiredKeys) dbsOf(store).dkimKeys.remove([id, retired.selector]);
     return domain;
   });
 }
@@ -272,13 +313,21 @@ export function hasActiveKey(store: Store, d: SendingDomain): boolean {
   return dbsOf(store).dkimKeys.doesExist([d.id, d.activeKey.selector]);
 }
 
-/** The domain's active DKIM key, with which all its mail is signed; undefined if no such domain. */
+/**
+ * The domain's active DKIM key, with which all its mail is signed, and its RSA companion while
+ * the companion's record is verified (a signature whose key is not published fails DKIM);
+ * undefined if no such domain.
+ */
 export function getSigningKey(store: Store, domainName: string, accountId: string): SigningKey | undefined {
   const d = findDomainByName(store, accountId, normalizeName(domainName));
   if (!d) return undefined;
   const key = dbsOf(store).dkimKeys.get([d.id, d.activeKey.selector]) as DkimPrivateKey | undefined;
   if (!key) return undefined;
-  return { domain: d.name, selector: d.activeKey.selector, algorithm: d.activeKey.algorithm, privateKeyPem: key.privateKeyPem };
+  const signing: SigningKey = { domain: d.name, selector: d.activeKey.selector, algorithm: d.activeKey.algorithm, privateKeyPem: key.privateKeyPem };
+  const companion = signingCompanion(d.activeKey);
+  const companionPem = companion && (dbsOf(store).dkimKeys.get([d.id, companion.selector]) as DkimPrivateKey | undefined);
+  if (companion && companionPem) signing.rsaCompanion = { selector: companion.selector, algorithm: 'rsa', privateKeyPem: companionPem.privateKeyPem };
+  return signing;
 }
 
 /**

@@ -12,6 +12,8 @@ export interface DkimKeyRef {
   selector: string;
   algorithm: 'rsa' | 'ed25519';
   privateKeyPem: string;
+  /** An ed25519 key's RSA companion, once its record is verified: signed with both (RFC 8463 3). */
+  rsaCompanion?: { selector: string; algorithm: 'rsa'; privateKeyPem: string };
 }
 
 export interface BuildRequest {

@@ -33,6 +33,11 @@ export interface SignInput {
   selector: string;
   privateKeyPem: string;
   algorithm: DkimAlgorithm;
+  /**
+   * A second key of the same domain, the RSA companion of an ed25519 key (RFC 8463 3): the
+   * message gets a signature with each, with the same header list.
+   */
+  rsaCompanion?: { selector: string; algorithm: 'rsa'; privateKeyPem: string };
 }
 
 // RFC 8301 3.2: signers MUST use RSA keys of at least 1024 bits and SHOULD use 2048. Above 4096
@@ -105,31 +110,42 @@ export class DkimSigner {
   /**
    * Signs the message and returns it with the new DKIM-Signature field prepended. Existing
    * DKIM-Signature fields are kept below it (a message may carry several, RFC 6376 4.2); they
-   * are not in the signed header list, so adding one does not break another.
+   * are not in the signed header list, so adding one does not break another. With an RSA
+   * companion, both signatures are made over the same message at the same second; RFC 8463
+   * orders them in no way, and the RSA one goes on top: a verifier that looks only at the first
+   * signature (some do, to bound their work) then meets the one every verifier understands.
    */
   async sign(input: SignInput): Promise<Buffer> {
     const raw = typeof input.raw === 'string' ? Buffer.from(input.raw) : input.raw;
-    const where = `${input.selector}._domainkey.${input.domain}`;
+    // The t= value mailauth writes by default (the current second, rounded).
+    const signTime = new Date(Math.round(Date.now() / 1000) * 1000);
+    const own = await this.signature(raw, input, input.domain, signTime);
+    const companion = input.rsaCompanion && (await this.signature(raw, input.rsaCompanion, input.domain, signTime));
+    return Buffer.concat([...(companion ? [Buffer.from(companion)] : []), Buffer.from(own), raw]);
+  }
+
+  /** One DKIM-Signature field with its CRLF. */
+  private async signature(raw: Buffer, key: Pick<SignInput, 'selector' | 'algorithm' | 'privateKeyPem'>, domain: string, signTime: Date): Promise<string> {
+    const where = `${key.selector}._domainkey.${domain}`;
     let header: string | null;
     try {
       header = await dkimSignature({
         message: raw,
-        domain: input.domain,
-        selector: input.selector,
-        algorithm: input.algorithm,
-        key: this.keys.get(input.privateKeyPem),
+        domain,
+        selector: key.selector,
+        algorithm: key.algorithm,
+        key: this.keys.get(key.privateKeyPem),
         headerList: HEADER_LIST,
         oversign: OVERSIGNED,
         oversignPresent: OVERSIGNED_WHEN_PRESENT,
-        // The t= value mailauth writes by default (the current second, rounded).
-        signTime: new Date(Math.round(Date.now() / 1000) * 1000),
+        signTime,
       });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       throw new TaskError('internal_error', `DKIM signing for ${where} failed: ${reason}`, undefined, { cause: err });
     }
     if (!header) throw new TaskError('internal_error', `DKIM signing for ${where} failed: no signature was produced`);
-    return Buffer.concat([Buffer.from(header.trim() + '\r\n'), raw]);
+    return header.trim() + '\r\n';
   }
 }
 

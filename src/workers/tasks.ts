@@ -20,6 +20,8 @@ export interface DkimKey {
   selector: string;
   privateKeyPem: string;
   algorithm: DkimAlgorithm;
+  /** An ed25519 key's RSA companion: the message gets a signature with each (dkim.ts). */
+  rsaCompanion?: { selector: string; algorithm: 'rsa'; privateKeyPem: string };
 }
 
 export interface BuildInput {

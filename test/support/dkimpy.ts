@@ -17,6 +17,32 @@ ok = dkim.verify(msg, dnsfunc=lambda name, timeout=5: record)
 print("pass" if ok else "fail")
 `;
 
+// Every DKIM-Signature of the message, by index, each key looked up by name in the JSON map argv[1].
+const EACH_SCRIPT = `
+import sys, json, dkim
+records = json.loads(sys.argv[1])
+msg = sys.stdin.buffer.read()
+d = dkim.DKIM(msg)
+count = sum(1 for h in d.headers if h[0].lower() == b"dkim-signature")
+def dnsfunc(name, timeout=5):
+    return records.get(name.decode().rstrip("."), "").encode() or None
+print(" ".join("pass" if dkim.DKIM(msg).verify(idx=i, dnsfunc=dnsfunc) else "fail" for i in range(count)))
+`;
+
+/**
+ * dkimpy's verdict on each DKIM-Signature of `message`, top to bottom, with `records` as DNS:
+ * TXT values by name (`<selector>._domainkey.<domain>`, no trailing dot).
+ */
+export function dkimpyVerifyEach(message: Buffer, records: Record<string, string>): Promise<Array<'pass' | 'fail'>> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(PYTHON, ['-c', EACH_SCRIPT, JSON.stringify(records)], (err, stdout, stderr) => {
+      if (err) return reject(new Error(`dkimpy failed: ${stderr || err.message}`));
+      resolve(stdout.trim().split(/\s+/).filter(Boolean) as Array<'pass' | 'fail'>);
+    });
+    child.stdin!.end(message);
+  });
+}
+
 /** True when python3 can import dkim. */
 export function dkimpyAvailable(): boolean {
   try {

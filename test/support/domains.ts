@@ -15,6 +15,9 @@ export const HOSTNAME = 'mx.postrider-test.net';
 export interface DnsRecords {
   domainKeyActive: DnsRecordJson & { lastCheckedAt: string | null };
   domainKeyPending: (DnsRecordJson & { lastCheckedAt: string | null }) | null;
+  /** The RSA companions of ed25519 keys (dual signing); present when the key has one. */
+  domainKeyActiveCompanion?: DnsRecordJson & { lastCheckedAt: string | null };
+  domainKeyPendingCompanion?: DnsRecordJson & { lastCheckedAt: string | null };
   returnPath: (DnsRecordJson & { lastCheckedAt: string | null })[];
   /** The optional link-host CNAMEs (not needed for `verified`). */
   tracking?: DnsRecordJson & { lastCheckedAt: string | null };
@@ -61,9 +64,10 @@ export async function newDomain(t: TestDaemon, body: Record<string, unknown>, ke
   return res.body as { id: string; name: string; verified: boolean; channels: unknown[]; dnsRecords: DnsRecords };
 }
 
-/** Publishes every record a domain needs (active key and return path). */
+/** Publishes every record a domain needs (active key, its RSA companion if any, and return path). */
 export function publishAll(dns: TestDns, records: DnsRecords): void {
   publish(dns, records.domainKeyActive);
+  if (records.domainKeyActiveCompanion) publish(dns, records.domainKeyActiveCompanion);
   for (const r of records.returnPath) publish(dns, r);
 }
 

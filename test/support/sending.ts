@@ -17,7 +17,15 @@ export interface Sender {
   channelId: string;
   domainId: string;
   domain: string;
-  dnsRecords: { domainKeyActive: DnsRecordJson; domainKeyPending: DnsRecordJson | null; returnPath: DnsRecordJson[]; tracking?: DnsRecordJson; unsubscribe?: DnsRecordJson };
+  dnsRecords: {
+    domainKeyActive: DnsRecordJson;
+    domainKeyPending: DnsRecordJson | null;
+    /** An ed25519 key's RSA companion (dual signing). */
+    domainKeyActiveCompanion?: DnsRecordJson;
+    returnPath: DnsRecordJson[];
+    tracking?: DnsRecordJson;
+    unsubscribe?: DnsRecordJson;
+  };
 }
 
 /** Publishes a record as the API describes it (mx values are "<priority> <host>"). */
@@ -43,6 +51,7 @@ export async function setupSender(
   expect(d.status, JSON.stringify(d.body)).toBe(200);
   if (opts.verify ?? true) {
     publish(dns, d.body.dnsRecords.domainKeyActive);
+    if (d.body.dnsRecords.domainKeyActiveCompanion) publish(dns, d.body.dnsRecords.domainKeyActiveCompanion);
     for (const r of d.body.dnsRecords.returnPath) publish(dns, r);
     const v = await t.api('POST', `/domains/${d.body.id}/verify`, { key });
     expect(v.status, JSON.stringify(v.body)).toBe(200);

@@ -9,7 +9,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { composeMessage } from '../../src/workers/compose.js';
 import { DkimSigner, generateDkimKey, splitTxt, type GeneratedKey } from '../../src/workers/dkim.js';
-import { dkimpyAvailable, dkimpyVerify } from '../support/dkimpy.js';
+import { dkimpyAvailable, dkimpyVerify, dkimpyVerifyEach } from '../support/dkimpy.js';
 
 const available = dkimpyAvailable();
 
@@ -66,5 +66,26 @@ describe.skipIf(!available)('DKIM over-signing, verified by dkimpy', () => {
     const changed = withField(signed, field, where);
     expect(await dkimpyVerify(changed, key.dnsValue)).toBe(expected);
     expect(await mailauthVerify(changed, key.dnsValue)).toBe(expected);
+  });
+});
+
+describe.skipIf(!available)('signing with an RSA companion', () => {
+  it('puts the RSA signature on top of the ed25519 one, both with the same h= and t=, both valid to dkimpy', async () => {
+    const ed = generateDkimKey({ algorithm: 'ed25519' });
+    const rsa = generateDkimKey({ algorithm: 'rsa', bits: 2048 });
+    const raw = await composeMessage({ from: { email: 'news@example.com' }, to: [{ email: 'r@example.org' }], subject: 'Two', text: 'Hi\n', messageId: '<two@example.com>', date: '2024-05-06T07:08:09.000Z' });
+    const out = await new DkimSigner().sign({
+      raw, domain: 'example.com', selector: 'sel1', privateKeyPem: ed.privateKeyPem, algorithm: 'ed25519',
+      rsaCompanion: { selector: 'sel1rsa', algorithm: 'rsa', privateKeyPem: rsa.privateKeyPem },
+    });
+    const head = out.toString('latin1').split('\r\n\r\n')[0].replace(/\r\n[ \t]+/g, ' ').split('\r\n');
+    const sigs = head.filter((l) => l.startsWith('DKIM-Signature:'));
+    expect(head.indexOf(sigs[0])).toBe(0);
+    const tag = (l: string, n: string) => new RegExp(`[; ]${n}=([^;]*)`).exec(l)?.[1].replace(/\s+/g, '');
+    expect(sigs.map((l) => [tag(l, 'a'), tag(l, 's')])).toEqual([['rsa-sha256', 'sel1rsa'], ['ed25519-sha256', 'sel1']]);
+    expect(tag(sigs[0], 'h')).toBe(tag(sigs[1], 'h'));
+    expect(tag(sigs[0], 't')).toBe(tag(sigs[1], 't'));
+    const records = { 'sel1._domainkey.example.com': ed.dnsValue, 'sel1rsa._domainkey.example.com': rsa.dnsValue };
+    expect(await dkimpyVerifyEach(out, records)).toEqual(['pass', 'pass']);
   });
 });

@@ -73,3 +73,37 @@ describe('applyCheck', () => {
     expect(next.verified).toBe(false);
   });
 });
+
+describe('applyCheck with an RSA companion (dual signing, RFC 8463 3)', () => {
+  const edKey = (selector: string, status: DnsRecordState['status'], companion: DnsRecordState['status'], advisory = false) => ({
+    selector,
+    algorithm: 'ed25519' as const,
+    createdAt: AT,
+    record: record(status, selector),
+    rsaCompanion: { selector: `${selector}rsa`, createdAt: AT, record: record(companion, `${selector}rsa`), ...(advisory ? { advisory: true as const } : {}) },
+  });
+
+  it('verifies the domain only when both records of the active pair are verified', () => {
+    const d = domain({ activeKey: edKey('k', 'pending', 'pending'), verified: false });
+    expect(applyCheck(d, { keys: { k: 'match', krsa: 'mismatch' }, returnPath: rp('match') }, AT).domain.verified).toBe(false);
+    expect(applyCheck(d, { keys: { k: 'mismatch', krsa: 'match' }, returnPath: rp('match') }, AT).domain.verified).toBe(false);
+    const both = applyCheck(d, { keys: { k: 'match', krsa: 'match' }, returnPath: rp('match') }, AT).domain;
+    expect([both.verified, both.activeKey.rsaCompanion?.record.status]).toEqual([true, 'verified']);
+  });
+
+  it('an advisory companion (added to a key verified without it) does not count for verified', () => {
+    const d = domain({ activeKey: edKey('k', 'verified', 'pending', true) });
+    const { domain: next } = applyCheck(d, { keys: { k: 'match', krsa: 'mismatch' }, returnPath: rp('match') }, AT);
+    expect([next.verified, next.activeKey.rsaCompanion?.record.status]).toEqual([true, 'failed']);
+  });
+
+  it('promotes a pending pair only when both its records are found, and retires the active key with its companion', () => {
+    const d = domain({ activeKey: edKey('a', 'verified', 'verified'), pendingKey: edKey('b', 'pending', 'pending') });
+    const half = applyCheck(d, { keys: { a: 'match', arsa: 'match', b: 'match', brsa: 'mismatch' }, returnPath: rp('match') }, AT);
+    expect([half.domain.activeKey.selector, half.retiredKeys]).toEqual(['a', []]);
+    const full = applyCheck(half.domain, { keys: { a: 'match', arsa: 'match', b: 'match', brsa: 'match' }, returnPath: rp('match') }, AT);
+    expect(full.domain.activeKey.selector).toBe('b');
+    expect(full.domain.retiredKeys.map((k) => [k.selector, k.algorithm])).toEqual([['a', 'ed25519'], ['arsa', 'rsa']]);
+    expect(full.retired?.selector).toBe('a');
+  });
+});

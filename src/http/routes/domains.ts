@@ -48,11 +48,15 @@ function recordJson(r: DnsRecordState) {
  * `tracking` and `unsubscribe` are the optional link-host CNAMEs (domain/link-hosts.ts); a domain
  * stored before they existed gets them at its next check. `dmarc` is the advisory _dmarc TXT
  * (domain/dmarc-record.ts): the recommended one until a check found the domain's own.
+ * `domainKeyActiveCompanion` and `domainKeyPendingCompanion`: the RSA companion of an ed25519
+ * key (RFC 8463 3, dual signing), present when the key has one.
  */
 function dnsRecordsJson(domains: DomainService, d: SendingDomain) {
   return {
     domainKeyActive: recordJson(d.activeKey.record),
     domainKeyPending: d.pendingKey ? recordJson(d.pendingKey.record) : null,
+    ...(d.activeKey.rsaCompanion ? { domainKeyActiveCompanion: recordJson(d.activeKey.rsaCompanion.record) } : {}),
+    ...(d.pendingKey?.rsaCompanion ? { domainKeyPendingCompanion: recordJson(d.pendingKey.rsaCompanion.record) } : {}),
     returnPath: d.returnPath.map(recordJson),
     ...(d.linkHosts ? { tracking: recordJson(d.linkHosts.tracking), unsubscribe: recordJson(d.linkHosts.unsubscribe) } : {}),
     dmarc: recordJson(domains.dmarcState(d)),
@@ -140,7 +144,9 @@ function dnsRoutes(app: FastifyInstance, domains: DomainService): void {
   // The body ({dkimAlgorithm?}, optional) is checked by the service after the access rules.
   app.post('/domains/:id/rotate-key', async (req) => {
     const updated = await domains.rotateKey(req.principal, idOf(req), req.body);
-    // The SDKs' rotateKey answers the new pending DKIM record alone (api-surface.md).
-    return recordJson(updated.pendingKey.record);
+    // The SDKs' rotateKey answers the new pending DKIM record alone (api-surface.md); an ed25519
+    // key's RSA companion, to publish with it, comes as an extra field.
+    const companion = updated.pendingKey.rsaCompanion;
+    return { ...recordJson(updated.pendingKey.record), ...(companion ? { rsaCompanion: recordJson(companion.record) } : {}) };
   });
 }
