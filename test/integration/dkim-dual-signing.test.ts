@@ -135,6 +135,22 @@ describe('an ed25519 domain', () => {
     expect([v.verified, v.dnsRecords.domainKeyActiveCompanion?.status]).toEqual([true, 'verified']);
     expect(getSigningKey(t.daemon.store, d.name, t.accountId)?.rsaCompanion?.selector).toBe(companion.host.split('.')[0]);
   });
+
+  it('stored before companions existed and never verified: the companion it gets is required, as for a new domain', async () => {
+    const d = await create();
+    const stored = getDomain(t.daemon.store, d.id)!;
+    const { rsaCompanion: gone, ...activeKey } = stored.activeKey;
+    await t.daemon.store.write(() => {
+      dbsOf(t.daemon.store).domains.put(d.id, { ...stored, activeKey } satisfies SendingDomain);
+      dbsOf(t.daemon.store).dkimKeys.remove([d.id, gone!.selector]);
+    });
+    publishAll(dns, { ...d.dnsRecords, domainKeyActiveCompanion: undefined });
+    let v = await verify(d.id);
+    expect([v.verified, v.dnsRecords.domainKeyActive.status, v.dnsRecords.domainKeyActiveCompanion?.status]).toEqual([false, 'verified', 'failed']);
+    publish(dns, v.dnsRecords.domainKeyActiveCompanion!);
+    v = await verify(d.id);
+    expect(v.verified).toBe(true);
+  });
 });
 
 describe.skipIf(!dkimpyAvailable())('mail from an ed25519 domain', () => {
