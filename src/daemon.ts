@@ -34,7 +34,7 @@ import { MtaStsPolicies } from './mta-sts/cache.js';
 import { Store } from './store/env.js';
 import { awaitsFinishing } from './store/messages.js';
 import { ensureTrackingSecret } from './store/secrets.js';
-import { awaitingSignatureCount, oldestAwaitingSignatureMs } from './store/signing.js';
+import { awaitingSignatureCount, indexPendingSignatures, oldestAwaitingSignatureMs } from './store/signing.js';
 import { PoolMessageBuilder } from './submission/builder.js';
 import { StoreDomainRegistry } from './submission/domain-registry.js';
 import { Submission } from './submission/submission.js';
@@ -285,11 +285,13 @@ export class Daemon {
     }
   }
 
-  /** The store, then what a first start puts in it: the initial account and key, the tracking secret. */
+  /** The store, then what a first start puts in it: the initial account and key, the tracking secret, the age index of older waiting entries. */
   private async startFoundation(): Promise<void> {
     await this.startComponent(this.store);
     this.initialCredentials = await bootstrapIfEmpty(this.store, this.config.dataDir);
     await ensureTrackingSecret(this.store);
+    const indexed = await indexPendingSignatures(this.store);
+    if (indexed > 0) this.logger.info({ messages: indexed }, 'messages waiting to be finished added to the age index');
   }
 
   /** SIGHUP: reload what can change without a restart (TLS certificates, log level). */

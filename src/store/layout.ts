@@ -147,6 +147,8 @@ export const DB_NAMES = [
    * (store/signing.ts); at start every entry left here is signed again.
    */
   'unsigned',
+  /** [committedMs, messageId] → 1: the `unsigned` entries by commit time, so the oldest waiting is one seek (store/signing.ts). */
+  'unsignedByAge',
   /**
    * [accountId, clientMessageId, messageId] → 1: the Message-ID a client gave its own mail (SMTP
    * submission keeps it), without angle brackets, so a feedback report that names only that id

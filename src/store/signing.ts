@@ -27,6 +27,11 @@ export interface PendingSignature {
   compose?: unknown;
   /** The failed tries so far (absent in entries written before it was kept, and before any failure: none). */
   failures?: FinishingTries;
+  /**
+   * The commit time (the record's createdAt, in ms): the entry's key in `unsignedByAge`. Absent only
+   * in entries written before that index until indexPendingSignatures gives them one.
+   */
+  committedMs?: number;
 }
 
 /**
@@ -55,9 +60,73 @@ export async function recordFinishingTries(store: Store, messageId: string, fail
   });
 }
 
-/** Inside commitMessages' write: the message is to be finished after the commit. */
-export function putPendingSignatureInTxn(store: Store, messageId: string, p: PendingSignature): void {
-  dbsOf(store).unsigned.put(messageId, p);
+/**
+ * Inside commitMessages' write: the message is to be finished after the commit. Its entry and
+ * its place in the age index (one more put, no read): the oldest waiting is one seek.
+ */
+export function putPendingSignatureInTxn(store: Store, messageId: string, p: PendingSignature & { committedMs: number }): void {
+  const dbs = dbsOf(store);
+  dbs.unsigned.put(messageId, p);
+  dbs.unsignedByAge.put([p.committedMs, messageId], 1);
+}
+
+/**
+ * The one way an entry leaves `unsigned`: with its age index entry. The index key's time is the
+ * record's createdAt when the caller read the record anyway (no decoding of the entry, which
+ * may hold a whole request with its attachments); without the record (the message went: channel
+ * purge, retention) the entry's own committedMs.
+ */
+function removePendingSignatureInTxn(store: Store, messageId: string, record: MessageRecord | undefined): void {
+  const dbs = dbsOf(store);
+  const committedMs = record ? Date.parse(record.createdAt) : (dbs.unsigned.get(messageId) as PendingSignature | undefined)?.committedMs;
+  dbs.unsigned.remove(messageId);
+  if (committedMs !== undefined) dbs.unsignedByAge.remove([committedMs, messageId]);
+}
+
+/** Meta key: every `unsigned` entry has its committedMs and its `unsignedByAge` entry. */
+const AGE_INDEXED = 'unsignedByAgeIndexed';
+
+/**
+ * Once per data folder, at start: entries written before the age index get their committedMs
+ * and their index entry, a page per write so no write holds the store long. Returns how many
+ * were indexed. An entry whose message went meanwhile (no createdAt left) counts as committed
+ * now: it leaves at the finishing stage's next look anyway.
+ */
+export async function indexPendingSignatures(store: Store, pageSize = 1_000): Promise<number> {
+  if (dbsOf(store).meta.get(AGE_INDEXED)) return 0;
+  let indexed = 0;
+  let after: string | undefined;
+  for (;;) {
+    const page = await store.write(() => indexPageInTxn(store, after, pageSize, Date.now()));
+    indexed += page.indexed;
+    if (page.last === undefined) break;
+    after = page.last;
+  }
+  await store.write(() => dbsOf(store).meta.put(AGE_INDEXED, true));
+  return indexed;
+}
+
+/** One page of indexPendingSignatures, after key `after`; `last` is absent once the walk is through. */
+function indexPageInTxn(store: Store, after: string | undefined, limit: number, now: number): { indexed: number; last?: string } {
+  const dbs = dbsOf(store);
+  // `start` is inclusive: one more entry, and the cursor's own key skipped. Read whole before
+  // any write, so no cursor walks what this page rewrites.
+  const range = after === undefined ? { limit } : { start: after, limit: limit + 1 };
+  const page = [...dbs.unsigned.getRange(range)].filter(({ key }) => String(key) !== after);
+  let indexed = 0;
+  for (const { key, value } of page) {
+    const id = String(key);
+    let p = value as PendingSignature;
+    if (p.committedMs === undefined) {
+      const m = dbs.messages.get(id) as MessageRecord | undefined;
+      p = { ...p, committedMs: m ? Date.parse(m.createdAt) : now };
+      dbs.unsigned.put(id, p);
+    }
+    if (dbs.unsignedByAge.doesExist([p.committedMs, id])) continue;
+    dbs.unsignedByAge.put([p.committedMs, id], 1);
+    indexed++;
+  }
+  return { indexed, last: page.length < limit ? undefined : String(page[page.length - 1]!.key) };
 }
 
 /**
@@ -83,24 +152,16 @@ export function awaitingSignatureCount(store: Store): number {
   return (dbsOf(store).unsigned.getStats() as { entryCount: number }).entryCount;
 }
 
-/** Waiting entries looked at per call of oldestAwaitingSignatureMs: a scrape's cost stays bounded. */
-const OLDEST_SAMPLE = 10_000;
-
 /**
  * How long the oldest message waiting to be finished has waited since its commit (its record's
  * createdAt), in ms; 0 when none waits. The finishing stage has no backpressure (its backlog is
  * on disk, paged), so a backlog shows as late delivery: this is the operator's signal for it.
- * Keys are random UUIDs, not in commit order, so each entry's record is read; beyond
- * OLDEST_SAMPLE entries, the oldest of the first OLDEST_SAMPLE keys (a uniform sample) is said.
+ * One seek: the first key of the age index (`unsignedByAge`, ordered by commit time), however
+ * large the backlog.
  */
 export function oldestAwaitingSignatureMs(store: Store, now: number): number {
-  const dbs = dbsOf(store);
-  let oldest = now;
-  for (const k of dbs.unsigned.getKeys({ limit: OLDEST_SAMPLE })) {
-    const at = Date.parse((dbs.messages.get(String(k)) as MessageRecord | undefined)?.createdAt ?? '');
-    if (at < oldest) oldest = at;
-  }
-  return Math.max(0, now - oldest);
+  for (const k of dbsOf(store).unsignedByAge.getKeys({ limit: 1 })) return Math.max(0, now - (k as [number, string])[0]);
+  return 0;
 }
 
 /**
@@ -148,11 +209,13 @@ function storeSignedInTxn(store: Store, s: FinishedMessage): number {
   const dbs = dbsOf(store);
   // Existence checks decode nothing (the entry may hold a whole request with its attachments).
   if (!dbs.unsigned.doesExist(s.messageId)) return 0;
-  dbs.unsigned.remove(s.messageId);
-  if (!dbs.messages.doesExist(s.messageId)) return 0;
+  // The record is read once: for the age index's key and for what composition learned.
+  const record = dbs.messages.get(s.messageId) as MessageRecord | undefined;
+  removePendingSignatureInTxn(store, s.messageId, record);
+  if (!record) return 0;
   if (!s.composed && !dbs.bodies.doesExist(s.messageId)) return 0;
   dbs.bodies.put(s.messageId, Buffer.from(s.body.buffer, s.body.byteOffset, s.body.byteLength));
-  if (s.record) dbs.messages.put(s.messageId, { ...(dbs.messages.get(s.messageId) as MessageRecord), ...s.record });
+  if (s.record) dbs.messages.put(s.messageId, { ...record, ...s.record });
   let released = 0;
   for (const job of jobsOfMessage(store, s.messageId)) {
     if (job.state !== 'queued') continue;
@@ -200,8 +263,8 @@ export async function endUnfinished(
   return store.write(() => {
     const dbs = dbsOf(store);
     if (!dbs.unsigned.doesExist(messageId)) return [];
-    dbs.unsigned.remove(messageId);
     const message = dbs.messages.get(messageId) as MessageRecord | undefined;
+    removePendingSignatureInTxn(store, messageId, message);
     if (!message) return [];
     const jobs = jobsOfMessage(store, messageId);
     const bounced: string[] = [];
