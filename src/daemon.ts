@@ -28,6 +28,7 @@ import { RetentionSweeper } from './retention/sweeper.js';
 import { ChannelPurger } from './channels/purger.js';
 import { ChannelService } from './channels/service.js';
 import { SmtpListener } from './smtp/server.js';
+import { TlsRptService } from './tls-rpt/service.js';
 import { InboundListener } from './inbound/listener.js';
 import { InboundProcessor } from './inbound/processor.js';
 import { MtaStsPolicies } from './mta-sts/cache.js';
@@ -82,6 +83,8 @@ export class Daemon {
   readonly delivery: DeliveryService;
   /** Recipient domains' MTA-STS policies (RFC 8461), cached in the store. */
   readonly mtaSts: MtaStsPolicies;
+  /** TLS-RPT (RFC 8460): delivery records TLS results here (recordTlsResult); daily reports to the recipient domains. */
+  readonly tlsRpt: TlsRptService;
   // Observers and background work
   readonly webhookTargets: WebhookTargets;
   readonly webhooks: WebhookDispatcher;
@@ -113,6 +116,7 @@ export class Daemon {
 
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
+    this.tlsRpt = new TlsRptService({ store: this.store, resolver: this.deliveryDns, config: config.tlsRpt, hostname: config.hostname, logger: logger.child({ component: 'tls-rpt' }) });
     this.delivery = this.buildDelivery();
 
     this.webhookTargets = this.buildWebhookTargets();
@@ -261,6 +265,8 @@ export class Daemon {
       await this.startComponent(this.submission);
       await this.startComponent(resolverComponent(this.deliveryDns));
       await this.startComponent(this.mtaSts);
+      // Stage 1, so it stops after delivery and its last flush has delivery's last results.
+      await this.startComponent(this.tlsRpt);
       // Stage 2, delivery, observers, background work and ingress: stopped together, at once, on
       // shutdown, so that no listener keeps accepting while another one drains (each finishes its
       // own in-flight work within shutdown.graceMs), before the pipeline of stage 1 goes away.

@@ -76,6 +76,19 @@ const MtaSts = Type.Object({
   httpsPort: port(443, 'Port of the MTA-STS policy hosts (RFC 8461 3.3: 443); another port for tests only.'),
 });
 
+// RFC 8460: daily aggregate reports of outbound TLS results to the recipient domains that ask for them (src/tls-rpt/).
+const TlsRpt = Type.Object({
+  enabled: flag(
+    true,
+    'Send TLS-RPT reports (RFC 8460): after each UTC day, the TLS successes and failures of delivery to a recipient domain go to the rua of its _smtp._tls TXT record.',
+  ),
+  organizationName: optionalText('organization-name of the reports (RFC 8460 4.4); empty: hostname.'),
+  contactInfo: optionalText('contact-info of the reports (RFC 8460 4.4); empty: postmaster@<hostname>.'),
+  keepDays: integer(1, 365, 7, 'Days the daily counts and reports are kept in the store.'),
+  allowPrivate: flag(false, 'Allow https: report addresses in loopback/private ranges (tests only).'),
+  caFile: optionalText('PEM file of extra CA certificates trusted for https: report addresses, beside the built-in roots; for testing with a private CA only.'),
+});
+
 const Delivery = Type.Object({
   enabled: flag(true, 'Run the delivery dispatcher (disable to only queue).'),
   port: integer(1, 65535, 25, 'TCP port of recipient MX hosts.'),
@@ -191,6 +204,7 @@ export const ConfigSchema = Type.Object({
     timeoutMs: duration(100, 5000, 'Timeout of one DNS query.'),
   }),
   delivery: Delivery,
+  tlsRpt: TlsRpt,
   domains: Domains,
   limits: Type.Object({
     channelsPerAccount: integer(1, 1_000_000, 100, 'Maximum channels per account (403 resource_limit_exceeded beyond).'),

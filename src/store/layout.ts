@@ -159,6 +159,8 @@ export const DB_NAMES = [
   'dnsFailures',
   /** recipient domain → CachedStsPolicy: the domain's last fetched MTA-STS policy with its id and expiry (store/mta-sts.ts). */
   'mtaStsPolicies',
+  /** ['c', utcDay, policyDomain, policyKey] → TlsRptCounts; ['r', utcDay, policyDomain] → TlsRptReport: TLS-RPT (RFC 8460) daily counts and their report's delivery (store/tls-rpt.ts). */
+  'tlsRpt',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

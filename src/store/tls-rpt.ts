@@ -1,0 +1,112 @@
+/**
+ * TLS-RPT (RFC 8460) state: per UTC day, policy domain and policy, how many TLS sessions
+ * succeeded and how many failed with which details; and per day and policy domain, the report
+ * made of them and where it still has to go. Counts arrive in batches from the in-memory
+ * recorder (tls-rpt/recorder.ts), one write per flush, or inside a caller's own write
+ * (addTlsRptCountsInTxn). Everything of a day goes when the day is older than tlsRpt.keepDays.
+ *
+ * Keys (db tlsRpt): ['c', day, policyDomain, policyKey] → StoredCounts,
+ * ['r', day, policyDomain] → TlsRptReport. day is 'YYYY-MM-DD' (UTC), so keys sort by day.
+ */
+import type { FailureCount, PolicyCounts } from '../tls-rpt/types.js';
+import { dbsOf } from './databases.js';
+import type { Store } from './env.js';
+import { KEY_MAX } from './layout.js';
+
+type StoredCounts = Omit<PolicyCounts, 'day' | 'policyDomain'>;
+
+/** A day's report for one policy domain, from the moment it is made until its day is removed. */
+export interface TlsRptReport {
+  reportId: string;
+  /** The gzipped JSON report (RFC 8460 5.1), as sent to every rua. */
+  gzip: Uint8Array;
+  /** rua URIs not yet reached; empty once delivered or given up. */
+  pending: string[];
+  /** Delivery attempts made so far. */
+  attempts: number;
+  /** When pending URIs are tried again. */
+  nextAtMs: number;
+}
+
+function failureKey(f: FailureCount['failure']): string {
+  return JSON.stringify([f.type, f.sendingMtaIp ?? '', f.receivingMxHostname, f.receivingIp ?? '', f.failureReasonCode ?? '']);
+}
+
+export function policyKey(p: PolicyCounts['policy']): string {
+  return JSON.stringify([p.type, p.string ?? [], p.mxHost ?? '']);
+}
+
+/** Inside a write: adds counts to what the store has for their day, domain and policy. */
+export function addTlsRptCountsInTxn(store: Store, batch: readonly PolicyCounts[]): void {
+  const db = dbsOf(store).tlsRpt;
+  for (const c of batch) {
+    const key = ['c', c.day, c.policyDomain, policyKey(c.policy)];
+    const old = db.get(key) as StoredCounts | undefined;
+    const failures = new Map((old?.failures ?? []).map((f) => [failureKey(f.failure), { ...f }]));
+    for (const f of c.failures) {
+      const k = failureKey(f.failure);
+      const have = failures.get(k);
+      if (have) have.count += f.count;
+      else failures.set(k, { ...f });
+    }
+    db.put(key, { policy: c.policy, success: (old?.success ?? 0) + c.success, failures: [...failures.values()] } satisfies StoredCounts);
+  }
+}
+
+/** One write for the whole batch (a recorder flush). */
+export async function addTlsRptCounts(store: Store, batch: readonly PolicyCounts[]): Promise<void> {
+  if (batch.length === 0) return;
+  await store.write(() => addTlsRptCountsInTxn(store, batch));
+}
+
+/** The counts of one day and policy domain, one entry per policy. */
+export function tlsRptCounts(store: Store, day: string, policyDomain: string): PolicyCounts[] {
+  const range = dbsOf(store).tlsRpt.getRange({ start: ['c', day, policyDomain], end: ['c', day, policyDomain, KEY_MAX] });
+  return [...range].map(({ value }) => ({ day, policyDomain, ...(value as StoredCounts) }));
+}
+
+/** Days before `beforeDay` with counts but no report yet, and their policy domains. */
+export function unreportedTlsRptDays(store: Store, beforeDay: string): { day: string; policyDomain: string }[] {
+  const db = dbsOf(store).tlsRpt;
+  const seen = new Set<string>();
+  const out: { day: string; policyDomain: string }[] = [];
+  for (const key of db.getKeys({ start: ['c'], end: ['c', beforeDay] })) {
+    const [, day, policyDomain] = key as [string, string, string];
+    const id = `${day} ${policyDomain}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    if (db.get(['r', day, policyDomain]) === undefined) out.push({ day, policyDomain });
+  }
+  return out;
+}
+
+export async function saveTlsRptReport(store: Store, day: string, policyDomain: string, report: TlsRptReport): Promise<void> {
+  await store.write(() => dbsOf(store).tlsRpt.put(['r', day, policyDomain], report));
+}
+
+export function tlsRptReport(store: Store, day: string, policyDomain: string): TlsRptReport | undefined {
+  return dbsOf(store).tlsRpt.get(['r', day, policyDomain]) as TlsRptReport | undefined;
+}
+
+/** Reports with URIs still pending whose next attempt is due at `nowMs`. */
+export function dueTlsRptReports(store: Store, nowMs: number): { day: string; policyDomain: string; report: TlsRptReport }[] {
+  const out: { day: string; policyDomain: string; report: TlsRptReport }[] = [];
+  for (const { key, value } of dbsOf(store).tlsRpt.getRange({ start: ['r'], end: ['r', KEY_MAX] })) {
+    const report = value as TlsRptReport;
+    if (report.pending.length === 0 || report.nextAtMs > nowMs) continue;
+    const [, day, policyDomain] = key as [string, string, string];
+    out.push({ day, policyDomain, report });
+  }
+  return out;
+}
+
+/** Removes counts and reports of days before `beforeDay`; returns how many entries went. */
+export async function removeTlsRptBefore(store: Store, beforeDay: string): Promise<number> {
+  const db = dbsOf(store).tlsRpt;
+  const keys = [...db.getKeys({ start: ['c'], end: ['c', beforeDay] }), ...db.getKeys({ start: ['r'], end: ['r', beforeDay] })];
+  if (keys.length === 0) return 0;
+  await store.write(() => {
+    for (const k of keys) db.remove(k);
+  });
+  return keys.length;
+}

@@ -1,0 +1,229 @@
+/**
+ * TLS-RPT (RFC 8460) for outbound delivery: counts TLS results per UTC day, policy domain and
+ * policy, and after each day sends every policy domain that publishes a `_smtp._tls` TXT record
+ * its aggregate report.
+ *
+ * Recording is in memory (tls-rpt/recorder.ts) and flushed to the store (store/tls-rpt.ts) every
+ * flush interval (a minute) and at stop: delivery records once per TLS session and must not pay a
+ * store write for it. A clean stop loses nothing; a crash loses at most the results of the last
+ * flush interval, which for an aggregate of a whole day is noise.
+ *
+ * The daily job runs at the first tick after midnight UTC plus a delay (5 to 65 minutes, chosen
+ * at random once per start, so that senders do not all hit a report receiver at 00:00): for each
+ * past day with counts and no report yet it looks up `_smtp._tls.<domain>`, builds and gzips the
+ * report and stores it with its rua URIs; due reports are then delivered: https: by POST
+ * (tls-rpt/poster.ts), retried after 15 min, 1 h, 3 h and 6 h, then given up with a warning.
+ * mailto: is not sent yet (it needs a system sender through submission) and is logged at warn
+ * for every report that names one. Counts and reports older than tlsRpt.keepDays are removed.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import type { DnsAnswer } from '../dns/resolver.js';
+import type { Logger } from '../log/logger.js';
+import type { Clock, Timer } from '../queue/clock.js';
+import { systemClock } from '../queue/clock.js';
+import type { Store } from '../store/env.js';
+import * as db from '../store/tls-rpt.js';
+import type { AddressLookups } from '../webhooks/targets.js';
+import { ReportPoster } from './poster.js';
+import { TlsRptRecorder, utcDay } from './recorder.js';
+import { buildReport, gzipReport } from './report.js';
+import { parseTlsRptRecords } from './txt.js';
+import type { TlsResultInput } from './types.js';
+
+export interface TlsRptConfig {
+  enabled: boolean;
+  /** RFC 8460 4.4 organization-name; '' for the hostname. */
+  organizationName: string;
+  /** RFC 8460 4.4 contact-info; '' for postmaster@<hostname>. */
+  contactInfo: string;
+  keepDays: number;
+  allowPrivate: boolean;
+  caFile: string;
+}
+
+export interface TlsRptOptions {
+  store: Store;
+  resolver: AddressLookups & { txt(name: string): Promise<DnsAnswer<string[]>> };
+  config: TlsRptConfig;
+  hostname: string;
+  logger: Logger;
+  clock?: Clock;
+  flushIntervalMs?: number;
+  /** Time after midnight UTC before the day's reports are made; default 5 to 65 minutes, random. */
+  reportDelayMs?: number;
+  /** Delays before the 2nd, 3rd, ... attempt of a report's delivery. */
+  retryDelaysMs?: number[];
+  postTimeoutMs?: number;
+}
+
+const DAY_MS = 86_400_000;
+/** Combinations held in memory before a flush is brought forward. */
+const MAX_PENDING = 10_000;
+export const DEFAULT_RETRY_DELAYS_MS = [15 * 60_000, 3_600_000, 3 * 3_600_000, 6 * 3_600_000];
+
+export class TlsRptService {
+  private readonly recorder = new TlsRptRecorder();
+  private readonly clock: Clock;
+  private readonly flushIntervalMs: number;
+  private readonly reportDelayMs: number;
+  private readonly retryDelaysMs: number[];
+  private poster: ReportPoster | null = null;
+  private timer: Timer | null = null;
+  private running: Promise<void> | null = null;
+  private flushing: Promise<void> | null = null;
+  /** The UTC day whose preceding days have all been looked at. */
+  private reportedUpTo: string | null = null;
+
+  constructor(private readonly opts: TlsRptOptions) {
+    this.clock = opts.clock ?? systemClock();
+    this.flushIntervalMs = opts.flushIntervalMs ?? 60_000;
+    this.reportDelayMs = opts.reportDelayMs ?? 5 * 60_000 + Math.floor(Math.random() * 3_600_000);
+    this.retryDelaysMs = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  }
+
+  /** Reads the CA file now, so a wrong path stops the start instead of every report. */
+  async start(): Promise<void> {
+    if (!this.opts.config.enabled || this.poster) return;
+    const { caFile, allowPrivate } = this.opts.config;
+    this.poster = new ReportPoster({ resolver: this.opts.resolver, allowPrivate, extraCa: caFile ? fs.readFileSync(caFile, 'utf8') : undefined, timeoutMs: this.opts.postTimeoutMs });
+    this.schedule();
+  }
+
+  /** Waits for the run in flight, then writes what is still in memory. */
+  async stop(): Promise<void> {
+    if (!this.poster) return;
+    this.timer?.cancel();
+    this.timer = null;
+    const poster = this.poster;
+    this.poster = null;
+    await this.running?.catch(() => undefined);
+    await this.flush();
+    poster.close();
+  }
+
+  /**
+   * Counts one TLS session's result (RFC 8460 4.3) for delivery; no I/O, safe to call once
+   * per attempt. Ignored while TLS-RPT is off or stopped.
+   */
+  recordTlsResult(input: TlsResultInput): void {
+    if (!this.poster) return;
+    this.recorder.record(input, this.clock.now());
+    if (this.recorder.size >= MAX_PENDING) void this.flush();
+  }
+
+  /** Writes the counts held in memory in one store write; on failure they stay for the next flush. */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    const batch = this.recorder.drain();
+    if (batch.length === 0) return;
+    this.flushing = db.addTlsRptCounts(this.opts.store, batch).catch((err: unknown) => {
+      this.recorder.restore(batch);
+      this.opts.logger.error({ err }, 'TLS-RPT counts could not be stored; kept for the next flush');
+    });
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  /** One run of the periodic work at the clock's time: flush, make the due reports, deliver, remove old days. */
+  runNow(): Promise<void> {
+    const run = (this.running ?? Promise.resolve()).then(() => this.work());
+    const tracked = run.catch((err: unknown) => this.opts.logger.error({ err }, 'TLS-RPT run failed'));
+    this.running = tracked;
+    return run;
+  }
+
+  /** Resolves when the run in flight (if any) is over. */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+
+  private schedule(): void {
+    this.timer = this.clock.setTimer(() => {
+      this.timer = null;
+      void this.runNow().catch(() => undefined).finally(() => {
+        if (this.poster) this.schedule();
+      });
+    }, this.flushIntervalMs);
+  }
+
+  private async work(): Promise<void> {
+    await this.flush();
+    const now = this.clock.now();
+    const today = utcDay(now - this.reportDelayMs);
+    if (this.reportedUpTo !== today) {
+      if (await this.makeReports(today, now)) this.reportedUpTo = today;
+    }
+    await this.deliverDue(now);
+    const removed = await db.removeTlsRptBefore(this.opts.store, utcDay(now - this.opts.config.keepDays * DAY_MS));
+    if (removed > 0) this.opts.logger.debug({ removed }, 'TLS-RPT: old counts and reports removed');
+  }
+
+  /** Makes the reports of days before `today`; false when a DNS failure leaves some for the next run. */
+  private async makeReports(today: string, now: number): Promise<boolean> {
+    let complete = true;
+    for (const { day, policyDomain } of db.unreportedTlsRptDays(this.opts.store, today)) {
+      if (!this.poster) return false;
+      const txt = await this.opts.resolver.txt(`_smtp._tls.${policyDomain}`);
+      if (txt.status === 'error') {
+        this.opts.logger.warn({ policyDomain, day, error: txt.error }, 'TLS-RPT: _smtp._tls lookup failed; tried again at the next run');
+        complete = false;
+        continue;
+      }
+      const rua = parseTlsRptRecords(txt.status === 'ok' ? txt.records : []);
+      if (!rua.ok) {
+        this.opts.logger.info({ policyDomain, day, reason: rua.reason }, 'TLS-RPT: the domain takes no reports; none sent');
+        await db.saveTlsRptReport(this.opts.store, day, policyDomain, { reportId: '', gzip: new Uint8Array(0), pending: [], attempts: 0, nextAtMs: now });
+        continue;
+      }
+      const report = this.build(day, policyDomain);
+      await db.saveTlsRptReport(this.opts.store, day, policyDomain, { ...report, pending: rua.rua, attempts: 0, nextAtMs: now });
+    }
+    return complete;
+  }
+
+  private build(day: string, policyDomain: string): { reportId: string; gzip: Uint8Array } {
+    const { organizationName, contactInfo } = this.opts.config;
+    const hostname = this.opts.hostname;
+    // RFC 8460 4.4: report-id is unique; it also names the report in the mailto Subject (5.3).
+    const reportId = `${day}_${policyDomain}_${randomUUID()}`;
+    const meta = { organizationName: organizationName || hostname, contactInfo: contactInfo || `postmaster@${hostname}`, reportId, day, policyDomain };
+    return { reportId, gzip: gzipReport(buildReport(meta, db.tlsRptCounts(this.opts.store, day, policyDomain))) };
+  }
+
+  private async deliverDue(now: number): Promise<void> {
+    for (const { day, policyDomain, report } of db.dueTlsRptReports(this.opts.store, now)) {
+      const poster = this.poster;
+      if (!poster) return;
+      const log = { policyDomain, day, reportId: report.reportId };
+      const pending: string[] = [];
+      for (const uri of report.pending) {
+        if (/^mailto:/i.test(uri)) {
+          this.opts.logger.warn({ ...log, rua: uri }, 'TLS-RPT: mailto: report addresses are not supported yet; report not sent there');
+          continue;
+        }
+        const r = await poster.post(uri, report.gzip);
+        if (r.ok) {
+          this.opts.logger.info({ ...log, rua: uri }, 'TLS-RPT report delivered');
+        } else {
+          pending.push(uri);
+          this.opts.logger.warn({ ...log, rua: uri, error: r.error, attempt: report.attempts + 1 }, 'TLS-RPT report delivery failed');
+        }
+      }
+      await db.saveTlsRptReport(this.opts.store, day, policyDomain, this.next(report, pending, now, log));
+    }
+  }
+
+  /** The report after an attempt: pending URIs retried after the next delay, or given up after the last. */
+  private next(report: db.TlsRptReport, pending: string[], now: number, log: object): db.TlsRptReport {
+    const attempts = report.attempts + 1;
+    if (pending.length > 0 && attempts > this.retryDelaysMs.length) {
+      this.opts.logger.warn({ ...log, rua: pending, attempts }, 'TLS-RPT report given up: not delivered after the last retry');
+      return { ...report, pending: [], attempts };
+    }
+    return { ...report, pending, attempts, nextAtMs: pending.length > 0 ? now + this.retryDelaysMs[attempts - 1] : report.nextAtMs };
+  }
+}
