@@ -19,6 +19,10 @@
  *  - TXT values longer than 255 bytes are split into several character-strings
  *    (RFC 1035 §3.3.14; RFC 7208 §3.3), which the resolver must join again
  *  - MX with exchange '' or '.' is the null MX "0 ." of RFC 7505, encoded as the root name
+ *  - TLSA values are written as in a zone file, "3 1 1 <hex>" (RFC 6698 2.2); dns2 has no TLSA
+ *    codec, so the rdata goes out raw
+ *  - signed(zone): answers for names at or under zone carry AD when the query set AD or DO,
+ *    as a validating resolver's would (RFC 6840 5.7); there are no real signatures
  * Names are case-insensitive (RFC 4343) and stored without the trailing dot.
  */
 import dgram from 'node:dgram';
@@ -27,7 +31,7 @@ import dns2 from 'dns2';
 
 const { Packet } = dns2;
 
-export type TestRecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME';
+export type TestRecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'TLSA';
 export type TestRecordValue = string | { exchange: string; priority: number };
 
 export interface TestDns {
@@ -44,6 +48,8 @@ export interface TestDns {
   queries: { name: string; type: string }[];
   /** Make a name answer SERVFAIL for every type until remove()/clear(). */
   servfail(name: string): void;
+  /** Answers for names at or under zone get AD (when the query asked with AD or DO). */
+  signed(zone: string): void;
   close(): Promise<void>;
 }
 
@@ -67,7 +73,15 @@ const MAX_CHARACTER_STRING = 255;
 /** Guard against CNAME loops in test data (real resolvers use similar small limits). */
 const MAX_CNAME_CHAIN = 8;
 
-const TYPE_NAMES = new Map<number, string>(Object.entries(Packet.TYPE).map(([k, v]) => [v as number, k]));
+/** RFC 6698 7.1; not in dns2's table. */
+const TLSA_TYPE = 52;
+const TYPE_NAMES = new Map<number, string>([...Object.entries(Packet.TYPE).map(([k, v]) => [v as number, k] as const), [TLSA_TYPE, 'TLSA']]);
+
+function tlsaRdata(value: string): Buffer {
+  const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+([0-9a-fA-F]+)\s*$/.exec(value);
+  if (!m || m[4].length % 2 !== 0) throw new Error(`test DNS: TLSA value "${value}" is not "<usage> <selector> <mtype> <hex>"`);
+  return Buffer.concat([Buffer.from([Number(m[1]), Number(m[2]), Number(m[3])]), Buffer.from(m[4], 'hex')]);
+}
 
 function normalizeName(name: string): string {
   const lower = name.trim().toLowerCase();
@@ -105,6 +119,7 @@ function validate(type: TestRecordType, values: TestRecordValue[]): void {
     if (typeof v !== 'string') throw new Error(`test DNS: ${type} values must be strings`);
     if (type === 'A' && !net.isIPv4(v)) throw new Error(`test DNS: "${v}" is not an IPv4 address`);
     if (type === 'AAAA' && !net.isIPv6(v)) throw new Error(`test DNS: "${v}" is not an IPv6 address`);
+    if (type === 'TLSA') tlsaRdata(v);
   }
   if (type === 'CNAME' && values.length !== 1) {
     // RFC 2181 §10.1: a name has at most one CNAME.
@@ -140,6 +155,9 @@ function buildRecords(owner: string, type: TestRecordType, set: RRSet): DnsResou
         // dns2's TXT encoder writes each array element as one character-string and accepts
         // Buffers, which lets us split on byte (not UTF-16 unit) boundaries.
         return new Packet.Resource({ ...base, type: Packet.TYPE.TXT, data: splitCharacterStrings(value as string) as unknown as string[] });
+      case 'TLSA':
+        // Unknown to dns2's encoder, which then writes `data` as the raw rdata.
+        return new Packet.Resource({ ...base, type: TLSA_TYPE, data: tlsaRdata(value as string) as unknown as string });
     }
   });
 }
@@ -147,6 +165,7 @@ function buildRecords(owner: string, type: TestRecordType, set: RRSet): DnsResou
 export async function startDnsServer(): Promise<TestDns> {
   const zone = new Map<string, Map<TestRecordType, RRSet>>();
   const failing = new Set<string>();
+  const signedZones = new Set<string>();
   const queries: { name: string; type: string }[] = [];
 
   const answer = (request: DnsPacket): DnsPacket => {
@@ -162,6 +181,9 @@ export async function startDnsServer(): Promise<TestDns> {
     const typeName = TYPE_NAMES.get(question.type) ?? String(question.type);
     let owner = normalizeName(question.name);
     queries.push({ name: owner, type: typeName });
+    const asked = (request.header as { ad?: number }).ad === 1 || request.additionals.some((r) => r.type === Packet.TYPE.EDNS && (r as { doFlag?: boolean }).doFlag);
+    const isSigned = (name: string) => [...signedZones].some((zone) => name === zone || name.endsWith(`.${zone}`));
+    (response.header as { ad?: number }).ad = asked && isSigned(owner) ? 1 : 0;
 
     for (let hop = 0; hop <= MAX_CNAME_CHAIN; hop++) {
       if (failing.has(owner)) {
@@ -183,6 +205,8 @@ export async function startDnsServer(): Promise<TestDns> {
       if (!alias) return response; // NODATA: NOERROR, no answers
       response.answers.push(...buildRecords(owner, 'CNAME', alias));
       owner = normalizeName(alias.values[0] as string);
+      // RFC 4035 3.2.3: AD only when every RRset in the answer is secure.
+      if (!isSigned(owner)) (response.header as { ad?: number }).ad = 0;
     }
     response.header.rcode = RCODE.SERVFAIL; // CNAME loop
     return response;
@@ -234,9 +258,13 @@ export async function startDnsServer(): Promise<TestDns> {
     clear() {
       zone.clear();
       failing.clear();
+      signedZones.clear();
     },
     servfail(name) {
       failing.add(normalizeName(name));
+    },
+    signed(zone) {
+      signedZones.add(normalizeName(zone));
     },
     close() {
       closed ??= (async () => {

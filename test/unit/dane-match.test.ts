@@ -1,0 +1,85 @@
+import { createHash, type X509Certificate } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { matchCertificate } from '../../src/dane/match.js';
+import { isUsable, parseTlsaRdata, type TlsaRecord } from '../../src/dane/tlsa.js';
+import { DANE_MX, daneCerts } from '../support/dane-certs.js';
+
+/** The association data a server operator would publish for cert (RFC 6698 2.1). */
+function tlsa(usage: number, selector: number, matchingType: number, cert: X509Certificate): TlsaRecord {
+  const selected = selector === 0 ? cert.raw : cert.publicKey.export({ type: 'spki', format: 'der' });
+  const data = matchingType === 0 ? selected : createHash(matchingType === 1 ? 'sha256' : 'sha512').update(selected).digest();
+  return { usage, selector, matchingType, data };
+}
+
+describe('DANE matching (RFC 7672 3.1, RFC 7671 5)', () => {
+  const { leaf, ca, otherCa } = daneCerts();
+
+  it.each([
+    [3, 1, 1],
+    [3, 0, 1],
+    [3, 1, 2],
+    [3, 0, 0],
+  ])('DANE-EE %i %i %i matches the leaf, whatever its name', (u, s, m) => {
+    const result = matchCertificate([leaf], [tlsa(u, s, m, leaf)], ['some.other.name']);
+    expect(result).toMatchObject({ ok: true, how: expect.stringMatching(/^DANE-EE/) });
+  });
+
+  it('DANE-EE ignores expiry (RFC 7672 3.1.1)', () => {
+    const farFuture = new Date(Date.now() + 10 * 365 * 86_400_000);
+    expect(matchCertificate([leaf], [tlsa(3, 1, 1, leaf)], [DANE_MX], farFuture).ok).toBe(true);
+  });
+
+  it('a wrong hash does not match', () => {
+    const record = tlsa(3, 1, 1, leaf);
+    record.data[0] ^= 0xff;
+    expect(matchCertificate([leaf], [record], [DANE_MX])).toMatchObject({ ok: false });
+  });
+
+  it('DANE-TA 2 0 1 matches a chain up to the CA with the leaf named for the MX host', () => {
+    expect(matchCertificate([leaf, ca], [tlsa(2, 0, 1, ca)], [DANE_MX])).toMatchObject({ ok: true, how: expect.stringMatching(/^DANE-TA/) });
+  });
+
+  it('DANE-TA needs the leaf name to match a reference identifier (RFC 7672 3.2.2)', () => {
+    const result = matchCertificate([leaf, ca], [tlsa(2, 0, 1, ca)], ['mx.elsewhere.test']);
+    expect(result).toMatchObject({ ok: false, reason: expect.stringContaining('names none') });
+  });
+
+  it('DANE-TA needs the chain to verify up to the trust anchor', () => {
+    // otherCa is presented and matches the record, but did not sign the leaf.
+    const result = matchCertificate([leaf, otherCa], [tlsa(2, 0, 1, otherCa)], [DANE_MX]);
+    expect(result).toMatchObject({ ok: false, reason: expect.stringContaining('not signed') });
+  });
+
+  it('DANE-TA does not accept the leaf itself as the trust anchor', () => {
+    expect(matchCertificate([leaf], [tlsa(2, 0, 1, leaf)], [DANE_MX]).ok).toBe(false);
+  });
+
+  it('DANE-TA checks the leaf validity period', () => {
+    const farFuture = new Date(Date.now() + 10 * 365 * 86_400_000);
+    expect(matchCertificate([leaf, ca], [tlsa(2, 0, 1, ca)], [DANE_MX], farFuture)).toMatchObject({ ok: false, reason: expect.stringContaining('validity') });
+  });
+
+  it('DANE-TA 2 1 0 (full key) authenticates a chain that omits the trust anchor (RFC 7672 3.1.2)', () => {
+    expect(matchCertificate([leaf], [tlsa(2, 1, 0, ca)], [DANE_MX]).ok).toBe(true);
+    expect(matchCertificate([leaf], [tlsa(2, 1, 0, otherCa)], [DANE_MX]).ok).toBe(false);
+  });
+
+  it('PKIX-TA(0) and PKIX-EE(1) are ignored even when they match (RFC 7672 3.1.3)', () => {
+    const records = [tlsa(1, 1, 1, leaf), tlsa(0, 0, 1, ca)];
+    expect(records.some(isUsable)).toBe(false);
+    expect(matchCertificate([leaf, ca], records, [DANE_MX]).ok).toBe(false);
+  });
+
+  it('one matching record among others is enough', () => {
+    const records = [tlsa(1, 1, 1, leaf), tlsa(3, 1, 1, otherCa), tlsa(2, 0, 1, ca)];
+    expect(matchCertificate([leaf, ca], records, [DANE_MX]).ok).toBe(true);
+  });
+
+  it('digests of the wrong length and unknown parameters are unusable (RFC 7671 4.1)', () => {
+    expect(isUsable({ usage: 3, selector: 1, matchingType: 1, data: Buffer.alloc(20) })).toBe(false);
+    expect(isUsable({ usage: 3, selector: 2, matchingType: 1, data: Buffer.alloc(32) })).toBe(false);
+    expect(isUsable({ usage: 3, selector: 1, matchingType: 3, data: Buffer.alloc(32) })).toBe(false);
+    expect(parseTlsaRdata(Buffer.from([3, 1, 1]))).toBeUndefined();
+    expect(parseTlsaRdata(Buffer.from([3, 1, 1, 0xab]))).toMatchObject({ usage: 3, selector: 1, matchingType: 1 });
+  });
+});
