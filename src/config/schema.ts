@@ -202,6 +202,10 @@ export const ConfigSchema = Type.Object({
       Type.String({ pattern: DNS_SERVER, errorMessage: 'is not ip, ip:port or [ipv6]:port' }),
     ),
     timeoutMs: duration(100, 5000, 'Timeout of one DNS query.'),
+    dnssecValidating: flag(
+      false,
+      'The DNS servers validate DNSSEC and the path to them is trusted, so their AD bit is believed: enables DANE TLSA lookups (RFC 7672). False: DANE off.',
+    ),
   }),
   delivery: Delivery,
   tlsRpt: TlsRpt,
