@@ -2,8 +2,8 @@
  * Idle SMTP connections kept for the next message to the same destination, as Postfix's
  * scache does: a connection whose transaction ended cleanly waits here (at most `idleMs`,
  * at most `maxMessages` transactions over its life) until an attempt to the same destination
- * takes it. A destination key names the MX address, port and our source address
- * (destinationKey), so a connection is only ever reused for what it was opened for.
+ * takes it. A destination key names the MX address, port, our source address and the TLS
+ * level (destinationKey), so a connection is only ever reused for what it was opened for.
  *
  * The cache never talks SMTP: it holds connections and quits them. Whoever takes one checks it
  * (RSET, RFC 5321 4.1.1.5) before the next transaction; whoever gives one back decides that it
@@ -31,11 +31,10 @@ export interface ConnectionCacheOptions {
 }
 
 /**
- * What a kept connection is reused for. No TLS field: there is one policy (opportunistic
- * STARTTLS, RFC 7435) and the TLS state of a session follows from it and from what that server
- * offered, so it cannot tell two connections to the same address apart; it is also unknown
- * before connecting, when the key is looked up. A stricter policy for some destinations
- * (MTA-STS RFC 8461, DANE RFC 7672) would have to join the key.
+ * What a kept connection is reused for. The TLS level (tls-policy.ts) is part of it: a plain-text
+ * connection opened after STARTTLS failed (`none`) is never taken for an opportunistic one
+ * (`may`), and neither for one that must be verified (`verify`, MTA-STS enforce), whose key also
+ * names the MX host its certificate was checked against (one address may serve several names).
  */
 export interface Destination {
   /** The MX host's IP address we connect to. */
@@ -43,10 +42,15 @@ export interface Destination {
   port: number;
   /** Our local address, as given to the connection (SessionOptions.sourceAddress); undefined lets the OS choose. */
   source?: string;
+  /** The connection's TLS level (TlsLevel); `may` when absent. */
+  tls?: string;
+  /** The MX host name the certificate must carry, for `verify` only. */
+  verifiedHost?: string;
 }
 
 export function destinationKey(d: Destination): string {
-  return `${d.address}|${d.port}|${d.source ?? '*'}`;
+  const tls = d.tls === 'verify' ? `verify:${d.verifiedHost ?? ''}` : (d.tls ?? 'may');
+  return `${d.address}|${d.port}|${d.source ?? '*'}|${tls}`;
 }
 
 interface Idle<C> {

@@ -10,8 +10,14 @@
  *    is dropped and the next kept one, or a new connection, is tried: that never counts as a
  *    failure of the attempt.
  *  - A target that cannot be connected to, greets with an error (RFC 5321 3.1, 4.2: 421/554),
- *    fails EHLO, or fails STARTTLS is skipped for the next one (5.1: "try the next MX");
- *    at most MAX_TARGETS per attempt (like Postfix's smtp_mx_address_limit).
+ *    or fails EHLO is skipped for the next one (5.1: "try the next MX"); at most MAX_TARGETS
+ *    per attempt (like Postfix's smtp_mx_address_limit).
+ *  - TLS (tls-policy.ts): under opportunistic TLS, a target that refuses STARTTLS (454) or fails
+ *    the handshake gets the message in plain text over a new connection without STARTTLS, the
+ *    reason recorded (RFC 7435: plain text beats no delivery; Postfix does the same). Kept
+ *    connections go first: an opportunistic one, then a plain-text fallback one (TLS failed with
+ *    that address within the idle time). Under MTA-STS enforce there is no fallback: the TLS
+ *    failure is the target's failure (4.7.5), and the next target is tried.
  *  - Once MAIL FROM was sent, the replies of that server are the result. A session whose
  *    transaction ended cleanly goes back to the cache; any other is closed.
  *  - A "slow down" reply (421, a rate limit) closes every idle connection to that destination.
@@ -23,6 +29,7 @@ import { ConnectionCache, destinationKey } from './connection-cache.js';
 import { failureResult, sessionSlowsDown, slowsDown, type SessionFailure, type Target } from './smtp-results.js';
 import { abortedFailure, openSession, type Opened, type SmtpSession, type SmtpTimeouts } from './smtp-session.js';
 import { transact } from './smtp-transaction.js';
+import { fallbackReason, firstLevel, requiredTlsFailure, type TlsLevel, type TlsPolicy } from './tls-policy.js';
 
 export type { Target } from './smtp-results.js';
 export type { SmtpTimeouts } from './smtp-session.js';
@@ -55,31 +62,40 @@ export interface SmtpAttemptInput {
   signal?: AbortSignal;
   /** Awaited after the 354 reply, before the message is sent (the dispatcher's pacer). */
   beforeBody?: () => Promise<void> | undefined;
+  /** TLS for these targets (tls-policy.ts): opportunistic when absent; MTA-STS enforce requires verified TLS. */
+  tlsPolicy?: TlsPolicy;
+  /** Trusted roots for certificate checks (node's plus the operator's extra CA); node's when absent. */
+  ca?: string[];
 }
 
 export async function deliverOverSmtp(input: SmtpAttemptInput): Promise<AttemptResult> {
   let failure: SessionFailure | undefined;
   for (const target of input.targets.slice(0, MAX_TARGETS)) {
     if (input.signal?.aborted) break;
-    const key = destinationKey({ address: target.address, port: input.port, source: input.sourceAddress });
-    const sent = await transactOnTarget(target, key, input);
+    const sent = await transactOnTarget(target, input);
     if ('result' in sent) return sent.result;
-    if (sessionSlowsDown(sent.failure)) input.cache?.closeIdle(key);
+    if (sessionSlowsDown(sent.failure)) for (const level of LEVELS) input.cache?.closeIdle(keyOf(target, level, input));
     // Keep the most telling failure: a server's reply beats "connection refused".
     if (!failure || sent.failure.raw || !failure.raw) failure = sent.failure;
   }
   return failureResult(input.recipients, failure ?? abortedFailure(input.targets[0]));
 }
 
+const LEVELS: readonly TlsLevel[] = ['may', 'none', 'verify'];
+
+function keyOf(target: Target, level: TlsLevel, input: SmtpAttemptInput): string {
+  return destinationKey({ address: target.address, port: input.port, source: input.sourceAddress, tls: level, verifiedHost: target.host });
+}
+
 /**
  * The transaction over a kept connection to the target or a new one. A kept connection whose
  * pipelined RSET failed is closed and the next one (or a new one) tried, as after an awaited RSET.
  */
-async function transactOnTarget(target: Target, key: string, input: SmtpAttemptInput): Promise<{ result: AttemptResult } | { failure: SessionFailure }> {
+async function transactOnTarget(target: Target, input: SmtpAttemptInput): Promise<{ result: AttemptResult } | { failure: SessionFailure }> {
   for (;;) {
-    const opened = await sessionFor(target, key, input);
+    const opened = await tlsSessionFor(target, input);
     if (!opened.ok) return { failure: opened.failure };
-    const { session, reused, resetPending } = opened;
+    const { session, reused, resetPending, key } = opened;
     const transacted = await transact(session, input, { reset: resetPending });
     if ('resetFailed' in transacted) continue;
     const { result, clean } = transacted;
@@ -94,16 +110,44 @@ async function transactOnTarget(target: Target, key: string, input: SmtpAttemptI
 type Session = { ok: true; session: SmtpSession; reused: boolean; resetPending: boolean } | Extract<Opened, { ok: false }>;
 
 /**
+ * A session at the policy's TLS level. Opportunistic: a kept `may` connection, a kept plain-text
+ * fallback one, a new one with STARTTLS, and after a TLS failure a new one without (RFC 7435).
+ * Enforce: a kept or new `verify` connection, a TLS failure being the target's failure.
+ */
+async function tlsSessionFor(target: Target, input: SmtpAttemptInput): Promise<(Session & { key: string }) | Extract<Opened, { ok: false }>> {
+  const level = firstLevel(input.tlsPolicy);
+  const key = keyOf(target, level, input);
+  const plainKey = keyOf(target, 'none', input);
+  if (level === 'may') {
+    const kept = (await keptSession(key, input)) ?? (await keptSession(plainKey, input));
+    if (kept) return kept;
+  }
+  const opened = await sessionFor(target, key, input, { tlsLevel: level });
+  // A 421 to STARTTLS is the server closing the session (RFC 5321 3.8), not a TLS problem.
+  if (opened.ok || opened.failure.phase !== 'tls' || opened.failure.reply.code === 421 || input.signal?.aborted) return { ...opened, key };
+  if (level === 'verify') return { ok: false, failure: requiredTlsFailure(opened.failure, input.tlsPolicy!) };
+  const plain = await openSession(target, { ...input, tlsLevel: 'none', plainReason: fallbackReason(opened.failure) });
+  return plain.ok ? { ok: true, session: plain.session, reused: false, resetPending: false, key: plainKey } : plain;
+}
+
+/**
  * A kept connection, else a new one. A kept one's RSET (RFC 5321 4.1.1.5) is awaited here, or,
  * when the server pipelines (RFC 2920), left to the transaction to write ahead of its MAIL FROM
  * (resetPending): one write and no round trip of its own.
  */
-async function sessionFor(target: Target, key: string, input: SmtpAttemptInput): Promise<Session> {
-  for (let kept = input.cache?.take(key); kept; kept = input.cache?.take(key)) {
-    if (kept.usable && kept.pipelinesReset && !input.signal?.aborted) return { ok: true, session: kept, reused: true, resetPending: true };
-    if (await kept.reset({ commandMs: input.timeouts.commandMs, signal: input.signal })) return { ok: true, session: kept, reused: true, resetPending: false };
-  }
+async function sessionFor(target: Target, key: string, input: SmtpAttemptInput, o: { tlsLevel: TlsLevel }): Promise<Session> {
+  const kept = await keptSession(key, input);
+  if (kept) return kept;
   if (input.signal?.aborted) return { ok: false, failure: abortedFailure(target) };
-  const opened = await openSession(target, input);
+  const opened = await openSession(target, { ...input, tlsLevel: o.tlsLevel });
   return opened.ok ? { ok: true, session: opened.session, reused: false, resetPending: false } : opened;
+}
+
+/** A kept connection to `key` that is still good, or undefined. */
+async function keptSession(key: string, input: SmtpAttemptInput): Promise<(Session & { ok: true; key: string }) | undefined> {
+  for (let kept = input.cache?.take(key); kept; kept = input.cache?.take(key)) {
+    if (kept.usable && kept.pipelinesReset && !input.signal?.aborted) return { ok: true, session: kept, reused: true, resetPending: true, key };
+    if (await kept.reset({ commandMs: input.timeouts.commandMs, signal: input.signal })) return { ok: true, session: kept, reused: true, resetPending: false, key };
+  }
+  return undefined;
 }

@@ -6,7 +6,7 @@
  */
 import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection/index.js';
-import type { AttemptResult, RecipientResult } from '../domain/delivery-result.js';
+import type { AttemptResult, RecipientResult, TlsDetail } from '../domain/delivery-result.js';
 import type { DeliveryPhase } from '../domain/delivery-outcome.js';
 import { classifyReply, parseReply, type ParsedReply } from '../domain/smtp-reply.js';
 
@@ -40,11 +40,14 @@ export function recipientResult(recipient: string, reply: ParsedReply, phase: De
   };
 }
 
-/** A nodemailer error during connect/greeting/EHLO/STARTTLS, as a session failure. */
-export function sessionFailure(err: NodemailerError, target: Target): SessionFailure {
+/**
+ * A nodemailer error during connect/greeting/EHLO/STARTTLS, as a session failure. `upgrading`:
+ * the STARTTLS handshake was under way (a handshake error reaches us as a socket error, ESOCKET).
+ */
+export function sessionFailure(err: NodemailerError, target: Target, upgrading = false): SessionFailure {
   const response = typeof err.response === 'string' ? err.response : '';
   let phase: DeliveryPhase = 'connect';
-  if (err.code === 'ETLS' || err.command === 'STARTTLS') phase = 'tls';
+  if (err.code === 'ETLS' || err.command === 'STARTTLS' || upgrading) phase = 'tls';
   else if (err.command === 'EHLO' || err.command === 'HELO') phase = 'ehlo';
   else if (response && err.command === 'CONN') phase = 'greeting';
   const reply = response ? parseReply(response) : { text: localText(err) };
@@ -75,6 +78,7 @@ export interface Session {
   mx: string;
   address: string;
   tls: boolean;
+  tlsDetail?: TlsDetail;
 }
 
 /**
@@ -123,13 +127,14 @@ function byRecipient(errors: readonly NodemailerError[]): Map<string, Nodemailer
 }
 
 /** The attempt-level reply: the final DATA reply when something was delivered, else the first failure. */
-function summarize(results: RecipientResult[], s: { mx: string; address: string; tls: boolean }): AttemptResult {
+function summarize(results: RecipientResult[], s: Session): AttemptResult {
   const lead = results.find((r) => r.outcome === 'delivered') ?? results.find((r) => r.outcome === 'deferred') ?? results[0];
   return {
     recipients: results,
     mx: s.mx,
     address: s.address,
     tls: s.tls,
+    tlsDetail: s.tlsDetail,
     smtpCode: lead?.smtpCode,
     enhancedCode: lead?.enhancedCode,
     response: lead?.response ?? '',

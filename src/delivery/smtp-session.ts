@@ -5,17 +5,18 @@
  * ahead of the transaction's commands when the server pipelines), QUIT. The mail transaction
  * itself is smtp-transaction.ts.
  *
- * Opportunistic TLS (RFC 7435, RFC 3207): STARTTLS whenever the server offers it, without
- * verifying the certificate (no MTA-STS RFC 8461 or DANE RFC 7672 here: out of scope). Plain
- * text only when STARTTLS is not offered; a failed STARTTLS or handshake is a failure of the
- * target (phase "tls"), never followed by plain text.
+ * TLS follows the connection's level (tls-policy.ts): opportunistic STARTTLS when offered,
+ * plain text (the fallback after a failed STARTTLS, which smtp-client.ts decides), or STARTTLS
+ * required with a verified certificate (MTA-STS enforce). A failed STARTTLS or handshake is a
+ * failure of this connection (phase "tls").
  */
-import net from 'node:net';
+import type { TlsDetail } from '../domain/delivery-result.js';
 import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import type { CacheableConnection } from './connection-cache.js';
 import { installDataWriter } from './smtp-data.js';
 import { sessionFailure, type SessionFailure, type Target } from './smtp-results.js';
+import { connectionTls, sniName, tlsDetailOf, type TlsLevel } from './tls-policy.js';
 
 export interface SmtpTimeouts {
   connectMs: number;
@@ -35,6 +36,11 @@ export interface SessionOptions {
   sourceAddress?: string;
   timeouts: SmtpTimeouts;
   signal?: AbortSignal;
+  /** The connection's TLS level (default `may`), with why it is plain text for `none`. */
+  tlsLevel?: TlsLevel;
+  plainReason?: string;
+  /** Trusted roots for the certificate check (node's plus the operator's extra CA); node's when absent. */
+  ca?: string[];
 }
 
 /** The SMTPConnection internals a pipelined RSET uses (nodemailer 10.x). */
@@ -61,6 +67,8 @@ export class SmtpSession implements CacheableConnection {
   constructor(
     readonly conn: SMTPConnection,
     readonly target: Target,
+    /** Why the session runs in plain text when it was opened without STARTTLS (level `none`). */
+    private readonly plainReason?: string,
   ) {
     this.framedData = installDataWriter(conn);
     // The listener stays for the connection's life: an 'error' without a listener would throw.
@@ -76,6 +84,11 @@ export class SmtpSession implements CacheableConnection {
 
   get tls(): boolean {
     return this.conn.secure;
+  }
+
+  /** Protocol and cipher, or why the session is not encrypted. */
+  get tlsDetail(): TlsDetail {
+    return tlsDetailOf(this.conn.secure ? this.conn._socket : undefined, this.plainReason);
   }
 
   /** Marks the session as not to be reused (a 421, a timeout, a broken transaction). */
@@ -167,25 +180,25 @@ export class SmtpSession implements CacheableConnection {
   }
 }
 
-/** TCP connect, greeting, EHLO and STARTTLS when offered. */
+/** TCP connect, greeting, EHLO and STARTTLS as the TLS level says. */
 export function openSession(target: Target, o: SessionOptions): Promise<Opened> {
   return new Promise((resolve) => {
     const t = o.timeouts;
+    const level = o.tlsLevel ?? 'may';
     const conn = new SMTPConnection({
       host: target.address,
       port: o.port,
       localAddress: o.sourceAddress,
       name: o.heloName,
       // SNI with the MX name (RFC 6066 3); never an IP address.
-      servername: net.isIP(target.host) ? undefined : target.host,
+      servername: sniName(target.host),
       connectionTimeout: t.connectMs,
       greetingTimeout: t.greetingMs,
       socketTimeout: t.commandMs,
-      // Opportunistic TLS (RFC 7435): encrypt, but accept any certificate.
-      tls: { rejectUnauthorized: false },
+      ...connectionTls({ level, host: target.host, ca: o.ca }),
       logger: false,
     });
-    const session = new SmtpSession(conn, target);
+    const session = new SmtpSession(conn, target, level === 'none' ? (o.plainReason ?? 'plain text by policy') : undefined);
     let settled = false;
     const finish = (value: Opened) => {
       if (settled) return;
@@ -195,9 +208,9 @@ export function openSession(target: Target, o: SessionOptions): Promise<Opened> 
       resolve(value);
     };
     const onAbort = () => finish({ ok: false, failure: abortedFailure(target) });
-    conn.on('error', (err: NodemailerError) => finish({ ok: false, failure: sessionFailure(err, target) }));
+    conn.on('error', (err: NodemailerError) => finish({ ok: false, failure: sessionFailure(err, target, conn.upgrading === true) }));
     o.signal?.addEventListener('abort', onAbort, { once: true });
-    conn.connect((err) => (err ? finish({ ok: false, failure: sessionFailure(err, target) }) : finish({ ok: true, session })));
+    conn.connect((err) => (err ? finish({ ok: false, failure: sessionFailure(err, target, conn.upgrading === true) }) : finish({ ok: true, session })));
   });
 }
 

@@ -53,7 +53,7 @@ export const RESET_FAILED = { resetFailed: true } as const;
  */
 export function transact(session: SmtpSession, input: TransactionInput, o: { reset?: boolean } = {}): Promise<Transacted | typeof RESET_FAILED> {
   const conn = session.conn;
-  const s = { mx: session.target.host, address: session.target.address, tls: session.tls };
+  const s = { mx: session.target.host, address: session.target.address, tls: session.tls, tlsDetail: session.tlsDetail };
   session.messages++;
   return new Promise((resolve) => {
     let settled = false;

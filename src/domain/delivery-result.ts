@@ -26,12 +26,31 @@ export interface AttemptResult {
   address?: string;
   /** True when the session ran over STARTTLS (RFC 3207). */
   tls: boolean;
+  /** How the session was (or was not) encrypted; absent without a session. */
+  tlsDetail?: TlsDetail;
+  /** The recipient domain's MTA-STS policy (RFC 8461) that applied to the attempt, if it has one. */
+  mtaSts?: { mode: 'enforce' | 'testing' | 'none'; id: string };
   /** True when the session was a kept connection's (after RSET), false for a new one; absent without a session. */
   reused?: boolean;
   /** The reply that best summarizes the attempt (the final DATA reply, or the failure). */
   smtpCode?: number;
   enhancedCode?: string;
   response: string;
+}
+
+/**
+ * The TLS state of an attempt's session: protocol and cipher when encrypted, with whether the
+ * certificate verified (chain and MX host name; opportunistic TLS delivers either way, RFC 7435);
+ * else why not (STARTTLS not offered, or refused or failed and plain text used instead).
+ */
+export interface TlsDetail {
+  protocol?: string;
+  cipher?: string;
+  verified?: boolean;
+  /** Why the certificate did not verify (node's authorizationError, e.g. DEPTH_ZERO_SELF_SIGNED_CERT). */
+  verifyError?: string;
+  /** Why the session ran in plain text. */
+  reason?: string;
 }
 
 /** Every recipient gets the same outcome (a DNS failure, no MX reachable, a refused sender). */

@@ -1,4 +1,5 @@
 /** Pure record types shared by every layer. Timestamps are ISO 8601 strings (spec section 2). */
+import type { TlsDetail } from './delivery-result.js';
 
 export type AccountState = 'pending' | 'active' | 'suspended';
 export const ACCOUNT_STATES: readonly AccountState[] = ['pending', 'active', 'suspended'];
@@ -132,6 +133,10 @@ export interface DeliveryAttempt {
   response: string;
   outcome: 'delivered' | 'deferred' | 'bounced';
   tls?: boolean;
+  /** Protocol/cipher of the session, or why it was not encrypted (delivery-result.ts TlsDetail). */
+  tlsDetail?: TlsDetail;
+  /** The recipient domain's MTA-STS policy that applied (RFC 8461). */
+  mtaSts?: { mode: 'enforce' | 'testing' | 'none'; id: string };
 }
 
 export interface DeliveryJob {

@@ -142,6 +142,27 @@ const messageItem = obj({ messageId: uuid, channelId: uuid, timestamp: time, mai
 const totals = obj({ transactional: statCounters, broadcast: statCounters });
 const series = obj({ results: list(obj({ timestamp: time, transactional: statCounters, broadcast: statCounters })) });
 
+/**
+ * One delivery attempt of the message (DeliveryAttempt with the job's domain): `tls` whether the
+ * session was encrypted, `tlsDetail` its protocol and cipher or why it ran in plain text, `mtaSts`
+ * the recipient domain's policy that applied.
+ */
+const deliveryAttempt = obj(
+  {
+    domain: str,
+    at: time,
+    mx: str,
+    smtpCode: int,
+    enhancedCode: str,
+    response: str,
+    outcome: { type: 'string', enum: ['delivered', 'deferred', 'bounced'] },
+    tls: bool,
+    tlsDetail: obj({ protocol: str, cipher: str, verified: bool, verifyError: str, reason: str }, ['protocol', 'cipher', 'verified', 'verifyError', 'reason']),
+    mtaSts: obj({ mode: { type: 'string', enum: ['enforce', 'testing', 'none'] }, id: str }),
+  },
+  ['mx', 'smtpCode', 'enhancedCode', 'tls', 'tlsDetail', 'mtaSts'],
+);
+
 /** Spec 2.6 plus `attempts` and `bodyTruncated` (activity.ts messageDetails). */
 const messageDetails = obj(
   {
@@ -169,7 +190,7 @@ const messageDetails = obj(
     metadata: map,
     attachments: list(obj({ fileName: str, disposition: str, size: int })),
     statistics: obj({ delivered: int, bounced: int, opened: int, clicked: int, complained: int, unsubscribed: int }),
-    attempts: list({ type: 'object' }),
+    attempts: list(deliveryAttempt),
   },
   ['cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'metadata'],
 );

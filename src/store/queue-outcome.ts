@@ -166,6 +166,6 @@ function historyEntry(result: AttemptResult, at: string): DeliveryAttempt {
   const deferred = result.recipients.find((r) => r.outcome === 'deferred');
   const outcome = deferred ? 'deferred' : result.recipients.some((r) => r.outcome === 'bounced') ? 'bounced' : 'delivered';
   const lead = deferred ?? { smtpCode: result.smtpCode, enhancedCode: result.enhancedCode, response: result.response };
-  return definedOnly({ at, mx: result.mx, smtpCode: lead.smtpCode, enhancedCode: lead.enhancedCode, response: lead.response, outcome, tls: result.tls }) as DeliveryAttempt;
+  return definedOnly({ at, mx: result.mx, smtpCode: lead.smtpCode, enhancedCode: lead.enhancedCode, response: lead.response, outcome, tls: result.tls, tlsDetail: result.tlsDetail, mtaSts: result.mtaSts }) as DeliveryAttempt;
 }
 

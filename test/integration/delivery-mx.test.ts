@@ -158,8 +158,8 @@ describe('a failed STARTTLS handshake', () => {
   let broken: MxServer;
 
   beforeAll(async () => {
-    // Offers STARTTLS but only speaks TLS 1.0, which our client refuses: every handshake fails.
-    broken = await startMxServer({ address: '127.0.10.5', port: mx1.port, tlsOptions: { maxVersion: 'TLSv1', minVersion: 'TLSv1' } });
+    // Offers STARTTLS but only anonymous ciphers, which no client offers: every handshake fails.
+    broken = await startMxServer({ address: '127.0.10.5', port: mx1.port, tlsOptions: { maxVersion: 'TLSv1.2', ciphers: 'aNULL:@SECLEVEL=0' } });
     dns.set('broken-tls.example.test', 'A', ['127.0.10.5']);
   });
 
@@ -167,15 +167,14 @@ describe('a failed STARTTLS handshake', () => {
     await broken.close();
   });
 
-  it('defers the message instead of falling back to plain text', async () => {
+  it('delivers in plain text over a new connection (opportunistic TLS, RFC 7435) and records why', async () => {
     dns.set('brokentls.test', 'MX', ['10 broken-tls.example.test']);
     await startService();
     const id = await queueMessage(t.store, { to: ['ida@brokentls.test'] });
     service!.notify();
     const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts === 1), { what: 'the first attempt' });
-    expect(job).toMatchObject({ state: 'queued', history: [{ outcome: 'deferred', mx: 'broken-tls.example.test', tls: false }] });
-    expect(job.history[0].response).toMatch(/TLS/);
-    expect(broken.received).toHaveLength(0);
-    expect(getMessage(t.store, id)?.status).toBe('queued');
+    expect(job).toMatchObject({ state: 'done', history: [{ outcome: 'delivered', mx: 'broken-tls.example.test', tls: false }] });
+    expect(job.history[0].tlsDetail?.reason).toMatch(/^TLS handshake failed: /);
+    expect(broken.received).toMatchObject([{ to: ['ida@brokentls.test'], secure: false }]);
   });
 });

@@ -28,8 +28,10 @@ export interface MxServerOptions {
   port?: number;
   /** Offer STARTTLS with a fresh self-signed certificate (default true). */
   starttls?: boolean;
-  /** Extra TLS options, e.g. { maxVersion: 'TLSv1' } to make every handshake fail. */
+  /** Extra TLS options, e.g. { minVersion: 'TLSv1', maxVersion: 'TLSv1' } for a TLS 1.0-only server. */
   tlsOptions?: Partial<SMTPServerOptions>;
+  /** Offer STARTTLS but answer it with this reply (e.g. 454 4.7.0), as a receiver with a broken TLS setup does. */
+  starttlsReply?: Reply;
   /** Hold each DATA reply this long (slow receivers). */
   dataDelayMs?: number;
   /** Refuse a message with a longer line (octets before CRLF) with "500 Line too long", as strict receivers do. */
@@ -124,6 +126,7 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
       });
     },
   });
+  if (o.starttlsReply) refuseStarttls(server, o.starttlsReply);
   server.on('error', () => undefined); // a client dropping mid-session is not the test's business
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -149,6 +152,24 @@ export async function startMxServers(addresses: string[], o: Omit<MxServerOption
       if (attempt >= 5) throw err;
     }
   }
+}
+
+/** smtp-server (3.x) has no hook for STARTTLS: each new connection's handler is replaced. */
+function refuseStarttls(server: SMTPServer, reply: Reply): void {
+  type Conn = { handler_STARTTLS: (command: Buffer, cb: () => void) => void; send(code: number, message: string): void };
+  const internals = server as unknown as { connect(socket: unknown, options: unknown): void; connections: Set<Conn> };
+  const connect = internals.connect.bind(server);
+  internals.connect = (socket, options) => {
+    const before = new Set(internals.connections);
+    connect(socket, options);
+    for (const c of internals.connections) {
+      if (before.has(c)) continue;
+      c.handler_STARTTLS = (_command, cb) => {
+        c.send(reply.code, reply.message);
+        cb();
+      };
+    }
+  };
 }
 
 function longestLine(raw: Buffer): number {

@@ -1,0 +1,104 @@
+/**
+ * Opportunistic TLS that never strands mail (issue 21, defect 1; RFC 7435): an MX that answers
+ * STARTTLS with 454 gets the message in plain text over a new connection, an MX that speaks only
+ * TLS 1.0 gets it over TLS 1.0, and each attempt records whether TLS was used and why not.
+ * Real DeliveryService, test DNS server, smtp-server MX hosts on 127.0.41.x.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { destinationKey } from '../../src/delivery/connection-cache.js';
+import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import { DnsResolver } from '../../src/dns/resolver.js';
+import type { DeliveryJob } from '../../src/domain/types.js';
+import { getMessage } from '../../src/store/messages.js';
+import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { waitFor } from '../support/wait.js';
+
+let dns: TestDns;
+let resolver: DnsResolver;
+let refusing: MxServer;
+let tls10: MxServer;
+let t: TestStore;
+let service: DeliveryService | undefined;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
+  resolver.start();
+  refusing = await startMxServer({ address: '127.0.41.2', starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
+  // OpenSSL 3 speaks TLS 1.0 only at security level 0, on both ends.
+  tls10 = await startMxServer({ address: '127.0.41.3', port: refusing.port, tlsOptions: { minVersion: 'TLSv1', maxVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' } });
+  dns.set('mx.refusing.test', 'A', ['127.0.41.2']);
+  dns.set('refusing.test', 'MX', ['10 mx.refusing.test']);
+  dns.set('mx.old-tls.test', 'A', ['127.0.41.3']);
+  dns.set('old-tls.test', 'MX', ['10 mx.old-tls.test']);
+});
+
+afterAll(async () => {
+  resolver.stop();
+  await Promise.all([refusing.close(), tls10.close(), dns.close()]);
+});
+
+afterEach(async () => {
+  await service?.stop();
+  service = undefined;
+  await t?.close();
+});
+
+async function startService(): Promise<void> {
+  t = await openTestStore();
+  service = new DeliveryService({
+    store: t.store,
+    config: deliveryConfig({ 'delivery.port': refusing.port }),
+    resolver,
+    logger: silentLogger(),
+    timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 },
+  });
+  await service.start();
+}
+
+/** Queues one message and waits for its first attempt's record. */
+async function firstAttempt(to: string): Promise<DeliveryJob> {
+  const id = await queueMessage(t.store, { to: [to] });
+  service!.notify();
+  const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts >= 1), { what: `the first attempt to ${to}` });
+  expect(getMessage(t.store, id)?.status).toBe('sent');
+  return job;
+}
+
+describe('opportunistic TLS falls back instead of stranding mail', () => {
+  it('delivers in plain text to an MX that answers STARTTLS with 454, and records why', async () => {
+    await startService();
+    const before = refusing.received.length;
+    const job = await firstAttempt('ann@refusing.test');
+    expect(job.history).toHaveLength(1);
+    expect(job.history[0]).toMatchObject({ outcome: 'delivered', mx: 'mx.refusing.test', tls: false });
+    expect(job.history[0].tlsDetail?.reason).toMatch(/^STARTTLS refused: 454 4\.7\.0 TLS not available/);
+    expect(refusing.received.slice(before)).toMatchObject([{ to: ['ann@refusing.test'], secure: false }]);
+  });
+
+  it('reuses the plain-text fallback connection only as such, under its own key', async () => {
+    await startService();
+    await firstAttempt('bob@refusing.test');
+    const connections = refusing.connections;
+    const job = await firstAttempt('cid@refusing.test');
+    // The kept fallback connection carried the second message: no new STARTTLS attempt.
+    expect(refusing.connections).toBe(connections);
+    expect(job.history[0]).toMatchObject({ outcome: 'delivered', tls: false });
+    expect(job.history[0].tlsDetail?.reason).toMatch(/^STARTTLS refused: 454/);
+    const d = { address: '127.0.41.2', port: 25 };
+    expect(destinationKey({ ...d, tls: 'none' })).not.toBe(destinationKey({ ...d, tls: 'may' }));
+    expect(destinationKey({ ...d, tls: 'verify', verifiedHost: 'a.test' })).not.toBe(destinationKey({ ...d, tls: 'verify', verifiedHost: 'b.test' }));
+  });
+
+  it('negotiates TLS 1.0 with an MX that speaks nothing newer, and records the protocol', async () => {
+    await startService();
+    const before = tls10.received.length;
+    const job = await firstAttempt('dan@old-tls.test');
+    expect(job.history).toHaveLength(1);
+    expect(job.history[0]).toMatchObject({ outcome: 'delivered', mx: 'mx.old-tls.test', tls: true, tlsDetail: { protocol: 'TLSv1', verified: false } });
+    expect(job.history[0].tlsDetail?.cipher).toBeTruthy();
+    expect(tls10.received.slice(before)).toMatchObject([{ to: ['dan@old-tls.test'], secure: true }]);
+  });
+});
