@@ -200,6 +200,7 @@ export class Daemon {
       config: { delivery, hostname, domains: { returnPathLabel: domains.returnPathLabel }, shutdown: { graceMs: shutdown.graceMs } },
       resolver: this.deliveryDns,
       logger: this.logger,
+      mtaSts: this.mtaSts,
       observer: {
         onAttempt: (o) => {
           for (let i = 0; i < o.delivered; i++) metrics.recordDelivered(o.deliveryType, o.ageSeconds);

@@ -71,7 +71,7 @@ const Smtp = Type.Object({
 const MtaSts = Type.Object({
   enabled: flag(true, "Look up each recipient domain's MTA-STS policy (RFC 8461) and apply it: enforce, testing (report only) or none."),
   caFile: optionalText(
-    'PEM file of extra CA certificates trusted for MTA-STS policy hosts, beside the built-in roots; for testing with a private CA only.',
+    'PEM file of extra CA certificates trusted for MTA-STS policy hosts and MX certificates, beside the built-in roots; for testing with a private CA only.',
   ),
   httpsPort: port(443, 'Port of the MTA-STS policy hosts (RFC 8461 3.3: 443); another port for tests only.'),
 });

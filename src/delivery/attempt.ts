@@ -1,14 +1,17 @@
 /**
  * One delivery attempt for one job, end to end: locate the recipient domain's MX hosts
- * (mx.ts), then talk SMTP to the best reachable one (smtp-client.ts). Returns an outcome value
- * and never throws for anything the network or the receiver does.
+ * (mx.ts), apply its MTA-STS policy to them (sts-routing.ts), then talk SMTP to the best
+ * reachable one (smtp-client.ts). Returns an outcome value and never throws for anything the
+ * network or the receiver does.
  */
 import type { AttemptResult } from '../domain/delivery-result.js';
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
+import type { Logger } from '../log/logger.js';
 import type { MxResolver } from './mx.js';
 import { envelopeSender } from './return-path.js';
 import { deliverOverSmtp, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { recipientResult } from './smtp-results.js';
+import { routeUnderPolicy, testingFailure, type StsPolicySource } from './sts-routing.js';
 
 export interface AttemptRequest {
   job: DeliveryJob;
@@ -37,6 +40,12 @@ export interface MxAttemptDeps {
   cache?: SmtpConnectionCache;
   /** The messages-per-connection limit of an MX site (as MxResolver named it), when it has its own. */
   maxMessagesPerConnection?: (site: string) => number | undefined;
+  /** Recipient domains' MTA-STS policies (RFC 8461); none applied when absent. */
+  mtaSts?: StsPolicySource;
+  /** Trusted roots for MX certificates (node's plus delivery.mtaSts.caFile); node's when it answers undefined. */
+  ca?: () => string[] | undefined;
+  /** Where MTA-STS testing mode reports what enforce would have refused. */
+  logger?: Logger;
 }
 
 export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
@@ -46,8 +55,15 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
       const results = job.recipients.map((r) => recipientResult(r, route.reply, 'dns'));
       return { recipients: results, tls: false, smtpCode: route.reply.code, enhancedCode: route.reply.enhancedCode, response: route.reply.text };
     }
-    const targets = route.hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address })));
-    return deliverOverSmtp({
+    const policy = (await deps.mtaSts?.policyFor(job.domain)) ?? null;
+    const sts = deps.mtaSts ? routeUnderPolicy(job.domain, route.hosts, policy, deps.mtaSts) : undefined;
+    if (sts && !sts.ok) {
+      const results = job.recipients.map((r) => recipientResult(r, sts.reply, 'tls'));
+      return { recipients: results, tls: false, mtaSts: sts.record, enhancedCode: sts.reply.enhancedCode, response: sts.reply.text };
+    }
+    const hosts = sts?.hosts ?? route.hosts;
+    const targets = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address })));
+    const result = await deliverOverSmtp({
       targets,
       port: deps.port,
       heloName: deps.heloName,
@@ -59,6 +75,12 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
       maxMessagesPerConnection: site === undefined ? undefined : deps.maxMessagesPerConnection?.(site),
       signal,
       beforeBody,
+      tlsPolicy: sts?.tlsPolicy,
+      ca: deps.ca?.(),
     });
+    if (!sts?.record) return result;
+    const failure = sts.record.mode === 'testing' ? testingFailure(result, sts.outsidePolicy) : sts.record.mode === 'enforce' && result.tlsDetail === undefined ? result.response : undefined;
+    if (failure && sts.record.mode === 'testing') deps.logger?.warn({ domain: job.domain, policyId: sts.record.id, mx: result.mx, failure }, 'MTA-STS testing: enforce would have refused this delivery');
+    return { ...result, mtaSts: failure ? { ...sts.record, failure } : sts.record };
   };
 }

@@ -13,6 +13,8 @@
  * stop() stops leasing, waits for attempts in flight up to shutdown.graceMs, then aborts the
  * rest and gives their jobs back to the queue without counting an attempt.
  */
+import fs from 'node:fs';
+import tls from 'node:tls';
 import type { Config } from '../config/schema.js';
 import type { AttemptResult } from '../domain/delivery-result.js';
 import { isAppError } from '../domain/errors.js';
@@ -26,6 +28,7 @@ import { DeliveryQueue, type DueKey, type RecordedOutcome } from '../queue/deliv
 import type { Store } from '../store/env.js';
 import { AddressPolicy } from './address-policy.js';
 import { mxAttempt, type AttemptFn } from './attempt.js';
+import type { StsPolicySource } from './sts-routing.js';
 import { MxResolver, type MxLookups } from './mx.js';
 import { SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
 import { SiteLimitTable } from './site-limits.js';
@@ -52,6 +55,8 @@ export interface DeliveryServiceOptions {
   observer?: DeliveryObserver;
   /** Replaces MX resolution + SMTP (tests). */
   attempt?: AttemptFn;
+  /** Recipient domains' MTA-STS policies (the daemon's MtaStsPolicies), applied to each attempt. */
+  mtaSts?: StsPolicySource;
   timeouts?: Partial<SmtpTimeouts>;
   /** How long a lease lasts; must exceed attemptDeadlineMs. Default 30 minutes. */
   leaseMs?: number;
@@ -135,6 +140,8 @@ export class DeliveryService {
   private lastRecoveryMs = 0;
   /** The minute's count of attempts, logged as one info line (attempt-summary.ts). */
   private readonly summary: AttemptSummary;
+  /** Roots for MX certificate checks: node's plus delivery.mtaSts.caFile (read at start), or node's alone. */
+  private ca: string[] | undefined;
 
   constructor(o: DeliveryServiceOptions) {
     this.queue = new DeliveryQueue(o.store);
@@ -185,6 +192,9 @@ export class DeliveryService {
         timeouts: { ...DEFAULT_SMTP_TIMEOUTS, ...o.timeouts },
         cache: this.connections,
         maxMessagesPerConnection: (site) => this.siteLimits.siteLimits(site).maxMessagesPerConnection,
+        mtaSts: o.mtaSts,
+        ca: () => this.ca,
+        logger: this.logger,
       });
   }
 
@@ -199,6 +209,10 @@ export class DeliveryService {
       return;
     }
     if (this.running) return;
+    // The same extra CA as the policy hosts' (a private CA in tests): the MX certificates under
+    // MTA-STS enforce must chain to it or to node's roots (RFC 8461 4.2).
+    const caFile = this.config.delivery.mtaSts.caFile;
+    this.ca = caFile ? [...tls.rootCertificates, fs.readFileSync(caFile, 'utf8')] : undefined;
     // We are the only dispatcher of this data folder: every lease is a previous process's.
     const recovered = await this.queue.recover(this.clock.now(), { all: true });
     if (recovered > 0) this.logger.warn({ recovered }, 'delivery leases recovered from a previous run');

@@ -29,7 +29,7 @@ export interface AttemptResult {
   /** How the session was (or was not) encrypted; absent without a session. */
   tlsDetail?: TlsDetail;
   /** The recipient domain's MTA-STS policy (RFC 8461) that applied to the attempt, if it has one. */
-  mtaSts?: { mode: 'enforce' | 'testing' | 'none'; id: string };
+  mtaSts?: StsAttempt;
   /** True when the session was a kept connection's (after RSET), false for a new one; absent without a session. */
   reused?: boolean;
   /** The reply that best summarizes the attempt (the final DATA reply, or the failure). */
@@ -51,6 +51,16 @@ export interface TlsDetail {
   verifyError?: string;
   /** Why the session ran in plain text. */
   reason?: string;
+}
+
+/**
+ * The MTA-STS policy an attempt ran under (RFC 8461): its mode and id, and `failure`: why the
+ * attempt failed under `enforce`, or what `enforce` would have refused under `testing`.
+ */
+export interface StsAttempt {
+  mode: 'enforce' | 'testing' | 'none';
+  id: string;
+  failure?: string;
 }
 
 /** Every recipient gets the same outcome (a DNS failure, no MX reachable, a refused sender). */

@@ -1,5 +1,5 @@
 /** Pure record types shared by every layer. Timestamps are ISO 8601 strings (spec section 2). */
-import type { TlsDetail } from './delivery-result.js';
+import type { StsAttempt, TlsDetail } from './delivery-result.js';
 
 export type AccountState = 'pending' | 'active' | 'suspended';
 export const ACCOUNT_STATES: readonly AccountState[] = ['pending', 'active', 'suspended'];
@@ -136,7 +136,7 @@ export interface DeliveryAttempt {
   /** Protocol/cipher of the session, or why it was not encrypted (delivery-result.ts TlsDetail). */
   tlsDetail?: TlsDetail;
   /** The recipient domain's MTA-STS policy that applied (RFC 8461). */
-  mtaSts?: { mode: 'enforce' | 'testing' | 'none'; id: string };
+  mtaSts?: StsAttempt;
 }
 
 export interface DeliveryJob {

@@ -145,7 +145,7 @@ const series = obj({ results: list(obj({ timestamp: time, transactional: statCou
 /**
  * One delivery attempt of the message (DeliveryAttempt with the job's domain): `tls` whether the
  * session was encrypted, `tlsDetail` its protocol and cipher or why it ran in plain text, `mtaSts`
- * the recipient domain's policy that applied.
+ * the recipient domain's policy that applied (with what failed, or would have under `testing`).
  */
 const deliveryAttempt = obj(
   {
@@ -158,7 +158,7 @@ const deliveryAttempt = obj(
     outcome: { type: 'string', enum: ['delivered', 'deferred', 'bounced'] },
     tls: bool,
     tlsDetail: obj({ protocol: str, cipher: str, verified: bool, verifyError: str, reason: str }, ['protocol', 'cipher', 'verified', 'verifyError', 'reason']),
-    mtaSts: obj({ mode: { type: 'string', enum: ['enforce', 'testing', 'none'] }, id: str }),
+    mtaSts: obj({ mode: { type: 'string', enum: ['enforce', 'testing', 'none'] }, id: str, failure: str }, ['failure']),
   },
   ['mx', 'smtpCode', 'enhancedCode', 'tls', 'tlsDetail', 'mtaSts'],
 );

@@ -29,6 +29,8 @@ export interface PolicyServer {
   answer(host: string, answer: PolicyAnswer | string, cert?: CertKind): void;
   /** Requests received per host. */
   requests: Map<string, number>;
+  /** A key and certificate for `name` from the same test CA (for MX hosts checked under enforce). */
+  issue(name: string, kind?: CertKind): KeyPair;
   close(): Promise<void>;
 }
 
@@ -88,6 +90,7 @@ export async function startPolicyServer(host = '127.0.0.1'): Promise<PolicyServe
     port,
     caFile: path.join(dir, 'ca.pem'),
     requests,
+    issue: (name, kind = 'valid') => issue(name.toLowerCase(), kind),
     answer(name, answer, cert = 'valid') {
       const key = name.toLowerCase();
       answers.set(key, typeof answer === 'string' ? { body: answer } : answer);

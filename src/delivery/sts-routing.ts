@@ -1,0 +1,51 @@
+/**
+ * A recipient domain's MTA-STS policy (RFC 8461, src/mta-sts/) applied to its MX hosts before
+ * delivery:
+ *  - `enforce` (RFC 8461 5): only MX hosts the policy names are used; none left is a temporary
+ *    failure (4.7.5), never a delivery elsewhere; the hosts left are reached with TLS required
+ *    and a verified certificate for the MX name (tls-policy.ts `verify`), no plain-text fallback.
+ *  - `testing` (RFC 8461 5): every host is used with opportunistic TLS, and what enforce would
+ *    have refused (a host not in the policy, plain text, a certificate that does not verify) is
+ *    logged and recorded in the attempt (`mtaSts.failure`), not acted upon.
+ *  - `none` or no policy: opportunistic TLS.
+ */
+import type { AttemptResult } from '../domain/delivery-result.js';
+import type { ParsedReply } from '../domain/smtp-reply.js';
+import type { ActiveStsPolicy } from '../mta-sts/cache.js';
+import type { MxHost } from './mx.js';
+import { OPPORTUNISTIC, type TlsPolicy } from './tls-policy.js';
+
+/** What delivery needs of MtaStsPolicies (src/mta-sts/cache.ts). */
+export interface StsPolicySource {
+  policyFor(domain: string): Promise<ActiveStsPolicy | null>;
+  mxAllowed(policy: Pick<ActiveStsPolicy, 'mx'>, mxHost: string): boolean;
+}
+
+export type StsRecord = NonNullable<AttemptResult['mtaSts']>;
+
+export type StsRouting =
+  | { ok: true; hosts: MxHost[]; tlsPolicy: TlsPolicy; record?: StsRecord; outsidePolicy: string[] }
+  | { ok: false; reply: ParsedReply; record: StsRecord };
+
+export function routeUnderPolicy(domain: string, hosts: MxHost[], policy: ActiveStsPolicy | null, source: StsPolicySource): StsRouting {
+  if (!policy) return { ok: true, hosts, tlsPolicy: OPPORTUNISTIC, outsidePolicy: [] };
+  const record: StsRecord = { mode: policy.mode, id: policy.id };
+  if (policy.mode === 'none') return { ok: true, hosts, tlsPolicy: OPPORTUNISTIC, record, outsidePolicy: [] };
+  const outsidePolicy = hosts.filter((h) => !source.mxAllowed(policy, h.host)).map((h) => h.host);
+  if (policy.mode === 'testing') return { ok: true, hosts, tlsPolicy: { mode: 'mta-sts-testing', id: policy.id }, record, outsidePolicy };
+  const allowed = hosts.filter((h) => !outsidePolicy.includes(h.host));
+  if (allowed.length === 0) {
+    const text = `No MX host of ${domain} matches its MTA-STS policy (enforce, id ${policy.id}): ${outsidePolicy.join(', ')} not in ${policy.mx.join(', ')}`;
+    return { ok: false, reply: { enhancedCode: '4.7.5', text }, record: { ...record, failure: text } };
+  }
+  return { ok: true, hosts: allowed, tlsPolicy: { mode: 'mta-sts-enforce', id: policy.id }, record, outsidePolicy };
+}
+
+/** Under `testing`: what `enforce` would have refused in this attempt, or undefined. */
+export function testingFailure(result: AttemptResult, outsidePolicy: readonly string[]): string | undefined {
+  if (result.mx === undefined || result.reused === undefined) return undefined; // no session with any host
+  if (outsidePolicy.includes(result.mx)) return `MX host ${result.mx} is not in the policy`;
+  if (!result.tls) return `no TLS with ${result.mx}: ${result.tlsDetail?.reason ?? 'plain text'}`;
+  if (result.tlsDetail?.verified === false) return `certificate of ${result.mx} does not verify: ${result.tlsDetail.verifyError ?? 'unknown'}`;
+  return undefined;
+}

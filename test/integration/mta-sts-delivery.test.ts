@@ -1,0 +1,123 @@
+/**
+ * MTA-STS applied by delivery (RFC 8461 5; issue 21): a real daemon sends through the API to
+ * smtp-server MX hosts on 127.0.42.x whose certificates come from the policy server's test CA
+ * (delivery.mtaSts.caFile, trusted for both), with policies served over HTTPS
+ * (test/support/mta-sts-server.ts) and the records by the dns2 test server. What each attempt
+ * did is read from the message details (`attempts`), as an operator would.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startPolicyServer, type PolicyServer } from '../support/mta-sts-server.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+import { waitFor } from '../support/wait.js';
+
+let dns: TestDns;
+let policies: PolicyServer;
+let good: MxServer;
+let refusing: MxServer;
+let selfSigned: MxServer;
+let t: TestDaemon;
+let s: Sender;
+
+/** A recipient domain with one MX host and an MTA-STS policy of `mode` naming `policyMx`. */
+function domainWith(domain: string, mxHost: string, address: string, mode: string, policyMx: string): void {
+  dns.set(domain, 'MX', [`10 ${mxHost}`]);
+  dns.set(mxHost, 'A', [address]);
+  dns.set(`_mta-sts.${domain}`, 'TXT', [`v=STSv1; id=${mode}1;`]);
+  dns.set(`mta-sts.${domain}`, 'A', ['127.0.0.1']);
+  policies.answer(`mta-sts.${domain}`, ['version: STSv1', `mode: ${mode}`, `mx: ${policyMx}`, 'max_age: 86400', ''].join('\r\n'));
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  policies = await startPolicyServer();
+  good = await startMxServer({ address: '127.0.42.2', tlsOptions: policies.issue('mx.sts-good.test') });
+  refusing = await startMxServer({ address: '127.0.42.3', port: good.port, starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
+  selfSigned = await startMxServer({ address: '127.0.42.4', port: good.port });
+  domainWith('sts-selfsigned.test', 'mx.sts-selfsigned.test', '127.0.42.4', 'enforce', 'mx.sts-selfsigned.test');
+  domainWith('sts-good.test', 'mx.sts-good.test', '127.0.42.2', 'enforce', 'mx.sts-good.test');
+  domainWith('sts-mismatch.test', 'mx.sts-good.test', '127.0.42.2', 'enforce', 'mail.elsewhere.test');
+  domainWith('sts-refusing.test', 'mx.sts-refusing.test', '127.0.42.3', 'enforce', '*.sts-refusing.test');
+  domainWith('sts-testing.test', 'mx.sts-testing.test', '127.0.42.3', 'testing', 'mail.elsewhere.test');
+  t = await startDaemon({
+    'dns.servers': [dns.address],
+    'delivery.enabled': true,
+    'delivery.port': good.port,
+    'delivery.allowPrivate': true,
+    'delivery.mtaSts.caFile': policies.caFile,
+    'delivery.mtaSts.httpsPort': policies.port,
+  });
+  s = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await Promise.all([good?.close(), refusing?.close(), selfSigned?.close(), policies?.close(), dns?.close()]);
+});
+
+interface Attempt {
+  outcome: string;
+  mx?: string;
+  response: string;
+  tls?: boolean;
+  tlsDetail?: { protocol?: string; verified?: boolean; reason?: string };
+  mtaSts?: { mode: string; id: string; failure?: string };
+}
+
+/** Sends one message to `to` and answers its first recorded attempt, from the message details. */
+async function firstAttempt(to: string): Promise<Attempt> {
+  const res = await t.api('POST', '/send/transactional', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `app@${s.domain}` }, to: [{ email: to }], subject: 'MTA-STS', text: 'Hello' },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const id = res.body.messageId as string;
+  return waitFor(
+    async () => {
+      const details = await t.api('GET', `/activity/messages/${id}`);
+      return (details.body.attempts as Attempt[] | undefined)?.[0];
+    },
+    { what: `the first attempt to ${to}`, timeout: 15_000 },
+  );
+}
+
+describe('MTA-STS in delivery', () => {
+  it('enforce, MX in the policy, certificate from a trusted CA: delivered over verified TLS', async () => {
+    const attempt = await firstAttempt('ann@sts-good.test');
+    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx.sts-good.test', tls: true, tlsDetail: { verified: true }, mtaSts: { mode: 'enforce', id: 'enforce1' } });
+    expect(attempt.mtaSts?.failure).toBeUndefined();
+    expect(good.received.find((m) => m.to.includes('ann@sts-good.test'))?.secure).toBe(true);
+  });
+
+  it('enforce, no MX in the policy: deferred without connecting (4.7.5)', async () => {
+    const connections = good.connections;
+    const attempt = await firstAttempt('bob@sts-mismatch.test');
+    expect(attempt).toMatchObject({ outcome: 'deferred', tls: false, mtaSts: { mode: 'enforce', id: 'enforce1' } });
+    expect(attempt.response).toMatch(/No MX host of sts-mismatch\.test matches its MTA-STS policy/);
+    expect(good.connections).toBe(connections);
+  });
+
+  it('enforce, MX refuses STARTTLS: deferred, never delivered in plain text', async () => {
+    const attempt = await firstAttempt('cid@sts-refusing.test');
+    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx.sts-refusing.test', tls: false, mtaSts: { mode: 'enforce' } });
+    expect(attempt.response).toMatch(/required by the MTA-STS policy.*STARTTLS refused: 454 4\.7\.0/);
+    expect(refusing.received.some((m) => m.to.includes('cid@sts-refusing.test'))).toBe(false);
+  });
+
+  it('enforce, certificate that does not verify: deferred with the reason, never delivered', async () => {
+    const attempt = await firstAttempt('eve@sts-selfsigned.test');
+    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx.sts-selfsigned.test', tls: false, mtaSts: { mode: 'enforce' } });
+    expect(attempt.response).toMatch(/required by the MTA-STS policy.*(self[- ]signed|certificate)/i);
+    expect(selfSigned.received).toHaveLength(0);
+  });
+
+  it('testing: delivered as without a policy, and what enforce would have refused is recorded', async () => {
+    const attempt = await firstAttempt('dan@sts-testing.test');
+    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx.sts-testing.test', tls: false, mtaSts: { mode: 'testing', id: 'testing1' } });
+    expect(attempt.tlsDetail?.reason).toMatch(/^STARTTLS refused: 454/);
+    expect(attempt.mtaSts?.failure).toMatch(/MX host mx\.sts-testing\.test is not in the policy/);
+    expect(refusing.received.find((m) => m.to.includes('dan@sts-testing.test'))?.secure).toBe(false);
+  });
+});
