@@ -201,6 +201,7 @@ export class Daemon {
       resolver: this.deliveryDns,
       logger: this.logger,
       mtaSts: this.mtaSts,
+      tlsRpt: this.tlsRpt,
       observer: {
         onAttempt: (o) => {
           for (let i = 0; i < o.delivered; i++) metrics.recordDelivered(o.deliveryType, o.ageSeconds);

@@ -12,6 +12,7 @@ import { envelopeSender } from './return-path.js';
 import { deliverOverSmtp, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { recipientResult } from './smtp-results.js';
 import { routeUnderPolicy, testingFailure, type StsPolicySource } from './sts-routing.js';
+import { tlsReporter, type TlsResultSink } from './tls-reporting.js';
 
 export interface AttemptRequest {
   job: DeliveryJob;
@@ -46,6 +47,10 @@ export interface MxAttemptDeps {
   ca?: () => string[] | undefined;
   /** Where MTA-STS testing mode reports what enforce would have refused. */
   logger?: Logger;
+  /** TLS-RPT (RFC 8460): told each TLS negotiation's result. */
+  tlsRpt?: TlsResultSink;
+  /** The max_age of the domain's stored MTA-STS policy, for TLS-RPT's policy-string. */
+  stsMaxAge?: (domain: string) => number | undefined;
 }
 
 export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
@@ -77,6 +82,7 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
       beforeBody,
       tlsPolicy: sts?.tlsPolicy,
       ca: deps.ca?.(),
+      onTlsNegotiation: deps.tlsRpt && tlsReporter({ sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts, maxAge: policy ? deps.stsMaxAge?.(job.domain) : undefined }),
     });
     if (!sts?.record) return result;
     const failure = sts.record.mode === 'testing' ? testingFailure(result, sts.outsidePolicy) : sts.record.mode === 'enforce' && result.tlsDetail === undefined ? result.response : undefined;

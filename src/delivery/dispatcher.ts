@@ -29,6 +29,8 @@ import type { Store } from '../store/env.js';
 import { AddressPolicy } from './address-policy.js';
 import { mxAttempt, type AttemptFn } from './attempt.js';
 import type { StsPolicySource } from './sts-routing.js';
+import type { TlsResultSink } from './tls-reporting.js';
+import { cachedStsPolicy } from '../store/mta-sts.js';
 import { MxResolver, type MxLookups } from './mx.js';
 import { SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
 import { SiteLimitTable } from './site-limits.js';
@@ -57,6 +59,8 @@ export interface DeliveryServiceOptions {
   attempt?: AttemptFn;
   /** Recipient domains' MTA-STS policies (the daemon's MtaStsPolicies), applied to each attempt. */
   mtaSts?: StsPolicySource;
+  /** TLS-RPT (the daemon's TlsRptService): told every TLS negotiation with an MX host. */
+  tlsRpt?: TlsResultSink;
   timeouts?: Partial<SmtpTimeouts>;
   /** How long a lease lasts; must exceed attemptDeadlineMs. Default 30 minutes. */
   leaseMs?: number;
@@ -195,6 +199,8 @@ export class DeliveryService {
         mtaSts: o.mtaSts,
         ca: () => this.ca,
         logger: this.logger,
+        tlsRpt: o.tlsRpt,
+        stsMaxAge: (domain) => cachedStsPolicy(o.store, domain)?.policy.maxAge,
       });
   }
 

@@ -29,6 +29,7 @@ import { ConnectionCache, destinationKey } from './connection-cache.js';
 import { failureResult, sessionSlowsDown, slowsDown, type SessionFailure, type Target } from './smtp-results.js';
 import { abortedFailure, openSession, type Opened, type SmtpSession, type SmtpTimeouts } from './smtp-session.js';
 import { transact } from './smtp-transaction.js';
+import { failureOutcome, sessionOutcome, type TlsOutcome } from './tls-outcome.js';
 import { fallbackReason, firstLevel, requiredTlsFailure, type TlsLevel, type TlsPolicy } from './tls-policy.js';
 
 export type { Target } from './smtp-results.js';
@@ -66,6 +67,8 @@ export interface SmtpAttemptInput {
   tlsPolicy?: TlsPolicy;
   /** Trusted roots for certificate checks (node's plus the operator's extra CA); node's when absent. */
   ca?: string[];
+  /** Told the outcome of each TLS negotiation with a target on a new connection (TLS-RPT, RFC 8460). */
+  onTlsNegotiation?: (target: Target, outcome: TlsOutcome) => void;
 }
 
 export async function deliverOverSmtp(input: SmtpAttemptInput): Promise<AttemptResult> {
@@ -123,6 +126,11 @@ async function tlsSessionFor(target: Target, input: SmtpAttemptInput): Promise<(
     if (kept) return kept;
   }
   const opened = await sessionFor(target, key, input, { tlsLevel: level });
+  if (opened.ok && !opened.reused) {
+    const wantsVerified = input.tlsPolicy !== undefined && input.tlsPolicy.mode !== 'opportunistic';
+    input.onTlsNegotiation?.(target, sessionOutcome(opened.session.tls, opened.session.tlsDetail, wantsVerified));
+  }
+  if (!opened.ok && opened.failure.phase === 'tls') input.onTlsNegotiation?.(target, failureOutcome(opened.failure));
   // A 421 to STARTTLS is the server closing the session (RFC 5321 3.8), not a TLS problem.
   if (opened.ok || opened.failure.phase !== 'tls' || opened.failure.reply.code === 421 || input.signal?.aborted) return { ...opened, key };
   if (level === 'verify') return { ok: false, failure: requiredTlsFailure(opened.failure, input.tlsPolicy!) };

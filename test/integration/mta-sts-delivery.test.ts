@@ -6,6 +6,7 @@
  * did is read from the message details (`attempts`), as an operator would.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tlsRptCounts } from '../../src/store/tls-rpt.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startPolicyServer, type PolicyServer } from '../support/mta-sts-server.js';
@@ -37,6 +38,7 @@ beforeAll(async () => {
   refusing = await startMxServer({ address: '127.0.42.3', port: good.port, starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
   selfSigned = await startMxServer({ address: '127.0.42.4', port: good.port });
   domainWith('sts-selfsigned.test', 'mx.sts-selfsigned.test', '127.0.42.4', 'enforce', 'mx.sts-selfsigned.test');
+  dns.set('no-policy.test', 'MX', ['10 mx.sts-good.test']);
   domainWith('sts-good.test', 'mx.sts-good.test', '127.0.42.2', 'enforce', 'mx.sts-good.test');
   domainWith('sts-mismatch.test', 'mx.sts-good.test', '127.0.42.2', 'enforce', 'mail.elsewhere.test');
   domainWith('sts-refusing.test', 'mx.sts-refusing.test', '127.0.42.3', 'enforce', '*.sts-refusing.test');
@@ -119,5 +121,17 @@ describe('MTA-STS in delivery', () => {
     expect(attempt.tlsDetail?.reason).toMatch(/^STARTTLS refused: 454/);
     expect(attempt.mtaSts?.failure).toMatch(/MX host mx\.sts-testing\.test is not in the policy/);
     expect(refusing.received.find((m) => m.to.includes('dan@sts-testing.test'))?.secure).toBe(false);
+  });
+
+  it('tells TLS-RPT every negotiation under the policy it was held to (RFC 8460)', async () => {
+    expect(await firstAttempt('fay@no-policy.test')).toMatchObject({ outcome: 'delivered', tls: true });
+    await t.daemon.tlsRpt.flush();
+    const day = new Date().toISOString().slice(0, 10);
+    const counts = (domain: string) => tlsRptCounts(t.daemon.store, day, domain);
+    expect(counts('no-policy.test')).toMatchObject([{ policy: { type: 'no-policy-found' }, success: 1, failures: [] }]);
+    expect(counts('sts-good.test')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good.test', string: ['version: STSv1', 'mode: enforce', 'mx: mx.sts-good.test', 'max_age: 86400'] }, success: 1 }]);
+    expect(counts('sts-refusing.test')).toMatchObject([{ policy: { type: 'sts', mxHost: '*.sts-refusing.test' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported', receivingMxHostname: 'mx.sts-refusing.test', receivingIp: '127.0.42.3' } }] }]);
+    expect(counts('sts-selfsigned.test')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'certificate-not-trusted' } }] }]);
+    expect(counts('sts-testing.test')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
   });
 });

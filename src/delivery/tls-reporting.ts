@@ -1,0 +1,45 @@
+/**
+ * Delivery's TLS negotiations told to TLS-RPT (RFC 8460; src/tls-rpt/): one result per new
+ * connection to an MX host of the attempt, under the policy it was held to: `sts` when the
+ * recipient domain has an MTA-STS policy in `enforce` or `testing` (the policy's lines and the MX
+ * pattern that matched, RFC 8460 4.4), else `no-policy-found`.
+ */
+import type { ActiveStsPolicy } from '../mta-sts/cache.js';
+import type { TlsPolicy as ReportPolicy, TlsResultInput } from '../tls-rpt/types.js';
+import type { Target } from './smtp-results.js';
+import type { StsPolicySource } from './sts-routing.js';
+import type { TlsOutcome } from './tls-outcome.js';
+
+/** What TLS-RPT offers delivery (TlsRptService.recordTlsResult). */
+export interface TlsResultSink {
+  recordTlsResult(input: TlsResultInput): void;
+}
+
+export interface ReporterInput {
+  sink: TlsResultSink;
+  domain: string;
+  policy: ActiveStsPolicy | null;
+  sts?: StsPolicySource;
+  /** The policy's max_age (seconds) as fetched, for its policy-string. */
+  maxAge?: number;
+  sourceAddress?: string;
+}
+
+export function tlsReporter(o: ReporterInput): (target: Target, outcome: TlsOutcome) => void {
+  return (target, outcome) => {
+    const policy = reportPolicy(o, target.host);
+    const result: TlsResultInput['result'] = outcome.ok
+      ? 'success'
+      : { type: outcome.type, sendingMtaIp: o.sourceAddress, receivingMxHostname: target.host, receivingIp: target.address, failureReasonCode: outcome.reason.slice(0, 200) };
+    o.sink.recordTlsResult({ policyDomain: o.domain, policy, result });
+  };
+}
+
+function reportPolicy(o: ReporterInput, mxHost: string): ReportPolicy {
+  const p = o.policy;
+  if (!p || p.mode === 'none') return { type: 'no-policy-found' };
+  const lines = ['version: STSv1', `mode: ${p.mode}`, ...p.mx.map((m) => `mx: ${m}`)];
+  if (o.maxAge !== undefined) lines.push(`max_age: ${o.maxAge}`);
+  const matched = p.mx.find((pattern) => o.sts?.mxAllowed({ mx: [pattern] }, mxHost));
+  return { type: 'sts', string: lines, mxHost: matched ?? mxHost };
+}
