@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import type { Config } from './config/schema.js';
 import { bootstrapIfEmpty, type InitialCredentials } from './bootstrap.js';
+import { createDaneLookup } from './dane/index.js';
 import { DeliveryService } from './delivery/dispatcher.js';
 import { DnsResolver } from './dns/resolver.js';
 import { DomainRecheck } from './domains/recheck.js';
@@ -202,6 +203,8 @@ export class Daemon {
       logger: this.logger,
       mtaSts: this.mtaSts,
       tlsRpt: this.tlsRpt,
+      // RFC 7672 needs a validating resolver: without one the AD bit means nothing and DANE is off.
+      dane: this.config.dns.dnssecValidating ? createDaneLookup(this.config.dns) : undefined,
       observer: {
         onAttempt: (o) => {
           for (let i = 0; i < o.delivered; i++) metrics.recordDelivered(o.deliveryType, o.ageSeconds);

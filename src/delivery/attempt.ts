@@ -1,17 +1,21 @@
 /**
  * One delivery attempt for one job, end to end: locate the recipient domain's MX hosts
- * (mx.ts), apply its MTA-STS policy to them (sts-routing.ts), then talk SMTP to the best
+ * (mx.ts), apply its MTA-STS policy (sts-routing.ts) and their DANE TLSA records
+ * (dane-routing.ts) to them, then talk SMTP to the best
  * reachable one (smtp-client.ts). Returns an outcome value and never throws for anything the
  * network or the receiver does.
  */
 import type { AttemptResult } from '../domain/delivery-result.js';
+import type { DeliveryPhase } from '../domain/delivery-outcome.js';
+import type { ParsedReply } from '../domain/smtp-reply.js';
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
 import type { Logger } from '../log/logger.js';
 import type { MxResolver } from './mx.js';
 import { envelopeSender } from './return-path.js';
 import { deliverOverSmtp, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { recipientResult } from './smtp-results.js';
-import { routeUnderPolicy, testingFailure, type StsPolicySource } from './sts-routing.js';
+import { routeUnderPolicy, testingFailure, type StsPolicySource, type StsRecord } from './sts-routing.js';
+import { routeUnderDane, type DaneHost, type DaneSource } from './dane-routing.js';
 import { tlsReporter, type TlsResultSink } from './tls-reporting.js';
 
 export interface AttemptRequest {
@@ -47,6 +51,8 @@ export interface MxAttemptDeps {
   ca?: () => string[] | undefined;
   /** Where MTA-STS testing mode reports what enforce would have refused. */
   logger?: Logger;
+  /** DANE TLSA lookups of MX hosts (RFC 7672); none when absent. */
+  dane?: DaneSource;
   /** TLS-RPT (RFC 8460): told each TLS negotiation's result. */
   tlsRpt?: TlsResultSink;
   /** The max_age of the domain's stored MTA-STS policy, for TLS-RPT's policy-string. */
@@ -56,18 +62,14 @@ export interface MxAttemptDeps {
 export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
   return async ({ job, message, body, signal, beforeBody }) => {
     const { resolution: route, site } = await deps.mx.locate(job.domain);
-    if (route.status === 'failed') {
-      const results = job.recipients.map((r) => recipientResult(r, route.reply, 'dns'));
-      return { recipients: results, tls: false, smtpCode: route.reply.code, enhancedCode: route.reply.enhancedCode, response: route.reply.text };
-    }
+    if (route.status === 'failed') return refused(job, route.reply, 'dns');
     const policy = (await deps.mtaSts?.policyFor(job.domain)) ?? null;
     const sts = deps.mtaSts ? routeUnderPolicy(job.domain, route.hosts, policy, deps.mtaSts) : undefined;
-    if (sts && !sts.ok) {
-      const results = job.recipients.map((r) => recipientResult(r, sts.reply, 'tls'));
-      return { recipients: results, tls: false, mtaSts: sts.record, enhancedCode: sts.reply.enhancedCode, response: sts.reply.text };
-    }
-    const hosts = sts?.hosts ?? route.hosts;
-    const targets = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address })));
+    if (sts && !sts.ok) return { ...refused(job, sts.reply, 'tls'), mtaSts: sts.record };
+    const dane = deps.dane ? await routeUnderDane(job.domain, sts?.hosts ?? route.hosts, deps.dane) : undefined;
+    if (dane && !dane.ok) return { ...refused(job, dane.reply, 'tls'), mtaSts: sts?.record };
+    const hosts: DaneHost[] = dane?.hosts ?? sts?.hosts ?? route.hosts;
+    const targets = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address, dane: h.dane })));
     const result = await deliverOverSmtp({
       targets,
       port: deps.port,
@@ -84,9 +86,20 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
       ca: deps.ca?.(),
       onTlsNegotiation: deps.tlsRpt && tlsReporter({ sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts, maxAge: policy ? deps.stsMaxAge?.(job.domain) : undefined }),
     });
-    if (!sts?.record) return result;
-    const failure = sts.record.mode === 'testing' ? testingFailure(result, sts.outsidePolicy) : sts.record.mode === 'enforce' && result.tlsDetail === undefined ? result.response : undefined;
-    if (failure && sts.record.mode === 'testing') deps.logger?.warn({ domain: job.domain, policyId: sts.record.id, mx: result.mx, failure }, 'MTA-STS testing: enforce would have refused this delivery');
-    return { ...result, mtaSts: failure ? { ...sts.record, failure } : sts.record };
+    if (!sts?.ok || !sts.record) return result;
+    return withStsRecord(result, sts.record, sts.outsidePolicy, job.domain, deps.logger);
   };
+}
+
+/** Every recipient gets the reply of a failure before any connection (DNS, MTA-STS, DANE). */
+function refused(job: DeliveryJob, reply: ParsedReply, phase: DeliveryPhase): AttemptResult {
+  const results = job.recipients.map((r) => recipientResult(r, reply, phase));
+  return { recipients: results, tls: false, smtpCode: reply.code, enhancedCode: reply.enhancedCode, response: reply.text };
+}
+
+/** The attempt's MTA-STS record: why enforce failed it, or what enforce would have refused under testing (logged). */
+function withStsRecord(result: AttemptResult, record: StsRecord, outsidePolicy: string[], domain: string, logger: Logger | undefined): AttemptResult {
+  const failure = record.mode === 'testing' ? testingFailure(result, outsidePolicy) : record.mode === 'enforce' && result.tlsDetail === undefined ? result.response : undefined;
+  if (failure && record.mode === 'testing') logger?.warn({ domain, policyId: record.id, mx: result.mx, failure }, 'MTA-STS testing: enforce would have refused this delivery');
+  return { ...result, mtaSts: failure ? { ...record, failure } : record };
 }

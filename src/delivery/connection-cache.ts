@@ -44,12 +44,12 @@ export interface Destination {
   source?: string;
   /** The connection's TLS level (TlsLevel); `may` when absent. */
   tls?: string;
-  /** The MX host name the certificate must carry, for `verify` only. */
+  /** The MX host name the certificate was checked for, for `verify` and `dane` only. */
   verifiedHost?: string;
 }
 
 export function destinationKey(d: Destination): string {
-  const tls = d.tls === 'verify' ? `verify:${d.verifiedHost ?? ''}` : (d.tls ?? 'may');
+  const tls = d.tls === 'verify' || d.tls === 'dane' ? `${d.tls}:${d.verifiedHost ?? ''}` : (d.tls ?? 'may');
   return `${d.address}|${d.port}|${d.source ?? '*'}|${tls}`;
 }
 

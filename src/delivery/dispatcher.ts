@@ -30,6 +30,7 @@ import { AddressPolicy } from './address-policy.js';
 import { mxAttempt, type AttemptFn } from './attempt.js';
 import type { StsPolicySource } from './sts-routing.js';
 import type { TlsResultSink } from './tls-reporting.js';
+import type { DaneSource } from './dane-routing.js';
 import { cachedStsPolicy } from '../store/mta-sts.js';
 import { MxResolver, type MxLookups } from './mx.js';
 import { SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
@@ -59,6 +60,8 @@ export interface DeliveryServiceOptions {
   attempt?: AttemptFn;
   /** Recipient domains' MTA-STS policies (the daemon's MtaStsPolicies), applied to each attempt. */
   mtaSts?: StsPolicySource;
+  /** DANE TLSA lookups (the daemon's, when dns.dnssecValidating), applied to each MX host. */
+  dane?: DaneSource;
   /** TLS-RPT (the daemon's TlsRptService): told every TLS negotiation with an MX host. */
   tlsRpt?: TlsResultSink;
   timeouts?: Partial<SmtpTimeouts>;
@@ -200,6 +203,7 @@ export class DeliveryService {
         ca: () => this.ca,
         logger: this.logger,
         tlsRpt: o.tlsRpt,
+        dane: o.dane,
         stsMaxAge: (domain) => cachedStsPolicy(o.store, domain)?.policy.maxAge,
       });
   }

@@ -84,7 +84,7 @@ export async function deliverOverSmtp(input: SmtpAttemptInput): Promise<AttemptR
   return failureResult(input.recipients, failure ?? abortedFailure(input.targets[0]));
 }
 
-const LEVELS: readonly TlsLevel[] = ['may', 'none', 'verify'];
+const LEVELS: readonly TlsLevel[] = ['may', 'none', 'verify', 'dane'];
 
 function keyOf(target: Target, level: TlsLevel, input: SmtpAttemptInput): string {
   return destinationKey({ address: target.address, port: input.port, source: input.sourceAddress, tls: level, verifiedHost: target.host });
@@ -118,7 +118,8 @@ type Session = { ok: true; session: SmtpSession; reused: boolean; resetPending: 
  * Enforce: a kept or new `verify` connection, a TLS failure being the target's failure.
  */
 async function tlsSessionFor(target: Target, input: SmtpAttemptInput): Promise<(Session & { key: string }) | Extract<Opened, { ok: false }>> {
-  const level = firstLevel(input.tlsPolicy);
+  // DANE, where the host's TLSA records make TLS mandatory, wins over MTA-STS (RFC 8461 2).
+  const level: TlsLevel = target.dane ? 'dane' : firstLevel(input.tlsPolicy);
   const key = keyOf(target, level, input);
   const plainKey = keyOf(target, 'none', input);
   if (level === 'may') {
@@ -133,7 +134,7 @@ async function tlsSessionFor(target: Target, input: SmtpAttemptInput): Promise<(
   if (!opened.ok && opened.failure.phase === 'tls') input.onTlsNegotiation?.(target, failureOutcome(opened.failure));
   // A 421 to STARTTLS is the server closing the session (RFC 5321 3.8), not a TLS problem.
   if (opened.ok || opened.failure.phase !== 'tls' || opened.failure.reply.code === 421 || input.signal?.aborted) return { ...opened, key };
-  if (level === 'verify') return { ok: false, failure: requiredTlsFailure(opened.failure, input.tlsPolicy!) };
+  if (level !== 'may') return { ok: false, failure: requiredTlsFailure(opened.failure, level, input.tlsPolicy) };
   const plain = await openSession(target, { ...input, tlsLevel: 'none', plainReason: fallbackReason(opened.failure) });
   return plain.ok ? { ok: true, session: plain.session, reused: false, resetPending: false, key: plainKey } : plain;
 }

@@ -9,11 +9,14 @@ import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection/inde
 import type { AttemptResult, RecipientResult, TlsDetail } from '../domain/delivery-result.js';
 import type { DeliveryPhase } from '../domain/delivery-outcome.js';
 import { classifyReply, parseReply, type ParsedReply } from '../domain/smtp-reply.js';
+import type { DaneResult } from '../dane/index.js';
 
 export interface Target {
   /** MX host name (SNI, logs), or the domain itself for an implicit MX. */
   host: string;
   address: string;
+  /** The host's TLSA lookup when it makes TLS mandatory (RFC 7672: kind dane or unusable). */
+  dane?: DaneResult;
 }
 
 /** Why a session could not be opened with one target (the next one is tried). */

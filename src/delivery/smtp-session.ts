@@ -10,6 +10,8 @@
  * required with a verified certificate (MTA-STS enforce). A failed STARTTLS or handshake is a
  * failure of this connection (phase "tls").
  */
+import type { TLSSocket } from 'node:tls';
+import { verifyPeer } from '../dane/index.js';
 import type { TlsDetail } from '../domain/delivery-result.js';
 import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
@@ -88,8 +90,12 @@ export class SmtpSession implements CacheableConnection {
 
   /** Protocol and cipher, or why the session is not encrypted. */
   get tlsDetail(): TlsDetail {
-    return tlsDetailOf(this.conn.secure ? this.conn._socket : undefined, this.plainReason);
+    const detail = tlsDetailOf(this.conn.secure ? this.conn._socket : undefined, this.plainReason);
+    return this.daneVerdict ? { ...detail, dane: this.daneVerdict } : detail;
   }
+
+  /** DANE's verdict when the host's TLSA records made TLS mandatory (set by openSession). */
+  daneVerdict: string | undefined;
 
   /** Marks the session as not to be reused (a 421, a timeout, a broken transaction). */
   spoil(): void {
@@ -195,7 +201,7 @@ export function openSession(target: Target, o: SessionOptions): Promise<Opened> 
       connectionTimeout: t.connectMs,
       greetingTimeout: t.greetingMs,
       socketTimeout: t.commandMs,
-      ...connectionTls({ level, host: target.host, ca: o.ca }),
+      ...connectionTls({ level, host: target.host, ca: o.ca, servername: target.dane?.kind === 'dane' ? target.dane.tlsaBase : undefined }),
       logger: false,
     });
     const session = new SmtpSession(conn, target, level === 'none' ? (o.plainReason ?? 'plain text by policy') : undefined);
@@ -210,8 +216,27 @@ export function openSession(target: Target, o: SessionOptions): Promise<Opened> 
     const onAbort = () => finish({ ok: false, failure: abortedFailure(target) });
     conn.on('error', (err: NodemailerError) => finish({ ok: false, failure: sessionFailure(err, target, conn.upgrading === true) }));
     o.signal?.addEventListener('abort', onAbort, { once: true });
-    conn.connect((err) => (err ? finish({ ok: false, failure: sessionFailure(err, target, conn.upgrading === true) }) : finish({ ok: true, session })));
+    conn.connect((err) => {
+      if (err) return finish({ ok: false, failure: sessionFailure(err, target, conn.upgrading === true) });
+      const refused = level === 'dane' ? daneRefusal(session) : undefined;
+      finish(refused ? { ok: false, failure: refused } : { ok: true, session });
+    });
   });
+}
+
+/**
+ * RFC 7672 2.2: after the handshake, before MAIL FROM, the peer's chain must match the host's
+ * TLSA records (or, for an RRset without usable records, the session just be encrypted). A
+ * refusal is a TLS failure of this host; the session is closed by the caller.
+ */
+function daneRefusal(session: SmtpSession): SessionFailure | undefined {
+  const dane = session.target.dane;
+  if (!dane) return undefined;
+  const socket = session.conn.secure ? (session.conn._socket as TLSSocket) : undefined;
+  const verdict = socket ? verifyPeer(dane, socket) : { ok: false, reason: 'DANE: TLSA records exist but the connection is not encrypted' };
+  if (!verdict.ok) return { target: session.target, phase: 'tls', reply: { text: verdict.reason } };
+  session.daneVerdict = verdict.reason;
+  return undefined;
 }
 
 export function abortedFailure(target: Target | undefined): SessionFailure {

@@ -6,7 +6,7 @@
 import type { TlsDetail } from '../domain/delivery-result.js';
 import type { SessionFailure } from './smtp-results.js';
 
-export type TlsFailureType = 'starttls-not-supported' | 'certificate-host-mismatch' | 'certificate-expired' | 'certificate-not-trusted' | 'validation-failure';
+export type TlsFailureType = 'starttls-not-supported' | 'tlsa-invalid' | 'certificate-host-mismatch' | 'certificate-expired' | 'certificate-not-trusted' | 'validation-failure';
 
 export type TlsOutcome = { ok: true } | { ok: false; type: TlsFailureType; reason: string };
 
@@ -20,6 +20,8 @@ export function sessionOutcome(tls: boolean, detail: TlsDetail, wantsVerified: b
 /** A failure of the TLS phase: a refused STARTTLS, or a handshake or certificate failure. */
 export function failureOutcome(f: SessionFailure): TlsOutcome {
   if (f.raw) return { ok: false, type: 'starttls-not-supported', reason: f.raw.trim() };
+  // verifyPeer's refusal (smtp-session.ts): no TLSA record matched the chain (RFC 8460 4.3.2).
+  if (f.reply.text.startsWith('DANE:')) return { ok: false, type: 'tlsa-invalid', reason: f.reply.text };
   return { ok: false, type: certificateFailure(f.reply.text), reason: f.reply.text };
 }
 

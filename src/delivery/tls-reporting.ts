@@ -2,7 +2,8 @@
  * Delivery's TLS negotiations told to TLS-RPT (RFC 8460; src/tls-rpt/): one result per new
  * connection to an MX host of the attempt, under the policy it was held to: `sts` when the
  * recipient domain has an MTA-STS policy in `enforce` or `testing` (the policy's lines and the MX
- * pattern that matched, RFC 8460 4.4), else `no-policy-found`.
+ * pattern that matched, RFC 8460 4.4), `tlsa` for a host whose TLSA records made TLS mandatory
+ * (DANE wins over MTA-STS, RFC 8461 2), else `no-policy-found`.
  */
 import type { ActiveStsPolicy } from '../mta-sts/cache.js';
 import type { TlsPolicy as ReportPolicy, TlsResultInput } from '../tls-rpt/types.js';
@@ -27,7 +28,7 @@ export interface ReporterInput {
 
 export function tlsReporter(o: ReporterInput): (target: Target, outcome: TlsOutcome) => void {
   return (target, outcome) => {
-    const policy = reportPolicy(o, target.host);
+    const policy = reportPolicy(o, target);
     const result: TlsResultInput['result'] = outcome.ok
       ? 'success'
       : { type: outcome.type, sendingMtaIp: o.sourceAddress, receivingMxHostname: target.host, receivingIp: target.address, failureReasonCode: outcome.reason.slice(0, 200) };
@@ -35,7 +36,13 @@ export function tlsReporter(o: ReporterInput): (target: Target, outcome: TlsOutc
   };
 }
 
-function reportPolicy(o: ReporterInput, mxHost: string): ReportPolicy {
+function reportPolicy(o: ReporterInput, target: Target): ReportPolicy {
+  const mxHost = target.host;
+  const dane = target.dane;
+  if (dane && 'records' in dane) {
+    const records = dane.records.map((r) => `${r.usage} ${r.selector} ${r.matchingType} ${r.data.toString('hex')}`);
+    return { type: 'tlsa', string: records, mxHost };
+  }
   const p = o.policy;
   if (!p || p.mode === 'none') return { type: 'no-policy-found' };
   const lines = ['version: STSv1', `mode: ${p.mode}`, ...p.mx.map((m) => `mx: ${m}`)];

@@ -51,6 +51,8 @@ export interface TlsDetail {
   verifyError?: string;
   /** Why the session ran in plain text. */
   reason?: string;
+  /** DANE's verdict on the session where TLSA records made TLS mandatory (RFC 7672), e.g. "DANE: authenticated by …". */
+  dane?: string;
 }
 
 /**

@@ -157,7 +157,7 @@ const deliveryAttempt = obj(
     response: str,
     outcome: { type: 'string', enum: ['delivered', 'deferred', 'bounced'] },
     tls: bool,
-    tlsDetail: obj({ protocol: str, cipher: str, verified: bool, verifyError: str, reason: str }, ['protocol', 'cipher', 'verified', 'verifyError', 'reason']),
+    tlsDetail: obj({ protocol: str, cipher: str, verified: bool, verifyError: str, reason: str, dane: str }, ['protocol', 'cipher', 'verified', 'verifyError', 'reason', 'dane']),
     mtaSts: obj({ mode: { type: 'string', enum: ['enforce', 'testing', 'none'] }, id: str, failure: str }, ['failure']),
   },
   ['mx', 'smtpCode', 'enhancedCode', 'tls', 'tlsDetail', 'mtaSts'],

@@ -1,0 +1,103 @@
+/**
+ * DANE applied by delivery (RFC 7672; issue 21): a real daemon with dns.dnssecValidating sends
+ * through the API to smtp-server MX hosts on 127.0.43.x; the dns2 test server answers for the
+ * signed zone dane.test with the AD bit and serves the TLSA records. What each attempt did is
+ * read from the message details, the TLS-RPT counts from the store.
+ */
+import { createHash, type X509Certificate } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tlsRptCounts } from '../../src/store/tls-rpt.js';
+import { daneCerts } from '../support/dane-certs.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+import { waitFor } from '../support/wait.js';
+
+let dns: TestDns;
+let mx: MxServer;
+let refusing: MxServer;
+let t: TestDaemon;
+let s: Sender;
+const certs = daneCerts();
+
+function tlsaText(usage: number, selector: number, matchingType: number, cert: X509Certificate): string {
+  const selected = selector === 0 ? cert.raw : cert.publicKey.export({ type: 'spki', format: 'der' });
+  const data = matchingType === 0 ? selected : createHash(matchingType === 1 ? 'sha256' : 'sha512').update(selected).digest();
+  return `${usage} ${selector} ${matchingType} ${data.toString('hex')}`;
+}
+
+/** A recipient domain whose one MX host, in the signed zone dane.test, has these TLSA records. */
+function domainWith(domain: string, mxHost: string, address: string, tlsa: string[]): void {
+  dns.set(domain, 'MX', [`10 ${mxHost}`]);
+  dns.set(mxHost, 'A', [address]);
+  dns.set(`_25._tcp.${mxHost}`, 'TLSA', tlsa);
+}
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  dns.signed('dane.test');
+  mx = await startMxServer({ address: '127.0.43.2', tlsOptions: { key: certs.leafKey, cert: certs.leafCert } });
+  refusing = await startMxServer({ address: '127.0.43.3', port: mx.port, starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
+  domainWith('dane-ok.test', 'mx.dane.test', '127.0.43.2', [tlsaText(3, 1, 1, certs.leaf)]);
+  domainWith('dane-wrong.test', 'mx-wrong.dane.test', '127.0.43.2', [tlsaText(3, 1, 1, certs.otherCa)]);
+  domainWith('dane-refusing.test', 'mx-refusing.dane.test', '127.0.43.3', [tlsaText(3, 1, 1, certs.leaf)]);
+  t = await startDaemon({ 'dns.servers': [dns.address], 'dns.dnssecValidating': true, 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
+  s = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await Promise.all([mx?.close(), refusing?.close(), dns?.close()]);
+});
+
+interface Attempt {
+  outcome: string;
+  mx?: string;
+  response: string;
+  tls?: boolean;
+  tlsDetail?: { dane?: string; reason?: string };
+}
+
+async function firstAttempt(to: string): Promise<Attempt> {
+  const res = await t.api('POST', '/send/transactional', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `app@${s.domain}` }, to: [{ email: to }], subject: 'DANE', text: 'Hello' },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const id = res.body.messageId as string;
+  return waitFor(async () => ((await t.api('GET', `/activity/messages/${id}`)).body.attempts as Attempt[] | undefined)?.[0], { what: `the first attempt to ${to}`, timeout: 15_000 });
+}
+
+describe('DANE in delivery', () => {
+  it('TLSA 3 1 1 matching the MX key: delivered over TLS, authenticated by DANE', async () => {
+    const attempt = await firstAttempt('ann@dane-ok.test');
+    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx.dane.test', tls: true });
+    expect(attempt.tlsDetail?.dane).toMatch(/^DANE: authenticated/);
+    expect(mx.received.find((m) => m.to.includes('ann@dane-ok.test'))?.secure).toBe(true);
+  });
+
+  it('no TLSA record matches the certificate: deferred, never delivered', async () => {
+    const before = mx.received.length;
+    const attempt = await firstAttempt('bob@dane-wrong.test');
+    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx-wrong.dane.test', tls: false });
+    expect(attempt.response).toMatch(/required by the DANE TLSA records of mx-wrong\.dane\.test.*DANE: /);
+    expect(mx.received.length).toBe(before);
+  });
+
+  it('TLSA records and an MX that refuses STARTTLS: deferred, no plain-text fallback', async () => {
+    const attempt = await firstAttempt('cid@dane-refusing.test');
+    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx-refusing.dane.test', tls: false });
+    expect(attempt.response).toMatch(/DANE TLSA records.*STARTTLS refused: 454/);
+    expect(refusing.received).toHaveLength(0);
+  });
+
+  it('tells TLS-RPT each negotiation under the tlsa policy', async () => {
+    await t.daemon.tlsRpt.flush();
+    const day = new Date().toISOString().slice(0, 10);
+    const counts = (domain: string) => tlsRptCounts(t.daemon.store, day, domain);
+    expect(counts('dane-ok.test')).toMatchObject([{ policy: { type: 'tlsa', mxHost: 'mx.dane.test', string: [tlsaText(3, 1, 1, certs.leaf)] }, success: 1, failures: [] }]);
+    expect(counts('dane-wrong.test')).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'tlsa-invalid', receivingMxHostname: 'mx-wrong.dane.test' } }] }]);
+    expect(counts('dane-refusing.test')).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
+  });
+});
