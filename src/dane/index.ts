@@ -1,8 +1,8 @@
 /**
- * DANE for outbound SMTP (RFC 7672), as one component delivery calls. Built and tested on its
- * own; delivery does not call it yet (issue 21: the TLS policy wiring is a separate change).
+ * DANE for outbound SMTP (RFC 7672), as one component delivery calls (delivery/dane-routing.ts
+ * and the `dane` TLS level of delivery/tls-policy.ts, when `dns.dnssecValidating` is on).
  *
- * Integration contract, per MX host H of a delivery attempt (after the MX lookup, before
+ * The contract delivery follows, per MX host H of a delivery attempt (after the MX lookup, before
  * connecting):
  *
  *   const dane = createDaneLookup(config.dns);          // once, at startup
