@@ -4,7 +4,7 @@
  *
  * - mta-sts.<domain> is resolved through postrider's own resolver (dns/resolver.ts, the servers
  *   of dns.servers), not the system's, and the connection goes to exactly the addresses it
- *   returned, through the webhooks' pinned agent (webhooks/pinned-agent.ts): one resolver
+ *   returned, through the webhooks' pinned agent (webhooks/pinned-https.ts): one resolver
  *   decides where mail and policies come from, and tests point both at their DNS server.
  * - Addresses outside the public internet are refused unless delivery.allowPrivate: a recipient
  *   domain is chosen by whoever sends, and must not make the daemon reach into the LAN.
@@ -14,12 +14,11 @@
  * - Only a 200 counts. 3xx redirects are not followed (RFC 8461 3.3); the media type must be
  *   text/plain (RFC 8461 3.2); bodies over 64 KiB and fetches over the timeout are failures.
  */
-import https from 'node:https';
 import tls from 'node:tls';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressLookups, ResolvedAddress } from '../webhooks/targets.js';
-import { PinnedHttpsAgent, type PinnedRequestOptions } from '../webhooks/pinned-agent.js';
-import { isGloballyReachable } from '../domain/special-addresses.js';
+import { PinnedHttpsAgent } from '../webhooks/pinned-agent.js';
+import { pinnedHttpsRequest, resolvePublicAddresses } from '../webhooks/pinned-https.js';
 
 export type FetchResult = { ok: true; text: string } | { ok: false; error: string };
 
@@ -65,68 +64,44 @@ export class PolicyFetcher {
   }
 
   private async addresses(host: string): Promise<ResolvedAddress[] | FetchResult> {
-    const [a, aaaa] = await Promise.all([this.opts.resolver.a(host), this.opts.resolver.aaaa(host)]);
-    const found: ResolvedAddress[] = [
-      ...(a.status === 'ok' ? a.records.map((address) => ({ address, family: 4 as const })) : []),
-      ...(aaaa.status === 'ok' ? aaaa.records.map((address) => ({ address, family: 6 as const })) : []),
-    ];
-    if (found.length === 0) {
-      const failed = a.status === 'error' || aaaa.status === 'error';
-      return { ok: false, error: failed ? `DNS lookup of ${host} failed` : `${host} has no A or AAAA record` };
-    }
-    const allowed = found.filter((f) => this.opts.allowPrivate || isGloballyReachable(f.address));
-    if (allowed.length === 0) return { ok: false, error: `${host} resolves only to non-public addresses (delivery.allowPrivate)` };
-    return allowed;
+    const found = await resolvePublicAddresses(this.opts.resolver, host, { allowPrivate: this.opts.allowPrivate, settingName: 'delivery.allowPrivate' });
+    return typeof found === 'string' ? { ok: false, error: found } : found;
   }
 
-  private get(host: string, addresses: ResolvedAddress[]): Promise<FetchResult> {
-    return new Promise((resolve) => {
-      let settled = false;
-      const finish = (r: FetchResult): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        req.destroy();
-        resolve(r);
-      };
-      const options: PinnedRequestOptions = {
-        host,
-        servername: host,
-        port: this.port,
-        path: POLICY_PATH,
-        method: 'GET',
-        agent: this.agent,
-        ca: this.ca,
-        rejectUnauthorized: true,
-        headers: { accept: 'text/plain' },
-        pinned: { addresses, timeoutMs: this.timeoutMs },
-      };
-      const req = https.request(options, (res) => readBody(res, host, finish));
-      const timer = setTimeout(() => finish({ ok: false, error: `fetching ${host} timed out after ${this.timeoutMs} ms` }), this.timeoutMs);
-      req.on('error', (err: NodeJS.ErrnoException) => finish({ ok: false, error: describeError(host, err) }));
-      req.end();
+  private async get(host: string, addresses: ResolvedAddress[]): Promise<FetchResult> {
+    const r = await pinnedHttpsRequest({
+      host,
+      servername: host,
+      port: this.port,
+      path: POLICY_PATH,
+      method: 'GET',
+      headers: { accept: 'text/plain' },
+      addresses,
+      ca: this.ca,
+      timeoutMs: this.timeoutMs,
+      maxBodyBytes: MAX_POLICY_BYTES,
+      agent: this.agent,
+      // A redirect, another status or media type fails before its body is waited for.
+      readBodyIf: (status, headers) => answerProblem(host, status, headers) === null,
     });
+    if ('error' in r) {
+      return { ok: false, error: r.error === 'timeout' ? `fetching ${host} timed out after ${this.timeoutMs} ms` : describeError(host, r.cause) };
+    }
+    const problem = answerProblem(host, r.status, r.headers);
+    if (problem) return { ok: false, error: problem };
+    if (r.tooLarge !== undefined) return { ok: false, error: tooLarge(r.tooLarge) };
+    if (r.readError) return { ok: false, error: `reading the policy from ${host} failed: ${r.readError.message}` };
+    return { ok: true, text: r.body.toString('utf8') };
   }
 }
 
-/** Checks the status and media type, then collects at most MAX_POLICY_BYTES of body. */
-function readBody(res: IncomingMessage, host: string, finish: (r: FetchResult) => void): void {
-  const status = res.statusCode ?? 0;
-  if (status >= 300 && status < 400) return finish({ ok: false, error: `https://${host}${POLICY_PATH} answered ${status}, a redirect, which is not followed (RFC 8461 3.3)` });
-  if (status !== 200) return finish({ ok: false, error: `https://${host}${POLICY_PATH} answered HTTP ${status}` });
-  const type = (res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  if (type !== 'text/plain') return finish({ ok: false, error: `the policy's media type is "${type}", not text/plain (RFC 8461 3.2)` });
-  const declared = Number(res.headers['content-length']);
-  if (declared > MAX_POLICY_BYTES) return finish({ ok: false, error: tooLarge(declared) });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  res.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size > MAX_POLICY_BYTES) return finish({ ok: false, error: tooLarge(size) });
-    chunks.push(chunk);
-  });
-  res.on('end', () => finish({ ok: true, text: Buffer.concat(chunks).toString('utf8') }));
-  res.on('error', (err) => finish({ ok: false, error: `reading the policy from ${host} failed: ${err.message}` }));
+/** Only a 200 of text/plain is a policy (RFC 8461 3.2, 3.3); otherwise why not. */
+function answerProblem(host: string, status: number, headers: IncomingHttpHeaders): string | null {
+  if (status >= 300 && status < 400) return `https://${host}${POLICY_PATH} answered ${status}, a redirect, which is not followed (RFC 8461 3.3)`;
+  if (status !== 200) return `https://${host}${POLICY_PATH} answered HTTP ${status}`;
+  const type = (headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'text/plain') return `the policy's media type is "${type}", not text/plain (RFC 8461 3.2)`;
+  return null;
 }
 
 function tooLarge(bytes: number): string {

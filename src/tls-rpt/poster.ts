@@ -4,14 +4,13 @@
  *
  * As for MTA-STS policies (mta-sts/fetcher.ts): the host is resolved through postrider's own
  * resolver and the connection goes to exactly the checked addresses through the webhooks'
- * pinned agent, public addresses only unless tlsRpt.allowPrivate (the URI comes from a third
+ * pinned agent (webhooks/pinned-https.ts), public addresses only unless tlsRpt.allowPrivate (the URI comes from a third
  * party's DNS and must not make the daemon reach into the LAN); the certificate must chain to a
  * trusted root (plus tlsRpt.caFile for a private test CA) and be valid for the host.
  */
-import https from 'node:https';
 import tls from 'node:tls';
-import { isGloballyReachable } from '../domain/special-addresses.js';
-import { PinnedHttpsAgent, type PinnedRequestOptions } from '../webhooks/pinned-agent.js';
+import { PinnedHttpsAgent } from '../webhooks/pinned-agent.js';
+import { pinnedHttpsRequest, resolvePublicAddresses } from '../webhooks/pinned-https.js';
 import type { AddressLookups, ResolvedAddress } from '../webhooks/targets.js';
 
 export interface ReportPosterOptions {
@@ -53,45 +52,35 @@ export class ReportPoster {
   }
 
   private async addresses(host: string): Promise<ResolvedAddress[] | PostOutcome> {
-    const [a, aaaa] = await Promise.all([this.opts.resolver.a(host), this.opts.resolver.aaaa(host)]);
-    const found: ResolvedAddress[] = [
-      ...(a.status === 'ok' ? a.records.map((address) => ({ address, family: 4 as const })) : []),
-      ...(aaaa.status === 'ok' ? aaaa.records.map((address) => ({ address, family: 6 as const })) : []),
-    ];
-    if (found.length === 0) return { ok: false, error: `${host} has no usable A or AAAA record` };
-    const allowed = found.filter((f) => this.opts.allowPrivate || isGloballyReachable(f.address));
-    if (allowed.length === 0) return { ok: false, error: `${host} resolves only to non-public addresses (tlsRpt.allowPrivate)` };
-    return allowed;
+    const found = await resolvePublicAddresses(this.opts.resolver, host, {
+      allowPrivate: this.opts.allowPrivate,
+      settingName: 'tlsRpt.allowPrivate',
+      noRecordError: (h) => `${h} has no usable A or AAAA record`,
+    });
+    return typeof found === 'string' ? { ok: false, error: found } : found;
   }
 
-  private send(url: URL, addresses: ResolvedAddress[], gzip: Uint8Array): Promise<PostOutcome> {
+  private async send(url: URL, addresses: ResolvedAddress[], gzip: Uint8Array): Promise<PostOutcome> {
     const timeoutMs = this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    return new Promise((resolve) => {
-      let settled = false;
-      const finish = (r: PostOutcome): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        req.destroy();
-        resolve(r);
-      };
-      const options: PinnedRequestOptions = {
-        method: 'POST',
-        agent: this.agent,
-        ca: this.ca,
-        rejectUnauthorized: true,
-        servername: url.hostname,
-        headers: { 'content-type': 'application/tlsrpt+gzip', 'content-length': String(gzip.length) },
-        pinned: { addresses, timeoutMs },
-      };
-      const req = https.request(url, options, (res) => {
-        const code = res.statusCode ?? 0;
-        res.resume();
-        finish(code >= 200 && code < 300 ? { ok: true } : { ok: false, error: `${url.origin}${url.pathname} answered HTTP ${code}` });
-      });
-      const timer = setTimeout(() => finish({ ok: false, error: `POST to ${url.origin} timed out after ${timeoutMs} ms` }), timeoutMs);
-      req.on('error', (err: NodeJS.ErrnoException) => finish({ ok: false, error: `POST to ${url.origin} failed: ${err.code ? `${err.code} ` : ''}${err.message}` }));
-      req.end(gzip);
+    const r = await pinnedHttpsRequest({
+      host: url.hostname,
+      servername: url.hostname,
+      port: url.port ? Number(url.port) : 443,
+      path: `${url.pathname}${url.search}`,
+      method: 'POST',
+      headers: { 'content-type': 'application/tlsrpt+gzip', 'content-length': String(gzip.length) },
+      body: gzip,
+      addresses,
+      ca: this.ca,
+      timeoutMs,
+      maxBodyBytes: 0,
+      agent: this.agent,
+      readBodyIf: () => false, // only the status counts
     });
+    if ('error' in r) {
+      if (r.error === 'timeout') return { ok: false, error: `POST to ${url.origin} timed out after ${timeoutMs} ms` };
+      return { ok: false, error: `POST to ${url.origin} failed: ${r.cause.code ? `${r.cause.code} ` : ''}${r.cause.message}` };
+    }
+    return r.status >= 200 && r.status < 300 ? { ok: true } : { ok: false, error: `${url.origin}${url.pathname} answered HTTP ${r.status}` };
   }
 }
