@@ -1,0 +1,126 @@
+/**
+ * DANE in delivery, the cases next to delivery-tls-dane.test.ts (same setup, own daemon and
+ * addresses 127.0.44.x): a DANE-TA trust anchor (RFC 7672 3.1.1), a TLSA set without usable
+ * records (RFC 7672 3.1.3: TLS mandatory, not authenticated) and a TLSA lookup that fails
+ * (RFC 7672 2.2: that MX host is not used).
+ */
+import { createHash, type X509Certificate } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tlsRptCounts } from '../../src/store/tls-rpt.js';
+import { daneCerts, DANE_MX } from '../support/dane-certs.js';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { setupSender, type Sender } from '../support/sending.js';
+import { waitFor } from '../support/wait.js';
+
+let dns: TestDns;
+let mx: MxServer;
+let refusing: MxServer;
+let t: TestDaemon;
+let s: Sender;
+const certs = daneCerts();
+
+function tlsaText(usage: number, selector: number, matchingType: number, cert: X509Certificate): string {
+  const selected = selector === 0 ? cert.raw : cert.publicKey.export({ type: 'spki', format: 'der' });
+  const data = matchingType === 0 ? selected : createHash(matchingType === 1 ? 'sha256' : 'sha512').update(selected).digest();
+  return `${usage} ${selector} ${matchingType} ${data.toString('hex')}`;
+}
+
+/** An MX host in the signed zone dane.test, with these TLSA records. */
+function mxHost(host: string, address: string, tlsa: string[]): void {
+  dns.set(host, 'A', [address]);
+  dns.set(`_25._tcp.${host}`, 'TLSA', tlsa);
+}
+
+const unusable = () => [tlsaText(1, 1, 1, certs.leaf), tlsaText(0, 0, 1, certs.ca)];
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  dns.signed('dane.test');
+  // The chain includes the CA: a DANE-TA record matches a certificate the server presents (RFC 7672 3.1.1).
+  mx = await startMxServer({ address: '127.0.44.2', tlsOptions: { key: certs.leafKey, cert: certs.leafCert + certs.caCert } });
+  refusing = await startMxServer({ address: '127.0.44.3', port: mx.port, starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
+  // The certificate names mx.dane.test, the one host whose name DANE-TA checks.
+  mxHost(DANE_MX, '127.0.44.2', [tlsaText(2, 0, 1, certs.ca), tlsaText(2, 1, 1, certs.ca)]);
+  mxHost('mx-unusable.dane.test', '127.0.44.2', unusable());
+  mxHost('mx-unusable-refusing.dane.test', '127.0.44.3', unusable());
+  // Its own address: the MX resolver drops a host whose addresses an earlier host already has.
+  dns.set('mx-fail.dane.test', 'A', ['127.0.44.4']);
+  dns.servfail('_25._tcp.mx-fail.dane.test');
+  dns.set('dane-ta.test', 'MX', [`10 ${DANE_MX}`]);
+  dns.set('unusable.test', 'MX', ['10 mx-unusable.dane.test']);
+  dns.set('unusable-refusing.test', 'MX', ['10 mx-unusable-refusing.dane.test']);
+  dns.set('servfail-one.test', 'MX', ['10 mx-fail.dane.test', `20 ${DANE_MX}`]);
+  dns.set('servfail-all.test', 'MX', ['10 mx-fail.dane.test']);
+  t = await startDaemon({ 'dns.servers': [dns.address], 'dns.dnssecValidating': true, 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
+  s = await setupSender(t, dns);
+});
+
+afterAll(async () => {
+  await t?.stop();
+  await Promise.all([mx?.close(), refusing?.close(), dns?.close()]);
+});
+
+interface Attempt {
+  outcome: string;
+  mx?: string;
+  response: string;
+  tls?: boolean;
+  tlsDetail?: { dane?: string; reason?: string };
+}
+
+async function firstAttempt(to: string): Promise<Attempt> {
+  const res = await t.api('POST', '/send/transactional', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `app@${s.domain}` }, to: [{ email: to }], subject: 'DANE', text: 'Hello' },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const id = res.body.messageId as string;
+  return waitFor(async () => ((await t.api('GET', `/activity/messages/${id}`)).body.attempts as Attempt[] | undefined)?.[0], { what: `the first attempt to ${to}`, timeout: 15_000 });
+}
+
+const receivedBy = (server: MxServer, to: string) => server.received.filter((m) => m.to.includes(to));
+
+describe('DANE in delivery: trust anchors, unusable records, failed lookups', () => {
+  it('TLSA 2 0 1 / 2 1 1 of the CA that issued the MX certificate: delivered, authenticated by DANE-TA', async () => {
+    const attempt = await firstAttempt('ann@dane-ta.test');
+    expect(attempt).toMatchObject({ outcome: 'delivered', mx: DANE_MX, tls: true });
+    expect(attempt.tlsDetail?.dane).toMatch(/^DANE: authenticated/);
+    expect(receivedBy(mx, 'ann@dane-ta.test')[0]?.secure).toBe(true);
+  });
+
+  it('only PKIX-TA/PKIX-EE records (unusable): a TLS MX delivers encrypted, not authenticated', async () => {
+    const attempt = await firstAttempt('bob@unusable.test');
+    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx-unusable.dane.test', tls: true });
+    expect(attempt.tlsDetail?.dane).toMatch(/^DANE: encrypted, not authenticated/);
+    expect(receivedBy(mx, 'bob@unusable.test')[0]?.secure).toBe(true);
+  });
+
+  it('only PKIX records and an MX that refuses STARTTLS: deferred, no plain-text fallback', async () => {
+    const attempt = await firstAttempt('cid@unusable-refusing.test');
+    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx-unusable-refusing.dane.test', tls: false });
+    expect(attempt.response).toMatch(/STARTTLS refused: 454/);
+    expect(refusing.received).toHaveLength(0);
+  });
+
+  it('SERVFAIL on one MX host\'s TLSA lookup: that host is skipped, the next one delivers', async () => {
+    const attempt = await firstAttempt('dee@servfail-one.test');
+    expect(attempt).toMatchObject({ outcome: 'delivered', mx: DANE_MX, tls: true });
+    expect(attempt.tlsDetail?.dane).toMatch(/^DANE: authenticated/);
+  });
+
+  it('SERVFAIL on the only MX host\'s TLSA lookup: deferred 4.7.5, nothing sent', async () => {
+    const attempt = await firstAttempt('eve@servfail-all.test');
+    expect(attempt.outcome).toBe('deferred');
+    expect(attempt.response).toMatch(/TLSA lookup failed.*mx-fail\.dane\.test: .*SERVFAIL/);
+    expect(receivedBy(mx, 'eve@servfail-all.test')).toHaveLength(0);
+  });
+
+  it('tells TLS-RPT the DANE-TA success under the tlsa policy', async () => {
+    await t.daemon.tlsRpt.flush();
+    const day = new Date().toISOString().slice(0, 10);
+    const counts = (domain: string) => tlsRptCounts(t.daemon.store, day, domain);
+    expect(counts('dane-ta.test')).toMatchObject([{ policy: { type: 'tlsa', mxHost: DANE_MX }, success: 1, failures: [] }]);
+  });
+});
