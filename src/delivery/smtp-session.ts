@@ -206,11 +206,15 @@ export function openSession(target: Target, o: SessionOptions): Promise<Opened> 
     });
     const session = new SmtpSession(conn, target, level === 'none' ? (o.plainReason ?? 'plain text by policy') : undefined);
     let settled = false;
-    const finish = (value: Opened) => {
+    /** politely: the connection works, end it with QUIT (RFC 5321 4.1.1.10) rather than dropping it. */
+    const finish = (value: Opened, politely = false) => {
       if (settled) return;
       settled = true;
       o.signal?.removeEventListener('abort', onAbort);
-      if (!value.ok) session.close();
+      if (!value.ok && politely) {
+        session.spoil();
+        void session.quit();
+      } else if (!value.ok) session.close();
       resolve(value);
     };
     const onAbort = () => finish({ ok: false, failure: abortedFailure(target) });
@@ -219,7 +223,8 @@ export function openSession(target: Target, o: SessionOptions): Promise<Opened> 
     conn.connect((err) => {
       if (err) return finish({ ok: false, failure: sessionFailure(err, target, conn.upgrading === true) });
       const refused = level === 'dane' ? daneRefusal(session) : undefined;
-      finish(refused ? { ok: false, failure: refused } : { ok: true, session });
+      // A DANE refusal is of the certificate, not the SMTP session: QUIT before closing (RFC 7672 does not forbid it).
+      finish(refused ? { ok: false, failure: refused } : { ok: true, session }, refused !== undefined);
     });
   });
 }
@@ -227,7 +232,7 @@ export function openSession(target: Target, o: SessionOptions): Promise<Opened> 
 /**
  * RFC 7672 2.2: after the handshake, before MAIL FROM, the peer's chain must match the host's
  * TLSA records (or, for an RRset without usable records, the session just be encrypted). A
- * refusal is a TLS failure of this host; the session is closed by the caller.
+ * refusal is a TLS failure of this host; the session is ended with QUIT by the caller.
  */
 function daneRefusal(session: SmtpSession): SessionFailure | undefined {
   const dane = session.target.dane;

@@ -17,6 +17,8 @@ import { waitFor } from '../support/wait.js';
 let dns: TestDns;
 let mx: MxServer;
 let refusing: MxServer;
+/** Presents the same certificate; only the host whose TLSA records do not match it points here. */
+let wrong: MxServer;
 let t: TestDaemon;
 let s: Sender;
 const certs = daneCerts();
@@ -40,7 +42,8 @@ beforeAll(async () => {
   mx = await startMxServer({ address: '127.0.43.2', tlsOptions: { key: certs.leafKey, cert: certs.leafCert } });
   refusing = await startMxServer({ address: '127.0.43.3', port: mx.port, starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
   domainWith('dane-ok.test', 'mx.dane.test', '127.0.43.2', [tlsaText(3, 1, 1, certs.leaf)]);
-  domainWith('dane-wrong.test', 'mx-wrong.dane.test', '127.0.43.2', [tlsaText(3, 1, 1, certs.otherCa)]);
+  wrong = await startMxServer({ address: '127.0.43.4', port: mx.port, tlsOptions: { key: certs.leafKey, cert: certs.leafCert } });
+  domainWith('dane-wrong.test', 'mx-wrong.dane.test', '127.0.43.4', [tlsaText(3, 1, 1, certs.otherCa)]);
   domainWith('dane-refusing.test', 'mx-refusing.dane.test', '127.0.43.3', [tlsaText(3, 1, 1, certs.leaf)]);
   t = await startDaemon({ 'dns.servers': [dns.address], 'dns.dnssecValidating': true, 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
   s = await setupSender(t, dns);
@@ -48,7 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.stop();
-  await Promise.all([mx?.close(), refusing?.close(), dns?.close()]);
+  await Promise.all([mx?.close(), refusing?.close(), wrong?.close(), dns?.close()]);
 });
 
 interface Attempt {
@@ -78,11 +81,12 @@ describe('DANE in delivery', () => {
   });
 
   it('no TLSA record matches the certificate: deferred, never delivered', async () => {
-    const before = mx.received.length;
     const attempt = await firstAttempt('bob@dane-wrong.test');
     expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx-wrong.dane.test', tls: false });
     expect(attempt.response).toMatch(/required by the DANE TLSA records of mx-wrong\.dane\.test.*DANE: /);
-    expect(mx.received.length).toBe(before);
+    expect(wrong.received).toHaveLength(0);
+    // The session is ended with QUIT (RFC 5321 4.1.1.10), not dropped.
+    await waitFor(() => wrong.quits > 0, { what: 'QUIT after the DANE refusal' });
   });
 
   it('TLSA records and an MX that refuses STARTTLS: deferred, no plain-text fallback', async () => {

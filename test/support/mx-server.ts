@@ -50,6 +50,8 @@ export interface MxServer {
   maxConcurrent: number;
   /** Most messages being received (between DATA and its reply) at the same time. */
   maxConcurrentData: number;
+  /** Sessions the client ended with QUIT. */
+  quits: number;
   /** Queue replies for RCPT TO of this address (lowercase), used one per command. */
   scriptRcpt(address: string, ...replies: Reply[]): void;
   /** Queue replies for the end of DATA, used one per message. */
@@ -75,6 +77,7 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
     connections: 0,
     maxConcurrent: 0,
     maxConcurrentData: 0,
+    quits: 0,
     scriptRcpt: (address, ...replies) => rcptScripts.set(address.toLowerCase(), [...(rcptScripts.get(address.toLowerCase()) ?? []), ...replies]),
     scriptData: (...replies) => dataScript.push(...replies),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
@@ -127,6 +130,7 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
     },
   });
   if (o.starttlsReply) refuseStarttls(server, o.starttlsReply);
+  countQuits(server, mx);
   server.on('error', () => undefined); // a client dropping mid-session is not the test's business
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -167,6 +171,25 @@ function refuseStarttls(server: SMTPServer, reply: Reply): void {
       c.handler_STARTTLS = (_command, cb) => {
         c.send(reply.code, reply.message);
         cb();
+      };
+    }
+  };
+}
+
+/** smtp-server has no QUIT hook: wrap each new connection's handler to count them. */
+function countQuits(server: SMTPServer, mx: MxServer): void {
+  type Conn = { handler_QUIT: (command: Buffer, cb: () => void) => void };
+  const internals = server as unknown as { connect(socket: unknown, options: unknown): void; connections: Set<Conn> };
+  const connect = internals.connect.bind(server);
+  internals.connect = (socket, options) => {
+    const before = new Set(internals.connections);
+    connect(socket, options);
+    for (const c of internals.connections) {
+      if (before.has(c)) continue;
+      const quit = c.handler_QUIT.bind(c);
+      c.handler_QUIT = (command, cb) => {
+        mx.quits++;
+        quit(command, cb);
       };
     }
   };
