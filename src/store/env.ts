@@ -66,7 +66,14 @@ export class Store {
       // is a second promise that belongs to whichever batch is filling when it is asked for; a
       // write queued while a failing batch (full disk) runs gets that batch's flush promise,
       // which is never settled, and its request hangs although its own commit succeeded.
-      root = open({ path: this.path, maxDbs: 64, overlappingSync: false, readOnly: this.opts.readOnly ?? false });
+      // noReadAhead (MDB_NORDAHEAD, madvise MADV_RANDOM on the map): a page fault reads that
+      // page, not the device's read-ahead window around it (8 MB on some virtual disks). Store
+      // reads are random B-tree lookups; with read-ahead each one read megabytes, and under a
+      // memory limit smaller than the file those evicted the pages still needed
+      // (bench/queue-scale.mjs: 17 major faults, 136 MB read per delivered message in 300 MB).
+      // lmdb-js reads noReadAhead but its typings omit it: a variable, not a literal, passes it.
+      const options = { path: this.path, maxDbs: 64, overlappingSync: false, noReadAhead: true, readOnly: this.opts.readOnly ?? false };
+      root = open(options);
     } catch (err) {
       throw asDamaged(this.file, err);
     }
