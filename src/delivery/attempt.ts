@@ -16,7 +16,7 @@ import { deliverOverSmtp, type SmtpConnectionCache, type SmtpTimeouts } from './
 import { recipientResult } from './smtp-results.js';
 import { routeUnderPolicy, testingFailure, type StsPolicySource, type StsRecord } from './sts-routing.js';
 import { routeUnderDane, type DaneHost, type DaneSource } from './dane-routing.js';
-import { tlsReporter, type TlsResultSink } from './tls-reporting.js';
+import { reportRefusedHosts, tlsReporter, type TlsResultSink } from './tls-reporting.js';
 
 export interface AttemptRequest {
   job: DeliveryJob;
@@ -64,9 +64,12 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
     const { resolution: route, site } = await deps.mx.locate(job.domain);
     if (route.status === 'failed') return refused(job, route.reply, 'dns');
     const policy = (await deps.mtaSts?.policyFor(job.domain)) ?? null;
+    const report = deps.tlsRpt && { sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts, maxAge: policy ? deps.stsMaxAge?.(job.domain) : undefined };
     const sts = deps.mtaSts ? routeUnderPolicy(job.domain, route.hosts, policy, deps.mtaSts) : undefined;
+    if (sts && !sts.ok && report) reportRefusedHosts(report, route.hosts.map((h) => ({ host: h.host, reason: sts.reply.text })), 'validation-failure');
     if (sts && !sts.ok) return { ...refused(job, sts.reply, 'tls'), mtaSts: sts.record };
     const dane = deps.dane ? await routeUnderDane(job.domain, sts?.hosts ?? route.hosts, deps.dane) : undefined;
+    if (dane && report) reportRefusedHosts(report, dane.skipped, 'dnssec-invalid');
     if (dane && !dane.ok) return { ...refused(job, dane.reply, 'tls'), mtaSts: sts?.record };
     const hosts: DaneHost[] = dane?.hosts ?? sts?.hosts ?? route.hosts;
     const targets = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address, dane: h.dane })));
@@ -84,7 +87,7 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
       beforeBody,
       tlsPolicy: sts?.tlsPolicy,
       ca: deps.ca?.(),
-      onTlsNegotiation: deps.tlsRpt && tlsReporter({ sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts, maxAge: policy ? deps.stsMaxAge?.(job.domain) : undefined }),
+      onTlsNegotiation: report && tlsReporter(report),
     });
     if (!sts?.ok || !sts.record) return result;
     return withStsRecord(result, sts.record, sts.outsidePolicy, job.domain, deps.logger);

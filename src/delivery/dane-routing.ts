@@ -22,18 +22,25 @@ export interface DaneHost extends MxHost {
   dane?: DaneResult;
 }
 
-export type DaneRouting = { ok: true; hosts: DaneHost[] } | { ok: false; reply: ParsedReply };
+/** A host dropped because its TLSA lookup failed, and why (told to TLS-RPT as dnssec-invalid). */
+export interface SkippedHost {
+  host: string;
+  reason: string;
+}
+
+export type DaneRouting = { ok: true; hosts: DaneHost[]; skipped: SkippedHost[] } | { ok: false; reply: ParsedReply; skipped: SkippedHost[] };
 
 export async function routeUnderDane(domain: string, hosts: MxHost[], lookup: DaneSource): Promise<DaneRouting> {
   const results = await Promise.all(hosts.map((h) => lookup.tlsaFor(h.host)));
   const kept: DaneHost[] = [];
-  const skipped: string[] = [];
+  const skipped: SkippedHost[] = [];
   hosts.forEach((h, i) => {
     const result = results[i];
     const requirement = tlsRequirement(result);
-    if (requirement === 'skip-mx') skipped.push(`${h.host}: ${'reason' in result ? result.reason : result.kind}`);
+    if (requirement === 'skip-mx') skipped.push({ host: h.host, reason: 'reason' in result ? result.reason : result.kind });
     else kept.push(requirement === 'opportunistic' ? h : { ...h, dane: result });
   });
-  if (kept.length > 0) return { ok: true, hosts: kept };
-  return { ok: false, reply: { enhancedCode: '4.7.5', text: `No usable MX host of ${domain}: TLSA lookup failed (RFC 7672 2.2, not delivered without it): ${skipped.join('; ')}` } };
+  if (kept.length > 0) return { ok: true, hosts: kept, skipped };
+  const why = skipped.map((k) => `${k.host}: ${k.reason}`).join('; ');
+  return { ok: false, reply: { enhancedCode: '4.7.5', text: `No usable MX host of ${domain}: TLSA lookup failed (RFC 7672 2.2, not delivered without it): ${why}` }, skipped };
 }

@@ -3,7 +3,8 @@
  * connection to an MX host of the attempt, under the policy it was held to: `sts` when the
  * recipient domain has an MTA-STS policy in `enforce` or `testing` (the policy's lines and the MX
  * pattern that matched, RFC 8460 4.4), `tlsa` for a host whose TLSA records made TLS mandatory
- * (DANE wins over MTA-STS, RFC 8461 2), else `no-policy-found`.
+ * (DANE wins over MTA-STS, RFC 8461 2), else `no-policy-found`. MX hosts refused before any
+ * connection (a failed TLSA lookup, no MX in an enforce policy) are told too (reportRefusedHosts).
  */
 import type { ActiveStsPolicy } from '../mta-sts/cache.js';
 import type { TlsPolicy as ReportPolicy, TlsResultInput } from '../tls-rpt/types.js';
@@ -34,6 +35,22 @@ export function tlsReporter(o: ReporterInput): (target: Target, outcome: TlsOutc
       : { type: outcome.type, sendingMtaIp: o.sourceAddress, receivingMxHostname: target.host, receivingIp: target.address, failureReasonCode: outcome.reason.slice(0, 200) };
     o.sink.recordTlsResult({ policyDomain: o.domain, policy, result });
   };
+}
+
+/**
+ * MX hosts refused before any connection, one result each (each would have been a session):
+ *  - `dnssec-invalid` under policy `tlsa` when the host's TLSA lookup failed (SERVFAIL, bogus;
+ *    RFC 8460 4.3.2.1: no valid records were returned from the recursive resolver);
+ *  - `validation-failure` under the `sts` policy when no MX host matched an `enforce` policy:
+ *    RFC 8460 has no result type for an MX outside the policy's mx list, and 4.3.3 says a
+ *    failure that fits no category SHOULD be reported as `validation-failure`.
+ */
+export function reportRefusedHosts(o: ReporterInput, hosts: { host: string; reason: string }[], type: 'dnssec-invalid' | 'validation-failure'): void {
+  for (const h of hosts) {
+    const policy: ReportPolicy = type === 'dnssec-invalid' ? { type: 'tlsa', mxHost: h.host } : reportPolicy(o, { host: h.host, address: '' });
+    const failure = { type, sendingMtaIp: o.sourceAddress, receivingMxHostname: h.host, failureReasonCode: h.reason.slice(0, 200) };
+    o.sink.recordTlsResult({ policyDomain: o.domain, policy, result: failure });
+  }
 }
 
 function reportPolicy(o: ReporterInput, target: Target): ReportPolicy {

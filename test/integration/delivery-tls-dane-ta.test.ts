@@ -117,10 +117,14 @@ describe('DANE in delivery: trust anchors, unusable records, failed lookups', ()
     expect(receivedBy(mx, 'eve@servfail-all.test')).toHaveLength(0);
   });
 
-  it('tells TLS-RPT the DANE-TA success under the tlsa policy', async () => {
+  it('tells TLS-RPT the DANE-TA success, and each failed TLSA lookup as dnssec-invalid (RFC 8460 4.3.2.1)', async () => {
     await t.daemon.tlsRpt.flush();
     const day = new Date().toISOString().slice(0, 10);
     const counts = (domain: string) => tlsRptCounts(t.daemon.store, day, domain);
     expect(counts('dane-ta.test')).toMatchObject([{ policy: { type: 'tlsa', mxHost: DANE_MX }, success: 1, failures: [] }]);
+    const dnssecInvalid = { policy: { type: 'tlsa', mxHost: 'mx-fail.dane.test' }, success: 0, failures: [{ count: 1, failure: { type: 'dnssec-invalid', receivingMxHostname: 'mx-fail.dane.test', failureReasonCode: expect.stringMatching(/SERVFAIL/) } }] };
+    expect(counts('servfail-all.test')).toMatchObject([dnssecInvalid]);
+    // Its delivery through mx.dane.test may reuse the kept connection, which is no negotiation.
+    expect(counts('servfail-one.test')).toEqual(expect.arrayContaining([expect.objectContaining(dnssecInvalid)]));
   });
 });

@@ -132,6 +132,8 @@ describe('MTA-STS in delivery', () => {
     expect(counts('sts-good.test')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good.test', string: ['version: STSv1', 'mode: enforce', 'mx: mx.sts-good.test', 'max_age: 86400'] }, success: 1 }]);
     expect(counts('sts-refusing.test')).toMatchObject([{ policy: { type: 'sts', mxHost: '*.sts-refusing.test' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported', receivingMxHostname: 'mx.sts-refusing.test', receivingIp: '127.0.42.3' } }] }]);
     expect(counts('sts-selfsigned.test')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'certificate-not-trusted' } }] }]);
+    // No MX in the enforce policy: RFC 8460 has no type for it, 4.3.3 says validation-failure.
+    expect(counts('sts-mismatch.test')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good.test' }, success: 0, failures: [{ count: 1, failure: { type: 'validation-failure', receivingMxHostname: 'mx.sts-good.test' } }] }]);
     expect(counts('sts-testing.test')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
   });
 });
