@@ -13,6 +13,7 @@ import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
+import { firstAttempt as sendAndReadFirstAttempt, type Attempt } from '../support/attempts.js';
 
 let dns: TestDns;
 let mx: MxServer;
@@ -54,23 +55,7 @@ afterAll(async () => {
   await Promise.all([mx?.close(), refusing?.close(), wrong?.close(), dns?.close()]);
 });
 
-interface Attempt {
-  outcome: string;
-  mx?: string;
-  response: string;
-  tls?: boolean;
-  tlsDetail?: { dane?: string; reason?: string };
-}
-
-async function firstAttempt(to: string): Promise<Attempt> {
-  const res = await t.api('POST', '/send/transactional', {
-    headers: { 'x-service-channel-id': s.channelId },
-    body: { from: { email: `app@${s.domain}` }, to: [{ email: to }], subject: 'DANE', text: 'Hello' },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  const id = res.body.messageId as string;
-  return waitFor(async () => ((await t.api('GET', `/activity/messages/${id}`)).body.attempts as Attempt[] | undefined)?.[0], { what: `the first attempt to ${to}`, timeout: 15_000 });
-}
+const firstAttempt = (to: string): Promise<Attempt> => sendAndReadFirstAttempt(t, s, to, 'DANE');
 
 describe('DANE in delivery', () => {
   it('TLSA 3 1 1 matching the MX key: delivered over TLS, authenticated by DANE', async () => {

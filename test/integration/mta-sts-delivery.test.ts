@@ -12,7 +12,7 @@ import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startPolicyServer, type PolicyServer } from '../support/mta-sts-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
-import { waitFor } from '../support/wait.js';
+import { firstAttempt as sendAndReadFirstAttempt, type Attempt } from '../support/attempts.js';
 
 let dns: TestDns;
 let policies: PolicyServer;
@@ -59,31 +59,7 @@ afterAll(async () => {
   await Promise.all([good?.close(), refusing?.close(), selfSigned?.close(), policies?.close(), dns?.close()]);
 });
 
-interface Attempt {
-  outcome: string;
-  mx?: string;
-  response: string;
-  tls?: boolean;
-  tlsDetail?: { protocol?: string; verified?: boolean; reason?: string };
-  mtaSts?: { mode: string; id: string; failure?: string };
-}
-
-/** Sends one message to `to` and answers its first recorded attempt, from the message details. */
-async function firstAttempt(to: string): Promise<Attempt> {
-  const res = await t.api('POST', '/send/transactional', {
-    headers: { 'x-service-channel-id': s.channelId },
-    body: { from: { email: `app@${s.domain}` }, to: [{ email: to }], subject: 'MTA-STS', text: 'Hello' },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  const id = res.body.messageId as string;
-  return waitFor(
-    async () => {
-      const details = await t.api('GET', `/activity/messages/${id}`);
-      return (details.body.attempts as Attempt[] | undefined)?.[0];
-    },
-    { what: `the first attempt to ${to}`, timeout: 15_000 },
-  );
-}
+const firstAttempt = (to: string): Promise<Attempt> => sendAndReadFirstAttempt(t, s, to, 'MTA-STS');
 
 describe('MTA-STS in delivery', () => {
   it('enforce, MX in the policy, certificate from a trusted CA: delivered over verified TLS', async () => {

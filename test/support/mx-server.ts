@@ -158,41 +158,43 @@ export async function startMxServers(addresses: string[], o: Omit<MxServerOption
   }
 }
 
-/** smtp-server (3.x) has no hook for STARTTLS: each new connection's handler is replaced. */
-function refuseStarttls(server: SMTPServer, reply: Reply): void {
-  type Conn = { handler_STARTTLS: (command: Buffer, cb: () => void) => void; send(code: number, message: string): void };
+/** A command handler of one smtp-server connection (the library's internal naming). */
+type Handler = (command: Buffer, cb: () => void) => void;
+type Conn = { handler_STARTTLS: Handler; handler_QUIT: Handler; send(code: number, message: string): void };
+
+/**
+ * smtp-server (3.x) has no hooks for single commands: `patch` runs on each new connection right
+ * after the library made it, so a test can replace that connection's command handlers.
+ */
+function onEachConnection(server: SMTPServer, patch: (c: Conn) => void): void {
   const internals = server as unknown as { connect(socket: unknown, options: unknown): void; connections: Set<Conn> };
   const connect = internals.connect.bind(server);
   internals.connect = (socket, options) => {
     const before = new Set(internals.connections);
     connect(socket, options);
-    for (const c of internals.connections) {
-      if (before.has(c)) continue;
-      c.handler_STARTTLS = (_command, cb) => {
-        c.send(reply.code, reply.message);
-        cb();
-      };
-    }
+    for (const c of internals.connections) if (!before.has(c)) patch(c);
   };
 }
 
-/** smtp-server has no QUIT hook: wrap each new connection's handler to count them. */
+/** STARTTLS answered with `reply` (and no TLS) on every connection. */
+function refuseStarttls(server: SMTPServer, reply: Reply): void {
+  onEachConnection(server, (c) => {
+    c.handler_STARTTLS = (_command, cb) => {
+      c.send(reply.code, reply.message);
+      cb();
+    };
+  });
+}
+
+/** Counts the QUIT commands the server receives (in mx.quits). */
 function countQuits(server: SMTPServer, mx: MxServer): void {
-  type Conn = { handler_QUIT: (command: Buffer, cb: () => void) => void };
-  const internals = server as unknown as { connect(socket: unknown, options: unknown): void; connections: Set<Conn> };
-  const connect = internals.connect.bind(server);
-  internals.connect = (socket, options) => {
-    const before = new Set(internals.connections);
-    connect(socket, options);
-    for (const c of internals.connections) {
-      if (before.has(c)) continue;
-      const quit = c.handler_QUIT.bind(c);
-      c.handler_QUIT = (command, cb) => {
-        mx.quits++;
-        quit(command, cb);
-      };
-    }
-  };
+  onEachConnection(server, (c) => {
+    const quit = c.handler_QUIT.bind(c);
+    c.handler_QUIT = (command, cb) => {
+      mx.quits++;
+      quit(command, cb);
+    };
+  });
 }
 
 function longestLine(raw: Buffer): number {
