@@ -3,20 +3,13 @@
  * zones, and verifyPeer on a live STARTTLS session with a real smtp-server presenting the
  * test leaf (and its CA).
  */
-import { createHash, type X509Certificate } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDaneLookup, tlsRequirement, verifyPeer, type DaneResult } from '../../src/dane/index.js';
-import { DANE_MX, daneCerts } from '../support/dane-certs.js';
+import { DANE_MX, daneCerts, tlsaText } from '../support/dane-certs.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
-
-function tlsaText(usage: number, selector: number, matchingType: number, cert: X509Certificate): string {
-  const selected = selector === 0 ? cert.raw : cert.publicKey.export({ type: 'spki', format: 'der' });
-  const data = matchingType === 0 ? selected : createHash(matchingType === 1 ? 'sha256' : 'sha512').update(selected).digest();
-  return `${usage} ${selector} ${matchingType} ${data.toString('hex')}`;
-}
 
 const certs = daneCerts();
 let dns: TestDns;

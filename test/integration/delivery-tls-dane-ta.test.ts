@@ -4,10 +4,9 @@
  * records (RFC 7672 3.1.3: TLS mandatory, not authenticated) and a TLSA lookup that fails
  * (RFC 7672 2.2: that MX host is not used).
  */
-import { createHash, type X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tlsRptCounts } from '../../src/store/tls-rpt.js';
-import { daneCerts, DANE_MX } from '../support/dane-certs.js';
+import { daneCerts, DANE_MX, tlsaText } from '../support/dane-certs.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
@@ -20,12 +19,6 @@ let refusing: MxServer;
 let t: TestDaemon;
 let s: Sender;
 const certs = daneCerts();
-
-function tlsaText(usage: number, selector: number, matchingType: number, cert: X509Certificate): string {
-  const selected = selector === 0 ? cert.raw : cert.publicKey.export({ type: 'spki', format: 'der' });
-  const data = matchingType === 0 ? selected : createHash(matchingType === 1 ? 'sha256' : 'sha512').update(selected).digest();
-  return `${usage} ${selector} ${matchingType} ${data.toString('hex')}`;
-}
 
 /** An MX host in the signed zone dane.test, with these TLSA records. */
 function mxHost(host: string, address: string, tlsa: string[]): void {

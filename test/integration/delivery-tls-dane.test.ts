@@ -4,10 +4,9 @@
  * signed zone dane.test with the AD bit and serves the TLSA records. What each attempt did is
  * read from the message details, the TLS-RPT counts from the store.
  */
-import { createHash, type X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tlsRptCounts } from '../../src/store/tls-rpt.js';
-import { daneCerts } from '../support/dane-certs.js';
+import { daneCerts, tlsaText } from '../support/dane-certs.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
@@ -23,12 +22,6 @@ let wrong: MxServer;
 let t: TestDaemon;
 let s: Sender;
 const certs = daneCerts();
-
-function tlsaText(usage: number, selector: number, matchingType: number, cert: X509Certificate): string {
-  const selected = selector === 0 ? cert.raw : cert.publicKey.export({ type: 'spki', format: 'der' });
-  const data = matchingType === 0 ? selected : createHash(matchingType === 1 ? 'sha256' : 'sha512').update(selected).digest();
-  return `${usage} ${selector} ${matchingType} ${data.toString('hex')}`;
-}
 
 /** A recipient domain whose one MX host, in the signed zone dane.test, has these TLSA records. */
 function domainWith(domain: string, mxHost: string, address: string, tlsa: string[]): void {

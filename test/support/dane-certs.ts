@@ -4,7 +4,7 @@
  * Generated once per test process into memory.
  */
 import { execFileSync } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,4 +52,19 @@ export function daneCerts(): DaneCerts {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The association data a server operator would publish for `cert` (RFC 6698 2.1): the whole
+ * certificate (selector 0) or its SubjectPublicKeyInfo (1), as is (matching type 0) or hashed
+ * with SHA-256 (1) or SHA-512 (2).
+ */
+export function tlsaData(selector: number, matchingType: number, cert: X509Certificate): Buffer {
+  const selected = selector === 0 ? cert.raw : cert.publicKey.export({ type: 'spki', format: 'der' });
+  return matchingType === 0 ? selected : createHash(matchingType === 1 ? 'sha256' : 'sha512').update(selected).digest();
+}
+
+/** The TLSA record for `cert` in presentation form, as the test DNS server serves it. */
+export function tlsaText(usage: number, selector: number, matchingType: number, cert: X509Certificate): string {
+  return `${usage} ${selector} ${matchingType} ${tlsaData(selector, matchingType, cert).toString('hex')}`;
 }

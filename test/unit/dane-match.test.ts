@@ -1,14 +1,12 @@
-import { createHash, type X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { matchCertificate } from '../../src/dane/match.js';
 import { isUsable, parseTlsaRdata, type TlsaRecord } from '../../src/dane/tlsa.js';
-import { DANE_MX, daneCerts } from '../support/dane-certs.js';
+import { DANE_MX, daneCerts, tlsaData } from '../support/dane-certs.js';
 
 /** The association data a server operator would publish for cert (RFC 6698 2.1). */
 function tlsa(usage: number, selector: number, matchingType: number, cert: X509Certificate): TlsaRecord {
-  const selected = selector === 0 ? cert.raw : cert.publicKey.export({ type: 'spki', format: 'der' });
-  const data = matchingType === 0 ? selected : createHash(matchingType === 1 ? 'sha256' : 'sha512').update(selected).digest();
-  return { usage, selector, matchingType, data };
+  return { usage, selector, matchingType, data: tlsaData(selector, matchingType, cert) };
 }
 
 describe('DANE matching (RFC 7672 3.1, RFC 7671 5)', () => {
