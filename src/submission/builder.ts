@@ -39,15 +39,4 @@ export class PoolMessageBuilder implements MessageBuilder {
     });
   }
 
-  async sign(input: { raw: Uint8Array; dkim: DkimKeyRef }): Promise<Uint8Array> {
-    try {
-      // Timed on the thread: after the commit, signatures may queue behind a broadcast's builds,
-      // and that wait is not the signature's cost.
-      const signed = await this.pool.signTimed(input);
-      this.onSign(signed.signSeconds);
-      return signed.raw;
-    } catch (err) {
-      throw toAppError(err, '');
-    }
-  }
 }

@@ -65,8 +65,6 @@ export interface BuildResult {
 export interface MessageBuilder {
   /** Builds one message now: a broadcast's check that its template renders, before the 200 (broadcast.ts). */
   build(input: BuildRequest): Promise<BuildResult>;
-  /** DKIM-signs a message as it is (SMTP submissions); existing signatures are kept. */
-  sign(input: { raw: Uint8Array; dkim: DkimKeyRef }): Promise<Uint8Array>;
   /** Composes and signs committed messages in one pool task (the finishing stage), each settling on its own, in order. */
   finish(inputs: FinishRequest[]): Promise<PromiseSettledResult<FinishResult>[]>;
 }

@@ -13,7 +13,7 @@ import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import { TaskError } from './errors.js';
 import { inLane, TwoLaneQueue } from './task-lanes.js';
 import type { WorkerRequest, WorkerResponse, WorkerResults } from './protocol.js';
-import type { BuildInput, BuildOutput, FinishInput, FinishOutput, SignedMessage, SignRawInput } from './tasks.js';
+import type { BuildInput, BuildOutput, FinishInput, FinishOutput } from './tasks.js';
 
 export interface WorkerPoolOptions {
   /**
@@ -91,18 +91,9 @@ export class WorkerPool {
   }
 
   /**
-   * DKIM-signs a complete message (existing signatures are kept), with the time the signature took
-   * on its thread (not counting the wait for a thread).
-   */
-  signTimed(input: SignRawInput): Promise<SignedMessage> {
-    // Signing happens after the commit (submission/finishing.ts): nobody waits for it, so it queues
-    // behind the tasks a client is waiting for: a broadcast's check render, a new domain's key (task-lanes.ts).
-    return this.run({ task: 'signTimed', input }, { background: true });
-  }
-
-  /**
    * Composes and signs committed messages in one task on one thread (the finishing stage, after
-   * the commit): background work, like signTimed. Each input settles on its own, in order.
+   * the commit): background work, queued behind the tasks a client waits for (a broadcast's check
+   * render, a new domain's key; task-lanes.ts). Each input settles on its own, in order.
    */
   async finishMany(inputs: FinishInput[]): Promise<PromiseSettledResult<FinishOutput>[]> {
     if (inputs.length === 0) return [];

@@ -4,12 +4,10 @@
  */
 import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import type { TaskErrorData } from './errors.js';
-import type { BuildInput, BuildOutput, FinishInput, FinishOutput, SignedMessage, SignRawInput } from './tasks.js';
+import type { BuildInput, BuildOutput, FinishInput, FinishOutput } from './tasks.js';
 
 export type WorkerRequest =
   | { task: 'build'; input: BuildInput }
-  /** DKIM-signs a complete message, with the signature's own time (the signing stage's metric). */
-  | { task: 'signTimed'; input: SignRawInput }
   /** Composes and signs committed messages in one hop (the finishing stage): one answer per input, in order. */
   | { task: 'finishMany'; input: FinishInput[] }
   | { task: 'generateKey'; input: GenerateKeyOptions };
@@ -19,7 +17,6 @@ export type WorkerTask = WorkerRequest['task'];
 /** What each task returns on success. */
 export interface WorkerResults {
   build: BuildOutput;
-  signTimed: SignedMessage;
   /** Each input's own answer: one failing message does not fail the others. */
   finishMany: WorkerResponse<FinishOutput>[];
   generateKey: GeneratedKey;

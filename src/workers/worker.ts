@@ -19,7 +19,7 @@ import { isMainThread } from 'node:worker_threads';
 import { toTaskErrorData } from './errors.js';
 import type { GenerateKeyOptions } from './dkim.js';
 import type { WorkerResponse, WorkerTask } from './protocol.js';
-import { WorkerTasks, type BuildInput, type FinishInput, type SignRawInput } from './tasks.js';
+import { WorkerTasks, type BuildInput, type FinishInput } from './tasks.js';
 
 let thread: WorkerTasks | undefined;
 
@@ -55,8 +55,6 @@ async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown
         return { ok: true, value: await tasks.buildMessage(msg.input as BuildInput) };
       case 'finishMany':
         return { ok: true, value: await each(msg.input as FinishInput[], (input) => tasks.finishMessage(input)) };
-      case 'signTimed':
-        return { ok: true, value: await tasks.signTimed(msg.input as SignRawInput) };
       case 'generateKey':
         return { ok: true, value: tasks.generateKey(msg.input as GenerateKeyOptions) };
       default:

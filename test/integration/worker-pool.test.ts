@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitTxt, type GeneratedKey } from '../../src/workers/dkim.js';
 import { TaskError } from '../../src/workers/errors.js';
 import { WorkerPool } from '../../src/workers/pool.js';
-import type { BuildInput, BuildOutput } from '../../src/workers/tasks.js';
+import type { BuildInput, BuildOutput, FinishOutput, SignRawInput } from '../../src/workers/tasks.js';
 
 // Runs real worker threads on the compiled dist/workers/worker.js (vitest's global setup builds
 // it first, test/support/build-dist.ts).
@@ -38,6 +38,13 @@ describe('WorkerPool', () => {
     await pool.stop();
   });
 
+  /** Signs a complete message in a worker thread through the finishing task (a raw message, nothing to compose). */
+  async function signInPool(input: SignRawInput): Promise<FinishOutput> {
+    const [settled] = await pool.finishMany([input]);
+    if (settled!.status === 'rejected') throw settled!.reason;
+    return settled!.value;
+  }
+
   it('builds and signs a message in a worker thread', async () => {
     const key = await pool.generateKey({ algorithm: 'ed25519' });
     expect(key.dnsValue).toMatch(/^v=DKIM1; k=ed25519; p=/);
@@ -48,8 +55,8 @@ describe('WorkerPool', () => {
     expect(out.subject).toBe('Hi Zoë');
     expect(out.raw).toBeInstanceOf(Uint8Array);
     expect(out.size).toBe(out.raw.byteLength);
-    // Built, then signed by the signing task, as the signing stage does after the commit.
-    const signed = await pool.signTimed({ raw: out.raw, dkim: { domain: 'example.com', selector: 'sel', privateKeyPem: key.privateKeyPem, algorithm: 'ed25519' } });
+    // Built, then signed by the finishing task, as the finishing stage does after the commit.
+    const signed = await signInPool({ raw: out.raw, dkim: { domain: 'example.com', selector: 'sel', privateKeyPem: key.privateKeyPem, algorithm: 'ed25519' } });
     const raw = Buffer.from(signed.raw);
     expect(raw.toString('latin1')).toMatch(/^DKIM-Signature: /);
     const parsed = await simpleParser(raw);
@@ -62,7 +69,7 @@ describe('WorkerPool', () => {
   it('DKIM-signs a raw message in a worker thread', async () => {
     const key = await pool.generateKey({ algorithm: 'rsa', bits: 2048 });
     const raw = Buffer.from('From: a@example.com\r\nTo: b@example.org\r\nSubject: raw\r\n\r\nbody\r\n');
-    const signed = Buffer.from((await pool.signTimed({ raw, dkim: { domain: 'example.com', selector: 'smtp', privateKeyPem: key.privateKeyPem, algorithm: 'rsa' } })).raw);
+    const signed = Buffer.from((await signInPool({ raw, dkim: { domain: 'example.com', selector: 'smtp', privateKeyPem: key.privateKeyPem, algorithm: 'rsa' } })).raw);
     expect(signed.toString('latin1')).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256;[^]*\r\nFrom: a@example.com\r\n/);
     expect(Buffer.compare(signed.subarray(signed.length - raw.length), raw)).toBe(0);
     expect(await dkimResults(signed, 'smtp', key)).toEqual(['pass']);
