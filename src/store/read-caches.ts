@@ -15,7 +15,15 @@ export interface DecodedDomain {
 /** Bound of the domain cache: the domains a busy instance sends from, not every domain stored. */
 const DOMAINS_MAX = 1000;
 
+/** Accounts known to have no webhook, valid while Store.failedCommits stays what it was. */
+export interface NoWebhookAccounts {
+  failedCommits: number;
+  accounts: Set<string>;
+}
+
 export class ReadCaches {
   /** store/domains.ts getDomain, by domain id; least recently read entries go first. */
   readonly domains = new LRUCache<string, DecodedDomain>({ max: DOMAINS_MAX });
+  /** store/webhook-outbox.ts: replaced by a fresh set after a failed commit (see there). */
+  noWebhooks: NoWebhookAccounts = { failedCommits: 0, accounts: new Set() };
 }

@@ -15,7 +15,7 @@
 import type { EventRecord } from '../domain/types.js';
 import { EMPTY_STATUS, payloadsOf, webhookWants, type OutboxEntry, type Webhook, type WebhookStatus } from '../domain/webhook.js';
 import { randomUUID } from 'node:crypto';
-import { dbsOf } from './databases.js';
+import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -45,23 +45,22 @@ function isHeadInTxn(store: Store, e: OutboxEntry): boolean {
  * per send, a cursor each). Only "none" is remembered: adding a webhook is the one change that
  * makes it wrong, and createWebhook forgets the account inside its write (the store has one
  * writer, this thread). A failed commit may have undone a webhook deletion that a later event of
- * the same batch saw, so the set starts afresh after one (Store.failedCommits). Keyed by the open
- * database, so a reopened store starts empty.
+ * the same batch saw, so the set starts afresh after one (Store.failedCommits). Kept in the
+ * store's ReadCaches, so a reopened store starts empty.
  */
-const noWebhooks = new WeakMap<object, { failedCommits: number; accounts: Set<string> }>();
 const NO_WEBHOOKS_MAX = 100_000;
 
 function accountsWithoutWebhooks(store: Store): Set<string> {
-  const db = dbsOf(store).accountWebhooks;
-  let known = noWebhooks.get(db);
-  if (!known || known.failedCommits !== store.failedCommits) noWebhooks.set(db, (known = { failedCommits: store.failedCommits, accounts: new Set() }));
+  const caches = cachesOf(store);
+  let known = caches.noWebhooks;
+  if (known.failedCommits !== store.failedCommits) caches.noWebhooks = known = { failedCommits: store.failedCommits, accounts: new Set() };
   if (known.accounts.size >= NO_WEBHOOKS_MAX) known.accounts.clear();
   return known.accounts;
 }
 
 /** Inside the write that adds a webhook to the account: its events look for webhooks again. */
 export function forgetNoWebhooksInTxn(store: Store, accountId: string): void {
-  noWebhooks.get(dbsOf(store).accountWebhooks)?.accounts.delete(accountId);
+  cachesOf(store).noWebhooks.accounts.delete(accountId);
 }
 
 /**
