@@ -5,7 +5,7 @@
  */
 import type { WorkerPool } from '../workers/pool.js';
 import { toAppError } from './task-errors.js';
-import type { BuildRequest, BuildResult, DkimKeyRef, FinishRequest, FinishResult, MessageBuilder } from './ports.js';
+import type { BuildRequest, BuildResult, FinishRequest, FinishResult, MessageBuilder } from './ports.js';
 
 export class PoolMessageBuilder implements MessageBuilder {
   /** onSign: told how long each DKIM signature took (metrics). */
