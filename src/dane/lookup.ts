@@ -19,8 +19,8 @@
  * use DANE for MX hosts from an insecure MX RRset, so a secure MX RRset is not required; it
  * would only add the next-hop domain to the reference identifiers, which we do not do), and
  * the DNSSEC signatures themselves (that is the validating resolver's job; we only read AD).
- * Results are cached for the smallest TTL of the answers used (at most 300 s); failures are
- * not cached.
+ * Results are cached for the smallest TTL of the answers used (at most 300 s; 'insecure'
+ * for 300 s); failures are not cached.
  */
 import { TLSA_TYPE, isUsable, parseTlsaRdata, type TlsaRecord } from './tlsa.js';
 import { RCODE, querySecure, type DnsResource, type DnsServer, type SecureAnswer } from './secure-dns.js';
@@ -57,7 +57,12 @@ export class DaneLookup {
     this.cache.delete(host);
 
     const address = await this.secureAddress(host);
-    if (!address.ok) return address.result;
+    if (!address.ok) {
+      // Unsigned address records are an answer, cached as the TLSA 'insecure' case is, so each
+      // attempt to an unsigned MX host does not ask for A (and AAAA) again; failures are not cached.
+      if (address.result.kind === 'insecure') this.remember(host, address.result, MAX_CACHE_SECONDS);
+      return address.result;
+    }
     const bases = address.value === host ? [host] : [address.value, host];
     let outcome: Step<DaneResult> | undefined;
     for (const base of bases) {

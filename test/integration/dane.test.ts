@@ -90,6 +90,16 @@ describe('TLSA lookup (RFC 7672 2.2)', () => {
     await dane.tlsaFor(DANE_MX);
     expect(dns.queries).toHaveLength(2);
   });
+
+  it('an unsigned MX host is cached as insecure: the second lookup sends no query', async () => {
+    dns.clear();
+    dns.set('mx.plain.test', 'A', ['127.0.0.1']);
+    const dane = lookup();
+    expect(await dane.tlsaFor('mx.plain.test')).toMatchObject({ kind: 'insecure' });
+    dns.queries.length = 0;
+    expect(await dane.tlsaFor('mx.plain.test')).toMatchObject({ kind: 'insecure' });
+    expect(dns.queries).toEqual([]);
+  });
 });
 
 describe('verifyPeer on a live STARTTLS session', () => {
