@@ -123,7 +123,7 @@ function purgeMessageInTxn(store: Store, e: EventRecord): void {
   const db = dbsOf(store);
   const m = db.messages.get(e.messageId) as MessageRecord | undefined;
   if (m && m.channelId !== e.channelId) return;
-  forgetClientMessageIdInTxn(store, e.messageId);
+  if (m) forgetClientMessageIdInTxn(store, m);
   db.messages.remove(e.messageId);
   db.bodies.remove(e.messageId);
   db.retentionPending.remove(e.messageId);

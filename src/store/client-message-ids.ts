@@ -32,9 +32,12 @@ export function indexClientMessageIdInTxn(store: Store, r: Pick<MessageRecord, '
   if (id) dbsOf(store).clientMessageIds.put([r.accountId, id, r.id], 1);
 }
 
-/** Inside a removal's write, before the record goes: its entry goes too (retention, channel purge). */
-export function forgetClientMessageIdInTxn(store: Store, messageId: string): void {
-  const r = dbsOf(store).messages.get(messageId) as MessageRecord | undefined;
+/**
+ * Inside a removal's write, before the record goes: its entry goes too (retention, channel purge).
+ * A caller that has read the record already passes it, not its id, so it is not read twice.
+ */
+export function forgetClientMessageIdInTxn(store: Store, message: string | Pick<MessageRecord, 'id' | 'accountId' | 'messageIdHeader'>): void {
+  const r = typeof message === 'string' ? (dbsOf(store).messages.get(message) as MessageRecord | undefined) : message;
   const id = r && clientIdOf(r);
   if (r && id) dbsOf(store).clientMessageIds.remove([r.accountId, id, r.id]);
 }
