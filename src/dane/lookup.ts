@@ -43,15 +43,30 @@ type Step<T> = { ok: true; value: T; ttl: number } | { ok: false; result: DaneRe
 
 export class DaneLookup {
   private readonly cache = new Map<string, { expiresAt: number; result: DaneResult }>();
+  private readonly inflight = new Map<string, Promise<DaneResult>>();
   private readonly now: () => number;
 
   constructor(private readonly opts: DaneLookupOptions) {
     this.now = opts.now ?? Date.now;
   }
 
-  async tlsaFor(mxHost: string): Promise<DaneResult> {
-    if (!this.opts.validating) return { kind: 'off', reason: 'dns.dnssecValidating is false' };
+  /** Concurrent lookups for one host share one set of queries, as MtaStsPolicies.policyFor does. */
+  tlsaFor(mxHost: string): Promise<DaneResult> {
+    if (!this.opts.validating) return Promise.resolve({ kind: 'off', reason: 'dns.dnssecValidating is false' });
     const host = normalizeName(mxHost);
+    let pending = this.inflight.get(host);
+    if (!pending) {
+      pending = this.resolve(host);
+      this.inflight.set(host, pending);
+      const forget = (): void => {
+        if (this.inflight.get(host) === pending) this.inflight.delete(host);
+      };
+      pending.then(forget, forget);
+    }
+    return pending;
+  }
+
+  private async resolve(host: string): Promise<DaneResult> {
     const cached = this.cache.get(host);
     if (cached && cached.expiresAt > this.now()) return cached.result;
     this.cache.delete(host);

@@ -100,6 +100,14 @@ describe('TLSA lookup (RFC 7672 2.2)', () => {
     expect(await dane.tlsaFor('mx.plain.test')).toMatchObject({ kind: 'insecure' });
     expect(dns.queries).toEqual([]);
   });
+
+  it('concurrent lookups for one host share one set of queries', async () => {
+    const dane = lookup();
+    const [first, second] = await Promise.all([dane.tlsaFor(DANE_MX), dane.tlsaFor(`${DANE_MX.toUpperCase()}.`)]);
+    expect(first).toMatchObject({ kind: 'dane' });
+    expect(second).toBe(first);
+    expect(dns.queries).toHaveLength(2);
+  });
 });
 
 describe('verifyPeer on a live STARTTLS session', () => {
