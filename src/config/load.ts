@@ -10,6 +10,7 @@ import { readConfigFile } from './file.js';
 import { configKeys, defaultValue, type ConfigKey } from './keys.js';
 import type { Config } from './schema.js';
 import { readValue } from './value.js';
+import { deepFreeze } from '../domain/deep-freeze.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -106,10 +107,3 @@ function assign(target: Record<string, unknown>, dotted: string, value: unknown)
   node[parts[parts.length - 1]] = value;
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}

@@ -25,6 +25,7 @@ import { getChannel, getChannelRecord } from './channel-records.js';
 import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
+import { deepFreeze } from '../domain/deep-freeze.js';
 
 /** A freshly generated key, as the domain service hands it over. */
 export interface NewDkimKey {
@@ -101,13 +102,6 @@ export function storedDkimSelectors(store: Store, domainId: string): string[] {
   return [...dbsOf(store).dkimKeys.getKeys({ start: [domainId], end: [domainId, KEY_MAX] })].map((k) => (k as [string, string])[1]);
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
 
 /**
  * The domain record; frozen, because the same object is handed to every reader until it changes.
