@@ -189,11 +189,11 @@ export class DomainService {
    * the algorithm defaults to the active key's. 404 not_found when the domain does not exist (any more).
    */
   async rotateKey(p: Principal, id: string, body: unknown): Promise<SendingDomain & { pendingKey: DomainKey }> {
-    const { id: domainId } = this.visibleTo(p, id);
+    // visibleTo read the record; nothing awaits before the key is made, so it is still current.
+    const d = this.visibleTo(p, id);
+    const domainId = d.id;
     requireAccountKey(p);
     const algorithm = rotateAlgorithm(body);
-    const d = getDomain(this.store, domainId);
-    if (!d) throw notFound(domainId);
     const key = await this.newKey(algorithm ?? d.activeKey.algorithm, selectorsOf(d));
     const updated = await setPendingKey(this.store, domainId, key);
     if (!updated) throw notFound(domainId);
