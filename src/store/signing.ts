@@ -109,10 +109,8 @@ export async function indexPendingSignatures(store: Store, pageSize = 1_000): Pr
 /** One page of indexPendingSignatures, after key `after`; `last` is absent once the walk is through. */
 function indexPageInTxn(store: Store, after: string | undefined, limit: number, now: number): { indexed: number; last?: string } {
   const dbs = dbsOf(store);
-  // `start` is inclusive: one more entry, and the cursor's own key skipped. Read whole before
-  // any write, so no cursor walks what this page rewrites.
-  const range = after === undefined ? { limit } : { start: after, limit: limit + 1 };
-  const page = [...dbs.unsigned.getRange(range)].filter(({ key }) => String(key) !== after);
+  // Read whole before any write, so no cursor walks what this page rewrites.
+  const page = pageAfter(after, limit, (range) => dbs.unsigned.getRange(range), ({ key }) => key);
   let indexed = 0;
   for (const { key, value } of page) {
     const id = String(key);
@@ -135,16 +133,22 @@ function indexPageInTxn(store: Store, after: string | undefined, limit: number, 
  * keeps in memory) a page at a time instead of loading every id at once.
  */
 export function pendingSignaturesAfter(store: Store, after: string | undefined, limit: number): string[] {
-  const ids: string[] = [];
-  // `start` is inclusive: one more key, and the cursor's own key skipped.
+  return pageAfter(after, limit, (range) => dbsOf(store).unsigned.getKeys(range), (k) => k).map(String);
+}
+
+/**
+ * Up to `limit` items of a cursor over `unsigned`, in key order after key `after` (absent: from
+ * the first). `start` is inclusive: one more is asked, and the cursor's own key skipped.
+ */
+function pageAfter<T>(after: string | undefined, limit: number, read: (range: { start?: string; limit: number }) => Iterable<T>, keyOf: (item: T) => unknown): T[] {
   const range = after === undefined ? { limit } : { start: after, limit: limit + 1 };
-  for (const k of dbsOf(store).unsigned.getKeys(range)) {
-    const id = String(k);
-    if (id === after) continue;
-    ids.push(id);
-    if (ids.length >= limit) break;
+  const page: T[] = [];
+  for (const item of read(range)) {
+    if (String(keyOf(item)) === after) continue;
+    page.push(item);
+    if (page.length >= limit) break;
   }
-  return ids;
+  return page;
 }
 
 /** How many messages wait to be finished (the database's entry count: O(1), read per metrics scrape). */
