@@ -18,7 +18,7 @@ import type { DnsRecordState } from './sending-domain.js';
 import type { SetupWarning } from './setup-warnings.js';
 
 /** RFC 7489 6.1: the policy of domain d is the TXT record at _dmarc.d. */
-export function dmarcHost(domain: string): string {
+function dmarcHost(domain: string): string {
   return `_dmarc.${domain}`;
 }
 

@@ -116,7 +116,7 @@ export function isDomainVerified(d: Pick<SendingDomain, 'activeKey' | 'returnPat
 }
 
 /** The key's record is verified, and its companion's too unless the companion is advisory. */
-export function keyVerified(k: DomainKey): boolean {
+function keyVerified(k: DomainKey): boolean {
   const c = k.rsaCompanion;
   return k.record.status === 'verified' && (!c || c.advisory === true || c.record.status === 'verified');
 }
@@ -154,7 +154,7 @@ function retiredOf(k: DomainKey, at: string): RetiredKey[] {
  * (rotated meanwhile) are ignored. Return-path records take the values expected now (the host
  * name may have been reconfigured), keeping the history of those whose value did not change.
  */
-export function applyCheck(d: SendingDomain, results: CheckResults, at: string): { domain: SendingDomain; retired: RetiredKey | null; retiredKeys: RetiredKey[] } {
+export function applyCheck(d: SendingDomain, results: CheckResults, at: string): { domain: SendingDomain; retiredKeys: RetiredKey[] } {
   let activeKey = checkedKey(d.activeKey, results.keys, at);
   let pendingKey = d.pendingKey && checkedKey(d.pendingKey, results.keys, at);
   let retiredKeys: RetiredKey[] = [];
@@ -183,7 +183,7 @@ export function applyCheck(d: SendingDomain, results: CheckResults, at: string):
     updatedAt: at,
   };
   next.verified = isDomainVerified(next);
-  return { domain: next, retired: retiredKeys[0] ?? null, retiredKeys };
+  return { domain: next, retiredKeys };
 }
 
 /**

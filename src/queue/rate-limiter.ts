@@ -102,7 +102,7 @@ export const PACER_MARGIN_MS = 20;
  * every later slot back (49 → 47.6 messages/s at 50/s under load). Sending up to this much
  * early keeps the schedule and leaves the rest of the margin (15 ms) for the receiver's side.
  */
-export const PACER_TOLERANCE_MS = 5;
+const PACER_TOLERANCE_MS = 5;
 
 export interface PacerOptions {
   /** Messages per second at the receiver, at most, in any 1-second window. */

@@ -52,7 +52,7 @@ describe('applyCheck', () => {
 
   it('promotes a pending key found in DNS and retires the active one', () => {
     const pendingKey = { selector: 'new', algorithm: 'ed25519' as const, createdAt: AT, record: record('pending', 'new') };
-    const { domain: next, retired } = applyCheck(domain({ pendingKey }), { keys: { old: 'match', new: 'match' }, returnPath: rp('match') }, AT);
+    const { domain: next, retiredKeys: [retired] } = applyCheck(domain({ pendingKey }), { keys: { old: 'match', new: 'match' }, returnPath: rp('match') }, AT);
     expect(next.activeKey.selector).toBe('new');
     expect(next.pendingKey).toBeNull();
     expect(retired).toMatchObject({ selector: 'old', retiredAt: AT });
@@ -104,6 +104,6 @@ describe('applyCheck with an RSA companion (dual signing, RFC 8463 3)', () => {
     const full = applyCheck(half.domain, { keys: { a: 'match', arsa: 'match', b: 'match', brsa: 'match' }, returnPath: rp('match') }, AT);
     expect(full.domain.activeKey.selector).toBe('b');
     expect(full.domain.retiredKeys.map((k) => [k.selector, k.algorithm])).toEqual([['a', 'ed25519'], ['arsa', 'rsa']]);
-    expect(full.retired?.selector).toBe('a');
+    expect(full.retiredKeys[0]?.selector).toBe('a');
   });
 });
