@@ -55,8 +55,6 @@ export interface MxAttemptDeps {
   dane?: DaneSource;
   /** TLS-RPT (RFC 8460): told each TLS negotiation's result. */
   tlsRpt?: TlsResultSink;
-  /** The max_age of the domain's stored MTA-STS policy, for TLS-RPT's policy-string. */
-  stsMaxAge?: (domain: string) => number | undefined;
 }
 
 export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
@@ -64,7 +62,7 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
     const { resolution: route, site } = await deps.mx.locate(job.domain);
     if (route.status === 'failed') return refused(job, route.reply, 'dns');
     const policy = (await deps.mtaSts?.policyFor(job.domain)) ?? null;
-    const report = deps.tlsRpt && { sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts, maxAge: policy ? deps.stsMaxAge?.(job.domain) : undefined };
+    const report = deps.tlsRpt && { sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts, maxAge: policy?.maxAge };
     const sts = deps.mtaSts ? routeUnderPolicy(job.domain, route.hosts, policy, deps.mtaSts) : undefined;
     if (sts && !sts.ok && report) reportRefusedHosts(report, route.hosts.map((h) => ({ host: h.host, reason: sts.reply.text })), 'validation-failure');
     if (sts && !sts.ok) return { ...refused(job, sts.reply, 'tls'), mtaSts: sts.record };

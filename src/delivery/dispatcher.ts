@@ -31,7 +31,6 @@ import { mxAttempt, type AttemptFn } from './attempt.js';
 import type { StsPolicySource } from './sts-routing.js';
 import type { TlsResultSink } from './tls-reporting.js';
 import type { DaneSource } from './dane-routing.js';
-import { cachedStsPolicy } from '../store/mta-sts.js';
 import { MxResolver, type MxLookups } from './mx.js';
 import { SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
 import { SiteLimitTable } from './site-limits.js';
@@ -204,7 +203,6 @@ export class DeliveryService {
         logger: this.logger,
         tlsRpt: o.tlsRpt,
         dane: o.dane,
-        stsMaxAge: (domain) => cachedStsPolicy(o.store, domain)?.policy.maxAge,
       });
   }
 

@@ -28,6 +28,8 @@ export interface ActiveStsPolicy {
   mode: StsMode;
   mx: string[];
   id: string;
+  /** The policy's max_age in seconds (RFC 8461 3.2), for TLS-RPT's policy-string (RFC 8460 4.4). */
+  maxAge: number;
 }
 
 export interface MtaStsConfig {
@@ -143,5 +145,5 @@ export class MtaStsPolicies {
 }
 
 function active(c: CachedStsPolicy): ActiveStsPolicy {
-  return { mode: c.policy.mode, mx: [...c.policy.mx], id: c.id };
+  return { mode: c.policy.mode, mx: [...c.policy.mx], id: c.id, maxAge: c.policy.maxAge };
 }

@@ -72,7 +72,7 @@ describe('MTA-STS policies', () => {
     publish('shop-mail.net', 'v1', policyText('enforce', ['mail.shop-mail.net', '*.backup-mx.org']));
 
     const policy = await p.policyFor('Shop-Mail.NET.');
-    expect(policy).toEqual({ mode: 'enforce', mx: ['mail.shop-mail.net', '*.backup-mx.org'], id: 'v1' });
+    expect(policy).toEqual({ mode: 'enforce', mx: ['mail.shop-mail.net', '*.backup-mx.org'], id: 'v1', maxAge: 86400 });
     expect(p.mxAllowed(policy!, 'mx7.backup-mx.org')).toBe(true);
     expect(p.mxAllowed(policy!, 'mail.attacker-mx.com')).toBe(false);
     expect(await p.policyFor('shop-mail.net')).toEqual(policy);
@@ -93,7 +93,7 @@ describe('MTA-STS policies', () => {
     expect((await p.policyFor('rotating-mail.net'))?.mode).toBe('testing');
 
     publish('rotating-mail.net', 'two', policyText('enforce', ['mx2.rotating-mail.net']));
-    expect(await p.policyFor('rotating-mail.net')).toEqual({ mode: 'enforce', mx: ['mx2.rotating-mail.net'], id: 'two' });
+    expect(await p.policyFor('rotating-mail.net')).toEqual({ mode: 'enforce', mx: ['mx2.rotating-mail.net'], id: 'two', maxAge: 86400 });
     expect(server.requests.get('mta-sts.rotating-mail.net')).toBe(2);
   });
 
@@ -122,7 +122,7 @@ describe('MTA-STS policies', () => {
 
     server.answer('mta-sts.flaky-mail.net', policyText('testing', ['mx.flaky-mail.net']));
     clock.ms += FETCH_RETRY_MS + 1;
-    expect(await p.policyFor('flaky-mail.net')).toEqual({ mode: 'testing', mx: ['mx.flaky-mail.net'], id: 'next' });
+    expect(await p.policyFor('flaky-mail.net')).toEqual({ mode: 'testing', mx: ['mx.flaky-mail.net'], id: 'next', maxAge: 86400 });
   });
 
   it('still knows a policy after the store and the component restart, without fetching it again', async () => {
@@ -136,7 +136,7 @@ describe('MTA-STS policies', () => {
     server.answer('mta-sts.durable-mail.net', { status: 503 });
     dns.remove('_mta-sts.durable-mail.net');
     const p = await start({ reuseStore: true });
-    expect(await p.policyFor('durable-mail.net')).toEqual({ mode: 'enforce', mx: ['mx.durable-mail.net'], id: 'd1' });
+    expect(await p.policyFor('durable-mail.net')).toEqual({ mode: 'enforce', mx: ['mx.durable-mail.net'], id: 'd1', maxAge: 86400 });
     expect(server.requests.get('mta-sts.durable-mail.net')).toBe(1);
   });
 
