@@ -7,6 +7,7 @@
  * The order of the keys is the order of `config print` and of the example file.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { DKIM_ALGORITHMS } from '../domain/sending-domain.js';
 import { duration, flag, integer, list, oneOf, optionalText, patterned, port, siteOverrides, text } from './kinds.js';
 
 const MB = 1024 * 1024;
@@ -124,7 +125,7 @@ const Delivery = Type.Object({
 });
 
 const Domains = Type.Object({
-  dkimAlgorithm: oneOf(['rsa', 'ed25519'], 'rsa', 'Default DKIM key type for new domains.'),
+  dkimAlgorithm: oneOf(DKIM_ALGORITHMS, 'rsa', 'Default DKIM key type for new domains.'),
   recheckIntervalMs: duration(60_000, 6 * 3_600_000, 'How often verified domains are checked again in DNS.'),
   returnPathLabel: label('bounces', 'Return-path (bounce) host of a domain: <label>.<domain>, with MX and SPF pointing at hostname.'),
   trackingLabel: label(

@@ -26,7 +26,9 @@ import type { DnsRecordType, ExpectedRecord } from './return-path.js';
  *  holds them, so link-hosts.ts depends on this file and not the other way round. */
 export type LinkHostKind = 'tracking' | 'unsubscribe';
 
-export type DkimAlgorithm = 'rsa' | 'ed25519';
+/** The DKIM key types a domain may have (RFC 6376 RSA, RFC 8463 ed25519): the config, the API schema and the rotate-key check use this list. */
+export const DKIM_ALGORITHMS = ['rsa', 'ed25519'] as const;
+export type DkimAlgorithm = (typeof DKIM_ALGORITHMS)[number];
 export type DnsRecordStatus = 'pending' | 'verified' | 'failing' | 'failed';
 
 export interface DnsRecordState {

@@ -17,7 +17,7 @@ import { linkHostRecords } from '../domain/link-hosts.js';
 import type { PublicUrl } from '../domain/public-url.js';
 import { setupWarnings, type SetupWarning } from '../domain/setup-warnings.js';
 import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
-import { newRecordState, type DkimAlgorithm, type DnsRecordState, type DomainKey, type LinkHostKind, type SendingDomain } from '../domain/sending-domain.js';
+import { DKIM_ALGORITHMS, newRecordState, type DkimAlgorithm, type DnsRecordState, type DomainKey, type LinkHostKind, type SendingDomain } from '../domain/sending-domain.js';
 import type { DeliveryType, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { getChannelRecord } from '../store/channels.js';
@@ -298,7 +298,6 @@ function domainName(raw: string): string {
 }
 
 /** Every DkimAlgorithm, in the order the 422 lists them (the Record keeps it in step with the type). */
-const DKIM_ALGORITHMS = Object.keys({ rsa: true, ed25519: true } satisfies Record<DkimAlgorithm, true>) as DkimAlgorithm[];
 
 /**
  * The rotate-key body is optional ({dkimAlgorithm?}), so it is checked here rather than by a

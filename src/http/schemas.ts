@@ -1,4 +1,5 @@
 /** JSON Schemas shared by several routes (also the source of the OpenAPI document). */
+import { DKIM_ALGORITHMS } from '../domain/sending-domain.js';
 
 /** Printable text: no ASCII control characters (CR/LF would let a value smuggle header lines). */
 export const NO_CONTROL_CHARS = '^[^\\u0000-\\u001f\\u007f]*$';
@@ -11,7 +12,7 @@ export const trackingSchema = {
 
 export const deliveryTypeSchema = { type: 'string', enum: ['live', 'sandbox'] } as const;
 
-export const dkimAlgorithmSchema = { type: 'string', enum: ['rsa', 'ed25519'] } as const;
+export const dkimAlgorithmSchema = { type: 'string', enum: DKIM_ALGORITHMS } as const;
 
 /**
  * The optional body of POST /domains/{id}/rotate-key, for the OpenAPI document (contract.ts);
