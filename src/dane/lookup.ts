@@ -22,6 +22,7 @@
  * Results are cached for the smallest TTL of the answers used (at most 300 s; 'insecure'
  * for 300 s); failures are not cached.
  */
+import { normalizeName } from '../dns/resolver.js';
 import { TLSA_TYPE, isUsable, parseTlsaRdata, type TlsaRecord } from './tlsa.js';
 import { RCODE, querySecure, type DnsResource, type DnsServer, type SecureAnswer } from './secure-dns.js';
 import type { DaneResult } from './result.js';
@@ -159,9 +160,4 @@ function tlsaOf(resource: DnsResource): TlsaRecord | undefined {
 
 function minTtl(answers: DnsResource[]): number {
   return answers.length === 0 ? 60 : Math.min(...answers.map((r) => r.ttl));
-}
-
-function normalizeName(name: string): string {
-  const lower = name.trim().toLowerCase();
-  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
 }

@@ -309,7 +309,7 @@ function parseServer(entry: string): string {
 }
 
 /** Lower-case (RFC 4343: names compare case-insensitively) and drop the root dot. */
-function normalizeName(name: string): string {
+export function normalizeName(name: string): string {
   const lower = name.trim().toLowerCase();
   return lower.endsWith('.') ? lower.slice(0, -1) : lower;
 }

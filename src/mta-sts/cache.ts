@@ -14,7 +14,7 @@
  * Concurrent lookups of one domain share one.
  */
 import fs from 'node:fs';
-import type { DnsAnswer } from '../dns/resolver.js';
+import { normalizeName, type DnsAnswer } from '../dns/resolver.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/env.js';
 import { cachedStsPolicy, saveStsPolicy, type CachedStsPolicy } from '../store/mta-sts.js';
@@ -86,7 +86,7 @@ export class MtaStsPolicies {
   /** The domain's policy in force, or null (none, MTA-STS off, or not started). */
   policyFor(domain: string): Promise<ActiveStsPolicy | null> {
     if (!this.fetcher) return Promise.resolve(null);
-    const name = domain.trim().toLowerCase().replace(/\.$/, '');
+    const name = normalizeName(domain);
     let pending = this.inflight.get(name);
     if (!pending) {
       pending = this.lookup(name);

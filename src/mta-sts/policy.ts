@@ -3,6 +3,7 @@
  * Pure text rules, no I/O: the fetcher (fetcher.ts) brings the text, the cache (cache.ts) keeps
  * the parsed result, delivery asks mxAllowed() for every MX host it would connect to.
  */
+import { normalizeName } from '../dns/resolver.js';
 
 export type StsMode = 'enforce' | 'testing' | 'none';
 
@@ -68,7 +69,7 @@ function checkFields(fields: Map<string, string>, mx: string[]): PolicyParse {
  * the root dot.
  */
 export function mxAllowed(policy: Pick<StsPolicy, 'mx'>, mxHost: string): boolean {
-  const host = mxHost.trim().toLowerCase().replace(/\.$/, '');
+  const host = normalizeName(mxHost);
   return policy.mx.some((pattern) => {
     if (!pattern.startsWith('*.')) return pattern === host;
     const dot = host.indexOf('.');

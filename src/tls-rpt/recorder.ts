@@ -4,6 +4,7 @@
  * and failure detail, and drain() hands the sums to one store write (store/tls-rpt.ts). What
  * is drained is gone from here; a caller whose write fails puts it back with restore().
  */
+import { normalizeName } from '../dns/resolver.js';
 import { policyKey } from '../store/tls-rpt.js';
 import type { FailureCount, PolicyCounts, TlsFailure, TlsResultInput } from './types.js';
 
@@ -42,7 +43,7 @@ export class TlsRptRecorder {
   }
 
   private entry(day: string, domain: string, policy: TlsResultInput['policy']): Entry {
-    const policyDomain = domain.trim().toLowerCase().replace(/\.$/, '');
+    const policyDomain = normalizeName(domain);
     const p = copyPolicy(policy);
     const key = `${day} ${policyDomain} ${policyKey(p)}`;
     let e = this.entries.get(key);
