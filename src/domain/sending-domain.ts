@@ -109,8 +109,12 @@ export function newRecordState(r: ExpectedRecord): DnsRecordState {
 export function nextRecordState(r: DnsRecordState, outcome: CheckOutcome | undefined, at: string): DnsRecordState {
   if (outcome === undefined || outcome === 'error') return r;
   if (outcome === 'match') return { ...r, status: 'verified', lastCheckedAt: at };
-  const wasVerified = r.status === 'verified' || r.status === 'failing';
-  return { ...r, status: wasVerified ? 'failing' : 'failed', lastCheckedAt: at };
+  return { ...r, status: wasVerified(r) ? 'failing' : 'failed', lastCheckedAt: at };
+}
+
+/** The record was verified at some point: it is verified now, or verified once and now failing. */
+export function wasVerified(r: Pick<DnsRecordState, 'status'>): boolean {
+  return r.status === 'verified' || r.status === 'failing';
 }
 
 export function isDomainVerified(d: Pick<SendingDomain, 'activeKey' | 'returnPath'>): boolean {

@@ -13,6 +13,7 @@ import {
   needsRecheck,
   newRecordState,
   signingCompanion,
+  wasVerified,
   type CheckResults,
   type CompanionKey,
   type DkimAlgorithm,
@@ -255,8 +256,7 @@ export async function addRsaCompanion(store: Store, id: string, selector: string
     const d = getDomain(store, id);
     if (!d || d.activeKey.selector !== selector || d.activeKey.algorithm !== 'ed25519' || d.activeKey.rsaCompanion) return d;
     const now = new Date().toISOString();
-    const wasVerified = d.activeKey.record.status === 'verified' || d.activeKey.record.status === 'failing';
-    const rsaCompanion: CompanionKey = { ...companionKey(key, d.name, now), ...(wasVerified ? { advisory: true as const } : {}) };
+    const rsaCompanion: CompanionKey = { ...companionKey(key, d.name, now), ...(wasVerified(d.activeKey.record) ? { advisory: true as const } : {}) };
     const next: SendingDomain = { ...d, activeKey: { ...d.activeKey, rsaCompanion }, updatedAt: now };
     dbsOf(store).domains.put(id, next);
     putKey(store, id, key);
