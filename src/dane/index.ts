@@ -37,8 +37,8 @@ import { toDnsServer } from './secure-dns.js';
 
 export { DaneLookup } from './lookup.js';
 export { tlsRequirement, type DaneResult, type TlsRequirement } from './result.js';
-export { verifyPeer, peerChain, type PeerVerdict } from './verify-peer.js';
-export { matchCertificate, certificateMatches, type MatchResult } from './match.js';
+export { verifyPeer, type PeerVerdict } from './verify-peer.js';
+export { matchCertificate, type MatchResult } from './match.js';
 export type { TlsaRecord } from './tlsa.js';
 
 export interface DaneDnsConfig {

@@ -19,7 +19,7 @@ import { MatchingType, Selector, Usage, describeTlsa, isUsable, type TlsaRecord 
 
 export type MatchResult = { ok: true; record: TlsaRecord; how: string } | { ok: false; reason: string };
 
-export function toX509(cert: X509Certificate | Buffer): X509Certificate {
+function toX509(cert: X509Certificate | Buffer): X509Certificate {
   return cert instanceof X509Certificate ? cert : new X509Certificate(cert);
 }
 

@@ -31,11 +31,6 @@ export function parseTlsaRdata(rdata: Buffer): TlsaRecord | undefined {
   return { usage: rdata[0], selector: rdata[1], matchingType: rdata[2], data: Buffer.from(rdata.subarray(3)) };
 }
 
-/** The wire form, for test servers and logs. */
-export function encodeTlsaRdata(record: TlsaRecord): Buffer {
-  return Buffer.concat([Buffer.from([record.usage, record.selector, record.matchingType]), record.data]);
-}
-
 /** RFC 7672 3.1.3: DANE-TA/DANE-EE with known selector and matching type and a digest of the right size. */
 export function isUsable(record: TlsaRecord): boolean {
   if (record.usage !== Usage.DANE_TA && record.usage !== Usage.DANE_EE) return false;

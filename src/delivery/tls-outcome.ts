@@ -4,9 +4,14 @@
  * connections that failed before EHLO are no negotiation and are not told.
  */
 import type { TlsDetail } from '../domain/delivery-result.js';
+import type { TlsResultType } from '../tls-rpt/types.js';
 import type { SessionFailure } from './smtp-results.js';
 
-export type TlsFailureType = 'starttls-not-supported' | 'tlsa-invalid' | 'certificate-host-mismatch' | 'certificate-expired' | 'certificate-not-trusted' | 'validation-failure';
+/** The RFC 8460 4.3 result types a negotiation can come to here. */
+export type TlsFailureType = Extract<
+  TlsResultType,
+  'starttls-not-supported' | 'tlsa-invalid' | 'certificate-host-mismatch' | 'certificate-expired' | 'certificate-not-trusted' | 'validation-failure'
+>;
 
 export type TlsOutcome = { ok: true } | { ok: false; type: TlsFailureType; reason: string };
 

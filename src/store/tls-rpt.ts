@@ -37,7 +37,7 @@ export function policyKey(p: PolicyCounts['policy']): string {
 }
 
 /** Inside a write: adds counts to what the store has for their day, domain and policy. */
-export function addTlsRptCountsInTxn(store: Store, batch: readonly PolicyCounts[]): void {
+function addTlsRptCountsInTxn(store: Store, batch: readonly PolicyCounts[]): void {
   const db = dbsOf(store).tlsRpt;
   for (const c of batch) {
     const key = ['c', c.day, c.policyDomain, policyKey(c.policy)];
