@@ -51,8 +51,7 @@ export class ChannelService {
 
   /** Whether the channel is visible (404/403) comes before whether the key may write it (403). */
   async update(p: Principal, id: string, patch: ChannelInput): Promise<Channel> {
-    const channel = channelFor(this.o.store, p, id);
-    requireAccountKey(p);
+    const channel = this.writableBy(p, id);
     const updated = await updateChannel(this.o.store, channel.id, patch);
     if (!updated) throw notFound(channel.id);
     return updated;
@@ -60,10 +59,16 @@ export class ChannelService {
 
   /** From the commit on, nothing of the channel is readable; its data goes in the background. */
   async delete(p: Principal, id: string): Promise<void> {
-    const channel = channelFor(this.o.store, p, id);
-    requireAccountKey(p);
+    const channel = this.writableBy(p, id);
     if (!(await deleteChannel(this.o.store, channel.id))) throw notFound(channel.id);
     this.o.purger.kick();
+  }
+
+  /** channelFor, then the account-key rule: a channel key learns 404/403 as for a read first. */
+  private writableBy(p: Principal, id: string): Channel {
+    const channel = channelFor(this.o.store, p, id);
+    requireAccountKey(p);
+    return channel;
   }
 }
 

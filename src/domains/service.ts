@@ -153,6 +153,13 @@ export class DomainService {
     return d;
   }
 
+  /** visibleTo, then the account-key rule: a channel key learns 404/403 as for a read first. */
+  private writableBy(p: Principal, id: string): SendingDomain {
+    const domain = this.visibleTo(p, id);
+    requireAccountKey(p);
+    return domain;
+  }
+
   list(filter: DomainFilter): { results: SendingDomain[]; totalCount: number } {
     return listDomains(this.store, filter);
   }
@@ -170,16 +177,14 @@ export class DomainService {
    * the key may write it (403), and that before the channels named (404 channel_not_found, 403).
    */
   async setChannels(p: Principal, id: string, channelIds: readonly string[]): Promise<SendingDomain> {
-    const domain = this.visibleTo(p, id);
-    requireAccountKey(p);
+    const domain = this.writableBy(p, id);
     const updated = await setDomainChannels(this.store, domain.id, this.channelsToLink(p, channelIds));
     if (!updated) throw notFound(domain.id);
     return updated;
   }
 
   async remove(p: Principal, id: string): Promise<void> {
-    const domain = this.visibleTo(p, id);
-    requireAccountKey(p);
+    const domain = this.writableBy(p, id);
     if (!(await deleteDomain(this.store, domain.id))) throw notFound(domain.id);
   }
 
@@ -189,10 +194,9 @@ export class DomainService {
    * the algorithm defaults to the active key's. 404 not_found when the domain does not exist (any more).
    */
   async rotateKey(p: Principal, id: string, body: unknown): Promise<SendingDomain & { pendingKey: DomainKey }> {
-    // visibleTo read the record; nothing awaits before the key is made, so it is still current.
-    const d = this.visibleTo(p, id);
+    // writableBy read the record; nothing awaits before the key is made, so it is still current.
+    const d = this.writableBy(p, id);
     const domainId = d.id;
-    requireAccountKey(p);
     const algorithm = rotateAlgorithm(body);
     const key = await this.newKey(algorithm ?? d.activeKey.algorithm, selectorsOf(d));
     const updated = await setPendingKey(this.store, domainId, key);
