@@ -11,9 +11,8 @@
  */
 import https from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { isGloballyReachable } from '../domain/special-addresses.js';
 import type { PinnedHttpsAgent, PinnedRequestOptions } from './pinned-agent.js';
-import type { AddressLookups, ResolvedAddress } from './targets.js';
+import { connectableAddresses, resolverAddresses, type AddressLookups, type ResolvedAddress } from './targets.js';
 
 export interface PublicAddressOptions {
   /** Connect to loopback and private addresses too (tests only). */
@@ -26,17 +25,9 @@ export interface PublicAddressOptions {
 
 /** The A and AAAA addresses of `host` that may be connected to, or why there are none. */
 export async function resolvePublicAddresses(resolver: AddressLookups, host: string, opts: PublicAddressOptions): Promise<ResolvedAddress[] | string> {
-  const [a, aaaa] = await Promise.all([resolver.a(host), resolver.aaaa(host)]);
-  const found: ResolvedAddress[] = [
-    ...(a.status === 'ok' ? a.records.map((address) => ({ address, family: 4 as const })) : []),
-    ...(aaaa.status === 'ok' ? aaaa.records.map((address) => ({ address, family: 6 as const })) : []),
-  ];
-  if (found.length === 0) {
-    if (opts.noRecordError) return opts.noRecordError(host);
-    const failed = a.status === 'error' || aaaa.status === 'error';
-    return failed ? `DNS lookup of ${host} failed` : `${host} has no A or AAAA record`;
-  }
-  const allowed = found.filter((f) => opts.allowPrivate || isGloballyReachable(f.address));
+  const found = await resolverAddresses(resolver, host);
+  if (!found.ok) return opts.noRecordError ? opts.noRecordError(host) : found.error;
+  const allowed = connectableAddresses(found.addresses, opts.allowPrivate);
   if (allowed.length === 0) return `${host} resolves only to non-public addresses (${opts.settingName})`;
   return allowed;
 }

@@ -76,7 +76,7 @@ export class WebhookTargets {
     const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
     const found = await this.lookup(host);
     if (!found.ok) return found;
-    const allowed = found.addresses.filter((a) => this.opts.allowPrivate || isGloballyReachable(a.address));
+    const allowed = connectableAddresses(found.addresses, this.opts.allowPrivate);
     if (allowed.length === 0) {
       const shown = found.addresses.map((a) => `${a.address} (${specialRange(a.address)?.purpose ?? 'refused'})`).join(', ');
       return { ok: false, kind: 'refused', error: `${host} resolves to ${shown}: loopback, private or reserved addresses are not allowed (webhooks.allowPrivate)` };
@@ -92,19 +92,26 @@ export class WebhookTargets {
     if (isLocalhostName(host)) {
       return { ok: true, addresses: [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }] };
     }
-    return this.opts.resolver ? this.viaResolver(host) : viaSystem(host);
+    return this.opts.resolver ? resolverAddresses(this.opts.resolver, host) : viaSystem(host);
   }
+}
 
-  private async viaResolver(host: string): Promise<Resolution> {
-    const [a, aaaa] = await Promise.all([this.opts.resolver!.a(host), this.opts.resolver!.aaaa(host)]);
-    const addresses: ResolvedAddress[] = [
-      ...(a.status === 'ok' ? a.records.map((address) => ({ address, family: 4 as const })) : []),
-      ...(aaaa.status === 'ok' ? aaaa.records.map((address) => ({ address, family: 6 as const })) : []),
-    ];
-    if (addresses.length > 0) return { ok: true, addresses };
-    if (a.status === 'error' || aaaa.status === 'error') return { ok: false, kind: 'error', error: `DNS lookup of ${host} failed` };
-    return { ok: false, kind: 'nxdomain', error: `${host} has no A or AAAA record` };
-  }
+/** The A and AAAA answers for `host` merged, or why there are none: kind 'error' when a lookup
+ *  failed, 'nxdomain' when both answered without a record. Shared with pinned-https.ts. */
+export async function resolverAddresses(resolver: AddressLookups, host: string): Promise<Resolution> {
+  const [a, aaaa] = await Promise.all([resolver.a(host), resolver.aaaa(host)]);
+  const addresses: ResolvedAddress[] = [
+    ...(a.status === 'ok' ? a.records.map((address) => ({ address, family: 4 as const })) : []),
+    ...(aaaa.status === 'ok' ? aaaa.records.map((address) => ({ address, family: 6 as const })) : []),
+  ];
+  if (addresses.length > 0) return { ok: true, addresses };
+  if (a.status === 'error' || aaaa.status === 'error') return { ok: false, kind: 'error', error: `DNS lookup of ${host} failed` };
+  return { ok: false, kind: 'nxdomain', error: `${host} has no A or AAAA record` };
+}
+
+/** The addresses that may be connected to: globally reachable ones, or all when allowPrivate. */
+export function connectableAddresses(found: ResolvedAddress[], allowPrivate: boolean): ResolvedAddress[] {
+  return found.filter((a) => allowPrivate || isGloballyReachable(a.address));
 }
 
 function isLocalhostName(host: string): boolean {
