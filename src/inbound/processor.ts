@@ -16,22 +16,17 @@
  * postrider_inbound_reports_unmatched_total.
  */
 import type { Logger } from 'pino';
-import { domainOf } from '../domain/address.js';
 import { definedOnly } from '../domain/defined.js';
 import { fieldValue } from '../domain/raw-headers.js';
-import { returnPathHost } from '../domain/return-path.js';
 import { verifyUnsubscribeLocalPart } from '../domain/tracking-token.js';
-import type { MessageRecord } from '../domain/types.js';
 import type { Metrics } from '../log/metrics.js';
-import { listAccounts } from '../store/accounts.js';
-import { findDomainByName } from '../store/domains.js';
 import { recordAsyncBounce, recordComplaint, recordUnsubscribe, subjectOf } from '../store/engagement.js';
 import type { Store } from '../store/env.js';
 import { getMessage } from '../store/messages.js';
 import { trackingSecret } from '../store/secrets.js';
 import { feedbackReport, type FeedbackReport } from './arf.js';
 import { dsnBounces } from './dsn.js';
-import { ReportMatcher, verpMessageId, type ReportKeys } from './report-match.js';
+import { hostOf, ReportMatcher, verpMessageId, type ReportKeys } from './report-match.js';
 import { findReport, originalHeaders, addressOf, type Report } from './report.js';
 
 export interface Envelope {
@@ -69,16 +64,10 @@ export class InboundProcessor {
     const at = address.lastIndexOf('@');
     if (at <= 0) return false;
     const local = address.slice(0, at);
-    const host = address.slice(at + 1).toLowerCase().replace(/\.$/, '');
+    const host = hostOf(address);
     const verp = verpMessageId(local) ?? this.unsubscribeMessageId(local);
-    if (verp) {
-      const m = getMessage(this.deps.store, verp.toLowerCase());
-      if (m && host === this.bounceHostOf(m)) return true;
-    }
-    const prefix = `${this.deps.returnPathLabel}.`;
-    if (!host.startsWith(prefix)) return false;
-    const domain = host.slice(prefix.length);
-    return listAccounts(this.deps.store).some((a) => findDomainByName(this.deps.store, a.id, domain) !== undefined);
+    if (verp && this.matcher.atHost(getMessage(this.deps.store, verp.toLowerCase()), new Set([host]))) return true;
+    return this.matcher.ownsBounceHost(host);
   }
 
   async process(env: Envelope, raw: Buffer): Promise<Outcome> {
@@ -148,10 +137,11 @@ export class InboundProcessor {
 
   /**
    * The mailto unsubscribe: the message's single recipient, or, for a message sent to several,
-   * the one among them that sent this mail (envelope sender).
+   * the one among them that sent this mail (envelope sender). Only at the message's own bounce
+   * host (ReportMatcher.atHost).
    */
   private async unsubscribe(messageId: string, env: Envelope): Promise<Outcome> {
-    const m = this.message(messageId, env);
+    const m = this.matcher.atHost(getMessage(this.deps.store, messageId.toLowerCase()), new Set(env.rcptTo.map(hostOf)));
     if (!m || m.mailType !== 'broadcast') return { kind: 'ignored', recipients: [] };
     const sender = env.mailFrom.toLowerCase();
     const recipients = m.recipients.length === 1 ? m.recipients : m.recipients.filter((r) => r === sender);
@@ -161,19 +151,6 @@ export class InboundProcessor {
 
   private unsubscribeMessageId(local: string): string | null {
     return local.toLowerCase().startsWith('unsub-') ? verifyUnsubscribeLocalPart(trackingSecret(this.deps.store), local) : null;
-  }
-
-  /** The message, if the mail came to its own return-path host (reports about another
-   *  domain's mail, even of the same daemon, are not taken from this host). */
-  private message(id: string | undefined | null, env: Envelope): MessageRecord | undefined {
-    const m = id ? getMessage(this.deps.store, id.toLowerCase()) : undefined;
-    if (!m) return undefined;
-    const host = this.bounceHostOf(m);
-    return env.rcptTo.some((r) => r.slice(r.lastIndexOf('@') + 1).toLowerCase().replace(/\.$/, '') === host) ? m : undefined;
-  }
-
-  private bounceHostOf(m: MessageRecord): string {
-    return returnPathHost(domainOf(m.from.email), this.deps.returnPathLabel);
   }
 }
 

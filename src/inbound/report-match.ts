@@ -96,20 +96,38 @@ export class ReportMatcher {
     return { message: newest, via: 'client-message-id' };
   }
 
+  /** Whether some account has a sending domain whose bounce host (`<label>.<domain>`) this is. */
+  ownsBounceHost(host: string): boolean {
+    const domains = this.bounceDomains([host]);
+    return listAccounts(this.deps.store).some((a) => this.ownsAny(a.id, domains));
+  }
+
   /** Accounts with a sending domain whose bounce host is one the report came to. */
   private accountsOf(hosts: ReadonlySet<string>): string[] {
-    const prefix = `${this.deps.returnPathLabel}.`;
-    const domains = [...hosts].filter((h) => h.startsWith(prefix)).map((h) => h.slice(prefix.length));
+    const domains = this.bounceDomains([...hosts]);
     return listAccounts(this.deps.store)
-      .filter((a) => domains.some((d) => findDomainByName(this.deps.store, a.id, d) !== undefined))
+      .filter((a) => this.ownsAny(a.id, domains))
       .map((a) => a.id);
   }
 
-  private atHost(m: MessageRecord | undefined, hosts: ReadonlySet<string>): MessageRecord | undefined {
+  /** The sending domains of the hosts that are bounce hosts (`<label>.<domain>`). */
+  private bounceDomains(hosts: readonly string[]): string[] {
+    const prefix = `${this.deps.returnPathLabel}.`;
+    return hosts.filter((h) => h.startsWith(prefix)).map((h) => h.slice(prefix.length));
+  }
+
+  private ownsAny(accountId: string, domains: readonly string[]): boolean {
+    return domains.some((d) => findDomainByName(this.deps.store, accountId, d) !== undefined);
+  }
+
+  /** The message, if one of the hosts is its own bounce host: a report (or unsubscribe) about one
+   *  domain's mail, even of the same daemon, is never taken from another domain's host. */
+  atHost(m: MessageRecord | undefined, hosts: ReadonlySet<string>): MessageRecord | undefined {
     return m && hosts.has(returnPathHost(domainOf(m.from.email), this.deps.returnPathLabel)) ? m : undefined;
   }
 }
 
-function hostOf(address: string): string {
+/** The host of an address, lower-cased and without the root dot (`a@Example.ORG.` -> `example.org`). */
+export function hostOf(address: string): string {
   return address.slice(address.lastIndexOf('@') + 1).toLowerCase().replace(/\.$/, '');
 }
