@@ -14,7 +14,7 @@
  * rest and gives their jobs back to the queue without counting an attempt.
  */
 import fs from 'node:fs';
-import tls from 'node:tls';
+import { trustedRoots } from '../webhooks/pinned-https.js';
 import type { Config } from '../config/schema.js';
 import type { AttemptResult } from '../domain/delivery-result.js';
 import { isAppError } from '../domain/errors.js';
@@ -220,7 +220,7 @@ export class DeliveryService {
     // The same extra CA as the policy hosts' (a private CA in tests): the MX certificates under
     // MTA-STS enforce must chain to it or to node's roots (RFC 8461 4.2).
     const caFile = this.config.delivery.mtaSts.caFile;
-    this.ca = caFile ? [...tls.rootCertificates, fs.readFileSync(caFile, 'utf8')] : undefined;
+    this.ca = trustedRoots(caFile ? fs.readFileSync(caFile, 'utf8') : undefined);
     // We are the only dispatcher of this data folder: every lease is a previous process's.
     const recovered = await this.queue.recover(this.clock.now(), { all: true });
     if (recovered > 0) this.logger.warn({ recovered }, 'delivery leases recovered from a previous run');

@@ -14,11 +14,10 @@
  * - Only a 200 counts. 3xx redirects are not followed (RFC 8461 3.3); the media type must be
  *   text/plain (RFC 8461 3.2); bodies over 64 KiB and fetches over the timeout are failures.
  */
-import tls from 'node:tls';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressLookups, ResolvedAddress } from '../webhooks/targets.js';
 import { PinnedHttpsAgent } from '../webhooks/pinned-agent.js';
-import { pinnedHttpsRequest, resolvePublicAddresses } from '../webhooks/pinned-https.js';
+import { pinnedHttpsRequest, resolvePublicAddresses, trustedRoots } from '../webhooks/pinned-https.js';
 
 export type FetchResult = { ok: true; text: string } | { ok: false; error: string };
 
@@ -45,8 +44,7 @@ export class PolicyFetcher {
   private readonly timeoutMs: number;
 
   constructor(private readonly opts: PolicyFetcherOptions) {
-    // `ca` replaces node's roots, so the extra certificates are added to them, not used alone.
-    this.ca = opts.extraCa ? [...tls.rootCertificates, opts.extraCa] : undefined;
+    this.ca = trustedRoots(opts.extraCa);
     this.port = opts.port ?? 443;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }

@@ -8,9 +8,8 @@
  * party's DNS and must not make the daemon reach into the LAN); the certificate must chain to a
  * trusted root (plus tlsRpt.caFile for a private test CA) and be valid for the host.
  */
-import tls from 'node:tls';
 import { PinnedHttpsAgent } from '../webhooks/pinned-agent.js';
-import { pinnedHttpsRequest, resolvePublicAddresses } from '../webhooks/pinned-https.js';
+import { pinnedHttpsRequest, resolvePublicAddresses, trustedRoots } from '../webhooks/pinned-https.js';
 import type { AddressLookups, ResolvedAddress } from '../webhooks/targets.js';
 
 export interface ReportPosterOptions {
@@ -30,8 +29,7 @@ export class ReportPoster {
   private readonly ca: string[] | undefined;
 
   constructor(private readonly opts: ReportPosterOptions) {
-    // `ca` replaces node's roots, so the extra certificates are added to them.
-    this.ca = opts.extraCa ? [...tls.rootCertificates, opts.extraCa] : undefined;
+    this.ca = trustedRoots(opts.extraCa);
   }
 
   async post(uri: string, gzip: Uint8Array): Promise<PostOutcome> {

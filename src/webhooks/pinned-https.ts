@@ -10,6 +10,7 @@
  * The callers word every failure themselves; this module only says what happened.
  */
 import https from 'node:https';
+import tls from 'node:tls';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { PinnedHttpsAgent, PinnedRequestOptions } from './pinned-agent.js';
 import { connectableAddresses, resolverAddresses, type AddressLookups, type ResolvedAddress } from './targets.js';
@@ -30,6 +31,13 @@ export async function resolvePublicAddresses(resolver: AddressLookups, host: str
   const allowed = connectableAddresses(found.addresses, opts.allowPrivate);
   if (allowed.length === 0) return `${host} resolves only to non-public addresses (${opts.settingName})`;
   return allowed;
+}
+
+/** The roots to pass as `ca`: node's bundled ones plus `extraPem` (a private CA, for tests), or
+ *  undefined (node's alone) without it. `ca` replaces node's roots, so the extra certificates are
+ *  added to them, not used alone. */
+export function trustedRoots(extraPem?: string): string[] | undefined {
+  return extraPem ? [...tls.rootCertificates, extraPem] : undefined;
 }
 
 export interface PinnedHttpsRequest {
