@@ -16,7 +16,7 @@ import { deliverOverSmtp, type SmtpConnectionCache, type SmtpTimeouts } from './
 import { recipientResult } from './smtp-results.js';
 import { routeUnderPolicy, testingFailure, type StsPolicySource, type StsRecord } from './sts-routing.js';
 import { routeUnderDane, type DaneHost, type DaneSource } from './dane-routing.js';
-import { reportRefusedHosts, tlsReporter, type TlsResultSink } from './tls-reporting.js';
+import { reportRefusedHosts, reportStsFetchFailure, tlsReporter, type TlsResultSink } from './tls-reporting.js';
 
 export interface AttemptRequest {
   job: DeliveryJob;
@@ -61,8 +61,9 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
   return async ({ job, message, body, signal, beforeBody }) => {
     const { resolution: route, site } = await deps.mx.locate(job.domain);
     if (route.status === 'failed') return refused(job, route.reply, 'dns');
-    const policy = (await deps.mtaSts?.policyFor(job.domain)) ?? null;
+    const { policy, fetchFailure } = (await deps.mtaSts?.lookup(job.domain)) ?? { policy: null };
     const report = deps.tlsRpt && { sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts, maxAge: policy?.maxAge };
+    if (report && fetchFailure) reportStsFetchFailure(report, fetchFailure);
     const sts = deps.mtaSts ? routeUnderPolicy(job.domain, route.hosts, policy, deps.mtaSts) : undefined;
     if (sts && !sts.ok && report) reportRefusedHosts(report, route.hosts.map((h) => ({ host: h.host, reason: sts.reply.text })), 'validation-failure');
     if (sts && !sts.ok) return { ...refused(job, sts.reply, 'tls'), mtaSts: sts.record };

@@ -11,13 +11,14 @@
  */
 import type { AttemptResult } from '../domain/delivery-result.js';
 import type { ParsedReply } from '../domain/smtp-reply.js';
-import type { ActiveStsPolicy } from '../mta-sts/cache.js';
+import type { ActiveStsPolicy, StsLookup } from '../mta-sts/cache.js';
 import type { MxHost } from './mx.js';
 import { OPPORTUNISTIC, type TlsPolicy } from './tls-policy.js';
 
 /** What delivery needs of MtaStsPolicies (src/mta-sts/cache.ts). */
 export interface StsPolicySource {
-  policyFor(domain: string): Promise<ActiveStsPolicy | null>;
+  /** The policy in force (routed under here), and why an announced one is missing (told to TLS-RPT). */
+  lookup(domain: string): Promise<StsLookup>;
   mxAllowed(policy: Pick<ActiveStsPolicy, 'mx'>, mxHost: string): boolean;
 }
 

@@ -4,9 +4,10 @@
  * recipient domain has an MTA-STS policy in `enforce` or `testing` (the policy's lines and the MX
  * pattern that matched, RFC 8460 4.4), `tlsa` for a host whose TLSA records made TLS mandatory
  * (DANE wins over MTA-STS, RFC 8461 2), else `no-policy-found`. MX hosts refused before any
- * connection (a failed TLSA lookup, no MX in an enforce policy) are told too (reportRefusedHosts).
+ * connection (a failed TLSA lookup, no MX in an enforce policy) are told too (reportRefusedHosts),
+ * and so is an MTA-STS policy the domain announced but that could not be had (reportStsFetchFailure).
  */
-import type { ActiveStsPolicy } from '../mta-sts/cache.js';
+import type { ActiveStsPolicy, StsFetchFailure } from '../mta-sts/cache.js';
 import type { TlsPolicy as ReportPolicy, TlsResultInput } from '../tls-rpt/types.js';
 import type { Target } from './smtp-results.js';
 import type { StsPolicySource } from './sts-routing.js';
@@ -53,6 +54,31 @@ export function reportRefusedHosts(o: ReporterInput, hosts: { host: string; reas
   }
 }
 
+/** RFC 8460 4.3.2.2, the MTA-STS-specific policy failures, for each way the policy was missing. */
+const FETCH_RESULT = { fetch: 'sts-policy-fetch-error', invalid: 'sts-policy-invalid', webpki: 'sts-webpki-invalid' } as const;
+
+/**
+ * An attempt made without the MTA-STS policy its domain announced (`_mta-sts` TXT with a new id)
+ * because the policy could not be fetched, did not authenticate, or did not validate: one failure
+ * per attempt, the attempt's sessions being held to less than the domain asked for. Told under
+ * policy-type `sts` (RFC 8460 4.4): the failure types of 4.3.2.2 are MTA-STS policy failures, and
+ * `no-policy-found` would say the domain published no policy, which it did. With a cached policy
+ * still in force (RFC 8461 5.1) the entry carries that policy's lines; without one there is no
+ * applied policy to put in policy-string, so it has none. No receiving-mx-hostname either: the
+ * failure is the policy host's, before any MX is chosen.
+ */
+export function reportStsFetchFailure(o: ReporterInput, failure: StsFetchFailure): void {
+  const policy: ReportPolicy = o.policy ? { type: 'sts', string: policyLines(o.policy, o.maxAge) } : { type: 'sts' };
+  const result = { type: FETCH_RESULT[failure.kind], sendingMtaIp: o.sourceAddress, failureReasonCode: failure.reason.slice(0, 200) };
+  o.sink.recordTlsResult({ policyDomain: o.domain, policy, result });
+}
+
+function policyLines(p: ActiveStsPolicy, maxAge: number | undefined): string[] {
+  const lines = ['version: STSv1', `mode: ${p.mode}`, ...p.mx.map((m) => `mx: ${m}`)];
+  if (maxAge !== undefined) lines.push(`max_age: ${maxAge}`);
+  return lines;
+}
+
 function reportPolicy(o: ReporterInput, target: Target): ReportPolicy {
   const mxHost = target.host;
   const dane = target.dane;
@@ -62,8 +88,6 @@ function reportPolicy(o: ReporterInput, target: Target): ReportPolicy {
   }
   const p = o.policy;
   if (!p || p.mode === 'none') return { type: 'no-policy-found' };
-  const lines = ['version: STSv1', `mode: ${p.mode}`, ...p.mx.map((m) => `mx: ${m}`)];
-  if (o.maxAge !== undefined) lines.push(`max_age: ${o.maxAge}`);
   const matched = p.mx.find((pattern) => o.sts?.mxAllowed({ mx: [pattern] }, mxHost));
-  return { type: 'sts', string: lines, mxHost: matched ?? mxHost };
+  return { type: 'sts', string: policyLines(p, o.maxAge), mxHost: matched ?? mxHost };
 }

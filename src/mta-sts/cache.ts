@@ -12,6 +12,11 @@
  *    still applies (RFC 8461 5.1: a removed record does not end a policy before max_age),
  *    otherwise the domain has none.
  * Concurrent lookups of one domain share one.
+ *
+ * A lookup also says when the domain announced a policy (its TXT id) that could not be had:
+ * fetched and failed, or failed within FETCH_RETRY_MS before (the attempt goes without it all the
+ * same). Delivery tells TLS-RPT (delivery/tls-reporting.ts, RFC 8460 4.3.2.2); what delivery
+ * does is unchanged: the cached policy if any, else none (RFC 8461 5).
  */
 import fs from 'node:fs';
 import { normalizeName, type DnsAnswer } from '../dns/resolver.js';
@@ -19,7 +24,7 @@ import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/env.js';
 import { cachedStsPolicy, saveStsPolicy, type CachedStsPolicy } from '../store/mta-sts.js';
 import type { AddressLookups } from '../webhooks/targets.js';
-import { PolicyFetcher } from './fetcher.js';
+import { PolicyFetcher, type FetchFailureKind } from './fetcher.js';
 import { mxAllowed as policyAllowsMx, parsePolicy, type StsMode } from './policy.js';
 import { stsRecordId } from './txt.js';
 
@@ -31,6 +36,26 @@ export interface ActiveStsPolicy {
   /** The policy's max_age in seconds (RFC 8461 3.2), for TLS-RPT's policy-string (RFC 8460 4.4). */
   maxAge: number;
 }
+
+/**
+ * Why the announced policy could not be had: the fetcher's reasons (fetcher.ts), or `invalid`
+ * when the text came but is not a valid policy (policy.ts, RFC 8461 3.2).
+ */
+export interface StsFetchFailure {
+  kind: FetchFailureKind | 'invalid';
+  /** The announced id whose policy is missing. */
+  id: string;
+  /** In words, for the log and TLS-RPT's failure-reason-code. */
+  reason: string;
+}
+
+/** A lookup's answer: the policy in force (null: none), and the failure to get the announced one. */
+export interface StsLookup {
+  policy: ActiveStsPolicy | null;
+  fetchFailure?: StsFetchFailure;
+}
+
+const NO_POLICY: StsLookup = Object.freeze({ policy: null });
 
 export interface MtaStsConfig {
   enabled: boolean;
@@ -55,9 +80,9 @@ export const FETCH_RETRY_MS = 5 * 60_000;
 
 export class MtaStsPolicies {
   private fetcher: PolicyFetcher | null = null;
-  private readonly inflight = new Map<string, Promise<ActiveStsPolicy | null>>();
-  /** `${domain} ${id}` → time of the last failed fetch. */
-  private readonly failedFetches = new Map<string, number>();
+  private readonly inflight = new Map<string, Promise<StsLookup>>();
+  /** `${domain} ${id}` → the last failed fetch of that id: when, and why. */
+  private readonly failedFetches = new Map<string, { atMs: number; failure: StsFetchFailure }>();
   private readonly now: () => number;
 
   constructor(private readonly opts: MtaStsPoliciesOptions) {
@@ -84,12 +109,17 @@ export class MtaStsPolicies {
   }
 
   /** The domain's policy in force, or null (none, MTA-STS off, or not started). */
-  policyFor(domain: string): Promise<ActiveStsPolicy | null> {
-    if (!this.fetcher) return Promise.resolve(null);
+  async policyFor(domain: string): Promise<ActiveStsPolicy | null> {
+    return (await this.lookup(domain)).policy;
+  }
+
+  /** The domain's policy in force, and why an announced one is missing (see the file comment). */
+  lookup(domain: string): Promise<StsLookup> {
+    if (!this.fetcher) return Promise.resolve(NO_POLICY);
     const name = normalizeName(domain);
     let pending = this.inflight.get(name);
     if (!pending) {
-      pending = this.lookup(name);
+      pending = this.resolve(name);
       this.inflight.set(name, pending);
       const forget = (): void => {
         if (this.inflight.get(name) === pending) this.inflight.delete(name);
@@ -104,32 +134,30 @@ export class MtaStsPolicies {
     return policyAllowsMx(policy, mxHost);
   }
 
-  private async lookup(domain: string): Promise<ActiveStsPolicy | null> {
+  private async resolve(domain: string): Promise<StsLookup> {
     const cached = cachedStsPolicy(this.opts.store, domain);
     const live = cached && cached.expiresAtMs > this.now() ? cached : undefined;
     const txt = await this.opts.resolver.txt(`_mta-sts.${domain}`);
     const id = txt.status === 'ok' ? stsRecordId(txt.records) : null;
-    if (id === null || id === live?.id) return live ? active(live) : null;
+    if (id === null || id === live?.id) return live ? { policy: active(live) } : NO_POLICY;
     const fetched = await this.fetchPolicy(domain, id);
-    return fetched ? active(fetched) : live ? active(live) : null;
+    if ('id' in fetched) return { policy: active(fetched) };
+    return { policy: live ? active(live) : null, ...(fetched.failure && { fetchFailure: fetched.failure }) };
   }
 
-  /** Fetches, parses and stores the policy of `id`; undefined (and logged) when that fails. */
-  private async fetchPolicy(domain: string, id: string): Promise<CachedStsPolicy | undefined> {
+  /**
+   * Fetches, parses and stores the policy of `id`; or why that failed (logged when fetched, and
+   * remembered for FETCH_RETRY_MS, within which the id is not fetched again).
+   */
+  private async fetchPolicy(domain: string, id: string): Promise<CachedStsPolicy | { failure?: StsFetchFailure }> {
     const key = `${domain} ${id}`;
-    const failedAt = this.failedFetches.get(key);
-    if (failedAt !== undefined && this.now() - failedAt < FETCH_RETRY_MS) return undefined;
+    const failed = this.failedFetches.get(key);
+    if (failed !== undefined && this.now() - failed.atMs < FETCH_RETRY_MS) return { failure: failed.failure };
     const fetcher = this.fetcher;
-    if (!fetcher) return undefined;
+    if (!fetcher) return {}; // stopped meanwhile: our shutdown, not the domain's failure
     const result = await fetcher.fetch(domain);
     const parsed = result.ok ? parsePolicy(result.text) : result;
-    if (!parsed.ok) {
-      // A bound, not a policy: the entries only save requests, forgetting them costs one fetch each.
-      if (this.failedFetches.size >= 10_000) this.failedFetches.clear();
-      this.failedFetches.set(key, this.now());
-      this.opts.logger.warn({ domain, id, error: parsed.error }, 'MTA-STS policy could not be fetched; a cached policy stays in force until it expires');
-      return undefined;
-    }
+    if (!parsed.ok) return { failure: this.remember(domain, { kind: result.ok ? 'invalid' : result.kind, id, reason: parsed.error }) };
     this.failedFetches.delete(key);
     const fetchedAtMs = this.now();
     const entry: CachedStsPolicy = { id, policy: parsed.policy, fetchedAtMs, expiresAtMs: fetchedAtMs + parsed.policy.maxAge * 1000 };
@@ -141,6 +169,14 @@ export class MtaStsPolicies {
     }
     this.opts.logger.info({ domain, id, mode: parsed.policy.mode }, 'MTA-STS policy fetched');
     return entry;
+  }
+
+  private remember(domain: string, failure: StsFetchFailure): StsFetchFailure {
+    // A bound, not a policy: the entries only save requests, forgetting them costs one fetch each.
+    if (this.failedFetches.size >= 10_000) this.failedFetches.clear();
+    this.failedFetches.set(`${domain} ${failure.id}`, { atMs: this.now(), failure });
+    this.opts.logger.warn({ domain, id: failure.id, error: failure.reason }, 'MTA-STS policy could not be fetched; a cached policy stays in force until it expires');
+    return failure;
   }
 }
 

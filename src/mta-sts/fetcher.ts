@@ -19,7 +19,15 @@ import type { AddressLookups, ResolvedAddress } from '../webhooks/targets.js';
 import { PinnedHttpsAgent } from '../webhooks/pinned-agent.js';
 import { pinnedHttpsRequest, resolvePublicAddresses, trustedRoots } from '../webhooks/pinned-https.js';
 
-export type FetchResult = { ok: true; text: string } | { ok: false; error: string };
+/**
+ * Why a fetch failed, as TLS-RPT tells it (RFC 8460 4.3.2.2): `webpki` when the policy host's
+ * certificate did not verify ("could not be authenticated using PKIX validation",
+ * sts-webpki-invalid), `fetch` for everything else that kept the policy text from us (no
+ * address, connection, timeout, HTTP status, media type, size: sts-policy-fetch-error).
+ */
+export type FetchFailureKind = 'fetch' | 'webpki';
+
+export type FetchResult = { ok: true; text: string } | { ok: false; kind: FetchFailureKind; error: string };
 
 export interface PolicyFetcherOptions {
   resolver: AddressLookups;
@@ -63,7 +71,7 @@ export class PolicyFetcher {
 
   private async addresses(host: string): Promise<ResolvedAddress[] | FetchResult> {
     const found = await resolvePublicAddresses(this.opts.resolver, host, { allowPrivate: this.opts.allowPrivate, settingName: 'delivery.allowPrivate' });
-    return typeof found === 'string' ? { ok: false, error: found } : found;
+    return typeof found === 'string' ? { ok: false, kind: 'fetch', error: found } : found;
   }
 
   private async get(host: string, addresses: ResolvedAddress[]): Promise<FetchResult> {
@@ -83,12 +91,12 @@ export class PolicyFetcher {
       readBodyIf: (status, headers) => answerProblem(host, status, headers) === null,
     });
     if ('error' in r) {
-      return { ok: false, error: r.error === 'timeout' ? `fetching ${host} timed out after ${this.timeoutMs} ms` : describeError(host, r.cause) };
+      return r.error === 'timeout' ? fetchError(`fetching ${host} timed out after ${this.timeoutMs} ms`) : describeError(host, r.cause);
     }
     const problem = answerProblem(host, r.status, r.headers);
-    if (problem) return { ok: false, error: problem };
-    if (r.tooLarge !== undefined) return { ok: false, error: tooLarge(r.tooLarge) };
-    if (r.readError) return { ok: false, error: `reading the policy from ${host} failed: ${r.readError.message}` };
+    if (problem) return fetchError(problem);
+    if (r.tooLarge !== undefined) return fetchError(tooLarge(r.tooLarge));
+    if (r.readError) return fetchError(`reading the policy from ${host} failed: ${r.readError.message}`);
     return { ok: true, text: r.body.toString('utf8') };
   }
 }
@@ -106,11 +114,15 @@ function tooLarge(bytes: number): string {
   return `the policy body is larger than ${MAX_POLICY_BYTES} bytes (${bytes} and more)`;
 }
 
+function fetchError(error: string): FetchResult {
+  return { ok: false, kind: 'fetch', error };
+}
+
 /** TLS verification failures name the certificate, so an operator sees why a policy is missing. */
-function describeError(host: string, err: NodeJS.ErrnoException): string {
+function describeError(host: string, err: NodeJS.ErrnoException): FetchResult {
   const code = err.code ?? '';
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code)) {
-    return `the certificate of ${host} is not valid (${code}: ${err.message})`;
+    return { ok: false, kind: 'webpki', error: `the certificate of ${host} is not valid (${code}: ${err.message})` };
   }
-  return `fetching https://${host}${POLICY_PATH} failed: ${code ? `${code} ` : ''}${err.message}`;
+  return fetchError(`fetching https://${host}${POLICY_PATH} failed: ${code ? `${code} ` : ''}${err.message}`);
 }

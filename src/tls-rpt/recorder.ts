@@ -73,7 +73,7 @@ function copyFailure(f: TlsFailure): TlsFailure {
   return {
     type: f.type,
     ...(f.sendingMtaIp && { sendingMtaIp: f.sendingMtaIp }),
-    receivingMxHostname: f.receivingMxHostname.toLowerCase().replace(/\.$/, ''),
+    ...(f.receivingMxHostname && { receivingMxHostname: f.receivingMxHostname.toLowerCase().replace(/\.$/, '') }),
     ...(f.receivingIp && { receivingIp: f.receivingIp }),
     ...(f.failureReasonCode && { failureReasonCode: f.failureReasonCode.slice(0, 200) }),
   };

@@ -52,7 +52,7 @@ function policyEntry(policyDomain: string, c: PolicyCounts): TlsRptJson['policie
       'failure-details': c.failures.map(({ failure: f, count }) => ({
         'result-type': f.type,
         ...(f.sendingMtaIp && { 'sending-mta-ip': f.sendingMtaIp }),
-        'receiving-mx-hostname': f.receivingMxHostname,
+        ...(f.receivingMxHostname && { 'receiving-mx-hostname': f.receivingMxHostname }),
         ...(f.receivingIp && { 'receiving-ip': f.receivingIp }),
         'failed-session-count': count,
         ...(f.failureReasonCode && { 'failure-reason-code': f.failureReasonCode }),

@@ -35,7 +35,8 @@ export interface TlsPolicy {
 export interface TlsFailure {
   type: TlsResultType;
   sendingMtaIp?: string;
-  receivingMxHostname: string;
+  /** Absent for a failure before any MX host (an MTA-STS policy that could not be fetched). */
+  receivingMxHostname?: string;
   receivingIp?: string;
   /** RFC 8460 4.3 failure-reason-code: the TLS library's code or message. */
   failureReasonCode?: string;

@@ -115,7 +115,7 @@ describe('MTA-STS policies', () => {
 
     dns.set('_mta-sts.flaky-mail.net', 'TXT', ['v=STSv1; id=next']);
     server.answer('mta-sts.flaky-mail.net', { status: 500, body: 'oops' });
-    expect((await p.policyFor('flaky-mail.net'))?.id).toBe('good');
+    expect(await p.lookup('flaky-mail.net')).toMatchObject({ policy: { id: 'good' }, fetchFailure: { kind: 'fetch', id: 'next' } });
     expect(warnings().join('\n')).toMatch(/could not be fetched.*HTTP 500/);
     expect((await p.policyFor('flaky-mail.net'))?.id).toBe('good');
     expect(server.requests.get('mta-sts.flaky-mail.net')).toBe(2);
@@ -186,6 +186,29 @@ describe('MTA-STS policies', () => {
     publish('garbled-mail.net', 'g1', 'version: STSv1\nmode: enforce\nmax_age: 60\n');
     expect(await p.policyFor('garbled-mail.net')).toBeNull();
     expect(warnings().join('\n')).toMatch(/media type is "text\/html"[\s\S]*enforce policy without mx/);
+  });
+
+  it('says why an announced policy is missing: fetch error, invalid policy, or a certificate that does not verify (RFC 8460 4.3.2.2)', async () => {
+    const p = await start();
+    publish('down-mail.net', 'd1', '');
+    server.answer('mta-sts.down-mail.net', { status: 500 });
+    publish('junk-mail.net', 'j1', 'this is not a policy\n');
+    publish('untrusted-mail.net', 'u1', policyText('enforce', ['mx.untrusted-mail.net']), 'self-signed');
+    expect(await p.lookup('down-mail.net')).toEqual({ policy: null, fetchFailure: { kind: 'fetch', id: 'd1', reason: expect.stringMatching(/answered HTTP 500/) } });
+    expect(await p.lookup('junk-mail.net')).toEqual({ policy: null, fetchFailure: { kind: 'invalid', id: 'j1', reason: expect.stringMatching(/not "key: value"/) } });
+    expect(await p.lookup('untrusted-mail.net')).toEqual({ policy: null, fetchFailure: { kind: 'webpki', id: 'u1', reason: expect.stringMatching(/certificate of mta-sts\.untrusted-mail\.net is not valid/) } });
+
+    // Within FETCH_RETRY_MS the same failure is answered without a new request.
+    expect((await p.lookup('down-mail.net')).fetchFailure?.kind).toBe('fetch');
+    expect(server.requests.get('mta-sts.down-mail.net')).toBe(1);
+  });
+
+  it('names no failure when the policy is had, or when the domain announces none', async () => {
+    const p = await start();
+    publish('fine-mail.net', 'f1', policyText('testing', ['mx.fine-mail.net']));
+    expect(await p.lookup('fine-mail.net')).toEqual({ policy: { mode: 'testing', mx: ['mx.fine-mail.net'], id: 'f1', maxAge: 86400 } });
+    expect(await p.lookup('fine-mail.net')).toEqual({ policy: expect.objectContaining({ id: 'f1' }) });
+    expect(await p.lookup('silent-mail.net')).toEqual({ policy: null });
   });
 
   it('has no policy without a TXT record, and fetches nothing', async () => {
