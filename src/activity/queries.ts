@@ -70,17 +70,9 @@ export class ActivityReads {
     if (owner) checkMessageScope(p, owner);
   }
 
-  /**
-   * The message a request names, if the principal may see it: unknown 404, another account's or
-   * channel's 403; a deleted channel's messages are gone from its 204 on, even before the purger
-   * reaches them (404).
-   */
+  /** The message a request names, if the principal may see it (visibleMessage below). */
   visibleMessage(p: Principal, id: string): MessageRecord {
-    const m = isUuid(id) ? getMessage(this.store, id.toLowerCase()) : undefined;
-    if (!m) throw new AppError('not_found', `Message ${id} does not exist`);
-    checkMessageScope(p, m);
-    if (getChannelRecord(this.store, m.channelId)?.deletedAt) throw new AppError('not_found', `Message ${id} does not exist`);
-    return m;
+    return visibleMessage(this.store, p, id);
   }
 
   history(m: MessageRecord): MessageHistory {
@@ -91,6 +83,19 @@ export class ActivityReads {
       .sort((a, b) => a.at.localeCompare(b.at));
     return { events, statistics: countRecipients(events), raw: getBody(this.store, m.id), attempts };
   }
+}
+
+/**
+ * The message a request names, if the principal may see it: unknown 404, another account's or
+ * channel's 403; a deleted channel's messages are gone from its 204 on, even before the purger
+ * reaches them (404). Also the queue's (queue/account-queue.ts).
+ */
+export function visibleMessage(store: Store, p: Principal, id: string): MessageRecord {
+  const m = isUuid(id) ? getMessage(store, id.toLowerCase()) : undefined;
+  if (!m) throw new AppError('not_found', `Message ${id} does not exist`);
+  checkMessageScope(p, m);
+  if (getChannelRecord(store, m.channelId)?.deletedAt) throw new AppError('not_found', `Message ${id} does not exist`);
+  return m;
 }
 
 function checkMessageScope(p: Principal, owner: { accountId: string; channelId: string }): void {

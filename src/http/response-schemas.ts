@@ -195,6 +195,39 @@ const messageDetails = obj(
   ['cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'metadata'],
 );
 
+/** The newest delivery attempt's reply (queue/account-queue.ts LastReply); null before the first attempt. */
+const lastReply = {
+  oneOf: [
+    obj(
+      { at: time, mx: str, smtpCode: int, enhancedCode: str, response: str, outcome: { type: 'string', enum: ['delivered', 'deferred', 'bounced'] } },
+      ['mx', 'smtpCode', 'enhancedCode'],
+    ),
+    { type: 'null' },
+  ],
+};
+const queueDestination = obj({ destination: str, messages: int, sending: int, oldestQueuedAt: time, nextAttemptAt: nullable(time), lastReply });
+const queueJob = obj({
+  destination: str,
+  recipients: list(str),
+  state: { type: 'string', enum: ['queued', 'sending', 'done'] },
+  attempts: int,
+  nextAttemptAt: nullable(time),
+  lastReply,
+});
+/** One queued message (GET /queue/messages items, and the answer of its retry and drop). */
+const queueMessage = obj({
+  messageId: uuid,
+  channelId: uuid,
+  subject: str,
+  status: { type: 'string', enum: ['queued', 'sent'] },
+  queuedAt: time,
+  to: list(str),
+  attempts: int,
+  nextAttemptAt: nullable(time),
+  lastReply,
+  destinations: list(queueJob),
+});
+
 /** The success body of each operation that answers JSON, by "METHOD /path". */
 export const SUCCESS_BODIES: Record<string, Schema> = {
   'POST /channels': channelDetail,
@@ -240,6 +273,11 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /activity/statistics/daily': series,
   'GET /statistics/hourly': series,
   'GET /activity/statistics/hourly': series,
+
+  'GET /queue': obj({ results: list(queueDestination), destinationCount: int, scannedMessages: int, complete: bool }),
+  'GET /queue/messages': obj({ results: list(queueMessage), after: int }),
+  'POST /queue/messages/{id}/retry': queueMessage,
+  'DELETE /queue/messages/{id}': queueMessage,
 
   'GET /errors/{code}': obj({ code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, status: int, title: str }),
 };

@@ -109,22 +109,29 @@ function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOu
 export async function dropJob(store: Store, jobId: string, now: Date = new Date()): Promise<OperatorResult> {
   return store.write(() => {
     const job = dbsOf(store).jobs.get(jobId) as DeliveryJob | undefined;
-    if (!job) return 'not_found';
-    // A leased job is being delivered right now; dropping it could not stop that.
-    if (job.state !== 'queued') return job.state === 'leased' ? 'leased' : 'done';
-    dbsOf(store).jobsDue.remove([dueMs(job), job.id]);
-    dbsOf(store).jobs.put(job.id, { ...job, state: 'done' } satisfies DeliveryJob);
-    const message = dbsOf(store).messages.get(job.messageId) as MessageRecord | undefined;
-    if (message) {
-      const event = eventFactory(store, message, now.toISOString());
-      const last = job.history[job.history.length - 1];
-      for (const r of job.recipients) {
-        event('bounced', [r], { response: 'dropped by operator', lastResponse: last?.response, attempt: job.attempts, bounceType: 'soft', category: 'other', reason: 'dropped by operator' });
-      }
-      closeJobOfMessageInTxn(store, message);
-    }
-    return 'ok';
+    return job ? dropJobInTxn(store, job, now) : 'not_found';
   });
+}
+
+/**
+ * Inside a write: the drop of one job (the CLI's, and the API's for each job of a message). The
+ * message record is read here, so several jobs of one message can be dropped in one write.
+ */
+export function dropJobInTxn(store: Store, job: DeliveryJob, now: Date): OperatorResult {
+  // A leased job is being delivered right now; dropping it could not stop that.
+  if (job.state !== 'queued') return job.state === 'leased' ? 'leased' : 'done';
+  dbsOf(store).jobsDue.remove([dueMs(job), job.id]);
+  dbsOf(store).jobs.put(job.id, { ...job, state: 'done' } satisfies DeliveryJob);
+  const message = dbsOf(store).messages.get(job.messageId) as MessageRecord | undefined;
+  if (message) {
+    const event = eventFactory(store, message, now.toISOString());
+    const last = job.history[job.history.length - 1];
+    for (const r of job.recipients) {
+      event('bounced', [r], { response: 'dropped by operator', lastResponse: last?.response, attempt: job.attempts, bounceType: 'soft', category: 'other', reason: 'dropped by operator' });
+    }
+    closeJobOfMessageInTxn(store, message);
+  }
+  return 'ok';
 }
 
 type EventFn = (type: 'delivered' | 'bounced', recipients: string[], details: Record<string, unknown>) => EventRecord;

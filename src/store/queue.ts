@@ -218,10 +218,24 @@ export type OperatorResult = 'ok' | 'not_found' | 'leased' | 'done';
 export async function retryJob(store: Store, jobId: string, nowMs: number): Promise<OperatorResult> {
   return store.write(() => {
     const job = dbsOf(store).jobs.get(jobId) as DeliveryJob | undefined;
-    if (!job) return 'not_found';
-    if (job.state !== 'queued') return job.state === 'leased' ? 'leased' : 'done';
-    dbsOf(store).jobsDue.remove([dueMs(job), job.id]);
-    requeueInTxn(store, job, nowMs);
-    return 'ok';
+    return job ? retryJobInTxn(store, job, nowMs) : 'not_found';
   });
+}
+
+/**
+ * Inside a write: the retry of one job (the CLI's, and the API's for each job of a message). A
+ * job whose message still waits for its composition and signature stays outside jobsDue
+ * (store/signing.ts puts it in once the message is finished): it only gets its due time, so the
+ * unfinished message is never sent.
+ */
+export function retryJobInTxn(store: Store, job: DeliveryJob, nowMs: number): OperatorResult {
+  if (job.state !== 'queued') return job.state === 'leased' ? 'leased' : 'done';
+  const dbs = dbsOf(store);
+  if (dbs.unsigned.doesExist(job.messageId)) {
+    dbs.jobs.put(job.id, { ...job, dueAt: new Date(nowMs).toISOString() } satisfies DeliveryJob);
+    return 'ok';
+  }
+  dbs.jobsDue.remove([dueMs(job), job.id]);
+  requeueInTxn(store, job, nowMs);
+  return 'ok';
 }

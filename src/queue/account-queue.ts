@@ -1,0 +1,220 @@
+/**
+ * The queue as an account sees it through the API (GET /queue, /queue/messages, and retry and
+ * drop of one message): what the operator's `postrider queue` does for the whole daemon, scoped
+ * to the caller. Reads follow the key's scope (a channel key sees its channel's messages);
+ * retry and drop need an account-level key (domain/access.ts), after the message's own
+ * visibility (404, 403) as every resource's writes check it. They apply the operator's verbs to
+ * the message's jobs (store/account-queue.ts), so a drop ends the message exactly as
+ * `postrider queue drop` does: a bounced event per recipient, which webhooks and activity see.
+ *
+ * A destination is a recipient domain: delivery keeps one job per message and recipient domain
+ * (store/messages.ts). Domains whose MX hosts are shared (one MX site, delivery/sites.ts) are
+ * still listed apart: the site of a domain is known only to the running dispatcher, in memory.
+ */
+import { visibleMessage } from '../activity/queries.js';
+import { requireAccountKey } from '../domain/access.js';
+import { AppError } from '../domain/errors.js';
+import type { DeliveryAttempt, DeliveryJob, MessageRecord, Principal } from '../domain/types.js';
+import {
+  dropMessageJobs,
+  retryMessageJobs,
+  walkQueuedMessages,
+  type MessageJobsOutcome,
+  type QueuedMessage,
+} from '../store/account-queue.js';
+import type { Store } from '../store/env.js';
+import { getMessage } from '../store/messages.js';
+
+/** Queued messages one GET /queue looks at, at most (oldest first): about 50 ms of reads. */
+export const SUMMARY_SCAN_LIMIT = 5_000;
+/** Queued messages one page of GET /queue/messages looks at, at most, to find `limit` matches. */
+export const PAGE_SCAN_LIMIT = 5_000;
+
+/** The last reply a destination gave (the newest attempt of its jobs' histories). */
+export type LastReply = Pick<DeliveryAttempt, 'at' | 'mx' | 'smtpCode' | 'enhancedCode' | 'response' | 'outcome'>;
+
+export interface DestinationSummary {
+  destination: string;
+  /** Messages with a job to it not yet finished (one job per message and domain). */
+  messages: number;
+  /** Of those, jobs being delivered right now. */
+  sending: number;
+  oldestQueuedAt: string;
+  /** The earliest due time of its waiting jobs; null while all are being delivered. */
+  nextAttemptAt: string | null;
+  lastReply: LastReply | null;
+}
+
+export interface QueueSummary {
+  results: DestinationSummary[];
+  /** Destinations found (results holds the first `limit`, most messages first). */
+  destinationCount: number;
+  /** Queued messages looked at. */
+  scannedMessages: number;
+  /** False when the scan stopped at SUMMARY_SCAN_LIMIT: the counts cover the oldest messages only. */
+  complete: boolean;
+}
+
+export interface QueueJobView {
+  destination: string;
+  recipients: string[];
+  /** queued: waiting for its due time; sending: an attempt is under way; done: finished. */
+  state: 'queued' | 'sending' | 'done';
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastReply: LastReply | null;
+}
+
+export interface QueueMessageView {
+  messageId: string;
+  channelId: string;
+  subject: string;
+  status: 'queued' | 'sent';
+  queuedAt: string;
+  /** Recipients still waiting, of the destinations shown. */
+  to: string[];
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastReply: LastReply | null;
+  destinations: QueueJobView[];
+}
+
+export interface QueuePage {
+  results: QueueMessageView[];
+  after: number;
+  /** The page stopped at PAGE_SCAN_LIMIT before `limit` matches: more may follow. */
+  partial: boolean;
+}
+
+export class AccountQueue {
+  constructor(private readonly o: { store: Store; now?: () => number }) {}
+
+  private now(): number {
+    return this.o.now?.() ?? Date.now();
+  }
+
+  /** Waiting messages per destination over the oldest SUMMARY_SCAN_LIMIT queued messages of the account. */
+  destinations(p: Principal, o: { limit: number }): QueueSummary {
+    const walk = walkQueuedMessages(this.o.store, { accountId: p.accountId, channelId: p.channelId ?? undefined, afterSeq: 0, limit: Infinity, scanLimit: SUMMARY_SCAN_LIMIT });
+    const byDomain = new Map<string, DeliveryJob[]>();
+    for (const m of walk.messages) {
+      for (const job of m.jobs) {
+        const jobs = byDomain.get(job.domain);
+        if (jobs) jobs.push(job);
+        else byDomain.set(job.domain, [job]);
+      }
+    }
+    const all = [...byDomain].map(([destination, jobs]) => destinationOf(destination, jobs));
+    all.sort((a, b) => b.messages - a.messages || a.destination.localeCompare(b.destination));
+    return { results: all.slice(0, o.limit), destinationCount: all.length, scannedMessages: walk.scanned, complete: walk.reachedEnd };
+  }
+
+  /** A page of queued messages, oldest first, with the activity routes' cursor (the accepted event's seq). */
+  messages(p: Principal, o: { destination?: string; limit: number; afterSeq: number }): QueuePage {
+    const walk = walkQueuedMessages(this.o.store, {
+      accountId: p.accountId,
+      channelId: p.channelId ?? undefined,
+      domain: o.destination,
+      afterSeq: o.afterSeq,
+      limit: o.limit,
+      scanLimit: PAGE_SCAN_LIMIT,
+    });
+    const partial = !walk.reachedEnd && walk.messages.length < o.limit;
+    const after = walk.messages.length === o.limit ? walk.messages[walk.messages.length - 1].seq : walk.lastSeq;
+    return { results: walk.messages.map(queuedView), after, partial };
+  }
+
+  /** The message's waiting jobs (to `destination` when given) become due now. */
+  async retry(p: Principal, id: string, destination?: string): Promise<QueueMessageView> {
+    const m = this.writableBy(p, id);
+    const outcome = await retryMessageJobs(this.o.store, { messageId: m.id, domain: destination, nowMs: this.now() });
+    refuseUnchanged(m, outcome, destination, 'retried');
+    return this.after(m, outcome);
+  }
+
+  /** The message's waiting jobs (to `destination` when given) end with a bounced event per recipient. */
+  async drop(p: Principal, id: string, destination?: string): Promise<QueueMessageView> {
+    const m = this.writableBy(p, id);
+    const outcome = await dropMessageJobs(this.o.store, { messageId: m.id, domain: destination, now: new Date(this.now()) });
+    refuseUnchanged(m, outcome, destination, 'dropped');
+    return this.after(m, outcome);
+  }
+
+  /** visibleMessage (404, 403), then the account-key rule: a channel key learns 404/403 as for a read first. */
+  private writableBy(p: Principal, id: string): MessageRecord {
+    const m = visibleMessage(this.o.store, p, id);
+    requireAccountKey(p);
+    return m;
+  }
+
+  /** The message after the verb: the jobs it acted on, and its status over all of its jobs. */
+  private after(m: MessageRecord, outcome: MessageJobsOutcome): QueueMessageView {
+    const status = getMessage(this.o.store, m.id)?.status ?? 'sent';
+    return messageView({ messageId: m.id, channelId: m.channelId, subject: m.subject, queuedAt: m.createdAt }, outcome.jobs, status);
+  }
+}
+
+/** 404 for a destination the message has no delivery to; 409 when nothing was waiting (or an attempt is under way). */
+function refuseUnchanged(m: MessageRecord, o: MessageJobsOutcome, destination: string | undefined, verb: string): void {
+  if (o.changed > 0) return;
+  if (o.matched === 0) {
+    throw new AppError(destination === undefined ? 'conflict' : 'not_found', destination === undefined ? `Message ${m.id} has no delivery to retry or drop` : `Message ${m.id} has no delivery to ${destination}`);
+  }
+  if (o.leased > 0) throw new AppError('conflict', `A delivery attempt of message ${m.id} is under way; nothing was ${verb}. Try again when it has ended`);
+  throw new AppError('conflict', `Message ${m.id} is not queued${destination === undefined ? '' : ` to ${destination}`}: every recipient has a final outcome`);
+}
+
+function destinationOf(destination: string, jobs: DeliveryJob[]): DestinationSummary {
+  const waiting = jobs.filter((j) => j.state === 'queued');
+  return {
+    destination,
+    messages: jobs.length,
+    sending: jobs.length - waiting.length,
+    oldestQueuedAt: earliest(jobs.map((j) => j.createdAt))!,
+    nextAttemptAt: earliest(waiting.map((j) => j.dueAt)),
+    lastReply: lastReplyOf(jobs),
+  };
+}
+
+function queuedView(q: QueuedMessage): QueueMessageView {
+  const a = q.accepted;
+  return messageView({ messageId: a.messageId, channelId: a.channelId, subject: a.subject, queuedAt: a.timestamp }, q.jobs, 'queued');
+}
+
+function messageView(base: Pick<QueueMessageView, 'messageId' | 'channelId' | 'subject' | 'queuedAt'>, jobs: DeliveryJob[], status: QueueMessageView['status']): QueueMessageView {
+  // Jobs come in id order (random): listed by destination, so a page reads the same each time.
+  const destinations = jobs.map(jobView).sort((a, b) => a.destination.localeCompare(b.destination));
+  const open = destinations.filter((d) => d.state !== 'done');
+  return {
+    ...base,
+    status,
+    to: open.flatMap((d) => d.recipients),
+    attempts: Math.max(0, ...jobs.map((j) => j.attempts)),
+    nextAttemptAt: earliest(open.map((d) => d.nextAttemptAt)),
+    lastReply: lastReplyOf(jobs),
+    destinations,
+  };
+}
+
+function jobView(j: DeliveryJob): QueueJobView {
+  const state = j.state === 'leased' ? 'sending' : j.state;
+  return { destination: j.domain, recipients: j.recipients, state, attempts: j.attempts, nextAttemptAt: state === 'queued' ? j.dueAt : null, lastReply: lastReplyOf([j]) };
+}
+
+function lastReplyOf(jobs: DeliveryJob[]): LastReply | null {
+  let last: DeliveryAttempt | undefined;
+  for (const j of jobs) {
+    const a = j.history[j.history.length - 1];
+    if (a && (!last || a.at > last.at)) last = a;
+  }
+  if (!last) return null;
+  const { at, mx, smtpCode, enhancedCode, response, outcome } = last;
+  return { at, mx, smtpCode, enhancedCode, response, outcome };
+}
+
+/** The earliest of ISO timestamps (they sort as strings); null for none. */
+function earliest(times: Array<string | null>): string | null {
+  let min: string | null = null;
+  for (const t of times) if (t !== null && (min === null || t < min)) min = t;
+  return min;
+}

@@ -1,0 +1,132 @@
+/**
+ * One account's part of the delivery queue (GET /queue, /queue/messages and the retry and drop
+ * of one message's jobs through the API). The jobs themselves have no account index; the
+ * account's queued messages do: `messageQueue` ([accountId, acceptedSeq], layout.ts) holds every
+ * message of the account with a delivery job not yet finished, oldest first. So a walk reads
+ * that index from a seq on, and per message its accepted event (id, channel, subject,
+ * recipients: much smaller than the record, which holds the bodies) and its jobs
+ * (`messageJobs`). The walk stops at `scanLimit` messages, so a request costs the same with a
+ * million messages queued as with a thousand; the caller says so in its answer.
+ *
+ * The writes apply the operator's verbs (queue.ts retryJobInTxn, queue-outcome.ts dropJobInTxn)
+ * to the jobs of one message, in one write.
+ */
+import type { DeliveryJob, EventRecord } from '../domain/types.js';
+import { dbsOf } from './databases.js';
+import type { Store } from './env.js';
+import { getEvent } from './events.js';
+import { KEY_MAX } from './layout.js';
+import { jobsOfMessage } from './message-jobs.js';
+import { hiddenChannels } from './purge-queue.js';
+import { dropJobInTxn } from './queue-outcome.js';
+import { retryJobInTxn } from './queue.js';
+
+export interface QueuedMessage {
+  /** The accepted event's seq: the cursor. */
+  seq: number;
+  accepted: EventRecord;
+  /** Its jobs not yet done (queued or leased), only those to `domain` when the walk names one. */
+  jobs: DeliveryJob[];
+}
+
+export interface QueueWalk {
+  accountId: string;
+  /** A channel key's channel: other channels' messages are skipped. */
+  channelId?: string;
+  /** Only messages with an open job to this recipient domain (lowercase A-label). */
+  domain?: string;
+  /** Start strictly after this accepted seq (0: from the oldest). */
+  afterSeq: number;
+  /** Stop once this many messages match. */
+  limit: number;
+  /** Stop once this many queued messages of the account were looked at. */
+  scanLimit: number;
+}
+
+export interface QueueWalkResult {
+  messages: QueuedMessage[];
+  /** Queue entries looked at. */
+  scanned: number;
+  /** The seq of the last entry looked at (afterSeq when none): continue strictly after it. */
+  lastSeq: number;
+  /** True when the walk reached the end of the account's queue. */
+  reachedEnd: boolean;
+}
+
+/** The account's queued messages in queue order (oldest accepted first), bounded as the walk says. */
+export function walkQueuedMessages(store: Store, w: QueueWalk): QueueWalkResult {
+  const hidden = hiddenChannels(store, w.accountId);
+  const messages: QueuedMessage[] = [];
+  let scanned = 0;
+  let lastSeq = w.afterSeq;
+  let reachedEnd = true;
+  const keys = dbsOf(store).messageQueue.getKeys({ start: [w.accountId, w.afterSeq + 1], end: [w.accountId, KEY_MAX] });
+  for (const key of keys) {
+    if (messages.length >= w.limit || scanned >= w.scanLimit) {
+      reachedEnd = false;
+      break;
+    }
+    const seq = (key as [string, number])[1];
+    scanned++;
+    lastSeq = seq;
+    const found = queuedMessageAt(store, seq, w, hidden);
+    if (found) messages.push(found);
+  }
+  return { messages, scanned, lastSeq, reachedEnd };
+}
+
+function queuedMessageAt(store: Store, seq: number, w: QueueWalk, hidden: ReadonlySet<string>): QueuedMessage | undefined {
+  // Retention may have removed the accepted event of a message still queued past retention.days.
+  const accepted = getEvent(store, seq);
+  if (!accepted || hidden.has(accepted.channelId)) return undefined;
+  if (w.channelId && accepted.channelId !== w.channelId) return undefined;
+  const jobs = jobsOfMessage(store, accepted.messageId).filter((j) => j.state !== 'done' && (w.domain === undefined || j.domain === w.domain));
+  return jobs.length > 0 ? { seq, accepted, jobs } : undefined;
+}
+
+/** What a retry or drop of one message's jobs did. */
+export interface MessageJobsOutcome {
+  /** Jobs of the message (to `domain` when given), in any state. */
+  matched: number;
+  /** Jobs the verb acted on (queued ones). */
+  changed: number;
+  /** Jobs being delivered right now, left as they are. */
+  leased: number;
+  /** The matched jobs afterwards. */
+  jobs: DeliveryJob[];
+}
+
+/** The message's queued jobs (to `domain` when given) become due now; leased ones finish their attempt. */
+export async function retryMessageJobs(store: Store, o: { messageId: string; domain?: string; nowMs: number }): Promise<MessageJobsOutcome> {
+  return store.write(() => applyToJobsInTxn(store, o, (job) => retryJobInTxn(store, job, o.nowMs)));
+}
+
+/**
+ * The message's queued jobs (to `domain` when given) end as the CLI's drop ends them: a bounced
+ * event per recipient. All or nothing: while one of them is being delivered (leased), nothing is
+ * dropped, since that attempt cannot be stopped and may deliver.
+ */
+export async function dropMessageJobs(store: Store, o: { messageId: string; domain?: string; now: Date }): Promise<MessageJobsOutcome> {
+  return store.write(() => {
+    const matched = matchingJobs(store, o);
+    const leased = matched.filter((j) => j.state === 'leased').length;
+    if (leased > 0) return { matched: matched.length, changed: 0, leased, jobs: matched };
+    return applyToJobsInTxn(store, o, (job) => dropJobInTxn(store, job, o.now));
+  });
+}
+
+function matchingJobs(store: Store, o: { messageId: string; domain?: string }): DeliveryJob[] {
+  return jobsOfMessage(store, o.messageId).filter((j) => o.domain === undefined || j.domain === o.domain);
+}
+
+function applyToJobsInTxn(store: Store, o: { messageId: string; domain?: string }, verb: (job: DeliveryJob) => string): MessageJobsOutcome {
+  const matched = matchingJobs(store, o);
+  let changed = 0;
+  let leased = 0;
+  for (const job of matched) {
+    const result = verb(job);
+    if (result === 'ok') changed++;
+    else if (result === 'leased') leased++;
+  }
+  return { matched: matched.length, changed, leased, jobs: changed > 0 ? matchingJobs(store, o) : matched };
+}
