@@ -17,8 +17,8 @@ import { startDns } from './lib/dns.mjs';
 import { composedMessage, sendPayload } from './lib/message.mjs';
 import { benchPostfix, deleteQueue, setHold, smtpSource } from './lib/postfix.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
-import { summarizeDir } from './lib/profile.mjs';
-import { cpuMs } from './lib/cpu.mjs';
+import { printProfiles } from './lib/profile.mjs';
+import { cpuMs, cpuPerMessage, finished } from './lib/cpu.mjs';
 import { best, fmt, ratio, table } from './lib/report.mjs';
 
 export const meta = {
@@ -135,35 +135,4 @@ export async function run({ n, c, rounds, profile }, { progress, peer }) {
       { measure: `HTTP send latency p50 / p99 (ms); Postfix: mean from Little's law`, postrider: `${ours.p50} / ${ours.p99}`, postfix: `${little(held.rate)} (mean)`, ratio: `${ratio(c / ours.rate, c / held.rate)} (mean / mean)` },
     ],
   };
-}
-
-/** Waits until no message waits for its composition or signature (postrider_messages_awaiting_signature is 0). */
-async function finished(p) {
-  const deadline = Date.now() + 120_000;
-  while ((await p.metric('postrider_messages_awaiting_signature')) > 0) {
-    if (Date.now() > deadline) throw new Error('messages still wait for their signature 120 s after the round');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/**
- * CPU ms per accepted message (bench/lib/cpu.mjs: it hardly depends on what else the machine
- * runs, unlike the rates): the main thread's during the round, which bounds the intake rate, and
- * every thread's until the messages were finished (composed and signed).
- */
-function cpuPerMessage(cpu0, cpuAck, cpu1, ok) {
-  if (!cpu0 || !cpuAck || !cpu1 || ok === 0) return null;
-  return { mainAck: (cpuAck.main - cpu0.main) / ok, total: (cpu1.total - cpu0.total) / ok };
-}
-
-/** The heaviest frames by self time of each thread's profile (the daemon's whole run, start-up and warm-up included). */
-function printProfiles(profDir, progress) {
-  for (const prof of summarizeDir(profDir)) {
-    progress(`profile ${prof.file}: ${fmt(prof.totalMs)} ms of samples`);
-    for (const [k, ms] of prof.self.filter(([k]) => !/^\((program|idle)\)/.test(k)).slice(0, 15)) {
-      progress(`  ${fmt(ms).padStart(7)} ms ${((ms / prof.totalMs) * 100).toFixed(1).padStart(5)}%  ${k}`);
-    }
-  }
-  if (process.env.BENCH_KEEP_DATA) progress(`CPU profiles kept in ${profDir}`);
-  else fs.rmSync(profDir, { recursive: true, force: true });
 }

@@ -5,10 +5,15 @@
  * postrider's delivery is disabled and Postfix puts every message on hold, so neither relays
  * meanwhile. A 250 means committed to disk on both (postrider DKIM-signs after it, on the same cores).
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { cpuMs, cpuPerMessage, finished } from './lib/cpu.mjs';
 import { startDns } from './lib/dns.mjs';
 import { composedMessage, FROM, TO } from './lib/message.mjs';
 import { deleteQueue, POSTFIX_PASSWORD, POSTFIX_SUBMISSION_PORT, POSTFIX_USER, setHold } from './lib/postfix.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
+import { printProfiles } from './lib/profile.mjs';
 import { best, fmt, ratio, table } from './lib/report.mjs';
 import { submissionLoad } from './lib/smtp-load.mjs';
 
@@ -16,21 +21,23 @@ export const meta = {
   name: 'smtp',
   heading: 'SMTP submission intake, authenticated, vs Postfix submission (bench/smtp-intake.mjs)',
   needsPostfix: true,
-  options: { n: 3000, c: 20, rounds: 2 },
-  usage: '--n=3000 messages per round, --c=20 connections (same for both servers), --rounds=2 alternating rounds (best of each side is reported)',
+  options: { n: 3000, c: 20, rounds: 2, profile: false },
+  usage: '--n=3000 messages per round, --c=20 connections (same for both servers), --rounds=2 alternating rounds (best of each side is reported), --profile=false (daemon under node --cpu-prof; top frames of each thread on stderr)',
 };
 
-export async function run({ n, c, rounds }, { progress }) {
+export async function run({ n, c, rounds, profile }, { progress }) {
   const raw = await composedMessage();
   const common = { count: n, connections: c, raw, from: FROM.email, to: TO.email, onProgress: (k) => progress(`  ${k} sent`) };
   const dns = await startDns();
   publishSinkDomains(dns, 1);
   let p;
+  const profDir = profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-bench-prof-')) : null;
   const ourRounds = [];
   const theirRounds = [];
   await setHold(true);
   try {
-    p = await startPostrider({ POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_DELIVERY_ENABLED: 'false' });
+    const nodeArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+    p = await startPostrider({ POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_DELIVERY_ENABLED: 'false' }, { nodeArgs });
     const sender = await setupSender(p, dns);
     const ourAuth = { port: p.smtpPort, user: sender.channelId, pass: p.apiKey };
     const theirAuth = { port: POSTFIX_SUBMISSION_PORT, user: POSTFIX_USER, pass: POSTFIX_PASSWORD };
@@ -38,12 +45,19 @@ export async function run({ n, c, rounds }, { progress }) {
     await submissionLoad({ ...ourAuth, ...common, count: 200, onProgress: undefined });
     await submissionLoad({ ...theirAuth, ...common, count: 200, onProgress: undefined });
     await deleteQueue();
+    await finished(p);
     // Alternating rounds, so a load spike from elsewhere hits both sides rather than one.
     for (let r = 1; r <= rounds; r++) {
       progress(`round ${r}/${rounds} postrider: ${n} messages over ${c} authenticated STARTTLS connections`);
+      const cpu0 = cpuMs(p.pid);
       const ours = await submissionLoad({ ...ourAuth, ...common });
+      const cpuAck = cpuMs(p.pid);
+      // The signatures that follow the 250s finish before Postfix's round starts.
+      await finished(p);
+      ours.cpu = cpuPerMessage(cpu0, cpuAck, cpuMs(p.pid), ours.sent);
       ourRounds.push(ours);
-      progress(`postrider: ${fmt(ours.rate)} msg/s, p50 ${ours.p50.toFixed(1)} ms, p99 ${ours.p99.toFixed(1)} ms, ${ours.failed} failed ${ours.firstError ?? ''}`);
+      progress(`postrider: ${fmt(ours.rate)} msg/s, p50 ${ours.p50.toFixed(1)} ms, p99 ${ours.p99.toFixed(1)} ms, ${ours.failed} failed ${ours.firstError ?? ''}` +
+        (ours.cpu ? `; CPU per message: main thread ${fmt(ours.cpu.mainAck, 3)} ms during the round, all threads ${fmt(ours.cpu.total, 3)} ms until signed` : ''));
       progress(`round ${r}/${rounds} Postfix submission: ${n} messages over ${c} authenticated STARTTLS connections (hold queue)`);
       const theirs = await submissionLoad({ ...theirAuth, ...common });
       theirRounds.push(theirs);
@@ -51,15 +65,17 @@ export async function run({ n, c, rounds }, { progress }) {
       progress(`Postfix: ${fmt(theirs.rate)} msg/s, p50 ${theirs.p50.toFixed(1)} ms, p99 ${theirs.p99.toFixed(1)} ms, ${theirs.failed} failed ${theirs.firstError ?? ''}`);
     }
   } finally {
-    await p?.stop();
+    await p?.stop(); // the profiles are written when the daemon exits
     await dns.close();
     await deleteQueue();
     await setHold(false);
   }
+  if (profDir) printProfiles(profDir, progress);
   const ours = best(ourRounds);
   const theirs = best(theirRounds);
 
-  const row = (name, r) => [name, fmt(r.rate), ratio(r.rate, theirs.rate), fmt(r.p50, 1), fmt(r.p99, 1), `${r.sent} ok, ${r.failed} failed`];
+  const cpuNote = (r) => (r.cpu ? `; CPU ms/message: main thread ${fmt(r.cpu.mainAck, 3)}, all threads ${fmt(r.cpu.total, 3)}` : '');
+  const row = (name, r) => [name, fmt(r.rate), ratio(r.rate, theirs.rate), fmt(r.p50, 1), fmt(r.p99, 1), `${r.sent} ok, ${r.failed} failed${cpuNote(r)}`];
   const text = [
     `What is compared: ${rounds} alternating round(s) of ${fmt(n)} messages to postrider then to Postfix (the best ` +
       `round of each side is shown), ${fmt(raw.length)}-byte messages (the MIME postrider composes for the HTTP ` +
@@ -75,6 +91,9 @@ export async function run({ n, c, rounds }, { progress }) {
       row('postrider submission', ours),
       row('Postfix submission (hold queue)', theirs),
       ...(rounds > 1 ? [['all rounds, postrider / Postfix (msg/s)', ourRounds.map((r) => fmt(r.rate)).join(', '), '', '', '', theirRounds.map((r) => fmt(r.rate)).join(', ')]] : []),
+      ...(ourRounds.every((r) => r.cpu)
+        ? [['postrider CPU ms per message, main thread during the round / all threads until signed, each round (/proc)', ourRounds.map((r) => `${fmt(r.cpu.mainAck, 3)} / ${fmt(r.cpu.total, 3)}`).join(', '), '', '', '', '']]
+        : []),
     ]),
   ].join('\n');
   const reading =

@@ -21,3 +21,22 @@ export function cpuMs(pid) {
     return null;
   }
 }
+
+/**
+ * CPU ms per accepted message: the main thread's during the round (cpu0 → cpuAck), which bounds
+ * the intake rate, and every thread's until the messages were finished (cpu0 → cpu1: composed and
+ * signed).
+ */
+export function cpuPerMessage(cpu0, cpuAck, cpu1, ok) {
+  if (!cpu0 || !cpuAck || !cpu1 || ok === 0) return null;
+  return { mainAck: (cpuAck.main - cpu0.main) / ok, total: (cpu1.total - cpu0.total) / ok };
+}
+
+/** Waits until no message waits for its composition or signature (postrider_messages_awaiting_signature is 0). */
+export async function finished(p) {
+  const deadline = Date.now() + 120_000;
+  while ((await p.metric('postrider_messages_awaiting_signature')) > 0) {
+    if (Date.now() > deadline) throw new Error('messages still wait for their signature 120 s after the round');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { fmt } from './report.mjs';
 
 const frameName = (n) =>
   `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist|bench)\//, '$1/')}:${n.callFrame.lineNumber + 1}`;
@@ -44,4 +45,16 @@ export function summarizeDir(dir) {
     .filter((f) => f.endsWith('.cpuprofile'))
     .map((f) => summarize(path.join(dir, f)))
     .sort((a, b) => b.totalMs - a.totalMs);
+}
+
+/** The heaviest frames by self time of each thread's profile (the daemon's whole run, start-up and warm-up included). */
+export function printProfiles(profDir, progress) {
+  for (const prof of summarizeDir(profDir)) {
+    progress(`profile ${prof.file}: ${fmt(prof.totalMs)} ms of samples`);
+    for (const [k, ms] of prof.self.filter(([k]) => !/^\((program|idle)\)/.test(k)).slice(0, 15)) {
+      progress(`  ${fmt(ms).padStart(7)} ms ${((ms / prof.totalMs) * 100).toFixed(1).padStart(5)}%  ${k}`);
+    }
+  }
+  if (process.env.BENCH_KEEP_DATA) progress(`CPU profiles kept in ${profDir}`);
+  else fs.rmSync(profDir, { recursive: true, force: true });
 }
