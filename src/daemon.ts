@@ -119,7 +119,8 @@ export class Daemon {
 
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
-    this.tlsRpt = new TlsRptService({ store: this.store, resolver: this.deliveryDns, config: config.tlsRpt, hostname: config.hostname, logger: logger.child({ component: 'tls-rpt' }) });
+    // Reports to mailto: addresses go through the one submission path (tls-rpt/mailer.ts).
+    this.tlsRpt = new TlsRptService({ store: this.store, resolver: this.deliveryDns, config: config.tlsRpt, hostname: config.hostname, submission: this.submission, logger: logger.child({ component: 'tls-rpt' }) });
     this.delivery = this.buildDelivery();
 
     this.webhookTargets = this.buildWebhookTargets();

@@ -83,6 +83,9 @@ function checkCrossKeys(values: Map<string, unknown>, problems: string[]): void 
   const cert = values.get('smtp.tlsCert');
   const key = values.get('smtp.tlsKey');
   if (Boolean(cert) !== Boolean(key)) problems.push('"smtp.tlsCert" and "smtp.tlsKey" must be set together');
+  if (Boolean(values.get('tlsRpt.reportChannelId')) !== Boolean(values.get('tlsRpt.reportFrom'))) {
+    problems.push('"tlsRpt.reportChannelId" and "tlsRpt.reportFrom" must be set together (the channel that mails TLS-RPT reports and their From address)');
+  }
   for (const p of ['smtp.tlsCert', 'smtp.tlsKey']) {
     const f = values.get(p);
     if (typeof f === 'string' && f && !fs.existsSync(f)) problems.push(`"${p}" file not found: ${f}`);

@@ -20,6 +20,10 @@ const DNS_LABEL = '^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$';
 const DNS_SERVER = '^(\\d{1,3}(\\.\\d{1,3}){3}(:\\d{1,5})?|\\[[0-9a-fA-F:.]+\\](:\\d{1,5})?|[0-9a-fA-F:]+)$';
 // Empty or local@domain for a DMARC rua mailto: URI; ",", ";" and "!" delimit in the tag (RFC 7489 6.4).
 const DMARC_REPORT_ADDRESS = '^([^\\s@,;!<>"]+@[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+)?$';
+// Empty or a channel id (the UUIDs the API hands out).
+const CHANNEL_ID = '^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$';
+// Empty or local@domain, without what could end the address or add one in a From field.
+const MAILBOX = '^([^\\s\\x00-\\x1f\\x7f@,;<>"()]+@[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+)?$';
 // Empty (feature off) or a token long enough not to be guessed, usable in a header as is.
 const BEARER_TOKEN = '^([\\x21-\\x7e]{16,})?$';
 
@@ -88,6 +92,19 @@ const TlsRpt = Type.Object({
   keepDays: integer(1, 365, 7, 'Days the daily counts and reports are kept in the store.'),
   allowPrivate: flag(false, 'Allow https: report addresses in loopback/private ranges (tests only).'),
   caFile: optionalText('PEM file of extra CA certificates trusted for https: report addresses, beside the built-in roots; for testing with a private CA only.'),
+  reportChannelId: patterned(
+    '',
+    'Channel (its id) that reports to mailto: report addresses are sent from, through the normal send path (DKIM-signed, delivered and retried like any message); set with tlsRpt.reportFrom. Empty: mailto: addresses get no report (a warning in the log).',
+    CHANNEL_ID,
+    'must be empty or a channel id (UUID)',
+    'lowercase',
+  ),
+  reportFrom: patterned(
+    '',
+    'From address of the reports sent by mail: on a verified domain linked to tlsRpt.reportChannelId, whose DKIM key signs them; set with tlsRpt.reportChannelId.',
+    MAILBOX,
+    'must be empty or an e-mail address local@domain',
+  ),
 });
 
 const Delivery = Type.Object({

@@ -12,9 +12,13 @@
  * at random once per start, so that senders do not all hit a report receiver at 00:00): for each
  * past day with counts and no report yet it looks up `_smtp._tls.<domain>`, builds and gzips the
  * report and stores it with its rua URIs; due reports are then delivered: https: by POST
- * (tls-rpt/poster.ts), retried after 15 min, 1 h, 3 h and 6 h, then given up with a warning.
- * mailto: is not sent yet (it needs a system sender through submission) and is logged at warn
- * for every report that names one. Counts and reports older than tlsRpt.keepDays are removed.
+ * (tls-rpt/poster.ts), mailto: as a message through submission (tls-rpt/mailer.ts, RFC 8460
+ * 5.3) from tlsRpt.reportChannelId and tlsRpt.reportFrom, counted as sent once submission
+ * accepted it (delivery retries it from there like any message). A failed POST or refused
+ * submission is retried after 15 min, 1 h, 3 h and 6 h, then given up with a warning; an address
+ * that can never take the report (a malformed mailto:, a suppressed recipient) and mailto:
+ * without the two settings are logged at warn and dropped. Counts and reports older than
+ * tlsRpt.keepDays are removed.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -25,6 +29,7 @@ import { systemClock } from '../queue/clock.js';
 import type { Store } from '../store/env.js';
 import * as db from '../store/tls-rpt.js';
 import type { AddressLookups } from '../webhooks/targets.js';
+import { ReportMailer, type MailedReport, type ReportSubmission } from './mailer.js';
 import { ReportPoster } from './poster.js';
 import { TlsRptRecorder, utcDay } from './recorder.js';
 import { buildReport, gzipReport } from './report.js';
@@ -40,6 +45,10 @@ export interface TlsRptConfig {
   keepDays: number;
   allowPrivate: boolean;
   caFile: string;
+  /** The channel mailto: reports are submitted on; '' (or absent): mailto: rua addresses get none. */
+  reportChannelId?: string;
+  /** Their From address, on a verified domain of that channel. */
+  reportFrom?: string;
 }
 
 export interface TlsRptOptions {
@@ -48,6 +57,8 @@ export interface TlsRptOptions {
   config: TlsRptConfig;
   hostname: string;
   logger: Logger;
+  /** The submission verbs mailto: reports go through (daemon.ts passes the Submission). */
+  submission?: ReportSubmission;
   clock?: Clock;
   flushIntervalMs?: number;
   /** Time after midnight UTC before the day's reports are made; default 5 to 65 minutes, random. */
@@ -60,6 +71,12 @@ export interface TlsRptOptions {
 const DAY_MS = 86_400_000;
 /** Combinations held in memory before a flush is brought forward. */
 const MAX_PENDING = 10_000;
+const MAILTO_UNCONFIGURED =
+  'TLS-RPT: mailto: report addresses are not supported until tlsRpt.reportChannelId and tlsRpt.reportFrom are set (a channel and a From address on its verified domain); report not sent there';
+
+/** What became of a report at one rua, with the log line to write (a failure to retry has one of its own). */
+type RuaOutcome = { ok: true; detail: object; message: string } | { ok: false; error: string; retry: boolean; message?: string };
+
 export const DEFAULT_RETRY_DELAYS_MS = [15 * 60_000, 3_600_000, 3 * 3_600_000, 6 * 3_600_000];
 
 export class TlsRptService {
@@ -69,6 +86,8 @@ export class TlsRptService {
   private readonly reportDelayMs: number;
   private readonly retryDelaysMs: number[];
   private poster: ReportPoster | null = null;
+  /** null: mailto: is not configured (tlsRpt.reportChannelId, tlsRpt.reportFrom). */
+  private readonly mailer: ReportMailer | null;
   private timer: Timer | null = null;
   private running: Promise<void> | null = null;
   private flushing: Promise<void> | null = null;
@@ -80,6 +99,11 @@ export class TlsRptService {
     this.flushIntervalMs = opts.flushIntervalMs ?? 60_000;
     this.reportDelayMs = opts.reportDelayMs ?? 5 * 60_000 + Math.floor(Math.random() * 3_600_000);
     this.retryDelaysMs = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    const { reportChannelId: channelId, reportFrom: from, organizationName } = opts.config;
+    this.mailer =
+      channelId && from && opts.submission
+        ? new ReportMailer({ store: opts.store, submission: opts.submission, channelId, from, hostname: opts.hostname, organizationName: organizationName || opts.hostname })
+        : null;
   }
 
   /** Reads the CA file now, so a wrong path stops the start instead of every report. */
@@ -87,6 +111,10 @@ export class TlsRptService {
     if (!this.opts.config.enabled || this.poster) return;
     const { caFile, allowPrivate } = this.opts.config;
     this.poster = new ReportPoster({ resolver: this.opts.resolver, allowPrivate, extraCa: caFile ? fs.readFileSync(caFile, 'utf8') : undefined, timeoutMs: this.opts.postTimeoutMs });
+    // The channel and its domains may be fixed through the API while we run: a warning, not a stop.
+    for (const problem of this.mailer?.problems() ?? []) {
+      this.opts.logger.warn({ problem }, `TLS-RPT: reports to mailto: addresses will be refused: ${problem}`);
+    }
     this.schedule();
   }
 
@@ -201,20 +229,32 @@ export class TlsRptService {
       const log = { policyDomain, day, reportId: report.reportId };
       const pending: string[] = [];
       for (const uri of report.pending) {
-        if (/^mailto:/i.test(uri)) {
-          this.opts.logger.warn({ ...log, rua: uri }, 'TLS-RPT: mailto: report addresses are not supported yet; report not sent there');
-          continue;
-        }
-        const r = await poster.post(uri, report.gzip);
+        const r = await this.deliverTo(poster, uri, { day, policyDomain, reportId: report.reportId, gzip: report.gzip });
         if (r.ok) {
-          this.opts.logger.info({ ...log, rua: uri }, 'TLS-RPT report delivered');
-        } else {
+          this.opts.logger.info({ ...log, rua: uri, ...r.detail }, r.message);
+        } else if (r.retry) {
           pending.push(uri);
           this.opts.logger.warn({ ...log, rua: uri, error: r.error, attempt: report.attempts + 1 }, 'TLS-RPT report delivery failed');
+        } else {
+          this.opts.logger.warn({ ...log, rua: uri, error: r.error }, r.message ?? 'TLS-RPT report not sent there');
         }
       }
       await db.saveTlsRptReport(this.opts.store, day, policyDomain, this.next(report, pending, now, log));
     }
+  }
+
+  /** One rua: https: by POST, mailto: through submission; retry false drops the address. */
+  private async deliverTo(poster: ReportPoster, uri: string, report: MailedReport): Promise<RuaOutcome> {
+    if (/^mailto:/i.test(uri)) {
+      if (!this.mailer) {
+        return { ok: false, retry: false, error: 'tlsRpt.reportChannelId and tlsRpt.reportFrom are not set', message: MAILTO_UNCONFIGURED };
+      }
+      const r = await this.mailer.send(uri, report);
+      if (r.ok) return { ok: true, detail: { messageId: r.messageId }, message: 'TLS-RPT report accepted for delivery by mail' };
+      return { ...r, message: 'TLS-RPT: report not sent to this mailto: address; it cannot take it' };
+    }
+    const r = await poster.post(uri, report.gzip);
+    return r.ok ? { ok: true, detail: {}, message: 'TLS-RPT report delivered' } : { ...r, retry: true };
   }
 
   /** The report after an attempt: pending URIs retried after the next delay, or given up after the last. */
