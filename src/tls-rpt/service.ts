@@ -251,7 +251,7 @@ export class TlsRptService {
       }
       const r = await this.mailer.send(uri, report);
       if (r.ok) return { ok: true, detail: { messageId: r.messageId }, message: 'TLS-RPT report accepted for delivery by mail' };
-      return { ...r, message: 'TLS-RPT: report not sent to this mailto: address; it cannot take it' };
+      return r.retry ? r : { ...r, message: 'TLS-RPT: report not sent to this mailto: address; it cannot take it' };
     }
     const r = await poster.post(uri, report.gzip);
     return r.ok ? { ok: true, detail: {}, message: 'TLS-RPT report delivered' } : { ...r, retry: true };

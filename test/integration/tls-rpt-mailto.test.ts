@@ -200,6 +200,20 @@ describe('TLS-RPT reports to mailto: addresses', () => {
     expect(await messagesTo(d, mailbox)).toEqual([]);
   });
 
+  it("respects the channel's suppressions: a suppressed rua address gets nothing and is not tried again", async () => {
+    const d = await run(configured());
+    const { domain, mailbox } = await policyDomain(d);
+    const api = (method: string, path: string, body?: unknown) => apiRequest(`http://127.0.0.1:${d.http.port}`, () => setup.apiKey, method, path, { body });
+    const res = await api('POST', '/suppressions', { channelId: sender.channelId, mailType: 'transactional', emails: [mailbox] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    await d.tlsRpt.runNow();
+    expect(logged(/report not sent to this mailto: address/, 40)).toEqual([
+      expect.objectContaining({ rua: `mailto:${mailbox}`, error: expect.stringMatching(/submission refused the report: recipients_suppressed/) }),
+    ]);
+    expect(tlsRptReport(d.store, day, domain)?.pending).toEqual([]);
+    expect(await messagesTo(d, mailbox)).toEqual([]);
+  });
+
   it('warns at start about a channel that does not exist', async () => {
     await run({ reportChannelId: '00000000-0000-4000-8000-000000000000', reportFrom: `tlsrpt@${sender.domain}` });
     expect(logged(/reports to mailto: addresses will be refused/, 40).map((l) => l.problem)).toEqual(['tlsRpt.reportChannelId: there is no channel 00000000-0000-4000-8000-000000000000']);
