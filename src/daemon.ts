@@ -239,7 +239,7 @@ export class Daemon {
       suppressionRoutes,
       activityRoutes,
       statisticsRoutes,
-      webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount })),
+      webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
       queueRoutes(new AccountQueue({ store: this.store })),
       trackingRoutes,
     ];

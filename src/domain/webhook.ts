@@ -26,6 +26,8 @@ export interface Webhook {
 /** What the last attempt got back, and running counters (kept apart from the record). */
 export interface WebhookStatus {
   lastResponse: { statusCode: number | null; error: string | null; at: string } | null;
+  /** The event type of the delivery lastResponse answered (absent in statuses written before it was kept). */
+  lastEvent?: EventType;
   /** Events the endpoint accepted (2xx). */
   succeeded: number;
   /** Attempts that failed (non-2xx, timeout, connection or address refused). */
@@ -135,6 +137,7 @@ const RESERVED_HEADERS = new Set([
   'x-service-webhook-signature',
   'x-service-webhook-id',
   'x-service-webhook-attempt',
+  'x-service-webhook-test',
 ]);
 
 export function isReservedHeader(name: string): boolean {

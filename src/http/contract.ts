@@ -74,6 +74,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   507: 'The data store is full; nothing was stored (storage_full)',
 };
 
+/** The optional body of POST /webhooks/{id}/test (webhooks/service.ts checks it). */
+const webhookTestRequest = { type: 'object', additionalProperties: false, properties: { eventType: { type: 'string', enum: [...EVENT_TYPES] } } } as const;
+
 /** Every request can get these: a request without Host, a URL too long, an internal error, shutdown. */
 const ALWAYS = [400, 414, 500, 503];
 /** Operations that need an API key. */
@@ -151,6 +154,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'PATCH /webhooks/{id}': { operationId: 'webhooks.update', summary: 'Update a webhook', errors: [404, 422] },
   'DELETE /webhooks/{id}': { operationId: 'webhooks.del', summary: 'Delete a webhook', errors: [404], ok: 204 },
   'POST /webhooks/{id}/regenerate-signing-key': { operationId: 'webhooks.regenerateSigningKey', summary: 'Replace the payload signing key', errors: [404] },
+  'POST /webhooks/{id}/test': { operationId: 'webhooks.test', summary: 'Send a test event to the endpoint now and answer what it got', errors: [404, 422], optionalBody: webhookTestRequest },
 
   'GET /queue': { operationId: 'queue.listDestinations', summary: 'Messages waiting per destination (recipient domain)', errors: [422] },
   'GET /queue/messages': { operationId: 'queue.listMessages', summary: 'List queued messages', errors: [422], headers: ['X-Page-Partial'] },

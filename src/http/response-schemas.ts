@@ -84,6 +84,9 @@ const webhook = obj({
   additionalHeaders: list(obj({ name: str, value: str })),
   events: list({ type: 'string', enum: [...EVENT_TYPES] }),
   lastResponse: { oneOf: [obj({ statusCode: nullable(int), error: nullable(str), at: time }), { type: 'null' }] },
+  lastDelivery: {
+    oneOf: [obj({ at: time, event: nullable({ type: 'string', enum: [...EVENT_TYPES] }), statusCode: nullable(int), error: nullable(str) }), { type: 'null' }],
+  },
   createdAt: time,
   updatedAt: time,
   deliveryStats: obj({ succeeded: int, failedAttempts: int, failed: int, consecutiveFailures: int, pending: int }),
@@ -91,6 +94,14 @@ const webhook = obj({
 /** Route `response` schemas of webhooks.ts as well. */
 export const webhookBody = webhook;
 export const webhookPageBody = page(webhook);
+/** POST /webhooks/{id}/test (webhooks/service.ts TestOutcome); the route serializes with it too. */
+export const webhookTestBody = obj({
+  eventType: { type: 'string', enum: [...EVENT_TYPES] },
+  deliveryId: uuid,
+  statusCode: nullable(int),
+  error: nullable(str),
+  ms: int,
+});
 
 const accepted = obj({ status: { const: 'accepted' }, messageId: uuid, suppressions: list(str) });
 const batchFailed = obj({ status: { const: 'failed' }, errorCode: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, errorMessage: str });
@@ -247,6 +258,7 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /webhooks/{id}': webhook,
   'PATCH /webhooks/{id}': webhook,
   'POST /webhooks/{id}/regenerate-signing-key': webhook,
+  'POST /webhooks/{id}/test': webhookTestBody,
 
   'POST /send/transactional': accepted,
   'POST /send/broadcast/message': accepted,

@@ -186,6 +186,8 @@ export async function recordAttempt(store: Store, r: AttemptRecord): Promise<'do
     const ok = r.error === null;
     const status = { ...EMPTY_STATUS, ...(db.webhookStatus.get(e.webhookId) as WebhookStatus | undefined) };
     status.lastResponse = { statusCode: r.statusCode, error: r.error, at: new Date(r.atMs).toISOString() };
+    // Kept with the status record this write puts anyway: the API's lastDelivery costs no extra write.
+    status.lastEvent = e.payload.eventType;
     let outcome: 'done' | 'retry' | 'dropped';
     if (ok) {
       status.succeeded++;

@@ -20,7 +20,7 @@ import type { Store } from '../store/env.js';
 import { claimDueInTxn, outboxKeyOf, recordAttempt, type Claim } from '../store/webhook-outbox.js';
 import { postWebhook, type PostFn, type PostResult } from './http-post.js';
 import { pinnedAgents, type PinnedAgents } from './pinned-agent.js';
-import { signatureHeader } from './signature.js';
+import { sendSigned } from './request.js';
 import type { WebhookTargets } from './targets.js';
 import { settledWithin } from '../domain/settle.js';
 
@@ -51,7 +51,6 @@ interface InFlight {
 }
 
 const ERROR_BACKOFF_MS = 5_000;
-const USER_AGENT = 'postrider-webhooks/1';
 
 export class WebhookDispatcher {
   private readonly store: Store;
@@ -179,29 +178,11 @@ export class WebhookDispatcher {
     else this.logger.debug(log, 'webhook delivered');
   }
 
-  private async send(c: Claim, signal: AbortSignal): Promise<PostResult> {
-    const url = new URL(c.webhook.url);
-    const target = await this.o.targets.resolve(url.hostname);
-    if (!target.ok) return { statusCode: null, error: target.error };
-    const body = JSON.stringify(c.entry.payload);
-    const headers: Record<string, string> = {};
-    for (const h of c.webhook.additionalHeaders) headers[h.name] = h.value;
-    Object.assign(headers, {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'x-service-webhook-id': c.entry.id,
-      'x-service-webhook-attempt': String(c.entry.attempts + 1),
-      'x-service-webhook-signature': signatureHeader(c.secret, body, this.clock.now() / 1000),
-    });
-    return this.post({
-      url: c.webhook.url,
-      addresses: target.addresses,
-      headers,
-      body,
-      timeoutMs: this.settings.timeoutMs,
-      maxResponseBytes: this.maxResponseBytes,
-      agents: this.agents,
-      signal,
-    });
+  private send(c: Claim, signal: AbortSignal): Promise<PostResult> {
+    const { webhook, secret, entry } = c;
+    return sendSigned(
+      { webhook, secret, payload: entry.payload, deliveryId: entry.id, attempt: entry.attempts + 1 },
+      { targets: this.o.targets, post: this.post, timeoutMs: this.settings.timeoutMs, maxResponseBytes: this.maxResponseBytes, nowMs: this.clock.now(), agents: this.agents, signal },
+    );
   }
 }

@@ -8,8 +8,9 @@
  */
 import { channelFor } from '../channels/service.js';
 import { requireAccountKey } from '../domain/access.js';
-import { AppError, FieldErrorList } from '../domain/errors.js';
-import type { EventType, Principal } from '../domain/types.js';
+import { randomUUID } from 'node:crypto';
+import { AppError, FieldErrorList, pointerSegment } from '../domain/errors.js';
+import { EVENT_TYPES, type EventType, type Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { isReservedHeader, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
 import type { Store } from '../store/env.js';
@@ -25,7 +26,10 @@ import {
   updateWebhook,
   type WebhookFilter,
 } from '../store/webhooks.js';
+import { postWebhook, type PostFn } from './http-post.js';
+import { sendSigned } from './request.js';
 import type { WebhookTargets } from './targets.js';
+import { testPayload } from './test-event.js';
 
 export interface WebhookInput {
   url?: string;
@@ -41,7 +45,24 @@ export interface WebhookServiceOptions {
   targets: WebhookTargets;
   /** config.webhooks.maxPerAccount */
   maxPerAccount: number;
+  /** config.webhooks.timeoutMs: a test request's deadline, as a delivery's. */
+  timeoutMs: number;
+  /** Replaces the HTTP request (tests). */
+  post?: PostFn;
 }
+
+/** What a test request got: the endpoint's status code (null without an answer), the error (null on a 2xx), how long it took. */
+export interface TestOutcome {
+  eventType: EventType;
+  /** X-Service-Webhook-Id of the test request. */
+  deliveryId: string;
+  statusCode: number | null;
+  error: string | null;
+  ms: number;
+}
+
+/** Response bytes a test reads at most, as the dispatcher's default. */
+const TEST_RESPONSE_BYTES = 4096;
 
 /** What an answer shows besides the webhook: its signing key and delivery counters. */
 export interface WebhookState {
@@ -112,6 +133,27 @@ export class WebhookService {
     return found(webhook.id, (await regenerateSigningKey(this.o.store, webhook.id))?.webhook);
   }
 
+  /**
+   * Sends a test event (test-event.ts; the webhook's first event type unless one is given) to the
+   * endpoint now, signed and checked as a delivery is, and says what came back. Account-level
+   * keys only (it makes postrider call out). A disabled webhook is tested too (a test before
+   * enabling it). Nothing is recorded: lastResponse, lastDelivery and deliveryStats count real
+   * deliveries only.
+   */
+  async test(p: Principal, id: string, body: unknown): Promise<TestOutcome> {
+    const webhook = this.writableBy(p, id);
+    const eventType = testEventType(body) ?? webhook.events[0];
+    const secret = getSigningKey(this.o.store, webhook.id);
+    if (secret === null) throw notFound(webhook.id);
+    const started = performance.now();
+    const deliveryId = randomUUID();
+    const result = await sendSigned(
+      { webhook, secret, payload: testPayload(webhook, eventType, new Date()), deliveryId, attempt: 1, test: true },
+      { targets: this.o.targets, post: this.o.post ?? postWebhook, timeoutMs: this.o.timeoutMs, maxResponseBytes: TEST_RESPONSE_BYTES, nowMs: Date.now() },
+    );
+    return { eventType, deliveryId, statusCode: result.statusCode, error: result.error, ms: Math.round(performance.now() - started) };
+  }
+
   /** visibleTo, then the account-key rule: a channel key learns 404/403 as for a read first. */
   private writableBy(p: Principal, id: string): Webhook {
     const webhook = this.visibleTo(p, id);
@@ -140,6 +182,21 @@ export class WebhookService {
     });
     errors.throwIfAny('The request body has invalid fields');
   }
+}
+
+/** The optional body of a test: `{eventType?}`, one of the event types (422 otherwise). */
+function testEventType(body: unknown): EventType | undefined {
+  if (body === undefined || body === null) return undefined;
+  const errors = new FieldErrorList();
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    errors.add('/', 'invalid_type', 'must be an object');
+  } else {
+    for (const key of Object.keys(body)) if (key !== 'eventType') errors.add(`/${pointerSegment(key)}`, 'unknown_field', 'is not a field of this body');
+    const t = (body as { eventType?: unknown }).eventType;
+    if (t !== undefined && !(EVENT_TYPES as readonly unknown[]).includes(t)) errors.add('/eventType', 'invalid_value', `must be one of: ${EVENT_TYPES.join(', ')}`);
+  }
+  errors.throwIfAny('The request body has invalid fields');
+  return (body as { eventType?: EventType }).eventType;
 }
 
 function notFound(id: string): AppError {

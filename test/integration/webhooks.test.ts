@@ -94,6 +94,7 @@ describe('webhook CRUD', () => {
       additionalHeaders: [{ name: 'X-Api-Token', value: 'abc 123' }],
       events: ['delivered', 'bounced'],
       lastResponse: null,
+      lastDelivery: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
       deliveryStats: { succeeded: 0, failedAttempts: 0, failed: 0, consecutiveFailures: 0, pending: 0 },

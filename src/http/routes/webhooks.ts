@@ -15,7 +15,7 @@ import type { WebhookService } from '../../webhooks/service.js';
 import { MAX_URL_LENGTH } from '../../webhooks/targets.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
-import { webhookBody, webhookPageBody } from '../response-schemas.js';
+import { webhookBody, webhookPageBody, webhookTestBody } from '../response-schemas.js';
 
 const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH } as const;
 const eventsSchema = { type: 'array', minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true, items: { type: 'string', enum: [...EVENT_TYPES] } } as const;
@@ -72,6 +72,8 @@ function webhookJson(webhooks: WebhookService, w: Webhook, p: Principal) {
     events: w.events,
     // null until the first attempt: nothing has answered yet.
     lastResponse: s.lastResponse,
+    // The same answer with the event type it was for (lastEvent: absent in statuses kept before it was).
+    lastDelivery: s.lastResponse ? { at: s.lastResponse.at, event: s.lastEvent ?? null, statusCode: s.lastResponse.statusCode, error: s.lastResponse.error } : null,
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,
     deliveryStats: {
@@ -117,6 +119,9 @@ export function webhookRoutes(webhooks: WebhookService) {
       await webhooks.remove(req.principal, idOf(req));
       return reply.code(204).send();
     });
+
+    // The body ({eventType?}, optional) is checked by the service after the access rules.
+    app.post('/webhooks/:id/test', { schema: { response: { 200: webhookTestBody } } }, async (req) => webhooks.test(req.principal, idOf(req), req.body));
 
     app.post('/webhooks/:id/regenerate-signing-key', { schema: { response: { 200: webhookBody } } }, async (req) => {
       return webhookJson(webhooks, await webhooks.regenerateKey(req.principal, idOf(req)), req.principal);

@@ -1,0 +1,68 @@
+/**
+ * One signed webhook request, as the receiver sees it: the target resolved and checked
+ * (WebhookTargets: SSRF rules, pinned addresses), the user's additional headers under ours, the
+ * delivery id and attempt, the signature (signature.ts) over the exact bytes sent. The
+ * dispatcher sends outbox entries through it and POST /webhooks/{id}/test its test event, so a
+ * test is signed and checked exactly like a real delivery.
+ */
+import type { Webhook } from '../domain/webhook.js';
+import type { PostFn, PostResult } from './http-post.js';
+import type { PinnedAgents } from './pinned-agent.js';
+import { signatureHeader } from './signature.js';
+import type { WebhookTargets } from './targets.js';
+
+const USER_AGENT = 'postrider-webhooks/1';
+
+/** Set on test requests only (POST /webhooks/{id}/test), so a receiver can tell them apart. */
+export const TEST_HEADER = 'x-service-webhook-test';
+
+export interface SignedDelivery {
+  webhook: Pick<Webhook, 'url' | 'additionalHeaders'>;
+  /** The webhook's signing key. */
+  secret: string;
+  /** The JSON body. */
+  payload: unknown;
+  /** X-Service-Webhook-Id: the same on every retry of one delivery. */
+  deliveryId: string;
+  /** X-Service-Webhook-Attempt, from 1. */
+  attempt: number;
+  test?: boolean;
+}
+
+export interface SendOptions {
+  targets: WebhookTargets;
+  post: PostFn;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  /** The signature's timestamp. */
+  nowMs: number;
+  agents?: PinnedAgents;
+  signal?: AbortSignal;
+}
+
+export async function sendSigned(d: SignedDelivery, o: SendOptions): Promise<PostResult> {
+  const url = new URL(d.webhook.url);
+  const target = await o.targets.resolve(url.hostname);
+  if (!target.ok) return { statusCode: null, error: target.error };
+  const body = JSON.stringify(d.payload);
+  const headers: Record<string, string> = {};
+  for (const h of d.webhook.additionalHeaders) headers[h.name] = h.value;
+  Object.assign(headers, {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-service-webhook-id': d.deliveryId,
+    'x-service-webhook-attempt': String(d.attempt),
+    'x-service-webhook-signature': signatureHeader(d.secret, body, o.nowMs / 1000),
+    ...(d.test ? { [TEST_HEADER]: 'true' } : {}),
+  });
+  return o.post({
+    url: d.webhook.url,
+    addresses: target.addresses,
+    headers,
+    body,
+    timeoutMs: o.timeoutMs,
+    maxResponseBytes: o.maxResponseBytes,
+    agents: o.agents,
+    signal: o.signal,
+  });
+}
