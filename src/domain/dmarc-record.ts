@@ -9,17 +9,28 @@
  * (RFC 7489 3.1.1) whatever policy the domain publishes.
  *
  * A domain that already publishes a DMARC record keeps it: any record that starts with
- * `v=DMARC1` counts as present, and the answer shows the published value. The organizational
- * domain's record (RFC 7489 6.6.3: a subdomain without its own record falls back to it) is not
- * looked up: finding it needs the Public Suffix List, which we do not ship.
+ * `v=DMARC1` counts as present, and the answer shows the published value. A domain without one
+ * of its own falls back to its Organizational Domain's (RFC 7489 6.6.3; domains/checks.ts, the
+ * Public Suffix List through tldts): the answer then shows that record, at its host, and says
+ * it is inherited (dmarcInheritedFrom).
  */
 import type { ExpectedRecord } from './return-path.js';
 import type { DnsRecordState } from './sending-domain.js';
 import type { SetupWarning } from './setup-warnings.js';
 
 /** RFC 7489 6.1: the policy of domain d is the TXT record at _dmarc.d. */
-function dmarcHost(domain: string): string {
+export function dmarcHost(domain: string): string {
   return `_dmarc.${domain}`;
+}
+
+/**
+ * The Organizational Domain whose record applies to `domain` (RFC 7489 6.6.3), when the DMARC
+ * record found is not at the domain's own _dmarc host; undefined when it is the domain's own
+ * (or ours, recommended).
+ */
+export function dmarcInheritedFrom(domain: string, record: Pick<DnsRecordState, 'host'>): string | undefined {
+  const prefix = dmarcHost('');
+  return record.host !== dmarcHost(domain) && record.host.startsWith(prefix) ? record.host.slice(prefix.length) : undefined;
 }
 
 /** The record we recommend: `v=DMARC1; p=none`, with `rua` when a report address is configured. */

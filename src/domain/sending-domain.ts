@@ -193,13 +193,14 @@ export function applyCheck(d: SendingDomain, results: CheckResults, at: string):
 }
 
 /**
- * The DMARC record's history follows its host, not its value: the value is the published record
- * while there is one, else the recommended one, so a published record that disappears is
+ * The DMARC record has one history per domain, whatever its value and host: the published record
+ * while there is one (the domain's own, or its Organizational Domain's at that domain's _dmarc
+ * host, RFC 7489 6.6.3), else the recommended one, so a published record that disappears is
  * `failing`. A check that could not conclude keeps the record as it was.
  */
 function nextDmarcState(previous: DnsRecordState | undefined, r: { record: ExpectedRecord; outcome: CheckOutcome }, at: string): DnsRecordState {
   if (r.outcome === 'error') return previous ?? newRecordState(r.record);
-  const base = previous && previous.host === r.record.host ? { ...previous, value: r.record.value } : newRecordState(r.record);
+  const base = previous ? { ...previous, host: r.record.host, value: r.record.value } : newRecordState(r.record);
   return nextRecordState(base, r.outcome, at);
 }
 

@@ -4,10 +4,11 @@
  * SERVFAIL, timeout... a temporary condition that must not mark anything failed).
  */
 import { dkimRecordMatches } from '../domain/dkim-record.js';
-import { publishedDmarc } from '../domain/dmarc-record.js';
+import { dmarcHost, isDmarcRecord, publishedDmarc } from '../domain/dmarc-record.js';
 import { mxPointsTo, sameHost, spfAuthorizes, type ExpectedRecord } from '../domain/return-path.js';
 import type { CheckOutcome, CheckResults, DomainKey, LinkHostKind, SendingDomain } from '../domain/sending-domain.js';
 import type { DnsAnswer, MxRecord } from '../dns/resolver.js';
+import { organizationalDomain } from './organizational-domain.js';
 
 /** The lookups verification needs (DnsResolver has them). */
 export interface DomainDns {
@@ -38,14 +39,33 @@ async function checkLinkHost(dns: DomainDns, record: ExpectedRecord): Promise<Ch
 }
 
 /**
- * DMARC (advisory): any one DMARC record at the host counts, and is reported as published, so
- * a domain with its own policy is never asked to replace it by ours.
+ * DMARC (advisory), found as a receiver finds it (RFC 7489 6.6.3): the TXT records at
+ * `_dmarc.<domain>` that are DMARC records (6.6.3 steps 1-2); only when there are none, those at
+ * `_dmarc.<Organizational Domain>` (steps 3-4; organizational-domain.ts). Exactly one record
+ * counts (step 5: more than one, and receivers apply no DMARC). The one found is reported as
+ * published, with its host, so the answer names the record that applies and a domain with its own
+ * policy (or its organization's) is never asked to replace it by ours. `p=none` or `p=reject`
+ * alike: the record is there (advisory; our DKIM d= is the From domain, so it aligns either way).
+ * A lookup that could not conclude (SERVFAIL, timeout) is an error, never a fall-back.
  */
-async function checkDmarc(dns: DomainDns, recommended: ExpectedRecord): Promise<{ record: ExpectedRecord; outcome: CheckOutcome }> {
-  const answer = await dns.txt(recommended.host).catch((err: unknown): DnsAnswer<string[]> => ({ status: 'error', error: String(err) }));
-  const published = answer.status === 'ok' ? publishedDmarc(answer.records) : undefined;
-  if (published !== undefined) return { record: { ...recommended, value: published }, outcome: 'match' };
-  return { record: recommended, outcome: answer.status === 'error' ? 'error' : 'mismatch' };
+async function checkDmarc(dns: DomainDns, recommended: ExpectedRecord, domain: string): Promise<{ record: ExpectedRecord; outcome: CheckOutcome }> {
+  const own = await dmarcAt(dns, recommended.host);
+  const org = organizationalDomain(domain);
+  const found = own.status === 'none' && org !== undefined && org !== domain ? await dmarcAt(dns, dmarcHost(org)) : own;
+  if (found.status === 'one') return { record: { ...recommended, host: found.host, value: found.value }, outcome: 'match' };
+  return { record: recommended, outcome: found.status === 'error' ? 'error' : 'mismatch' };
+}
+
+type DmarcAnswer = { status: 'one'; host: string; value: string } | { status: 'none' | 'several' | 'error' };
+
+/** The DMARC records among the TXT records at `host` (RFC 7489 6.6.3 steps 1-2, 3-4). */
+async function dmarcAt(dns: DomainDns, host: string): Promise<DmarcAnswer> {
+  const answer = await dns.txt(host).catch((err: unknown): DnsAnswer<string[]> => ({ status: 'error', error: String(err) }));
+  if (answer.status === 'error') return { status: 'error' };
+  const records = answer.status === 'ok' ? answer.records : [];
+  const value = publishedDmarc(records);
+  if (value !== undefined) return { status: 'one', host, value };
+  return { status: records.some(isDmarcRecord) ? 'several' : 'none' };
 }
 
 /**
@@ -67,7 +87,7 @@ export async function checkDomain(
     Promise.all(returnPath.map((r) => safe(checkReturnPath(dns, r, hostname)))),
     safe(checkLinkHost(dns, linkHosts.tracking)),
     safe(checkLinkHost(dns, linkHosts.unsubscribe)),
-    checkDmarc(dns, expected.dmarc),
+    checkDmarc(dns, expected.dmarc, d.name),
   ]);
   return {
     keys: Object.fromEntries(keys.map((k, i) => [k.selector, keyOutcomes[i]])),

@@ -43,13 +43,16 @@ const channelSummary = obj({ id: uuid, name: str, deliveryType, createdAt: time 
 export const channelDetailBody = channelDetail;
 export const channelPageBody = page(channelSummary);
 
-const dnsRecord = obj({
+const dnsRecordFields = {
   type: { type: 'string', enum: ['txt', 'cname', 'mx'] },
   host: str,
   value: str,
   status: { type: 'string', enum: ['pending', 'verified', 'failing', 'failed'] },
   lastCheckedAt: nullable(time),
-});
+};
+const dnsRecord = obj(dnsRecordFields);
+/** The DMARC record: `inheritedFrom` when the record that applies is the Organizational Domain's (RFC 7489 6.6.3). */
+const dmarcRecord = obj({ ...dnsRecordFields, inheritedFrom: str }, ['inheritedFrom']);
 const dnsRecords = obj(
   {
     domainKeyActive: dnsRecord,
@@ -59,7 +62,7 @@ const dnsRecords = obj(
     returnPath: list(dnsRecord),
     tracking: dnsRecord,
     unsubscribe: dnsRecord,
-    dmarc: dnsRecord,
+    dmarc: dmarcRecord,
   },
   ['tracking', 'unsubscribe', 'domainKeyActiveCompanion', 'domainKeyPendingCompanion'],
 );

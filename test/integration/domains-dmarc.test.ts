@@ -131,6 +131,59 @@ describe('the DMARC record of a domain', () => {
   });
 });
 
+describe("a subdomain's DMARC record inherited from its Organizational Domain (RFC 7489 6.6.3)", () => {
+  /** A verified sending domain mail.<org>, whose Organizational Domain <org> is under co.uk (Public Suffix List). */
+  async function subdomain() {
+    const org = uniqueName('shop').replace(/\.com$/, '.co.uk');
+    const d = await newDomain(t, { name: `mail.${org}` });
+    publishAll(dns, d.dnsRecords);
+    await verify(d.id);
+    return { ...d, org };
+  }
+
+  it.each(['v=DMARC1; p=reject; rua=mailto:dmarc@shop-reports.net', 'v=DMARC1; p=none'])(
+    'without a record of its own, the organization\'s (%s) applies: verified, at its host, inherited',
+    async (orgRecord) => {
+      const d = await subdomain();
+      dns.set(`_dmarc.${d.org}`, 'TXT', ['v=spf1 -all', orgRecord]);
+      const records = await verify(d.id);
+      expect(records.dmarc).toEqual({ type: 'txt', host: `_dmarc.${d.org}`, value: orgRecord, status: 'verified', lastCheckedAt: expect.any(String), inheritedFrom: d.org });
+      const read = await get(d.id);
+      expect(read.dnsRecords.dmarc).toEqual(records.dmarc);
+      expect(read.verified).toBe(true);
+      expect(read.warnings).toBeUndefined();
+    },
+  );
+
+  it("prefers the domain's own record, and does not fall back past two of its own (step 5: no DMARC)", async () => {
+    const d = await subdomain();
+    dns.set(`_dmarc.${d.org}`, 'TXT', ['v=DMARC1; p=reject']);
+    dns.set(`_dmarc.${d.name}`, 'TXT', ['v=DMARC1; p=quarantine']);
+    expect((await verify(d.id)).dmarc).toEqual({ type: 'txt', host: `_dmarc.${d.name}`, value: 'v=DMARC1; p=quarantine', status: 'verified', lastCheckedAt: expect.any(String) });
+    dns.set(`_dmarc.${d.name}`, 'TXT', ['v=DMARC1; p=quarantine', 'v=DMARC1; p=none']);
+    expect((await verify(d.id)).dmarc).toMatchObject({ host: `_dmarc.${d.name}`, value: 'v=DMARC1; p=none', status: 'failing' });
+    expect((await verify(d.id)).dmarc.inheritedFrom).toBeUndefined();
+  });
+
+  it("goes failing, back at the domain's own host, when the organization's record disappears", async () => {
+    const d = await subdomain();
+    dns.set(`_dmarc.${d.org}`, 'TXT', ['v=DMARC1; p=reject']);
+    expect((await verify(d.id)).dmarc).toMatchObject({ status: 'verified', inheritedFrom: d.org });
+    dns.remove(`_dmarc.${d.org}`);
+    await t.daemon.domainRecheck.runOnce();
+    const gone = await get(d.id);
+    expect(gone.dnsRecords.dmarc).toEqual({ type: 'txt', host: `_dmarc.${d.name}`, value: 'v=DMARC1; p=none', status: 'failing', lastCheckedAt: expect.any(String) });
+    expect(gone.verified).toBe(true);
+  });
+
+  it('looks up no organization for a domain that is its own Organizational Domain', async () => {
+    const d = await verifiedDomain();
+    dns.queries.length = 0;
+    await verify(d.id);
+    expect(dns.queries.filter((q) => q.name.startsWith('_dmarc.')).map((q) => q.name)).toEqual([`_dmarc.${d.name}`]);
+  });
+});
+
 describe('domains.dmarcReportAddress', () => {
   let withRua: TestDaemon;
   beforeAll(async () => {

@@ -22,8 +22,8 @@ export interface DnsRecords {
   /** The optional link-host CNAMEs (not needed for `verified`). */
   tracking?: DnsRecordJson & { lastCheckedAt: string | null };
   unsubscribe?: DnsRecordJson & { lastCheckedAt: string | null };
-  /** The advisory _dmarc TXT (not needed for `verified`). */
-  dmarc: DnsRecordJson & { lastCheckedAt: string | null };
+  /** The advisory _dmarc TXT (not needed for `verified`); `inheritedFrom` when it is the Organizational Domain's. */
+  dmarc: DnsRecordJson & { lastCheckedAt: string | null; inheritedFrom?: string };
 }
 
 let accounts = 0;

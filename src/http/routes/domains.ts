@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
+import { dmarcInheritedFrom } from '../../domain/dmarc-record.js';
 import type { DkimAlgorithm, DnsRecordState, SendingDomain } from '../../domain/sending-domain.js';
 import type { DomainService } from '../../domains/service.js';
 import { dkimAlgorithmSchema, pagingProperties } from '../schemas.js';
@@ -43,11 +44,18 @@ function recordJson(r: DnsRecordState) {
   return { type: r.type, host: r.host, value: r.value, status: r.status, lastCheckedAt: r.lastCheckedAt };
 }
 
+/** The DMARC record, and the Organizational Domain it is inherited from when it is not the domain's own (RFC 7489 6.6.3). */
+function dmarcJson(r: DnsRecordState, domain: string) {
+  const inheritedFrom = dmarcInheritedFrom(domain, r);
+  return { ...recordJson(r), ...(inheritedFrom !== undefined && { inheritedFrom }) };
+}
+
 /**
  * The dnsRecords object (spec 2.2); domainKeyPending is null while no rotation is under way.
  * `tracking` and `unsubscribe` are the optional link-host CNAMEs (domain/link-hosts.ts); a domain
  * stored before they existed gets them at its next check. `dmarc` is the advisory _dmarc TXT
- * (domain/dmarc-record.ts): the recommended one until a check found the domain's own.
+ * (domain/dmarc-record.ts): the recommended one until a check found the domain's own, or its
+ * Organizational Domain's (then with `inheritedFrom`).
  * `domainKeyActiveCompanion` and `domainKeyPendingCompanion`: the RSA companion of an ed25519
  * key (RFC 8463 3, dual signing), present when the key has one.
  */
@@ -59,7 +67,7 @@ function dnsRecordsJson(domains: DomainService, d: SendingDomain) {
     ...(d.pendingKey?.rsaCompanion ? { domainKeyPendingCompanion: recordJson(d.pendingKey.rsaCompanion.record) } : {}),
     returnPath: d.returnPath.map(recordJson),
     ...(d.linkHosts ? { tracking: recordJson(d.linkHosts.tracking), unsubscribe: recordJson(d.linkHosts.unsubscribe) } : {}),
-    dmarc: recordJson(domains.dmarcState(d)),
+    dmarc: dmarcJson(domains.dmarcState(d), d.name),
   };
 }
 
