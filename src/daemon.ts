@@ -3,6 +3,7 @@
  * nothing about signals or argv (cli/serve.ts owns those), so tests run it in-process.
  */
 import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Config } from './config/schema.js';
 import { bootstrapIfEmpty, type InitialCredentials } from './bootstrap.js';
 import { createDaneLookup } from './dane/index.js';
@@ -21,6 +22,8 @@ import { trackingRoutes } from './http/routes/tracking.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { queueRoutes } from './http/routes/queue.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
+import { dashboardRoutes } from './http/routes/dashboard.js';
+import { dashboardSessionRoutes } from './http/routes/dashboard-session.js';
 import { HttpServer, type RouteModule } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { Metrics } from './log/metrics.js';
@@ -242,6 +245,9 @@ export class Daemon {
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
       queueRoutes(new AccountQueue({ store: this.store })),
       trackingRoutes,
+      dashboardSessionRoutes,
+      // The Vite build (npm run build): dist/dashboard, from src/ (tests) and from dist/ alike.
+      dashboardRoutes(fileURLToPath(new URL('../dist/dashboard/', import.meta.url))),
     ];
     const config = pick(this.config, 'hostname', 'publicUrl', 'http', 'api', 'shutdown', 'metrics', 'limits');
     return new HttpServer({ config, store: this.store, logger: this.logger, publicUrl: this.publicUrl }, routes);

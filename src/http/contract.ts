@@ -161,6 +161,10 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /queue/messages/{id}/retry': { operationId: 'queue.retryMessage', summary: 'Make a queued message due now', errors: [404, 409, 422] },
   'DELETE /queue/messages/{id}': { operationId: 'queue.dropMessage', summary: 'Drop a queued message: its recipients get a bounced event', errors: [404, 409, 422] },
 
+  'POST /dashboard/session': { operationId: 'dashboard.login', summary: 'Sign in to the dashboard with an account-level API key', public: true, errors: [401, 403, 413, 415, 422, 429] },
+  'GET /dashboard/session': { operationId: 'dashboard.session', summary: 'The dashboard session of the cookie, or null', public: true },
+  'DELETE /dashboard/session': { operationId: 'dashboard.logout', summary: 'Sign out of the dashboard', public: true, errors: [401, 413, 415], ok: 204 },
+
   'GET /t/open': { operationId: 'tracking.open', summary: 'Open-tracking pixel', public: true, errors: [404, 507], media: 'image/gif' },
   'GET /t/click': { operationId: 'tracking.click', summary: 'Click-tracking redirect', public: true, errors: [404, 507], ok: 302 },
   'GET /unsubscribe': { operationId: 'unsubscribe.page', summary: 'Unsubscribe confirmation page', public: true, errors: [404], media: 'text/html' },

@@ -28,6 +28,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
   }
+  interface FastifyInstance {
+    /** Counts a refused credential against api.authFailureLimit; throws 429 beyond it. */
+    countAuthFailure(req: FastifyRequest): Promise<void>;
+  }
   interface FastifyContextConfig {
     /** Route answers without an API key (health probes, error docs, tracking links). */
     public?: boolean;
@@ -253,6 +257,8 @@ export class HttpServer {
     // Registers the per-key limit, a route hook that runs after every root onRequest hook: after
     // authentication below, and after client-compat's URL-length check (a 414 is not counted).
     const authFailures = registerRateLimits(app, config.api);
+    // Public routes that check a credential themselves (the dashboard's login) count their refusals here too.
+    app.decorate('countAuthFailure', authFailures);
     app.decorateRequest('principal', null as unknown as Principal);
     app.addHook('onRequest', async (req, reply) => {
       reply.header('x-request-id', req.id);
@@ -264,7 +270,7 @@ export class HttpServer {
       if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) throw new AppError('bad_request', 'An HTTP/1.1 request needs a Host header');
       if (req.is404 || req.routeOptions.config?.public) return;
       try {
-        req.principal = authenticate(store, req.headers.authorization);
+        req.principal = authenticate(store, req.headers);
       } catch (err) {
         if (req.headers.authorization !== undefined) await authFailures(req);
         throw err;

@@ -82,3 +82,9 @@ export function removeChannelKeysInTxn(store: Store, channelId: string): void {
     dbsOf(store).apiKeys.remove(key);
   }
 }
+
+/** The live (not revoked) key with this id, or undefined (a dashboard session checks its key on every use). */
+export function findLiveApiKey(store: Store, id: string): ApiKey | undefined {
+  const key = dbsOf(store).apiKeys.get(id) as ApiKey | undefined;
+  return key && !key.revokedAt ? key : undefined;
+}

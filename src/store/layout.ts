@@ -161,6 +161,8 @@ export const DB_NAMES = [
   'mtaStsPolicies',
   /** ['c', utcDay, policyDomain, policyKey] → TlsRptCounts; ['r', utcDay, policyDomain] → TlsRptReport: TLS-RPT (RFC 8460) daily counts and their report's delivery (store/tls-rpt.ts). */
   'tlsRpt',
+  /** sha256(session token) hex → DashboardSession: the web dashboard's sessions (store/dashboard-sessions.ts). */
+  'dashboardSessions',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

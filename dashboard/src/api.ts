@@ -1,0 +1,119 @@
+/**
+ * The dashboard's one way to the daemon: the public API with the session cookie. Every request
+ * is same-origin with credentials and carries X-Postrider-Dashboard: 1, the header without which
+ * the daemon refuses the cookie (a cross-site form cannot set it: CSRF defence beside
+ * SameSite=Strict). Errors come back as ApiError with the problem body's title, detail and
+ * per-field errors (keyed by JSON pointer, README "Errors"), so forms show them beside fields.
+ */
+
+export const DASHBOARD_HEADER = 'X-Postrider-Dashboard';
+
+export interface FieldError {
+  code: string;
+  message: string;
+}
+
+export interface Problem {
+  status: number;
+  code: string;
+  title: string;
+  detail?: string;
+  requestId?: string;
+  errors?: Record<string, FieldError[]>;
+}
+
+export class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail ?? problem.title);
+  }
+
+  get status(): number {
+    return this.problem.status;
+  }
+
+  /** The messages of one field (JSON pointer such as "/name"), joined for display. */
+  fieldMessage(pointer: string): string | undefined {
+    const list = this.problem.errors?.[pointer];
+    return list && list.length > 0 ? list.map((e) => e.message).join('; ') : undefined;
+  }
+}
+
+/** Called when an answer says the session is gone (401): the app shows the login page. */
+let onUnauthorized: () => void = () => {};
+
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+type Query = Record<string, string | number | boolean | undefined | null>;
+
+export function withQuery(path: string, query?: Query): string {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+  const s = params.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+async function problemOf(res: Response): Promise<Problem> {
+  const fallback: Problem = { status: res.status, code: 'unknown', title: res.statusText || `HTTP ${res.status}` };
+  try {
+    const body = (await res.json()) as Partial<Problem>;
+    return { ...fallback, ...body, status: res.status };
+  } catch {
+    return fallback;
+  }
+}
+
+export interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Do not treat a 401 as the end of the session (the login form itself). */
+  quiet401?: boolean;
+}
+
+/** One API call; resolves to the parsed JSON body (undefined for 204), rejects with ApiError. */
+export async function request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { [DASHBOARD_HEADER]: '1', accept: 'application/json', ...o.headers };
+  if (o.body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(withQuery(path, o.query), {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: o.body === undefined ? undefined : JSON.stringify(o.body),
+    });
+  } catch {
+    throw new ApiError({ status: 0, code: 'network', title: 'The daemon cannot be reached', detail: 'Check that postrider is running, then retry.' });
+  }
+  if (!res.ok) {
+    const problem = await problemOf(res);
+    if (res.status === 401 && !o.quiet401) onUnauthorized();
+    throw new ApiError(problem);
+  }
+  if (res.status === 204) return undefined as T;
+  return (await res.json()) as T;
+}
+
+export const api = {
+  get: <T>(path: string, query?: Query) => request<T>('GET', path, { query }),
+  post: <T>(path: string, body?: unknown) => request<T>('POST', path, { body: body ?? {} }),
+  patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, { body }),
+  del: (path: string) => request<void>('DELETE', path),
+};
+
+export interface SessionInfo {
+  accountId: string;
+  keyId: string;
+  expiresAt: string;
+  idleExpiresAt: string;
+}
+
+export const session = {
+  login: (apiKey: string) => request<SessionInfo>('POST', '/dashboard/session', { body: { apiKey }, quiet401: true }),
+  /** The current session, or null without one (200 either way: no console error on the login page). */
+  current: () => request<{ session: SessionInfo | null }>('GET', '/dashboard/session', { quiet401: true }).then((r) => r.session),
+  logout: () => request<void>('DELETE', '/dashboard/session', { quiet401: true }),
+};

@@ -1,0 +1,58 @@
+import type { ComponentChildren } from 'preact';
+
+export interface Column<T> {
+  header: string;
+  cell: (row: T) => ComponentChildren;
+  /** Right-aligned numbers. */
+  numeric?: boolean;
+}
+
+/**
+ * A table of rows, or, when there are none, an empty state that says what to do next. It
+ * scrolls sideways inside its own box on narrow screens, so the page never does.
+ */
+export function DataTable<T>(props: {
+  caption: string;
+  columns: Column<T>[];
+  rows: T[] | null;
+  rowKey: (row: T) => string;
+  empty: { title: string; next: ComponentChildren };
+  loading?: boolean;
+}) {
+  if (props.rows === null || props.loading) return <p class="muted" aria-busy="true">Loading…</p>;
+  if (props.rows.length === 0) {
+    return (
+      <div class="empty-state">
+        <h2>{props.empty.title}</h2>
+        <div>{props.empty.next}</div>
+      </div>
+    );
+  }
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={props.caption}>
+      <table>
+        <caption class="visually-hidden">{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th scope="col" class={c.numeric ? 'num' : undefined} key={c.header}>
+                {c.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((row) => (
+            <tr key={props.rowKey(row)}>
+              {props.columns.map((c) => (
+                <td class={c.numeric ? 'num' : undefined} key={c.header}>
+                  {c.cell(row)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,43 @@
+import { useState } from 'preact/hooks';
+import { session, type SessionInfo } from '../api';
+import { Field } from '../components/field';
+import { ProblemBanner } from '../components/problem-banner';
+
+/**
+ * Login with an account-level API key. The key goes to POST /dashboard/session once; the
+ * browser keeps only the HttpOnly session cookie the answer sets, never the key.
+ */
+export function LoginPage(props: { onLogin: (s: SessionInfo) => void }) {
+  const [apiKey, setApiKey] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const s = await session.login(apiKey.trim());
+      setApiKey('');
+      props.onLogin(s);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main class="login" id="main">
+      <form class="card login-card" onSubmit={submit} aria-labelledby="login-title">
+        <h1 id="login-title">postrider</h1>
+        <p class="muted">Sign in with an account-level API key. The key is not stored in the browser.</p>
+        <ProblemBanner error={error} />
+        <Field label="API key" pointer="/apiKey" error={error} hint={<>The key printed at first start is in <code>data/initial-api-key</code>.</>}>
+          {(a) => <input {...a} type="password" name="apiKey" autoComplete="current-password" required value={apiKey} onInput={(e) => setApiKey(e.currentTarget.value)} />}
+        </Field>
+        <button type="submit" class="button button-primary" disabled={busy || apiKey.trim() === ''}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}

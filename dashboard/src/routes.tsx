@@ -1,0 +1,36 @@
+/**
+ * The dashboard's pages: the route table (pattern → page) and the navigation. Adding a page is
+ * one entry in ROUTES (and in NAV when it has a menu item); README "Dashboard" says how.
+ */
+import type { Route } from './router';
+import { OverviewPage } from './pages/overview';
+import { PlaceholderPage } from './pages/placeholder';
+
+export interface NavItem {
+  to: string;
+  label: string;
+}
+
+export const NAV: NavItem[] = [
+  { to: '/', label: 'Overview' },
+  { to: '/activity', label: 'Activity' },
+  { to: '/channels', label: 'Channels' },
+  { to: '/domains', label: 'Domains' },
+  { to: '/webhooks', label: 'Webhooks' },
+  { to: '/suppressions', label: 'Suppressions' },
+  { to: '/broadcasts', label: 'Broadcasts' },
+  { to: '/sandbox', label: 'Sandbox inbox' },
+  { to: '/queue', label: 'Queue' },
+];
+
+/** First match wins; a page reads its params (":id") from the argument. */
+export const ROUTES: Route[] = [
+  { pattern: '/', render: () => <OverviewPage /> },
+  ...NAV.filter((n) => n.to !== '/').map((n) => ({ pattern: n.to, render: () => <PlaceholderPage title={n.label} /> })),
+];
+
+/** The nav item a path belongs to ("/channels/123" → "/channels"). */
+export function activeNav(path: string): string {
+  const first = `/${path.split('/').filter(Boolean)[0] ?? ''}`;
+  return NAV.some((n) => n.to === first) ? first : '/';
+}

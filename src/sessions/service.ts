@@ -1,0 +1,98 @@
+/**
+ * The web dashboard's sessions (README "Dashboard"). The browser never holds the API key: it
+ * trades an account-level key for a session once (POST /dashboard/session) and then sends the
+ * session cookie, which the HTTP adapter turns into exactly the principal of that key.
+ *
+ * A session ends at the first of: SESSION_ABSOLUTE_MS after login, SESSION_IDLE_MS without a
+ * request, logout, or its key being revoked or removed (the key is looked up on every use).
+ * Ended sessions are removed when met and, in bulk, at each login.
+ */
+import { AppError } from '../domain/errors.js';
+import type { Principal } from '../domain/types.js';
+import { findApiKeyByToken, findLiveApiKey } from '../store/api-keys.js';
+import {
+  createDashboardSession,
+  findDashboardSession,
+  removeDashboardSession,
+  sweepDashboardSessions,
+  touchDashboardSession,
+  type DashboardSession,
+} from '../store/dashboard-sessions.js';
+import type { Store } from '../store/env.js';
+
+/** A session lasts at most 12 hours, whatever its use (a working day). */
+export const SESSION_ABSOLUTE_MS = 12 * 3_600_000;
+/** ...and ends after 1 hour without a request. */
+export const SESSION_IDLE_MS = 3_600_000;
+/** The last-use time is written at most this often, so reads do not turn into writes. */
+const TOUCH_EVERY_MS = 60_000;
+
+export interface SessionInfo {
+  accountId: string;
+  keyId: string;
+  /** The absolute end. */
+  expiresAt: string;
+  /** The end if no request comes before it. */
+  idleExpiresAt: string;
+}
+
+function infoOf(s: DashboardSession): SessionInfo {
+  return {
+    accountId: s.accountId,
+    keyId: s.keyId,
+    expiresAt: new Date(s.expiresAtMs).toISOString(),
+    idleExpiresAt: new Date(Math.min(s.expiresAtMs, s.lastSeenAtMs + SESSION_IDLE_MS)).toISOString(),
+  };
+}
+
+/** Over: past either expiry, or its key revoked or gone. */
+function ended(store: Store, s: DashboardSession, nowMs: number): boolean {
+  return nowMs >= s.expiresAtMs || nowMs >= s.lastSeenAtMs + SESSION_IDLE_MS || !findLiveApiKey(store, s.keyId);
+}
+
+/**
+ * Opens a session for a presented API key: unknown or revoked is 401 unauthorized, a channel key
+ * 403 account_key_required (the dashboard acts on the whole account). Returns the cookie token.
+ */
+export async function openSession(store: Store, apiKey: string, nowMs = Date.now()): Promise<{ token: string; info: SessionInfo }> {
+  const key = findApiKeyByToken(store, apiKey);
+  if (!key) throw new AppError('unauthorized', 'The API key is not valid');
+  if (key.channelId !== null) {
+    throw new AppError('account_key_required', 'This is a channel key; the dashboard needs an account-level key (postrider keys create --account <id>)');
+  }
+  await sweepDashboardSessions(store, (s) => ended(store, s, nowMs));
+  const { token, session } = await createDashboardSession(store, key, nowMs, SESSION_ABSOLUTE_MS);
+  return { token, info: infoOf(session) };
+}
+
+/** The live session of a token, refreshing its last use; removes it and answers undefined once over. */
+function liveSession(store: Store, token: string, nowMs: number): DashboardSession | undefined {
+  const found = findDashboardSession(store, token);
+  if (!found) return undefined;
+  if (ended(store, found.session, nowMs)) {
+    void removeDashboardSession(store, found.id).catch(() => undefined);
+    return undefined;
+  }
+  // Not awaited: the request does not wait for a write; a lost refresh only ends the session earlier.
+  if (nowMs - found.session.lastSeenAtMs >= TOUCH_EVERY_MS) void touchDashboardSession(store, found.id, nowMs).catch(() => undefined);
+  return found.session;
+}
+
+/** The principal a session cookie stands for: that of its key. 401 session_expired when it is over or unknown. */
+export function principalOfSession(store: Store, token: string, nowMs = Date.now()): Principal {
+  const s = liveSession(store, token, nowMs);
+  if (!s) throw new AppError('session_expired', 'The dashboard session has ended (expired, signed out, or its API key revoked); sign in again', { headers: { 'www-authenticate': 'Bearer' } });
+  return { keyId: s.keyId, accountId: s.accountId, channelId: null };
+}
+
+/** The session's times, or null without a live one (the dashboard's "am I signed in"). */
+export function sessionInfo(store: Store, token: string | undefined, nowMs = Date.now()): SessionInfo | null {
+  const s = token ? liveSession(store, token, nowMs) : undefined;
+  return s ? infoOf(s) : null;
+}
+
+/** Logout: removes the session (nothing to do for an unknown token). */
+export async function closeSession(store: Store, token: string | undefined): Promise<void> {
+  const found = token ? findDashboardSession(store, token) : undefined;
+  if (found) await removeDashboardSession(store, found.id);
+}

@@ -1,0 +1,64 @@
+/**
+ * Store verbs for the web dashboard's sessions. As with API keys only the SHA-256 of the token
+ * is stored: the token is 256 random bits, so a fast hash suffices and a copy of the data folder
+ * holds no usable session. A session names the account-level key it was opened with; the
+ * service (dashboard/sessions.ts) ends it when that key is revoked or deleted.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { ApiKey } from '../domain/types.js';
+import { dbsOf } from './databases.js';
+import type { Store } from './env.js';
+
+export interface DashboardSession {
+  keyId: string;
+  accountId: string;
+  createdAtMs: number;
+  /** Last use, moved forward at most once a minute (the idle expiry counts from here). */
+  lastSeenAtMs: number;
+  /** Absolute end, whatever the use. */
+  expiresAtMs: number;
+}
+
+function hashOf(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** A new session for `key`; returns the token (given to the browser as the cookie, never stored). */
+export async function createDashboardSession(store: Store, key: ApiKey, nowMs: number, lifetimeMs: number): Promise<{ token: string; session: DashboardSession }> {
+  const token = randomBytes(32).toString('base64url');
+  const session: DashboardSession = { keyId: key.id, accountId: key.accountId, createdAtMs: nowMs, lastSeenAtMs: nowMs, expiresAtMs: nowMs + lifetimeMs };
+  await store.write(() => dbsOf(store).dashboardSessions.put(hashOf(token), session));
+  return { token, session };
+}
+
+/** The session of a presented token (expired or not: the service judges), or undefined. */
+export function findDashboardSession(store: Store, token: string): { id: string; session: DashboardSession } | undefined {
+  if (token.length < 40 || token.length > 100) return undefined;
+  const id = hashOf(token);
+  const session = dbsOf(store).dashboardSessions.get(id) as DashboardSession | undefined;
+  return session ? { id, session } : undefined;
+}
+
+export async function touchDashboardSession(store: Store, id: string, nowMs: number): Promise<void> {
+  await store.write(() => {
+    const s = dbsOf(store).dashboardSessions.get(id) as DashboardSession | undefined;
+    if (s) dbsOf(store).dashboardSessions.put(id, { ...s, lastSeenAtMs: Math.max(s.lastSeenAtMs, nowMs) });
+  });
+}
+
+export async function removeDashboardSession(store: Store, id: string): Promise<void> {
+  await store.write(() => dbsOf(store).dashboardSessions.remove(id));
+}
+
+/**
+ * Removes the sessions `ended` says are over (expired, or their key gone), in one write; the
+ * number removed. Sessions are few (one per browser login), so a full scan is cheap.
+ */
+export async function sweepDashboardSessions(store: Store, ended: (s: DashboardSession) => boolean): Promise<number> {
+  const gone = [...dbsOf(store).dashboardSessions.getRange({})].filter((e) => ended(e.value as DashboardSession)).map((e) => e.key as string);
+  if (gone.length === 0) return 0;
+  await store.write(() => {
+    for (const id of gone) dbsOf(store).dashboardSessions.remove(id);
+  });
+  return gone.length;
+}
