@@ -1,10 +1,13 @@
 /**
  * The retention sweeper: a component that removes events and messages older than
- * `retention.days` in the background. Each batch is one short transaction (BATCH events);
- * between batches it yields to the event loop, so API requests and deliveries keep flowing.
+ * `retention.days` in the background, and the recipient domains' hard DNS failures older than
+ * their 7-day window (store/dns-failures.ts; that window, not retention.days, says when they
+ * stop counting). Each batch is one short transaction (`batch` events or entries); between
+ * batches it yields to the event loop, so API requests and deliveries keep flowing.
  * The timer is unref()'d: the sweeper never keeps the process alive.
  */
 import type { Logger } from 'pino';
+import { sweepDnsFailuresBatch, type DnsFailureKey } from '../store/dns-failures.js';
 import type { Store } from '../store/env.js';
 import { sweepRetentionBatch } from '../store/retention.js';
 
@@ -18,9 +21,19 @@ export interface RetentionSweeperOptions {
   now?: () => number;
   /** Pause between sweeps. */
   intervalMs?: number;
-  /** Events per transaction. */
+  /** Events (or DNS failure entries) per transaction. */
   batch?: number;
 }
+
+/** What one sweep removed. */
+export interface SweepTotals {
+  events: number;
+  messages: number;
+  /** Recipient domains' DNS failure entries with no failure left in their window. */
+  dnsFailures: number;
+}
+
+const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class RetentionSweeper {
   private timer: NodeJS.Timeout | null = null;
@@ -50,7 +63,7 @@ export class RetentionSweeper {
   }
 
   /** Sweeps until nothing old is left (or the sweeper is stopped); returns what went. */
-  async sweepNow(): Promise<{ events: number; messages: number }> {
+  async sweepNow(): Promise<SweepTotals> {
     if (this.running) await this.running.catch(() => undefined);
     const run = this.sweepAll();
     this.running = run;
@@ -61,18 +74,33 @@ export class RetentionSweeper {
     }
   }
 
-  private async sweepAll(): Promise<{ events: number; messages: number }> {
+  private async sweepAll(): Promise<SweepTotals> {
     const cutoffMs = this.now() - this.opts.retentionDays * DAY_MS;
-    const total = { events: 0, messages: 0 };
+    const total = { events: 0, messages: 0, dnsFailures: 0 };
     for (;;) {
       const r = await sweepRetentionBatch(this.opts.store, { cutoffMs, batch: this.batch });
       total.events += r.events;
       total.messages += r.messages;
       if (!r.more || this.stopped) break;
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTick();
     }
-    if (total.events > 0 || total.messages > 0) this.opts.logger.info({ ...total, cutoff: new Date(cutoffMs).toISOString() }, 'retention sweep');
+    if (!this.stopped) total.dnsFailures = await this.sweepDnsFailures();
+    if (total.events > 0 || total.messages > 0 || total.dnsFailures > 0) this.opts.logger.info({ ...total, cutoff: new Date(cutoffMs).toISOString() }, 'retention sweep');
     return total;
+  }
+
+  /** Walks every DNS failure entry once, `batch` per transaction; answers how many went. */
+  private async sweepDnsFailures(): Promise<number> {
+    const nowMs = this.now();
+    let removed = 0;
+    let after: DnsFailureKey | undefined;
+    for (;;) {
+      const r = await sweepDnsFailuresBatch(this.opts.store, { nowMs, batch: this.batch, after });
+      removed += r.removed;
+      if (!r.next || this.stopped) return removed;
+      after = r.next;
+      await nextTick();
+    }
   }
 
   private schedule(delayMs: number): void {

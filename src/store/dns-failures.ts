@@ -33,6 +33,50 @@ export function hardDnsFailures(store: Store, accountId: string, domain: string)
   return (dbsOf(store).dnsFailures.get([accountId, domain.toLowerCase()]) as number[] | undefined) ?? [];
 }
 
+/** [accountId, recipient domain]: the key of a domain's entry. */
+export type DnsFailureKey = [string, string];
+
+export interface DnsFailureSweep {
+  /** Entries removed: none of their failures was within the window any more. */
+  removed: number;
+  /** Where the next batch starts (after this key); absent when the sweep reached the end. */
+  next?: DnsFailureKey;
+}
+
+/**
+ * Retention (retention/sweeper.ts): one short transaction over at most `batch` entries after
+ * `after`, in key order. Failures older than the window no longer count (countHardDnsFailureInTxn
+ * drops them too, but only when its domain fails again), so they go, and an entry left with none
+ * goes with them: without this a domain that failed once would keep its entry for good.
+ */
+export async function sweepDnsFailuresBatch(store: Store, o: { nowMs: number; batch: number; after?: DnsFailureKey }): Promise<DnsFailureSweep> {
+  const db = dbsOf(store).dnsFailures;
+  const since = o.nowMs - DNS_FAILURE_WINDOW_MS;
+  return store.write(() => {
+    // Read the page first, then change it: no writes under a live range iterator. One more than
+    // the batch says whether there is more; the cursor key itself was done by the previous batch.
+    const page = [...db.getRange({ ...(o.after && { start: o.after }), limit: o.batch + 2 })]
+      .filter(({ key }) => !o.after || !sameKey(key as DnsFailureKey, o.after))
+      .slice(0, o.batch + 1);
+    const mine = page.slice(0, o.batch);
+    let removed = 0;
+    for (const { key, value } of mine) {
+      const times = value as number[];
+      const recent = times.filter((t) => t > since);
+      if (recent.length === times.length) continue;
+      if (recent.length === 0) {
+        db.remove(key);
+        removed++;
+      } else db.put(key, recent);
+    }
+    return page.length > o.batch ? { removed, next: mine[mine.length - 1].key as DnsFailureKey } : { removed };
+  });
+}
+
+function sameKey(a: DnsFailureKey, b: DnsFailureKey): boolean {
+  return a[0] === b[0] && a[1] === b[1];
+}
+
 /** A hard bounce because the recipient's domain does not resolve (mx.ts answers 5.1.2, RFC 3463 X.1.2). */
 function isDnsNameFailure(r: RecipientResult): boolean {
   return r.phase === 'dns' && r.outcome === 'bounced' && r.bounceType === 'hard' && r.enhancedCode === '5.1.2';

@@ -12,6 +12,7 @@ import { signedBody } from '../support/signing.js';
 import { indexedEventSeqs, messageJobLinks } from '../../src/store/remains.js';
 import { isRetentionPending } from '../../src/store/retention.js';
 import { dropJob } from '../../src/store/queue-outcome.js';
+import { countHardDnsFailureInTxn, hardDnsFailures } from '../../src/store/dns-failures.js';
 
 const DAY = 86_400_000;
 let dns: TestDns;
@@ -119,6 +120,32 @@ describe('retention sweep', () => {
     expect(jobsOfMessage(store, queued)).toEqual([]);
     expect(messageJobLinks(store)).toEqual([]);
     expect(isRetentionPending(store, queued)).toBe(false);
+  });
+
+  it("drops recipient domains' hard DNS failures older than their 7-day window, and the entries left with none, in batches", async () => {
+    const store = t.daemon.store;
+    const now = Date.now();
+    const fail = (accountId: string, domain: string, atMs: number) => store.write(() => countHardDnsFailureInTxn(store, { accountId, domain, atMs }));
+    // 90 domains that failed once, 8 days ago: more than two batches of 37.
+    for (let i = 0; i < 90; i++) await fail(t.accountId, `gone-${String(i).padStart(2, '0')}-mail.net`, now - 8 * DAY);
+    await fail(t.accountId, 'mixed-mail.net', now - 9 * DAY);
+    await fail(t.accountId, 'mixed-mail.net', now - 2 * DAY);
+    await fail(t.accountId, 'fresh-mail.net', now - 3_600_000);
+    await fail('another-account', 'gone-00-mail.net', now - 6 * DAY);
+
+    clock = now;
+    expect((await sweeper().sweepNow()).dnsFailures).toBe(90);
+    expect(hardDnsFailures(store, t.accountId, 'gone-00-mail.net')).toEqual([]);
+    expect(hardDnsFailures(store, t.accountId, 'gone-89-mail.net')).toEqual([]);
+    expect(hardDnsFailures(store, t.accountId, 'mixed-mail.net')).toEqual([now - 2 * DAY]);
+    expect(hardDnsFailures(store, t.accountId, 'fresh-mail.net')).toEqual([now - 3_600_000]);
+    expect(hardDnsFailures(store, 'another-account', 'gone-00-mail.net')).toEqual([now - 6 * DAY]);
+
+    // A day on, the 6-day-old failure has left its window too; the rest stay.
+    clock = now + 1.5 * DAY;
+    expect((await sweeper().sweepNow()).dnsFailures).toBe(1);
+    expect(hardDnsFailures(store, 'another-account', 'gone-00-mail.net')).toEqual([]);
+    expect(hardDnsFailures(store, t.accountId, 'mixed-mail.net')).toEqual([now - 2 * DAY]);
   });
 
   it('keeps numbering after an emptied log, and new events are listed again', async () => {
