@@ -4,6 +4,7 @@
  * server, as the page queries keep a cache of counts.
  */
 import { AppError } from '../domain/errors.js';
+import { splitMessage } from '../domain/raw-headers.js';
 import type { DeliveryAttempt, DeliveryType, EventRecord, MessageRecord, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { ActivityQueries, type ActivityFilter, type ActivityPage } from '../store/activity-query.js';
@@ -29,13 +30,25 @@ export interface MessageStatistics {
   unsubscribed: number;
 }
 
-/** A message with its history: events, per-recipient counts, the raw body, delivery attempts. */
+/** A message with its history: events, per-recipient counts, the raw body and its header fields, delivery attempts. */
 export interface MessageHistory {
   events: EventRecord[];
   statistics: MessageStatistics;
   raw: Buffer | undefined;
+  /** The header fields of the stored message, in order; undefined while it has no body yet. */
+  headerFields: HeaderFieldValue[] | undefined;
   attempts: Array<DeliveryAttempt & { domain: string }>;
 }
+
+export interface HeaderFieldValue {
+  name: string;
+  /** Unfolded (RFC 5322 2.2.3: each CRLF before white space removed), as on the wire: encoded words (RFC 2047) are not decoded. */
+  value: string;
+}
+
+/** Bytes of a stored message looked at for its header block, and fields shown at most. */
+const HEADER_BLOCK_MAX_BYTES = 256 * 1024;
+const HEADER_FIELDS_MAX = 500;
 
 export class ActivityReads {
   private readonly events: ActivityQueries;
@@ -81,8 +94,23 @@ export class ActivityReads {
       // A job's recipients shrink as some are delivered, so an attempt names its domain only.
       .flatMap((job) => job.history.map((a) => ({ domain: job.domain, ...a })))
       .sort((a, b) => a.at.localeCompare(b.at));
-    return { events, statistics: countRecipients(events), raw: getBody(this.store, m.id), attempts };
+    const raw = getBody(this.store, m.id);
+    return { events, statistics: countRecipients(events), raw, headerFields: raw ? headerFieldsOf(raw) : undefined, attempts };
   }
+}
+
+/**
+ * The header block of a stored message as name/value pairs. The block is read from the first
+ * HEADER_BLOCK_MAX_BYTES only, so a submitted message without a blank line costs no more than
+ * that; header bytes are UTF-8 where they are not ASCII (RFC 6532).
+ */
+export function headerFieldsOf(raw: Buffer): HeaderFieldValue[] {
+  const { fields } = splitMessage(raw.subarray(0, HEADER_BLOCK_MAX_BYTES));
+  return fields.slice(0, HEADER_FIELDS_MAX).map((f) => {
+    const text = Buffer.from(f.raw, 'latin1').toString('utf8');
+    const colon = text.indexOf(':');
+    return { name: f.name, value: colon < 0 ? '' : text.slice(colon + 1).replace(/\r?\n(?=[ \t])/g, '').trim() };
+  });
 }
 
 /**

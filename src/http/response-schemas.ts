@@ -201,12 +201,14 @@ const messageDetails = obj(
     bodyTruncated: { const: true },
     tags: list(str),
     headers: map,
+    /** The header fields of the stored message, in order (activity/queries.ts headerFieldsOf); absent until it is composed. */
+    messageHeaders: list(obj({ name: str, value: str })),
     metadata: map,
     attachments: list(obj({ fileName: str, disposition: str, size: int })),
     statistics: obj({ delivered: int, bounced: int, opened: int, clicked: int, complained: int, unsubscribed: int }),
     attempts: list(deliveryAttempt),
   },
-  ['cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'metadata'],
+  ['cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'messageHeaders', 'metadata'],
 );
 
 /** The newest delivery attempt's reply (queue/account-queue.ts LastReply); null before the first attempt. */

@@ -157,6 +157,7 @@ describe('GET /activity/messages/{id}', () => {
     expect(before.body).toMatchObject({ messageId: id, subject: 'Hi Ann', status: 'sent' });
     expect(before.body.body).toBeUndefined();
     expect(before.body.html).toBeUndefined();
+    expect(before.body.messageHeaders).toBeUndefined();
 
     t.daemon.submission.signing.schedule([id]);
     await signedBody(t.daemon.store, id);
@@ -164,6 +165,12 @@ describe('GET /activity/messages/{id}', () => {
     expect(after.body).toMatchObject({ messageId: id, subject: 'Hi Ann', html: '<p>Ann</p>' });
     expect(after.body.body).toMatch(/^Message-ID: <[^>]+>\r?$/m);
     expect(after.body.body).toContain(`<${id}@${sandbox.domain}>`);
+    // The header block of the message as stored, in order, unfolded: what a message page shows.
+    const fields: Array<{ name: string; value: string }> = after.body.messageHeaders;
+    expect(fields[0].name).toBe('DKIM-Signature');
+    expect(fields.find((f) => f.name === 'Message-ID')?.value).toBe(`<${id}@${sandbox.domain}>`);
+    expect(fields.find((f) => f.name === 'Subject')?.value).toBe('Hi Ann');
+    expect(fields.every((f) => !/[\r\n]/.test(f.value))).toBe(true);
   });
 
   it('cuts a raw source above 1 MiB and says so', async () => {

@@ -116,8 +116,12 @@ function messageItem({ accepted: e, message: m, deliveryType }: MessageItem) {
   };
 }
 
-/** Spec 2.6, plus `attempts` (delivery history) and `bodyTruncated` when the body was cut. */
-function messageDetails(m: MessageRecord, { events, statistics, raw, attempts }: MessageHistory) {
+/**
+ * Spec 2.6, plus `attempts` (delivery history), `bodyTruncated` when the body was cut and
+ * `messageHeaders`, the header fields of the message as stored (spec `headers` stays the custom
+ * headers of the request).
+ */
+function messageDetails(m: MessageRecord, { events, statistics, raw, headerFields, attempts }: MessageHistory) {
   return {
     messageId: m.id,
     channelId: m.channelId,
@@ -140,6 +144,7 @@ function messageDetails(m: MessageRecord, { events, statistics, raw, attempts }:
     ...(raw && raw.length > BODY_LIMIT_BYTES ? { bodyTruncated: true } : {}),
     tags: m.tags,
     headers: m.headers,
+    ...(headerFields ? { messageHeaders: headerFields } : {}),
     metadata: m.metadata,
     attachments: m.attachments.map((a) => ({ fileName: a.fileName, disposition: a.disposition, size: a.size })),
     statistics,
