@@ -56,6 +56,6 @@ export function authenticate(store: Store, headers: AuthHeaders): Principal {
   const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!m) throw new AppError('unauthorized', 'Send the API key as "Authorization: Bearer <API_KEY>"', { headers: { 'www-authenticate': 'Bearer' } });
   const principal = principalOfToken(store, m[1]);
-  if (!principal) throw new AppError('unauthorized', 'The API key is not valid', { headers: { 'www-authenticate': 'Bearer' } });
+  if (!principal) throw new AppError('unauthorized', 'The API key is not valid', { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } });
   return principal;
 }
