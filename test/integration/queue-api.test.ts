@@ -207,7 +207,7 @@ describe('POST /queue/messages/{id}/retry', () => {
     expect(none.body.code).toBe('conflict');
   });
 
-  it('answers 404 for an unknown message and for a destination the message has no delivery to, 422 for a malformed id', async () => {
+  it('answers 404 for an unknown message and for a destination the message has no delivery to, 422 for a malformed id or destination', async () => {
     const a = await account();
     const id = await send(a, ['ann@grove-mail.net']);
     expect((await t.api('POST', '/queue/messages/0b7c6a4e-8d0f-4a35-9a53-0d8a1d5e2f11/retry', { key: a.key })).status).toBe(404);
@@ -217,6 +217,10 @@ describe('POST /queue/messages/{id}/retry', () => {
     const malformed = await t.api('POST', '/queue/messages/not-a-uuid/retry', { key: a.key });
     expect(malformed.status).toBe(422);
     expect(Object.keys(malformed.body.errors)).toEqual(['/id']);
+    const badDestination = await t.api('DELETE', `/queue/messages/${id}?destination=mail..net`, { key: a.key });
+    expect(badDestination.status).toBe(422);
+    expect(Object.keys(badDestination.body.errors)).toEqual(['/destination']);
+    expect(jobsOfMessage(t.daemon.store, id)[0].state).toBe('queued');
   });
 });
 

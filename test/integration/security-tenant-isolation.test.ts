@@ -177,6 +177,11 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
   'PATCH /webhooks/{id}': (v) => [{ method: 'PATCH', path: `/webhooks/${v.webhook}`, body: { enabled: false } }],
   'DELETE /webhooks/{id}': (v) => [{ method: 'DELETE', path: `/webhooks/${v.webhook}` }],
   'POST /webhooks/{id}/regenerate-signing-key': (v) => [{ method: 'POST', path: `/webhooks/${v.webhook}/regenerate-signing-key` }],
+  'POST /webhooks/{id}/test': (v) => [{ method: 'POST', path: `/webhooks/${v.webhook}/test` }],
+  'GET /queue': () => [{ method: 'GET', path: '/queue?limit=500', list: true }],
+  'GET /queue/messages': () => [{ method: 'GET', path: '/queue/messages?limit=500', list: true }],
+  'POST /queue/messages/{id}/retry': (v) => [{ method: 'POST', path: `/queue/messages/${v.message}/retry` }],
+  'DELETE /queue/messages/{id}': (v) => [{ method: 'DELETE', path: `/queue/messages/${v.message}` }],
 };
 
 /** Ids and names of A that must never appear in another tenant's 2xx answer. */
