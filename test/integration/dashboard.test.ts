@@ -4,11 +4,11 @@
  * with an account key only, the cookie accepted on the API only with X-Postrider-Dashboard,
  * tenant isolation, expiry, revoked keys, logout, the auth-failure limit).
  */
-import fs from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../src/sessions/service.js';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey, revokeApiKey } from '../../src/store/api-keys.js';
+import { findDashboardSession } from '../../src/store/dashboard-sessions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { waitFor } from '../support/wait.js';
 
@@ -95,7 +95,6 @@ describe('dashboard files', () => {
 describe('dashboard sessions', () => {
   it('logs in with an account key, and the cookie reads the API only with the dashboard header', async () => {
     const cookie = await login(t.apiKey);
-    expect(fs.existsSync(t.dataDir)).toBe(true);
     const current = await withCookie(cookie, 'GET', '/dashboard/session');
     expect(current.body.session).toMatchObject({ accountId: t.accountId });
     expect((await withCookie(cookie, 'GET', '/channels')).status).toBe(200);
@@ -171,6 +170,25 @@ describe('dashboard sessions', () => {
     expect(out.status).toBe(204);
     expect(out.headers.get('set-cookie')).toBe('postrider_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict');
     expect((await withCookie(cookie, 'GET', '/channels')).body.code).toBe('session_expired');
+  });
+
+  it('removes ended sessions from the store at the next login', async () => {
+    const old = await login(t.apiKey);
+    const token = old.split('=')[1];
+    expect(findDashboardSession(t.daemon.store, token)).toBeDefined();
+    vi.spyOn(Date, 'now').mockReturnValue(Date.now() + SESSION_IDLE_MS + 1000);
+    await login(t.apiKey);
+    expect(findDashboardSession(t.daemon.store, token)).toBeUndefined();
+  });
+
+  it('marks the cookie Secure when publicUrl is https', async () => {
+    const https = await startDaemon({ publicUrl: 'https://mail.postrider-demo.net' });
+    try {
+      const r = await https.api('POST', '/dashboard/session', { key: null, headers: DASH, body: { apiKey: https.apiKey } });
+      expect(r.headers.get('set-cookie')).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+    } finally {
+      await https.stop();
+    }
   });
 
   it('counts refused login keys against the auth-failure limit', async () => {
