@@ -1,6 +1,7 @@
 /**
- * Fails when a function in src/ is longer than the limit (default 60 lines, STYLE: a function
- * that long does several steps, and each step deserves a name). Run by `npm run check:structure`.
+ * Fails when a function in src/ (or dashboard/src/, .tsx included) is longer than the limit
+ * (default 60 lines, STYLE: a function that long does several steps, and each step deserves a
+ * name). Run by `npm run check:structure`.
  * Uses this folder's typescript 5 parser (typescript 7, the project's compiler, has no JS API).
  */
 const ts = require('typescript');
@@ -14,7 +15,7 @@ function sources(dir, out = []) {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) sources(p, out);
-    else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) out.push(p);
+    else if ((p.endsWith('.ts') || p.endsWith('.tsx')) && !p.endsWith('.d.ts')) out.push(p);
   }
   return out;
 }
