@@ -243,7 +243,7 @@ export class Daemon {
       activityRoutes,
       statisticsRoutes,
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
-      queueRoutes(new AccountQueue({ store: this.store })),
+      queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain) })),
       trackingRoutes,
       dashboardSessionRoutes,
       // The Vite build (npm run build): dist/dashboard, from src/ (tests) and from dist/ alike.

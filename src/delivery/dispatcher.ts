@@ -211,6 +211,14 @@ export class DeliveryService {
     return this.inFlight.size;
   }
 
+  /**
+   * The key a recipient domain's attempts are counted under (GET /queue shows it): its MX site
+   * once an MX lookup of this process told it, else the domain itself (sites.ts).
+   */
+  siteOf(domain: string): string {
+    return this.sites.keyOf(domain);
+  }
+
   async start(): Promise<void> {
     if (!this.config.delivery.enabled) {
       this.logger.info('delivery disabled (delivery.enabled=false): messages stay queued');

@@ -221,7 +221,7 @@ const lastReply = {
     { type: 'null' },
   ],
 };
-const queueDestination = obj({ destination: str, messages: int, sending: int, oldestQueuedAt: time, nextAttemptAt: nullable(time), lastReply });
+const queueDestination = obj({ destination: str, site: str, messages: int, sending: int, oldestQueuedAt: time, nextAttemptAt: nullable(time), lastReply });
 const queueJob = obj({
   destination: str,
   recipients: list(str),

@@ -9,7 +9,8 @@
  *
  * A destination is a recipient domain: delivery keeps one job per message and recipient domain
  * (store/messages.ts). Domains whose MX hosts are shared (one MX site, delivery/sites.ts) are
- * still listed apart: the site of a domain is known only to the running dispatcher, in memory.
+ * listed apart, each with its `site`: the site of a domain is known only to the running
+ * dispatcher, in memory, and changes with DNS, so it names the group without keying it.
  */
 import { visibleMessage } from '../activity/queries.js';
 import { requireAccountKey } from '../domain/access.js';
@@ -39,6 +40,11 @@ export type LastReply = Pick<DeliveryAttempt, 'at' | 'mx' | 'smtpCode' | 'enhanc
 
 export interface DestinationSummary {
   destination: string;
+  /**
+   * The MX site delivery counts the destination's connections under (delivery/sites.ts), once the
+   * running daemon resolved its MX hosts; the destination itself before that (or without MX).
+   */
+  site: string;
   /** Messages with a job to it not yet finished (one job per message and domain). */
   messages: number;
   /** Of those, jobs being delivered right now. */
@@ -90,8 +96,15 @@ export interface QueuePage {
   partial: boolean;
 }
 
+export interface AccountQueueOptions {
+  store: Store;
+  /** The dispatcher's site of a recipient domain (DeliveryService.siteOf); default: the domain. */
+  siteOf?: (domain: string) => string;
+  now?: () => number;
+}
+
 export class AccountQueue {
-  constructor(private readonly o: { store: Store; now?: () => number }) {}
+  constructor(private readonly o: AccountQueueOptions) {}
 
   private now(): number {
     return this.o.now?.() ?? Date.now();
@@ -108,7 +121,7 @@ export class AccountQueue {
         else byDomain.set(job.domain, [job]);
       }
     }
-    const all = [...byDomain].map(([destination, jobs]) => destinationOf(destination, jobs));
+    const all = [...byDomain].map(([destination, jobs]) => destinationOf(destination, this.o.siteOf?.(destination) ?? destination, jobs));
     all.sort((a, b) => b.messages - a.messages || a.destination.localeCompare(b.destination));
     return { results: all.slice(0, o.limit), destinationCount: all.length, scannedMessages: walk.scanned, complete: walk.reachedEnd };
   }
@@ -168,10 +181,11 @@ function refuseUnchanged(m: MessageRecord, o: MessageJobsOutcome, destination: s
   throw new AppError('conflict', `Message ${m.id} is not queued${destination === undefined ? '' : ` to ${destination}`}: every recipient has a final outcome`);
 }
 
-function destinationOf(destination: string, jobs: DeliveryJob[]): DestinationSummary {
+function destinationOf(destination: string, site: string, jobs: DeliveryJob[]): DestinationSummary {
   const waiting = jobs.filter((j) => j.state === 'queued');
   return {
     destination,
+    site,
     messages: jobs.length,
     sending: jobs.length - waiting.length,
     oldestQueuedAt: earliest(jobs.map((j) => j.createdAt))!,

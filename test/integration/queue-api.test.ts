@@ -76,7 +76,7 @@ describe('GET /queue', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ destinationCount: 2, scannedMessages: 2, complete: true });
     const [grove, harbor] = res.body.results;
-    expect(grove).toMatchObject({ destination: 'grove-mail.net', messages: 2, sending: 0, lastReply: { smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 Greylisted, try later', outcome: 'deferred', mx: 'mx.grove-mail.net' } });
+    expect(grove).toMatchObject({ destination: 'grove-mail.net', site: 'grove-mail.net', messages: 2, sending: 0, lastReply: { smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 Greylisted, try later', outcome: 'deferred', mx: 'mx.grove-mail.net' } });
     expect(harbor).toMatchObject({ destination: 'harbor-post.org', messages: 1, sending: 0 });
     // grove's second message has no attempt yet and is due now: it is the next attempt.
     expect(Date.parse(grove.nextAttemptAt)).toBeLessThanOrEqual(Date.now());
@@ -94,6 +94,15 @@ describe('GET /queue', () => {
     expect(own.body.results.map((d: { destination: string }) => d.destination)).toEqual(['harbor-post.org', 'isle-mail.net']);
     const limited = await t.api('GET', '/queue?limit=1', { key: a.key });
     expect(limited.body).toMatchObject({ destinationCount: 3, results: [{ destination: 'grove-mail.net' }] });
+  });
+
+  it('names the MX site delivery groups a destination under, once the daemon has resolved it', async () => {
+    const a = await account();
+    await send(a, ['ann@glade-mail.net']);
+    // What an MX lookup tells the dispatcher (delivery/mx.ts → SiteConcurrency.learn).
+    (t.daemon.delivery as unknown as { sites: { learn(domain: string, site: string): void } }).sites.learn('glade-mail.net', 'mx1.shared-host.net,mx2.shared-host.net');
+    const res = await t.api('GET', '/queue', { key: a.key });
+    expect(res.body.results).toEqual([expect.objectContaining({ destination: 'glade-mail.net', site: 'mx1.shared-host.net,mx2.shared-host.net' })]);
   });
 
   it('refuses a limit out of range with 422 on /limit', async () => {
