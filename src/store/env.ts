@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
 import { AppError } from '../domain/errors.js';
 import { settledWithin } from '../domain/settle.js';
 import { damaged } from './data-file.js';
@@ -19,6 +19,18 @@ import { OutboxSignal } from './outbox-signal.js';
 import { ReadCaches } from './read-caches.js';
 import { RESTORE_HINT, StoreProblem } from './problems.js';
 import { WriteScope } from './write-scope.js';
+
+/**
+ * Values are written as plain MessagePack maps (msgpackr useRecords: false). lmdb-js keeps no
+ * shared structures for these databases, so with msgpackr's default records every value carried
+ * its own record definition, and every read parsed it and built a new record reader for it:
+ * about a fifth of the main thread's time per delivered message (bench delivery, CPU profile).
+ * Values written as records before this still read the same (msgpackr reads inline record
+ * definitions whatever the option; the test "reads values written as records" checks it), and
+ * msgpackr reads maps as plain objects with this option, as records were. No value holds a Map.
+ * lmdb-js hands these msgpackr options to msgpackr, though its typings omit them.
+ */
+const DB_OPTIONS: DatabaseOptions & { useRecords: boolean } = { useRecords: false };
 
 export interface StoreOptions {
   dataDir: string;
@@ -80,7 +92,7 @@ export class Store {
     const dbs = {} as Dbs;
     try {
       // Read-only, a database that an older postrider did not create yet is absent (undefined).
-      for (const name of DB_NAMES) dbs[name] = root.openDB(name, {});
+      for (const name of DB_NAMES) dbs[name] = root.openDB(name, DB_OPTIONS);
       checkEnvInfo(root, this.file);
       readEdges(dbs);
     } catch (err) {
