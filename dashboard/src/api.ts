@@ -99,7 +99,8 @@ export async function request<T>(method: string, path: string, o: RequestOptions
 
 export const api = {
   get: <T>(path: string, query?: Query) => request<T>('GET', path, { query }),
-  post: <T>(path: string, body?: unknown) => request<T>('POST', path, { body: body ?? {} }),
+  /** Without a body for the bodiless POSTs (verify, cancel, retry...). */
+  post: <T>(path: string, body?: unknown) => request<T>('POST', path, { body }),
   patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, { body }),
   del: (path: string) => request<void>('DELETE', path),
 };

@@ -9,7 +9,8 @@
  */
 import { AppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
-import { findApiKeyByToken, findLiveApiKey } from '../store/api-keys.js';
+import { principalOfToken } from '../api-keys/service.js';
+import { findLiveApiKey } from '../store/api-keys.js';
 import {
   createDashboardSession,
   findDashboardSession,
@@ -55,7 +56,8 @@ function ended(store: Store, s: DashboardSession, nowMs: number): boolean {
  * 403 account_key_required (the dashboard acts on the whole account). Returns the cookie token.
  */
 export async function openSession(store: Store, apiKey: string, nowMs = Date.now()): Promise<{ token: string; info: SessionInfo }> {
-  const key = findApiKeyByToken(store, apiKey);
+  // The one check of a presented key (api-keys/service.ts), as for the API and SMTP AUTH.
+  const key = principalOfToken(store, apiKey);
   if (!key) throw new AppError('unauthorized', 'The API key is not valid');
   if (key.channelId !== null) {
     throw new AppError('account_key_required', 'This is a channel key; the dashboard needs an account-level key (postrider keys create --account <id>)');

@@ -5,7 +5,7 @@
  * service (dashboard/sessions.ts) ends it when that key is revoked or deleted.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { ApiKey } from '../domain/types.js';
+import type { Principal } from '../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
@@ -24,9 +24,9 @@ function hashOf(token: string): string {
 }
 
 /** A new session for `key`; returns the token (given to the browser as the cookie, never stored). */
-export async function createDashboardSession(store: Store, key: ApiKey, nowMs: number, lifetimeMs: number): Promise<{ token: string; session: DashboardSession }> {
+export async function createDashboardSession(store: Store, key: Pick<Principal, 'keyId' | 'accountId'>, nowMs: number, lifetimeMs: number): Promise<{ token: string; session: DashboardSession }> {
   const token = randomBytes(32).toString('base64url');
-  const session: DashboardSession = { keyId: key.id, accountId: key.accountId, createdAtMs: nowMs, lastSeenAtMs: nowMs, expiresAtMs: nowMs + lifetimeMs };
+  const session: DashboardSession = { keyId: key.keyId, accountId: key.accountId, createdAtMs: nowMs, lastSeenAtMs: nowMs, expiresAtMs: nowMs + lifetimeMs };
   await store.write(() => dbsOf(store).dashboardSessions.put(hashOf(token), session));
   return { token, session };
 }
