@@ -13,15 +13,17 @@ import { AppError } from '../domain/errors.js';
 import type { SplitMessage } from '../domain/raw-headers.js';
 import type { Channel } from '../domain/types.js';
 import { parseMailboxList } from './mailbox-list.js';
-import type { DkimKeyRef } from './ports.js';
-import { senderKey } from './sender.js';
+import { senderSigningDomain } from './sender.js';
 import type { SubmissionDeps } from './deps.js';
 
 export interface HeaderSenders {
   /** The first From address: the message's sender in activity and webhooks. */
   from: Address;
-  /** The key of the first From address's domain (DKIM d= aligned with From). */
-  dkim: DkimKeyRef | undefined;
+  /**
+   * The d= domain the message will be signed for (the first From address's domain, aligned with
+   * From), when it has a stored key; the key itself is read when signing, after the commit.
+   */
+  signingDomain: string | undefined;
 }
 
 export function checkHeaderSenders(deps: SubmissionDeps, q: { accountId: string; channel: Channel; msg: SplitMessage }): HeaderSenders {
@@ -35,20 +37,21 @@ export function checkHeaderSenders(deps: SubmissionDeps, q: { accountId: string;
   if (fromList.length > 1 && senderList.length === 0) {
     throw new AppError('validation_failed', 'A From header with more than one address needs a Sender header (RFC 5322 3.6.2)');
   }
-  const keys = [...fromList, ...senderList].map((a, i) =>
+  const signingDomains = [...fromList, ...senderList].map((a, i) =>
     allowedSender(deps, { accountId: q.accountId, channel: q.channel, email: a.email, field: i < fromList.length ? 'From' : 'Sender' }),
   );
-  return { from: fromList[0], dkim: keys[0] };
+  return { from: fromList[0], signingDomain: signingDomains[0] };
 }
 
 /**
  * The domain of `email` must be one the channel may send from (sender.ts: linked, and verified
  * on live channels). Refused as `forbidden` (SMTP 550 5.7.1, the security subject of RFC 3463),
- * not as a malformed request: the message is well formed, the sender is not ours.
+ * not as a malformed request: the message is well formed, the sender is not ours. Returns the
+ * d= domain its mail is signed for, without reading the private key (that is the signer's job).
  */
-export function allowedSender(deps: SubmissionDeps, q: { accountId: string; channel: Channel; email: string; field: string }): DkimKeyRef | undefined {
+export function allowedSender(deps: SubmissionDeps, q: { accountId: string; channel: Channel; email: string; field: string }): string | undefined {
   try {
-    return senderKey(deps, { accountId: q.accountId, channel: q.channel, from: q.email });
+    return senderSigningDomain(deps, { accountId: q.accountId, channel: q.channel, from: q.email });
   } catch (err) {
     if (err instanceof AppError && err.code === 'validation_failed') {
       throw new AppError('forbidden', `${q.field} ${q.email}: the domain is not one this channel may send from`);

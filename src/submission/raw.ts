@@ -25,7 +25,6 @@ import { parseMetadata, parseTags } from './x-headers.js';
 import { rawContent, type RawContent } from './raw-content.js';
 import { receivedField, type ReceivedTrace } from './received.js';
 import type { SubmissionDeps } from './deps.js';
-import type { DkimKeyRef } from './ports.js';
 import type { Submitter } from './submitter.js';
 
 /** An SMTP transaction at DATA: who submits, the RCPT TO addresses and the message as received. */
@@ -49,7 +48,8 @@ interface CheckedMessage {
   /** The message as received (before fitLineLength), for raw-content.ts. */
   received: SplitMessage;
   from: Address;
-  dkim: DkimKeyRef | undefined;
+  /** The d= domain it is signed for after the commit (header-senders.ts). */
+  signingDomain: string | undefined;
 }
 
 export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promise<RawAccepted> {
@@ -68,7 +68,7 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
       {
         record: messageRecord({ sub, checked, parsed, recipients, messageId, messageIdHeader, size: body.byteLength, tags, metadata }),
         body,
-        signingDomain: checked.dkim?.domain,
+        signingDomain: checked.signingDomain,
         simulatedBounces: sub.channel.deliveryType === 'sandbox' ? simulatedBounces(recipients.send) : undefined,
       },
     ],
@@ -84,8 +84,8 @@ function checkMessage(deps: SubmissionDeps, sub: RawSubmission): CheckedMessage 
   const bad = malformedFields(msg);
   if (bad.length > 0) throw new AppError('validation_failed', `Malformed header line: ${bad[0]}`);
   // What recipients see and what DMARC aligns on must be ours, every address of it.
-  const { from, dkim } = checkHeaderSenders(deps, { accountId: account.id, channel: sub.channel, msg });
-  return { account, msg: fitLineLength(msg), received: msg, from, dkim };
+  const { from, signingDomain } = checkHeaderSenders(deps, { accountId: account.id, channel: sub.channel, msg });
+  return { account, msg: fitLineLength(msg), received: msg, from, signingDomain };
 }
 
 /**
