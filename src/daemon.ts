@@ -23,6 +23,7 @@ import { opsRoutes } from './http/routes/ops.js';
 import { queueRoutes } from './http/routes/queue.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { dashboardRoutes } from './http/routes/dashboard.js';
+import { dashboardMessageHtmlRoutes } from './http/routes/dashboard-message-html.js';
 import { dashboardSessionRoutes } from './http/routes/dashboard-session.js';
 import { HttpServer, type RouteModule } from './http/server.js';
 import type { Logger } from './log/logger.js';
@@ -246,6 +247,7 @@ export class Daemon {
       queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain) })),
       trackingRoutes,
       dashboardSessionRoutes,
+      dashboardMessageHtmlRoutes,
       // The Vite build (npm run build): dist/dashboard, from src/ (tests) and from dist/ alike.
       dashboardRoutes(fileURLToPath(new URL('../dist/dashboard/', import.meta.url))),
     ];

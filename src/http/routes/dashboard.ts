@@ -71,6 +71,8 @@ export function dashboardRoutes(root: string): RouteModule {
     const files = readBuild(root);
     app.addHook('onSend', async (req, reply) => {
       if (req.url !== '/dashboard' && !req.url.startsWith('/dashboard/') && !req.url.startsWith('/dashboard?')) return;
+      // A message's HTML (dashboard-message-html.ts) sets a policy of its own, for a frame of this page.
+      if (reply.getHeader('content-security-policy') !== undefined) return;
       reply.header('content-security-policy', DASHBOARD_CSP);
       reply.header('x-content-type-options', 'nosniff');
       reply.header('referrer-policy', 'no-referrer');

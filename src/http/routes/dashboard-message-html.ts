@@ -1,0 +1,67 @@
+/**
+ * GET /dashboard/messages/{id}/html: the stored HTML of one message, for the dashboard's message
+ * page to show in an iframe (README "Dashboard"). An iframe's srcdoc would inherit the
+ * dashboard's CSP (style-src 'self'), which blocks the inline styles every mail has; served
+ * from its own URL the HTML gets a policy of its own instead:
+ *
+ * - `sandbox` (CSP3; the iframe also has sandbox="") makes it a unique opaque origin with
+ *   scripts, forms, popups and top navigation off, so nothing in a mail runs or reaches the
+ *   dashboard's origin, cookies or API;
+ * - `default-src 'none'` with inline styles and `data:`/`cid:` images only, remote images
+ *   (`https: http:`) only with `?images=1`, after the user asked (a remote image is a read
+ *   receipt and a tracker);
+ * - `frame-ancestors 'self'`: only the dashboard frames it.
+ *
+ * It is read like GET /activity/messages/{id} (activity/queries.ts visibleMessage: another
+ * account's message is 403, an unknown one 404). An iframe's request cannot carry the
+ * X-Postrider-Dashboard header, so the session cookie alone authenticates it (a GET that
+ * changes nothing; SameSite=Strict keeps the cookie off other sites' requests, and a request a
+ * browser marks as cross-site is refused outright), or an API key as on the API.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ActivityReads } from '../../activity/queries.js';
+import { AppError } from '../../domain/errors.js';
+import type { Principal } from '../../domain/types.js';
+import { principalOfSession } from '../../sessions/service.js';
+import type { Store } from '../../store/env.js';
+import { authenticate, sessionCookie } from '../auth.js';
+import type { HttpContext } from '../server.js';
+
+/** The policy of a message's HTML; remote images only when the user asked for them. */
+export function messageHtmlCsp(remoteImages: boolean): string {
+  const img = remoteImages ? 'img-src data: cid: https: http:' : 'img-src data: cid:';
+  return ['sandbox', "default-src 'none'", "style-src 'unsafe-inline'", img, "frame-ancestors 'self'"].join('; ');
+}
+
+function principalOf(store: Store, req: FastifyRequest): Principal {
+  if (req.headers.authorization !== undefined) return authenticate(store, req.headers);
+  // Fetch Metadata (W3C): a browser names the request's site relation; the dashboard's own frame is same-origin.
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin') throw new AppError('forbidden', 'The message HTML is shown only inside the dashboard');
+  const token = sessionCookie(req.headers.cookie);
+  if (!token) throw new AppError('unauthorized', 'Sign in to the dashboard, or send "Authorization: Bearer <API_KEY>"', { headers: { 'www-authenticate': 'Bearer' } });
+  return principalOfSession(store, token);
+}
+
+export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: HttpContext): void {
+  const reads = new ActivityReads(store);
+  const schema = {
+    hide: true,
+    params: { type: 'object', properties: { id: { type: 'string', maxLength: 64 } }, required: ['id'] },
+    querystring: { type: 'object', properties: { images: { type: 'string', enum: ['0', '1'] } } },
+  } as const;
+  app.get('/dashboard/messages/:id/html', { config: { public: true }, schema }, async (req, reply) => {
+    req.principal = principalOf(store, req);
+    const m = reads.visibleMessage(req.principal, (req.params as { id: string }).id);
+    if (m.html === undefined) throw new AppError('not_found', `Message ${m.id} has no HTML part`);
+    const images = (req.query as { images?: string }).images === '1';
+    // The dashboard's onSend hook (dashboard.ts) leaves an answer that set its own policy alone.
+    return reply
+      .header('content-security-policy', messageHtmlCsp(images))
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .header('cache-control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(m.html);
+  });
+}
