@@ -3,6 +3,8 @@
  * one entry in ROUTES (and in NAV when it has a menu item); README "Dashboard" says how.
  */
 import type { Route } from './router';
+import { ChannelPage } from './pages/channels-detail';
+import { ChannelsPage } from './pages/channels';
 import { OverviewPage } from './pages/overview';
 import { PlaceholderPage } from './pages/placeholder';
 
@@ -26,6 +28,8 @@ export const NAV: NavItem[] = [
 /** First match wins; a page reads its params (":id") from the argument. */
 export const ROUTES: Route[] = [
   { pattern: '/', render: () => <OverviewPage /> },
+  { pattern: '/channels', render: () => <ChannelsPage /> },
+  { pattern: '/channels/:id', render: (p) => <ChannelPage id={p.id} /> },
   ...NAV.filter((n) => n.to !== '/').map((n) => ({ pattern: n.to, render: () => <PlaceholderPage title={n.label} /> })),
 ];
 

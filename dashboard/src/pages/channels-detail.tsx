@@ -1,0 +1,126 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api';
+import { ConfirmDialog } from '../components/confirm-dialog';
+import { CopyButton } from '../components/copy-button';
+import { PageHeader } from '../components/page-header';
+import { ProblemBanner } from '../components/problem-banner';
+import { RelativeTime } from '../components/relative-time';
+import { StatusBadge } from '../components/status-badge';
+import { useAction } from '../components/use-action';
+import { Link, navigate } from '../router';
+import { useApi } from '../use-api';
+import { ChannelForm, DELIVERY_HELP, type Channel, type ChannelInput } from './channels-form';
+
+interface LinkedDomain {
+  id: string;
+  name: string;
+  verified: boolean;
+}
+
+/** One channel: its settings (PATCH), the domains linked to it, and delete. */
+export function ChannelPage(props: { id: string }) {
+  const path = `/channels/${encodeURIComponent(props.id)}`;
+  const channel = useApi(() => api.get<Channel>(path), [props.id]);
+  const domains = useApi(() => api.get<{ results: LinkedDomain[] }>('/domains', { channelIds: props.id, limit: 500 }), [props.id]);
+  const save = useAction();
+  const [saved, setSaved] = useState(false);
+  const c = channel.data;
+  if (!c) return <Loading title="Channel" error={channel.error} />;
+  const submit = async (v: ChannelInput) => {
+    setSaved(false);
+    if (await save.run(() => api.patch<Channel>(path, v))) (setSaved(true), channel.reload());
+  };
+  return (
+    <>
+      <PageHeader title={c.name} description={<DeliveryLine channel={c} />} actions={<DeleteChannel channel={c} />} />
+      <section class="card page-section" aria-labelledby="channel-settings">
+        <h2 id="channel-settings">Settings</h2>
+        <ProblemBanner error={save.error} />
+        {saved && (
+          <p class="banner banner-ok" role="status">
+            Saved.
+          </p>
+        )}
+        <ChannelForm key={c.updatedAt} initial={c} submitLabel="Save changes" busy={save.busy} error={save.error} onSubmit={submit} />
+      </section>
+      <section class="page-section" aria-labelledby="channel-domains">
+        <h2 id="channel-domains">Linked domains</h2>
+        <ProblemBanner error={domains.error} />
+        <LinkedDomains rows={domains.data?.results ?? null} />
+      </section>
+      <dl class="facts">
+        <dt>ID</dt>
+        <dd>
+          <code>{c.id}</code> <CopyButton text={c.id} label="Copy ID" />
+        </dd>
+        <dt>Created</dt>
+        <dd>
+          <RelativeTime at={c.createdAt} />
+        </dd>
+        <dt>Updated</dt>
+        <dd>
+          <RelativeTime at={c.updatedAt} />
+        </dd>
+      </dl>
+    </>
+  );
+}
+
+/** The page while the item loads, or its error (a 404 says the item is gone). */
+export function Loading(props: { title: string; error: unknown }) {
+  return (
+    <>
+      <PageHeader title={props.title} />
+      {props.error ? <ProblemBanner error={props.error} /> : <p class="muted" aria-busy="true">Loading…</p>}
+    </>
+  );
+}
+
+function DeliveryLine(props: { channel: Channel }) {
+  return (
+    <span class="delivery-line">
+      <StatusBadge status={props.channel.deliveryType} /> {DELIVERY_HELP[props.channel.deliveryType]}
+    </span>
+  );
+}
+
+function LinkedDomains(props: { rows: LinkedDomain[] | null }) {
+  if (props.rows === null) return <p class="muted">Loading…</p>;
+  if (props.rows.length === 0) {
+    return (
+      <div class="empty-state">
+        <p>
+          No domain is linked, so this channel cannot send yet. <Link to="/domains">Add a domain</Link> and link it to this channel.
+        </p>
+      </div>
+    );
+  }
+  return (
+    <ul class="plain-list">
+      {props.rows.map((d) => (
+        <li key={d.id}>
+          <Link to={`/domains/${d.id}`}>{d.name}</Link> <StatusBadge status={d.verified ? 'verified' : 'pending'} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function DeleteChannel(props: { channel: Channel }) {
+  const [open, setOpen] = useState(false);
+  const del = useAction();
+  const confirm = async () => {
+    if (await del.run(() => api.del(`/channels/${props.channel.id}`).then(() => true))) navigate('/channels');
+  };
+  return (
+    <>
+      <button type="button" class="button button-danger" onClick={() => setOpen(true)}>
+        Delete channel
+      </button>
+      <ConfirmDialog open={open} title={`Delete ${props.channel.name}?`} confirmLabel="Delete channel" danger busy={del.busy} onConfirm={confirm} onCancel={() => setOpen(false)}>
+        <p>Everything of the channel goes with it: its messages, events and statistics. Domains linked to it stay, but no longer send for it. This cannot be undone.</p>
+        <ProblemBanner error={del.error} />
+      </ConfirmDialog>
+    </>
+  );
+}
