@@ -5,8 +5,11 @@
 import type { Route } from './router';
 import { ChannelPage } from './pages/channels-detail';
 import { ChannelsPage } from './pages/channels';
+import { ActivityPage } from './pages/activity';
+import { MessagePage } from './pages/message';
 import { OverviewPage } from './pages/overview';
 import { PlaceholderPage } from './pages/placeholder';
+import { SandboxPage } from './pages/sandbox';
 
 export interface NavItem {
   to: string;
@@ -30,11 +33,17 @@ export const ROUTES: Route[] = [
   { pattern: '/', render: () => <OverviewPage /> },
   { pattern: '/channels', render: () => <ChannelsPage /> },
   { pattern: '/channels/:id', render: (p) => <ChannelPage id={p.id} /> },
+  { pattern: '/activity', render: () => <ActivityPage /> },
+  { pattern: '/messages/:id', render: (p) => <MessagePage id={p.id} /> },
+  { pattern: '/sandbox', render: () => <SandboxPage /> },
+  { pattern: '/sandbox/:id', render: (p) => <SandboxPage id={p.id} /> },
   ...NAV.filter((n) => n.to !== '/').map((n) => ({ pattern: n.to, render: () => <PlaceholderPage title={n.label} /> })),
 ];
 
 /** The nav item a path belongs to ("/channels/123" → "/channels"). */
 export function activeNav(path: string): string {
-  const first = `/${path.split('/').filter(Boolean)[0] ?? ''}`;
+  const top = path.split('/').filter(Boolean)[0] ?? '';
+  // A message page (/messages/:id) is reached from Activity.
+  const first = top === 'messages' ? '/activity' : `/${top}`;
   return NAV.some((n) => n.to === first) ? first : '/';
 }

@@ -1,0 +1,84 @@
+import { useMemo } from 'preact/hooks';
+import { api, withQuery } from '../api';
+import { DataTable, type Column } from '../components/data-table';
+import { EventDetails } from '../components/event-details';
+import { LoadMore, useCursorList } from '../components/load-more';
+import { PageHeader } from '../components/page-header';
+import { ProblemBanner } from '../components/problem-banner';
+import { RelativeTime } from '../components/relative-time';
+import { StatusBadge } from '../components/status-badge';
+import { Link, navigate, useLocation } from '../router';
+import { useApi } from '../use-api';
+import { apiQuery, EMPTY_FILTER, filterFromQuery, foldListErrors, type ActivityFilter } from './activity-filter';
+import { ActivityFilters } from './activity-filters';
+import type { ActivityEvent, ChannelSummary, CursorPage } from './message-types';
+
+/**
+ * The event list of GET /activity/events, oldest first as the API pages it, with every filter
+ * it has (kept in the URL), more pages on the `after` cursor as the end scrolls into view or by
+ * the Load more button; each row links to its message page.
+ */
+export function ActivityPage() {
+  const { query } = useLocation();
+  const search = query.toString();
+  const filter = useMemo(() => filterFromQuery(new URLSearchParams(search)), [search]);
+  const channels = useApi(() => api.get<{ results: ChannelSummary[] }>('/channels', { limit: 500 }), []);
+  const list = useCursorList((after) => api.get<CursorPage<ActivityEvent>>('/activity/events', { ...apiQuery(filter), after: after || undefined }), filter.limit, [search]);
+  const error = foldListErrors(list.error);
+  const names = new Map((channels.data?.results ?? []).map((c) => [c.id, c.name]));
+  const apply = (f: ActivityFilter) => navigate(withQuery('/activity', apiQuery(f)));
+  const filtered = search !== '' && search !== `limit=${filter.limit}`;
+  return (
+    <>
+      <PageHeader title="Activity" description="Events of your messages, oldest first. Filters are kept in the address, so a view can be shared." />
+      <ActivityFilters value={filter} channels={channels.data?.results ?? []} error={error} onApply={apply} />
+      <ProblemBanner error={channels.error ?? error} />
+      {list.items && (
+        <p class="muted" aria-live="polite">
+          Showing {list.items.length} of {list.totalCount.toLocaleString()} events
+        </p>
+      )}
+      <DataTable
+        caption="Events"
+        columns={columns(names)}
+        rows={list.error && !list.items?.length ? [] : list.items}
+        rowKey={(e) => `${e.messageId}-${e.eventType}-${e.timestamp}-${e.recipients.join(',')}`}
+        empty={emptyState(filtered)}
+      />
+      <LoadMore list={list} label="Load more events" />
+    </>
+  );
+}
+
+function emptyState(filtered: boolean) {
+  return filtered
+    ? { title: 'No events match these filters', next: <button type="button" class="button" onClick={() => navigate(withQuery('/activity', apiQuery(EMPTY_FILTER)))}>Clear the filters</button> }
+    : {
+        title: 'No activity yet',
+        next: (
+          <p>
+            Send a message with <code>POST /send/transactional</code> or over SMTP; its events (accepted, processed, delivered…) show up here. A{' '}
+            <Link to="/channels">sandbox channel</Link> delivers nothing and is the safe place to try.
+          </p>
+        ),
+      };
+}
+
+function columns(names: Map<string, string>): Column<ActivityEvent>[] {
+  return [
+    { header: 'Time', cell: (e) => <RelativeTime at={e.timestamp} /> },
+    { header: 'Event', cell: (e) => <StatusBadge status={e.eventType} /> },
+    {
+      header: 'Subject',
+      cell: (e) => (
+        <Link to={`/messages/${e.messageId}`} class="subject-link">
+          {e.subject || '(no subject)'}
+        </Link>
+      ),
+    },
+    { header: 'Recipients', cell: (e) => <span class="recipients">{e.recipients.join(', ')}</span> },
+    { header: 'Channel', cell: (e) => names.get(e.channelId) ?? <code>{e.channelId.slice(0, 8)}</code> },
+    { header: 'Type', cell: (e) => `${e.mailType} · ${e.mailSource}` },
+    { header: 'Details', cell: (e) => <EventDetails details={e.details} /> },
+  ];
+}

@@ -1,0 +1,68 @@
+import { useState } from 'preact/hooks';
+import type { MessageDetails } from './message-types';
+
+/**
+ * The HTML of a message in an iframe served by GET /dashboard/messages/{id}/html, under its own
+ * CSP: sandboxed (no scripts, an opaque origin), remote images blocked until the user asks,
+ * then reloaded with ?images=1. sandbox="" here too, and no referrer.
+ */
+export function HtmlPreview(props: { id: string }) {
+  const [images, setImages] = useState(false);
+  return (
+    <div class="html-preview">
+      <div class="actions">
+        {images ? (
+          <p class="muted">Remote images are loaded: their servers saw this view.</p>
+        ) : (
+          <>
+            <p class="muted">Remote images are blocked (they tell the sender the mail was opened).</p>
+            <button type="button" class="button button-small" onClick={() => setImages(true)}>
+              Load remote images
+            </button>
+          </>
+        )}
+      </div>
+      <iframe
+        class="mail-frame"
+        title="The message as HTML"
+        src={`/dashboard/messages/${encodeURIComponent(props.id)}/html${images ? '?images=1' : ''}`}
+        sandbox=""
+        referrerPolicy="no-referrer"
+      />
+    </div>
+  );
+}
+
+/** The text part, the rendered HTML and the raw message (first MiB) of a message. */
+export function MessageBody(props: { m: MessageDetails }) {
+  const { m } = props;
+  const hasHtml = typeof m.html === 'string' && m.html !== '';
+  const hasText = typeof m.text === 'string' && m.text !== '';
+  return (
+    <>
+      {hasHtml && <HtmlPreview id={m.messageId} />}
+      {hasText && (
+        <section aria-labelledby="text-title">
+          <h3 id="text-title">Text</h3>
+          <pre class="mail-text" tabIndex={0}>
+            {m.text}
+          </pre>
+        </section>
+      )}
+      {!hasHtml && !hasText && <p class="muted">{m.mailSource === 'smtp' ? 'Sent over SMTP: the parts are in the raw message below.' : 'This message has no body.'}</p>}
+      {m.body && (
+        <details class="raw">
+          <summary>Raw message{m.bodyTruncated ? ' (first MiB)' : ''}</summary>
+          <pre class="mail-text" tabIndex={0}>
+            {m.body}
+          </pre>
+        </details>
+      )}
+      {m.attachments.length > 0 && (
+        <p>
+          Attachments: {m.attachments.map((a) => `${a.fileName} (${a.disposition}, ${a.size.toLocaleString()} bytes)`).join(', ')}
+        </p>
+      )}
+    </>
+  );
+}

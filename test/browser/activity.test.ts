@@ -1,0 +1,105 @@
+/**
+ * The Activity page in chromium: sends found with filters (kept in the URL, so a reload shows
+ * the same view), more pages on the `after` cursor by the Load more button and by scrolling, a
+ * field error from the problem body beside its field, a row opening its message page; axe and
+ * screenshots.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startRig, type Rig } from './harness.js';
+import { sendMail } from './mail-fixtures.js';
+
+const READER = 'paging-reader@inbox-demo.net';
+const COUNT = 30;
+
+let rig: Rig;
+
+beforeAll(async () => {
+  rig = await startRig();
+  const s = await rig.sender();
+  for (let i = 0; i < COUNT; i++) await sendMail(rig, s, { to: [{ email: READER }], subject: `paging ${String(i).padStart(2, '0')}`, tags: ['paging'] });
+  await sendMail(rig, s, { to: [{ email: 'someone-else@inbox-demo.net' }], subject: 'not paging' });
+  await rig.login();
+});
+
+afterAll(async () => {
+  await rig?.stop();
+});
+
+afterEach(() => {
+  rig.assertClean();
+});
+
+const rows = () => rig.page.locator('table tbody tr');
+
+describe('activity page', () => {
+  it('lists the events of all sends', async () => {
+    await rig.visit('/activity');
+    await rig.page.getByRole('heading', { level: 1, name: 'Activity' }).waitFor();
+    await rig.page.getByText(`of ${(COUNT + 1) * 3} events`).waitFor();
+    await rig.checkA11y();
+    await rig.screenshot('activity');
+  });
+
+  it('filters by recipient and event type, keeps the filter in the URL, and loads the next page with the button', async () => {
+    const page = rig.page;
+    await page.getByLabel('Recipient').fill(READER);
+    await page.getByRole('checkbox', { name: 'accepted' }).check();
+    await page.getByLabel('Per page').fill('25');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('eventTypes')).toBe('accepted');
+    const params = new URL(page.url()).searchParams;
+    expect(params.get('recipient')).toBe(READER);
+    expect(params.get('limit')).toBe('25');
+    await page.getByText(`Showing 25 of ${COUNT} events`).waitFor();
+    expect(await rows().count()).toBe(25);
+    const more = page.getByRole('button', { name: 'Load more events' });
+    await more.focus();
+    await page.keyboard.press('Enter');
+    await page.getByText(`Showing ${COUNT} of ${COUNT} events`).waitFor();
+    expect(await rows().count()).toBe(COUNT);
+    await expect.poll(() => more.count()).toBe(0);
+    // A reload (or a shared link) shows the same view.
+    await page.reload();
+    await page.getByText(`Showing 25 of ${COUNT} events`).waitFor();
+    expect(await page.getByLabel('Recipient').inputValue()).toBe(READER);
+    expect(await page.getByRole('checkbox', { name: 'accepted' }).isChecked()).toBe(true);
+    await rig.checkA11y();
+    await rig.screenshot('activity-filtered');
+  });
+
+  it('loads further pages as the end of the list scrolls into view', async () => {
+    const page = rig.page;
+    await rig.visit(`/activity?recipient=${encodeURIComponent(READER)}&eventTypes=delivered&tags=paging&limit=8`);
+    await page.getByText(`of ${COUNT} events`).waitFor();
+    await expect
+      .poll(async () => {
+        await page.mouse.wheel(0, 5000);
+        return rows().count();
+      })
+      .toBe(COUNT);
+    expect(await page.getByRole('button', { name: 'Load more events' }).count()).toBe(0);
+  });
+
+  it('shows a refused filter beside its field', async () => {
+    rig.expectErrors(/^422 GET .*\/activity\/events/);
+    rig.expectErrors(/status of 422/);
+    const page = rig.page;
+    await rig.visit('/activity');
+    await page.getByLabel('Tags').fill('bad tag!');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('alert').getByText('The query has invalid parameters').waitFor();
+    const tags = page.getByLabel('Tags');
+    expect(await tags.getAttribute('aria-invalid')).toBe('true');
+    await page.getByText('must be 1 to 100 letters, digits, hyphens or underscores').waitFor();
+    await page.getByRole('heading', { name: 'No events match these filters' }).waitFor();
+  });
+
+  it('opens the message page from a row', async () => {
+    const page = rig.page;
+    await rig.visit(`/activity?subject=paging%2007&eventTypes=accepted`);
+    await page.getByRole('link', { name: 'paging 07' }).click();
+    await page.getByRole('heading', { level: 1, name: 'paging 07' }).waitFor();
+    expect(new URL(page.url()).pathname).toMatch(/^\/dashboard\/messages\/[0-9a-f-]{36}$/);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Activity' }).getAttribute('aria-current')).toBe('page');
+  });
+});
