@@ -9,6 +9,7 @@ import { ActivityPage } from './pages/activity';
 import { MessagePage } from './pages/message';
 import { OverviewPage } from './pages/overview';
 import { PlaceholderPage } from './pages/placeholder';
+import { SuppressionsPage } from './pages/suppressions';
 import { SandboxPage } from './pages/sandbox';
 
 export interface NavItem {
@@ -37,6 +38,7 @@ export const ROUTES: Route[] = [
   { pattern: '/messages/:id', render: (p) => <MessagePage id={p.id} /> },
   { pattern: '/sandbox', render: () => <SandboxPage /> },
   { pattern: '/sandbox/:id', render: (p) => <SandboxPage id={p.id} /> },
+  { pattern: '/suppressions', render: () => <SuppressionsPage /> },
   ...NAV.filter((n) => n.to !== '/').map((n) => ({ pattern: n.to, render: () => <PlaceholderPage title={n.label} /> })),
 ];
 

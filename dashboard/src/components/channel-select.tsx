@@ -1,0 +1,33 @@
+import { api } from '../api';
+import { useApi } from '../use-api';
+
+export interface ChannelOption {
+  id: string;
+  name: string;
+  deliveryType: 'live' | 'sandbox';
+}
+
+/** The account's channels (GET /channels, up to 500) for pages whose API calls name one. */
+export function useChannelOptions() {
+  return useApi(() => api.get<{ results: ChannelOption[]; totalCount: number }>('/channels', { limit: 500 }), []);
+}
+
+/** A <select> of channels for a Field (label and error come from the Field). */
+export function ChannelSelect(props: {
+  channels: ChannelOption[];
+  value: string;
+  onChange: (id: string) => void;
+  id: string;
+  'aria-describedby'?: string;
+  'aria-invalid'?: boolean;
+}) {
+  return (
+    <select id={props.id} aria-describedby={props['aria-describedby']} aria-invalid={props['aria-invalid']} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+      {props.channels.map((c) => (
+        <option value={c.id} key={c.id}>
+          {c.name} ({c.deliveryType})
+        </option>
+      ))}
+    </select>
+  );
+}
