@@ -5,7 +5,7 @@
  * overlap: they add up to the thread's busy time); each part is shown in ms per unit of work
  * (e.g. per HTTP send).
  *
- *   node bench/lib/profile-parts.mjs DIR|FILE [--per=3500] [--parts=http]
+ *   node bench/lib/profile-parts.mjs DIR|FILE [--per=3500] [--parts=http|smtp]
  *
  * DIR: the folder of `node --cpu-prof` files a benchmark kept (BENCH_KEEP_DATA=1); the main
  * thread's profile (thread 0, the first of the process) is read. --per divides the times (the
@@ -54,6 +54,31 @@ export const HTTP_PARTS = [
   ['http: fastify routing, hooks, other', /fastify\/|find-my-way\//],
   ['node http, sockets', /node:_http|node:net|node:internal\/streams|node:internal\/stream_base/],
   ['garbage collector', /^\(garbage collector\) /],
+];
+
+/**
+ * The parts of an SMTP submission (bench smtp: STARTTLS, AUTH, then RSET, MAIL, RCPT, DATA per
+ * message), the same way: our parts first, then the libraries'.
+ */
+export const SMTP_PARTS = [
+  ['startup (module loading, plugin boot)', /^(Module\._load|startComponent|serveCommand|loadESM|import) |avvio\/|node:internal\/modules\//],
+  // Innermost frames, wherever they are called from: the syscalls and the collector.
+  ['TLS and socket writes (encryption, syscalls)', /^(writeUtf8String|writeBuffer|writev|writeLatin1String) /],
+  ['garbage collector', /^\(garbage collector\) /],
+  ['finishing: results written back (storeSignedInTxn)', /^storeSignedInTxn /],
+  ['finishing: hand-off and results (finishing.js, piscina)', /dist\/submission\/finishing(-failures)?\.js|^piscina\/|piscina\/dist/],
+  ['commit: event record + indexes + counters', /^appendEventInTxn /],
+  ['commit: message record, body, jobs, rest', /^(commitOneInTxn|commitMessages) |dist\/store\/messages\.js/],
+  ['MAIL FROM, From: account and sender domain checks', /^(checkEnvelopeSender|allowedSender|senderSigningDomain|senderKey|sendingAccount|assertMaySend) |^findSendingDomain dist\/submission/],
+  ['RCPT TO: deny list, suppressions', /^checkEnvelopeRecipient /],
+  ['DATA: activity fields (raw-content.ts)', /dist\/submission\/raw-content\.js/],
+  ['DATA: header checks, line lengths, Received, record', /dist\/submission\/(raw|header-senders|line-length|received|x-headers|mailbox-list)\.js|dist\/domain\/raw-headers\.js/],
+  ['DATA: enqueue, rest of submission', /dist\/submission\//],
+  ['smtp listener (dist/smtp)', /dist\/smtp\//],
+  LIBRARY,
+  ['commit: lmdb transaction machinery', /lmdb\/write\.js|dist\/store\/env\.js/],
+  ['smtp-server: parsing, state, replies', /smtp-server\//],
+  ['node streams, sockets, TLS reads', /node:_tls|node:net|node:internal\/streams|node:internal\/stream_base|node:_stream/],
 ];
 
 const frameName = (n) =>
@@ -107,7 +132,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const target = process.argv[2];
   const per = Number(/--per=(\d+)/.exec(process.argv.join(' '))?.[1] ?? 3500);
   const file = fs.statSync(target).isDirectory() ? mainProfile(target) : target;
-  const { totalMs, parts, frames } = partsOf(file);
+  const { totalMs, parts, frames } = partsOf(file, process.argv.includes('--parts=smtp') ? SMTP_PARTS : HTTP_PARTS);
   process.stdout.write(`${path.basename(file)}: ${totalMs.toFixed(0)} ms busy; ms per unit (÷${per})\n`);
   for (const [k, ms] of parts) process.stdout.write(`${(ms / per).toFixed(4).padStart(8)}  ${ms.toFixed(0).padStart(6)} ms  ${k}\n`);
   // --frames=PART: the heaviest frames (self time) of the parts whose name contains PART.
