@@ -9,6 +9,8 @@ import { ActivityPage } from './pages/activity';
 import { MessagePage } from './pages/message';
 import { OverviewPage } from './pages/overview';
 import { PlaceholderPage } from './pages/placeholder';
+import { BroadcastsPage } from './pages/broadcasts';
+import { BroadcastPage } from './pages/broadcasts-detail';
 import { SuppressionsPage } from './pages/suppressions';
 import { SandboxPage } from './pages/sandbox';
 
@@ -39,6 +41,8 @@ export const ROUTES: Route[] = [
   { pattern: '/sandbox', render: () => <SandboxPage /> },
   { pattern: '/sandbox/:id', render: (p) => <SandboxPage id={p.id} /> },
   { pattern: '/suppressions', render: () => <SuppressionsPage /> },
+  { pattern: '/broadcasts', render: () => <BroadcastsPage /> },
+  { pattern: '/broadcasts/:id', render: (p) => <BroadcastPage id={p.id} /> },
   ...NAV.filter((n) => n.to !== '/').map((n) => ({ pattern: n.to, render: () => <PlaceholderPage title={n.label} /> })),
 ];
 
