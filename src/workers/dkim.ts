@@ -74,8 +74,9 @@ export function generateDkimKey(opts: GenerateKeyOptions): GeneratedKey {
 
 /**
  * Header fields to sign: mailauth's default list plus List-Unsubscribe-Post, which RFC 8058 4
- * requires to be covered by the signature together with List-Unsubscribe. Every occurrence in
- * the message is signed; OVERSIGNED below adds one more.
+ * requires to be covered by the signature together with List-Unsubscribe, and the TLS-RPT
+ * report fields, which RFC 8460 5.3 says SHOULD be signed. Every occurrence in the message is
+ * signed, none when it has none; OVERSIGNED below adds one more.
  */
 export const SIGNED_HEADERS = [
   'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc',
@@ -84,6 +85,7 @@ export const SIGNED_HEADERS = [
   'In-Reply-To', 'References',
   'List-Id', 'List-Help', 'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Subscribe', 'List-Post',
   'List-Owner', 'List-Archive', 'BIMI-Selector',
+  'TLS-Report-Domain', 'TLS-Report-Submitter',
 ] as const;
 
 const HEADER_LIST = SIGNED_HEADERS.join(':');
@@ -95,13 +97,14 @@ type SignedHeader = (typeof SIGNED_HEADERS)[number];
  * nobody can add a second From (which many MUAs display instead of the signed one), a Subject,
  * a List-Unsubscribe pointing elsewhere, ... after signing without breaking the signature.
  * Absent ones are listed once, so they cannot be added either. Cc only where the message has
- * one. Each is in SIGNED_HEADERS: an over-signed name whose fields were not signed would fail.
+ * one, and the TLS-RPT fields only in a report (no other message lists them in h=). Each is in
+ * SIGNED_HEADERS: an over-signed name whose fields were not signed would fail.
  */
 export const OVERSIGNED: readonly SignedHeader[] = [
   'From', 'To', 'Subject', 'Date', 'Message-ID', 'MIME-Version', 'Content-Type',
   'List-Unsubscribe', 'List-Unsubscribe-Post', 'Reply-To',
 ];
-export const OVERSIGNED_WHEN_PRESENT: readonly SignedHeader[] = ['Cc'];
+export const OVERSIGNED_WHEN_PRESENT: readonly SignedHeader[] = ['Cc', 'TLS-Report-Domain', 'TLS-Report-Submitter'];
 
 /** Signs messages; one per worker thread, which owns the parsed keys. */
 export class DkimSigner {
