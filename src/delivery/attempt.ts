@@ -3,7 +3,8 @@
  * (mx.ts), apply its MTA-STS policy (sts-routing.ts) and their DANE TLSA records
  * (dane-routing.ts) to them, then talk SMTP to the best
  * reachable one (smtp-client.ts). Returns an outcome value and never throws for anything the
- * network or the receiver does.
+ * network or the receiver does. A TLS-RPT report (MessageRecord.tlsReport) skips MTA-STS, DANE
+ * and TLS-RPT counting: opportunistic TLS to every MX host (RFC 8460 5.3).
  */
 import type { AttemptResult } from '../domain/delivery-result.js';
 import type { DeliveryPhase } from '../domain/delivery-outcome.js';
@@ -16,7 +17,8 @@ import { deliverOverSmtp, type SmtpConnectionCache, type SmtpTimeouts } from './
 import { recipientResult } from './smtp-results.js';
 import { routeUnderPolicy, testingFailure, type StsPolicySource, type StsRecord } from './sts-routing.js';
 import { routeUnderDane, type DaneHost, type DaneSource } from './dane-routing.js';
-import { reportRefusedHosts, reportStsFetchFailure, tlsReporter, type TlsResultSink } from './tls-reporting.js';
+import { reportRefusedHosts, reportStsFetchFailure, tlsReporter, type ReporterInput, type TlsResultSink } from './tls-reporting.js';
+import type { TlsPolicy } from './tls-policy.js';
 
 export interface AttemptRequest {
   job: DeliveryJob;
@@ -58,9 +60,14 @@ export interface MxAttemptDeps {
 }
 
 export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
-  return async ({ job, message, body, signal, beforeBody }) => {
+  return async (req) => {
+    const { job, message } = req;
     const { resolution: route, site } = await deps.mx.locate(job.domain);
     if (route.status === 'failed') return refused(job, route.reply, 'dns');
+    // RFC 8460 5.3: a TLS-RPT report MUST be delivered despite TLS failures (so not held to the
+    // MTA-STS policy or the TLSA records of its rua domain: opportunistic TLS, any certificate,
+    // plain text after a failed STARTTLS), and its session SHOULD NOT be in the next report.
+    if (message.tlsReport) return send(deps, req, site, route.hosts, {});
     const { policy, fetchFailure } = (await deps.mtaSts?.lookup(job.domain)) ?? { policy: null };
     const report = deps.tlsRpt && { sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts, maxAge: policy?.maxAge };
     if (report && fetchFailure) reportStsFetchFailure(report, fetchFailure);
@@ -70,27 +77,32 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
     const dane = deps.dane ? await routeUnderDane(job.domain, sts?.hosts ?? route.hosts, deps.dane) : undefined;
     if (dane && report) reportRefusedHosts(report, dane.skipped, 'dnssec-invalid');
     if (dane && !dane.ok) return { ...refused(job, dane.reply, 'tls'), mtaSts: sts?.record };
-    const hosts: DaneHost[] = dane?.hosts ?? sts?.hosts ?? route.hosts;
-    const targets = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address, dane: h.dane })));
-    const result = await deliverOverSmtp({
-      targets,
-      port: deps.port,
-      heloName: deps.heloName,
-      sender: envelopeSender(message, deps.returnPathLabel),
-      recipients: job.recipients,
-      body,
-      timeouts: deps.timeouts,
-      cache: deps.cache,
-      maxMessagesPerConnection: site === undefined ? undefined : deps.maxMessagesPerConnection?.(site),
-      signal,
-      beforeBody,
-      tlsPolicy: sts?.tlsPolicy,
-      ca: deps.ca?.(),
-      onTlsNegotiation: report && tlsReporter(report),
-    });
+    const result = await send(deps, req, site, dane?.hosts ?? sts?.hosts ?? route.hosts, { tlsPolicy: sts?.tlsPolicy, report });
     if (!sts?.ok || !sts.record) return result;
     return withStsRecord(result, sts.record, sts.outsidePolicy, job.domain, deps.logger);
   };
+}
+
+/** The SMTP part of the attempt: the hosts in order, at the policy's TLS level, each new TLS session told to TLS-RPT when `report` is given. */
+function send(deps: MxAttemptDeps, req: AttemptRequest, site: string | undefined, hosts: DaneHost[], o: { tlsPolicy?: TlsPolicy; report?: ReporterInput }): Promise<AttemptResult> {
+  const { job, message, body, signal, beforeBody } = req;
+  const targets = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address, dane: h.dane })));
+  return deliverOverSmtp({
+    targets,
+    port: deps.port,
+    heloName: deps.heloName,
+    sender: envelopeSender(message, deps.returnPathLabel),
+    recipients: job.recipients,
+    body,
+    timeouts: deps.timeouts,
+    cache: deps.cache,
+    maxMessagesPerConnection: site === undefined ? undefined : deps.maxMessagesPerConnection?.(site),
+    signal,
+    beforeBody,
+    tlsPolicy: o.tlsPolicy,
+    ca: deps.ca?.(),
+    onTlsNegotiation: o.report && tlsReporter(o.report),
+  });
 }
 
 /** Every recipient gets the reply of a failure before any connection (DNS, MTA-STS, DANE). */

@@ -5,7 +5,8 @@
  *    certificate accepted, any protocol down to TLS 1.0 at OpenSSL security level 0. Weak TLS
  *    is better than the plain text that the alternative is (RFC 7435 3: "some protection most of
  *    the time"); a server that refuses STARTTLS or fails the handshake gets the mail in plain
- *    text over a new connection (`none`), as Postfix does, rather than never.
+ *    text over a new connection (`none`), as Postfix does, rather than never. TLS-RPT reports
+ *    are sent at this level whatever the recipient domain's policy (RFC 8460 5.3, attempt.ts).
  *  - `none`: plain text, the fallback connection after STARTTLS failed under `may`.
  *  - `verify`: MTA-STS `enforce` (RFC 8461 4.2): STARTTLS is required, the certificate must
  *    chain to a trusted root and name the MX host, node's default protocols (TLS 1.2 and up);

@@ -107,6 +107,12 @@ export interface MessageRecord {
   openJobs: number;
   /** Seq of its `accepted` event (its messageQueue key); absent in records written before it was kept. */
   acceptedSeq?: number;
+  /**
+   * A TLS-RPT report this daemon mailed (tls-rpt/mailer.ts): delivery sends it with opportunistic
+   * TLS whatever the recipient domain's MTA-STS or DANE policy, and keeps its sessions out of
+   * TLS-RPT (RFC 8460 5.3; delivery/attempt.ts). Stored with the message so a restart keeps it.
+   */
+  tlsReport?: true;
 }
 
 export interface EventRecord {

@@ -32,8 +32,10 @@ export interface RawSubmission extends Submitter {
   /** RCPT TO addresses, already normalized and policy-checked one by one (envelope.ts). */
   recipients: string[];
   raw: Buffer;
-  /** The session as the Received field records it. */
+  /** The session as the Received field records it, or `local` for a message this daemon wrote. */
   trace: ReceivedTrace;
+  /** A TLS-RPT report (tls-rpt/mailer.ts): kept on the record for delivery (MessageRecord.tlsReport). */
+  tlsReport?: boolean;
 }
 
 export interface RawAccepted {
@@ -157,6 +159,7 @@ function messageRecord(m: {
     size: m.size,
     recipients: m.recipients.send,
     suppressed: m.recipients.suppressed,
+    ...(sub.tlsReport ? { tlsReport: true as const } : {}),
   };
 }
 

@@ -5,12 +5,17 @@
  * ran over TLS (STARTTLS or implicit TLS, RFC 8314). Messages sent through the HTTP API get no
  * Received field: RFC 5321 4.4 is about SMTP servers receiving mail, and a message composed from
  * an API request has no previous SMTP hop to trace; the receiving MX records our hop itself.
+ * A raw message this daemon wrote itself (a TLS-RPT report, tls-rpt/mailer.ts) goes through the
+ * same path and gets a field that says so (localReceivedField), not a made-up SMTP session.
  */
 import { rfc5322Date } from '../domain/date-header.js';
 import type { HeaderField } from '../domain/raw-headers.js';
 
+/** Where the message came from: an SMTP session, or this daemon itself. */
+export type ReceivedTrace = SmtpTrace | LocalTrace;
+
 /** What the listener saw of the session; helo and address are null when the operator hides them. */
-export interface ReceivedTrace {
+export interface SmtpTrace {
   /** Our host name (the "by" clause). */
   by: string;
   /** The EHLO argument, already checked by the SMTP library as a host name or address literal. */
@@ -20,6 +25,13 @@ export interface ReceivedTrace {
   secure: boolean;
 }
 
+/** A message this daemon wrote itself (a TLS-RPT report): no client, no session. */
+export interface LocalTrace {
+  by: string;
+  /** What wrote it, as a comment of the field; no parentheses or backslashes. */
+  local: string;
+}
+
 /**
  * The field, folded before "by" and before the date so that no line is long (RFC 5322 2.1.1).
  * Without the client's name and address (smtp.receivedClientInfo false) the FROM clause, which
@@ -27,9 +39,23 @@ export interface ReceivedTrace {
  * client whose name it does not know.
  */
 export function receivedField(trace: ReceivedTrace, messageId: string, date: Date, eol: string): HeaderField {
+  if ('local' in trace) return localReceivedField(trace, messageId, date, eol);
   const from = trace.helo === null || trace.address === null ? 'unknown' : `${trace.helo} (${addressLiteral(trace.address)})`;
   const protocol = trace.secure ? 'ESMTPSA' : 'ESMTPA';
   const raw = `Received: from ${from}${eol}\tby ${trace.by} with ${protocol} id ${messageId};${eol}\t${rfc5322Date(date)}`;
+  return { name: 'Received', raw };
+}
+
+/**
+ * The field of a message generated here: "from localhost", the host it was made on, which is
+ * what RFC 5321 4.4's FROM clause names; no WITH clause, which is optional there (Opt-info): no
+ * protocol carried the message, and the IANA "WITH protocol types" registry has only SMTP and
+ * LMTP variants (RFC 5321, 3848, 6531) while SMTP servers "SHOULD NOT use unregistered names"
+ * (4.4), so neither ESMTPA nor an invented LOCAL. The comment before ";" ([CFWS] in Stamp) says
+ * what wrote it.
+ */
+function localReceivedField(trace: LocalTrace, messageId: string, date: Date, eol: string): HeaderField {
+  const raw = `Received: from localhost${eol}\tby ${trace.by} id ${messageId}${eol}\t(${trace.local});${eol}\t${rfc5322Date(date)}`;
   return { name: 'Received', raw };
 }
 

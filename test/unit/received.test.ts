@@ -18,6 +18,11 @@ describe('receivedField (RFC 5321 4.4)', () => {
     const f = receivedField({ by: 'mta.example.com', helo: null, address: null, secure: false }, 'id-2', at, '\n');
     expect(f.raw).toBe('Received: from unknown\n\tby mta.example.com with ESMTPA id id-2;\n\tTue, 03 Nov 2026 04:05:06 +0000');
   });
+
+  it('a message made here: from localhost, no unregistered WITH protocol, what made it as a comment', () => {
+    const f = receivedField({ by: 'mta.example.com', local: 'TLS-RPT report' }, 'id-3', at, '\r\n');
+    expect(f.raw).toBe('Received: from localhost\r\n\tby mta.example.com id id-3\r\n\t(TLS-RPT report);\r\n\tTue, 03 Nov 2026 04:05:06 +0000');
+  });
 });
 
 describe('rfc5322Date', () => {
