@@ -45,7 +45,7 @@ export function EventTimeline(props: { m: MessageDetails }) {
         <li key={i}>
           <StatusBadge status={e.eventType} /> <RelativeTime at={e.timestamp} />
           {e.recipients.length > 0 && <span class="recipients"> · {e.recipients.join(', ')}</span>}
-          <EventDetails details={e.details} />
+          {e.details && Object.keys(e.details).length > 0 && <EventDetails details={e.details} />}
         </li>
       ))}
     </ol>
@@ -62,7 +62,9 @@ export function tlsText(a: DeliveryAttempt): string {
 
 function AttemptCard(props: { a: DeliveryAttempt }) {
   const { a } = props;
-  const reply = [a.smtpCode, a.enhancedCode, a.response].filter((x) => x !== undefined && x !== '').join(' ');
+  // A reply as received already starts with its codes; a local failure's description does not.
+  const codes = [a.smtpCode, a.enhancedCode].filter((x) => x !== undefined && x !== '').join(' ');
+  const reply = codes && !a.response.startsWith(codes) ? `${codes} ${a.response}` : a.response;
   return (
     <li class="attempt">
       <div>

@@ -1,0 +1,79 @@
+/**
+ * The Sandbox inbox in chromium: the empty state without a sandbox channel, then mail sent
+ * through sandbox channels listed as an inbox (sender, subject, time), a second channel chosen,
+ * a message opened with its rendered HTML and its simulated events (a delivery and a bounce);
+ * axe and screenshots.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Sender } from '../support/sending.js';
+import { startRig, type Rig } from './harness.js';
+import { sendMail } from './mail-fixtures.js';
+
+let rig: Rig;
+
+beforeAll(async () => {
+  rig = await startRig();
+  await rig.login();
+});
+
+afterAll(async () => {
+  await rig?.stop();
+});
+
+afterEach(() => {
+  rig.assertClean();
+});
+
+const inbox = () => rig.page.getByRole('region', { name: 'Inbox' });
+
+describe('sandbox inbox', () => {
+  it('says how to get mail into it when the account has no sandbox channel', async () => {
+    await rig.visit('/sandbox');
+    await rig.page.getByRole('heading', { name: 'No sandbox channel yet' }).waitFor();
+    await rig.checkA11y();
+    await rig.screenshot('sandbox-empty');
+  });
+
+  let first: Sender;
+  let second: Sender;
+
+  it("lists a sandbox channel's mail as an inbox and shows a message rendered with its simulated events", async () => {
+    first = await rig.sender();
+    second = await rig.sender();
+    await sendMail(rig, first, { subject: 'Welcome aboard', html: '<h1>Welcome</h1><p>Glad you are here.</p>', text: 'Welcome' });
+    const id = await sendMail(rig, first, {
+      subject: 'Password reset',
+      to: [{ email: 'reader@inbox-demo.net' }, { email: 'gone@bounce.postrider.invalid' }],
+      html: '<p>Reset it <a href="https://app.inbox-demo.net/reset">here</a>.</p>',
+      text: 'Reset it',
+    });
+    await sendMail(rig, second, { subject: 'Other channel mail' });
+    const page = rig.page;
+    await rig.visit(`/sandbox?channelId=${first.channelId}`);
+    await inbox().getByText('Password reset').waitFor();
+    await inbox().getByText('Welcome aboard').waitFor();
+    expect(await inbox().getByText('Other channel mail').count()).toBe(0);
+    await expect.poll(() => inbox().getByText(`Demo App <app@${first.domain}>`).count()).toBe(2);
+    await inbox().getByRole('link', { name: /Password reset/ }).click();
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/sandbox/${id}`);
+    const pane = page.getByRole('region', { name: 'Message' });
+    await pane.getByRole('heading', { level: 2, name: 'Password reset' }).waitFor();
+    const events = pane.getByRole('region', { name: 'Events' });
+    await events.getByText('delivered', { exact: true }).waitFor();
+    await events.getByText('bounced', { exact: true }).waitFor();
+    await events.getByText('550 5.1.1 simulated bounce (sandbox)').waitFor();
+    await pane.getByText('A sandbox channel delivers nothing').waitFor();
+    await page.frameLocator('iframe.mail-frame').getByRole('link', { name: 'here' }).waitFor();
+    expect(await inbox().getByRole('link', { name: /Password reset/ }).getAttribute('aria-current')).toBe('page');
+    await rig.checkA11y();
+    await rig.screenshot('sandbox');
+  });
+
+  it('switches to another sandbox channel', async () => {
+    const page = rig.page;
+    await page.getByLabel('Sandbox channel').selectOption(second.channelId);
+    await inbox().getByText('Other channel mail').waitFor();
+    expect(await inbox().getByText('Password reset').count()).toBe(0);
+    expect(new URL(page.url()).searchParams.get('channelId')).toBe(second.channelId);
+  });
+});
