@@ -87,6 +87,9 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
 function send(deps: MxAttemptDeps, req: AttemptRequest, site: string | undefined, hosts: DaneHost[], o: { tlsPolicy?: TlsPolicy; report?: ReporterInput }): Promise<AttemptResult> {
   const { job, message, body, signal, beforeBody } = req;
   const targets = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address, dane: h.dane })));
+  // A report's session is neither taken from nor kept for other mail: a later message over it
+  // would not be counted in TLS-RPT either (kept connections are not new negotiations).
+  const cache = message.tlsReport ? undefined : deps.cache;
   return deliverOverSmtp({
     targets,
     port: deps.port,
@@ -95,7 +98,7 @@ function send(deps: MxAttemptDeps, req: AttemptRequest, site: string | undefined
     recipients: job.recipients,
     body,
     timeouts: deps.timeouts,
-    cache: deps.cache,
+    cache,
     maxMessagesPerConnection: site === undefined ? undefined : deps.maxMessagesPerConnection?.(site),
     signal,
     beforeBody,
