@@ -244,7 +244,7 @@ export class Daemon {
       activityRoutes,
       statisticsRoutes,
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
-      queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain) })),
+      queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain), onDue: () => this.delivery.notify() })),
       trackingRoutes,
       dashboardSessionRoutes,
       dashboardMessageHtmlRoutes,

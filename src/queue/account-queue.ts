@@ -100,6 +100,11 @@ export interface AccountQueueOptions {
   store: Store;
   /** The dispatcher's site of a recipient domain (DeliveryService.siteOf); default: the domain. */
   siteOf?: (domain: string) => string;
+  /**
+   * Jobs became due now (a retry): the dispatcher sleeps until the due time it last planned
+   * (DeliveryService.notify wakes it), which after a deferral is minutes or hours away.
+   */
+  onDue?: () => void;
   now?: () => number;
 }
 
@@ -146,6 +151,7 @@ export class AccountQueue {
     const m = this.writableBy(p, id);
     const outcome = await retryMessageJobs(this.o.store, { messageId: m.id, domain: destination, nowMs: this.now() });
     refuseUnchanged(m, outcome, destination, 'retried');
+    this.o.onDue?.();
     return this.after(m, outcome);
   }
 
