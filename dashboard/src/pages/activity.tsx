@@ -77,8 +77,17 @@ function columns(names: Map<string, string>): Column<ActivityEvent>[] {
       ),
     },
     { header: 'Recipients', cell: (e) => <span class="recipients">{e.recipients.join(', ')}</span> },
-    { header: 'Channel', cell: (e) => names.get(e.channelId) ?? <code>{e.channelId.slice(0, 8)}</code> },
-    { header: 'Type', cell: (e) => `${e.mailType} · ${e.mailSource}` },
+    {
+      header: 'Channel',
+      cell: (e) => (
+        <>
+          {names.get(e.channelId) ?? <code>{e.channelId.slice(0, 8)}</code>}
+          <small class="muted event-kind">
+            {e.mailType} · {e.mailSource}
+          </small>
+        </>
+      ),
+    },
     { header: 'Details', cell: (e) => <EventDetails details={e.details} /> },
   ];
 }

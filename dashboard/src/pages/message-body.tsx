@@ -34,8 +34,9 @@ export function HtmlPreview(props: { id: string }) {
 }
 
 /** The text part, the rendered HTML and the raw message (first MiB) of a message. */
-export function MessageBody(props: { m: MessageDetails }) {
+export function MessageBody(props: { m: MessageDetails; headingLevel?: 3 | 4 }) {
   const { m } = props;
+  const H = props.headingLevel === 4 ? 'h4' : 'h3';
   const hasHtml = typeof m.html === 'string' && m.html !== '';
   const hasText = typeof m.text === 'string' && m.text !== '';
   return (
@@ -43,7 +44,7 @@ export function MessageBody(props: { m: MessageDetails }) {
       {hasHtml && <HtmlPreview id={m.messageId} />}
       {hasText && (
         <section aria-labelledby="text-title">
-          <h3 id="text-title">Text</h3>
+          <H id="text-title">Text</H>
           <pre class="mail-text" tabIndex={0}>
             {m.text}
           </pre>

@@ -24,7 +24,7 @@ export function MessageView(props: { m: MessageDetails; channelName?: string; he
       </section>
       <section aria-label="Body">
         <H>Body</H>
-        <MessageBody m={m} />
+        <MessageBody m={m} headingLevel={props.headingLevel === 3 ? 4 : 3} />
       </section>
       <section aria-label="Header fields">
         <H>Header fields</H>
