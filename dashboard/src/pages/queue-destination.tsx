@@ -1,0 +1,124 @@
+import { useState } from 'preact/hooks';
+import { request } from '../api';
+import { ConfirmDialog } from '../components/confirm-dialog';
+import { DataTable } from '../components/data-table';
+import { PageHeader } from '../components/page-header';
+import { ProblemBanner } from '../components/problem-banner';
+import { RelativeTime } from '../components/relative-time';
+import { StatusBadge } from '../components/status-badge';
+import { useAction } from '../components/use-action';
+import { Link } from '../router';
+import { ReplyCell } from './queue-reply';
+import { useQueueMessages } from './queue-messages';
+import type { QueueJob, QueueMessage } from './queue-types';
+
+type Row = { m: QueueMessage; job: QueueJob | undefined };
+
+/**
+ * A destination's waiting messages (GET /queue/messages?destination=…, oldest first), each with
+ * Retry (POST /queue/messages/{id}/retry: due now) and Drop (DELETE /queue/messages/{id}, after a
+ * ConfirmDialog: the recipients get a bounced event, as `postrider queue drop` does), for this
+ * destination only.
+ */
+export function QueueDestinationPage(props: { destination: string }) {
+  const d = props.destination;
+  const list = useQueueMessages(d);
+  const act = useAction();
+  const [dropping, setDropping] = useState<QueueMessage | null>(null);
+  const [notice, setNotice] = useState('');
+  const verb = async (m: QueueMessage, method: 'POST' | 'DELETE', done: string) => {
+    const path = `/queue/messages/${encodeURIComponent(m.messageId)}${method === 'POST' ? '/retry' : ''}`;
+    const r = await act.run(() => request<QueueMessage>(method, path, { query: { destination: d } }));
+    if (r) (list.replace(r), setNotice(`${r.subject || r.messageId}: ${done}`));
+    return r;
+  };
+  const rows = list.items?.map((m) => ({ m, job: m.destinations.find((j) => j.destination === d) })) ?? (list.error ? [] : null);
+  return (
+    <>
+      <PageHeader
+        title={d}
+        description={
+          <>
+            <Link to="/queue">Queue</Link> / messages waiting for delivery to this domain, oldest first
+          </>
+        }
+        actions={
+          <button type="button" class="button" onClick={list.reload} disabled={list.loading}>
+            Refresh
+          </button>
+        }
+      />
+      <ProblemBanner error={list.error ?? (dropping ? null : act.error)} />
+      <p role="status" class="muted">
+        {notice}
+      </p>
+      <MessageTable rows={rows} busy={act.busy} onRetry={(m) => verb(m, 'POST', 'due now, delivery tries again shortly.')} onDrop={(m) => (act.clear(), setDropping(m))} />
+      {list.more && (
+        <div class="load-more">
+          <button type="button" class="button" onClick={list.loadMore} disabled={list.loading}>
+            {list.loading ? 'Loading…' : 'Load more'}
+          </button>
+        </div>
+      )}
+      <ConfirmDialog
+        open={dropping !== null}
+        title="Drop this message?"
+        confirmLabel="Drop"
+        danger
+        busy={act.busy}
+        onConfirm={async () => (await verb(dropping!, 'DELETE', 'dropped; each recipient got a bounced event.')) && setDropping(null)}
+        onCancel={() => setDropping(null)}
+      >
+        <ProblemBanner error={act.error} />
+        <p>
+          Delivery of <strong>{dropping?.subject || dropping?.messageId}</strong> to {d} stops for good: each waiting recipient gets a bounced event, which webhooks and Activity see.
+        </p>
+      </ConfirmDialog>
+    </>
+  );
+}
+
+function MessageTable(props: { rows: Row[] | null; busy: boolean; onRetry: (m: QueueMessage) => void; onDrop: (m: QueueMessage) => void }) {
+  return (
+    <DataTable
+      caption="Waiting messages"
+      rows={props.rows}
+      rowKey={(r) => r.m.messageId}
+      columns={[
+        { header: 'Message', cell: (r) => <Link to={`/messages/${r.m.messageId}`}>{r.m.subject || '(no subject)'}</Link> },
+        { header: 'Recipients', cell: (r) => <span class="recipients">{(r.job?.recipients ?? r.m.to).join(', ')}</span> },
+        { header: 'State', cell: (r) => <StatusBadge status={r.job?.state === 'done' ? 'ended' : (r.job?.state ?? r.m.status)} /> },
+        { header: 'Queued', cell: (r) => <RelativeTime at={r.m.queuedAt} /> },
+        { header: 'Attempts', cell: (r) => r.job?.attempts ?? r.m.attempts, numeric: true },
+        { header: 'Next attempt', cell: (r) => <RelativeTime at={r.job?.nextAttemptAt} /> },
+        { header: 'Last reply', cell: (r) => <ReplyCell reply={r.job?.lastReply ?? r.m.lastReply} /> },
+        { header: 'Actions', cell: (r) => <RowActions row={r} busy={props.busy} onRetry={props.onRetry} onDrop={props.onDrop} /> },
+      ]}
+      empty={{
+        title: 'Nothing waiting for this destination',
+        next: (
+          <>
+            Every message to it was delivered or ended. <Link to="/queue">Back to the queue</Link>, or see each message in <Link to="/activity">Activity</Link>.
+          </>
+        ),
+      }}
+    />
+  );
+}
+
+function RowActions(props: { row: Row; busy: boolean; onRetry: (m: QueueMessage) => void; onDrop: (m: QueueMessage) => void }) {
+  const { m, job } = props.row;
+  if (job?.state === 'done') return <span class="muted">ended</span>;
+  if (job?.state === 'sending') return <span class="muted">attempt under way</span>;
+  const name = m.subject || m.messageId;
+  return (
+    <div class="row-actions">
+      <button type="button" class="button button-small" disabled={props.busy} aria-label={`Retry ${name} now`} onClick={() => props.onRetry(m)}>
+        Retry
+      </button>
+      <button type="button" class="button button-small button-danger" disabled={props.busy} aria-label={`Drop ${name}`} onClick={() => props.onDrop(m)}>
+        Drop
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,74 @@
+import { api } from '../api';
+import { DataTable } from '../components/data-table';
+import { PageHeader } from '../components/page-header';
+import { ProblemBanner } from '../components/problem-banner';
+import { RelativeTime } from '../components/relative-time';
+import { Link } from '../router';
+import { useApi } from '../use-api';
+import { ReplyCell } from './queue-reply';
+import type { QueueDestination, QueueSummary } from './queue-types';
+
+/**
+ * GET /queue: the account's waiting messages per destination (recipient domain), the oldest,
+ * the next attempt and the last reply; each destination opens its messages. The answer looks
+ * at the oldest queued messages only (a cap, `complete: false`), which the page says.
+ */
+export function QueuePage() {
+  const summary = useApi(() => api.get<QueueSummary>('/queue', { limit: 500 }), []);
+  const s = summary.data;
+  return (
+    <>
+      <PageHeader
+        title="Queue"
+        description="Messages of live channels waiting for delivery, per recipient domain: between attempts after a temporary failure, or due now."
+        actions={
+          <button type="button" class="button" onClick={summary.reload} disabled={summary.loading}>
+            Refresh
+          </button>
+        }
+      />
+      <ProblemBanner error={summary.error} />
+      {s && !s.complete && (
+        <div class="banner banner-warn queue-note" role="note">
+          The counts cover the oldest {s.scannedMessages.toLocaleString()} queued messages only: the queue holds more than one look reads. Newer messages are not counted here.
+        </div>
+      )}
+      {s && s.destinationCount > s.results.length && (
+        <p class="muted queue-note">
+          Showing the {s.results.length} destinations with the most messages of {s.destinationCount.toLocaleString()}.
+        </p>
+      )}
+      <DestinationTable rows={s?.results ?? (summary.error ? [] : null)} />
+    </>
+  );
+}
+
+function DestinationTable(props: { rows: QueueDestination[] | null }) {
+  return (
+    <DataTable
+      caption="Waiting messages per destination"
+      rows={props.rows}
+      rowKey={(d) => d.destination}
+      columns={[
+        {
+          header: 'Destination',
+          cell: (d) => (
+            <>
+              <Link to={`/queue/${encodeURIComponent(d.destination)}`}>{d.destination}</Link>
+              {d.site !== d.destination && <small class="muted reply-text">MX site {d.site}</small>}
+            </>
+          ),
+        },
+        { header: 'Messages', cell: (d) => d.messages.toLocaleString(), numeric: true },
+        { header: 'Sending now', cell: (d) => d.sending.toLocaleString(), numeric: true },
+        { header: 'Oldest', cell: (d) => <RelativeTime at={d.oldestQueuedAt} /> },
+        { header: 'Next attempt', cell: (d) => (d.nextAttemptAt ? <RelativeTime at={d.nextAttemptAt} /> : <span class="muted">under way</span>) },
+        { header: 'Last reply', cell: (d) => <ReplyCell reply={d.lastReply} /> },
+      ]}
+      empty={{
+        title: 'Nothing waiting: every message was delivered or ended',
+        next: 'Messages of live channels show here while they wait for a delivery attempt, for example after a receiving server answered 4xx. Activity shows what happened to each message.',
+      }}
+    />
+  );
+}
