@@ -24,10 +24,17 @@ export function BroadcastFailures(props: { path: string; total: number; version:
         rows={page.data?.results ?? (page.error ? [] : null)}
         rowKey={(f) => String(f.messageIndex)}
         columns={[
-          { header: 'Entry', cell: (f) => f.messageIndex, numeric: true },
+          { header: 'Index', cell: (f) => f.messageIndex, numeric: true },
           { header: 'Recipients', cell: (f) => <span class="recipients">{[emails(f.recipients.to), emails(f.recipients.cc), emails(f.recipients.bcc)].filter(Boolean).join(', ')}</span> },
-          { header: 'Error', cell: (f) => <code>{f.errorCode}</code> },
-          { header: 'Message', cell: (f) => f.errorMessage },
+          {
+            header: 'Error',
+            cell: (f) => (
+              <>
+                <code class="error-code">{f.errorCode}</code>
+                <span class="reply-text">{f.errorMessage}</span>
+              </>
+            ),
+          },
         ]}
         empty={{ title: 'No failures', next: 'Every entry of the list became a message so far. Bounces after delivery attempts show in Activity.' }}
       />
