@@ -44,7 +44,7 @@ async function send(channelId: string, domain: string, body: Record<string, unkn
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address] });
+  t = await startDaemon({ 'dns.servers': [dns.address], 'api.authFailureLimit': 3 });
   const s = await setupSender(t, dns, { deliveryType: 'sandbox', verify: false });
   messageId = await send(s.channelId, s.domain, { html: HTML });
   textOnlyId = await send(s.channelId, s.domain, { text: 'plain only' });
@@ -102,6 +102,13 @@ describe('GET /dashboard/messages/{id}/html', () => {
     expect((await t.api('GET', `/activity/messages/${messageId}`, { key })).status).toBe(403);
     // The owner's key reads it like the API.
     expect((await frame(`/dashboard/messages/${messageId}/html`, { authorization: `Bearer ${t.apiKey}` })).status).toBe(200);
+  });
+
+  it('counts refused keys against api.authFailureLimit like the API routes', async () => {
+    const path = `/dashboard/messages/${messageId}/html`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await frame(path, { authorization: 'Bearer not-a-key' })).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
   });
 
   it('refuses a request the browser marks as cross-site, and answers 404 for unknown ids and text-only mail, 422 for a malformed id', async () => {

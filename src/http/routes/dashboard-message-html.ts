@@ -51,7 +51,13 @@ export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: Http
     querystring: { type: 'object', properties: { images: { type: 'string', enum: ['0', '1'] } } },
   } as const;
   app.get('/dashboard/messages/:id/html', { config: { public: true }, schema }, async (req, reply) => {
-    req.principal = principalOf(store, req);
+    try {
+      req.principal = principalOf(store, req);
+    } catch (err) {
+      // A refused key counts against api.authFailureLimit here too, as on the API routes (server.ts).
+      if (req.headers.authorization !== undefined) await app.countAuthFailure(req);
+      throw err;
+    }
     const m = reads.visibleMessage(req.principal, (req.params as { id: string }).id);
     if (m.html === undefined) throw new AppError('not_found', `Message ${m.id} has no HTML part`);
     const images = (req.query as { images?: string }).images === '1';
