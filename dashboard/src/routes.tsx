@@ -5,6 +5,8 @@
 import type { Route } from './router';
 import { ChannelPage } from './pages/channels-detail';
 import { ChannelsPage } from './pages/channels';
+import { DomainPage } from './pages/domains-detail';
+import { DomainsPage } from './pages/domains';
 import { ActivityPage } from './pages/activity';
 import { MessagePage } from './pages/message';
 import { OverviewPage } from './pages/overview';
@@ -38,6 +40,8 @@ export const ROUTES: Route[] = [
   { pattern: '/', render: () => <OverviewPage /> },
   { pattern: '/channels', render: () => <ChannelsPage /> },
   { pattern: '/channels/:id', render: (p) => <ChannelPage id={p.id} /> },
+  { pattern: '/domains', render: () => <DomainsPage /> },
+  { pattern: '/domains/:id', render: (p) => <DomainPage id={p.id} /> },
   { pattern: '/activity', render: () => <ActivityPage /> },
   { pattern: '/messages/:id', render: (p) => <MessagePage id={p.id} /> },
   { pattern: '/sandbox', render: () => <SandboxPage /> },

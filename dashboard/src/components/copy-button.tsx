@@ -13,9 +13,11 @@ export function CopyButton(props: { text: string; label?: string }) {
     window.setTimeout(() => setState('idle'), 2000);
   };
   const label = props.label ?? 'Copy';
+  const shown = state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed' : label;
+  // The accessible name starts with the visible text, whatever it says now (WCAG 2.5.3 label in name).
   return (
-    <button type="button" class="button button-small" onClick={copy} aria-label={`${label}: ${props.text.slice(0, 40)}`}>
-      <span aria-live="polite">{state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed' : label}</span>
+    <button type="button" class="button button-small" onClick={copy} aria-label={`${shown}: ${props.text.slice(0, 40)}`}>
+      <span aria-live="polite">{shown}</span>
     </button>
   );
 }

@@ -1,0 +1,88 @@
+import { CopyButton } from '../components/copy-button';
+import { RelativeTime } from '../components/relative-time';
+import { StatusBadge } from '../components/status-badge';
+
+/** One record as GET /domains/{id} and POST /domains/{id}/verify describe it (response-schemas.ts). */
+export interface DnsRecord {
+  type: 'txt' | 'cname' | 'mx';
+  host: string;
+  value: string;
+  status: 'pending' | 'verified' | 'failing' | 'failed';
+  lastCheckedAt: string | null;
+  inheritedFrom?: string;
+}
+
+export interface DnsRecords {
+  domainKeyActive: DnsRecord;
+  domainKeyPending: DnsRecord | null;
+  domainKeyActiveCompanion?: DnsRecord;
+  domainKeyPendingCompanion?: DnsRecord;
+  returnPath: DnsRecord[];
+  tracking?: DnsRecord;
+  unsubscribe?: DnsRecord;
+  dmarc: DnsRecord;
+}
+
+export interface RecordRow {
+  key: string;
+  label: string;
+  note: string;
+  /** Counts for the domain's `verified` (README "Domains"); the others are optional or advisory. */
+  required: boolean;
+  record: DnsRecord;
+}
+
+const algorithmOf = (r: DnsRecord) => /k=(\w+)/.exec(r.value)?.[1] ?? 'rsa';
+const RETURN_PATH: Record<DnsRecord['type'], string> = { mx: 'Return path MX (bounces come back here)', txt: 'Return path SPF', cname: 'Return path CNAME' };
+
+/** Every record of the answer, in the order to publish them, with what each is for. */
+export function recordRows(d: DnsRecords): RecordRow[] {
+  const rows: (RecordRow | null)[] = [
+    { key: 'dk', label: `DKIM key (${algorithmOf(d.domainKeyActive)})`, note: 'Signs your mail now.', required: true, record: d.domainKeyActive },
+    d.domainKeyActiveCompanion ? { key: 'dkc', label: 'DKIM RSA companion', note: 'Signs beside the ed25519 key for receivers without ed25519 (RFC 8463 3).', required: true, record: d.domainKeyActiveCompanion } : null,
+    d.domainKeyPending ? { key: 'dkp', label: `Next DKIM key (${algorithmOf(d.domainKeyPending)})`, note: 'Publish it beside the current key: Verify makes it active once it is found.', required: false, record: d.domainKeyPending } : null,
+    d.domainKeyPendingCompanion ? { key: 'dkpc', label: 'Next DKIM RSA companion', note: 'Publish with the next key: the pair becomes active together.', required: false, record: d.domainKeyPendingCompanion } : null,
+    ...d.returnPath.map((r, i) => ({ key: `rp${i}`, label: RETURN_PATH[r.type], note: 'Bounces and SPF checks use this host.', required: true, record: r })),
+    d.tracking ? { key: 'tr', label: 'Tracking link host (optional)', note: 'Click and open links of mail from this domain use this host once verified.', required: false, record: d.tracking } : null,
+    d.unsubscribe ? { key: 'un', label: 'Unsubscribe link host (optional)', note: 'Unsubscribe links use this host once verified.', required: false, record: d.unsubscribe } : null,
+    { key: 'dmarc', label: 'DMARC (advisory)', note: dmarcNote(d.dmarc), required: false, record: d.dmarc },
+  ];
+  return rows.filter((r): r is RecordRow => r !== null);
+}
+
+function dmarcNote(r: DnsRecord): string {
+  if (r.inheritedFrom) return `Inherited from ${r.inheritedFrom}, the Organizational Domain (RFC 7489 6.6.3): nothing to publish.`;
+  return 'Large mailbox providers require DMARC of bulk senders; p=none only asks for reports.';
+}
+
+/** The records as cards (not a table: long TXT values wrap inside the card at 360 px). */
+export function RecordList(props: { records: DnsRecords }) {
+  return (
+    <ul class="dns-records">
+      {recordRows(props.records).map((row) => (
+        <li class="dns-record" key={row.key}>
+          <div class="dns-record-head">
+            <h3>{row.label}</h3>
+            <span class="badge badge-neutral">{row.record.type.toUpperCase()}</span>
+            <StatusBadge status={row.record.status} />
+          </div>
+          <p class="muted dns-note">{row.note}</p>
+          <dl class="dns-fields">
+            <dt>Host</dt>
+            <dd>
+              <code>{row.record.host}</code>
+              <CopyButton text={row.record.host} label="Copy host" />
+            </dd>
+            <dt>Value</dt>
+            <dd>
+              <code class="dns-value">{row.record.value}</code>
+              <CopyButton text={row.record.value} label="Copy value" />
+            </dd>
+            <dt>Checked</dt>
+            <dd>{row.record.lastCheckedAt ? <RelativeTime at={row.record.lastCheckedAt} /> : 'not yet'}</dd>
+          </dl>
+        </li>
+      ))}
+    </ul>
+  );
+}
