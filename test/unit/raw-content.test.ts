@@ -57,6 +57,17 @@ describe('reading an SMTP message for activity (raw-content.ts)', () => {
     expect(fastContent(msg(nested, '--b\r\nContent-Type: text/plain\r\n\r\nno close delimiter\r\n'))).toBeUndefined();
   });
 
+  it('decodes quoted-printable as mailparser does: either case of hex, soft breaks, a lone or short "="', async () => {
+    const raw = Buffer.from(
+      'From: a@example.com\r\nTo: b@example.net\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n' +
+        'caf=c3=a9 and caf=C3=A9, =ZZ and =3d and 100 =\r\n% soft   \r\ntrailing =4\r\nlast=',
+      'latin1',
+    );
+    const fast = fastContent(splitMessage(raw));
+    expect(fast).toBeDefined();
+    expect(fast).toEqual(await parsedContent(raw));
+  });
+
   it('reads hand-written MIME with LF line ends, a preamble and an epilogue as mailparser does', async () => {
     const raw = Buffer.from(
       'From: a@example.com\nTo: b@example.net\nSubject: =?UTF-8?Q?caf=C3=A9?=\n  folded\nContent-Type: multipart/alternative;\n boundary="xx"\n\n' +
