@@ -7,6 +7,8 @@ import { ChannelPage } from './pages/channels-detail';
 import { ChannelsPage } from './pages/channels';
 import { DomainPage } from './pages/domains-detail';
 import { DomainsPage } from './pages/domains';
+import { WebhookPage } from './pages/webhooks-detail';
+import { WebhooksPage } from './pages/webhooks';
 import { ActivityPage } from './pages/activity';
 import { MessagePage } from './pages/message';
 import { OverviewPage } from './pages/overview';
@@ -42,6 +44,8 @@ export const ROUTES: Route[] = [
   { pattern: '/channels/:id', render: (p) => <ChannelPage id={p.id} /> },
   { pattern: '/domains', render: () => <DomainsPage /> },
   { pattern: '/domains/:id', render: (p) => <DomainPage id={p.id} /> },
+  { pattern: '/webhooks', render: () => <WebhooksPage /> },
+  { pattern: '/webhooks/:id', render: (p) => <WebhookPage id={p.id} /> },
   { pattern: '/activity', render: () => <ActivityPage /> },
   { pattern: '/messages/:id', render: (p) => <MessagePage id={p.id} /> },
   { pattern: '/sandbox', render: () => <SandboxPage /> },

@@ -1,0 +1,112 @@
+import { useState } from 'preact/hooks';
+import { Choice, ChoiceGroup } from '../components/choice-group';
+import { useChannelOptions } from '../components/channel-select';
+import { Field } from '../components/field';
+
+/** src/domain/types.ts EVENT_TYPES (the browser code does not import the daemon's). */
+export const EVENT_TYPES = ['accepted', 'processed', 'delivered', 'bounced', 'opened', 'clicked', 'complained', 'unsubscribed', 'resubscribed'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface Header {
+  name: string;
+  value: string;
+}
+
+/** Every field POST and PATCH /webhooks accept (src/http/routes/webhooks.ts). */
+export interface WebhookInput {
+  url: string;
+  events: EventType[];
+  channelId: string | null;
+  enabled: boolean;
+  additionalHeaders: Header[];
+}
+
+export const NEW_WEBHOOK: WebhookInput = { url: '', events: ['delivered', 'bounced', 'complained'], channelId: null, enabled: true, additionalHeaders: [] };
+
+/** The webhook's fields; the problem body's messages show beside each. */
+export function WebhookForm(props: { initial: WebhookInput; submitLabel: string; busy: boolean; error: unknown; onSubmit: (v: WebhookInput) => void }) {
+  const [v, setV] = useState(props.initial);
+  const set = (patch: Partial<WebhookInput>) => setV({ ...v, ...patch });
+  const pick = ({ url, events, channelId, enabled, additionalHeaders }: WebhookInput) => ({ url, events, channelId, enabled, additionalHeaders });
+  return (
+    <form
+      class="settings-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        props.onSubmit(pick(v));
+      }}
+    >
+      <Field label="Endpoint URL" pointer="/url" error={props.error} hint="Events are POSTed here as signed JSON (https; http only where the server allows it).">
+        {(a) => <input {...a} type="url" required autoComplete="off" value={v.url} onInput={(e) => set({ url: e.currentTarget.value })} />}
+      </Field>
+      <ChoiceGroup legend="Events" pointers={['/events']} error={props.error} hint="At least one.">
+        <div class="choice-list choice-columns">
+          {EVENT_TYPES.map((t) => (
+            <Choice key={t} type="checkbox" name="events" value={t} checked={v.events.includes(t)} onChange={(on) => set({ events: on ? [...v.events, t] : v.events.filter((x) => x !== t) })}>
+              {t}
+            </Choice>
+          ))}
+        </div>
+      </ChoiceGroup>
+      <ChannelField value={v.channelId} error={props.error} onChange={(channelId) => set({ channelId })} />
+      <ChoiceGroup legend="State" pointers={['/enabled']} error={props.error}>
+        <Choice type="checkbox" name="enabled" checked={v.enabled} onChange={(enabled) => set({ enabled })}>
+          Enabled (a disabled webhook receives nothing)
+        </Choice>
+      </ChoiceGroup>
+      <HeadersEditor value={v.additionalHeaders} error={props.error} onChange={(additionalHeaders) => set({ additionalHeaders })} />
+      <div class="actions">
+        <button type="submit" class="button button-primary" disabled={props.busy}>
+          {props.busy ? 'Saving…' : props.submitLabel}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function ChannelField(props: { value: string | null; error: unknown; onChange: (id: string | null) => void }) {
+  const channels = useChannelOptions();
+  return (
+    <Field label="Channel" pointer="/channelId" error={props.error} hint="Events of one channel, or of every channel of the account.">
+      {(a) => (
+        <select {...a} value={props.value ?? ''} onChange={(e) => props.onChange(e.currentTarget.value || null)}>
+          <option value="">All channels</option>
+          {(channels.data?.results ?? []).map((c) => (
+            <option value={c.id} key={c.id}>
+              {c.name} ({c.deliveryType})
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** Extra request headers sent with every delivery (a token of the receiving service, say). */
+function HeadersEditor(props: { value: Header[]; error: unknown; onChange: (h: Header[]) => void }) {
+  const edit = (i: number, patch: Partial<Header>) => props.onChange(props.value.map((h, j) => (j === i ? { ...h, ...patch } : h)));
+  return (
+    <fieldset class="choices">
+      <legend>Additional headers</legend>
+      {props.value.length === 0 && <p class="muted">None. Add one when the receiver wants a token in a header.</p>}
+      {props.value.map((h, i) => (
+        <div class="header-row" key={i}>
+          <Field label={`Header ${i + 1} name`} pointer={`/additionalHeaders/${i}/name`} error={props.error}>
+            {(a) => <input {...a} type="text" required autoComplete="off" value={h.name} onInput={(e) => edit(i, { name: e.currentTarget.value })} />}
+          </Field>
+          <Field label={`Header ${i + 1} value`} pointer={`/additionalHeaders/${i}/value`} error={props.error}>
+            {(a) => <input {...a} type="text" autoComplete="off" value={h.value} onInput={(e) => edit(i, { value: e.currentTarget.value })} />}
+          </Field>
+          <button type="button" class="button button-small" onClick={() => props.onChange(props.value.filter((_, j) => j !== i))}>
+            Remove header {i + 1}
+          </button>
+        </div>
+      ))}
+      <div>
+        <button type="button" class="button button-small" onClick={() => props.onChange([...props.value, { name: '', value: '' }])}>
+          Add header
+        </button>
+      </div>
+    </fieldset>
+  );
+}
