@@ -67,6 +67,13 @@ describe('sandbox inbox', () => {
     expect(await inbox().getByRole('link', { name: /Password reset/ }).getAttribute('aria-current')).toBe('page');
     await rig.checkA11y();
     await rig.screenshot('sandbox');
+    // Remote images allowed for one message stay blocked for the next one selected.
+    await pane.getByRole('button', { name: 'Load remote images' }).click();
+    await pane.getByText('Remote images are loaded').waitFor();
+    await inbox().getByRole('link', { name: /Welcome aboard/ }).click();
+    await pane.getByRole('heading', { level: 2, name: 'Welcome aboard' }).waitFor();
+    await pane.getByRole('button', { name: 'Load remote images' }).waitFor();
+    expect(await page.locator('iframe.mail-frame').getAttribute('src')).not.toContain('images=1');
   });
 
   it('switches to another sandbox channel', async () => {

@@ -41,7 +41,8 @@ export function MessageBody(props: { m: MessageDetails; headingLevel?: 3 | 4 }) 
   const hasText = typeof m.text === 'string' && m.text !== '';
   return (
     <>
-      {hasHtml && <HtmlPreview id={m.messageId} />}
+      {/* Keyed by message: remote images allowed for one message are not allowed for the next one shown in the same place. */}
+      {hasHtml && <HtmlPreview id={m.messageId} key={m.messageId} />}
       {hasText && (
         <section aria-labelledby="text-title">
           <H id="text-title">Text</H>
