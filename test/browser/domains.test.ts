@@ -1,5 +1,5 @@
 /**
- * The Domains pages in chromium: add a domain through the form, read its DNS records, copy a
+ * The Domains pages in chromium: a refused name's error beside the field, add a domain through the form, read its DNS records, copy a
  * value to the clipboard, publish the records in the test DNS server and press Verify (statuses
  * turn verified), rotate the key, relink channels, delete; no sideways scroll at 360 px; axe and
  * screenshots of the list and the detail page at both widths.
@@ -32,6 +32,14 @@ describe('dashboard domains', () => {
     await rig.visit('/domains');
     const page = rig.page;
     await page.getByRole('heading', { name: 'No domains yet' }).waitFor();
+    rig.expectErrors(/^422 POST .*\/domains$/);
+    rig.expectErrors(/status of 422/);
+    const name = page.getByLabel('Domain name');
+    await name.fill('not a domain');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await expect.poll(() => name.getAttribute('aria-invalid')).toBe('true');
+    const errorId = (await name.getAttribute('aria-describedby'))!.split(' ').pop();
+    expect(await page.locator(`[id="${errorId}"]`).textContent()).not.toBe('');
     await page.getByLabel('Domain name').fill('mail.shop-demo.net');
     await page.getByRole('checkbox', { name: /Shop mail/ }).check();
     await page.getByRole('button', { name: 'Add domain' }).click();

@@ -69,6 +69,16 @@ describe('dashboard webhooks', () => {
     await page.getByRole('button', { name: 'Send test event' }).click();
     expect(await page.getByTestId('test-outcome').textContent()).toMatch(/^failed Test accepted event: HTTP 500 in \d+ ms/);
 
+    rig.expectErrors(/^422 PATCH .*\/webhooks\//);
+    rig.expectErrors(/status of 422/);
+    await page.getByRole('button', { name: 'Add header' }).click();
+    await page.getByLabel('Header 1 name').fill('Bad Header');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    const headerName = page.getByLabel('Header 1 name');
+    await expect.poll(() => headerName.getAttribute('aria-invalid')).toBe('true');
+    const errorId = (await headerName.getAttribute('aria-describedby'))!.split(' ').pop();
+    expect(await page.locator(`[id="${errorId}"]`).textContent()).not.toBe('');
+    await page.getByRole('button', { name: 'Remove header 1' }).click();
     await page.getByRole('checkbox', { name: 'Enabled' }).uncheck();
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
