@@ -71,6 +71,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Do not treat a 401 as the end of the session (the login form itself). */
   quiet401?: boolean;
+  /** Sees a successful answer's headers (X-Page-Partial of GET /queue/messages). */
+  onHeaders?: (headers: Headers) => void;
 }
 
 /** One API call; resolves to the parsed JSON body (undefined for 204), rejects with ApiError. */
@@ -93,6 +95,7 @@ export async function request<T>(method: string, path: string, o: RequestOptions
     if (res.status === 401 && !o.quiet401) onUnauthorized();
     throw new ApiError(problem);
   }
+  o.onHeaders?.(res.headers);
   if (res.status === 204) return undefined as T;
   return (await res.json()) as T;
 }

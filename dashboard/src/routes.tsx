@@ -13,8 +13,8 @@ import { ActivityPage } from './pages/activity';
 import { MessagePage } from './pages/message';
 import { OverviewPage } from './pages/overview';
 import { PlaceholderPage } from './pages/placeholder';
+import { QueueMessagesPage } from './pages/queue-destination';
 import { QueuePage } from './pages/queue';
-import { QueueDestinationPage } from './pages/queue-destination';
 import { BroadcastsPage } from './pages/broadcasts';
 import { BroadcastPage } from './pages/broadcasts-detail';
 import { SuppressionsPage } from './pages/suppressions';
@@ -54,7 +54,7 @@ export const ROUTES: Route[] = [
   { pattern: '/broadcasts', render: () => <BroadcastsPage /> },
   { pattern: '/broadcasts/:id', render: (p) => <BroadcastPage id={p.id} /> },
   { pattern: '/queue', render: () => <QueuePage /> },
-  { pattern: '/queue/:destination', render: (p) => <QueueDestinationPage destination={p.destination} /> },
+  { pattern: '/queue/messages', render: () => <QueueMessagesPage /> },
   ...NAV.filter((n) => n.to !== '/').map((n) => ({ pattern: n.to, render: () => <PlaceholderPage title={n.label} /> })),
 ];
 

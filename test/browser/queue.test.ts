@@ -118,4 +118,17 @@ describe('queue pages', () => {
     await rig.page.getByRole('note').getByText('oldest 2,000 queued messages only').waitFor();
     await rig.page.unroute('**/queue?*');
   });
+
+  it('follows an empty partial page (its scan stopped at the cap) to the messages after it', async () => {
+    // The first page answers as when 2,000 older queued messages went elsewhere: nothing, X-Page-Partial.
+    let asked = 0;
+    const api = (url: URL) => url.pathname === '/queue/messages';
+    await rig.page.route(api, (route) =>
+      asked++ === 0 ? route.fulfill({ json: { results: [], after: 0 }, headers: { 'content-type': 'application/json', 'x-page-partial': 'true' } }) : route.continue(),
+    );
+    await rig.visit(`/queue/messages?destination=${DEST}`);
+    await rig.page.getByRole('link', { name: 'Invoice 1' }).waitFor();
+    expect(asked).toBe(2);
+    await rig.page.unroute(api);
+  });
 });

@@ -7,7 +7,7 @@ import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
-import { Link } from '../router';
+import { Link, useLocation } from '../router';
 import { ReplyCell } from './queue-reply';
 import { useQueueMessages } from './queue-messages';
 import type { QueueJob, QueueMessage } from './queue-types';
@@ -20,7 +20,13 @@ type Row = { m: QueueMessage; job: QueueJob | undefined };
  * ConfirmDialog: the recipients get a bounced event, as `postrider queue drop` does), for this
  * destination only.
  */
-export function QueueDestinationPage(props: { destination: string }) {
+export function QueueMessagesPage() {
+  // The destination is in the query, not the path: the daemon answers a path ending in ".net" as a missing file.
+  return <QueueDestinationPage destination={useLocation().query.get('destination') ?? ''} />;
+}
+
+/** `destination` "" lists every waiting message, and Retry and Drop act on all of a message's deliveries. */
+function QueueDestinationPage(props: { destination: string }) {
   const d = props.destination;
   const list = useQueueMessages(d);
   const act = useAction();
@@ -28,7 +34,7 @@ export function QueueDestinationPage(props: { destination: string }) {
   const [notice, setNotice] = useState('');
   const verb = async (m: QueueMessage, method: 'POST' | 'DELETE', done: string) => {
     const path = `/queue/messages/${encodeURIComponent(m.messageId)}${method === 'POST' ? '/retry' : ''}`;
-    const r = await act.run(() => request<QueueMessage>(method, path, { query: { destination: d } }));
+    const r = await act.run(() => request<QueueMessage>(method, path, { query: { destination: d || undefined } }));
     if (r) (list.replace(r), setNotice(`${r.subject || r.messageId}: ${done}`));
     return r;
   };
@@ -36,10 +42,10 @@ export function QueueDestinationPage(props: { destination: string }) {
   return (
     <>
       <PageHeader
-        title={d}
+        title={d || 'All waiting messages'}
         description={
           <>
-            <Link to="/queue">Queue</Link> / messages waiting for delivery to this domain, oldest first
+            <Link to="/queue">Queue</Link> / messages waiting for delivery{d ? ' to this domain' : ''}, oldest first
           </>
         }
         actions={
@@ -52,7 +58,11 @@ export function QueueDestinationPage(props: { destination: string }) {
       <p role="status" class="muted">
         {notice}
       </p>
-      <MessageTable rows={rows} busy={act.busy} onRetry={(m) => verb(m, 'POST', 'due now, delivery tries again shortly.')} onDrop={(m) => (act.clear(), setDropping(m))} />
+      {list.more && rows?.length === 0 ? (
+        <p>No message{d ? ` to ${d}` : ''} among the oldest queued messages looked at so far. Load more to look further.</p>
+      ) : (
+        <MessageTable rows={rows} busy={act.busy} onRetry={(m) => verb(m, 'POST', 'due now, delivery tries again shortly.')} onDrop={(m) => (act.clear(), setDropping(m))} />
+      )}
       {list.more && (
         <div class="load-more">
           <button type="button" class="button" onClick={list.loadMore} disabled={list.loading}>
@@ -60,20 +70,7 @@ export function QueueDestinationPage(props: { destination: string }) {
           </button>
         </div>
       )}
-      <ConfirmDialog
-        open={dropping !== null}
-        title="Drop this message?"
-        confirmLabel="Drop"
-        danger
-        busy={act.busy}
-        onConfirm={async () => (await verb(dropping!, 'DELETE', 'dropped; each recipient got a bounced event.')) && setDropping(null)}
-        onCancel={() => setDropping(null)}
-      >
-        <ProblemBanner error={act.error} />
-        <p>
-          Delivery of <strong>{dropping?.subject || dropping?.messageId}</strong> to {d} stops for good: each waiting recipient gets a bounced event, which webhooks and Activity see.
-        </p>
-      </ConfirmDialog>
+      <DropDialog message={dropping} destination={d} busy={act.busy} error={act.error} onCancel={() => setDropping(null)} onConfirm={async () => (await verb(dropping!, 'DELETE', 'dropped; each recipient got a bounced event.')) && setDropping(null)} />
     </>
   );
 }
@@ -95,7 +92,7 @@ function MessageTable(props: { rows: Row[] | null; busy: boolean; onRetry: (m: Q
         { header: 'Actions', cell: (r) => <RowActions row={r} busy={props.busy} onRetry={props.onRetry} onDrop={props.onDrop} /> },
       ]}
       empty={{
-        title: 'Nothing waiting for this destination',
+        title: 'Nothing waiting here',
         next: (
           <>
             Every message to it was delivered or ended. <Link to="/queue">Back to the queue</Link>, or see each message in <Link to="/activity">Activity</Link>.
@@ -120,5 +117,17 @@ function RowActions(props: { row: Row; busy: boolean; onRetry: (m: QueueMessage)
         Drop
       </button>
     </div>
+  );
+}
+
+function DropDialog(props: { message: QueueMessage | null; destination: string; busy: boolean; error: unknown; onConfirm: () => void; onCancel: () => void }) {
+  const m = props.message;
+  return (
+    <ConfirmDialog open={m !== null} title="Drop this message?" confirmLabel="Drop" danger busy={props.busy} onConfirm={props.onConfirm} onCancel={props.onCancel}>
+      <ProblemBanner error={props.error} />
+      <p>
+        Delivery of <strong>{m?.subject || m?.messageId}</strong> to {props.destination} stops for good: each waiting recipient gets a bounced event, which webhooks and Activity see.
+      </p>
+    </ConfirmDialog>
   );
 }

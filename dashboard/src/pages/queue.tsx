@@ -20,7 +20,11 @@ export function QueuePage() {
     <>
       <PageHeader
         title="Queue"
-        description="Messages of live channels waiting for delivery, per recipient domain: between attempts after a temporary failure, or due now."
+        description={
+          <>
+            Messages of live channels waiting for delivery, per recipient domain: between attempts after a temporary failure, or due now. <Link to="/queue/messages">All waiting messages</Link>
+          </>
+        }
         actions={
           <button type="button" class="button" onClick={summary.reload} disabled={summary.loading}>
             Refresh
@@ -54,7 +58,7 @@ function DestinationTable(props: { rows: QueueDestination[] | null }) {
           header: 'Destination',
           cell: (d) => (
             <>
-              <Link to={`/queue/${encodeURIComponent(d.destination)}`}>{d.destination}</Link>
+              <Link to={`/queue/messages?destination=${encodeURIComponent(d.destination)}`}>{d.destination}</Link>
               {d.site !== d.destination && <small class="muted reply-text">MX site {d.site}</small>}
             </>
           ),
