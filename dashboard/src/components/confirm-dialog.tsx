@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useId, useRef } from 'preact/hooks';
 
 /**
  * A modal confirmation on the native <dialog> (focus is trapped and Escape cancels by the
@@ -16,6 +16,8 @@ export function ConfirmDialog(props: {
   onCancel: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // One id per dialog: a page with two dialogs (rotate and delete) must not give both one name.
+  const titleId = useId();
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -23,8 +25,8 @@ export function ConfirmDialog(props: {
     if (!props.open && d.open) d.close();
   }, [props.open]);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby="confirm-title" onCancel={(e) => (e.preventDefault(), props.onCancel())}>
-      <h2 id="confirm-title">{props.title}</h2>
+    <dialog ref={ref} class="dialog" aria-labelledby={titleId} onCancel={(e) => (e.preventDefault(), props.onCancel())}>
+      <h2 id={titleId}>{props.title}</h2>
       <div>{props.children}</div>
       <div class="actions">
         <button type="button" class="button" onClick={props.onCancel}>

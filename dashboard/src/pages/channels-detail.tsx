@@ -117,7 +117,6 @@ function DeleteChannel(props: { channel: Channel }) {
       <button type="button" class="button button-danger" onClick={() => setOpen(true)}>
         Delete channel
       </button>
-      {/* Mounted only while open: every ConfirmDialog labels itself with id="confirm-title", so two mounted at once would share a name. */}
       {open && (<ConfirmDialog open={open} title={`Delete ${props.channel.name}?`} confirmLabel="Delete channel" danger busy={del.busy} onConfirm={confirm} onCancel={() => setOpen(false)}>
         <p>Everything of the channel goes with it: its messages, events and statistics. Domains linked to it stay, but no longer send for it. This cannot be undone.</p>
         <ProblemBanner error={del.error} />

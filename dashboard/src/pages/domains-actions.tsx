@@ -51,7 +51,6 @@ export function RotateKey(props: { domain: Domain; onRotated: () => void }) {
       <button type="button" class="button" onClick={() => setOpen(true)}>
         Rotate DKIM key
       </button>
-      {/* Mounted only while open: every ConfirmDialog labels itself with id="confirm-title", so two mounted at once would share a name. */}
       {open && (<ConfirmDialog open={open} title="Rotate the DKIM key?" confirmLabel="Create new key" busy={rotate.busy} onConfirm={confirm} onCancel={() => setOpen(false)}>
         <p>
           A new key is made and listed as “Next DKIM key”. The current key keeps signing until you publish the new record beside it and Verify finds it; then
@@ -81,7 +80,6 @@ export function DeleteDomain(props: { domain: Domain }) {
       <button type="button" class="button button-danger" onClick={() => setOpen(true)}>
         Delete domain
       </button>
-      {/* Mounted only while open: every ConfirmDialog labels itself with id="confirm-title", so two mounted at once would share a name. */}
       {open && (<ConfirmDialog open={open} title={`Delete ${props.domain.name}?`} confirmLabel="Delete domain" danger busy={del.busy} onConfirm={confirm} onCancel={() => setOpen(false)}>
         <p>Its channels can no longer send from {props.domain.name}, and its DKIM keys are destroyed: adding it again makes new keys to publish.</p>
         <ProblemBanner error={del.error} />

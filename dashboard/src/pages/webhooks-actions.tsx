@@ -84,7 +84,6 @@ export function SigningKey(props: { webhook: Webhook; onRegenerated: () => void 
           Regenerate signing key
         </button>
       </div>
-      {/* Mounted only while open: every ConfirmDialog labels itself with id="confirm-title". */}
       {open && (
         <ConfirmDialog open title="Regenerate the signing key?" confirmLabel="Regenerate" danger busy={regen.busy} onConfirm={confirm} onCancel={() => setOpen(false)}>
           <p>The current key stops signing at once (deliveries already under way finish with it). Until your endpoint has the new key, it will reject the deliveries.</p>
