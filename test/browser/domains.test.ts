@@ -64,6 +64,19 @@ describe('dashboard domains', () => {
     await rig.screenshot('domain');
   });
 
+  it('says so when DNS cannot be reached during Verify (503), statuses unchanged', async () => {
+    const d = await rig.t.api('POST', '/domains', { body: { name: 'news.dns-down-demo.org' } });
+    rig.dns.servfail(d.body.dnsRecords.domainKeyActive.host);
+    rig.expectErrors(/^503 POST .*\/verify$/);
+    rig.expectErrors(/status of 503/);
+    await rig.visit(`/domains/${d.body.id}`);
+    await rig.page.getByRole('button', { name: 'Verify' }).click();
+    await rig.page.getByRole('alert').filter({ hasText: 'DNS could not be reached' }).waitFor();
+    expect(await card(/^DKIM key/).locator('.badge').nth(1).textContent()).toBe('pending');
+    rig.dns.remove(d.body.dnsRecords.domainKeyActive.host);
+    expect((await rig.t.api('DELETE', `/domains/${d.body.id}`)).status).toBe(204);
+  });
+
   it('verifies once the records are published, rotates the key and deletes the domain', async () => {
     const list = (await rig.t.api('GET', '/domains?name=mail.shop-demo.net')).body;
     const id: string = list.results[0].id;
