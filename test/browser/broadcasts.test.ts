@@ -64,6 +64,9 @@ describe('broadcasts pages', () => {
     await suppressedList.getByRole('cell', { name: 'gone1@grove-mail.net', exact: true }).waitFor();
     await suppressedList.getByRole('cell', { name: 'gone2@grove-mail.net', exact: true }).waitFor();
     await page.getByRole('heading', { name: /^Failures/ }).waitFor();
+    const content = page.locator('section', { has: page.getByRole('heading', { name: 'Content' }) });
+    await content.getByText(`news@${live.domain}`, { exact: true }).waitFor();
+    await content.getByText('links off, opens off').waitFor();
     await rig.checkA11y();
     await rig.screenshot('broadcast-running');
 

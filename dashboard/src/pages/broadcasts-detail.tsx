@@ -10,7 +10,7 @@ import { useAction } from '../components/use-action';
 import { Link } from '../router';
 import { useApi } from '../use-api';
 import { BroadcastFailures, BroadcastSuppressed } from './broadcasts-lists';
-import { percentOf, running, type BroadcastDetail } from './broadcasts-types';
+import { percentOf, running, type Address, type BroadcastDetail } from './broadcasts-types';
 
 /** How often a running broadcast's page asks again (GET /broadcasts/{id} reads counters, no scan). */
 const REFRESH_MS = 2_000;
@@ -44,6 +44,7 @@ export function BroadcastPage(props: { id: string }) {
       <ProblemBanner error={loaded.error} />
       {!b && !loaded.error && <p class="muted">Loading…</p>}
       {b && <BroadcastProgress b={b} />}
+      {b && <BroadcastContent b={b} />}
       {b && <BroadcastFailures path={path} total={b.failed} version={b.failed} />}
       {b && <BroadcastSuppressed path={path} total={b.suppressed} version={b.suppressed} />}
     </>
@@ -103,5 +104,42 @@ function CancelButton(props: { path: string; onCanceled: (b: BroadcastDetail) =>
         <p>Messages not yet sent are taken out of the queue and the rest of the list is not expanded. A delivery under way finishes. This cannot be undone.</p>
       </ConfirmDialog>
     </>
+  );
+}
+
+const named = (a: Address) => (a.name ? `${a.name} <${a.email}>` : a.email);
+
+/** What was sent: the common part of every message (GET /broadcasts/{id} content and tracking). */
+function BroadcastContent(props: { b: BroadcastDetail }) {
+  const { content, tracking } = props.b;
+  const on = (v: boolean) => (v ? 'on' : 'off');
+  return (
+    <section aria-labelledby="content-title">
+      <h2 id="content-title">Content</h2>
+      <dl class="facts">
+        <dt>From</dt>
+        <dd>{named(content.from)}</dd>
+        {content.replyTo && content.replyTo.length > 0 && (
+          <>
+            <dt>Reply to</dt>
+            <dd>{content.replyTo.map(named).join(', ')}</dd>
+          </>
+        )}
+        <dt>Subject template</dt>
+        <dd>
+          <code>{content.template.subject}</code>
+        </dd>
+        <dt>Parts</dt>
+        <dd>{[content.template.html !== undefined && 'HTML', content.template.text !== undefined && 'text'].filter(Boolean).join(' and ') || '—'}</dd>
+        <dt>Tracking</dt>
+        <dd>
+          links {on(tracking.links)}, opens {on(tracking.opens)}
+        </dd>
+        <dt>Tags</dt>
+        <dd>{content.tags.length ? content.tags.join(', ') : '—'}</dd>
+        <dt>Attachments</dt>
+        <dd>{content.attachments.length ? content.attachments.map((a) => `${a.fileName} (${a.size.toLocaleString()} bytes)`).join(', ') : '—'}</dd>
+      </dl>
+    </section>
   );
 }
