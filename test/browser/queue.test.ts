@@ -101,6 +101,7 @@ describe('queue pages', () => {
     await dialog.getByRole('button', { name: 'Drop' }).click();
     await page.getByRole('status').getByText('Invoice 2: dropped').waitFor();
     await page.getByRole('row', { name: /Invoice 2/ }).getByText('ended').first().waitFor();
+    await expect.poll(() => page.evaluate('document.activeElement && document.activeElement.id')).toBe('page-title');
 
     // Ended for the API too: a bounced event, no longer in the queue.
     const bounced = await rig.t.api('GET', `/activity/events?messageId=${second}&eventTypes=bounced`);

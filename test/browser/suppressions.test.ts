@@ -84,6 +84,8 @@ describe('suppressions page', () => {
     await rig.checkA11y();
     await dialog.getByRole('button', { name: 'Remove' }).click();
     await page.getByRole('heading', { name: 'No suppression matches these filters' }).waitFor();
+    // The removed row's button is gone: focus goes to the page's heading, not to <body>.
+    await expect.poll(() => page.evaluate('document.activeElement && document.activeElement.id')).toBe('page-title');
     const api = await rig.t.api('GET', `/suppressions?channelId=${channelId}&mailType=transactional&email=harbor`);
     expect(api.body.totalCount).toBe(0);
   });

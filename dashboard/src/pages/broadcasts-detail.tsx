@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ConfirmDialog } from '../components/confirm-dialog';
+import { focusPageTitle } from '../components/focus';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
@@ -92,7 +93,7 @@ function CancelButton(props: { path: string; onCanceled: (b: BroadcastDetail) =>
   const cancel = useAction();
   const confirm = async () => {
     const b = await cancel.run(() => api.post<BroadcastDetail>(`${props.path}/cancel`));
-    if (b) (setOpen(false), props.onCanceled(b));
+    if (b) (setOpen(false), props.onCanceled(b), focusPageTitle());
   };
   return (
     <>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { request } from '../api';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { DataTable } from '../components/data-table';
+import { focusPageTitle } from '../components/focus';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
@@ -70,7 +71,7 @@ function QueueDestinationPage(props: { destination: string }) {
           </button>
         </div>
       )}
-      <DropDialog message={dropping} destination={d} busy={act.busy} error={act.error} onCancel={() => setDropping(null)} onConfirm={async () => (await verb(dropping!, 'DELETE', 'dropped; each recipient got a bounced event.')) && setDropping(null)} />
+      <DropDialog message={dropping} destination={d} busy={act.busy} error={act.error} onCancel={() => setDropping(null)} onConfirm={async () => (await verb(dropping!, 'DELETE', 'dropped; each recipient got a bounced event.')) && (setDropping(null), focusPageTitle())} />
     </>
   );
 }

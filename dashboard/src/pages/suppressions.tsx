@@ -3,6 +3,7 @@ import { api } from '../api';
 import { useChannelOptions } from '../components/channel-select';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { DataTable } from '../components/data-table';
+import { focusPageTitle } from '../components/focus';
 import { PageHeader } from '../components/page-header';
 import { Pager } from '../components/pager';
 import { ProblemBanner } from '../components/problem-banner';
@@ -70,7 +71,7 @@ function SuppressionTable(props: { rows: Suppression[] | null; filter: Suppressi
   const confirm = async () => {
     const { channelId, mailType } = props.filter;
     const done = await remove.run(() => api.post('/suppressions/remove', { channelId, mailType, emails: [target] }));
-    if (done) (setTarget(null), props.onRemoved());
+    if (done) (setTarget(null), props.onRemoved(), focusPageTitle());
   };
   const filtered = props.filter.reason || props.filter.email;
   return (
