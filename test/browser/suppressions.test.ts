@@ -71,6 +71,11 @@ describe('suppressions page', () => {
     await page.getByLabel('Reason').selectOption('bounce');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('heading', { name: 'No suppression matches these filters' }).waitFor();
+    // The filters are in the address: a reload shows the same list.
+    expect(new URL(page.url()).searchParams.get('reason')).toBe('bounce');
+    await page.reload();
+    await page.getByRole('heading', { name: 'No suppression matches these filters' }).waitFor();
+    expect(await page.getByLabel('Reason').inputValue()).toBe('bounce');
   });
 
   it('removes an address after confirming in the dialog', async () => {

@@ -1,6 +1,7 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ChannelSelect, useChannelOptions } from '../components/channel-select';
+import { useQueryState } from '../components/query-state';
 import { DataTable } from '../components/data-table';
 import { Field } from '../components/field';
 import { PageHeader } from '../components/page-header';
@@ -14,6 +15,7 @@ import { BROADCAST_STATUSES, type BroadcastSummary } from './broadcasts-types';
 import { BroadcastSendForm } from './broadcasts-send';
 
 const LIMIT = 25;
+const DEFAULTS = { channelId: '', status: '', subject: '', offset: '0' };
 
 interface BroadcastFilter {
   channelId: string;
@@ -24,10 +26,11 @@ interface BroadcastFilter {
 /** GET /broadcasts of a channel (status and subject filters, 25 a page) and a form to send one. */
 export function BroadcastsPage() {
   const channels = useChannelOptions();
-  const [chosen, setChosen] = useState<BroadcastFilter>({ channelId: '', status: '', subject: '' });
-  const [offset, setOffset] = useState(0);
+  const [q, setQ] = useQueryState('/broadcasts', DEFAULTS);
+  const offset = Number(q.offset) || 0;
+  const setOffset = (o: number) => setQ({ ...q, offset: String(o) });
   const firstChannel = channels.data?.results[0]?.id ?? '';
-  const filter = useMemo(() => ({ ...chosen, channelId: chosen.channelId || firstChannel }), [chosen, firstChannel]);
+  const filter = useMemo(() => ({ channelId: q.channelId || firstChannel, status: q.status, subject: q.subject }), [q, firstChannel]);
   const list = useApi(
     () => (filter.channelId ? api.get<{ totalCount: number; results: BroadcastSummary[] }>('/broadcasts', { ...filter, limit: LIMIT, offset }) : Promise.resolve(null)),
     [filter, offset],
@@ -46,7 +49,7 @@ export function BroadcastsPage() {
         </div>
       ) : (
         <>
-          <BroadcastFilters value={filter} channels={channels.data?.results ?? []} onChange={(f) => (setChosen(f), setOffset(0))} />
+          <BroadcastFilters value={filter} channels={channels.data?.results ?? []} onChange={(f) => setQ({ ...f, offset: '0' })} />
           <BroadcastTable rows={list.data?.results ?? (list.error ? [] : null)} filtered={!!(filter.status || filter.subject)} />
           <Pager label="Broadcasts" offset={offset} limit={LIMIT} total={list.data?.totalCount ?? 0} onChange={setOffset} />
           {channels.data && <BroadcastSendForm channels={channels.data.results} channelId={filter.channelId} />}
@@ -85,10 +88,11 @@ function BroadcastTable(props: { rows: BroadcastSummary[] | null; filtered: bool
 
 function BroadcastFilters(props: { value: BroadcastFilter; channels: { id: string; name: string; deliveryType: 'live' | 'sandbox' }[]; onChange: (f: BroadcastFilter) => void }) {
   const [draft, setDraft] = useState(props.value);
+  useEffect(() => setDraft(props.value), [props.value]);
   const set = (patch: Partial<BroadcastFilter>) => setDraft({ ...draft, ...patch });
   return (
     <form class="filters" aria-label="Broadcast filters" onSubmit={(e) => (e.preventDefault(), props.onChange(draft))}>
-      <Field label="Channel">{(a) => <ChannelSelect {...a} channels={props.channels} value={draft.channelId || props.value.channelId} onChange={(channelId) => set({ channelId })} />}</Field>
+      <Field label="Channel">{(a) => <ChannelSelect {...a} channels={props.channels} value={draft.channelId} onChange={(channelId) => set({ channelId })} />}</Field>
       <Field label="Status">
         {(a) => (
           <select {...a} value={draft.status} onChange={(e) => set({ status: e.currentTarget.value })}>

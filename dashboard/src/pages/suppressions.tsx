@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
 import { useChannelOptions } from '../components/channel-select';
+import { useQueryState } from '../components/query-state';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { DataTable } from '../components/data-table';
 import { focusPageTitle } from '../components/focus';
@@ -22,6 +23,7 @@ interface Suppression {
 }
 
 const LIMIT = 25;
+const DEFAULTS = { channelId: '', mailType: 'transactional', reason: '', email: '', offset: '0' };
 
 /**
  * GET /suppressions of a channel and mail type (filtered by reason and address, 25 a page),
@@ -30,10 +32,16 @@ const LIMIT = 25;
  */
 export function SuppressionsPage() {
   const channels = useChannelOptions();
-  const [chosen, setFilter] = useState<SuppressionFilter>({ channelId: '', mailType: 'transactional', reason: '', email: '' });
-  const [offset, setOffset] = useState(0);
+  const [q, setQ] = useQueryState('/suppressions', DEFAULTS);
+  const chosen = q as SuppressionFilter & { offset: string };
+  const offset = Number(q.offset) || 0;
+  const setFilter = (f: SuppressionFilter) => setQ({ ...f, offset: '0' });
+  const setOffset = (o: number) => setQ({ ...q, offset: String(o) });
   const firstChannel = channels.data?.results[0]?.id ?? '';
-  const filter = useMemo(() => ({ ...chosen, channelId: chosen.channelId || firstChannel }), [chosen, firstChannel]);
+  const filter = useMemo(
+    () => ({ channelId: chosen.channelId || firstChannel, mailType: chosen.mailType, reason: chosen.reason, email: chosen.email }),
+    [chosen, firstChannel],
+  );
   const list = useApi(
     () => (filter.channelId ? api.get<{ totalCount: number; results: Suppression[] }>('/suppressions', { ...filter, limit: LIMIT, offset }) : Promise.resolve(null)),
     [filter.channelId, filter.mailType, filter.reason, filter.email, offset],
@@ -52,7 +60,7 @@ export function SuppressionsPage() {
         </div>
       ) : (
         <>
-          <SuppressionFilters value={filter} channels={channels.data?.results ?? []} onChange={(f) => (setFilter(f), setOffset(0))} />
+          <SuppressionFilters value={filter} channels={channels.data?.results ?? []} onChange={setFilter} />
           <SuppressionTable rows={list.data?.results ?? (list.error ? [] : null)} filter={filter} onRemoved={list.reload} />
           <Pager label="Suppressions" offset={offset} limit={LIMIT} total={list.data?.totalCount ?? 0} onChange={setOffset} />
           <section class="card page-section" aria-labelledby="add-suppressions">
