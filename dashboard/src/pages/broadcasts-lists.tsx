@@ -19,25 +19,27 @@ export function BroadcastFailures(props: { path: string; total: number; version:
     <section aria-labelledby="failures-title">
       <h2 id="failures-title">Failures ({props.total.toLocaleString()})</h2>
       <ProblemBanner error={page.error} />
-      <DataTable
-        caption="Failed entries"
-        rows={page.data?.results ?? (page.error ? [] : null)}
-        rowKey={(f) => String(f.messageIndex)}
-        columns={[
-          { header: 'Index', cell: (f) => f.messageIndex, numeric: true },
-          { header: 'Recipients', cell: (f) => <span class="recipients">{[emails(f.recipients.to), emails(f.recipients.cc), emails(f.recipients.bcc)].filter(Boolean).join(', ')}</span> },
-          {
-            header: 'Error',
-            cell: (f) => (
-              <>
-                <code class="error-code">{f.errorCode}</code>
-                <span class="reply-text">{f.errorMessage}</span>
-              </>
-            ),
-          },
-        ]}
-        empty={{ title: 'No failures', next: 'Every entry of the list became a message so far. Bounces after delivery attempts show in Activity.' }}
-      />
+      <div class="wide-table wide-table-small">
+        <DataTable
+          caption="Failed entries"
+          rows={page.data?.results ?? (page.error ? [] : null)}
+          rowKey={(f) => String(f.messageIndex)}
+          columns={[
+            { header: 'Index', cell: (f) => f.messageIndex, numeric: true },
+            { header: 'Recipients', cell: (f) => <span class="recipients">{[emails(f.recipients.to), emails(f.recipients.cc), emails(f.recipients.bcc)].filter(Boolean).join(', ')}</span> },
+            {
+              header: 'Error',
+              cell: (f) => (
+                <>
+                  <code class="error-code">{f.errorCode}</code>
+                  <span class="reply-text">{f.errorMessage}</span>
+                </>
+              ),
+            },
+          ]}
+          empty={{ title: 'No failures', next: 'Every entry of the list became a message so far. Bounces after delivery attempts show in Activity.' }}
+        />
+      </div>
       <Pager label="Failures" offset={offset} limit={LIMIT} total={page.data?.totalCount ?? 0} onChange={setOffset} />
     </section>
   );

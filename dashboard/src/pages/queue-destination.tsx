@@ -62,7 +62,9 @@ function QueueDestinationPage(props: { destination: string }) {
       {list.more && rows?.length === 0 ? (
         <p>No message{d ? ` to ${d}` : ''} among the oldest queued messages looked at so far. Load more to look further.</p>
       ) : (
-        <MessageTable rows={rows} busy={act.busy} onRetry={(m) => verb(m, 'POST', 'due now, delivery tries again shortly.')} onDrop={(m) => (act.clear(), setDropping(m))} />
+        <div class="wide-table">
+          <MessageTable rows={rows} busy={act.busy} onRetry={(m) => verb(m, 'POST', 'due now, delivery tries again shortly.')} onDrop={(m) => (act.clear(), setDropping(m))} />
+        </div>
       )}
       {list.more && (
         <div class="load-more">

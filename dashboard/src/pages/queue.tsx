@@ -42,7 +42,9 @@ export function QueuePage() {
           Showing the {s.results.length} destinations with the most messages of {s.destinationCount.toLocaleString()}.
         </p>
       )}
-      <DestinationTable rows={s?.results ?? (summary.error ? [] : null)} />
+      <div class="wide-table">
+        <DestinationTable rows={s?.results ?? (summary.error ? [] : null)} />
+      </div>
     </>
   );
 }
