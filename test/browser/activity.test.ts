@@ -80,6 +80,31 @@ describe('activity page', () => {
     expect(await page.getByRole('button', { name: 'Load more events' }).count()).toBe(0);
   });
 
+  it('follows a short page the daemon marked partial (X-Page-Partial) instead of taking it as the last', async () => {
+    const page = rig.page;
+    const asked: string[] = [];
+    // The second page (5 events) is answered as if the daemon had stopped at its scan budget.
+    await page.route(/\/activity\/events\?/, async (route) => {
+      const url = new URL(route.request().url());
+      asked.push(url.searchParams.get('after') ?? '0');
+      const res = await route.fetch();
+      const partial: Record<string, string> = asked.length === 2 ? { 'x-page-partial': 'true' } : {};
+      await route.fulfill({ response: res, headers: { ...res.headers(), ...partial } });
+    });
+    try {
+      await rig.visit(`/activity?recipient=${encodeURIComponent(READER)}&eventTypes=accepted&limit=25`);
+      await page.getByText(`Showing 25 of ${COUNT} events`).waitFor();
+      await page.getByRole('button', { name: 'Load more events' }).click();
+      await page.getByText(`Showing ${COUNT} of ${COUNT} events`).waitFor();
+      // Short but partial: more may follow, so the list asks once more (and that empty page ends it).
+      await expect.poll(() => asked.length).toBe(3);
+      await expect.poll(() => page.getByRole('button', { name: 'Load more events' }).count()).toBe(0);
+      expect(await rows().count()).toBe(COUNT);
+    } finally {
+      await page.unroute(/\/activity\/events\?/);
+    }
+  });
+
   it('shows a refused filter beside its field', async () => {
     rig.expectErrors(/^422 GET .*\/activity\/events/);
     rig.expectErrors(/status of 422/);

@@ -2,7 +2,7 @@ import { useMemo } from 'preact/hooks';
 import { api, withQuery } from '../api';
 import { DataTable, type Column } from '../components/data-table';
 import { EventDetails } from '../components/event-details';
-import { LoadMore, useCursorList } from '../components/load-more';
+import { getCursorPage, LoadMore, useCursorList } from '../components/load-more';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
@@ -11,7 +11,7 @@ import { Link, navigate, useLocation } from '../router';
 import { useApi } from '../use-api';
 import { apiQuery, EMPTY_FILTER, filterFromQuery, foldListErrors, type ActivityFilter } from './activity-filter';
 import { ActivityFilters } from './activity-filters';
-import type { ActivityEvent, ChannelSummary, CursorPage } from './message-types';
+import type { ActivityEvent, ChannelSummary } from './message-types';
 
 /**
  * The event list of GET /activity/events, oldest first as the API pages it, with every filter
@@ -23,7 +23,7 @@ export function ActivityPage() {
   const search = query.toString();
   const filter = useMemo(() => filterFromQuery(new URLSearchParams(search)), [search]);
   const channels = useApi(() => api.get<{ results: ChannelSummary[] }>('/channels', { limit: 500 }), []);
-  const list = useCursorList((after) => api.get<CursorPage<ActivityEvent>>('/activity/events', { ...apiQuery(filter), after: after || undefined }), filter.limit, [search]);
+  const list = useCursorList((after) => getCursorPage<ActivityEvent>('/activity/events', { ...apiQuery(filter), after: after || undefined }), filter.limit, [search]);
   const error = foldListErrors(list.error);
   const names = new Map((channels.data?.results ?? []).map((c) => [c.id, c.name]));
   const apply = (f: ActivityFilter) => navigate(withQuery('/activity', apiQuery(f)));

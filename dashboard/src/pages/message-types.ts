@@ -29,13 +29,6 @@ export interface MessageItem {
   recipients: string[];
 }
 
-/** A page of a cursor list: continue with `after`. */
-export interface CursorPage<T> {
-  totalCount: number;
-  after: number;
-  results: T[];
-}
-
 export interface Address {
   email: string;
   name?: string;

@@ -1,12 +1,12 @@
 import { api, withQuery } from '../api';
-import { LoadMore, useCursorList } from '../components/load-more';
+import { getCursorPage, LoadMore, useCursorList } from '../components/load-more';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
 import { Link, navigate, useLocation } from '../router';
 import { useApi } from '../use-api';
 import { MessageView } from './message';
-import { formatAddress, type ChannelSummary, type CursorPage, type MessageDetails, type MessageItem } from './message-types';
+import { formatAddress, type ChannelSummary, type MessageDetails, type MessageItem } from './message-types';
 
 const PAGE = 25;
 
@@ -64,7 +64,7 @@ function ChannelChoice(props: { channels: ChannelSummary[]; value: string }) {
 
 function Inbox(props: { channelId: string; selected?: string }) {
   const list = useCursorList(
-    (after) => api.get<CursorPage<MessageItem>>('/activity/messages', { channelId: props.channelId, limit: PAGE, after: after || undefined }),
+    (after) => getCursorPage<MessageItem>('/activity/messages', { channelId: props.channelId, limit: PAGE, after: after || undefined }),
     PAGE,
     [props.channelId],
   );
