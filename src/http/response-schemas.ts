@@ -151,7 +151,11 @@ const event = obj({
   metadata: map,
   details: {},
 }, ['details']);
-const messageItem = obj({ messageId: uuid, channelId: uuid, timestamp: time, mailType, mailSource: str, deliveryType, status: str, subject: str, recipients: list(str) });
+/** `from` is absent once retention removed the message record (its accepted event may stay longer). */
+const messageItem = obj(
+  { messageId: uuid, channelId: uuid, timestamp: time, mailType, mailSource: str, deliveryType, status: str, subject: str, recipients: list(str), from: obj({ email: str, name: str }, ['name']) },
+  ['from'],
+);
 
 const totals = obj({ transactional: statCounters, broadcast: statCounters });
 const series = obj({ results: list(obj({ timestamp: time, transactional: statCounters, broadcast: statCounters })) });

@@ -4,10 +4,12 @@ import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
 import { dropJob } from '../../src/store/queue-outcome.js';
+import { purgeMessageInTxn } from '../../src/store/retention.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { bruteForceEvents, generateEvents, storedEvents, type EventsQuery } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { signedBody } from '../support/signing.js';
 import { getMessage } from '../../src/store/messages.js';
 
 const DAY = 86_400_000;
@@ -52,6 +54,7 @@ function oracle(q: EventsQuery & { status?: string }, channelOfKey?: string) {
           status: m?.status ?? 'sent',
           subject: e.subject,
           recipients: e.recipients,
+          ...(m ? { from: m.from } : {}),
         },
       };
     })
@@ -115,9 +118,23 @@ describe('GET /activity/messages', () => {
         status: 'sent',
         subject: 'Receipt 1',
         recipients: ['ann@example.net'],
+        from: { email: `news@${sandbox.domain}` },
       },
     ]);
     expect(res.body.after).toBeGreaterThan(0);
+  });
+
+  it('leaves out `from` once retention removed the message record (its accepted event stays)', async () => {
+    const id = await send(sandbox, { to: [{ email: 'gone-soon@example.net' }], subject: 'Expired record' });
+    const store = t.daemon.store;
+    // Composed and signed first, as a message retention removes is long finished.
+    await signedBody(store, id);
+    await store.write(() => purgeMessageInTxn(store, id));
+    const res = await list({ recipient: 'gone-soon@example.net' });
+    expect(res.status).toBe(200);
+    expect(res.body.results).toHaveLength(1);
+    expect(res.body.results[0]).toMatchObject({ messageId: id, subject: 'Expired record', status: 'sent' });
+    expect(res.body.results[0]).not.toHaveProperty('from');
   });
 
   it('shows a live message waiting for delivery as queued, and as sent once its last job is finished', async () => {

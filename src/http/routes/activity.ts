@@ -101,7 +101,10 @@ function eventItem(e: EventRecord) {
   };
 }
 
-/** api-surface activity.listMessages item. */
+/**
+ * api-surface activity.listMessages item, plus `from` (the dashboard's sandbox inbox lists the
+ * sender), absent once retention removed the message record.
+ */
 function messageItem({ accepted: e, message: m, deliveryType }: MessageItem) {
   return {
     messageId: e.messageId,
@@ -113,6 +116,7 @@ function messageItem({ accepted: e, message: m, deliveryType }: MessageItem) {
     status: m?.status ?? 'sent',
     subject: e.subject,
     recipients: e.recipients,
+    ...(m ? { from: m.from } : {}),
   };
 }
 
