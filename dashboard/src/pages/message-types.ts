@@ -27,6 +27,8 @@ export interface MessageItem {
   status: string;
   subject: string;
   recipients: string[];
+  /** Absent once retention removed the message record. */
+  from?: Address;
 }
 
 export interface Address {

@@ -12,7 +12,7 @@ const PAGE = 25;
 
 /**
  * The messages of the account's sandbox channels (GET /channels tells which; GET
- * /activity/messages?channelId= lists one channel's) as an inbox: sender, subject, time; the
+ * /activity/messages?channelId= lists one channel's, with each sender) as an inbox: sender, subject, time; the
  * selected one (/sandbox/{id}) is shown rendered with its simulated events.
  */
 export function SandboxPage(props: { id?: string }) {
@@ -90,12 +90,10 @@ function Inbox(props: { channelId: string; selected?: string }) {
 
 function InboxRow(props: { m: MessageItem; channelId: string; selected: boolean }) {
   const { m } = props;
-  // The message list has no sender: each row asks for its message (a sandbox inbox is small).
-  const details = useApi(() => api.get<MessageDetails>(`/activity/messages/${m.messageId}`), [m.messageId]);
   return (
     <li class={props.selected ? 'selected' : undefined}>
       <Link to={withQuery(`/sandbox/${m.messageId}`, { channelId: props.channelId })} aria-current={props.selected ? 'page' : undefined}>
-        <span class="inbox-from">{details.data ? formatAddress(details.data.from) : '…'}</span>
+        <span class="inbox-from">{m.from ? formatAddress(m.from) : <span class="muted">(sender no longer kept)</span>}</span>
         <span class="inbox-subject">{m.subject || '(no subject)'}</span>
         <span class="inbox-time">
           <RelativeTime at={m.timestamp} />
