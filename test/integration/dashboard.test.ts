@@ -68,6 +68,11 @@ describe('dashboard files', () => {
     expect(page.headers.get('cache-control')).toBe('no-cache');
     expect(await page.text()).toContain('<div id="app"></div>');
     expect((await fetch(`${t.url}/dashboard/assets/nope.js`)).status).toBe(404);
+    expect((await fetch(`${t.url}/dashboard/favicon.png`)).status).toBe(404);
+    // A page path ending in a domain name is a page, not a missing file.
+    const domainPage = await fetch(`${t.url}/dashboard/queue/slow-harbor.net`);
+    expect(domainPage.status).toBe(200);
+    expect(domainPage.headers.get('content-type')).toMatch(/^text\/html/);
   });
 
   it('serves hashed assets as immutable, and the built page holds no inline script or style', async () => {

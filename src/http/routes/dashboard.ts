@@ -84,8 +84,9 @@ export function dashboardRoutes(root: string): RouteModule {
       const rest = (req.params as { '*'?: string })['*'] ?? '';
       const file = files.get(rest);
       if (file) return send(reply, file);
-      // A missing asset is a 404: answering the page would hand a script tag HTML.
-      if (rest.startsWith('assets/') || path.extname(rest) !== '') throw new AppError('not_found', `No dashboard file ${rest}`);
+      // A missing asset is a 404: answering the page would hand a script tag HTML. Only a file
+      // type the build makes counts as an asset: a page path may end in a domain (".net").
+      if (rest.startsWith('assets/') || path.extname(rest).toLowerCase() in TYPES) throw new AppError('not_found', `No dashboard file ${rest}`);
       return send(reply, index);
     };
     const options = { config: { public: true }, schema: { hide: true } };
