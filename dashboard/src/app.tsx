@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { session, setUnauthorizedHandler, type SessionInfo } from './api';
 import { Layout } from './layout';
 import { LoginPage } from './pages/login';
-import { NotFoundPage } from './pages/placeholder';
+import { NotFoundPage } from './pages/not-found';
 import { matchRoute, navigate, useLocation } from './router';
 import { ROUTES } from './routes';
 

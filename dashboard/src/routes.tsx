@@ -12,7 +12,6 @@ import { WebhooksPage } from './pages/webhooks';
 import { ActivityPage } from './pages/activity';
 import { MessagePage } from './pages/message';
 import { OverviewPage } from './pages/overview';
-import { PlaceholderPage } from './pages/placeholder';
 import { QueueMessagesPage } from './pages/queue-destination';
 import { QueuePage } from './pages/queue';
 import { BroadcastsPage } from './pages/broadcasts';
@@ -55,7 +54,6 @@ export const ROUTES: Route[] = [
   { pattern: '/broadcasts/:id', render: (p) => <BroadcastPage id={p.id} /> },
   { pattern: '/queue', render: () => <QueuePage /> },
   { pattern: '/queue/messages', render: () => <QueueMessagesPage /> },
-  ...NAV.filter((n) => n.to !== '/').map((n) => ({ pattern: n.to, render: () => <PlaceholderPage title={n.label} /> })),
 ];
 
 /** The nav item a path belongs to ("/channels/123" → "/channels"). */
