@@ -66,7 +66,14 @@ function watch(page: Page, sink: string[]): void {
     if (msg.type() === 'error') sink.push(`console: ${msg.text()}`);
   });
   page.on('pageerror', (err) => sink.push(`page error: ${err.message}`));
-  page.on('requestfailed', (req) => sink.push(`request failed: ${req.method()} ${req.url()} ${req.failure()?.errorText ?? ''}`));
+  page.on('requestfailed', (req) => {
+    const why = req.failure()?.errorText ?? '';
+    // ERR_ABORTED is the browser cancelling a fetch because the page navigated away (a test's
+    // visit() while the previous page still loads its statistics): nothing failed. A server that
+    // drops or breaks the answer shows as ERR_EMPTY_RESPONSE, ERR_CONNECTION_RESET and the like.
+    if (why === 'net::ERR_ABORTED') return;
+    sink.push(`request failed: ${req.method()} ${req.url()} ${why}`);
+  });
   page.on('response', (res) => {
     if (res.status() >= 400) sink.push(`${res.status()} ${res.request().method()} ${res.url()}`);
   });
