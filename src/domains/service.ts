@@ -12,8 +12,9 @@ import { requireAccountKey } from '../domain/access.js';
 import { companionSelector, makeSelector } from '../domain/dkim-record.js';
 import { dmarcRecord, dmarcWarnings } from '../domain/dmarc-record.js';
 import { normalizeDomainName } from '../domain/domain-name.js';
-import { AppError, FieldErrorList, pointerSegment } from '../domain/errors.js';
+import { AppError } from '../domain/errors.js';
 import { linkHostRecords } from '../domain/link-hosts.js';
+import { optionalEnumField } from '../domain/optional-body.js';
 import type { PublicUrl } from '../domain/public-url.js';
 import { setupWarnings, type SetupWarning } from '../domain/setup-warnings.js';
 import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
@@ -197,7 +198,7 @@ export class DomainService {
     // writableBy read the record; nothing awaits before the key is made, so it is still current.
     const d = this.writableBy(p, id);
     const domainId = d.id;
-    const algorithm = rotateAlgorithm(body);
+    const algorithm = optionalEnumField(body, 'dkimAlgorithm', DKIM_ALGORITHMS);
     const key = await this.newKey(algorithm ?? d.activeKey.algorithm, selectorsOf(d));
     const updated = await setPendingKey(this.store, domainId, key);
     if (!updated) throw notFound(domainId);
@@ -299,26 +300,4 @@ function domainName(raw: string): string {
     });
   }
   return name.name;
-}
-
-/** Every DkimAlgorithm, in the order the 422 lists them (the Record keeps it in step with the type). */
-
-/**
- * The rotate-key body is optional ({dkimAlgorithm?}), so it is checked here rather than by a
- * route schema, which would also refuse a request without a body (and before the access check).
- */
-function rotateAlgorithm(body: unknown): DkimAlgorithm | undefined {
-  if (body === undefined || body === null) return undefined;
-  const errors = new FieldErrorList();
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    errors.add('/', 'invalid_type', 'must be an object');
-  } else {
-    for (const k of Object.keys(body)) if (k !== 'dkimAlgorithm') errors.add(`/${pointerSegment(k)}`, 'unknown_field', 'is not a known field');
-    const algorithm = (body as { dkimAlgorithm?: unknown }).dkimAlgorithm;
-    if (algorithm !== undefined && !DKIM_ALGORITHMS.includes(algorithm as DkimAlgorithm)) {
-      errors.add('/dkimAlgorithm', 'invalid_value', `must be one of: ${DKIM_ALGORITHMS.join(', ')}`);
-    }
-  }
-  errors.throwIfAny('The request body has invalid fields');
-  return (body as { dkimAlgorithm?: DkimAlgorithm }).dkimAlgorithm;
 }

@@ -9,7 +9,8 @@
 import { channelFor } from '../channels/service.js';
 import { requireAccountKey } from '../domain/access.js';
 import { randomUUID } from 'node:crypto';
-import { AppError, FieldErrorList, pointerSegment } from '../domain/errors.js';
+import { AppError, FieldErrorList } from '../domain/errors.js';
+import { optionalEnumField } from '../domain/optional-body.js';
 import { EVENT_TYPES, type EventType, type Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { isReservedHeader, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
@@ -142,7 +143,7 @@ export class WebhookService {
    */
   async test(p: Principal, id: string, body: unknown): Promise<TestOutcome> {
     const webhook = this.writableBy(p, id);
-    const eventType = testEventType(body) ?? webhook.events[0];
+    const eventType = optionalEnumField(body, 'eventType', EVENT_TYPES) ?? webhook.events[0];
     const secret = getSigningKey(this.o.store, webhook.id);
     if (secret === null) throw notFound(webhook.id);
     const started = performance.now();
@@ -182,21 +183,6 @@ export class WebhookService {
     });
     errors.throwIfAny('The request body has invalid fields');
   }
-}
-
-/** The optional body of a test: `{eventType?}`, one of the event types (422 otherwise). */
-function testEventType(body: unknown): EventType | undefined {
-  if (body === undefined || body === null) return undefined;
-  const errors = new FieldErrorList();
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    errors.add('/', 'invalid_type', 'must be an object');
-  } else {
-    for (const key of Object.keys(body)) if (key !== 'eventType') errors.add(`/${pointerSegment(key)}`, 'unknown_field', 'is not a field of this body');
-    const t = (body as { eventType?: unknown }).eventType;
-    if (t !== undefined && !(EVENT_TYPES as readonly unknown[]).includes(t)) errors.add('/eventType', 'invalid_value', `must be one of: ${EVENT_TYPES.join(', ')}`);
-  }
-  errors.throwIfAny('The request body has invalid fields');
-  return (body as { eventType?: EventType }).eventType;
 }
 
 function notFound(id: string): AppError {
