@@ -1,12 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Field } from '../components/field';
 import { EMPTY_FILTER, type ActivityFilter } from './activity-filter';
-import { EVENT_TYPES, type ChannelSummary, type EventType } from './message-types';
+import type { ChannelOption } from '../components/channel-select';
+import { EVENT_TYPES, type EventType } from './message-types';
 
 type Set = (patch: Partial<ActivityFilter>) => void;
 
 /** Every filter of GET /activity/events; applied on submit (the page puts them in its URL). */
-export function ActivityFilters(props: { value: ActivityFilter; channels: ChannelSummary[]; error: unknown; onApply: (f: ActivityFilter) => void }) {
+export function ActivityFilters(props: { value: ActivityFilter; channels: ChannelOption[]; error: unknown; onApply: (f: ActivityFilter) => void }) {
   const [draft, setDraft] = useState(props.value);
   useEffect(() => setDraft(props.value), [props.value]);
   const set: Set = (patch) => setDraft((d) => ({ ...d, ...patch }));
@@ -34,7 +35,7 @@ export function ActivityFilters(props: { value: ActivityFilter; channels: Channe
   );
 }
 
-function ChannelAndType(props: { draft: ActivityFilter; set: Set; channels: ChannelSummary[]; error: unknown }) {
+function ChannelAndType(props: { draft: ActivityFilter; set: Set; channels: ChannelOption[]; error: unknown }) {
   const { draft, set } = props;
   return (
     <>

@@ -1,5 +1,6 @@
 import { useMemo } from 'preact/hooks';
-import { api, withQuery } from '../api';
+import { withQuery } from '../api';
+import { useChannelOptions } from '../components/channel-select';
 import { DataTable, type Column } from '../components/data-table';
 import { EventDetails } from '../components/event-details';
 import { getCursorPage, LoadMore, useCursorList } from '../components/load-more';
@@ -8,10 +9,9 @@ import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
 import { Link, navigate, useLocation } from '../router';
-import { useApi } from '../use-api';
 import { apiQuery, EMPTY_FILTER, filterFromQuery, foldListErrors, type ActivityFilter } from './activity-filter';
 import { ActivityFilters } from './activity-filters';
-import type { ActivityEvent, ChannelSummary } from './message-types';
+import type { ActivityEvent } from './message-types';
 
 /**
  * The event list of GET /activity/events, oldest first as the API pages it, with every filter
@@ -22,7 +22,7 @@ export function ActivityPage() {
   const { query } = useLocation();
   const search = query.toString();
   const filter = useMemo(() => filterFromQuery(new URLSearchParams(search)), [search]);
-  const channels = useApi(() => api.get<{ results: ChannelSummary[] }>('/channels', { limit: 500 }), []);
+  const channels = useChannelOptions();
   const list = useCursorList((after) => getCursorPage<ActivityEvent>('/activity/events', { ...apiQuery(filter), after: after || undefined }), filter.limit, [search]);
   const error = foldListErrors(list.error);
   const names = new Map((channels.data?.results ?? []).map((c) => [c.id, c.name]));

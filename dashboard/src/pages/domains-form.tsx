@@ -1,14 +1,12 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { useChannelOptions } from '../components/channel-select';
 import { Choice, ChoiceGroup } from '../components/choice-group';
 import { Field } from '../components/field';
 import { StatusBadge } from '../components/status-badge';
-import { useApi } from '../use-api';
-import type { ChannelSummary } from './channels';
 
 /** The channel checkboxes of a domain (POST /domains channelIds, PATCH /domains/{id}). */
 export function ChannelPicker(props: { value: string[]; onChange: (ids: string[]) => void; error: unknown }) {
-  const channels = useApi(() => api.get<{ results: ChannelSummary[] }>('/channels', { limit: 500 }), []);
+  const channels = useChannelOptions();
   const rows = channels.data?.results ?? [];
   const toggle = (id: string, on: boolean) => props.onChange(on ? [...props.value, id] : props.value.filter((x) => x !== id));
   return (

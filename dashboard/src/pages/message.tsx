@@ -1,11 +1,12 @@
 import { api } from '../api';
+import { useChannelOptions } from '../components/channel-select';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
 import { Link } from '../router';
 import { useApi } from '../use-api';
 import { MessageBody } from './message-body';
 import { DeliveryAttempts, EventTimeline, HeaderFields, MessageSummary } from './message-parts';
-import type { ChannelSummary, MessageDetails } from './message-types';
+import type { MessageDetails } from './message-types';
 
 /** The sections of one message: summary, events, delivery attempts, body, header fields. Also the sandbox inbox's reading pane. */
 export function MessageView(props: { m: MessageDetails; channelName?: string; headingLevel?: 2 | 3 }) {
@@ -37,7 +38,7 @@ export function MessageView(props: { m: MessageDetails; channelName?: string; he
 /** GET /activity/messages/{id} as a page. */
 export function MessagePage(props: { id: string }) {
   const message = useApi(() => api.get<MessageDetails>(`/activity/messages/${encodeURIComponent(props.id)}`), [props.id]);
-  const channels = useApi(() => api.get<{ results: ChannelSummary[] }>('/channels', { limit: 500 }), []);
+  const channels = useChannelOptions();
   const m = message.data;
   const channelName = m ? channels.data?.results.find((c) => c.id === m.channelId)?.name : undefined;
   return (

@@ -1,5 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
+import { useChannelOptions } from '../components/channel-select';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
 import { SeriesChart } from '../components/series-chart';
@@ -8,10 +9,6 @@ import { useApi } from '../use-api';
 import { COLORS, COUNTERS, pick, utcDate, type DailyPoint, type MailTypeChoice, type MailTypeCounters } from '../stats';
 import { OverviewFilters, type OverviewFilter } from './overview-filters';
 
-interface ChannelList {
-  results: { id: string; name: string }[];
-}
-
 /**
  * Totals (GET /statistics/totals) and one point per UTC day (GET /statistics/daily) of the
  * chosen channel (or all), mail type and date range. Both count whole UTC days, so the tiles
@@ -19,7 +16,7 @@ interface ChannelList {
  */
 export function OverviewPage() {
   const [filter, setFilter] = useState<OverviewFilter>({ channelId: '', mailType: 'all', from: utcDate(29), to: utcDate(0) });
-  const channels = useApi(() => api.get<ChannelList>('/channels', { limit: 500 }), []);
+  const channels = useChannelOptions();
   const query = { channelId: filter.channelId || undefined, from: `${filter.from}T00:00:00.000Z`, to: `${filter.to}T23:59:59.999Z` };
   const totals = useApi(() => api.get<MailTypeCounters>('/statistics/totals', query), [filter]);
   const daily = useApi(() => api.get<{ results: DailyPoint[] }>('/statistics/daily', { ...query, timezone: 'UTC' }), [filter]);

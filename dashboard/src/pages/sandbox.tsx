@@ -1,4 +1,5 @@
 import { api, withQuery } from '../api';
+import { useChannelOptions, type ChannelOption } from '../components/channel-select';
 import { getCursorPage, LoadMore, useCursorList } from '../components/load-more';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
@@ -6,7 +7,7 @@ import { RelativeTime } from '../components/relative-time';
 import { Link, navigate, useLocation } from '../router';
 import { useApi } from '../use-api';
 import { MessageView } from './message';
-import { formatAddress, type ChannelSummary, type MessageDetails, type MessageItem } from './message-types';
+import { formatAddress, type MessageDetails, type MessageItem } from './message-types';
 
 const PAGE = 25;
 
@@ -17,7 +18,7 @@ const PAGE = 25;
  */
 export function SandboxPage(props: { id?: string }) {
   const { query } = useLocation();
-  const channels = useApi(() => api.get<{ results: ChannelSummary[] }>('/channels', { limit: 500 }), []);
+  const channels = useChannelOptions();
   const sandboxes = channels.data ? channels.data.results.filter((c) => c.deliveryType === 'sandbox') : null;
   const channelId = query.get('channelId') || sandboxes?.[0]?.id || '';
   return (
@@ -47,7 +48,7 @@ export function SandboxPage(props: { id?: string }) {
   );
 }
 
-function ChannelChoice(props: { channels: ChannelSummary[]; value: string }) {
+function ChannelChoice(props: { channels: ChannelOption[]; value: string }) {
   return (
     <div class="field sandbox-channel">
       <label for="sandbox-channel">Sandbox channel</label>
@@ -103,7 +104,7 @@ function InboxRow(props: { m: MessageItem; channelId: string; selected: boolean 
   );
 }
 
-function ReadingPane(props: { id: string; channels: ChannelSummary[] }) {
+function ReadingPane(props: { id: string; channels: ChannelOption[] }) {
   const message = useApi(() => api.get<MessageDetails>(`/activity/messages/${encodeURIComponent(props.id)}`), [props.id]);
   const m = message.data;
   return (
