@@ -17,7 +17,8 @@ export interface ActivityEvent {
   details?: Record<string, unknown>;
 }
 
-export interface MessageItem {
+/** The fields a message's list item (GET /activity/messages) and its details share. */
+interface MessageHeadline {
   messageId: string;
   channelId: string;
   timestamp: string;
@@ -26,6 +27,9 @@ export interface MessageItem {
   deliveryType: 'live' | 'sandbox';
   status: string;
   subject: string;
+}
+
+export interface MessageItem extends MessageHeadline {
   recipients: string[];
   /** Absent once retention removed the message record. */
   from?: Address;
@@ -56,15 +60,7 @@ export interface MessageEvent {
   details?: Record<string, unknown>;
 }
 
-export interface MessageDetails {
-  messageId: string;
-  channelId: string;
-  timestamp: string;
-  mailType: string;
-  mailSource: string;
-  deliveryType: 'live' | 'sandbox';
-  status: string;
-  subject: string;
+export interface MessageDetails extends MessageHeadline {
   from: Address;
   to: Address[];
   cc?: Address[];
@@ -80,12 +76,6 @@ export interface MessageDetails {
   attachments: { fileName: string; disposition: string; size: number }[];
   statistics: Record<string, number>;
   attempts: DeliveryAttempt[];
-}
-
-export interface ChannelSummary {
-  id: string;
-  name: string;
-  deliveryType: 'live' | 'sandbox';
 }
 
 /** "Ann <ann@…>" or the address alone. */
