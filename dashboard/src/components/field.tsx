@@ -1,4 +1,4 @@
-import type { ComponentChildren, InputHTMLAttributes } from 'preact';
+import type { ComponentChildren } from 'preact';
 import { useId } from 'preact/hooks';
 import { ApiError } from '../api';
 
@@ -33,9 +33,4 @@ export function Field(props: {
       )}
     </div>
   );
-}
-
-/** A text input for Field: `<Field ...>{(a) => <TextInput {...a} value=... onInput=... />}</Field>`. */
-export function TextInput(props: InputHTMLAttributes<HTMLInputElement>) {
-  return <input type="text" {...props} />;
 }
