@@ -59,3 +59,19 @@ export function authenticate(store: Store, headers: AuthHeaders): Principal {
   if (!principal) throw new AppError('unauthorized', 'The API key is not valid', { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } });
   return principal;
 }
+
+/**
+ * authenticate for a GET an iframe makes (routes/dashboard-message-html.ts): the iframe cannot
+ * carry X-Postrider-Dashboard, so there the session cookie alone stands for its key, on a GET
+ * that changes nothing, unless the browser marks the request as not same-origin (Fetch
+ * Metadata, W3C: the dashboard's own frame is same-origin); SameSite=Strict keeps the cookie off
+ * other sites' requests as well. An API key works as on the API.
+ */
+export function authenticateFrame(store: Store, headers: AuthHeaders & { 'sec-fetch-site'?: string }): Principal {
+  if (headers.authorization !== undefined) return authenticate(store, headers);
+  const site = headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin') throw new AppError('forbidden', 'The message HTML is shown only inside the dashboard');
+  const token = sessionCookie(headers.cookie);
+  if (!token) throw new AppError('unauthorized', 'Sign in to the dashboard, or send "Authorization: Bearer <API_KEY>"', { headers: { 'www-authenticate': 'Bearer' } });
+  return principalOfSession(store, token);
+}

@@ -14,33 +14,20 @@
  *
  * It is read like GET /activity/messages/{id} (activity/queries.ts visibleMessage: another
  * account's message is 403, an unknown one 404). An iframe's request cannot carry the
- * X-Postrider-Dashboard header, so the session cookie alone authenticates it (a GET that
- * changes nothing; SameSite=Strict keeps the cookie off other sites' requests, and a request a
- * browser marks as cross-site is refused outright), or an API key as on the API.
+ * X-Postrider-Dashboard header, so the session cookie alone authenticates it (auth.ts
+ * authenticateFrame: a request a browser marks as cross-site is refused outright), or an API
+ * key as on the API.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ActivityReads } from '../../activity/queries.js';
 import { AppError } from '../../domain/errors.js';
-import type { Principal } from '../../domain/types.js';
-import { principalOfSession } from '../../sessions/service.js';
-import type { Store } from '../../store/env.js';
-import { authenticate, sessionCookie } from '../auth.js';
+import { authenticateFrame } from '../auth.js';
 import type { HttpContext } from '../server.js';
 
 /** The policy of a message's HTML; remote images only when the user asked for them. */
 export function messageHtmlCsp(remoteImages: boolean): string {
   const img = remoteImages ? 'img-src data: cid: https: http:' : 'img-src data: cid:';
   return ['sandbox', "default-src 'none'", "style-src 'unsafe-inline'", img, "frame-ancestors 'self'"].join('; ');
-}
-
-function principalOf(store: Store, req: FastifyRequest): Principal {
-  if (req.headers.authorization !== undefined) return authenticate(store, req.headers);
-  // Fetch Metadata (W3C): a browser names the request's site relation; the dashboard's own frame is same-origin.
-  const site = req.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin') throw new AppError('forbidden', 'The message HTML is shown only inside the dashboard');
-  const token = sessionCookie(req.headers.cookie);
-  if (!token) throw new AppError('unauthorized', 'Sign in to the dashboard, or send "Authorization: Bearer <API_KEY>"', { headers: { 'www-authenticate': 'Bearer' } });
-  return principalOfSession(store, token);
 }
 
 export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: HttpContext): void {
@@ -52,7 +39,7 @@ export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: Http
   } as const;
   app.get('/dashboard/messages/:id/html', { config: { public: true }, schema }, async (req, reply) => {
     try {
-      req.principal = principalOf(store, req);
+      req.principal = authenticateFrame(store, req.headers);
     } catch (err) {
       // A refused key counts against api.authFailureLimit here too, as on the API routes (server.ts).
       if (req.headers.authorization !== undefined) await app.countAuthFailure(req);
