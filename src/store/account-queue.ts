@@ -98,7 +98,7 @@ export interface MessageJobsOutcome {
 
 /** The message's queued jobs (to `domain` when given) become due now; leased ones finish their attempt. */
 export async function retryMessageJobs(store: Store, o: { messageId: string; domain?: string; nowMs: number }): Promise<MessageJobsOutcome> {
-  return store.write(() => applyToJobsInTxn(store, o, (job) => retryJobInTxn(store, job, o.nowMs)));
+  return store.write(() => applyToJobsInTxn(store, o, matchingJobs(store, o), (job) => retryJobInTxn(store, job, o.nowMs)));
 }
 
 /**
@@ -111,7 +111,7 @@ export async function dropMessageJobs(store: Store, o: { messageId: string; doma
     const matched = matchingJobs(store, o);
     const leased = matched.filter((j) => j.state === 'leased').length;
     if (leased > 0) return { matched: matched.length, changed: 0, leased, jobs: matched };
-    return applyToJobsInTxn(store, o, (job) => dropJobInTxn(store, job, o.now));
+    return applyToJobsInTxn(store, o, matched, (job) => dropJobInTxn(store, job, o.now));
   });
 }
 
@@ -119,8 +119,8 @@ function matchingJobs(store: Store, o: { messageId: string; domain?: string }): 
   return jobsOfMessage(store, o.messageId).filter((j) => o.domain === undefined || j.domain === o.domain);
 }
 
-function applyToJobsInTxn(store: Store, o: { messageId: string; domain?: string }, verb: (job: DeliveryJob) => string): MessageJobsOutcome {
-  const matched = matchingJobs(store, o);
+/** `verb` on each of `matched` (matchingJobs, read in this write); the jobs read again when it changed any. */
+function applyToJobsInTxn(store: Store, o: { messageId: string; domain?: string }, matched: DeliveryJob[], verb: (job: DeliveryJob) => string): MessageJobsOutcome {
   let changed = 0;
   let leased = 0;
   for (const job of matched) {
