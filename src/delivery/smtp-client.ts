@@ -110,53 +110,49 @@ async function transactOnTarget(target: Target, input: SmtpAttemptInput): Promis
   }
 }
 
-type Session = { ok: true; session: SmtpSession; reused: boolean; resetPending: boolean } | Extract<Opened, { ok: false }>;
+/** An open session and the cache key it is kept under after a clean transaction. */
+type KeyedSession = { ok: true; session: SmtpSession; reused: boolean; resetPending: boolean; key: string };
+type Session = KeyedSession | Extract<Opened, { ok: false }>;
 
 /**
  * A session at the policy's TLS level. Opportunistic: a kept `may` connection, a kept plain-text
  * fallback one, a new one with STARTTLS, and after a TLS failure a new one without (RFC 7435).
  * Enforce: a kept or new `verify` connection, a TLS failure being the target's failure.
  */
-async function tlsSessionFor(target: Target, input: SmtpAttemptInput): Promise<(Session & { key: string }) | Extract<Opened, { ok: false }>> {
+async function tlsSessionFor(target: Target, input: SmtpAttemptInput): Promise<KeyedSession | Extract<Opened, { ok: false }>> {
   // DANE, where the host's TLSA records make TLS mandatory, wins over MTA-STS (RFC 8461 2).
   const level: TlsLevel = target.dane ? 'dane' : firstLevel(input.tlsPolicy);
   const key = keyOf(target, level, input);
   const plainKey = keyOf(target, 'none', input);
-  if (level === 'may') {
-    const kept = (await keptSession(key, input)) ?? (await keptSession(plainKey, input));
-    if (kept) return kept;
-  }
-  const opened = await sessionFor(target, key, input, { tlsLevel: level });
-  if (opened.ok && !opened.reused) {
+  const opened = await sessionFor(target, level === 'may' ? [key, plainKey] : [key], input, level);
+  if (opened.ok) {
     const wantsVerified = input.tlsPolicy !== undefined && input.tlsPolicy.mode !== 'opportunistic';
-    input.onTlsNegotiation?.(target, sessionOutcome(opened.session.tls, opened.session.tlsDetail, wantsVerified));
+    if (!opened.reused) input.onTlsNegotiation?.(target, sessionOutcome(opened.session.tls, opened.session.tlsDetail, wantsVerified));
+    return opened;
   }
-  if (!opened.ok && opened.failure.phase === 'tls') input.onTlsNegotiation?.(target, failureOutcome(opened.failure));
+  if (opened.failure.phase !== 'tls') return opened;
+  input.onTlsNegotiation?.(target, failureOutcome(opened.failure));
   // A 421 to STARTTLS is the server closing the session (RFC 5321 3.8), not a TLS problem.
-  if (opened.ok || opened.failure.phase !== 'tls' || opened.failure.reply.code === 421 || input.signal?.aborted) return { ...opened, key };
+  if (opened.failure.reply.code === 421 || input.signal?.aborted) return opened;
   if (level !== 'may') return { ok: false, failure: requiredTlsFailure(opened.failure, level, input.tlsPolicy) };
   const plain = await openSession(target, { ...input, tlsLevel: 'none', plainReason: fallbackReason(opened.failure) });
   return plain.ok ? { ok: true, session: plain.session, reused: false, resetPending: false, key: plainKey } : plain;
 }
 
 /**
- * A kept connection, else a new one. A kept one's RSET (RFC 5321 4.1.1.5) is awaited here, or,
- * when the server pipelines (RFC 2920), left to the transaction to write ahead of its MAIL FROM
- * (resetPending): one write and no round trip of its own.
+ * A kept connection under one of `keys`, in order, else a new one at `tlsLevel` (kept under the
+ * first key). A kept one's RSET (RFC 5321 4.1.1.5) is awaited here, or, when the server pipelines
+ * (RFC 2920), left to the transaction to write ahead of its MAIL FROM (resetPending): one write
+ * and no round trip of its own.
  */
-async function sessionFor(target: Target, key: string, input: SmtpAttemptInput, o: { tlsLevel: TlsLevel }): Promise<Session> {
-  const kept = await keptSession(key, input);
-  if (kept) return kept;
-  if (input.signal?.aborted) return { ok: false, failure: abortedFailure(target) };
-  const opened = await openSession(target, { ...input, tlsLevel: o.tlsLevel });
-  return opened.ok ? { ok: true, session: opened.session, reused: false, resetPending: false } : opened;
-}
-
-/** A kept connection to `key` that is still good, or undefined. */
-async function keptSession(key: string, input: SmtpAttemptInput): Promise<(Session & { ok: true; key: string }) | undefined> {
-  for (let kept = input.cache?.take(key); kept; kept = input.cache?.take(key)) {
-    if (kept.usable && kept.pipelinesReset && !input.signal?.aborted) return { ok: true, session: kept, reused: true, resetPending: true, key };
-    if (await kept.reset({ commandMs: input.timeouts.commandMs, signal: input.signal })) return { ok: true, session: kept, reused: true, resetPending: false, key };
+async function sessionFor(target: Target, keys: readonly string[], input: SmtpAttemptInput, tlsLevel: TlsLevel): Promise<Session> {
+  for (const key of keys) {
+    for (let kept = input.cache?.take(key); kept; kept = input.cache?.take(key)) {
+      if (kept.usable && kept.pipelinesReset && !input.signal?.aborted) return { ok: true, session: kept, reused: true, resetPending: true, key };
+      if (await kept.reset({ commandMs: input.timeouts.commandMs, signal: input.signal })) return { ok: true, session: kept, reused: true, resetPending: false, key };
+    }
   }
-  return undefined;
+  if (input.signal?.aborted) return { ok: false, failure: abortedFailure(target) };
+  const opened = await openSession(target, { ...input, tlsLevel });
+  return opened.ok ? { ok: true, session: opened.session, reused: false, resetPending: false, key: keys[0] } : opened;
 }
