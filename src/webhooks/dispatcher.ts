@@ -20,7 +20,7 @@ import type { Store } from '../store/env.js';
 import { claimDueInTxn, outboxKeyOf, recordAttempt, type Claim } from '../store/webhook-outbox.js';
 import { postWebhook, type PostFn, type PostResult } from './http-post.js';
 import { pinnedAgents, type PinnedAgents } from './pinned-agent.js';
-import { sendSigned } from './request.js';
+import { RESPONSE_BYTES, sendSigned } from './request.js';
 import type { WebhookTargets } from './targets.js';
 import { settledWithin } from '../domain/settle.js';
 
@@ -38,7 +38,7 @@ export interface WebhookDispatcherOptions {
   post?: PostFn;
   /** Requests in flight over all webhooks at most. Default 64. */
   maxInFlight?: number;
-  /** Bytes of a response body read at most. Default 4 KiB. */
+  /** Bytes of a response body read at most. Default RESPONSE_BYTES (4 KiB). */
   maxResponseBytes?: number;
   /** Longest sleep while idle. Default 60 s. */
   idleCheckMs?: number;
@@ -78,7 +78,7 @@ export class WebhookDispatcher {
     this.clock = o.clock ?? systemClock();
     this.post = o.post ?? postWebhook;
     this.maxInFlight = o.maxInFlight ?? 64;
-    this.maxResponseBytes = o.maxResponseBytes ?? 4096;
+    this.maxResponseBytes = o.maxResponseBytes ?? RESPONSE_BYTES;
     this.idleCheckMs = o.idleCheckMs ?? 60_000;
     this.loop = new WorkLoop({
       clock: this.clock,

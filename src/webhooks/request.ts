@@ -13,6 +13,9 @@ import type { WebhookTargets } from './targets.js';
 
 const USER_AGENT = 'postrider-webhooks/1';
 
+/** Bytes of a response body a request reads at most, unless told otherwise (the dispatcher's default, a test's). */
+export const RESPONSE_BYTES = 4096;
+
 /** Set on test requests only (POST /webhooks/{id}/test), so a receiver can tell them apart. */
 export const TEST_HEADER = 'x-service-webhook-test';
 

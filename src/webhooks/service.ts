@@ -28,7 +28,7 @@ import {
   type WebhookFilter,
 } from '../store/webhooks.js';
 import { postWebhook, type PostFn } from './http-post.js';
-import { sendSigned } from './request.js';
+import { RESPONSE_BYTES, sendSigned } from './request.js';
 import type { WebhookTargets } from './targets.js';
 import { testPayload } from './test-event.js';
 
@@ -61,9 +61,6 @@ export interface TestOutcome {
   error: string | null;
   ms: number;
 }
-
-/** Response bytes a test reads at most, as the dispatcher's default. */
-const TEST_RESPONSE_BYTES = 4096;
 
 /** What an answer shows besides the webhook: its signing key and delivery counters. */
 export interface WebhookState {
@@ -150,7 +147,7 @@ export class WebhookService {
     const deliveryId = randomUUID();
     const result = await sendSigned(
       { webhook, secret, payload: testPayload(webhook, eventType, new Date()), deliveryId, attempt: 1, test: true },
-      { targets: this.o.targets, post: this.o.post ?? postWebhook, timeoutMs: this.o.timeoutMs, maxResponseBytes: TEST_RESPONSE_BYTES, nowMs: Date.now() },
+      { targets: this.o.targets, post: this.o.post ?? postWebhook, timeoutMs: this.o.timeoutMs, maxResponseBytes: RESPONSE_BYTES, nowMs: Date.now() },
     );
     return { eventType, deliveryId, statusCode: result.statusCode, error: result.error, ms: Math.round(performance.now() - started) };
   }
