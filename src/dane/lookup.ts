@@ -51,7 +51,7 @@ export class DaneLookup {
     this.now = opts.now ?? Date.now;
   }
 
-  /** Concurrent lookups for one host share one set of queries, as MtaStsPolicies.policyFor does. */
+  /** Concurrent lookups for one host share one set of queries, as MtaStsPolicies.lookup does. */
   tlsaFor(mxHost: string): Promise<DaneResult> {
     if (!this.opts.validating) return Promise.resolve({ kind: 'off', reason: 'dns.dnssecValidating is false' });
     const host = normalizeName(mxHost);

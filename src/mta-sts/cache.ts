@@ -108,12 +108,10 @@ export class MtaStsPolicies {
     this.inflight.clear();
   }
 
-  /** The domain's policy in force, or null (none, MTA-STS off, or not started). */
-  async policyFor(domain: string): Promise<ActiveStsPolicy | null> {
-    return (await this.lookup(domain)).policy;
-  }
-
-  /** The domain's policy in force, and why an announced one is missing (see the file comment). */
+  /**
+   * The domain's policy in force (null: none, MTA-STS off, or not started), and why an announced
+   * one is missing (see the file comment).
+   */
   lookup(domain: string): Promise<StsLookup> {
     if (!this.fetcher) return Promise.resolve(NO_POLICY);
     const name = normalizeName(domain);
