@@ -1,13 +1,13 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ConfirmDialog } from '../components/confirm-dialog';
 import { CopyButton } from '../components/copy-button';
+import { DeleteButton } from '../components/delete-button';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
-import { Link, navigate } from '../router';
+import { Link } from '../router';
 import { useApi } from '../use-api';
 import { ChannelForm, DELIVERY_HELP, type Channel, type ChannelInput } from './channels-form';
 
@@ -107,20 +107,9 @@ function LinkedDomains(props: { rows: LinkedDomain[] | null }) {
 }
 
 function DeleteChannel(props: { channel: Channel }) {
-  const [open, setOpen] = useState(false);
-  const del = useAction();
-  const confirm = async () => {
-    if (await del.run(() => api.del(`/channels/${props.channel.id}`).then(() => true))) navigate('/channels');
-  };
   return (
-    <>
-      <button type="button" class="button button-danger" onClick={() => setOpen(true)}>
-        Delete channel
-      </button>
-      {open && (<ConfirmDialog open={open} title={`Delete ${props.channel.name}?`} confirmLabel="Delete channel" danger busy={del.busy} onConfirm={confirm} onCancel={() => setOpen(false)}>
-        <p>Everything of the channel goes with it: its messages, events and statistics. Domains linked to it stay, but no longer send for it. This cannot be undone.</p>
-        <ProblemBanner error={del.error} />
-      </ConfirmDialog>)}
-    </>
+    <DeleteButton label="Delete channel" title={`Delete ${props.channel.name}?`} path={`/channels/${props.channel.id}`} back="/channels">
+      <p>Everything of the channel goes with it: its messages, events and statistics. Domains linked to it stay, but no longer send for it. This cannot be undone.</p>
+    </DeleteButton>
   );
 }

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ConfirmDialog } from '../components/confirm-dialog';
+import { DeleteButton } from '../components/delete-button';
 import { ProblemBanner } from '../components/problem-banner';
 import { useAction } from '../components/use-action';
-import { navigate } from '../router';
 import type { Domain } from './domains-detail';
 import { recordRows, type DnsRecords } from './domains-records';
 
@@ -70,20 +70,9 @@ export function RotateKey(props: { domain: Domain; onRotated: () => void }) {
 }
 
 export function DeleteDomain(props: { domain: Domain }) {
-  const [open, setOpen] = useState(false);
-  const del = useAction();
-  const confirm = async () => {
-    if (await del.run(() => api.del(`/domains/${props.domain.id}`).then(() => true))) navigate('/domains');
-  };
   return (
-    <>
-      <button type="button" class="button button-danger" onClick={() => setOpen(true)}>
-        Delete domain
-      </button>
-      {open && (<ConfirmDialog open={open} title={`Delete ${props.domain.name}?`} confirmLabel="Delete domain" danger busy={del.busy} onConfirm={confirm} onCancel={() => setOpen(false)}>
-        <p>Its channels can no longer send from {props.domain.name}, and its DKIM keys are destroyed: adding it again makes new keys to publish.</p>
-        <ProblemBanner error={del.error} />
-      </ConfirmDialog>)}
-    </>
+    <DeleteButton label="Delete domain" title={`Delete ${props.domain.name}?`} path={`/domains/${props.domain.id}`} back="/domains">
+      <p>Its channels can no longer send from {props.domain.name}, and its DKIM keys are destroyed: adding it again makes new keys to publish.</p>
+    </DeleteButton>
   );
 }

@@ -2,10 +2,10 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { CopyButton } from '../components/copy-button';
+import { DeleteButton } from '../components/delete-button';
 import { ProblemBanner } from '../components/problem-banner';
 import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
-import { navigate } from '../router';
 import { deliveryOutcome, type Webhook } from './webhooks';
 import type { EventType } from './webhooks-form';
 
@@ -95,22 +95,9 @@ export function SigningKey(props: { webhook: Webhook; onRegenerated: () => void 
 }
 
 export function DeleteWebhook(props: { webhook: Webhook }) {
-  const [open, setOpen] = useState(false);
-  const del = useAction();
-  const confirm = async () => {
-    if (await del.run(() => api.del(`/webhooks/${props.webhook.id}`).then(() => true))) navigate('/webhooks');
-  };
   return (
-    <>
-      <button type="button" class="button button-danger" onClick={() => setOpen(true)}>
-        Delete webhook
-      </button>
-      {open && (
-        <ConfirmDialog open title="Delete this webhook?" confirmLabel="Delete webhook" danger busy={del.busy} onConfirm={confirm} onCancel={() => setOpen(false)}>
-          <p>Nothing more is sent to {props.webhook.url}. This cannot be undone.</p>
-          <ProblemBanner error={del.error} />
-        </ConfirmDialog>
-      )}
-    </>
+    <DeleteButton label="Delete webhook" title="Delete this webhook?" path={`/webhooks/${props.webhook.id}`} back="/webhooks">
+      <p>Nothing more is sent to {props.webhook.url}. This cannot be undone.</p>
+    </DeleteButton>
   );
 }
