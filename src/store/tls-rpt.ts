@@ -2,8 +2,8 @@
  * TLS-RPT (RFC 8460) state: per UTC day, policy domain and policy, how many TLS sessions
  * succeeded and how many failed with which details; and per day and policy domain, the report
  * made of them and where it still has to go. Counts arrive in batches from the in-memory
- * recorder (tls-rpt/recorder.ts), one write per flush, or inside a caller's own write
- * (addTlsRptCountsInTxn). Everything of a day goes when the day is older than tlsRpt.keepDays.
+ * recorder (tls-rpt/recorder.ts), one write per flush. Everything of a day goes when the day
+ * is older than tlsRpt.keepDays.
  *
  * Keys (db tlsRpt): ['c', day, policyDomain, policyKey] → StoredCounts,
  * ['r', day, policyDomain] → TlsRptReport. day is 'YYYY-MM-DD' (UTC), so keys sort by day.
@@ -28,7 +28,8 @@ export interface TlsRptReport {
   nextAtMs: number;
 }
 
-function failureKey(f: FailureCount['failure']): string {
+/** One failure detail's identity: the recorder (tls-rpt/recorder.ts) and the store sum counts by it. */
+export function failureKey(f: FailureCount['failure']): string {
   return JSON.stringify([f.type, f.sendingMtaIp ?? '', f.receivingMxHostname, f.receivingIp ?? '', f.failureReasonCode ?? '']);
 }
 

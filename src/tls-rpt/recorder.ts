@@ -5,7 +5,7 @@
  * is drained is gone from here; a caller whose write fails puts it back with restore().
  */
 import { normalizeName } from '../dns/resolver.js';
-import { policyKey } from '../store/tls-rpt.js';
+import { failureKey, policyKey } from '../store/tls-rpt.js';
 import type { FailureCount, PolicyCounts, TlsFailure, TlsResultInput } from './types.js';
 
 export function utcDay(ms: number): string {
@@ -58,7 +58,7 @@ export class TlsRptRecorder {
 type Entry = PolicyCounts & { byFailure: Map<string, FailureCount> };
 
 function addFailure(byFailure: Map<string, FailureCount>, failure: TlsFailure, n: number): void {
-  const key = JSON.stringify(failure);
+  const key = failureKey(failure);
   const have = byFailure.get(key);
   if (have) have.count += n;
   else byFailure.set(key, { failure, count: n });

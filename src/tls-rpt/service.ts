@@ -77,7 +77,7 @@ const MAILTO_UNCONFIGURED =
 /** What became of a report at one rua, with the log line to write (a failure to retry has one of its own). */
 type RuaOutcome = { ok: true; detail: object; message: string } | { ok: false; error: string; retry: boolean; message?: string };
 
-export const DEFAULT_RETRY_DELAYS_MS = [15 * 60_000, 3_600_000, 3 * 3_600_000, 6 * 3_600_000];
+const DEFAULT_RETRY_DELAYS_MS = [15 * 60_000, 3_600_000, 3 * 3_600_000, 6 * 3_600_000];
 
 export class TlsRptService {
   private readonly recorder = new TlsRptRecorder();
