@@ -10,6 +10,7 @@
 import type { RecipientResult } from '../domain/delivery-result.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
+import { pageAfter } from './page-after.js';
 
 export const DNS_FAILURE_SUPPRESS_AFTER = 3;
 export const DNS_FAILURE_WINDOW_MS = 7 * 86_400_000;
@@ -53,11 +54,8 @@ export async function sweepDnsFailuresBatch(store: Store, o: { nowMs: number; ba
   const db = dbsOf(store).dnsFailures;
   const since = o.nowMs - DNS_FAILURE_WINDOW_MS;
   return store.write(() => {
-    // Read the page first, then change it: no writes under a live range iterator. One more than
-    // the batch says whether there is more; the cursor key itself was done by the previous batch.
-    const page = [...db.getRange({ ...(o.after && { start: o.after }), limit: o.batch + 2 })]
-      .filter(({ key }) => !o.after || !sameKey(key as DnsFailureKey, o.after))
-      .slice(0, o.batch + 1);
+    // Read the page first, then change it (page-after.ts); one more than the batch says whether there is more.
+    const page = pageAfter(o.after, o.batch + 1, (range) => db.getRange(range), ({ key }) => key as DnsFailureKey, sameKey);
     const mine = page.slice(0, o.batch);
     let removed = 0;
     for (const { key, value } of mine) {

@@ -11,6 +11,7 @@
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { jobsOfMessage } from './message-jobs.js';
+import { pageAfter } from './page-after.js';
 import { dueMs, putDueInTxn } from './queue.js';
 import { closeJobOfMessageInTxn, eventFactory } from './queue-outcome.js';
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
@@ -110,7 +111,7 @@ export async function indexPendingSignatures(store: Store, pageSize = 1_000): Pr
 function indexPageInTxn(store: Store, after: string | undefined, limit: number, now: number): { indexed: number; last?: string } {
   const dbs = dbsOf(store);
   // Read whole before any write, so no cursor walks what this page rewrites.
-  const page = pageAfter(after, limit, (range) => dbs.unsigned.getRange(range), ({ key }) => key);
+  const page = pageAfter(after, limit, (range) => dbs.unsigned.getRange(range), ({ key }) => String(key));
   let indexed = 0;
   for (const { key, value } of page) {
     const id = String(key);
@@ -133,22 +134,7 @@ function indexPageInTxn(store: Store, after: string | undefined, limit: number, 
  * keeps in memory) a page at a time instead of loading every id at once.
  */
 export function pendingSignaturesAfter(store: Store, after: string | undefined, limit: number): string[] {
-  return pageAfter(after, limit, (range) => dbsOf(store).unsigned.getKeys(range), (k) => k).map(String);
-}
-
-/**
- * Up to `limit` items of a cursor over `unsigned`, in key order after key `after` (absent: from
- * the first). `start` is inclusive: one more is asked, and the cursor's own key skipped.
- */
-function pageAfter<T>(after: string | undefined, limit: number, read: (range: { start?: string; limit: number }) => Iterable<T>, keyOf: (item: T) => unknown): T[] {
-  const range = after === undefined ? { limit } : { start: after, limit: limit + 1 };
-  const page: T[] = [];
-  for (const item of read(range)) {
-    if (String(keyOf(item)) === after) continue;
-    page.push(item);
-    if (page.length >= limit) break;
-  }
-  return page;
+  return pageAfter(after, limit, (range) => dbsOf(store).unsigned.getKeys(range), (k) => String(k)).map(String);
 }
 
 /** How many messages wait to be finished (the database's entry count: O(1), read per metrics scrape). */
