@@ -69,7 +69,7 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
     // plain text after a failed STARTTLS), and its session SHOULD NOT be in the next report.
     if (message.tlsReport) return send(deps, req, site, route.hosts, {});
     const { policy, fetchFailure } = (await deps.mtaSts?.lookup(job.domain)) ?? { policy: null };
-    const report = deps.tlsRpt && { sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts, maxAge: policy?.maxAge };
+    const report = deps.tlsRpt && { sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts };
     if (report && fetchFailure) reportStsFetchFailure(report, fetchFailure);
     const sts = deps.mtaSts ? routeUnderPolicy(job.domain, route.hosts, policy, deps.mtaSts) : undefined;
     if (sts && !sts.ok && report) reportRefusedHosts(report, route.hosts.map((h) => ({ host: h.host, reason: sts.reply.text })), 'validation-failure');

@@ -23,9 +23,6 @@ export interface ReporterInput {
   domain: string;
   policy: ActiveStsPolicy | null;
   sts?: StsPolicySource;
-  /** The policy's max_age (seconds) as fetched, for its policy-string. */
-  maxAge?: number;
-  sourceAddress?: string;
 }
 
 export function tlsReporter(o: ReporterInput): (target: Target, outcome: TlsOutcome) => void {
@@ -33,7 +30,7 @@ export function tlsReporter(o: ReporterInput): (target: Target, outcome: TlsOutc
     const policy = reportPolicy(o, target);
     const result: TlsResultInput['result'] = outcome.ok
       ? 'success'
-      : { type: outcome.type, sendingMtaIp: o.sourceAddress, receivingMxHostname: target.host, receivingIp: target.address, failureReasonCode: outcome.reason.slice(0, 200) };
+      : { type: outcome.type, receivingMxHostname: target.host, receivingIp: target.address, failureReasonCode: outcome.reason.slice(0, 200) };
     o.sink.recordTlsResult({ policyDomain: o.domain, policy, result });
   };
 }
@@ -49,7 +46,7 @@ export function tlsReporter(o: ReporterInput): (target: Target, outcome: TlsOutc
 export function reportRefusedHosts(o: ReporterInput, hosts: { host: string; reason: string }[], type: 'dnssec-invalid' | 'validation-failure'): void {
   for (const h of hosts) {
     const policy: ReportPolicy = type === 'dnssec-invalid' ? { type: 'tlsa', mxHost: h.host } : reportPolicy(o, { host: h.host, address: '' });
-    const failure = { type, sendingMtaIp: o.sourceAddress, receivingMxHostname: h.host, failureReasonCode: h.reason.slice(0, 200) };
+    const failure = { type, receivingMxHostname: h.host, failureReasonCode: h.reason.slice(0, 200) };
     o.sink.recordTlsResult({ policyDomain: o.domain, policy, result: failure });
   }
 }
@@ -68,15 +65,13 @@ const FETCH_RESULT = { fetch: 'sts-policy-fetch-error', invalid: 'sts-policy-inv
  * failure is the policy host's, before any MX is chosen.
  */
 export function reportStsFetchFailure(o: ReporterInput, failure: StsFetchFailure): void {
-  const policy: ReportPolicy = o.policy ? { type: 'sts', string: policyLines(o.policy, o.maxAge) } : { type: 'sts' };
-  const result = { type: FETCH_RESULT[failure.kind], sendingMtaIp: o.sourceAddress, failureReasonCode: failure.reason.slice(0, 200) };
+  const policy: ReportPolicy = o.policy ? { type: 'sts', string: policyLines(o.policy) } : { type: 'sts' };
+  const result = { type: FETCH_RESULT[failure.kind], failureReasonCode: failure.reason.slice(0, 200) };
   o.sink.recordTlsResult({ policyDomain: o.domain, policy, result });
 }
 
-function policyLines(p: ActiveStsPolicy, maxAge: number | undefined): string[] {
-  const lines = ['version: STSv1', `mode: ${p.mode}`, ...p.mx.map((m) => `mx: ${m}`)];
-  if (maxAge !== undefined) lines.push(`max_age: ${maxAge}`);
-  return lines;
+function policyLines(p: ActiveStsPolicy): string[] {
+  return ['version: STSv1', `mode: ${p.mode}`, ...p.mx.map((m) => `mx: ${m}`), `max_age: ${p.maxAge}`];
 }
 
 function reportPolicy(o: ReporterInput, target: Target): ReportPolicy {
@@ -89,5 +84,5 @@ function reportPolicy(o: ReporterInput, target: Target): ReportPolicy {
   const p = o.policy;
   if (!p || p.mode === 'none') return { type: 'no-policy-found' };
   const matched = p.mx.find((pattern) => o.sts?.mxAllowed({ mx: [pattern] }, mxHost));
-  return { type: 'sts', string: policyLines(p, o.maxAge), mxHost: matched ?? mxHost };
+  return { type: 'sts', string: policyLines(p), mxHost: matched ?? mxHost };
 }
