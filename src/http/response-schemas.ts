@@ -35,6 +35,9 @@ const map = { type: 'object' } as const;
 
 const deliveryType = { type: 'string', enum: ['live', 'sandbox'] } as const;
 const mailType = { type: 'string', enum: [...MAIL_TYPES] } as const;
+const eventType = { type: 'string', enum: [...EVENT_TYPES] } as const;
+/** A delivery attempt's outcome (DeliveryAttempt). */
+const attemptOutcome = { type: 'string', enum: ['delivered', 'deferred', 'bounced'] } as const;
 const tracking = obj({ links: bool, opens: bool });
 
 const channelDetail = obj({ id: uuid, name: str, deliveryType, tracking, createdAt: time, updatedAt: time });
@@ -85,10 +88,10 @@ const webhook = obj({
   payloadSigningKey: str,
   enabled: bool,
   additionalHeaders: list(obj({ name: str, value: str })),
-  events: list({ type: 'string', enum: [...EVENT_TYPES] }),
+  events: list(eventType),
   lastResponse: { oneOf: [obj({ statusCode: nullable(int), error: nullable(str), at: time }), { type: 'null' }] },
   lastDelivery: {
-    oneOf: [obj({ at: time, event: nullable({ type: 'string', enum: [...EVENT_TYPES] }), statusCode: nullable(int), error: nullable(str) }), { type: 'null' }],
+    oneOf: [obj({ at: time, event: nullable(eventType), statusCode: nullable(int), error: nullable(str) }), { type: 'null' }],
   },
   createdAt: time,
   updatedAt: time,
@@ -99,7 +102,7 @@ export const webhookBody = webhook;
 export const webhookPageBody = page(webhook);
 /** POST /webhooks/{id}/test (webhooks/service.ts TestOutcome); the route serializes with it too. */
 export const webhookTestBody = obj({
-  eventType: { type: 'string', enum: [...EVENT_TYPES] },
+  eventType,
   deliveryId: uuid,
   statusCode: nullable(int),
   error: nullable(str),
@@ -142,7 +145,7 @@ const event = obj({
   messageId: uuid,
   channelId: uuid,
   mailType,
-  eventType: { type: 'string', enum: [...EVENT_TYPES] },
+  eventType,
   timestamp: time,
   subject: str,
   recipients: list(str),
@@ -173,7 +176,7 @@ const deliveryAttempt = obj(
     smtpCode: int,
     enhancedCode: str,
     response: str,
-    outcome: { type: 'string', enum: ['delivered', 'deferred', 'bounced'] },
+    outcome: attemptOutcome,
     tls: bool,
     tlsDetail: obj({ protocol: str, cipher: str, verified: bool, verifyError: str, reason: str, dane: str }, ['protocol', 'cipher', 'verified', 'verifyError', 'reason', 'dane']),
     mtaSts: obj({ mode: { type: 'string', enum: ['enforce', 'testing', 'none'] }, id: str, failure: str }, ['failure']),
@@ -198,7 +201,7 @@ const messageDetails = obj(
     bcc: {},
     replyTo: {},
     tracking,
-    events: list(obj({ eventType: { type: 'string', enum: [...EVENT_TYPES] }, timestamp: time, recipients: list(str), details: {} }, ['details'])),
+    events: list(obj({ eventType, timestamp: time, recipients: list(str), details: {} }, ['details'])),
     text: {},
     html: {},
     body: str,
@@ -219,7 +222,7 @@ const messageDetails = obj(
 const lastReply = {
   oneOf: [
     obj(
-      { at: time, mx: str, smtpCode: int, enhancedCode: str, response: str, outcome: { type: 'string', enum: ['delivered', 'deferred', 'bounced'] } },
+      { at: time, mx: str, smtpCode: int, enhancedCode: str, response: str, outcome: attemptOutcome },
       ['mx', 'smtpCode', 'enhancedCode'],
     ),
     { type: 'null' },
