@@ -4,29 +4,19 @@
  * field error from the problem body beside its field, a row opening its message page; axe and
  * screenshots.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRig, type Rig } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useRig } from './harness.js';
 import { sendMail } from './mail-fixtures.js';
 
 const READER = 'paging-reader@inbox-demo.net';
 const COUNT = 30;
 
-let rig: Rig;
-
-beforeAll(async () => {
-  rig = await startRig();
-  const s = await rig.sender();
-  for (let i = 0; i < COUNT; i++) await sendMail(rig, s, { to: [{ email: READER }], subject: `paging ${String(i).padStart(2, '0')}`, tags: ['paging'] });
-  await sendMail(rig, s, { to: [{ email: 'someone-else@inbox-demo.net' }], subject: 'not paging' });
-  await rig.login();
-});
-
-afterAll(async () => {
-  await rig?.stop();
-});
-
-afterEach(() => {
-  rig.assertClean();
+const rig = useRig({
+  prepare: async (r) => {
+    const s = await r.sender();
+    for (let i = 0; i < COUNT; i++) await sendMail(r, s, { to: [{ email: READER }], subject: `paging ${String(i).padStart(2, '0')}`, tags: ['paging'] });
+    await sendMail(r, s, { to: [{ email: 'someone-else@inbox-demo.net' }], subject: 'not paging' });
+  },
 });
 
 const rows = () => rig.page.locator('table tbody tr');

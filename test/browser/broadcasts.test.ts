@@ -5,26 +5,17 @@
  * The daemon's delivery is off (harness), so a live channel's messages stay queued and its
  * broadcast keeps running until canceled; a sandbox channel's broadcast completes.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
-import { startRig, type Rig } from './harness.js';
+import { useRig } from './harness.js';
 
-let rig: Rig;
 let live: Sender;
 
-beforeAll(async () => {
-  rig = await startRig();
-  live = await setupSender(rig.t, rig.dns, { deliveryType: 'live' });
-  await rig.login();
-});
-
-afterAll(async () => {
-  await rig?.stop();
-});
-
-afterEach(() => {
-  rig.assertClean();
+const rig = useRig({
+  prepare: async (r) => {
+    live = await setupSender(r.t, r.dns, { deliveryType: 'live' });
+  },
 });
 
 async function broadcast(s: Sender, subject: string, to: string[]): Promise<string> {

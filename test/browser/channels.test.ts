@@ -3,23 +3,10 @@
  * shown beside its field, the linked domains, delete through the confirmation dialog; axe and
  * screenshots of the list and the detail page at both widths.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRig, type Rig } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useRig } from './harness.js';
 
-let rig: Rig;
-
-beforeAll(async () => {
-  rig = await startRig();
-  await rig.login();
-});
-
-afterAll(async () => {
-  await rig?.stop();
-});
-
-afterEach(() => {
-  rig.assertClean();
-});
+const rig = useRig();
 
 describe('dashboard channels', () => {
   it('shows an empty state that says what to do, then creates a channel from the form', async () => {

@@ -4,24 +4,14 @@
  * turn verified), rotate the key, relink channels, delete; no sideways scroll at 360 px; axe and
  * screenshots of the list and the detail page at both widths.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { publish, type DnsRecordJson } from '../support/sending.js';
-import { startRig, type Rig } from './harness.js';
+import { useRig } from './harness.js';
 
-let rig: Rig;
-
-beforeAll(async () => {
-  rig = await startRig();
-  await rig.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rig.t.url });
-  await rig.login();
-});
-
-afterAll(async () => {
-  await rig?.stop();
-});
-
-afterEach(() => {
-  rig.assertClean();
+const rig = useRig({
+  prepare: async (r) => {
+    await r.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: r.t.url });
+  },
 });
 
 const card = (label: string | RegExp) => rig.page.locator('.dns-record').filter({ has: rig.page.getByRole('heading', { level: 3, name: label }) });

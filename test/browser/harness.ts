@@ -8,15 +8,15 @@
  * - checkA11y() runs axe-core in the page: zero serious or critical violations;
  * - screenshot(name) writes test-output/browser/<name>-360.png and -1280.png (full page).
  *
- * A page test: `const rig = await startRig(); await rig.login(); await rig.visit('/channels');
- * await rig.checkA11y(); await rig.screenshot('channels'); ... await rig.stop()` with
- * `rig.assertClean()` in afterEach (test/browser/shell.test.ts shows the whole shape).
+ * A page test file: `const rig = useRig();` at the top (start, sign in, assertClean after each
+ * test, stop), then `await rig.visit('/channels'); await rig.checkA11y();
+ * await rig.screenshot('channels'); ...` (test/browser/channels.test.ts shows the whole shape).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -156,5 +156,28 @@ export async function startRig(daemonOverrides: Record<string, unknown> = {}): P
       await dns.close();
     },
   };
+  return rig;
+}
+
+/**
+ * The hooks every page test file has, once: before all its tests a rig is started (daemon
+ * overrides from `daemon`), `prepare` runs (seed data, permissions), then the rig signs in
+ * unless `login` is false; after each test assertClean(), after all stop(). The rig returned is
+ * filled in by that beforeAll, so the file's tests use it as `rig.page`, `rig.t` and so on.
+ */
+export function useRig(options: { daemon?: Record<string, unknown>; prepare?: (rig: Rig) => Promise<void>; login?: boolean } = {}): Rig {
+  const rig = {} as Rig;
+  beforeAll(async () => {
+    Object.assign(rig, await startRig(options.daemon));
+    await options.prepare?.(rig);
+    if (options.login !== false) await rig.login();
+  });
+  afterAll(async () => {
+    // Nothing to stop when startRig itself failed.
+    await rig.stop?.();
+  });
+  afterEach(() => {
+    rig.assertClean();
+  });
   return rig;
 }

@@ -4,25 +4,12 @@
  * a message opened with its rendered HTML and its simulated events (a delivery and a bounce);
  * axe and screenshots.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Sender } from '../support/sending.js';
-import { startRig, type Rig } from './harness.js';
+import { useRig } from './harness.js';
 import { sendMail } from './mail-fixtures.js';
 
-let rig: Rig;
-
-beforeAll(async () => {
-  rig = await startRig();
-  await rig.login();
-});
-
-afterAll(async () => {
-  await rig?.stop();
-});
-
-afterEach(() => {
-  rig.assertClean();
-});
+const rig = useRig();
 
 const inbox = () => rig.page.getByRole('region', { name: 'Inbox' });
 

@@ -2,23 +2,11 @@
  * The dashboard's shell in chromium: login through the form, the Overview's totals and daily
  * chart after sends, every navigation entry reachable, logout; axe and screenshots on each page.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait.js';
-import { startRig, type Rig } from './harness.js';
+import { useRig } from './harness.js';
 
-let rig: Rig;
-
-beforeAll(async () => {
-  rig = await startRig();
-});
-
-afterAll(async () => {
-  await rig?.stop();
-});
-
-afterEach(() => {
-  rig.assertClean();
-});
+const rig = useRig({ login: false });
 
 describe('dashboard shell', () => {
   it('shows the login page without a session, accessible at both widths', async () => {

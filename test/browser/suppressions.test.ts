@@ -3,24 +3,15 @@
  * pages, an address added through the form (an invalid one reported beside it), a field error
  * from the problem body, and a removal confirmed in the dialog; axe and screenshots.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRig, type Rig } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useRig } from './harness.js';
 
-let rig: Rig;
 let channelId: string;
 
-beforeAll(async () => {
-  rig = await startRig();
-  channelId = (await rig.sender()).channelId;
-  await rig.login();
-});
-
-afterAll(async () => {
-  await rig?.stop();
-});
-
-afterEach(() => {
-  rig.assertClean();
+const rig = useRig({
+  prepare: async (r) => {
+    channelId = (await r.sender()).channelId;
+  },
 });
 
 describe('suppressions page', () => {

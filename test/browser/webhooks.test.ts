@@ -4,28 +4,24 @@
  * the status and time), edit it, regenerate the signing key (shown with a copy button), show the
  * last delivery, delete; axe and screenshots of the list and the detail page at both widths.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { startRig, type Rig } from './harness.js';
+import { useRig } from './harness.js';
 
-let rig: Rig;
 let rx: WebhookReceiver;
 
+// Registered before useRig's hooks: the receiver starts before the rig and (after-hooks run in
+// reverse order) closes after it stops.
 beforeAll(async () => {
   rx = await startWebhookReceiver();
-  rig = await startRig({ 'webhooks.allowHttp': true, 'webhooks.allowPrivate': true, 'webhooks.timeoutMs': 2000 });
-  await rig.login();
 });
 
 afterAll(async () => {
-  await rig?.stop();
   await rx?.close();
 });
 
-afterEach(() => {
-  rig.assertClean();
-});
+const rig = useRig({ daemon: { 'webhooks.allowHttp': true, 'webhooks.allowPrivate': true, 'webhooks.timeoutMs': 2000 } });
 
 describe('dashboard webhooks', () => {
   it('creates a webhook from the form and sends a test event to the receiver', async () => {
