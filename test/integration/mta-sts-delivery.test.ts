@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tlsRptCounts } from '../../src/store/tls-rpt.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { startPolicyServer, type PolicyServer } from '../support/mta-sts-server.js';
+import { startPolicyServer, stsDeliverySettings, type PolicyServer } from '../support/mta-sts-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { firstAttempt as sendAndReadFirstAttempt, type Attempt } from '../support/attempts.js';
@@ -43,14 +43,7 @@ beforeAll(async () => {
   domainWith('sts-mismatch.test', 'mx.sts-good.test', '127.0.42.2', 'enforce', 'mail.elsewhere.test');
   domainWith('sts-refusing.test', 'mx.sts-refusing.test', '127.0.42.3', 'enforce', '*.sts-refusing.test');
   domainWith('sts-testing.test', 'mx.sts-testing.test', '127.0.42.3', 'testing', 'mail.elsewhere.test');
-  t = await startDaemon({
-    'dns.servers': [dns.address],
-    'delivery.enabled': true,
-    'delivery.port': good.port,
-    'delivery.allowPrivate': true,
-    'delivery.mtaSts.caFile': policies.caFile,
-    'delivery.mtaSts.httpsPort': policies.port,
-  });
+  t = await startDaemon(stsDeliverySettings(dns.address, policies, good.port));
   s = await setupSender(t, dns);
 });
 

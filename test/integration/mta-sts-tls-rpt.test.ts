@@ -12,7 +12,7 @@ import { buildReport, type TlsRptJson } from '../../src/tls-rpt/report.js';
 import { firstAttempt as sendAndReadFirstAttempt, type Attempt } from '../support/attempts.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { startPolicyServer, type PolicyServer } from '../support/mta-sts-server.js';
+import { startPolicyServer, stsDeliverySettings, type PolicyServer } from '../support/mta-sts-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
@@ -62,14 +62,7 @@ beforeAll(async () => {
   policies = await startPolicyServer();
   mx = await startMxServer({ address: '127.0.45.2', tlsOptions: policies.issue(MX_HOST) });
   dns.set(MX_HOST, 'A', ['127.0.45.2']);
-  t = await startDaemon({
-    'dns.servers': [dns.address],
-    'delivery.enabled': true,
-    'delivery.port': mx.port,
-    'delivery.allowPrivate': true,
-    'delivery.mtaSts.caFile': policies.caFile,
-    'delivery.mtaSts.httpsPort': policies.port,
-  });
+  t = await startDaemon(stsDeliverySettings(dns.address, policies, mx.port));
   s = await setupSender(t, dns);
 });
 

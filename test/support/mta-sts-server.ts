@@ -64,6 +64,22 @@ function testCa(dir: string): { ca: KeyPair; issue: (name: string, kind: CertKin
   return { ca: { key: read('ca.key'), cert: read('ca.pem') }, issue };
 }
 
+/**
+ * A test daemon's settings for delivery under MTA-STS: DNS from the test server at `dnsAddress`,
+ * MX hosts on loopback at `mxPort`, policies fetched from `policies` with its test CA trusted
+ * (delivery.mtaSts.caFile, which delivery also trusts for the MX certificates `issue` made).
+ */
+export function stsDeliverySettings(dnsAddress: string, policies: Pick<PolicyServer, 'caFile' | 'port'>, mxPort: number): Record<string, unknown> {
+  return {
+    'dns.servers': [dnsAddress],
+    'delivery.enabled': true,
+    'delivery.port': mxPort,
+    'delivery.allowPrivate': true,
+    'delivery.mtaSts.caFile': policies.caFile,
+    'delivery.mtaSts.httpsPort': policies.port,
+  };
+}
+
 export async function startPolicyServer(host = '127.0.0.1'): Promise<PolicyServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-mta-sts-'));
   const { issue } = testCa(dir);
