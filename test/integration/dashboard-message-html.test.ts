@@ -5,10 +5,9 @@
  * accounts and from other sites; remote images only with ?images=1.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { setupSender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 
@@ -92,8 +91,7 @@ describe('GET /dashboard/messages/{id}/html', () => {
   });
 
   it("refuses another account's session and key (403), as GET /activity/messages/{id} does", async () => {
-    const other = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-    const key = (await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token;
+    const { key } = await newAccount(t);
     const cookie = await login(key);
     const viaCookie = await frame(`/dashboard/messages/${messageId}/html`, { cookie });
     expect(viaCookie.status).toBe(403);

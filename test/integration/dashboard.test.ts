@@ -6,10 +6,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../src/sessions/service.js';
-import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey, revokeApiKey } from '../../src/store/api-keys.js';
 import { findDashboardSession } from '../../src/store/dashboard-sessions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { channelKey, newAccount } from '../support/domains.js';
 import { waitFor } from '../support/wait.js';
 
 const CSP =
@@ -46,11 +46,10 @@ function withCookie(cookie: string, method: string, path: string, o: { header?: 
 }
 
 async function secondAccount(): Promise<{ accountId: string; key: string; channelId: string }> {
-  const account = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-  const key = (await createApiKey(t.daemon.store, { accountId: account.id, channelId: null })).token;
+  const { accountId, key } = await newAccount(t);
   const ch = await t.api('POST', '/channels', { key, body: { name: 'B private', deliveryType: 'sandbox' } });
   expect(ch.status).toBe(200);
-  return { accountId: account.id, key, channelId: ch.body.id };
+  return { accountId, key, channelId: ch.body.id };
 }
 
 describe('dashboard files', () => {
@@ -112,8 +111,8 @@ describe('dashboard sessions', () => {
 
   it('refuses a channel key at login with account_key_required, and an unknown key with unauthorized', async () => {
     const ch = await t.api('POST', '/channels', { body: { name: 'keyed' } });
-    const channelKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: ch.body.id })).token;
-    const r = await t.api('POST', '/dashboard/session', { key: null, headers: DASH, body: { apiKey: channelKey } });
+    const key = await channelKey(t, t.accountId, ch.body.id);
+    const r = await t.api('POST', '/dashboard/session', { key: null, headers: DASH, body: { apiKey: key } });
     expect(r.status).toBe(403);
     expect(r.body).toMatchObject({ code: 'account_key_required', title: 'Account-level API key required' });
     expect(r.headers.get('set-cookie')).toBeNull();
