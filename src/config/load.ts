@@ -109,4 +109,3 @@ function assign(target: Record<string, unknown>, dotted: string, value: unknown)
   for (const part of parts.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
   node[parts[parts.length - 1]] = value;
 }
-

@@ -48,7 +48,7 @@ export const ERROR_CATALOGUE = {
   bad_request: { status: 400, title: 'Malformed request', smtp: { code: 501, enhanced: '5.5.4' } },
   unauthorized: { status: 401, title: 'Invalid credential', smtp: { code: 535, enhanced: '5.7.8' } },
   forbidden: { status: 403, title: 'Forbidden', smtp: { code: 550, enhanced: '5.7.1' } },
-  // --- the web dashboard's sessions (dashboard/sessions.ts); never answered over SMTP ---
+  // --- the web dashboard's sessions (sessions/service.ts); never answered over SMTP ---
   session_expired: { status: 401, title: 'Session expired', smtp: { code: 535, enhanced: '5.7.8' } },
   account_key_required: { status: 403, title: 'Account-level API key required', smtp: { code: 550, enhanced: '5.7.1' } },
   not_found: { status: 404, title: 'Not found', smtp: { code: 550, enhanced: '5.1.1' } },

@@ -2,7 +2,7 @@
  * Store verbs for the web dashboard's sessions. As with API keys only the SHA-256 of the token
  * is stored: the token is 256 random bits, so a fast hash suffices and a copy of the data folder
  * holds no usable session. A session names the account-level key it was opened with; the
- * service (dashboard/sessions.ts) ends it when that key is revoked or deleted.
+ * service (sessions/service.ts) ends it when that key is revoked or deleted.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Principal } from '../domain/types.js';

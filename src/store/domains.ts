@@ -103,7 +103,6 @@ export function storedDkimSelectors(store: Store, domainId: string): string[] {
   return [...dbsOf(store).dkimKeys.getKeys({ start: [domainId], end: [domainId, KEY_MAX] })].map((k) => (k as [string, string])[1]);
 }
 
-
 /**
  * The domain record; frozen, because the same object is handed to every reader until it changes.
  * Decoded records live in the store's cache (read-caches.ts) with the exact stored bytes they
