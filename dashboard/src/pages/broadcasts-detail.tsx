@@ -11,7 +11,8 @@ import { useAction } from '../components/use-action';
 import { Link } from '../router';
 import { useApi } from '../use-api';
 import { BroadcastFailures, BroadcastSuppressed } from './broadcasts-lists';
-import { percentOf, running, type Address, type BroadcastDetail } from './broadcasts-types';
+import { percentOf, running, type BroadcastDetail } from './broadcasts-types';
+import { formatAddress } from './message-types';
 
 /** How often a running broadcast's page asks again (GET /broadcasts/{id} reads counters, no scan). */
 const REFRESH_MS = 2_000;
@@ -108,8 +109,6 @@ function CancelButton(props: { path: string; onCanceled: (b: BroadcastDetail) =>
   );
 }
 
-const named = (a: Address) => (a.name ? `${a.name} <${a.email}>` : a.email);
-
 /** What was sent: the common part of every message (GET /broadcasts/{id} content and tracking). */
 function BroadcastContent(props: { b: BroadcastDetail }) {
   const { content, tracking } = props.b;
@@ -119,11 +118,11 @@ function BroadcastContent(props: { b: BroadcastDetail }) {
       <h2 id="content-title">Content</h2>
       <dl class="facts">
         <dt>From</dt>
-        <dd>{named(content.from)}</dd>
+        <dd>{formatAddress(content.from)}</dd>
         {content.replyTo && content.replyTo.length > 0 && (
           <>
             <dt>Reply to</dt>
-            <dd>{content.replyTo.map(named).join(', ')}</dd>
+            <dd>{content.replyTo.map(formatAddress).join(', ')}</dd>
           </>
         )}
         <dt>Subject template</dt>

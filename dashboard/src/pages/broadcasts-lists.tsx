@@ -4,7 +4,8 @@ import { DataTable } from '../components/data-table';
 import { Pager } from '../components/pager';
 import { ProblemBanner } from '../components/problem-banner';
 import { useApi } from '../use-api';
-import type { Address, BroadcastFailure } from './broadcasts-types';
+import type { BroadcastFailure } from './broadcasts-types';
+import type { Address } from './message-types';
 
 const LIMIT = 25;
 type Page<T> = { totalCount: number; results: T[] };

@@ -1,11 +1,8 @@
 /** The shapes of GET /broadcasts and GET /broadcasts/{id} (src/http/response-schemas.ts). */
+import type { Address } from './message-types';
+
 export type BroadcastStatus = 'accepted' | 'processing' | 'completed' | 'canceled';
 export const BROADCAST_STATUSES: BroadcastStatus[] = ['accepted', 'processing', 'completed', 'canceled'];
-
-export interface Address {
-  email: string;
-  name?: string;
-}
 
 export interface BroadcastSummary {
   id: string;

@@ -7,7 +7,7 @@ import { ProblemBanner } from '../components/problem-banner';
 import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
 import { deliveryOutcome, type Webhook } from './webhooks';
-import type { EventType } from './webhooks-form';
+import type { EventType } from './message-types';
 
 interface TestOutcome {
   eventType: EventType;

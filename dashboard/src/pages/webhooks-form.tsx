@@ -2,10 +2,7 @@ import { useState } from 'preact/hooks';
 import { Choice, ChoiceGroup } from '../components/choice-group';
 import { useChannelOptions } from '../components/channel-select';
 import { Field } from '../components/field';
-
-/** src/domain/types.ts EVENT_TYPES (the browser code does not import the daemon's). */
-export const EVENT_TYPES = ['accepted', 'processed', 'delivered', 'bounced', 'opened', 'clicked', 'complained', 'unsubscribed', 'resubscribed'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import { EVENT_TYPES, type EventType } from './message-types';
 
 export interface Header {
   name: string;

@@ -8,7 +8,8 @@ import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
 import { Link, navigate } from '../router';
 import { useApi } from '../use-api';
-import { NEW_WEBHOOK, WebhookForm, type EventType, type WebhookInput } from './webhooks-form';
+import type { EventType } from './message-types';
+import { NEW_WEBHOOK, WebhookForm, type WebhookInput } from './webhooks-form';
 
 export interface LastDelivery {
   at: string;
