@@ -1,4 +1,3 @@
-import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { CopyButton } from '../components/copy-button';
 import { DeleteButton } from '../components/delete-button';
@@ -6,7 +5,7 @@ import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
-import { useAction } from '../components/use-action';
+import { SaveStatus, useSave } from '../components/use-save';
 import { Link } from '../router';
 import { useApi } from '../use-api';
 import { ChannelForm, DELIVERY_HELP, type Channel, type ChannelInput } from './channels-form';
@@ -22,25 +21,18 @@ export function ChannelPage(props: { id: string }) {
   const path = `/channels/${encodeURIComponent(props.id)}`;
   const channel = useApi(() => api.get<Channel>(path), [props.id]);
   const domains = useApi(() => api.get<{ results: LinkedDomain[] }>('/domains', { channelIds: props.id, limit: 500 }), [props.id]);
-  const save = useAction();
-  const [saved, setSaved] = useState(false);
+  const save = useSave();
   const c = channel.data;
   if (!c) return <Loading title="Channel" error={channel.error} />;
   const submit = async (v: ChannelInput) => {
-    setSaved(false);
-    if (await save.run(() => api.patch<Channel>(path, v))) (setSaved(true), channel.reload());
+    if (await save.run(() => api.patch<Channel>(path, v))) channel.reload();
   };
   return (
     <>
       <PageHeader title={c.name} description={<DeliveryLine channel={c} />} actions={<DeleteChannel channel={c} />} />
       <section class="card page-section" aria-labelledby="channel-settings">
         <h2 id="channel-settings">Settings</h2>
-        <ProblemBanner error={save.error} />
-        {saved && (
-          <p class="banner banner-ok" role="status">
-            Saved.
-          </p>
-        )}
+        <SaveStatus save={save} />
         <ChannelForm key={c.updatedAt} initial={c} submitLabel="Save changes" busy={save.busy} error={save.error} onSubmit={submit} />
       </section>
       <section class="page-section" aria-labelledby="channel-domains">

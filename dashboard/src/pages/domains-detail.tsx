@@ -6,6 +6,7 @@ import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
+import { SaveStatus, useSave } from '../components/use-save';
 import { useApi } from '../use-api';
 import { Loading } from './channels-detail';
 import type { DomainSummary } from './domains';
@@ -92,22 +93,15 @@ function Warnings(props: { warnings?: SetupWarning[] }) {
 /** The channels that send from the domain (PATCH /domains/{id} channelIds). */
 function DomainChannels(props: { domain: Domain; onSaved: () => void }) {
   const [ids, setIds] = useState(props.domain.channels.filter((c) => !c.deleted).map((c) => c.id));
-  const save = useAction();
-  const [saved, setSaved] = useState(false);
+  const save = useSave();
   const submit = async (e: Event) => {
     e.preventDefault();
-    setSaved(false);
-    if (await save.run(() => api.patch(`/domains/${props.domain.id}`, { channelIds: ids }))) (setSaved(true), props.onSaved());
+    if (await save.run(() => api.patch(`/domains/${props.domain.id}`, { channelIds: ids }))) props.onSaved();
   };
   return (
     <section class="card page-section" aria-labelledby="domain-channels">
       <h2 id="domain-channels">Channels</h2>
-      <ProblemBanner error={save.error} />
-      {saved && (
-        <p class="banner banner-ok" role="status">
-          Saved.
-        </p>
-      )}
+      <SaveStatus save={save} />
       <form class="settings-form" onSubmit={submit}>
         <ChannelPicker value={ids} onChange={setIds} error={save.error} />
         <div class="actions">

@@ -1,10 +1,8 @@
-import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { PageHeader } from '../components/page-header';
-import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
-import { useAction } from '../components/use-action';
+import { SaveStatus, useSave } from '../components/use-save';
 import { useApi } from '../use-api';
 import { Loading } from './channels-detail';
 import { deliveryOutcome, type Webhook } from './webhooks';
@@ -15,13 +13,11 @@ import { WebhookForm, type WebhookInput } from './webhooks-form';
 export function WebhookPage(props: { id: string }) {
   const path = `/webhooks/${encodeURIComponent(props.id)}`;
   const hook = useApi(() => api.get<Webhook>(path), [props.id]);
-  const save = useAction();
-  const [saved, setSaved] = useState(false);
+  const save = useSave();
   const w = hook.data;
   if (!w) return <Loading title="Webhook" error={hook.error} />;
   const submit = async (v: WebhookInput) => {
-    setSaved(false);
-    if (await save.run(() => api.patch<Webhook>(path, v))) (setSaved(true), hook.reload());
+    if (await save.run(() => api.patch<Webhook>(path, v))) hook.reload();
   };
   return (
     <>
@@ -33,12 +29,7 @@ export function WebhookPage(props: { id: string }) {
       </section>
       <section class="card page-section" aria-labelledby="wh-settings">
         <h2 id="wh-settings">Settings</h2>
-        <ProblemBanner error={save.error} />
-        {saved && (
-          <p class="banner banner-ok" role="status">
-            Saved.
-          </p>
-        )}
+        <SaveStatus save={save} />
         <WebhookForm key={w.updatedAt} initial={w} submitLabel="Save changes" busy={save.busy} error={save.error} onSubmit={submit} />
       </section>
       <SigningKey webhook={w} onRegenerated={hook.reload} />
