@@ -1,6 +1,7 @@
 import { api } from '../api';
 import { CopyButton } from '../components/copy-button';
 import { DeleteButton } from '../components/delete-button';
+import { Loading } from '../components/loading-page';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
@@ -54,16 +55,6 @@ export function ChannelPage(props: { id: string }) {
           <RelativeTime at={c.updatedAt} />
         </dd>
       </dl>
-    </>
-  );
-}
-
-/** The page while the item loads, or its error (a 404 says the item is gone). */
-export function Loading(props: { title: string; error: unknown }) {
-  return (
-    <>
-      <PageHeader title={props.title} />
-      {props.error ? <ProblemBanner error={props.error} /> : <p class="muted" aria-busy="true">Loading…</p>}
     </>
   );
 }

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { CopyButton } from '../components/copy-button';
+import { Loading } from '../components/loading-page';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
@@ -8,7 +9,6 @@ import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
 import { SaveStatus, useSave } from '../components/use-save';
 import { useApi } from '../use-api';
-import { Loading } from './channels-detail';
 import type { DomainSummary } from './domains';
 import { DeleteDomain, RotateKey, VerifySummary } from './domains-actions';
 import { ChannelPicker } from './domains-form';

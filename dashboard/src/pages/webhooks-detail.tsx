@@ -1,10 +1,10 @@
 import { api } from '../api';
+import { Loading } from '../components/loading-page';
 import { PageHeader } from '../components/page-header';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
 import { SaveStatus, useSave } from '../components/use-save';
 import { useApi } from '../use-api';
-import { Loading } from './channels-detail';
 import { deliveryOutcome, type Webhook } from './webhooks';
 import { DeleteWebhook, SigningKey, TestEvent } from './webhooks-actions';
 import { WebhookForm, type WebhookInput } from './webhooks-form';
