@@ -42,25 +42,48 @@ export interface DkimSignatureInput {
 // relaxed/relaxed survives the whitespace changes and re-folding relays do (RFC 6376 3.4).
 const CANONICALIZATION = 'relaxed/relaxed';
 
+/** A message's parsed header fields and relaxed body hash: what every signature of it is made from. */
+export interface HashedMessage {
+  headers: ParsedHeaders;
+  bodyHash: string;
+}
+
 /**
- * The DKIM-Signature field, folded, without a trailing CRLF; null when the message has no
- * header/body separator (mailauth signs nothing then either).
+ * Parses the message and hashes its body once, so that several signatures of it (an ed25519 key
+ * and its RSA companion, RFC 8463 3: same canonicalization, same body hash) cost one pass; null
+ * when the message has no header/body separator (mailauth signs nothing then either).
+ */
+export async function hashForSigning(message: Buffer): Promise<HashedMessage | null> {
+  const split = new HeaderAndBodyHash();
+  await tools.writeToStream(split, message);
+  return split.result;
+}
+
+/**
+ * The DKIM-Signature field of a hashed message, folded, without a trailing CRLF.
  * @throws Error when the key is not of the given algorithm.
  */
-export async function dkimSignature(input: DkimSignatureInput): Promise<string | null> {
-  const split = new HeaderAndBodyHash();
-  await tools.writeToStream(split, input.message);
-  if (!split.result) return null;
+export function signHashed(hashed: HashedMessage, input: Omit<DkimSignatureInput, 'message'>): string {
   const keyType = input.key.asymmetricKeyType;
   if (keyType !== input.algorithm) {
     // mailauth's wording, so callers and logs see the same reason as before.
     throw new Error(`Invalid key type: "${keyType}" (expecting "${input.algorithm}")`);
   }
-  return signFields(input, split.result.headers, split.result.bodyHash);
+  return signFields(input, hashed.headers, hashed.bodyHash);
+}
+
+/**
+ * The DKIM-Signature field, folded, without a trailing CRLF; null when the message has no
+ * header/body separator.
+ * @throws Error when the key is not of the given algorithm.
+ */
+export async function dkimSignature(input: DkimSignatureInput): Promise<string | null> {
+  const hashed = await hashForSigning(input.message);
+  return hashed && signHashed(hashed, input);
 }
 
 /** RFC 6376 3.7 and 5.5: hash the signed fields plus the new field with an empty b=, sign. */
-function signFields(input: DkimSignatureInput, headers: ParsedHeaders, bodyHash: string): string {
+function signFields(input: Omit<DkimSignatureInput, 'message'>, headers: ParsedHeaders, bodyHash: string): string {
   const algorithm = `${input.algorithm}-sha256`;
   const signingLines = oversigned(tools.getSigningHeaderLines(headers.parsed, input.headerList), headers, input);
   const { canonicalizedHeader, dkimHeaderOpts } = generateCanonicalizedHeader('DKIM', signingLines, {
@@ -85,7 +108,7 @@ function signFields(input: DkimSignatureInput, headers: ParsedHeaders, bodyHash:
  * string, so appending one more name for each field to protect changes nothing in the signed
  * data today, but makes a verifier, which takes fields bottom-up, hash an added copy too.
  */
-function oversigned(lines: SigningLines, headers: ParsedHeaders, input: DkimSignatureInput): SigningLines {
+function oversigned(lines: SigningLines, headers: ParsedHeaders, input: Omit<DkimSignatureInput, 'message'>): SigningLines {
   const present = new Set(headers.parsed.map((h) => h.key));
   const extra = [...(input.oversign ?? []), ...(input.oversignPresent ?? []).filter((name) => present.has(name.toLowerCase()))];
   if (extra.length === 0) return lines;
@@ -99,7 +122,7 @@ type SigningLines = ReturnType<typeof tools.getSigningHeaderLines>;
  * the body with relaxed canonicalization (RFC 6376 3.4.4) as it streams past.
  */
 class HeaderAndBodyHash extends MessageParser {
-  result: { headers: ParsedHeaders; bodyHash: string } | null = null;
+  result: HashedMessage | null = null;
   private hasher: BodyHasher | null = null;
 
   override async messageHeaders(): Promise<void> {

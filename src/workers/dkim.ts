@@ -6,7 +6,7 @@
  */
 import crypto from 'node:crypto';
 import { DkimKeyCache } from './dkim-keys.js';
-import { dkimSignature, type DkimAlgorithm } from './dkim-signature.js';
+import { hashForSigning, signHashed, type DkimAlgorithm, type HashedMessage } from './dkim-signature.js';
 import { TaskError } from './errors.js';
 
 export type { DkimAlgorithm };
@@ -122,18 +122,21 @@ export class DkimSigner {
     const raw = typeof input.raw === 'string' ? Buffer.from(input.raw) : input.raw;
     // The t= value mailauth writes by default (the current second, rounded).
     const signTime = new Date(Math.round(Date.now() / 1000) * 1000);
-    const own = await this.signature(raw, input, input.domain, signTime);
-    const companion = input.rsaCompanion && (await this.signature(raw, input.rsaCompanion, input.domain, signTime));
+    // One parse and body hash serves both signatures (same canonicalization and hash).
+    const hashed = await hashForSigning(raw).catch((err: unknown) => {
+      throw signingFailure(`${input.selector}._domainkey.${input.domain}`, err);
+    });
+    const own = this.signature(hashed, input, input.domain, signTime);
+    const companion = input.rsaCompanion && this.signature(hashed, input.rsaCompanion, input.domain, signTime);
     return Buffer.concat([...(companion ? [Buffer.from(companion)] : []), Buffer.from(own), raw]);
   }
 
-  /** One DKIM-Signature field with its CRLF. */
-  private async signature(raw: Buffer, key: Pick<SignInput, 'selector' | 'algorithm' | 'privateKeyPem'>, domain: string, signTime: Date): Promise<string> {
+  /** One DKIM-Signature field with its CRLF; hashed is null for a message without a header/body separator. */
+  private signature(hashed: HashedMessage | null, key: Pick<SignInput, 'selector' | 'algorithm' | 'privateKeyPem'>, domain: string, signTime: Date): string {
     const where = `${key.selector}._domainkey.${domain}`;
     let header: string | null;
     try {
-      header = await dkimSignature({
-        message: raw,
+      header = hashed && signHashed(hashed, {
         domain,
         selector: key.selector,
         algorithm: key.algorithm,
@@ -144,12 +147,16 @@ export class DkimSigner {
         signTime,
       });
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      throw new TaskError('internal_error', `DKIM signing for ${where} failed: ${reason}`, undefined, { cause: err });
+      throw signingFailure(where, err);
     }
     if (!header) throw new TaskError('internal_error', `DKIM signing for ${where} failed: no signature was produced`);
     return header.trim() + '\r\n';
   }
+}
+
+function signingFailure(where: string, err: unknown): TaskError {
+  const reason = err instanceof Error ? err.message : String(err);
+  return new TaskError('internal_error', `DKIM signing for ${where} failed: ${reason}`, undefined, { cause: err });
 }
 
 /**
