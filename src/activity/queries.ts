@@ -4,7 +4,7 @@
  * server, as the page queries keep a cache of counts.
  */
 import { AppError } from '../domain/errors.js';
-import { splitMessage } from '../domain/raw-headers.js';
+import { splitMessage, unfoldedUtf8Value } from '../domain/raw-headers.js';
 import type { DeliveryAttempt, DeliveryType, EventRecord, MessageRecord, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { ActivityQueries, type ActivityFilter, type ActivityPage } from '../store/activity-query.js';
@@ -106,11 +106,7 @@ export class ActivityReads {
  */
 export function headerFieldsOf(raw: Buffer): HeaderFieldValue[] {
   const { fields } = splitMessage(raw.subarray(0, HEADER_BLOCK_MAX_BYTES));
-  return fields.slice(0, HEADER_FIELDS_MAX).map((f) => {
-    const text = Buffer.from(f.raw, 'latin1').toString('utf8');
-    const colon = text.indexOf(':');
-    return { name: f.name, value: colon < 0 ? '' : text.slice(colon + 1).replace(/\r?\n(?=[ \t])/g, '').trim() };
-  });
+  return fields.slice(0, HEADER_FIELDS_MAX).map((f) => ({ name: f.name, value: unfoldedUtf8Value(f).trim() }));
 }
 
 /**

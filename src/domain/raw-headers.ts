@@ -51,6 +51,17 @@ export function joinMessage(m: SplitMessage): Buffer {
   return Buffer.concat([Buffer.from(head, 'latin1'), m.body]);
 }
 
+/**
+ * A field's value after its colon, unfolded (RFC 5322 2.2.3: a line break before white space is
+ * removed) and with its bytes read as UTF-8 (RFC 6532; splitMessage reads header bytes as latin1);
+ * '' for a line without a colon.
+ */
+export function unfoldedUtf8Value(f: HeaderField): string {
+  const colon = f.raw.indexOf(':');
+  if (colon < 0) return '';
+  return Buffer.from(f.raw.slice(colon + 1), 'latin1').toString('utf8').replace(/\r?\n(?=[ \t])/g, '');
+}
+
 /** The unfolded value of the first field with this name (case-insensitive). */
 export function fieldValue(m: SplitMessage, name: string): string | undefined {
   const f = m.fields.find((x) => x.name.toLowerCase() === name.toLowerCase());

@@ -10,7 +10,7 @@
 import libmime from 'libmime';
 import { normalizeEmail, type Address } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
-import type { SplitMessage } from '../domain/raw-headers.js';
+import { unfoldedUtf8Value, type SplitMessage } from '../domain/raw-headers.js';
 import type { Channel } from '../domain/types.js';
 import { parseMailboxList } from './mailbox-list.js';
 import { senderSigningDomain } from './sender.js';
@@ -67,7 +67,7 @@ function originatorField(msg: SplitMessage, name: string): string[] {
     if (/^[^:]*[ \t]:/.test(f.raw)) throw new AppError('validation_failed', `${name} header: white space before the colon is obsolete syntax and not accepted`);
   }
   // Header bytes were read as latin1; UTF-8 addresses and names (RFC 6532) are decoded here.
-  return fields.map((f) => Buffer.from(f.raw.slice(f.raw.indexOf(':') + 1), 'latin1').toString('utf8').replace(/\r?\n(?=[ \t])/g, ''));
+  return fields.map(unfoldedUtf8Value);
 }
 
 function addresses(field: string, value: string): Address[] {
