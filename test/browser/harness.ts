@@ -161,14 +161,15 @@ export async function startRig(daemonOverrides: Record<string, unknown> = {}): P
 
 /**
  * The hooks every page test file has, once: before all its tests a rig is started (daemon
- * overrides from `daemon`), `prepare` runs (seed data, permissions), then the rig signs in
+ * overrides from `daemon`, a function when they need what an earlier beforeAll started, such as
+ * an MX server's port), `prepare` runs (seed data, permissions), then the rig signs in
  * unless `login` is false; after each test assertClean(), after all stop(). The rig returned is
  * filled in by that beforeAll, so the file's tests use it as `rig.page`, `rig.t` and so on.
  */
-export function useRig(options: { daemon?: Record<string, unknown>; prepare?: (rig: Rig) => Promise<void>; login?: boolean } = {}): Rig {
+export function useRig(options: { daemon?: Record<string, unknown> | (() => Record<string, unknown>); prepare?: (rig: Rig) => Promise<void>; login?: boolean } = {}): Rig {
   const rig = {} as Rig;
   beforeAll(async () => {
-    Object.assign(rig, await startRig(options.daemon));
+    Object.assign(rig, await startRig(typeof options.daemon === 'function' ? options.daemon() : options.daemon));
     await options.prepare?.(rig);
     if (options.login !== false) await rig.login();
   });

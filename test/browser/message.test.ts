@@ -5,41 +5,41 @@
  * not requested until "Load remote images" is clicked; axe and screenshots.
  */
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
-import { SCREENSHOT_DIR, startRig, type Rig } from './harness.js';
+import { SCREENSHOT_DIR, useRig } from './harness.js';
 import { sendMail, startPixelServer, type PixelServer } from './mail-fixtures.js';
 
 const RCPT_DOMAIN = 'harbor-post.org';
 const MX_ADDRESS = '127.0.31.2';
 
-let rig: Rig;
 let mx: MxServer;
 let pixels: PixelServer;
 let sandbox: Sender;
 let live: Sender;
 
+// Registered before useRig's hooks: the servers start before the rig and (after-hooks run in
+// reverse order) close after it stops.
 beforeAll(async () => {
   pixels = await startPixelServer();
   mx = await startMxServer({ address: MX_ADDRESS });
-  rig = await startRig({ 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
-  rig.dns.set(RCPT_DOMAIN, 'MX', [{ priority: 10, exchange: `mx.${RCPT_DOMAIN}` }]);
-  rig.dns.set(`mx.${RCPT_DOMAIN}`, 'A', [MX_ADDRESS]);
-  sandbox = await rig.sender();
-  live = await setupSender(rig.t, rig.dns, { deliveryType: 'live' });
-  await rig.login();
 });
 
 afterAll(async () => {
-  await rig?.stop();
   await mx?.close();
   await pixels?.close();
 });
 
-afterEach(() => {
-  rig.assertClean();
+const rig = useRig({
+  daemon: () => ({ 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true }),
+  prepare: async (r) => {
+    r.dns.set(RCPT_DOMAIN, 'MX', [{ priority: 10, exchange: `mx.${RCPT_DOMAIN}` }]);
+    r.dns.set(`mx.${RCPT_DOMAIN}`, 'A', [MX_ADDRESS]);
+    sandbox = await r.sender();
+    live = await setupSender(r.t, r.dns, { deliveryType: 'live' });
+  },
 });
 
 describe('message page', () => {

@@ -5,35 +5,35 @@
  * page lists the messages; Retry makes one due now (another attempt, another 451); Drop, after
  * the dialog, ends one (a bounced event, gone from the queue).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
-import { startRig, type Rig } from './harness.js';
+import { useRig } from './harness.js';
 
 const DEST = 'slow-harbor.net';
 const GREYLIST = { code: 451, message: '4.7.1 Greylisted, try again later' };
 
-let rig: Rig;
 let mx: MxServer;
 let live: Sender;
 
+// Registered before useRig's hooks: the MX server starts before the rig and (after-hooks run in
+// reverse order) closes after it stops.
 beforeAll(async () => {
   mx = await startMxServer({ address: '127.0.32.2', starttls: false });
-  rig = await startRig({ 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
-  rig.dns.set(DEST, 'MX', [{ priority: 10, exchange: `mx.${DEST}` }]);
-  rig.dns.set(`mx.${DEST}`, 'A', ['127.0.32.2']);
-  live = await setupSender(rig.t, rig.dns, { deliveryType: 'live' });
-  await rig.login();
 });
 
 afterAll(async () => {
-  await rig?.stop();
   await mx?.close();
 });
 
-afterEach(() => {
-  rig.assertClean();
+const rig = useRig({
+  daemon: () => ({ 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true }),
+  prepare: async (r) => {
+    r.dns.set(DEST, 'MX', [{ priority: 10, exchange: `mx.${DEST}` }]);
+    r.dns.set(`mx.${DEST}`, 'A', ['127.0.32.2']);
+    live = await setupSender(r.t, r.dns, { deliveryType: 'live' });
+  },
 });
 
 async function send(to: string, subject: string): Promise<string> {
