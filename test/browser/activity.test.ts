@@ -84,7 +84,14 @@ describe('activity page', () => {
     try {
       await rig.visit(`/activity?recipient=${encodeURIComponent(READER)}&eventTypes=accepted&limit=25`);
       await page.getByText(`Showing 25 of ${COUNT} events`).waitFor();
-      await page.getByRole('button', { name: 'Load more events' }).click();
+      // The next page by scrolling: a click on Load more raced the list's own loader, which the
+      // click's scroll into view set off (the button was replaced, then gone, and the click waited).
+      await expect
+        .poll(async () => {
+          await page.mouse.wheel(0, 5000);
+          return rows().count();
+        })
+        .toBe(COUNT);
       await page.getByText(`Showing ${COUNT} of ${COUNT} events`).waitFor();
       // Short but partial: more may follow, so the list asks once more (and that empty page ends it).
       await expect.poll(() => asked.length).toBe(3);
