@@ -10,10 +10,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionCache } from '../../src/delivery/connection-cache.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import { deliverOverSmtp, type SmtpConnectionCache } from '../../src/delivery/smtp-client.js';
-import { DnsResolver } from '../../src/dns/resolver.js';
+import type { DnsResolver } from '../../src/dns/resolver.js';
 import { getMessage } from '../../src/store/messages.js';
 import { deliveryConfig, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { startDnsServer } from '../support/dns-server.js';
+import { startDnsServer, testResolver } from '../support/dns-server.js';
 import { testCert } from '../support/tls-cert.js';
 import { waitFor } from '../support/wait.js';
 
@@ -283,8 +283,7 @@ describe('connection reuse in the DeliveryService', () => {
     stopDns = () => dns.close();
     dns.set('reuse.test', 'MX', ['10 mx.reuse.test']);
     dns.set('mx.reuse.test', 'A', [sink.address]);
-    resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
-    resolver.start();
+    resolver = testResolver(dns);
     t = await openTestStore();
     service = new DeliveryService({
       store: t.store,

@@ -6,14 +6,14 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
-import { DnsResolver } from '../../src/dns/resolver.js';
+import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { EventRecord } from '../../src/domain/types.js';
 import { countHardDnsFailureInTxn, DNS_FAILURE_SUPPRESS_AFTER, DNS_FAILURE_WINDOW_MS, hardDnsFailures } from '../../src/store/dns-failures.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { ACCOUNT, CHANNEL, deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { waitFor } from '../support/wait.js';
 
 let dns: TestDns;
@@ -23,8 +23,7 @@ let service: DeliveryService | undefined;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
-  resolver.start();
+  resolver = testResolver(dns);
 });
 
 afterAll(async () => {

@@ -5,13 +5,13 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
-import { DnsResolver } from '../../src/dns/resolver.js';
+import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { EventRecord } from '../../src/domain/types.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, startMxServers, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
 
@@ -26,8 +26,7 @@ const DEAD = '127.0.10.9'; // nothing listens here: connection refused
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
-  resolver.start();
+  resolver = testResolver(dns);
   [mx1, mx2] = await startMxServers(['127.0.10.2', '127.0.10.3']);
   plain = await startMxServer({ address: '127.0.10.4', port: mx1.port, starttls: false });
   dns.set('mx1.example.test', 'A', ['127.0.10.2']);

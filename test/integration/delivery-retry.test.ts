@@ -4,7 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryService, type DeliveryServiceOptions } from '../../src/delivery/dispatcher.js';
-import { DnsResolver } from '../../src/dns/resolver.js';
+import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { EventRecord } from '../../src/domain/types.js';
 import { eventsOfMessage } from '../../src/store/events.js';
@@ -12,7 +12,7 @@ import { getMessage } from '../../src/store/messages.js';
 import { leaseDueJobs } from '../../src/store/queue.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
@@ -29,8 +29,7 @@ const services: DeliveryService[] = [];
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
-  resolver.start();
+  resolver = testResolver(dns);
   mx = await startMxServer({ address: '127.0.20.2' });
   // Holds every DATA reply for 10 s: an attempt still running at shutdown.
   slow = await startMxServer({ address: '127.0.20.3', port: mx.port, dataDelayMs: 10_000 });

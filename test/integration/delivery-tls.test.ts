@@ -7,11 +7,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { destinationKey } from '../../src/delivery/connection-cache.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
-import { DnsResolver } from '../../src/dns/resolver.js';
+import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { getMessage } from '../../src/store/messages.js';
 import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
 
@@ -24,8 +24,7 @@ let service: DeliveryService | undefined;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
-  resolver.start();
+  resolver = testResolver(dns);
   refusing = await startMxServer({ address: '127.0.41.2', starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
   // OpenSSL 3 speaks TLS 1.0 only at security level 0, on both ends.
   tls10 = await startMxServer({ address: '127.0.41.3', port: refusing.port, tlsOptions: { minVersion: 'TLSv1', maxVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' } });

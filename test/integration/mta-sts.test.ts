@@ -4,11 +4,11 @@
  * address of mta-sts.<domain>; cached in a real store.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DnsResolver } from '../../src/dns/resolver.js';
+import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
 import { FETCH_RETRY_MS, MtaStsPolicies, type ActiveStsPolicy, type MtaStsConfig } from '../../src/mta-sts/cache.js';
 import { openTestStore, type TestStore } from '../support/delivery.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startPolicyServer, type PolicyServer } from '../support/mta-sts-server.js';
 
 let dns: TestDns;
@@ -22,8 +22,7 @@ let logLines: string[] = [];
 beforeAll(async () => {
   dns = await startDnsServer();
   // Uncached, so a TXT record the test changes is seen at the next lookup.
-  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
-  resolver.start();
+  resolver = testResolver(dns);
   server = await startPolicyServer();
 });
 

@@ -2,16 +2,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AddressPolicy } from '../../src/delivery/address-policy.js';
 import { MxResolver } from '../../src/delivery/mx.js';
-import { DnsResolver } from '../../src/dns/resolver.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import type { DnsResolver } from '../../src/dns/resolver.js';
+import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 
 let dns: TestDns;
 let resolver: DnsResolver;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
-  resolver.start();
+  resolver = testResolver(dns);
 });
 
 afterAll(async () => {

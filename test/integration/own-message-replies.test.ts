@@ -5,12 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
-import { DnsResolver } from '../../src/dns/resolver.js';
+import type { DnsResolver } from '../../src/dns/resolver.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { CHANNEL, deliveryConfig, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
 
@@ -22,8 +22,7 @@ let service: DeliveryService;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
-  resolver.start();
+  resolver = testResolver(dns);
   mx = await startMxServer({ address: '127.0.30.2', maxLineLength: 998 });
   dns.set('mx.strict.test', 'A', ['127.0.30.2']);
   dns.set('strict.test', 'MX', ['10 mx.strict.test']);

@@ -6,10 +6,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
-import { DnsResolver } from '../../src/dns/resolver.js';
+import type { DnsResolver } from '../../src/dns/resolver.js';
 import { getMessage } from '../../src/store/messages.js';
 import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
 
@@ -20,8 +20,7 @@ let service: DeliveryService | undefined;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1 });
-  resolver.start();
+  resolver = testResolver(dns, { cache: true });
 });
 
 afterAll(async () => {

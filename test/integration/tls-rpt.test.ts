@@ -5,13 +5,13 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DnsResolver } from '../../src/dns/resolver.js';
+import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
 import { tlsRptCounts, tlsRptReport } from '../../src/store/tls-rpt.js';
 import { TlsRptService, type TlsRptConfig } from '../../src/tls-rpt/service.js';
 import type { TlsResultInput } from '../../src/tls-rpt/types.js';
 import { openTestStore, type TestStore } from '../support/delivery.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startReportServer, type ReportServer } from '../support/tls-rpt-server.js';
 
@@ -28,8 +28,7 @@ const sts = { type: 'sts' as const, string: ['version: STSv1', 'mode: enforce', 
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, cacheMaxEntries: 0 });
-  resolver.start();
+  resolver = testResolver(dns);
   server = await startReportServer();
 });
 

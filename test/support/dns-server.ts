@@ -28,6 +28,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import dns2 from 'dns2';
+import { DnsResolver } from '../../src/dns/resolver.js';
 
 const { Packet } = dns2;
 
@@ -277,6 +278,17 @@ export async function startDnsServer(): Promise<TestDns> {
       return closed;
     },
   };
+}
+
+/**
+ * A started DnsResolver that asks `dns` alone, gives up quickly (500 ms, one try) and keeps no
+ * cache, so every lookup sees the records as the test last set them (`cache: true`: the default
+ * cache, as the daemon's delivery resolver has). The test stop()s it.
+ */
+export function testResolver(dns: Pick<TestDns, 'address'>, o: { cache?: boolean } = {}): DnsResolver {
+  const resolver = new DnsResolver({ servers: [dns.address], timeoutMs: 500, tries: 1, ...(o.cache ? {} : { cacheMaxEntries: 0 }) });
+  resolver.start();
+  return resolver;
 }
 
 type Handler = (request: DnsPacket, send: (response: DnsPacket) => Promise<Buffer>) => void;
