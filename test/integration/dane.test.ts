@@ -24,7 +24,7 @@ afterAll(async () => {
 beforeEach(() => {
   dns.clear();
   dns.queries.length = 0;
-  dns.signed('dane.test');
+  dns.signed('dane-mail.net');
   dns.set(DANE_MX, 'A', ['127.0.0.1']);
   dns.set(`_25._tcp.${DANE_MX}`, 'TLSA', [tlsaText(3, 1, 1, certs.leaf)]);
 });
@@ -43,9 +43,9 @@ describe('TLSA lookup (RFC 7672 2.2)', () => {
 
   it('answers without AD (unsigned zone): insecure, opportunistic, TLSA records ignored', async () => {
     dns.clear();
-    dns.set('mx.plain.test', 'A', ['127.0.0.1']);
-    dns.set('_25._tcp.mx.plain.test', 'TLSA', [tlsaText(3, 1, 1, certs.leaf)]);
-    const result = await lookup().tlsaFor('mx.plain.test');
+    dns.set('mx.plain-mail.net', 'A', ['127.0.0.1']);
+    dns.set('_25._tcp.mx.plain-mail.net', 'TLSA', [tlsaText(3, 1, 1, certs.leaf)]);
+    const result = await lookup().tlsaFor('mx.plain-mail.net');
     expect(result).toMatchObject({ kind: 'insecure' });
     expect(tlsRequirement(result)).toBe('opportunistic');
     // RFC 7672 2.2.2: no TLSA lookup for a host whose address records are insecure.
@@ -79,9 +79,9 @@ describe('TLSA lookup (RFC 7672 2.2)', () => {
   });
 
   it('an address CNAME: TLSA at the expanded name first, both names are reference identifiers', async () => {
-    dns.set('alias.dane.test', 'CNAME', [DANE_MX]);
-    const result = await lookup().tlsaFor('alias.dane.test');
-    expect(result).toMatchObject({ kind: 'dane', tlsaBase: DANE_MX, names: [DANE_MX, 'alias.dane.test'] });
+    dns.set('alias.dane-mail.net', 'CNAME', [DANE_MX]);
+    const result = await lookup().tlsaFor('alias.dane-mail.net');
+    expect(result).toMatchObject({ kind: 'dane', tlsaBase: DANE_MX, names: [DANE_MX, 'alias.dane-mail.net'] });
   });
 
   it('results are cached for the answer TTL', async () => {
@@ -93,11 +93,11 @@ describe('TLSA lookup (RFC 7672 2.2)', () => {
 
   it('an unsigned MX host is cached as insecure: the second lookup sends no query', async () => {
     dns.clear();
-    dns.set('mx.plain.test', 'A', ['127.0.0.1']);
+    dns.set('mx.plain-mail.net', 'A', ['127.0.0.1']);
     const dane = lookup();
-    expect(await dane.tlsaFor('mx.plain.test')).toMatchObject({ kind: 'insecure' });
+    expect(await dane.tlsaFor('mx.plain-mail.net')).toMatchObject({ kind: 'insecure' });
     dns.queries.length = 0;
-    expect(await dane.tlsaFor('mx.plain.test')).toMatchObject({ kind: 'insecure' });
+    expect(await dane.tlsaFor('mx.plain-mail.net')).toMatchObject({ kind: 'insecure' });
     expect(dns.queries).toEqual([]);
   });
 

@@ -99,9 +99,9 @@ function transactions(sink: Sink): string[][] {
 }
 
 function send(sink: Sink, cache: SmtpConnectionCache, o: { to?: string; maxMessagesPerConnection?: number } = {}) {
-  const to = o.to ?? 'ann@sink.test';
+  const to = o.to ?? 'ann@sink-mail.net';
   return deliverOverSmtp({
-    targets: [{ host: 'mx.sink.test', address: sink.address }],
+    targets: [{ host: 'mx.sink-mail.net', address: sink.address }],
     port: sink.port,
     heloName: 'postrider.test',
     sender: 'bounces@sender.test',
@@ -281,8 +281,8 @@ describe('connection reuse in the DeliveryService', () => {
   async function startService(sink: Sink, overrides: Record<string, unknown> = {}): Promise<DeliveryService> {
     const dns = await startDnsServer();
     stopDns = () => dns.close();
-    dns.set('reuse.test', 'MX', ['10 mx.reuse.test']);
-    dns.set('mx.reuse.test', 'A', [sink.address]);
+    dns.set('reuse-mail.net', 'MX', ['10 mx.reuse-mail.net']);
+    dns.set('mx.reuse-mail.net', 'A', [sink.address]);
     resolver = testResolver(dns);
     t = await openTestStore();
     service = new DeliveryService({
@@ -300,7 +300,7 @@ describe('connection reuse in the DeliveryService', () => {
     const sink = await startSink('127.0.11.11');
     await startService(sink);
     const ids: string[] = [];
-    for (let i = 0; i < 20; i++) ids.push(await queueMessage(t!.store, { to: [`r${i}@reuse.test`] }));
+    for (let i = 0; i < 20; i++) ids.push(await queueMessage(t!.store, { to: [`r${i}@reuse-mail.net`] }));
     service!.notify();
     await waitFor(() => ids.every((id) => getMessage(t!.store, id)?.status === 'sent'), { what: 'all twenty messages to be sent' });
     expect(sink.delivered).toBe(20);
@@ -314,7 +314,7 @@ describe('connection reuse in the DeliveryService', () => {
   it('closes a connection that was in use during stop() once its transaction ended', async () => {
     const sink = await startSink('127.0.11.13', { dataDelayMs: 300 });
     await startService(sink);
-    const id = await queueMessage(t!.store, { to: ['slow@reuse.test'] });
+    const id = await queueMessage(t!.store, { to: ['slow@reuse-mail.net'] });
     service!.notify();
     await waitFor(() => sink.open === 1 && [...sink.commands.values()].some((c) => c.includes('DATA')), { what: 'the message to be in DATA' });
     await service!.stop();

@@ -56,31 +56,31 @@ async function bounceOf(to: string): Promise<EventRecord> {
 describe('delivery to a domain that does not exist', () => {
   it('bounces hard with category dns and does not suppress after one NXDOMAIN', async () => {
     await startService();
-    const event = await bounceOf('fay@nx-once.test');
+    const event = await bounceOf('fay@nx-once-mail.net');
     expect(event.details).toMatchObject({ bounceType: 'hard', category: 'dns', enhancedCode: '5.1.2' });
     expect(String(event.details.response)).toContain('NXDOMAIN');
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'fay@nx-once.test')).toBe(false);
-    expect(hardDnsFailures(t.store, ACCOUNT, 'nx-once.test')).toHaveLength(1);
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'fay@nx-once-mail.net')).toBe(false);
+    expect(hardDnsFailures(t.store, ACCOUNT, 'nx-once-mail.net')).toHaveLength(1);
   });
 
   it(`suppresses the recipient on the domain's ${DNS_FAILURE_SUPPRESS_AFTER}rd NXDOMAIN`, async () => {
     await startService();
     for (let i = 1; i < DNS_FAILURE_SUPPRESS_AFTER; i++) {
-      expect((await bounceOf('gus@nx-three.test')).details.category).toBe('dns');
-      expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gus@nx-three.test'), `after failure ${i}`).toBe(false);
+      expect((await bounceOf('gus@nx-three-mail.net')).details.category).toBe('dns');
+      expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gus@nx-three-mail.net'), `after failure ${i}`).toBe(false);
     }
-    expect((await bounceOf('gus@nx-three.test')).details).toMatchObject({ bounceType: 'hard', category: 'dns' });
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gus@nx-three.test')).toBe(true);
+    expect((await bounceOf('gus@nx-three-mail.net')).details).toMatchObject({ bounceType: 'hard', category: 'dns' });
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gus@nx-three-mail.net')).toBe(true);
   });
 
   it('counts only the failures within the window', async () => {
     t = await openTestStore();
     const now = Date.parse('2025-01-10T00:00:00Z');
-    const count = (atMs: number) => t.store.write(() => countHardDnsFailureInTxn(t.store, { accountId: ACCOUNT, domain: 'Gone.test', atMs }));
+    const count = (atMs: number) => t.store.write(() => countHardDnsFailureInTxn(t.store, { accountId: ACCOUNT, domain: 'Gone-mail.net', atMs }));
     expect(await count(now - DNS_FAILURE_WINDOW_MS - 1)).toBe(false);
     expect(await count(now - 1000)).toBe(false);
     expect(await count(now)).toBe(false); // the first one fell out of the window
     expect(await count(now + 1000)).toBe(true);
-    expect(hardDnsFailures(t.store, ACCOUNT, 'gone.test')).toEqual([now - 1000, now, now + 1000]);
+    expect(hardDnsFailures(t.store, ACCOUNT, 'gone-mail.net')).toEqual([now - 1000, now, now + 1000]);
   });
 });

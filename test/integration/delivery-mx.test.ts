@@ -29,10 +29,10 @@ beforeAll(async () => {
   resolver = testResolver(dns);
   [mx1, mx2] = await startMxServers(['127.0.10.2', '127.0.10.3']);
   plain = await startMxServer({ address: '127.0.10.4', port: mx1.port, starttls: false });
-  dns.set('mx1.example.test', 'A', ['127.0.10.2']);
-  dns.set('mx2.example.test', 'A', ['127.0.10.3']);
-  dns.set('plain.example.test', 'A', ['127.0.10.4']);
-  dns.set('dead.example.test', 'A', [DEAD]);
+  dns.set('mx1.northwind-mail.net', 'A', ['127.0.10.2']);
+  dns.set('mx2.northwind-mail.net', 'A', ['127.0.10.3']);
+  dns.set('plain.northwind-mail.net', 'A', ['127.0.10.4']);
+  dns.set('dead.northwind-mail.net', 'A', [DEAD]);
 });
 
 afterAll(async () => {
@@ -73,70 +73,70 @@ async function settled(id: string): Promise<EventRecord[]> {
 
 describe('delivery to MX hosts', () => {
   it('delivers a message to the MX over STARTTLS with the signed body, return path and EHLO name', async () => {
-    dns.set('example.test', 'MX', ['10 mx1.example.test']);
+    dns.set('northwind-mail.net', 'MX', ['10 mx1.northwind-mail.net']);
     await startService();
     const before = mx1.received.length;
-    const id = await send(['ann@example.test', 'bob@example.test']);
+    const id = await send(['ann@northwind-mail.net', 'bob@northwind-mail.net']);
     const events = await settled(id);
-    expect(events.map((e) => [e.eventType, e.recipients])).toEqual([['delivered', ['ann@example.test', 'bob@example.test']]]);
-    expect(events[0].details).toMatchObject({ mx: 'mx1.example.test', tls: true, smtpCode: 250, attempt: 1 });
+    expect(events.map((e) => [e.eventType, e.recipients])).toEqual([['delivered', ['ann@northwind-mail.net', 'bob@northwind-mail.net']]]);
+    expect(events[0].details).toMatchObject({ mx: 'mx1.northwind-mail.net', tls: true, smtpCode: 250, attempt: 1 });
     const got = mx1.received[before];
-    expect(got).toMatchObject({ from: `bounces+${id}@bounces.sender.test`, to: ['ann@example.test', 'bob@example.test'], secure: true, heloName: 'postrider.test' });
+    expect(got).toMatchObject({ from: `bounces+${id}@bounces.sender.test`, to: ['ann@northwind-mail.net', 'bob@northwind-mail.net'], secure: true, heloName: 'postrider.test' });
     expect(got.raw.toString()).toContain('.a line that starts with a dot');
     expect(got.raw.toString()).toContain('Subject: Hello');
     expect(jobsOf(t.store, id)[0]).toMatchObject({ state: 'done', attempts: 1 });
   });
 
   it('falls back to the next MX when the first one refuses the connection', async () => {
-    dns.set('fallback.test', 'MX', ['10 dead.example.test', '20 mx2.example.test']);
+    dns.set('fallback-mail.net', 'MX', ['10 dead.northwind-mail.net', '20 mx2.northwind-mail.net']);
     await startService();
-    const id = await send(['cat@fallback.test']);
+    const id = await send(['cat@fallback-mail.net']);
     const [event] = await settled(id);
-    expect(event).toMatchObject({ eventType: 'delivered', details: { mx: 'mx2.example.test', tls: true } });
+    expect(event).toMatchObject({ eventType: 'delivered', details: { mx: 'mx2.northwind-mail.net', tls: true } });
   });
 
   it('delivers to the accepted recipients and hard-bounces and suppresses the rejected one', async () => {
-    dns.set('partial.test', 'MX', ['10 mx1.example.test']);
-    mx1.scriptRcpt('gone@partial.test', { code: 550, message: '5.1.1 <gone@partial.test>: Recipient address rejected: User unknown' });
+    dns.set('partial-mail.net', 'MX', ['10 mx1.northwind-mail.net']);
+    mx1.scriptRcpt('gone@partial-mail.net', { code: 550, message: '5.1.1 <gone@partial-mail.net>: Recipient address rejected: User unknown' });
     await startService();
-    const id = await send(['here@partial.test', 'gone@partial.test']);
+    const id = await send(['here@partial-mail.net', 'gone@partial-mail.net']);
     const events = await settled(id);
     expect(events.map((e) => [e.eventType, e.recipients, e.details.bounceType])).toEqual([
-      ['delivered', ['here@partial.test'], undefined],
-      ['bounced', ['gone@partial.test'], 'hard'],
+      ['delivered', ['here@partial-mail.net'], undefined],
+      ['bounced', ['gone@partial-mail.net'], 'hard'],
     ]);
-    expect(events[1].details).toMatchObject({ smtpCode: 550, enhancedCode: '5.1.1', category: 'unknown_user', mx: 'mx1.example.test' });
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gone@partial.test')).toBe(true);
+    expect(events[1].details).toMatchObject({ smtpCode: 550, enhancedCode: '5.1.1', category: 'unknown_user', mx: 'mx1.northwind-mail.net' });
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gone@partial-mail.net')).toBe(true);
   });
 
   it('delivers through the implicit MX: the domain A record when there is no MX', async () => {
-    dns.set('implicit.test', 'A', ['127.0.10.3']);
+    dns.set('implicit-mail.net', 'A', ['127.0.10.3']);
     await startService();
-    const id = await send(['dan@implicit.test']);
+    const id = await send(['dan@implicit-mail.net']);
     const [event] = await settled(id);
-    expect(event).toMatchObject({ eventType: 'delivered', details: { mx: 'implicit.test' } });
+    expect(event).toMatchObject({ eventType: 'delivered', details: { mx: 'implicit-mail.net' } });
   });
 
   it('bounces a domain with a null MX without connecting anywhere (RFC 7505)', async () => {
-    dns.set('nomail.test', 'MX', ['0 .']);
+    dns.set('nomail-mail.net', 'MX', ['0 .']);
     await startService();
-    const id = await send(['eve@nomail.test']);
+    const id = await send(['eve@nomail-mail.net']);
     const [event] = await settled(id);
     expect(event).toMatchObject({ eventType: 'bounced', details: { bounceType: 'hard', category: 'dns', smtpCode: 556, enhancedCode: '5.1.10' } });
   });
 
   it('bounces a recipient domain that does not exist', async () => {
     await startService();
-    const id = await send(['fay@does-not-exist.test']);
+    const id = await send(['fay@does-not-exist-mail.net']);
     const [event] = await settled(id);
     expect(event).toMatchObject({ eventType: 'bounced', details: { bounceType: 'hard', enhancedCode: '5.1.2' } });
   });
 
   it('refuses to connect to a loopback MX when private addresses are not allowed', async () => {
-    dns.set('internal.test', 'MX', ['10 mx1.example.test']);
+    dns.set('internal-mail.net', 'MX', ['10 mx1.northwind-mail.net']);
     await startService({ 'delivery.allowPrivate': false });
     const connections = mx1.connections;
-    const id = await send(['gus@internal.test']);
+    const id = await send(['gus@internal-mail.net']);
     const [event] = await settled(id);
     expect(event).toMatchObject({ eventType: 'bounced', details: { bounceType: 'soft', category: 'dns', enhancedCode: '5.4.4' } });
     expect(String(event.details.response)).toContain('127.0.10.2');
@@ -144,11 +144,11 @@ describe('delivery to MX hosts', () => {
   });
 
   it('sends in plain text to a server that does not offer STARTTLS and records tls false', async () => {
-    dns.set('plain.test', 'MX', ['10 plain.example.test']);
+    dns.set('plain-mail.net', 'MX', ['10 plain.northwind-mail.net']);
     await startService();
-    const id = await send(['hal@plain.test']);
+    const id = await send(['hal@plain-mail.net']);
     const [event] = await settled(id);
-    expect(event).toMatchObject({ eventType: 'delivered', details: { mx: 'plain.example.test', tls: false } });
+    expect(event).toMatchObject({ eventType: 'delivered', details: { mx: 'plain.northwind-mail.net', tls: false } });
     expect(plain.received.at(-1)?.secure).toBe(false);
   });
 });
@@ -159,7 +159,7 @@ describe('a failed STARTTLS handshake', () => {
   beforeAll(async () => {
     // Offers STARTTLS but only anonymous ciphers, which no client offers: every handshake fails.
     broken = await startMxServer({ address: '127.0.10.5', port: mx1.port, tlsOptions: { maxVersion: 'TLSv1.2', ciphers: 'aNULL:@SECLEVEL=0' } });
-    dns.set('broken-tls.example.test', 'A', ['127.0.10.5']);
+    dns.set('broken-tls.northwind-mail.net', 'A', ['127.0.10.5']);
   });
 
   afterAll(async () => {
@@ -167,13 +167,13 @@ describe('a failed STARTTLS handshake', () => {
   });
 
   it('delivers in plain text over a new connection (opportunistic TLS, RFC 7435) and records why', async () => {
-    dns.set('brokentls.test', 'MX', ['10 broken-tls.example.test']);
+    dns.set('brokentls-mail.net', 'MX', ['10 broken-tls.northwind-mail.net']);
     await startService();
-    const id = await queueMessage(t.store, { to: ['ida@brokentls.test'] });
+    const id = await queueMessage(t.store, { to: ['ida@brokentls-mail.net'] });
     service!.notify();
     const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts === 1), { what: 'the first attempt' });
-    expect(job).toMatchObject({ state: 'done', history: [{ outcome: 'delivered', mx: 'broken-tls.example.test', tls: false }] });
+    expect(job).toMatchObject({ state: 'done', history: [{ outcome: 'delivered', mx: 'broken-tls.northwind-mail.net', tls: false }] });
     expect(job.history[0].tlsDetail?.reason).toMatch(/^TLS handshake failed: /);
-    expect(broken.received).toMatchObject([{ to: ['ida@brokentls.test'], secure: false }]);
+    expect(broken.received).toMatchObject([{ to: ['ida@brokentls-mail.net'], secure: false }]);
   });
 });

@@ -38,7 +38,7 @@ async function startRawSink(o: { pipelining: boolean; rset?: string }): Promise<
     let buffered = '';
     let inData = false;
     socket.on('error', () => undefined);
-    socket.write('220 raw.sink.test ESMTP\r\n');
+    socket.write('220 raw.sink-mail.net ESMTP\r\n');
     socket.on('data', (chunk) => {
       sink.chunks[i].push(chunk.toString('latin1'));
       buffered += chunk.toString('latin1');
@@ -56,7 +56,7 @@ async function startRawSink(o: { pipelining: boolean; rset?: string }): Promise<
         if (eol === -1) return;
         const line = buffered.slice(0, eol).toUpperCase();
         buffered = buffered.slice(eol + 2);
-        if (line.startsWith('EHLO')) socket.write(`250-raw.sink.test\r\n${o.pipelining ? '250-PIPELINING\r\n' : ''}250 8BITMIME\r\n`);
+        if (line.startsWith('EHLO')) socket.write(`250-raw.sink-mail.net\r\n${o.pipelining ? '250-PIPELINING\r\n' : ''}250 8BITMIME\r\n`);
         else if (line === 'RSET') socket.write(`${o.rset ?? '250 2.0.0 OK'}\r\n`);
         else if (line === 'DATA') {
           inData = true;
@@ -74,12 +74,12 @@ async function startRawSink(o: { pipelining: boolean; rset?: string }): Promise<
 
 function send(sink: RawSink, cache: SmtpConnectionCache) {
   return deliverOverSmtp({
-    targets: [{ host: 'mx.raw.test', address: '127.0.0.1' }],
+    targets: [{ host: 'mx.raw-mail.net', address: '127.0.0.1' }],
     port: sink.port,
     heloName: 'postrider.test',
     sender: 'bounces@sender.test',
-    recipients: ['ann@raw.test'],
-    body: rawMessage('news@sender.test', ['ann@raw.test']),
+    recipients: ['ann@raw-mail.net'],
+    body: rawMessage('news@sender.test', ['ann@raw-mail.net']),
     timeouts: TIMEOUTS,
     cache,
   });
@@ -101,7 +101,7 @@ describe('RSET on a kept connection', () => {
       ['delivered', true],
     ]);
     expect(sink.chunks).toHaveLength(1);
-    expect(sink.chunks[0]).toContain('RSET\r\nMAIL FROM:<bounces@sender.test>\r\nRCPT TO:<ann@raw.test>\r\nDATA\r\n');
+    expect(sink.chunks[0]).toContain('RSET\r\nMAIL FROM:<bounces@sender.test>\r\nRCPT TO:<ann@raw-mail.net>\r\nDATA\r\n');
     expect(sink.messages).toEqual([2]);
   });
 

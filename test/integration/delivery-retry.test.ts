@@ -33,8 +33,8 @@ beforeAll(async () => {
   mx = await startMxServer({ address: '127.0.20.2' });
   // Holds every DATA reply for 10 s: an attempt still running at shutdown.
   slow = await startMxServer({ address: '127.0.20.3', port: mx.port, dataDelayMs: 10_000 });
-  dns.set('mx.retry.test', 'A', ['127.0.20.2']);
-  dns.set('retry.test', 'MX', ['10 mx.retry.test']);
+  dns.set('mx.retry-mail.net', 'A', ['127.0.20.2']);
+  dns.set('retry-mail.net', 'MX', ['10 mx.retry-mail.net']);
 });
 
 afterAll(async () => {
@@ -96,9 +96,9 @@ describe('log lines', () => {
     const logger = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
     const s = newService({}, { logger });
     await s.start();
-    mx.scriptRcpt('later@retry.test', { code: 451, message: '4.7.1 Greylisting in action, please come back later' });
-    const ok = await send(s, ['ok@retry.test']);
-    const later = await send(s, ['later@retry.test']);
+    mx.scriptRcpt('later@retry-mail.net', { code: 451, message: '4.7.1 Greylisting in action, please come back later' });
+    const ok = await send(s, ['ok@retry-mail.net']);
+    const later = await send(s, ['later@retry-mail.net']);
     await waitFor(() => getMessage(t.store, ok)?.status === 'sent', { what: 'the delivered message' });
     await afterAttempt(later, 1);
     await s.stop();
@@ -112,9 +112,9 @@ describe('log lines', () => {
 describe('retries on the schedule', () => {
   it('defers a 451 and delivers on the retry after the first backoff step', async () => {
     const s = await setup();
-    mx.scriptRcpt('grey@retry.test', { code: 451, message: '4.7.1 Greylisting in action, please come back later' });
+    mx.scriptRcpt('grey@retry-mail.net', { code: 451, message: '4.7.1 Greylisting in action, please come back later' });
     const start = clock.now();
-    const id = await send(s, ['grey@retry.test']);
+    const id = await send(s, ['grey@retry-mail.net']);
     const job = await afterAttempt(id, 1, start + 5 * MINUTE);
     expect(job).toMatchObject({ state: 'queued', dueAt: new Date(start + 5 * MINUTE).toISOString() });
     expect(job.history[0]).toMatchObject({ outcome: 'deferred', smtpCode: 451, enhancedCode: '4.7.1' });
@@ -123,8 +123,8 @@ describe('retries on the schedule', () => {
     clock.advance(5 * MINUTE - 1);
     // Sentinel: a message to another domain, due now. The round that sends it leases every due
     // job, so a retry a millisecond early would be leased (or done) by the time it is sent.
-    dns.set('early.test', 'MX', ['10 mx.retry.test']);
-    const sentinel = await send(s, ['ann@early.test']);
+    dns.set('early-mail.net', 'MX', ['10 mx.retry-mail.net']);
+    const sentinel = await send(s, ['ann@early-mail.net']);
     await waitFor(() => getMessage(t.store, sentinel)?.status === 'sent', { what: 'the sentinel message' });
     expect(jobsOf(t.store, id)[0].attempts).toBe(1); // not a millisecond early
     expect(jobsOf(t.store, id)[0].state).toBe('queued');
@@ -136,33 +136,33 @@ describe('retries on the schedule', () => {
 
   it('bounces a 550 5.1.1 at once and suppresses the address for the channel', async () => {
     const s = await setup();
-    mx.scriptRcpt('nobody@retry.test', { code: 550, message: '5.1.1 <nobody@retry.test>: Recipient address rejected: User unknown' });
-    const id = await send(s, ['nobody@retry.test']);
+    mx.scriptRcpt('nobody@retry-mail.net', { code: 550, message: '5.1.1 <nobody@retry-mail.net>: Recipient address rejected: User unknown' });
+    const id = await send(s, ['nobody@retry-mail.net']);
     await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the bounce' });
     expect(outcomes(id)).toMatchObject([{ eventType: 'bounced', details: { bounceType: 'hard', smtpCode: 550, enhancedCode: '5.1.1', attempt: 1 } }]);
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'nobody@retry.test')).toBe(true);
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'nobody@retry-mail.net')).toBe(true);
   });
 
   it('soft-bounces a content rejection after DATA without suppressing the address', async () => {
     const s = await setup();
     mx.scriptData({ code: 554, message: '5.7.1 Message rejected as spam' });
-    const id = await send(s, ['fine@retry.test']);
+    const id = await send(s, ['fine@retry-mail.net']);
     await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the bounce' });
     expect(outcomes(id)).toMatchObject([{ eventType: 'bounced', details: { bounceType: 'soft', category: 'spam', smtpCode: 554 } }]);
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'fine@retry.test')).toBe(false);
+    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'fine@retry-mail.net')).toBe(false);
   });
 
   it('gives up a message that is still deferred at its maximum age, with the last reply', async () => {
     const s = await setup({ 'delivery.maxAgeMs': 2 * MINUTE });
-    mx.scriptRcpt('full@retry.test', { code: 452, message: '4.2.2 Mailbox full' }, { code: 452, message: '4.2.2 Mailbox full, still' });
+    mx.scriptRcpt('full@retry-mail.net', { code: 452, message: '4.2.2 Mailbox full' }, { code: 452, message: '4.2.2 Mailbox full, still' });
     const start = clock.now();
-    const id = await send(s, ['full@retry.test']);
+    const id = await send(s, ['full@retry-mail.net']);
     // The 5-minute step is cut to the expiry time: one last attempt at 2 minutes.
     await afterAttempt(id, 1, start + 2 * MINUTE);
     clock.advance(2 * MINUTE);
     await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the expiry' });
     expect(outcomes(id)).toMatchObject([
-      { eventType: 'bounced', recipients: ['full@retry.test'], details: { reason: 'expired', bounceType: 'soft', category: 'mailbox_full', response: '452 4.2.2 Mailbox full, still', attempt: 2 } },
+      { eventType: 'bounced', recipients: ['full@retry-mail.net'], details: { reason: 'expired', bounceType: 'soft', category: 'mailbox_full', response: '452 4.2.2 Mailbox full, still', attempt: 2 } },
     ]);
     expect(jobsOf(t.store, id)[0]).toMatchObject({ state: 'done', attempts: 2 });
   });
@@ -172,7 +172,7 @@ describe('crash safety', () => {
   it('delivers after a restart a job whose lease was held by a process that died', async () => {
     t = await openTestStore();
     clock = new FakeClock();
-    const id = await queueMessage(t.store, { to: ['crash@retry.test'], now: new Date(clock.now()) });
+    const id = await queueMessage(t.store, { to: ['crash@retry-mail.net'], now: new Date(clock.now()) });
     // The dead process leased the job (for 30 minutes) and never recorded an outcome.
     const { jobs } = await leaseDueJobs(t.store, { nowMs: clock.now(), max: 10, leaseMs: 30 * MINUTE });
     expect(jobs).toHaveLength(1);
@@ -181,18 +181,18 @@ describe('crash safety', () => {
     await newService().start();
     await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the recovered job to be delivered' });
     expect(outcomes(id)).toMatchObject([{ eventType: 'delivered', details: { attempt: 1 } }]);
-    expect(mx.received.at(-1)?.to).toEqual(['crash@retry.test']);
+    expect(mx.received.at(-1)?.to).toEqual(['crash@retry-mail.net']);
   });
 
   it('gives unfinished attempts back to the queue when the shutdown grace period is over', async () => {
     t = await openTestStore();
     clock = new FakeClock();
-    dns.set('slow.test', 'MX', ['10 mx.slow.test']);
-    dns.set('mx.slow.test', 'A', ['127.0.20.3']);
+    dns.set('slow-mail.net', 'MX', ['10 mx.slow-mail.net']);
+    dns.set('mx.slow-mail.net', 'A', ['127.0.20.3']);
     const s = newService({ 'shutdown.graceMs': 100 });
     await s.start();
-    const id = await send(s, ['wait@slow.test']);
-    await waitFor(() => slow.rcpts.includes('wait@slow.test'), { what: 'the attempt to reach DATA' });
+    const id = await send(s, ['wait@slow-mail.net']);
+    await waitFor(() => slow.rcpts.includes('wait@slow-mail.net'), { what: 'the attempt to reach DATA' });
     const stopped = Date.now();
     await s.stop();
     expect(Date.now() - stopped).toBeLessThan(3000);

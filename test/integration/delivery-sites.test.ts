@@ -99,12 +99,12 @@ beforeAll(async () => {
   shared = await startGateMx('127.0.35.2');
   sentinelMx = await startMxServer({ address: '127.0.35.3', port: shared.port, starttls: false });
   // Two customers hosted by one provider: their MX records name the same hosts.
-  dns.set('alpha.test', 'MX', ['10 mx1.provider.test', '20 mx2.provider.test']);
-  dns.set('beta.test', 'MX', ['20 mx2.provider.test', '10 mx1.provider.test']);
-  dns.set('mx1.provider.test', 'A', ['127.0.35.2']);
-  dns.set('mx2.provider.test', 'A', ['127.0.35.2']);
-  dns.set('sentinel.test', 'MX', ['10 mx.sentinel.test']);
-  dns.set('mx.sentinel.test', 'A', ['127.0.35.3']);
+  dns.set('alpha-mail.net', 'MX', ['10 mx1.provider-mail.net', '20 mx2.provider-mail.net']);
+  dns.set('beta-mail.net', 'MX', ['20 mx2.provider-mail.net', '10 mx1.provider-mail.net']);
+  dns.set('mx1.provider-mail.net', 'A', ['127.0.35.2']);
+  dns.set('mx2.provider-mail.net', 'A', ['127.0.35.2']);
+  dns.set('sentinel-mail.net', 'MX', ['10 mx.sentinel-mail.net']);
+  dns.set('mx.sentinel-mail.net', 'A', ['127.0.35.3']);
 });
 
 afterAll(async () => {
@@ -125,7 +125,7 @@ const sent = (id: string) => getMessage(t.store, id)?.status === 'sent';
 
 /** Queues a message to the sentinel domain (its own MX) and waits for its delivery: proof that the dispatcher planned after what came before. */
 async function sentinel(now?: Date): Promise<void> {
-  const id = await queueMessage(t.store, { to: ['watch@sentinel.test'], now });
+  const id = await queueMessage(t.store, { to: ['watch@sentinel-mail.net'], now });
   service!.notify();
   await waitFor(() => sent(id), { what: 'the sentinel message' });
 }
@@ -134,8 +134,8 @@ describe('concurrency per MX site', () => {
   it('gives two recipient domains whose MX records name the same hosts one budget', async () => {
     t = await openTestStore();
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha.test`] }));
-    for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`b${i}@beta.test`] }));
+    for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha-mail.net`] }));
+    for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`b${i}@beta-mail.net`] }));
     service = new DeliveryService({
       store: t.store,
       // Counted per domain, this would be 2 + 2 sessions at the shared hosts.
@@ -156,14 +156,14 @@ describe('concurrency per MX site', () => {
   it('lets a delivery.sites override set the budget of a site by MX suffix', async () => {
     t = await openTestStore();
     const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha.test`] }));
+    for (let i = 0; i < 6; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha-mail.net`] }));
     service = new DeliveryService({
       store: t.store,
       config: deliveryConfig({
         'delivery.port': shared.port,
         'delivery.rate': 1000,
         'delivery.perDomainConcurrency': 1,
-        'delivery.sites': { 'provider.test': { concurrency: 3 } },
+        'delivery.sites': { 'provider-mail.net': { concurrency: 3 } },
       }),
       resolver,
       logger: silentLogger(),
@@ -194,12 +194,12 @@ describe('slow down', () => {
     await service.start();
     // Gmail's reply when a sender goes too fast (bounce-rules.ts: rate-limit).
     shared.script.push({ code: 450, message: '4.7.28 Our system has detected an unusual rate of unsolicited mail. To protect our users, this message has been temporarily rate limited.' });
-    const first = await queueMessage(t.store, { to: ['x@alpha.test'], now: new Date(clock.now()) });
+    const first = await queueMessage(t.store, { to: ['x@alpha-mail.net'], now: new Date(clock.now()) });
     service.notify();
     await waitFor(() => jobsOf(t.store, first)[0]?.attempts === 1, { what: 'the throttled attempt recorded' });
 
     const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha.test`], now: new Date(clock.now()) }));
+    for (let i = 0; i < 6; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha-mail.net`], now: new Date(clock.now()) }));
     service.notify();
     await waitFor(() => shared.held >= 2, { what: 'two messages held (4 halved)' });
     await sentinel(new Date(clock.now()));
@@ -212,8 +212,8 @@ describe('slow down', () => {
     await waitFor(() => ids.every(sent), { what: 'all 6 messages' });
     const changes = lines.map((l) => JSON.parse(l) as { msg: string; site?: string; concurrency?: number }).filter((l) => /site concurrency/.test(l.msg));
     expect(changes.map((c) => [c.site, c.concurrency])).toEqual([
-      ['mx1.provider.test,mx2.provider.test', 2],
-      ['mx1.provider.test,mx2.provider.test', 3],
+      ['mx1.provider-mail.net,mx2.provider-mail.net', 2],
+      ['mx1.provider-mail.net,mx2.provider-mail.net', 3],
     ]);
   });
 });
@@ -223,11 +223,11 @@ describe('delivery.sites in a config file', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-sites-'));
     try {
       const file = path.join(dir, 'postrider.jsonc');
-      fs.writeFileSync(file, '{ "delivery": { "perDomainConcurrency": 2, "sites": { "*.provider.test": { "concurrency": 6 } } } }');
+      fs.writeFileSync(file, '{ "delivery": { "perDomainConcurrency": 2, "sites": { "*.provider-mail.net": { "concurrency": 6 } } } }');
       const config = loadConfig({ configPath: file, env: {} });
-      expect(config.delivery.sites).toEqual({ '*.provider.test': { concurrency: 6 } });
-      fs.writeFileSync(file, '{ "delivery": { "sites": { "provider.test": { "concurency": 6 } } } }');
-      expect(() => loadConfig({ configPath: file, env: {} })).toThrow(/"delivery\.sites" at \/provider\.test\/concurency: unexpected property/);
+      expect(config.delivery.sites).toEqual({ '*.provider-mail.net': { concurrency: 6 } });
+      fs.writeFileSync(file, '{ "delivery": { "sites": { "provider-mail.net": { "concurency": 6 } } } }');
+      expect(() => loadConfig({ configPath: file, env: {} })).toThrow(/"delivery\.sites" at \/provider-mail\.net\/concurency: unexpected property/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

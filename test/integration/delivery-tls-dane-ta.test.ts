@@ -20,7 +20,7 @@ let t: TestDaemon;
 let s: Sender;
 const certs = daneCerts();
 
-/** An MX host in the signed zone dane.test, with these TLSA records. */
+/** An MX host in the signed zone dane-mail.net, with these TLSA records. */
 function mxHost(host: string, address: string, tlsa: string[]): void {
   dns.set(host, 'A', [address]);
   dns.set(`_25._tcp.${host}`, 'TLSA', tlsa);
@@ -30,22 +30,22 @@ const unusable = () => [tlsaText(1, 1, 1, certs.leaf), tlsaText(0, 0, 1, certs.c
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  dns.signed('dane.test');
+  dns.signed('dane-mail.net');
   // The chain includes the CA: a DANE-TA record matches a certificate the server presents (RFC 7672 3.1.1).
   mx = await startMxServer({ address: '127.0.44.2', tlsOptions: { key: certs.leafKey, cert: certs.leafCert + certs.caCert } });
   refusing = await startMxServer({ address: '127.0.44.3', port: mx.port, starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
-  // The certificate names mx.dane.test, the one host whose name DANE-TA checks.
+  // The certificate names mx.dane-mail.net, the one host whose name DANE-TA checks.
   mxHost(DANE_MX, '127.0.44.2', [tlsaText(2, 0, 1, certs.ca), tlsaText(2, 1, 1, certs.ca)]);
-  mxHost('mx-unusable.dane.test', '127.0.44.2', unusable());
-  mxHost('mx-unusable-refusing.dane.test', '127.0.44.3', unusable());
+  mxHost('mx-unusable.dane-mail.net', '127.0.44.2', unusable());
+  mxHost('mx-unusable-refusing.dane-mail.net', '127.0.44.3', unusable());
   // Its own address: the MX resolver drops a host whose addresses an earlier host already has.
-  dns.set('mx-fail.dane.test', 'A', ['127.0.44.4']);
-  dns.servfail('_25._tcp.mx-fail.dane.test');
-  dns.set('dane-ta.test', 'MX', [`10 ${DANE_MX}`]);
-  dns.set('unusable.test', 'MX', ['10 mx-unusable.dane.test']);
-  dns.set('unusable-refusing.test', 'MX', ['10 mx-unusable-refusing.dane.test']);
-  dns.set('servfail-one.test', 'MX', ['10 mx-fail.dane.test', `20 ${DANE_MX}`]);
-  dns.set('servfail-all.test', 'MX', ['10 mx-fail.dane.test']);
+  dns.set('mx-fail.dane-mail.net', 'A', ['127.0.44.4']);
+  dns.servfail('_25._tcp.mx-fail.dane-mail.net');
+  dns.set('dane-ta-mail.net', 'MX', [`10 ${DANE_MX}`]);
+  dns.set('unusable-mail.net', 'MX', ['10 mx-unusable.dane-mail.net']);
+  dns.set('unusable-refusing-mail.net', 'MX', ['10 mx-unusable-refusing.dane-mail.net']);
+  dns.set('servfail-one-mail.net', 'MX', ['10 mx-fail.dane-mail.net', `20 ${DANE_MX}`]);
+  dns.set('servfail-all-mail.net', 'MX', ['10 mx-fail.dane-mail.net']);
   t = await startDaemon({ 'dns.servers': [dns.address], 'dns.dnssecValidating': true, 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
   s = await setupSender(t, dns);
 });
@@ -61,47 +61,47 @@ const receivedBy = (server: MxServer, to: string) => server.received.filter((m) 
 
 describe('DANE in delivery: trust anchors, unusable records, failed lookups', () => {
   it('TLSA 2 0 1 / 2 1 1 of the CA that issued the MX certificate: delivered, authenticated by DANE-TA', async () => {
-    const attempt = await firstAttempt('ann@dane-ta.test');
+    const attempt = await firstAttempt('ann@dane-ta-mail.net');
     expect(attempt).toMatchObject({ outcome: 'delivered', mx: DANE_MX, tls: true });
     expect(attempt.tlsDetail?.dane).toMatch(/^DANE: authenticated/);
-    expect(receivedBy(mx, 'ann@dane-ta.test')[0]?.secure).toBe(true);
+    expect(receivedBy(mx, 'ann@dane-ta-mail.net')[0]?.secure).toBe(true);
   });
 
   it('only PKIX-TA/PKIX-EE records (unusable): a TLS MX delivers encrypted, not authenticated', async () => {
-    const attempt = await firstAttempt('bob@unusable.test');
-    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx-unusable.dane.test', tls: true });
+    const attempt = await firstAttempt('bob@unusable-mail.net');
+    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx-unusable.dane-mail.net', tls: true });
     expect(attempt.tlsDetail?.dane).toMatch(/^DANE: encrypted, not authenticated/);
-    expect(receivedBy(mx, 'bob@unusable.test')[0]?.secure).toBe(true);
+    expect(receivedBy(mx, 'bob@unusable-mail.net')[0]?.secure).toBe(true);
   });
 
   it('only PKIX records and an MX that refuses STARTTLS: deferred, no plain-text fallback', async () => {
-    const attempt = await firstAttempt('cid@unusable-refusing.test');
-    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx-unusable-refusing.dane.test', tls: false });
+    const attempt = await firstAttempt('cid@unusable-refusing-mail.net');
+    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx-unusable-refusing.dane-mail.net', tls: false });
     expect(attempt.response).toMatch(/STARTTLS refused: 454/);
     expect(refusing.received).toHaveLength(0);
   });
 
   it('SERVFAIL on one MX host\'s TLSA lookup: that host is skipped, the next one delivers', async () => {
-    const attempt = await firstAttempt('dee@servfail-one.test');
+    const attempt = await firstAttempt('dee@servfail-one-mail.net');
     expect(attempt).toMatchObject({ outcome: 'delivered', mx: DANE_MX, tls: true });
     expect(attempt.tlsDetail?.dane).toMatch(/^DANE: authenticated/);
   });
 
   it('SERVFAIL on the only MX host\'s TLSA lookup: deferred 4.7.5, nothing sent', async () => {
-    const attempt = await firstAttempt('eve@servfail-all.test');
+    const attempt = await firstAttempt('eve@servfail-all-mail.net');
     expect(attempt.outcome).toBe('deferred');
-    expect(attempt.response).toMatch(/TLSA lookup failed.*mx-fail\.dane\.test: .*SERVFAIL/);
-    expect(receivedBy(mx, 'eve@servfail-all.test')).toHaveLength(0);
+    expect(attempt.response).toMatch(/TLSA lookup failed.*mx-fail\.dane-mail\.net: .*SERVFAIL/);
+    expect(receivedBy(mx, 'eve@servfail-all-mail.net')).toHaveLength(0);
   });
 
   it('tells TLS-RPT the DANE-TA success, and each failed TLSA lookup as dnssec-invalid (RFC 8460 4.3.2.1)', async () => {
     await t.daemon.tlsRpt.flush();
     const day = new Date().toISOString().slice(0, 10);
     const counts = (domain: string) => tlsRptCounts(t.daemon.store, day, domain);
-    expect(counts('dane-ta.test')).toMatchObject([{ policy: { type: 'tlsa', mxHost: DANE_MX }, success: 1, failures: [] }]);
-    const dnssecInvalid = { policy: { type: 'tlsa', mxHost: 'mx-fail.dane.test' }, success: 0, failures: [{ count: 1, failure: { type: 'dnssec-invalid', receivingMxHostname: 'mx-fail.dane.test', failureReasonCode: expect.stringMatching(/SERVFAIL/) } }] };
-    expect(counts('servfail-all.test')).toMatchObject([dnssecInvalid]);
-    // Its delivery through mx.dane.test may reuse the kept connection, which is no negotiation.
-    expect(counts('servfail-one.test')).toEqual(expect.arrayContaining([expect.objectContaining(dnssecInvalid)]));
+    expect(counts('dane-ta-mail.net')).toMatchObject([{ policy: { type: 'tlsa', mxHost: DANE_MX }, success: 1, failures: [] }]);
+    const dnssecInvalid = { policy: { type: 'tlsa', mxHost: 'mx-fail.dane-mail.net' }, success: 0, failures: [{ count: 1, failure: { type: 'dnssec-invalid', receivingMxHostname: 'mx-fail.dane-mail.net', failureReasonCode: expect.stringMatching(/SERVFAIL/) } }] };
+    expect(counts('servfail-all-mail.net')).toMatchObject([dnssecInvalid]);
+    // Its delivery through mx.dane-mail.net may reuse the kept connection, which is no negotiation.
+    expect(counts('servfail-one-mail.net')).toEqual(expect.arrayContaining([expect.objectContaining(dnssecInvalid)]));
   });
 });

@@ -1,7 +1,7 @@
 /**
  * DANE applied by delivery (RFC 7672; issue 21): a real daemon with dns.dnssecValidating sends
  * through the API to smtp-server MX hosts on 127.0.43.x; the dns2 test server answers for the
- * signed zone dane.test with the AD bit and serves the TLSA records. What each attempt did is
+ * signed zone dane-mail.net with the AD bit and serves the TLSA records. What each attempt did is
  * read from the message details, the TLS-RPT counts from the store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,7 @@ let t: TestDaemon;
 let s: Sender;
 const certs = daneCerts();
 
-/** A recipient domain whose one MX host, in the signed zone dane.test, has these TLSA records. */
+/** A recipient domain whose one MX host, in the signed zone dane-mail.net, has these TLSA records. */
 function domainWith(domain: string, mxHost: string, address: string, tlsa: string[]): void {
   dns.set(domain, 'MX', [`10 ${mxHost}`]);
   dns.set(mxHost, 'A', [address]);
@@ -32,13 +32,13 @@ function domainWith(domain: string, mxHost: string, address: string, tlsa: strin
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  dns.signed('dane.test');
+  dns.signed('dane-mail.net');
   mx = await startMxServer({ address: '127.0.43.2', tlsOptions: { key: certs.leafKey, cert: certs.leafCert } });
   refusing = await startMxServer({ address: '127.0.43.3', port: mx.port, starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
-  domainWith('dane-ok.test', 'mx.dane.test', '127.0.43.2', [tlsaText(3, 1, 1, certs.leaf)]);
+  domainWith('dane-ok-mail.net', 'mx.dane-mail.net', '127.0.43.2', [tlsaText(3, 1, 1, certs.leaf)]);
   wrong = await startMxServer({ address: '127.0.43.4', port: mx.port, tlsOptions: { key: certs.leafKey, cert: certs.leafCert } });
-  domainWith('dane-wrong.test', 'mx-wrong.dane.test', '127.0.43.4', [tlsaText(3, 1, 1, certs.otherCa)]);
-  domainWith('dane-refusing.test', 'mx-refusing.dane.test', '127.0.43.3', [tlsaText(3, 1, 1, certs.leaf)]);
+  domainWith('dane-wrong-mail.net', 'mx-wrong.dane-mail.net', '127.0.43.4', [tlsaText(3, 1, 1, certs.otherCa)]);
+  domainWith('dane-refusing-mail.net', 'mx-refusing.dane-mail.net', '127.0.43.3', [tlsaText(3, 1, 1, certs.leaf)]);
   t = await startDaemon({ 'dns.servers': [dns.address], 'dns.dnssecValidating': true, 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
   s = await setupSender(t, dns);
 });
@@ -52,24 +52,24 @@ const firstAttempt = (to: string): Promise<Attempt> => sendAndReadFirstAttempt(t
 
 describe('DANE in delivery', () => {
   it('TLSA 3 1 1 matching the MX key: delivered over TLS, authenticated by DANE', async () => {
-    const attempt = await firstAttempt('ann@dane-ok.test');
-    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx.dane.test', tls: true });
+    const attempt = await firstAttempt('ann@dane-ok-mail.net');
+    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx.dane-mail.net', tls: true });
     expect(attempt.tlsDetail?.dane).toMatch(/^DANE: authenticated/);
-    expect(mx.received.find((m) => m.to.includes('ann@dane-ok.test'))?.secure).toBe(true);
+    expect(mx.received.find((m) => m.to.includes('ann@dane-ok-mail.net'))?.secure).toBe(true);
   });
 
   it('no TLSA record matches the certificate: deferred, never delivered', async () => {
-    const attempt = await firstAttempt('bob@dane-wrong.test');
-    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx-wrong.dane.test', tls: false });
-    expect(attempt.response).toMatch(/required by the DANE TLSA records of mx-wrong\.dane\.test.*DANE: /);
+    const attempt = await firstAttempt('bob@dane-wrong-mail.net');
+    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx-wrong.dane-mail.net', tls: false });
+    expect(attempt.response).toMatch(/required by the DANE TLSA records of mx-wrong\.dane-mail\.net.*DANE: /);
     expect(wrong.received).toHaveLength(0);
     // The session is ended with QUIT (RFC 5321 4.1.1.10), not dropped.
     await waitFor(() => wrong.quits > 0, { what: 'QUIT after the DANE refusal' });
   });
 
   it('TLSA records and an MX that refuses STARTTLS: deferred, no plain-text fallback', async () => {
-    const attempt = await firstAttempt('cid@dane-refusing.test');
-    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx-refusing.dane.test', tls: false });
+    const attempt = await firstAttempt('cid@dane-refusing-mail.net');
+    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx-refusing.dane-mail.net', tls: false });
     expect(attempt.response).toMatch(/DANE TLSA records.*STARTTLS refused: 454/);
     expect(refusing.received).toHaveLength(0);
   });
@@ -78,8 +78,8 @@ describe('DANE in delivery', () => {
     await t.daemon.tlsRpt.flush();
     const day = new Date().toISOString().slice(0, 10);
     const counts = (domain: string) => tlsRptCounts(t.daemon.store, day, domain);
-    expect(counts('dane-ok.test')).toMatchObject([{ policy: { type: 'tlsa', mxHost: 'mx.dane.test', string: [tlsaText(3, 1, 1, certs.leaf)] }, success: 1, failures: [] }]);
-    expect(counts('dane-wrong.test')).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'tlsa-invalid', receivingMxHostname: 'mx-wrong.dane.test' } }] }]);
-    expect(counts('dane-refusing.test')).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
+    expect(counts('dane-ok-mail.net')).toMatchObject([{ policy: { type: 'tlsa', mxHost: 'mx.dane-mail.net', string: [tlsaText(3, 1, 1, certs.leaf)] }, success: 1, failures: [] }]);
+    expect(counts('dane-wrong-mail.net')).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'tlsa-invalid', receivingMxHostname: 'mx-wrong.dane-mail.net' } }] }]);
+    expect(counts('dane-refusing-mail.net')).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
   });
 });

@@ -28,10 +28,10 @@ beforeAll(async () => {
   refusing = await startMxServer({ address: '127.0.41.2', starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
   // OpenSSL 3 speaks TLS 1.0 only at security level 0, on both ends.
   tls10 = await startMxServer({ address: '127.0.41.3', port: refusing.port, tlsOptions: { minVersion: 'TLSv1', maxVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' } });
-  dns.set('mx.refusing.test', 'A', ['127.0.41.2']);
-  dns.set('refusing.test', 'MX', ['10 mx.refusing.test']);
-  dns.set('mx.old-tls.test', 'A', ['127.0.41.3']);
-  dns.set('old-tls.test', 'MX', ['10 mx.old-tls.test']);
+  dns.set('mx.refusing-mail.net', 'A', ['127.0.41.2']);
+  dns.set('refusing-mail.net', 'MX', ['10 mx.refusing-mail.net']);
+  dns.set('mx.old-tls-mail.net', 'A', ['127.0.41.3']);
+  dns.set('old-tls-mail.net', 'MX', ['10 mx.old-tls-mail.net']);
 });
 
 afterAll(async () => {
@@ -70,34 +70,34 @@ describe('opportunistic TLS falls back instead of stranding mail', () => {
   it('delivers in plain text to an MX that answers STARTTLS with 454, and records why', async () => {
     await startService();
     const before = refusing.received.length;
-    const job = await firstAttempt('ann@refusing.test');
+    const job = await firstAttempt('ann@refusing-mail.net');
     expect(job.history).toHaveLength(1);
-    expect(job.history[0]).toMatchObject({ outcome: 'delivered', mx: 'mx.refusing.test', tls: false });
+    expect(job.history[0]).toMatchObject({ outcome: 'delivered', mx: 'mx.refusing-mail.net', tls: false });
     expect(job.history[0].tlsDetail?.reason).toMatch(/^STARTTLS refused: 454 4\.7\.0 TLS not available/);
-    expect(refusing.received.slice(before)).toMatchObject([{ to: ['ann@refusing.test'], secure: false }]);
+    expect(refusing.received.slice(before)).toMatchObject([{ to: ['ann@refusing-mail.net'], secure: false }]);
   });
 
   it('reuses the plain-text fallback connection only as such, under its own key', async () => {
     await startService();
-    await firstAttempt('bob@refusing.test');
+    await firstAttempt('bob@refusing-mail.net');
     const connections = refusing.connections;
-    const job = await firstAttempt('cid@refusing.test');
+    const job = await firstAttempt('cid@refusing-mail.net');
     // The kept fallback connection carried the second message: no new STARTTLS attempt.
     expect(refusing.connections).toBe(connections);
     expect(job.history[0]).toMatchObject({ outcome: 'delivered', tls: false });
     expect(job.history[0].tlsDetail?.reason).toMatch(/^STARTTLS refused: 454/);
     const d = { address: '127.0.41.2', port: 25 };
     expect(destinationKey({ ...d, tls: 'none' })).not.toBe(destinationKey({ ...d, tls: 'may' }));
-    expect(destinationKey({ ...d, tls: 'verify', verifiedHost: 'a.test' })).not.toBe(destinationKey({ ...d, tls: 'verify', verifiedHost: 'b.test' }));
+    expect(destinationKey({ ...d, tls: 'verify', verifiedHost: 'a-mail.net' })).not.toBe(destinationKey({ ...d, tls: 'verify', verifiedHost: 'b-mail.net' }));
   });
 
   it('negotiates TLS 1.0 with an MX that speaks nothing newer, and records the protocol', async () => {
     await startService();
     const before = tls10.received.length;
-    const job = await firstAttempt('dan@old-tls.test');
+    const job = await firstAttempt('dan@old-tls-mail.net');
     expect(job.history).toHaveLength(1);
-    expect(job.history[0]).toMatchObject({ outcome: 'delivered', mx: 'mx.old-tls.test', tls: true, tlsDetail: { protocol: 'TLSv1', verified: false } });
+    expect(job.history[0]).toMatchObject({ outcome: 'delivered', mx: 'mx.old-tls-mail.net', tls: true, tlsDetail: { protocol: 'TLSv1', verified: false } });
     expect(job.history[0].tlsDetail?.cipher).toBeTruthy();
-    expect(tls10.received.slice(before)).toMatchObject([{ to: ['dan@old-tls.test'], secure: true }]);
+    expect(tls10.received.slice(before)).toMatchObject([{ to: ['dan@old-tls-mail.net'], secure: true }]);
   });
 });

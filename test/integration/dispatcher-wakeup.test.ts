@@ -57,7 +57,7 @@ describe('dispatcher wake-up', () => {
       attempt,
     });
     await service.start();
-    const id = await queueMessage(t.store, { to: ['ann@wakeup.test'], now: new Date(clock.now()) });
+    const id = await queueMessage(t.store, { to: ['ann@wakeup-mail.net'], now: new Date(clock.now()) });
     service.notify();
     const first = await waitFor(() => jobsOf(t!.store, id).find((j) => j.attempts === 1), { what: 'the first attempt' });
     const dueMs = Date.parse(first.dueAt);
@@ -99,7 +99,7 @@ describe('dispatcher wake-up', () => {
     });
     await service.start();
     const ids: string[] = [];
-    for (const to of ['a@one.test', 'b@two.test', 'c@three.test']) ids.push(await queueMessage(t.store, { to: [to], now: new Date(clock.now()) }));
+    for (const to of ['a@one-mail.net', 'b@two-mail.net', 'c@three-mail.net']) ids.push(await queueMessage(t.store, { to: [to], now: new Date(clock.now()) }));
     service.notify();
     await waitFor(() => ids.every((id) => jobsOf(t!.store, id)[0]?.state === 'done'), { what: 'all three jobs done', timeout: 5_000 });
   });

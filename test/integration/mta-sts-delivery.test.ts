@@ -34,15 +34,15 @@ function domainWith(domain: string, mxHost: string, address: string, mode: strin
 beforeAll(async () => {
   dns = await startDnsServer();
   policies = await startPolicyServer();
-  good = await startMxServer({ address: '127.0.42.2', tlsOptions: policies.issue('mx.sts-good.test') });
+  good = await startMxServer({ address: '127.0.42.2', tlsOptions: policies.issue('mx.sts-good-mail.net') });
   refusing = await startMxServer({ address: '127.0.42.3', port: good.port, starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
   selfSigned = await startMxServer({ address: '127.0.42.4', port: good.port });
-  domainWith('sts-selfsigned.test', 'mx.sts-selfsigned.test', '127.0.42.4', 'enforce', 'mx.sts-selfsigned.test');
-  dns.set('no-policy.test', 'MX', ['10 mx.sts-good.test']);
-  domainWith('sts-good.test', 'mx.sts-good.test', '127.0.42.2', 'enforce', 'mx.sts-good.test');
-  domainWith('sts-mismatch.test', 'mx.sts-good.test', '127.0.42.2', 'enforce', 'mail.elsewhere.test');
-  domainWith('sts-refusing.test', 'mx.sts-refusing.test', '127.0.42.3', 'enforce', '*.sts-refusing.test');
-  domainWith('sts-testing.test', 'mx.sts-testing.test', '127.0.42.3', 'testing', 'mail.elsewhere.test');
+  domainWith('sts-selfsigned-mail.net', 'mx.sts-selfsigned-mail.net', '127.0.42.4', 'enforce', 'mx.sts-selfsigned-mail.net');
+  dns.set('no-policy-mail.net', 'MX', ['10 mx.sts-good-mail.net']);
+  domainWith('sts-good-mail.net', 'mx.sts-good-mail.net', '127.0.42.2', 'enforce', 'mx.sts-good-mail.net');
+  domainWith('sts-mismatch-mail.net', 'mx.sts-good-mail.net', '127.0.42.2', 'enforce', 'mail.elsewhere-mail.net');
+  domainWith('sts-refusing-mail.net', 'mx.sts-refusing-mail.net', '127.0.42.3', 'enforce', '*.sts-refusing-mail.net');
+  domainWith('sts-testing-mail.net', 'mx.sts-testing-mail.net', '127.0.42.3', 'testing', 'mail.elsewhere-mail.net');
   t = await startDaemon(stsDeliverySettings(dns.address, policies, good.port));
   s = await setupSender(t, dns);
 });
@@ -56,53 +56,53 @@ const firstAttempt = (to: string): Promise<Attempt> => sendAndReadFirstAttempt(t
 
 describe('MTA-STS in delivery', () => {
   it('enforce, MX in the policy, certificate from a trusted CA: delivered over verified TLS', async () => {
-    const attempt = await firstAttempt('ann@sts-good.test');
-    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx.sts-good.test', tls: true, tlsDetail: { verified: true }, mtaSts: { mode: 'enforce', id: 'enforce1' } });
+    const attempt = await firstAttempt('ann@sts-good-mail.net');
+    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx.sts-good-mail.net', tls: true, tlsDetail: { verified: true }, mtaSts: { mode: 'enforce', id: 'enforce1' } });
     expect(attempt.mtaSts?.failure).toBeUndefined();
-    expect(good.received.find((m) => m.to.includes('ann@sts-good.test'))?.secure).toBe(true);
+    expect(good.received.find((m) => m.to.includes('ann@sts-good-mail.net'))?.secure).toBe(true);
   });
 
   it('enforce, no MX in the policy: deferred without connecting (4.7.5)', async () => {
     const connections = good.connections;
-    const attempt = await firstAttempt('bob@sts-mismatch.test');
+    const attempt = await firstAttempt('bob@sts-mismatch-mail.net');
     expect(attempt).toMatchObject({ outcome: 'deferred', tls: false, mtaSts: { mode: 'enforce', id: 'enforce1' } });
-    expect(attempt.response).toMatch(/No MX host of sts-mismatch\.test matches its MTA-STS policy/);
+    expect(attempt.response).toMatch(/No MX host of sts-mismatch-mail\.net matches its MTA-STS policy/);
     expect(good.connections).toBe(connections);
   });
 
   it('enforce, MX refuses STARTTLS: deferred, never delivered in plain text', async () => {
-    const attempt = await firstAttempt('cid@sts-refusing.test');
-    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx.sts-refusing.test', tls: false, mtaSts: { mode: 'enforce' } });
+    const attempt = await firstAttempt('cid@sts-refusing-mail.net');
+    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx.sts-refusing-mail.net', tls: false, mtaSts: { mode: 'enforce' } });
     expect(attempt.response).toMatch(/required by the MTA-STS policy.*STARTTLS refused: 454 4\.7\.0/);
-    expect(refusing.received.some((m) => m.to.includes('cid@sts-refusing.test'))).toBe(false);
+    expect(refusing.received.some((m) => m.to.includes('cid@sts-refusing-mail.net'))).toBe(false);
   });
 
   it('enforce, certificate that does not verify: deferred with the reason, never delivered', async () => {
-    const attempt = await firstAttempt('eve@sts-selfsigned.test');
-    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx.sts-selfsigned.test', tls: false, mtaSts: { mode: 'enforce' } });
+    const attempt = await firstAttempt('eve@sts-selfsigned-mail.net');
+    expect(attempt).toMatchObject({ outcome: 'deferred', mx: 'mx.sts-selfsigned-mail.net', tls: false, mtaSts: { mode: 'enforce' } });
     expect(attempt.response).toMatch(/required by the MTA-STS policy.*(self[- ]signed|certificate)/i);
     expect(selfSigned.received).toHaveLength(0);
   });
 
   it('testing: delivered as without a policy, and what enforce would have refused is recorded', async () => {
-    const attempt = await firstAttempt('dan@sts-testing.test');
-    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx.sts-testing.test', tls: false, mtaSts: { mode: 'testing', id: 'testing1' } });
+    const attempt = await firstAttempt('dan@sts-testing-mail.net');
+    expect(attempt).toMatchObject({ outcome: 'delivered', mx: 'mx.sts-testing-mail.net', tls: false, mtaSts: { mode: 'testing', id: 'testing1' } });
     expect(attempt.tlsDetail?.reason).toMatch(/^STARTTLS refused: 454/);
-    expect(attempt.mtaSts?.failure).toMatch(/MX host mx\.sts-testing\.test is not in the policy/);
-    expect(refusing.received.find((m) => m.to.includes('dan@sts-testing.test'))?.secure).toBe(false);
+    expect(attempt.mtaSts?.failure).toMatch(/MX host mx\.sts-testing-mail\.net is not in the policy/);
+    expect(refusing.received.find((m) => m.to.includes('dan@sts-testing-mail.net'))?.secure).toBe(false);
   });
 
   it('tells TLS-RPT every negotiation under the policy it was held to (RFC 8460)', async () => {
-    expect(await firstAttempt('fay@no-policy.test')).toMatchObject({ outcome: 'delivered', tls: true });
+    expect(await firstAttempt('fay@no-policy-mail.net')).toMatchObject({ outcome: 'delivered', tls: true });
     await t.daemon.tlsRpt.flush();
     const day = new Date().toISOString().slice(0, 10);
     const counts = (domain: string) => tlsRptCounts(t.daemon.store, day, domain);
-    expect(counts('no-policy.test')).toMatchObject([{ policy: { type: 'no-policy-found' }, success: 1, failures: [] }]);
-    expect(counts('sts-good.test')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good.test', string: ['version: STSv1', 'mode: enforce', 'mx: mx.sts-good.test', 'max_age: 86400'] }, success: 1 }]);
-    expect(counts('sts-refusing.test')).toMatchObject([{ policy: { type: 'sts', mxHost: '*.sts-refusing.test' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported', receivingMxHostname: 'mx.sts-refusing.test', receivingIp: '127.0.42.3' } }] }]);
-    expect(counts('sts-selfsigned.test')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'certificate-not-trusted' } }] }]);
+    expect(counts('no-policy-mail.net')).toMatchObject([{ policy: { type: 'no-policy-found' }, success: 1, failures: [] }]);
+    expect(counts('sts-good-mail.net')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good-mail.net', string: ['version: STSv1', 'mode: enforce', 'mx: mx.sts-good-mail.net', 'max_age: 86400'] }, success: 1 }]);
+    expect(counts('sts-refusing-mail.net')).toMatchObject([{ policy: { type: 'sts', mxHost: '*.sts-refusing-mail.net' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported', receivingMxHostname: 'mx.sts-refusing-mail.net', receivingIp: '127.0.42.3' } }] }]);
+    expect(counts('sts-selfsigned-mail.net')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'certificate-not-trusted' } }] }]);
     // No MX in the enforce policy: RFC 8460 has no type for it, 4.3.3 says validation-failure.
-    expect(counts('sts-mismatch.test')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good.test' }, success: 0, failures: [{ count: 1, failure: { type: 'validation-failure', receivingMxHostname: 'mx.sts-good.test' } }] }]);
-    expect(counts('sts-testing.test')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
+    expect(counts('sts-mismatch-mail.net')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good-mail.net' }, success: 0, failures: [{ count: 1, failure: { type: 'validation-failure', receivingMxHostname: 'mx.sts-good-mail.net' } }] }]);
+    expect(counts('sts-testing-mail.net')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
   });
 });

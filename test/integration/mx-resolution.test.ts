@@ -26,69 +26,69 @@ function mx(opts: { allowPrivate?: boolean; random?: () => number } = {}) {
 
 describe('MxResolver', () => {
   it('orders hosts by MX preference and resolves each to its addresses', async () => {
-    dns.set('example.test', 'MX', ['20 backup.example.test', '10 primary.example.test']);
-    dns.set('primary.example.test', 'A', ['127.0.3.1']);
-    dns.set('primary.example.test', 'AAAA', ['::1']);
-    dns.set('backup.example.test', 'A', ['127.0.3.2']);
-    const r = await mx().resolve('example.test');
+    dns.set('northwind-mail.net', 'MX', ['20 backup.northwind-mail.net', '10 primary.northwind-mail.net']);
+    dns.set('primary.northwind-mail.net', 'A', ['127.0.3.1']);
+    dns.set('primary.northwind-mail.net', 'AAAA', ['::1']);
+    dns.set('backup.northwind-mail.net', 'A', ['127.0.3.2']);
+    const r = await mx().resolve('northwind-mail.net');
     expect(r).toEqual({
       status: 'ok',
       implicit: false,
       refused: [],
       hosts: [
-        { host: 'primary.example.test', priority: 10, addresses: ['127.0.3.1', '::1'] },
-        { host: 'backup.example.test', priority: 20, addresses: ['127.0.3.2'] },
+        { host: 'primary.northwind-mail.net', priority: 10, addresses: ['127.0.3.1', '::1'] },
+        { host: 'backup.northwind-mail.net', priority: 20, addresses: ['127.0.3.2'] },
       ],
     });
   });
 
   it('picks a random order among hosts of equal preference (RFC 5321 5.1)', async () => {
-    dns.set('equal.test', 'MX', ['10 a.equal.test', '10 b.equal.test']);
-    dns.set('a.equal.test', 'A', ['127.0.3.1']);
-    dns.set('b.equal.test', 'A', ['127.0.3.2']);
+    dns.set('equal-mail.net', 'MX', ['10 a.equal-mail.net', '10 b.equal-mail.net']);
+    dns.set('a.equal-mail.net', 'A', ['127.0.3.1']);
+    dns.set('b.equal-mail.net', 'A', ['127.0.3.2']);
     const firsts = new Set<string>();
     for (const seq of [[0.1, 0.9], [0.9, 0.1]]) {
       let i = 0;
-      const r = await mx({ random: () => seq[i++ % 2] }).resolve('equal.test');
+      const r = await mx({ random: () => seq[i++ % 2] }).resolve('equal-mail.net');
       if (r.status === 'ok') firsts.add(r.hosts[0].host);
     }
-    expect(firsts).toEqual(new Set(['a.equal.test', 'b.equal.test']));
+    expect(firsts).toEqual(new Set(['a.equal-mail.net', 'b.equal-mail.net']));
   });
 
   it("falls back to the domain's own A record when it has no MX (implicit MX)", async () => {
-    dns.set('implicit.test', 'A', ['127.0.3.5']);
-    expect(await mx().resolve('implicit.test')).toEqual({
+    dns.set('implicit-mail.net', 'A', ['127.0.3.5']);
+    expect(await mx().resolve('implicit-mail.net')).toEqual({
       status: 'ok',
       implicit: true,
       refused: [],
-      hosts: [{ host: 'implicit.test', priority: 0, addresses: ['127.0.3.5'] }],
+      hosts: [{ host: 'implicit-mail.net', priority: 0, addresses: ['127.0.3.5'] }],
     });
   });
 
   it('fails permanently for a null MX (RFC 7505) with 556 5.1.10', async () => {
-    dns.set('nullmx.test', 'MX', ['0 .']);
-    expect(await mx().resolve('nullmx.test')).toMatchObject({ status: 'failed', reply: { code: 556, enhancedCode: '5.1.10' } });
+    dns.set('nullmx-mail.net', 'MX', ['0 .']);
+    expect(await mx().resolve('nullmx-mail.net')).toMatchObject({ status: 'failed', reply: { code: 556, enhancedCode: '5.1.10' } });
   });
 
   it('fails permanently for a domain that does not exist (5.1.2)', async () => {
-    expect(await mx().resolve('nowhere.test')).toMatchObject({ status: 'failed', reply: { enhancedCode: '5.1.2' } });
+    expect(await mx().resolve('nowhere-mail.net')).toMatchObject({ status: 'failed', reply: { enhancedCode: '5.1.2' } });
   });
 
   it('fails temporarily when the name server fails (4.4.3)', async () => {
-    dns.servfail('broken.test');
-    expect(await mx().resolve('broken.test')).toMatchObject({ status: 'failed', reply: { enhancedCode: '4.4.3' } });
+    dns.servfail('broken-mail.net');
+    expect(await mx().resolve('broken-mail.net')).toMatchObject({ status: 'failed', reply: { enhancedCode: '4.4.3' } });
   });
 
   it('skips an MX host that does not resolve and keeps the others', async () => {
-    dns.set('partial.test', 'MX', ['10 gone.partial.test', '20 ok.partial.test']);
-    dns.set('ok.partial.test', 'A', ['127.0.3.9']);
-    const r = await mx().resolve('partial.test');
-    expect(r.status === 'ok' && r.hosts.map((h) => h.host)).toEqual(['ok.partial.test']);
+    dns.set('partial-mail.net', 'MX', ['10 gone.partial-mail.net', '20 ok.partial-mail.net']);
+    dns.set('ok.partial-mail.net', 'A', ['127.0.3.9']);
+    const r = await mx().resolve('partial-mail.net');
+    expect(r.status === 'ok' && r.hosts.map((h) => h.host)).toEqual(['ok.partial-mail.net']);
   });
 
   it('refuses loopback and private MX addresses when private delivery is not allowed', async () => {
-    dns.set('internal.test', 'MX', ['10 mx.internal.test']);
-    dns.set('mx.internal.test', 'A', ['127.0.0.1', '10.0.0.5']);
-    expect(await mx({ allowPrivate: false }).resolve('internal.test')).toMatchObject({ status: 'failed', reply: { enhancedCode: '5.4.4' } });
+    dns.set('internal-mail.net', 'MX', ['10 mx.internal-mail.net']);
+    dns.set('mx.internal-mail.net', 'A', ['127.0.0.1', '10.0.0.5']);
+    expect(await mx({ allowPrivate: false }).resolve('internal-mail.net')).toMatchObject({ status: 'failed', reply: { enhancedCode: '5.4.4' } });
   });
 });

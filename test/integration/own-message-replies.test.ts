@@ -24,8 +24,8 @@ beforeAll(async () => {
   dns = await startDnsServer();
   resolver = testResolver(dns);
   mx = await startMxServer({ address: '127.0.30.2', maxLineLength: 998 });
-  dns.set('mx.strict.test', 'A', ['127.0.30.2']);
-  dns.set('strict.test', 'MX', ['10 mx.strict.test']);
+  dns.set('mx.strict-mail.net', 'A', ['127.0.30.2']);
+  dns.set('strict-mail.net', 'MX', ['10 mx.strict-mail.net']);
   t = await openTestStore();
   service = new DeliveryService({
     store: t.store,
@@ -53,7 +53,7 @@ async function bounceOf(to: string, body?: Buffer) {
 
 describe('replies about our own message', () => {
   it('soft-bounces "500 Line too long" from a strict MX and does not suppress the recipient', async () => {
-    const to = 'reader@strict.test';
+    const to = 'reader@strict-mail.net';
     const body = Buffer.concat([rawMessage('news@sender.test', [to]), Buffer.from(`${'x'.repeat(1500)}\r\n`)]);
     const e = await bounceOf(to, body);
     expect(e).toMatchObject({ eventType: 'bounced', details: { bounceType: 'soft', smtpCode: 500 } });
@@ -61,7 +61,7 @@ describe('replies about our own message', () => {
   });
 
   it('soft-bounces a size refusal without an enhanced code and does not suppress the recipient', async () => {
-    const to = 'big@strict.test';
+    const to = 'big@strict-mail.net';
     mx.scriptData({ code: 552, message: 'Error: message exceeds fixed maximum message size 1048576' });
     const e = await bounceOf(to);
     expect(e).toMatchObject({ eventType: 'bounced', details: { bounceType: 'soft', category: 'message_too_large', smtpCode: 552 } });

@@ -54,7 +54,7 @@ describe('delivery rate', () => {
       return { recipients: job.recipients.map((recipient) => ({ recipient, outcome: 'delivered', category: 'delivered', phase: 'message', smtpCode: 250, response: '250 OK' })), tls: true, response: '250 OK' };
     };
     const ids: string[] = [];
-    for (let i = 0; i < 60; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@d${i}.test`] }));
+    for (let i = 0; i < 60; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@d${i}-mail.net`] }));
     service = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 20 }), resolver, logger: silentLogger(), attempt });
     await service.start();
     await waitFor(() => ids.every((id) => getMessage(t.store, id)?.status === 'sent'), { what: 'all 60 messages', timeout: 15_000 });
@@ -82,10 +82,10 @@ describe('per-domain concurrency', () => {
   beforeAll(async () => {
     slowMx = await startMxServer({ address: '127.0.30.2', dataDelayMs: 300 });
     fastMx = await startMxServer({ address: '127.0.30.3', port: slowMx.port });
-    dns.set('slow.test', 'MX', ['10 mx.slow.test']);
-    dns.set('mx.slow.test', 'A', ['127.0.30.2']);
-    dns.set('fast.test', 'MX', ['10 mx.fast.test']);
-    dns.set('mx.fast.test', 'A', ['127.0.30.3']);
+    dns.set('slow-mail.net', 'MX', ['10 mx.slow-mail.net']);
+    dns.set('mx.slow-mail.net', 'A', ['127.0.30.2']);
+    dns.set('fast-mail.net', 'MX', ['10 mx.fast-mail.net']);
+    dns.set('mx.fast-mail.net', 'A', ['127.0.30.3']);
   });
 
   afterAll(async () => {
@@ -97,8 +97,8 @@ describe('per-domain concurrency', () => {
     const slowIds: string[] = [];
     const fastIds: string[] = [];
     // The slow domain's jobs are older: a plain FIFO would send all of them first.
-    for (let i = 0; i < 8; i++) slowIds.push(await queueMessage(t.store, { to: [`s${i}@slow.test`], now: new Date(Date.now() - 10_000 + i) }));
-    for (let i = 0; i < 4; i++) fastIds.push(await queueMessage(t.store, { to: [`f${i}@fast.test`], now: new Date(Date.now() - 5_000 + i) }));
+    for (let i = 0; i < 8; i++) slowIds.push(await queueMessage(t.store, { to: [`s${i}@slow-mail.net`], now: new Date(Date.now() - 10_000 + i) }));
+    for (let i = 0; i < 4; i++) fastIds.push(await queueMessage(t.store, { to: [`f${i}@fast-mail.net`], now: new Date(Date.now() - 5_000 + i) }));
     service = new DeliveryService({
       store: t.store,
       config: deliveryConfig({ 'delivery.port': slowMx.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 2 }),
@@ -129,7 +129,7 @@ describe('lease scan', () => {
       response: '250 OK',
     });
     const ids: string[] = [];
-    for (let i = 0; i < 600; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@busy.test`] }));
+    for (let i = 0; i < 600; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@busy-mail.net`] }));
     service = new DeliveryService({
       store: t.store,
       config: deliveryConfig({ 'delivery.rate': 100_000, 'delivery.perDomainConcurrency': 1 }),
@@ -158,7 +158,7 @@ describe('lease ahead', () => {
       });
     };
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one.test`], now: new Date(Date.now() - 10_000 + i) }));
+    for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one-mail.net`], now: new Date(Date.now() - 10_000 + i) }));
     const state = () => ids.map((id) => jobsOf(t.store, id)[0].state);
     service = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 1 }), resolver, logger: silentLogger(), attempt });
     await service.start();
@@ -166,7 +166,7 @@ describe('lease ahead', () => {
     await waitFor(() => started.length === 1 && state().join() === 'leased,leased,queued,queued', { what: 'one attempt and one job leased ahead' });
     finish[0]();
     await waitFor(() => started.length === 2, { what: 'the job leased ahead to start' });
-    expect(started).toEqual(['r0@one.test', 'r1@one.test']);
+    expect(started).toEqual(['r0@one-mail.net', 'r1@one-mail.net']);
     await waitFor(() => state().join() === 'done,leased,leased,queued', { what: 'the next job leased ahead' });
     const stopping = service.stop();
     // The job waiting in the dispatcher goes back to due at once; the one in flight finishes.

@@ -44,7 +44,7 @@ const certs = daneCerts();
 
 let dns: TestDns;
 let policies: PolicyServer;
-/** STARTTLS with a certificate no policy accepts for the rua MX names: the test CA's leaf for mx.dane.test. */
+/** STARTTLS with a certificate no policy accepts for the rua MX names: the test CA's leaf for mx.dane-mail.net. */
 let mx: MxServer;
 /** Offers STARTTLS and refuses it (454). */
 let refusing: MxServer;

@@ -1,5 +1,5 @@
 /**
- * Certificates for DANE tests, made with openssl (EC P-256): a CA, a leaf for mx.dane.test
+ * Certificates for DANE tests, made with openssl (EC P-256): a CA, a leaf for mx.dane-mail.net
  * signed by it, and a second CA that signed nothing we present (a wrong trust anchor).
  * Generated once per test process into memory.
  */
@@ -20,7 +20,7 @@ export interface DaneCerts {
   leaf: X509Certificate;
 }
 
-export const DANE_MX = 'mx.dane.test';
+export const DANE_MX = 'mx.dane-mail.net';
 let cached: DaneCerts | undefined;
 
 export function daneCerts(): DaneCerts {
