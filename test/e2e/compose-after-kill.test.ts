@@ -14,6 +14,7 @@ import type { BuildRequest } from '../../src/submission/ports.js';
 import type { CommittedRequest } from '../../src/submission/finishing.js';
 import { WorkerPool } from '../../src/workers/pool.js';
 import { ChildDaemon } from '../support/child-daemon.js';
+import { routeTo } from '../support/delivery-rig.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender } from '../support/sending.js';
@@ -29,8 +30,7 @@ const daemons: ChildDaemon[] = [];
 beforeAll(async () => {
   dns = await startDnsServer();
   mx = await startMxServer({ address: '127.0.26.2', starttls: false });
-  dns.set(RCPT_DOMAIN, 'MX', [{ priority: 10, exchange: `mx.${RCPT_DOMAIN}` }]);
-  dns.set(`mx.${RCPT_DOMAIN}`, 'A', ['127.0.26.2']);
+  routeTo(dns, RCPT_DOMAIN, '127.0.26.2');
 });
 
 afterAll(async () => {

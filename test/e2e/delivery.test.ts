@@ -11,10 +11,11 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSuppressed } from '../../src/store/suppressions.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { startMxServer, type MxServer } from '../support/mx-server.js';
-import { setupSender, type Sender } from '../support/sending.js';
+import type { TestDaemon } from '../support/daemon.js';
+import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
+import type { TestDns } from '../support/dns-server.js';
+import type { MxServer } from '../support/mx-server.js';
+import type { Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
@@ -24,30 +25,19 @@ let dns: TestDns;
 let mx: MxServer;
 let t: TestDaemon;
 let s: Sender;
+let rig: DeliveryRig | undefined;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  mx = await startMxServer({ address: '127.0.20.2' });
-  dns.set(RCPT_DOMAIN, 'MX', [{ priority: 10, exchange: 'mx.inbox.example.net' }]);
-  dns.set('mx.inbox.example.net', 'A', ['127.0.20.2']);
-  t = await startDaemon({
-    'dns.servers': [dns.address],
-    'smtp.enabled': true,
-    'smtp.port': 0,
-    'delivery.enabled': true,
-    'delivery.port': mx.port,
-    'delivery.allowPrivate': true,
+  rig = await startDeliveryRig({
+    mx: { address: '127.0.20.2' },
+    domains: [RCPT_DOMAIN],
     // Short enough that a deferral is retried within the test.
-    'delivery.retrySchedule': '1s*',
+    daemon: { 'smtp.enabled': true, 'smtp.port': 0, 'delivery.retrySchedule': '1s*' },
   });
-  s = await setupSender(t, dns);
+  ({ dns, mx, t, s } = rig);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await mx?.close();
-  await dns?.close();
-});
+afterAll(() => rig?.stop());
 
 async function eventsOf(messageId: string, until: (types: string[]) => boolean): Promise<Array<{ eventType: string; mailSource: string; details?: Record<string, unknown> }>> {
   return waitFor(

@@ -7,6 +7,7 @@
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildDaemon } from '../support/child-daemon.js';
+import { routeTo } from '../support/delivery-rig.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -20,8 +21,7 @@ let s: Sender;
 beforeAll(async () => {
   dns = await startDnsServer();
   mx = await startMxServer({ address: '127.0.23.18' });
-  dns.set(RCPT_DOMAIN, 'MX', [{ priority: 10, exchange: `mx.${RCPT_DOMAIN}` }]);
-  dns.set(`mx.${RCPT_DOMAIN}`, 'A', ['127.0.23.18']);
+  routeTo(dns, RCPT_DOMAIN, '127.0.23.18');
   d = new ChildDaemon({
     env: {
       POSTRIDER_DNS_SERVERS: dns.address,

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { deliverySettings, routeTo } from '../support/delivery-rig.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -24,11 +25,9 @@ beforeAll(async () => {
   dns = await startDnsServer();
   fast = await startMxServer({ address: '127.0.21.2', starttls: false });
   slow = await startMxServer({ address: '127.0.21.3', port: fast.port, starttls: false, dataDelayMs: 1_500 });
-  dns.set('fast.example.net', 'MX', [{ priority: 10, exchange: 'mx.fast.example.net' }]);
-  dns.set('mx.fast.example.net', 'A', ['127.0.21.2']);
-  dns.set('slow.example.net', 'MX', [{ priority: 10, exchange: 'mx.slow.example.net' }]);
-  dns.set('mx.slow.example.net', 'A', ['127.0.21.3']);
-  t = await startDaemon({ 'dns.servers': [dns.address], 'delivery.enabled': true, 'delivery.port': fast.port, 'delivery.allowPrivate': true });
+  routeTo(dns, 'fast.example.net', '127.0.21.2');
+  routeTo(dns, 'slow.example.net', '127.0.21.3');
+  t = await startDaemon(deliverySettings(dns.address, fast.port));
   s = await setupSender(t, dns);
 });
 

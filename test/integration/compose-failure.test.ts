@@ -7,10 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awaitsSignature, unsignedMessage } from '../../src/store/signing.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { startMxServer, type MxServer } from '../support/mx-server.js';
-import { setupSender, type Sender } from '../support/sending.js';
+import type { TestDaemon } from '../support/daemon.js';
+import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
+import type { TestDns } from '../support/dns-server.js';
+import type { MxServer } from '../support/mx-server.js';
+import type { Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 
 const RCPT_DOMAIN = 'composed.example.net';
@@ -20,27 +21,14 @@ let dns: TestDns;
 let mx: MxServer;
 let t: TestDaemon;
 let s: Sender;
+let rig: DeliveryRig | undefined;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  mx = await startMxServer({ address: '127.0.24.3', starttls: false });
-  dns.set(RCPT_DOMAIN, 'MX', [{ priority: 10, exchange: `mx.${RCPT_DOMAIN}` }]);
-  dns.set(`mx.${RCPT_DOMAIN}`, 'A', ['127.0.24.3']);
-  t = await startDaemon({
-    'dns.servers': [dns.address],
-    'delivery.enabled': true,
-    'delivery.port': mx.port,
-    'delivery.allowPrivate': true,
-    'smtp.maxMessageSize': MAX,
-  });
-  s = await setupSender(t, dns);
+  rig = await startDeliveryRig({ mx: { address: '127.0.24.3', starttls: false }, domains: [RCPT_DOMAIN], daemon: { 'smtp.maxMessageSize': MAX } });
+  ({ dns, mx, t, s } = rig);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await mx?.close();
-  await dns?.close();
-});
+afterAll(() => rig?.stop());
 
 /** 80 × 80 lines of 100 characters: about 650 KB rendered from under 2 KB of template and data. */
 const squared = {

@@ -12,6 +12,7 @@ import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import { deliverOverSmtp, type SmtpConnectionCache } from '../../src/delivery/smtp-client.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { getMessage } from '../../src/store/messages.js';
+import { routeTo } from '../support/delivery-rig.js';
 import { deliveryConfig, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver } from '../support/dns-server.js';
 import { testCert } from '../support/tls-cert.js';
@@ -281,8 +282,7 @@ describe('connection reuse in the DeliveryService', () => {
   async function startService(sink: Sink, overrides: Record<string, unknown> = {}): Promise<DeliveryService> {
     const dns = await startDnsServer();
     stopDns = () => dns.close();
-    dns.set('reuse-mail.net', 'MX', ['10 mx.reuse-mail.net']);
-    dns.set('mx.reuse-mail.net', 'A', [sink.address]);
+    routeTo(dns, 'reuse-mail.net', sink.address);
     resolver = testResolver(dns);
     t = await openTestStore();
     service = new DeliveryService({

@@ -11,6 +11,7 @@ import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { leaseDueJobs } from '../../src/store/queue.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
+import { routeTo } from '../support/delivery-rig.js';
 import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -33,8 +34,7 @@ beforeAll(async () => {
   mx = await startMxServer({ address: '127.0.20.2' });
   // Holds every DATA reply for 10 s: an attempt still running at shutdown.
   slow = await startMxServer({ address: '127.0.20.3', port: mx.port, dataDelayMs: 10_000 });
-  dns.set('mx.retry-mail.net', 'A', ['127.0.20.2']);
-  dns.set('retry-mail.net', 'MX', ['10 mx.retry-mail.net']);
+  routeTo(dns, 'retry-mail.net', '127.0.20.2');
 });
 
 afterAll(async () => {
@@ -187,8 +187,7 @@ describe('crash safety', () => {
   it('gives unfinished attempts back to the queue when the shutdown grace period is over', async () => {
     t = await openTestStore();
     clock = new FakeClock();
-    dns.set('slow-mail.net', 'MX', ['10 mx.slow-mail.net']);
-    dns.set('mx.slow-mail.net', 'A', ['127.0.20.3']);
+    routeTo(dns, 'slow-mail.net', '127.0.20.3');
     const s = newService({ 'shutdown.graceMs': 100 });
     await s.start();
     const id = await send(s, ['wait@slow-mail.net']);

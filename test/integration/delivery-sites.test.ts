@@ -16,6 +16,7 @@ import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
 import { getMessage } from '../../src/store/messages.js';
+import { routeTo } from '../support/delivery-rig.js';
 import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -103,8 +104,7 @@ beforeAll(async () => {
   dns.set('beta-mail.net', 'MX', ['20 mx2.provider-mail.net', '10 mx1.provider-mail.net']);
   dns.set('mx1.provider-mail.net', 'A', ['127.0.35.2']);
   dns.set('mx2.provider-mail.net', 'A', ['127.0.35.2']);
-  dns.set('sentinel-mail.net', 'MX', ['10 mx.sentinel-mail.net']);
-  dns.set('mx.sentinel-mail.net', 'A', ['127.0.35.3']);
+  routeTo(dns, 'sentinel-mail.net', '127.0.35.3');
 });
 
 afterAll(async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tlsRptCounts } from '../../src/store/tls-rpt.js';
 import { daneCerts, DANE_MX, tlsaText } from '../support/dane-certs.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { deliverySettings } from '../support/delivery-rig.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -46,7 +47,7 @@ beforeAll(async () => {
   dns.set('unusable-refusing-mail.net', 'MX', ['10 mx-unusable-refusing.dane-mail.net']);
   dns.set('servfail-one-mail.net', 'MX', ['10 mx-fail.dane-mail.net', `20 ${DANE_MX}`]);
   dns.set('servfail-all-mail.net', 'MX', ['10 mx-fail.dane-mail.net']);
-  t = await startDaemon({ 'dns.servers': [dns.address], 'dns.dnssecValidating': true, 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
+  t = await startDaemon({ ...deliverySettings(dns.address, mx.port), 'dns.dnssecValidating': true });
   s = await setupSender(t, dns);
 });
 

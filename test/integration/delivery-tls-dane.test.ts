@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tlsRptCounts } from '../../src/store/tls-rpt.js';
 import { daneCerts, tlsaText } from '../support/dane-certs.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { deliverySettings } from '../support/delivery-rig.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -39,7 +40,7 @@ beforeAll(async () => {
   wrong = await startMxServer({ address: '127.0.43.4', port: mx.port, tlsOptions: { key: certs.leafKey, cert: certs.leafCert } });
   domainWith('dane-wrong-mail.net', 'mx-wrong.dane-mail.net', '127.0.43.4', [tlsaText(3, 1, 1, certs.otherCa)]);
   domainWith('dane-refusing-mail.net', 'mx-refusing.dane-mail.net', '127.0.43.3', [tlsaText(3, 1, 1, certs.leaf)]);
-  t = await startDaemon({ 'dns.servers': [dns.address], 'dns.dnssecValidating': true, 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
+  t = await startDaemon({ ...deliverySettings(dns.address, mx.port), 'dns.dnssecValidating': true });
   s = await setupSender(t, dns);
 });
 

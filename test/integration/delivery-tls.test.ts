@@ -10,6 +10,7 @@ import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { getMessage } from '../../src/store/messages.js';
+import { routeTo } from '../support/delivery-rig.js';
 import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
@@ -28,10 +29,8 @@ beforeAll(async () => {
   refusing = await startMxServer({ address: '127.0.41.2', starttlsReply: { code: 454, message: '4.7.0 TLS not available due to local problem' } });
   // OpenSSL 3 speaks TLS 1.0 only at security level 0, on both ends.
   tls10 = await startMxServer({ address: '127.0.41.3', port: refusing.port, tlsOptions: { minVersion: 'TLSv1', maxVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' } });
-  dns.set('mx.refusing-mail.net', 'A', ['127.0.41.2']);
-  dns.set('refusing-mail.net', 'MX', ['10 mx.refusing-mail.net']);
-  dns.set('mx.old-tls-mail.net', 'A', ['127.0.41.3']);
-  dns.set('old-tls-mail.net', 'MX', ['10 mx.old-tls-mail.net']);
+  routeTo(dns, 'refusing-mail.net', '127.0.41.2');
+  routeTo(dns, 'old-tls-mail.net', '127.0.41.3');
 });
 
 afterAll(async () => {

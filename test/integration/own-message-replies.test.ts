@@ -9,6 +9,7 @@ import type { DnsResolver } from '../../src/dns/resolver.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
+import { routeTo } from '../support/delivery-rig.js';
 import { CHANNEL, deliveryConfig, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
@@ -24,8 +25,7 @@ beforeAll(async () => {
   dns = await startDnsServer();
   resolver = testResolver(dns);
   mx = await startMxServer({ address: '127.0.30.2', maxLineLength: 998 });
-  dns.set('mx.strict-mail.net', 'A', ['127.0.30.2']);
-  dns.set('strict-mail.net', 'MX', ['10 mx.strict-mail.net']);
+  routeTo(dns, 'strict-mail.net', '127.0.30.2');
   t = await openTestStore();
   service = new DeliveryService({
     store: t.store,

@@ -4,31 +4,25 @@
  * wakes it (DeliveryService.notify) and the job is attempted again right away.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { startMxServer, type MxServer } from '../support/mx-server.js';
-import { setupSender, type Sender } from '../support/sending.js';
+import type { TestDaemon } from '../support/daemon.js';
+import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
+import type { TestDns } from '../support/dns-server.js';
+import type { MxServer } from '../support/mx-server.js';
+import type { Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 
 let dns: TestDns;
 let mx: MxServer;
 let t: TestDaemon;
 let s: Sender;
+let rig: DeliveryRig | undefined;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  mx = await startMxServer({ address: '127.0.33.2', starttls: false });
-  dns.set('tarry-mail.net', 'MX', [{ priority: 10, exchange: 'mx.tarry-mail.net' }]);
-  dns.set('mx.tarry-mail.net', 'A', ['127.0.33.2']);
-  t = await startDaemon({ 'dns.servers': [dns.address], 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
-  s = await setupSender(t, dns);
+  rig = await startDeliveryRig({ mx: { address: '127.0.33.2', starttls: false }, domains: ['tarry-mail.net'] });
+  ({ dns, mx, t, s } = rig);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await mx?.close();
-  await dns?.close();
-});
+afterAll(() => rig?.stop());
 
 async function job(messageId: string, attempts: number) {
   return waitFor(

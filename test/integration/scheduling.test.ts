@@ -8,6 +8,7 @@ import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { getMessage } from '../../src/store/messages.js';
+import { routeTo } from '../support/delivery-rig.js';
 import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
@@ -82,10 +83,8 @@ describe('per-domain concurrency', () => {
   beforeAll(async () => {
     slowMx = await startMxServer({ address: '127.0.30.2', dataDelayMs: 300 });
     fastMx = await startMxServer({ address: '127.0.30.3', port: slowMx.port });
-    dns.set('slow-mail.net', 'MX', ['10 mx.slow-mail.net']);
-    dns.set('mx.slow-mail.net', 'A', ['127.0.30.2']);
-    dns.set('fast-mail.net', 'MX', ['10 mx.fast-mail.net']);
-    dns.set('mx.fast-mail.net', 'A', ['127.0.30.3']);
+    routeTo(dns, 'slow-mail.net', '127.0.30.2');
+    routeTo(dns, 'fast-mail.net', '127.0.30.3');
   });
 
   afterAll(async () => {

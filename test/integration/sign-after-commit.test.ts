@@ -9,10 +9,11 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getBody } from '../../src/store/messages.js';
 import { awaitsSignature } from '../../src/store/signing.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { startMxServer, type MxServer } from '../support/mx-server.js';
-import { publish, setupSender, type Sender } from '../support/sending.js';
+import type { TestDaemon } from '../support/daemon.js';
+import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
+import type { TestDns } from '../support/dns-server.js';
+import type { MxServer } from '../support/mx-server.js';
+import { publish, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
 
@@ -22,21 +23,14 @@ let dns: TestDns;
 let mx: MxServer;
 let t: TestDaemon;
 let s: Sender;
+let rig: DeliveryRig | undefined;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  mx = await startMxServer({ address: '127.0.24.2', starttls: false });
-  dns.set(RCPT_DOMAIN, 'MX', [{ priority: 10, exchange: `mx.${RCPT_DOMAIN}` }]);
-  dns.set(`mx.${RCPT_DOMAIN}`, 'A', ['127.0.24.2']);
-  t = await startDaemon({ 'dns.servers': [dns.address], 'delivery.enabled': true, 'delivery.port': mx.port, 'delivery.allowPrivate': true });
-  s = await setupSender(t, dns);
+  rig = await startDeliveryRig({ mx: { address: '127.0.24.2', starttls: false }, domains: [RCPT_DOMAIN] });
+  ({ dns, mx, t, s } = rig);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await mx?.close();
-  await dns?.close();
-});
+afterAll(() => rig?.stop());
 
 async function send(to: string): Promise<string> {
   const res = await t.api('POST', '/send/transactional', {

@@ -10,10 +10,11 @@ import { simpleParser } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSuppressed } from '../../src/store/suppressions.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { startMxServer, type MxServer } from '../support/mx-server.js';
-import { setupSender, type Sender } from '../support/sending.js';
+import type { TestDaemon } from '../support/daemon.js';
+import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
+import type { TestDns } from '../support/dns-server.js';
+import type { MxServer } from '../support/mx-server.js';
+import type { Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
 import { waitFor } from '../support/wait.js';
 
@@ -24,28 +25,14 @@ let dns: TestDns;
 let mx: MxServer;
 let t: TestDaemon;
 let s: Sender;
+let rig: DeliveryRig | undefined;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  mx = await startMxServer({ address: '127.0.20.7', maxLineLength: 998 });
-  dns.set(RCPT_DOMAIN, 'MX', [{ priority: 10, exchange: 'mx.strict.example.net' }]);
-  dns.set('mx.strict.example.net', 'A', ['127.0.20.7']);
-  t = await startDaemon({
-    'dns.servers': [dns.address],
-    'smtp.enabled': true,
-    'smtp.port': 0,
-    'delivery.enabled': true,
-    'delivery.port': mx.port,
-    'delivery.allowPrivate': true,
-  });
-  s = await setupSender(t, dns);
+  rig = await startDeliveryRig({ mx: { address: '127.0.20.7', maxLineLength: 998 }, domains: [RCPT_DOMAIN], daemon: { 'smtp.enabled': true, 'smtp.port': 0 } });
+  ({ dns, mx, t, s } = rig);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await mx?.close();
-  await dns?.close();
-});
+afterAll(() => rig?.stop());
 
 async function submit(to: string, message: string): Promise<string> {
   const c = await SmtpWire.connect(t.daemon.smtp!.port);

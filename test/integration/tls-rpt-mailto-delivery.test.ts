@@ -29,6 +29,7 @@ import { addTlsRptCounts, tlsRptCounts } from '../../src/store/tls-rpt.js';
 import type { Attempt } from '../support/attempts.js';
 import { daneCerts, tlsaText } from '../support/dane-certs.js';
 import { apiRequest, startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
+import { deliverySettings, routeTo } from '../support/delivery-rig.js';
 import { dkimpyAvailable, dkimpyVerify } from '../support/dkimpy.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { HOSTNAME } from '../support/domains.js';
@@ -83,11 +84,8 @@ async function run(overrides: Record<string, unknown> = {}): Promise<Daemon> {
       'http.port': 0,
       'log.level': 'silent',
       'smtp.enabled': false,
-      'dns.servers': [dns.address],
+      ...deliverySettings(dns.address, mx.port),
       'dns.dnssecValidating': true,
-      'delivery.enabled': true,
-      'delivery.port': mx.port,
-      'delivery.allowPrivate': true,
       'delivery.mtaSts.caFile': policies.caFile,
       'delivery.mtaSts.httpsPort': policies.port,
       'tlsRpt.reportChannelId': sender.channelId,
@@ -106,8 +104,7 @@ const fresh = (prefix: string) => `${prefix}-${++names}${Math.random().toString(
 /** A rua domain whose one MX host, mx.<domain>, is at `address`. */
 function ruaDomain(prefix: string, address: string): string {
   const domain = fresh(prefix);
-  dns.set(domain, 'MX', [{ priority: 10, exchange: `mx.${domain}` }]);
-  dns.set(`mx.${domain}`, 'A', [address]);
+  routeTo(dns, domain, address);
   return domain;
 }
 

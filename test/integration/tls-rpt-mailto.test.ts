@@ -20,6 +20,7 @@ import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
 import { addTlsRptCounts, tlsRptReport } from '../../src/store/tls-rpt.js';
 import { apiRequest, startDaemon, type TestDaemon } from '../support/daemon.js';
+import { deliverySettings, routeTo } from '../support/delivery-rig.js';
 import { dkimpyAvailable, dkimpyVerify } from '../support/dkimpy.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { HOSTNAME } from '../support/domains.js';
@@ -45,10 +46,7 @@ function base(): Record<string, unknown> {
     hostname: HOSTNAME,
     'http.port': 0,
     'smtp.enabled': false,
-    'dns.servers': [dns.address],
-    'delivery.enabled': true,
-    'delivery.port': sink.port,
-    'delivery.allowPrivate': true,
+    ...deliverySettings(dns.address, sink.port),
   };
 }
 
@@ -91,8 +89,7 @@ async function policyDomain(d: Daemon, rua?: (ruaDomain: string) => string): Pro
   const ruaDomain = `reports-${id}.net`;
   const mailbox = `tlsrpt@${ruaDomain}`;
   dns.set(`_smtp._tls.${domain}`, 'TXT', [`v=TLSRPTv1; rua=${rua ? rua(ruaDomain) : `mailto:${mailbox}`}`]);
-  dns.set(ruaDomain, 'MX', [{ priority: 10, exchange: `mx.${ruaDomain}` }]);
-  dns.set(`mx.${ruaDomain}`, 'A', [sink.address]);
+  routeTo(dns, ruaDomain, sink.address);
   await addTlsRptCounts(d.store, [
     { day, policyDomain: domain, policy: { type: 'no-policy-found' }, success: 7, failures: [{ failure: { type: 'starttls-not-supported', receivingMxHostname: `mx.${domain}`, receivingIp: '203.0.113.9' }, count: 2 }] },
   ]);

@@ -12,6 +12,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
+import { deliverySettings } from './delivery-rig.js';
 
 export interface PolicyAnswer {
   status?: number;
@@ -71,10 +72,7 @@ function testCa(dir: string): { ca: KeyPair; issue: (name: string, kind: CertKin
  */
 export function stsDeliverySettings(dnsAddress: string, policies: Pick<PolicyServer, 'caFile' | 'port'>, mxPort: number): Record<string, unknown> {
   return {
-    'dns.servers': [dnsAddress],
-    'delivery.enabled': true,
-    'delivery.port': mxPort,
-    'delivery.allowPrivate': true,
+    ...deliverySettings(dnsAddress, mxPort),
     'delivery.mtaSts.caFile': policies.caFile,
     'delivery.mtaSts.httpsPort': policies.port,
   };
