@@ -5,6 +5,7 @@
  * SameSite=Strict). Errors come back as ApiError with the problem body's title, detail and
  * per-field errors (keyed by JSON pointer, README "Errors"), so forms show them beside fields.
  */
+import type { DashboardSession, DashboardSessionAnswer } from './wire';
 
 export const DASHBOARD_HEADER = 'X-Postrider-Dashboard';
 
@@ -108,16 +109,11 @@ export const api = {
   del: (path: string) => request<void>('DELETE', path),
 };
 
-export interface SessionInfo {
-  accountId: string;
-  keyId: string;
-  expiresAt: string;
-  idleExpiresAt: string;
-}
+export type SessionInfo = DashboardSession;
 
 export const session = {
-  login: (apiKey: string) => request<SessionInfo>('POST', '/dashboard/session', { body: { apiKey }, quiet401: true }),
+  login: (apiKey: string) => request<DashboardSessionAnswer<SessionInfo>>('POST', '/dashboard/session', { body: { apiKey }, quiet401: true }).then((r) => r.session),
   /** The current session, or null without one (200 either way: no console error on the login page). */
-  current: () => request<{ session: SessionInfo | null }>('GET', '/dashboard/session', { quiet401: true }).then((r) => r.session),
+  current: () => request<DashboardSessionAnswer>('GET', '/dashboard/session', { quiet401: true }).then((r) => r.session),
   logout: () => request<void>('DELETE', '/dashboard/session', { quiet401: true }),
 };

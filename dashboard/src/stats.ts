@@ -1,16 +1,12 @@
-/** The statistics API's shapes (README "Activity and statistics") and sums over mail types. */
-export const COUNTERS = ['sent', 'delivered', 'bounced', 'opened', 'clicked', 'complained'] as const;
+/** The counters the overview shows (the statistics answers are StatTotals and StatSeries of ./wire) and sums over mail types. */
+import type { StatCounters, StatTotals } from './wire';
+
+export const COUNTERS = ['sent', 'delivered', 'bounced', 'opened', 'clicked', 'complained'] as const satisfies readonly (keyof StatCounters)[];
 export type Counter = (typeof COUNTERS)[number];
 
-export type Counters = Record<Counter | 'unsubscribed', number>;
-export type MailTypeCounters = { transactional: Counters; broadcast: Counters };
 export type MailTypeChoice = 'all' | 'transactional' | 'broadcast';
 
-export interface DailyPoint extends MailTypeCounters {
-  timestamp: string;
-}
-
-export function pick(t: MailTypeCounters, mailType: MailTypeChoice, c: Counter): number {
+export function pick(t: StatTotals, mailType: MailTypeChoice, c: Counter): number {
   if (mailType === 'all') return t.transactional[c] + t.broadcast[c];
   return t[mailType][c];
 }

@@ -11,6 +11,9 @@
  * The channel and webhook routes, whose fields the check held against every suite, do serialize
  * with theirs (channelDetailBody, channelPageBody, webhookBody, webhookPageBody): a field added
  * to those answers must be added here as well, or it never reaches the client.
+ *
+ * wire.ts declares the same answers as TypeScript types (the handlers return them, the dashboard
+ * reads them): a field changes in both.
  */
 import { EVENT_TYPES, MAIL_TYPES } from '../domain/types.js';
 import { ERROR_CATALOGUE } from '../domain/errors.js';

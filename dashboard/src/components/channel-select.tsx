@@ -1,15 +1,13 @@
 import { api } from '../api';
 import { useApi } from '../use-api';
+import type { ChannelSummary, Page } from '../wire';
 
-export interface ChannelOption {
-  id: string;
-  name: string;
-  deliveryType: 'live' | 'sandbox';
-}
+/** What a channel choice needs of a channel. */
+export type ChannelOption = Pick<ChannelSummary, 'id' | 'name' | 'deliveryType'>;
 
 /** The account's channels (GET /channels, up to 500) for pages whose API calls name one. */
 export function useChannelOptions() {
-  return useApi(() => api.get<{ results: ChannelOption[]; totalCount: number }>('/channels', { limit: 500 }), []);
+  return useApi(() => api.get<Page<ChannelOption>>('/channels', { limit: 500 }), []);
 }
 
 /** A <select> of channels for a Field (label and error come from the Field). */

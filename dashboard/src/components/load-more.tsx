@@ -1,13 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { request } from '../api';
+import type { CursorPage } from '../wire';
 
-interface Page<T> {
-  totalCount: number;
-  after: number;
-  results: T[];
-  /** X-Page-Partial: the daemon stopped at its scan budget, so more may follow even after a short page. */
-  partial?: boolean;
-}
+/** A page with its X-Page-Partial: the daemon stopped at its scan budget, so more may follow even after a short page. */
+type Page<T> = CursorPage<T> & { partial?: boolean };
 
 /** Partial short pages followed in a row before the list waits for the reader again. */
 const MAX_PARTIAL_HOPS = 5;

@@ -3,7 +3,8 @@
  * URL under the API's own names (so a view can be shared or reloaded, and read as an API call).
  */
 import { ApiError } from '../api';
-import { EVENT_TYPES, type EventType } from './message-types';
+import type { EventType } from '../wire';
+import { EVENT_TYPES } from './message-types';
 
 export interface ActivityFilter {
   channelId: string;

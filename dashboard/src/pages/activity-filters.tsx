@@ -2,7 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { Field } from '../components/field';
 import { EMPTY_FILTER, type ActivityFilter } from './activity-filter';
 import type { ChannelOption } from '../components/channel-select';
-import { EVENT_TYPES, type EventType } from './message-types';
+import type { EventType } from '../wire';
+import { EVENT_TYPES } from './message-types';
 
 type Set = (patch: Partial<ActivityFilter>) => void;
 

@@ -11,7 +11,7 @@ import { StatusBadge } from '../components/status-badge';
 import { Link, navigate, useLocation } from '../router';
 import { apiQuery, EMPTY_FILTER, filterFromQuery, foldListErrors, type ActivityFilter } from './activity-filter';
 import { ActivityFilters } from './activity-filters';
-import type { ActivityEvent } from './message-types';
+import type { ActivityEvent } from '../wire';
 
 /**
  * The event list of GET /activity/events, oldest first as the API pages it, with every filter

@@ -11,7 +11,8 @@ import { useAction } from '../components/use-action';
 import { Link } from '../router';
 import { useApi } from '../use-api';
 import { BroadcastFailures, BroadcastSuppressed } from './broadcasts-lists';
-import { percentOf, running, type BroadcastDetail } from './broadcasts-types';
+import type { BroadcastDetail } from '../wire';
+import { percentOf, running } from './broadcasts-types';
 import { formatAddress } from './message-types';
 
 /** How often a running broadcast's page asks again (GET /broadcasts/{id} reads counters, no scan). */

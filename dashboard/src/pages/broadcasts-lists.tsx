@@ -4,11 +4,9 @@ import { DataTable } from '../components/data-table';
 import { Pager } from '../components/pager';
 import { ProblemBanner } from '../components/problem-banner';
 import { useApi } from '../use-api';
-import type { BroadcastFailure } from './broadcasts-types';
-import type { Address } from './message-types';
+import type { Address, BroadcastFailure, Page } from '../wire';
 
 const LIMIT = 25;
-type Page<T> = { totalCount: number; results: T[] };
 
 const emails = (list: Address[] | undefined) => (list ?? []).map((a) => a.email).join(', ');
 

@@ -5,6 +5,7 @@ import { Field } from '../components/field';
 import { ProblemBanner } from '../components/problem-banner';
 import { useAction } from '../components/use-action';
 import { navigate } from '../router';
+import type { BroadcastAccepted } from '../wire';
 import { addressesOf } from './suppressions-form';
 
 /** Messages of a problem body under a pointer prefix ("/messages" → "/messages/3/to/0/email: ..."). */
@@ -35,7 +36,7 @@ export function BroadcastSendForm(props: { channels: ChannelOption[]; channelId:
   const submit = async (e: Event) => {
     e.preventDefault();
     const body = { from: { email: d.from.trim() }, template: { subject: d.subject, text: d.text }, messages: addressesOf(d.recipients).map((email) => ({ to: [{ email }] })) };
-    const r = await send.run(() => request<{ broadcastId: string }>('POST', '/send/broadcast', { body, headers: { 'x-service-channel-id': d.channelId } }));
+    const r = await send.run(() => request<BroadcastAccepted>('POST', '/send/broadcast', { body, headers: { 'x-service-channel-id': d.channelId } }));
     if (r) navigate(`/broadcasts/${r.broadcastId}`);
   };
   const recipientErrors = messagesUnder(send.error, '/messages');

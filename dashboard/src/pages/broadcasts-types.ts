@@ -1,40 +1,7 @@
-/** The shapes of GET /broadcasts and GET /broadcasts/{id} (src/http/response-schemas.ts). */
-import type { Address } from './message-types';
+/** The broadcast statuses the filter offers, and what the pages read from a status (the shapes are in ../wire). */
+import type { BroadcastStatus } from '../wire';
 
-export type BroadcastStatus = 'accepted' | 'processing' | 'completed' | 'canceled';
-export const BROADCAST_STATUSES: BroadcastStatus[] = ['accepted', 'processing', 'completed', 'canceled'];
-
-export interface BroadcastSummary {
-  id: string;
-  createdAt: string;
-  status: BroadcastStatus;
-  subject: string;
-  /** Entries handled, whole percent rounded down: "42%". */
-  completion: string;
-  messages: number;
-}
-
-export interface BroadcastDetail extends BroadcastSummary {
-  failed: number;
-  suppressed: number;
-  canceled: number;
-  content: {
-    from: Address;
-    replyTo?: Address[];
-    template: { subject: string; html?: string; text?: string };
-    attachments: { fileName: string; disposition: string; size: number }[];
-    tags: string[];
-  };
-  tracking: { links: boolean; opens: boolean };
-  statistics: { sent: number; delivered: number; bounced: number; opened: number; clicked: number; complained: number; unsubscribed: number };
-}
-
-export interface BroadcastFailure {
-  recipients: { to: Address[]; cc?: Address[]; bcc?: Address[] };
-  messageIndex: number;
-  errorCode: string;
-  errorMessage: string;
-}
+export const BROADCAST_STATUSES = ['accepted', 'processing', 'completed', 'canceled'] as const satisfies readonly BroadcastStatus[];
 
 /** Still being expanded or delivered: the page refreshes itself. */
 export function running(status: BroadcastStatus): boolean {

@@ -11,7 +11,8 @@ import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
 import { Link } from '../router';
 import { useApi } from '../use-api';
-import { BROADCAST_STATUSES, type BroadcastSummary } from './broadcasts-types';
+import type { BroadcastSummary, Page } from '../wire';
+import { BROADCAST_STATUSES } from './broadcasts-types';
 import { BroadcastSendForm } from './broadcasts-send';
 
 const LIMIT = 25;
@@ -32,7 +33,7 @@ export function BroadcastsPage() {
   const firstChannel = channels.data?.results[0]?.id ?? '';
   const filter = useMemo(() => ({ channelId: q.channelId || firstChannel, status: q.status, subject: q.subject }), [q, firstChannel]);
   const list = useApi(
-    () => (filter.channelId ? api.get<{ totalCount: number; results: BroadcastSummary[] }>('/broadcasts', { ...filter, limit: LIMIT, offset }) : Promise.resolve(null)),
+    () => (filter.channelId ? api.get<Page<BroadcastSummary>>('/broadcasts', { ...filter, limit: LIMIT, offset }) : Promise.resolve(null)),
     [filter, offset],
   );
   const noChannels = channels.data?.results.length === 0;

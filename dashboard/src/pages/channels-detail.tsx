@@ -9,24 +9,19 @@ import { StatusBadge } from '../components/status-badge';
 import { SaveStatus, useSave } from '../components/use-save';
 import { Link } from '../router';
 import { useApi } from '../use-api';
-import { ChannelForm, DELIVERY_HELP, type Channel, type ChannelInput } from './channels-form';
-
-interface LinkedDomain {
-  id: string;
-  name: string;
-  verified: boolean;
-}
+import type { ChannelDetail, DomainSummary, Page } from '../wire';
+import { ChannelForm, DELIVERY_HELP, type ChannelInput } from './channels-form';
 
 /** One channel: its settings (PATCH), the domains linked to it, and delete. */
 export function ChannelPage(props: { id: string }) {
   const path = `/channels/${encodeURIComponent(props.id)}`;
-  const channel = useApi(() => api.get<Channel>(path), [props.id]);
-  const domains = useApi(() => api.get<{ results: LinkedDomain[] }>('/domains', { channelIds: props.id, limit: 500 }), [props.id]);
+  const channel = useApi(() => api.get<ChannelDetail>(path), [props.id]);
+  const domains = useApi(() => api.get<Page<DomainSummary>>('/domains', { channelIds: props.id, limit: 500 }), [props.id]);
   const save = useSave();
   const c = channel.data;
   if (!c) return <Loading title="Channel" error={channel.error} />;
   const submit = async (v: ChannelInput) => {
-    if (await save.run(() => api.patch<Channel>(path, v))) channel.reload();
+    if (await save.run(() => api.patch<ChannelDetail>(path, v))) channel.reload();
   };
   return (
     <>
@@ -59,7 +54,7 @@ export function ChannelPage(props: { id: string }) {
   );
 }
 
-function DeliveryLine(props: { channel: Channel }) {
+function DeliveryLine(props: { channel: ChannelDetail }) {
   return (
     <span class="delivery-line">
       <StatusBadge status={props.channel.deliveryType} /> {DELIVERY_HELP[props.channel.deliveryType]}
@@ -67,7 +62,7 @@ function DeliveryLine(props: { channel: Channel }) {
   );
 }
 
-function LinkedDomains(props: { rows: LinkedDomain[] | null }) {
+function LinkedDomains(props: { rows: DomainSummary[] | null }) {
   if (props.rows === null) return <p class="muted">Loading…</p>;
   if (props.rows.length === 0) {
     return (
@@ -89,7 +84,7 @@ function LinkedDomains(props: { rows: LinkedDomain[] | null }) {
   );
 }
 
-function DeleteChannel(props: { channel: Channel }) {
+function DeleteChannel(props: { channel: ChannelDetail }) {
   return (
     <DeleteButton label="Delete channel" title={`Delete ${props.channel.name}?`} path={`/channels/${props.channel.id}`} back="/channels">
       <p>Everything of the channel goes with it: its messages, events and statistics. Domains linked to it stay, but no longer send for it. This cannot be undone.</p>

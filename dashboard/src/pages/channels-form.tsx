@@ -1,21 +1,10 @@
 import { useState } from 'preact/hooks';
 import { Choice, ChoiceGroup } from '../components/choice-group';
 import { Field } from '../components/field';
+import type { ChannelDetail, DeliveryType } from '../wire';
 
-export type DeliveryType = 'live' | 'sandbox';
-
-/** Every field POST and PATCH /channels accept (src/http/routes/channels.ts). */
-export interface ChannelInput {
-  name: string;
-  deliveryType: DeliveryType;
-  tracking: { links: boolean; opens: boolean };
-}
-
-export interface Channel extends ChannelInput {
-  id: string;
-  createdAt: string;
-  updatedAt: string;
-}
+/** Every field POST and PATCH /channels accept (src/http/routes/channels.ts), as the answer has them. */
+export type ChannelInput = Pick<ChannelDetail, 'name' | 'deliveryType' | 'tracking'>;
 
 export const NEW_CHANNEL: ChannelInput = { name: '', deliveryType: 'sandbox', tracking: { links: false, opens: false } };
 

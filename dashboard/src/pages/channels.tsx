@@ -7,21 +7,15 @@ import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
 import { Link, navigate } from '../router';
 import { useApi } from '../use-api';
-import { ChannelForm, NEW_CHANNEL, type Channel, type ChannelInput, type DeliveryType } from './channels-form';
-
-export interface ChannelSummary {
-  id: string;
-  name: string;
-  deliveryType: DeliveryType;
-  createdAt: string;
-}
+import type { ChannelDetail, ChannelSummary, Page } from '../wire';
+import { ChannelForm, NEW_CHANNEL, type ChannelInput } from './channels-form';
 
 /** GET /channels (up to 500) and the form to create one, which opens the new channel's page. */
 export function ChannelsPage() {
-  const list = useApi(() => api.get<{ results: ChannelSummary[]; totalCount: number }>('/channels', { limit: 500 }), []);
+  const list = useApi(() => api.get<Page<ChannelSummary>>('/channels', { limit: 500 }), []);
   const create = useAction();
   const submit = async (v: ChannelInput) => {
-    const made = await create.run(() => api.post<Channel>('/channels', v));
+    const made = await create.run(() => api.post<ChannelDetail>('/channels', v));
     if (made) navigate(`/channels/${made.id}`);
   };
   return (

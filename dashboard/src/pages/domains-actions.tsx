@@ -4,8 +4,8 @@ import { ConfirmDialog } from '../components/confirm-dialog';
 import { DeleteButton } from '../components/delete-button';
 import { ProblemBanner } from '../components/problem-banner';
 import { useAction } from '../components/use-action';
-import type { Domain } from './domains-detail';
-import { recordRows, type DnsRecords } from './domains-records';
+import type { DnsRecords, DomainDetail, RotatedKey } from '../wire';
+import { recordRows } from './domains-records';
 
 /** What the last Verify found: all required records verified, or which are not (and why that matters). */
 export function VerifySummary(props: { records: DnsRecords }) {
@@ -39,12 +39,12 @@ export function VerifySummary(props: { records: DnsRecords }) {
 }
 
 /** POST /domains/{id}/rotate-key behind a dialog that says what a rotation does. */
-export function RotateKey(props: { domain: Domain; onRotated: () => void }) {
+export function RotateKey(props: { domain: DomainDetail; onRotated: () => void }) {
   const [open, setOpen] = useState(false);
   const [algorithm, setAlgorithm] = useState<'rsa' | 'ed25519'>(/k=ed25519/.test(props.domain.dnsRecords.domainKeyActive.value) ? 'ed25519' : 'rsa');
   const rotate = useAction();
   const confirm = async () => {
-    if (await rotate.run(() => api.post(`/domains/${props.domain.id}/rotate-key`, { dkimAlgorithm: algorithm }))) (setOpen(false), props.onRotated());
+    if (await rotate.run(() => api.post<RotatedKey>(`/domains/${props.domain.id}/rotate-key`, { dkimAlgorithm: algorithm }))) (setOpen(false), props.onRotated());
   };
   return (
     <>
@@ -69,7 +69,7 @@ export function RotateKey(props: { domain: Domain; onRotated: () => void }) {
   );
 }
 
-export function DeleteDomain(props: { domain: Domain }) {
+export function DeleteDomain(props: { domain: DomainDetail }) {
   return (
     <DeleteButton label="Delete domain" title={`Delete ${props.domain.name}?`} path={`/domains/${props.domain.id}`} back="/domains">
       <p>Its channels can no longer send from {props.domain.name}, and its DKIM keys are destroyed: adding it again makes new keys to publish.</p>

@@ -9,26 +9,15 @@ import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
 import { SaveStatus, useSave } from '../components/use-save';
 import { useApi } from '../use-api';
-import type { DomainSummary } from './domains';
+import type { DnsRecords, DomainDetail, SetupWarning } from '../wire';
 import { DeleteDomain, RotateKey, VerifySummary } from './domains-actions';
 import { ChannelPicker } from './domains-form';
-import { RecordList, type DnsRecords } from './domains-records';
-
-export interface SetupWarning {
-  code: string;
-  setting: string;
-  message: string;
-}
-
-export interface Domain extends DomainSummary {
-  dnsRecords: DnsRecords;
-  warnings?: SetupWarning[];
-}
+import { RecordList } from './domains-records';
 
 /** One domain: its DNS records with copy buttons, Verify, key rotation, its channels, delete. */
 export function DomainPage(props: { id: string }) {
   const path = `/domains/${encodeURIComponent(props.id)}`;
-  const domain = useApi(() => api.get<Domain>(path), [props.id]);
+  const domain = useApi(() => api.get<DomainDetail>(path), [props.id]);
   const verify = useAction();
   const [checked, setChecked] = useState<DnsRecords | null>(null);
   const d = domain.data;
@@ -91,7 +80,7 @@ function Warnings(props: { warnings?: SetupWarning[] }) {
 }
 
 /** The channels that send from the domain (PATCH /domains/{id} channelIds). */
-function DomainChannels(props: { domain: Domain; onSaved: () => void }) {
+function DomainChannels(props: { domain: DomainDetail; onSaved: () => void }) {
   const [ids, setIds] = useState(props.domain.channels.filter((c) => !c.deleted).map((c) => c.id));
   const save = useSave();
   const submit = async (e: Event) => {

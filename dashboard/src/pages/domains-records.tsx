@@ -1,27 +1,7 @@
 import { CopyButton } from '../components/copy-button';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
-
-/** One record as GET /domains/{id} and POST /domains/{id}/verify describe it (response-schemas.ts). */
-export interface DnsRecord {
-  type: 'txt' | 'cname' | 'mx';
-  host: string;
-  value: string;
-  status: 'pending' | 'verified' | 'failing' | 'failed';
-  lastCheckedAt: string | null;
-  inheritedFrom?: string;
-}
-
-export interface DnsRecords {
-  domainKeyActive: DnsRecord;
-  domainKeyPending: DnsRecord | null;
-  domainKeyActiveCompanion?: DnsRecord;
-  domainKeyPendingCompanion?: DnsRecord;
-  returnPath: DnsRecord[];
-  tracking?: DnsRecord;
-  unsubscribe?: DnsRecord;
-  dmarc: DnsRecord;
-}
+import type { DmarcRecord, DnsRecord, DnsRecords } from '../wire';
 
 export interface RecordRow {
   key: string;
@@ -29,7 +9,8 @@ export interface RecordRow {
   note: string;
   /** Counts for the domain's `verified` (README "Domains"); the others are optional or advisory. */
   required: boolean;
-  record: DnsRecord;
+  /** `inheritedFrom` on the DMARC row only. */
+  record: DmarcRecord;
 }
 
 const algorithmOf = (r: DnsRecord) => /k=(\w+)/.exec(r.value)?.[1] ?? 'rsa';
@@ -50,7 +31,7 @@ export function recordRows(d: DnsRecords): RecordRow[] {
   return rows.filter((r): r is RecordRow => r !== null);
 }
 
-function dmarcNote(r: DnsRecord): string {
+function dmarcNote(r: DmarcRecord): string {
   if (r.inheritedFrom) return `Inherited from ${r.inheritedFrom}, the Organizational Domain (RFC 7489 6.6.3): nothing to publish.`;
   return 'Large mailbox providers require DMARC of bulk senders; p=none only asks for reports.';
 }

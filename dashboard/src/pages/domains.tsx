@@ -7,29 +7,15 @@ import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
 import { Link, navigate } from '../router';
 import { useApi } from '../use-api';
+import type { DomainChannel, DomainDetail, DomainSummary, Page } from '../wire';
 import { DomainCreateForm, type NewDomain } from './domains-form';
-
-export interface DomainChannel {
-  id: string;
-  name: string;
-  deliveryType: 'live' | 'sandbox';
-  deleted: boolean;
-}
-
-export interface DomainSummary {
-  id: string;
-  name: string;
-  verified: boolean;
-  createdAt: string;
-  channels: DomainChannel[];
-}
 
 /** GET /domains and the form to add one, which opens the new domain's page with its records. */
 export function DomainsPage() {
-  const list = useApi(() => api.get<{ results: DomainSummary[]; totalCount: number }>('/domains', { limit: 500 }), []);
+  const list = useApi(() => api.get<Page<DomainSummary>>('/domains', { limit: 500 }), []);
   const create = useAction();
   const submit = async (v: NewDomain) => {
-    const made = await create.run(() => api.post<DomainSummary>('/domains', v));
+    const made = await create.run(() => api.post<DomainDetail>('/domains', v));
     if (made) navigate(`/domains/${made.id}`);
   };
   return (

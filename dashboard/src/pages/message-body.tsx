@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { MessageDetails } from './message-types';
+import type { MessageDetails } from '../wire';
 
 /**
  * The HTML of a message in an iframe served by GET /dashboard/messages/{id}/html, under its own

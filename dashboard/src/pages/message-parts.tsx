@@ -2,7 +2,8 @@ import type { ComponentChildren } from 'preact';
 import { EventDetails } from '../components/event-details';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
-import { formatAddress, type DeliveryAttempt, type MessageDetails } from './message-types';
+import type { DeliveryAttempt, MessageDetails } from '../wire';
+import { formatAddress } from './message-types';
 
 /** From, to, subject, channel, status and source of a message, as a description list. */
 export function MessageSummary(props: { m: MessageDetails; channelName?: string }) {

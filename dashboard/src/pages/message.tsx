@@ -6,7 +6,7 @@ import { Link } from '../router';
 import { useApi } from '../use-api';
 import { MessageBody } from './message-body';
 import { DeliveryAttempts, EventTimeline, HeaderFields, MessageSummary } from './message-parts';
-import type { MessageDetails } from './message-types';
+import type { MessageDetails } from '../wire';
 
 /** The sections of one message: summary, events, delivery attempts, body, header fields. Also the sandbox inbox's reading pane. */
 export function MessageView(props: { m: MessageDetails; channelName?: string; headingLevel?: 2 | 3 }) {

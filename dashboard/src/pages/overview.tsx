@@ -6,7 +6,8 @@ import { ProblemBanner } from '../components/problem-banner';
 import { SeriesChart } from '../components/series-chart';
 import { StatTiles } from '../components/stat-tiles';
 import { useApi } from '../use-api';
-import { COLORS, COUNTERS, pick, utcDate, type DailyPoint, type MailTypeChoice, type MailTypeCounters } from '../stats';
+import { COLORS, COUNTERS, pick, utcDate, type MailTypeChoice } from '../stats';
+import type { StatPoint, StatSeries, StatTotals } from '../wire';
 import { OverviewFilters, type OverviewFilter } from './overview-filters';
 
 /**
@@ -18,8 +19,8 @@ export function OverviewPage() {
   const [filter, setFilter] = useState<OverviewFilter>({ channelId: '', mailType: 'all', from: utcDate(29), to: utcDate(0) });
   const channels = useChannelOptions();
   const query = { channelId: filter.channelId || undefined, from: `${filter.from}T00:00:00.000Z`, to: `${filter.to}T23:59:59.999Z` };
-  const totals = useApi(() => api.get<MailTypeCounters>('/statistics/totals', query), [filter]);
-  const daily = useApi(() => api.get<{ results: DailyPoint[] }>('/statistics/daily', { ...query, timezone: 'UTC' }), [filter]);
+  const totals = useApi(() => api.get<StatTotals>('/statistics/totals', query), [filter]);
+  const daily = useApi(() => api.get<StatSeries>('/statistics/daily', { ...query, timezone: 'UTC' }), [filter]);
   return (
     <>
       <PageHeader title="Overview" description="Recipients counted per UTC day, from the statistics API." />
@@ -37,7 +38,7 @@ export function OverviewPage() {
   );
 }
 
-function DailyChart(props: { points: DailyPoint[]; mailType: MailTypeChoice }) {
+function DailyChart(props: { points: StatPoint[]; mailType: MailTypeChoice }) {
   const timestamps = useMemo(() => props.points.map((p) => Date.parse(p.timestamp)), [props.points]);
   const series = useMemo(
     () => COUNTERS.map((c) => ({ label: c, color: COLORS[c], values: props.points.map((p) => pick(p, props.mailType, c)) })),

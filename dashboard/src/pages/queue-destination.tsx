@@ -11,7 +11,7 @@ import { useAction } from '../components/use-action';
 import { Link, useLocation } from '../router';
 import { ReplyCell } from './queue-reply';
 import { useQueueMessages } from './queue-messages';
-import type { QueueJob, QueueMessage } from './queue-types';
+import type { QueueJob, QueueMessage } from '../wire';
 
 type Row = { m: QueueMessage; job: QueueJob | undefined };
 

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { request } from '../api';
-import type { QueueMessage } from './queue-types';
+import type { QueueMessage, QueueMessagePage } from '../wire';
 
 export const PAGE_LIMIT = 50;
 /** Partial empty pages followed without a click (each looks at up to 2,000 queued messages). */
@@ -31,7 +31,7 @@ export function useQueueMessages(destination: string) {
     setS((x) => ({ ...x, items: fresh ? null : x.items, loading: true, error: null }));
     let partial = false;
     const onHeaders = (h: Headers) => (partial = h.get('x-page-partial') === 'true');
-    request<{ results: QueueMessage[]; after: number }>('GET', '/queue/messages', { query: { destination: destination || undefined, limit: PAGE_LIMIT, after }, onHeaders }).then(
+    request<QueueMessagePage>('GET', '/queue/messages', { query: { destination: destination || undefined, limit: PAGE_LIMIT, after }, onHeaders }).then(
       (p) => {
         if (mine !== generation.current) return;
         const items = [...previous, ...p.results];

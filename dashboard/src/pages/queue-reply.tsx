@@ -1,6 +1,12 @@
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
-import { replyText, type LastReply } from './queue-types';
+import type { LastReply } from '../wire';
+
+/** "451 4.7.1 Greylisted" as the reply reads; the MX host apart. */
+function replyText(r: LastReply): string {
+  const code = [r.smtpCode, r.enhancedCode].filter((x) => x !== undefined).join(' ');
+  return r.response.startsWith(code) || !code ? r.response : `${code} ${r.response}`;
+}
 
 /** A delivery attempt's last reply: its outcome, the reply text, the MX host and when. */
 export function ReplyCell(props: { reply: LastReply | null }) {

@@ -6,7 +6,7 @@ import { RelativeTime } from '../components/relative-time';
 import { Link } from '../router';
 import { useApi } from '../use-api';
 import { ReplyCell } from './queue-reply';
-import type { QueueDestination, QueueSummary } from './queue-types';
+import type { QueueDestination, QueueSummary } from '../wire';
 
 /**
  * GET /queue: the account's waiting messages per destination (recipient domain), the oldest,

@@ -7,7 +7,8 @@ import { RelativeTime } from '../components/relative-time';
 import { Link, navigate, useLocation } from '../router';
 import { useApi } from '../use-api';
 import { MessageView } from './message';
-import { formatAddress, type MessageDetails, type MessageItem } from './message-types';
+import type { MessageDetails, MessageItem } from '../wire';
+import { formatAddress } from './message-types';
 
 const PAGE = 25;
 

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ChannelSelect, type ChannelOption } from '../components/channel-select';
 import { Field } from '../components/field';
+import type { MailType, SuppressionReason } from '../wire';
 
-export type MailType = 'transactional' | 'broadcast';
-export const REASONS = ['bounce', 'complaint', 'unsubscribe', 'manual'] as const;
+export const REASONS = ['bounce', 'complaint', 'unsubscribe', 'manual'] as const satisfies readonly SuppressionReason[];
 
 /** What GET /suppressions filters on: channel and mail type (required), reason, part of the address. */
 export interface SuppressionFilter {

@@ -4,13 +4,8 @@ import { ChannelSelect, type ChannelOption } from '../components/channel-select'
 import { Field } from '../components/field';
 import { ProblemBanner } from '../components/problem-banner';
 import { useAction } from '../components/use-action';
-import { MailTypeSelect, type MailType } from './suppressions-filters';
-
-interface ChangeResult {
-  email: string;
-  success: boolean;
-  message: string;
-}
+import type { MailType, SuppressionChanges } from '../wire';
+import { MailTypeSelect } from './suppressions-filters';
 
 /** Addresses typed one per line, or separated by commas or spaces. */
 export function addressesOf(text: string): string[] {
@@ -28,13 +23,13 @@ export function SuppressionAddForm(props: { channels: ChannelOption[]; channelId
   const [channelId, setChannelId] = useState(props.channelId);
   const [mailType, setMailType] = useState<MailType>(props.mailType);
   const [text, setText] = useState('');
-  const [results, setResults] = useState<ChangeResult[] | null>(null);
+  const [results, setResults] = useState<SuppressionChanges['results'] | null>(null);
   const add = useAction();
   useEffect(() => (setChannelId(props.channelId), setMailType(props.mailType)), [props.channelId, props.mailType]);
   const submit = async (e: Event) => {
     e.preventDefault();
     setResults(null);
-    const r = await add.run(() => api.post<{ results: ChangeResult[] }>('/suppressions', { channelId, mailType, emails: addressesOf(text) }));
+    const r = await add.run(() => api.post<SuppressionChanges>('/suppressions', { channelId, mailType, emails: addressesOf(text) }));
     if (!r) return;
     setResults(r.results);
     if (r.results.every((x) => x.success)) setText('');

@@ -13,14 +13,9 @@ import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
 import { Link } from '../router';
 import { useApi } from '../use-api';
+import type { Page, Suppression } from '../wire';
 import { SuppressionFilters, type SuppressionFilter } from './suppressions-filters';
 import { SuppressionAddForm } from './suppressions-form';
-
-interface Suppression {
-  email: string;
-  reason: string;
-  createdAt: string;
-}
 
 const LIMIT = 25;
 const DEFAULTS = { channelId: '', mailType: 'transactional', reason: '', email: '', offset: '0' };
@@ -43,7 +38,7 @@ export function SuppressionsPage() {
     [chosen, firstChannel],
   );
   const list = useApi(
-    () => (filter.channelId ? api.get<{ totalCount: number; results: Suppression[] }>('/suppressions', { ...filter, limit: LIMIT, offset }) : Promise.resolve(null)),
+    () => (filter.channelId ? api.get<Page<Suppression>>('/suppressions', { ...filter, limit: LIMIT, offset }) : Promise.resolve(null)),
     [filter.channelId, filter.mailType, filter.reason, filter.email, offset],
   );
   const noChannels = channels.data?.results.length === 0;

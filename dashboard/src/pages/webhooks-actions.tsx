@@ -6,25 +6,17 @@ import { DeleteButton } from '../components/delete-button';
 import { ProblemBanner } from '../components/problem-banner';
 import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
-import { deliveryOutcome, type Webhook } from './webhooks';
-import type { EventType } from './message-types';
-
-interface TestOutcome {
-  eventType: EventType;
-  deliveryId: string;
-  statusCode: number | null;
-  error: string | null;
-  ms: number;
-}
+import type { EventType, Webhook, WebhookTestOutcome } from '../wire';
+import { deliveryOutcome } from './webhooks';
 
 /** POST /webhooks/{id}/test: one signed test event now, and what the endpoint answered. */
 export function TestEvent(props: { webhook: Webhook }) {
   const [eventType, setEventType] = useState<EventType>(props.webhook.events[0]);
   const test = useAction();
-  const [outcome, setOutcome] = useState<TestOutcome | null>(null);
+  const [outcome, setOutcome] = useState<WebhookTestOutcome | null>(null);
   const send = async () => {
     setOutcome(null);
-    const r = await test.run(() => api.post<TestOutcome>(`/webhooks/${props.webhook.id}/test`, { eventType }));
+    const r = await test.run(() => api.post<WebhookTestOutcome>(`/webhooks/${props.webhook.id}/test`, { eventType }));
     if (r) setOutcome(r);
   };
   return (

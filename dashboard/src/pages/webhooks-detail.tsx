@@ -5,7 +5,8 @@ import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
 import { SaveStatus, useSave } from '../components/use-save';
 import { useApi } from '../use-api';
-import { deliveryOutcome, type Webhook } from './webhooks';
+import type { Webhook } from '../wire';
+import { deliveryOutcome } from './webhooks';
 import { DeleteWebhook, SigningKey, TestEvent } from './webhooks-actions';
 import { WebhookForm, type WebhookInput } from './webhooks-form';
 

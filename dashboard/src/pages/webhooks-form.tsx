@@ -2,21 +2,11 @@ import { useState } from 'preact/hooks';
 import { Choice, ChoiceGroup } from '../components/choice-group';
 import { useChannelOptions } from '../components/channel-select';
 import { Field } from '../components/field';
-import { EVENT_TYPES, type EventType } from './message-types';
+import type { Webhook, WebhookHeader } from '../wire';
+import { EVENT_TYPES } from './message-types';
 
-export interface Header {
-  name: string;
-  value: string;
-}
-
-/** Every field POST and PATCH /webhooks accept (src/http/routes/webhooks.ts). */
-export interface WebhookInput {
-  url: string;
-  events: EventType[];
-  channelId: string | null;
-  enabled: boolean;
-  additionalHeaders: Header[];
-}
+/** Every field POST and PATCH /webhooks accept (src/http/routes/webhooks.ts), as the answer has them. */
+export type WebhookInput = Pick<Webhook, 'url' | 'events' | 'channelId' | 'enabled' | 'additionalHeaders'>;
 
 export const NEW_WEBHOOK: WebhookInput = { url: '', events: ['delivered', 'bounced', 'complained'], channelId: null, enabled: true, additionalHeaders: [] };
 
@@ -80,8 +70,8 @@ function ChannelField(props: { value: string | null; error: unknown; onChange: (
 }
 
 /** Extra request headers sent with every delivery (a token of the receiving service, say). */
-function HeadersEditor(props: { value: Header[]; error: unknown; onChange: (h: Header[]) => void }) {
-  const edit = (i: number, patch: Partial<Header>) => props.onChange(props.value.map((h, j) => (j === i ? { ...h, ...patch } : h)));
+function HeadersEditor(props: { value: WebhookHeader[]; error: unknown; onChange: (h: WebhookHeader[]) => void }) {
+  const edit = (i: number, patch: Partial<WebhookHeader>) => props.onChange(props.value.map((h, j) => (j === i ? { ...h, ...patch } : h)));
   return (
     <fieldset class="choices">
       <legend>Additional headers</legend>

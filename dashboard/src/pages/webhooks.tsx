@@ -8,25 +8,8 @@ import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
 import { Link, navigate } from '../router';
 import { useApi } from '../use-api';
-import type { EventType } from './message-types';
+import type { LastDelivery, Page, Webhook } from '../wire';
 import { NEW_WEBHOOK, WebhookForm, type WebhookInput } from './webhooks-form';
-
-export interface LastDelivery {
-  at: string;
-  event: EventType | null;
-  statusCode: number | null;
-  error: string | null;
-}
-
-/** The answer of every webhook operation (src/http/response-schemas.ts `webhook`). */
-export interface Webhook extends WebhookInput {
-  id: string;
-  payloadSigningKey: string;
-  lastDelivery: LastDelivery | null;
-  createdAt: string;
-  updatedAt: string;
-  deliveryStats: { succeeded: number; failedAttempts: number; failed: number; consecutiveFailures: number; pending: number };
-}
 
 /** 2xx is a success; anything else (or no answer) a failure, as delivery counts them. */
 export function deliveryOutcome(d: { statusCode: number | null; error: string | null }): string {
@@ -35,7 +18,7 @@ export function deliveryOutcome(d: { statusCode: number | null; error: string | 
 
 /** GET /webhooks and the form to create one, which opens the new webhook's page. */
 export function WebhooksPage() {
-  const list = useApi(() => api.get<{ results: Webhook[]; totalCount: number }>('/webhooks', { limit: 500 }), []);
+  const list = useApi(() => api.get<Page<Webhook>>('/webhooks', { limit: 500 }), []);
   const channels = useChannelOptions();
   const channelName = (id: string | null) => (id === null ? 'All channels' : (channels.data?.results.find((c) => c.id === id)?.name ?? id));
   const create = useAction();

@@ -9,6 +9,7 @@ import { isUuid } from '../../domain/uuid.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
 import { splitList } from '../schemas.js';
 import type { HttpContext } from '../server.js';
+import type { ActivityEvent, CursorPage, MessageDetails, MessageItem as MessageItemBody } from '../wire.js';
 
 /** Raw messages above this are cut in message details (`bodyTruncated: true`). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -85,7 +86,7 @@ function buildFilter(store: Store, reads: ActivityReads, p: Principal, q: Events
 }
 
 /** Spec 2.7. */
-function eventItem(e: EventRecord) {
+function eventItem(e: EventRecord): ActivityEvent {
   return {
     messageId: e.messageId,
     channelId: e.channelId,
@@ -105,7 +106,7 @@ function eventItem(e: EventRecord) {
  * api-surface activity.listMessages item, plus `from` (the dashboard's sandbox inbox lists the
  * sender), absent once retention removed the message record.
  */
-function messageItem({ accepted: e, message: m, deliveryType }: MessageItem) {
+function messageItem({ accepted: e, message: m, deliveryType }: MessageItem): MessageItemBody {
   return {
     messageId: e.messageId,
     channelId: e.channelId,
@@ -125,7 +126,7 @@ function messageItem({ accepted: e, message: m, deliveryType }: MessageItem) {
  * `messageHeaders`, the header fields of the message as stored (spec `headers` stays the custom
  * headers of the request).
  */
-function messageDetails(m: MessageRecord, { events, statistics, raw, headerFields, attempts }: MessageHistory) {
+function messageDetails(m: MessageRecord, { events, statistics, raw, headerFields, attempts }: MessageHistory): MessageDetails {
   return {
     messageId: m.id,
     channelId: m.channelId,
@@ -159,7 +160,7 @@ function messageDetails(m: MessageRecord, { events, statistics, raw, headerField
 export function activityRoutes(app: FastifyInstance, { store }: HttpContext): void {
   const reads = new ActivityReads(store);
 
-  app.get('/activity/events', { schema: { querystring: eventsQuery }, attachValidation: true }, async (req, reply) => {
+  app.get('/activity/events', { schema: { querystring: eventsQuery }, attachValidation: true }, async (req, reply): Promise<CursorPage<ActivityEvent>> => {
     const q = req.query as EventsQuery;
     const filter = buildFilter(store, reads, req.principal, q, schemaErrors(req));
     const page = reads.eventPage(filter, { afterSeq: q.after ?? 0, limit: q.limit ?? 100 });
@@ -168,7 +169,7 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
     return { totalCount: page.totalCount, results: page.results.map(eventItem), after: page.after };
   });
 
-  app.get('/activity/messages', { schema: { querystring: messagesQuery }, attachValidation: true }, async (req, reply) => {
+  app.get('/activity/messages', { schema: { querystring: messagesQuery }, attachValidation: true }, async (req, reply): Promise<CursorPage<MessageItemBody>> => {
     const q = req.query as EventsQuery;
     const { eventTypes: _t, messageId: _id, ...filter } = buildFilter(store, reads, req.principal, q, schemaErrors(req));
     const page = reads.messagePage({ ...filter, messageStatus: q.status }, { afterSeq: q.after ?? 0, limit: q.limit ?? 100 });
@@ -177,7 +178,7 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
     return { totalCount: page.totalCount, after: page.after, results: page.results.map(messageItem) };
   });
 
-  app.get('/activity/messages/:id', async (req) => {
+  app.get('/activity/messages/:id', async (req): Promise<MessageDetails> => {
     const m = reads.visibleMessage(req.principal, (req.params as { id: string }).id);
     return messageDetails(m, reads.history(m));
   });

@@ -6,6 +6,7 @@ import { isUuid } from '../../domain/uuid.js';
 import { schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
 import type { HttpContext } from '../server.js';
+import type { BroadcastDetail, BroadcastFailure, BroadcastSummary, Page as PageOf } from '../wire.js';
 
 const listQuery = {
   type: 'object',
@@ -44,7 +45,7 @@ function page(req: FastifyRequest): { limit: number; offset: number } {
 }
 
 export function broadcastRoutes(app: FastifyInstance, { store }: HttpContext): void {
-  app.get('/broadcasts', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
+  app.get('/broadcasts', { schema: { querystring: listQuery }, attachValidation: true }, async (req): Promise<PageOf<BroadcastSummary>> => {
     const q = req.query as ListQuery;
     const errors = schemaErrors(req);
     if (typeof q.channelId === 'string' && !isUuid(q.channelId)) errors.add('/channelId', 'invalid_format', 'must be a UUID');
@@ -52,15 +53,15 @@ export function broadcastRoutes(app: FastifyInstance, { store }: HttpContext): v
     return listBroadcasts(store, req.principal, { channelId: q.channelId, status: q.status, subject: q.subject, limit: q.limit ?? 25, offset: q.offset ?? 0 });
   });
 
-  app.get('/broadcasts/:id', async (req) => retrieveBroadcast(store, req.principal, broadcastId(req)));
+  app.get('/broadcasts/:id', async (req): Promise<BroadcastDetail> => retrieveBroadcast(store, req.principal, broadcastId(req)));
 
-  app.get('/broadcasts/:id/failures', { schema: { querystring: pageQuery }, attachValidation: true }, async (req) =>
+  app.get('/broadcasts/:id/failures', { schema: { querystring: pageQuery }, attachValidation: true }, async (req): Promise<PageOf<BroadcastFailure>> =>
     listFailures(store, req.principal, broadcastId(req), page(req)),
   );
 
-  app.get('/broadcasts/:id/suppressions', { schema: { querystring: pageQuery }, attachValidation: true }, async (req) =>
+  app.get('/broadcasts/:id/suppressions', { schema: { querystring: pageQuery }, attachValidation: true }, async (req): Promise<PageOf<string>> =>
     listSuppressed(store, req.principal, broadcastId(req), page(req)),
   );
 
-  app.post('/broadcasts/:id/cancel', async (req) => cancel(store, req.principal, broadcastId(req)));
+  app.post('/broadcasts/:id/cancel', async (req): Promise<BroadcastDetail> => cancel(store, req.principal, broadcastId(req)));
 }

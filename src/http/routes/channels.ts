@@ -5,6 +5,7 @@ import type { ChannelInput, ChannelService } from '../../channels/service.js';
 import { deliveryTypeSchema, pagingProperties, trackingSchema } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { channelDetailBody, channelPageBody } from '../response-schemas.js';
+import type { ChannelDetail, ChannelSummary, Page } from '../wire.js';
 
 /** No control characters (as NO_CONTROL_CHARS), and not blank: a name of spaces only cannot be told apart in a list. */
 const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^(?:(?=.*\\S)[^\\u0000-\\u001f\\u007f]*)?$' } as const;
@@ -36,12 +37,12 @@ const listQuery = {
 const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
 
 /** The detailed form (create, update, retrieve). */
-export function channelDetail(c: Channel) {
+export function channelDetail(c: Channel): ChannelDetail {
   return { id: c.id, name: c.name, deliveryType: c.deliveryType, tracking: c.tracking, createdAt: c.createdAt, updatedAt: c.updatedAt };
 }
 
 /** The summary form (list items, spec 2.1). */
-function channelSummary(c: Channel) {
+function channelSummary(c: Channel): ChannelSummary {
   return { id: c.id, name: c.name, deliveryType: c.deliveryType, createdAt: c.createdAt };
 }
 
@@ -50,7 +51,7 @@ export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance
     return channelDetail(await channels.create(req.principal, req.body as ChannelInput & { name: string }));
   });
 
-  app.get('/channels', { schema: { querystring: listQuery, response: { 200: channelPageBody } }, attachValidation: true }, async (req) => {
+  app.get('/channels', { schema: { querystring: listQuery, response: { 200: channelPageBody } }, attachValidation: true }, async (req): Promise<Page<ChannelSummary>> => {
     const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string; deliveryType?: DeliveryType };
     const errors = schemaErrors(req);
     const ids = channelIdsFilter(q.channelIds, req.principal, errors);

@@ -12,6 +12,7 @@ import { AppError } from '../../domain/errors.js';
 import { closeSession, openSession, SESSION_ABSOLUTE_MS, sessionInfo } from '../../sessions/service.js';
 import { fromDashboard, SESSION_COOKIE, sessionCookie } from '../auth.js';
 import type { HttpContext } from '../server.js';
+import type { DashboardSession, DashboardSessionAnswer } from '../wire.js';
 
 const TAGS = ['dashboard'];
 
@@ -56,7 +57,7 @@ export function dashboardSessionRoutes(app: FastifyInstance, { store, config, pu
     `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeS}; HttpOnly; SameSite=Strict${secure() ? '; Secure' : ''}`;
   const options = { config: { public: true } };
 
-  app.post('/dashboard/session', { ...options, schema: loginSchema }, async (req, reply: FastifyReply) => {
+  app.post('/dashboard/session', { ...options, schema: loginSchema }, async (req, reply: FastifyReply): Promise<DashboardSessionAnswer<DashboardSession>> => {
     requireDashboardHeader(req);
     const { apiKey } = req.body as { apiKey: string };
     const opened = await openSession(store, apiKey).catch(async (err: unknown) => {
@@ -68,7 +69,7 @@ export function dashboardSessionRoutes(app: FastifyInstance, { store, config, pu
     return { session: opened.info };
   });
 
-  app.get('/dashboard/session', { ...options, schema: currentSchema }, async (req, reply) => {
+  app.get('/dashboard/session', { ...options, schema: currentSchema }, async (req, reply): Promise<DashboardSessionAnswer> => {
     reply.header('cache-control', 'no-store');
     return { session: sessionInfo(store, sessionCookie(req.headers.cookie)) };
   });

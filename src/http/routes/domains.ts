@@ -12,6 +12,7 @@ import type { DkimAlgorithm, DnsRecordState, SendingDomain } from '../../domain/
 import type { DomainService } from '../../domains/service.js';
 import { dkimAlgorithmSchema, pagingProperties } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
+import type { DmarcRecord, DnsRecord, DnsRecords, DomainDetail, DomainSummary, Page, RotatedKey } from '../wire.js';
 
 const channelIdsSchema = { type: 'array', maxItems: 1000, items: { type: 'string', format: 'uuid' } } as const;
 
@@ -40,12 +41,12 @@ const listQuery = {
   },
 } as const;
 
-function recordJson(r: DnsRecordState) {
+function recordJson(r: DnsRecordState): DnsRecord {
   return { type: r.type, host: r.host, value: r.value, status: r.status, lastCheckedAt: r.lastCheckedAt };
 }
 
 /** The DMARC record, and the Organizational Domain it is inherited from when it is not the domain's own (RFC 7489 6.6.3). */
-function dmarcJson(r: DnsRecordState, domain: string) {
+function dmarcJson(r: DnsRecordState, domain: string): DmarcRecord {
   const inheritedFrom = dmarcInheritedFrom(domain, r);
   return { ...recordJson(r), ...(inheritedFrom !== undefined && { inheritedFrom }) };
 }
@@ -59,7 +60,7 @@ function dmarcJson(r: DnsRecordState, domain: string) {
  * `domainKeyActiveCompanion` and `domainKeyPendingCompanion`: the RSA companion of an ed25519
  * key (RFC 8463 3, dual signing), present when the key has one.
  */
-function dnsRecordsJson(domains: DomainService, d: SendingDomain) {
+function dnsRecordsJson(domains: DomainService, d: SendingDomain): DnsRecords {
   return {
     domainKeyActive: recordJson(d.activeKey.record),
     domainKeyPending: d.pendingKey ? recordJson(d.pendingKey.record) : null,
@@ -71,15 +72,18 @@ function dnsRecordsJson(domains: DomainService, d: SendingDomain) {
   };
 }
 
+/** A domain without its records (GET /domains items, PATCH /domains/{id}). */
+function domainJson(domains: DomainService, d: SendingDomain): DomainSummary {
+  return { id: d.id, createdAt: d.createdAt, name: d.name, verified: d.verified, channels: domains.linkedChannels(d) };
+}
+
 /**
  * With the DNS records comes `warnings`, when the configuration makes them point at a short name
  * or the recommended DMARC record has no report address.
  */
-function domainJson(domains: DomainService, d: SendingDomain, withDns: boolean) {
-  const base = { id: d.id, createdAt: d.createdAt, name: d.name, verified: d.verified, channels: domains.linkedChannels(d) };
-  if (!withDns) return base;
+function domainDetailJson(domains: DomainService, d: SendingDomain): DomainDetail {
   const warnings = domains.setupWarnings(d);
-  return { ...base, dnsRecords: dnsRecordsJson(domains, d), ...(warnings.length > 0 ? { warnings } : {}) };
+  return { ...domainJson(domains, d), dnsRecords: dnsRecordsJson(domains, d), ...(warnings.length > 0 ? { warnings } : {}) };
 }
 
 /** What a verify that DNS could not complete tells the client to wait before retrying. */
@@ -97,13 +101,13 @@ export function domainRoutes(domains: DomainService) {
 
 /** POST and GET /domains. */
 function collectionRoutes(app: FastifyInstance, domains: DomainService): void {
-  app.post('/domains', { schema: { body: createBody } }, async (req) => {
+  app.post('/domains', { schema: { body: createBody } }, async (req): Promise<DomainDetail> => {
     const body = req.body as { name: string; channelIds?: string[]; dkimAlgorithm?: DkimAlgorithm };
     const domain = await domains.create(req.principal, { name: body.name, channelIds: body.channelIds, algorithm: body.dkimAlgorithm });
-    return domainJson(domains, domain, true);
+    return domainDetailJson(domains, domain);
   });
 
-  app.get('/domains', { schema: { querystring: listQuery }, attachValidation: true }, async (req) => {
+  app.get('/domains', { schema: { querystring: listQuery }, attachValidation: true }, async (req): Promise<Page<DomainSummary>> => {
     const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string };
     const errors = schemaErrors(req);
     const ids = channelIdsFilter(q.channelIds, req.principal, errors);
@@ -115,19 +119,19 @@ function collectionRoutes(app: FastifyInstance, domains: DomainService): void {
       limit: q.limit ?? 25,
       offset: q.offset ?? 0,
     });
-    return { results: results.map((d) => domainJson(domains, d, false)), totalCount };
+    return { results: results.map((d) => domainJson(domains, d)), totalCount };
   });
 }
 
 /** GET, PATCH and DELETE /domains/{id}. */
 function itemRoutes(app: FastifyInstance, domains: DomainService): void {
-  app.get('/domains/:id', async (req) => {
-    return domainJson(domains, domains.visibleTo(req.principal, idOf(req)), true);
+  app.get('/domains/:id', async (req): Promise<DomainDetail> => {
+    return domainDetailJson(domains, domains.visibleTo(req.principal, idOf(req)));
   });
 
-  app.patch('/domains/:id', { schema: { body: updateBody } }, async (req) => {
+  app.patch('/domains/:id', { schema: { body: updateBody } }, async (req): Promise<DomainSummary> => {
     const { channelIds } = req.body as { channelIds: string[] };
-    return domainJson(domains, await domains.setChannels(req.principal, idOf(req), channelIds), false);
+    return domainJson(domains, await domains.setChannels(req.principal, idOf(req), channelIds));
   });
 
   app.delete('/domains/:id', async (req, reply) => {
@@ -139,7 +143,7 @@ function itemRoutes(app: FastifyInstance, domains: DomainService): void {
 /** POST /domains/{id}/verify and /rotate-key. */
 function dnsRoutes(app: FastifyInstance, domains: DomainService): void {
   // A check DNS could not complete is a 503, not a 200 with the old statuses (issue 18).
-  app.post('/domains/:id/verify', async (req) => {
+  app.post('/domains/:id/verify', async (req): Promise<DnsRecords> => {
     const checked = await domains.check(req.principal, idOf(req));
     if (checked.dnsError) {
       throw new AppError('service_unavailable', 'DNS could not be reached for some records: they were not checked and keep their status; retry later', {
@@ -150,7 +154,7 @@ function dnsRoutes(app: FastifyInstance, domains: DomainService): void {
   });
 
   // The body ({dkimAlgorithm?}, optional) is checked by the service after the access rules.
-  app.post('/domains/:id/rotate-key', async (req) => {
+  app.post('/domains/:id/rotate-key', async (req): Promise<RotatedKey> => {
     const updated = await domains.rotateKey(req.principal, idOf(req), req.body);
     // The SDKs' rotateKey answers the new pending DKIM record alone (api-surface.md); an ed25519
     // key's RSA companion, to publish with it, comes as an extra field.

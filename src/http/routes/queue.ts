@@ -9,6 +9,7 @@ import { normalizeDomainName } from '../../domain/domain-name.js';
 import type { FieldErrorList } from '../../domain/errors.js';
 import type { AccountQueue } from '../../queue/account-queue.js';
 import { schemaErrors } from '../query-params.js';
+import type { QueueMessage, QueueMessagePage, QueueSummary } from '../wire.js';
 
 const destinationSchema = { type: 'string', minLength: 1, maxLength: 255 } as const;
 
@@ -52,24 +53,24 @@ export function queueRoutes(queue: AccountQueue) {
   return (app: FastifyInstance): void => {
     const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
 
-    app.get('/queue', { schema: { querystring: summaryQuery }, attachValidation: true }, async (req) => {
+    app.get('/queue', { schema: { querystring: summaryQuery }, attachValidation: true }, async (req): Promise<QueueSummary> => {
       const q = parsedQuery<{ limit?: number }>(req);
       return queue.destinations(req.principal, { limit: q.limit ?? 100 });
     });
 
-    app.get('/queue/messages', { schema: { querystring: messagesQuery }, attachValidation: true }, async (req, reply) => {
+    app.get('/queue/messages', { schema: { querystring: messagesQuery }, attachValidation: true }, async (req, reply): Promise<QueueMessagePage> => {
       const q = parsedQuery<{ limit?: number; after?: number }>(req);
       const page = queue.messages(req.principal, { destination: q.destination, limit: q.limit ?? 100, afterSeq: q.after ?? 0 });
       if (page.partial) reply.header('x-page-partial', 'true');
       return { results: page.results, after: page.after };
     });
 
-    app.post('/queue/messages/:id/retry', { schema: { querystring: writeQuery }, attachValidation: true }, async (req) => {
+    app.post('/queue/messages/:id/retry', { schema: { querystring: writeQuery }, attachValidation: true }, async (req): Promise<QueueMessage> => {
       const q = parsedQuery<object>(req);
       return queue.retry(req.principal, idOf(req), q.destination);
     });
 
-    app.delete('/queue/messages/:id', { schema: { querystring: writeQuery }, attachValidation: true }, async (req) => {
+    app.delete('/queue/messages/:id', { schema: { querystring: writeQuery }, attachValidation: true }, async (req): Promise<QueueMessage> => {
       const q = parsedQuery<object>(req);
       return queue.drop(req.principal, idOf(req), q.destination);
     });

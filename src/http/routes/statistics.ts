@@ -13,6 +13,7 @@ import { daySeries, hourSeries, totals as statisticsTotals, type StatisticsScope
 import type { HttpContext } from '../server.js';
 import { isUuid } from '../../domain/uuid.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
+import type { StatSeries, StatTotals as StatTotalsJson } from '../wire.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -58,7 +59,7 @@ function parseScope(store: Store, req: FastifyRequest, more?: (q: StatsQuery, er
 }
 
 /** Series items: the bucket's first instant and its counters. */
-function seriesAnswer(edges: number[], points: StatTotals[]) {
+function seriesAnswer(edges: number[], points: StatTotals[]): StatSeries {
   return { results: points.map((t, i) => ({ timestamp: new Date(edges[i]).toISOString(), transactional: t.transactional, broadcast: t.broadcast })) };
 }
 
@@ -76,14 +77,14 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
    * Counters are kept per UTC day, so `from` and `to` count whole days: every day they touch
    * counts in full. Without `from`, from the first day; without `to`, up to the last.
    */
-  const totals = async (req: FastifyRequest) => statisticsTotals(store, parseScope(store, req));
+  const totals = async (req: FastifyRequest): Promise<StatTotalsJson> => statisticsTotals(store, parseScope(store, req));
 
   /**
    * One point per calendar day of `timezone` (default UTC) from the day holding `from` to the
    * day holding `to`; default range the 30 days up to now. Days are that zone's days: 23 or 25
    * hours on daylight-saving changes.
    */
-  const daily = async (req: FastifyRequest) => {
+  const daily = async (req: FastifyRequest): Promise<StatSeries> => {
     // One calendar (one Intl formatter, the costly part) for the whole request.
     let calendar = null as ZoneCalendar | null;
     const s = parseScope(store, req, (q, errors, r) => {
@@ -101,7 +102,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
   };
 
   /** One point per UTC hour from the hour holding `from` to the hour holding `to`; default the last 24. */
-  const hourly = async (req: FastifyRequest) => {
+  const hourly = async (req: FastifyRequest): Promise<StatSeries> => {
     const hours = (r: { fromMs: number; toMs: number }) => Math.floor(r.toMs / HOUR_MS) - Math.floor(r.fromMs / HOUR_MS) + 1;
     const s = parseScope(store, req, (_q, errors, r) => {
       const range = seriesRange(r, 23 * HOUR_MS);

@@ -4,6 +4,7 @@ import type { MailType, Principal, SuppressionReason } from '../../domain/types.
 import { changeSuppressions, listSuppressionPage, type SuppressionChange } from '../../suppressions/service.js';
 import { pagingProperties } from '../schemas.js';
 import type { HttpContext } from '../server.js';
+import type { Page, Suppression, SuppressionChanges } from '../wire.js';
 
 const mailTypeSchema = { type: 'string', enum: ['transactional', 'broadcast'] } as const;
 
@@ -41,13 +42,13 @@ interface ListQuery {
 }
 
 export function suppressionRoutes(app: FastifyInstance, { store }: HttpContext): void {
-  const change = (mode: 'add' | 'remove') => async (req: { body: unknown; principal: Principal }) => {
+  const change = (mode: 'add' | 'remove') => async (req: { body: unknown; principal: Principal }): Promise<SuppressionChanges> => {
     return { results: await changeSuppressions(store, req.principal, mode, req.body as SuppressionChange) };
   };
   app.post('/suppressions', { schema: { body } }, change('add'));
   app.post('/suppressions/remove', { schema: { body } }, change('remove'));
 
-  app.get('/suppressions', { schema: { querystring: listQuery } }, async (req) => {
+  app.get('/suppressions', { schema: { querystring: listQuery } }, async (req): Promise<Page<Suppression>> => {
     const q = req.query as ListQuery;
     return listSuppressionPage(store, req.principal, { ...q, limit: q.limit ?? 25, offset: q.offset ?? 0 });
   });

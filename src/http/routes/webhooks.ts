@@ -16,6 +16,7 @@ import { MAX_URL_LENGTH } from '../../webhooks/targets.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
 import { webhookBody, webhookPageBody, webhookTestBody } from '../response-schemas.js';
+import type { Page, Webhook as WebhookJson, WebhookTestOutcome } from '../wire.js';
 
 const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH } as const;
 const eventsSchema = { type: 'array', minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true, items: { type: 'string', enum: [...EVENT_TYPES] } } as const;
@@ -60,13 +61,14 @@ export const MASKED_HEADER_VALUE = '********';
  * The answer of every webhook operation (api-surface.md), plus postrider's dates and counters.
  * additionalHeaders values (tokens of the receiving service) are shown to account-level keys only.
  */
-function webhookJson(webhooks: WebhookService, w: Webhook, p: Principal) {
+function webhookJson(webhooks: WebhookService, w: Webhook, p: Principal): WebhookJson {
   const { signingKey, status: s, pending } = webhooks.state(w.id);
   return {
     id: w.id,
     channelId: w.channelId,
     url: w.url,
-    payloadSigningKey: signingKey,
+    // A webhook is stored with its key; without one (never seen) the route's response schema wrote "" already.
+    payloadSigningKey: signingKey ?? '',
     enabled: w.enabled,
     additionalHeaders: p.channelId ? w.additionalHeaders.map((h) => ({ ...h, value: MASKED_HEADER_VALUE })) : w.additionalHeaders,
     events: w.events,
@@ -95,7 +97,7 @@ export function webhookRoutes(webhooks: WebhookService) {
       return webhookJson(webhooks, created, req.principal);
     });
 
-    app.get('/webhooks', { schema: { querystring: listQuery, response: { 200: webhookPageBody } }, attachValidation: true }, async (req) => {
+    app.get('/webhooks', { schema: { querystring: listQuery, response: { 200: webhookPageBody } }, attachValidation: true }, async (req): Promise<Page<WebhookJson>> => {
       const q = req.query as { limit?: number; offset?: number; channelIds?: string };
       const errors = schemaErrors(req);
       const channelIds = channelIdsFilter(q.channelIds, req.principal, errors);
@@ -121,7 +123,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     });
 
     // The body ({eventType?}, optional) is checked by the service after the access rules.
-    app.post('/webhooks/:id/test', { schema: { response: { 200: webhookTestBody } } }, async (req) => webhooks.test(req.principal, idOf(req), req.body));
+    app.post('/webhooks/:id/test', { schema: { response: { 200: webhookTestBody } } }, async (req): Promise<WebhookTestOutcome> => webhooks.test(req.principal, idOf(req), req.body));
 
     app.post('/webhooks/:id/regenerate-signing-key', { schema: { response: { 200: webhookBody } } }, async (req) => {
       return webhookJson(webhooks, await webhooks.regenerateKey(req.principal, idOf(req)), req.principal);

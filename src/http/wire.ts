@@ -1,0 +1,417 @@
+/**
+ * The JSON bodies the HTTP API answers with, as TypeScript types: the one declaration the route
+ * handlers' response builders return (src/http/routes/*.ts) and the dashboard reads its answers
+ * as (`import type` from dashboard/src). A change to an answer that breaks one of these shapes
+ * fails `npm run typecheck` on the server side, and then on the dashboard side where it reads it.
+ *
+ * This file imports nothing, and must stay that way: the dashboard's browser build type-checks it
+ * with DOM types and no node types, so one import from here (domain/types.ts pulls in more) would
+ * drag node's types into the browser check. Hence EventType and the other unions are spelled
+ * out here; the routes assign the domain's values to them, so a value added there and not here
+ * fails the server's type check.
+ *
+ * response-schemas.ts states the same shapes for the OpenAPI document (and test/support/openapi-check.ts
+ * holds every integration answer against it): a field added to an answer goes in both.
+ * Timestamps are ISO 8601 strings.
+ */
+
+export type DeliveryType = 'live' | 'sandbox';
+export type MailType = 'transactional' | 'broadcast';
+export type EventType = 'accepted' | 'processed' | 'delivered' | 'bounced' | 'opened' | 'clicked' | 'complained' | 'unsubscribed' | 'resubscribed';
+
+export interface Tracking {
+  links: boolean;
+  opens: boolean;
+}
+
+export interface Address {
+  email: string;
+  name?: string;
+}
+
+export interface Attachment {
+  fileName: string;
+  disposition: string;
+  size: number;
+}
+
+/** A limit/offset list (channels, domains, webhooks, broadcasts, suppressions...). */
+export interface Page<T> {
+  totalCount: number;
+  results: T[];
+}
+
+/** A list on an `after` cursor (GET /activity/events, /activity/messages); X-Page-Partial may mark a short page that is not the last. */
+export interface CursorPage<T> extends Page<T> {
+  after: number;
+}
+
+// ---- channels ----
+
+/** GET /channels items. */
+export interface ChannelSummary {
+  id: string;
+  name: string;
+  deliveryType: DeliveryType;
+  createdAt: string;
+}
+
+/** POST /channels, GET and PATCH /channels/{id}. */
+export interface ChannelDetail extends ChannelSummary {
+  tracking: Tracking;
+  updatedAt: string;
+}
+
+// ---- domains ----
+
+export interface DnsRecord {
+  type: 'txt' | 'cname' | 'mx';
+  host: string;
+  value: string;
+  status: 'pending' | 'verified' | 'failing' | 'failed';
+  lastCheckedAt: string | null;
+}
+
+/** The DMARC record: `inheritedFrom` when the record that applies is the Organizational Domain's (RFC 7489 6.6.3). */
+export interface DmarcRecord extends DnsRecord {
+  inheritedFrom?: string;
+}
+
+/** POST /domains/{id}/verify, and `dnsRecords` of a domain. */
+export interface DnsRecords {
+  domainKeyActive: DnsRecord;
+  domainKeyPending: DnsRecord | null;
+  domainKeyActiveCompanion?: DnsRecord;
+  domainKeyPendingCompanion?: DnsRecord;
+  returnPath: DnsRecord[];
+  tracking?: DnsRecord;
+  unsubscribe?: DnsRecord;
+  dmarc: DmarcRecord;
+}
+
+export interface DomainChannel {
+  id: string;
+  name: string;
+  deliveryType: DeliveryType;
+  deleted: boolean;
+}
+
+export interface SetupWarning {
+  code: 'hostname_not_fqdn' | 'link_host_not_fqdn' | 'dmarc_report_address_unset';
+  setting: 'hostname' | 'publicUrl' | 'domains.dmarcReportAddress';
+  message: string;
+}
+
+/** GET /domains items, PATCH /domains/{id}. */
+export interface DomainSummary {
+  id: string;
+  createdAt: string;
+  name: string;
+  verified: boolean;
+  channels: DomainChannel[];
+}
+
+/** POST /domains, GET /domains/{id}. */
+export interface DomainDetail extends DomainSummary {
+  dnsRecords: DnsRecords;
+  warnings?: SetupWarning[];
+}
+
+/** POST /domains/{id}/rotate-key: the new pending DKIM record, and an ed25519 key's RSA companion. */
+export interface RotatedKey extends DnsRecord {
+  rsaCompanion?: DnsRecord;
+}
+
+// ---- webhooks ----
+
+export interface WebhookHeader {
+  name: string;
+  value: string;
+}
+
+export interface WebhookReply {
+  statusCode: number | null;
+  error: string | null;
+  at: string;
+}
+
+/** The last answer with the event type it was for. */
+export interface LastDelivery extends WebhookReply {
+  event: EventType | null;
+}
+
+/** Every webhook operation's answer. */
+export interface Webhook {
+  id: string;
+  channelId: string | null;
+  url: string;
+  payloadSigningKey: string;
+  enabled: boolean;
+  additionalHeaders: WebhookHeader[];
+  events: EventType[];
+  lastResponse: WebhookReply | null;
+  lastDelivery: LastDelivery | null;
+  createdAt: string;
+  updatedAt: string;
+  deliveryStats: { succeeded: number; failedAttempts: number; failed: number; consecutiveFailures: number; pending: number };
+}
+
+/** POST /webhooks/{id}/test. */
+export interface WebhookTestOutcome {
+  eventType: EventType;
+  deliveryId: string;
+  statusCode: number | null;
+  error: string | null;
+  ms: number;
+}
+
+// ---- send ----
+
+/** POST /send/broadcast. */
+export interface BroadcastAccepted {
+  status: 'accepted';
+  broadcastId: string;
+}
+
+// ---- broadcasts ----
+
+export type BroadcastStatus = 'accepted' | 'processing' | 'completed' | 'canceled';
+
+export interface StatCounters {
+  sent: number;
+  delivered: number;
+  bounced: number;
+  opened: number;
+  clicked: number;
+  complained: number;
+  unsubscribed: number;
+}
+
+/** GET /broadcasts items. */
+export interface BroadcastSummary {
+  id: string;
+  createdAt: string;
+  status: BroadcastStatus;
+  subject: string;
+  /** Entries handled, whole percent rounded down: "42%". */
+  completion: string;
+  messages: number;
+}
+
+/** GET /broadcasts/{id}, POST /broadcasts/{id}/cancel. */
+export interface BroadcastDetail extends BroadcastSummary {
+  failed: number;
+  suppressed: number;
+  canceled: number;
+  content: {
+    from: Address;
+    replyTo?: Address[];
+    template: { subject: string; html?: string; text?: string };
+    attachments: Attachment[];
+    tags: string[];
+    headers: Record<string, string>;
+    metadata: Record<string, string>;
+  };
+  tracking: Tracking;
+  statistics: StatCounters;
+}
+
+/** GET /broadcasts/{id}/failures items. */
+export interface BroadcastFailure {
+  recipients: { to: Address[]; cc?: Address[]; bcc?: Address[] };
+  messageIndex: number;
+  errorCode: string;
+  errorMessage: string;
+}
+
+// ---- suppressions ----
+
+export type SuppressionReason = 'bounce' | 'complaint' | 'unsubscribe' | 'manual';
+
+/** GET /suppressions items. */
+export interface Suppression {
+  email: string;
+  reason: SuppressionReason;
+  createdAt: string;
+}
+
+/** POST /suppressions and /suppressions/remove: one result per address given. */
+export interface SuppressionChanges {
+  results: { email: string; success: boolean; message: string }[];
+}
+
+// ---- activity ----
+
+/** GET /activity/events items. */
+export interface ActivityEvent {
+  messageId: string;
+  channelId: string;
+  mailType: MailType;
+  eventType: EventType;
+  timestamp: string;
+  subject: string;
+  recipients: string[];
+  mailSource: 'api' | 'smtp';
+  tags: string[];
+  metadata: Record<string, string>;
+  details?: Record<string, unknown>;
+}
+
+/** The fields a message's list item and its details share. */
+export interface MessageHeadline {
+  messageId: string;
+  channelId: string;
+  timestamp: string;
+  mailType: MailType;
+  mailSource: 'api' | 'smtp';
+  deliveryType: DeliveryType;
+  status: 'queued' | 'sent';
+  subject: string;
+}
+
+/** GET /activity/messages items. */
+export interface MessageItem extends MessageHeadline {
+  recipients: string[];
+  /** Absent once retention removed the message record. */
+  from?: Address;
+}
+
+/** One delivery attempt: `tlsDetail` the session's protocol and cipher or why it ran in plain text, `mtaSts` the policy that applied. */
+export interface DeliveryAttempt {
+  domain: string;
+  at: string;
+  mx?: string;
+  smtpCode?: number;
+  enhancedCode?: string;
+  response: string;
+  outcome: 'delivered' | 'deferred' | 'bounced';
+  tls?: boolean;
+  tlsDetail?: { protocol?: string; cipher?: string; verified?: boolean; verifyError?: string; reason?: string; dane?: string };
+  mtaSts?: { mode: 'enforce' | 'testing' | 'none'; id: string; failure?: string };
+}
+
+export interface MessageEvent {
+  eventType: EventType;
+  timestamp: string;
+  recipients: string[];
+  details?: Record<string, unknown>;
+}
+
+/** GET /activity/messages/{id}. */
+export interface MessageDetails extends MessageHeadline {
+  from: Address;
+  to: Address[];
+  cc?: Address[];
+  bcc?: Address[];
+  replyTo?: Address[];
+  tracking: Tracking;
+  events: MessageEvent[];
+  text?: string;
+  html?: string;
+  /** The raw message, cut at 1 MiB (`bodyTruncated`); absent until it is composed. */
+  body?: string;
+  bodyTruncated?: true;
+  tags?: string[];
+  headers?: Record<string, string>;
+  /** The stored message's header fields, in order, unfolded; absent until it is composed. */
+  messageHeaders?: { name: string; value: string }[];
+  metadata?: Record<string, string>;
+  attachments: Attachment[];
+  statistics: Omit<StatCounters, 'sent'>;
+  attempts: DeliveryAttempt[];
+}
+
+// ---- statistics ----
+
+/** GET /statistics/totals. */
+export interface StatTotals {
+  transactional: StatCounters;
+  broadcast: StatCounters;
+}
+
+export interface StatPoint extends StatTotals {
+  /** The bucket's first instant. */
+  timestamp: string;
+}
+
+/** GET /statistics/daily and /hourly. */
+export interface StatSeries {
+  results: StatPoint[];
+}
+
+// ---- queue ----
+
+/** The newest delivery attempt's reply; null before the first attempt. */
+export interface LastReply {
+  at: string;
+  mx?: string;
+  smtpCode?: number;
+  enhancedCode?: string;
+  response: string;
+  outcome: 'delivered' | 'deferred' | 'bounced';
+}
+
+export interface QueueDestination {
+  destination: string;
+  /** The MX site delivery counts the destination's connections under (the domain until resolved). */
+  site: string;
+  messages: number;
+  sending: number;
+  oldestQueuedAt: string;
+  nextAttemptAt: string | null;
+  lastReply: LastReply | null;
+}
+
+/** GET /queue. */
+export interface QueueSummary {
+  results: QueueDestination[];
+  destinationCount: number;
+  scannedMessages: number;
+  /** False when the scan stopped at its cap: the counts cover the oldest messages only. */
+  complete: boolean;
+}
+
+export interface QueueJob {
+  destination: string;
+  recipients: string[];
+  state: 'queued' | 'sending' | 'done';
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastReply: LastReply | null;
+}
+
+/** GET /queue/messages items; POST /queue/messages/{id}/retry and DELETE /queue/messages/{id}. */
+export interface QueueMessage {
+  messageId: string;
+  channelId: string;
+  subject: string;
+  status: 'queued' | 'sent';
+  queuedAt: string;
+  to: string[];
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastReply: LastReply | null;
+  destinations: QueueJob[];
+}
+
+/** GET /queue/messages (no totalCount); X-Page-Partial may mark a short page that is not the last. */
+export interface QueueMessagePage {
+  results: QueueMessage[];
+  after: number;
+}
+
+// ---- dashboard session ----
+
+export interface DashboardSession {
+  accountId: string;
+  keyId: string;
+  /** The absolute end. */
+  expiresAt: string;
+  /** The end if no request comes before it. */
+  idleExpiresAt: string;
+}
+
+/** GET /dashboard/session (null without a live session); POST answers the session it opened. */
+export interface DashboardSessionAnswer<S extends DashboardSession | null = DashboardSession | null> {
+  session: S;
+}
