@@ -8,17 +8,15 @@ import type { Readable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionCache } from '../../src/delivery/connection-cache.js';
-import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import { deliverOverSmtp, type SmtpConnectionCache } from '../../src/delivery/smtp-client.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { getMessage } from '../../src/store/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { deliveryConfig, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { openTestStore, queueMessage, rawMessage, TEST_SMTP_TIMEOUTS, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver } from '../support/dns-server.js';
 import { testCert } from '../support/tls-cert.js';
 import { waitFor } from '../support/wait.js';
-
-const TIMEOUTS = { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 };
 
 interface Sink {
   address: string;
@@ -108,7 +106,7 @@ function send(sink: Sink, cache: SmtpConnectionCache, o: { to?: string; maxMessa
     sender: 'bounces@sender.test',
     recipients: [to],
     body: rawMessage('news@sender.test', [to]),
-    timeouts: TIMEOUTS,
+    timeouts: TEST_SMTP_TIMEOUTS,
     cache,
     maxMessagesPerConnection: o.maxMessagesPerConnection,
   });
@@ -285,13 +283,7 @@ describe('connection reuse in the DeliveryService', () => {
     routeTo(dns, 'reuse-mail.net', sink.address);
     resolver = testResolver(dns);
     t = await openTestStore();
-    service = new DeliveryService({
-      store: t.store,
-      config: deliveryConfig({ 'delivery.port': sink.port, 'delivery.rate': 1000, ...overrides }),
-      resolver,
-      logger: silentLogger(),
-      timeouts: TIMEOUTS,
-    });
+    service = testDeliveryService(t.store, resolver, { 'delivery.port': sink.port, 'delivery.rate': 1000, ...overrides });
     await service.start();
     return service;
   }

@@ -5,14 +5,14 @@
  * DNS_FAILURE_SUPPRESS_AFTER times within DNS_FAILURE_WINDOW_MS (store/dns-failures.ts).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { EventRecord } from '../../src/domain/types.js';
 import { countHardDnsFailureInTxn, DNS_FAILURE_SUPPRESS_AFTER, DNS_FAILURE_WINDOW_MS, hardDnsFailures } from '../../src/store/dns-failures.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
-import { ACCOUNT, CHANNEL, deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { ACCOUNT, CHANNEL, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { waitFor } from '../support/wait.js';
 
@@ -39,7 +39,7 @@ afterEach(async () => {
 
 async function startService(): Promise<void> {
   t = await openTestStore();
-  service = new DeliveryService({ store: t.store, config: deliveryConfig(), resolver, logger: silentLogger(), timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 } });
+  service = testDeliveryService(t.store, resolver);
   await service.start();
 }
 

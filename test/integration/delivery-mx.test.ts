@@ -4,13 +4,13 @@
  * on loopback addresses (127.0.10.x). Never real DNS or a real MX.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { EventRecord } from '../../src/domain/types.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
-import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { CHANNEL, jobsOf, openTestStore, queueMessage, rawMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, startMxServers, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
@@ -48,13 +48,7 @@ afterEach(async () => {
 
 async function startService(overrides: Record<string, unknown> = {}): Promise<DeliveryService> {
   t = await openTestStore();
-  service = new DeliveryService({
-    store: t.store,
-    config: deliveryConfig({ 'delivery.port': mx1.port, ...overrides }),
-    resolver,
-    logger: silentLogger(),
-    timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 },
-  });
+  service = testDeliveryService(t.store, resolver, { 'delivery.port': mx1.port, ...overrides });
   await service.start();
   return service;
 }

@@ -3,7 +3,7 @@
  * moves when the test says so) and real SMTP servers on 127.0.20.x.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DeliveryService, type DeliveryServiceOptions } from '../../src/delivery/dispatcher.js';
+import type { DeliveryService, DeliveryServiceOptions } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { EventRecord } from '../../src/domain/types.js';
@@ -12,7 +12,7 @@ import { getMessage } from '../../src/store/messages.js';
 import { leaseDueJobs } from '../../src/store/queue.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { CHANNEL, deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { CHANNEL, jobsOf, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
@@ -48,15 +48,10 @@ afterEach(async () => {
 });
 
 function newService(overrides: Record<string, unknown> = {}, extra: Partial<DeliveryServiceOptions> = {}): DeliveryService {
-  const s = new DeliveryService({
-    store: t.store,
-    config: deliveryConfig({ 'delivery.port': mx.port, 'delivery.retrySchedule': '5m,10m,30m,1h*', ...overrides }),
-    resolver,
-    logger: silentLogger(),
+  const s = testDeliveryService(t.store, resolver, { 'delivery.port': mx.port, 'delivery.retrySchedule': '5m,10m,30m,1h*', ...overrides }, {
     clock,
     // Only the due-time timer matters on the fake clock.
     idleCheckMs: 24 * 60 * MINUTE,
-    timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 },
     ...extra,
   });
   services.push(s);

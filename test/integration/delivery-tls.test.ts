@@ -6,12 +6,12 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { destinationKey } from '../../src/delivery/connection-cache.js';
-import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { getMessage } from '../../src/store/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { jobsOf, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
@@ -46,13 +46,7 @@ afterEach(async () => {
 
 async function startService(): Promise<void> {
   t = await openTestStore();
-  service = new DeliveryService({
-    store: t.store,
-    config: deliveryConfig({ 'delivery.port': refusing.port }),
-    resolver,
-    logger: silentLogger(),
-    timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 },
-  });
+  service = testDeliveryService(t.store, resolver, { 'delivery.port': refusing.port });
   await service.start();
 }
 

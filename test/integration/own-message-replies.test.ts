@@ -4,13 +4,13 @@
  * address is fine, so it is never suppressed (a hard bounce would suppress it for good).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { CHANNEL, deliveryConfig, openTestStore, queueMessage, rawMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { CHANNEL, openTestStore, queueMessage, rawMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
@@ -27,13 +27,7 @@ beforeAll(async () => {
   mx = await startMxServer({ address: '127.0.30.2', maxLineLength: 998 });
   routeTo(dns, 'strict-mail.net', '127.0.30.2');
   t = await openTestStore();
-  service = new DeliveryService({
-    store: t.store,
-    config: deliveryConfig({ 'delivery.port': mx.port }),
-    resolver,
-    logger: silentLogger(),
-    timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 },
-  });
+  service = testDeliveryService(t.store, resolver, { 'delivery.port': mx.port });
   await service.start();
 });
 

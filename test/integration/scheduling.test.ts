@@ -9,7 +9,7 @@ import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { getMessage } from '../../src/store/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
@@ -98,13 +98,7 @@ describe('per-domain concurrency', () => {
     // The slow domain's jobs are older: a plain FIFO would send all of them first.
     for (let i = 0; i < 8; i++) slowIds.push(await queueMessage(t.store, { to: [`s${i}@slow-mail.net`], now: new Date(Date.now() - 10_000 + i) }));
     for (let i = 0; i < 4; i++) fastIds.push(await queueMessage(t.store, { to: [`f${i}@fast-mail.net`], now: new Date(Date.now() - 5_000 + i) }));
-    service = new DeliveryService({
-      store: t.store,
-      config: deliveryConfig({ 'delivery.port': slowMx.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 2 }),
-      resolver,
-      logger: silentLogger(),
-      timeouts: { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 },
-    });
+    service = testDeliveryService(t.store, resolver, { 'delivery.port': slowMx.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 2 });
     await service.start();
     const fastDone = await waitFor(() => fastIds.every((id) => getMessage(t.store, id)?.status === 'sent') && Date.now(), { what: 'the fast domain' });
     const slowSentWhenFastDone = slowIds.filter((id) => getMessage(t.store, id)?.status === 'sent').length;

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
+import { DeliveryService, type DeliveryServiceOptions } from '../../src/delivery/dispatcher.js';
 import { domainOf } from '../../src/domain/address.js';
 import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
@@ -122,4 +123,21 @@ export function deliveryConfig(overrides: Record<string, unknown> = {}): Config 
 
 export function silentLogger(): Logger {
   return createLogger({ level: 'silent' });
+}
+
+/** SMTP timeouts short enough that an attempt at a dead or silent MX ends within a test. */
+export const TEST_SMTP_TIMEOUTS = { connectMs: 2000, greetingMs: 5000, commandMs: 5000, dataMs: 5000 };
+
+/**
+ * A DeliveryService (not started) on `store` that delivers through `resolver` with
+ * deliveryConfig(`overrides`), silent logs and TEST_SMTP_TIMEOUTS; `extra` adds options (a clock,
+ * idleCheckMs) or replaces these.
+ */
+export function testDeliveryService(
+  store: Store,
+  resolver: DeliveryServiceOptions['resolver'],
+  overrides: Record<string, unknown> = {},
+  extra: Partial<DeliveryServiceOptions> = {},
+): DeliveryService {
+  return new DeliveryService({ store, config: deliveryConfig(overrides), resolver, logger: silentLogger(), timeouts: TEST_SMTP_TIMEOUTS, ...extra });
 }
