@@ -5,9 +5,7 @@
  * publish. Nothing here touches real DNS or a real MX.
  */
 import { execFile } from 'node:child_process';
-import { Resolver } from 'node:dns/promises';
 import { promisify } from 'node:util';
-import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSuppressed } from '../../src/store/suppressions.js';
@@ -16,6 +14,7 @@ import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { TestDns } from '../support/dns-server.js';
 import type { MxServer } from '../support/mx-server.js';
 import type { Sender } from '../support/sending.js';
+import { verifyDkim } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
@@ -61,12 +60,6 @@ async function send(to: string, extra: Record<string, unknown> = {}): Promise<st
   return res.body.messageId;
 }
 
-async function verifyDkim(raw: Buffer) {
-  const resolver = new Resolver();
-  resolver.setServers([dns.address]);
-  return dkimVerify(raw, { resolver: (name: string, type: string) => (type === 'TXT' ? resolver.resolveTxt(name) : resolver.resolve(name, type)) } as never);
-}
-
 describe('delivery through the daemon', () => {
   it('delivers an API send to the recipient MX, DKIM-valid over STARTTLS, and records delivered', async () => {
     const id = await send(`alice@${RCPT_DOMAIN}`);
@@ -78,7 +71,7 @@ describe('delivery through the daemon', () => {
     expect(got.secure).toBe(true);
     // MAIL FROM is the domain's return path (bounce) address, not the From header.
     expect(got.from).toBe(`bounces+${id}@${s.dnsRecords.returnPath.find((r) => r.type === 'mx')!.host}`);
-    const result = await verifyDkim(got.raw);
+    const result = await verifyDkim(dns, got.raw);
     expect(result.results.map((r: { status: { result: string } }) => r.status.result), JSON.stringify(result.results[0]?.status)).toEqual(['pass']);
     expect(result.results[0].signingDomain).toBe(s.domain);
 
@@ -122,7 +115,7 @@ describe('delivery through the daemon', () => {
     expect(events.every((e) => e.mailSource === 'smtp')).toBe(true);
     const got = mx.received.find((m) => m.to.includes(`swaks@${RCPT_DOMAIN}`))!;
     expect(got.raw.toString()).toContain('hello from swaks');
-    const result = await verifyDkim(got.raw);
+    const result = await verifyDkim(dns, got.raw);
     expect(result.results.map((r: { status: { result: string } }) => r.status.result)).toEqual(['pass']);
   });
 

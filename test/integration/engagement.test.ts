@@ -3,9 +3,7 @@
  * their events, statistics and suppressions; List-Unsubscribe covered by a DKIM signature that an
  * independent verifier passes.
  */
-import { Resolver } from 'node:dns/promises';
 import { simpleParser } from 'mailparser';
-import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
 import { eventsOfMessage } from '../../src/store/events.js';
@@ -14,7 +12,7 @@ import { getSuppression } from '../../src/store/suppressions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
-import { signedBody } from '../support/signing.js';
+import { signedBody, verifyDkim } from '../support/signing.js';
 import { purgeMessageInTxn } from '../../src/store/retention.js';
 
 const PUBLIC = 'https://links.postrider-test.net';
@@ -180,9 +178,7 @@ describe('unsubscribe', () => {
     // The {{{unsubscribe}}} placeholder gives the same URL in the html and text parts.
     expect(hrefs(String(parsed.html))).toContain(listUnsub);
     expect(parsed.text).toContain(listUnsub);
-    const resolver = new Resolver();
-    resolver.setServers([dns.address]);
-    const result = await dkimVerify(raw, { resolver: (name: string, type: string) => (type === 'TXT' ? resolver.resolveTxt(name) : resolver.resolve(name, type)) } as never);
+    const result = await verifyDkim(dns, raw);
     expect(result.results.map((r: any) => r.status.result)).toEqual(['pass']);
     const signed = String((result.results[0] as unknown as { signingHeaders: { keys: string } }).signingHeaders.keys).toLowerCase().split(': ');
     expect(signed).toEqual(expect.arrayContaining(['list-unsubscribe', 'list-unsubscribe-post']));

@@ -1,6 +1,4 @@
-import { Resolver } from 'node:dns/promises';
 import { simpleParser } from 'mailparser';
-import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, setAccountState } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
@@ -10,7 +8,7 @@ import type { DeliveryJob } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
-import { signedBody } from '../support/signing.js';
+import { signedBody, verifyDkim } from '../support/signing.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
 
 let dns: TestDns;
@@ -64,9 +62,7 @@ describe('POST /send/transactional', () => {
   it('signs the message with the domain key so an independent verifier passes it against the published DNS record', async () => {
     const res = await send(basic());
     const raw = await signedBody(t.daemon.store, res.body.messageId);
-    const resolver = new Resolver();
-    resolver.setServers([dns.address]);
-    const result = await dkimVerify(raw, { resolver: (name: string, type: string) => (type === 'TXT' ? resolver.resolveTxt(name) : resolver.resolve(name, type)) } as never);
+    const result = await verifyDkim(dns, raw);
     expect(result.results.map((r: { status: { result: string } }) => r.status.result)).toEqual(['pass']);
     expect(result.results[0].signingDomain).toBe(live.domain);
     const parsed = await simpleParser(raw);

@@ -4,8 +4,6 @@
  * message with its signature, verified by mailauth against the published DNS record. A stop
  * between the commit and the signature loses nothing: the next start signs from the store.
  */
-import { Resolver } from 'node:dns/promises';
-import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getBody } from '../../src/store/messages.js';
 import { awaitsSignature } from '../../src/store/signing.js';
@@ -14,7 +12,7 @@ import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { TestDns } from '../support/dns-server.js';
 import type { MxServer } from '../support/mx-server.js';
 import { publish, type Sender } from '../support/sending.js';
-import { signedBody } from '../support/signing.js';
+import { signedBody, verifyDkim } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
 
 const RCPT_DOMAIN = 'signed.example.net';
@@ -46,9 +44,7 @@ async function received(to: string): Promise<Buffer> {
 }
 
 async function dkimResults(raw: Buffer): Promise<Array<{ result: string; domain: string }>> {
-  const resolver = new Resolver();
-  resolver.setServers([dns.address]);
-  const r = await dkimVerify(raw, { resolver: (name: string, type: string) => (type === 'TXT' ? resolver.resolveTxt(name) : resolver.resolve(name, type)) } as never);
+  const r = await verifyDkim(dns, raw);
   return r.results.map((x: { status: { result: string }; signingDomain: string }) => ({ result: x.status.result, domain: x.signingDomain }));
 }
 

@@ -5,9 +5,7 @@
  * so the message is delivered, DKIM-valid, with the same content; what cannot be re-encoded is
  * refused at DATA with 550 5.6.0.
  */
-import { Resolver } from 'node:dns/promises';
 import { simpleParser } from 'mailparser';
-import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import type { TestDaemon } from '../support/daemon.js';
@@ -15,6 +13,7 @@ import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { TestDns } from '../support/dns-server.js';
 import type { MxServer } from '../support/mx-server.js';
 import type { Sender } from '../support/sending.js';
+import { verifyDkim } from '../support/signing.js';
 import { SmtpWire } from '../support/smtp-wire.js';
 import { waitFor } from '../support/wait.js';
 
@@ -59,9 +58,7 @@ function longestLine(raw: Buffer): number {
 }
 
 async function dkimResults(raw: Buffer): Promise<string[]> {
-  const resolver = new Resolver();
-  resolver.setServers([dns.address]);
-  const r = await dkimVerify(raw, { resolver: (name: string, type: string) => (type === 'TXT' ? resolver.resolveTxt(name) : resolver.resolve(name, type)) } as never);
+  const r = await verifyDkim(dns, raw);
   return r.results.map((x: { status: { result: string } }) => x.status.result);
 }
 

@@ -17,9 +17,7 @@
  * up, each scenario runs one on the same data folder with the tlsRpt settings; the reported
  * counts are two days old, so the report is due at once (runNow).
  */
-import { Resolver } from 'node:dns/promises';
 import { simpleParser } from 'mailparser';
-import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
@@ -36,6 +34,7 @@ import { HOSTNAME } from '../support/domains.js';
 import { startPolicyServer, type PolicyServer } from '../support/mta-sts-server.js';
 import { startMxServer, type MxServer, type Received } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { verifyDkim } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
 
 const DAY_MS = 86_400_000;
@@ -150,12 +149,6 @@ async function reportMessage(d: Daemon, mailbox: string): Promise<{ messageId: s
   return res.body.results[0] as { messageId: string; mailSource: string };
 }
 
-async function lookupTxt(name: string): Promise<string[][]> {
-  const r = new Resolver();
-  r.setServers([dns.address]);
-  return r.resolveTxt(name);
-}
-
 /** The h= tag of the message's first DKIM-Signature, lowercased names. */
 function signedHeaders(raw: Buffer): string[] {
   const text = raw.toString('latin1');
@@ -255,7 +248,7 @@ describe('TLS-RPT report mail in delivery (RFC 8460 5.3)', () => {
     expect(h).toEqual(expect.arrayContaining(['tls-report-domain', 'tls-report-submitter']));
     // Over-signed (RFC 6376 8.15): listed once more than present, so a second copy cannot be added.
     expect(h.filter((n) => n === 'tls-report-domain')).toHaveLength(2);
-    const verdict = await dkimVerify(got.raw, { resolver: async (name: string) => lookupTxt(name) });
+    const verdict = await verifyDkim(dns, got.raw);
     expect(verdict.results.map((r: { status: { result: string } }) => r.status.result)).toEqual(['pass']);
     if (dkimpyAvailable()) {
       const record = sender.dnsRecords.domainKeyActive.value;

@@ -10,7 +10,6 @@
  * then each scenario starts a daemon on the same data folder with the tlsRpt settings it needs.
  * Counts are put in the store for a day two days back, so the report is due at once (runNow).
  */
-import { Resolver } from 'node:dns/promises';
 import { gunzipSync } from 'node:zlib';
 import { simpleParser } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
@@ -26,6 +25,7 @@ import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { HOSTNAME } from '../support/domains.js';
 import { startMxServer, type MxServer, type Received } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { verifyDkim } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
 
 type LogLine = { level: number; msg: string; [k: string]: unknown };
@@ -111,12 +111,6 @@ function esc(name: string): string {
   return name.replace(/\./g, '\\.');
 }
 
-async function lookupTxt(name: string): Promise<string[][]> {
-  const r = new Resolver();
-  r.setServers([dns.address]);
-  return r.resolveTxt(name);
-}
-
 describe('TLS-RPT reports to mailto: addresses', () => {
   it('are submitted from the configured channel, DKIM-signed, and arrive at the rua MX as RFC 8460 5.3 multipart/report', async () => {
     const d = await run(configured());
@@ -152,7 +146,7 @@ describe('TLS-RPT reports to mailto: addresses', () => {
     ]);
     expect(mail.subject).toContain(`Report-ID: <${report['report-id']}@`);
 
-    const verdict = await dkimVerify(got.raw, { resolver: async (name: string) => lookupTxt(name) });
+    const verdict = await verifyDkim(dns, got.raw);
     expect(verdict.results.map((r: { status: { result: string }; signingDomain: string }) => [r.status.result, r.signingDomain])).toEqual([['pass', sender.domain]]);
     if (dkimpyAvailable()) expect(await dkimpyVerify(got.raw, sender.dnsRecords.domainKeyActive.value)).toBe('pass');
     expect(await messagesTo(d, mailbox)).toHaveLength(1);

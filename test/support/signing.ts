@@ -1,14 +1,30 @@
 /**
  * Messages are DKIM-signed after their commit (src/submission/finishing.ts): a test that reads the
- * stored body for its signature waits for that step first.
+ * stored body for its signature waits for that step first. A receiver's view of the signature:
+ * mailauth's verifier with the keys looked up in the test DNS server.
  */
+import { Resolver } from 'node:dns/promises';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import type { Store } from '../../src/store/env.js';
 import { getBody } from '../../src/store/messages.js';
 import { awaitsSignature } from '../../src/store/signing.js';
+import type { TestDns } from './dns-server.js';
 import { waitFor } from './wait.js';
 
 /** The stored body once the signing stage has replaced it with the signed message. */
 export async function signedBody(store: Store, messageId: string): Promise<Buffer> {
   await waitFor(() => !awaitsSignature(store, messageId), { what: `the DKIM signature of message ${messageId}` });
   return getBody(store, messageId)!;
+}
+
+/** The TXT records at `name` as a verifier gets them from the test DNS server (each record's strings not joined). */
+export async function lookupTxt(dns: Pick<TestDns, 'address'>, name: string): Promise<string[][]> {
+  const resolver = new Resolver();
+  resolver.setServers([dns.address]);
+  return resolver.resolveTxt(name);
+}
+
+/** mailauth's DKIM verdict on `raw`, each signature's key looked up in the test DNS server. */
+export function verifyDkim(dns: Pick<TestDns, 'address'>, raw: Buffer): ReturnType<typeof dkimVerify> {
+  return dkimVerify(raw, { resolver: async (name: string) => lookupTxt(dns, name) });
 }
