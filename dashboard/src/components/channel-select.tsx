@@ -1,4 +1,6 @@
+import type { ComponentChildren } from 'preact';
 import { api } from '../api';
+import { Link } from '../router';
 import { useApi } from '../use-api';
 import type { ChannelSummary, Page } from '../wire';
 
@@ -27,5 +29,20 @@ export function ChannelSelect(props: {
         </option>
       ))}
     </select>
+  );
+}
+
+/**
+ * The empty state of a page that works on a channel while the account has none (of the kind it
+ * needs): why a channel comes first, and the way to the Channels page.
+ */
+export function NoChannelYet(props: { title?: string; why: ComponentChildren; then: ComponentChildren }) {
+  return (
+    <div class="empty-state">
+      <h2>{props.title ?? 'No channels yet'}</h2>
+      <p>
+        {props.why} <Link to="/channels">Create a channel</Link> {props.then}
+      </p>
+    </div>
   );
 }

@@ -10,17 +10,23 @@ export interface Column<T> {
 /**
  * A table of rows, or, when there are none, an empty state that says what to do next. It
  * scrolls sideways inside its own box on narrow screens, so the page never does.
+ *
+ * `rows` null (or undefined) is still loading, unless `error` says the load failed: then the
+ * empty state, whose next step is also the way on (clear the filters, create one...), while the
+ * page's ProblemBanner says what failed. Rows kept from before a failed load still show.
  */
 export function DataTable<T>(props: {
   caption: string;
   columns: Column<T>[];
-  rows: T[] | null;
+  rows: T[] | null | undefined;
   rowKey: (row: T) => string;
   empty: { title: string; next: ComponentChildren };
   loading?: boolean;
+  error?: unknown;
 }) {
-  if (props.rows === null || props.loading) return <p class="muted" aria-busy="true">Loading…</p>;
-  if (props.rows.length === 0) {
+  const rows = props.rows ?? (props.error ? [] : null);
+  if (rows === null || props.loading) return <p class="muted" aria-busy="true">Loading…</p>;
+  if (rows.length === 0) {
     return (
       <div class="empty-state">
         <h2>{props.empty.title}</h2>
@@ -42,7 +48,7 @@ export function DataTable<T>(props: {
           </tr>
         </thead>
         <tbody>
-          {props.rows.map((row) => (
+          {rows.map((row) => (
             <tr key={props.rowKey(row)}>
               {props.columns.map((c) => (
                 <td class={c.numeric ? 'num' : undefined} key={c.header}>

@@ -41,7 +41,8 @@ export function ActivityPage() {
       <DataTable
         caption="Events"
         columns={columns(names)}
-        rows={list.error && !list.items?.length ? [] : list.items}
+        rows={list.items}
+        error={list.error}
         rowKey={(e) => `${e.messageId}-${e.eventType}-${e.timestamp}-${e.recipients.join(',')}`}
         empty={emptyState(filtered)}
       />

@@ -21,7 +21,8 @@ export function BroadcastFailures(props: { path: string; total: number; version:
       <div class="wide-table wide-table-small">
         <DataTable
           caption="Failed entries"
-          rows={page.data?.results ?? (page.error ? [] : null)}
+          rows={page.data?.results}
+          error={page.error}
           rowKey={(f) => String(f.messageIndex)}
           columns={[
             { header: 'Index', cell: (f) => f.messageIndex, numeric: true },
@@ -54,7 +55,8 @@ export function BroadcastSuppressed(props: { path: string; total: number; versio
       <ProblemBanner error={page.error} />
       <DataTable
         caption="Suppressed recipients"
-        rows={page.data?.results ?? (page.error ? [] : null)}
+        rows={page.data?.results}
+        error={page.error}
         rowKey={(e) => e}
         columns={[{ header: 'Address', cell: (e) => <code>{e}</code> }]}
         empty={{ title: 'No suppressed recipients', next: 'No recipient of this broadcast was on the channel’s broadcast suppression list. See Suppressions to manage it.' }}

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
-import { ChannelSelect, useChannelOptions } from '../components/channel-select';
+import { ChannelSelect, NoChannelYet, useChannelOptions } from '../components/channel-select';
 import { useQueryState } from '../components/query-state';
 import { DataTable } from '../components/data-table';
 import { Field } from '../components/field';
@@ -42,16 +42,11 @@ export function BroadcastsPage() {
       <PageHeader title="Broadcasts" description="One template sent to many recipients: progress, failures and suppressed recipients of each." />
       <ProblemBanner error={channels.error ?? list.error} />
       {noChannels ? (
-        <div class="empty-state">
-          <h2>No channels yet</h2>
-          <p>
-            A broadcast is sent through a channel. <Link to="/channels">Create a channel</Link> and link a domain to it first.
-          </p>
-        </div>
+        <NoChannelYet why="A broadcast is sent through a channel." then="and link a domain to it first." />
       ) : (
         <>
           <BroadcastFilters value={filter} channels={channels.data?.results ?? []} onChange={(f) => setQ({ ...f, offset: '0' })} />
-          <BroadcastTable rows={list.data?.results ?? (list.error ? [] : null)} filtered={!!(filter.status || filter.subject)} />
+          <BroadcastTable rows={list.data?.results} error={list.error} filtered={!!(filter.status || filter.subject)} />
           <Pager label="Broadcasts" offset={offset} limit={LIMIT} total={list.data?.totalCount ?? 0} onChange={setOffset} />
           {channels.data && <BroadcastSendForm channels={channels.data.results} channelId={filter.channelId} />}
         </>
@@ -60,11 +55,12 @@ export function BroadcastsPage() {
   );
 }
 
-function BroadcastTable(props: { rows: BroadcastSummary[] | null; filtered: boolean }) {
+function BroadcastTable(props: { rows: BroadcastSummary[] | undefined; error: unknown; filtered: boolean }) {
   return (
     <DataTable
       caption="Broadcasts"
       rows={props.rows}
+      error={props.error}
       rowKey={(b) => b.id}
       columns={[
         { header: 'Subject', cell: (b) => <Link to={`/broadcasts/${b.id}`}>{b.subject || '(no subject)'}</Link> },

@@ -24,7 +24,8 @@ export function ChannelsPage() {
       <ProblemBanner error={list.error} />
       <DataTable
         caption="Channels"
-        rows={list.data?.results ?? (list.error ? [] : null)}
+        rows={list.data?.results}
+        error={list.error}
         rowKey={(c) => c.id}
         columns={[
           { header: 'Name', cell: (c) => <Link to={`/channels/${c.id}`}>{c.name}</Link> },

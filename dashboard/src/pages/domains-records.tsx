@@ -51,12 +51,12 @@ export function RecordList(props: { records: DnsRecords }) {
           <dl class="dns-fields">
             <dt>Host</dt>
             <dd>
-              <code>{row.record.host}</code>
+              <code class="code-box">{row.record.host}</code>
               <CopyButton text={row.record.host} label="Copy host" />
             </dd>
             <dt>Value</dt>
             <dd>
-              <code class="dns-value">{row.record.value}</code>
+              <code class="code-box">{row.record.value}</code>
               <CopyButton text={row.record.value} label="Copy value" />
             </dd>
             <dt>Checked</dt>

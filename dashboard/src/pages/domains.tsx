@@ -24,7 +24,8 @@ export function DomainsPage() {
       <ProblemBanner error={list.error} />
       <DataTable
         caption="Domains"
-        rows={list.data?.results ?? (list.error ? [] : null)}
+        rows={list.data?.results}
+        error={list.error}
         rowKey={(d) => d.id}
         columns={[
           { header: 'Domain', cell: (d) => <Link to={`/domains/${d.id}`}>{d.name}</Link> },

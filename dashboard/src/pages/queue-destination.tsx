@@ -39,7 +39,7 @@ function QueueDestinationPage(props: { destination: string }) {
     if (r) (list.replace(r), setNotice(`${r.subject || r.messageId}: ${done}`));
     return r;
   };
-  const rows = list.items?.map((m) => ({ m, job: m.destinations.find((j) => j.destination === d) })) ?? (list.error ? [] : null);
+  const rows = list.items?.map((m) => ({ m, job: m.destinations.find((j) => j.destination === d) }));
   return (
     <>
       <PageHeader
@@ -63,7 +63,7 @@ function QueueDestinationPage(props: { destination: string }) {
         <p>No message{d ? ` to ${d}` : ''} among the oldest queued messages looked at so far. Load more to look further.</p>
       ) : (
         <div class="wide-table">
-          <MessageTable rows={rows} busy={act.busy} onRetry={(m) => verb(m, 'POST', 'due now, delivery tries again shortly.')} onDrop={(m) => (act.clear(), setDropping(m))} />
+          <MessageTable rows={rows} error={list.error} busy={act.busy} onRetry={(m) => verb(m, 'POST', 'due now, delivery tries again shortly.')} onDrop={(m) => (act.clear(), setDropping(m))} />
         </div>
       )}
       {list.more && (
@@ -78,11 +78,12 @@ function QueueDestinationPage(props: { destination: string }) {
   );
 }
 
-function MessageTable(props: { rows: Row[] | null; busy: boolean; onRetry: (m: QueueMessage) => void; onDrop: (m: QueueMessage) => void }) {
+function MessageTable(props: { rows: Row[] | undefined; error: unknown; busy: boolean; onRetry: (m: QueueMessage) => void; onDrop: (m: QueueMessage) => void }) {
   return (
     <DataTable
       caption="Waiting messages"
       rows={props.rows}
+      error={props.error}
       rowKey={(r) => r.m.messageId}
       columns={[
         { header: 'Message', cell: (r) => <Link to={`/messages/${r.m.messageId}`}>{r.m.subject || '(no subject)'}</Link> },

@@ -43,17 +43,18 @@ export function QueuePage() {
         </p>
       )}
       <div class="wide-table">
-        <DestinationTable rows={s?.results ?? (summary.error ? [] : null)} />
+        <DestinationTable rows={s?.results} error={summary.error} />
       </div>
     </>
   );
 }
 
-function DestinationTable(props: { rows: QueueDestination[] | null }) {
+function DestinationTable(props: { rows: QueueDestination[] | undefined; error: unknown }) {
   return (
     <DataTable
       caption="Waiting messages per destination"
       rows={props.rows}
+      error={props.error}
       rowKey={(d) => d.destination}
       columns={[
         {

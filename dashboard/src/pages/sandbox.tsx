@@ -1,5 +1,5 @@
 import { api, withQuery } from '../api';
-import { useChannelOptions, type ChannelOption } from '../components/channel-select';
+import { NoChannelYet, useChannelOptions, type ChannelOption } from '../components/channel-select';
 import { getCursorPage, LoadMore, useCursorList } from '../components/load-more';
 import { PageHeader } from '../components/page-header';
 import { ProblemBanner } from '../components/problem-banner';
@@ -28,13 +28,15 @@ export function SandboxPage(props: { id?: string }) {
       <ProblemBanner error={channels.error} />
       {sandboxes === null && !channels.error && <p class="muted">Loading…</p>}
       {sandboxes?.length === 0 && (
-        <div class="empty-state">
-          <h2>No sandbox channel yet</h2>
-          <p>
-            Create a channel with delivery type <strong>sandbox</strong> on the <Link to="/channels">Channels</Link> page, then send through it: its messages land
-            here instead of in real inboxes.
-          </p>
-        </div>
+        <NoChannelYet
+          title="No sandbox channel yet"
+          why="Mail sent through a sandbox channel lands here instead of in real inboxes."
+          then={
+            <>
+              with delivery type <strong>sandbox</strong>, then send through it.
+            </>
+          }
+        />
       )}
       {sandboxes && sandboxes.length > 0 && (
         <>

@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
-import { useChannelOptions } from '../components/channel-select';
+import { NoChannelYet, useChannelOptions } from '../components/channel-select';
 import { useQueryState } from '../components/query-state';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { DataTable } from '../components/data-table';
@@ -11,7 +11,6 @@ import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
-import { Link } from '../router';
 import { useApi } from '../use-api';
 import type { Page, Suppression } from '../wire';
 import { SuppressionFilters, type SuppressionFilter } from './suppressions-filters';
@@ -47,16 +46,11 @@ export function SuppressionsPage() {
       <PageHeader title="Suppressions" description="Addresses a channel does not send to: hard bounces, complaints, unsubscribes and the ones added by hand." />
       <ProblemBanner error={channels.error ?? list.error} />
       {noChannels ? (
-        <div class="empty-state">
-          <h2>No channels yet</h2>
-          <p>
-            Suppressions belong to a channel. <Link to="/channels">Create a channel</Link> first.
-          </p>
-        </div>
+        <NoChannelYet why="Suppressions belong to a channel." then="first." />
       ) : (
         <>
           <SuppressionFilters value={filter} channels={channels.data?.results ?? []} onChange={setFilter} />
-          <SuppressionTable rows={list.data?.results ?? (list.error ? [] : null)} filter={filter} onRemoved={list.reload} />
+          <SuppressionTable rows={list.data?.results} error={list.error} filter={filter} onRemoved={list.reload} />
           <Pager label="Suppressions" offset={offset} limit={LIMIT} total={list.data?.totalCount ?? 0} onChange={setOffset} />
           <section class="card page-section" aria-labelledby="add-suppressions">
             <h2 id="add-suppressions">Add suppressions</h2>
@@ -68,7 +62,7 @@ export function SuppressionsPage() {
   );
 }
 
-function SuppressionTable(props: { rows: Suppression[] | null; filter: SuppressionFilter; onRemoved: () => void }) {
+function SuppressionTable(props: { rows: Suppression[] | undefined; error: unknown; filter: SuppressionFilter; onRemoved: () => void }) {
   const [target, setTarget] = useState<string | null>(null);
   const remove = useAction();
   const confirm = async () => {
@@ -82,6 +76,7 @@ function SuppressionTable(props: { rows: Suppression[] | null; filter: Suppressi
       <DataTable
         caption="Suppressed addresses"
         rows={props.rows}
+        error={props.error}
         rowKey={(s) => s.email}
         columns={[
           { header: 'Address', cell: (s) => <code>{s.email}</code> },

@@ -60,14 +60,14 @@ export function SigningKey(props: { webhook: Webhook; onRegenerated: () => void 
         <div class="banner banner-ok" role="status">
           <strong>New signing key.</strong> Put it in your endpoint now: the old key no longer signs.
           <div class="key-line">
-            <code data-testid="new-signing-key">{fresh}</code> <CopyButton text={fresh} label="Copy key" />
+            <code class="code-box" data-testid="new-signing-key">{fresh}</code> <CopyButton text={fresh} label="Copy key" />
           </div>
         </div>
       ) : (
         <details class="key-reveal">
           <summary>Show the current key</summary>
           <div class="key-line">
-            <code>{props.webhook.payloadSigningKey}</code> <CopyButton text={props.webhook.payloadSigningKey} label="Copy key" />
+            <code class="code-box">{props.webhook.payloadSigningKey}</code> <CopyButton text={props.webhook.payloadSigningKey} label="Copy key" />
           </div>
         </details>
       )}

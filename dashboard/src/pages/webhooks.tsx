@@ -32,7 +32,8 @@ export function WebhooksPage() {
       <ProblemBanner error={list.error ?? channels.error} />
       <DataTable
         caption="Webhooks"
-        rows={list.data?.results ?? (list.error ? [] : null)}
+        rows={list.data?.results}
+        error={list.error}
         rowKey={(w) => w.id}
         columns={[
           { header: 'Endpoint', cell: (w) => <Link to={`/webhooks/${w.id}`} class="url-text">{w.url}</Link> },
