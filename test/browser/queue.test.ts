@@ -132,4 +132,28 @@ describe('queue pages', () => {
     expect(asked).toBe(2);
     await rig.page.unroute(api);
   });
+
+  it('follows a short partial page that found some messages, as the activity list does, until the end', async () => {
+    for (const [to, subject] of [['carl@slow-harbor.net', 'Receipt A'], ['dora@slow-harbor.net', 'Receipt B']]) await waitingAfter(await send(to, subject), 1);
+    // The first page answers as when the scan stopped at its cap after one message of DEST: the oldest, X-Page-Partial.
+    let asked = 0;
+    const api = (url: URL) => url.pathname === '/queue/messages';
+    await rig.page.route(api, async (route) => {
+      if (asked++ > 0) return route.continue();
+      const url = new URL(route.request().url());
+      url.searchParams.set('limit', '1');
+      const res = await route.fetch({ url: url.toString() });
+      await route.fulfill({ response: res, headers: { ...res.headers(), 'x-page-partial': 'true' } });
+    });
+    try {
+      await rig.visit(`/queue/messages?destination=${DEST}`);
+      // Both without a click: the short partial page was followed by the one after it, which was the last.
+      await rig.page.getByRole('link', { name: 'Receipt A' }).waitFor();
+      await rig.page.getByRole('link', { name: 'Receipt B' }).waitFor();
+      expect(asked).toBe(2);
+      expect(await rig.page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+    } finally {
+      await rig.page.unroute(api);
+    }
+  });
 });
