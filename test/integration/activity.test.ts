@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { createAccount } from '../../src/store/accounts.js';
 import { findEvents } from '../../src/store/activity-query.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { appendEventInTxn } from '../../src/store/events.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { asItem, bruteForceEvents, generateEvents, storedEvents, type EventsQuery } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
@@ -66,8 +66,7 @@ beforeAll(async () => {
     await send(a1, { to: [{ email: 'Ann@Example.net' }, { email: 'x@bounce.postrider.invalid' }], subject: 'Order shipped', tags: ['orders'] }),
     await send(a2, { to: [{ email: 'bob@example.org' }], subject: 'Password reset', tags: ['security', 'orders'], metadata: { user: 'u1' } }),
   ];
-  const acct = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-  const otherKey = (await createApiKey(t.daemon.store, { accountId: acct.id, channelId: null })).token;
+  const { key: otherKey } = await newAccount(t);
   const otherSender = await setupSender(t, dns, { deliveryType: 'sandbox', key: otherKey });
   other = { key: otherKey, sender: otherSender, messageId: await send(otherSender, { to: [{ email: 'ann@example.net' }], subject: 'Order shipped', tags: ['orders'] }, otherKey) };
   channelKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: a1.channelId })).token;

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
-import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
+import { newAccount } from '../support/domains.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestDaemon;
@@ -110,8 +110,7 @@ describe('accounts are isolated', () => {
   let mine: { id: string; name: string };
 
   beforeAll(async () => {
-    const account = await createAccount(t.daemon.store, { name: 'second', state: 'active' });
-    foreignKey = (await createApiKey(t.daemon.store, { accountId: account.id, channelId: null })).token;
+    ({ key: foreignKey } = await newAccount(t));
     mine = await createChannel('first account only');
   });
 

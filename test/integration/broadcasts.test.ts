@@ -2,8 +2,6 @@ import { simpleParser } from 'mailparser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sameForAll } from '../../src/domain/delivery-result.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../src/domain/types.js';
-import { createAccount } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { allMessages, getBody } from '../../src/store/messages.js';
 import { dueJobIds, leaseDueJobs } from '../../src/store/queue.js';
@@ -14,6 +12,7 @@ import type { SubmissionDeps } from '../../src/submission/deps.js';
 import type { FinishRequest, FinishResult, MessageBuilder } from '../../src/submission/ports.js';
 import { TaskError } from '../../src/workers/errors.js';
 import { awaitsSignature } from '../../src/store/signing.js';
+import { newAccount } from '../support/domains.js';
 import { signedBody } from '../support/signing.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { silentLogger } from '../support/delivery.js';
@@ -88,8 +87,7 @@ beforeAll(async () => {
   realBuilder = t.daemon.submission.deps.builder;
   realFinish = realBuilder.finish;
   realDomains = t.daemon.submission.deps.domains;
-  const other = await createAccount(t.daemon.store, { name: 'tenant-b', state: 'active' });
-  otherKey = (await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token;
+  ({ key: otherKey } = await newAccount(t));
 });
 
 afterEach(async () => {

@@ -4,12 +4,12 @@
  * bounded batches that resume after a restart. Other channels keep everything.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { purgeChannelBatch } from '../../src/store/channel-purge.js';
 import { pendingPurges } from '../../src/store/purge-queue.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 import { broadcastRemains, channelRemains } from '../../src/store/remains.js';
@@ -181,8 +181,7 @@ describe('DELETE /channels/{id}', () => {
   it("answers 401 without a key, 403 for another account's channel or a channel key, 404 for an unknown or deleted one", async () => {
     const id = (await t.api('POST', '/channels', { body: { name: 'x' } })).body.id;
     expect((await t.api('DELETE', `/channels/${id}`, { key: null })).status).toBe(401);
-    const other = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-    const otherKey = (await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token;
+    const { key: otherKey } = await newAccount(t);
     expect((await t.api('DELETE', `/channels/${id}`, { key: otherKey })).status).toBe(403);
     const channelKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: id })).token;
     expect((await t.api('DELETE', `/channels/${id}`, { key: channelKey })).status).toBe(403);

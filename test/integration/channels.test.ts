@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
+import { newAccount } from '../support/domains.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -18,8 +17,7 @@ afterAll(async () => {
 
 /** An account-level key of a new, empty account, so list tests see only their own channels. */
 async function freshAccountKey(d: TestDaemon = t): Promise<string> {
-  const account = await createAccount(d.daemon.store, { name: 'list-tests', state: 'active' });
-  return (await createApiKey(d.daemon.store, { accountId: account.id, channelId: null })).token;
+  return (await newAccount(d)).key;
 }
 
 async function create(body: unknown, key?: string, d: TestDaemon = t): Promise<any> {

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DeliveryJob } from '../../src/domain/types.js';
-import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { appendEventInTxn } from '../../src/store/events.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
 import { getBody, getMessage } from '../../src/store/messages.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 import { dueMs, requeueInTxn } from '../../src/store/queue.js';
@@ -192,8 +192,7 @@ describe('GET /activity/messages/{id}', () => {
 
   it('answers 403 for another account\'s message and for a channel key on another channel', async () => {
     const id = await send(sandbox, { to: [{ email: 'ann@example.net' }] });
-    const acct = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-    const otherKey = (await createApiKey(t.daemon.store, { accountId: acct.id, channelId: null })).token;
+    const { key: otherKey } = await newAccount(t);
     const res = await details(id, otherKey);
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('forbidden');

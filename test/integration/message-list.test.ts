@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
 import { dropJob } from '../../src/store/queue-outcome.js';
 import { purgeMessageInTxn } from '../../src/store/retention.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { bruteForceEvents, generateEvents, storedEvents, type EventsQuery } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
@@ -90,8 +90,7 @@ beforeAll(async () => {
   }
   // No MX anywhere for this domain: live messages stay queued, deferred.
   for (let i = 0; i < 3; i++) liveIds.push(await send(live, { to: [{ email: `u${i}@nowhere.example` }], subject: `Live ${i}`, tags: ['orders'] }));
-  const acct = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-  const otherKey = (await createApiKey(t.daemon.store, { accountId: acct.id, channelId: null })).token;
+  const { key: otherKey } = await newAccount(t);
   other = { key: otherKey, sender: await setupSender(t, dns, { deliveryType: 'sandbox', key: otherKey }) };
   await send(other.sender, { to: [{ email: 'ann@example.net' }], subject: 'Receipt x' }, otherKey);
   channelKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: sandbox.channelId })).token;

@@ -6,10 +6,9 @@
  * accepted: no 250 to MAIL FROM or RCPT TO where one would mean relaying, and no message stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
 import { allMessages } from '../../src/store/messages.js';
@@ -26,8 +25,7 @@ beforeAll(async () => {
   port = t.daemon.smtp!.port;
   ours = await setupSender(t, dns);
   // A second account with its own verified domain: a valid sender, but not for our channel.
-  const other = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-  const otherKey = (await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token;
+  const { key: otherKey } = await newAccount(t);
   theirs = await setupSender(t, dns, { key: otherKey });
 });
 

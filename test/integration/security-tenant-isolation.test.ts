@@ -8,11 +8,11 @@
  * reads with A's own keys, so a matrix of blanket refusals could not pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { setupSender } from '../support/sending.js';
 
 interface Tenant {
@@ -79,9 +79,9 @@ beforeAll(async () => {
   dns = await startDnsServer();
   t = await startDaemon({ 'dns.servers': [dns.address], 'webhooks.allowHttp': true, 'webhooks.allowPrivate': true });
   a = await tenant(t.apiKey);
-  const other = await createAccount(t.daemon.store, { name: 'tenant-b', state: 'active' });
-  bAccountId = other.id;
-  b = await tenant((await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token);
+  const other = await newAccount(t);
+  bAccountId = other.accountId;
+  b = await tenant(other.key);
   const second = await t.api('POST', '/channels', { body: { name: 'a-second', deliveryType: 'sandbox' } });
   sibling = { channel: second.body.id, key: (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: second.body.id })).token };
   const doc = await t.api('GET', '/openapi.json', { key: null });

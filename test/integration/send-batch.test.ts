@@ -4,12 +4,12 @@
  * the idempotency key covers the whole batch.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createAccount, setAccountState } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
+import { setAccountState } from '../../src/store/accounts.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { countMessages, getMessage } from '../../src/store/messages.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 
@@ -169,8 +169,7 @@ describe('batch failures of the whole request', () => {
 
   it('answers 403 for another account\'s channel and 404 for an unknown one, sending nothing', async () => {
     const before = messageCount();
-    const stranger = await createAccount(t.daemon.store, { name: 'batch-stranger', state: 'active' });
-    const { token } = await createApiKey(t.daemon.store, { accountId: stranger.id, channelId: null });
+    const { key: token } = await newAccount(t);
     const forbidden = await batch({ requests: [msg('a@example.net')] }, { key: token });
     expect(forbidden.status).toBe(403);
     const missing = await batch({ requests: [msg('a@example.net')] }, { channel: '00000000-0000-4000-8000-000000000000' });
@@ -180,8 +179,7 @@ describe('batch failures of the whole request', () => {
   });
 
   it('answers 403 send_limit_exceeded when the accepted entries together exceed a pending account\'s quota, sending none of them', async () => {
-    const acc = await createAccount(t.daemon.store, { name: 'batch-trial', state: 'pending' });
-    const { token } = await createApiKey(t.daemon.store, { accountId: acc.id, channelId: null });
+    const { key: token } = await newAccount(t, { state: 'pending' });
     const own = await setupSender(t, dns, { key: token });
     const two = await batch({ requests: [msg('a@example.net', {}, own), msg('b@example.net', {}, own)] }, { key: token, channel: own.channelId });
     expect(two.body.responses.map((r: { status: string }) => r.status)).toEqual(['accepted', 'accepted']);
@@ -193,10 +191,9 @@ describe('batch failures of the whole request', () => {
   });
 
   it('answers 403 account_forbidden for a suspended account', async () => {
-    const acc = await createAccount(t.daemon.store, { name: 'batch-susp', state: 'active' });
-    const { token } = await createApiKey(t.daemon.store, { accountId: acc.id, channelId: null });
+    const { accountId, key: token } = await newAccount(t);
     const own = await setupSender(t, dns, { key: token });
-    await setAccountState(t.daemon.store, acc.id, 'suspended');
+    await setAccountState(t.daemon.store, accountId, 'suspended');
     const res = await batch({ requests: [msg('a@example.net', {}, own)] }, { key: token, channel: own.channelId });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('account_forbidden');

@@ -4,10 +4,9 @@
  * the messages of POST /send/broadcast get them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { countMessages, getMessage } from '../../src/store/messages.js';
+import { newAccount } from '../support/domains.js';
 import { signedBody } from '../support/signing.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
@@ -110,8 +109,7 @@ describe('POST /send/broadcast/message', () => {
 
   it('answers 401 without a key, 403 for another account\'s channel and 404 for an unknown channel', async () => {
     expect((await send(msg(['a@example.net']), { key: null })).status).toBe(401);
-    const stranger = await createAccount(t.daemon.store, { name: 'bm-stranger', state: 'active' });
-    const { token } = await createApiKey(t.daemon.store, { accountId: stranger.id, channelId: null });
+    const { key: token } = await newAccount(t);
     expect((await send(msg(['a@example.net']), { key: token })).status).toBe(403);
     const missing = await send(msg(['a@example.net']), { channel: '00000000-0000-4000-8000-000000000000' });
     expect(missing.status).toBe(404);

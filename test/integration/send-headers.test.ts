@@ -4,10 +4,9 @@
  * Idempotency-Key / X-Service-Idempotency-Key; aliases that disagree are a 422 naming the header.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { countMessages, getMessage } from '../../src/store/messages.js';
 
@@ -57,8 +56,7 @@ describe('channel header aliases', () => {
 
   it('answers 404 channel_not_found and 403 for another account\'s channel under the SDK name as well', async () => {
     expect((await send({ 'X-Helo-Channel-Id': '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
-    const stranger = await createAccount(t.daemon.store, { name: 'stranger', state: 'active' });
-    const { token } = await createApiKey(t.daemon.store, { accountId: stranger.id, channelId: null });
+    const { key: token } = await newAccount(t);
     const res = await t.api('POST', '/send/transactional', { key: token, body: basic(), headers: { 'X-Helo-Channel-Id': s.channelId } });
     expect(res.status).toBe(403);
     expect((await t.api('POST', '/send/transactional', { key: null, body: basic(), headers: { 'X-Helo-Channel-Id': s.channelId } })).status).toBe(401);

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { setupSender } from '../support/sending.js';
 
 let dns: TestDns;
@@ -20,8 +19,7 @@ afterAll(async () => {
 
 describe('account and recipient policy', () => {
   it('lets a pending account send its free quota of emails and then answers 403 send_limit_exceeded', async () => {
-    const acc = await createAccount(t.daemon.store, { name: 'trial', state: 'pending' });
-    const { token } = await createApiKey(t.daemon.store, { accountId: acc.id, channelId: null });
+    const { key: token } = await newAccount(t, { state: 'pending' });
     const s = await setupSender(t, dns, { key: token });
     const send = (to: string[]) =>
       t.api('POST', '/send/transactional', {

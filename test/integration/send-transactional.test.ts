@@ -1,12 +1,13 @@
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, setAccountState } from '../../src/store/accounts.js';
+import { setAccountState } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { allMessages, countMessages, getMessage } from '../../src/store/messages.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody, verifyDkim } from '../support/signing.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
@@ -110,8 +111,7 @@ describe('channel resolution', () => {
 
   it('answers 404 channel_not_found for an unknown channel and 403 for another account\'s channel', async () => {
     expect((await send(basic(), { channel: '00000000-0000-4000-8000-000000000000' })).body.code).toBe('channel_not_found');
-    const other = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-    const { token } = await createApiKey(t.daemon.store, { accountId: other.id, channelId: null });
+    const { key: token } = await newAccount(t);
     const res = await send(basic(), { key: token });
     expect(res.status).toBe(403);
   });
@@ -261,8 +261,7 @@ describe('suppressions', () => {
   });
 
   it('refuses another account\'s channel with 403 and an unknown channel with 404', async () => {
-    const other = await createAccount(t.daemon.store, { name: 'o2', state: 'active' });
-    const { token } = await createApiKey(t.daemon.store, { accountId: other.id, channelId: null });
+    const { key: token } = await newAccount(t);
     const body = { channelId: live.channelId, mailType: 'transactional', emails: ['a@example.net'] };
     expect((await t.api('POST', '/suppressions', { key: token, body })).status).toBe(403);
     expect((await t.api('POST', '/suppressions', { body: { ...body, channelId: '00000000-0000-4000-8000-000000000000' } })).status).toBe(404);
@@ -272,10 +271,9 @@ describe('suppressions', () => {
 
 describe('account policy', () => {
   it('refuses suspended accounts with 403 account_forbidden', async () => {
-    const acc = await createAccount(t.daemon.store, { name: 'susp', state: 'active' });
-    const { token } = await createApiKey(t.daemon.store, { accountId: acc.id, channelId: null });
+    const { accountId, key: token } = await newAccount(t);
     const s = await setupSender(t, dns, { key: token });
-    await setAccountState(t.daemon.store, acc.id, 'suspended');
+    await setAccountState(t.daemon.store, accountId, 'suspended');
     const res = await send({ ...basic(), from: { email: `x@${s.domain}` } }, { key: token, channel: s.channelId });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('account_forbidden');

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { appendEventInTxn } from '../../src/store/events.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { counterDeltas, generateEvents, storedEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
@@ -55,10 +55,9 @@ beforeAll(async () => {
   await generateEvents(t.daemon.store, { ...base, count: 500, startMs: Date.parse('2026-03-27T12:00:00Z'), endMs: Date.parse('2026-03-31T12:00:00Z'), seed: 31, messages: 50 });
   await generateEvents(t.daemon.store, { ...base, count: 500, startMs: Date.parse('2026-10-23T12:00:00Z'), endMs: Date.parse('2026-10-27T12:00:00Z'), seed: 32, messages: 50 });
   await generateEvents(t.daemon.store, { ...base, count: 400, startMs: Date.now() - 3 * DAY, endMs: Date.now() - 60_000, seed: 33, messages: 60 });
-  const acct = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-  const key = (await createApiKey(t.daemon.store, { accountId: acct.id, channelId: null })).token;
+  const { accountId, key } = await newAccount(t);
   other = { key, sender: await setupSender(t, dns, { deliveryType: 'sandbox', key }) };
-  await generateEvents(t.daemon.store, { accountId: acct.id, channelIds: [other.sender.channelId], count: 100, startMs: Date.parse('2026-03-28T00:00:00Z'), endMs: Date.parse('2026-03-30T00:00:00Z'), seed: 34 });
+  await generateEvents(t.daemon.store, { accountId, channelIds: [other.sender.channelId], count: 100, startMs: Date.parse('2026-03-28T00:00:00Z'), endMs: Date.parse('2026-03-30T00:00:00Z'), seed: 34 });
 });
 
 afterAll(async () => {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newAccount } from '../support/domains.js';
 import { counterDeltas, generateEvents, storedEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
@@ -45,11 +45,9 @@ beforeAll(async () => {
   [s1, s2, s3] = [await setupSender(t, dns, { deliveryType: 'sandbox' }), await setupSender(t, dns, { deliveryType: 'sandbox' }), await setupSender(t, dns)];
   const now = Date.now();
   await generateEvents(t.daemon.store, { accountId: t.accountId, channelIds: [s1.channelId, s2.channelId, s3.channelId], count: 600, startMs: now - 8 * DAY, endMs: now - 60_000, seed: 11, messages: 80 });
-  const acct = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-  otherAccountId = acct.id;
-  otherKey = (await createApiKey(t.daemon.store, { accountId: acct.id, channelId: null })).token;
+  ({ accountId: otherAccountId, key: otherKey } = await newAccount(t));
   otherSender = await setupSender(t, dns, { deliveryType: 'sandbox', key: otherKey });
-  await generateEvents(t.daemon.store, { accountId: acct.id, channelIds: [otherSender.channelId], count: 100, startMs: now - 60_000, endMs: now - 1000, seed: 12 });
+  await generateEvents(t.daemon.store, { accountId: otherAccountId, channelIds: [otherSender.channelId], count: 100, startMs: now - 60_000, endMs: now - 1000, seed: 12 });
 });
 
 afterAll(async () => {

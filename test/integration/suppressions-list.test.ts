@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
 import { addSuppressionInTxn } from '../../src/store/suppressions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { newAccount } from '../support/domains.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -77,8 +76,7 @@ describe('GET /suppressions', () => {
   });
 
   it("answers 403 for another account's channel and 404 for an unknown one", async () => {
-    const other = await createAccount(t.daemon.store, { name: 'other', state: 'active' });
-    const otherKey = (await createApiKey(t.daemon.store, { accountId: other.id, channelId: null })).token;
+    const { key: otherKey } = await newAccount(t);
     expect((await list(`channelId=${channelId}&mailType=transactional`, otherKey)).status).toBe(403);
     const res = await list('channelId=00000000-0000-4000-8000-000000000000&mailType=transactional');
     expect(res.status).toBe(404);

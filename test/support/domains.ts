@@ -5,6 +5,7 @@
 import { expect } from 'vitest';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
+import type { AccountState } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from './daemon.js';
 import { startDnsServer, type TestDns } from './dns-server.js';
 import { publish, type DnsRecordJson } from './sending.js';
@@ -40,9 +41,9 @@ export async function stopDomainDaemon(d: { t?: TestDaemon; dns?: TestDns }): Pr
   await d.dns?.close();
 }
 
-/** A fresh account and its account-level key (and, if asked, a channel key). */
-export async function newAccount(t: TestDaemon): Promise<{ accountId: string; key: string }> {
-  const account = await createAccount(t.daemon.store, { name: `acct-${++accounts}`, state: 'active' });
+/** A fresh account (active unless `state` says otherwise) and its account-level key. */
+export async function newAccount(t: Pick<TestDaemon, 'daemon'>, o: { state?: AccountState } = {}): Promise<{ accountId: string; key: string }> {
+  const account = await createAccount(t.daemon.store, { name: `acct-${++accounts}`, state: o.state ?? 'active' });
   const { token } = await createApiKey(t.daemon.store, { accountId: account.id, channelId: null });
   return { accountId: account.id, key: token };
 }
