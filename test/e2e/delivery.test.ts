@@ -18,7 +18,7 @@ import { verifyDkim } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
-const RCPT_DOMAIN = 'inbox.example.net';
+const RCPT_DOMAIN = 'inbox-mail.net';
 
 let dns: TestDns;
 let mx: MxServer;

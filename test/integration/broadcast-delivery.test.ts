@@ -25,8 +25,8 @@ beforeAll(async () => {
   dns = await startDnsServer();
   fast = await startMxServer({ address: '127.0.21.2', starttls: false });
   slow = await startMxServer({ address: '127.0.21.3', port: fast.port, starttls: false, dataDelayMs: 1_500 });
-  routeTo(dns, 'fast.example.net', '127.0.21.2');
-  routeTo(dns, 'slow.example.net', '127.0.21.3');
+  routeTo(dns, 'fast-mail.net', '127.0.21.2');
+  routeTo(dns, 'slow-mail.net', '127.0.21.3');
   t = await startDaemon(deliverySettings(dns.address, fast.port));
   s = await setupSender(t, dns);
 });
@@ -66,14 +66,14 @@ function jobsOfBroadcast(id: string): DeliveryJob[] {
 
 describe('broadcasts through the dispatcher', () => {
   it('is completed once every message is delivered, with its statistics', async () => {
-    const id = await broadcast(['ann@fast.example.net', 'bob@fast.example.net']);
+    const id = await broadcast(['ann@fast-mail.net', 'bob@fast-mail.net']);
     const done = await broadcastWhen(id, (b) => b.status === 'completed');
     expect(done).toMatchObject({ completion: '100%', messages: 2, failed: 0, canceled: 0, statistics: { sent: 2, delivered: 2, bounced: 0 } });
-    expect(fast.received.flatMap((r) => r.to).sort()).toEqual(['ann@fast.example.net', 'bob@fast.example.net']);
+    expect(fast.received.flatMap((r) => r.to).sort()).toEqual(['ann@fast-mail.net', 'bob@fast-mail.net']);
   });
 
   it('lets a delivery that is in flight when the broadcast is canceled finish normally', async () => {
-    const id = await broadcast(['cy@slow.example.net']);
+    const id = await broadcast(['cy@slow-mail.net']);
     await waitFor(() => jobsOfBroadcast(id).some((j) => j.state === 'leased'), { what: 'the job leased by the dispatcher' });
     const canceled = await t.api('POST', `/broadcasts/${id}/cancel`);
     expect(canceled.status).toBe(200);
@@ -82,6 +82,6 @@ describe('broadcasts through the dispatcher', () => {
     expect(after).toMatchObject({ status: 'canceled', completion: '100%', canceled: 0, statistics: { sent: 1, delivered: 1, bounced: 0 } });
     expect(jobsOfBroadcast(id)).toEqual([expect.objectContaining({ state: 'done', attempts: 1 })]);
     expect(jobsOfBroadcast(id)[0].canceledAt).toBeUndefined();
-    expect(slow.received.flatMap((r) => r.to)).toEqual(['cy@slow.example.net']);
+    expect(slow.received.flatMap((r) => r.to)).toEqual(['cy@slow-mail.net']);
   });
 });

@@ -14,7 +14,7 @@ import type { MxServer } from '../support/mx-server.js';
 import type { Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 
-const RCPT_DOMAIN = 'composed.example.net';
+const RCPT_DOMAIN = 'composed-mail.net';
 const MAX = 64 * 1024;
 
 let dns: TestDns;
@@ -48,7 +48,7 @@ async function send(to: string[], body: Record<string, unknown>): Promise<string
 
 describe('a message that cannot be composed after its commit', () => {
   it('ends with a permanent bounced event per recipient that says why, shown in its details; nothing is delivered or suppressed', async () => {
-    const rcpts = [`ann@${RCPT_DOMAIN}`, 'bob@elsewhere.example.org'];
+    const rcpts = [`ann@${RCPT_DOMAIN}`, 'bob@elsewhere-mail.org'];
     const id = await send(rcpts, { template: squared });
 
     const details = await waitFor(

@@ -15,7 +15,7 @@ import { publish, type Sender } from '../support/sending.js';
 import { signedBody, verifyDkim } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
 
-const RCPT_DOMAIN = 'signed.example.net';
+const RCPT_DOMAIN = 'signed-mail.net';
 
 let dns: TestDns;
 let mx: MxServer;

@@ -17,7 +17,7 @@ import { verifyDkim } from '../support/signing.js';
 import { SmtpWire } from '../support/smtp-wire.js';
 import { waitFor } from '../support/wait.js';
 
-const RCPT_DOMAIN = 'strict.example.net';
+const RCPT_DOMAIN = 'strict-mail.net';
 const LONG = 'Lorem ipsum dolor sit amet, é ü '.repeat(200); // about 6,600 octets, UTF-8
 
 let dns: TestDns;
