@@ -10,8 +10,8 @@ import type { SendingDomain } from '../../src/domain/sending-domain.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { dkimpyAvailable, dkimpyVerifyEach } from '../support/dkimpy.js';
-import { HOSTNAME, newChannel, publishAll, uniqueName, type DnsRecords } from '../support/domains.js';
-import { publish, setupSender } from '../support/sending.js';
+import { HOSTNAME, newChannel, uniqueName, type DnsRecords } from '../support/domains.js';
+import { publish, publishAll, setupSender } from '../support/sending.js';
 import { lookupTxt, signedBody, verifyDkim } from '../support/signing.js';
 
 let t: TestDaemon;

@@ -8,8 +8,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { HOSTNAME, newDomain, publishAll, startDomainDaemon, stopDomainDaemon, uniqueName, type DnsRecords } from '../support/domains.js';
-import { setupSender } from '../support/sending.js';
+import { HOSTNAME, newDomain, startDomainDaemon, stopDomainDaemon, uniqueName, type DnsRecords } from '../support/domains.js';
+import { publishAll, setupSender } from '../support/sending.js';
 
 let t: TestDaemon;
 let dns: TestDns;

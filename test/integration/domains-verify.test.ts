@@ -7,8 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { getSigningKey, storedDkimSelectors } from '../../src/store/domains.js';
 import type { TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { HOSTNAME, newDomain, startDomainDaemon, stopDomainDaemon, publishAll, uniqueName, type DnsRecords } from '../support/domains.js';
-import { publish } from '../support/sending.js';
+import { HOSTNAME, newDomain, startDomainDaemon, stopDomainDaemon, uniqueName, type DnsRecords } from '../support/domains.js';
+import { publish, publishAll } from '../support/sending.js';
 
 let t: TestDaemon;
 let dns: TestDns;

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSendingDomain, getSigningKey, storedDkimSelectors } from '../../src/store/domains.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { channelKey, HOSTNAME, startDomainDaemon, stopDomainDaemon, newAccount, newChannel, newDomain, publishAll, uniqueName } from '../support/domains.js';
+import { channelKey, HOSTNAME, startDomainDaemon, stopDomainDaemon, newAccount, newChannel, newDomain, uniqueName } from '../support/domains.js';
+import { publishAll } from '../support/sending.js';
 
 let t: TestDaemon;
 let dns: TestDns;

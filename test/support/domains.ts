@@ -1,6 +1,6 @@
 /**
- * Helpers for the domain tests: a second account with its own key, and publishing the records
- * the API asks for in the in-process test DNS server.
+ * Helpers for the domain tests: a daemon with its own test DNS server, a second account with its
+ * own key, channels and domains made through the API (publishing their records: sending.ts).
  */
 import { expect } from 'vitest';
 import { createAccount } from '../../src/store/accounts.js';
@@ -8,7 +8,7 @@ import { createApiKey } from '../../src/store/api-keys.js';
 import type { AccountState } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from './daemon.js';
 import { startDnsServer, type TestDns } from './dns-server.js';
-import { publish, type DnsRecordJson } from './sending.js';
+import type { DnsRecordJson } from './sending.js';
 
 /** Our host name in these tests: the return-path MX target and the SPF-authorized host. */
 export const HOSTNAME = 'mx.postrider-test.net';
@@ -63,13 +63,6 @@ export async function newDomain(t: TestDaemon, body: Record<string, unknown>, ke
   const res = await t.api('POST', '/domains', { key, body });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body as { id: string; name: string; verified: boolean; channels: unknown[]; dnsRecords: DnsRecords };
-}
-
-/** Publishes every record a domain needs (active key, its RSA companion if any, and return path). */
-export function publishAll(dns: TestDns, records: DnsRecords): void {
-  publish(dns, records.domainKeyActive);
-  if (records.domainKeyActiveCompanion) publish(dns, records.domainKeyActiveCompanion);
-  for (const r of records.returnPath) publish(dns, r);
 }
 
 /** A unique, real-looking name (DNS in tests is always the in-process server). */

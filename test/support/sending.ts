@@ -38,6 +38,13 @@ export function publish(dns: TestDns, r: DnsRecordJson): void {
   }
 }
 
+/** Publishes every record a domain needs for `verified`: its active key (and the key's RSA companion, if any) and the return path. */
+export function publishAll(dns: TestDns, records: Pick<Sender['dnsRecords'], 'domainKeyActive' | 'domainKeyActiveCompanion' | 'returnPath'>): void {
+  publish(dns, records.domainKeyActive);
+  if (records.domainKeyActiveCompanion) publish(dns, records.domainKeyActiveCompanion);
+  for (const r of records.returnPath) publish(dns, r);
+}
+
 export async function setupSender(
   t: Pick<TestDaemon, 'api'>,
   dns: TestDns,
@@ -50,9 +57,7 @@ export async function setupSender(
   const d = await t.api('POST', '/domains', { key, body: { name: domain, channelIds: [ch.body.id] } });
   expect(d.status, JSON.stringify(d.body)).toBe(200);
   if (opts.verify ?? true) {
-    publish(dns, d.body.dnsRecords.domainKeyActive);
-    if (d.body.dnsRecords.domainKeyActiveCompanion) publish(dns, d.body.dnsRecords.domainKeyActiveCompanion);
-    for (const r of d.body.dnsRecords.returnPath) publish(dns, r);
+    publishAll(dns, d.body.dnsRecords);
     const v = await t.api('POST', `/domains/${d.body.id}/verify`, { key });
     expect(v.status, JSON.stringify(v.body)).toBe(200);
   }
