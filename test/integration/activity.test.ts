@@ -4,8 +4,8 @@ import type { EventRecord } from '../../src/domain/types.js';
 import { findEvents } from '../../src/store/activity-query.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { appendEventInTxn } from '../../src/store/events.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { asItem, bruteForceEvents, generateEvents, storedEvents, type EventsQuery } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -50,8 +50,7 @@ async function send(s: Sender, body: Record<string, unknown>, key?: string) {
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'api.rateLimit': 100_000 });
+  ({ t, dns } = await startDaemonWithDns({ 'api.rateLimit': 100_000 }));
   a1 = await setupSender(t, dns, { deliveryType: 'sandbox' });
   a2 = await setupSender(t, dns, { deliveryType: 'sandbox' });
   // Synthetic history first (older timestamps), then real sends. Around two days ago events
@@ -72,10 +71,7 @@ beforeAll(async () => {
   channelKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: a1.channelId })).token;
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('GET /activity/events', () => {
   it('lists the events of a sent message with the fields of spec 2.7, oldest first', async () => {

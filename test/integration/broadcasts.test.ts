@@ -14,9 +14,9 @@ import { TaskError } from '../../src/workers/errors.js';
 import { awaitsSignature } from '../../src/store/signing.js';
 import { newAccount } from '../support/domains.js';
 import { signedBody } from '../support/signing.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import { silentLogger } from '../support/delivery.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import type { TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
@@ -80,8 +80,7 @@ function failComposition(fails: (r: FinishRequest) => boolean): void {
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], publicUrl: PUBLIC });
+  ({ t, dns } = await startDaemonWithDns({ publicUrl: PUBLIC }));
   live = await setupSender(t, dns);
   sandbox = await setupSender(t, dns, { deliveryType: 'sandbox', tracking: { opens: true, links: true } });
   realBuilder = t.daemon.submission.deps.builder;
@@ -97,10 +96,7 @@ afterEach(async () => {
   await t.daemon.submission.expander.drain();
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('GET /broadcasts/{id}', () => {
   it('returns content, tracking, counters and per-broadcast statistics kept as events happen', async () => {

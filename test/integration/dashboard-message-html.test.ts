@@ -5,8 +5,8 @@
  * accounts and from other sites; remote images only with ?images=1.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
@@ -42,17 +42,13 @@ async function send(channelId: string, domain: string, body: Record<string, unkn
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'api.authFailureLimit': 3 });
+  ({ t, dns } = await startDaemonWithDns({ 'api.authFailureLimit': 3 }));
   const s = await setupSender(t, dns, { deliveryType: 'sandbox', verify: false });
   messageId = await send(s.channelId, s.domain, { html: HTML });
   textOnlyId = await send(s.channelId, s.domain, { text: 'plain only' });
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('GET /dashboard/messages/{id}/html', () => {
   it('answers the stored HTML with its own sandboxing policy and no caching, remote images off', async () => {

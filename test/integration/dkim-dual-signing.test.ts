@@ -7,8 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dbsOf } from '../../src/store/databases.js';
 import { getDomain, getSigningKey, storedDkimSelectors } from '../../src/store/domains.js';
 import type { SendingDomain } from '../../src/domain/sending-domain.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { dkimpyAvailable, dkimpyVerifyEach } from '../support/dkimpy.js';
 import { HOSTNAME, newChannel, uniqueName, type DnsRecords } from '../support/domains.js';
 import { publish, publishAll, setupSender } from '../support/sending.js';
@@ -18,13 +18,9 @@ let t: TestDaemon;
 let dns: TestDns;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], hostname: HOSTNAME, 'domains.dkimAlgorithm': 'ed25519' });
+  ({ t, dns } = await startDaemonWithDns({ hostname: HOSTNAME, 'domains.dkimAlgorithm': 'ed25519' }));
 });
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 type Domain = { id: string; name: string; verified: boolean; dnsRecords: DnsRecords };
 

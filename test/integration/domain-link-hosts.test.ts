@@ -6,8 +6,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { allMessages } from '../../src/store/messages.js';
 import { signedBody } from '../support/signing.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemon, startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { publish, setupSender, type Sender } from '../support/sending.js';
 
 const PUBLIC = 'https://links.postrider-test.net';
@@ -18,14 +18,10 @@ let t: TestDaemon;
 let s: Sender;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], publicUrl: PUBLIC });
+  ({ t, dns } = await startDaemonWithDns({ publicUrl: PUBLIC }));
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 afterEach(() => {
   for (const r of [s.dnsRecords.tracking, s.dnsRecords.unsubscribe]) if (r) dns.remove(r.host);

@@ -6,16 +6,16 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDaemon, startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { HOSTNAME, newDomain, startDomainDaemon, stopDomainDaemon, uniqueName, type DnsRecords } from '../support/domains.js';
+import { HOSTNAME, newDomain, uniqueName, type DnsRecords } from '../support/domains.js';
 import { publishAll, setupSender } from '../support/sending.js';
 
 let t: TestDaemon;
 let dns: TestDns;
 
-beforeAll(async () => ({ t, dns } = await startDomainDaemon()));
-afterAll(() => stopDomainDaemon({ t, dns }));
+beforeAll(async () => ({ t, dns } = await startDaemonWithDns({ hostname: HOSTNAME })));
+afterAll(() => stopDaemonWithDns({ t, dns }));
 afterEach(() => dns.clear());
 
 async function verify(id: string, daemon = t): Promise<DnsRecords> {

@@ -5,16 +5,16 @@
 import crypto from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { getSigningKey, storedDkimSelectors } from '../../src/store/domains.js';
-import type { TestDaemon } from '../support/daemon.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { HOSTNAME, newDomain, startDomainDaemon, stopDomainDaemon, uniqueName, type DnsRecords } from '../support/domains.js';
+import { HOSTNAME, newDomain, uniqueName, type DnsRecords } from '../support/domains.js';
 import { publish, publishAll } from '../support/sending.js';
 
 let t: TestDaemon;
 let dns: TestDns;
 
-beforeAll(async () => ({ t, dns } = await startDomainDaemon()));
-afterAll(() => stopDomainDaemon({ t, dns }));
+beforeAll(async () => ({ t, dns } = await startDaemonWithDns({ hostname: HOSTNAME })));
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 afterEach(() => dns.clear());
 

@@ -6,16 +6,16 @@ import crypto from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSendingDomain, getSigningKey, storedDkimSelectors } from '../../src/store/domains.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { startDaemon, startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { channelKey, HOSTNAME, startDomainDaemon, stopDomainDaemon, newAccount, newChannel, newDomain, uniqueName } from '../support/domains.js';
+import { channelKey, HOSTNAME, newAccount, newChannel, newDomain, uniqueName } from '../support/domains.js';
 import { publishAll } from '../support/sending.js';
 
 let t: TestDaemon;
 let dns: TestDns;
 
-beforeAll(async () => ({ t, dns } = await startDomainDaemon()));
-afterAll(() => stopDomainDaemon({ t, dns }));
+beforeAll(async () => ({ t, dns } = await startDaemonWithDns({ hostname: HOSTNAME })));
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

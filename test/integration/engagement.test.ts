@@ -9,8 +9,8 @@ import type { MessageRecord } from '../../src/domain/types.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { allMessages, getBody, getMessage } from '../../src/store/messages.js';
 import { getSuppression } from '../../src/store/suppressions.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody, verifyDkim } from '../support/signing.js';
 import { purgeMessageInTxn } from '../../src/store/retention.js';
@@ -56,15 +56,11 @@ async function sendBroadcast(s: Sender, to: string, html = '<p>News</p><p><a hre
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], publicUrl: PUBLIC });
+  ({ t, dns } = await startDaemonWithDns({ publicUrl: PUBLIC }));
   tracked = await setupSender(t, dns, { tracking: { opens: true, links: true } });
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('open and click tracking', () => {
   let message: MessageRecord;

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { InboundProcessor } from '../../src/inbound/processor.js';
 import { getMessage } from '../../src/store/messages.js';
 import { getSuppression } from '../../src/store/suppressions.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { arf, dsn } from '../support/reports.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
@@ -22,15 +22,11 @@ const bounceHost = () => `bounces.${s.domain}`;
 const fbl = () => `fbl@${bounceHost()}`;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'inbound.enabled': true, 'inbound.port': 0, 'smtp.enabled': true, 'smtp.port': 0 });
+  ({ t, dns } = await startDaemonWithDns({ 'inbound.enabled': true, 'inbound.port': 0, 'smtp.enabled': true, 'smtp.port': 0 }));
   s = await setupSender(t, dns);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 /** Submits over SMTP (AUTH, STARTTLS) with the client's own Message-ID; returns our message id. */
 async function submit(to: string, clientMessageId: string): Promise<string> {

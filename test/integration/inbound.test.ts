@@ -9,8 +9,8 @@ import type { MessageRecord } from '../../src/domain/types.js';
 import { allMessages, getBody, getMessage } from '../../src/store/messages.js';
 import { signedBody } from '../support/signing.js';
 import { getSuppression } from '../../src/store/suppressions.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { arf, dsn } from '../support/reports.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
@@ -59,15 +59,11 @@ const events = async (messageId: string, types: string) =>
 const totals = async () => (await t.api('GET', `/statistics/totals?channelId=${s.channelId}`)).body;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'inbound.enabled': true, 'inbound.port': 0, publicUrl: 'https://links.postrider-test.net' });
+  ({ t, dns } = await startDaemonWithDns({ 'inbound.enabled': true, 'inbound.port': 0, publicUrl: 'https://links.postrider-test.net' }));
   s = await setupSender(t, dns);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('inbound listener', () => {
   it('turns a DSN with a 5.1.1 failure into a hard bounced event, a suppression and the bounced counter', async () => {

@@ -5,8 +5,8 @@ import { createApiKey } from '../../src/store/api-keys.js';
 import { appendEventInTxn } from '../../src/store/events.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
 import { getBody, getMessage } from '../../src/store/messages.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
@@ -32,16 +32,12 @@ async function send(s: Sender, body: Record<string, unknown>, key?: string): Pro
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address] });
+  ({ t, dns } = await startDaemonWithDns());
   sandbox = await setupSender(t, dns, { deliveryType: 'sandbox', tracking: { links: true, opens: false } });
   live = await setupSender(t, dns);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('GET /activity/messages/{id}', () => {
   it('returns the message as stored, its events, its statistics and its raw source', async () => {

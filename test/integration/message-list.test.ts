@@ -4,8 +4,8 @@ import { createApiKey } from '../../src/store/api-keys.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
 import { dropJob } from '../../src/store/queue-outcome.js';
 import { purgeMessageInTxn } from '../../src/store/retention.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { bruteForceEvents, generateEvents, storedEvents, type EventsQuery } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -78,8 +78,7 @@ async function pageAll(query: Record<string, string>, limit: number, key?: strin
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'api.rateLimit': 100_000 });
+  ({ t, dns } = await startDaemonWithDns({ 'api.rateLimit': 100_000 }));
   sandbox = await setupSender(t, dns, { deliveryType: 'sandbox' });
   live = await setupSender(t, dns, { deliveryType: 'live' });
   // Synthetic history (accepted events among others, without message records), then real sends.
@@ -96,10 +95,7 @@ beforeAll(async () => {
   channelKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: sandbox.channelId })).token;
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('GET /activity/messages', () => {
   it('lists a sent message with every field the SDK reads', async () => {

@@ -10,8 +10,8 @@ import { dbsOf } from '../../src/store/databases.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
 import { dueJobIds, dueMs, leaseDueJobs, requeueInTxn } from '../../src/store/queue.js';
 import { channelKey, newAccount } from '../support/domains.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 
@@ -19,14 +19,10 @@ let dns: TestDns;
 let t: TestDaemon;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address] });
+  ({ t, dns } = await startDaemonWithDns());
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 interface Account {
   accountId: string;

@@ -4,8 +4,8 @@ import { RetentionSweeper } from '../../src/retention/sweeper.js';
 import { eventFloor } from '../../src/store/events.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
 import { getBody, getMessage } from '../../src/store/messages.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { asItem, bruteForceEvents, generateEvents, storedEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
@@ -49,16 +49,12 @@ async function send(s: Sender): Promise<string> {
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'retention.days': 3650, 'api.rateLimit': 100_000 });
+  ({ t, dns } = await startDaemonWithDns({ 'retention.days': 3650, 'api.rateLimit': 100_000 }));
   sandbox = await setupSender(t, dns, { deliveryType: 'sandbox' });
   live = await setupSender(t, dns);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('retention sweep', () => {
   it('runs as a daemon component', () => {

@@ -6,8 +6,8 @@
  * accepted: no 250 to MAIL FROM or RCPT TO where one would mean relaying, and no message stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
@@ -20,8 +20,7 @@ let theirs: Sender;
 let port: number;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'smtp.enabled': true, 'smtp.port': 0, 'smtp.authFailureLimit': 10_000 });
+  ({ t, dns } = await startDaemonWithDns({ 'smtp.enabled': true, 'smtp.port': 0, 'smtp.authFailureLimit': 10_000 }));
   port = t.daemon.smtp!.port;
   ours = await setupSender(t, dns);
   // A second account with its own verified domain: a valid sender, but not for our channel.
@@ -29,10 +28,7 @@ beforeAll(async () => {
   theirs = await setupSender(t, dns, { key: otherKey });
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 /** Recipients a relay checker tries: each would make us carry mail to evil.example. */
 function relayRecipients(): string[] {

@@ -10,8 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
-import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type ApiResponse, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender } from '../support/sending.js';
 
@@ -76,8 +76,7 @@ async function createKeyFor(accountKey: string, channelId: string) {
 let bAccountId: string;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'webhooks.allowHttp': true, 'webhooks.allowPrivate': true });
+  ({ t, dns } = await startDaemonWithDns({ 'webhooks.allowHttp': true, 'webhooks.allowPrivate': true }));
   a = await tenant(t.apiKey);
   const other = await newAccount(t);
   bAccountId = other.accountId;
@@ -93,10 +92,7 @@ beforeAll(async () => {
   );
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 /**
  * For every authenticated operation: the calls that aim at victim v's resources. A route that

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { setAccountState } from '../../src/store/accounts.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { countMessages, getMessage } from '../../src/store/messages.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
@@ -33,16 +33,12 @@ const messageCount = () => countMessages(t.daemon.store);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'limits.pendingSendLimit': 3 });
+  ({ t, dns } = await startDaemonWithDns({ 'limits.pendingSendLimit': 3 }));
   s = await setupSender(t, dns);
   sandbox = await setupSender(t, dns, { deliveryType: 'sandbox' });
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('POST /send/transactional/batch', () => {
   it('answers every entry in request order: accepted ones are stored and queued, failed ones name their code and pointers', async () => {

@@ -8,8 +8,8 @@ import { eventsOfMessage } from '../../src/store/events.js';
 import { countMessages, getMessage } from '../../src/store/messages.js';
 import { newAccount } from '../support/domains.js';
 import { signedBody } from '../support/signing.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
 const PUBLIC = 'https://links.postrider-test.net';
@@ -35,15 +35,11 @@ const suppress = async (channelId: string, mailType: string, emails: string[]) =
   expect((await t.api('POST', '/suppressions', { body: { channelId, mailType, emails } })).status).toBe(200);
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], publicUrl: PUBLIC });
+  ({ t, dns } = await startDaemonWithDns({ publicUrl: PUBLIC }));
   s = await setupSender(t, dns);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('POST /send/broadcast/message', () => {
   it('accepts the message as broadcast mail with List-Unsubscribe and one-click List-Unsubscribe-Post', async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { broadcastEntries, getBroadcast } from '../../src/store/broadcasts.js';
 import type { MessageRecord } from '../../src/domain/types.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { allMessages } from '../../src/store/messages.js';
 import { signedBody } from '../support/signing.js';
@@ -19,15 +19,11 @@ function messagesOf(broadcastId: string): MessageRecord[] {
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address] });
+  ({ t, dns } = await startDaemonWithDns());
   s = await setupSender(t, dns);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('POST /send/broadcast', () => {
   it('accepts a broadcast and turns each entry into its own message with merged data, tags and metadata', async () => {

@@ -4,8 +4,8 @@
  * Idempotency-Key / X-Service-Idempotency-Key; aliases that disagree are a 422 naming the header.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { countMessages, getMessage } from '../../src/store/messages.js';
@@ -22,16 +22,12 @@ let seq = 0;
 const freshKey = () => `hdr-${Date.now()}-${seq++}`;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address] });
+  ({ t, dns } = await startDaemonWithDns());
   s = await setupSender(t, dns);
   other = await setupSender(t, dns);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('channel header aliases', () => {
   it('sends through the channel named by X-Helo-Channel-Id, the header the SDKs send', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender } from '../support/sending.js';
 
@@ -8,14 +8,10 @@ let dns: TestDns;
 let t: TestDaemon;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'limits.pendingSendLimit': 3, 'policy.denyRecipients': ['blocked.example', 'ceo@example.net'] });
+  ({ t, dns } = await startDaemonWithDns({ 'limits.pendingSendLimit': 3, 'policy.denyRecipients': ['blocked.example', 'ceo@example.net'] }));
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('account and recipient policy', () => {
   it('lets a pending account send its free quota of emails and then answers 403 send_limit_exceeded', async () => {

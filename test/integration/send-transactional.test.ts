@@ -5,8 +5,8 @@ import { createApiKey } from '../../src/store/api-keys.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { allMessages, countMessages, getMessage } from '../../src/store/messages.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody, verifyDkim } from '../support/signing.js';
@@ -36,15 +36,11 @@ function jobsOf(messageId: string): DeliveryJob[] {
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address] });
+  ({ t, dns } = await startDaemonWithDns());
   live = await setupSender(t, dns);
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('POST /send/transactional', () => {
   it('accepts a message, stores it durably with one job per recipient domain and the accepted and processed events', async () => {

@@ -6,8 +6,8 @@
  */
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
 
@@ -20,15 +20,11 @@ let t: TestDaemon;
 let s: Sender;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'smtp.enabled': true, 'smtp.port': 0, 'smtp.maxMessageSize': LIMIT });
+  ({ t, dns } = await startDaemonWithDns({ 'smtp.enabled': true, 'smtp.port': 0, 'smtp.maxMessageSize': LIMIT }));
   s = await setupSender(t, dns, { deliveryType: 'sandbox' });
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 /** 1 MiB of 128-octet lines (8192 whole lines), written again and again. */
 function chunk(): Buffer {

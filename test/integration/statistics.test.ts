@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
 import { createApiKey } from '../../src/store/api-keys.js';
-import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { counterDeltas, generateEvents, storedEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -40,8 +40,7 @@ function bruteForce(events: EventRecord[], accountId: string, q: Record<string, 
 }
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  t = await startDaemon({ 'dns.servers': [dns.address], 'api.rateLimit': 100_000 });
+  ({ t, dns } = await startDaemonWithDns({ 'api.rateLimit': 100_000 }));
   [s1, s2, s3] = [await setupSender(t, dns, { deliveryType: 'sandbox' }), await setupSender(t, dns, { deliveryType: 'sandbox' }), await setupSender(t, dns)];
   const now = Date.now();
   await generateEvents(t.daemon.store, { accountId: t.accountId, channelIds: [s1.channelId, s2.channelId, s3.channelId], count: 600, startMs: now - 8 * DAY, endMs: now - 60_000, seed: 11, messages: 80 });
@@ -50,10 +49,7 @@ beforeAll(async () => {
   await generateEvents(t.daemon.store, { accountId: otherAccountId, channelIds: [otherSender.channelId], count: 100, startMs: now - 60_000, endMs: now - 1000, seed: 12 });
 });
 
-afterAll(async () => {
-  await t?.stop();
-  await dns?.close();
-});
+afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('GET /statistics/totals', () => {
   const iso = (daysAgo: number, hour = 12) => {

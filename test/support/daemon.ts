@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
+import { startDnsServer, type TestDns } from './dns-server.js';
 import { checkAgainstDocument } from './openapi-check.js';
 
 export interface TestDaemon {
@@ -106,4 +107,21 @@ export async function startDaemon(overrides: Record<string, unknown> = {}, env: 
     },
   };
   return t;
+}
+
+/** A daemon whose DNS is a fresh test DNS server (dns.servers), with `overrides` on top. */
+export async function startDaemonWithDns(overrides: Record<string, unknown> = {}): Promise<{ t: TestDaemon; dns: TestDns }> {
+  const dns = await startDnsServer();
+  try {
+    return { t: await startDaemon({ 'dns.servers': [dns.address], ...overrides }), dns };
+  } catch (err) {
+    await dns.close();
+    throw err;
+  }
+}
+
+/** Stops what startDaemonWithDns started (either may be missing when the start failed). */
+export async function stopDaemonWithDns(d: { t?: TestDaemon; dns?: TestDns }): Promise<void> {
+  await d.t?.stop();
+  await d.dns?.close();
 }

@@ -1,13 +1,12 @@
 /**
- * Helpers for the domain tests: a daemon with its own test DNS server, a second account with its
- * own key, channels and domains made through the API (publishing their records: sending.ts).
+ * Helpers for the domain tests: a second account with its own key, channels and domains made
+ * through the API (publishing their records: sending.ts).
  */
 import { expect } from 'vitest';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import type { AccountState } from '../../src/domain/types.js';
-import { startDaemon, type TestDaemon } from './daemon.js';
-import { startDnsServer, type TestDns } from './dns-server.js';
+import type { TestDaemon } from './daemon.js';
 import type { DnsRecordJson } from './sending.js';
 
 /** Our host name in these tests: the return-path MX target and the SPF-authorized host. */
@@ -28,18 +27,6 @@ export interface DnsRecords {
 }
 
 let accounts = 0;
-
-/** A daemon whose resolver is a fresh in-process DNS server, with HOSTNAME as its host name. */
-export async function startDomainDaemon(): Promise<{ t: TestDaemon; dns: TestDns }> {
-  const dns = await startDnsServer();
-  const t = await startDaemon({ 'dns.servers': [dns.address], hostname: HOSTNAME });
-  return { t, dns };
-}
-
-export async function stopDomainDaemon(d: { t?: TestDaemon; dns?: TestDns }): Promise<void> {
-  await d.t?.stop();
-  await d.dns?.close();
-}
 
 /** A fresh account (active unless `state` says otherwise) and its account-level key. */
 export async function newAccount(t: Pick<TestDaemon, 'daemon'>, o: { state?: AccountState } = {}): Promise<{ accountId: string; key: string }> {
