@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awaitsSignature, unsignedMessage } from '../../src/store/signing.js';
 import type { TestDaemon } from '../support/daemon.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
-import type { TestDns } from '../support/dns-server.js';
 import type { MxServer } from '../support/mx-server.js';
 import type { Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
@@ -17,7 +16,6 @@ import { waitFor } from '../support/wait.js';
 const RCPT_DOMAIN = 'composed-mail.net';
 const MAX = 64 * 1024;
 
-let dns: TestDns;
 let mx: MxServer;
 let t: TestDaemon;
 let s: Sender;
@@ -25,7 +23,7 @@ let rig: DeliveryRig | undefined;
 
 beforeAll(async () => {
   rig = await startDeliveryRig({ mx: { address: '127.0.24.3', starttls: false }, domains: [RCPT_DOMAIN], daemon: { 'smtp.maxMessageSize': MAX } });
-  ({ dns, mx, t, s } = rig);
+  ({ mx, t, s } = rig);
 });
 
 afterAll(() => rig?.stop());

@@ -6,12 +6,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { TestDaemon } from '../support/daemon.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
-import type { TestDns } from '../support/dns-server.js';
 import type { MxServer } from '../support/mx-server.js';
 import type { Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 
-let dns: TestDns;
 let mx: MxServer;
 let t: TestDaemon;
 let s: Sender;
@@ -19,7 +17,7 @@ let rig: DeliveryRig | undefined;
 
 beforeAll(async () => {
   rig = await startDeliveryRig({ mx: { address: '127.0.33.2', starttls: false }, domains: ['tarry-mail.net'] });
-  ({ dns, mx, t, s } = rig);
+  ({ mx, t, s } = rig);
 });
 
 afterAll(() => rig?.stop());
