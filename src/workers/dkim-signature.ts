@@ -54,9 +54,37 @@ export interface HashedMessage {
  * when the message has no header/body separator (mailauth signs nothing then either).
  */
 export async function hashForSigning(message: Buffer): Promise<HashedMessage | null> {
+  if (!hasBareLf(message)) return hashCrlfMessage(message);
   const split = new HeaderAndBodyHash();
   await tools.writeToStream(split, message);
   return split.result;
+}
+
+/**
+ * The same result for a message whose every line ends in CRLF (what the composer writes and
+ * what SMTP carries, RFC 5321 2.3.8), without mailauth's stream: its parser looks at the header
+ * one byte at a time in JS and copies every bare-LF line, about 30–45 µs of a 2 KB message's
+ * signature and more for large ones. With CRLF only, its header end (the first LF that ends an
+ * empty line) is the first CRLF CRLF, and the body is hashed in one update instead of chunks
+ * (the hasher is a stream hasher: the digest does not depend on the chunking).
+ */
+function hashCrlfMessage(message: Buffer): HashedMessage | null {
+  const end = message.indexOf(HEADER_END);
+  if (end === -1) return null;
+  const headers = tools.parseHeaders(message.subarray(0, end + HEADER_END.length));
+  const hasher = dkimBody('relaxed', 'sha256', false);
+  hasher.update(message.subarray(end + HEADER_END.length));
+  return { headers, bodyHash: hasher.digest('base64') };
+}
+
+const HEADER_END = Buffer.from('\r\n\r\n');
+
+/** True when some LF is not preceded by CR (memchr-speed: Buffer.indexOf per LF). */
+function hasBareLf(message: Buffer): boolean {
+  for (let at = message.indexOf(0x0a); at !== -1; at = message.indexOf(0x0a, at + 1)) {
+    if (at === 0 || message[at - 1] !== 0x0d) return true;
+  }
+  return false;
 }
 
 /**

@@ -27,6 +27,8 @@ declare module 'mailauth/lib/tools.js' {
   interface Tools {
     /** Writes the buffer to the stream in 64 KiB chunks and resolves when the stream finishes. */
     writeToStream(stream: Writable, input: Buffer): Promise<void>;
+    /** The header section (up to and including its empty line) as MessageParser parses it. */
+    parseHeaders(header: Buffer): ParsedHeaders;
     /** `fieldNames` is a colon-separated list; the fields present are taken bottom-up. */
     getSigningHeaderLines(parsedHeaders: ParsedHeaderLine[], fieldNames: string): SigningHeaderLines;
     /** `DKIM-Signature: v=1; a=...`, the tags in mailauth's order, folded when `folded`. */

@@ -104,6 +104,16 @@ describe('DkimSigner against mailauth dkimSign', () => {
     expect(signedTwice.toString('latin1')).toBe((await mailauthField(signedOnce, key, 'sel2')) + signedOnce.toString('latin1'));
   });
 
+  it('reads CRLF-only messages (hashed without the stream) as mailauth does: empty body, blank-line body, 8-bit, several 64 KiB chunks', async () => {
+    const key = keys.rsa!;
+    const head = 'From: a@example.com\r\nTo: b@example.org\r\nSubject:  spaced \t out\r\n';
+    const bodies = ['', '\r\n\r\n\r\n', 'Grüße  aus   Köln \t\r\n\r\nzweite Zeile\r\n', `${'x'.repeat(998)}\r\n`.repeat(200) + 'end  \r\n\r\n'];
+    const messages = [...bodies.map((b) => Buffer.from(`${head}\r\n${b}`, 'utf8')), Buffer.from('\r\n\r\nbody after an empty header\r\n')];
+    for (const raw of messages) {
+      expect((await signed(raw, key, 'sel1')).toString('latin1')).toBe((await mailauthField(raw, key, 'sel1')) + raw.toString('latin1'));
+    }
+  });
+
   it('DkimSigner over-signs: h= is the one above with each OVERSIGNED name (and Cc, when present) once more', async () => {
     const key = keys.rsa!;
     const raw = await compose({ listUnsubscribe: withPost });
