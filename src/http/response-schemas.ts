@@ -231,13 +231,26 @@ const lastReply = {
     { type: 'null' },
   ],
 };
-const queueDestination = obj({ destination: str, site: str, messages: int, sending: int, oldestQueuedAt: time, nextAttemptAt: nullable(time), lastReply });
+const queueDestination = obj({
+  destination: str,
+  site: str,
+  messages: int,
+  sending: int,
+  preparing: { ...int, description: 'Messages still being composed and DKIM-signed after their commit: not due before' },
+  oldestQueuedAt: time,
+  nextAttemptAt: { ...nullable(time), description: 'The earliest due time of the waiting jobs; null while none waits for one (all being sent or prepared)' },
+  lastReply,
+});
 const queueJob = obj({
   destination: str,
   recipients: list(str),
-  state: { type: 'string', enum: ['queued', 'sending', 'done'] },
+  state: {
+    type: 'string',
+    enum: ['preparing', 'queued', 'sending', 'done'],
+    description: 'preparing: the message is still being composed and DKIM-signed (due once signed); queued: waiting for its due time; sending: an attempt is under way; done: finished',
+  },
   attempts: int,
-  nextAttemptAt: nullable(time),
+  nextAttemptAt: { ...nullable(time), description: 'The due time while queued; null otherwise (preparing: not scheduled until the message is signed)' },
   lastReply,
 });
 /** One queued message (GET /queue/messages items, and the answer of its retry and drop). */
@@ -301,7 +314,13 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /statistics/hourly': series,
   'GET /activity/statistics/hourly': series,
 
-  'GET /queue': obj({ results: list(queueDestination), destinationCount: int, scannedMessages: int, complete: bool }),
+  'GET /queue': obj({
+    results: list(queueDestination),
+    destinationCount: int,
+    scannedMessages: int,
+    preparing: { ...int, description: 'Of the messages looked at, those still being composed and DKIM-signed (each counted once)' },
+    complete: bool,
+  }),
   'GET /queue/messages': obj({ results: list(queueMessage), after: int }),
   'POST /queue/messages/{id}/retry': queueMessage,
   'DELETE /queue/messages/{id}': queueMessage,

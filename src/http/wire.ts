@@ -357,7 +357,10 @@ export interface QueueDestination {
   site: string;
   messages: number;
   sending: number;
+  /** Messages still being composed and DKIM-signed: not due before. */
+  preparing: number;
   oldestQueuedAt: string;
+  /** The earliest due time of the waiting jobs; null while none waits for one (all sending or preparing). */
   nextAttemptAt: string | null;
   lastReply: LastReply | null;
 }
@@ -367,6 +370,8 @@ export interface QueueSummary {
   results: QueueDestination[];
   destinationCount: number;
   scannedMessages: number;
+  /** Of the messages looked at, those still being composed and DKIM-signed (each once). */
+  preparing: number;
   /** False when the scan stopped at its cap: the counts cover the oldest messages only. */
   complete: boolean;
 }
@@ -374,8 +379,10 @@ export interface QueueSummary {
 export interface QueueJob {
   destination: string;
   recipients: string[];
-  state: 'queued' | 'sending' | 'done';
+  /** preparing: its message is still being composed and DKIM-signed (due once signed). */
+  state: 'preparing' | 'queued' | 'sending' | 'done';
   attempts: number;
+  /** The due time while queued; null otherwise (preparing: not scheduled until signed). */
   nextAttemptAt: string | null;
   lastReply: LastReply | null;
 }

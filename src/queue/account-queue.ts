@@ -11,6 +11,12 @@
  * (store/messages.ts). Domains whose MX hosts are shared (one MX site, delivery/sites.ts) are
  * listed apart, each with its `site`: the site of a domain is known only to the running
  * dispatcher, in memory, and changes with DNS, so it names the group without keying it.
+ *
+ * A send is committed first and composed and DKIM-signed after (submission/finishing.ts): until
+ * its signed body is stored, its jobs are queued with their creation time as due time but are not
+ * due (store/signing.ts). The views call such a job `preparing` with no next attempt (null: not
+ * scheduled yet, waiting for its signature), so a burst that outruns signing reads as messages
+ * being prepared, not as messages long due with nothing sending.
  */
 import { visibleMessage } from '../activity/queries.js';
 import { requireAccountKey } from '../domain/access.js';
@@ -49,8 +55,10 @@ export interface DestinationSummary {
   messages: number;
   /** Of those, jobs being delivered right now. */
   sending: number;
+  /** Of those, messages still being composed and signed (not due before). */
+  preparing: number;
   oldestQueuedAt: string;
-  /** The earliest due time of its waiting jobs; null while all are being delivered. */
+  /** The earliest due time of its waiting jobs; null while none waits for a due time (all being delivered or prepared). */
   nextAttemptAt: string | null;
   lastReply: LastReply | null;
 }
@@ -61,6 +69,8 @@ export interface QueueSummary {
   destinationCount: number;
   /** Queued messages looked at. */
   scannedMessages: number;
+  /** Of those, messages still being composed and signed (each counted once, whatever its destinations). */
+  preparing: number;
   /** False when the scan stopped at SUMMARY_SCAN_LIMIT: the counts cover the oldest messages only. */
   complete: boolean;
 }
@@ -68,9 +78,13 @@ export interface QueueSummary {
 export interface QueueJobView {
   destination: string;
   recipients: string[];
-  /** queued: waiting for its due time; sending: an attempt is under way; done: finished. */
-  state: 'queued' | 'sending' | 'done';
+  /**
+   * preparing: its message is still being composed and signed (due once signed); queued: waiting
+   * for its due time; sending: an attempt is under way; done: finished.
+   */
+  state: 'preparing' | 'queued' | 'sending' | 'done';
   attempts: number;
+  /** Its due time while queued; null otherwise (preparing: not scheduled until signed). */
   nextAttemptAt: string | null;
   lastReply: LastReply | null;
 }
@@ -118,17 +132,18 @@ export class AccountQueue {
   /** Waiting messages per destination over the oldest SUMMARY_SCAN_LIMIT queued messages of the account. */
   destinations(p: Principal, o: { limit: number }): QueueSummary {
     const walk = walkQueuedMessages(this.o.store, { accountId: p.accountId, channelId: p.channelId ?? undefined, afterSeq: 0, limit: Infinity, scanLimit: SUMMARY_SCAN_LIMIT });
-    const byDomain = new Map<string, DeliveryJob[]>();
+    const byDomain = new Map<string, OpenJob[]>();
     for (const m of walk.messages) {
       for (const job of m.jobs) {
         const jobs = byDomain.get(job.domain);
-        if (jobs) jobs.push(job);
-        else byDomain.set(job.domain, [job]);
+        if (jobs) jobs.push({ job, preparing: m.preparing });
+        else byDomain.set(job.domain, [{ job, preparing: m.preparing }]);
       }
     }
     const all = [...byDomain].map(([destination, jobs]) => destinationOf(destination, this.o.siteOf?.(destination) ?? destination, jobs));
     all.sort((a, b) => b.messages - a.messages || a.destination.localeCompare(b.destination));
-    return { results: all.slice(0, o.limit), destinationCount: all.length, scannedMessages: walk.scanned, complete: walk.reachedEnd };
+    const preparing = walk.messages.filter((m) => m.preparing).length;
+    return { results: all.slice(0, o.limit), destinationCount: all.length, scannedMessages: walk.scanned, preparing, complete: walk.reachedEnd };
   }
 
   /** A page of queued messages, oldest first, with the activity routes' cursor (the accepted event's seq). */
@@ -146,12 +161,16 @@ export class AccountQueue {
     return { results: walk.messages.map(queuedView), after, partial };
   }
 
-  /** The message's waiting jobs (to `destination` when given) become due now. */
+  /**
+   * The message's waiting jobs (to `destination` when given) become due now; those of a message
+   * still being prepared only get their due time (still `preparing` in the answer): they become
+   * due once it is signed, and nothing wakes the dispatcher.
+   */
   async retry(p: Principal, id: string, destination?: string): Promise<QueueMessageView> {
     const m = this.writableBy(p, id);
     const outcome = await retryMessageJobs(this.o.store, { messageId: m.id, domain: destination, nowMs: this.now() });
     refuseUnchanged(m, outcome, destination, 'retried');
-    this.o.onDue?.();
+    if (!outcome.preparing) this.o.onDue?.();
     return this.after(m, outcome);
   }
 
@@ -173,7 +192,7 @@ export class AccountQueue {
   /** The message after the verb: the jobs it acted on, and its status over all of its jobs. */
   private after(m: MessageRecord, outcome: MessageJobsOutcome): QueueMessageView {
     const status = getMessage(this.o.store, m.id)?.status ?? 'sent';
-    return messageView({ messageId: m.id, channelId: m.channelId, subject: m.subject, queuedAt: m.createdAt }, outcome.jobs, status);
+    return messageView({ messageId: m.id, channelId: m.channelId, subject: m.subject, queuedAt: m.createdAt }, outcome.jobs, outcome.preparing, status);
   }
 }
 
@@ -187,27 +206,41 @@ function refuseUnchanged(m: MessageRecord, o: MessageJobsOutcome, destination: s
   throw new AppError('conflict', `Message ${m.id} is not queued${destination === undefined ? '' : ` to ${destination}`}: every recipient has a final outcome`);
 }
 
-function destinationOf(destination: string, site: string, jobs: DeliveryJob[]): DestinationSummary {
-  const waiting = jobs.filter((j) => j.state === 'queued');
+/** An open job and whether its message is still being composed and signed. */
+interface OpenJob {
+  job: DeliveryJob;
+  preparing: boolean;
+}
+
+/** A destination's line from its open jobs (one per message: a job is per message and domain). */
+function destinationOf(destination: string, site: string, open: OpenJob[]): DestinationSummary {
+  const jobs = open.map((o) => o.job);
+  const states = open.map((o) => jobState(o.job, o.preparing));
   return {
     destination,
     site,
     messages: jobs.length,
-    sending: jobs.length - waiting.length,
+    sending: states.filter((s) => s === 'sending').length,
+    preparing: states.filter((s) => s === 'preparing').length,
     oldestQueuedAt: earliest(jobs.map((j) => j.createdAt))!,
-    nextAttemptAt: earliest(waiting.map((j) => j.dueAt)),
+    nextAttemptAt: earliest(jobs.map((j, i) => (states[i] === 'queued' ? j.dueAt : null))),
     lastReply: lastReplyOf(jobs),
   };
 }
 
 function queuedView(q: QueuedMessage): QueueMessageView {
   const a = q.accepted;
-  return messageView({ messageId: a.messageId, channelId: a.channelId, subject: a.subject, queuedAt: a.timestamp }, q.jobs, 'queued');
+  return messageView({ messageId: a.messageId, channelId: a.channelId, subject: a.subject, queuedAt: a.timestamp }, q.jobs, q.preparing, 'queued');
 }
 
-function messageView(base: Pick<QueueMessageView, 'messageId' | 'channelId' | 'subject' | 'queuedAt'>, jobs: DeliveryJob[], status: QueueMessageView['status']): QueueMessageView {
+function messageView(
+  base: Pick<QueueMessageView, 'messageId' | 'channelId' | 'subject' | 'queuedAt'>,
+  jobs: DeliveryJob[],
+  preparing: boolean,
+  status: QueueMessageView['status'],
+): QueueMessageView {
   // Jobs come in id order (random): listed by destination, so a page reads the same each time.
-  const destinations = jobs.map(jobView).sort((a, b) => a.destination.localeCompare(b.destination));
+  const destinations = jobs.map((j) => jobView(j, preparing)).sort((a, b) => a.destination.localeCompare(b.destination));
   const open = destinations.filter((d) => d.state !== 'done');
   return {
     ...base,
@@ -220,8 +253,14 @@ function messageView(base: Pick<QueueMessageView, 'messageId' | 'channelId' | 's
   };
 }
 
-function jobView(j: DeliveryJob): QueueJobView {
-  const state = j.state === 'leased' ? 'sending' : j.state;
+/** A queued job of a message still being prepared is not due, whatever its dueAt (the commit time, or a retry's). */
+function jobState(j: DeliveryJob, preparing: boolean): QueueJobView['state'] {
+  if (j.state === 'leased') return 'sending';
+  return j.state === 'queued' && preparing ? 'preparing' : j.state;
+}
+
+function jobView(j: DeliveryJob, preparing: boolean): QueueJobView {
+  const state = jobState(j, preparing);
   return { destination: j.domain, recipients: j.recipients, state, attempts: j.attempts, nextAttemptAt: state === 'queued' ? j.dueAt : null, lastReply: lastReplyOf([j]) };
 }
 

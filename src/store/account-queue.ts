@@ -8,6 +8,10 @@
  * (`messageJobs`). The walk stops at `scanLimit` messages, so a request costs the same with a
  * million messages queued as with a thousand; the caller says so in its answer.
  *
+ * A message committed but not yet composed and signed (its entry in `unsigned`, store/signing.ts)
+ * has its jobs queued but outside jobsDue until the finishing stage stores its signed body: each
+ * walked message says so (`preparing`), one existence check (no decode) per message.
+ *
  * The writes apply the operator's verbs (queue.ts retryJobInTxn, queue-outcome.ts dropJobInTxn)
  * to the jobs of one message, in one write.
  */
@@ -20,6 +24,7 @@ import { jobsOfMessage } from './message-jobs.js';
 import { hiddenChannels } from './purge-queue.js';
 import { dropJobInTxn } from './queue-outcome.js';
 import { retryJobInTxn } from './queue.js';
+import { awaitsSignature } from './signing.js';
 
 export interface QueuedMessage {
   /** The accepted event's seq: the cursor. */
@@ -27,6 +32,8 @@ export interface QueuedMessage {
   accepted: EventRecord;
   /** Its jobs not yet done (queued or leased), only those to `domain` when the walk names one. */
   jobs: DeliveryJob[];
+  /** Still being composed and signed: its queued jobs are not due until then, whatever their dueAt. */
+  preparing: boolean;
 }
 
 export interface QueueWalk {
@@ -81,7 +88,7 @@ function queuedMessageAt(store: Store, seq: number, w: QueueWalk, hidden: Readon
   if (!accepted || hidden.has(accepted.channelId)) return undefined;
   if (w.channelId && accepted.channelId !== w.channelId) return undefined;
   const jobs = jobsOfMessage(store, accepted.messageId).filter((j) => j.state !== 'done' && (w.domain === undefined || j.domain === w.domain));
-  return jobs.length > 0 ? { seq, accepted, jobs } : undefined;
+  return jobs.length > 0 ? { seq, accepted, jobs, preparing: awaitsSignature(store, accepted.messageId) } : undefined;
 }
 
 /** What a retry or drop of one message's jobs did. */
@@ -94,6 +101,11 @@ export interface MessageJobsOutcome {
   leased: number;
   /** The matched jobs afterwards. */
   jobs: DeliveryJob[];
+  /**
+   * The message still waits for its composition and signature (read in the same write): a retry
+   * only moved its jobs' due time, they become due once it is signed (queue.ts retryJobInTxn).
+   */
+  preparing: boolean;
 }
 
 /** The message's queued jobs (to `domain` when given) become due now; leased ones finish their attempt. */
@@ -110,7 +122,7 @@ export async function dropMessageJobs(store: Store, o: { messageId: string; doma
   return store.write(() => {
     const matched = matchingJobs(store, o);
     const leased = matched.filter((j) => j.state === 'leased').length;
-    if (leased > 0) return { matched: matched.length, changed: 0, leased, jobs: matched };
+    if (leased > 0) return { matched: matched.length, changed: 0, leased, jobs: matched, preparing: awaitsSignature(store, o.messageId) };
     return applyToJobsInTxn(store, o, matched, (job) => dropJobInTxn(store, job, o.now));
   });
 }
@@ -128,5 +140,5 @@ function applyToJobsInTxn(store: Store, o: { messageId: string; domain?: string 
     if (result === 'ok') changed++;
     else if (result === 'leased') leased++;
   }
-  return { matched: matched.length, changed, leased, jobs: changed > 0 ? matchingJobs(store, o) : matched };
+  return { matched: matched.length, changed, leased, jobs: changed > 0 ? matchingJobs(store, o) : matched, preparing: awaitsSignature(store, o.messageId) };
 }

@@ -215,9 +215,12 @@ function storeSignedInTxn(store: Store, s: FinishedMessage): number {
   return released;
 }
 
-/** Whether the message was committed to be finished (composed, signed) and is not finished yet. */
+/**
+ * Whether the message was committed to be finished (composed, signed) and is not finished yet.
+ * An existence check, no decode: the queue views ask it of each message they list.
+ */
 export function awaitsSignature(store: Store, messageId: string): boolean {
-  return dbsOf(store).unsigned.get(messageId) !== undefined;
+  return dbsOf(store).unsigned.doesExist(messageId);
 }
 
 /** Why a message could not be finished: said in its bounced events. */

@@ -14,6 +14,7 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
+import { waitFor } from '../support/wait.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -160,6 +161,77 @@ describe('GET /queue/messages', () => {
   });
 });
 
+/**
+ * Holds every finish task of the pool (compose and sign) until the returned release is called:
+ * what a burst that outruns signing leaves, messages committed with their jobs not yet due.
+ */
+function holdFinishing(): { started: () => boolean; release: () => void; restore: () => void } {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const pool = t.daemon.pool;
+  const finish = pool.finishMany.bind(pool);
+  const spy = vi.spyOn(pool, 'finishMany').mockImplementation(async (inputs) => {
+    await held;
+    return finish(inputs);
+  });
+  return { started: () => spy.mock.calls.length > 0, release, restore: () => (release(), spy.mockRestore()) };
+}
+
+describe('messages still being composed and signed', () => {
+  it('counts them as preparing with no next attempt, then as due once they are signed', async () => {
+    const a = await account();
+    const signed = await send(a, ['ann@grove-mail.net'], a.live, 'Signed');
+    const hold = holdFinishing();
+    try {
+      const res = await t.api('POST', '/send/transactional', {
+        key: a.key,
+        headers: { 'x-service-channel-id': a.live.channelId },
+        body: { from: { email: `news@${a.live.domain}` }, to: [{ email: 'bob@grove-mail.net' }, { email: 'cid@harbor-post.org' }], subject: 'Held', text: 'Hi' },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const held: string = res.body.messageId;
+      await waitFor(hold.started, { what: 'the finish task' });
+
+      const summary = await t.api('GET', '/queue', { key: a.key });
+      // Once per message, though it goes to two destinations.
+      expect(summary.body).toMatchObject({ scannedMessages: 2, preparing: 1 });
+      const [grove, harbor] = summary.body.results;
+      // grove's signed message is due (its creation time); the held one is counted apart, not due.
+      expect(grove).toMatchObject({ destination: 'grove-mail.net', messages: 2, sending: 0, preparing: 1 });
+      expect(grove.nextAttemptAt).toBe(jobsOfMessage(t.daemon.store, signed)[0].dueAt);
+      expect(harbor).toMatchObject({ destination: 'harbor-post.org', messages: 1, sending: 0, preparing: 1, nextAttemptAt: null });
+
+      const page = await t.api('GET', '/queue/messages', { key: a.key });
+      expect(page.body.results.map((m: { messageId: string; nextAttemptAt: string | null }) => [m.messageId, m.nextAttemptAt === null])).toEqual([
+        [signed, false],
+        [held, true],
+      ]);
+      expect(page.body.results[1]).toMatchObject({
+        status: 'queued',
+        to: ['bob@grove-mail.net', 'cid@harbor-post.org'],
+        destinations: [
+          { destination: 'grove-mail.net', state: 'preparing', nextAttemptAt: null },
+          { destination: 'harbor-post.org', state: 'preparing', nextAttemptAt: null },
+        ],
+      });
+      const one = await t.api('GET', '/queue/messages?destination=harbor-post.org', { key: a.key });
+      expect(one.body.results).toMatchObject([{ messageId: held, nextAttemptAt: null, destinations: [{ state: 'preparing' }] }]);
+
+      hold.release();
+      await signedBody(t.daemon.store, held);
+      const after = await t.api('GET', '/queue', { key: a.key });
+      expect(after.body.preparing).toBe(0);
+      expect(after.body.results.map((d: { preparing: number }) => d.preparing)).toEqual([0, 0]);
+      expect(Date.parse(after.body.results[1].nextAttemptAt)).toBeLessThanOrEqual(Date.now());
+      const due = await t.api('GET', `/queue/messages?destination=harbor-post.org`, { key: a.key });
+      expect(due.body.results[0].destinations).toMatchObject([{ state: 'queued', nextAttemptAt: expect.any(String) }]);
+      expect(dueJobIds(t.daemon.store)).toEqual(expect.arrayContaining(jobsOfMessage(t.daemon.store, held).map((j) => j.id)));
+    } finally {
+      hold.restore();
+    }
+  });
+});
+
 describe('POST /queue/messages/{id}/retry', () => {
   it('makes the waiting jobs due now and answers the message', async () => {
     const a = await account();
@@ -189,8 +261,13 @@ describe('POST /queue/messages/{id}/retry', () => {
         body: { from: { email: `news@${a.live.domain}` }, to: [{ email: 'ann@grove-mail.net' }], subject: 'Held', text: 'Hi' },
       });
       id = res.body.messageId;
+      const notify = vi.spyOn(t.daemon.delivery, 'notify');
       const retried = await t.api('POST', `/queue/messages/${id}/retry`, { key: a.key });
       expect(retried.status).toBe(200);
+      // The answer says it: still being prepared, nothing scheduled, and the dispatcher is not woken for it.
+      expect(retried.body).toMatchObject({ messageId: id, status: 'queued', nextAttemptAt: null, destinations: [{ state: 'preparing', nextAttemptAt: null }] });
+      expect(notify).not.toHaveBeenCalled();
+      notify.mockRestore();
       expect(dueJobIds(t.daemon.store)).not.toContain(jobsOfMessage(t.daemon.store, id)[0].id);
     } finally {
       held.mockRestore();
