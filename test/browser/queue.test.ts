@@ -3,9 +3,10 @@
  * (in the test DNS server) on a loopback smtp-server that answers 451 to every RCPT, so its
  * messages wait between attempts. The summary shows the destination with its last reply; its
  * page lists the messages; Retry makes one due now (another attempt, another 451); Drop, after
- * the dialog, ends one (a bounced event, gone from the queue).
+ * the dialog, ends one (a bounced event, gone from the queue). A message whose composition and
+ * signature are held shows as being prepared, not as due.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
@@ -113,7 +114,7 @@ describe('queue pages', () => {
   it('says so when the summary covers the oldest queued messages only (the scan cap)', async () => {
     // More than the cap (queue/account-queue.ts SUMMARY_SCAN_LIMIT) of queued messages is slow to
     // make here: the answer is stubbed in the page, with the shape GET /queue gives.
-    const capped = { results: [], destinationCount: 0, scannedMessages: 2000, complete: false };
+    const capped = { results: [], destinationCount: 0, scannedMessages: 2000, preparing: 0, complete: false };
     await rig.page.route('**/queue?*', (route) => route.fulfill({ json: capped }));
     await rig.visit('/queue');
     await rig.page.getByRole('note').getByText('oldest 2,000 queued messages only').waitFor();
@@ -154,6 +155,40 @@ describe('queue pages', () => {
       expect(await rig.page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
     } finally {
       await rig.page.unroute(api);
+    }
+  });
+
+  it('shows a message still being composed and signed as preparing, without a due time or Retry', async () => {
+    // The finishing stage's pool task waits: the message is committed, its job not due yet.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const pool = rig.t.daemon.pool;
+    const finish = pool.finishMany.bind(pool);
+    const spy = vi.spyOn(pool, 'finishMany').mockImplementation(async (inputs) => {
+      await held;
+      return finish(inputs);
+    });
+    try {
+      const res = await rig.t.api('POST', '/send/transactional', {
+        headers: { 'x-service-channel-id': live.channelId },
+        body: { from: { email: `app@${live.domain}` }, to: [{ email: 'eve@held-mail.net' }], subject: 'Held receipt', text: 'Hello' },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      await waitFor(() => spy.mock.calls.length > 0, { what: 'the finish task' });
+
+      await rig.visit('/queue');
+      await rig.page.getByRole('note').getByText('1 message is being prepared (composed and DKIM-signed)').waitFor();
+      await rig.page.getByRole('row', { name: /held-mail\.net/ }).getByText('preparing (composing and signing)').waitFor();
+      await rig.checkA11y();
+
+      await rig.page.getByRole('link', { name: 'held-mail.net' }).click();
+      const row = rig.page.getByRole('row', { name: /Held receipt/ });
+      await row.getByText('preparing (composing and signing)').waitFor();
+      expect(await row.getByRole('button', { name: 'Retry Held receipt now' }).count()).toBe(0);
+      await row.getByRole('button', { name: 'Drop Held receipt' }).waitFor();
+    } finally {
+      release();
+      spy.mockRestore();
     }
   });
 });

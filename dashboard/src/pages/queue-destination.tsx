@@ -16,10 +16,20 @@ import type { QueueJob, QueueMessage } from '../wire';
 type Row = { m: QueueMessage; job: QueueJob | undefined };
 
 /**
+ * The row's state: its job's, or (every destination listed) preparing when the message is still
+ * being composed and signed (all of its open jobs are then), else the message's status.
+ */
+function rowState(r: Row): string {
+  if (r.job) return r.job.state === 'done' ? 'ended' : r.job.state;
+  return r.m.destinations.some((j) => j.state === 'preparing') ? 'preparing' : r.m.status;
+}
+
+/**
  * A destination's waiting messages (GET /queue/messages?destination=…, oldest first), each with
  * Retry (POST /queue/messages/{id}/retry: due now) and Drop (DELETE /queue/messages/{id}, after a
  * ConfirmDialog: the recipients get a bounced event, as `postrider queue drop` does), for this
- * destination only.
+ * destination only. A message still being composed and signed shows so instead of a due time,
+ * and has no Retry: it becomes due once signed.
  */
 export function QueueMessagesPage() {
   // The destination is in the query, not the path: the daemon answers a path ending in ".net" as a missing file.
@@ -88,10 +98,13 @@ function MessageTable(props: { rows: Row[] | undefined; error: unknown; busy: bo
       columns={[
         { header: 'Message', cell: (r) => <Link to={`/messages/${r.m.messageId}`}>{r.m.subject || '(no subject)'}</Link> },
         { header: 'Recipients', cell: (r) => <span class="recipients">{(r.job?.recipients ?? r.m.to).join(', ')}</span> },
-        { header: 'State', cell: (r) => <StatusBadge status={r.job?.state === 'done' ? 'ended' : (r.job?.state ?? r.m.status)} /> },
+        { header: 'State', cell: (r) => <StatusBadge status={rowState(r)} /> },
         { header: 'Queued', cell: (r) => <RelativeTime at={r.m.queuedAt} /> },
         { header: 'Attempts', cell: (r) => r.job?.attempts ?? r.m.attempts, numeric: true },
-        { header: 'Next attempt', cell: (r) => <RelativeTime at={r.job?.nextAttemptAt} /> },
+        {
+          header: 'Next attempt',
+          cell: (r) => (rowState(r) === 'preparing' ? <span class="muted">preparing (composing and signing)</span> : <RelativeTime at={r.job ? r.job.nextAttemptAt : r.m.nextAttemptAt} />),
+        },
         { header: 'Last reply', cell: (r) => <ReplyCell reply={r.job?.lastReply ?? r.m.lastReply} /> },
         { header: 'Actions', cell: (r) => <RowActions row={r} busy={props.busy} onRetry={props.onRetry} onDrop={props.onDrop} /> },
       ]}
@@ -114,9 +127,11 @@ function RowActions(props: { row: Row; busy: boolean; onRetry: (m: QueueMessage)
   const name = m.subject || m.messageId;
   return (
     <div class="row-actions">
-      <button type="button" class="button button-small" disabled={props.busy} aria-label={`Retry ${name} now`} onClick={() => props.onRetry(m)}>
-        Retry
-      </button>
+      {rowState(props.row) !== 'preparing' && (
+        <button type="button" class="button button-small" disabled={props.busy} aria-label={`Retry ${name} now`} onClick={() => props.onRetry(m)}>
+          Retry
+        </button>
+      )}
       <button type="button" class="button button-small button-danger" disabled={props.busy} aria-label={`Drop ${name}`} onClick={() => props.onDrop(m)}>
         Drop
       </button>

@@ -11,7 +11,9 @@ import type { QueueDestination, QueueSummary } from '../wire';
 /**
  * GET /queue: the account's waiting messages per destination (recipient domain), the oldest,
  * the next attempt and the last reply; each destination opens its messages. The answer looks
- * at the oldest queued messages only (a cap, `complete: false`), which the page says.
+ * at the oldest queued messages only (a cap, `complete: false`), which the page says. Messages
+ * still being composed and signed after their commit are not due yet: the page counts them
+ * apart, so a burst that outruns signing does not read as a stalled queue.
  */
 export function QueuePage() {
   const summary = useApi(() => api.get<QueueSummary>('/queue', { limit: 500 }), []);
@@ -37,6 +39,11 @@ export function QueuePage() {
           The counts cover the oldest {s.scannedMessages.toLocaleString()} queued messages only: the queue holds more than one look reads. Newer messages are not counted here.
         </div>
       )}
+      {s && s.preparing > 0 && (
+        <p class="muted queue-note" role="note">
+          {s.preparing === 1 ? '1 message is' : `${s.preparing.toLocaleString()} messages are`} being prepared (composed and DKIM-signed): each becomes due once signed.
+        </p>
+      )}
       {s && s.destinationCount > s.results.length && (
         <p class="muted queue-note">
           Showing the {s.results.length} destinations with the most messages of {s.destinationCount.toLocaleString()}.
@@ -47,6 +54,13 @@ export function QueuePage() {
       </div>
     </>
   );
+}
+
+/** The earliest due time; without one, every message is being sent or still being prepared. */
+function NextAttempt(props: { d: QueueDestination }) {
+  const d = props.d;
+  if (d.nextAttemptAt) return <RelativeTime at={d.nextAttemptAt} />;
+  return <span class="muted">{d.preparing > 0 ? 'preparing (composing and signing)' : 'under way'}</span>;
 }
 
 function DestinationTable(props: { rows: QueueDestination[] | undefined; error: unknown }) {
@@ -68,8 +82,9 @@ function DestinationTable(props: { rows: QueueDestination[] | undefined; error: 
         },
         { header: 'Messages', cell: (d) => d.messages.toLocaleString(), numeric: true },
         { header: 'Sending now', cell: (d) => d.sending.toLocaleString(), numeric: true },
+        { header: 'Preparing', cell: (d) => d.preparing.toLocaleString(), numeric: true },
         { header: 'Oldest', cell: (d) => <RelativeTime at={d.oldestQueuedAt} /> },
-        { header: 'Next attempt', cell: (d) => (d.nextAttemptAt ? <RelativeTime at={d.nextAttemptAt} /> : <span class="muted">under way</span>) },
+        { header: 'Next attempt', cell: (d) => <NextAttempt d={d} /> },
         { header: 'Last reply', cell: (d) => <ReplyCell reply={d.lastReply} /> },
       ]}
       empty={{
