@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AttemptFn } from '../../src/delivery/attempt.js';
-import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import { DeliveryService, LEASE_AHEAD_PER_SLOT } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { getMessage } from '../../src/store/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
@@ -150,25 +150,29 @@ describe('lease ahead', () => {
         );
       });
     };
+    // The site's one slot, LEASE_AHEAD_PER_SLOT jobs leased ahead of it, and two more left due.
+    const ahead = LEASE_AHEAD_PER_SLOT;
+    const n = 1 + ahead + 2;
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one-mail.net`], now: new Date(Date.now() - 10_000 + i) }));
+    for (let i = 0; i < n; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one-mail.net`], now: new Date(Date.now() - 10_000 + i) }));
     const state = () => ids.map((id) => jobsOf(t.store, id)[0].state);
+    const states = (...runs: Array<[string, number]>) => runs.flatMap(([s, k]) => Array<string>(k).fill(s)).join();
     service = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 1 }), resolver, logger: silentLogger(), attempt });
     await service.start();
-    // One attempt (the site's one slot) and one job leased ahead, in due order; the rest stay due.
-    await waitFor(() => started.length === 1 && state().join() === 'leased,leased,queued,queued', { what: 'one attempt and one job leased ahead' });
+    // In due order: the first in flight, the next ones leased ahead, the rest stay due.
+    await waitFor(() => started.length === 1 && state().join() === states(['leased', 1 + ahead], ['queued', 2]), { what: 'one attempt and the jobs leased ahead' });
     finish[0]();
     await waitFor(() => started.length === 2, { what: 'the job leased ahead to start' });
     expect(started).toEqual(['r0@one-mail.net', 'r1@one-mail.net']);
-    await waitFor(() => state().join() === 'done,leased,leased,queued', { what: 'the next job leased ahead' });
+    await waitFor(() => state().join() === states(['done', 1], ['leased', 1 + ahead], ['queued', 1]), { what: 'the next job leased ahead' });
     const stopping = service.stop();
-    // The job waiting in the dispatcher goes back to due at once; the one in flight finishes.
-    await waitFor(() => state()[2] === 'queued', { what: 'the job leased ahead given back' });
+    // The jobs waiting in the dispatcher go back to due at once; the one in flight finishes.
+    await waitFor(() => state().slice(2).every((s) => s === 'queued'), { what: 'the jobs leased ahead given back' });
     finish[1]();
     await stopping;
     service = undefined;
-    expect(state()).toEqual(['done', 'done', 'queued', 'queued']);
-    expect(jobsOf(t.store, ids[2])[0].attempts).toBe(0);
+    expect(state()).toEqual(['done', 'done', ...Array<string>(n - 2).fill('queued')]);
+    for (const id of ids.slice(2)) expect(jobsOf(t.store, id)[0].attempts).toBe(0);
     expect(started).toHaveLength(2);
   });
 });
