@@ -81,10 +81,15 @@ export async function run({ seconds }, { progress }) {
       await pool.start();
       try {
         const input = { raw: new Uint8Array(raw), dkim };
-        await Promise.all(Array.from({ length: threads * 4 }, () => pool.sign(input)));
-        progress(`${label}: WorkerPool.sign, ${threads} thread(s), ${threads * 8} in flight`);
-        const pooled = await rate(() => pool.sign(input), { seconds, concurrency: threads * 8 });
-        const what = `WorkerPool.sign, ${threads} thread${threads > 1 ? 's' : ''}${threads === defaultThreads ? ' (the daemon default here)' : ''}`;
+        // The finishing stage's task (signing a committed raw message, as after an SMTP submission), one message per task.
+        const sign = async () => {
+          const [r] = await pool.finishMany([input]);
+          if (r.status === 'rejected') throw r.reason;
+        };
+        await Promise.all(Array.from({ length: threads * 4 }, sign));
+        progress(`${label}: WorkerPool.finishMany, ${threads} thread(s), ${threads * 8} in flight`);
+        const pooled = await rate(sign, { seconds, concurrency: threads * 8 });
+        const what = `WorkerPool.finishMany (one message per task), ${threads} thread${threads > 1 ? 's' : ''}${threads === defaultThreads ? ' (the daemon default here)' : ''}`;
         rows.push([label, what, fmt(pooled), `${(pooled / bare).toFixed(2)}×`]);
         results[`${algorithm}-${threads}`] = pooled;
       } finally {
