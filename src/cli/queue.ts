@@ -10,7 +10,8 @@ const USAGE = `Usage:
   postrider queue drop JOB_ID
 
 A job is one message's delivery to one recipient domain. "list" shows jobs in flight (leased)
-and waiting (queued, by due time); "retry" makes a queued job due now; "drop" gives a queued
+and waiting (queued, by due time), and counts the messages still being composed and signed
+(preparing: their jobs join the queue once signed); "retry" makes a queued job due now; "drop" gives a queued
 job up: its recipients get a bounced event with reason "dropped by operator" (nothing
 disappears silently). A running daemon picks retried jobs up within a minute.
 Options: --config PATH, --json, --help`;
@@ -41,7 +42,7 @@ export async function queueCommand(argv: string[], io: CommandIo): Promise<numbe
         io.out(JSON.stringify({ counts: c, jobs }));
         return 0;
       }
-      io.out(`queued ${c.queued} (due now ${c.dueNow}), leased ${c.leased}`);
+      io.out(`queued ${c.queued} (due now ${c.dueNow}), leased ${c.leased}, preparing ${c.preparing} message(s) (being composed and signed: due once signed)`);
       if (jobs.length > 0) io.out(table(jobs.map(row), ['id', 'state', 'domain', 'rcpts', 'attempts', 'dueAt', 'messageId', 'last']));
       return 0;
     }

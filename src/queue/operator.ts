@@ -7,11 +7,16 @@ import type { DeliveryJob } from '../domain/types.js';
 import type { Store } from '../store/env.js';
 import { dropJob } from '../store/queue-outcome.js';
 import { getJob, listJobs, queueCounts, retryJob, type JobListState, type OperatorResult, type QueueCounts } from '../store/queue.js';
+import { awaitingSignatureCount } from '../store/signing.js';
 
 export type { JobListState, OperatorResult, QueueCounts };
 
 export interface QueuePage {
-  counts: QueueCounts;
+  /**
+   * The queue's counts, and `preparing`: messages committed but still being composed and
+   * DKIM-signed, whose jobs are in no list yet (they become due once signed).
+   */
+  counts: QueueCounts & { preparing: number };
   jobs: DeliveryJob[];
 }
 
@@ -24,7 +29,7 @@ export interface OperatorOutcome {
 /** Jobs in `state` (see store/queue.ts listJobs for the orders), and the counts at nowMs. */
 export function listQueue(store: Store, o: { state: JobListState; limit: number; offset: number }, nowMs: number): QueuePage {
   const jobs = listJobs(store, o);
-  return { counts: queueCounts(store, nowMs), jobs };
+  return { counts: { ...queueCounts(store, nowMs), preparing: awaitingSignatureCount(store) }, jobs };
 }
 
 /** A queued job becomes due now (its attempts and history stay); a running daemon picks it up within a minute. */

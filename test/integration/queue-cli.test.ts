@@ -12,6 +12,8 @@ beforeAll(async () => {
   await queueMessage(t.store, { to: ['a@one.test'], now: new Date(Date.now() + 3_600_000) });
   await queueMessage(t.store, { to: ['b@two.test', 'c@two.test'], now: new Date(Date.now() + 7_200_000) });
   jobIds = dueJobIds(t.store);
+  // Committed to be signed after the commit: its job is in no list until the signature is stored.
+  await queueMessage(t.store, { to: ['d@three.test'], signingDomain: 'sender.test' });
   await t.store.stop(); // the CLI opens the folder itself
 });
 
@@ -38,13 +40,13 @@ describe('postrider queue', () => {
     const r = await cli('list', '--json');
     expect(r.code).toBe(0);
     const body = JSON.parse(r.out);
-    expect(body.counts).toEqual({ queued: 2, dueNow: 0, leased: 0 });
+    expect(body.counts).toEqual({ queued: 2, dueNow: 0, leased: 0, preparing: 1 });
     expect(body.jobs.map((j: { domain: string }) => j.domain)).toEqual(['one.test', 'two.test']);
   });
 
   it('lists jobs as a table for people', async () => {
     const r = await cli('list', '--limit', '1');
-    expect(r.out).toMatch(/queued 2 \(due now 0\), leased 0/);
+    expect(r.out).toMatch(/queued 2 \(due now 0\), leased 0, preparing 1 message\(s\) \(being composed and signed: due once signed\)/);
     expect(r.out).toContain('one.test');
     expect(r.out).not.toContain('two.test');
   });
