@@ -342,14 +342,7 @@ export interface StatSeries {
 // ---- queue ----
 
 /** The newest delivery attempt's reply; null before the first attempt. */
-export interface LastReply {
-  at: string;
-  mx?: string;
-  smtpCode?: number;
-  enhancedCode?: string;
-  response: string;
-  outcome: 'delivered' | 'deferred' | 'bounced';
-}
+export type LastReply = Pick<DeliveryAttempt, 'at' | 'mx' | 'smtpCode' | 'enhancedCode' | 'response' | 'outcome'>;
 
 export interface QueueDestination {
   destination: string;
