@@ -15,6 +15,7 @@ import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
+import { holdFinishing } from '../support/hold-finishing.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -161,27 +162,11 @@ describe('GET /queue/messages', () => {
   });
 });
 
-/**
- * Holds every finish task of the pool (compose and sign) until the returned release is called:
- * what a burst that outruns signing leaves, messages committed with their jobs not yet due.
- */
-function holdFinishing(): { started: () => boolean; release: () => void; restore: () => void } {
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  const pool = t.daemon.pool;
-  const finish = pool.finishMany.bind(pool);
-  const spy = vi.spyOn(pool, 'finishMany').mockImplementation(async (inputs) => {
-    await held;
-    return finish(inputs);
-  });
-  return { started: () => spy.mock.calls.length > 0, release, restore: () => (release(), spy.mockRestore()) };
-}
-
 describe('messages still being composed and signed', () => {
   it('counts them as preparing with no next attempt, then as due once they are signed', async () => {
     const a = await account();
     const signed = await send(a, ['ann@grove-mail.net'], a.live, 'Signed');
-    const hold = holdFinishing();
+    const hold = holdFinishing(t.daemon.pool);
     try {
       const res = await t.api('POST', '/send/transactional', {
         key: a.key,

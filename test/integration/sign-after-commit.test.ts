@@ -14,6 +14,7 @@ import type { MxServer } from '../support/mx-server.js';
 import { publish, type Sender } from '../support/sending.js';
 import { signedBody, verifyDkim } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
+import { holdFinishing } from '../support/hold-finishing.js';
 
 const RCPT_DOMAIN = 'signed-mail.net';
 
@@ -50,20 +51,13 @@ async function dkimResults(raw: Buffer): Promise<Array<{ result: string; domain:
 
 describe('DKIM signing after the commit', () => {
   it('answers the send while its signature is held, then delivers the stored message signed once it is released', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const pool = t.daemon.pool;
-    const finish = pool.finishMany.bind(pool);
-    const spy = vi.spyOn(pool, 'finishMany').mockImplementation(async (inputs) => {
-      await held;
-      return finish(inputs);
-    });
+    const hold = holdFinishing(t.daemon.pool);
     try {
       const to = `ann@${RCPT_DOMAIN}`;
       const id = await send(to);
       // The 200 came while the finish task waits: the message is committed as its request (no
       // body yet: it is composed and signed after the commit), not yet due.
-      await waitFor(() => spy.mock.calls.length > 0, { what: 'the finish task' });
+      await waitFor(hold.started, { what: 'the finish task' });
       expect(awaitsSignature(t.daemon.store, id)).toBe(true);
       expect(getBody(t.daemon.store, id)).toBeUndefined();
       expect(mx.received.some((m) => m.to.includes(to))).toBe(false);
@@ -71,7 +65,7 @@ describe('DKIM signing after the commit', () => {
       expect(await awaitingSignatureGauge()).toBe(1);
       expect(await oldestAwaitingGauge()).toBeGreaterThanOrEqual(0);
 
-      release();
+      hold.release();
       const raw = await received(to);
       expect(await dkimResults(raw)).toEqual([{ result: 'pass', domain: s.domain }]);
       expect(await awaitingSignatureGauge()).toBe(0);
@@ -79,8 +73,7 @@ describe('DKIM signing after the commit', () => {
       // What was delivered is what the store (and GET /activity/messages/{id}) shows.
       expect(raw.toString()).toBe((await signedBody(t.daemon.store, id)).toString());
     } finally {
-      release();
-      spy.mockRestore();
+      hold.restore();
     }
   });
 
