@@ -20,7 +20,10 @@ import { appendEventInTxn, lastEventSeq } from '../dist/store/events.js';
 import { countEvents, findEvents } from '../dist/store/activity-query.js';
 import { MessageQueries, queueMessageInTxn } from '../dist/store/message-query.js';
 import { statisticsDaySeries, statisticsSeries } from '../dist/store/stats.js';
-import { zoneDayEdges } from '../dist/domain/time-zone.js';
+import { ZoneCalendar } from '../dist/domain/time-zone.js';
+
+/** The day edges of a zone, as the statistics route computes them (one ZoneCalendar per request). */
+const zoneDayEdges = (zone, fromMs, toMs) => ZoneCalendar.of(zone).dayEdges(fromMs, toMs);
 import { population, seededRandom } from './lib/fixture.mjs';
 import { measure as measureRead } from './lib/measure.mjs';
 
