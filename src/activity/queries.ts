@@ -15,20 +15,15 @@ import { jobsOfMessage } from '../store/message-jobs.js';
 import { MessageQueries, type MessageFilter, type MessageListItem } from '../store/message-query.js';
 import { getBody, getMessage } from '../store/messages.js';
 import { counterOf } from '../store/stats.js';
+import type { MessageDetails } from '../domain/wire.js';
 
 type PageOptions = { afterSeq: number; limit: number };
 
 /** A message list item with the delivery type it was sent with. */
 export type MessageItem = MessageListItem & { deliveryType: DeliveryType };
 
-export interface MessageStatistics {
-  delivered: number;
-  bounced: number;
-  opened: number;
-  clicked: number;
-  complained: number;
-  unsubscribed: number;
-}
+/** Per-recipient counts of a message's events: the `statistics` of its details answer. */
+export type MessageStatistics = MessageDetails['statistics'];
 
 /** A message with its history: events, per-recipient counts, the raw body and its header fields, delivery attempts. */
 export interface MessageHistory {

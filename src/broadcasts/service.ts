@@ -7,6 +7,7 @@
 import { AppError } from '../domain/errors.js';
 import type { AddressValue, Principal, Tracking } from '../domain/types.js';
 import type { BroadcastCommon } from '../submission/broadcast.js';
+import type { BroadcastStatus, BroadcastSummary } from '../domain/wire.js';
 import type { Store } from '../store/env.js';
 import { getChannelRecord } from '../store/channels.js';
 import { channelFor } from '../channels/service.js';
@@ -22,19 +23,10 @@ import {
 } from '../store/broadcasts.js';
 import type { StatCounters } from '../store/stats.js';
 
-export type BroadcastStatus = 'accepted' | 'processing' | 'completed' | 'canceled';
+export type { BroadcastStatus, BroadcastSummary };
 export const BROADCAST_STATUSES: readonly BroadcastStatus[] = ['accepted', 'processing', 'completed', 'canceled'];
 
 type Record_ = BroadcastRecord<BroadcastCommon>;
-
-export interface BroadcastSummary {
-  id: string;
-  createdAt: string;
-  status: BroadcastStatus;
-  subject: string;
-  completion: string;
-  messages: number;
-}
 
 export interface BroadcastDetail extends BroadcastSummary {
   failed: number;

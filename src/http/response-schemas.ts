@@ -12,7 +12,7 @@
  * with theirs (channelDetailBody, channelPageBody, webhookBody, webhookPageBody): a field added
  * to those answers must be added here as well, or it never reaches the client.
  *
- * wire.ts declares the same answers as TypeScript types (the handlers return them, the dashboard
+ * domain/wire.ts declares the same answers as TypeScript types (the handlers return them, the dashboard
  * reads them): a field changes in both.
  */
 import { EVENT_TYPES, MAIL_TYPES } from '../domain/types.js';
@@ -221,7 +221,7 @@ const messageDetails = obj(
   ['cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'messageHeaders', 'metadata'],
 );
 
-/** The newest delivery attempt's reply (queue/account-queue.ts LastReply); null before the first attempt. */
+/** The newest delivery attempt's reply (domain/wire.ts LastReply); null before the first attempt. */
 const lastReply = {
   oneOf: [
     obj(

@@ -22,6 +22,7 @@ import { visibleMessage } from '../activity/queries.js';
 import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
 import type { DeliveryAttempt, DeliveryJob, MessageRecord, Principal } from '../domain/types.js';
+import type { LastReply, QueueDestination, QueueJob, QueueMessage, QueueSummary } from '../domain/wire.js';
 import {
   dropMessageJobs,
   retryMessageJobs,
@@ -41,70 +42,8 @@ export const SUMMARY_SCAN_LIMIT = 2_000;
 /** Queued messages one page of GET /queue/messages looks at, at most, to find `limit` matches. */
 export const PAGE_SCAN_LIMIT = 2_000;
 
-/** The last reply a destination gave (the newest attempt of its jobs' histories). */
-export type LastReply = Pick<DeliveryAttempt, 'at' | 'mx' | 'smtpCode' | 'enhancedCode' | 'response' | 'outcome'>;
-
-export interface DestinationSummary {
-  destination: string;
-  /**
-   * The MX site delivery counts the destination's connections under (delivery/sites.ts), once the
-   * running daemon resolved its MX hosts; the destination itself before that (or without MX).
-   */
-  site: string;
-  /** Messages with a job to it not yet finished (one job per message and domain). */
-  messages: number;
-  /** Of those, jobs being delivered right now. */
-  sending: number;
-  /** Of those, messages still being composed and signed (not due before). */
-  preparing: number;
-  oldestQueuedAt: string;
-  /** The earliest due time of its waiting jobs; null while none waits for a due time (all being delivered or prepared). */
-  nextAttemptAt: string | null;
-  lastReply: LastReply | null;
-}
-
-export interface QueueSummary {
-  results: DestinationSummary[];
-  /** Destinations found (results holds the first `limit`, most messages first). */
-  destinationCount: number;
-  /** Queued messages looked at. */
-  scannedMessages: number;
-  /** Of those, messages still being composed and signed (each counted once, whatever its destinations). */
-  preparing: number;
-  /** False when the scan stopped at SUMMARY_SCAN_LIMIT: the counts cover the oldest messages only. */
-  complete: boolean;
-}
-
-export interface QueueJobView {
-  destination: string;
-  recipients: string[];
-  /**
-   * preparing: its message is still being composed and signed (due once signed); queued: waiting
-   * for its due time; sending: an attempt is under way; done: finished.
-   */
-  state: 'preparing' | 'queued' | 'sending' | 'done';
-  attempts: number;
-  /** Its due time while queued; null otherwise (preparing: not scheduled until signed). */
-  nextAttemptAt: string | null;
-  lastReply: LastReply | null;
-}
-
-export interface QueueMessageView {
-  messageId: string;
-  channelId: string;
-  subject: string;
-  status: 'queued' | 'sent';
-  queuedAt: string;
-  /** Recipients still waiting, of the destinations shown. */
-  to: string[];
-  attempts: number;
-  nextAttemptAt: string | null;
-  lastReply: LastReply | null;
-  destinations: QueueJobView[];
-}
-
 export interface QueuePage {
-  results: QueueMessageView[];
+  results: QueueMessage[];
   after: number;
   /** The page stopped at PAGE_SCAN_LIMIT before `limit` matches: more may follow. */
   partial: boolean;
@@ -166,7 +105,7 @@ export class AccountQueue {
    * still being prepared only get their due time (still `preparing` in the answer): they become
    * due once it is signed, and nothing wakes the dispatcher.
    */
-  async retry(p: Principal, id: string, destination?: string): Promise<QueueMessageView> {
+  async retry(p: Principal, id: string, destination?: string): Promise<QueueMessage> {
     const m = this.writableBy(p, id);
     const outcome = await retryMessageJobs(this.o.store, { messageId: m.id, domain: destination, nowMs: this.now() });
     refuseUnchanged(m, outcome, destination, 'retried');
@@ -175,7 +114,7 @@ export class AccountQueue {
   }
 
   /** The message's waiting jobs (to `destination` when given) end with a bounced event per recipient. */
-  async drop(p: Principal, id: string, destination?: string): Promise<QueueMessageView> {
+  async drop(p: Principal, id: string, destination?: string): Promise<QueueMessage> {
     const m = this.writableBy(p, id);
     const outcome = await dropMessageJobs(this.o.store, { messageId: m.id, domain: destination, now: new Date(this.now()) });
     refuseUnchanged(m, outcome, destination, 'dropped');
@@ -190,7 +129,7 @@ export class AccountQueue {
   }
 
   /** The message after the verb: the jobs it acted on, and its status over all of its jobs. */
-  private after(m: MessageRecord, outcome: MessageJobsOutcome): QueueMessageView {
+  private after(m: MessageRecord, outcome: MessageJobsOutcome): QueueMessage {
     const status = getMessage(this.o.store, m.id)?.status ?? 'sent';
     return messageView({ messageId: m.id, channelId: m.channelId, subject: m.subject, queuedAt: m.createdAt }, outcome.jobs, outcome.preparing, status);
   }
@@ -213,7 +152,7 @@ interface OpenJob {
 }
 
 /** A destination's line from its open jobs (one per message: a job is per message and domain). */
-function destinationOf(destination: string, site: string, open: OpenJob[]): DestinationSummary {
+function destinationOf(destination: string, site: string, open: OpenJob[]): QueueDestination {
   const jobs = open.map((o) => o.job);
   const states = open.map((o) => jobState(o.job, o.preparing));
   return {
@@ -228,17 +167,17 @@ function destinationOf(destination: string, site: string, open: OpenJob[]): Dest
   };
 }
 
-function queuedView(q: QueuedMessage): QueueMessageView {
+function queuedView(q: QueuedMessage): QueueMessage {
   const a = q.accepted;
   return messageView({ messageId: a.messageId, channelId: a.channelId, subject: a.subject, queuedAt: a.timestamp }, q.jobs, q.preparing, 'queued');
 }
 
 function messageView(
-  base: Pick<QueueMessageView, 'messageId' | 'channelId' | 'subject' | 'queuedAt'>,
+  base: Pick<QueueMessage, 'messageId' | 'channelId' | 'subject' | 'queuedAt'>,
   jobs: DeliveryJob[],
   preparing: boolean,
-  status: QueueMessageView['status'],
-): QueueMessageView {
+  status: QueueMessage['status'],
+): QueueMessage {
   // Jobs come in id order (random): listed by destination, so a page reads the same each time.
   const destinations = jobs.map((j) => jobView(j, preparing)).sort((a, b) => a.destination.localeCompare(b.destination));
   const open = destinations.filter((d) => d.state !== 'done');
@@ -254,12 +193,12 @@ function messageView(
 }
 
 /** A queued job of a message still being prepared is not due, whatever its dueAt (the commit time, or a retry's). */
-function jobState(j: DeliveryJob, preparing: boolean): QueueJobView['state'] {
+function jobState(j: DeliveryJob, preparing: boolean): QueueJob['state'] {
   if (j.state === 'leased') return 'sending';
   return j.state === 'queued' && preparing ? 'preparing' : j.state;
 }
 
-function jobView(j: DeliveryJob, preparing: boolean): QueueJobView {
+function jobView(j: DeliveryJob, preparing: boolean): QueueJob {
   const state = jobState(j, preparing);
   return { destination: j.domain, recipients: j.recipients, state, attempts: j.attempts, nextAttemptAt: state === 'queued' ? j.dueAt : null, lastReply: lastReplyOf([j]) };
 }

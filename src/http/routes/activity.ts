@@ -9,7 +9,7 @@ import { isUuid } from '../../domain/uuid.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
 import { splitList } from '../schemas.js';
 import type { HttpContext } from '../server.js';
-import type { ActivityEvent, CursorPage, MessageDetails, MessageItem as MessageItemBody } from '../wire.js';
+import type { ActivityEvent, CursorPage, MessageDetails, MessageItem as MessageItemBody } from '../../domain/wire.js';
 
 /** Raw messages above this are cut in message details (`bodyTruncated: true`). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;

@@ -6,7 +6,7 @@ import { isUuid } from '../../domain/uuid.js';
 import { schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
 import type { HttpContext } from '../server.js';
-import type { BroadcastDetail, BroadcastFailure, BroadcastSummary, Page as PageOf } from '../wire.js';
+import type { BroadcastDetail, BroadcastFailure, BroadcastSummary, Page as PageOf } from '../../domain/wire.js';
 
 const listQuery = {
   type: 'object',

@@ -5,7 +5,7 @@ import type { ChannelInput, ChannelService } from '../../channels/service.js';
 import { deliveryTypeSchema, pagingProperties, trackingSchema } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { channelDetailBody, channelPageBody } from '../response-schemas.js';
-import type { ChannelDetail, ChannelSummary, Page } from '../wire.js';
+import type { ChannelDetail, ChannelSummary, Page } from '../../domain/wire.js';
 
 /** No control characters (as NO_CONTROL_CHARS), and not blank: a name of spaces only cannot be told apart in a list. */
 const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^(?:(?=.*\\S)[^\\u0000-\\u001f\\u007f]*)?$' } as const;

@@ -12,7 +12,7 @@ import { AppError } from '../../domain/errors.js';
 import { closeSession, openSession, SESSION_ABSOLUTE_MS, sessionInfo } from '../../sessions/service.js';
 import { fromDashboard, SESSION_COOKIE, sessionCookie } from '../auth.js';
 import type { HttpContext } from '../server.js';
-import type { DashboardSession, DashboardSessionAnswer } from '../wire.js';
+import type { DashboardSession, DashboardSessionAnswer } from '../../domain/wire.js';
 
 const TAGS = ['dashboard'];
 

@@ -12,7 +12,7 @@ import type { DkimAlgorithm, DnsRecordState, SendingDomain } from '../../domain/
 import type { DomainService } from '../../domains/service.js';
 import { dkimAlgorithmSchema, pagingProperties } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
-import type { DmarcRecord, DnsRecord, DnsRecords, DomainDetail, DomainSummary, Page, RotatedKey } from '../wire.js';
+import type { DmarcRecord, DnsRecord, DnsRecords, DomainDetail, DomainSummary, Page, RotatedKey } from '../../domain/wire.js';
 
 const channelIdsSchema = { type: 'array', maxItems: 1000, items: { type: 'string', format: 'uuid' } } as const;
 

@@ -9,7 +9,7 @@ import { normalizeDomainName } from '../../domain/domain-name.js';
 import type { FieldErrorList } from '../../domain/errors.js';
 import type { AccountQueue } from '../../queue/account-queue.js';
 import { schemaErrors } from '../query-params.js';
-import type { QueueMessage, QueueMessagePage, QueueSummary } from '../wire.js';
+import type { QueueMessage, QueueMessagePage, QueueSummary } from '../../domain/wire.js';
 
 const destinationSchema = { type: 'string', minLength: 1, maxLength: 255 } as const;
 

@@ -13,7 +13,7 @@ import { daySeries, hourSeries, totals as statisticsTotals, type StatisticsScope
 import type { HttpContext } from '../server.js';
 import { isUuid } from '../../domain/uuid.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
-import type { StatSeries, StatTotals as StatTotalsJson } from '../wire.js';
+import type { StatSeries, StatTotals as StatTotalsJson } from '../../domain/wire.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;

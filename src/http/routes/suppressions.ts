@@ -4,7 +4,7 @@ import type { MailType, Principal, SuppressionReason } from '../../domain/types.
 import { changeSuppressions, listSuppressionPage, type SuppressionChange } from '../../suppressions/service.js';
 import { pagingProperties } from '../schemas.js';
 import type { HttpContext } from '../server.js';
-import type { Page, Suppression, SuppressionChanges } from '../wire.js';
+import type { Page, Suppression, SuppressionChanges } from '../../domain/wire.js';
 
 const mailTypeSchema = { type: 'string', enum: ['transactional', 'broadcast'] } as const;
 

@@ -16,7 +16,7 @@ import { MAX_URL_LENGTH } from '../../webhooks/targets.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
 import { webhookBody, webhookPageBody, webhookTestBody } from '../response-schemas.js';
-import type { Page, Webhook as WebhookJson, WebhookTestOutcome } from '../wire.js';
+import type { Page, Webhook as WebhookJson, WebhookTestOutcome } from '../../domain/wire.js';
 
 const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH } as const;
 const eventsSchema = { type: 'array', minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true, items: { type: 'string', enum: [...EVENT_TYPES] } } as const;

@@ -1,7 +1,9 @@
 /**
  * The JSON bodies the HTTP API answers with, as TypeScript types: the one declaration the route
- * handlers' response builders return (src/http/routes/*.ts) and the dashboard reads its answers
- * as (`import type` from dashboard/src). A change to an answer that breaks one of these shapes
+ * handlers' response builders return (src/http/routes/*.ts), the services whose results are such
+ * an answer as they are declare them with (queue/account-queue.ts, the broadcast list items, a
+ * message's statistics), and the dashboard reads its answers as (`import type` from dashboard/src).
+ * It lives in domain/ so that services can use it without depending on the HTTP adapter. A change to an answer that breaks one of these shapes
  * fails `npm run typecheck` on the server side, and then on the dashboard side where it reads it.
  *
  * This file imports nothing, and must stay that way: the dashboard's browser build type-checks it
@@ -341,16 +343,22 @@ export interface StatSeries {
 
 // ---- queue ----
 
-/** The newest delivery attempt's reply; null before the first attempt. */
+/** The newest delivery attempt's reply (of a job's history, or of a destination's jobs); null before the first attempt. */
 export type LastReply = Pick<DeliveryAttempt, 'at' | 'mx' | 'smtpCode' | 'enhancedCode' | 'response' | 'outcome'>;
 
+/** GET /queue items: one recipient domain. */
 export interface QueueDestination {
   destination: string;
-  /** The MX site delivery counts the destination's connections under (the domain until resolved). */
+  /**
+   * The MX site delivery counts the destination's connections under (delivery/sites.ts), once the
+   * running daemon resolved its MX hosts; the destination itself before that (or without MX).
+   */
   site: string;
+  /** Messages with a job to it not yet finished (one job per message and domain). */
   messages: number;
+  /** Of those, jobs being delivered right now. */
   sending: number;
-  /** Messages still being composed and DKIM-signed: not due before. */
+  /** Of those, messages still being composed and DKIM-signed: not due before. */
   preparing: number;
   oldestQueuedAt: string;
   /** The earliest due time of the waiting jobs; null while none waits for one (all sending or preparing). */
@@ -361,7 +369,9 @@ export interface QueueDestination {
 /** GET /queue. */
 export interface QueueSummary {
   results: QueueDestination[];
+  /** Destinations found (results holds the first `limit`, most messages first). */
   destinationCount: number;
+  /** Queued messages looked at. */
   scannedMessages: number;
   /** Of the messages looked at, those still being composed and DKIM-signed (each once). */
   preparing: number;
@@ -372,7 +382,10 @@ export interface QueueSummary {
 export interface QueueJob {
   destination: string;
   recipients: string[];
-  /** preparing: its message is still being composed and DKIM-signed (due once signed). */
+  /**
+   * preparing: its message is still being composed and DKIM-signed (due once signed); queued:
+   * waiting for its due time; sending: an attempt is under way; done: finished.
+   */
   state: 'preparing' | 'queued' | 'sending' | 'done';
   attempts: number;
   /** The due time while queued; null otherwise (preparing: not scheduled until signed). */
@@ -387,6 +400,7 @@ export interface QueueMessage {
   subject: string;
   status: 'queued' | 'sent';
   queuedAt: string;
+  /** Recipients still waiting, of the destinations shown. */
   to: string[];
   attempts: number;
   nextAttemptAt: string | null;
