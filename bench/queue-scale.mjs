@@ -18,6 +18,7 @@ import { startDns } from './lib/dns.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
 import { memoryCgroup } from './lib/cgroup.mjs';
 import { faultAround } from './lib/fault-around.mjs';
+import { rssOf } from './lib/memory.mjs';
 import { fmt } from './lib/report.mjs';
 import { SINK_PORT, startSink } from './lib/sink.mjs';
 
@@ -34,17 +35,6 @@ export const meta = {
 const RSS_GOAL_MB = 300;
 const FIRST_DELIVERY_GOAL_S = 2;
 const DOMAINS = 10;
-
-/**
- * Resident set size of a process, its peak (VmHWM), and its two parts, in MB: anonymous memory
- * (heaps, buffers) and file pages, which for the daemon are mostly LMDB's memory map: pages of
- * the data file it has read, counted in RSS but page cache the kernel can take back.
- */
-function rssOf(pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024, anon: kb('RssAnon') / 1024, file: kb('RssFile') / 1024 };
-}
 
 /** A small RFC 5322 message, as an API send would store it before delivery. */
 function body(id, from, to) {

@@ -14,9 +14,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
+import { rssOf } from './memory.mjs';
 
 function rssFileKb() {
-  return Number(/^RssFile:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN);
+  return rssOf(process.pid).file * 1024;
 }
 
 /** RssFile KB added per random get, over `reads` gets of a freshly opened map. */
