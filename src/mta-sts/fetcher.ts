@@ -18,6 +18,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressLookups, ResolvedAddress } from '../webhooks/targets.js';
 import { PinnedHttpsAgent } from '../webhooks/pinned-agent.js';
 import { pinnedHttpsRequest, resolvePublicAddresses, trustedRoots } from '../webhooks/pinned-https.js';
+import { MAX_POLICY_BYTES } from './policy.js';
 
 /**
  * Why a fetch failed, as TLS-RPT tells it (RFC 8460 4.3.2.2): `webpki` when the policy host's
@@ -41,8 +42,7 @@ export interface PolicyFetcherOptions {
 }
 
 export const POLICY_PATH = '/.well-known/mta-sts.txt';
-/** RFC 8461 3.3 suggests senders limit the policy body; 64 KiB is far above any real policy. */
-export const MAX_POLICY_BYTES = 64 * 1024;
+export { MAX_POLICY_BYTES };
 const DEFAULT_TIMEOUT_MS = 20_000;
 
 export class PolicyFetcher {

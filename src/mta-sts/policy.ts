@@ -4,6 +4,7 @@
  * the parsed result, delivery asks mxAllowed() for every MX host it would connect to.
  */
 import { normalizeName } from '../dns/resolver.js';
+import { trimWsp } from './wsp.js';
 
 export type StsMode = 'enforce' | 'testing' | 'none';
 
@@ -17,6 +18,12 @@ export interface StsPolicy {
 
 export type PolicyParse = { ok: true; policy: StsPolicy } | { ok: false; error: string };
 
+/**
+ * RFC 8461 3.3 suggests senders limit the policy body; 64 KiB is far above any real policy. The
+ * fetcher reads no more (fetcher.ts), and parsePolicy refuses longer text whoever hands it over.
+ */
+export const MAX_POLICY_BYTES = 64 * 1024;
+
 /** RFC 8461 3.2: "maximum value of 31557600" (one year). */
 export const MAX_AGE_LIMIT = 31_557_600;
 
@@ -29,10 +36,14 @@ const MX_PATTERN = new RegExp(`^(\\*\\.)?${LABEL}(\\.${LABEL})+$`);
  * Parses a policy body. Lines end in LF or CRLF (sts-policy-term); a line is "key: value" with
  * optional white space after the colon. Unknown keys are ignored (sts-policy-ext); of a key
  * that appears twice the first counts, except mx, which may appear any number of times.
+ * Linear in the text: one split, and per line an indexOf, an index-based trim (wsp.ts) and
+ * anchored regexes that cannot backtrack beyond a label's 63 characters.
  * A max_age above one year is lowered to one year rather than refused: the domain asked for
  * the longest cache there is, and refusing would drop an enforce policy altogether.
  */
 export function parsePolicy(text: string): PolicyParse {
+  // Characters, not bytes: a UTF-8 body of MAX_POLICY_BYTES has at most as many characters.
+  if (text.length > MAX_POLICY_BYTES) return { ok: false, error: `the policy is longer than ${MAX_POLICY_BYTES} characters` };
   const fields = new Map<string, string>();
   const mx: string[] = [];
   for (const raw of text.split('\n')) {
@@ -41,7 +52,8 @@ export function parsePolicy(text: string): PolicyParse {
     const colon = line.indexOf(':');
     if (colon <= 0) return { ok: false, error: `line "${shorten(line)}" is not "key: value"` };
     const key = line.slice(0, colon);
-    const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, '');
+    // sts-policy-field-delim = ":" *WSP, and *WSP may end a line; trimmed by index (wsp.ts).
+    const value = trimWsp(line.slice(colon + 1));
     if (key === 'mx') mx.push(value.toLowerCase().replace(/\.$/, ''));
     else if (!fields.has(key)) fields.set(key, value);
   }

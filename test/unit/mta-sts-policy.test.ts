@@ -3,8 +3,8 @@
  * the _mta-sts TXT record (RFC 8461 3.1).
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_AGE_LIMIT, mxAllowed, parsePolicy } from '../../src/mta-sts/policy.js';
-import { stsRecordId } from '../../src/mta-sts/txt.js';
+import { MAX_AGE_LIMIT, MAX_POLICY_BYTES, mxAllowed, parsePolicy } from '../../src/mta-sts/policy.js';
+import { MAX_RECORD_LENGTH, stsRecordId } from '../../src/mta-sts/txt.js';
 
 const ENFORCE = 'version: STSv1\r\nmode: enforce\r\nmx: mail.shop-mail.net\r\nmx: *.backup-mx.org\r\nmax_age: 86400\r\n';
 
@@ -41,6 +41,23 @@ describe('parsePolicy', () => {
     const r = parsePolicy(text);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toMatch(error);
+  });
+
+  it('reads a policy whose lines carry long runs of white space, trimming only SP and HTAB, in linear time', () => {
+    // The old /^[ \t]+|[ \t]+$/g trim rescanned the run from every position inside it (issue 29).
+    const pad = ' \t'.repeat(5_000);
+    const text = `version:${pad}STSv1${pad}\nmode: testing${pad}\nmx:${pad}mx1.shop-mail.net${pad}\r\nmax_age: 600\n`;
+    expect(parsePolicy(text)).toEqual({ ok: true, policy: { mode: 'testing', mx: ['mx1.shop-mail.net'], maxAge: 600 } });
+    const inside = parsePolicy(`version: STSv1\nmode: testing\nmx: mx1.shop${' '.repeat(20_000)}-mail.net\nmax_age: 600\n`);
+    expect(inside.ok).toBe(false);
+    if (!inside.ok) expect(inside.error).toMatch(/^mx "mx1\.shop {10}/);
+  });
+
+  it('refuses a text longer than 64 KiB, whoever hands it over', () => {
+    const text = `version: STSv1\nmode: none\nmax_age: 86400\n${'x: y\n'.repeat(MAX_POLICY_BYTES / 5)}`;
+    expect(text.length).toBeGreaterThan(MAX_POLICY_BYTES);
+    expect(parsePolicy(text)).toEqual({ ok: false, error: `the policy is longer than ${MAX_POLICY_BYTES} characters` });
+    expect(parsePolicy(text.slice(0, MAX_POLICY_BYTES - 1)).ok).toBe(true);
   });
 
   it('accepts a none policy without mx', () => {
@@ -92,7 +109,26 @@ describe('stsRecordId', () => {
     ['the version alone', ['v=STSv1']],
     ['the version in lower case', ['v=stsv1; id=abc']],
     ['a field without "="', ['v=STSv1; id=abc; junk']],
+    ['an empty field', ['v=STSv1;; id=abc']],
+    ['an id with a space inside', ['v=STSv1; id=ab c']],
+    ['an extension whose value holds spaces (sts-ext-value)', ['v=STSv1; id=abc; ext=a b']],
+    ['an extension whose name starts with "_" (sts-ext-name)', ['v=STSv1; id=abc; _ext=1']],
+    // Issue 29: 5 messages to this domain held the event loop for 10 s with the old trim.
+    ['a field of 60,000 spaces between two characters', [`v=STSv1; id=abc; a${' '.repeat(60_000)}b`]],
+    ['a record longer than MAX_RECORD_LENGTH', [`v=STSv1; id=abc; ${'e=1; '.repeat(MAX_RECORD_LENGTH / 5)}`]],
   ])('finds no policy for %s', (_what, records) => {
     expect(stsRecordId(records)).toBeNull();
+  });
+
+  it('reads fields with long runs of white space around the ";", in linear time', () => {
+    const wsp = ' \t'.repeat(30_000);
+    // Too long for MAX_RECORD_LENGTH as a whole; the white space around ";" is sts-field-delim.
+    expect(stsRecordId([`v=STSv1${wsp};${wsp}id=abc${wsp};`])).toBeNull();
+    const short = ' \t'.repeat(150);
+    expect(stsRecordId([`v=STSv1${short};${short}id=abc${short};${short}ext.name-1=a:b<c>${short}`])).toBe('abc');
+  });
+
+  it('accepts well-formed extensions beside the id, and the first of two ids', () => {
+    expect(stsRecordId(['v=STSv1; ext_1.a-b=x:y<z>~; id=abc; id=def'])).toBe('abc');
   });
 });
