@@ -178,7 +178,8 @@ export class DeliveryService {
     this.pacer = new Pacer({ rate: d.rate, now: () => performance.now() });
     // Starts at the pacer's average rate: faster, attempts would pile up waiting for its slots
     // (holding their connections); the pacer evens out what the starts' burst lets through.
-    this.limiter = new RateLimiter({ rate: this.pacer.effectiveRate, now: () => this.clock.now() });
+    // Monotonic: it measures intervals, and on scheduler time a step forward would refill it at once.
+    this.limiter = new RateLimiter({ rate: this.pacer.effectiveRate, now: () => this.clock.monotonic() });
     this.siteLimits = new SiteLimitTable(d.perDomainConcurrency, d.sites);
     this.sites = new SiteConcurrency({
       limits: this.siteLimits.siteLimits,
