@@ -23,6 +23,12 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
+/**
+ * Token buckets per key. Time is monotonic (performance.now) by default: a bucket measures an
+ * interval, and on the wall clock a step back of an hour made the elapsed time negative, which
+ * sank every bucket used before the step far below zero (429 with Retry-After: 3536 on every
+ * request). A reading below the bucket's last one still counts as no time passed.
+ */
 export class KeyRateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private readonly perMs: number;
@@ -34,10 +40,10 @@ export class KeyRateLimiter {
   }
 
   take(key: string): RateDecision {
-    const now = (this.opts.now ?? Date.now)();
+    const now = this.opts.now ? this.opts.now() : performance.now();
     const { limit } = this.opts;
     const b = this.buckets.get(key) ?? { tokens: limit, at: now };
-    b.tokens = Math.min(limit, b.tokens + (now - b.at) * this.perMs);
+    b.tokens = Math.min(limit, b.tokens + Math.max(0, now - b.at) * this.perMs);
     b.at = now;
     const allowed = b.tokens >= 1;
     if (allowed) b.tokens -= 1;
@@ -55,7 +61,7 @@ export class KeyRateLimiter {
   /** Drops buckets that have refilled completely: they hold no information. */
   private prune(now: number): void {
     for (const [k, b] of this.buckets) {
-      if (b.tokens + (now - b.at) * this.perMs >= this.opts.limit) this.buckets.delete(k);
+      if (b.tokens + Math.max(0, now - b.at) * this.perMs >= this.opts.limit) this.buckets.delete(k);
     }
   }
 }

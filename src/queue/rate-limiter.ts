@@ -11,6 +11,11 @@
  * which the delivery tests drive with the fake clock (queue/clock.ts), while the packages read
  * Date.now and set their own timers; and none of them gives the hard bound of the sliding
  * window (a bucket alone lets rate + burst through in one second).
+ *
+ * `now` should be monotonic (Clock.monotonic): these are intervals. A reading that goes back
+ * anyway (a wall clock stepped back) is taken as no time passing (forwardOnly): before, the
+ * bucket stopped refilling and the window kept the starts "from the future" until the clock
+ * caught up, so a step back of an hour let through a handful of attempts in that hour.
  */
 
 export interface RateLimiterOptions {
@@ -18,10 +23,26 @@ export interface RateLimiterOptions {
   rate: number;
   /** Bucket size: starts allowed at once. Default: a tenth of the rate, at least 1. */
   burst?: number;
+  /** Monotonic milliseconds (Clock.monotonic). */
   now: () => number;
 }
 
 const WINDOW_MS = 1000;
+
+/**
+ * `read` with its backward steps taken out: after a reading below the previous one, time goes
+ * on from the previous reading, with no time passed at the step. Forward steps are kept.
+ */
+export function forwardOnly(read: () => number): () => number {
+  let last = -Infinity;
+  let offset = 0;
+  return () => {
+    const raw = read();
+    if (raw < last) offset += last - raw;
+    last = raw;
+    return raw + offset;
+  };
+}
 
 export class RateLimiter {
   readonly rate: number;
@@ -37,9 +58,9 @@ export class RateLimiter {
     if (!Number.isFinite(o.rate) || o.rate <= 0) throw new Error(`rate must be positive, got ${o.rate}`);
     this.rate = o.rate;
     this.burst = Math.max(1, Math.floor(o.burst ?? Math.ceil(o.rate / 10)));
-    this.now = o.now;
+    this.now = forwardOnly(o.now);
     this.tokens = this.burst;
-    this.refilledAt = o.now();
+    this.refilledAt = this.now();
   }
 
   /** How many attempts may start right now. */
@@ -73,7 +94,7 @@ export class RateLimiter {
 
   private refill(now: number): void {
     const elapsed = now - this.refilledAt;
-    if (elapsed <= 0) return;
+    if (elapsed <= 0) return; // several readings in one millisecond (forwardOnly: never back)
     this.tokens = Math.min(this.burst, this.tokens + (elapsed * this.rate) / 1000);
     this.refilledAt = now;
   }
@@ -107,6 +128,7 @@ const PACER_TOLERANCE_MS = 5;
 export interface PacerOptions {
   /** Messages per second at the receiver, at most, in any 1-second window. */
   rate: number;
+  /** Monotonic milliseconds (performance.now). */
   now: () => number;
   /** Default PACER_MARGIN_MS. */
   marginMs?: number;
@@ -146,7 +168,8 @@ export class Pacer {
     // slots then still span more than 1000 ms.
     this.toleranceMs = Math.max(0, Math.min(PACER_TOLERANCE_MS, (margin - (this.burst - 1) * this.intervalMs) / 2));
     this.effectiveRate = 1000 / this.intervalMs;
-    this.now = o.now;
+    // A step back would otherwise hold every message until `now` caught up with the TAT.
+    this.now = forwardOnly(o.now);
   }
 
   /**

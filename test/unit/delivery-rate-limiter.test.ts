@@ -73,6 +73,29 @@ describe('RateLimiter', () => {
     now = 1000;
     expect(limiter.available()).toBe(5);
   });
+
+  it('keeps starting at the rate when its clock steps back or forward', () => {
+    // `real` is the time that passes; the limiter reads it with a step of an hour back at 2 s
+    // and two hours forward at 4 s (what Date.now did under NTP or `date -s`).
+    let real = 0;
+    const read = () => (real < 2000 ? real : real < 4000 ? real - 3_600_000 : real + 3_600_000);
+    const limiter = new RateLimiter({ rate: 20, now: read });
+    const starts: number[] = [];
+    for (real = 0; real < 6000; real++) {
+      const n = limiter.available();
+      limiter.take(n);
+      for (let i = 0; i < n; i++) starts.push(real);
+    }
+    const between = (from: number, to: number) => starts.filter((t) => t >= from && t < to).length;
+    // Before, the bucket stopped refilling and the window kept the starts "from the future":
+    // 2 starts in the two seconds after the step back.
+    expect(between(2000, 4000)).toBeGreaterThanOrEqual(38);
+    expect(between(4000, 6000)).toBeGreaterThanOrEqual(38);
+    // The window holds across the step back; a step forward looks like an idle gap, which may
+    // let one more bucket (burst) through (the dispatcher gives it monotonic time).
+    expect(maxInWindow(starts.filter((t) => t < 4000), 1000)).toBeLessThanOrEqual(20);
+    expect(maxInWindow(starts, 1000)).toBeLessThanOrEqual(20 + limiter.burst);
+  });
 });
 
 /**
@@ -162,6 +185,16 @@ describe('Pacer', () => {
       else now += ms + 2;
     }
     expect((sent.length - 1) / ((sent[sent.length - 1] - sent[0]) / 1000)).toBeCloseTo(1000 / 20.4, 1);
+    expect(maxInWindow(sent, 1000)).toBeLessThanOrEqual(50);
+  });
+
+  it('keeps pacing when its clock steps back', () => {
+    let real = 0;
+    const pacer = new Pacer({ rate: 50, now: () => (real < 1000 ? real : real - 3_600_000) });
+    const sent: number[] = [];
+    for (real = 0; real < 3000; real++) if (pacer.take() === 0) sent.push(real);
+    // Before, every slot after the step waited for the clock to reach the old schedule.
+    expect(sent.filter((t) => t >= 1000).length).toBeGreaterThanOrEqual(95);
     expect(maxInWindow(sent, 1000)).toBeLessThanOrEqual(50);
   });
 

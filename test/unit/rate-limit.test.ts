@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeyRateLimiter } from '../../src/http/rate-limit.js';
 
 /** A limiter on a hand-moved clock. */
@@ -87,5 +87,32 @@ describe('KeyRateLimiter', () => {
     // A key pruned because its bucket refilled is as good as new.
     advance(60_000);
     expect(l.take('other-0')).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
+  it('does not sink a bucket used before its clock stepped back', () => {
+    const { l, clock } = limiter(100, 60_000);
+    for (let i = 0; i < 10; i++) l.take('k');
+    clock.now -= 3_600_000;
+    // Before: the hour counted as -6,000 requests, refused for an hour (Retry-After: 3536).
+    expect(l.take('k')).toMatchObject({ allowed: true, remaining: 89 });
+  });
+});
+
+describe('KeyRateLimiter on its default clock', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('measures on monotonic time: a key used before a step of the wall clock is served after it', () => {
+    // Only Date is faked: the wall clock steps, performance.now does not.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const l = new KeyRateLimiter({ limit: 3, windowMs: 60_000 });
+    l.take('k');
+    vi.setSystemTime(Date.now() - 3_600_000);
+    expect(l.take('k')).toMatchObject({ allowed: true, remaining: 1 });
+    // Nor does a step forward refill a drained bucket.
+    l.take('k');
+    vi.setSystemTime(Date.now() + 7_200_000);
+    expect(l.take('k').allowed).toBe(false);
   });
 });
