@@ -29,6 +29,8 @@ export interface AttemptRequest {
   signal: AbortSignal;
   /** Awaited after the 354 reply, before the message is sent (the dispatcher's pacer). */
   beforeBody?: () => Promise<void> | undefined;
+  /** Asked right before MAIL FROM: false calls the attempt off without a transaction (its channel was deleted). */
+  stillWanted?: () => boolean;
 }
 
 /** What the dispatcher calls; tests may pass their own. */
@@ -85,7 +87,7 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
 
 /** The SMTP part of the attempt: the hosts in order, at the policy's TLS level, each new TLS session told to TLS-RPT when `report` is given. */
 function send(deps: MxAttemptDeps, req: AttemptRequest, site: string | undefined, hosts: DaneHost[], o: { tlsPolicy?: TlsPolicy; report?: ReporterInput }): Promise<AttemptResult> {
-  const { job, message, body, signal, beforeBody } = req;
+  const { job, message, body, signal, beforeBody, stillWanted } = req;
   const targets = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address, dane: h.dane })));
   // A report's session is neither taken from nor kept for other mail: a later message over it
   // would not be counted in TLS-RPT either (kept connections are not new negotiations).
@@ -102,6 +104,7 @@ function send(deps: MxAttemptDeps, req: AttemptRequest, site: string | undefined
     maxMessagesPerConnection: site === undefined ? undefined : deps.maxMessagesPerConnection?.(site),
     signal,
     beforeBody,
+    stillWanted,
     tlsPolicy: o.tlsPolicy,
     ca: deps.ca?.(),
     onTlsNegotiation: o.report && tlsReporter(o.report),

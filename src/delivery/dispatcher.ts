@@ -327,19 +327,27 @@ export class DeliveryService {
       const leased = await this.queue.lease({ nowMs: now, max, leaseMs: this.leaseMs, accept, acceptDomain, after: from, scanLimit });
       this.cursor = leased.resumeAfter;
       let started = 0;
+      const gone: DeliveryJob[] = [];
       for (const job of leased.jobs) {
-        if (startsNow.has(job.id)) {
+        // Read again here: the lease's own check may have come before a delete whose 204 was
+        // sent while the lease committed.
+        if (this.queue.channelDeleted(job)) gone.push(job);
+        else if (startsNow.has(job.id)) {
           this.launch(job);
           started++;
         } else this.ready.set(job.id, job);
       }
       this.limiter.take(started);
+      this.discard(gone);
       if (leased.jobs.length < max) {
         // A scan that began at the round-robin cursor and reached the end of the due index has
         // not seen the jobs before the cursor: wrap around once. Without this, jobs skipped
         // earlier (their domain was busy) waited for the idle check when nothing else was in
         // flight to kick the pump (found by bench/delivery.mjs: a 60 s stall).
         if (from !== undefined && leased.resumeAfter === undefined) continue;
+        // Jobs of a deleted channel were removed instead of leased: nothing wakes us for the due
+        // jobs behind them (no attempt of theirs will finish), so the scan goes on now.
+        if (leased.discarded > 0 && leased.resumeAfter !== undefined) continue;
         // Otherwise the queue has nothing to start now (skipped jobs wait for their domain's
         // attempts to finish, which kicks the pump).
         return now;
@@ -384,13 +392,35 @@ export class DeliveryService {
   /** Starts the jobs leased ahead whose site has room now, in due order, as the rate allows. */
   private startReady(): void {
     if (this.stopping || this.ready.size === 0) return;
+    const gone: DeliveryJob[] = [];
     for (const job of this.ready.values()) {
+      // Leased ahead before its channel was deleted: it ends here, without an attempt.
+      if (this.queue.channelDeleted(job)) {
+        this.ready.delete(job.id);
+        gone.push(job);
+        continue;
+      }
       if (!this.sites.hasRoom(job.domain)) continue;
-      if (this.limiter.available() <= 0) return;
+      if (this.limiter.available() <= 0) break;
       this.limiter.take(1);
       this.ready.delete(job.id);
       this.launch(job);
     }
+    this.discard(gone);
+  }
+
+  /**
+   * Leased jobs of a deleted channel: removed from the store as the channel's purge removes
+   * them (no attempt, no event, no bounce, no suppression), so the queue's gauges drop now.
+   * A failed write leaves them leased: the purge removes them, or a recovered lease comes back
+   * to a lease scan that removes it.
+   */
+  private discard(jobs: DeliveryJob[]): void {
+    if (jobs.length === 0) return;
+    this.queue.discard(jobs).then(
+      (removed) => this.logger.info({ jobs: removed }, 'delivery jobs of a deleted channel ended without an attempt'),
+      (err) => this.logger.warn({ err }, 'delivery jobs of a deleted channel could not be removed; the purge removes them'),
+    );
   }
 
   /** Leases that outlived their attempt (it hung or failed to record) go back to due. */
@@ -436,8 +466,13 @@ export class DeliveryService {
   private async runAttempt(job: DeliveryJob, signal: AbortSignal, releaseSite: () => void): Promise<void> {
     const attempt = job.attempts + 1;
     const loaded = this.queue.load(job);
-    const result = await this.tryDelivery(job, loaded, signal);
+    // Asked right before MAIL FROM is written, the start of the mail transaction (RFC 5321 3.3):
+    // an attempt launched before its channel's DELETE answered, still connecting then, sends nothing.
+    let calledOff = false;
+    const stillWanted = () => !(calledOff ||= this.queue.channelDeleted(job));
+    const result = await this.tryDelivery(job, loaded, signal, stillWanted);
     releaseSite();
+    if (calledOff) return this.discard([job]);
     const now = this.clock.now();
     // Made only when a line is written: pino's child() serializes its bindings at once.
     const log = () => this.logger.child({ messageId: job.messageId, recipientDomain: job.domain, mx: result.mx, attempt });
@@ -495,11 +530,11 @@ export class DeliveryService {
   }
 
   /** The attempt itself; a "slow down" reply lowers its site's concurrency before the pump plans again. */
-  private async tryDelivery(job: DeliveryJob, loaded: ReturnType<DeliveryQueue['load']>, signal: AbortSignal): Promise<AttemptResult> {
+  private async tryDelivery(job: DeliveryJob, loaded: ReturnType<DeliveryQueue['load']>, signal: AbortSignal, stillWanted: () => boolean): Promise<AttemptResult> {
     const startedAt = this.clock.now();
     let result: AttemptResult;
     try {
-      result = loaded ? await this.attempt({ job, ...loaded, signal, beforeBody: this.beforeBody }) : missingMessage(job.recipients);
+      result = loaded ? await this.attempt({ job, ...loaded, signal, beforeBody: this.beforeBody, stillWanted }) : missingMessage(job.recipients);
     } catch (err) {
       // A bug, not the receiver's doing: retry on the schedule rather than lose the job.
       this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt failed unexpectedly');

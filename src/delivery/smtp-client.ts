@@ -63,6 +63,8 @@ export interface SmtpAttemptInput {
   signal?: AbortSignal;
   /** Awaited after the 354 reply, before the message is sent (the dispatcher's pacer). */
   beforeBody?: () => Promise<void> | undefined;
+  /** Asked right before MAIL FROM (smtp-transaction.ts): false sends nothing and ends the attempt. */
+  stillWanted?: () => boolean;
   /** TLS for these targets (tls-policy.ts): opportunistic when absent; MTA-STS enforce requires verified TLS. */
   tlsPolicy?: TlsPolicy;
   /** Trusted roots for certificate checks (node's plus the operator's extra CA); node's when absent. */

@@ -29,6 +29,11 @@ export interface TransactionInput {
    * promise it returns (the dispatcher's pacer: delivery.rate holds at the receiver).
    */
   beforeBody?: () => Promise<void> | undefined;
+  /**
+   * Asked right before MAIL FROM is written, in the same turn: false calls the transaction off
+   * before it begins (RFC 5321 3.3: MAIL starts it), nothing written, every recipient deferred.
+   */
+  stillWanted?: () => boolean;
 }
 
 export interface Transacted {
@@ -54,6 +59,8 @@ export const RESET_FAILED = { resetFailed: true } as const;
 export function transact(session: SmtpSession, input: TransactionInput, o: { reset?: boolean } = {}): Promise<Transacted | typeof RESET_FAILED> {
   const conn = session.conn;
   const s = { mx: session.target.host, address: session.target.address, tls: session.tls, tlsDetail: session.tlsDetail };
+  // Untouched (a kept one still gets its RSET at its next use), so it may carry the next one.
+  if (input.stillWanted?.() === false) return Promise.resolve({ result: calledOff(input.recipients, s), clean: session.usable });
   session.messages++;
   return new Promise((resolve) => {
     let settled = false;
@@ -101,6 +108,12 @@ export function transact(session: SmtpSession, input: TransactionInput, o: { res
     });
     if (o.reset) session.uncork();
   });
+}
+
+/** A transaction called off before MAIL FROM: nothing was sent, no reply to report. */
+function calledOff(recipients: readonly string[], s: Pick<AttemptResult, 'mx' | 'address' | 'tls' | 'tlsDetail'>): AttemptResult {
+  const response = 'not sent: the attempt was called off before MAIL FROM';
+  return { ...s, recipients: recipients.map((recipient) => ({ recipient, outcome: 'deferred', category: 'other', phase: 'mail', response })), response };
 }
 
 /**

@@ -5,8 +5,9 @@
  */
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
 import type { Store } from '../store/env.js';
+import { isChannelDeleted } from '../store/channel-records.js';
 import { getBody, getMessage } from '../store/messages.js';
-import { leaseDueJobs, nextDueAfter, recoverExpiredLeases, releaseJob, type LeaseOptions, type LeaseResult } from '../store/queue.js';
+import { discardLeasedJobs, leaseDueJobs, nextDueAfter, recoverExpiredLeases, releaseJob, type LeaseOptions, type LeaseResult } from '../store/queue.js';
 import { recordOutcome, recordOutcomes, type RecordOutcomeInput, type RecordedOutcome } from '../store/queue-outcome.js';
 
 export type { DueKey, LeaseOptions, LeaseResult } from '../store/queue.js';
@@ -66,6 +67,19 @@ export class DeliveryQueue {
   /** Back to due at dueAtMs without counting an attempt. */
   release(job: DeliveryJob, dueAtMs: number): Promise<boolean> {
     return releaseJob(this.store, job, dueAtMs);
+  }
+
+  /**
+   * Whether the job's channel is deleted: read at the moment an attempt would start, so that
+   * nothing starts once DELETE /channels/{id} has answered (its tombstone is committed first).
+   */
+  channelDeleted(job: DeliveryJob): boolean {
+    return isChannelDeleted(this.store, job.channelId);
+  }
+
+  /** Leased jobs of a deleted channel end without an attempt: removed, as its purge removes them. */
+  discard(jobs: readonly DeliveryJob[]): Promise<number> {
+    return discardLeasedJobs(this.store, jobs);
   }
 
   recover(nowMs: number, opts: { all?: boolean; keep?: (jobId: string) => boolean } = {}): Promise<number> {

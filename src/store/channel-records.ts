@@ -21,3 +21,23 @@ export function getChannel(store: Store, id: string): Channel | undefined {
 export function getChannelRecord(store: Store, id: string): StoredChannel | undefined {
   return dbsOf(store).channels.get(id) as StoredChannel | undefined;
 }
+
+/**
+ * Whether the channel is deleted (its tombstone is committed): from that commit on, before the
+ * 204 of DELETE /channels/{id}, nothing more is done on its behalf (no delivery starts, no
+ * broadcast entry is expanded, no message finished, no webhook posted), whatever the purge
+ * has reached. One key read.
+ */
+export function isChannelDeleted(store: Store, id: string): boolean {
+  return (dbsOf(store).channels.get(id) as StoredChannel | undefined)?.deletedAt !== undefined;
+}
+
+/** isChannelDeleted, remembered per channel for one pass over many records (a lease, a claim). */
+export function deletedChannels(store: Store): (id: string) => boolean {
+  const seen = new Map<string, boolean>();
+  return (id) => {
+    let deleted = seen.get(id);
+    if (deleted === undefined) seen.set(id, (deleted = isChannelDeleted(store, id)));
+    return deleted;
+  };
+}

@@ -12,6 +12,7 @@
 import type { DeliveryJob } from '../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
+import { deletedChannels } from './channel-records.js';
 import { KEY_MAX } from './layout.js';
 
 export type DueKey = [number, string];
@@ -39,13 +40,15 @@ export interface LeaseResult {
   jobs: DeliveryJob[];
   /** Due jobs refused by `accept`: they stay due. */
   skipped: number;
+  /** Due jobs of deleted channels, removed instead of leased (as the channel's purge removes them). */
+  discarded: number;
   /** Set when the scan stopped at scanLimit: pass it as `after` next time. */
   resumeAfter?: DueKey;
 }
 
 /** Moves up to `max` due jobs (dueAt <= now) to leased. Reads the due index only up to now. */
 export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<LeaseResult> {
-  if (o.max <= 0) return { jobs: [], skipped: 0 };
+  if (o.max <= 0) return { jobs: [], skipped: 0, discarded: 0 };
   const scanLimit = o.scanLimit ?? Math.max(500, o.max * 20);
   return store.write(() => {
     const { jobs, jobsDue, jobsLeased } = dbsOf(store);
@@ -55,7 +58,9 @@ export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<Lease
     const leaseUntilMs = o.nowMs + o.leaseMs;
     const leaseUntil = new Date(leaseUntilMs).toISOString();
     let skipped = 0;
+    let discarded = 0;
     let examined = 0;
+    const deleted = deletedChannels(store);
     let last: DueKey | undefined;
     for (const { key, value } of entries) {
       if (o.after && key[0] === o.after[0] && key[1] === o.after[1]) continue;
@@ -72,6 +77,13 @@ export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<Lease
         jobsDue.remove(key); // an index entry without its job: heal, never deliver twice
         continue;
       }
+      // The channel was deleted (its tombstone committed before the DELETE's 204): nothing of it
+      // is sent any more; its job goes now rather than when the purge reaches it.
+      if (deleted(job.channelId)) {
+        removeJobInTxn(store, job);
+        discarded++;
+        continue;
+      }
       if (o.accept && !o.accept(job)) {
         skipped++;
         continue;
@@ -83,7 +95,7 @@ export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<Lease
       out.push(leased);
     }
     const truncated = examined >= scanLimit && out.length < o.max;
-    return { jobs: out, skipped, resumeAfter: truncated ? last : undefined };
+    return { jobs: out, skipped, discarded, resumeAfter: truncated ? last : undefined };
   });
 }
 
@@ -122,6 +134,35 @@ export async function releaseJob(store: Store, job: DeliveryJob, dueAtMs: number
     requeueInTxn(store, current, dueAtMs);
     return true;
   });
+}
+
+/**
+ * Jobs leased by the caller whose channel was deleted since: removed without an attempt, as the
+ * channel's purge removes them (no event, no bounce; the message goes with the purge). A job
+ * whose lease is no longer the caller's is left alone. Returns how many were removed.
+ */
+export async function discardLeasedJobs(store: Store, leased: readonly DeliveryJob[]): Promise<number> {
+  return store.write(() => {
+    let removed = 0;
+    for (const job of leased) {
+      if (!dbsOf(store).jobsLeased.doesExist([leaseMs(job), job.id])) continue;
+      removeJobInTxn(store, job);
+      removed++;
+    }
+    return removed;
+  });
+}
+
+/**
+ * Inside a write: the job (as stored, any state) and its entries in jobsDue, jobsLeased and
+ * messageJobs. What a deleted channel's purge does to its jobs; the message record stays for it.
+ */
+export function removeJobInTxn(store: Store, job: DeliveryJob): void {
+  const db = dbsOf(store);
+  if (job.state === 'queued') db.jobsDue.remove([dueMs(job), job.id]);
+  if (job.state === 'leased') db.jobsLeased.remove([leaseMs(job), job.id]);
+  db.jobs.remove(job.id);
+  db.messageJobs.remove([job.messageId, job.id]);
 }
 
 /** Inside a write: a leased job back to queued at dueAtMs (its lease entry already removed). */

@@ -44,6 +44,8 @@ export interface MxServer {
   received: Received[];
   /** Every RCPT TO address seen, accepted or not. */
   rcpts: string[];
+  /** Every MAIL FROM address seen, in the order the server read them: each began a transaction (RFC 5321 3.3). */
+  mailFroms: string[];
   /** Sessions opened. */
   connections: number;
   /** Most sessions open at the same time. */
@@ -74,6 +76,7 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
     port: 0,
     received: [],
     rcpts: [],
+    mailFroms: [],
     connections: 0,
     maxConcurrent: 0,
     maxConcurrentData: 0,
@@ -98,6 +101,10 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
     },
     onClose() {
       open--;
+    },
+    onMailFrom(address, _session, cb) {
+      mx.mailFroms.push(address.address);
+      cb();
     },
     onRcptTo(address, _session, cb) {
       mx.rcpts.push(address.address);
