@@ -2,7 +2,8 @@
  * MTA-STS policies of recipient domains for delivery (RFC 8461 5.1), cached in the store
  * (store/mta-sts.ts) so they survive restarts.
  *
- * On each lookup the `_mta-sts` TXT record is read first (the resolver caches it for its TTL):
+ * On each lookup the `_mta-sts` TXT record's id is read first (the resolver parses the record once
+ * per DNS answer and caches the id for the answer's TTL):
  *  - a record whose id equals the cached, unexpired policy's: the cached policy;
  *  - a record with another id (or no usable cached policy): the policy is fetched anew; if the
  *    fetch fails, the cached policy stays in force until it expires (RFC 8461 5.1), and the
@@ -19,7 +20,7 @@
  * does is unchanged: the cached policy if any, else none (RFC 8461 5).
  */
 import fs from 'node:fs';
-import { normalizeName, type DnsAnswer } from '../dns/resolver.js';
+import { normalizeName, type DnsResolver } from '../dns/resolver.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/env.js';
 import { cachedStsPolicy, saveStsPolicy, type CachedStsPolicy } from '../store/mta-sts.js';
@@ -67,7 +68,7 @@ export interface MtaStsConfig {
 
 export interface MtaStsPoliciesOptions {
   store: Store;
-  resolver: AddressLookups & { txt(name: string): Promise<DnsAnswer<string[]>> };
+  resolver: AddressLookups & Pick<DnsResolver, 'txtParsed'>;
   config: MtaStsConfig;
   allowPrivate: boolean;
   logger: Logger;
@@ -135,8 +136,10 @@ export class MtaStsPolicies {
   private async resolve(domain: string): Promise<StsLookup> {
     const cached = cachedStsPolicy(this.opts.store, domain);
     const live = cached && cached.expiresAtMs > this.now() ? cached : undefined;
-    const txt = await this.opts.resolver.txt(`_mta-sts.${domain}`);
-    const id = txt.status === 'ok' ? stsRecordId(txt.records) : null;
+    // Parsed once per DNS answer, by the resolver, which caches the id rather than the text: an
+    // attempt reads no record (a domain's record can fill a 64 KiB DNS message).
+    const txt = await this.opts.resolver.txtParsed(`_mta-sts.${domain}`, 'mta-sts', stsRecordId);
+    const id = txt.status === 'ok' ? txt.records : null;
     if (id === null || id === live?.id) return live ? { policy: active(live) } : NO_POLICY;
     const fetched = await this.fetchPolicy(domain, id);
     if ('id' in fetched) return { policy: active(fetched) };

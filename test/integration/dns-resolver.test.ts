@@ -4,7 +4,7 @@
  */
 import dgram from 'node:dgram';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DnsResolver, isNullMx, parseServers, type DnsResolverOptions } from '../../src/dns/resolver.js';
+import { DnsResolver, UNREPORTED_TTL_SECONDS, isNullMx, parseServers, type DnsResolverOptions } from '../../src/dns/resolver.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { waitFor } from '../support/wait.js';
 
@@ -158,6 +158,29 @@ describe('DnsResolver', () => {
     expect(again).toMatchObject({ status: 'ok', records: [{ exchange: 'mx.example.test', priority: 10 }] });
     expect(server.queries.length).toBe(sent);
     expect(queriesFor('example.test', 'MX')).toBe(1);
+  });
+
+  it('parses a TXT answer once and caches what the reading returned, until the TTL passes', async () => {
+    server.set('_mta-sts.parsed.example.test', 'TXT', ['v=STSv1; id=one']);
+    const { resolver, clock } = makeResolver();
+    const seen: (readonly string[])[] = [];
+    const firstRecord = (records: readonly string[]): string => {
+      seen.push(records);
+      return records[0];
+    };
+
+    const answers = await Promise.all([1, 2, 3].map(() => resolver.txtParsed('_mta-sts.parsed.example.test', 'first', firstRecord)));
+    expect(answers).toEqual(Array(3).fill({ status: 'ok', records: 'v=STSv1; id=one', ttl: UNREPORTED_TTL_SECONDS }));
+    expect(await resolver.txtParsed('_mta-sts.parsed.example.test', 'first', firstRecord)).toMatchObject({ records: 'v=STSv1; id=one' });
+    expect(seen).toEqual([['v=STSv1; id=one']]);
+
+    // Another reading of the same name is its own entry; a new answer after the TTL is parsed again.
+    server.set('_mta-sts.parsed.example.test', 'TXT', ['v=STSv1; id=two']);
+    expect(await resolver.txtParsed('_mta-sts.parsed.example.test', 'count', (r) => r.length)).toMatchObject({ records: 1 });
+    clock.ms += UNREPORTED_TTL_SECONDS * 1000 + 1;
+    expect(await resolver.txtParsed('_mta-sts.parsed.example.test', 'first', firstRecord)).toMatchObject({ records: 'v=STSv1; id=two' });
+    expect(seen).toHaveLength(2);
+    expect(queriesFor('_mta-sts.parsed.example.test', 'TXT')).toBe(3);
   });
 
   it('asks the server again once the TTL has passed on the injected clock', async () => {

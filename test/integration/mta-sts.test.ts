@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
-import { FETCH_RETRY_MS, MtaStsPolicies, type ActiveStsPolicy, type MtaStsConfig } from '../../src/mta-sts/cache.js';
+import { FETCH_RETRY_MS, MtaStsPolicies, type ActiveStsPolicy, type MtaStsConfig, type MtaStsPoliciesOptions } from '../../src/mta-sts/cache.js';
 import { openTestStore, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startPolicyServer, type PolicyServer } from '../support/mta-sts-server.js';
@@ -41,11 +41,11 @@ afterEach(async () => {
   logLines = [];
 });
 
-async function start(o: { config?: Partial<MtaStsConfig>; allowPrivate?: boolean; reuseStore?: boolean } = {}): Promise<MtaStsPolicies> {
+async function start(o: { config?: Partial<MtaStsConfig>; allowPrivate?: boolean; reuseStore?: boolean; resolver?: MtaStsPoliciesOptions['resolver'] } = {}): Promise<MtaStsPolicies> {
   if (!o.reuseStore) t = await openTestStore();
   const logger = createLogger({ level: 'info', destination: { write: (s: string) => void logLines.push(s) } });
   const config = { enabled: true, caFile: server.caFile, httpsPort: server.port, ...o.config };
-  policies = new MtaStsPolicies({ store: t.store, resolver, config, allowPrivate: o.allowPrivate ?? true, logger, fetchTimeoutMs: 3000, now: () => clock.ms });
+  policies = new MtaStsPolicies({ store: t.store, resolver: o.resolver ?? resolver, config, allowPrivate: o.allowPrivate ?? true, logger, fetchTimeoutMs: 3000, now: () => clock.ms });
   await policies.start();
   return policies;
 }
@@ -81,6 +81,37 @@ describe('MTA-STS policies', () => {
     expect(p.mxAllowed(policy!, 'mail.attacker-mx.com')).toBe(false);
     expect(await policyOf(p, 'shop-mail.net')).toEqual(policy);
     expect(server.requests.get('mta-sts.shop-mail.net')).toBe(1);
+  });
+
+  it('parses the _mta-sts TXT answer once per DNS answer, not again for every lookup (issue 29)', async () => {
+    // The delivery resolver caches answers; every attempt looks the policy up.
+    const cached = testResolver(dns, { cache: true });
+    const parsed: string[] = [];
+    const counting: MtaStsPoliciesOptions['resolver'] = {
+      a: (name) => cached.a(name),
+      aaaa: (name) => cached.aaaa(name),
+      txtParsed: (name, kind, parse) => cached.txtParsed(name, kind, (records) => (parsed.push(name), parse(records))),
+    };
+    try {
+      const p = await start({ resolver: counting });
+      publish('busy-mail.net', 'b1', policyText('enforce', ['mx.busy-mail.net']));
+      for (let attempt = 0; attempt < 5; attempt++) expect((await policyOf(p, 'busy-mail.net'))?.id).toBe('b1');
+      expect(parsed).toEqual(['_mta-sts.busy-mail.net']);
+      expect(dns.queries.filter((q) => q.name === '_mta-sts.busy-mail.net')).toHaveLength(1);
+    } finally {
+      cached.stop();
+    }
+  });
+
+  it('has no policy when the _mta-sts record holds a field of 60,000 spaces, and fetches none (RFC 8461 3.1)', async () => {
+    const p = await start();
+    publish('spacious-mail.net', 's1', policyText('enforce', ['mx.spacious-mail.net']));
+    // Joined from 236 character-strings of at most 255 bytes (RFC 1035 3.3.14), over TCP.
+    dns.set('_mta-sts.spacious-mail.net', 'TXT', [`v=STSv1; id=s1; a${' '.repeat(60_000)}b;`]);
+    const txt = await resolver.txt('_mta-sts.spacious-mail.net');
+    expect(txt.status === 'ok' && txt.records[0].length).toBe(60_019);
+    expect(await p.lookup('spacious-mail.net')).toEqual({ policy: null });
+    expect(server.requests.get('mta-sts.spacious-mail.net')).toBeUndefined();
   });
 
   it('shares one fetch between concurrent lookups of a domain', async () => {
