@@ -10,6 +10,13 @@ import { StoreProblem } from './store/problems.js';
 
 type Command = (argv: string[], io: CommandIo) => Promise<number>;
 
+/** The version of package.json, read when asked (no work at import time). */
+async function packageVersion(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 // Loaded on demand: `serve` pulls in fastify, smtp-server, the worker pool and prom-client,
 // which a quick `postrider keys list` or `--help` should not pay for.
 const COMMANDS: Record<string, () => Promise<Command>> = {
@@ -19,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   config: async () => (await import('./cli/config.js')).configCommand,
   queue: async () => (await import('./cli/queue.js')).queueCommand,
   store: async () => (await import('./cli/store.js')).storeCommand,
+  init: async () => (await import('./cli/init.js')).initCommand,
 };
 
 export const USAGE = `postrider: self-hosted mail transfer agent with an HTTP API and SMTP submission
@@ -26,6 +34,7 @@ export const USAGE = `postrider: self-hosted mail transfer agent with an HTTP AP
 Usage: postrider <command> [options]
 
 Commands:
+  init --hostname NAME          write the configuration file of a production install
   serve                         run the daemon
   keys create|list|revoke       manage API keys
   accounts create|list|set-state  manage accounts
@@ -33,13 +42,17 @@ Commands:
   queue list|retry|drop         inspect and manage the delivery queue
   store check|backup            check the store, or copy it while the daemon runs
 
-Every command takes --help and --config PATH.`;
+Every command takes --help and --config PATH; postrider --version prints the version.`;
 
 export async function main(argv: string[], io: CommandIo): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(USAGE);
     return name ? 0 : 2;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    io.out(`postrider ${await packageVersion()}`);
+    return 0;
   }
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!load) {

@@ -1,16 +1,39 @@
-/** Opens the configured data folder's store for one CLI command and closes it afterwards. */
+/**
+ * Opens the configured data folder's store for one CLI command and closes it afterwards. Only an
+ * existing store is opened: `serve` creates the store, a CLI command never does, so a command
+ * pointed at the wrong folder (no --config, a relative dataDir resolved against another working
+ * folder) fails with one line naming the folder and where it came from, instead of answering
+ * from a new, empty store it has just created.
+ */
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { Store } from '../store/env.js';
+import { StoreProblem } from '../store/problems.js';
 import type { CommandIo } from './args.js';
 
 export async function withStore<T>(io: CommandIo, configPath: string | undefined, fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig({ configPath, env: io.env });
-  const store = new Store({ dataDir: config.dataDir });
-  await store.start();
+  const store = new Store({ dataDir: config.dataDir, mustExist: true });
+  try {
+    await store.start();
+  } catch (err) {
+    if (err instanceof StoreProblem && err.code === 'no_store') throw new StoreProblem('no_store', `${err.message}; ${dataDirSource(io, configPath)}`);
+    throw err;
+  }
   try {
     return await fn(store, config);
   } finally {
     await store.stop();
   }
+}
+
+/** Where the data folder setting came from, and how to point the command at the daemon's. */
+export function dataDirSource(io: CommandIo, configPath: string | undefined): string {
+  const file = configPath ?? io.env.POSTRIDER_CONFIG;
+  const from = io.env.POSTRIDER_DATA_DIR
+    ? 'the folder comes from POSTRIDER_DATA_DIR'
+    : file
+      ? `the folder is dataDir of ${file} (default ./data), a relative one taken from the current folder`
+      : 'no --config was given, so the folder is the default ./data in the current folder';
+  return `${from}. Point the command at the daemon's configuration with --config PATH (postrider init writes one) or set POSTRIDER_DATA_DIR`;
 }

@@ -8,6 +8,7 @@
  * A callback that throws rolls back its own writes (child transaction) and rejects.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
 import { AppError } from '../domain/errors.js';
@@ -37,6 +38,10 @@ export interface StoreOptions {
   /** Read-only opening, for inspection commands; the daemon and the CLI may also share one
    *  environment read-write, since LMDB is safe across processes. */
   readOnly?: boolean;
+  /** Refuse (StoreProblem no_store) instead of creating a store in a folder that holds none:
+   *  every CLI command but `serve`, so a wrong --config or folder never leaves an empty store
+   *  behind and a command never answers "no keys" from a store that is not the daemon's. */
+  mustExist?: boolean;
 }
 
 export type Dbs = Record<DbName, Database<any, any>>;
@@ -68,9 +73,10 @@ export class Store {
    * or damaged store is refused with a StoreProblem instead of starting afresh or crashing.
    */
   async start(): Promise<void> {
-    const folder = examineDataFolder(this.opts.dataDir, this.path);
+    const folder = withPermission(() => examineDataFolder(this.opts.dataDir, this.path));
     if (!folder.file && this.opts.readOnly) throw new StoreProblem('store_missing', `there is no store in ${this.path} yet (postrider serve creates it)`);
-    fs.mkdirSync(this.path, { recursive: true, mode: 0o700 });
+    if (!folder.file && this.opts.mustExist) throw new StoreProblem('no_store', `there is no postrider store in ${this.opts.dataDir} (postrider serve creates it at its first start)`);
+    withPermission(() => fs.mkdirSync(this.path, { recursive: true, mode: 0o700 }));
     let root: RootDatabase<any, any>;
     try {
       // overlappingSync off: a commit resolves once LMDB's own commit has synced it (RFC 5321
@@ -85,7 +91,7 @@ export class Store {
       // (bench/queue-scale.mjs: 17 major faults, 136 MB read per delivered message in 300 MB).
       // lmdb-js reads noReadAhead but its typings omit it: a variable, not a literal, passes it.
       const options = { path: this.path, maxDbs: 64, overlappingSync: false, noReadAhead: true, readOnly: this.opts.readOnly ?? false };
-      root = open(options);
+      root = withPermission(() => open(options));
     } catch (err) {
       throw asDamaged(this.file, err);
     }
@@ -302,6 +308,31 @@ function checkEnvInfo(root: RootDatabase<any, any>, file: string): void {
 }
 
 /** LMDB's own error codes (MDB_CORRUPTED, MDB_INVALID...) are negative; errno values are not. */
+/**
+ * Runs a step that touches the data folder and turns a permission error (EACCES, EPERM; LMDB
+ * reports them as the errno 13 or 1) into one line that names the path and the user, instead of
+ * a stack trace: the usual cause is a command run as another user than the daemon's.
+ */
+function withPermission<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    const e = err as { code?: unknown; path?: unknown; message?: string };
+    const denied = e.code === 'EACCES' || e.code === 'EPERM' || e.code === 13 || e.code === 1 || /permission denied/i.test(e.message ?? '');
+    if (!denied) throw err;
+    const where = typeof e.path === 'string' ? e.path : (/'([^']+)'/.exec(e.message ?? '')?.[1] ?? 'the data folder');
+    throw new StoreProblem('permission_denied', `permission denied on ${where} for user ${currentUser()}; run postrider as the user that owns the data folder (the systemd install: sudo -u postrider postrider …)`);
+  }
+}
+
+function currentUser(): string {
+  try {
+    return `${os.userInfo().username} (uid ${process.getuid?.() ?? '?'})`;
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`;
+  }
+}
+
 function asDamaged(file: string, err: unknown): unknown {
   if (err instanceof StoreProblem) return err;
   const code = (err as { code?: unknown }).code;

@@ -4,11 +4,13 @@
  * what is wrong, where, and what to do; main.ts prints it (no stack trace) and exits with the
  * code. Kept apart from env.ts so the CLI can recognise these without loading lmdb.
  */
-export type StoreProblemCode = 'store_missing' | 'store_damaged' | 'data_folder_locked';
+export type StoreProblemCode = 'store_missing' | 'store_damaged' | 'data_folder_locked' | 'no_store' | 'permission_denied';
 
 /** sysexits.h: EX_DATAERR for a store that needs restoring (systemd does not restart on it,
- *  see systemd/postrider.service), EX_TEMPFAIL while another daemon holds the folder. */
-const EXIT_CODES: Record<StoreProblemCode, number> = { store_missing: 65, store_damaged: 65, data_folder_locked: 75 };
+ *  see systemd/postrider.service), EX_TEMPFAIL while another daemon holds the folder,
+ *  EX_NOINPUT for a CLI command pointed at a folder that holds no store, EX_NOPERM when the
+ *  user running the command may not open the folder. */
+const EXIT_CODES: Record<StoreProblemCode, number> = { store_missing: 65, store_damaged: 65, data_folder_locked: 75, no_store: 66, permission_denied: 77 };
 
 export class StoreProblem extends Error {
   readonly exitCode: number;

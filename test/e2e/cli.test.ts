@@ -11,9 +11,12 @@ const TOKEN = /pr_[A-Za-z0-9_-]{20,}/g;
 let dataDir: string;
 let env: Record<string, string>;
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-cli-'));
   env = { POSTRIDER_DATA_DIR: dataDir };
+  // The store is the daemon's to create: CLI commands only open an existing one.
+  const first = await startServe(env);
+  expect((await first.stop()).code).toBe(0);
 });
 
 afterAll(() => {
@@ -246,5 +249,107 @@ describe('postrider config', () => {
       expect(r.stderr).toContain('POSTRIDER_HTTP_PROT');
       expect(r.stdout).toBe('');
     }
+  });
+});
+
+describe('postrider --version', () => {
+  it('prints the version of package.json, also as -V and version', async () => {
+    const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V', 'version']) {
+      const r = await cli(flag);
+      expect(r.code, flag).toBe(0);
+      expect(r.stdout).toBe(`postrider ${pkg.version}\n`);
+    }
+  });
+});
+
+describe('a CLI command pointed at a folder without a store', () => {
+  it('exits 66 with one line naming the folder and where it came from, and creates nothing', async () => {
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-nostore-'));
+    try {
+      const byEnv = await runCli(['keys', 'list'], { POSTRIDER_DATA_DIR: path.join(empty, 'data') });
+      expect(byEnv.code).toBe(66);
+      expect(byEnv.stderr).toBe(`postrider: there is no postrider store in ${path.join(empty, 'data')} (postrider serve creates it at its first start); the folder comes from POSTRIDER_DATA_DIR. Point the command at the daemon's configuration with --config PATH (postrider init writes one) or set POSTRIDER_DATA_DIR\n`);
+      const file = path.join(empty, 'postrider.jsonc');
+      fs.writeFileSync(file, `{ "dataDir": ${JSON.stringify(path.join(empty, 'elsewhere'))} }`);
+      for (const args of [['queue', 'list'], ['accounts', 'list'], ['keys', 'create', '--account', 'x']]) {
+        const r = await runCli([...args, '--config', file], {});
+        expect(r.code, args.join(' ')).toBe(66);
+        expect(r.stderr).toContain(`the folder is dataDir of ${file}`);
+        expect(r.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+      }
+      expect(fs.readdirSync(empty)).toEqual(['postrider.jsonc']);
+    } finally {
+      fs.rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('says permission denied with the path and the user in one line (exit 77), not a stack trace', async () => {
+    // Root opens every folder: the command runs as nobody through util-linux's setpriv.
+    if (process.getuid?.() !== 0 || !fs.existsSync('/usr/bin/setpriv')) return;
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-perm-'));
+    fs.chmodSync(folder, 0o755);
+    const first = await startServe({ POSTRIDER_DATA_DIR: path.join(folder, 'data') });
+    await first.stop();
+    try {
+      const nobody = ['/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+      const r = await runCli(['keys', 'list'], { POSTRIDER_DATA_DIR: path.join(folder, 'data') }, 20_000, { wrap: nobody });
+      expect(r.code, r.stderr).toBe(77);
+      expect(r.stderr).toMatch(new RegExp(`^postrider: permission denied on ${path.join(folder, 'data')}\\S* for user nobody \\(uid 65534\\); run postrider as the user that owns the data folder`));
+      expect(r.stderr).not.toContain('    at ');
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('postrider init', () => {
+  let root: string;
+  beforeAll(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-init-'));
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it('writes a configuration the daemon and the CLI read from any folder, and keeps an existing one', async () => {
+    const file = path.join(root, 'etc', 'postrider', 'postrider.jsonc');
+    const data = path.join(root, 'var', 'lib', 'postrider');
+    const r = await runCli(['init', '--hostname', 'MTA.Acme-Mail.org', '--data-dir', data, '--config', file], {});
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`wrote ${file}`);
+    const printed = await runCli(['config', 'print', '--config', file], {});
+    expect(JSON.parse(printed.stdout)).toMatchObject({ hostname: 'mta.acme-mail.org', publicUrl: 'https://mta.acme-mail.org', dataDir: data });
+    // The daemon creates the store there; a CLI command run from another folder finds it.
+    const daemon = await startServe({ POSTRIDER_CONFIG: file });
+    await daemon.stop();
+    const keys = await runCli(['keys', 'list', '--config', file, '--json'], {}, 20_000, { cwd: os.tmpdir() });
+    expect(keys.code, keys.stderr).toBe(0);
+    expect(JSON.parse(keys.stdout)).toHaveLength(1);
+    const again = await runCli(['init', '--hostname', 'other.acme-mail.org', '--config', file], {});
+    expect(again.code).toBe(73);
+    expect(again.stderr).toContain('exists already');
+    expect(fs.readFileSync(file, 'utf8')).toContain('"mta.acme-mail.org"');
+    const forced = await runCli(['init', '--hostname', 'other.acme-mail.org', '--data-dir', data, '--config', file, '--force'], {});
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(fs.readFileSync(file, 'utf8')).toContain('"other.acme-mail.org"');
+  });
+
+  it('refuses a host name no DNS record can point at and a loopback public URL, writing nothing', async () => {
+    const file = path.join(root, 'refused.jsonc');
+    const cases: Array<[string[], string]> = [
+      [['--hostname', 'vm'], 'must have at least two labels'],
+      [['--hostname', 'mail.example.com'], 'is reserved'],
+      [['--hostname', '192.0.2.7'], 'not an IP address'],
+      [['--hostname', 'mta.acme-mail.org', '--public-url', 'http://127.0.0.1:8080'], 'loopback'],
+      [['--hostname', 'mta.acme-mail.org', '--public-url', 'ftp://mta.acme-mail.org'], 'http or https'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(['init', ...args, '--config', file], {});
+      expect(r.code, args.join(' ')).toBe(78);
+      expect(r.stderr).toContain(message);
+    }
+    const missing = await runCli(['init', '--config', file], {});
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--hostname is required');
+    expect(fs.existsSync(file)).toBe(false);
   });
 });

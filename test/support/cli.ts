@@ -24,10 +24,18 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   return out;
 }
 
+export interface CliOptions {
+  /** A command that runs node for us (e.g. setpriv with its options), before `node bin/postrider.js`. */
+  wrap?: string[];
+  /** The working folder (default the test runner's). */
+  cwd?: string;
+}
+
 /** Runs `postrider ...args` to completion. */
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<CliResult> {
+export function runCli(args: string[], env: Record<string, string>, timeoutMs = 20_000, o: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const [cmd, ...argv] = [...(o.wrap ?? []), process.execPath, BIN, ...args];
+    const child = spawn(cmd, argv, { env: childEnv(env), cwd: o.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
