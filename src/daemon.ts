@@ -77,6 +77,11 @@ export class Daemon {
   readonly store: Store;
   /** config.publicUrl, or derived from the port the HTTP API bound (domain/public-url.ts). */
   readonly publicUrl: PublicUrl;
+
+  /** Where the web dashboard answers: under publicUrl (the address a person opens). */
+  get dashboardUrl(): string {
+    return `${this.publicUrl.value}/dashboard`;
+  }
   readonly metrics: Metrics;
   // Pipeline
   /** Uncached: verification must see the zone as it is now (delivery wants its own, cached). */
@@ -300,7 +305,7 @@ export class Daemon {
       await this.stop();
       throw err;
     }
-    this.logger.info({ http: `${this.config.http.host}:${this.http.port}`, smtp: this.smtp?.port }, 'postrider started');
+    this.logger.info({ http: `${this.config.http.host}:${this.http.port}`, smtp: this.smtp?.port, dashboard: this.dashboardUrl }, 'postrider started');
     // The hostname names us in EHLO (RFC 5321 4.1.1.1 wants a fully qualified domain name) and is
     // the target of the MX and CNAME records users are told to publish; a short name breaks both.
     if (!this.config.hostname.includes('.')) {

@@ -137,7 +137,8 @@ async function showInitialCredentials(daemon: Daemon, io: CommandIo): Promise<vo
   if (!c) return;
   io.err(
     `\nFirst start: created account ${c.accountId} and an account-level API key:\n\n    ${c.apiKey}\n\n` +
-      `It is shown only now and saved to ${c.file} (mode 0600).\n`,
+      `It is shown only now and saved to ${c.file} (mode 0600).\n` +
+      `Sign in to the dashboard with it: ${daemon.dashboardUrl}\n`,
   );
   await markInitialKeyShown(daemon.store);
 }

@@ -43,6 +43,8 @@ describe('postrider serve on an empty data folder', () => {
     const printed = first.stderr().match(TOKEN) ?? [];
     expect(printed).toEqual([key]);
     expect(first.stderr()).toContain('First start: created account');
+    // Where to go next: the dashboard, under the address the daemon answers at.
+    expect(first.stderr()).toContain(`Sign in to the dashboard with it: ${first.url}/dashboard\n`);
     expect(first.stdout()).not.toContain(key);
     const file = path.join(dataDir, 'initial-api-key');
     expect(fs.readFileSync(file, 'utf8')).toBe(`${key}\n`);

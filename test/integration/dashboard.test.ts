@@ -53,6 +53,14 @@ async function secondAccount(): Promise<{ accountId: string; key: string; channe
 }
 
 describe('dashboard files', () => {
+  it('leads the root of the daemon to the dashboard', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      const res = await fetch(`${t.url}/`, { method, redirect: 'manual' });
+      expect(res.status, method).toBe(302);
+      expect(res.headers.get('location')).toBe('/dashboard');
+    }
+  });
+
   it('serves the app under /dashboard with the CSP and security headers on every answer', async () => {
     const paths = ['/dashboard', '/dashboard/', '/dashboard/channels', '/dashboard/activity/messages/123', '/dashboard/session', '/dashboard/assets/nope.js'];
     for (const p of paths) {

@@ -90,6 +90,9 @@ export function dashboardRoutes(root: string): RouteModule {
       return send(reply, index);
     };
     const options = { config: { public: true }, schema: { hide: true } };
+    // The root leads a person who opened the daemon's address in a browser to the dashboard
+    // (RFC 9110 15.4.3 302, relative Location per 10.2.2), instead of a 404 problem.
+    app.get('/', options, async (_req, reply) => reply.redirect('/dashboard', 302));
     app.get('/dashboard', options, page);
     app.get('/dashboard/*', options, page);
   };
