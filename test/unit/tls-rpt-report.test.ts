@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { TlsRptRecorder, utcDay } from '../../src/tls-rpt/recorder.js';
 import { buildReport, gzipReport, reportFilename } from '../../src/tls-rpt/report.js';
-import { parseTlsRptRecords } from '../../src/tls-rpt/txt.js';
+import { MAX_RUA_URIS, parseTlsRptRecords } from '../../src/tls-rpt/txt.js';
 
 describe('_smtp._tls record (RFC 8460 3)', () => {
   it('reads the rua URIs of the one v=TLSRPTv1 record, ignoring other records and unknown fields', () => {
@@ -11,6 +11,13 @@ describe('_smtp._tls record (RFC 8460 3)', () => {
       ok: true,
       rua: ['mailto:tls@example.com', 'https://r.example.com/tlsrpt'],
     });
+  });
+
+  it('keeps the first MAX_RUA_URIS distinct URIs of a long rua, so a domain cannot have a report sent to thousands', () => {
+    const many = Array.from({ length: 20_000 }, (_, i) => `mailto:r${i % 7}@b.example`).join(',');
+    expect(parseTlsRptRecords([`v=TLSRPTv1; rua=${many}`])).toEqual({ ok: true, rua: ['mailto:r0@b.example', 'mailto:r1@b.example', 'mailto:r2@b.example', 'mailto:r3@b.example', 'mailto:r4@b.example'] });
+    expect(MAX_RUA_URIS).toBe(5);
+    expect(parseTlsRptRecords(['v=TLSRPTv1; rua=https://a.example/r, https://a.example/r'])).toEqual({ ok: true, rua: ['https://a.example/r'] });
   });
 
   it.each([
