@@ -7,11 +7,15 @@
  * data goes afterwards in bounded batches (purgeChannelBatch, paced by channels/purger.ts), each
  * one transaction, resuming from the entry's phase after a restart:
  *
+ *   jobs      the delivery jobs of the channel's queued messages, found through the account's
+ *             message queue (messageQueue), so the queue stops counting them however long the
+ *             channel's history is (nothing of the channel is sent from the 204 on anyway: the
+ *             dispatcher reads the tombstone, delivery/dispatcher.ts)
  *   broadcasts  the channel's broadcasts (channelBroadcasts) with their entries, failures,
  *             suppressions, message lists, queue entries and counters
  *   events    the channel's events through its own eventIndex prefix [accountId, 'c', channelId],
  *             each with its index entries, and with every message it names: record, body,
- *             delivery jobs (queued and leased ones too: nothing more is sent), outbox entries
+ *             delivery jobs (any left), outbox entries
  *   stats     the channel's counters in statsDaily, statsDailyTags, statsQuarter, statsQuarterTags
  *             (keyed by account first: walked by the account's range, from a saved cursor)
  *
@@ -25,12 +29,17 @@ import type { Store } from './env.js';
 import { indexPrefix } from './event-index.js';
 import { getEvent, removeEventInTxn } from './events.js';
 import { KEY_MAX } from './layout.js';
+import { jobsOfMessage } from './message-jobs.js';
 import { type ChannelPurge, type StatsDb } from './purge-queue.js';
-import { dueMs, leaseMs } from './queue.js';
+import { removeJobInTxn } from './queue.js';
 
 const STATS_DBS = ['statsDaily', 'statsDailyTags', 'statsQuarter', 'statsQuarterTags'] as const satisfies readonly StatsDb[];
-/** In this order: broadcasts first, so an expansion in progress stops making messages at once. */
-const PHASES: readonly ChannelPurge['phase'][] = ['broadcasts', 'events', ...STATS_DBS];
+/**
+ * In this order: the queued jobs first, so the queue's gauges and GET /queue drop them within
+ * moments of the 204 rather than after the walk of the channel's whole history; then broadcasts.
+ * A purge recorded before the jobs phase existed resumes where it was (events remove jobs too).
+ */
+const PHASES: readonly ChannelPurge['phase'][] = ['jobs', 'broadcasts', 'events', ...STATS_DBS];
 /** A broadcast's rows in these databases are keyed [broadcastId, ...]. */
 const BROADCAST_ROW_DBS = ['broadcastEntries', 'broadcastFailures', 'broadcastSuppressions', 'broadcastMessages'] as const;
 
@@ -44,8 +53,7 @@ export async function purgeChannelBatch(store: Store, channelId: string, batch: 
     let cursor = p.cursor;
     while (removed < batch) {
       const left = batch - removed;
-      const step =
-        phase === 'broadcasts' ? purgeBroadcastsInTxn(store, p, left) : phase === 'events' ? purgeEventsInTxn(store, p, left) : purgeStatsInTxn(store, p, phase, cursor, left);
+      const step = stepInTxn(store, p, phase, cursor, left);
       removed += step.removed;
       if (!step.finished) {
         cursor = step.cursor;
@@ -68,6 +76,38 @@ interface Step {
   removed: number;
   finished: boolean;
   cursor?: unknown[];
+}
+
+function stepInTxn(store: Store, p: ChannelPurge, phase: ChannelPurge['phase'], cursor: unknown[] | undefined, max: number): Step {
+  if (phase === 'jobs') return purgeJobsInTxn(store, p, cursor, max);
+  if (phase === 'broadcasts') return purgeBroadcastsInTxn(store, p, max);
+  if (phase === 'events') return purgeEventsInTxn(store, p, max);
+  return purgeStatsInTxn(store, p, phase, cursor, max);
+}
+
+/**
+ * The account's queued messages ([accountId, acceptedSeq] in messageQueue) after the cursor, `max`
+ * looked at per step: each one's accepted event says its channel, and the channel's lose their
+ * jobs (any state: a leased one's attempt then records nothing, its lease gone). The records stay
+ * for the events phase.
+ */
+function purgeJobsInTxn(store: Store, p: ChannelPurge, cursor: unknown[] | undefined, max: number): Step {
+  const after = (cursor?.[1] as number | undefined) ?? 0;
+  let seen = 0;
+  let removed = 0;
+  let last: unknown[] | undefined;
+  for (const key of [...dbsOf(store).messageQueue.getKeys({ start: [p.accountId, after + 1], end: [p.accountId, KEY_MAX], limit: max })] as [string, number][]) {
+    seen++;
+    last = key;
+    const accepted = getEvent(store, key[1]);
+    if (accepted?.channelId !== p.channelId) continue;
+    for (const job of jobsOfMessage(store, accepted.messageId)) {
+      removeJobInTxn(store, job);
+      removed++;
+    }
+  }
+  // Counted as work by messages looked at (a message has a job per recipient domain, at most 50).
+  return { removed: Math.max(seen, removed), finished: seen < max, cursor: last ?? cursor };
 }
 
 /**
@@ -129,9 +169,7 @@ function purgeMessageInTxn(store: Store, e: EventRecord): void {
   db.retentionPending.remove(e.messageId);
   for (const key of [...db.messageJobs.getKeys({ start: [e.messageId], end: [e.messageId, KEY_MAX] })] as [string, string][]) {
     const job = db.jobs.get(key[1]) as DeliveryJob | undefined;
-    if (job?.state === 'queued') db.jobsDue.remove([dueMs(job), job.id]);
-    if (job?.state === 'leased') db.jobsLeased.remove([leaseMs(job), job.id]);
-    db.jobs.remove(key[1]);
+    if (job) removeJobInTxn(store, job);
     db.messageJobs.remove(key);
   }
   // Webhooks of the whole account (channelId null) may still hold this message's payloads.

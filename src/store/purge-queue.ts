@@ -12,15 +12,15 @@ export interface ChannelPurge {
   channelId: string;
   accountId: string;
   deletedAt: string;
-  /** 'broadcasts', 'events', then one phase per statistics database. */
-  phase: 'broadcasts' | 'events' | StatsDb;
-  /** Statistics phases: the last key looked at. */
+  /** 'jobs', 'broadcasts', 'events', then one phase per statistics database. */
+  phase: 'jobs' | 'broadcasts' | 'events' | StatsDb;
+  /** The jobs and statistics phases: the last key looked at. */
   cursor?: unknown[];
 }
 
 /** Inside the delete transaction. */
 export function schedulePurgeInTxn(store: Store, c: { channelId: string; accountId: string; deletedAt: string }): void {
-  dbsOf(store).channelPurges.put(c.channelId, { ...c, phase: 'broadcasts' } satisfies ChannelPurge);
+  dbsOf(store).channelPurges.put(c.channelId, { ...c, phase: 'jobs' } satisfies ChannelPurge);
   dbsOf(store).meta.put('channelDeletions', channelDeletions(store) + 1);
 }
 

@@ -143,6 +143,26 @@ describe('DELETE /channels/{id}', () => {
     expect(pendingPurges(t.daemon.store)).toEqual([]);
   });
 
+  it('removes the queued jobs first, before it walks the channel history', async () => {
+    const s = await setupSender(t, dns, { deliveryType: 'sandbox' });
+    await send(s, 8); // history: sandbox messages, sent at once, with their events
+    expect((await t.api('PATCH', `/channels/${s.channelId}`, { body: { deliveryType: 'live' } })).status).toBe(200);
+    const queued = await send(s, 3);
+    for (const id of queued) await signedBody(t.daemon.store, id);
+    expect(leftovers(s.channelId)).toMatchObject({ messages: 11, jobs: 3 });
+    await t.daemon.channelPurger.stop();
+    expect((await t.api('DELETE', `/channels/${s.channelId}`)).status).toBe(204);
+    // One batch, far smaller than the history: the queue is empty of the channel after it.
+    const first = await purgeChannelBatch(t.daemon.store, s.channelId, 6);
+    expect(first.done).toBe(false);
+    expect(leftovers(s.channelId).jobs).toBe(0);
+    expect(leftovers(s.channelId).messages).toBeGreaterThan(5);
+    expect(dueJobIds(t.daemon.store).filter((id) => queued.includes(getJob(t.daemon.store, id)!.messageId))).toEqual([]);
+    await t.daemon.channelPurger.start();
+    await t.daemon.channelPurger.drain();
+    expect(leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+  });
+
   it("removes the channel's broadcasts with their rows, and the messages they made", async () => {
     const s = await setupSender(t, dns);
     await t.api('POST', '/suppressions', { body: { channelId: s.channelId, mailType: 'broadcast', emails: ['c@example.net'] } });
