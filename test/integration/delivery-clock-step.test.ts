@@ -76,18 +76,18 @@ describe('delivery across a step of the wall clock', () => {
     const done = (ids: string[]) => ids.every((id) => getMessage(store, id)?.status === 'sent');
 
     const retried = await send('ann@retry-mail.net');
-    const early = [];
+    const early: string[] = [];
     for (let i = 0; i < 5; i++) early.push(await send(`early${i}@d${i}-mail.net`));
     service.notify();
     await waitFor(() => done(early) && jobsOf(store, retried)[0]?.attempts === 1, { what: 'the first sends and the first try of the retry' });
 
     // Due before the step, not yet leased (no notify) when the clock goes back an hour.
-    const due = [];
+    const due: string[] = [];
     for (let i = 0; i < 10; i++) due.push(await send(`due${i}@d${i}-mail.net`));
     wall.step(-HOUR);
     service.notify();
     // New sends after the step: due at the (earlier) wall time, as the send path writes them.
-    const after = [];
+    const after: string[] = [];
     for (let i = 0; i < 20; i++) after.push(await send(`after${i}@d${i}-mail.net`));
     service.notify();
 
@@ -111,7 +111,7 @@ describe('delivery across a step of the wall clock', () => {
     service = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 100 }), resolver: noDns, logger: silentLogger(), attempt });
     await service.start();
     const store = t.store;
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await queueMessage(store, { to: [`r${i}@d${i}-mail.net`], now: new Date(Date.now()) }));
     service.notify();
     await waitFor(() => held.length === 5, { what: 'five attempts in flight' });
