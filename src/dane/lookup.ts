@@ -37,6 +37,7 @@ export interface DaneLookupOptions {
   /** dns.dnssecValidating: false turns DANE off entirely. */
   validating: boolean;
   timeoutMs: number;
+  /** Monotonic milliseconds (default performance.now): a step of the wall clock must not keep an answer past its TTL. */
   now?: () => number;
 }
 
@@ -48,7 +49,7 @@ export class DaneLookup {
   private readonly now: () => number;
 
   constructor(private readonly opts: DaneLookupOptions) {
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? (() => performance.now());
   }
 
   /** Concurrent lookups for one host share one set of queries, as MtaStsPolicies.lookup does. */

@@ -23,7 +23,9 @@ export class AuthThrottle {
   private readonly addresses: SlidingCounter;
 
   constructor(opts: { userLimit: number; addressLimit: number; now?: () => number }) {
-    const now = opts.now ?? Date.now;
+    // Monotonic: the windows are intervals. On Date.now a step back of an hour kept the
+    // failures before it counted for the hour, so an address stayed refused that long.
+    const now = opts.now ?? (() => performance.now());
     this.users = new SlidingCounter({ limit: opts.userLimit, windowMs: USER_WINDOW_MS, now });
     this.addresses = new SlidingCounter({ limit: opts.addressLimit, windowMs: ADDRESS_WINDOW_MS, now });
   }

@@ -162,10 +162,11 @@ export class FinishingStage {
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
     this.stopping = true;
-    const deadline = Date.now() + this.drainMs;
-    while (this.started && this.tasks.size > 0 && Date.now() < deadline) {
+    // Monotonic: a step of the wall clock must neither cut the drain short nor stretch it by the step.
+    const deadline = performance.now() + this.drainMs;
+    while (this.started && this.tasks.size > 0 && performance.now() < deadline) {
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, deadline - Date.now())));
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, deadline - performance.now())));
       await Promise.race([Promise.race(this.tasks), late]);
       clearTimeout(timer);
     }

@@ -79,12 +79,13 @@ export function pinnedAgents(options: https.AgentOptions = {}): PinnedAgents {
  * with its own failure, e.g. "connect failed: [2001:db8::1]:443 ENETUNREACH; 192.0.2.7:443 ETIMEDOUT".
  */
 export async function connectInOrder(target: PinnedTarget, port: number): Promise<net.Socket> {
-  const deadline = Date.now() + target.timeoutMs;
+  // Monotonic: a step of the wall clock must not use up (or stretch) the connect budget.
+  const deadline = performance.now() + target.timeoutMs;
   const failures: string[] = [];
   let code = 'ECONNECTION';
   for (let i = 0; i < target.addresses.length; i++) {
     const a = target.addresses[i];
-    const remaining = deadline - Date.now();
+    const remaining = deadline - performance.now();
     if (target.signal?.aborted || remaining <= 0) break;
     try {
       return await connectOne(a, port, Math.ceil(remaining / (target.addresses.length - i)), target.signal);
