@@ -72,6 +72,17 @@ export const NEGATIVE_TTL_SECONDS = 60;
 /** TTL assumed for MX/TXT/CNAME, whose TTL node's resolver does not report. */
 export const UNREPORTED_TTL_SECONDS = 300;
 
+/**
+ * What one answer may hand on. A DNS message over TCP carries up to 64 KiB (RFC 1035 4.2.2), so
+ * thousands of MX or address records, all chosen by the domain delivery is asked to reach. Real
+ * domains publish a handful; delivery tries at most MAX_MX_HOSTS (delivery/mx.ts) hosts, and
+ * every MX name becomes part of the domain's site key (delivery/sites.ts), every address a
+ * connection target (Postfix tries 5 addresses per delivery, smtp_mx_address_limit).
+ */
+export const MAX_MX_RECORDS = 50;
+/** Addresses kept of one A or AAAA answer; see MAX_MX_RECORDS. */
+export const MAX_ADDRESSES = 32;
+
 const DEFAULT_TIMEOUT_MS = 2000;
 const DEFAULT_TRIES = 2;
 const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
@@ -175,18 +186,22 @@ export class DnsResolver {
   /**
    * MX records sorted by ascending priority (RFC 5321 §5.1). Equal priorities keep server order:
    * the caller must randomize among them when delivering. The null MX "0 ." comes back as
-   * {exchange: '', priority: 0}.
+   * {exchange: '', priority: 0}. At most MAX_MX_RECORDS, the most preferred.
    */
   mx(name: string): Promise<DnsAnswer<MxRecord[]>> {
     return this.lookup('MX', name, cloneMx, async (r, n) => {
       const records = (await r.resolveMx(n))
         .map((mx) => ({ exchange: normalizeName(mx.exchange), priority: mx.priority }))
-        .sort((x, y) => x.priority - y.priority);
+        .sort((x, y) => x.priority - y.priority)
+        .slice(0, MAX_MX_RECORDS);
       return { records, ttl: undefined, empty: records.length === 0 };
     });
   }
 
-  /** IPv4 addresses; the TTL is the smallest of the records' (RFC 2181 §5.2: one RRset, one TTL). */
+  /**
+   * IPv4 addresses, at most MAX_ADDRESSES, in the server's order; the TTL is the smallest of the
+   * records' (RFC 2181 §5.2: one RRset, one TTL).
+   */
   a(name: string): Promise<DnsAnswer<string[]>> {
     return this.lookup('A', name, cloneStrings, async (r, n) => addresses(await r.resolve4(n, { ttl: true })));
   }
@@ -334,7 +349,8 @@ function clampTtl(ttl: number): number {
   return Math.min(MAX_TTL_SECONDS, Math.max(MIN_TTL_SECONDS, Math.floor(ttl)));
 }
 
-function addresses(records: { address: string; ttl: number }[]): Fetched<string[]> {
+function addresses(all: { address: string; ttl: number }[]): Fetched<string[]> {
+  const records = all.slice(0, MAX_ADDRESSES);
   return {
     records: records.map((r) => r.address),
     ttl: records.length > 0 ? Math.min(...records.map((r) => r.ttl)) : undefined,

@@ -4,7 +4,7 @@
  */
 import dgram from 'node:dgram';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DnsResolver, UNREPORTED_TTL_SECONDS, isNullMx, parseServers, type DnsResolverOptions } from '../../src/dns/resolver.js';
+import { DnsResolver, MAX_ADDRESSES, MAX_MX_RECORDS, UNREPORTED_TTL_SECONDS, isNullMx, parseServers, type DnsResolverOptions } from '../../src/dns/resolver.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { waitFor } from '../support/wait.js';
 
@@ -109,6 +109,19 @@ describe('DnsResolver', () => {
         { exchange: 'mx30.example.test', priority: 30 },
       ],
     });
+  });
+
+  it('keeps the MAX_MX_RECORDS most preferred MX records and MAX_ADDRESSES addresses of an answer that holds more', async () => {
+    // Over TCP, a domain can answer with as many records as fit in 64 KiB (RFC 1035 4.2.2).
+    const mx = Array.from({ length: 120 }, (_, i) => ({ exchange: `mx${i}.crowd.example.test`, priority: 120 - i }));
+    server.set('crowd.example.test', 'MX', mx);
+    server.set('mx.crowd.example.test', 'A', Array.from({ length: 100 }, (_, i) => `192.0.2.${i}`));
+    const { resolver } = makeResolver();
+
+    const answer = await resolver.mx('crowd.example.test');
+    expect(answer.status === 'ok' && answer.records.map((r) => r.priority)).toEqual(Array.from({ length: MAX_MX_RECORDS }, (_, i) => i + 1));
+    const a = await resolver.a('mx.crowd.example.test');
+    expect(a.status === 'ok' && a.records).toEqual(Array.from({ length: MAX_ADDRESSES }, (_, i) => `192.0.2.${i}`));
   });
 
   it('parses a null MX as an empty exchange and recognises it', async () => {
