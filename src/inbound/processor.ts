@@ -10,6 +10,8 @@
  *  - any other local part at a return-path host of a registered domain (an address registered
  *    with a provider's feedback loop, say): reports are matched by every key they carry
  *    (report-match.ts: VERP addresses, our Message-ID, the client's Message-ID).
+ * At most one `bounced` and one `complained` event per message and recipient come from reports
+ * (store/engagement.ts): a repeated report is a no-op, logged at debug.
  * A report we cannot match (or whose recipient we cannot tell) is accepted, since we are the
  * final destination for these hosts and a bounce of a bounce would only add noise (RFC 3464 4:
  * no DSN about a DSN), but never silently: it is logged (warn, with its keys) and counted in
@@ -35,8 +37,11 @@ export interface Envelope {
 }
 
 export interface Outcome {
-  /** unmatched: a report about no message we know (or no recipient of it); logged and counted. */
-  kind: 'bounce' | 'complaint' | 'unsubscribe' | 'ignored' | 'unmatched';
+  /**
+   * unmatched: a report about no message we know (or no recipient of it); logged and counted.
+   * duplicate: a report about recipients that already have that report's event.
+   */
+  kind: 'bounce' | 'complaint' | 'unsubscribe' | 'ignored' | 'unmatched' | 'duplicate';
   messageId?: string;
   recipients: string[];
 }
@@ -46,8 +51,8 @@ export interface InboundDeps {
   returnPathLabel: string;
   /** Where unmatched reports are counted (postrider_inbound_reports_unmatched_total). */
   metrics?: Pick<Metrics, 'recordUnmatchedReport'>;
-  /** Where unmatched reports are logged (warn, with the report's keys). */
-  logger?: Pick<Logger, 'warn'>;
+  /** Where unmatched reports are logged (warn, with the report's keys); repeated ones at debug. */
+  logger?: Pick<Logger, 'warn' | 'debug'>;
 }
 
 type ReportKind = 'arf' | 'dsn';
@@ -96,8 +101,9 @@ export class InboundProcessor {
     const recipients = named && m.recipients.includes(named) ? [named] : m.recipients.length === 1 ? m.recipients : [];
     if (recipients.length === 0) return this.unmatched('arf', keys, env, 'no recipient of the message named', m.id);
     const details = definedOnly({ feedbackType: fb.feedbackType, userAgent: fb.userAgent, sourceIp: fb.sourceIp, arrivalDate: fb.arrivalDate, reportedDomain: fb.reportedDomain });
-    await recordComplaint(this.deps.store, { subject: subjectOf(m), recipients, details });
-    return { kind: 'complaint', messageId: m.id, recipients };
+    const recorded = await recordComplaint(this.deps.store, { subject: subjectOf(m), recipients, details });
+    if (recorded.length === 0) return this.duplicate('arf', m.id, recipients);
+    return { kind: 'complaint', messageId: m.id, recipients: recorded };
   }
 
   /** RFC 3464: each failed recipient block of the matched message becomes a bounced event. */
@@ -109,6 +115,7 @@ export class InboundProcessor {
     if (!found.message) return failed.length > 0 ? this.unmatched('dsn', keys, env, found.reason) : { kind: 'ignored', recipients: [] };
     const m = found.message;
     const bounced: string[] = [];
+    const repeated: string[] = [];
     for (const b of failed) {
       if (!m.recipients.includes(b.recipient)) continue; // only what this message was sent to
       const details = definedOnly({
@@ -120,11 +127,18 @@ export class InboundProcessor {
         reportingMta: b.reportingMta,
         async: true,
       });
-      await recordAsyncBounce(this.deps.store, { subject: subjectOf(m), recipients: [b.recipient], details, hard: b.hard });
-      bounced.push(b.recipient);
+      const recorded = await recordAsyncBounce(this.deps.store, { subject: subjectOf(m), recipients: [b.recipient], details, hard: b.hard });
+      (recorded.length > 0 ? bounced : repeated).push(b.recipient);
     }
+    if (bounced.length === 0 && repeated.length > 0) return this.duplicate('dsn', m.id, repeated);
     if (bounced.length === 0 && failed.length > 0) return this.unmatched('dsn', keys, env, 'no recipient of the message named', m.id);
     return { kind: bounced.length > 0 ? 'bounce' : 'ignored', messageId: m.id, recipients: bounced };
+  }
+
+  /** Recipients that have this report's event already: nothing is recorded again. */
+  private duplicate(kind: ReportKind, messageId: string, recipients: string[]): Outcome {
+    this.deps.logger?.debug({ event: 'inbound_report_repeated', kind, messageId, recipients }, 'repeated report: recipient has this event already');
+    return { kind: 'duplicate', messageId, recipients: [] };
   }
 
   /** Never dropped silently: an operator sees the report's keys in the log and the count in /metrics. */

@@ -5,8 +5,10 @@
  * and the suppression it implies, so a crash never leaves one without the other.
  */
 import type { EventRecord, EventType, MailSource, MailType, MessageRecord, SuppressionReason } from '../domain/types.js';
+import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
+import { KEY_MAX } from './layout.js';
 import { addSuppressionInTxn, getSuppression, removeSuppressionInTxn } from './suppressions.js';
 
 /** What an engagement event copies from its message (spec 2.7 list item fields). */
@@ -74,23 +76,53 @@ export async function recordResubscribe(store: Store, e: EngagementInput): Promi
 /**
  * An asynchronous bounce (a DSN that came back after delivery was accepted): the `bounced`
  * event, and for a hard bounce the suppression (reason bounce), as synchronous bounces get.
+ * At most one per message and recipient: a recipient that already has a bounced event from a
+ * report (details.async) is left out, as a repeated or replayed DSN says nothing new (and would
+ * count the bounce again in the statistics). Returns the recipients recorded.
  */
-export async function recordAsyncBounce(store: Store, e: EngagementInput & { hard: boolean }): Promise<void> {
-  await store.write(() => {
-    append(store, 'bounced', e, e.recipients);
-    if (!e.hard) return;
+export async function recordAsyncBounce(store: Store, e: EngagementInput & { hard: boolean }): Promise<string[]> {
+  return store.write(() => {
+    const fresh = withoutReportEvent(store, e, 'bounced');
+    if (fresh.length === 0) return fresh;
+    append(store, 'bounced', e, fresh);
     const { channelId, mailType } = e.subject;
-    for (const email of e.recipients) addSuppressionInTxn(store, { channelId, mailType, email, reason: 'bounce' });
+    if (e.hard) for (const email of fresh) addSuppressionInTxn(store, { channelId, mailType, email, reason: 'bounce' });
+    return fresh;
   });
 }
 
-/** A feedback report (complaint): the `complained` event and a suppression (reason complaint). */
-export async function recordComplaint(store: Store, e: EngagementInput): Promise<void> {
-  await store.write(() => {
-    append(store, 'complained', e, e.recipients);
+/**
+ * A feedback report (complaint): the `complained` event and a suppression (reason complaint).
+ * At most one per message and recipient, as for asynchronous bounces. Returns the recipients recorded.
+ */
+export async function recordComplaint(store: Store, e: EngagementInput): Promise<string[]> {
+  return store.write(() => {
+    const fresh = withoutReportEvent(store, e, 'complained');
+    if (fresh.length === 0) return fresh;
+    append(store, 'complained', e, fresh);
     const { channelId, mailType } = e.subject;
-    for (const email of e.recipients) addSuppressionInTxn(store, { channelId, mailType, email, reason: 'complaint' });
+    for (const email of fresh) addSuppressionInTxn(store, { channelId, mailType, email, reason: 'complaint' });
+    return fresh;
   });
+}
+
+/**
+ * The recipients that have no event of this type from a report on the message yet. Inside the
+ * write, so two reports racing see each other. The message's events are walked by key and only
+ * those of the type are read (the type index is a key lookup), so opens and clicks cost no decoding.
+ */
+function withoutReportEvent(store: Store, e: EngagementInput, type: 'bounced' | 'complained'): string[] {
+  const db = dbsOf(store);
+  const { accountId, messageId } = e.subject;
+  const seen = new Set<string>();
+  for (const key of db.messageEvents.getKeys({ start: [messageId], end: [messageId, KEY_MAX] })) {
+    const seq = (key as [string, number])[1];
+    if (!db.eventIndex.doesExist([accountId, 'e', type, seq])) continue;
+    const event = db.events.get(seq) as EventRecord | undefined;
+    // Synchronous bounces (the delivery attempt's own) are not reports.
+    if (event && (type === 'complained' || event.details.async === true)) for (const r of event.recipients) seen.add(r.toLowerCase());
+  }
+  return [...new Set(e.recipients)].filter((r) => !seen.has(r.toLowerCase()));
 }
 
 function suppressWithEvent(store: Store, type: EventType, reason: SuppressionReason, e: EngagementInput): string[] {

@@ -98,6 +98,19 @@ describe('inbound listener', () => {
     expect(getSuppression(t.daemon.store, s.channelId, 'transactional', 'victim@example.org')).toBeUndefined();
   });
 
+  it('records one bounced and one complained event for a recipient however often reports about it come', async () => {
+    const m = await sendTransactional(['hal@example.net']);
+    const soft = dsn({ to: verp(m), recipient: 'hal@example.net', messageIdHeader: m.messageIdHeader, status: '4.2.2', diagnostic: '452 4.2.2 Mailbox full' });
+    const report = arf({ to: verp(m), originalMailFrom: verp(m), recipient: 'hal@example.net', messageIdHeader: m.messageIdHeader, originalTo: 'hal@example.net' });
+    const before = (await totals()).transactional;
+    // 50 of each, interleaved and at once: each report's write looks for an earlier event itself.
+    const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => deliver({ to: [verp(m)], raw: i % 2 === 0 ? soft : report })));
+    expect(replies.every((r) => /^250/.test(r))).toBe(true);
+    expect((await events(m.id, 'bounced')).map((e) => e.recipients)).toEqual([['hal@example.net']]);
+    expect((await events(m.id, 'complained')).map((e) => e.recipients)).toEqual([['hal@example.net']]);
+    expect((await totals()).transactional).toMatchObject({ bounced: before.bounced + 1, complained: before.complained + 1 });
+  });
+
   it('turns an ARF abuse report into a complained event, a suppression and the complained counter', async () => {
     const m = await sendBroadcast('dee@example.net');
     const reply = await deliver({ to: [verp(m)], raw: arf({ to: verp(m), originalMailFrom: verp(m), recipient: 'dee@example.net', messageIdHeader: m.messageIdHeader, originalTo: 'dee@example.net' }) });
