@@ -7,6 +7,7 @@
  * never expanded; nothing is capped or kept only in memory.
  */
 import type { AddressValue, DeliveryJob, MessageRecord } from '../domain/types.js';
+import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
@@ -85,8 +86,10 @@ export function getBroadcast<C>(store: Store, id: string): BroadcastRecord<C> | 
 
 /** The oldest broadcast still being expanded. */
 export function nextActiveBroadcast<C>(store: Store): BroadcastRecord<C> | undefined {
-  for (const { key } of dbsOf(store).broadcastQueue.getRange({ limit: 1 })) {
-    return getBroadcast<C>(store, (key as [number, string])[1]);
+  for (const { key } of dbsOf(store).broadcastQueue.getRange({})) {
+    const b = getBroadcast<C>(store, (key as [number, string])[1]);
+    // A deleted channel's broadcast is not expanded any further; its purge removes it.
+    if (!b || !isChannelDeleted(store, b.channelId)) return b;
   }
   return undefined;
 }
@@ -121,7 +124,8 @@ export interface BatchProgress {
  */
 export function advanceBroadcastInTxn<C>(store: Store, id: string, p: BatchProgress): BroadcastRecord<C> {
   const b = getBroadcast<C>(store, id);
-  if (!b || b.canceledAt) throw new BroadcastCanceled(id);
+  // Its channel deleted (the tombstone committed before the DELETE's 204): nothing more is made of it.
+  if (!b || b.canceledAt || isChannelDeleted(store, b.channelId)) throw new BroadcastCanceled(id);
   if (b.cursor !== p.from) throw new Error(`broadcast ${id}: a batch from entry ${p.from} came while the cursor is at ${b.cursor}`);
   for (let i = b.cursor; i < p.cursor; i++) dbsOf(store).broadcastEntries.remove([b.id, i]);
   for (const f of p.failures) dbsOf(store).broadcastFailures.put([b.id, f.index], f);

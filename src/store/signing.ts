@@ -8,6 +8,7 @@
  * entry goes only then, so whatever happens in between (a crash, a stop, a failed task), the
  * step is simply run again from what was committed.
  */
+import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { jobsOfMessage } from './message-jobs.js';
@@ -156,15 +157,18 @@ export function oldestAwaitingSignatureMs(store: Store, now: number): number {
 
 /**
  * What to finish: the entry and the committed body (SMTP); undefined when the message no longer
- * waits. `gone`: the message went (channel purge, retention) before it was finished.
+ * waits. `gone`: the message went (channel purge, retention) before it was finished, or its
+ * channel was deleted (nothing is composed or signed for it from the DELETE's 204 on, whatever
+ * the purge has reached).
  */
 export function unsignedMessage(store: Store, messageId: string): (PendingSignature & { body: Buffer | undefined; gone: boolean }) | undefined {
   const dbs = dbsOf(store);
   const p = dbs.unsigned.get(messageId) as PendingSignature | undefined;
   if (!p) return undefined;
-  // A committed request has no body yet; existence checks decode nothing.
+  // A committed request has no body yet. The record (small before composition) says the channel.
   const body = p.compose === undefined ? (dbs.bodies.get(messageId) as Buffer | undefined) : undefined;
-  const gone = !dbs.messages.doesExist(messageId) || (p.compose === undefined && body === undefined);
+  const m = dbs.messages.get(messageId) as MessageRecord | undefined;
+  const gone = !m || isChannelDeleted(store, m.channelId) || (p.compose === undefined && body === undefined);
   return { ...p, body, gone };
 }
 
@@ -183,9 +187,9 @@ export interface FinishedMessage {
 /**
  * Stores finished bodies (and what composition learned into the record), ends their wait and
  * makes their messages' queued jobs due (their dueAt is the commit time, so they are due at
- * once), all in one write. A message that is gone (its channel purged) only loses its entry; a
- * job canceled meanwhile (a broadcast's cancel) stays done; a message finished twice (a retry
- * that raced) is stored once. Returns how many jobs became due.
+ * once), all in one write. A message that is gone (its channel deleted or purged) only loses its
+ * entry; a job canceled meanwhile (a broadcast's cancel) stays done; a message finished twice (a
+ * retry that raced) is stored once. Returns how many jobs became due.
  */
 export async function storeSignedBodies(store: Store, signed: readonly FinishedMessage[]): Promise<number> {
   return store.write(() => {
@@ -202,7 +206,8 @@ function storeSignedInTxn(store: Store, s: FinishedMessage): number {
   // The record is read once: for the age index's key and for what composition learned.
   const record = dbs.messages.get(s.messageId) as MessageRecord | undefined;
   removePendingSignatureInTxn(store, s.messageId, record);
-  if (!record) return 0;
+  // Signed while its channel was being deleted: nothing is stored, no job becomes due.
+  if (!record || isChannelDeleted(store, record.channelId)) return 0;
   if (!s.composed && !dbs.bodies.doesExist(s.messageId)) return 0;
   dbs.bodies.put(s.messageId, Buffer.from(s.body.buffer, s.body.byteOffset, s.body.byteLength));
   if (s.record) dbs.messages.put(s.messageId, { ...record, ...s.record });
@@ -258,7 +263,8 @@ export async function endUnfinished(
     if (!dbs.unsigned.doesExist(messageId)) return [];
     const message = dbs.messages.get(messageId) as MessageRecord | undefined;
     removePendingSignatureInTxn(store, messageId, message);
-    if (!message) return [];
+    // A deleted channel's message just stops waiting: no event is added for it.
+    if (!message || isChannelDeleted(store, message.channelId)) return [];
     const jobs = jobsOfMessage(store, messageId);
     const bounced: string[] = [];
     for (const job of jobs) {

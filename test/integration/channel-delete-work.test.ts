@@ -1,0 +1,119 @@
+/**
+ * Nothing is done on behalf of a deleted channel once DELETE /channels/{id} has answered 204,
+ * whatever its purge has reached (issue 29 item 5): its broadcast is expanded no further and its
+ * messages are neither composed nor signed (their jobs never become due). The purger is held in
+ * these tests, as it is while it works through another channel's long history.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { getBroadcast } from '../../src/store/broadcasts.js';
+import { getBody } from '../../src/store/messages.js';
+import { jobsOfMessage } from '../../src/store/message-jobs.js';
+import { dueJobIds } from '../../src/store/queue.js';
+import { channelRemains } from '../../src/store/remains.js';
+import { awaitsSignature } from '../../src/store/signing.js';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
+import { holdFinishing } from '../support/hold-finishing.js';
+import { setupSender, type Sender } from '../support/sending.js';
+import { waitFor } from '../support/wait.js';
+
+let dns: TestDns;
+let t: TestDaemon;
+
+beforeAll(async () => {
+  ({ t, dns } = await startDaemonWithDns());
+});
+
+afterAll(() => stopDaemonWithDns({ t, dns }));
+
+async function broadcast(s: Sender, n: number): Promise<string> {
+  const res = await t.api('POST', '/send/broadcast', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `news@${s.domain}` }, template: { subject: 'News', text: 'Hi' }, messages: Array.from({ length: n }, (_, i) => ({ to: [{ email: `r${i}@example.net` }] })) },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.broadcastId;
+}
+
+async function send(s: Sender, to: string): Promise<string> {
+  const res = await t.api('POST', '/send/transactional', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `shop@${s.domain}` }, to: [{ email: to }], subject: 'Order', text: 'Hi' },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.messageId;
+}
+
+async function deleteChannel(s: Sender): Promise<void> {
+  await t.daemon.channelPurger.stop();
+  expect((await t.api('DELETE', `/channels/${s.channelId}`)).status).toBe(204);
+}
+
+const dueJobsOf = (messageId: string) => {
+  const due = new Set(dueJobIds(t.daemon.store));
+  return jobsOfMessage(t.daemon.store, messageId).filter((j) => due.has(j.id));
+};
+
+describe('after a channel was deleted', () => {
+  it('expands none of its broadcasts, and goes on with the next one', async () => {
+    const gone = await setupSender(t, dns);
+    const kept = await setupSender(t, dns);
+    const { expander } = t.daemon.submission;
+    await expander.stop(); // both broadcasts wait, the deleted channel's oldest
+    const goneId = await broadcast(gone, 20);
+    const keptId = await broadcast(kept, 3);
+    await deleteChannel(gone);
+    try {
+      await expander.start();
+      await expander.drain();
+      expect(getBroadcast(t.daemon.store, goneId)).toMatchObject({ cursor: 0, messages: 0 });
+      expect(channelRemains(t.daemon.store, gone.channelId).messages).toBe(0);
+      expect(getBroadcast(t.daemon.store, keptId)).toMatchObject({ state: 'done', messages: 3 });
+    } finally {
+      await t.daemon.channelPurger.start();
+      await t.daemon.channelPurger.drain();
+    }
+  });
+
+  it('composes and signs none of its messages: neither one scheduled after the 204 nor one being signed at it', async () => {
+    const s = await setupSender(t, dns);
+    const { signing } = t.daemon.submission;
+    // Committed, never scheduled: as one waiting in the finishing stage's backlog.
+    const notScheduled = vi.spyOn(signing, 'schedule').mockImplementation(() => {});
+    let waiting: string;
+    try {
+      waiting = await send(s, 'later@example.net');
+    } finally {
+      notScheduled.mockRestore();
+    }
+    const hold = holdFinishing(t.daemon.pool);
+    let signed: string;
+    try {
+      signed = await send(s, 'now@example.net');
+      await waitFor(hold.started, { what: 'the finish task in the pool' });
+      await deleteChannel(s);
+    } finally {
+      hold.restore();
+    }
+    try {
+      // Signed while the delete committed: nothing stored, its job never due.
+      await waitFor(() => !awaitsSignature(t.daemon.store, signed), { what: 'the signed message to stop waiting' });
+      expect(getBody(t.daemon.store, signed)).toBeUndefined();
+      expect(dueJobsOf(signed)).toEqual([]);
+      // Scheduled after the 204: it never reaches the pool.
+      const finish = vi.spyOn(t.daemon.pool, 'finishMany');
+      try {
+        signing.schedule([waiting]);
+        await waitFor(() => !awaitsSignature(t.daemon.store, waiting), { what: 'the waiting message to stop waiting' });
+        expect(finish).not.toHaveBeenCalled();
+      } finally {
+        finish.mockRestore();
+      }
+      expect(getBody(t.daemon.store, waiting)).toBeUndefined();
+      expect(dueJobsOf(waiting)).toEqual([]);
+    } finally {
+      await t.daemon.channelPurger.start();
+      await t.daemon.channelPurger.drain();
+    }
+  });
+});
