@@ -9,12 +9,13 @@
  * Order per message: only the oldest entry of a (webhook, message) pair is in `webhookDue`;
  * finishing it (success or give-up) puts the next one there, in the same transaction.
  *
- * A leaf module of the store (it imports no other store verbs), so webhooks.ts and events.ts
- * can both use it without an import cycle.
+ * A leaf module of the store (it imports no other store verbs but the leaf channel-records.ts),
+ * so webhooks.ts and events.ts can both use it without an import cycle.
  */
 import type { EventRecord } from '../domain/types.js';
 import { EMPTY_STATUS, payloadsOf, webhookWants, type OutboxEntry, type Webhook, type WebhookStatus } from '../domain/webhook.js';
 import { randomUUID } from 'node:crypto';
+import { deletedChannels } from './channel-records.js';
 import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
@@ -121,13 +122,16 @@ export interface ClaimOptions {
 /**
  * Due entries to send now, per webhook up to its free slots, and the earliest due time of those
  * left for later (the dispatcher's next wake-up). Runs inside a write (see OutboxSignal); it
- * removes the entries of webhooks that were deleted or disabled meanwhile.
+ * removes the entries of webhooks that were deleted or disabled meanwhile, and those about a
+ * deleted channel (its tombstone committed before the DELETE's 204; an account-wide webhook's
+ * entries would otherwise wait for the purge to reach their message): nothing is posted for it.
  */
 export function claimDueInTxn(store: Store, o: ClaimOptions): { claims: Claim[]; nextDueMs: number | undefined } {
   const db = dbsOf(store);
   const claims: Claim[] = [];
   let nextDueMs: number | undefined;
   let start: [string, string] | undefined;
+  const deleted = deletedChannels(store);
   // Skip-scan: one seek per webhook that has due entries.
   for (;;) {
     let webhookId: string | undefined;
@@ -150,8 +154,9 @@ export function claimDueInTxn(store: Store, o: ClaimOptions): { claims: Claim[];
       if (free <= 0) break;
       if (o.inFlight.has(outboxKeyOf({ webhookId, messageId, seq, part }))) continue;
       const entry = db.webhookOutbox.get(outboxKey({ webhookId, messageId, seq, part })) as OutboxEntry | undefined;
-      if (!entry) {
-        db.webhookDue.remove(key); // stale index entry
+      if (!entry || deleted(entry.payload.channelId)) {
+        db.webhookDue.remove(key); // stale index entry, or the head of a deleted channel's message
+        if (entry) removeOutboxOfMessageInTxn(store, webhookId, messageId);
         continue;
       }
       claims.push({ webhook: w, secret, entry });
@@ -232,6 +237,15 @@ export function pendingCount(store: Store, webhookId: string): number {
 }
 
 /** Inside a write: drops everything queued for a webhook (deleted or disabled). */
+/**
+ * Inside a write: a message's entries for one webhook, none posted (its channel was deleted).
+ * Only the head of a (webhook, message) pair has a due entry: the caller removes it.
+ */
+function removeOutboxOfMessageInTxn(store: Store, webhookId: string, messageId: string): void {
+  const db = dbsOf(store);
+  for (const key of [...db.webhookOutbox.getKeys({ start: [webhookId, messageId], end: [webhookId, messageId, KEY_MAX] })]) db.webhookOutbox.remove(key);
+}
+
 export function removeOutboxOfWebhookInTxn(store: Store, webhookId: string): number {
   const db = dbsOf(store);
   let n = 0;

@@ -1,8 +1,9 @@
 /**
  * Nothing is done on behalf of a deleted channel once DELETE /channels/{id} has answered 204,
- * whatever its purge has reached (issue 29 item 5): its broadcast is expanded no further and its
- * messages are neither composed nor signed (their jobs never become due). The purger is held in
- * these tests, as it is while it works through another channel's long history.
+ * whatever its purge has reached (issue 29 item 5): its broadcast is expanded no further, its
+ * messages are neither composed nor signed (their jobs never become due), and no webhook request
+ * is sent for its events. The purger is held in these tests, as it is while it works through
+ * another channel's long history.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getBroadcast } from '../../src/store/broadcasts.js';
@@ -11,17 +12,19 @@ import { jobsOfMessage } from '../../src/store/message-jobs.js';
 import { dueJobIds } from '../../src/store/queue.js';
 import { channelRemains } from '../../src/store/remains.js';
 import { awaitsSignature } from '../../src/store/signing.js';
+import { pendingCount } from '../../src/store/webhook-outbox.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { holdFinishing } from '../support/hold-finishing.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
 let dns: TestDns;
 let t: TestDaemon;
 
 beforeAll(async () => {
-  ({ t, dns } = await startDaemonWithDns());
+  ({ t, dns } = await startDaemonWithDns({ 'webhooks.allowHttp': true, 'webhooks.allowPrivate': true }));
 });
 
 afterAll(() => stopDaemonWithDns({ t, dns }));
@@ -112,6 +115,29 @@ describe('after a channel was deleted', () => {
       expect(getBody(t.daemon.store, waiting)).toBeUndefined();
       expect(dueJobsOf(waiting)).toEqual([]);
     } finally {
+      await t.daemon.channelPurger.start();
+      await t.daemon.channelPurger.drain();
+    }
+  });
+
+  it("posts none of its events to an account-wide webhook, and goes on with the others'", async () => {
+    const rx = await startWebhookReceiver();
+    const gone = await setupSender(t, dns);
+    const kept = await setupSender(t, dns);
+    const hook = await t.api('POST', '/webhooks', { body: { url: rx.url('/all'), events: ['accepted'] } });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+    await t.daemon.webhooks.stop(); // the payloads wait in the outbox, the deleted channel's first
+    const goneId = await send(gone, 'a@example.net');
+    const keptId = await send(kept, 'b@example.net');
+    await deleteChannel(gone);
+    try {
+      await t.daemon.webhooks.start();
+      await waitFor(() => rx.at('/all').some((r) => r.json?.messageId === keptId), { what: "the other channel's payload posted" });
+      await waitFor(() => pendingCount(t.daemon.store, hook.body.id) === 0, { what: "the webhook's outbox empty" });
+      expect(rx.at('/all').filter((r) => r.json?.messageId === goneId || r.json?.channelId === gone.channelId)).toEqual([]);
+    } finally {
+      await t.daemon.webhooks.start();
+      await rx.close();
       await t.daemon.channelPurger.start();
       await t.daemon.channelPurger.drain();
     }
