@@ -23,15 +23,57 @@ function toX509(cert: X509Certificate | Buffer): X509Certificate {
   return cert instanceof X509Certificate ? cert : new X509Certificate(cert);
 }
 
+/**
+ * "2 1 0" records tried per match at most. Each costs a key import and a signature check, and a
+ * signed zone can publish hundreds in one 64 KiB answer; real sets carry one or two (a key and
+ * its successor during a rollover, RFC 7671 8.1). Beyond the limit they are not tried.
+ */
+export const MAX_BARE_ANCHORS = 8;
+
+/**
+ * What a certificate's selector and matching type give (RFC 6698 2.1.2-2.1.3), computed once per
+ * certificate and combination within one match: a TLSA answer can hold over a thousand records,
+ * and exporting and hashing the key again for each of them took about a second per TLS session.
+ */
+class Associations {
+  private readonly values = new Map<X509Certificate, Map<number, Buffer | null>>();
+
+  matches(cert: X509Certificate, record: TlsaRecord): boolean {
+    const value = this.of(cert, record.selector, record.matchingType);
+    return value !== null && value.length === record.data.length && timingSafeEqual(value, record.data);
+  }
+
+  private of(cert: X509Certificate, selector: number, matchingType: number): Buffer | null {
+    let byCert = this.values.get(cert);
+    if (!byCert) this.values.set(cert, (byCert = new Map()));
+    const key = selector * 256 + matchingType;
+    let value = byCert.get(key);
+    if (value === undefined) byCert.set(key, (value = association(cert, selector, matchingType)));
+    return value;
+  }
+}
+
+function association(cert: X509Certificate, selector: number, matchingType: number): Buffer | null {
+  const selected = selector === Selector.CERT ? cert.raw : cert.publicKey.export({ type: 'spki', format: 'der' });
+  if (matchingType === MatchingType.FULL) return selected;
+  if (matchingType === MatchingType.SHA256) return createHash('sha256').update(selected).digest();
+  if (matchingType === MatchingType.SHA512) return createHash('sha512').update(selected).digest();
+  return null;
+}
+
 /** Does one certificate match one record's selector, matching type and data (RFC 6698 2.1.2-2.1.3)? */
 export function certificateMatches(cert: X509Certificate, record: TlsaRecord): boolean {
-  const selected = record.selector === Selector.CERT ? cert.raw : cert.publicKey.export({ type: 'spki', format: 'der' });
-  let value: Buffer;
-  if (record.matchingType === MatchingType.FULL) value = selected;
-  else if (record.matchingType === MatchingType.SHA256) value = createHash('sha256').update(selected).digest();
-  else if (record.matchingType === MatchingType.SHA512) value = createHash('sha512').update(selected).digest();
-  else return false;
-  return value.length === record.data.length && timingSafeEqual(value, record.data);
+  return new Associations().matches(cert, record);
+}
+
+/** The state of one match: the certificates' associations, and each chain check made (by top). */
+interface MatchContext {
+  chain: X509Certificate[];
+  names: readonly string[];
+  now: Date;
+  associations: Associations;
+  breaks: Map<number, string | undefined>;
+  bareAnchorsTried: number;
 }
 
 export function matchCertificate(
@@ -42,31 +84,35 @@ export function matchCertificate(
 ): MatchResult {
   const chain = chainIn.map(toX509);
   if (chain.length === 0) return { ok: false, reason: 'no certificate presented' };
+  const ctx: MatchContext = { chain, names, now, associations: new Associations(), breaks: new Map(), bareAnchorsTried: 0 };
   const usable = records.filter(isUsable);
   for (const record of usable.filter((r) => r.usage === Usage.DANE_EE)) {
-    if (certificateMatches(chain[0], record)) return { ok: true, record, how: `DANE-EE ${describeTlsa(record)}` };
+    if (ctx.associations.matches(chain[0], record)) return { ok: true, record, how: `DANE-EE ${describeTlsa(record)}` };
   }
   const ta = usable.filter((r) => r.usage === Usage.DANE_TA);
   let taReason: string | undefined;
   for (const record of ta) {
-    const result = matchTrustAnchor(chain, record, names, now);
+    const result = matchTrustAnchor(ctx, record);
     if (result.ok) return result;
     taReason ??= result.reason;
   }
-  const tried = usable.map(describeTlsa).join(', ');
+  // The reason names a few records; an answer can hold over a thousand.
+  const tried = usable.slice(0, 5).map(describeTlsa).join(', ') + (usable.length > 5 ? ` and ${usable.length - 5} more` : '');
   return { ok: false, reason: taReason ?? `certificate matches no TLSA record (${tried || 'none usable'})` };
 }
 
-function matchTrustAnchor(chain: X509Certificate[], record: TlsaRecord, names: readonly string[], now: Date): MatchResult {
+function matchTrustAnchor(ctx: MatchContext, record: TlsaRecord): MatchResult {
+  const { chain, names, now } = ctx;
   const how = `DANE-TA ${describeTlsa(record)}`;
-  let top = chain.findIndex((cert, i) => i > 0 && certificateMatches(cert, record));
+  let top = chain.findIndex((cert, i) => i > 0 && ctx.associations.matches(cert, record));
   let anchorKey: KeyObject | undefined;
   if (top === -1) {
-    anchorKey = bareAnchorKey(record);
+    anchorKey = bareAnchorKey(ctx, record);
     if (!anchorKey) return { ok: false, reason: `certificate chain contains no trust anchor matching ${describeTlsa(record)}` };
     top = chain.length - 1;
   }
-  const broken = chainBreak(chain, top, now);
+  if (!ctx.breaks.has(top)) ctx.breaks.set(top, chainBreak(chain, top, now));
+  const broken = ctx.breaks.get(top);
   if (broken) return { ok: false, reason: `${how}: ${broken}` };
   if (anchorKey && !chain[top].verify(anchorKey)) {
     return { ok: false, reason: `${how}: chain not signed by the trust anchor key` };
@@ -90,9 +136,14 @@ function chainBreak(chain: X509Certificate[], top: number, now: Date): string | 
   return undefined;
 }
 
-/** A "2 1 0" record carries the trust anchor's whole public key, so it can verify a chain that omits it. */
-function bareAnchorKey(record: TlsaRecord): KeyObject | undefined {
+/**
+ * A "2 1 0" record carries the trust anchor's whole public key, so it can verify a chain that
+ * omits it. Only the first MAX_BARE_ANCHORS of a match are read, those that fail to parse included.
+ */
+function bareAnchorKey(ctx: MatchContext, record: TlsaRecord): KeyObject | undefined {
   if (record.selector !== Selector.SPKI || record.matchingType !== MatchingType.FULL) return undefined;
+  if (ctx.bareAnchorsTried >= MAX_BARE_ANCHORS) return undefined;
+  ctx.bareAnchorsTried++;
   try {
     return createPublicKey({ key: record.data, format: 'der', type: 'spki' });
   } catch {

@@ -1,6 +1,6 @@
 import type { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { matchCertificate } from '../../src/dane/match.js';
+import { MAX_BARE_ANCHORS, matchCertificate } from '../../src/dane/match.js';
 import { isUsable, parseTlsaRdata, type TlsaRecord } from '../../src/dane/tlsa.js';
 import { DANE_MX, daneCerts, tlsaData } from '../support/dane-certs.js';
 
@@ -71,6 +71,21 @@ describe('DANE matching (RFC 7672 3.1, RFC 7671 5)', () => {
   it('one matching record among others is enough', () => {
     const records = [tlsa(1, 1, 1, leaf), tlsa(3, 1, 1, otherCa), tlsa(2, 0, 1, ca)];
     expect(matchCertificate([leaf, ca], records, [DANE_MX]).ok).toBe(true);
+  });
+
+  it('finds the matching record after a thousand that do not, and names only a few when none matches (issue 29)', () => {
+    // A signed zone's 64 KiB answer holds about 1,400 "2 1 1" records; each digest of each certificate is made once.
+    const noise = Array.from({ length: 1_400 }, (_, i) => ({ usage: 2 + (i % 2), selector: 1, matchingType: 1, data: Buffer.alloc(32, i) }));
+    expect(matchCertificate([leaf, ca], [...noise, tlsa(2, 1, 1, ca)], [DANE_MX])).toMatchObject({ ok: true, how: expect.stringMatching(/^DANE-TA 2 1 1/) });
+    const none = matchCertificate([leaf], noise.filter((r) => r.usage === 3), [DANE_MX]);
+    expect(none).toEqual({ ok: false, reason: expect.stringMatching(/^certificate matches no TLSA record \(3 1 1 [0-9a-f]{16}…, .* and 695 more\)$/) });
+  });
+
+  it(`tries at most MAX_BARE_ANCHORS (${MAX_BARE_ANCHORS}) "2 1 0" keys in one match`, () => {
+    const others = Array.from({ length: MAX_BARE_ANCHORS }, () => tlsa(2, 1, 0, otherCa));
+    expect(matchCertificate([leaf], [...others.slice(1), tlsa(2, 1, 0, ca)], [DANE_MX]).ok).toBe(true);
+    // The first reason is the one told: the other key's, which does not sign the chain.
+    expect(matchCertificate([leaf], [...others, tlsa(2, 1, 0, ca)], [DANE_MX])).toEqual({ ok: false, reason: expect.stringMatching(/chain not signed by the trust anchor key$/) });
   });
 
   it('digests of the wrong length and unknown parameters are unusable (RFC 7671 4.1)', () => {

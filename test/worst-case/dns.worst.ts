@@ -6,7 +6,8 @@
  * dns2 accept that much), so one TXT record's joined text stays under DNS_TEXT, and a TXT RRset
  * holds at most about MAX_RECORDS records (13 bytes each: a 2-byte name pointer, type, class,
  * TTL, rdlength and one length octet). MTA-STS policies are capped at MAX_POLICY_BYTES by the
- * fetcher (src/mta-sts/fetcher.ts).
+ * fetcher (src/mta-sts/fetcher.ts). A TLSA answer is read by dns2 (src/dane/secure-dns.ts) and
+ * matched against the certificates of every TLS session with a DANE host (src/dane/match.ts).
  */
 import { Buffer } from 'node:buffer';
 import dns2 from 'dns2';
@@ -14,13 +15,15 @@ import { describe, expect, it } from 'vitest';
 import { isDmarcRecord, publishedDmarc } from '../../src/domain/dmarc-record.js';
 import { dkimRecordMatches, parseTagList } from '../../src/domain/dkim-record.js';
 import { spfAuthorizes } from '../../src/domain/return-path.js';
-import { parseTlsaRdata, isUsable } from '../../src/dane/tlsa.js';
+import { matchCertificate } from '../../src/dane/match.js';
+import { parseTlsaRdata, isUsable, type TlsaRecord } from '../../src/dane/tlsa.js';
 import { joinCharacterStrings } from '../../src/dns/resolver.js';
 import { MAX_POLICY_BYTES, parsePolicy } from '../../src/mta-sts/policy.js';
 import { stsRecordId } from '../../src/mta-sts/txt.js';
 import { trimWsp } from '../../src/mta-sts/wsp.js';
 import { mailtoRecipient } from '../../src/tls-rpt/mailto.js';
 import { parseTlsRptRecords } from '../../src/tls-rpt/txt.js';
+import { DANE_MX, daneCerts } from '../support/dane-certs.js';
 import { repeatTo, withinBudget } from '../support/worst-case.js';
 
 /** The joined text of one TXT record can come close to this, never above (see the file comment). */
@@ -148,6 +151,25 @@ describe('DNS answers', () => {
       return answers.map((a) => parseTlsaRdata(a.data as Buffer)).filter((r) => r !== undefined && isUsable(r));
     });
     expect(records).toHaveLength(1_390);
+  });
+});
+
+describe('DANE matching on a TLSA answer of a signed zone', () => {
+  const { leaf, ca, otherCa } = daneCerts();
+  const noise = (count: number): TlsaRecord[] =>
+    Array.from({ length: count }, (_, i) => ({ usage: 2 + (i % 2), selector: i % 3 === 0 ? 0 : 1, matchingType: 1, data: Buffer.alloc(32, i) }));
+
+  it('1,390 usable records, none of which matches the chain', () => {
+    const result = withinBudget('matchCertificate: 1,390 digests', () => matchCertificate([leaf, ca, otherCa], noise(1_390), [DANE_MX]));
+    expect(result.ok).toBe(false);
+  });
+
+  it('hundreds of "2 1 0" keys, none of which signs the chain', () => {
+    // An EC key's SPKI is 91 bytes, so about 600 such records fit in 64 KiB.
+    const spki = otherCa.publicKey.export({ type: 'spki', format: 'der' });
+    const keys = Array.from({ length: 600 }, () => ({ usage: 2, selector: 1, matchingType: 0, data: spki }));
+    const result = withinBudget('matchCertificate: 600 bare trust anchors', () => matchCertificate([leaf, ca], keys, [DANE_MX]));
+    expect(result.ok).toBe(false);
   });
 });
 
