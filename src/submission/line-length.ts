@@ -92,10 +92,12 @@ function delimiters(body: Buffer, boundary: string): Delimiter[] {
   for (let pos = 0; ; ) {
     const i = body.indexOf(marker, pos);
     if (i < 0) return out;
+    pos = i + marker.length;
+    // Only a marker at the start of a line is a delimiter; the end of the line is looked for after
+    // that check, or a line full of markers would be scanned to its end once per marker (issue 29).
+    if (i > 0 && body[i - 1] !== 0x0a) continue;
     const nl = body.indexOf(0x0a, i);
     const lineEnd = nl < 0 ? body.length : nl;
-    pos = i + marker.length;
-    if (i > 0 && body[i - 1] !== 0x0a) continue;
     // Transport padding (white space) may follow the boundary on its line.
     const rest = body.subarray(i + marker.length, lineEnd).toString('latin1');
     const close = /^--[ \t\r]*$/.test(rest);

@@ -1,0 +1,72 @@
+/**
+ * The parsers of submitted mail and remote replies that issue 29's audit rewrote, on their
+ * pathological inputs at a moderate size: what they return must be what they returned for
+ * ordinary input (their time on the largest inputs is test/worst-case/mail.worst.ts's business).
+ */
+import { simpleParser } from 'mailparser';
+import { describe, expect, it } from 'vitest';
+import { classifyRawReply } from '../../src/domain/smtp-reply.js';
+import { joinMessage, splitMessage } from '../../src/domain/raw-headers.js';
+import { trimBlanksEnd, trimLineEndBlanks } from '../../src/domain/white-space.js';
+import { bareMessageId } from '../../src/store/client-message-ids.js';
+import { fitLineLength, longestLine } from '../../src/submission/line-length.js';
+import { fastContent, parsedContent } from '../../src/submission/raw-content.js';
+
+const blanks = (n: number) => ' \t'.repeat(n / 2);
+
+describe('white space trimming without rescans', () => {
+  it('removes the blanks before each line end and at the end, and keeps those inside a line', () => {
+    const s = `a${blanks(100_000)}b ${blanks(10)}\r\nc\t\nd${blanks(100_000)}`;
+    expect(trimLineEndBlanks(s)).toBe(`a${blanks(100_000)}b\r\nc\nd`);
+    expect(trimBlanksEnd(`--b${blanks(100_000)}x${blanks(100_000)}`)).toBe(`--b${blanks(100_000)}x`);
+  });
+});
+
+describe('Message-ID of a report or a submitted message', () => {
+  it('strips the angle brackets and the white space inside them, also around a long run of it', () => {
+    expect(bareMessageId(' < id@example.net > ')).toBe('id@example.net');
+    expect(bareMessageId(`<${' '.repeat(100_000)}id@example.net${' '.repeat(100_000)}>`)).toBe('id@example.net');
+    expect(bareMessageId(`<id@example.net${' '.repeat(100_000)}x>`)).toBeUndefined(); // too long to be an id
+    expect(bareMessageId('<>')).toBeUndefined();
+  });
+});
+
+describe('a remote reply full of "exceeded "', () => {
+  it('is still a message too large when it says so, and the gap the rule allows is bounded', () => {
+    expect(classifyRawReply(`550 5.7.1 ${'exceeded '.repeat(20_000)}message size`, 'message').rule).toBe('message-too-large');
+    expect(classifyRawReply(`550 5.7.1 exceeded ${'x'.repeat(100)} message size`, 'rcpt').rule).not.toBe('message-too-large');
+  });
+});
+
+describe('the fast content reader of submitted mail', () => {
+  it('reads a quoted-printable line with 100,000 blanks inside it as mailparser does', async () => {
+    const raw = Buffer.from(`Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\na${blanks(100_000)}b ${blanks(100)}\r\nc=3D\r\n`);
+    const fast = fastContent(splitMessage(raw));
+    expect(fast?.text).toBe(`a${blanks(100_000)}b\nc=\n`);
+    expect(fast?.text).toBe((await parsedContent(raw)).text);
+  });
+
+  it('reads a part with a line of "--" and 100,000 blanks as mailparser does', async () => {
+    const line = `--${blanks(100_000)}x`;
+    const raw = Buffer.from(
+      [
+        'Content-Type: multipart/alternative; boundary=b', '', `--b${blanks(10)}`, 'Content-Type: text/plain', '', line, '--b',
+        'Content-Type: text/html', '', '<p>x</p>', '--b--', '',
+      ].join('\r\n'),
+    );
+    const fast = fastContent(splitMessage(raw));
+    expect(fast).toMatchObject({ text: line, html: '<p>x</p>' });
+    const parsed = await parsedContent(raw);
+    expect([fast?.text, fast?.html]).toEqual([parsed.text, parsed.html]);
+  });
+});
+
+describe('lines over 998 octets in a multipart message', () => {
+  it('re-encodes a part whose line is 50,000 boundary markers and keeps the delimiters', async () => {
+    const line = '--b'.repeat(50_000);
+    const raw = ['Content-Type: multipart/mixed; boundary=b', '', '--b', 'Content-Type: text/plain', '', line, '--b--', ''].join('\r\n');
+    const out = joinMessage(fitLineLength(splitMessage(Buffer.from(raw, 'latin1'))));
+    expect(longestLine(out)).toBeLessThanOrEqual(998);
+    expect((await simpleParser(out)).text).toBe(line);
+  });
+});
