@@ -12,6 +12,7 @@ import type { ParsedReply } from '../domain/smtp-reply.js';
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
 import type { Logger } from '../log/logger.js';
 import type { MxResolver } from './mx.js';
+import { deliverPerRecipient } from './per-recipient.js';
 import { envelopeSender } from './return-path.js';
 import { deliverOverSmtp, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { recipientResult } from './smtp-results.js';
@@ -44,6 +45,8 @@ export interface MxAttemptDeps {
   heloName: string;
   /** config.domains.returnPathLabel: the bounce host is `<label>.<sending domain>`. */
   returnPathLabel: string;
+  /** The key of the per-recipient bounce addresses (return-path.ts): the store's tracking secret. */
+  verpSecret: () => Promise<Buffer>;
   timeouts: SmtpTimeouts;
   /** The dispatcher's kept connections (it closes them in stop()). */
   cache?: SmtpConnectionCache;
@@ -85,30 +88,38 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
   };
 }
 
-/** The SMTP part of the attempt: the hosts in order, at the policy's TLS level, each new TLS session told to TLS-RPT when `report` is given. */
-function send(deps: MxAttemptDeps, req: AttemptRequest, site: string | undefined, hosts: DaneHost[], o: { tlsPolicy?: TlsPolicy; report?: ReporterInput }): Promise<AttemptResult> {
+/**
+ * The SMTP part of the attempt: the hosts in order, at the policy's TLS level, each new TLS
+ * session told to TLS-RPT when `report` is given; one transaction per recipient, each with its
+ * own bounce address (per-recipient.ts).
+ */
+async function send(deps: MxAttemptDeps, req: AttemptRequest, site: string | undefined, hosts: DaneHost[], o: { tlsPolicy?: TlsPolicy; report?: ReporterInput }): Promise<AttemptResult> {
   const { job, message, body, signal, beforeBody, stillWanted } = req;
   const targets = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address, dane: h.dane })));
+  const sender = { secret: await deps.verpSecret(), returnPathLabel: deps.returnPathLabel };
   // A report's session is neither taken from nor kept for other mail: a later message over it
   // would not be counted in TLS-RPT either (kept connections are not new negotiations).
   const cache = message.tlsReport ? undefined : deps.cache;
-  return deliverOverSmtp({
-    targets,
-    port: deps.port,
-    heloName: deps.heloName,
-    sender: envelopeSender(message, deps.returnPathLabel),
-    recipients: job.recipients,
-    body,
-    timeouts: deps.timeouts,
-    cache,
-    maxMessagesPerConnection: site === undefined ? undefined : deps.maxMessagesPerConnection?.(site),
-    signal,
-    beforeBody,
-    stillWanted,
-    tlsPolicy: o.tlsPolicy,
-    ca: deps.ca?.(),
-    onTlsNegotiation: o.report && tlsReporter(o.report),
-  });
+  const onTlsNegotiation = o.report && tlsReporter(o.report);
+  return deliverPerRecipient(job.recipients, (recipient) =>
+    deliverOverSmtp({
+      targets,
+      port: deps.port,
+      heloName: deps.heloName,
+      sender: envelopeSender(message, recipient, sender),
+      recipients: [recipient],
+      body,
+      timeouts: deps.timeouts,
+      cache,
+      maxMessagesPerConnection: site === undefined ? undefined : deps.maxMessagesPerConnection?.(site),
+      signal,
+      beforeBody,
+      stillWanted,
+      tlsPolicy: o.tlsPolicy,
+      ca: deps.ca?.(),
+      onTlsNegotiation,
+    }),
+  );
 }
 
 /** Every recipient gets the reply of a failure before any connection (DNS, MTA-STS, DANE). */

@@ -206,6 +206,7 @@ export class DeliveryService {
         port: d.port,
         heloName: o.config.hostname,
         returnPathLabel: o.config.domains.returnPathLabel,
+        verpSecret: () => this.queue.verpSecret(),
         timeouts: { ...DEFAULT_SMTP_TIMEOUTS, ...o.timeouts },
         cache: this.connections,
         maxMessagesPerConnection: (site) => this.siteLimits.siteLimits(site).maxMessagesPerConnection,

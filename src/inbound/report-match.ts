@@ -1,36 +1,37 @@
 /**
- * Which of our messages a report (RFC 3464 DSN, RFC 5965 feedback report) is about. Reports come
- * in many shapes: a feedback loop sends to a fixed address and may leave out Original-Mail-From
- * (optional, RFC 5965 3.2); a client submitting over SMTP keeps its own Message-ID. So every key
- * the report carries is tried, most specific first:
- *  1. a VERP address `bounces+<messageId>@…` (delivery/return-path.ts) in Original-Mail-From,
- *     in the embedded original's Return-Path (added by the receiver, RFC 5321 4.4), or in the
- *     envelope the report came to;
- *  2. our own Message-ID `<messageId@domain>` in the original's Message-ID field;
- *  3. the client's Message-ID as stored with the message (store/client-message-ids.ts), looked up
- *     only in the accounts that own the domain of the bounce host the report came to.
+ * Which of our messages, and which of its recipients, a report (RFC 3464 DSN, RFC 5965 feedback
+ * report) is about. Reports come from anyone, in many shapes: a feedback loop sends to a fixed
+ * address and may leave out Original-Mail-From (optional, RFC 5965 3.2); a client submitting over
+ * SMTP keeps its own Message-ID. So every key the report carries is tried, strongest first:
+ *  1. a per-recipient bounce address `bounces+<messageId>-<mac>@…` (domain/verp.ts) in
+ *     Original-Mail-From, in the embedded original's Return-Path (added by the receiver, RFC 5321
+ *     4.4), or in the envelope the report came to: it names the message and exactly one of its
+ *     recipients, and only that recipient's copy carried it (a forged or altered mac names none
+ *     and counts as no key);
+ *  2. the weaker keys, which name a message only: an old per-message address `bounces+<messageId>@…`
+ *     (mail sent before per-recipient addresses) in the same places; our own Message-ID
+ *     `<messageId@domain>` in the original's Message-ID field; the client's Message-ID as stored
+ *     with the message (store/client-message-ids.ts), looked up only in the accounts that own the
+ *     domain of the bounce host the report came to.
+ * The Final-Recipient or Original-Rcpt-To a report names is never the tie: any recipient of a
+ * message can write any address there (issue 29). What a weak key may act on is the processor's
+ * call (processor.ts: only a message's single recipient).
  * Whatever the key, a message counts only if the report came to that message's own bounce host:
  * a report about one domain's mail is never taken from another domain's host.
  */
 import { domainOf } from '../domain/address.js';
 import { returnPathHost } from '../domain/return-path.js';
 import type { MessageRecord } from '../domain/types.js';
+import { parseVerp, verpRecipient } from '../domain/verp.js';
 import { listAccounts } from '../store/accounts.js';
 import { bareMessageId, messagesByClientMessageId } from '../store/client-message-ids.js';
 import { findDomainByName } from '../store/domains.js';
 import type { Store } from '../store/env.js';
 import { getMessage } from '../store/messages.js';
+import { trackingSecret } from '../store/secrets.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-const VERP = new RegExp(`^bounces\\+(${UUID})$`, 'i');
 const OWN_ID = new RegExp(`^(${UUID})@`, 'i');
-
-/** The message id of a VERP address (or its local part), if it is one. */
-export function verpMessageId(address: string | undefined): string | undefined {
-  if (!address) return undefined;
-  const local = address.includes('@') ? address.slice(0, address.lastIndexOf('@')) : address;
-  return VERP.exec(local.replace(/^</, ''))?.[1]?.toLowerCase();
-}
 
 /** Every key a report offers for finding its message (absent ones left out). */
 export interface ReportKeys {
@@ -45,7 +46,11 @@ export interface ReportKeys {
 
 export type MatchKey = 'original-mail-from' | 'return-path' | 'envelope' | 'message-id' | 'client-message-id';
 
-export type Match = { message: MessageRecord; via: MatchKey } | { message?: undefined; reason: 'no-key-matched' | 'ambiguous' };
+/**
+ * A matched message, with `recipient` when a per-recipient bounce address tied the report to
+ * that one recipient; without it the report named the message only (a weaker key).
+ */
+export type Match = { message: MessageRecord; via: MatchKey; recipient?: string } | { message?: undefined; reason: 'no-key-matched' | 'ambiguous' };
 
 export class ReportMatcher {
   constructor(private readonly deps: { store: Store; returnPathLabel: string }) {}
@@ -53,17 +58,34 @@ export class ReportMatcher {
   match(keys: ReportKeys, rcptTo: readonly string[]): Match {
     const hosts = new Set(rcptTo.map(hostOf));
     const verps: Array<[MatchKey, string | undefined]> = [
-      ['original-mail-from', verpMessageId(keys.originalMailFrom)],
-      ['return-path', verpMessageId(keys.returnPath)],
-      ...rcptTo.map((r): [MatchKey, string | undefined] => ['envelope', verpMessageId(r)]),
+      ['original-mail-from', keys.originalMailFrom],
+      ['return-path', keys.returnPath],
+      ...rcptTo.map((r): [MatchKey, string]  => ['envelope', r]),
     ];
-    for (const [via, id] of verps) {
-      const message = id ? this.atHost(getMessage(this.deps.store, id), hosts) : undefined;
+    for (const [via, address] of verps) {
+      const tied = this.byRecipientVerp(address, hosts);
+      if (tied) return { ...tied, via };
+    }
+    for (const [via, address] of verps) {
+      const v = parseVerp(address);
+      const message = v && !v.token ? this.atHost(getMessage(this.deps.store, v.messageId), hosts) : undefined;
       if (message) return { message, via };
     }
     const own = this.byOwnMessageId(keys.messageIdHeader, hosts);
     if (own) return { message: own, via: 'message-id' };
     return this.byClientMessageId(keys, hosts);
+  }
+
+  /**
+   * The message and recipient of a per-recipient bounce address at one of the hosts; undefined
+   * when it is none, the message is gone, or the mac matches none of its recipients (forged).
+   */
+  byRecipientVerp(address: string | undefined, hosts: ReadonlySet<string>): { message: MessageRecord; recipient: string } | undefined {
+    const v = parseVerp(address);
+    if (!v?.token) return undefined;
+    const message = this.atHost(getMessage(this.deps.store, v.messageId), hosts);
+    const recipient = message && verpRecipient(trackingSecret(this.deps.store), message.id, v.token, message.recipients);
+    return message && recipient ? { message, recipient } : undefined;
   }
 
   /** The message this daemon would send with this verbatim Message-ID (`<id@sender domain>`). */

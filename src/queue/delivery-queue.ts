@@ -9,6 +9,7 @@ import { isChannelDeleted } from '../store/channel-records.js';
 import { getBody, getMessage } from '../store/messages.js';
 import { discardLeasedJobs, leaseDueJobs, nextDueAfter, recoverExpiredLeases, releaseJob, type LeaseOptions, type LeaseResult } from '../store/queue.js';
 import { recordOutcome, recordOutcomes, type RecordOutcomeInput, type RecordedOutcome } from '../store/queue-outcome.js';
+import { ensureTrackingSecret, trackingSecret } from '../store/secrets.js';
 
 export type { DueKey, LeaseOptions, LeaseResult } from '../store/queue.js';
 export type { RecordOutcomeInput, RecordedOutcome } from '../store/queue-outcome.js';
@@ -23,6 +24,7 @@ export class DeliveryQueue {
   /** Outcomes waiting for the next group commit (record()). */
   private pending: PendingOutcome[] = [];
   private committing = false;
+  private secret: Promise<Buffer> | undefined;
 
   constructor(private readonly store: Store) {}
 
@@ -95,5 +97,21 @@ export class DeliveryQueue {
     const message = getMessage(this.store, job.messageId);
     const body = getBody(this.store, job.messageId);
     return message && body ? { message, body } : undefined;
+  }
+
+  /**
+   * The key of the per-recipient bounce addresses (delivery/return-path.ts): the tracking secret,
+   * created on first use (a store that never ran the daemon has none yet), then kept; a failed
+   * creation (full disk) is tried again by the next attempt.
+   */
+  verpSecret(): Promise<Buffer> {
+    this.secret ??= ensureTrackingSecret(this.store).then(
+      () => trackingSecret(this.store),
+      (err: unknown) => {
+        this.secret = undefined;
+        throw err;
+      },
+    );
+    return this.secret;
   }
 }

@@ -128,8 +128,8 @@ describe('a full disk', () => {
   });
 
   it('delivers every acknowledged message and stored nothing for the refused ones', async () => {
-    // The envelope sender is the message's return path: bounces+<message id>@<return-path host>.
-    const delivered = () => new Set(mx.received.map((m) => /^bounces\+([0-9a-f-]{36})@/.exec(m.from)?.[1]));
+    // The envelope sender is the recipient's return path: bounces+<message id>-<mac>@<return-path host>.
+    const delivered = () => new Set(mx.received.map((m) => /^bounces\+([0-9a-f-]{36})-[0-9a-f]{16}@/.exec(m.from)?.[1]));
     const missing = () => accepted.filter((id) => !delivered().has(id));
     await waitFor(() => missing().length === 0, { what: 'every acknowledged message at the MX', timeout: 20_000 }).catch(async (err: Error) => {
       const details = await d.api('GET', `/activity/messages/${missing()[0]}`);

@@ -7,8 +7,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { EventRecord } from '../../src/domain/types.js';
+import { verpLocalPart } from '../../src/domain/verp.js';
 import { eventsOfMessage } from '../../src/store/events.js';
 import { getMessage } from '../../src/store/messages.js';
+import { trackingSecret } from '../../src/store/secrets.js';
 import { isSuppressed } from '../../src/store/suppressions.js';
 import { CHANNEL, jobsOf, openTestStore, queueMessage, rawMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
@@ -70,14 +72,23 @@ describe('delivery to MX hosts', () => {
     dns.set('northwind-mail.net', 'MX', ['10 mx1.northwind-mail.net']);
     await startService();
     const before = mx1.received.length;
+    const connections = mx1.connections;
     const id = await send(['ann@northwind-mail.net', 'bob@northwind-mail.net']);
     const events = await settled(id);
     expect(events.map((e) => [e.eventType, e.recipients])).toEqual([['delivered', ['ann@northwind-mail.net', 'bob@northwind-mail.net']]]);
     expect(events[0].details).toMatchObject({ mx: 'mx1.northwind-mail.net', tls: true, smtpCode: 250, attempt: 1 });
-    const got = mx1.received[before];
-    expect(got).toMatchObject({ from: `bounces+${id}@bounces.sender.test`, to: ['ann@northwind-mail.net', 'bob@northwind-mail.net'], secure: true, heloName: 'postrider.test' });
-    expect(got.raw.toString()).toContain('.a line that starts with a dot');
-    expect(got.raw.toString()).toContain('Subject: Hello');
+    // One transaction per recipient, each with that recipient's bounce address (return-path.ts),
+    // over one connection: the second reuses the first's session (RSET).
+    const got = mx1.received.slice(before);
+    const secret = trackingSecret(t.store);
+    expect(got.map((r) => [r.from, r.to])).toEqual([
+      [`${verpLocalPart(secret, id, 'ann@northwind-mail.net')}@bounces.sender.test`, ['ann@northwind-mail.net']],
+      [`${verpLocalPart(secret, id, 'bob@northwind-mail.net')}@bounces.sender.test`, ['bob@northwind-mail.net']],
+    ]);
+    expect(mx1.connections).toBe(connections + 1);
+    expect(got[0]).toMatchObject({ secure: true, heloName: 'postrider.test' });
+    expect(got[0].raw.toString()).toContain('.a line that starts with a dot');
+    expect(got[1].raw.toString()).toContain('Subject: Hello');
     expect(jobsOf(t.store, id)[0]).toMatchObject({ state: 'done', attempts: 1 });
   });
 

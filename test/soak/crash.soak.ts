@@ -49,7 +49,7 @@ async function startSink(): Promise<{ port: number; arrivals: Arrival[]; arrived
         if (Math.random() < 0.05) return cb(Object.assign(new Error('4.3.2 try again later'), { responseCode: 451 }));
         const raw = Buffer.concat(chunks).toString('latin1');
         const header = /^Message-ID:\s*<([0-9a-f-]{36})@/im.exec(raw)?.[1];
-        const envelope = /^bounces\+([0-9a-f-]{36})@/.exec(session.envelope.mailFrom ? session.envelope.mailFrom.address : '')?.[1];
+        const envelope = /^bounces\+([0-9a-f-]{36})-[0-9a-f]{16}@/.exec(session.envelope.mailFrom ? session.envelope.mailFrom.address : '')?.[1];
         const id = header ?? envelope ?? 'unknown';
         arrivals.push({ id, at: Date.now() });
         arrived.add(id);
