@@ -144,13 +144,21 @@ function lookupFailure(answer: SecureAnswer, what: string): DaneResult | undefin
   return undefined;
 }
 
-/** Follow the CNAME chain inside the answer (RFC 1034 3.6.2); the host itself when there is none. */
+/**
+ * Follow the CNAME chain inside the answer (RFC 1034 3.6.2); the host itself when there is none.
+ * The aliases are indexed once: an answer can hold thousands of records, searched at every hop.
+ */
 function expandedName(host: string, answers: DnsResource[]): string {
+  const aliases = new Map<string, string>();
+  for (const r of answers) {
+    const owner = normalizeName(r.name);
+    if (r.type === TYPE.CNAME && r.domain && !aliases.has(owner)) aliases.set(owner, normalizeName(r.domain));
+  }
   let name = host;
   for (let hop = 0; hop < 8; hop++) {
-    const alias = answers.find((r) => r.type === TYPE.CNAME && normalizeName(r.name) === name);
-    if (!alias?.domain) return name;
-    name = normalizeName(alias.domain);
+    const target = aliases.get(name);
+    if (target === undefined) return name;
+    name = target;
   }
   return name;
 }

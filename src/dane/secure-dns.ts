@@ -8,7 +8,8 @@
  * without our asking for the signatures with DO) and carries an EDNS0 OPT advertising 1232
  * bytes (RFC 6891; the DNS flag day 2020 size), so TLSA sets fit in one datagram. An answer
  * that still arrives truncated (TC=1) is asked again over TCP (RFC 7766), the gap that
- * dns2's own client leaves open for us to fill, which is why only dns2's codec is used.
+ * dns2's own client leaves open for us to fill, which is why only dns2's encoder is used; answers
+ * are read by dns-message.ts, in time linear in their size (dns2's decoder is not).
  * Answers are checked against the query: source address and port, ID and question (RFC 5452
  * 9.1); anything else on the socket is ignored. The servers are tried in order: a timeout,
  * a network error or a SERVFAIL/REFUSED moves on to the next, and the last failure is
@@ -18,10 +19,13 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { randomInt } from 'node:crypto';
 import dns2 from 'dns2';
+import { parseResponse, type DnsResource, type DnsResponse } from './dns-message.js';
 
 const { Packet } = dns2;
 type DnsPacket = InstanceType<typeof Packet>;
-export type DnsResource = DnsPacket['answers'][number] & { data?: unknown };
+export type { DnsResource };
+/** RFC 1035 4.2.2: a message over TCP is preceded by its two-byte length, so at most 65,535 bytes. */
+const TCP_LENGTH_PREFIX = 2;
 
 export const RCODE = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
 const EDNS_PAYLOAD = 1232;
@@ -50,9 +54,9 @@ export async function querySecure(servers: readonly DnsServer[], name: string, t
     try {
       const query = buildQuery(name, type);
       let response = await overUdp(server, query, timeoutMs);
-      if ((response.header as { tc?: number }).tc) response = await overTcp(server, query, timeoutMs);
-      const rcode = response.header.rcode;
-      last = { status: 'answer', rcode, ad: (response.header as { ad?: number }).ad === 1, answers: response.answers };
+      if (response.tc) response = await overTcp(server, query, timeoutMs);
+      const rcode = response.rcode;
+      last = { status: 'answer', rcode, ad: response.ad, answers: response.answers };
       if (rcode !== RCODE.SERVFAIL && rcode !== RCODE.REFUSED) return last;
     } catch (err) {
       last = { status: 'error', error: `${server.host}:${server.port}: ${err instanceof Error ? err.message : String(err)}` };
@@ -67,40 +71,40 @@ function buildQuery(name: string, type: number): DnsPacket {
   query.header.rd = 1;
   (query.header as { ad?: number }).ad = 1;
   query.questions.push({ name, type, class: Packet.CLASS.IN } as DnsPacket['questions'][number]);
-  const edns = (Packet.Resource.EDNS as unknown as (rdata: object[], opts: object) => DnsResource)([], { udpPayloadSize: EDNS_PAYLOAD });
+  const edns = (Packet.Resource.EDNS as unknown as (rdata: object[], opts: object) => DnsPacket['additionals'][number])([], { udpPayloadSize: EDNS_PAYLOAD });
   query.additionals.push(edns);
   return query;
 }
 
 /** RFC 5452 9.1: the answer must come from where we asked, with our ID and our question. */
-function answersQuery(query: DnsPacket, response: DnsPacket): boolean {
+function answersQuery(query: DnsPacket, response: DnsResponse): boolean {
   const q = query.questions[0];
-  const r = response.questions[0];
+  const r = response.question;
   return (
-    response.header.id === query.header.id &&
-    response.header.qr === 1 &&
+    response.id === query.header.id &&
+    response.qr === 1 &&
     r !== undefined &&
     r.type === q.type &&
-    r.name.toLowerCase().replace(/\.$/, '') === q.name.toLowerCase().replace(/\.$/, '')
+    r.name === q.name.toLowerCase().replace(/\.$/, '')
   );
 }
 
-function overUdp(server: DnsServer, query: DnsPacket, timeoutMs: number): Promise<DnsPacket> {
+function overUdp(server: DnsServer, query: DnsPacket, timeoutMs: number): Promise<DnsResponse> {
   const socket = dgram.createSocket(net.isIPv6(server.host) ? 'udp6' : 'udp4');
-  return new Promise<DnsPacket>((resolve, reject) => {
+  return new Promise<DnsResponse>((resolve, reject) => {
     const timer = setTimeout(() => finish(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
-    const finish = (err: Error | undefined, response?: DnsPacket) => {
+    const finish = (err: Error | undefined, response?: DnsResponse) => {
       clearTimeout(timer);
       socket.close();
       if (err) reject(err);
-      else resolve(response as DnsPacket);
+      else resolve(response as DnsResponse);
     };
     socket.on('error', (err) => finish(err));
     socket.on('message', (message, rinfo) => {
       if (rinfo.port !== server.port || rinfo.address !== server.host) return;
-      let response: DnsPacket;
+      let response: DnsResponse;
       try {
-        response = Packet.parse(message);
+        response = parseResponse(message);
       } catch {
         return;
       }
@@ -112,20 +116,27 @@ function overUdp(server: DnsServer, query: DnsPacket, timeoutMs: number): Promis
   });
 }
 
-/** RFC 1035 4.2.2 / RFC 7766: each message preceded by its two-byte length. */
-function overTcp(server: DnsServer, query: DnsPacket, timeoutMs: number): Promise<DnsPacket> {
+/**
+ * RFC 1035 4.2.2 / RFC 7766: each message preceded by its two-byte length. The chunks are joined
+ * once the whole message is there, not on every chunk (quadratic in the number of chunks).
+ */
+function overTcp(server: DnsServer, query: DnsPacket, timeoutMs: number): Promise<DnsResponse> {
   const socket = net.connect({ host: server.host, port: server.port });
-  return new Promise<DnsPacket>((resolve, reject) => {
-    let buffered = Buffer.alloc(0);
+  return new Promise<DnsResponse>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let wanted: number | undefined;
     socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`TCP timeout after ${timeoutMs} ms`)));
     socket.on('error', reject);
     socket.on('close', () => reject(new Error('TCP connection closed before a full answer')));
     socket.on('data', (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      if (buffered.length < 2 || buffered.length < 2 + buffered.readUInt16BE(0)) return;
+      chunks.push(chunk);
+      received += chunk.length;
+      if (wanted === undefined && received >= TCP_LENGTH_PREFIX) wanted = TCP_LENGTH_PREFIX + Buffer.concat(chunks).readUInt16BE(0);
+      if (wanted === undefined || received < wanted) return;
       socket.destroy();
       try {
-        const response = Packet.parse(buffered.subarray(2, 2 + buffered.readUInt16BE(0)));
+        const response = parseResponse(Buffer.concat(chunks).subarray(TCP_LENGTH_PREFIX, wanted));
         if (answersQuery(query, response)) resolve(response);
         else reject(new Error('TCP answer does not match the query'));
       } catch (err) {

@@ -41,6 +41,15 @@ describe('TLSA lookup (RFC 7672 2.2)', () => {
     ]);
   });
 
+  it('a TLSA RRset too large for a datagram is asked again over TCP and read whole (RFC 7766)', async () => {
+    const others = Array.from({ length: 60 }, (_, i) => `3 1 1 ${i.toString(16).padStart(2, '0').repeat(32)}`);
+    dns.set(`_25._tcp.${DANE_MX}`, 'TLSA', [...others, tlsaText(3, 1, 1, certs.leaf)]);
+    const result = await lookup().tlsaFor(DANE_MX);
+    expect(result.kind === 'dane' && result.records).toHaveLength(61);
+    // The truncated answer over UDP, then the same question over TCP.
+    expect(dns.queries.filter((q) => q.type === 'TLSA')).toHaveLength(2);
+  });
+
   it('answers without AD (unsigned zone): insecure, opportunistic, TLSA records ignored', async () => {
     dns.clear();
     dns.set('mx.plain-mail.net', 'A', ['127.0.0.1']);

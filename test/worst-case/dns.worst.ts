@@ -6,16 +6,16 @@
  * dns2 accept that much), so one TXT record's joined text stays under DNS_TEXT, and a TXT RRset
  * holds at most about MAX_RECORDS records (13 bytes each: a 2-byte name pointer, type, class,
  * TTL, rdlength and one length octet). MTA-STS policies are capped at MAX_POLICY_BYTES by the
- * fetcher (src/mta-sts/fetcher.ts). A TLSA answer is read by dns2 (src/dane/secure-dns.ts) and
+ * fetcher (src/mta-sts/fetcher.ts). A TLSA answer is read by src/dane/dns-message.ts and
  * matched against the certificates of every TLS session with a DANE host (src/dane/match.ts).
  */
 import { Buffer } from 'node:buffer';
-import dns2 from 'dns2';
 import { describe, expect, it } from 'vitest';
 import { isDmarcRecord, publishedDmarc } from '../../src/domain/dmarc-record.js';
 import { dkimRecordMatches, parseTagList } from '../../src/domain/dkim-record.js';
 import { spfAuthorizes } from '../../src/domain/return-path.js';
 import { matchCertificate } from '../../src/dane/match.js';
+import { parseResponse } from '../../src/dane/dns-message.js';
 import { parseTlsaRdata, isUsable, type TlsaRecord } from '../../src/dane/tlsa.js';
 import { joinCharacterStrings } from '../../src/dns/resolver.js';
 import { MAX_POLICY_BYTES, parsePolicy } from '../../src/mta-sts/policy.js';
@@ -143,14 +143,30 @@ describe('DNS answers', () => {
     withinBudget(`joinCharacterStrings: ${what}`, () => joinCharacterStrings(chunks));
   });
 
-  it('a 64 KiB answer of TLSA records (dns2 parses the packet, then each rdata)', () => {
+  it('a 64 KiB answer of the smallest TLSA records', () => {
+    const packet = tlsaResponse(4_000, Buffer.from([3, 1, 1, 0]));
+    expect(packet.length).toBeLessThanOrEqual(65_535);
+    const answers = withinBudget('parseResponse: 4,000 TLSA records', () => parseResponse(packet).answers);
+    expect(answers).toHaveLength(4_000);
+  });
+
+  it('a 64 KiB answer of TLSA records, each rdata read', () => {
     const packet = tlsaResponse(1_390);
     expect(packet.length).toBeLessThanOrEqual(65_535);
-    const records = withinBudget('dns2 Packet.parse + parseTlsaRdata: 1,390 TLSA records', () => {
-      const answers = dns2.Packet.parse(packet).answers as { data?: unknown }[];
-      return answers.map((a) => parseTlsaRdata(a.data as Buffer)).filter((r) => r !== undefined && isUsable(r));
-    });
+    const records = withinBudget('parseResponse + parseTlsaRdata: 1,390 TLSA records', () =>
+      parseResponse(packet)
+        .answers.map((a) => parseTlsaRdata(a.data))
+        .filter((r) => r !== undefined && isUsable(r)),
+    );
     expect(records).toHaveLength(1_390);
+  });
+
+  it('thousands of records whose owner names each take the most compression pointers a name may', () => {
+    // The owner's own pointer, then 126 in the chain: 127, as many as a name has labels at most.
+    const packet = tlsaResponse(4_000, Buffer.from([3, 1, 1, 0]), { ownerHops: 126 });
+    expect(packet.length).toBeLessThanOrEqual(65_535);
+    const answers = withinBudget('parseResponse: 4,000 owners of 127 pointers each', () => parseResponse(packet).answers);
+    expect(answers).toHaveLength(4_001);
   });
 });
 
@@ -173,13 +189,30 @@ describe('DANE matching on a TLSA answer of a signed zone', () => {
   });
 });
 
-/** A DNS response (RFC 1035 4.1) to _25._tcp.mx.example TLSA with `count` records "3 1 1 <32 bytes>". */
-function tlsaResponse(count: number): Buffer {
-  const header = Buffer.from([0x12, 0x34, 0x85, 0x00, 0, 1, count >> 8, count & 0xff, 0, 0, 0, 0]);
+/**
+ * A DNS response (RFC 1035 4.1) to _25._tcp.mx.example TLSA with `count` records of `rdata`
+ * ("3 1 1 <32 bytes>"), owned by the question's name; with `ownerHops`, a first record (type 0)
+ * carries a chain of that many compression pointers, each to the one before, ending at the root
+ * name, and every TLSA record's owner points at the chain's end.
+ */
+function tlsaResponse(count: number, rdata = Buffer.concat([Buffer.from([3, 1, 1]), Buffer.alloc(32, 0xab)]), o: { ownerHops?: number } = {}): Buffer {
+  const records = count + (o.ownerHops ? 1 : 0);
+  const header = Buffer.from([0x12, 0x34, 0x85, 0x00, 0, 1, records >> 8, records & 0xff, 0, 0, 0, 0]);
   const name = Buffer.concat([...['_25', '_tcp', 'mx', 'example'].map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)])), Buffer.from([0])]);
   const question = Buffer.concat([name, Buffer.from([0, 52, 0, 1])]);
-  const rdata = Buffer.concat([Buffer.from([3, 1, 1]), Buffer.alloc(32, 0xab)]);
-  // The owner is a pointer to the question's name (offset 12).
-  const answer = Buffer.concat([Buffer.from([0xc0, 12, 0, 52, 0, 1, 0, 0, 1, 44, 0, rdata.length]), rdata]);
-  return Buffer.concat([header, question, ...Array.from({ length: count }, () => answer)]);
+  let chain = Buffer.alloc(0);
+  let owner = 12;
+  if (o.ownerHops) {
+    const start = header.length + question.length + 11; // after the chain record's root owner and fixed fields
+    const links = [Buffer.from([0]), ...Array.from({ length: o.ownerHops }, (_, i) => pointerTo(i === 0 ? start : start + 1 + (i - 1) * 2))];
+    const data = Buffer.concat(links);
+    chain = Buffer.concat([Buffer.from([0, 0, 0, 0, 1, 0, 0, 0, 0, data.length >> 8, data.length & 0xff]), data]);
+    owner = start + 1 + (o.ownerHops - 1) * 2;
+  }
+  const answer = Buffer.concat([pointerTo(owner), Buffer.from([0, 52, 0, 1, 0, 0, 1, 44, 0, rdata.length]), rdata]);
+  return Buffer.concat([header, question, chain, ...Array.from({ length: count }, () => answer)]);
+}
+
+function pointerTo(offset: number): Buffer {
+  return Buffer.from([0xc0 | (offset >> 8), offset & 0xff]);
 }
