@@ -8,6 +8,7 @@
  * policy its host would serve (enforce, naming another MX) is never fetched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stsRecordId } from '../../src/mta-sts/txt.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startPolicyServer, stsDeliverySettings, type PolicyServer } from '../support/mta-sts-server.js';
@@ -70,5 +71,7 @@ describe('a recipient domain whose _mta-sts record holds a field of 60,000 space
       expect(first.mtaSts).toBeUndefined();
     }
     expect(policies.requests.get(`mta-sts.${HOSTILE}`)).toBeUndefined();
+    // The record did arrive (no DNS failure): the delivery resolver holds its reading, no id.
+    expect(await t.daemon.deliveryDns.txtParsed(`_mta-sts.${HOSTILE}`, 'mta-sts', stsRecordId)).toMatchObject({ status: 'ok', records: null });
   });
 });
