@@ -66,7 +66,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
 
   for (const [k, v] of Object.entries(opts.overrides ?? {})) set(k, v, 'overrides');
 
-  checkCrossKeys(values, problems);
+  checkCrossKeys(values, problems, byPath);
   if (problems.length > 0) throw new ConfigError(problems);
   return assemble(keys, values);
 }
@@ -79,7 +79,11 @@ function assemble(keys: ConfigKey[], values: Map<string, unknown>): Config {
   return deepFreeze(out) as unknown as Config;
 }
 
-function checkCrossKeys(values: Map<string, unknown>, problems: string[]): void {
+function checkCrossKeys(values: Map<string, unknown>, problems: string[], byPath: ReadonlyMap<string, ConfigKey>): void {
+  const effective = (p: string): unknown => (values.has(p) ? values.get(p) : defaultValue(byPath.get(p)!));
+  if ((effective('http.bodyBufferLimit') as number) < (effective('http.bodyLimit') as number)) {
+    problems.push('"http.bodyBufferLimit" must be at least "http.bodyLimit" (a body of the largest accepted size must fit in the buffer budget)');
+  }
   const cert = values.get('smtp.tlsCert');
   const key = values.get('smtp.tlsKey');
   if (Boolean(cert) !== Boolean(key)) problems.push('"smtp.tlsCert" and "smtp.tlsKey" must be set together');

@@ -201,6 +201,12 @@ export const ConfigSchema = Type.Object({
     host: text('127.0.0.1', 'Address the HTTP API listens on.'),
     port: port(8080, 'Port of the HTTP API (0 picks a free port).'),
     bodyLimit: integer(1024, 512 * MB, 40 * MB, 'Largest accepted request body in bytes (attachments are base64 inside JSON).'),
+    bodyBufferLimit: integer(
+      1024,
+      8192 * MB,
+      256 * MB,
+      'Request body bytes buffered at once over all requests in flight; a body beyond it is refused with 503 and Retry-After. At least http.bodyLimit.',
+    ),
     trustProxy: flag(false, 'Trust X-Forwarded-For from a reverse proxy when reading client addresses.'),
   }),
   api: Type.Object({

@@ -77,19 +77,32 @@ export interface FieldError {
 
 export type FieldErrors = Record<string, FieldError[]>;
 
+/**
+ * Most field errors one answer lists (issue 29): a body of a million bad values must not become
+ * a million error objects and a 200 MB 422. The rest are counted (`errorsOmitted` of the problem).
+ */
+export const MAX_FIELD_ERRORS = 100;
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly errors?: FieldErrors;
+  /** Field errors found beyond those in `errors` and not kept (FieldErrorList's cap). */
+  readonly errorsOmitted?: number;
   /** Extra response headers (Retry-After for 429, for instance). */
   readonly headers?: Record<string, string>;
 
-  constructor(code: ErrorCode, detail?: string, opts: { errors?: FieldErrors; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    detail?: string,
+    opts: { errors?: FieldErrors; errorsOmitted?: number; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
     super(detail ?? ERROR_CATALOGUE[code].title, { cause: opts.cause });
     this.name = 'AppError';
     this.code = code;
     this.status = ERROR_CATALOGUE[code].status;
     this.errors = opts.errors;
+    this.errorsOmitted = opts.errorsOmitted;
     this.headers = opts.headers;
   }
 }
@@ -98,12 +111,27 @@ export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
 
-/** Collects field errors so a request reports all of them together, not only the first. */
+/**
+ * Collects field errors so a request reports all of them together, not only the first; beyond
+ * MAX_FIELD_ERRORS they are only counted, so that memory stays bounded whatever the body.
+ */
 export class FieldErrorList {
   private readonly map: FieldErrors = {};
+  private kept = 0;
+  private omitted = 0;
 
   add(pointer: string, code: string, message: string): void {
+    if (this.full) {
+      this.omitted++;
+      return;
+    }
     (this.map[pointer] ??= []).push({ code, message });
+    this.kept++;
+  }
+
+  /** True once MAX_FIELD_ERRORS are kept: what is added now is only counted (its pointer is not read). */
+  get full(): boolean {
+    return this.kept >= MAX_FIELD_ERRORS;
   }
 
   get size(): number {
@@ -112,7 +140,7 @@ export class FieldErrorList {
 
   /** Throws validation_failed when anything was collected. */
   throwIfAny(detail = 'The request has invalid fields'): void {
-    if (this.size > 0) throw new AppError('validation_failed', detail, { errors: this.map });
+    if (this.size > 0) throw new AppError('validation_failed', detail, { errors: this.map, errorsOmitted: this.omitted });
   }
 
   toJSON(): FieldErrors {

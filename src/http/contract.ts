@@ -36,6 +36,11 @@ export const problemSchema = {
         items: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
       },
     },
+    errorsOmitted: {
+      type: 'integer',
+      minimum: 1,
+      description: 'Field errors found beyond the first 100 listed in `errors` (absent when every one is listed)',
+    },
   },
 } as const;
 
@@ -64,13 +69,13 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'The key may not do this, or a sending rule refuses it',
   404: 'The resource, or the channel named, does not exist',
   409: 'The resource is in a state that does not allow this',
-  413: 'The body exceeds http.bodyLimit (payload_too_large)',
+  413: 'The body exceeds http.bodyLimit (16 KiB on public routes), or has more JSON values than the cap (payload_too_large)',
   414: 'The URL is too long (uri_too_long)',
   415: 'The body is not application/json (unsupported_media_type)',
   422: 'Invalid fields (validation_failed and the spec codes); `errors` names each field by JSON pointer',
   429: 'Rate limit of the API key, or of invalid keys from one address (rate_limit_exceeded)',
   500: 'Internal error; the request id identifies it in the logs',
-  503: 'The daemon is shutting down (service_unavailable)',
+  503: 'The daemon is shutting down, or is receiving more request bodies at once than http.bodyBufferLimit (service_unavailable)',
   507: 'The data store is full; nothing was stored (storage_full)',
 };
 
@@ -163,13 +168,13 @@ export const OPERATIONS: Record<string, Operation> = {
 
   'POST /dashboard/session': { operationId: 'dashboard.login', summary: 'Sign in to the dashboard with an account-level API key', public: true, errors: [401, 403, 413, 415, 422, 429] },
   'GET /dashboard/session': { operationId: 'dashboard.session', summary: 'The dashboard session of the cookie, or null', public: true },
-  'DELETE /dashboard/session': { operationId: 'dashboard.logout', summary: 'Sign out of the dashboard', public: true, errors: [401, 413, 415], ok: 204 },
+  'DELETE /dashboard/session': { operationId: 'dashboard.logout', summary: 'Sign out of the dashboard', public: true, errors: [401, 413, 415, 422], ok: 204 },
 
   'GET /t/open': { operationId: 'tracking.open', summary: 'Open-tracking pixel', public: true, errors: [404, 507], media: 'image/gif' },
   'GET /t/click': { operationId: 'tracking.click', summary: 'Click-tracking redirect', public: true, errors: [404, 507], ok: 302 },
   'GET /unsubscribe': { operationId: 'unsubscribe.page', summary: 'Unsubscribe confirmation page', public: true, errors: [404], media: 'text/html' },
-  'POST /unsubscribe': { operationId: 'unsubscribe.oneClick', summary: 'One-click unsubscribe (RFC 8058)', public: true, errors: [404, 413], media: 'text/html' },
-  'POST /unsubscribe/resubscribe': { operationId: 'unsubscribe.resubscribe', summary: 'Undo an unsubscribe', public: true, errors: [404, 413], media: 'text/html' },
+  'POST /unsubscribe': { operationId: 'unsubscribe.oneClick', summary: 'One-click unsubscribe (RFC 8058)', public: true, errors: [404, 413, 422], media: 'text/html' },
+  'POST /unsubscribe/resubscribe': { operationId: 'unsubscribe.resubscribe', summary: 'Undo an unsubscribe', public: true, errors: [404, 413, 422], media: 'text/html' },
 };
 
 /** The error statuses an operation documents. */

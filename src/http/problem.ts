@@ -3,7 +3,7 @@
  * API specification's section 7. This file and the Fastify error handler in server.ts are the
  * only places HTTP error bodies are made.
  */
-import { ERROR_CATALOGUE, AppError, pointerSegment, type ErrorCode, type FieldErrors } from '../domain/errors.js';
+import { ERROR_CATALOGUE, AppError, MAX_FIELD_ERRORS, pointerSegment, type ErrorCode, type FieldErrors } from '../domain/errors.js';
 
 export interface Problem {
   type: string;
@@ -14,6 +14,8 @@ export interface Problem {
   detail: string;
   requestId: string;
   errors?: FieldErrors;
+  /** Field errors found beyond the MAX_FIELD_ERRORS listed in `errors`; absent when all are listed. */
+  errorsOmitted?: number;
 }
 
 export function toProblem(err: AppError, ctx: { publicUrl: string; instance: string; requestId: string }): Problem {
@@ -26,8 +28,27 @@ export function toProblem(err: AppError, ctx: { publicUrl: string; instance: str
     detail: err.message,
     requestId: ctx.requestId,
   };
-  if (err.errors && Object.keys(err.errors).length > 0) problem.errors = err.errors;
+  if (err.errors && Object.keys(err.errors).length > 0) {
+    const { listed, omitted } = firstFieldErrors(err.errors);
+    problem.errors = listed;
+    const total = omitted + (err.errorsOmitted ?? 0);
+    if (total > 0) problem.errorsOmitted = total;
+  }
   return problem;
+}
+
+/** At most MAX_FIELD_ERRORS of `errors`, in their order, and how many were left out. */
+function firstFieldErrors(errors: FieldErrors): { listed: FieldErrors; omitted: number } {
+  const listed: FieldErrors = {};
+  let room = MAX_FIELD_ERRORS;
+  let omitted = 0;
+  for (const [pointer, list] of Object.entries(errors)) {
+    if (room > 0) listed[pointer] = list.slice(0, room);
+    const taken = Math.min(room, list.length);
+    room -= taken;
+    omitted += list.length - taken;
+  }
+  return { listed, omitted };
 }
 
 /** The subset of an Ajv error object we read. */

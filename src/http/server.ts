@@ -7,11 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { Ajv, type Options as AjvOptions } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { AppError, ERROR_CATALOGUE, isAppError, pointerSegment } from '../domain/errors.js';
+import { AppError, ERROR_CATALOGUE, isAppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 import type { Store } from '../store/env.js';
 import { authenticate } from './auth.js';
@@ -19,6 +17,9 @@ import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
 import { registerRateLimits } from './rate-limit.js';
 import { registerOpenApi } from './openapi.js';
 import { registerJsonParser } from './json-body.js';
+import { maxBodyValues } from './json-scan.js';
+import { registerValidators } from './validators.js';
+import { registerBodyBudget, type BodyBudget } from './body-budget.js';
 import { MAX_HEADER_BYTES, registerClientCompat } from './client-compat.js';
 import { listenFailure } from '../domain/listen-problem.js';
 import { PublicUrl } from '../domain/public-url.js';
@@ -58,60 +59,12 @@ export interface HttpContext {
 /** A group of routes; each area of the API registers itself through one of these. */
 export type RouteModule = (app: FastifyInstance, ctx: HttpContext) => void;
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
-
 /**
- * Bodies are validated strictly: no coercion, no silently dropped properties, every error
- * reported. Query strings are text by nature, so there (only) numbers and booleans are coerced.
+ * Largest body a public route (no credential) reads (issue 29): the dashboard's login is a key of
+ * at most 300 characters and the one-click unsubscribe a short form, so nothing large is ever
+ * buffered or parsed for an anonymous client.
  */
-function makeAjv(coerce: boolean): Ajv {
-  const opts: AjvOptions = { removeAdditional: false, coerceTypes: coerce, allErrors: true, useDefaults: false, strict: false };
-  return addFormats(new Ajv(opts));
-}
-
-/**
- * A headers schema that only documents optional string headers (request-headers.ts checks the
- * values itself) cannot fail: Node hands every such header over as one string (RFC 9110 5.3,
- * repeated fields joined with commas), so validating it on each request would only cost time.
- */
-function headersNeverFail(schema: unknown): boolean {
-  const s = schema as { type?: unknown; required?: unknown; properties?: Record<string, Record<string, unknown>> };
-  if (s.type !== 'object' || s.required !== undefined || !s.properties) return false;
-  if (Object.keys(s).some((k) => k !== 'type' && k !== 'properties')) return false;
-  return Object.values(s.properties).every((p) => p.type === 'string' && Object.keys(p).every((k) => k === 'type' || k === 'description'));
-}
-
-/** Deepest nesting of objects and arrays a JSON body may have (template data included). */
-export const MAX_BODY_DEPTH = 32;
-
-/** A container to look into, and how it was reached (its pointer is made only for the answer). */
-interface Nested {
-  v: object;
-  depth: number;
-  parent: Nested | null;
-  key: string;
-}
-
-/** The pointer of the first container nested deeper than MAX_BODY_DEPTH, or null (iterative). */
-function tooDeep(body: unknown): string | null {
-  if (body === null || typeof body !== 'object') return null;
-  const todo: Nested[] = [{ v: body, depth: 0, parent: null, key: '' }];
-  while (todo.length > 0) {
-    const n = todo.pop()!;
-    if (n.depth >= MAX_BODY_DEPTH) return pointerTo(n);
-    for (const k of Object.keys(n.v)) {
-      const x = (n.v as Record<string, unknown>)[k];
-      if (x !== null && typeof x === 'object') todo.push({ v: x, depth: n.depth + 1, parent: n, key: k });
-    }
-  }
-  return null;
-}
-
-function pointerTo(n: Nested): string {
-  let p = '';
-  for (let at: Nested | null = n; at?.parent; at = at.parent) p = `/${pointerSegment(at.key)}${p}`;
-  return p;
-}
+export const PUBLIC_BODY_LIMIT = 16 * 1024;
 
 /** What a request that arrives during shutdown is told to wait before retrying (RFC 9110 10.2.3). */
 const SHUTDOWN_RETRY_AFTER_S = 5;
@@ -120,6 +73,7 @@ export class HttpServer {
   private app: FastifyInstance | null = null;
   /** Set at the start of stop(): requests that arrive from then on are answered 503. */
   private closing = false;
+  private bodyBudget: BodyBudget | null = null;
   private readonly publicUrl: PublicUrl;
 
   constructor(
@@ -162,6 +116,11 @@ export class HttpServer {
   get port(): number {
     const addr = this.app?.server.address() as AddressInfo | null;
     return addr?.port ?? 0;
+  }
+
+  /** Request body bytes charged to http.bodyBufferLimit now (body-budget.ts). */
+  get bodyBytesBuffered(): number {
+    return this.bodyBudget?.inUse ?? 0;
   }
 
   get listening(): boolean {
@@ -230,24 +189,16 @@ export class HttpServer {
     // Bodies are JSON only (spec section 4); Fastify's built-in text/plain parser would turn a
     // text body into a string that then fails schema validation with 422 instead of 415.
     app.removeContentTypeParser('text/plain');
-    registerJsonParser(app);
-    const bodyAjv = makeAjv(false);
-    const queryAjv = makeAjv(true);
-    app.setValidatorCompiler(({ schema, httpPart }) =>
-      httpPart === 'headers' && headersNeverFail(schema)
-        ? () => true
-        : (httpPart === 'querystring' || httpPart === 'params' ? queryAjv : bodyAjv).compile(schema),
-    );
-    // Before schema validation: a body nested deeper than any request needs is refused here,
-    // before it reaches code that recurses over it (the store's msgpack encoder overflowed the
-    // stack on a broadcast entry's `data` nested 1,500 levels deep: a 500 found by fuzzing).
-    app.addHook('preValidation', async (req) => {
-      const at = tooDeep(req.body);
-      if (at !== null) {
-        throw new AppError('validation_failed', 'The request body is nested too deeply', {
-          errors: { [at]: [{ code: 'max_depth', message: `must not be nested more than ${MAX_BODY_DEPTH} levels deep` }] },
-        });
-      }
+    // Nesting, keys per object and the value count are capped by the parser's pre-scan
+    // (json-scan.ts), before JSON.parse: a body nested 1,500 levels deep once overflowed the
+    // store's msgpack encoder (a 500 found by fuzzing).
+    const valueCounts = new WeakMap<object, number>();
+    registerJsonParser(app, { maxValues: maxBodyValues(this.ctx.config.limits.broadcastMessages), valueCounts });
+    registerValidators(app, valueCounts);
+    this.bodyBudget = registerBodyBudget(app, this.ctx.config.http.bodyBufferLimit);
+    // Before the first route: public routes read small bodies only (a route's own smaller limit stays).
+    app.addHook('onRoute', (route) => {
+      if (route.config?.public) route.bodyLimit = Math.min(route.bodyLimit ?? PUBLIC_BODY_LIMIT, PUBLIC_BODY_LIMIT);
     });
   }
 
@@ -268,6 +219,7 @@ export class HttpServer {
         });
       }
       if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) throw new AppError('bad_request', 'An HTTP/1.1 request needs a Host header');
+      // Unmatched paths are answered 404/405 by registerFallbacks's hook, before any body is read.
       if (req.is404 || req.routeOptions.config?.public) return;
       try {
         req.principal = authenticate(store, req.headers);
@@ -296,15 +248,18 @@ export class HttpServer {
   /** 404 and 405 as problems, the one error handler, and the error documentation route. */
   private registerFallbacks(app: FastifyInstance): void {
     const compat = registerClientCompat(app);
-    app.setNotFoundHandler((req, reply) => {
+    const unmatched = (req: FastifyRequest): AppError => {
       const path = req.url.split('?')[0];
       const allow = compat.allowedMethods(req);
-      if (allow.length > 0) {
-        const err = new AppError('method_not_allowed', `${path} does not support ${req.method}; it supports ${allow.join(', ')}`, { headers: { allow: allow.join(', ') } });
-        return this.sendProblem(req, reply, err);
-      }
-      this.sendProblem(req, reply, new AppError('not_found', `No route ${req.method} ${path}`));
+      if (allow.length === 0) return new AppError('not_found', `No route ${req.method} ${path}`);
+      return new AppError('method_not_allowed', `${path} does not support ${req.method}; it supports ${allow.join(', ')}`, { headers: { allow: allow.join(', ') } });
+    };
+    // Answered from the headers (issue 29): Fastify's not-found route would read and parse the
+    // body first, for anyone. After client-compat's URL-length check, so a long URL stays a 414.
+    app.addHook('onRequest', async (req) => {
+      if (req.is404) throw unmatched(req);
     });
+    app.setNotFoundHandler((req, reply) => this.sendProblem(req, reply, unmatched(req)));
     app.setErrorHandler((err: FastifyError, req, reply) => this.sendProblem(req, reply, this.toAppError(err, req)));
 
     app.get('/errors/:code', { config: { public: true } }, async (req) => {
@@ -328,7 +283,8 @@ export class HttpServer {
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return new AppError('invalid_json', 'The body is not valid JSON');
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return new AppError('payload_too_large', `The body exceeds ${this.ctx.config.http.bodyLimit} bytes`);
+        // The route's own limit: http.bodyLimit, or PUBLIC_BODY_LIMIT on a public route.
+        return new AppError('payload_too_large', `The body exceeds ${req.routeOptions.bodyLimit ?? this.ctx.config.http.bodyLimit} bytes`);
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return new AppError('unsupported_media_type', 'Send bodies as Content-Type: application/json');
     }

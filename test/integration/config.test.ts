@@ -41,7 +41,7 @@ describe('loadConfig defaults', () => {
     expect(c.dataDir).toBe(path.resolve('./data'));
     expect(c.publicUrl).toBe(''); // derived from http.host and the bound port (domain/public-url.ts)
     expect(c.log.level).toBe('info');
-    expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, bodyLimit: 40 * 1024 * 1024, trustProxy: false });
+    expect(c.http).toEqual({ host: '127.0.0.1', port: 8080, bodyLimit: 40 * 1024 * 1024, bodyBufferLimit: 256 * 1024 * 1024, trustProxy: false });
     expect(c.api).toEqual({ rateLimit: 600, rateWindowMs: 60_000, authFailureLimit: 30 });
     expect(c.smtp).toMatchObject({ enabled: true, host: '127.0.0.1', port: 2587, implicitTlsPort: 0, tlsCert: '', tlsKey: '' });
     expect(c.dns.servers).toEqual([]);

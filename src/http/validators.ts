@@ -1,0 +1,99 @@
+/**
+ * The schema validators of the HTTP API. Bodies are validated strictly: no coercion, no silently
+ * dropped properties. Query strings are text by nature, so there (only) numbers and booleans are
+ * coerced.
+ *
+ * Every error of a request is reported at once (Ajv's allErrors), but allErrors costs: an invalid
+ * body of a million unknown keys made Ajv build a million error objects, a 62 MB 422 and seconds
+ * of a blocked loop (issue 29). So each body schema is compiled twice: a validator that stops at
+ * the first error runs first (the common valid body also passes faster that way), and only a body
+ * it refused that has at most FULL_REPORT_MAX_VALUES JSON values (json-scan.ts counted them) is
+ * validated again with allErrors for the full report; a larger one is answered with the first
+ * error found.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Ajv, type ErrorObject, type Options as AjvOptions } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+
+/** Largest invalid body (in JSON values) whose every schema error is reported. */
+export const FULL_REPORT_MAX_VALUES = 10_000;
+
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+
+function makeAjv(o: { coerce: boolean; allErrors: boolean }): Ajv {
+  const opts: AjvOptions = { removeAdditional: false, coerceTypes: o.coerce, allErrors: o.allErrors, useDefaults: false, strict: false };
+  return addFormats(new Ajv(opts));
+}
+
+/**
+ * A headers schema that only documents optional string headers (request-headers.ts checks the
+ * values itself) cannot fail: Node hands every such header over as one string (RFC 9110 5.3,
+ * repeated fields joined with commas), so validating it on each request would only cost time.
+ */
+function headersNeverFail(schema: unknown): boolean {
+  const s = schema as { type?: unknown; required?: unknown; properties?: Record<string, Record<string, unknown>> };
+  if (s.type !== 'object' || s.required !== undefined || !s.properties) return false;
+  if (Object.keys(s).some((k) => k !== 'type' && k !== 'properties')) return false;
+  return Object.values(s.properties).every((p) => p.type === 'string' && Object.keys(p).every((k) => k === 'type' || k === 'description'));
+}
+
+/** A validator as Fastify calls it: true, or false with the errors on the function. */
+interface Validator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+/** A body validator; `values` is the body's JSON value count (json-scan.ts). */
+export interface BodyValidator {
+  (data: unknown, values: number): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+/** Compiles body schemas into the two passes of the file comment. */
+export class BodyValidators {
+  private readonly firstError = makeAjv({ coerce: false, allErrors: false });
+  readonly allErrors = makeAjv({ coerce: false, allErrors: true });
+
+  compile(schema: object): BodyValidator {
+    const first = this.firstError.compile(schema);
+    const full = this.allErrors.compile(schema);
+    const validate: BodyValidator = (data, values) => {
+      if (first(data)) {
+        validate.errors = null;
+        return true;
+      }
+      if (values <= FULL_REPORT_MAX_VALUES) {
+        full(data);
+        validate.errors = full.errors;
+      } else {
+        validate.errors = first.errors;
+      }
+      return false;
+    };
+    return validate;
+  }
+}
+
+/** Fastify's form of a body validator: the value count comes from the JSON parser's `valueCounts`. */
+function withValueCount(validate: BodyValidator, valueCounts: WeakMap<object, number>): Validator {
+  const v: Validator = (data) => {
+    // A scalar body is one value; an object body the parser did not count is not reported in full.
+    const ok = validate(data, data !== null && typeof data === 'object' ? (valueCounts.get(data) ?? Infinity) : 1);
+    v.errors = validate.errors;
+    return ok;
+  };
+  return v;
+}
+
+/** Sets the validator compiler; `valueCounts` is where the JSON parser leaves each body's value count. */
+export function registerValidators(app: FastifyInstance, valueCounts: WeakMap<object, number>): void {
+  const bodies = new BodyValidators();
+  const query = makeAjv({ coerce: true, allErrors: true });
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart === 'headers' && headersNeverFail(schema)) return () => true;
+    if (httpPart === 'querystring' || httpPart === 'params') return query.compile(schema);
+    // Headers are bounded by Node's header limit (client-compat.ts): every error, without coercion.
+    if (httpPart === 'headers') return bodies.allErrors.compile(schema);
+    return withValueCount(bodies.compile(schema), valueCounts);
+  });
+}
