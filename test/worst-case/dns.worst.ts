@@ -3,7 +3,7 @@
  * generated worst case at the largest size it can receive (issue 29, item 4).
  *
  * Sizes: a DNS message is at most 65,535 bytes (RFC 1035 4.2.2, the TCP length prefix; c-ares and
- * dns2 accept that much), so one TXT record's joined text stays under DNS_TEXT, and a TXT RRset
+ * src/dane/dns-message.ts accept that much), so one TXT record's joined text stays under DNS_TEXT, and a TXT RRset
  * holds at most about MAX_RECORDS records (13 bytes each: a 2-byte name pointer, type, class,
  * TTL, rdlength and one length octet). MTA-STS policies are capped at MAX_POLICY_BYTES by the
  * fetcher (src/mta-sts/fetcher.ts). A TLSA answer is read by src/dane/dns-message.ts and
@@ -19,7 +19,7 @@ import { parseResponse } from '../../src/dane/dns-message.js';
 import { parseTlsaRdata, isUsable, type TlsaRecord } from '../../src/dane/tlsa.js';
 import { joinCharacterStrings } from '../../src/dns/resolver.js';
 import { MAX_POLICY_BYTES, parsePolicy } from '../../src/mta-sts/policy.js';
-import { stsRecordId } from '../../src/mta-sts/txt.js';
+import { MAX_RECORD_LENGTH, stsRecordId } from '../../src/mta-sts/txt.js';
 import { trimWsp } from '../../src/mta-sts/wsp.js';
 import { mailtoRecipient } from '../../src/tls-rpt/mailto.js';
 import { parseTlsRptRecords } from '../../src/tls-rpt/txt.js';
@@ -41,6 +41,8 @@ describe('MTA-STS TXT record (RFC 8461 3.1)', () => {
     ['spaces before the version\'s ";"', `v=STSv1${spaces(DNS_TEXT)};id=abc`],
     ['a field of spaces at the end', `v=STSv1; id=abc;${spaces(DNS_TEXT)}`],
     ['tens of thousands of fields', `v=STSv1;${repeatTo('a=b;', DNS_TEXT)}id=abc`],
+    // The longest record that is parsed at all (longer ones are no record, unread).
+    ['fields of spaces at the length cap', `v=STSv1; id=abc;${repeatTo(' x=1 ;', MAX_RECORD_LENGTH - 16)}`],
   ])('%s', (what, record) => {
     withinBudget(`stsRecordId: ${what}`, () => stsRecordId([record]));
   });
