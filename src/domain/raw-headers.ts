@@ -19,6 +19,25 @@ export interface SplitMessage {
   eol: string;
 }
 
+/**
+ * Largest header block parsed from mail that comes from outside, in octets up to the blank line
+ * that ends it: submitted mail with a larger one is refused (submission/raw.ts), an inbound part
+ * with one is not read as a report. Real header blocks are a few KiB (Sendmail refuses more than
+ * 32 KiB: MaxHeadersLength); without a cap the header parsers would have work that grows with
+ * the whole message (10 MiB inbound, smtp.maxMessageSize submitted) on the main thread (issue 29).
+ */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+/**
+ * Whether the header block (up to the blank line that ends it, or all of `raw` without one) is
+ * longer than `limit` octets; only the first `limit` octets are searched.
+ */
+export function headerBlockExceeds(raw: Buffer, limit: number): boolean {
+  if (raw.length <= limit) return false;
+  const head = raw.subarray(0, limit + 2);
+  return head.indexOf('\n\n') < 0 && raw.subarray(0, limit + 4).indexOf('\r\n\r\n') < 0;
+}
+
 export function splitMessage(raw: Buffer): SplitMessage {
   let end = raw.indexOf('\r\n\r\n');
   let eol = '\r\n';

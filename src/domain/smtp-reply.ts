@@ -52,12 +52,20 @@ const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})(?=\s|$)/;
 const BASIC = /^([2-5]\d\d)(?:[ -]|$)/;
 
 /**
+ * Most of a reply that is read, in characters: lines are at most 512 octets (RFC 5321
+ * 4.5.3.1.5) and what a reply says is in its first ones, but a remote MX may send up to the SMTP
+ * client's 1 MiB, and a DSN's Diagnostic-Code up to a report field's cap. Parsing and the bounce
+ * rules' expressions then take time in proportion to the whole (issue 29); the rest is not read.
+ */
+export const MAX_REPLY_LENGTH = 16 * 1024;
+
+/**
  * Parses a (possibly multi-line, RFC 5321 4.2.1) reply such as
  * "550-5.1.1 The email account ...\n550 5.1.1 https://...": the code and the enhanced code of
  * the first line, and the text of all lines with their codes removed, joined by spaces.
  */
 export function parseReply(raw: string): ParsedReply {
-  const lines = raw.replace(/\r/g, '').split('\n').filter((l) => l.trim() !== '');
+  const lines = (raw.length > MAX_REPLY_LENGTH ? raw.slice(0, MAX_REPLY_LENGTH) : raw).replace(/\r/g, '').split('\n').filter((l) => l.trim() !== '');
   if (lines.length === 0) return { text: '' };
   const first = BASIC.exec(lines[0]);
   const code = first ? Number(first[1]) : undefined;
@@ -91,7 +99,8 @@ const BEFORE_RECIPIENT: ReadonlySet<DeliveryPhase> = new Set(['connect', 'tls', 
 export function classifyReply(input: ReplyInput, rules: readonly BounceRule[] = BOUNCE_RULES): Classification {
   const cls = replyClass(input.code, input.enhancedCode);
   if (cls === 2) return { outcome: 'delivered', category: 'delivered' };
-  const rule = rules.find((r) => ruleMatches(r, input, cls));
+  const text = input.text.length > MAX_REPLY_LENGTH ? input.text.slice(0, MAX_REPLY_LENGTH) : input.text;
+  const rule = rules.find((r) => ruleMatches(r, { ...input, text }, cls));
   if (cls !== 5) {
     // 4yz, 3yz where a final reply was due, and local failures without a reply: transient.
     return { outcome: 'deferred', category: rule?.category ?? localCategory(input.phase), rule: rule?.id };

@@ -5,7 +5,7 @@
  * merges message/delivery-status into the text body, so it cannot tell the parts apart.
  */
 import { MAX_ADDRESS_LENGTH } from '../domain/address.js';
-import { fieldValue, splitMessage, type SplitMessage } from '../domain/raw-headers.js';
+import { fieldValue, headerBlockExceeds, MAX_HEADER_BYTES, splitMessage, type SplitMessage } from '../domain/raw-headers.js';
 import { isWhiteSpace } from '../domain/white-space.js';
 import { parseContentType } from './content-type.js';
 
@@ -27,7 +27,13 @@ export interface Report {
 const MAX_DEPTH = 4;
 const MAX_PARTS = 50;
 
+/**
+ * One MIME entity. One whose header block is over MAX_HEADER_BYTES is read as text/plain without
+ * fields: no report has such headers, and splitting them would cost time in proportion to the
+ * message (issue 29).
+ */
 export function parsePart(raw: Buffer): MimePart {
+  if (headerBlockExceeds(raw, MAX_HEADER_BYTES)) return { headers: { fields: [], body: raw, eol: '\r\n' }, type: 'text/plain', params: {}, body: raw };
   const headers = splitMessage(raw);
   const { type, params } = parseContentType(fieldValue(headers, 'Content-Type') ?? 'text/plain');
   const cte = (fieldValue(headers, 'Content-Transfer-Encoding') ?? '7bit').toLowerCase();
@@ -87,22 +93,35 @@ function decode(body: Buffer, cte: string): Buffer {
  * short names, and what is kept goes into events.
  */
 export const MAX_FIELD_LENGTH = 8192;
+/** Fields read per block: RFC 3464 2.2-2.3 and RFC 5965 3.1-3.2 define about a dozen each; the rest are ignored. */
+export const MAX_BLOCK_FIELDS = 100;
+/**
+ * Largest delivery-status or feedback-report part read; a larger one is not read at all. A DSN
+ * block per recipient is a few hundred octets, so this holds hundreds of recipients, and the
+ * parse stays within milliseconds whatever the 10 MiB the inbound listener takes (issue 29).
+ */
+export const MAX_FIELDS_TEXT = 256 * 1024;
 
 /**
  * "Name: value" fields grouped in blocks separated by blank lines (RFC 3464 2.1: the
  * per-message fields, then one block per recipient; RFC 5965 has one block). Names are
- * lowercased; folded lines are joined; comments after the value stay in it; values longer than
- * MAX_FIELD_LENGTH are left out.
+ * lowercased; folded lines are joined; comments after the value stay in it. Within the caps
+ * above: values longer than MAX_FIELD_LENGTH are left out, fields past MAX_BLOCK_FIELDS ignored,
+ * and a text longer than MAX_FIELDS_TEXT has no blocks.
  */
 export function fieldBlocks(text: string): Array<Record<string, string>> {
+  if (text.length > MAX_FIELDS_TEXT) return [];
   const blocks: Array<Record<string, string>> = [];
   let current: Record<string, string> = {};
+  let count = 0;
   let last = '';
   const oversized = new Set<string>();
   const endBlock = () => {
+    if (count === 0) return;
     for (const name of oversized) delete current[name];
     if (Object.keys(current).length > 0) blocks.push(current);
     current = {};
+    count = 0;
     last = '';
     oversized.clear();
   };
@@ -118,8 +137,9 @@ export function fieldBlocks(text: string): Array<Record<string, string>> {
       if (!oversized.has(last)) keep(last, `${current[last]} ${line.trim()}`);
     } else {
       const colon = line.indexOf(':');
-      if (colon <= 0) continue;
+      if (colon <= 0 || count >= MAX_BLOCK_FIELDS) continue;
       last = line.slice(0, colon).trim().toLowerCase();
+      count++;
       // The first occurrence wins (Original-Rcpt-To may repeat; one address is enough here).
       if (current[last] === undefined && !oversized.has(last)) keep(last, line.slice(colon + 1).trim());
     }
@@ -154,8 +174,8 @@ function isAddressChar(c: number): boolean {
   return c !== 0x3c && c !== 0x3e && c !== 0x3b && !isWhiteSpace(c);
 }
 
-/** The headers of the original message inside a report (message/rfc822 or text/rfc822-headers). */
+/** The headers of the original message inside a report (message/rfc822 or text/rfc822-headers); none when over MAX_HEADER_BYTES. */
 export function originalHeaders(report: Report): SplitMessage | undefined {
   const part = report.parts.find((p) => /^(message\/rfc822|text\/rfc822-headers|message\/global|message\/global-headers)$/.test(p.type));
-  return part ? splitMessage(part.body) : undefined;
+  return part && !headerBlockExceeds(part.body, MAX_HEADER_BYTES) ? splitMessage(part.body) : undefined;
 }

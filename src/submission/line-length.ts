@@ -18,6 +18,8 @@ import { ensureField, fieldValue, joinMessage, removeFields, splitMessage, type 
 export const MAX_LINE_OCTETS = 998;
 /** Nesting deeper than this is not mail a person wrote; refused rather than walked. */
 const MAX_DEPTH = 20;
+/** Parts of one multipart walked to re-encode long lines; more is not mail a person wrote either (issue 29: each costs a split and a scan). */
+const MAX_PARTS = 1000;
 const IDENTITY_ENCODINGS = new Set(['7bit', '8bit', 'binary']);
 
 /** The message with every line within the limit, or an AppError (validation_failed). */
@@ -58,6 +60,7 @@ function fitMultipart(entity: SplitMessage, boundary: string | undefined, childT
   const body = entity.body;
   const delims = delimiters(body, boundary);
   if (delims.length === 0) refuse(`a multipart part whose boundary never occurs has lines longer than ${MAX_LINE_OCTETS} octets`);
+  if (delims.length > MAX_PARTS + 1) refuse(`a multipart part with more than ${MAX_PARTS} parts has lines longer than ${MAX_LINE_OCTETS} octets`);
   const pieces: Buffer[] = [];
   if (longestLine(body.subarray(0, delims[0].start)) > MAX_LINE_OCTETS) refuse('the MIME preamble has lines that are too long');
   let copiedUpTo = 0;
@@ -92,19 +95,18 @@ function delimiters(body: Buffer, boundary: string): Delimiter[] {
   for (let pos = 0; ; ) {
     const i = body.indexOf(marker, pos);
     if (i < 0) return out;
-    pos = i + marker.length;
-    // Only a marker at the start of a line is a delimiter; the end of the line is looked for after
-    // that check, or a line full of markers would be scanned to its end once per marker (issue 29).
-    if (i > 0 && body[i - 1] !== 0x0a) continue;
     const nl = body.indexOf(0x0a, i);
     const lineEnd = nl < 0 ? body.length : nl;
+    // Only a marker at the start of a line is a delimiter: the search goes on from the next line,
+    // not the next marker, or a line full of markers costs one search per marker (issue 29).
+    pos = lineEnd;
+    if (i > 0 && body[i - 1] !== 0x0a) continue;
     // Transport padding (white space) may follow the boundary on its line.
     const rest = body.subarray(i + marker.length, lineEnd).toString('latin1');
     const close = /^--[ \t\r]*$/.test(rest);
     if (!close && !/^[ \t\r]*$/.test(rest)) continue;
     out.push({ start: i, next: nl < 0 ? body.length : nl + 1, close });
-    if (close) return out;
-    pos = lineEnd;
+    if (close || out.length > MAX_PARTS + 1) return out;
   }
 }
 

@@ -214,6 +214,8 @@ function splitParts(body: Buffer, boundary: string, eol: string): { fields: Fiel
     }
     if (bare === open) {
       if (cur) parts.push(cur);
+      // The fast path takes two parts: a third is mailparser's, so stop reading here.
+      if (parts.length === 2) return undefined;
       cur = [];
     } else if (cur) cur.push(line);
   }

@@ -13,7 +13,7 @@ import { domainOf, recipientKey, type Address } from '../domain/address.js';
 import libmime from 'libmime';
 import { rfc5322Date } from '../domain/date-header.js';
 import { AppError } from '../domain/errors.js';
-import { ensureField, fieldValue, joinMessage, malformedFields, removeFields, splitMessage, type SplitMessage } from '../domain/raw-headers.js';
+import { ensureField, fieldValue, headerBlockExceeds, MAX_HEADER_BYTES, joinMessage, malformedFields, removeFields, splitMessage, type SplitMessage } from '../domain/raw-headers.js';
 import type { Account } from '../domain/types.js';
 import type { AcceptedMessage } from '../store/messages.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
@@ -82,6 +82,7 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
 /** The account may send, the header block is well formed and its originators are ours. */
 function checkMessage(deps: SubmissionDeps, sub: RawSubmission): CheckedMessage {
   const account = sendingAccount(deps.store, sub.principal.accountId);
+  if (headerBlockExceeds(sub.raw, MAX_HEADER_BYTES)) throw new AppError('validation_failed', `The header block is longer than ${MAX_HEADER_BYTES} octets`);
   const msg = splitMessage(sub.raw);
   const bad = malformedFields(msg);
   if (bad.length > 0) throw new AppError('validation_failed', `Malformed header line: ${bad[0]}`);

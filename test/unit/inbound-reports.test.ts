@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { feedbackReport } from '../../src/inbound/arf.js';
 import { dsnBounces } from '../../src/inbound/dsn.js';
 import { MAX_PARAM_LENGTH, parseContentType } from '../../src/inbound/content-type.js';
-import { addressOf, fieldBlocks, findReport, MAX_FIELD_LENGTH } from '../../src/inbound/report.js';
+import { MAX_HEADER_BYTES } from '../../src/domain/raw-headers.js';
+import { addressOf, fieldBlocks, findReport, MAX_BLOCK_FIELDS, MAX_FIELD_LENGTH, MAX_FIELDS_TEXT, originalHeaders } from '../../src/inbound/report.js';
 import { arf, dsn } from '../support/reports.js';
 
 describe('report parsing', () => {
@@ -88,9 +89,25 @@ describe('report parsing of pathological input (issue 29)', () => {
     expect(fb?.userAgent).toBeUndefined();
   });
 
-  it('drops a field folded over 100,000 lines and keeps the others of its block', () => {
-    const text = `Action: failed\nDiagnostic-Code: smtp; 550${'\n x'.repeat(100_000)}\nStatus: 5.1.1\n`;
+  it('drops a field folded over 20,000 lines and keeps the others of its block', () => {
+    const text = `Action: failed\nDiagnostic-Code: smtp; 550${'\n x'.repeat(20_000)}\nStatus: 5.1.1\n`;
     expect(fieldBlocks(text)).toEqual([{ action: 'failed', status: '5.1.1' }]);
+  });
+
+  it('reads at most MAX_BLOCK_FIELDS fields of a block, and no block of a part over MAX_FIELDS_TEXT', () => {
+    const many = Array.from({ length: MAX_BLOCK_FIELDS + 5 }, (_, i) => `F${i}: x`).join('\n');
+    const [block] = fieldBlocks(`${many}\n\nAction: failed\n`.replace('F0:', 'Action:'));
+    expect(Object.keys(block)).toHaveLength(MAX_BLOCK_FIELDS);
+    expect(fieldBlocks(`Action: failed\n${'\n'.repeat(MAX_FIELDS_TEXT)}`)).toEqual([]);
+  });
+
+  it('reads no report out of a message or part whose header block is over 64 KiB', () => {
+    const raw = dsn({ to: 'b@x.com', recipient: 'ann@example.net', messageIdHeader: '<m@x>', status: '5.1.1', diagnostic: '550 5.1.1 User unknown' });
+    expect(findReport(Buffer.from(`X-Pad: ${'p'.repeat(MAX_HEADER_BYTES)}\r\n${raw}`))).toBeNull();
+    const original = raw.replace('Subject: Order', `Subject: ${'o'.repeat(MAX_HEADER_BYTES)}`);
+    const report = findReport(Buffer.from(original))!;
+    expect(dsnBounces(report).map((b) => b.recipient)).toEqual(['ann@example.net']);
+    expect(originalHeaders(report)).toBeUndefined();
   });
 
   it('reads the parameters around a 96 KB run of word characters in Content-Type', () => {

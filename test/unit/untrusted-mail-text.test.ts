@@ -5,8 +5,8 @@
  */
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
-import { classifyRawReply } from '../../src/domain/smtp-reply.js';
-import { joinMessage, splitMessage } from '../../src/domain/raw-headers.js';
+import { classifyRawReply, MAX_REPLY_LENGTH, parseReply } from '../../src/domain/smtp-reply.js';
+import { headerBlockExceeds, joinMessage, splitMessage } from '../../src/domain/raw-headers.js';
 import { trimBlanksEnd, trimLineEndBlanks } from '../../src/domain/white-space.js';
 import { bareMessageId } from '../../src/store/client-message-ids.js';
 import { fitLineLength, longestLine } from '../../src/submission/line-length.js';
@@ -33,8 +33,17 @@ describe('Message-ID of a report or a submitted message', () => {
 
 describe('a remote reply full of "exceeded "', () => {
   it('is still a message too large when it says so, and the gap the rule allows is bounded', () => {
-    expect(classifyRawReply(`550 5.7.1 ${'exceeded '.repeat(20_000)}message size`, 'message').rule).toBe('message-too-large');
+    expect(classifyRawReply(`550 5.7.1 ${'exceeded '.repeat(1_500)}message size`, 'message').rule).toBe('message-too-large');
     expect(classifyRawReply(`550 5.7.1 exceeded ${'x'.repeat(100)} message size`, 'rcpt').rule).not.toBe('message-too-large');
+  });
+});
+
+describe('a reply longer than anyone writes', () => {
+  it('is read up to MAX_REPLY_LENGTH: codes from its first line, the text cut there', () => {
+    const reply = parseReply(`550-5.1.1 ${'a'.repeat(MAX_REPLY_LENGTH)}\r\n550 5.1.1 user unknown`);
+    expect(reply).toMatchObject({ code: 550, enhancedCode: '5.1.1' });
+    expect(reply.text.length).toBeLessThan(MAX_REPLY_LENGTH);
+    expect(reply.text).not.toContain('user unknown');
   });
 });
 
@@ -68,5 +77,26 @@ describe('lines over 998 octets in a multipart message', () => {
     const out = joinMessage(fitLineLength(splitMessage(Buffer.from(raw, 'latin1'))));
     expect(longestLine(out)).toBeLessThanOrEqual(998);
     expect((await simpleParser(out)).text).toBe(line);
+  });
+});
+
+describe('the size of a submitted header block', () => {
+  it('is measured up to the blank line that ends it, CRLF or LF, and is all of a message without one', () => {
+    const head = (n: number) => `X: ${'h'.repeat(n - 3)}\r\n`; // n octets before the line break
+    expect(headerBlockExceeds(Buffer.from(`${head(100)}\r\nbody`.padEnd(1000, 'b')), 100)).toBe(false);
+    expect(headerBlockExceeds(Buffer.from(`${head(101)}\r\nbody`.padEnd(1000, 'b')), 100)).toBe(true);
+    expect(headerBlockExceeds(Buffer.from(`X: a\n\n${'b'.repeat(1000)}`), 100)).toBe(false);
+    expect(headerBlockExceeds(Buffer.from('X: a\r\n'.repeat(1000)), 100)).toBe(true);
+    expect(headerBlockExceeds(Buffer.from('X: a\r\n'.repeat(10)), 100)).toBe(false);
+  });
+});
+
+describe('many parts with long lines', () => {
+  it('refuses to re-encode a multipart of more than 1,000 parts, and the fast reader leaves a third part to mailparser', () => {
+    const parts = '--b\r\n\r\nx\r\n'.repeat(1_001);
+    const raw = `Content-Type: multipart/mixed; boundary=b\r\n\r\n${parts}--b\r\n\r\n${'x'.repeat(1_000)}\r\n--b--\r\n`;
+    expect(() => fitLineLength(splitMessage(Buffer.from(raw)))).toThrow(/more than 1000 parts/);
+    const three = `Content-Type: multipart/alternative; boundary=b\r\n\r\n${'--b\r\nContent-Type: text/plain\r\n\r\nx\r\n'.repeat(3)}--b--\r\n`;
+    expect(fastContent(splitMessage(Buffer.from(three)))).toBeUndefined();
   });
 });
