@@ -121,6 +121,17 @@ describe('with the default limits', () => {
     });
   });
 
+  describe('the parser on public routes', () => {
+    it('refuses duplicate and prototype-changing keys on the public routes that take a body, with 422 before anything else', async () => {
+      const cases: Array<[string, string, string]> = [['DELETE', '/dashboard/session', '{"__proto__":{}}'], ['POST', '/unsubscribe?token=x', '{"a":1,"a":2}'], ['POST', '/unsubscribe/resubscribe?token=x', '{"a":1,"a":2}']];
+      for (const [method, path, rawBody] of cases) {
+        const res = await t.api(method, path, { key: null, rawBody });
+        expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(422);
+        expect((Object.values(res.body.errors).flat() as Array<{ code: string }>)[0].code).toMatch(/^(reserved|duplicate)$/);
+      }
+    });
+  });
+
   describe('bounded parse work', () => {
     it(`refuses an object of more than ${MAX_KEYS_PER_OBJECT} keys with 422 max_properties at the object, before any key is checked`, async () => {
       const res = await t.api('POST', '/channels', { rawBody: `{"name":"wide","tracking":${manyKeys(MAX_KEYS_PER_OBJECT + 1)}}` });
