@@ -74,11 +74,34 @@ export class BodyValidators {
   }
 }
 
-/** Fastify's form of a body validator: the value count comes from the JSON parser's `valueCounts`. */
+/** JSON values in `value`, counted up to `limit` at most (a walk that stops there, iterative). */
+export function valuesUpTo(value: unknown, limit: number): number {
+  let count = 0;
+  const todo: unknown[] = [value];
+  while (todo.length > 0 && count < limit) {
+    const v = todo.pop();
+    count++;
+    if (v !== null && typeof v === 'object') for (const x of Array.isArray(v) ? v : Object.values(v)) todo.push(x);
+  }
+  return count;
+}
+
+/**
+ * Fastify's form of a body validator. The value count of a body comes from the JSON parser's
+ * `valueCounts`; a part of one validated on its own (a batch entry, through
+ * req.compileValidationSchema) is counted here, only when it failed and only up to the threshold.
+ */
 function withValueCount(validate: BodyValidator, valueCounts: WeakMap<object, number>): Validator {
   const v: Validator = (data) => {
-    // A scalar body is one value; an object body the parser did not count is not reported in full.
-    const ok = validate(data, data !== null && typeof data === 'object' ? (valueCounts.get(data) ?? Infinity) : 1);
+    let values = data !== null && typeof data === 'object' ? valueCounts.get(data) : 1;
+    if (values === undefined) {
+      if (validate(data, Infinity)) {
+        v.errors = null;
+        return true;
+      }
+      values = valuesUpTo(data, FULL_REPORT_MAX_VALUES + 1);
+    }
+    const ok = validate(data, values);
     v.errors = validate.errors;
     return ok;
   };
