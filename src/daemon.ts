@@ -14,6 +14,8 @@ import { DomainService } from './domains/service.js';
 import { activityRoutes } from './http/routes/activity.js';
 import { broadcastRoutes } from './http/routes/broadcasts.js';
 import { channelRoutes } from './http/routes/channels.js';
+import { apiKeyRoutes } from './http/routes/api-keys.js';
+import { ApiKeyService } from './api-keys/account-keys.js';
 import { domainRoutes } from './http/routes/domains.js';
 import { sendRoutes } from './http/routes/send.js';
 import { suppressionRoutes } from './http/routes/suppressions.js';
@@ -241,6 +243,7 @@ export class Daemon {
   private buildHttp(): HttpServer {
     const routes: RouteModule[] = [
       opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics }),
+      apiKeyRoutes(new ApiKeyService({ store: this.store, maxPerAccount: this.config.limits.apiKeysPerAccount })),
       channelRoutes(new ChannelService({ store: this.store, purger: this.channelPurger, maxPerAccount: this.config.limits.channelsPerAccount })),
       domainRoutes(this.domains),
       sendRoutes(this.submission),

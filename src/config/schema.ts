@@ -237,6 +237,7 @@ export const ConfigSchema = Type.Object({
   limits: Type.Object({
     channelsPerAccount: integer(1, 1_000_000, 100, 'Maximum channels per account (403 resource_limit_exceeded beyond).'),
     domainsPerAccount: integer(1, 1_000_000, 100, 'Maximum domains per account.'),
+    apiKeysPerAccount: integer(1, 100_000, 100, 'Maximum live API keys per account made with POST /api-keys (403 resource_limit_exceeded beyond).'),
     pendingSendLimit: integer(0, 1_000_000_000, 1000, 'Emails an account in state pending may send in total.'),
     broadcastMessages: integer(1, 1_000_000, 10_000, 'Most entries in one POST /send/broadcast.'),
   }),

@@ -48,6 +48,23 @@ export interface CursorPage<T> extends Page<T> {
   after: number;
 }
 
+// ---- API keys ----
+
+/** A key as GET /api-keys lists it: never the secret, only its first characters (`prefix`). */
+export interface ApiKeySummary {
+  id: string;
+  name: string;
+  /** null: an account-level key; otherwise the one channel the key acts on. */
+  channelId: string | null;
+  prefix: string;
+  createdAt: string;
+}
+
+/** POST /api-keys: the key with its secret, answered this once only. */
+export interface CreatedApiKey extends ApiKeySummary {
+  key: string;
+}
+
 // ---- channels ----
 
 /** GET /channels items. */

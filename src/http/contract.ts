@@ -113,6 +113,10 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /metrics': { operationId: 'ops.metrics', summary: 'Prometheus metrics (text exposition format)', public: true, errors: [401, 403], media: 'text/plain' },
   'GET /errors/{code}': { operationId: 'errors.retrieve', summary: 'One code of the error catalogue', public: true, errors: [404] },
 
+  'GET /api-keys': { operationId: 'apiKeys.list', summary: "List the account's API keys (account-level key)", errors: [422] },
+  'POST /api-keys': { operationId: 'apiKeys.create', summary: 'Create an API key of the account or of one channel; the secret is answered only now', errors: [404, 422] },
+  'DELETE /api-keys/{id}': { operationId: 'apiKeys.revoke', summary: 'Revoke an API key of the account', errors: [404], ok: 204 },
+
   'POST /channels': { operationId: 'channels.create', summary: 'Create a channel', errors: [422] },
   'GET /channels': { operationId: 'channels.list', summary: 'List channels', errors: [404, 422] },
   'GET /channels/{id}': { operationId: 'channels.retrieve', summary: 'Retrieve a channel', errors: [404] },

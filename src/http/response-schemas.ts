@@ -268,7 +268,13 @@ const queueMessage = obj({
 });
 
 /** The success body of each operation that answers JSON, by "METHOD /path". */
+/** An API key as listed (never the secret), and as created (with it, this once). */
+const apiKeySummary = { id: uuid, name: str, channelId: nullable(uuid), prefix: str, createdAt: time };
+
 export const SUCCESS_BODIES: Record<string, Schema> = {
+  'GET /api-keys': page(obj(apiKeySummary)),
+  'POST /api-keys': obj({ ...apiKeySummary, key: str }),
+
   'POST /channels': channelDetail,
   'GET /channels': channelPageBody,
   'GET /channels/{id}': channelDetail,

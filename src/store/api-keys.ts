@@ -4,6 +4,7 @@
  * its hash means no secret is ever compared byte by byte in JavaScript.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../domain/errors.js';
 import type { ApiKey } from '../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -22,7 +23,7 @@ export interface NewApiKey {
 
 export async function createApiKey(
   store: Store,
-  input: { accountId: string; channelId: string | null; name?: string },
+  input: { accountId: string; channelId: string | null; name?: string; /** Refuse (resource_limit_exceeded) when the account has this many live keys. */ maxPerAccount?: number },
 ): Promise<NewApiKey> {
   const token = TOKEN_PREFIX + randomBytes(24).toString('base64url');
   const key: ApiKey = {
@@ -36,6 +37,10 @@ export async function createApiKey(
     revokedAt: null,
   };
   await store.write(() => {
+    // Counted inside the write: two concurrent creations cannot both pass the check (one writer).
+    if (input.maxPerAccount !== undefined && liveKeysOf(store, input.accountId).length >= input.maxPerAccount) {
+      throw new AppError('resource_limit_exceeded', `An account may have at most ${input.maxPerAccount} API keys; revoke one first`);
+    }
     dbsOf(store).apiKeys.put(key.id, key);
     dbsOf(store).apiKeyHashes.put(key.hash, key.id);
   });
@@ -53,6 +58,18 @@ export function findApiKeyByToken(store: Store, token: string): ApiKey | undefin
   // Defence in depth: the index and the record must agree (constant-time compare).
   if (!timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
   return key;
+}
+
+/** The account's keys that are not revoked, oldest first. */
+export function liveKeysOf(store: Store, accountId: string): ApiKey[] {
+  return listApiKeys(store, { accountId })
+    .filter((k) => !k.revokedAt)
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+}
+
+/** The key with this id, revoked or not (the API tells another account's key from none). */
+export function getApiKey(store: Store, id: string): ApiKey | undefined {
+  return dbsOf(store).apiKeys.get(id) as ApiKey | undefined;
 }
 
 export function listApiKeys(store: Store, filter: { accountId?: string; channelId?: string } = {}): ApiKey[] {
