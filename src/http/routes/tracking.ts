@@ -28,6 +28,9 @@ const TAGS = ['engagement'];
 const query = { type: 'object', properties: { token: { type: 'string' } } } as const;
 const schema = (summary: string) => ({ summary, tags: TAGS, querystring: query });
 
+/** The one-click form is `List-Unsubscribe=One-Click` (RFC 8058 3.2): a few bytes, 4 KiB at most. */
+const FORM_BODY_LIMIT = 4096;
+
 export function trackingRoutes(app: FastifyInstance, { store }: HttpContext): void {
   const claims = (req: FastifyRequest, kind: TokenKind): TokenClaims => {
     const token = (req.query as { token?: string }).token ?? '';
@@ -35,9 +38,12 @@ export function trackingRoutes(app: FastifyInstance, { store }: HttpContext): vo
   };
 
   // A scope of its own: one-click unsubscribe POSTs form data (RFC 8058 3.2), which no other
-  // route accepts; the body is not needed, only read and dropped (at most 4 KiB).
+  // route accepts; the body is not needed, only read and dropped (at most 4 KiB). The limit is
+  // the routes' own as well: a route's bodyLimit wins over its parser's, and public routes get
+  // server.ts's PUBLIC_BODY_LIMIT (16 KiB) otherwise.
+  const form = { bodyLimit: FORM_BODY_LIMIT };
   app.register(async (scope) => {
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 4096 }, (_req, _body, done) => done(null, undefined));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_req, _body, done) => done(null, undefined));
 
     scope.get('/t/open', { config: { public: true }, schema: schema('Open-tracking pixel') }, async (req, reply) => {
       await recordLinkEvent(store, 'opened', claims(req, 'open'), client(req));
@@ -54,12 +60,12 @@ export function trackingRoutes(app: FastifyInstance, { store }: HttpContext): vo
       return page(reply, isUnsubscribed(store, claims(req, 'unsubscribe')) ? 'unsubscribed' : 'confirm', req.url);
     });
 
-    scope.post('/unsubscribe', { config: { public: true }, schema: schema('One-click unsubscribe (RFC 8058)') }, async (req, reply) => {
+    scope.post('/unsubscribe', { ...form, config: { public: true }, schema: schema('One-click unsubscribe (RFC 8058)') }, async (req, reply) => {
       await unsubscribe(store, claims(req, 'unsubscribe'), client(req));
       return page(reply, 'unsubscribed', req.url);
     });
 
-    scope.post('/unsubscribe/resubscribe', { config: { public: true }, schema: schema('Undo an unsubscribe') }, async (req, reply) => {
+    scope.post('/unsubscribe/resubscribe', { ...form, config: { public: true }, schema: schema('Undo an unsubscribe') }, async (req, reply) => {
       await resubscribe(store, claims(req, 'unsubscribe'), client(req));
       return page(reply, 'resubscribed', req.url);
     });
