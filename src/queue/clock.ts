@@ -19,6 +19,12 @@ export interface Clock {
   now(): number;
   /** Milliseconds from a monotonic clock with an arbitrary origin: only differences mean anything. */
   monotonic(): number;
+  /**
+   * The wall clock as it reads now, steps and all: for a timestamp another party compares with
+   * its own clock (a webhook signature's `t=`, which receivers accept within a few minutes of
+   * theirs). now() may run ahead of it for a while after a step back, and would then be refused.
+   */
+  wall(): number;
   /** Calls fn once after ms milliseconds (of monotonic time). */
   setTimer(fn: () => void, ms: number): Timer;
 }
@@ -74,10 +80,12 @@ export function steadyTime(src: TimeSources): () => number {
 /** The process's clock: Date.now and performance.now (CLOCK_MONOTONIC on Linux) unless given. */
 export function systemClock(src: Partial<TimeSources> = {}): Clock {
   const monotonic = src.monotonic ?? (() => performance.now());
-  const now = steadyTime({ wall: src.wall ?? (() => Date.now()), monotonic });
+  const wall = src.wall ?? (() => Date.now());
+  const now = steadyTime({ wall, monotonic });
   return {
     now,
     monotonic,
+    wall,
     setTimer(fn, ms) {
       // setTimeout's limit is 2^31-1 ms; a longer sleep wakes early and re-plans, which is harmless.
       const handle = setTimeout(fn, Math.min(Math.max(0, ms), 2_147_483_647));

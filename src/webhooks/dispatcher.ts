@@ -182,7 +182,7 @@ export class WebhookDispatcher {
     const { webhook, secret, entry } = c;
     return sendSigned(
       { webhook, secret, payload: entry.payload, deliveryId: entry.id, attempt: entry.attempts + 1 },
-      { targets: this.o.targets, post: this.post, timeoutMs: this.settings.timeoutMs, maxResponseBytes: this.maxResponseBytes, nowMs: this.clock.now(), agents: this.agents, signal },
+      { targets: this.o.targets, post: this.post, timeoutMs: this.settings.timeoutMs, maxResponseBytes: this.maxResponseBytes, nowMs: this.clock.wall(), agents: this.agents, signal },
     );
   }
 }

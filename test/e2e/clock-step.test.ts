@@ -10,6 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildDaemon } from '../support/child-daemon.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { setupSender } from '../support/sending.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 /** The thread-safe libfaketime of the `faketime` package, wherever the architecture puts it. */
 function libfaketime(): string | undefined {
@@ -23,13 +26,20 @@ function libfaketime(): string | undefined {
 const LIB = libfaketime();
 let d: ChildDaemon;
 let spec: string;
+let dns: TestDns;
+let rx: WebhookReceiver;
 
 describe.skipIf(!LIB)('a daemon whose wall clock steps back an hour (libfaketime)', () => {
   beforeAll(async () => {
     spec = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-faketime-')), 'offset');
     fs.writeFileSync(spec, '+0\n');
+    dns = await startDnsServer();
+    rx = await startWebhookReceiver();
     d = new ChildDaemon({
       env: {
+        POSTRIDER_DNS_SERVERS: dns.address,
+        POSTRIDER_WEBHOOKS_ALLOW_HTTP: 'true',
+        POSTRIDER_WEBHOOKS_ALLOW_PRIVATE: 'true',
         LD_PRELOAD: LIB!,
         FAKETIME_TIMESTAMP_FILE: spec,
         // The offset file is read again every second.
@@ -42,6 +52,8 @@ describe.skipIf(!LIB)('a daemon whose wall clock steps back an hour (libfaketime
 
   afterAll(async () => {
     await d?.close();
+    await rx?.close();
+    await dns?.close();
     if (spec) fs.rmSync(path.dirname(spec), { recursive: true, force: true });
   });
 
@@ -61,5 +73,19 @@ describe.skipIf(!LIB)('a daemon whose wall clock steps back an hour (libfaketime
     const after = await d.api('GET', '/channels');
     expect(after.headers.get('retry-after')).toBeNull();
     expect(after.status).toBe(200);
+  });
+
+  it('signs webhooks with its wall clock, the time a receiver compares t= with, not the scheduler time ahead of it', async () => {
+    // Still stepped back an hour (the test before): the scheduler's now() runs ahead of the wall
+    // clock until it has caught up, and a signature dated by it would be an hour off.
+    const s = await setupSender(d, dns, { deliveryType: 'sandbox' });
+    const hook = await d.api('POST', '/webhooks', { body: { url: rx.url('/signed'), events: ['processed'], channelId: s.channelId } });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+    const sent = await d.api('POST', '/send/transactional', { headers: { 'x-service-channel-id': s.channelId }, body: { from: { email: `app@${s.domain}` }, to: [{ email: 'ann@inbox-mail.net' }], subject: 'hi', text: 'hello' } });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const [req] = await d.whileAlive(() => (rx.at('/signed').length > 0 ? rx.at('/signed') : undefined), { what: 'the processed webhook' });
+    const t = Number(/^t=(\d+),/.exec(String(req.headers['x-service-webhook-signature']))?.[1]);
+    const daemonWall = Date.now() / 1000 - 3600;
+    expect(Math.abs(t - daemonWall), `t=${t}, the daemon's wall clock ${Math.round(daemonWall)}`).toBeLessThan(300);
   });
 });

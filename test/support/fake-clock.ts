@@ -36,6 +36,10 @@ export class FakeClock implements Clock {
     return this.ms - this.stepped;
   }
 
+  wall(): number {
+    return this.ms;
+  }
+
   /** Steps the wall clock by ms (negative: back) without time passing. */
   stepWall(ms: number): void {
     this.ms += ms;
