@@ -24,6 +24,7 @@ import { returnPathHost } from '../domain/return-path.js';
 import type { MessageRecord } from '../domain/types.js';
 import { parseVerp, verpRecipient } from '../domain/verp.js';
 import { listAccounts } from '../store/accounts.js';
+import { isChannelDeleted } from '../store/channel-records.js';
 import { bareMessageId, messagesByClientMessageId } from '../store/client-message-ids.js';
 import { findDomainByName } from '../store/domains.js';
 import type { Store } from '../store/env.js';
@@ -143,9 +144,12 @@ export class ReportMatcher {
   }
 
   /** The message, if one of the hosts is its own bounce host: a report (or unsubscribe) about one
-   *  domain's mail, even of the same daemon, is never taken from another domain's host. */
+   *  domain's mail, even of the same daemon, is never taken from another domain's host. A message
+   *  of a deleted channel is no longer ours to act on (its suppressions went with the DELETE, and
+   *  a row added before its purge reached the message would outlive it). */
   atHost(m: MessageRecord | undefined, hosts: ReadonlySet<string>): MessageRecord | undefined {
-    return m && hosts.has(returnPathHost(domainOf(m.from.email), this.deps.returnPathLabel)) ? m : undefined;
+    if (!m || isChannelDeleted(this.deps.store, m.channelId)) return undefined;
+    return hosts.has(returnPathHost(domainOf(m.from.email), this.deps.returnPathLabel)) ? m : undefined;
   }
 }
 

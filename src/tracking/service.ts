@@ -7,6 +7,7 @@
  */
 import { AppError } from '../domain/errors.js';
 import { verifyToken, type TokenClaims, type TokenKind } from '../domain/tracking-token.js';
+import { isChannelDeleted } from '../store/channel-records.js';
 import { getChannel } from '../store/channels.js';
 import { recordEngagement, recordResubscribe, recordUnsubscribe, subjectOf, type EventSubject } from '../store/engagement.js';
 import type { Store } from '../store/env.js';
@@ -24,10 +25,14 @@ export function claimsOf(store: Store, token: string, kind: TokenKind): TokenCla
   return c;
 }
 
-/** Records `opened` or `clicked` for the token's recipients, if the message is still kept. */
+/**
+ * Records `opened` or `clicked` for the token's recipients, if the message is still kept and its
+ * channel not deleted (an event added after the channel's purge passed would outlive it; the
+ * click still redirects).
+ */
 export async function recordLinkEvent(store: Store, type: 'opened' | 'clicked', c: TokenClaims, details: ClientDetails): Promise<void> {
   const message = getMessage(store, c.messageId);
-  if (message) await recordEngagement(store, type, { subject: subjectOf(message), recipients: recipientsOf(c, message.recipients), details });
+  if (message && !isChannelDeleted(store, message.channelId)) await recordEngagement(store, type, { subject: subjectOf(message), recipients: recipientsOf(c, message.recipients), details });
 }
 
 /** Whether every recipient of an unsubscribe link is unsubscribed already (the page says so). */

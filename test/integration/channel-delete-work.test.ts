@@ -7,7 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getBroadcast } from '../../src/store/broadcasts.js';
-import { getBody } from '../../src/store/messages.js';
+import { envelopeSender } from '../../src/delivery/return-path.js';
+import { ReportMatcher } from '../../src/inbound/report-match.js';
+import { eventsOfMessage } from '../../src/store/events.js';
+import { getBody, getMessage } from '../../src/store/messages.js';
+import { trackingSecret } from '../../src/store/secrets.js';
+import { recordLinkEvent } from '../../src/tracking/service.js';
 import { jobsOfMessage } from '../../src/store/message-jobs.js';
 import { dueJobIds } from '../../src/store/queue.js';
 import { channelRemains } from '../../src/store/remains.js';
@@ -138,6 +143,27 @@ describe('after a channel was deleted', () => {
     } finally {
       await t.daemon.webhooks.start();
       await rx.close();
+      await t.daemon.channelPurger.start();
+      await t.daemon.channelPurger.drain();
+    }
+  });
+
+  it('records no open, click or bounce report for its messages, whatever the purge has reached', async () => {
+    const gone = await setupSender(t, dns);
+    const messageId = await send(gone, 'c@example.net');
+    const message = getMessage(t.daemon.store, messageId)!;
+    const bounceAddress = envelopeSender(message, 'c@example.net', { secret: trackingSecret(t.daemon.store), returnPathLabel: 'bounces' });
+    const matcher = new ReportMatcher({ store: t.daemon.store, returnPathLabel: 'bounces' });
+    // Before the delete, the bounce address names the message.
+    expect(matcher.match({}, [bounceAddress]).message?.id).toBe(messageId);
+    await deleteChannel(gone);
+    try {
+      const before = eventsOfMessage(t.daemon.store, messageId).length;
+      await recordLinkEvent(t.daemon.store, 'opened', { kind: 'open', messageId, recipient: 'c@example.net' }, {});
+      await recordLinkEvent(t.daemon.store, 'clicked', { kind: 'click', messageId, recipient: 'c@example.net', url: 'https://shop.net/' }, {});
+      expect(eventsOfMessage(t.daemon.store, messageId)).toHaveLength(before);
+      expect(matcher.match({}, [bounceAddress]).message).toBeUndefined();
+    } finally {
       await t.daemon.channelPurger.start();
       await t.daemon.channelPurger.drain();
     }
