@@ -35,6 +35,8 @@ export interface ChildDaemonOptions {
    * bridged into the namespace: set `httpPort` before start() and bridge that port.
    */
   netns?: { wrap(cmd: string, args: string[]): [string, string[]] };
+  /** Options for node itself, before the script (e.g. `--max-old-space-size=1024`). */
+  nodeArgs?: string[];
 }
 
 export class ChildDaemon {
@@ -97,7 +99,7 @@ export class ChildDaemon {
       POSTRIDER_SHUTDOWN_GRACE_MS: '2s',
       ...this.opts.env,
     };
-    const args = [BIN, 'serve'];
+    const args = [...(this.opts.nodeArgs ?? []), BIN, 'serve'];
     const limit = this.fsizeLimitBytes;
     let [cmd, argv]: [string, string[]] = limit === undefined ? [process.execPath, args] : ['prlimit', [`--fsize=${limit}:unlimited`, process.execPath, ...args]];
     // `ip netns exec` and prlimit exec the next program: the child's pid stays the daemon's.
