@@ -17,6 +17,8 @@ import { setupSender } from '../support/sending.js';
 
 interface Tenant {
   accountKey: string;
+  /** The id of accountKey (GET /api-keys). */
+  accountKeyId: string;
   channel: string;
   channelKey: string;
   domain: string;
@@ -65,7 +67,9 @@ async function tenant(accountKey: string): Promise<Tenant> {
     body: { from: { email: `app@${s.domain}` }, template: { subject: 'private', text: 'private' }, messages: [{ to: [{ email: 'ann@example.net' }] }] },
   });
   expect(broadcast.status, JSON.stringify(broadcast.body)).toBe(200);
-  return { accountKey, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, message: sent.body.messageId, broadcast: broadcast.body.broadcastId };
+  const keys = await t.api('GET', '/api-keys', { key: accountKey });
+  const accountKeyId = (keys.body.results as Array<{ id: string; prefix: string }>).find((k) => accountKey.startsWith(k.prefix))!.id;
+  return { accountKey, accountKeyId, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, message: sent.body.messageId, broadcast: broadcast.body.broadcastId };
 }
 
 async function createKeyFor(accountKey: string, channelId: string) {
@@ -99,6 +103,9 @@ afterAll(() => stopDaemonWithDns({ t, dns }));
  * is missing here fails the coverage test, so a new endpoint cannot skip the matrix.
  */
 const MATRIX: Record<string, (v: Tenant) => Call[]> = {
+  'GET /api-keys': () => [{ method: 'GET', path: '/api-keys?limit=500', list: true }],
+  'POST /api-keys': (v) => [{ method: 'POST', path: '/api-keys', body: { channelId: v.channel } }],
+  'DELETE /api-keys/{id}': (v) => [{ method: 'DELETE', path: `/api-keys/${v.accountKeyId}` }],
   'POST /channels': () => [{ method: 'POST', path: '/channels', body: { name: 'intruder' }, list: true }],
   'GET /channels': (v) => [{ method: 'GET', path: `/channels?channelIds=${v.channel}&limit=500`, list: true }, { method: 'GET', path: '/channels?limit=500', list: true }],
   'GET /channels/{id}': (v) => [{ method: 'GET', path: `/channels/${v.channel}` }],
@@ -182,7 +189,7 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
 
 /** Ids and names of A that must never appear in another tenant's 2xx answer. */
 function secretsOf(v: Tenant): string[] {
-  return [v.channel, v.domainId, v.domain, v.webhook, v.message, v.broadcast];
+  return [v.accountKeyId, v.channel, v.domainId, v.domain, v.webhook, v.message, v.broadcast];
 }
 
 async function call(key: string, c: Call): Promise<ApiResponse> {
@@ -225,9 +232,9 @@ describe('tenant isolation', () => {
     const documented = new Set(Object.entries(doc.body.paths as Record<string, object>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)));
     const routes = serverRoutes();
     expect(routes.length).toBeGreaterThan(20);
-    // The dashboard's files (GET /dashboard, /dashboard/*) are the web app, public, not API operations;
+    // The dashboard's files (GET /dashboard, /dashboard/*) and the root that redirects there are the web app, public, not API operations;
     // a message's HTML for its iframe checks the session itself (dashboard-message-html.test.ts: other accounts 403).
-    const files = ['GET /openapi.json', 'GET /dashboard', 'GET /dashboard*', 'GET /dashboard/messages/{id}/html'];
+    const files = ['GET /openapi.json', 'GET /', 'GET /dashboard', 'GET /dashboard*', 'GET /dashboard/messages/{id}/html'];
     expect(routes.filter((r) => !documented.has(r) && !files.includes(r))).toEqual([]);
   });
 
@@ -240,7 +247,8 @@ describe('tenant isolation', () => {
     for (const [op, build] of Object.entries(MATRIX)) {
       if (!op.startsWith('GET ')) continue;
       for (const c of build(a)) {
-        for (const key of [a.accountKey, a.channelKey]) {
+        // The account's keys are listed to account-level keys only (a channel key gets 403).
+        for (const key of op === 'GET /api-keys' ? [a.accountKey] : [a.accountKey, a.channelKey]) {
           const res = await call(key, c);
           expect(res.status, `${c.method} ${c.path}: ${JSON.stringify(res.body).slice(0, 200)}`).toBe(200);
         }
@@ -275,6 +283,7 @@ describe('tenant isolation', () => {
     expect(hook.status).toBe(200);
     expect(hook.body).toMatchObject({ url: HOOK_URL, enabled: true, channelId: a.channel });
     expect((await t.api('GET', `/activity/messages/${a.message}`)).status).toBe(200);
+    expect((await t.api('GET', '/channels', { key: a.accountKey })).status).toBe(200);
     expect(isSuppressed(t.daemon.store, a.channel, 'transactional', SUPPRESSED)).toBe(true);
     expect(isSuppressed(t.daemon.store, a.channel, 'transactional', 'new@example.net')).toBe(false);
     expect((await t.api('GET', `/broadcasts/${a.broadcast}`)).body.status).not.toBe('canceled');
