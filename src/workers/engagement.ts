@@ -7,6 +7,7 @@
  * text makes them long and unreadable, and clients rarely render them as links anyway.
  */
 import { signToken, unsubscribeLocalPart } from '../domain/tracking-token.js';
+import { replaceHrefs } from './href-attributes.js';
 
 export interface EngagementInput {
   /** Base of tracking links, without trailing slash: publicUrl, or the From domain's verified tracking host. */
@@ -44,15 +45,13 @@ export function engagementUrls(e: EngagementInput): EngagementUrls {
   return out;
 }
 
-// An <a> start tag's href attribute, quoted with " or ' (unquoted values are left alone).
-const HREF = /(<a\b[^>]*?\shref\s*=\s*)(["'])([^"']*)\2/gi;
-
 /** Rewrites links and appends the open pixel as the channel or message asks. */
 export function trackHtml(html: string, e: EngagementInput): string {
   const secret = Buffer.from(e.secret, 'hex');
   let out = html;
   if (e.links) {
-    out = out.replace(HREF, (whole, start: string, quote: string, value: string) => {
+    // An <a> start tag's href attribute, quoted with " or ' (unquoted values are left alone).
+    out = replaceHrefs(out, ({ whole, start, quote, value }) => {
       const url = decodeAttr(value.trim());
       // Only web links; mailto:, tel:, anchors and our own links (unsubscribe) stay as they are.
       if (!/^https?:\/\//i.test(url) || url.startsWith(`${e.baseUrl}/`) || url.startsWith(`${e.unsubscribeBaseUrl ?? e.baseUrl}/`)) return whole;
