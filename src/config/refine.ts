@@ -5,6 +5,7 @@
  * key's name.
  */
 import { parseRetrySchedule } from '../domain/retry.js';
+import { trimEndOf } from '../domain/trim-end.js';
 
 const REFINERS = {
   /** Host names and e-mail domains compare case-insensitively (RFC 5321 2.4); keep one spelling. */
@@ -19,7 +20,7 @@ const REFINERS = {
       throw new Error('must be an absolute URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('must be an http or https URL');
-    return value.replace(/\/+$/, '');
+    return trimEndOf(value, '/');
   },
   /** Parsed here so a bad schedule stops the start with the step at fault named; kept as text. */
   retrySchedule: (value: string): string => {

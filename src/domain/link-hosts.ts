@@ -7,6 +7,7 @@
  */
 import type { ExpectedRecord } from './return-path.js';
 import type { LinkHostKind, SendingDomain } from './sending-domain.js';
+import { trimEndOf } from './trim-end.js';
 
 export interface LinkHostLabels {
   trackingLabel: string;
@@ -27,10 +28,10 @@ export function linkHostRecords(o: LinkHostLabels & { domain: string; publicUrl:
  * or publicUrl itself. No trailing slash.
  */
 export function linkBaseUrl(publicUrl: string, d: Pick<SendingDomain, 'linkHosts'> | undefined, kind: LinkHostKind): string {
-  const base = publicUrl.replace(/\/+$/, '');
+  const base = trimEndOf(publicUrl, '/');
   const record = d?.linkHosts?.[kind];
   if (!record || record.status !== 'verified') return base;
   const url = new URL(base);
   url.hostname = record.host;
-  return url.href.replace(/\/+$/, '');
+  return trimEndOf(url.href, '/');
 }

@@ -6,6 +6,7 @@
  */
 import { normalizeEmail, type Address } from './address.js';
 import type { FieldErrorList } from './errors.js';
+import { trimEndOf } from './trim-end.js';
 import type { Tracking } from './types.js';
 
 export const LIMITS = {
@@ -172,7 +173,7 @@ export function normalizeAttachments(list: AttachmentInput[] | undefined, pointe
     }
     if (/[\\/]/.test(a.fileName)) errors.add(`${p}/fileName`, 'invalid_format', 'must not contain path separators');
     // Windows drops trailing dots and spaces from file names: "a.exe." and "a.exe " open as a.exe.
-    const asSaved = a.fileName.replace(/[. ]+$/, '');
+    const asSaved = trimEndOf(a.fileName, '. ');
     const ext = asSaved.toLowerCase().split('.').pop() ?? '';
     if (asSaved.includes('.') && BLOCKED_EXTENSIONS.has(ext)) {
       errors.add(`${p}/fileName`, 'blocked_type', `.${ext} files are not accepted (executable content)`);

@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
+import { trimEndOf } from '../domain/trim-end.js';
 import { isUuid } from '../domain/uuid.js';
 
 /** Longest request target (path and query) served; RFC 9110 4.1 recommends at least 8,000. */
@@ -22,8 +23,7 @@ interface RoutePattern {
 }
 
 function patternOf(url: string): RegExp {
-  const body = url
-    .replace(/\/+$/, '')
+  const body = trimEndOf(url, '/')
     .split('/')
     .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/');

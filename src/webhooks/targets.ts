@@ -11,6 +11,7 @@ import dns from 'node:dns';
 import net from 'node:net';
 import type { DnsAnswer } from '../dns/resolver.js';
 import { isGloballyReachable, specialRange } from '../domain/special-addresses.js';
+import { trimEndOf } from '../domain/trim-end.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -115,7 +116,7 @@ export function connectableAddresses(found: ResolvedAddress[], allowPrivate: boo
 }
 
 function isLocalhostName(host: string): boolean {
-  const name = host.replace(/\.+$/, '');
+  const name = trimEndOf(host, '.');
   return name === 'localhost' || name.endsWith('.localhost');
 }
 

@@ -5,15 +5,24 @@
  * accepted); the unit tests check the results at moderate sizes.
  *
  * Sizes: a send's html has no maxLength, so it is bounded by http.bodyLimit (BODY_LIMIT, 40 MiB by
- * default; a JSON string holds at most one character per byte).
+ * default; a JSON string holds at most one character per byte); an attachment's fileName at most
+ * the schema's 255. A webhook URL is at most MAX_URL_LENGTH. Configuration values have no cap (the file is read whole): CONFIG_VALUE stands
+ * for a broken or generated one.
  */
 import { describe, expect, it } from 'vitest';
+import { refineValue } from '../../src/config/refine.js';
+import { FieldErrorList } from '../../src/domain/errors.js';
+import { linkBaseUrl } from '../../src/domain/link-hosts.js';
+import { normalizeAttachments } from '../../src/domain/send-rules.js';
+import { trimEndOf } from '../../src/domain/trim-end.js';
+import { MAX_URL_LENGTH, WebhookTargets } from '../../src/webhooks/targets.js';
 import { trackHtml, type EngagementInput } from '../../src/workers/engagement.js';
-import { MiB, repeatTo, withinBudget } from '../support/worst-case.js';
+import { MiB, repeatTo, withinBudget, withinBudgetAsync } from '../support/worst-case.js';
 
 const BODY_LIMIT = 40 * MiB;
 /** Room for the rest of a send body around one generated field. */
 const FIELD = BODY_LIMIT - 4096;
+const CONFIG_VALUE = MiB;
 
 /**
  * trackHtml reads a 40 MiB document a few times (the tag scan, the body search, the copy with the
@@ -57,5 +66,39 @@ describe(`click and open tracking on the html of a send (http.bodyLimit ${BODY_L
     const html = flat(make(FIELD));
     const out = withinBudget(`trackHtml: ${what}`, () => trackHtml(html, ENGAGEMENT), DOCUMENT_BUDGET_MS);
     expect(out.length).toBeGreaterThan(html.length); // the pixel at least
+  });
+});
+
+/** A run of `ch` that does not end the text: what `/[ch]+$/` tried from each of its characters. */
+const runThenX = (ch: string, n: number) => `${repeatTo(ch, n - 1)}x`;
+
+describe('trailing runs trimmed by index (trimEndOf), at the sizes their callers let through', () => {
+  it('trimEndOf itself on a 40 MiB run that does not end the text', () => {
+    const s = flat(runThenX('/', BODY_LIMIT));
+    expect(withinBudget('trimEndOf', () => trimEndOf(s, '/'))).toBe(s);
+  });
+
+  it("an attachment's file name, at the schema's 255 characters", () => {
+    // /[. ]+$/ took well under a millisecond at this size: the case keeps the rule cheap if the
+    // cap moves (trimEndOf itself is timed at 40 MiB above).
+    for (const unit of [' ', '.', '. ']) {
+      const fileName = `a.exe${runThenX(unit, 250)}`;
+      const errors = new FieldErrorList();
+      withinBudget(`fileName of ${JSON.stringify(unit)} runs`, () => normalizeAttachments([{ content: 'YQ==', fileName }], '/attachments', errors));
+    }
+  });
+
+  it('publicUrl and the base URLs derived from it, in configuration', () => {
+    const url = `https://e.com/${runThenX('/', CONFIG_VALUE)}`;
+    withinBudget('httpUrl refiner', () => refineValue('httpUrl', url));
+    withinBudget('linkBaseUrl', () => linkBaseUrl(url, undefined, 'tracking'));
+  });
+
+  it("a webhook URL's host with a run of dots, as long as the URL may be", async () => {
+    const host = `${'.'.repeat(MAX_URL_LENGTH)}x.localhost`;
+    const targets = new WebhookTargets({ allowHttp: true, allowPrivate: true });
+    // Under localhost: answered without a DNS lookup, so only the name's own reading is timed.
+    const r = await withinBudgetAsync('webhook host', () => targets.resolve(host));
+    expect(r.ok).toBe(true);
   });
 });
