@@ -176,7 +176,11 @@ export class ChildDaemon {
 
   /** fetch against the daemon; the body is parsed as JSON when it is JSON. */
   api(method: string, urlPath: string, o: ApiOptions = {}): Promise<ApiResponse> {
-    return apiRequest(this.url, () => this.apiKey, method, urlPath, { ...o, signal: o.signal ?? AbortSignal.timeout(30_000) });
+    return apiRequest(this.url, () => this.apiKey, method, urlPath, { ...o, signal: o.signal ?? AbortSignal.timeout(30_000) }).catch((err: Error) => {
+      // A refused connection usually means the daemon is gone: say how it ended and what it said.
+      if (this.alive) throw err;
+      throw new Error(`${method} ${urlPath}: ${err.message}; postrider serve exited (${JSON.stringify(this.exitInfo)})\nstderr: ${this.stderr.slice(-4000)}\nlog: ${this.stdout.slice(-4000)}`, { cause: err });
+    });
   }
 }
 
