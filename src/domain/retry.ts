@@ -31,27 +31,41 @@ export function parseRetrySchedule(text: string): RetrySchedule {
   let repeatLast = false;
   parts.forEach((part, i) => {
     const where = `retry schedule step ${i + 1} "${part}"`;
-    const m = /^([^*]+?)\s*(\*\s*(\d+)?)?$/.exec(part);
-    if (!m) throw new Error(`${where} is not "<duration>", "<duration>*" or "<duration>*<count>"`);
+    const step = splitStep(part);
+    if (!step) throw new Error(`${where} is not "<duration>", "<duration>*" or "<duration>*<count>"`);
     let delay: number;
     try {
-      delay = parseDuration(m[1]);
+      delay = parseDuration(step.duration);
     } catch {
       throw new Error(`${where} is not a duration (examples: 30s, 5m, 1h, 1d)`);
     }
     if (delay <= 0) throw new Error(`${where} must be longer than 0`);
-    if (m[2] !== undefined && m[3] === undefined) {
+    if (step.repeats && step.count === undefined) {
       if (i !== parts.length - 1) throw new Error(`${where}: only the last step may repeat for ever ("*")`);
       repeatLast = true;
       steps.push(delay);
       return;
     }
-    const count = m[3] === undefined ? 1 : Number(m[3]);
+    const count = step.count === undefined ? 1 : Number(step.count);
     if (!Number.isInteger(count) || count < 1 || count > MAX_REPEAT) throw new Error(`${where}: the repeat count must be 1 to ${MAX_REPEAT}`);
     if (steps.length + count > MAX_REPEAT) throw new Error(`${where}: the schedule may have at most ${MAX_REPEAT} steps`);
     for (let k = 0; k < count; k++) steps.push(delay);
   });
   return Object.freeze({ text, steps: Object.freeze(steps), repeatLast });
+}
+
+/**
+ * One trimmed step, "<duration>", "<duration>*" or "<duration>*<count>", split at its first "*" by
+ * index: what /^([^*]+?)\s*(\*\s*(\d+)?)?$/ read, without its lazy duration retrying the rest of
+ * the step from each character (quadratic in a run of white space, issue 29).
+ */
+function splitStep(part: string): { duration: string; repeats: boolean; count?: string } | undefined {
+  const star = part.indexOf('*');
+  const duration = (star < 0 ? part : part.slice(0, star)).trimEnd();
+  if (duration === '') return undefined;
+  if (star < 0) return { duration, repeats: false };
+  const m = /^\*\s*(\d+)?$/.exec(part.slice(star));
+  return m ? { duration, repeats: true, count: m[1] } : undefined;
 }
 
 /**

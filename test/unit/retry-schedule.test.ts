@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { parseDuration } from '../../src/domain/duration.js';
 import { nextAttemptAt, nextDelay, parseRetrySchedule } from '../../src/domain/retry.js';
 
 const M = 60_000;
@@ -30,6 +31,26 @@ describe('parseRetrySchedule', () => {
     ['1m**', /step 1 "1m\*\*"/],
   ])('refuses %j with an error naming the bad step', (text, message) => {
     expect(() => parseRetrySchedule(text)).toThrow(message);
+  });
+});
+
+describe('long runs of white space in durations and steps (issue 29)', () => {
+  // The expressions these replaced were quadratic in such runs; their time at a megabyte is
+  // test/worst-case/regex.worst.ts's business, the results are checked here.
+  const blanks = ' \t'.repeat(5_000);
+
+  it('reads a duration with white space around it and between the number and the unit', () => {
+    expect(parseDuration(`${blanks}5m${blanks}`)).toBe(5 * M);
+    expect(parseDuration(`1.5${blanks}h`)).toBe(1.5 * H);
+    expect(() => parseDuration(`0${blanks}0`)).toThrow(/is not a duration/);
+    expect(() => parseDuration(`5${blanks}m${blanks}x`)).toThrow(/is not a duration/);
+  });
+
+  it('reads a step with white space before and after its star, and names a step that is no duration', () => {
+    expect(parseRetrySchedule(`5m${blanks}*${blanks}3`).steps).toEqual([5 * M, 5 * M, 5 * M]);
+    expect(parseRetrySchedule(`1m, 5m${blanks}*`).repeatLast).toBe(true);
+    expect(() => parseRetrySchedule(`0${blanks}\t0`)).toThrow(/step 1 .* is not a duration/);
+    expect(() => parseRetrySchedule(`5m${blanks}*${blanks}*`)).toThrow(/is not "<duration>", "<duration>\*" or "<duration>\*<count>"/);
   });
 });
 

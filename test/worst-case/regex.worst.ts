@@ -11,8 +11,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { refineValue } from '../../src/config/refine.js';
+import { parseDuration } from '../../src/domain/duration.js';
 import { FieldErrorList } from '../../src/domain/errors.js';
 import { linkBaseUrl } from '../../src/domain/link-hosts.js';
+import { parseRetrySchedule } from '../../src/domain/retry.js';
 import { normalizeAttachments } from '../../src/domain/send-rules.js';
 import { trimEndOf } from '../../src/domain/trim-end.js';
 import { MAX_URL_LENGTH, WebhookTargets } from '../../src/webhooks/targets.js';
@@ -100,5 +102,25 @@ describe('trailing runs trimmed by index (trimEndOf), at the sizes their callers
     // Under localhost: answered without a DNS lookup, so only the name's own reading is timed.
     const r = await withinBudgetAsync('webhook host', () => targets.resolve(host));
     expect(r.ok).toBe(true);
+  });
+});
+
+/** The message `f` throws (inside the timed call, so that the budget is checked for a refusal too). */
+function thrown(f: () => unknown): string | undefined {
+  try {
+    f();
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+describe('durations and retry schedules in configuration', () => {
+  // recheck's attacks on the old expressions: white space between two digits, where nothing can end the match.
+  it.each([' ', '\t', ' \t\n'])('parseDuration and parseRetrySchedule on a run of %j', (unit) => {
+    const run = repeatTo(unit, CONFIG_VALUE - 2);
+    expect(withinBudget('parseDuration', () => thrown(() => parseDuration(`0${run}0`)))).toMatch(/is not a duration/);
+    expect(withinBudget('parseRetrySchedule', () => thrown(() => parseRetrySchedule(`0${run}0`)))).toMatch(/is not a duration/);
+    expect(withinBudget('parseRetrySchedule with a star', () => parseRetrySchedule(`5m${run}*${run}3`)).steps).toHaveLength(3);
   });
 });
