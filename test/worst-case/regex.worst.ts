@@ -4,6 +4,10 @@
  * expressions backtracked on (the attacks `recheck` reported, and runs of what each quantifier
  * accepted); the unit tests check the results at moderate sizes.
  *
+ * Of the expressions left in src/, recheck flags only the message-too-large bounce rule
+ * (`exceeded .{0,80}message size`): its gap is bounded, so it reads at most 80 characters past each
+ * "exceeded ", linear with that factor (mail.worst.ts times it on remote replies).
+ *
  * Sizes: a send's html has no maxLength, so it is bounded by http.bodyLimit (BODY_LIMIT, 40 MiB by
  * default; a JSON string holds at most one character per byte); an attachment's fileName at most
  * the schema's 255. A webhook URL is at most MAX_URL_LENGTH. Configuration values have no cap (the file is read whole): CONFIG_VALUE stands
