@@ -1,5 +1,5 @@
 /**
- * The import rules of the layers (README, "Architecture"): `npm run check:structure`, run by CI
+ * The import rules of the layers (docs/architecture.md): `npm run check:structure`, run by CI
  * after the type check. Every rule is an error, so a violation fails the run.
  *
  * Type-only imports count (tsPreCompilationDeps): a type cycle still ties two files together,

@@ -3,7 +3,7 @@
  * is same-origin with credentials and carries X-Postrider-Dashboard: 1, the header without which
  * the daemon refuses the cookie (a cross-site form cannot set it: CSRF defence beside
  * SameSite=Strict). Errors come back as ApiError with the problem body's title, detail and
- * per-field errors (keyed by JSON pointer, README "Errors"), so forms show them beside fields.
+ * per-field errors (keyed by JSON pointer, docs/api.md, "Errors"), so forms show them beside fields.
  */
 import type { DashboardSession, DashboardSessionAnswer } from './wire';
 

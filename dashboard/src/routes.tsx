@@ -1,6 +1,6 @@
 /**
  * The dashboard's pages: the route table (pattern → page) and the navigation. Adding a page is
- * one entry in ROUTES (and in NAV when it has a menu item); README "Dashboard" says how.
+ * one entry in ROUTES (and in NAV when it has a menu item); dashboard/README.md says how.
  */
 import type { Route } from './router';
 import { ChannelPage } from './pages/channels-detail';

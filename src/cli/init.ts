@@ -116,7 +116,7 @@ function nextSteps(file: string, c: { hostname: string; publicUrl: string; dataD
     '',
     'Next:',
     `  1. DNS: an A (and AAAA) record for ${c.hostname}, and its PTR record naming it back.`,
-    `  2. Start the daemon: postrider serve --config ${file}  (systemd: README, "systemd")`,
+    `  2. Start the daemon: postrider serve --config ${file}  (systemd: docs/operations.md, "systemd")`,
     `  3. The first start prints an API key and writes it to ${path.join(c.dataDir, 'initial-api-key')};`,
     `     the CLI reads the same store: postrider keys list --config ${file}`,
   ].join('\n');

@@ -15,7 +15,7 @@ const USAGE = `Usage:
 database's every entry. It prints what it read and exits 0, or prints what is damaged and
 exits 65. "backup" writes a consistent copy of the store as it is now to DIR/data.mdb (a new
 or empty folder; compacted: free pages are left out) and checks the copy. Both are safe while the
-daemon runs. To restore, see README.md, "Backup and restore".
+daemon runs. To restore, see docs/operations.md, "Backup and restore".
 Options: --config PATH, --json, --help`;
 
 export async function storeCommand(argv: string[], io: CommandIo): Promise<number> {

@@ -5,7 +5,7 @@
  * where the error can happen during SMTP submission, its SMTP reply (RFC 5321 4.2 reply code
  * and RFC 3463 enhanced status code). The HTTP error handler and the SMTP reply mapper are the
  * only two places that turn an AppError into wire bytes. test/unit/errors.test.ts checks that
- * every code here is documented in README.md, so code and docs cannot drift.
+ * every code here is documented in docs/api.md, so code and docs cannot drift.
  */
 
 export interface CatalogueEntry {

@@ -1,5 +1,5 @@
 /**
- * The web dashboard's sessions (README "Dashboard"). The browser never holds the API key: it
+ * The web dashboard's sessions (docs/dashboard.md). The browser never holds the API key: it
  * trades an account-level key for a session once (POST /dashboard/session) and then sends the
  * session cookie, which the HTTP adapter turns into exactly the principal of that key.
  *

@@ -14,7 +14,7 @@ export interface SmtpReplyError extends Error {
 }
 
 /**
- * Replies that belong to the SMTP listener alone. README.md's SMTP section documents each one and
+ * Replies that belong to the SMTP listener alone. docs/smtp-submission.md documents each one and
  * test/unit/smtp-replies.test.ts keeps the two in step.
  */
 export const SMTP_REPLIES = {

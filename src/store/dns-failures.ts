@@ -4,7 +4,7 @@
  * once may be a registrar or zone mistake fixed an hour later; suppressing its recipients for
  * good on a single lookup would outlive the mistake. So delivery suppresses a recipient only
  * when its domain has failed this way DNS_FAILURE_SUPPRESS_AFTER times within DNS_FAILURE_WINDOW_MS
- * (README, "Bounces and suppressions"). Per account, so one account's sends never decide
+ * (docs/delivery.md, "Bounces and suppressions"). Per account, so one account's sends never decide
  * another account's suppressions.
  */
 import type { RecipientResult } from '../domain/delivery-result.js';

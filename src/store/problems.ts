@@ -25,5 +25,5 @@ export class StoreProblem extends Error {
   }
 }
 
-/** The README section every store message points to. */
-export const RESTORE_HINT = 'restore db/ from a backup (README, "Backup and restore")';
+/** The documentation section every store message points to. */
+export const RESTORE_HINT = 'restore db/ from a backup (docs/operations.md, "Backup and restore")';

@@ -1,6 +1,6 @@
 /**
  * The documented X-Tags and X-Metadata header fields of SMTP submissions, lifted into the tags
- * and metadata the API takes as JSON, with the API's limits (README, SMTP submission).
+ * and metadata the API takes as JSON, with the API's limits (docs/smtp-submission.md).
  */
 import { AppError } from '../domain/errors.js';
 

@@ -1,5 +1,5 @@
 /**
- * The request log as README.md describes it: exactly one line per HTTP request, with the
+ * The request log as docs/operations.md describes it: exactly one line per HTTP request, with the
  * request id the client got in X-Request-Id, the path without its query, the status, and never
  * the API key.
  */

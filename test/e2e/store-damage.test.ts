@@ -148,7 +148,7 @@ describe('postrider store check and backup', () => {
     expect(fs.statSync(path.join(backupDir, 'data.mdb')).mode & 0o777).toBe(0o600);
     expect(await d.stop()).toEqual({ code: 0, signal: null });
 
-    // The restore of README.md, "Backup and restore": db/ replaced, the marker kept.
+    // The restore of docs/operations.md, "Backup and restore": db/ replaced, the marker kept.
     const db = path.join(d.dataDir, 'db');
     fs.renameSync(db, `${db}.replaced`);
     fs.mkdirSync(db, { mode: 0o700 });

@@ -67,7 +67,7 @@ async function appendEvent(
   );
 }
 
-/** The receiver's own check, written from the README's description with node:crypto only. */
+/** The receiver's own check, written from docs/api.md's description with node:crypto only. */
 function verify(signingKey: string, header: string, body: string): boolean {
   const fields = Object.fromEntries(header.split(',').map((kv) => kv.split('=') as [string, string]));
   const expected = createHmac('sha256', signingKey).update(`${fields.t}.${body}`).digest('hex');

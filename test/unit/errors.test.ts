@@ -27,26 +27,26 @@ function parseErrorTable(markdown: string): Map<string, number> {
 /** Every catalogue code that the table lacks or lists with another status, as readable lines. */
 function undocumented(table: Map<string, number>): string[] {
   return Object.entries(ERROR_CATALOGUE).flatMap(([code, entry]) => {
-    if (!table.has(code)) return [`${code}: missing from README.md's error table`];
-    if (table.get(code) !== entry.status) return [`${code}: README.md says ${table.get(code)}, the catalogue ${entry.status}`];
+    if (!table.has(code)) return [`${code}: missing from docs/api.md's error table`];
+    if (table.get(code) !== entry.status) return [`${code}: docs/api.md says ${table.get(code)}, the catalogue ${entry.status}`];
     return [];
   });
 }
 
 function readme(): string {
-  const url = new URL('../../README.md', import.meta.url);
-  if (!fs.existsSync(url)) throw new Error('README.md is missing at the repository root');
+  const url = new URL('../../docs/api.md', import.meta.url);
+  if (!fs.existsSync(url)) throw new Error('docs/api.md is missing');
   return fs.readFileSync(url, 'utf8');
 }
 
-describe('the error catalogue and README.md', () => {
-  it('documents every catalogue code in README.md\'s error table with the catalogue\'s status', () => {
+describe('the error catalogue and docs/api.md', () => {
+  it('documents every catalogue code in docs/api.md\'s error table with the catalogue\'s status', () => {
     const table = parseErrorTable(readme());
     expect(table.size).toBeGreaterThan(0);
     expect(undocumented(table)).toEqual([]);
   });
 
-  it('documents no code in README.md\'s error table that the catalogue does not have', () => {
+  it('documents no code in docs/api.md\'s error table that the catalogue does not have', () => {
     const table = parseErrorTable(readme());
     expect([...table.keys()].filter((code) => !(code in ERROR_CATALOGUE))).toEqual([]);
   });
@@ -55,9 +55,9 @@ describe('the error catalogue and README.md', () => {
     const full = Object.entries(ERROR_CATALOGUE).map(([code, e]) => `| \`${code}\` | ${e.status} | when |`);
     expect(undocumented(parseErrorTable(full.join('\n')))).toEqual([]);
     const withoutOne = full.filter((row) => !row.includes('`channel_not_found`'));
-    expect(undocumented(parseErrorTable(withoutOne.join('\n')))).toEqual(['channel_not_found: missing from README.md\'s error table']);
+    expect(undocumented(parseErrorTable(withoutOne.join('\n')))).toEqual(['channel_not_found: missing from docs/api.md\'s error table']);
     const wrongStatus = full.map((row) => row.replace('| `invalid_json` | 400 |', '| `invalid_json` | 422 |'));
-    expect(undocumented(parseErrorTable(wrongStatus.join('\n')))).toEqual(['invalid_json: README.md says 422, the catalogue 400']);
+    expect(undocumented(parseErrorTable(wrongStatus.join('\n')))).toEqual(['invalid_json: docs/api.md says 422, the catalogue 400']);
   });
 
   it('does not take rows of other tables (key | variable | default) for error codes', () => {

@@ -1,5 +1,5 @@
 /**
- * Every field error code the daemon can answer is snake_case and named in README.md's list of
+ * Every field error code the daemon can answer is snake_case and named in docs/api.md's list of
  * field error codes, so clients can rely on the list (issue 18).
  */
 import fs from 'node:fs';
@@ -31,14 +31,14 @@ function codesInSources(): Set<string> {
 
 describe('field error codes', () => {
   const codes = codesInSources();
-  const readme = fs.readFileSync('README.md', 'utf8');
+  const readme = fs.readFileSync('docs/api.md', 'utf8');
   const listed = readme.slice(readme.indexOf('Field error codes'), readme.indexOf('| code | status | when |'));
 
   it('are snake_case', () => {
     for (const code of codes) expect(code).toMatch(/^[a-z]+(_[a-z]+)*$/);
   });
 
-  it('are all listed in the README', () => {
+  it('are all listed in docs/api.md', () => {
     expect(codes.size).toBeGreaterThan(20);
     expect([...codes].filter((c) => !listed.includes(`\`${c}\``)).sort()).toEqual([]);
   });

@@ -12,7 +12,7 @@ type Page<T> = Omit<CursorPage<T>, 'totalCount'> & { totalCount?: number; partia
 /** Partial short pages followed in a row before the list waits for the reader again. */
 const MAX_PARTIAL_HOPS = 5;
 
-/** GET one page of an `after` cursor list, noting X-Page-Partial (README "Activity"). */
+/** GET one page of an `after` cursor list, noting X-Page-Partial (docs/api.md, "Activity and statistics"). */
 export async function getCursorPage<T>(path: string, query: Record<string, string | number | undefined>): Promise<Page<T>> {
   let partial = false;
   const page = await request<Page<T>>('GET', path, { query, onHeaders: (h) => (partial = h.get('x-page-partial') === 'true') });

@@ -75,7 +75,7 @@ function BroadcastTable(props: { rows: BroadcastSummary[] | undefined; error: un
           'Clear the status or subject filter to see every broadcast of this channel.'
         ) : (
           <>
-            Send one with the form below, or through <code>POST /send/broadcast</code> (README, "Sending").
+            Send one with the form below, or through <code>POST /send/broadcast</code> (docs/api.md, "Sending").
           </>
         ),
       }}

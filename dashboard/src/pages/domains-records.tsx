@@ -7,7 +7,7 @@ export interface RecordRow {
   key: string;
   label: string;
   note: string;
-  /** Counts for the domain's `verified` (README "Domains"); the others are optional or advisory. */
+  /** Counts for the domain's `verified` (docs/api.md, "Domains and DNS"); the others are optional or advisory. */
   required: boolean;
   /** `inheritedFrom` on the DMARC row only. */
   record: DmarcRecord;

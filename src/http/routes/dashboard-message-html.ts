@@ -1,6 +1,6 @@
 /**
  * GET /dashboard/messages/{id}/html: the stored HTML of one message, for the dashboard's message
- * page to show in an iframe (README "Dashboard"). An iframe's srcdoc would inherit the
+ * page to show in an iframe (docs/dashboard.md). An iframe's srcdoc would inherit the
  * dashboard's CSP (style-src 'self'), which blocks the inline styles every mail has; served
  * from its own URL the HTML gets a policy of its own instead:
  *

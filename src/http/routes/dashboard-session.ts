@@ -1,5 +1,5 @@
 /**
- * The web dashboard's session (README "Dashboard"): POST /dashboard/session trades an
+ * The web dashboard's session (docs/dashboard.md): POST /dashboard/session trades an
  * account-level API key for an HttpOnly, SameSite=Strict cookie (RFC 6265bis), GET tells the
  * app whether it is signed in (200 either way), DELETE signs out. The verbs are
  * sessions/service.ts's; auth.ts accepts the cookie on the API routes.

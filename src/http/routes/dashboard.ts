@@ -1,5 +1,5 @@
 /**
- * The web dashboard's files (README "Dashboard"): the Vite build in dist/dashboard, served
+ * The web dashboard's files (docs/dashboard.md): the Vite build in dist/dashboard, served
  * under /dashboard on the API's port. The files are read once when the routes are registered
  * (a fixed map: no path from a request ever reaches the file system). Hashed assets are
  * immutable (RFC 8246); index.html is `no-cache` so a new build is picked up at once; any other
