@@ -26,8 +26,11 @@ export interface HrefMatch {
   value: string;
 }
 
-/** `html` with each match replaced by what `rewrite` returns for it (`String.replace` with a callback). */
-export function replaceHrefs(html: string, rewrite: (m: HrefMatch) => string): string {
+/**
+ * `html` with each match replaced by what `rewrite` returns for it (`String.replace` with a
+ * callback); `null` stops there: that match and every later one stay as written, unread.
+ */
+export function replaceHrefs(html: string, rewrite: (m: HrefMatch) => string | null): string {
   const attributes = new Attributes(html);
   const closers = new Occurrences(html, '>');
   const out: string[] = [];
@@ -46,7 +49,9 @@ export function replaceHrefs(html: string, rewrite: (m: HrefMatch) => string): s
     }
     const start = html.slice(p, attr.quoteAt);
     const value = html.slice(attr.quoteAt + 1, attr.closeAt);
-    out.push(html.slice(copied, p), rewrite({ whole: html.slice(p, attr.closeAt + 1), start, quote: html[attr.quoteAt], value }));
+    const replaced = rewrite({ whole: html.slice(p, attr.closeAt + 1), start, quote: html[attr.quoteAt], value });
+    if (replaced === null) break; // this one and the rest stay as written, unread
+    out.push(html.slice(copied, p), replaced);
     copied = attr.closeAt + 1;
     p = html.indexOf('<', copied); // a match never overlaps the one before it
   }
