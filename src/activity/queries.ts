@@ -7,7 +7,7 @@ import { AppError } from '../domain/errors.js';
 import { splitMessage, unfoldedUtf8Value } from '../domain/raw-headers.js';
 import type { DeliveryAttempt, DeliveryType, EventRecord, MessageRecord, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
-import { ActivityQueries, type ActivityFilter, type ActivityPage } from '../store/activity-query.js';
+import { ActivityQueries, type ActivityFilter, type ActivityPage, type PageOptions } from '../store/activity-query.js';
 import { getChannelRecord } from '../store/channels.js';
 import type { Store } from '../store/env.js';
 import { accountOfMessageEvents, eventsOfMessage } from '../store/events.js';
@@ -16,8 +16,6 @@ import { MessageQueries, type MessageFilter, type MessageListItem } from '../sto
 import { getBody, getMessage } from '../store/messages.js';
 import { counterOf } from '../store/stats.js';
 import type { MessageDetails } from '../domain/wire.js';
-
-type PageOptions = { afterSeq: number; limit: number };
 
 /** A message list item with the delivery type it was sent with. */
 export type MessageItem = MessageListItem & { deliveryType: DeliveryType };

@@ -8,7 +8,8 @@
  * endDate become a seq range through the event clock (events.ts) and are then checked exactly
  * on each index entry's value (the event's timestampMs). Only `subject` needs the event itself.
  * A page stops after `limit` matches: its cost is about (entries the streams skip over + limit
- * event reads), never the whole log.
+ * event reads), never the whole log. A newest-first page (`order: 'desc'`) is the same walk with
+ * every stream read backwards: each seeks to the smallest seq any other is at.
  *
  * Late events: the clock is the running maximum of timestamps. An event stamped earlier than
  * the newest event already appended (a delivery outcome stamped when its attempt began, a
@@ -83,12 +84,27 @@ class Meter {
 }
 
 interface Stream {
-  /** The first entry with seq ≥ min, or null when there is none below the range end. */
-  seek(min: number): Hit | null;
+  /**
+   * The first entry reached walking from `from` in the walk's direction (seq ≥ from forwards,
+   * seq ≤ from backwards), or null when there is none inside the range.
+   */
+  seek(from: number): Hit | null;
   close(): void;
 }
 
-/** One index prefix, read forwards; short jumps step, long jumps seek. */
+/** The seq range a stream reads, [lo, end), and its direction. */
+interface Walk {
+  lo: number;
+  end: number;
+  desc: boolean;
+}
+
+/** Whether `seq` is at or beyond `from` in the walk's direction. */
+function reached(desc: boolean, seq: number, from: number): boolean {
+  return desc ? seq <= from : seq >= from;
+}
+
+/** One index prefix, read forwards (or backwards); short jumps step, long jumps seek. */
 class IndexStream implements Stream {
   private it: Iterator<{ key: unknown; value: unknown }> | null = null; // or bare keys, see step()
   private cur: Hit | null = null;
@@ -98,24 +114,27 @@ class IndexStream implements Stream {
     private readonly store: Store,
     readonly db: 'eventIndex' | 'messageEvents' | 'messageQueue',
     readonly prefix: (string | number)[],
-    private readonly endSeq: number,
+    private readonly walk: Walk,
     private readonly meter: Meter,
     /** Read the timestamps (values) too; without time filters keys alone are cheaper. */
     private readonly withTimes: boolean,
   ) {}
 
-  seek(min: number): Hit | null {
-    if (this.cur && this.cur.seq >= min) return this.cur;
+  seek(from: number): Hit | null {
+    const { lo, end, desc } = this.walk;
+    if (this.cur && reached(desc, this.cur.seq, from)) return this.cur;
     if (this.exhausted) return null;
     if (this.it) {
       for (let i = 0; i < STEPS_BEFORE_RESEEK; i++) {
         const h = this.step();
-        if (!h || h.seq >= min) return h;
+        if (!h || reached(desc, h.seq, from)) return h;
       }
       this.it.return?.();
     }
     this.meter.units += UNIT_SEEK;
-    const range = { start: [...this.prefix, min], end: [...this.prefix, this.endSeq], values: this.withTimes };
+    // lmdb-js ranges: start inclusive, end exclusive, in either direction.
+    const bounds = desc ? { start: [...this.prefix, from], end: [...this.prefix, lo - 1], reverse: true } : { start: [...this.prefix, from], end: [...this.prefix, end] };
+    const range = { ...bounds, values: this.withTimes };
     this.it = dbsOf(this.store)[this.db].getRange(range)[Symbol.iterator]() as Iterator<{ key: unknown; value: unknown }>;
     return this.step();
   }
@@ -143,13 +162,16 @@ class IndexStream implements Stream {
 
 /** Any of several streams (a comma list); equal seqs merge, so each event comes once. */
 class UnionStream implements Stream {
-  constructor(readonly parts: IndexStream[]) {}
+  constructor(
+    readonly parts: IndexStream[],
+    private readonly desc: boolean,
+  ) {}
 
-  seek(min: number): Hit | null {
+  seek(from: number): Hit | null {
     let best: Hit | null = null;
     for (const p of this.parts) {
-      const h = p.seek(min);
-      if (h && (!best || h.seq < best.seq)) best = h;
+      const h = p.seek(from);
+      if (h && (!best || (this.desc ? h.seq > best.seq : h.seq < best.seq))) best = h;
     }
     return best;
   }
@@ -159,16 +181,16 @@ class UnionStream implements Stream {
   }
 }
 
-/** The first seq ≥ min present in every stream (leapfrog intersection). */
-function nextMatch(streams: Stream[], min: number): Hit | null {
-  let target = min;
+/** The first seq from `from` on (≥ forwards, ≤ backwards) present in every stream (leapfrog intersection). */
+function nextMatch(streams: Stream[], from: number): Hit | null {
+  let target = from;
   for (;;) {
     let agreed = true;
     let hit: Hit | null = null;
     for (const s of streams) {
       hit = s.seek(target);
       if (!hit) return null;
-      if (hit.seq > target) {
+      if (hit.seq !== target) {
         target = hit.seq;
         agreed = false;
       }
@@ -187,21 +209,21 @@ interface Plan {
 }
 
 /** The streams for a filter, most selective kinds first (the leapfrog works in any order). */
-function plan(store: Store, f: ActivityFilter, meter: Meter): Plan {
+function plan(store: Store, f: ActivityFilter, meter: Meter, desc = false): Plan {
   const last = lastEventSeq(store);
   const lo = Math.max(eventFloor(store), f.startMs === undefined ? 1 : firstSeqAtClock(store, f.startMs));
   const hi = Math.min(last + 1, f.endMs === undefined ? Infinity : firstSeqAtClock(store, f.endMs + LATE_EVENT_TOLERANCE_MS + 1));
-  const end = Math.max(lo, hi);
+  const walk: Walk = { lo, end: Math.max(lo, hi), desc };
   const { startMs, endMs } = f;
   const timed = startMs !== undefined || endMs !== undefined;
-  const idx = (kind: IndexKind, value: string) => new IndexStream(store, 'eventIndex', indexPrefix(f.accountId, kind, value), end, meter, timed);
+  const idx = (kind: IndexKind, value: string) => new IndexStream(store, 'eventIndex', indexPrefix(f.accountId, kind, value), walk, meter, timed);
   const any = (kind: IndexKind, values: readonly string[]) =>
-    values.length === 1 ? idx(kind, values[0]) : new UnionStream([...new Set(values)].map((v) => idx(kind, v)));
+    values.length === 1 ? idx(kind, values[0]) : new UnionStream([...new Set(values)].map((v) => idx(kind, v)), desc);
 
   const streams: Stream[] = [];
-  if (f.messageId) streams.push(new IndexStream(store, 'messageEvents', [f.messageId], end, meter, timed));
+  if (f.messageId) streams.push(new IndexStream(store, 'messageEvents', [f.messageId], walk, meter, timed));
   // Queued messages are few next to all accepted events: this stream leads and replaces 'e'.
-  if (f.messageStatus === 'queued') streams.push(new IndexStream(store, 'messageQueue', [f.accountId], end, meter, timed));
+  if (f.messageStatus === 'queued') streams.push(new IndexStream(store, 'messageQueue', [f.accountId], walk, meter, timed));
   if (f.recipient) streams.push(idx('r', f.recipient.toLowerCase()));
   if (f.tags?.length) streams.push(any('t', f.tags));
   if (f.eventTypes?.length && f.messageStatus !== 'queued') streams.push(any('e', f.eventTypes));
@@ -227,22 +249,29 @@ function statusOk(store: Store, f: ActivityFilter, seq: number): boolean {
   return f.messageStatus !== 'sent' || !dbsOf(store).messageQueue.doesExist([f.accountId, seq]);
 }
 
+/** A page's place and size: `afterSeq` is the cursor (0: from the start, the newest for 'desc'). */
+export interface PageOptions {
+  afterSeq: number;
+  limit: number;
+  /** 'asc' (default): seq > afterSeq, oldest first; 'desc': seq < afterSeq, newest first. */
+  order?: 'asc' | 'desc';
+  budget?: number;
+}
+
 /**
- * One page: matches with seq > afterSeq, ascending, at most `limit`. Synchronous on purpose:
+ * One page: matches past afterSeq in the page's order, at most `limit`. Synchronous on purpose:
  * all reads see one snapshot, which holds a contiguous run of seqs.
  */
-export function findEvents(
-  store: Store,
-  f: ActivityFilter,
-  opts: { afterSeq: number; limit: number; budget?: number },
-): Omit<ActivityPage, 'totalCount' | 'totalCountExact'> {
+export function findEvents(store: Store, f: ActivityFilter, opts: PageOptions): Omit<ActivityPage, 'totalCount' | 'totalCountExact'> {
   const budget = opts.budget ?? PAGE_BUDGET;
+  const desc = opts.order === 'desc';
   const meter = new Meter();
-  const p = plan(store, f, meter);
+  const p = plan(store, f, meter, desc);
   // Deleted channels whose events are still being purged: skipped from the delete on.
   const hidden = hiddenChannels(store, f.accountId);
   const results: EventRecord[] = [];
-  let pos = Math.max(p.lo, opts.afterSeq + 1);
+  const inRange = (seq: number) => seq >= p.lo && seq < p.hi;
+  let pos = desc ? (opts.afterSeq > 0 ? Math.min(p.hi, opts.afterSeq) : p.hi) - 1 : Math.max(p.lo, opts.afterSeq + 1);
   let partial = false;
   try {
     while (results.length < opts.limit) {
@@ -250,9 +279,9 @@ export function findEvents(
         partial = true;
         break;
       }
-      const hit = pos < p.hi ? nextMatch(p.streams, pos) : null;
-      if (!hit || hit.seq >= p.hi) break;
-      pos = hit.seq + 1;
+      const hit = inRange(pos) ? nextMatch(p.streams, pos) : null;
+      if (!hit || !inRange(hit.seq)) break;
+      pos = desc ? hit.seq - 1 : hit.seq + 1;
       if (!p.timeOk(hit.ts) || !statusOk(store, f, hit.seq)) continue;
       meter.units += UNIT_EVENT;
       const e = getEvent(store, hit.seq);
@@ -262,7 +291,9 @@ export function findEvents(
     p.close();
   }
   const lastReturned = results.length > 0 ? results[results.length - 1].seq : opts.afterSeq;
-  return { results, after: partial ? Math.max(lastReturned, pos - 1) : lastReturned, partial };
+  // A partial page continues from where the walk stopped, past what it looked at.
+  const stoppedAt = desc ? pos + 1 : Math.max(lastReturned, pos - 1);
+  return { results, after: partial ? stoppedAt : lastReturned, partial };
 }
 
 /**
@@ -359,7 +390,7 @@ export class ActivityQueries {
     private readonly maxCached = 1000,
   ) {}
 
-  page(f: ActivityFilter, opts: { afterSeq: number; limit: number }): ActivityPage {
+  page(f: ActivityFilter, opts: PageOptions): ActivityPage {
     // No await in here: the page and its count read the same snapshot.
     const page = findEvents(this.store, f, opts);
     const total = this.total(f);

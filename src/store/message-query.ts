@@ -14,7 +14,7 @@
  * (all messages − queued).
  */
 import type { EventRecord, MessageRecord } from '../domain/types.js';
-import { ActivityQueries, type ActivityFilter, type ActivityPage } from './activity-query.js';
+import { ActivityQueries, type ActivityFilter, type ActivityPage, type PageOptions } from './activity-query.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
@@ -53,7 +53,7 @@ export class MessageQueries {
     this.events = new ActivityQueries(store);
   }
 
-  page(f: MessageFilter, opts: { afterSeq: number; limit: number }): Omit<ActivityPage, 'results'> & { results: MessageListItem[] } {
+  page(f: MessageFilter, opts: PageOptions): Omit<ActivityPage, 'results'> & { results: MessageListItem[] } {
     // Synchronous: the page, its count and the message records come from one snapshot.
     const page = this.events.page({ ...f, eventTypes: ['accepted'] }, opts);
     const results = page.results.map((accepted) => ({ accepted, message: dbsOf(this.store).messages.get(accepted.messageId) as MessageRecord | undefined }));

@@ -23,19 +23,23 @@ let sentIds: string[] = [];
 const events = (query: Record<string, string | number>, key?: string) =>
   t.api('GET', `/activity/events?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`, { key });
 
-/** Every page of a filter, following `after` until a page comes back empty. */
+/** Every page of a filter, following `after` until a page comes back empty (newest first with order=desc). */
 async function pageAll(query: Record<string, string>, limit: number, key?: string): Promise<{ items: unknown[]; totals: number[]; pages: number }> {
   const items: unknown[] = [];
   const totals: number[] = [];
+  const desc = query.order === 'desc';
   let after = 0;
   for (let pages = 1; ; pages++) {
-    const res = await events({ ...query, limit, after }, key);
+    const res = await events({ ...query, limit, ...(after > 0 || !desc ? { after } : {}) }, key);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     totals.push(res.body.totalCount);
     if (res.body.results.length === 0) return { items, totals, pages };
     items.push(...res.body.results);
-    expect(res.body.after).toBeGreaterThan(after);
+    if (desc && after > 0) expect(res.body.after).toBeLessThan(after);
+    else if (!desc) expect(res.body.after).toBeGreaterThan(after);
     after = res.body.after;
+    // Newest first, the walk ends at the oldest event: a short page is the last.
+    if (desc && res.body.results.length < limit) return { items, totals, pages };
   }
 }
 
@@ -145,6 +149,14 @@ describe('GET /activity/events', () => {
     const q = resolve(f);
     const expected = bruteForceEvents(storedEvents(t.daemon.store), t.accountId, q);
     const { items, totals } = await pageAll(q, 37);
+    expect(items).toEqual(expected.map(asItem));
+    expect(new Set(totals)).toEqual(new Set([expected.length]));
+  });
+
+  it.each(filters.map((f) => [JSON.stringify(f), f] as const))('returns the same events newest first with order=desc for %s, page by page', async (_name, f) => {
+    const q = resolve(f);
+    const expected = bruteForceEvents(storedEvents(t.daemon.store), t.accountId, q).reverse();
+    const { items, totals } = await pageAll({ ...q, order: 'desc' }, 37);
     expect(items).toEqual(expected.map(asItem));
     expect(new Set(totals)).toEqual(new Set([expected.length]));
   });
@@ -278,6 +290,7 @@ describe('validation', () => {
     [{ messageId: '1234' }, '/messageId', 'invalid_format'],
     [{ tags: 'ok,not ok' }, '/tags/1', 'invalid_format'],
     [{ mailType: 'newsletter' }, '/mailType', 'invalid_value'],
+    [{ order: 'newest' }, '/order', 'invalid_value'],
   ])('answers 422 validation_failed for %j on %s', async (query, pointer, code) => {
     const res = await events(query as Record<string, string>);
     expect(res.status).toBe(422);
@@ -310,5 +323,39 @@ describe('scan budget', () => {
     }
     expect(partials).toBeGreaterThan(0);
     expect(got).toEqual(expected);
+  });
+
+  it('stops a newest-first page the same way, continuing below where it stopped', () => {
+    const store = t.daemon.store;
+    const f = { accountId: t.accountId, subject: 'password' };
+    const expected = bruteForceEvents(storedEvents(store), t.accountId, { subject: 'password' }).map((e) => e.seq).reverse();
+    const got: number[] = [];
+    let after = 0;
+    let partials = 0;
+    for (let i = 0; i < 10_000; i++) {
+      const page = findEvents(store, f, { afterSeq: after, limit: 50, budget: 300, order: 'desc' });
+      got.push(...page.results.map((e: EventRecord) => e.seq));
+      if (page.partial) partials++;
+      if (!page.partial && page.results.length < 50) break;
+      if (after > 0) expect(page.after).toBeLessThan(after);
+      after = page.after;
+    }
+    expect(partials).toBeGreaterThan(0);
+    expect(got).toEqual(expected);
+  });
+});
+
+describe('GET /activity/messages', () => {
+  it('lists messages newest first with order=desc, and pages on to the oldest', async () => {
+    const list = (query: Record<string, string | number>) => t.api('GET', `/activity/messages?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`);
+    const asc = await list({ limit: 500 });
+    const ids = asc.body.results.map((m: { messageId: string }) => m.messageId);
+    expect(ids).toEqual(expect.arrayContaining(sentIds));
+    const first = await list({ order: 'desc', limit: 2 });
+    expect(first.status).toBe(200);
+    expect(first.body.totalCount).toBe(asc.body.totalCount);
+    const rest = await list({ order: 'desc', limit: 500, after: first.body.after });
+    const descIds = [...first.body.results, ...rest.body.results].map((m: { messageId: string }) => m.messageId);
+    expect(descIds).toEqual([...ids].reverse());
   });
 });

@@ -29,6 +29,7 @@ const eventsQuery = {
     tags: { type: 'string', maxLength: 2_500 },
     mailType: { type: 'string', enum: MAIL_TYPES },
     eventTypes: { type: 'string', maxLength: 500 },
+    order: { type: 'string', enum: ['asc', 'desc'] },
   },
 } as const;
 
@@ -53,6 +54,12 @@ interface EventsQuery {
   mailType?: MailType;
   eventTypes?: string;
   status?: 'queued' | 'sent';
+  /** 'asc' (default): oldest first, `after` continues after; 'desc': newest first, `after` continues before. */
+  order?: 'asc' | 'desc';
+}
+
+function pageOptions(q: EventsQuery): { afterSeq: number; limit: number; order: 'asc' | 'desc' } {
+  return { afterSeq: q.after ?? 0, limit: q.limit ?? 100, order: q.order ?? 'asc' };
 }
 
 function buildFilter(store: Store, reads: ActivityReads, p: Principal, q: EventsQuery, errors: FieldErrorList): ActivityFilter {
@@ -163,7 +170,7 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
   app.get('/activity/events', { schema: { querystring: eventsQuery }, attachValidation: true }, async (req, reply): Promise<CursorPage<ActivityEvent>> => {
     const q = req.query as EventsQuery;
     const filter = buildFilter(store, reads, req.principal, q, schemaErrors(req));
-    const page = reads.eventPage(filter, { afterSeq: q.after ?? 0, limit: q.limit ?? 100 });
+    const page = reads.eventPage(filter, pageOptions(q));
     if (!page.totalCountExact) reply.header('x-total-count-estimated', 'true');
     if (page.partial) reply.header('x-page-partial', 'true');
     return { totalCount: page.totalCount, results: page.results.map(eventItem), after: page.after };
@@ -172,7 +179,7 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
   app.get('/activity/messages', { schema: { querystring: messagesQuery }, attachValidation: true }, async (req, reply): Promise<CursorPage<MessageItemBody>> => {
     const q = req.query as EventsQuery;
     const { eventTypes: _t, messageId: _id, ...filter } = buildFilter(store, reads, req.principal, q, schemaErrors(req));
-    const page = reads.messagePage({ ...filter, messageStatus: q.status }, { afterSeq: q.after ?? 0, limit: q.limit ?? 100 });
+    const page = reads.messagePage({ ...filter, messageStatus: q.status }, pageOptions(q));
     if (!page.totalCountExact) reply.header('x-total-count-estimated', 'true');
     if (page.partial) reply.header('x-page-partial', 'true');
     return { totalCount: page.totalCount, after: page.after, results: page.results.map(messageItem) };
