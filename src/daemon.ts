@@ -27,6 +27,7 @@ import { webhookRoutes } from './http/routes/webhooks.js';
 import { dashboardRoutes } from './http/routes/dashboard.js';
 import { dashboardMessageHtmlRoutes } from './http/routes/dashboard-message-html.js';
 import { dashboardSessionRoutes } from './http/routes/dashboard-session.js';
+import { dashboardSettingsRoutes } from './http/routes/dashboard-settings.js';
 import { HttpServer, type RouteModule } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { Metrics } from './log/metrics.js';
@@ -256,6 +257,10 @@ export class Daemon {
       trackingRoutes,
       dashboardSessionRoutes,
       dashboardMessageHtmlRoutes,
+      dashboardSettingsRoutes({
+        smtp: this.config.smtp,
+        boundSmtp: () => (this.smtp?.listening ? { port: this.smtp.port, implicitTlsPort: this.smtp.implicitTlsPort } : null),
+      }),
       // The Vite build (npm run build): dist/dashboard, from src/ (tests) and from dist/ alike.
       dashboardRoutes(fileURLToPath(new URL('../dist/dashboard/', import.meta.url))),
     ];

@@ -446,3 +446,23 @@ export interface DashboardSession {
 export interface DashboardSessionAnswer<S extends DashboardSession | null = DashboardSession | null> {
   session: S;
 }
+
+// ---- dashboard settings ----
+
+/** GET /dashboard/settings (hidden from OpenAPI, like the dashboard's other routes): what the dashboard shows to copy. */
+export interface DashboardSettings {
+  smtp: {
+    /** smtp.enabled: the submission listener runs. */
+    enabled: boolean;
+    /** The name (or address) clients connect to: never a wildcard bind address. */
+    host: string;
+    /** STARTTLS submission port (the bound one when smtp.port is 0). */
+    port: number;
+    /** Implicit-TLS port (RFC 8314), 0 when off. */
+    implicitTlsPort: number;
+    /** The listener is bound to loopback: only programs on the daemon's machine can connect. */
+    localOnly: boolean;
+    /** No smtp.tlsCert: the daemon made its own certificate, which clients do not trust by default. */
+    selfSignedCertificate: boolean;
+  };
+}
