@@ -5,6 +5,8 @@ export interface Column<T> {
   cell: (row: T) => ComponentChildren;
   /** Right-aligned numbers. */
   numeric?: boolean;
+  /** A class on the column's header and cells (widths, wrapping). */
+  class?: string;
 }
 
 /**
@@ -41,7 +43,7 @@ export function DataTable<T>(props: {
         <thead>
           <tr>
             {props.columns.map((c) => (
-              <th scope="col" class={c.numeric ? 'num' : undefined} key={c.header}>
+              <th scope="col" class={cellClass(c)} key={c.header}>
                 {c.header}
               </th>
             ))}
@@ -51,7 +53,7 @@ export function DataTable<T>(props: {
           {rows.map((row) => (
             <tr key={props.rowKey(row)}>
               {props.columns.map((c) => (
-                <td class={c.numeric ? 'num' : undefined} key={c.header}>
+                <td class={cellClass(c)} key={c.header}>
                   {c.cell(row)}
                 </td>
               ))}
@@ -61,4 +63,8 @@ export function DataTable<T>(props: {
       </table>
     </div>
   );
+}
+
+function cellClass(c: Pick<Column<never>, 'numeric' | 'class'>): string | undefined {
+  return [c.numeric ? 'num' : '', c.class ?? ''].filter(Boolean).join(' ') || undefined;
 }

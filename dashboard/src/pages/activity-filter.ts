@@ -1,6 +1,8 @@
 /**
  * The Activity page's filters: every query parameter of GET /activity/events, kept in the page's
  * URL under the API's own names (so a view can be shared or reloaded, and read as an API call).
+ * The page asks for the newest first (order=desc) and always names its page size: the API's
+ * own default (100) is not the page's (50).
  */
 import { ApiError } from '../api';
 import type { EventType } from '../wire';
@@ -49,8 +51,17 @@ export function filterFromQuery(q: URLSearchParams): ActivityFilter {
   };
 }
 
-/** The query of GET /activity/events (and of the page URL) for a filter; empty values are left out. */
+/** The query of the page URL for a filter; empty values and the default page size are left out. */
+export function pageQuery(f: ActivityFilter): Record<string, string | number | undefined> {
+  return { ...filterQuery(f), limit: f.limit === DEFAULT_LIMIT ? undefined : f.limit };
+}
+
+/** The query of GET /activity/events for a filter: the newest first, the page size always named. */
 export function apiQuery(f: ActivityFilter): Record<string, string | number | undefined> {
+  return { ...filterQuery(f), limit: f.limit, order: 'desc' };
+}
+
+function filterQuery(f: ActivityFilter): Record<string, string | undefined> {
   return {
     channelId: f.channelId || undefined,
     messageId: f.messageId.trim() || undefined,
@@ -61,7 +72,6 @@ export function apiQuery(f: ActivityFilter): Record<string, string | number | un
     mailType: f.mailType || undefined,
     startDate: f.from ? `${f.from}T00:00:00.000Z` : undefined,
     endDate: f.to ? `${f.to}T23:59:59.999Z` : undefined,
-    limit: f.limit === DEFAULT_LIMIT ? undefined : f.limit,
   };
 }
 

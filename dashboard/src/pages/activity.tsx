@@ -9,14 +9,14 @@ import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
 import { Link, navigate, useLocation } from '../router';
-import { apiQuery, EMPTY_FILTER, filterFromQuery, foldListErrors, type ActivityFilter } from './activity-filter';
+import { apiQuery, EMPTY_FILTER, filterFromQuery, foldListErrors, pageQuery, type ActivityFilter } from './activity-filter';
 import { ActivityFilters } from './activity-filters';
 import type { ActivityEvent } from '../wire';
 
 /**
- * The event list of GET /activity/events, oldest first as the API pages it, with every filter
- * it has (kept in the URL), more pages on the `after` cursor as the end scrolls into view or by
- * the Load more button; each row links to its message page.
+ * The event list of GET /activity/events, newest first (order=desc), with every filter it has
+ * (kept in the URL), older pages on the `after` cursor as the end scrolls into view or by the
+ * Load more button; each row links to its message page.
  */
 export function ActivityPage() {
   const { query } = useLocation();
@@ -26,11 +26,11 @@ export function ActivityPage() {
   const list = useCursorList((after) => getCursorPage<ActivityEvent>('/activity/events', { ...apiQuery(filter), after: after || undefined }), filter.limit, [search]);
   const error = foldListErrors(list.error);
   const names = new Map((channels.data?.results ?? []).map((c) => [c.id, c.name]));
-  const apply = (f: ActivityFilter) => navigate(withQuery('/activity', apiQuery(f)));
+  const apply = (f: ActivityFilter) => navigate(withQuery('/activity', pageQuery(f)));
   const filtered = search !== '' && search !== `limit=${filter.limit}`;
   return (
     <>
-      <PageHeader title="Activity" description="Events of your messages, oldest first. Filters are kept in the address, so a view can be shared." />
+      <PageHeader title="Activity" description="Events of your messages, newest first. Filters are kept in the address, so a view can be shared." />
       <ActivityFilters value={filter} channels={channels.data?.results ?? []} error={error} onApply={apply} />
       <ProblemBanner error={channels.error ?? error} />
       {list.items && (
@@ -53,7 +53,7 @@ export function ActivityPage() {
 
 function emptyState(filtered: boolean) {
   return filtered
-    ? { title: 'No events match these filters', next: <button type="button" class="button" onClick={() => navigate(withQuery('/activity', apiQuery(EMPTY_FILTER)))}>Clear the filters</button> }
+    ? { title: 'No events match these filters', next: <button type="button" class="button" onClick={() => navigate(withQuery('/activity', pageQuery(EMPTY_FILTER)))}>Clear the filters</button> }
     : {
         title: 'No activity yet',
         next: (
@@ -67,19 +67,21 @@ function emptyState(filtered: boolean) {
 
 function columns(names: Map<string, string>): Column<ActivityEvent>[] {
   return [
-    { header: 'Time', cell: (e) => <RelativeTime at={e.timestamp} /> },
-    { header: 'Event', cell: (e) => <StatusBadge status={e.eventType} /> },
+    { header: 'Time', class: 'col-time', cell: (e) => <RelativeTime at={e.timestamp} /> },
+    { header: 'Event', class: 'col-event', cell: (e) => <StatusBadge status={e.eventType} /> },
     {
       header: 'Subject',
+      class: 'col-subject',
       cell: (e) => (
         <Link to={`/messages/${e.messageId}`} class="subject-link">
           {e.subject || '(no subject)'}
         </Link>
       ),
     },
-    { header: 'Recipients', cell: (e) => <span class="recipients">{e.recipients.join(', ')}</span> },
+    { header: 'Recipients', class: 'col-recipients', cell: (e) => <span class="recipients">{e.recipients.join(', ')}</span> },
     {
       header: 'Channel',
+      class: 'col-channel',
       cell: (e) => (
         <>
           {names.get(e.channelId) ?? <code>{e.channelId.slice(0, 8)}</code>}
@@ -89,6 +91,6 @@ function columns(names: Map<string, string>): Column<ActivityEvent>[] {
         </>
       ),
     },
-    { header: 'Details', cell: (e) => <EventDetails details={e.details} /> },
+    { header: 'Details', class: 'col-details', cell: (e) => <EventDetails details={e.details} /> },
   ];
 }
