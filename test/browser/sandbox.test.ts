@@ -1,6 +1,6 @@
 /**
  * The Sandbox inbox in chromium: the empty state without a sandbox channel, then mail sent
- * through sandbox channels listed as an inbox (sender, subject, time), a second channel chosen,
+ * through sandbox channels listed as an inbox (newest first; sender, recipients, subject, time), a second channel chosen,
  * a message opened with its rendered HTML and its simulated events (a delivery and a bounce);
  * axe and screenshots.
  */
@@ -41,6 +41,11 @@ describe('sandbox inbox', () => {
     await inbox().getByText('Welcome aboard').waitFor();
     expect(await inbox().getByText('Other channel mail').count()).toBe(0);
     await expect.poll(() => inbox().getByText(`Demo App <app@${first.domain}>`).count()).toBe(2);
+    // Newest first, each with its recipients.
+    const links = inbox().getByRole('link');
+    expect(await links.nth(0).textContent()).toContain('Password reset');
+    expect(await links.nth(1).textContent()).toContain('Welcome aboard');
+    await inbox().getByText('To: reader@inbox-demo.net, gone@bounce.postrider.invalid').waitFor();
     await inbox().getByRole('link', { name: /Password reset/ }).click();
     expect(new URL(page.url()).pathname).toBe(`/dashboard/sandbox/${id}`);
     const pane = page.getByRole('region', { name: 'Message' });

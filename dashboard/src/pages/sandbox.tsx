@@ -14,8 +14,9 @@ const PAGE = 25;
 
 /**
  * The messages of the account's sandbox channels (GET /channels tells which; GET
- * /activity/messages?channelId= lists one channel's, with each sender) as an inbox: sender, subject, time; the
- * selected one (/sandbox/{id}) is shown rendered with its simulated events.
+ * /activity/messages?channelId=&order=desc lists one channel's, newest first, with each sender)
+ * as an inbox: sender, recipients, subject, time; the selected one (/sandbox/{id}) is shown
+ * rendered with its simulated events.
  */
 export function SandboxPage(props: { id?: string }) {
   const { query } = useLocation();
@@ -68,7 +69,7 @@ function ChannelChoice(props: { channels: ChannelOption[]; value: string }) {
 
 function Inbox(props: { channelId: string; selected?: string }) {
   const list = useCursorList(
-    (after) => getCursorPage<MessageItem>('/activity/messages', { channelId: props.channelId, limit: PAGE, after: after || undefined }),
+    (after) => getCursorPage<MessageItem>('/activity/messages', { channelId: props.channelId, limit: PAGE, order: 'desc', after: after || undefined }),
     PAGE,
     [props.channelId],
   );
@@ -99,6 +100,7 @@ function InboxRow(props: { m: MessageItem; channelId: string; selected: boolean 
       <Link to={withQuery(`/sandbox/${m.messageId}`, { channelId: props.channelId })} aria-current={props.selected ? 'page' : undefined}>
         <span class="inbox-from">{m.from ? formatAddress(m.from) : <span class="muted">(sender no longer kept)</span>}</span>
         <span class="inbox-subject">{m.subject || '(no subject)'}</span>
+        <span class="inbox-to">To: {m.recipients.join(', ')}</span>
         <span class="inbox-time">
           <RelativeTime at={m.timestamp} />
         </span>
