@@ -11,6 +11,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../domain/errors.js';
+import { describeJsonError } from './json-error.js';
 import { scanJson } from './json-scan.js';
 
 export interface ParsedBody {
@@ -26,12 +27,13 @@ export function parseJsonBody(text: string, bodyExpected: boolean, maxValues: nu
     return { value: undefined, values: 0 };
   }
   const scan = scanJson(text, maxValues);
-  if (scan === null) throw new AppError('invalid_json', 'The body is not valid JSON');
+  // Where the text goes wrong is worked out only on this error path (json-error.ts, linear too).
+  if (scan === null) throw new AppError('invalid_json', describeJsonError(text));
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new AppError('invalid_json', 'The body is not valid JSON');
+    throw new AppError('invalid_json', describeJsonError(text));
   }
   scan.keyProblems.throwIfAny('The body has keys that are not accepted');
   return { value, values: scan.values };

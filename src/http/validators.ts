@@ -21,7 +21,9 @@ export const FULL_REPORT_MAX_VALUES = 10_000;
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
 
 function makeAjv(o: { coerce: boolean; allErrors: boolean }): Ajv {
-  const opts: AjvOptions = { removeAdditional: false, coerceTypes: o.coerce, allErrors: o.allErrors, useDefaults: false, strict: false };
+  // verbose: an error carries its parentSchema, whose properties the "did you mean" hint of an
+  // unknown field is chosen among (field-hints.ts); it costs only when validation fails.
+  const opts: AjvOptions = { removeAdditional: false, coerceTypes: o.coerce, allErrors: o.allErrors, useDefaults: false, strict: false, verbose: true };
   return addFormats(new Ajv(opts));
 }
 

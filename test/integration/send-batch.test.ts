@@ -64,7 +64,7 @@ describe('POST /send/transactional/batch', () => {
     expect(bad.errorMessage).toMatch(/\/requests\/1\/from\/email \(/);
     expect(allSuppressed).toEqual({ status: 'failed', errorCode: 'recipients_suppressed', errorMessage: expect.stringContaining('gone@example.org') });
     expect(template).toEqual({ status: 'failed', errorCode: 'templating_error', errorMessage: expect.stringContaining('/requests/3/template/html') });
-    expect(notObject).toEqual({ status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/4 (must be object)') });
+    expect(notObject).toEqual({ status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/4 (must be an object)') });
 
     expect(messageCount()).toBe(before + 2);
     expect(getMessage(t.daemon.store, a.messageId)).toMatchObject({ mailType: 'transactional', status: 'queued', channelId: s.channelId, tags: ['one'], recipients: ['ann@example.net'] });
@@ -96,7 +96,7 @@ describe('POST /send/transactional/batch', () => {
     expect(res.status).toBe(200);
     expect(res.body.responses).toEqual([
       { status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringMatching(/\/requests\/0\/from .*\/requests\/0\/to/) },
-      { status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/1/to (must be array)') },
+      { status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/1/to (must be an array)') },
       // Found by the address rules after the schema: pointed into the batch body the same way.
       { status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/2/from/email (') },
     ]);
