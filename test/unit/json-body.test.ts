@@ -24,12 +24,6 @@ describe('the JSON body parser', () => {
     expect(parse('', false)).toBeUndefined();
     expect(() => parse('', true)).toThrow();
   });
-
-  it('does not slow a 2 KB send noticeably', () => {
-    const body = JSON.stringify({
-      from: { email: 'a@example.com', name: 'Sender' }, to: Array.from({ length: 10 }, (_, i) => ({ email: `r${i}@example.net`, name: `R ${i}` })),
-      subject: 'Hello', html: '<p>' + 'x'.repeat(1200) + '</p>', tags: ['a', 'b'], metadata: { a: '1', b: '2' },
-    });
     expect(body.length).toBeGreaterThan(1500);
     const time = (f: () => void) => {
       const start = process.hrtime.bigint();
