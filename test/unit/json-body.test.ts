@@ -24,16 +24,4 @@ describe('the JSON body parser', () => {
     expect(parse('', false)).toBeUndefined();
     expect(() => parse('', true)).toThrow();
   });
-    expect(body.length).toBeGreaterThan(1500);
-    const time = (f: () => void) => {
-      const start = process.hrtime.bigint();
-      for (let i = 0; i < 5000; i++) f();
-      return Number(process.hrtime.bigint() - start) / 5000 / 1000; // µs per body
-    };
-    time(() => parse(body, true));
-    const plain = time(() => JSON.parse(body));
-    const ours = time(() => parse(body, true));
-    console.log(`2 KB body: JSON.parse ${plain.toFixed(1)} µs, with key checks ${ours.toFixed(1)} µs`);
-    expect(ours).toBeLessThan(plain + 50);
-  });
 });
