@@ -28,6 +28,23 @@ export const SMTP_REPLIES = {
   // RFC 4954 6: 454 4.7.0 "temporary authentication failure"; the session stays open.
   authUserLocked: { code: 454, enhanced: '4.7.0', text: 'Too many failed authentication attempts for this user; try again later' },
   authInvalid: { code: 535, enhanced: '5.7.8', text: 'Authentication credentials invalid' },
+  // Still RFC 4954's 535 5.7.8, but the key was valid: only the user name does not fit its kind
+  // (submitter.ts), so saying which user name fits reveals nothing the key's holder lacks.
+  authAccountKeyUser: {
+    code: 535,
+    enhanced: '5.7.8',
+    text: 'Authentication credentials invalid: this is an account-level API key, so the user name must be the id of the channel to send through (the user name "api" is for channel keys)',
+  },
+  authChannelKeyUser: {
+    code: 535,
+    enhanced: '5.7.8',
+    text: 'Authentication credentials invalid: this API key belongs to another channel; use "api" or its own channel\'s id as the user name, or an account-level key',
+  },
+  authNoSuchChannel: {
+    code: 535,
+    enhanced: '5.7.8',
+    text: "Authentication credentials invalid: the user name is not the id of a channel of this API key's account",
+  },
   encryptionRequired: { code: 538, enhanced: '5.7.11', text: 'Encryption required: issue STARTTLS first' },
   badSender: { code: 553, enhanced: '5.1.7', text: 'Bad sender address' },
   badRecipient: { code: 553, enhanced: '5.1.3', text: 'Bad recipient address' },

@@ -15,10 +15,10 @@ import type { Config } from '../config/schema.js';
 import { normalizeEmail } from '../domain/address.js';
 import { isUuid } from '../domain/uuid.js';
 import type { Submission } from '../submission/submission.js';
-import type { Submitter } from '../submission/submitter.js';
+import type { Submitter, UserNameMismatch } from '../submission/submitter.js';
 import { readMessage } from './message-reader.js';
 import type { ReceivedTrace } from '../submission/received.js';
-import { smtpOk, smtpReply, toSmtpError, type SmtpReplyError } from './replies.js';
+import { smtpOk, smtpReply, toSmtpError, type SmtpReplyError, type SmtpReplyName } from './replies.js';
 import { Sessions } from './sessions.js';
 import { AuthThrottle } from './throttle.js';
 import { loadTls, type TlsMaterial } from './tls.js';
@@ -32,6 +32,13 @@ export type SmtpSettings = Pick<Config, 'smtp' | 'hostname' | 'dataDir' | 'shutd
 export type SmtpSubmission = Pick<Submission, 'authenticate' | 'checkSender' | 'checkRecipient' | 'submitRaw'>;
 
 const MAX_RECIPIENTS = 50;
+
+/** The 535 that says which user name fits a valid key (submitter.ts UserNameMismatch). */
+const MISMATCH_REPLIES: Record<UserNameMismatch, SmtpReplyName> = {
+  'account-key-needs-channel-id': 'authAccountKeyUser',
+  'channel-key-other-channel': 'authChannelKeyUser',
+  'no-such-channel': 'authNoSuchChannel',
+};
 
 type Reply = (err?: Error | null, message?: string) => void;
 
@@ -156,10 +163,11 @@ export class SmtpListener {
     if (verdict === 'address-throttled') return cb(smtpReply('authThrottled'));
     if (verdict === 'user-locked') return cb(smtpReply('authUserLocked'));
     const user = this.deps.submission.authenticate(username, auth.password ?? '');
-    if (!user) {
+    if (!user || 'mismatch' in user) {
+      // A mismatch still counts as a failure: the throttle must not learn which keys are valid.
       this.throttle.fail(ip, username);
-      this.deps.logger.warn({ ip, username: loggableUsername(username) }, 'smtp auth failed');
-      return cb(smtpReply('authInvalid'));
+      this.deps.logger.warn({ ip, username: loggableUsername(username), mismatch: user?.mismatch }, 'smtp auth failed');
+      return cb(smtpReply(user ? MISMATCH_REPLIES[user.mismatch] : 'authInvalid'));
     }
     this.throttle.succeed(ip, username);
     this.sessions.authenticated(session.id);

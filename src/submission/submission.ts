@@ -9,7 +9,7 @@ import { sweepIdempotency } from '../store/idempotency.js';
 import type { SubmissionDeps } from './deps.js';
 import { checkEnvelopeRecipient, checkEnvelopeSender } from './envelope.js';
 import { IdempotencyGate } from './idempotency.js';
-import { authenticateSubmitter, type Submitter } from './submitter.js';
+import { authenticateSubmitter, type Submitter, type SubmitterResult } from './submitter.js';
 import { sendBroadcastMessage, sendTransactional, type TransactionalRequest, type TransactionalResponse } from './transactional.js';
 import { sendTransactionalBatch, type BatchRequest, type BatchResponse } from './transactional-batch.js';
 import { sendBroadcast, type BroadcastRequest, type BroadcastResponse } from './broadcast.js';
@@ -67,8 +67,8 @@ export class Submission {
     return sendBroadcastMessage(this.deps, req);
   }
 
-  /** SMTP AUTH: the channel and key these credentials name, or null. */
-  authenticate(username: string, password: string): Submitter | null {
+  /** SMTP AUTH: the channel and key these credentials name, null, or why the user name does not fit the key. */
+  authenticate(username: string, password: string): SubmitterResult {
     return authenticateSubmitter(this.deps.store, username, password);
   }
 
