@@ -39,11 +39,19 @@ export class ApiError extends Error {
   }
 }
 
-/** Called when an answer says the session is gone (401): the app shows the login page. */
-let onUnauthorized: () => void = () => {};
+/**
+ * Called when an answer says the session is gone (401): the app shows the login page, with
+ * `notice` when the dashboard itself ended the session and says why (endSession).
+ */
+let onUnauthorized: (notice?: string) => void = () => {};
 
-export function setUnauthorizedHandler(handler: () => void): void {
+export function setUnauthorizedHandler(handler: (notice?: string) => void): void {
   onUnauthorized = handler;
+}
+
+/** Returns to the login page saying why (the user revoked the key of this very session). */
+export function endSession(notice: string): void {
+  onUnauthorized(notice);
 }
 
 type Query = Record<string, string | number | boolean | undefined | null>;

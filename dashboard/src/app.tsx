@@ -9,13 +9,15 @@ import { ROUTES } from './routes';
 /**
  * The app: asks the daemon whether the session cookie is valid (GET /dashboard/session), shows
  * the login page when not, and the page of the current path inside the layout when it is. Any
- * 401 from the API (session expired, key revoked) returns to the login page.
+ * 401 from the API (session expired, key revoked) returns to the login page, and so does
+ * revoking this session's own key on the API keys page (with a notice saying so).
  */
 export function App() {
   const [auth, setAuth] = useState<SessionInfo | null | 'unknown'>('unknown');
+  const [notice, setNotice] = useState<string | undefined>(undefined);
   const { path } = useLocation();
   useEffect(() => {
-    setUnauthorizedHandler(() => setAuth(null));
+    setUnauthorizedHandler((why) => (setNotice(why), setAuth(null)));
     session.current().then(setAuth, () => setAuth(null));
   }, []);
   useEffect(() => {
@@ -23,7 +25,7 @@ export function App() {
     if (auth && auth !== 'unknown') document.getElementById('page-title')?.focus({ preventScroll: true });
   }, [path, auth]);
   if (auth === 'unknown') return <p class="muted boot">Loading…</p>;
-  if (auth === null) return <LoginPage onLogin={setAuth} />;
+  if (auth === null) return <LoginPage notice={notice} onLogin={(s) => (setNotice(undefined), setAuth(s))} />;
   const logout = async () => {
     await session.logout().catch(() => undefined);
     setAuth(null);

@@ -18,6 +18,7 @@ import { BroadcastsPage } from './pages/broadcasts';
 import { BroadcastPage } from './pages/broadcasts-detail';
 import { SuppressionsPage } from './pages/suppressions';
 import { SandboxPage } from './pages/sandbox';
+import { ApiKeysPage } from './pages/api-keys';
 
 export interface NavItem {
   to: string;
@@ -34,6 +35,7 @@ export const NAV: NavItem[] = [
   { to: '/broadcasts', label: 'Broadcasts' },
   { to: '/sandbox', label: 'Sandbox inbox' },
   { to: '/queue', label: 'Queue' },
+  { to: '/api-keys', label: 'API keys' },
 ];
 
 /** First match wins; a page reads its params (":id") from the argument. */
@@ -54,6 +56,7 @@ export const ROUTES: Route[] = [
   { pattern: '/broadcasts/:id', render: (p) => <BroadcastPage id={p.id} /> },
   { pattern: '/queue', render: () => <QueuePage /> },
   { pattern: '/queue/messages', render: () => <QueueMessagesPage /> },
+  { pattern: '/api-keys', render: () => <ApiKeysPage /> },
 ];
 
 /** The nav item a path belongs to ("/channels/123" → "/channels"). */

@@ -7,7 +7,7 @@ import { ProblemBanner } from '../components/problem-banner';
  * Login with an account-level API key. The key goes to POST /dashboard/session once; the
  * browser keeps only the HttpOnly session cookie the answer sets, never the key.
  */
-export function LoginPage(props: { onLogin: (s: SessionInfo) => void }) {
+export function LoginPage(props: { onLogin: (s: SessionInfo) => void; notice?: string }) {
   const [apiKey, setApiKey] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -29,6 +29,11 @@ export function LoginPage(props: { onLogin: (s: SessionInfo) => void }) {
     <main class="login" id="main">
       <form class="card login-card" onSubmit={submit} aria-labelledby="login-title">
         <h1 id="login-title">postrider</h1>
+        {props.notice && (
+          <p class="banner banner-ok" role="status">
+            {props.notice}
+          </p>
+        )}
         <p class="muted">Sign in with an account-level API key. The key is not stored in the browser.</p>
         <ProblemBanner error={error} />
         <Field label="API key" pointer="/apiKey" error={error} hint={<>The key printed at first start is in <code>data/initial-api-key</code>.</>}>
