@@ -42,11 +42,23 @@ function addHeaderErrors(req: FastifyRequest, errors: FieldErrorList): void {
   }
 }
 
-/** Throws validation_failed with every error (headers, schema, addresses) when the body failed its schema. */
-export function throwSendSchemaErrors(req: FastifyRequest): void {
+/**
+ * Throws validation_failed with every error (headers, schema, addresses, and the sender domain's
+ * through `addSenderErrors`) when the body failed its schema.
+ */
+export function throwSendSchemaErrors(req: FastifyRequest, addSenderErrors?: (from: unknown, channelHeader: string | undefined, errors: FieldErrorList) => void): void {
   if (!req.validationError) return;
   const errors = schemaErrors(req);
   addAddressErrors(req.body, errors);
   addHeaderErrors(req, errors);
+  if (addSenderErrors && isObject(req.body)) {
+    let header: string | undefined;
+    try {
+      header = channelHeader(req);
+    } catch {
+      header = undefined; // reported by addHeaderErrors
+    }
+    addSenderErrors(req.body.from, header, errors);
+  }
   errors.throwIfAny('The request body has invalid fields');
 }

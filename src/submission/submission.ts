@@ -16,6 +16,11 @@ import { sendBroadcast, type BroadcastRequest, type BroadcastResponse } from './
 import { BroadcastExpander } from './broadcast-expander.js';
 import { submitRaw, type RawAccepted, type RawSubmission } from './raw.js';
 import { FinishingStage } from './finishing.js';
+import { resolveSendChannel } from './channel.js';
+import { addSenderFieldError } from './sender.js';
+import { normalizeEmail } from '../domain/address.js';
+import type { FieldErrorList } from '../domain/errors.js';
+import type { Principal } from '../domain/types.js';
 
 export class Submission {
   readonly deps: SubmissionDeps;
@@ -65,6 +70,25 @@ export class Submission {
 
   broadcastMessage(req: TransactionalRequest): Promise<TransactionalResponse> {
     return sendBroadcastMessage(this.deps, req);
+  }
+
+  /**
+   * A send whose body failed its schema: the sender domain's field error joins the schema's in
+   * the one 422 (sender.ts addSenderFieldError). Nothing is added when the channel cannot be
+   * resolved (its own error is answered once the body is valid) or `from` is no valid address.
+   */
+  addSenderFieldError(q: { principal: Principal; channelHeader?: string; from: unknown }, errors: FieldErrorList): void {
+    let channel;
+    try {
+      channel = resolveSendChannel(this.deps.store, q.principal, q.channelHeader);
+    } catch {
+      return;
+    }
+    const email = (q.from as { email?: unknown } | null)?.email;
+    if (typeof email !== 'string') return;
+    const r = normalizeEmail(email);
+    if ('problem' in r) return;
+    addSenderFieldError(this.deps, { accountId: q.principal.accountId, channel, from: r.email }, errors);
   }
 
   /** SMTP AUTH: the channel and key these credentials name, null, or why the user name does not fit the key. */

@@ -35,7 +35,7 @@ import { enqueue } from './enqueue.js';
 import { engagementFor } from './engagement.js';
 import type { SubmissionDeps } from './deps.js';
 import type { BuildRequest } from './ports.js';
-import { senderSigningDomain, simulatedBounces } from './sender.js';
+import { addSenderFieldError, senderSigningDomain, simulatedBounces } from './sender.js';
 import { forStorage } from './finishing.js';
 import { checkTemplate } from './template-check.js';
 import { headerSafe } from '../workers/render.js';
@@ -140,7 +140,7 @@ export async function prepareMessage(
   b: TransactionalBody,
 ): Promise<PreparedMessage> {
   const { channel, account, mailType } = ctx;
-  const n = normalizeBody(b, mailType);
+  const n = normalizeBody(deps, { accountId: account.id, channel }, b, mailType);
   const signingDomain = senderSigningDomain(deps, { accountId: account.id, channel, from: n.from.email });
   const split = splitRecipients(deps, channel, mailType, n.rcpts);
 
@@ -224,16 +224,22 @@ function messageRecord(m: {
   return record;
 }
 
-/** Every field error of the request at once (one 422 names them all). */
-function normalizeBody(b: TransactionalBody, mailType: MailType): NormalizedBody {
+/**
+ * Every field error of the request at once (one 422 names them all), the sender domain's too
+ * when the request has others (sender.ts addSenderFieldError).
+ */
+function normalizeBody(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, b: TransactionalBody, mailType: MailType): NormalizedBody {
   const errors = new FieldErrorList();
+  const fromErrors = errors.size;
   const from = normalizeAddress(b.from, '/from', errors);
+  const fromValid = errors.size === fromErrors;
   const rcpts = normalizeRecipients(b, '', errors);
   const replyTo = normalizeAddresses(b.replyTo, '/replyTo', errors);
   checkContent(b, errors);
   // Broadcast mail gets List-Unsubscribe from postrider; a custom one may not replace it.
   const headers = normalizeHeaders(b.headers, '/headers', errors, { broadcast: mailType === 'broadcast' });
   const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
+  if (fromValid) addSenderFieldError(deps, { ...ctx, from: from.email }, errors);
   errors.throwIfAny();
   return { from, rcpts, replyTo, headers, attachments };
 }

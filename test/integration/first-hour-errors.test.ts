@@ -70,3 +70,47 @@ describe('unknown fields', () => {
     expect(res.body.errors['/to']).toEqual([{ code: 'max_items', message: 'must have at most 50 items' }]);
   });
 });
+
+describe('one 422 for the schema and the sending checks', () => {
+  const unlinked = () => ({ ...basic(), from: { email: 'me@unlinked-domain.com' } });
+
+  it('names a too long subject and an unlinked from domain together', async () => {
+    const res = await send({ ...unlinked(), subject: 's'.repeat(300) });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('validation_failed');
+    expect(res.body.errors).toEqual({
+      '/subject': [{ code: 'max_length', message: 'must be at most 256 characters' }],
+      '/from/email': [{ code: 'domain_not_linked', message: 'unlinked-domain.com must be a domain of the account linked to the channel' }],
+    });
+  });
+
+  it('names the rules checked after the schema and an unlinked domain together', async () => {
+    const res = await send({ ...unlinked(), headers: { 'DKIM-Signature': 'v=1' }, cc: Array.from({ length: 50 }, (_, i) => ({ email: `c${i}@example.net` })) });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors).sort()).toEqual(['/from/email', '/headers/DKIM-Signature', '/to']);
+    expect(res.body.errors['/from/email'][0].code).toBe('domain_not_linked');
+  });
+
+  it('adds an unverified domain to a 422 that fails anyway, and keeps 403 domain_unverified when it is the only problem', async () => {
+    const unverified = await setupSender(t, dns, { verify: false });
+    const from = { email: `x@${unverified.domain}` };
+    const both = await send({ ...basic(), from, subject: 's'.repeat(300) }, unverified.channelId);
+    expect(both.status).toBe(422);
+    expect(both.body.errors).toEqual({
+      '/subject': [{ code: 'max_length', message: 'must be at most 256 characters' }],
+      '/from/email': [{ code: 'domain_unverified', message: `${unverified.domain} is not verified; publish its DNS records and call POST /domains/{id}/verify` }],
+    });
+    const alone = await send({ ...basic(), from }, unverified.channelId);
+    expect(alone.status).toBe(403);
+    expect(alone.body.code).toBe('domain_unverified');
+    expect(alone.body.errors).toBeUndefined();
+  });
+
+  it('keeps a linked, verified domain out of the list, and the channel\'s own errors for a valid body', async () => {
+    const res = await send({ ...basic(), subject: 's'.repeat(300) });
+    expect(Object.keys(res.body.errors)).toEqual(['/subject']);
+    const noChannel = await t.api('POST', '/send/transactional', { body: { ...unlinked(), subject: 's'.repeat(300) } });
+    expect(noChannel.status).toBe(422);
+    expect(Object.keys(noChannel.body.errors)).toEqual(['/subject']);
+  });
+});

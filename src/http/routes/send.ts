@@ -4,6 +4,7 @@
  * Channel and idempotency headers are read under all their names by request-headers.ts.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FieldErrorList } from '../../domain/errors.js';
 import type { Submission } from '../../submission/submission.js';
 import type { TransactionalBody } from '../../submission/transactional.js';
 import type { BroadcastBody } from '../../submission/broadcast.js';
@@ -46,9 +47,12 @@ function parseEntry(req: FastifyRequest, body: unknown): BatchEntryInput {
 }
 
 export function sendRoutes(submission: Submission) {
+  /** The sender domain's field error for a body that failed its schema (one 422 names both). */
+  const senderErrors = (req: FastifyRequest) => (from: unknown, header: string | undefined, errors: FieldErrorList) =>
+    submission.addSenderFieldError({ principal: req.principal, channelHeader: header, from }, errors);
   return (app: FastifyInstance, { config }: HttpContext): void => {
     app.post('/send/transactional', { schema: { headers: sendHeadersSchema, body: transactionalBody }, attachValidation: true }, async (req) => {
-      throwSendSchemaErrors(req);
+      throwSendSchemaErrors(req, senderErrors(req));
       return submission.transactional({ ...senderOf(req), body: req.body as TransactionalBody });
     });
 
@@ -62,7 +66,7 @@ export function sendRoutes(submission: Submission) {
     });
 
     app.post('/send/broadcast/message', { schema: { headers: sendHeadersSchema, body: transactionalBody }, attachValidation: true }, async (req) => {
-      throwSendSchemaErrors(req);
+      throwSendSchemaErrors(req, senderErrors(req));
       return submission.broadcastMessage({ ...senderOf(req), body: req.body as TransactionalBody });
     });
   };
