@@ -79,12 +79,12 @@ describe('the position of a JSON syntax error', () => {
     }
   });
 
-  it('is linear: a megabyte of nesting or of a string is located at once', () => {
+  // Linear: a quadratic walk takes minutes on these (text.indexOf did, once warmed up on the small
+  // texts above) and fails by the test's timeout; no timing is asserted on a shared machine.
+  it('locates the end of a megabyte of nesting, of a string and of line feeds', () => {
     const deep = '['.repeat(1 << 20);
-    const started = performance.now();
     expect(jsonSyntaxError(deep)!.offset).toBe(deep.length);
     expect(describeJsonError('"' + 'a\\n'.repeat(1 << 19))).toContain('line 1, column');
     expect(describeJsonError('\n'.repeat(1 << 20) + '}')).toContain(`line ${(1 << 20) + 1}, column 1`);
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
