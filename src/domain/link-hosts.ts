@@ -5,7 +5,7 @@
  * domains align with the From domain (spam filters and readers distrust links to a foreign
  * host). They are not needed for the domain to be `verified`.
  */
-import type { ExpectedRecord } from './return-path.js';
+import { sameHost, type ExpectedRecord } from './return-path.js';
 import type { LinkHostKind, SendingDomain } from './sending-domain.js';
 import { trimEndOf } from './trim-end.js';
 
@@ -25,12 +25,13 @@ export function linkHostRecords(o: LinkHostLabels & { domain: string; publicUrl:
 /**
  * The base URL links of this kind use for mail from the domain: publicUrl with the host replaced
  * by the verified record's host (scheme, port and path stay: the CNAME reaches the same server),
- * or publicUrl itself. No trailing slash.
+ * or publicUrl itself. No trailing slash. A record verified for another publicUrl host (the
+ * setting changed since) is not used: its CNAME leads to the old host, publicUrl to the new one.
  */
 export function linkBaseUrl(publicUrl: string, d: Pick<SendingDomain, 'linkHosts'> | undefined, kind: LinkHostKind): string {
   const base = trimEndOf(publicUrl, '/');
   const record = d?.linkHosts?.[kind];
-  if (!record || record.status !== 'verified') return base;
+  if (!record || record.status !== 'verified' || !sameHost(record.value, new URL(base).hostname)) return base;
   const url = new URL(base);
   url.hostname = record.host;
   return trimEndOf(url.href, '/');

@@ -26,6 +26,15 @@ export function returnPathRecords(o: { domain: string; label: string; hostname: 
   ];
 }
 
+/**
+ * The host a return-path record names: the exchange of `<priority> <host>`, the `a:` host of our
+ * SPF value. A record stored with earlier settings is checked against its own host.
+ */
+export function returnPathTarget(r: ExpectedRecord): string {
+  if (r.type === 'mx') return r.value.trim().split(/\s+/).pop() ?? '';
+  return /(?:^|\s)a:(\S+)/i.exec(r.value)?.[1] ?? '';
+}
+
 /** Host names compare case-insensitively (RFC 4343) and without the root dot. */
 export function sameHost(a: string, b: string): boolean {
   const norm = (s: string) => s.trim().toLowerCase().replace(/\.$/, '');

@@ -37,6 +37,27 @@ export interface DnsRecordState {
   value: string;
   status: DnsRecordStatus;
   lastCheckedAt: string | null;
+  /** What the last lookup of this value found (absent before the first one, and in records stored before it existed). */
+  check?: RecordCheck;
+}
+
+/**
+ * What one lookup of a record found: `match`; `missing` (no record of that type at the name:
+ * NXDOMAIN or NODATA); `mismatch` (records there, none as expected; `found` holds them); or
+ * `lookup_failed` (SERVFAIL, timeout: nothing concluded, the status is kept).
+ */
+export type CheckResult = 'match' | 'missing' | 'mismatch' | 'lookup_failed';
+
+export interface RecordFinding {
+  result: CheckResult;
+  /** mismatch: the values DNS has at the name, capped (domains/checks.ts: DNS answers are untrusted). */
+  found?: string[];
+  /** Some values found were cut or left out by the cap. */
+  foundTruncated?: true;
+}
+
+export interface RecordCheck extends RecordFinding {
+  checkedAt: string;
 }
 
 /** A DKIM key as stored with its domain. The private key is stored apart (store/domains.ts). */
@@ -83,6 +104,12 @@ export interface SendingDomain {
   /** Most recent first, at most MAX_RETIRED_KEYS; selectors are never reused. */
   retiredKeys: RetiredKey[];
   returnPath: DnsRecordState[];
+  /**
+   * Return-path records verified with earlier settings (another hostname or returnPathLabel) that
+   * DNS still had at the last check, while the record of their type expected now is not verified:
+   * they keep the domain verified (a settings change does not stop a live domain from sending).
+   */
+  previousReturnPath?: DnsRecordState[];
   /** The optional tracking and unsubscribe CNAMEs (domain/link-hosts.ts); absent in domains stored before 0.2 until their next check. */
   linkHosts?: Record<LinkHostKind, DnsRecordState>;
   /** The advisory `_dmarc` TXT (domain/dmarc-record.ts); absent until the domain's first check. */
@@ -91,13 +118,23 @@ export interface SendingDomain {
 
 export type CheckOutcome = 'match' | 'mismatch' | 'error';
 
+/** A lookup's outcome alone, or with what it found (domains/checks.ts gives the latter, which is stored as the record's `check`). */
+export type CheckFinding = CheckOutcome | RecordFinding;
+
+export function outcomeOf(f: CheckFinding): CheckOutcome {
+  if (typeof f === 'string') return f;
+  return f.result === 'match' ? 'match' : f.result === 'lookup_failed' ? 'error' : 'mismatch';
+}
+
 /** What one verification run found: key records by selector, return-path records as expected now. */
 export interface CheckResults {
-  keys: Record<string, CheckOutcome>;
-  returnPath: Array<{ record: ExpectedRecord; outcome: CheckOutcome }>;
-  linkHosts?: Record<LinkHostKind, { record: ExpectedRecord; outcome: CheckOutcome }>;
+  keys: Record<string, CheckFinding>;
+  returnPath: Array<{ record: ExpectedRecord; outcome: CheckFinding }>;
+  /** The domain's previousReturnPath records as the run found them (currentReturnPath's `replaces`). */
+  previousReturnPath?: Array<{ record: ExpectedRecord; outcome: CheckFinding }>;
+  linkHosts?: Record<LinkHostKind, { record: ExpectedRecord; outcome: CheckFinding }>;
   /** `record` holds the published DMARC record when one was found, else the recommended one. */
-  dmarc?: { record: ExpectedRecord; outcome: CheckOutcome };
+  dmarc?: { record: ExpectedRecord; outcome: CheckFinding };
 }
 
 export const MAX_RETIRED_KEYS = 20;
@@ -106,10 +143,17 @@ export function newRecordState(r: ExpectedRecord): DnsRecordState {
   return { type: r.type, host: r.host, value: r.value, status: 'pending', lastCheckedAt: null };
 }
 
-export function nextRecordState(r: DnsRecordState, outcome: CheckOutcome | undefined, at: string): DnsRecordState {
-  if (outcome === undefined || outcome === 'error') return r;
-  if (outcome === 'match') return { ...r, status: 'verified', lastCheckedAt: at };
-  return { ...r, status: wasVerified(r) ? 'failing' : 'failed', lastCheckedAt: at };
+/**
+ * A record after a lookup: a lookup that did not conclude keeps status and lastCheckedAt (only
+ * its `check` says it failed); `found` is kept for a mismatch only.
+ */
+export function nextRecordState(r: DnsRecordState, finding: CheckFinding | undefined, at: string): DnsRecordState {
+  if (finding === undefined) return r;
+  const outcome = outcomeOf(finding);
+  const base = typeof finding === 'string' ? r : { ...r, check: { ...finding, checkedAt: at } };
+  if (outcome === 'error') return base;
+  if (outcome === 'match') return { ...base, status: 'verified', lastCheckedAt: at };
+  return { ...base, status: wasVerified(r) ? 'failing' : 'failed', lastCheckedAt: at };
 }
 
 /** The record was verified at some point: it is verified now, or verified once and now failing. */
@@ -117,8 +161,38 @@ export function wasVerified(r: Pick<DnsRecordState, 'status'>): boolean {
   return r.status === 'verified' || r.status === 'failing';
 }
 
-export function isDomainVerified(d: Pick<SendingDomain, 'activeKey' | 'returnPath'>): boolean {
-  return keyVerified(d.activeKey) && d.returnPath.length > 0 && d.returnPath.every((r) => r.status === 'verified');
+/**
+ * The active key is verified, and each return-path record is, or a record of its type verified
+ * with earlier settings still was at the last check (previousReturnPath).
+ */
+export function isDomainVerified(d: Pick<SendingDomain, 'activeKey' | 'returnPath' | 'previousReturnPath'>): boolean {
+  const previous = d.previousReturnPath ?? [];
+  const covered = (r: DnsRecordState) => r.status === 'verified' || previous.some((p) => p.type === r.type && p.status === 'verified');
+  return keyVerified(d.activeKey) && d.returnPath.length > 0 && d.returnPath.every(covered);
+}
+
+/**
+ * The return-path records expected now (`expected`, from the current settings), each with the
+ * state stored for that exact value (type, host, value) or pending when the value is new (a
+ * setting changed since the last check). A record that is not verified `replaces` a verified one
+ * of its type stored with other settings: the domain sends with that one until the new one is
+ * found (isDomainVerified), and the next check looks both up.
+ */
+export function currentReturnPath(
+  d: Pick<SendingDomain, 'returnPath' | 'previousReturnPath'>,
+  expected: readonly ExpectedRecord[],
+): Array<{ record: DnsRecordState; replaces?: DnsRecordState }> {
+  const known = [...d.returnPath, ...(d.previousReturnPath ?? [])];
+  return expected.map((e) => {
+    const record = known.find((k) => sameRecord(k, e)) ?? newRecordState(e);
+    const replaces = record.status === 'verified' ? undefined : known.find((k) => k.type === e.type && k.status === 'verified' && !sameRecord(k, e));
+    return replaces ? { record, replaces } : { record };
+  });
+}
+
+/** A link host's record for the value expected now: the stored state while the value is the same, else pending. */
+export function currentRecord(stored: DnsRecordState | undefined, expected: ExpectedRecord): DnsRecordState {
+  return stored && sameRecord(stored, expected) ? stored : newRecordState(expected);
 }
 
 /** The key's record is verified, and its companion's too unless the companion is advisory. */
@@ -170,19 +244,26 @@ export function applyCheck(d: SendingDomain, results: CheckResults, at: string):
     activeKey = pendingKey;
     pendingKey = null;
   }
-  const advance = (previous: DnsRecordState | undefined, { record, outcome }: { record: ExpectedRecord; outcome: CheckOutcome }) =>
+  const advance = (previous: DnsRecordState | undefined, { record, outcome }: { record: ExpectedRecord; outcome: CheckFinding }) =>
     nextRecordState(previous && sameRecord(previous, record) ? previous : newRecordState(record), outcome, at);
-  const returnPath = results.returnPath.map((r) => advance(d.returnPath.find((p) => sameRecord(p, r.record)), r));
+  const known = [...d.returnPath, ...(d.previousReturnPath ?? [])];
+  const returnPath = results.returnPath.map((r) => advance(known.find((p) => sameRecord(p, r.record)), r));
+  // A record of earlier settings is kept while DNS still has it and the new one of its type is not verified yet.
+  const previousReturnPath = (results.previousReturnPath ?? [])
+    .map((r) => advance(known.find((p) => sameRecord(p, r.record)), r))
+    .filter((p) => p.status === 'verified' && !returnPath.some((r) => r.type === p.type && r.status === 'verified'));
   const linkHosts = results.linkHosts && {
     tracking: advance(d.linkHosts?.tracking, results.linkHosts.tracking),
     unsubscribe: advance(d.linkHosts?.unsubscribe, results.linkHosts.unsubscribe),
   };
   const dmarc = results.dmarc && nextDmarcState(d.dmarc, results.dmarc, at);
+  const { previousReturnPath: _stale, ...rest } = d;
   const next: SendingDomain = {
-    ...d,
+    ...rest,
     activeKey,
     pendingKey,
     returnPath,
+    ...(previousReturnPath.length > 0 ? { previousReturnPath } : {}),
     ...(linkHosts ? { linkHosts } : {}),
     ...(dmarc ? { dmarc } : {}),
     retiredKeys: retiredKeys.length > 0 ? [...retiredKeys, ...d.retiredKeys].slice(0, MAX_RETIRED_KEYS) : d.retiredKeys,
@@ -198,8 +279,8 @@ export function applyCheck(d: SendingDomain, results: CheckResults, at: string):
  * host, RFC 7489 6.6.3), else the recommended one, so a published record that disappears is
  * `failing`. A check that could not conclude keeps the record as it was.
  */
-function nextDmarcState(previous: DnsRecordState | undefined, r: { record: ExpectedRecord; outcome: CheckOutcome }, at: string): DnsRecordState {
-  if (r.outcome === 'error') return previous ?? newRecordState(r.record);
+function nextDmarcState(previous: DnsRecordState | undefined, r: { record: ExpectedRecord; outcome: CheckFinding }, at: string): DnsRecordState {
+  if (outcomeOf(r.outcome) === 'error') return nextRecordState(previous ?? newRecordState(r.record), r.outcome, at);
   const base = previous ? { ...previous, host: r.record.host, value: r.record.value } : newRecordState(r.record);
   return nextRecordState(base, r.outcome, at);
 }

@@ -89,6 +89,24 @@ export interface DnsRecord {
   value: string;
   status: 'pending' | 'verified' | 'failing' | 'failed';
   lastCheckedAt: string | null;
+  /** What the last lookup of this value found; absent before the first one. */
+  check?: DnsRecordCheck;
+  /** Why the record cannot work as published with the current settings, and the setting to change. */
+  warnings?: SetupWarning[];
+  /** Return-path records: the record verified with earlier settings that the domain sends with until this one is verified. */
+  replaces?: { host: string; value: string; lastCheckedAt: string | null };
+}
+
+/**
+ * `missing`: no record of that type at the host; `mismatch`: other values, in `found` (at most 5,
+ * each cut at 300 characters, `foundTruncated` when something was cut); `lookup_failed`: DNS did
+ * not answer (the status is kept).
+ */
+export interface DnsRecordCheck {
+  result: 'match' | 'missing' | 'mismatch' | 'lookup_failed';
+  checkedAt: string;
+  found?: string[];
+  foundTruncated?: boolean;
 }
 
 /** The DMARC record: `inheritedFrom` when the record that applies is the Organizational Domain's (RFC 7489 6.6.3). */
@@ -108,6 +126,11 @@ export interface DnsRecords {
   dmarc: DmarcRecord;
 }
 
+/** POST /domains/{id}/verify: the dnsRecords object, and whether the domain is verified now. */
+export interface VerifyResult extends DnsRecords {
+  verified: boolean;
+}
+
 export interface DomainChannel {
   id: string;
   name: string;
@@ -116,7 +139,7 @@ export interface DomainChannel {
 }
 
 export interface SetupWarning {
-  code: 'hostname_not_fqdn' | 'link_host_not_fqdn' | 'dmarc_report_address_unset';
+  code: 'hostname_not_fqdn' | 'link_host_not_fqdn' | 'link_host_ip_literal' | 'link_host_not_public' | 'dmarc_report_address_unset';
   setting: 'hostname' | 'publicUrl' | 'domains.dmarcReportAddress';
   message: string;
 }

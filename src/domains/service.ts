@@ -16,9 +16,16 @@ import { AppError } from '../domain/errors.js';
 import { linkHostRecords } from '../domain/link-hosts.js';
 import { optionalEnumField } from '../domain/optional-body.js';
 import type { PublicUrl } from '../domain/public-url.js';
-import { setupWarnings, type SetupWarning } from '../domain/setup-warnings.js';
+import { linkHostWarnings, returnPathWarnings, type SetupWarning } from '../domain/setup-warnings.js';
 import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
-import { DKIM_ALGORITHMS, newRecordState, type DkimAlgorithm, type DnsRecordState, type DomainKey, type LinkHostKind, type SendingDomain } from '../domain/sending-domain.js';
+import {
+  currentRecord,
+  currentReturnPath,
+  DKIM_ALGORITHMS,
+  newRecordState,
+  outcomeOf,
+  wasVerified,
+  type DkimAlgorithm, type DnsRecordState, type DomainKey, type LinkHostKind, type SendingDomain } from '../domain/sending-domain.js';
 import type { DeliveryType, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { getChannelRecord } from '../store/channels.js';
@@ -55,6 +62,16 @@ export interface DomainSettings {
   dmarcReportAddress: string;
   defaultAlgorithm: DkimAlgorithm;
   maxPerAccount: number;
+}
+
+/** A domain's records with the current settings (DomainService.currentRecords). */
+export interface CurrentRecords {
+  returnPath: Array<{ record: DnsRecordState; replaces?: DnsRecordState }>;
+  returnPathWarnings: SetupWarning[];
+  linkHosts: Record<LinkHostKind, DnsRecordState>;
+  linkHostWarnings: SetupWarning[];
+  dmarc: DnsRecordState;
+  dmarcWarnings: SetupWarning[];
 }
 
 export interface DomainServiceOptions {
@@ -100,18 +117,40 @@ export class DomainService {
     return dmarcRecord(domain, this.settings.dmarcReportAddress);
   }
 
-  /** The domain's DMARC record as checked last, or the recommended one, pending, before its first check. */
+  /**
+   * The domain's DMARC record: the published one while a check found one (its own or its
+   * Organizational Domain's), else the recommended one with the current report address, with the
+   * status and check of the last lookup (which looks for any DMARC record, whatever our value).
+   */
   dmarcState(d: SendingDomain): DnsRecordState {
-    return d.dmarc ?? newRecordState(this.expectedDmarc(d.name));
+    const recommended = this.expectedDmarc(d.name);
+    if (!d.dmarc) return newRecordState(recommended);
+    return wasVerified(d.dmarc) ? d.dmarc : { ...d.dmarc, host: recommended.host, value: recommended.value };
   }
 
   /**
-   * What is wrong with the names the expected records point at, and whether the recommended
-   * DMARC record of `d` lacks a report address (empty when nothing is).
+   * The records of `d` as they are to be published with the current settings (hostname,
+   * publicUrl, the labels, the DMARC report address), whenever they are read: a record keeps its
+   * stored status and last check only while its value is unchanged (a changed one is pending,
+   * `replaces` naming the verified return-path record the domain sends with meanwhile), and each
+   * carries the warnings of the settings it depends on (domain/setup-warnings.ts).
    */
-  setupWarnings(d: SendingDomain): SetupWarning[] {
-    const names = setupWarnings({ hostname: this.settings.hostname, linkTarget: new URL(this.settings.publicUrl.value).hostname });
-    return [...names, ...dmarcWarnings(this.dmarcState(d), this.settings.dmarcReportAddress)];
+  currentRecords(d: SendingDomain): CurrentRecords {
+    const { hostname, publicUrl, dmarcReportAddress } = this.settings;
+    const expectedLinks = this.expectedLinkHosts(d.name);
+    const linkWarnings = linkHostWarnings({ hostname, linkTarget: new URL(publicUrl.value).hostname });
+    const dmarc = this.dmarcState(d);
+    return {
+      returnPath: currentReturnPath(d, this.expectedReturnPath(d.name)),
+      returnPathWarnings: returnPathWarnings(hostname),
+      linkHosts: {
+        tracking: currentRecord(d.linkHosts?.tracking, expectedLinks.tracking),
+        unsubscribe: currentRecord(d.linkHosts?.unsubscribe, expectedLinks.unsubscribe),
+      },
+      linkHostWarnings: linkWarnings,
+      dmarc,
+      dmarcWarnings: dmarcWarnings(dmarc, dmarcReportAddress),
+    };
   }
 
   /**
@@ -217,7 +256,7 @@ export class DomainService {
    * The verify of the API: checks the records of a domain the principal may see (any key may).
    * 404 not_found when the domain does not exist (any more); `dnsError` as checkRecords.
    */
-  async check(p: Principal, id: string): Promise<{ domain: SendingDomain; dnsError: boolean }> {
+  async check(p: Principal, id: string): Promise<{ domain: SendingDomain; dnsError: boolean; failedHosts: string[] }> {
     const domain = this.visibleTo(p, id);
     const checked = await this.checkRecords(domain.id);
     if (!checked) throw notFound(domain.id);
@@ -226,23 +265,29 @@ export class DomainService {
 
   /**
    * Checks the records and records what was learnt; `dnsError`: a lookup failed temporarily (the
-   * statuses of those records were kept, not checked), so the caller can say the check did not run.
+   * statuses of those records were kept, not checked), so the caller can say the check did not run;
+   * `failedHosts` names them.
    */
-  private async checkRecords(domainId: string): Promise<{ domain: SendingDomain; dnsError: boolean } | undefined> {
+  private async checkRecords(domainId: string): Promise<{ domain: SendingDomain; dnsError: boolean; failedHosts: string[] } | undefined> {
     const d = await this.withRsaCompanion(getDomain(this.store, domainId));
     if (!d) return undefined;
+    const expected = this.expectedReturnPath(d.name);
     const results = await checkDomain(this.dns, d, {
-      returnPath: this.expectedReturnPath(d.name),
-      hostname: this.settings.hostname,
+      returnPath: expected,
+      previousReturnPath: currentReturnPath(d, expected).flatMap((r) => (r.replaces ? [r.replaces] : [])),
       linkHosts: this.expectedLinkHosts(d.name),
       dmarc: this.expectedDmarc(d.name),
     });
     const updated = await recordDomainCheck(this.store, domainId, results, this.now().toISOString());
     if (!updated) return undefined;
-    const advisory = [...Object.values(results.linkHosts ?? {}), ...(results.dmarc ? [results.dmarc] : [])];
-    const dnsError = Object.values(results.keys).includes('error') || [...results.returnPath, ...advisory].some((r) => r.outcome === 'error');
+    const checked = [...results.returnPath, ...(results.previousReturnPath ?? []), ...Object.values(results.linkHosts ?? {}), ...(results.dmarc ? [results.dmarc] : [])];
+    const failedHosts = [
+      ...Object.entries(results.keys).flatMap(([selector, f]) => (outcomeOf(f) === 'error' ? [`${selector}._domainkey.${d.name}`] : [])),
+      ...checked.flatMap((r) => (outcomeOf(r.outcome) === 'error' ? [r.record.host] : [])),
+    ];
+    const dnsError = failedHosts.length > 0;
     this.logChanges(d, updated, dnsError);
-    return { domain: updated, dnsError };
+    return { domain: updated, dnsError, failedHosts: [...new Set(failedHosts)] };
   }
 
   private logChanges(before: SendingDomain, after: SendingDomain, temporaryError: boolean): void {

@@ -49,38 +49,54 @@ const channelSummary = obj({ id: uuid, name: str, deliveryType, createdAt: time 
 export const channelDetailBody = channelDetail;
 export const channelPageBody = page(channelSummary);
 
+/** Present only while the settings make a record unpublishable (domain/setup-warnings.ts)
+ *  or the recommended DMARC record has no report address (domain/dmarc-record.ts). */
+const setupWarning = obj({
+  code: { type: 'string', enum: ['hostname_not_fqdn', 'link_host_not_fqdn', 'link_host_ip_literal', 'link_host_not_public', 'dmarc_report_address_unset'] },
+  setting: { type: 'string', enum: ['hostname', 'publicUrl', 'domains.dmarcReportAddress'] },
+  message: str,
+});
+/** What the last lookup of the record's value found (domains/checks.ts); `found` for a mismatch, capped. */
+const recordCheck = obj(
+  {
+    result: { type: 'string', enum: ['match', 'missing', 'mismatch', 'lookup_failed'] },
+    checkedAt: time,
+    found: { type: 'array', maxItems: 5, items: { type: 'string', maxLength: 301 } },
+    foundTruncated: bool,
+  },
+  ['found', 'foundTruncated'],
+);
 const dnsRecordFields = {
   type: { type: 'string', enum: ['txt', 'cname', 'mx'] },
   host: str,
   value: str,
   status: { type: 'string', enum: ['pending', 'verified', 'failing', 'failed'] },
   lastCheckedAt: nullable(time),
+  check: recordCheck,
+  warnings: list(setupWarning),
+  /** Return-path records: the one verified with earlier settings that the domain sends with meanwhile (sending-domain.ts currentReturnPath). */
+  replaces: obj({ host: str, value: str, lastCheckedAt: nullable(time) }),
 };
-const dnsRecord = obj(dnsRecordFields);
+const dnsRecordOptional = ['check', 'warnings', 'replaces'];
+const dnsRecord = obj(dnsRecordFields, dnsRecordOptional);
 /** The DMARC record: `inheritedFrom` when the record that applies is the Organizational Domain's (RFC 7489 6.6.3). */
-const dmarcRecord = obj({ ...dnsRecordFields, inheritedFrom: str }, ['inheritedFrom']);
-const dnsRecords = obj(
-  {
-    domainKeyActive: dnsRecord,
-    domainKeyPending: { oneOf: [dnsRecord, { type: 'null' }] },
-    domainKeyActiveCompanion: dnsRecord,
-    domainKeyPendingCompanion: dnsRecord,
-    returnPath: list(dnsRecord),
-    tracking: dnsRecord,
-    unsubscribe: dnsRecord,
-    dmarc: dmarcRecord,
-  },
-  ['tracking', 'unsubscribe', 'domainKeyActiveCompanion', 'domainKeyPendingCompanion'],
-);
+const dmarcRecord = obj({ ...dnsRecordFields, inheritedFrom: str }, [...dnsRecordOptional, 'inheritedFrom']);
+const dnsRecordsFields = {
+  domainKeyActive: dnsRecord,
+  domainKeyPending: { oneOf: [dnsRecord, { type: 'null' }] },
+  domainKeyActiveCompanion: dnsRecord,
+  domainKeyPendingCompanion: dnsRecord,
+  returnPath: list(dnsRecord),
+  tracking: dnsRecord,
+  unsubscribe: dnsRecord,
+  dmarc: dmarcRecord,
+};
+const dnsRecordsOptional = ['tracking', 'unsubscribe', 'domainKeyActiveCompanion', 'domainKeyPendingCompanion'];
+const dnsRecords = obj(dnsRecordsFields, dnsRecordsOptional);
+/** POST /domains/{id}/verify: the dnsRecords object the SDKs parse, and the domain's `verified`. */
+const verifyResult = obj({ ...dnsRecordsFields, verified: bool }, dnsRecordsOptional);
 const domainChannel = obj({ id: uuid, name: str, deliveryType, deleted: bool });
 const domainBase = { id: uuid, createdAt: time, name: str, verified: bool, channels: list(domainChannel) };
-/** Present only while the configuration makes the records point at a short name (domain/setup-warnings.ts)
- *  or the recommended DMARC record has no report address (domain/dmarc-record.ts). */
-const setupWarning = obj({
-  code: { type: 'string', enum: ['hostname_not_fqdn', 'link_host_not_fqdn', 'dmarc_report_address_unset'] },
-  setting: { type: 'string', enum: ['hostname', 'publicUrl', 'domains.dmarcReportAddress'] },
-  message: str,
-});
 const domainWithDns = obj({ ...domainBase, dnsRecords, warnings: list(setupWarning) }, ['warnings']);
 const domain = obj(domainBase);
 
@@ -284,8 +300,8 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /domains': page(domain),
   'GET /domains/{id}': domainWithDns,
   'PATCH /domains/{id}': domain,
-  'POST /domains/{id}/verify': dnsRecords,
-  'POST /domains/{id}/rotate-key': obj({ ...(dnsRecord.properties as Record<string, Schema>), rsaCompanion: dnsRecord }, ['rsaCompanion']),
+  'POST /domains/{id}/verify': verifyResult,
+  'POST /domains/{id}/rotate-key': obj({ ...(dnsRecord.properties as Record<string, Schema>), rsaCompanion: dnsRecord }, [...dnsRecordOptional, 'rsaCompanion']),
 
   'POST /webhooks': webhook,
   'GET /webhooks': webhookPageBody,

@@ -28,7 +28,7 @@ describe('warnings on the DNS records of a domain', () => {
     t = await startDaemon({ hostname: 'vm', 'domains.dmarcReportAddress': 'dmarc@reports.postrider-test.net' });
     const { created, one, listed } = await createAndGet('warn-short.com');
     expect(created.dnsRecords.returnPath.find((r: { type: string }) => r.type === 'mx').value).toBe('10 vm');
-    expect(created.warnings).toEqual([{ code: 'hostname_not_fqdn', setting: 'hostname', message: expect.stringContaining('POSTRIDER_HOSTNAME') }]);
+    expect(created.warnings[0]).toEqual({ code: 'hostname_not_fqdn', setting: 'hostname', message: expect.stringContaining('POSTRIDER_HOSTNAME') });
     expect(created.warnings[0].message).toContain('"vm"');
     expect(one.warnings).toEqual(created.warnings);
     expect(listed).not.toHaveProperty('warnings');

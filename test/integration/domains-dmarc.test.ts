@@ -8,13 +8,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startDaemon, startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { HOSTNAME, newDomain, uniqueName, type DnsRecords } from '../support/domains.js';
+import { HOSTNAME, newDomain, PUBLIC_URL, uniqueName, type DnsRecords } from '../support/domains.js';
 import { publishAll, setupSender } from '../support/sending.js';
+
+/** What a verify that found the record stores as its `check`. */
+const MATCH = { result: 'match', checkedAt: expect.any(String) };
 
 let t: TestDaemon;
 let dns: TestDns;
 
-beforeAll(async () => ({ t, dns } = await startDaemonWithDns({ hostname: HOSTNAME })));
+beforeAll(async () => ({ t, dns } = await startDaemonWithDns({ hostname: HOSTNAME, publicUrl: PUBLIC_URL })));
 afterAll(() => stopDaemonWithDns({ t, dns }));
 afterEach(() => dns.clear());
 
@@ -44,7 +47,7 @@ describe('the DMARC record of a domain', () => {
     const name = uniqueName();
     const created = await t.api('POST', '/domains', { body: { name } });
     expect(created.status).toBe(200);
-    expect(created.body.dnsRecords.dmarc).toEqual({ type: 'txt', host: `_dmarc.${name}`, value: 'v=DMARC1; p=none', status: 'pending', lastCheckedAt: null });
+    expect(created.body.dnsRecords.dmarc).toEqual({ type: 'txt', host: `_dmarc.${name}`, value: 'v=DMARC1; p=none', status: 'pending', lastCheckedAt: null, warnings: created.body.warnings });
     expect(created.body.warnings).toEqual([
       { code: 'dmarc_report_address_unset', setting: 'domains.dmarcReportAddress', message: expect.stringContaining('POSTRIDER_DOMAINS_DMARC_REPORT_ADDRESS') },
     ]);
@@ -147,7 +150,7 @@ describe("a subdomain's DMARC record inherited from its Organizational Domain (R
       const d = await subdomain();
       dns.set(`_dmarc.${d.org}`, 'TXT', ['v=spf1 -all', orgRecord]);
       const records = await verify(d.id);
-      expect(records.dmarc).toEqual({ type: 'txt', host: `_dmarc.${d.org}`, value: orgRecord, status: 'verified', lastCheckedAt: expect.any(String), inheritedFrom: d.org });
+      expect(records.dmarc).toEqual({ type: 'txt', host: `_dmarc.${d.org}`, value: orgRecord, status: 'verified', lastCheckedAt: expect.any(String), check: MATCH, inheritedFrom: d.org });
       const read = await get(d.id);
       expect(read.dnsRecords.dmarc).toEqual(records.dmarc);
       expect(read.verified).toBe(true);
@@ -159,7 +162,7 @@ describe("a subdomain's DMARC record inherited from its Organizational Domain (R
     const d = await subdomain();
     dns.set(`_dmarc.${d.org}`, 'TXT', ['v=DMARC1; p=reject']);
     dns.set(`_dmarc.${d.name}`, 'TXT', ['v=DMARC1; p=quarantine']);
-    expect((await verify(d.id)).dmarc).toEqual({ type: 'txt', host: `_dmarc.${d.name}`, value: 'v=DMARC1; p=quarantine', status: 'verified', lastCheckedAt: expect.any(String) });
+    expect((await verify(d.id)).dmarc).toEqual({ type: 'txt', host: `_dmarc.${d.name}`, value: 'v=DMARC1; p=quarantine', status: 'verified', lastCheckedAt: expect.any(String), check: MATCH });
     dns.set(`_dmarc.${d.name}`, 'TXT', ['v=DMARC1; p=quarantine', 'v=DMARC1; p=none']);
     expect((await verify(d.id)).dmarc).toMatchObject({ host: `_dmarc.${d.name}`, value: 'v=DMARC1; p=none', status: 'failing' });
     expect((await verify(d.id)).dmarc.inheritedFrom).toBeUndefined();
@@ -172,7 +175,7 @@ describe("a subdomain's DMARC record inherited from its Organizational Domain (R
     dns.remove(`_dmarc.${d.org}`);
     await t.daemon.domainRecheck.runOnce();
     const gone = await get(d.id);
-    expect(gone.dnsRecords.dmarc).toEqual({ type: 'txt', host: `_dmarc.${d.name}`, value: 'v=DMARC1; p=none', status: 'failing', lastCheckedAt: expect.any(String) });
+    expect(gone.dnsRecords.dmarc).toEqual({ type: 'txt', host: `_dmarc.${d.name}`, value: 'v=DMARC1; p=none', status: 'failing', lastCheckedAt: expect.any(String), check: { result: 'missing', checkedAt: expect.any(String) }, warnings: gone.warnings });
     expect(gone.verified).toBe(true);
   });
 
@@ -188,7 +191,7 @@ describe('domains.dmarcReportAddress', () => {
   let withRua: TestDaemon;
   beforeAll(async () => {
     // Same test DNS server, another setting.
-    withRua = await startDaemon({ 'dns.servers': [dns.address], hostname: HOSTNAME, 'domains.dmarcReportAddress': 'dmarc@reports.example.net' });
+    withRua = await startDaemon({ 'dns.servers': [dns.address], hostname: HOSTNAME, publicUrl: PUBLIC_URL, 'domains.dmarcReportAddress': 'dmarc@reports.example.net' });
   });
   afterAll(() => withRua?.stop());
 

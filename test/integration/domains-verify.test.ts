@@ -47,7 +47,8 @@ describe('verifying a domain', () => {
     publishAll(dns, d.dnsRecords);
     const before = Date.now();
     const records = await verify(d.id);
-    expect(Object.keys(records).sort()).toEqual(['dmarc', 'domainKeyActive', 'domainKeyPending', 'returnPath', 'tracking', 'unsubscribe']);
+    expect(Object.keys(records).sort()).toEqual(['dmarc', 'domainKeyActive', 'domainKeyPending', 'returnPath', 'tracking', 'unsubscribe', 'verified']);
+    expect((records as DnsRecords & { verified: boolean }).verified).toBe(true);
     expect(records.domainKeyPending).toBeNull();
     for (const r of [records.domainKeyActive, ...records.returnPath]) {
       expect(r.status).toBe('verified');
@@ -131,7 +132,13 @@ describe('verifying a domain', () => {
     expect(failed.status, JSON.stringify(failed.body)).toBe(503);
     expect(failed.body.code).toBe('service_unavailable');
     expect(Number(failed.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await get(d.id)).dnsRecords).toEqual(d.dnsRecords);
+    expect(failed.body.detail).toContain(d.dnsRecords.returnPath[0].host);
+    // Statuses and lastCheckedAt as they were; only `check` says the last lookup failed.
+    const after = (await get(d.id)).dnsRecords;
+    const withoutCheck = (r: DnsRecords) => JSON.parse(JSON.stringify(r, (k, v) => (k === 'check' ? undefined : v)));
+    const { verified: _, ...before } = d.dnsRecords as DnsRecords & { verified?: boolean };
+    expect(withoutCheck(after)).toEqual(withoutCheck(before));
+    for (const r of [after.domainKeyActive, ...after.returnPath, after.tracking!, after.dmarc]) expect(r.check).toEqual({ result: 'lookup_failed', checkedAt: expect.any(String) });
     expect((await get(d.id)).verified).toBe(true);
     expect((await t.api('POST', `/domains/${fresh.id}/verify`)).status).toBe(503);
     const untouched = (await get(fresh.id)).dnsRecords;

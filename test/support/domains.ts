@@ -11,19 +11,36 @@ import type { DnsRecordJson } from './sending.js';
 
 /** Our host name in these tests: the return-path MX target and the SPF-authorized host. */
 export const HOSTNAME = 'mx.postrider-test.net';
+/** A public publicUrl, for the tests that expect no link-host warnings (the default, http://127.0.0.1:<port>, has two). */
+export const PUBLIC_URL = 'https://mta.postrider-test.net';
+
+/** What the last lookup of a record found (GET /domains/{id}, verify). */
+export interface RecordCheckJson {
+  result: 'match' | 'missing' | 'mismatch' | 'lookup_failed';
+  checkedAt: string;
+  found?: string[];
+  foundTruncated?: boolean;
+}
+
+type RecordJson = DnsRecordJson & {
+  lastCheckedAt: string | null;
+  check?: RecordCheckJson;
+  warnings?: Array<{ code: string; setting: string; message: string }>;
+  replaces?: { host: string; value: string; lastCheckedAt: string | null };
+};
 
 export interface DnsRecords {
-  domainKeyActive: DnsRecordJson & { lastCheckedAt: string | null };
-  domainKeyPending: (DnsRecordJson & { lastCheckedAt: string | null }) | null;
+  domainKeyActive: RecordJson;
+  domainKeyPending: RecordJson | null;
   /** The RSA companions of ed25519 keys (dual signing); present when the key has one. */
-  domainKeyActiveCompanion?: DnsRecordJson & { lastCheckedAt: string | null };
-  domainKeyPendingCompanion?: DnsRecordJson & { lastCheckedAt: string | null };
-  returnPath: (DnsRecordJson & { lastCheckedAt: string | null })[];
+  domainKeyActiveCompanion?: RecordJson;
+  domainKeyPendingCompanion?: RecordJson;
+  returnPath: RecordJson[];
   /** The optional link-host CNAMEs (not needed for `verified`). */
-  tracking?: DnsRecordJson & { lastCheckedAt: string | null };
-  unsubscribe?: DnsRecordJson & { lastCheckedAt: string | null };
+  tracking?: RecordJson;
+  unsubscribe?: RecordJson;
   /** The advisory _dmarc TXT (not needed for `verified`); `inheritedFrom` when it is the Organizational Domain's. */
-  dmarc: DnsRecordJson & { lastCheckedAt: string | null; inheritedFrom?: string };
+  dmarc: RecordJson & { inheritedFrom?: string };
 }
 
 let accounts = 0;

@@ -51,7 +51,7 @@ describe('base URLs without trailing slashes', () => {
   it('linkBaseUrl trims publicUrl and the link host URL, also after a long run of slashes inside the path', () => {
     expect(linkBaseUrl('https://e.com/app//', undefined, 'tracking')).toBe('https://e.com/app');
     expect(linkBaseUrl(`https://e.com/a${slashes}b`, undefined, 'tracking')).toBe(`https://e.com/a${slashes}b`);
-    const domain = { linkHosts: { tracking: { host: 'track.x.com', status: 'verified' as const } } } as Parameters<typeof linkBaseUrl>[1];
+    const domain = { linkHosts: { tracking: { host: 'track.x.com', value: 'e.com', status: 'verified' as const } } } as Parameters<typeof linkBaseUrl>[1];
     expect(linkBaseUrl(`https://e.com/a${slashes}b${slashes}`, domain, 'tracking')).toBe(`https://track.x.com/a${slashes}b`);
   });
 

@@ -8,11 +8,12 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import { dmarcInheritedFrom } from '../../domain/dmarc-record.js';
+import type { SetupWarning } from '../../domain/setup-warnings.js';
 import type { DkimAlgorithm, DnsRecordState, SendingDomain } from '../../domain/sending-domain.js';
-import type { DomainService } from '../../domains/service.js';
+import type { CurrentRecords, DomainService } from '../../domains/service.js';
 import { dkimAlgorithmSchema, pagingProperties } from '../schemas.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
-import type { DmarcRecord, DnsRecord, DnsRecords, DomainDetail, DomainSummary, Page, RotatedKey } from '../../domain/wire.js';
+import type { DmarcRecord, DnsRecord, DnsRecordCheck, DnsRecords, DomainDetail, DomainSummary, Page, RotatedKey, VerifyResult } from '../../domain/wire.js';
 
 const channelIdsSchema = { type: 'array', maxItems: 1000, items: { type: 'string', format: 'uuid' } } as const;
 
@@ -41,35 +42,63 @@ const listQuery = {
   },
 } as const;
 
-function recordJson(r: DnsRecordState): DnsRecord {
-  return { type: r.type, host: r.host, value: r.value, status: r.status, lastCheckedAt: r.lastCheckedAt };
+/**
+ * A record as the SDKs know it ({type, host, value, status, lastCheckedAt}), with what the last
+ * lookup of this value found (`check`), the warnings of the settings it depends on, and the
+ * verified record of earlier settings it `replaces` (the domain sends with that one meanwhile).
+ */
+function recordJson(r: DnsRecordState, extra: { warnings?: SetupWarning[]; replaces?: DnsRecordState } = {}): DnsRecord {
+  const { warnings, replaces } = extra;
+  return {
+    type: r.type,
+    host: r.host,
+    value: r.value,
+    status: r.status,
+    lastCheckedAt: r.lastCheckedAt,
+    ...(r.check ? { check: checkJson(r.check) } : {}),
+    ...(warnings && warnings.length > 0 ? { warnings } : {}),
+    ...(replaces ? { replaces: { host: replaces.host, value: replaces.value, lastCheckedAt: replaces.lastCheckedAt } } : {}),
+  };
+}
+
+function checkJson(c: NonNullable<DnsRecordState['check']>): DnsRecordCheck {
+  return { result: c.result, checkedAt: c.checkedAt, ...(c.found ? { found: [...c.found] } : {}), ...(c.foundTruncated ? { foundTruncated: true } : {}) };
 }
 
 /** The DMARC record, and the Organizational Domain it is inherited from when it is not the domain's own (RFC 7489 6.6.3). */
-function dmarcJson(r: DnsRecordState, domain: string): DmarcRecord {
+function dmarcJson(r: DnsRecordState, domain: string, warnings: SetupWarning[]): DmarcRecord {
   const inheritedFrom = dmarcInheritedFrom(domain, r);
-  return { ...recordJson(r), ...(inheritedFrom !== undefined && { inheritedFrom }) };
+  return { ...recordJson(r, { warnings }), ...(inheritedFrom !== undefined && { inheritedFrom }) };
 }
 
 /**
  * The dnsRecords object (spec 2.2); domainKeyPending is null while no rotation is under way.
- * `tracking` and `unsubscribe` are the optional link-host CNAMEs (domain/link-hosts.ts); a domain
- * stored before they existed gets them at its next check. `dmarc` is the advisory _dmarc TXT
+ * The return-path and link-host records are those of the current settings (DomainService
+ * currentRecords), not those stored at the last check.
+ * `tracking` and `unsubscribe` are the optional link-host CNAMEs (domain/link-hosts.ts). `dmarc` is the advisory _dmarc TXT
  * (domain/dmarc-record.ts): the recommended one until a check found the domain's own, or its
  * Organizational Domain's (then with `inheritedFrom`).
  * `domainKeyActiveCompanion` and `domainKeyPendingCompanion`: the RSA companion of an ed25519
  * key (RFC 8463 3, dual signing), present when the key has one.
  */
-function dnsRecordsJson(domains: DomainService, d: SendingDomain): DnsRecords {
+function dnsRecordsJson(d: SendingDomain, current: CurrentRecords): DnsRecords {
+  const links = { warnings: current.linkHostWarnings };
   return {
     domainKeyActive: recordJson(d.activeKey.record),
     domainKeyPending: d.pendingKey ? recordJson(d.pendingKey.record) : null,
     ...(d.activeKey.rsaCompanion ? { domainKeyActiveCompanion: recordJson(d.activeKey.rsaCompanion.record) } : {}),
     ...(d.pendingKey?.rsaCompanion ? { domainKeyPendingCompanion: recordJson(d.pendingKey.rsaCompanion.record) } : {}),
-    returnPath: d.returnPath.map(recordJson),
-    ...(d.linkHosts ? { tracking: recordJson(d.linkHosts.tracking), unsubscribe: recordJson(d.linkHosts.unsubscribe) } : {}),
-    dmarc: dmarcJson(domains.dmarcState(d), d.name),
+    returnPath: current.returnPath.map((r) => recordJson(r.record, { warnings: current.returnPathWarnings, replaces: r.replaces })),
+    tracking: recordJson(current.linkHosts.tracking, links),
+    unsubscribe: recordJson(current.linkHosts.unsubscribe, links),
+    dmarc: dmarcJson(current.dmarc, d.name, current.dmarcWarnings),
   };
+}
+
+/** Every warning of the records once (a setting's warning is on each record that depends on it). */
+function allWarnings(current: CurrentRecords): SetupWarning[] {
+  const all = [...current.returnPathWarnings, ...current.linkHostWarnings, ...current.dmarcWarnings];
+  return all.filter((w, i) => all.findIndex((x) => x.code === w.code) === i);
 }
 
 /** A domain without its records (GET /domains items, PATCH /domains/{id}). */
@@ -78,12 +107,13 @@ function domainJson(domains: DomainService, d: SendingDomain): DomainSummary {
 }
 
 /**
- * With the DNS records comes `warnings`, when the configuration makes them point at a short name
- * or the recommended DMARC record has no report address.
+ * With the DNS records comes `warnings`, every warning of the records (domain/setup-warnings.ts):
+ * while the settings make a record unpublishable or the recommended DMARC record has no report address.
  */
 function domainDetailJson(domains: DomainService, d: SendingDomain): DomainDetail {
-  const warnings = domains.setupWarnings(d);
-  return { ...domainJson(domains, d), dnsRecords: dnsRecordsJson(domains, d), ...(warnings.length > 0 ? { warnings } : {}) };
+  const current = domains.currentRecords(d);
+  const warnings = allWarnings(current);
+  return { ...domainJson(domains, d), dnsRecords: dnsRecordsJson(d, current), ...(warnings.length > 0 ? { warnings } : {}) };
 }
 
 /** What a verify that DNS could not complete tells the client to wait before retrying. */
@@ -142,15 +172,19 @@ function itemRoutes(app: FastifyInstance, domains: DomainService): void {
 
 /** POST /domains/{id}/verify and /rotate-key. */
 function dnsRoutes(app: FastifyInstance, domains: DomainService): void {
-  // A check DNS could not complete is a 503, not a 200 with the old statuses (issue 18).
-  app.post('/domains/:id/verify', async (req): Promise<DnsRecords> => {
+  // A check DNS could not complete is a 503, not a 200 with the old statuses (issue 18): the SDKs
+  // read the statuses alone. The message names the hosts; GET /domains/{id} shows those records'
+  // `check` as lookup_failed. The answer is the dnsRecords object the SDKs parse, with the
+  // domain's `verified` beside the records (issue 30).
+  app.post('/domains/:id/verify', async (req): Promise<VerifyResult> => {
     const checked = await domains.check(req.principal, idOf(req));
     if (checked.dnsError) {
-      throw new AppError('service_unavailable', 'DNS could not be reached for some records: they were not checked and keep their status; retry later', {
+      const hosts = checked.failedHosts.slice(0, 10).join(', ');
+      throw new AppError('service_unavailable', `DNS could not be reached for ${hosts}: those records were not checked and keep their status; retry later`, {
         headers: { 'retry-after': String(VERIFY_RETRY_AFTER_S) },
       });
     }
-    return dnsRecordsJson(domains, checked.domain);
+    return { verified: checked.domain.verified, ...dnsRecordsJson(checked.domain, domains.currentRecords(checked.domain)) };
   });
 
   // The body ({dkimAlgorithm?}, optional) is checked by the service after the access rules.
