@@ -24,12 +24,12 @@ import {
   type AttachmentInput,
   type TemplateInput,
 } from '../domain/send-rules.js';
-import type { Principal, Tracking } from '../domain/types.js';
+import type { Channel, Principal, Tracking } from '../domain/types.js';
 import { acceptBroadcast, type BroadcastRecord } from '../store/broadcasts.js';
 import { resolveSendChannel } from './channel.js';
 import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount } from './policy.js';
-import { senderKey } from './sender.js';
+import { addSenderFieldErrorOf, senderKey } from './sender.js';
 import type { SubmissionDeps } from './deps.js';
 
 export interface BroadcastEntryInput {
@@ -110,7 +110,7 @@ export async function sendBroadcast(
   const { body, replayed } = await deps.idempotency.run(idem, async () => {
     const account = sendingAccount(deps.store, req.principal.accountId);
     const b = req.body;
-    const n = normalizeBroadcast(b);
+    const n = normalizeBroadcast(deps, { accountId: account.id, channel }, b);
     senderKey(deps, { accountId: account.id, channel, from: n.from.email });
     const recipients = n.entries.flatMap((e) => [...e.to, ...e.cc, ...e.bcc].map((a) => recipientKey(a.email)));
     checkDenyList(deps.config.policy.denyRecipients, [...new Set(recipients)]);
@@ -140,8 +140,11 @@ export async function sendBroadcast(
   return body;
 }
 
-/** Every field error of the request and of its entries at once (one 422 names them all). */
-function normalizeBroadcast(b: BroadcastBody): NormalizedBroadcast {
+/**
+ * Every field error of the request and of its entries at once (one 422 names them all), the
+ * sender domain's too when the request has others (sender.ts addSenderFieldError).
+ */
+function normalizeBroadcast(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, b: BroadcastBody): NormalizedBroadcast {
   const errors = new FieldErrorList();
   const from = normalizeAddress(b.from, '/from', errors);
   const replyTo = normalizeAddresses(b.replyTo, '/replyTo', errors);
@@ -151,6 +154,7 @@ function normalizeBroadcast(b: BroadcastBody): NormalizedBroadcast {
   const headers = normalizeHeaders(b.headers, '/headers', errors, { broadcast: true });
   const metadata = normalizeMetadata(b.metadata);
   const entries = b.messages.map((m, i) => normalizeEntry(m, i, { tags: b.tags ?? [], headers, metadata }, errors));
+  addSenderFieldErrorOf(deps, { ...ctx, from: b.from }, errors);
   errors.throwIfAny();
   return { from, replyTo, attachments, headers, metadata, entries };
 }

@@ -1,5 +1,5 @@
 /** The sender side of a send: may this channel send from this address, and with which key. */
-import { domainOf } from '../domain/address.js';
+import { domainOf, normalizeEmail } from '../domain/address.js';
 import { AppError, type FieldErrorList } from '../domain/errors.js';
 import type { Channel } from '../domain/types.js';
 import type { DkimKeyRef, SenderDomain } from './ports.js';
@@ -48,6 +48,19 @@ export function addSenderFieldError(deps: SubmissionDeps, q: { accountId: string
   if (errors.size === 0) return; // alone, the domain's problem is answered by sendingDomain
   const problem = senderFieldError(deps, q);
   if (problem) errors.add(pointer, problem.code, problem.message);
+}
+
+/**
+ * addSenderFieldError for a body that failed its schema, whose `from` is not known to be an
+ * address: nothing is added when `from.email` is no string or no valid address (the address
+ * check reports that itself).
+ */
+export function addSenderFieldErrorOf(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: unknown }, errors: FieldErrorList): void {
+  const email = (q.from as { email?: unknown } | null | undefined)?.email;
+  if (typeof email !== 'string') return;
+  const r = normalizeEmail(email);
+  if ('problem' in r) return;
+  addSenderFieldError(deps, { accountId: q.accountId, channel: q.channel, from: r.email }, errors);
 }
 
 /** The checks of sendingDomain; returns the DKIM key to sign with. */

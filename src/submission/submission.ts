@@ -17,8 +17,7 @@ import { BroadcastExpander } from './broadcast-expander.js';
 import { submitRaw, type RawAccepted, type RawSubmission } from './raw.js';
 import { FinishingStage } from './finishing.js';
 import { resolveSendChannel } from './channel.js';
-import { addSenderFieldError } from './sender.js';
-import { normalizeEmail } from '../domain/address.js';
+import { addSenderFieldErrorOf } from './sender.js';
 import type { FieldErrorList } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 
@@ -84,11 +83,7 @@ export class Submission {
     } catch {
       return;
     }
-    const email = (q.from as { email?: unknown } | null)?.email;
-    if (typeof email !== 'string') return;
-    const r = normalizeEmail(email);
-    if ('problem' in r) return;
-    addSenderFieldError(this.deps, { accountId: q.principal.accountId, channel, from: r.email }, errors);
+    addSenderFieldErrorOf(this.deps, { accountId: q.principal.accountId, channel, from: q.from }, errors);
   }
 
   /** SMTP AUTH: the channel and key these credentials name, null, or why the user name does not fit the key. */

@@ -100,3 +100,64 @@ describe('POST /send/broadcast', () => {
     console.log(`10,000-entry broadcast answered in ${answeredMs} ms, expanded by ${Date.now() - started} ms`);
   }, 180_000);
 });
+
+describe('one 422 for the schema and the sending checks of a broadcast (issue 30 item 8)', () => {
+  const NOT_LINKED = { code: 'domain_not_linked', message: 'unlinked-domain.com must be a domain of the account linked to the channel' };
+  const unlinked = () => ({ from: { email: 'promo@unlinked-domain.com' }, template: { subject: 's', text: 't' }, messages: [{ to: [{ email: 'a@example.net' }] }] });
+
+  it('names a too long subject and an unlinked from domain together', async () => {
+    const res = await broadcast({ ...unlinked(), template: { subject: 's'.repeat(2049), text: 't' } });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('validation_failed');
+    expect(res.body.errors).toEqual({
+      '/template/subject': [{ code: 'max_length', message: 'must be at most 2048 characters' }],
+      '/from/email': [NOT_LINKED],
+    });
+  });
+
+  it('names the rules checked after the schema and an unlinked domain together', async () => {
+    const res = await broadcast({ ...unlinked(), template: { subject: 's' }, messages: [] });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual({
+      '/template/html': [expect.objectContaining({ code: 'required' })],
+      '/messages': [{ code: 'min_items', message: 'must have at least 1 item' }],
+      '/from/email': [NOT_LINKED],
+    });
+  });
+
+  it('names the schema\'s address and header errors with the rest', async () => {
+    const res = await broadcast({ ...unlinked(), template: { subject: 's'.repeat(2049), text: 't' }, replyTo: [{ email: 'not-an-address' }] }, { 'x-service-channel-id': s.channelId, 'Idempotency-Key': 'has spaces' });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors).sort()).toEqual(['/Idempotency-Key', '/from/email', '/replyTo/0/email', '/template/subject']);
+  });
+
+  it('adds an unverified domain to a 422 that fails anyway, and keeps 403 domain_unverified when it is the only problem', async () => {
+    const unverified = await setupSender(t, dns, { verify: false });
+    const body = { ...unlinked(), from: { email: `promo@${unverified.domain}` } };
+    const headers = { 'x-service-channel-id': unverified.channelId };
+    const both = await broadcast({ ...body, template: { subject: 's'.repeat(2049), text: 't' } }, headers);
+    expect(both.status).toBe(422);
+    expect(both.body.errors).toEqual({
+      '/template/subject': [{ code: 'max_length', message: 'must be at most 2048 characters' }],
+      '/from/email': [{ code: 'domain_unverified', message: `${unverified.domain} is not verified; publish its DNS records and call POST /domains/{id}/verify` }],
+    });
+    const afterSchema = await broadcast({ ...body, messages: [] }, headers);
+    expect(afterSchema.status).toBe(422);
+    expect(Object.keys(afterSchema.body.errors).sort()).toEqual(['/from/email', '/messages']);
+    const alone = await broadcast(body, headers);
+    expect(alone.status).toBe(403);
+    expect(alone.body.code).toBe('domain_unverified');
+    expect(alone.body.errors).toBeUndefined();
+  });
+
+  it('keeps a linked, verified domain out of the list, and the channel\'s own errors for a valid body', async () => {
+    const res = await broadcast({ ...unlinked(), from: { email: `promo@${s.domain}` }, template: { subject: 's'.repeat(2049), text: 't' } });
+    expect(Object.keys(res.body.errors)).toEqual(['/template/subject']);
+    const noChannel = await t.api('POST', '/send/broadcast', { body: { ...unlinked(), template: { subject: 's'.repeat(2049), text: 't' } } });
+    expect(noChannel.status).toBe(422);
+    expect(Object.keys(noChannel.body.errors)).toEqual(['/template/subject']);
+    const alone = await broadcast(unlinked());
+    expect(alone.status).toBe(422);
+    expect(alone.body.errors).toEqual({ '/from/email': [NOT_LINKED] });
+  });
+});

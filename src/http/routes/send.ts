@@ -61,7 +61,8 @@ export function sendRoutes(submission: Submission) {
       return submission.transactionalBatch({ ...senderOf(req), requests: requests.map((r) => parseEntry(req, r)) });
     });
 
-    app.post('/send/broadcast', { schema: { headers: sendHeadersSchema, body: broadcastBody(config.limits.broadcastMessages) } }, async (req) => {
+    app.post('/send/broadcast', { schema: { headers: sendHeadersSchema, body: broadcastBody(config.limits.broadcastMessages) }, attachValidation: true }, async (req) => {
+      throwSendSchemaErrors(req, senderErrors(req));
       return submission.broadcast({ ...senderOf(req), body: req.body as BroadcastBody });
     });
 
