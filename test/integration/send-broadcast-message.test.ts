@@ -88,6 +88,23 @@ describe('POST /send/broadcast/message', () => {
     expect(Object.keys(bad.body.errors).sort()).toEqual(['/bogus', '/subject', '/to/0/email']);
   });
 
+  it('names a too long subject and an unlinked from domain in one 422, and keeps 403 domain_unverified when that is the only problem (issue 30 item 8)', async () => {
+    const both = await send(msg(['x@example.net'], { from: { email: 'news@unlinked-domain.com' }, subject: 'x'.repeat(257) }));
+    expect(both.status).toBe(422);
+    expect(both.body.errors).toEqual({
+      '/subject': [{ code: 'max_length', message: 'must be at most 256 characters' }],
+      '/from/email': [{ code: 'domain_not_linked', message: 'unlinked-domain.com must be a domain of the account linked to the channel' }],
+    });
+    const unverified = await setupSender(t, dns, { verify: false });
+    const listed = await send(msg(['x@example.net'], { subject: 'x'.repeat(257) }, unverified), { channel: unverified.channelId });
+    expect(listed.status).toBe(422);
+    expect(Object.keys(listed.body.errors).sort()).toEqual(['/from/email', '/subject']);
+    expect(listed.body.errors['/from/email'][0].code).toBe('domain_unverified');
+    const alone = await send(msg(['x@example.net'], {}, unverified), { channel: unverified.channelId });
+    expect(alone.status).toBe(403);
+    expect(alone.body.code).toBe('domain_unverified');
+  });
+
   it('replays the first answer for the same idempotency key and refuses it with another body', async () => {
     const headers = { 'X-Helo-Idempotency-Key': `bm-${Date.now()}` };
     const first = await send(msg(['idem@example.net']), { headers });
