@@ -9,12 +9,13 @@
  * (credential, channel header, idempotency key, a suspended account), and a pending account's
  * free quota when the accepted entries together exceed it (the quota is checked in the commit).
  */
-import { isAppError, type AppError, type ErrorCode, type FieldErrors } from '../domain/errors.js';
-import type { Principal } from '../domain/types.js';
+import { FieldErrorList, isAppError, type AppError, type ErrorCode, type FieldErrors } from '../domain/errors.js';
+import type { Channel, Principal } from '../domain/types.js';
 import { resolveSendChannel } from './channel.js';
 import { enqueue } from './enqueue.js';
 import { idempotencyContext } from './idempotency.js';
 import { sendingAccount } from './policy.js';
+import { addSenderFieldErrorOf } from './sender.js';
 import type { SubmissionDeps } from './deps.js';
 import { prepareMessage, sendLimitOf, type PreparedMessage, type TransactionalBody, type TransactionalResponse } from './transactional.js';
 
@@ -54,7 +55,7 @@ export async function sendTransactionalBatch(deps: SubmissionDeps, req: BatchReq
     const outcomes = await Promise.all(
       req.requests.map(async (entry, i): Promise<PreparedMessage | FailedResponse> => {
         const base = `/requests/${i}`;
-        if (!entry.valid) return failed('validation_failed', 'The request has invalid fields', base, entry.errors);
+        if (!entry.valid) return failed('validation_failed', 'The request has invalid fields', base, entryErrors(deps, { accountId: account.id, channel }, entry));
         try {
           return await prepareMessage(deps, { channel, account, mailType: 'transactional' }, entry.body);
         } catch (err) {
@@ -74,6 +75,17 @@ export async function sendTransactionalBatch(deps: SubmissionDeps, req: BatchReq
     return response;
   });
   return body;
+}
+
+/**
+ * An entry that failed its schema: its schema errors and the sender domain's beside them, as the
+ * single send route answers them in one 422 (sender.ts addSenderFieldError).
+ */
+function entryErrors(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, entry: { body: unknown; errors: FieldErrors }): FieldErrors {
+  const errors = new FieldErrorList();
+  for (const [pointer, list] of Object.entries(entry.errors)) for (const e of list) errors.add(pointer, e.code, e.message);
+  addSenderFieldErrorOf(deps, { ...ctx, from: (entry.body as { from?: unknown } | null)?.from }, errors);
+  return errors.toJSON();
 }
 
 function failedFrom(err: AppError, base: string): FailedResponse {

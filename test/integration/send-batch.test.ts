@@ -103,6 +103,31 @@ describe('POST /send/transactional/batch', () => {
     expect(messageCount()).toBe(before);
   });
 
+  it('names an entry\'s schema errors and its unlinked from domain together, and answers an unverified domain alone with domain_unverified (issue 30 item 8)', async () => {
+    const NOT_LINKED = '/from/email (unlinked-domain.com must be a domain of the account linked to the channel)';
+    const res = await batch({
+      requests: [
+        msg('a@example.net', { from: { email: 'news@unlinked-domain.com' }, subject: 'x'.repeat(300) }),
+        msg('b@example.net', { from: { email: 'news@unlinked-domain.com' }, cc: Array.from({ length: 50 }, (_, i) => ({ email: `c${i}@example.net` })) }),
+        msg('c@example.net', { from: { email: 'news@unlinked-domain.com' } }),
+        msg('d@example.net', { subject: 'x'.repeat(300) }),
+      ],
+    });
+    const [schema, afterSchema, alone, linked] = res.body.responses;
+    expect(schema).toEqual({ status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/0/subject (') });
+    expect(schema.errorMessage).toContain(`/requests/0${NOT_LINKED}`);
+    expect(afterSchema.errorMessage).toContain('/requests/1/to (');
+    expect(afterSchema.errorMessage).toContain(`/requests/1${NOT_LINKED}`);
+    expect(alone).toEqual({ status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining(`/requests/2${NOT_LINKED}`) });
+    expect(linked.errorMessage).not.toContain('/from/email');
+
+    const unverified = await setupSender(t, dns, { verify: false });
+    const other = await batch({ requests: [msg('e@example.net', { subject: 'x'.repeat(300) }, unverified), msg('f@example.net', {}, unverified)] }, { channel: unverified.channelId });
+    const [listed, only] = other.body.responses;
+    expect(listed).toEqual({ status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining(`/requests/0/from/email (${unverified.domain} is not verified;`) });
+    expect(only).toEqual({ status: 'failed', errorCode: 'domain_unverified', errorMessage: expect.stringContaining(`${unverified.domain} is not verified`) });
+  });
+
   it('answers 422 on /requests for an empty list, more than 500 requests, or no list, reporting every top-level problem together', async () => {
     const empty = await batch({ requests: [] });
     expect(empty.status).toBe(422);
