@@ -10,18 +10,30 @@ import { schemaErrors } from './query-params.js';
 import { channelHeader, idempotencyKey } from './request-headers.js';
 
 const ADDRESS_FIELDS = ['from', 'to', 'cc', 'bcc', 'replyTo'] as const;
+/** The address fields of a broadcast entry (`/messages/N`). */
+const ENTRY_ADDRESS_FIELDS = ['to', 'cc', 'bcc'] as const;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** Address errors of whatever address-shaped entries the body has, where the schema found none. */
-function addAddressErrors(body: unknown, errors: FieldErrorList): void {
+/**
+ * Address errors of whatever address-shaped entries the body has, where the schema found none:
+ * those of a send body, and of each broadcast entry in `messages` when `entries` is set.
+ */
+export function addAddressErrors(body: unknown, errors: FieldErrorList, opts: { entries?: boolean } = {}): void {
+  addFieldAddressErrors(body, ADDRESS_FIELDS, '', errors);
+  if (opts.entries && isObject(body) && Array.isArray(body.messages)) {
+    body.messages.forEach((m, i) => addFieldAddressErrors(m, ENTRY_ADDRESS_FIELDS, `/messages/${i}`, errors));
+  }
+}
+
+function addFieldAddressErrors(body: unknown, fields: readonly string[], base: string, errors: FieldErrorList): void {
   if (!isObject(body)) return;
   const known = errors.toJSON();
-  for (const field of ADDRESS_FIELDS) {
+  for (const field of fields) {
     const v = body[field];
-    const entries: Array<[unknown, string]> = Array.isArray(v) ? v.map((a, i) => [a, `/${field}/${i}`]) : [[v, `/${field}`]];
+    const entries: Array<[unknown, string]> = Array.isArray(v) ? v.map((a, i) => [a, `${base}/${field}/${i}`]) : [[v, `${base}/${field}`]];
     for (const [a, pointer] of entries) {
       if (!isObject(a) || typeof a.email !== 'string' || known[`${pointer}/email`]) continue;
       const r = normalizeEmail(a.email);
@@ -44,12 +56,16 @@ function addHeaderErrors(req: FastifyRequest, errors: FieldErrorList): void {
 
 /**
  * Throws validation_failed with every error (headers, schema, addresses, and the sender domain's
- * through `addSenderErrors`) when the body failed its schema.
+ * through `addSenderErrors`) when the body failed its schema; `entries` for a broadcast body.
  */
-export function throwSendSchemaErrors(req: FastifyRequest, addSenderErrors?: (from: unknown, channelHeader: string | undefined, errors: FieldErrorList) => void): void {
+export function throwSendSchemaErrors(
+  req: FastifyRequest,
+  addSenderErrors?: (from: unknown, channelHeader: string | undefined, errors: FieldErrorList) => void,
+  opts: { entries?: boolean } = {},
+): void {
   if (!req.validationError) return;
   const errors = schemaErrors(req);
-  addAddressErrors(req.body, errors);
+  addAddressErrors(req.body, errors, opts);
   addHeaderErrors(req, errors);
   if (addSenderErrors && isObject(req.body)) {
     let header: string | undefined;

@@ -120,6 +120,8 @@ describe('POST /send/transactional/batch', () => {
     expect(afterSchema.errorMessage).toContain(`/requests/1${NOT_LINKED}`);
     expect(alone).toEqual({ status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining(`/requests/2${NOT_LINKED}`) });
     expect(linked.errorMessage).not.toContain('/from/email');
+    const addresses = await batch({ requests: [msg('broken', { subject: 'x'.repeat(300) })] });
+    expect(addresses.body.responses[0].errorMessage).toMatch(/\/requests\/0\/subject \(.*\/requests\/0\/to\/0\/email \(/);
 
     const unverified = await setupSender(t, dns, { verify: false });
     const other = await batch({ requests: [msg('e@example.net', { subject: 'x'.repeat(300) }, unverified), msg('f@example.net', {}, unverified)] }, { channel: unverified.channelId });

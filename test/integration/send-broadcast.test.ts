@@ -131,6 +131,12 @@ describe('one 422 for the schema and the sending checks of a broadcast (issue 30
     expect(Object.keys(res.body.errors).sort()).toEqual(['/Idempotency-Key', '/from/email', '/replyTo/0/email', '/template/subject']);
   });
 
+  it('names the address errors of the entries beside the schema\'s', async () => {
+    const res = await broadcast({ ...unlinked(), template: { subject: 's'.repeat(2049), text: 't' }, messages: [{ to: [{ email: 'ok@example.net' }] }, { to: [{ email: 'broken' }], cc: [{ email: 'a@' }] }] });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors).sort()).toEqual(['/from/email', '/messages/1/cc/0/email', '/messages/1/to/0/email', '/template/subject']);
+  });
+
   it('adds an unverified domain to a 422 that fails anyway, and keeps 403 domain_unverified when it is the only problem', async () => {
     const unverified = await setupSender(t, dns, { verify: false });
     const body = { ...unlinked(), from: { email: `promo@${unverified.domain}` } };

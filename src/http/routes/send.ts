@@ -4,7 +4,7 @@
  * Channel and idempotency headers are read under all their names by request-headers.ts.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { FieldErrorList } from '../../domain/errors.js';
+import { FieldErrorList } from '../../domain/errors.js';
 import type { Submission } from '../../submission/submission.js';
 import type { TransactionalBody } from '../../submission/transactional.js';
 import type { BroadcastBody } from '../../submission/broadcast.js';
@@ -12,7 +12,7 @@ import { MAX_BATCH_REQUESTS, type BatchEntryInput } from '../../submission/trans
 import { fieldErrorsFromAjv, type AjvErrorLike } from '../problem.js';
 import { channelHeader, idempotencyKey, sendHeadersSchema } from '../request-headers.js';
 import { broadcastBody, transactionalBody } from '../send-schemas.js';
-import { throwSendSchemaErrors } from '../send-validation.js';
+import { addAddressErrors, throwSendSchemaErrors } from '../send-validation.js';
 import type { HttpContext } from '../server.js';
 
 /**
@@ -39,11 +39,17 @@ function senderOf(req: FastifyRequest) {
   return { principal: req.principal, channelHeader: channelHeader(req), idempotencyKey: idempotencyKey(req) };
 }
 
-/** One batch entry checked against the transactional body schema, with the server's strict Ajv. */
+/**
+ * One batch entry checked against the transactional body schema, with the server's strict Ajv;
+ * a failed entry gets the address errors beside the schema's, as the single send route does.
+ */
 function parseEntry(req: FastifyRequest, body: unknown): BatchEntryInput {
   const validate = req.compileValidationSchema(transactionalBody, 'body');
   if (validate(body)) return { valid: true, body: body as TransactionalBody };
-  return { valid: false, body, errors: fieldErrorsFromAjv((validate.errors ?? []) as unknown as AjvErrorLike[]) };
+  const errors = new FieldErrorList();
+  for (const [pointer, list] of Object.entries(fieldErrorsFromAjv((validate.errors ?? []) as unknown as AjvErrorLike[]))) for (const e of list) errors.add(pointer, e.code, e.message);
+  addAddressErrors(body, errors);
+  return { valid: false, body, errors: errors.toJSON() };
 }
 
 export function sendRoutes(submission: Submission) {
@@ -62,7 +68,7 @@ export function sendRoutes(submission: Submission) {
     });
 
     app.post('/send/broadcast', { schema: { headers: sendHeadersSchema, body: broadcastBody(config.limits.broadcastMessages) }, attachValidation: true }, async (req) => {
-      throwSendSchemaErrors(req, senderErrors(req));
+      throwSendSchemaErrors(req, senderErrors(req), { entries: true });
       return submission.broadcast({ ...senderOf(req), body: req.body as BroadcastBody });
     });
 
