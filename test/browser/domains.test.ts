@@ -2,11 +2,20 @@
  * The Domains pages in chromium: a refused name's error beside the field, add a domain through the form, read its DNS records, copy a
  * value to the clipboard, publish the records in the test DNS server and press Verify (statuses
  * turn verified), rotate the key, relink channels, delete; no sideways scroll at 360 px; axe and
- * screenshots of the list and the detail page at both widths.
+ * screenshots of the list and the detail page at both widths. What Verify found on each record
+ * (found, missing, another value with the values DNS has), the default loopback publicUrl's
+ * warnings on the link-host records, and a return-path record that replaces the one the domain
+ * was verified with before a hostname change (a second daemon on the same data folder).
  */
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { publish, type DnsRecordJson } from '../support/sending.js';
-import { useRig } from './harness.js';
+import { loadConfig } from '../../src/config/load.js';
+import { Daemon } from '../../src/daemon.js';
+import { createLogger } from '../../src/log/logger.js';
+import { startDaemon } from '../support/daemon.js';
+import { HOSTNAME } from '../support/domains.js';
+import { publish, setupSender, type DnsRecordJson } from '../support/sending.js';
+import { checkA11y, screenshot, useRig } from './harness.js';
 
 const rig = useRig({
   prepare: async (r) => {
@@ -63,8 +72,87 @@ describe('dashboard domains', () => {
     await rig.page.getByRole('button', { name: 'Verify' }).click();
     await rig.page.getByRole('alert').filter({ hasText: 'DNS could not be reached' }).waitFor();
     expect(await card(/^DKIM key/).locator('.badge').nth(1).textContent()).toBe('pending');
+    await card(/^DKIM key/).locator('.dns-check').getByText('could not be looked up').waitFor();
     rig.dns.remove(d.body.dnsRecords.domainKeyActive.host);
     expect((await rig.t.api('DELETE', `/domains/${d.body.id}`)).status).toBe(204);
+  });
+
+  it('shows what Verify found on each record (found, missing, another value and what DNS has) and the loopback publicUrl\'s warnings', async () => {
+    const d = (await rig.t.api('POST', '/domains', { body: { name: 'mail.partly-demo.net' } })).body;
+    const spf = (d.dnsRecords.returnPath as DnsRecordJson[]).find((r) => r.type === 'txt')!;
+    publish(rig.dns, d.dnsRecords.domainKeyActive);
+    const wrongSpf = 'v=spf1 include:old-provider.partly-demo.net -all';
+    rig.dns.set(spf.host, 'TXT', [wrongSpf]);
+    await rig.visit(`/domains/${d.id}`);
+    const page = rig.page;
+    expect(await card('Return path SPF').getByText('not yet').count()).toBe(1);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    const summary = page.getByRole('status').filter({ hasText: 'Not verified yet' });
+    await summary.waitFor();
+    expect(await summary.textContent()).toContain('Return path SPF: another value');
+    expect(await summary.textContent()).toContain('Return path MX (bounces come back here): missing');
+    await card(/^DKIM key/).getByText('verified').waitFor();
+    expect(await card(/^DKIM key/).locator('.dns-check').textContent()).toMatch(/^found, checked /);
+    expect(await card('Return path SPF').locator('.dns-check strong').textContent()).toBe('another value:');
+    expect(await card('Return path SPF').getByRole('list', { name: 'Values found' }).textContent()).toBe(wrongSpf);
+    expect(await card(/^Return path MX/).locator('.dns-check strong').textContent()).toBe('missing');
+    expect(await page.locator('.page-header .badge').textContent()).toBe('pending');
+
+    for (const label of [/^Tracking link host/, /^Unsubscribe link host/]) {
+      const warnings = card(label).getByRole('list', { name: 'Warnings' });
+      expect(await warnings.getByText(/an IP address, which a CNAME cannot name/).count()).toBe(1);
+      expect(await warnings.getByText(/is a loopback or private address/).count()).toBe(1);
+      expect(await warnings.locator('code').allTextContents()).toEqual(['publicUrl', 'publicUrl']);
+    }
+    expect(await card('Return path SPF').getByRole('list', { name: 'Warnings' }).locator('code').allTextContents()).toEqual(['hostname']);
+
+    await page.setViewportSize({ width: 360, height: 800 });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await rig.checkA11y();
+    await rig.screenshot('domain-checks');
+    expect((await rig.t.api('DELETE', `/domains/${d.id}`)).status).toBe(204);
+  });
+
+  it('notes a return-path record that replaces the one the domain was verified with: the old value is still accepted', async () => {
+    // Verified with hostname vm, then started again on the same data folder with a new hostname.
+    const first = await startDaemon({ hostname: 'vm', 'dns.servers': [rig.dns.address] });
+    const sender = await setupSender(first, rig.dns);
+    await first.daemon.stop();
+    const overrides = { dataDir: first.dataDir, 'http.port': 0, 'log.level': 'silent', 'smtp.enabled': false, 'delivery.enabled': false, 'dns.servers': [rig.dns.address], hostname: HOSTNAME };
+    const second = new Daemon(loadConfig({ env: {}, overrides }), createLogger({ level: 'silent' }));
+    await second.start();
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const p = await context.newPage();
+      const errors: string[] = [];
+      p.on('response', (res) => void (res.status() >= 400 && errors.push(`${res.status()} ${res.url()}`)));
+      p.on('console', (msg) => void (msg.type() === 'error' && errors.push(msg.text())));
+      const url = `http://127.0.0.1:${second.http.port}/dashboard`;
+      await p.goto(`${url}/`);
+      await p.getByLabel('API key').fill(first.apiKey);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('navigation', { name: 'Main' }).waitFor();
+      await p.goto(`${url}/domains/${sender.domainId}`);
+      await p.getByRole('button', { name: 'Verify' }).click();
+      await p.getByRole('status').filter({ hasText: 'Verified: the domain can send.' }).getByText(/MX.*: another value; the old value is still accepted/).waitFor();
+      const mx = p.locator('.dns-record').filter({ has: p.getByRole('heading', { level: 3, name: /^Return path MX/ }) });
+      expect(await mx.locator('.dns-fields code').nth(1).textContent()).toBe(`10 ${HOSTNAME}`);
+      expect(await mx.getByRole('list', { name: 'Values found' }).textContent()).toBe('10 vm');
+      const note = mx.getByRole('note', { name: 'Replaced record' });
+      expect(await note.textContent()).toContain('the old value is still accepted until this one is found');
+      expect(await note.locator('code').nth(1).textContent()).toBe('10 vm');
+      expect(await p.locator('.page-header .badge').textContent()).toBe('verified');
+      await p.setViewportSize({ width: 360, height: 800 });
+      expect(await p.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
+      await checkA11y(p);
+      await screenshot(p, 'domain-replaced');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+      await second.stop();
+      fs.rmSync(first.dataDir, { recursive: true, force: true });
+    }
   });
 
   it('verifies once the records are published, rotates the key and deletes the domain', async () => {

@@ -4,15 +4,18 @@ import { ConfirmDialog } from '../components/confirm-dialog';
 import { DeleteButton } from '../components/delete-button';
 import { ProblemBanner } from '../components/problem-banner';
 import { useAction } from '../components/use-action';
-import type { DnsRecords, DomainDetail, RotatedKey } from '../wire';
-import { recordRows } from './domains-records';
+import type { DomainDetail, RotatedKey, VerifyResult } from '../wire';
+import { CHECK_WORDS, recordRows } from './domains-records';
 
-/** What the last Verify found: all required records verified, or which are not (and why that matters). */
-export function VerifySummary(props: { records: DnsRecords }) {
-  const rows = recordRows(props.records);
-  const missing = rows.filter((r) => r.required && r.record.status !== 'verified');
-  const optional = rows.filter((r) => !r.required && r.record.status !== 'verified' && !r.record.inheritedFrom);
-  if (missing.length === 0 && optional.length === 0) {
+/**
+ * What Verify answered: whether the domain is verified now (the answer's `verified`), and each
+ * record not found with what the lookup saw instead. A required record may be pending while the
+ * record it replaces still counts (docs/api.md "Domains and DNS").
+ */
+export function VerifySummary(props: { result: VerifyResult }) {
+  const rows = recordRows(props.result).filter((r) => r.record.status !== 'verified' && !r.record.inheritedFrom);
+  const verified = props.result.verified;
+  if (verified && rows.length === 0) {
     return (
       <p class="banner banner-ok" role="status">
         Verified: every record was found.
@@ -20,17 +23,13 @@ export function VerifySummary(props: { records: DnsRecords }) {
     );
   }
   return (
-    <div class={missing.length ? 'banner banner-warn' : 'banner banner-ok'} role="status">
-      <strong>{missing.length ? 'Not verified yet.' : 'Verified: the domain can send.'}</strong>
+    <div class={verified ? 'banner banner-ok' : 'banner banner-warn'} role="status">
+      <strong>{verified ? 'Verified: the domain can send.' : 'Not verified yet: a live channel cannot send from this domain.'}</strong>
       <ul>
-        {missing.map((r) => (
+        {rows.map((r) => (
           <li key={r.key}>
-            {r.label} is {r.record.status}: publish it as shown below (DNS changes can take a while to appear).
-          </li>
-        ))}
-        {optional.map((r) => (
-          <li key={r.key}>
-            {r.label} is {r.record.status} (optional).
+            {r.label}: {r.record.check ? CHECK_WORDS[r.record.check.result] : r.record.status}
+            {r.record.replaces ? '; the old value is still accepted until this one is found.' : r.required ? '; publish it as shown below (DNS changes can take a while to appear).' : '; not needed to send.'}
           </li>
         ))}
       </ul>

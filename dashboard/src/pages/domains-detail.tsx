@@ -9,23 +9,24 @@ import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
 import { SaveStatus, useSave } from '../components/use-save';
 import { useApi } from '../use-api';
-import type { DnsRecords, DomainDetail, SetupWarning } from '../wire';
+import type { DomainDetail, SetupWarning, VerifyResult } from '../wire';
 import { DeleteDomain, RotateKey, VerifySummary } from './domains-actions';
 import { ChannelPicker } from './domains-form';
-import { RecordList } from './domains-records';
+import { RecordList, WarningList } from './domains-records';
 
 /** One domain: its DNS records with copy buttons, Verify, key rotation, its channels, delete. */
 export function DomainPage(props: { id: string }) {
   const path = `/domains/${encodeURIComponent(props.id)}`;
   const domain = useApi(() => api.get<DomainDetail>(path), [props.id]);
   const verify = useAction();
-  const [checked, setChecked] = useState<DnsRecords | null>(null);
+  const [checked, setChecked] = useState<VerifyResult | null>(null);
   const d = domain.data;
   if (!d) return <Loading title="Domain" error={domain.error} />;
   const runVerify = async () => {
     setChecked(null);
-    const records = await verify.run(() => api.post<DnsRecords>(`${path}/verify`));
-    if (records) (setChecked(records), domain.reload());
+    setChecked((await verify.run(() => api.post<VerifyResult>(`${path}/verify`))) ?? null);
+    // Also after a failure: a record DNS did not answer for now says so (check: lookup_failed).
+    domain.reload();
   };
   const actions = (
     <>
@@ -40,7 +41,7 @@ export function DomainPage(props: { id: string }) {
     <>
       <PageHeader title={d.name} description={<StatusBadge status={d.verified ? 'verified' : 'pending'} />} actions={actions} />
       <ProblemBanner error={verify.error} />
-      {checked && <VerifySummary records={checked} />}
+      {checked && <VerifySummary result={checked} />}
       <Warnings warnings={d.warnings} />
       <section class="page-section" aria-labelledby="dns-title">
         <h2 id="dns-title">DNS records</h2>
@@ -68,13 +69,7 @@ function Warnings(props: { warnings?: SetupWarning[] }) {
   return (
     <div class="banner banner-warn" role="note" aria-label="Setup warnings">
       <strong>Setup warnings</strong>
-      <ul>
-        {props.warnings.map((w) => (
-          <li key={w.code}>
-            {w.message} <small>(setting <code>{w.setting}</code>)</small>
-          </li>
-        ))}
-      </ul>
+      <WarningList warnings={props.warnings} />
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { CopyButton } from '../components/copy-button';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
-import type { DmarcRecord, DnsRecord, DnsRecords } from '../wire';
+import type { DmarcRecord, DnsRecord, DnsRecordCheck, DnsRecords, SetupWarning } from '../wire';
 
 export interface RecordRow {
   key: string;
@@ -36,6 +36,14 @@ function dmarcNote(r: DmarcRecord): string {
   return 'Large mailbox providers require DMARC of bulk senders; p=none only asks for reports.';
 }
 
+/** The last check's result in words: "found", "missing", "another value", "could not be looked up". */
+export const CHECK_WORDS: Record<DnsRecordCheck['result'], string> = {
+  match: 'found',
+  missing: 'missing',
+  mismatch: 'another value',
+  lookup_failed: 'could not be looked up',
+};
+
 /** The records as cards (not a table: long TXT values wrap inside the card at 360 px). */
 export function RecordList(props: { records: DnsRecords }) {
   return (
@@ -59,9 +67,83 @@ export function RecordList(props: { records: DnsRecords }) {
               <code class="code-box">{row.record.value}</code>
               <CopyButton text={row.record.value} label="Copy value" />
             </dd>
-            <dt>Checked</dt>
-            <dd>{row.record.lastCheckedAt ? <RelativeTime at={row.record.lastCheckedAt} /> : 'not yet'}</dd>
+            <dt>Last check</dt>
+            <dd>
+              <LastCheck record={row.record} />
+            </dd>
           </dl>
+          {row.record.replaces && <ReplacedNote replaces={row.record.replaces} />}
+          <WarningList warnings={row.record.warnings} class="dns-warnings" label="Warnings" />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** What the last lookup found, and when: for another value, the values found (as DNS answered them, capped by the daemon). */
+function LastCheck(props: { record: DnsRecord }) {
+  const { check, lastCheckedAt } = props.record;
+  if (!check) return lastCheckedAt ? <RelativeTime at={lastCheckedAt} /> : <span>not yet</span>;
+  const found = check.found ?? [];
+  const when = (
+    <span class="muted">
+      {found.length ? '' : ', '}checked <RelativeTime at={check.checkedAt} />
+    </span>
+  );
+  return (
+    <div class="dns-check">
+      <p>
+        <strong class={`check-${check.result}`}>{CHECK_WORDS[check.result]}{found.length ? ':' : ''}</strong>
+        {found.length ? null : when}
+      </p>
+      {found.length > 0 && (
+        <ul class="plain-list" aria-label="Values found">
+          {found.map((v, i) => (
+            <li key={i}>
+              <code class="code-box">{v}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+      {check.foundTruncated && <p class="muted">More was found than is shown (values cut or left out).</p>}
+      {found.length > 0 && <p>{when}</p>}
+    </div>
+  );
+}
+
+/** A return-path record that replaces the one the domain was verified with under earlier settings. */
+function ReplacedNote(props: { replaces: NonNullable<DnsRecord['replaces']> }) {
+  const r = props.replaces;
+  return (
+    <div class="dns-replaces" role="note" aria-label="Replaced record">
+      <p>
+        Replaces the record the domain was verified with: the old value is still accepted until this one is found, so keep it published until Verify
+        finds the new one.
+      </p>
+      <dl class="dns-fields">
+        <dt>Old host</dt>
+        <dd>
+          <code class="code-box">{r.host}</code>
+        </dd>
+        <dt>Old value</dt>
+        <dd>
+          <code class="code-box">{r.value}</code>
+        </dd>
+        <dt>Checked</dt>
+        <dd>{r.lastCheckedAt ? <RelativeTime at={r.lastCheckedAt} /> : 'not yet'}</dd>
+      </dl>
+    </div>
+  );
+}
+
+/** Setup warnings: why a record cannot work as published, and the setting to change. */
+export function WarningList(props: { warnings?: SetupWarning[]; class?: string; label?: string }) {
+  if (!props.warnings?.length) return null;
+  return (
+    <ul class={props.class} aria-label={props.label}>
+      {props.warnings.map((w) => (
+        <li key={w.code}>
+          {w.message} <small>(setting <code>{w.setting}</code>)</small>
         </li>
       ))}
     </ul>
