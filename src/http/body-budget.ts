@@ -55,6 +55,13 @@ function charging(payload: Readable, budget: BodyBudget, charged: (bytes: number
     },
   });
   payload.on('error', (err) => counted.destroy(err));
+  // Fastify listens on `counted` only while it reads the body. A request answered without reading
+  // it (no or another content type: 415; an error before the parser) leaves it without a
+  // listener, and a stream that emits 'error' with none throws: one chunked request with broken
+  // framing and no Content-Type, to a public route, ended the daemon (the client's abort, or a
+  // refusal of the budget, is an 'error' here). The request is answered or gone by then, so the
+  // error needs nobody; while Fastify reads, its own listener gets it as well.
+  counted.on('error', () => undefined);
   return payload.pipe(counted);
 }
 
