@@ -12,6 +12,7 @@ import type { AttemptResult } from '../../src/domain/delivery-result.js';
 import { getMessage } from '../../src/store/messages.js';
 import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { waitFor } from '../support/wait.js';
+import { maxInWindow } from '../support/windows.js';
 
 const HOUR = 3_600_000;
 const RATE = 10;
@@ -40,17 +41,6 @@ function outcome(recipients: readonly string[], delivered: boolean): AttemptResu
   return delivered
     ? { recipients: recipients.map((recipient) => ({ recipient, outcome: 'delivered', category: 'delivered', phase: 'message', smtpCode: 250, response: '250 OK' })), tls: false, smtpCode: 250, response: '250 OK' }
     : { recipients: recipients.map((recipient) => ({ recipient, outcome: 'deferred', category: 'other', phase: 'message', smtpCode: 451, response: '451 4.3.0 try later' })), tls: false, smtpCode: 451, response: '451 4.3.0 try later' };
-}
-
-/** Most messages in any window [x, x + width). */
-function maxInWindow(sorted: number[], width: number): number {
-  let max = 0;
-  let lo = 0;
-  for (let hi = 0; hi < sorted.length; hi++) {
-    while (sorted[hi] - sorted[lo] >= width) lo++;
-    max = Math.max(max, hi - lo + 1);
-  }
-  return max;
 }
 
 describe('delivery across a step of the wall clock', () => {

@@ -7,7 +7,6 @@
  * about b, a forged mac names nobody, and the old per-message address keeps working for mail with
  * one recipient only. (Repeated reports: inbound.test.ts.)
  */
-import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verpRecipient } from '../../src/domain/verp.js';
 import type { MessageRecord } from '../../src/domain/types.js';
@@ -17,6 +16,7 @@ import { getSuppression } from '../../src/store/suppressions.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import { arf, dsn } from '../support/reports.js';
 import { waitFor } from '../support/wait.js';
+import { sendToInbound } from '../support/inbound.js';
 
 const DOMAIN = 'forgery-mail.net';
 let rig: DeliveryRig;
@@ -50,14 +50,7 @@ function mailFromOf(m: MessageRecord, recipient: string): string {
 }
 
 /** Raw bytes to the inbound listener over SMTP; resolves with its reply, rejects with a refusal. */
-async function deliver(to: string, raw: string): Promise<string> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: rig.t.daemon.inbound!.port, secure: false, ignoreTLS: true });
-  try {
-    return (await transport.sendMail({ envelope: { from: '', to: [to] }, raw })).response;
-  } finally {
-    transport.close();
-  }
-}
+const deliver = (to: string, raw: string): Promise<string> => sendToInbound(rig.t.daemon.inbound!.port, to, raw);
 
 const hardDsn = (to: string, m: MessageRecord, recipient: string) =>
   dsn({ to, recipient, messageIdHeader: m.messageIdHeader, status: '5.1.1', diagnostic: `550 5.1.1 <${recipient}>... User unknown` });

@@ -13,6 +13,7 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { arf, dsn } from '../support/reports.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { sendToInbound } from '../support/inbound.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -39,15 +40,8 @@ async function submit(to: string, clientMessageId: string): Promise<string> {
   }
 }
 
-/** Sends raw bytes to the inbound listener over SMTP; resolves with the reply. */
-async function deliver(to: string, raw: string): Promise<string> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: t.daemon.inbound!.port, secure: false, ignoreTLS: true });
-  try {
-    return (await transport.sendMail({ envelope: { from: '', to: [to] }, raw })).response;
-  } finally {
-    transport.close();
-  }
-}
+/** Raw bytes to the inbound listener over SMTP; resolves with its reply, rejects with a refusal. */
+const deliver = (to: string, raw: string): Promise<string> => sendToInbound(t.daemon.inbound!.port, to, raw);
 
 const complaints = async (messageId: string) => (await t.api('GET', `/activity/events?messageId=${messageId}&eventTypes=complained`)).body.results as any[];
 

@@ -5,7 +5,6 @@
  * SMTP transaction, /health answers right after, and the oversized fields are simply not read:
  * nobody is bounced or suppressed for them.
  */
-import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
 import { getMessage } from '../../src/store/messages.js';
@@ -14,6 +13,7 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { arf, dsn } from '../support/reports.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { sendToInbound } from '../support/inbound.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -22,14 +22,8 @@ let s: Sender;
 /** "a@a@…a@ x": 4,002 characters of what the old address expression backtracked on. */
 const AT_RUN = `${'a@'.repeat(2_000)} x`;
 
-async function deliver(to: string, raw: string): Promise<string> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: t.daemon.inbound!.port, secure: false, ignoreTLS: true });
-  try {
-    return (await transport.sendMail({ envelope: { from: '', to: [to] }, raw })).response;
-  } finally {
-    transport.close();
-  }
-}
+/** Raw bytes to the inbound listener over SMTP; resolves with its reply, rejects with a refusal. */
+const deliver = (to: string, raw: string): Promise<string> => sendToInbound(t.daemon.inbound!.port, to, raw);
 
 async function sendTransactional(to: string): Promise<MessageRecord> {
   const res = await t.api('POST', '/send/transactional', {

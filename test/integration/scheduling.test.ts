@@ -13,6 +13,7 @@ import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, test
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
+import { maxInWindow } from '../support/windows.js';
 
 let dns: TestDns;
 let resolver: DnsResolver;
@@ -34,17 +35,6 @@ afterEach(async () => {
   service = undefined;
   await t?.close();
 });
-
-/** Most starts in any window [x, x + width). */
-function maxInWindow(sorted: number[], width: number): number {
-  let max = 0;
-  let lo = 0;
-  for (let hi = 0; hi < sorted.length; hi++) {
-    while (sorted[hi] - sorted[lo] >= width) lo++;
-    max = Math.max(max, hi - lo + 1);
-  }
-  return max;
-}
 
 describe('delivery rate', () => {
   it('never starts more than delivery.rate attempts in any 1-second window (20/s over 60 jobs)', async () => {

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Pacer, RateLimiter } from '../../src/queue/rate-limiter.js';
-
-/** Most starts in any window [t, t + width) over the recorded start times. */
-function maxInWindow(starts: number[], width: number): number {
-  let max = 0;
-  let lo = 0;
-  for (let hi = 0; hi < starts.length; hi++) {
-    while (starts[hi] - starts[lo] >= width) lo++;
-    max = Math.max(max, hi - lo + 1);
-  }
-  return max;
-}
+import { maxInWindow } from '../support/windows.js';
 
 /** A greedy dispatcher on a fake clock: wakes every `stepMs` and starts all it may. */
 function run(rate: number, durationMs: number, stepMs: number, burst?: number): number[] {
