@@ -103,7 +103,9 @@ export function didYouMean(name: string, known: readonly string[]): string | und
   // Our own name in another case or with separators: `reply_to`, `ReplyTo`, `file_name`.
   const same = known.find((k) => folded(k) === f);
   let hint: Hint | undefined = same === undefined ? undefined : { field: same };
-  hint ??= OTHER_PROVIDERS[f];
+  // Own properties only: the unknown field is the client's, and `constructor` or `__proto__` would
+  // otherwise find Object.prototype's (a 500 found by the fuzz soak).
+  hint ??= Object.hasOwn(OTHER_PROVIDERS, f) ? OTHER_PROVIDERS[f] : undefined;
   if (!hint || hint.field === name) return undefined;
   // `template.data` at the top of a send; `data` in a broadcast's message entry, which has it itself.
   const path = hint.field.split('.');

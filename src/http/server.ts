@@ -171,7 +171,7 @@ export class HttpServer {
             ? new AppError('not_found', 'No resource has an id that long')
             : err.code === 'FST_ERR_BAD_URL'
               ? new AppError('bad_request', 'The request path is not validly %-encoded')
-              : this.toAppError(err, req);
+              : this.problemOf(err, req);
         this.sendProblem(req, reply, appError);
       },
       // Requests Node's HTTP parser refuses (not HTTP, headers too large, too slow) never reach
@@ -260,7 +260,7 @@ export class HttpServer {
       if (req.is404) throw unmatched(req);
     });
     app.setNotFoundHandler((req, reply) => this.sendProblem(req, reply, unmatched(req)));
-    app.setErrorHandler((err: FastifyError, req, reply) => this.sendProblem(req, reply, this.toAppError(err, req)));
+    app.setErrorHandler((err: FastifyError, req, reply) => this.sendProblem(req, reply, this.problemOf(err, req)));
 
     app.get('/errors/:code', { config: { public: true } }, async (req) => {
       const { code } = req.params as { code: string };
@@ -268,6 +268,20 @@ export class HttpServer {
       if (!entry) throw new AppError('not_found', `No error code ${code}`);
       return { code, status: entry.status, title: entry.title };
     });
+  }
+
+  /**
+   * toAppError, and an internal_error problem if describing the error fails itself: an exception
+   * in an error handler makes Fastify answer its own JSON instead of a problem (a field hint's
+   * lookup did, on a key named `constructor`).
+   */
+  private problemOf(err: FastifyError, req: FastifyRequest): AppError {
+    try {
+      return this.toAppError(err, req);
+    } catch (failure) {
+      req.log.error({ err: failure, cause: err }, 'describing an error failed');
+      return new AppError('internal_error', 'An internal error occurred; the request id identifies it in the logs', { cause: failure });
+    }
   }
 
   private toAppError(err: FastifyError, req: FastifyRequest): AppError {

@@ -210,4 +210,11 @@ describe('"did you mean" hints for unknown fields', () => {
     expect(didYouMean('x'.repeat(1000), ['x'])).toBeUndefined();
     expect(didYouMean('replyTo', ['replyTo'])).toBeUndefined();
   });
+
+  it('finds no hint in what every object inherits (a key named constructor was a 500, found by fuzzing)', () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'Constructor']) {
+      expect(didYouMean(name, ['from', 'to', 'subject']), name).toBeUndefined();
+    }
+    expect(hintOf({ constructor: { x: 1 } })['/constructor']).toBe('unknown_field: is not a known field');
+  });
 });
