@@ -180,6 +180,10 @@ const ELSEWHERE: Partial<Record<SmtpReplyName, string>> = {
   tooManyFromAddress: 'test/integration/security-smtp-exhaustion.test.ts',
   authTimeout: 'test/integration/security-smtp-exhaustion.test.ts',
   authThrottled: 'test/integration/security-smtp-exhaustion.test.ts',
+  // A valid key whose user name does not fit its kind (the key and its channel are made there).
+  authAccountKeyUser: 'test/integration/smtp-first-hour.test.ts',
+  authChannelKeyUser: 'test/integration/smtp-first-hour.test.ts',
+  authNoSuchChannel: 'test/integration/smtp-first-hour.test.ts',
 };
 
 describe('every SMTP_REPLIES entry, from a real exchange', () => {
