@@ -4,7 +4,7 @@
  * the parsed result, delivery asks mxAllowed() for every MX host it would connect to.
  */
 import { normalizeName } from '../dns/resolver.js';
-import { trimWsp } from './wsp.js';
+import { trimBlanks } from '../domain/white-space.js';
 
 export type StsMode = 'enforce' | 'testing' | 'none';
 
@@ -53,7 +53,7 @@ export function parsePolicy(text: string): PolicyParse {
     if (colon <= 0) return { ok: false, error: `line "${shorten(line)}" is not "key: value"` };
     const key = line.slice(0, colon);
     // sts-policy-field-delim = ":" *WSP, and *WSP may end a line; trimmed by index (wsp.ts).
-    const value = trimWsp(line.slice(colon + 1));
+    const value = trimBlanks(line.slice(colon + 1));
     if (key === 'mx') mx.push(value.toLowerCase().replace(/\.$/, ''));
     else if (!fields.has(key)) fields.set(key, value);
   }

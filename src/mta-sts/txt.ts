@@ -4,11 +4,11 @@
  * same id need not be fetched again.
  *
  * The record comes from the recipient domain's DNS, up to the 64 KiB a DNS message can carry,
- * so it is read in one linear pass: split on ";", each field trimmed by index (trimWsp) and
+ * so it is read in one linear pass: split on ";", each field trimmed by index (trimBlanks) and
  * checked by an anchored regex with no two ways to match a character. A record longer than
  * MAX_RECORD_LENGTH is not read at all.
  */
-import { trimWsp } from './wsp.js';
+import { trimBlanks } from '../domain/white-space.js';
 
 /**
  * RFC 8461 sets no length; a record is "v=STSv1; id=" and at most 32 characters, plus whatever
@@ -48,7 +48,7 @@ export function stsRecordId(records: readonly string[]): string | null {
  * extension (sts-extension) must be well formed but is otherwise ignored.
  */
 function parseRecord(record: string): string | null {
-  const fields = record.split(';').map(trimWsp);
+  const fields = record.split(';').map(trimBlanks);
   // The version, then at least one field; an empty last one is the optional trailing ";".
   if (fields[fields.length - 1] === '') fields.pop();
   if (fields.length < 2) return null;

@@ -20,7 +20,7 @@ import { parseTlsaRdata, isUsable, type TlsaRecord } from '../../src/dane/tlsa.j
 import { joinCharacterStrings } from '../../src/dns/resolver.js';
 import { MAX_POLICY_BYTES, parsePolicy } from '../../src/mta-sts/policy.js';
 import { MAX_RECORD_LENGTH, stsRecordId } from '../../src/mta-sts/txt.js';
-import { trimWsp } from '../../src/mta-sts/wsp.js';
+import { trimBlanks } from '../../src/domain/white-space.js';
 import { mailtoRecipient } from '../../src/tls-rpt/mailto.js';
 import { parseTlsRptRecords } from '../../src/tls-rpt/txt.js';
 import { DANE_MX, daneCerts } from '../support/dane-certs.js';
@@ -58,7 +58,7 @@ describe('WSP trimming of the MTA-STS texts', () => {
     ['spaces between two characters', `a${spaces(DNS_TEXT)}b`],
     ['tabs and spaces around a character', `${repeatTo(' \t', DNS_TEXT)}a${repeatTo('\t ', DNS_TEXT)}`],
   ])('%s', (what, text) => {
-    withinBudget(`trimWsp: ${what}`, () => trimWsp(text));
+    withinBudget(`trimBlanks: ${what}`, () => trimBlanks(text));
   });
 });
 
