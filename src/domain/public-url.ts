@@ -20,6 +20,11 @@ export interface PublicUrlOptions {
 
 const WILDCARDS = new Set(['', '0.0.0.0', '::', '[::]', '::0']);
 
+/** A bind address that means every interface (or none given): no address a client can use. */
+export function isWildcardHost(host: string): boolean {
+  return WILDCARDS.has(host.trim());
+}
+
 export class PublicUrl {
   constructor(private readonly o: PublicUrlOptions) {}
 
@@ -37,7 +42,7 @@ export class PublicUrl {
 
 /** `http://<host>:<port>` as a URL origin (IPv6 literals bracketed, port 80 left out). */
 export function derivedPublicUrl(httpHost: string, port: number, hostname: string): string {
-  const host = WILDCARDS.has(httpHost.trim()) ? hostname : httpHost.trim();
+  const host = isWildcardHost(httpHost) ? hostname : httpHost.trim();
   const literal = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return new URL(`http://${literal}:${port}`).origin;
 }

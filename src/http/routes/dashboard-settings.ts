@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/schema.js';
+import { isWildcardHost } from '../../domain/public-url.js';
 import type { DashboardSettings } from '../../domain/wire.js';
 import type { HttpContext } from '../server.js';
 
@@ -14,8 +15,6 @@ export interface SettingsSource {
   /** The ports the listener bound (they differ from the config's when it says 0); null while it does not listen. */
   boundSmtp: () => { port: number; implicitTlsPort: number } | null;
 }
-
-const WILDCARDS = new Set(['', '0.0.0.0', '::', '[::]', '::0']);
 
 function isLoopback(host: string): boolean {
   return /^127\./.test(host) || host === '::1' || host === '[::1]' || host.toLowerCase() === 'localhost';
@@ -32,7 +31,7 @@ export function smtpClientHost(o: { bind: string; hostname: string; publicUrl: s
   if (o.hostname.includes('.')) return { host: o.hostname, localOnly: false };
   const urlHost = URL.canParse(o.publicUrl) ? new URL(o.publicUrl).hostname : '';
   if (urlHost.includes('.') && !isLoopback(urlHost) && !/^[\d.]+$/.test(urlHost)) return { host: urlHost, localOnly: false };
-  return { host: WILDCARDS.has(bind) ? o.hostname : bind, localOnly: false };
+  return { host: isWildcardHost(bind) ? o.hostname : bind, localOnly: false };
 }
 
 export const dashboardSettingsRoutes =
