@@ -285,17 +285,23 @@ describe('a CLI command pointed at a folder without a store', () => {
   });
 
   it('says permission denied with the path and the user in one line (exit 77), not a stack trace', async () => {
-    // Root opens every folder: the command runs as nobody through util-linux's setpriv.
+    // Root opens every folder: the data folder goes to another user, and the command runs as root
+    // without the capabilities that override file permissions (util-linux's setpriv drops them
+    // from the bounding set). Running it as nobody instead would need the repository readable by
+    // nobody, which a clone in a 0700 folder is not.
     if (process.getuid?.() !== 0 || !fs.existsSync('/usr/bin/setpriv')) return;
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-perm-'));
-    fs.chmodSync(folder, 0o755);
-    const first = await startServe({ POSTRIDER_DATA_DIR: path.join(folder, 'data') });
+    const data = path.join(folder, 'data');
+    const first = await startServe({ POSTRIDER_DATA_DIR: data });
     await first.stop();
     try {
-      const nobody = ['/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
-      const r = await runCli(['keys', 'list'], { POSTRIDER_DATA_DIR: path.join(folder, 'data') }, 20_000, { wrap: nobody });
+      for (const entry of fs.readdirSync(data, { recursive: true, withFileTypes: false }) as string[]) fs.chownSync(path.join(data, entry), 65534, 65534);
+      fs.chownSync(data, 65534, 65534);
+      fs.chmodSync(data, 0o700);
+      const noOverride = ['/usr/bin/setpriv', '--bounding-set=-dac_override,-dac_read_search'];
+      const r = await runCli(['keys', 'list'], { POSTRIDER_DATA_DIR: data }, 20_000, { wrap: noOverride });
       expect(r.code, r.stderr).toBe(77);
-      expect(r.stderr).toMatch(new RegExp(`^postrider: permission denied on ${path.join(folder, 'data')}\\S* for user nobody \\(uid 65534\\); run postrider as the user that owns the data folder`));
+      expect(r.stderr).toMatch(new RegExp(`^postrider: permission denied on ${data}\\S* for user ${os.userInfo().username} \\(uid 0\\); run postrider as the user that owns the data folder`));
       expect(r.stderr).not.toContain('    at ');
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
