@@ -48,16 +48,16 @@ const ADAPTERS = ['^src/http/', '^src/smtp/', '^src/inbound/listener\\.ts$', '^s
 const CLI_STORE_ENTRIES = [
   // Store: every command that reads the store opens it and stops it (cli/with-store.ts), and the
   // exit guard tells a failed commit from other errors (isLmdbCommitFailure).
-  '^src/store/env\\.ts$',
+  '^src/store/lmdb/env\\.ts$',
   // `serve` holds the data folder's lock for the daemon's lifetime, before anything opens the store.
-  '^src/store/folder-lock\\.ts$',
+  '^src/store/lmdb/folder-lock\\.ts$',
   // `store check` reads every page and entry of the store: a check of the file, no resource's verb.
-  '^src/store/check\\.ts$',
+  '^src/store/lmdb/check\\.ts$',
   // `store backup` reports the copy's size and transaction from its meta pages.
-  '^src/store/data-file\\.ts$',
+  '^src/store/lmdb/data-file\\.ts$',
   // A command pointed at a folder without a store says where the folder setting came from
   // (cli/with-store.ts adds that to the store's one-line problem).
-  '^src/store/problems\\.ts$',
+  '^src/store/lmdb/problems\\.ts$',
 ];
 
 module.exports = {
@@ -89,7 +89,7 @@ module.exports = {
       name: 'lmdb-only-in-store-env',
       severity: 'error',
       comment: 'Only src/store/env.ts opens LMDB (STYLE 4); the rest of the store goes through its databases.',
-      from: { pathNot: '^src/store/env\\.ts$' },
+      from: { pathNot: '^src/store/lmdb/env\\.ts$' },
       to: { path: '(^|/)node_modules/lmdb/' },
     },
     {
@@ -97,7 +97,7 @@ module.exports = {
       severity: 'error',
       comment: 'The raw databases (store/databases.ts) are for the verbs of src/store/ only; everything else calls the verbs.',
       from: { pathNot: '^src/store/' },
-      to: { path: '^src/store/databases\\.ts$' },
+      to: { path: '^src/store/lmdb/databases\\.ts$' },
     },
     {
       name: 'domain-is-pure',

@@ -13,10 +13,10 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Store } from '../dist/store/env.js';
-import { appendEventInTxn, lastEventSeq } from '../dist/store/events.js';
-import { ActivityQueries, countEvents, findEvents } from '../dist/store/activity-query.js';
-import { statisticsTotals, utcDay } from '../dist/store/stats.js';
+import { Store } from '../dist/store/lmdb/env.js';
+import { appendEventInTxn, lastEventSeq } from '../dist/store/lmdb/events.js';
+import { ActivityQueries, countEvents, findEvents } from '../dist/store/lmdb/activity-query.js';
+import { statisticsTotals, utcDay } from '../dist/store/lmdb/stats.js';
 import { population, seededRandom } from './lib/fixture.mjs';
 import { measure as measureRead } from './lib/measure.mjs';
 

@@ -15,11 +15,11 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Store } from '../dist/store/env.js';
-import { appendEventInTxn, lastEventSeq } from '../dist/store/events.js';
-import { countEvents, findEvents } from '../dist/store/activity-query.js';
-import { MessageQueries, queueMessageInTxn } from '../dist/store/message-query.js';
-import { statisticsDaySeries, statisticsSeries } from '../dist/store/stats.js';
+import { Store } from '../dist/store/lmdb/env.js';
+import { appendEventInTxn, lastEventSeq } from '../dist/store/lmdb/events.js';
+import { countEvents, findEvents } from '../dist/store/lmdb/activity-query.js';
+import { MessageQueries, queueMessageInTxn } from '../dist/store/lmdb/message-query.js';
+import { statisticsDaySeries, statisticsSeries } from '../dist/store/lmdb/stats.js';
 import { ZoneCalendar } from '../dist/domain/time-zone.js';
 
 /** The day edges of a zone, as the statistics route computes them (one ZoneCalendar per request). */

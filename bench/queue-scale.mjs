@@ -62,9 +62,9 @@ function accepted({ accountId, channel, domains }, i, createdAt) {
 
 /** Fills the stopped daemon's store with `messages` queued messages; returns seconds and MiB. */
 async function fill(dataDir, channelId, domains, { messages, batch }, progress) {
-  const { Store } = await import('../dist/store/env.js');
-  const { commitMessages } = await import('../dist/store/messages.js');
-  const { getChannel } = await import('../dist/store/channel-records.js');
+  const { Store } = await import('../dist/store/lmdb/env.js');
+  const { commitMessages } = await import('../dist/store/lmdb/messages.js');
+  const { getChannel } = await import('../dist/store/lmdb/channel-records.js');
   const store = new Store({ dataDir });
   await store.start();
   try {

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
-import { Store } from '../../dist/store/env.js';
+import { Store } from '../../dist/store/lmdb/env.js';
 
 if (isMainThread && process.env.BENCH_COUNT_FILE) {
   const counts = { leaseScans: 0, dueKeysRead: 0, jobRecordsRead: 0 };

@@ -7,9 +7,9 @@
  * (Message-ID, Date and the multipart boundaries are fixed at intake).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/env.js';
-import { trackingSecret } from '../../src/store/secrets.js';
-import { awaitsSignature, unsignedMessage } from '../../src/store/signing.js';
+import { Store } from '../../src/store/lmdb/env.js';
+import { trackingSecret } from '../../src/store/lmdb/secrets.js';
+import { awaitsSignature, unsignedMessage } from '../../src/store/lmdb/signing.js';
 import type { BuildRequest } from '../../src/submission/ports.js';
 import type { CommittedRequest } from '../../src/submission/finishing.js';
 import { WorkerPool } from '../../src/workers/pool.js';

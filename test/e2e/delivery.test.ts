@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isSuppressed } from '../../src/store/suppressions.js';
+import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import type { TestDaemon } from '../support/daemon.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { TestDns } from '../support/dns-server.js';

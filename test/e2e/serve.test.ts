@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listAccounts } from '../../src/store/accounts.js';
-import { Store } from '../../src/store/env.js';
+import { listAccounts } from '../../src/store/lmdb/accounts.js';
+import { Store } from '../../src/store/lmdb/env.js';
 import { call, startServe, type ServeProcess } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 

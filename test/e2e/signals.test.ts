@@ -11,10 +11,10 @@ import path from 'node:path';
 import tls from 'node:tls';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/env.js';
-import { eventsOfMessage } from '../../src/store/events.js';
-import { getBody, getMessage } from '../../src/store/messages.js';
-import { awaitsSignature } from '../../src/store/signing.js';
+import { Store } from '../../src/store/lmdb/env.js';
+import { eventsOfMessage } from '../../src/store/lmdb/events.js';
+import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
+import { awaitsSignature } from '../../src/store/lmdb/signing.js';
 import { call, freePort, startServe, type ServeProcess } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { findEvents } from '../../src/store/activity-query.js';
-import { createApiKey } from '../../src/store/api-keys.js';
-import { appendEventInTxn } from '../../src/store/events.js';
+import { findEvents } from '../../src/store/lmdb/activity-query.js';
+import { createApiKey } from '../../src/store/lmdb/api-keys.js';
+import { appendEventInTxn } from '../../src/store/lmdb/events.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';

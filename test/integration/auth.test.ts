@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../src/store/api-keys.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../src/store/lmdb/api-keys.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import { newAccount } from '../support/domains.js';
 import { waitFor } from '../support/wait.js';

@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acceptBroadcast, advanceBroadcastInTxn, broadcastEntries, getBroadcast, type BroadcastRecord } from '../../src/store/broadcasts.js';
-import { Store } from '../../src/store/env.js';
+import { acceptBroadcast, advanceBroadcastInTxn, broadcastEntries, getBroadcast, type BroadcastRecord } from '../../src/store/lmdb/broadcasts.js';
+import { Store } from '../../src/store/lmdb/env.js';
 
 let dir: string;
 let store: Store;

@@ -11,8 +11,8 @@ import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
-import { allMessages } from '../../src/store/messages.js';
-import { jobsOfMessage } from '../../src/store/message-jobs.js';
+import { allMessages } from '../../src/store/lmdb/messages.js';
+import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
 
 let dns: TestDns;
 let fast: MxServer;

@@ -5,7 +5,7 @@
  * after it. Ordered by events (the broadcast's cursor in the store), never by timing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getBroadcast } from '../../src/store/broadcasts.js';
+import { getBroadcast } from '../../src/store/lmdb/broadcasts.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';

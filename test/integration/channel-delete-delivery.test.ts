@@ -7,8 +7,8 @@
  * (before the fix, 12 of its MAIL FROM came after the 204).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pendingPurges } from '../../src/store/purge-queue.js';
-import { queueCounts } from '../../src/store/queue.js';
+import { pendingPurges } from '../../src/store/lmdb/purge-queue.js';
+import { queueCounts } from '../../src/store/lmdb/queue.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';

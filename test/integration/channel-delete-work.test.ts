@@ -6,18 +6,18 @@
  * another channel's long history.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { getBroadcast } from '../../src/store/broadcasts.js';
+import { getBroadcast } from '../../src/store/lmdb/broadcasts.js';
 import { envelopeSender } from '../../src/delivery/return-path.js';
 import { ReportMatcher } from '../../src/inbound/report-match.js';
-import { eventsOfMessage } from '../../src/store/events.js';
-import { getBody, getMessage } from '../../src/store/messages.js';
-import { trackingSecret } from '../../src/store/secrets.js';
+import { eventsOfMessage } from '../../src/store/lmdb/events.js';
+import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
+import { trackingSecret } from '../../src/store/lmdb/secrets.js';
 import { recordLinkEvent } from '../../src/tracking/service.js';
-import { jobsOfMessage } from '../../src/store/message-jobs.js';
-import { dueJobIds } from '../../src/store/queue.js';
-import { channelRemains } from '../../src/store/remains.js';
-import { awaitsSignature } from '../../src/store/signing.js';
-import { pendingCount } from '../../src/store/webhook-outbox.js';
+import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
+import { dueJobIds } from '../../src/store/lmdb/queue.js';
+import { channelRemains } from '../../src/store/lmdb/remains.js';
+import { awaitsSignature } from '../../src/store/lmdb/signing.js';
+import { pendingCount } from '../../src/store/lmdb/webhook-outbox.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { holdFinishing } from '../support/hold-finishing.js';

@@ -4,16 +4,16 @@
  * bounded batches that resume after a restart. Other channels keep everything.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/store/api-keys.js';
-import { purgeChannelBatch } from '../../src/store/channel-purge.js';
-import { pendingPurges } from '../../src/store/purge-queue.js';
+import { createApiKey } from '../../src/store/lmdb/api-keys.js';
+import { purgeChannelBatch } from '../../src/store/lmdb/channel-purge.js';
+import { pendingPurges } from '../../src/store/lmdb/purge-queue.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
-import { broadcastRemains, channelRemains } from '../../src/store/remains.js';
-import { dueJobIds, getJob } from '../../src/store/queue.js';
+import { broadcastRemains, channelRemains } from '../../src/store/lmdb/remains.js';
+import { dueJobIds, getJob } from '../../src/store/lmdb/queue.js';
 
 let dns: TestDns;
 let t: TestDaemon;

@@ -6,7 +6,7 @@
  * delivered, and no recipient is suppressed (the address is not at fault).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awaitsSignature, unsignedMessage } from '../../src/store/signing.js';
+import { awaitsSignature, unsignedMessage } from '../../src/store/lmdb/signing.js';
 import type { TestDaemon } from '../support/daemon.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { MxServer } from '../support/mx-server.js';

@@ -6,8 +6,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../src/sessions/service.js';
-import { createApiKey, revokeApiKey } from '../../src/store/api-keys.js';
-import { findDashboardSession } from '../../src/store/dashboard-sessions.js';
+import { createApiKey, revokeApiKey } from '../../src/store/lmdb/api-keys.js';
+import { findDashboardSession } from '../../src/store/lmdb/dashboard-sessions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { channelKey, newAccount } from '../support/domains.js';
 import { waitFor } from '../support/wait.js';

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { AttemptResult } from '../../src/domain/delivery-result.js';
-import { getMessage } from '../../src/store/messages.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
 import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { waitFor } from '../support/wait.js';
 import { maxInWindow } from '../support/windows.js';

@@ -11,7 +11,7 @@ import { ConnectionCache } from '../../src/delivery/connection-cache.js';
 import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import { deliverOverSmtp, type SmtpConnectionCache } from '../../src/delivery/smtp-client.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
-import { getMessage } from '../../src/store/messages.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
 import { openTestStore, queueMessage, rawMessage, TEST_SMTP_TIMEOUTS, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver } from '../support/dns-server.js';

@@ -7,10 +7,10 @@ import type { DeliveryService, DeliveryServiceOptions } from '../../src/delivery
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { EventRecord } from '../../src/domain/types.js';
-import { eventsOfMessage } from '../../src/store/events.js';
-import { getMessage } from '../../src/store/messages.js';
-import { leaseDueJobs } from '../../src/store/queue.js';
-import { isSuppressed } from '../../src/store/suppressions.js';
+import { eventsOfMessage } from '../../src/store/lmdb/events.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
+import { leaseDueJobs } from '../../src/store/lmdb/queue.js';
+import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import { routeTo } from '../support/delivery-rig.js';
 import { CHANNEL, jobsOf, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';

@@ -5,7 +5,7 @@
  * (RFC 7672 2.2: that MX host is not used).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tlsRptCounts } from '../../src/store/tls-rpt.js';
+import { tlsRptCounts } from '../../src/store/lmdb/tls-rpt.js';
 import { daneCerts, DANE_MX, tlsaText } from '../support/dane-certs.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { deliverySettings } from '../support/delivery-rig.js';

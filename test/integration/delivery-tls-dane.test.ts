@@ -5,7 +5,7 @@
  * read from the message details, the TLS-RPT counts from the store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tlsRptCounts } from '../../src/store/tls-rpt.js';
+import { tlsRptCounts } from '../../src/store/lmdb/tls-rpt.js';
 import { daneCerts, tlsaText } from '../support/dane-certs.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { deliverySettings } from '../support/delivery-rig.js';

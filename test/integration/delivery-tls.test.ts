@@ -9,7 +9,7 @@ import { destinationKey } from '../../src/delivery/connection-cache.js';
 import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
-import { getMessage } from '../../src/store/messages.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
 import { jobsOf, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';

@@ -4,8 +4,8 @@
  * (dkimpy and mailauth's) find both signatures valid with the keys the test DNS server publishes.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dbsOf } from '../../src/store/databases.js';
-import { getDomain, getSigningKey, storedDkimSelectors } from '../../src/store/domains.js';
+import { dbsOf } from '../../src/store/lmdb/databases.js';
+import { getDomain, getSigningKey, storedDkimSelectors } from '../../src/store/lmdb/domains.js';
 import type { SendingDomain } from '../../src/domain/sending-domain.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';

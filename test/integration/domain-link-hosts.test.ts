@@ -4,7 +4,7 @@
  * Checked against the in-process DNS server and by reading the stored (signed) message body.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { allMessages } from '../../src/store/messages.js';
+import { allMessages } from '../../src/store/lmdb/messages.js';
 import { signedBody } from '../support/signing.js';
 import { startDaemon, startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';

@@ -10,8 +10,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SendingDomain } from '../../src/domain/sending-domain.js';
 import { DomainRecheck } from '../../src/domains/recheck.js';
 import { createLogger } from '../../src/log/logger.js';
-import { createDomain, getDomain, recordDomainCheck } from '../../src/store/domains.js';
-import { Store } from '../../src/store/env.js';
+import { createDomain, getDomain, recordDomainCheck } from '../../src/store/lmdb/domains.js';
+import { Store } from '../../src/store/lmdb/env.js';
 import { waitFor } from '../support/wait.js';
 
 let dir: string;

@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/env.js';
-import { createDomain, deleteDomain, findDomainByName, getDomain, setPendingKey, type NewDkimKey } from '../../src/store/domains.js';
+import { Store } from '../../src/store/lmdb/env.js';
+import { createDomain, deleteDomain, findDomainByName, getDomain, setPendingKey, type NewDkimKey } from '../../src/store/lmdb/domains.js';
 
 const key = (selector: string): NewDkimKey => ({ selector, algorithm: 'rsa', privateKeyPem: `pem-${selector}`, dnsValue: 'v=DKIM1; k=rsa; p=AAAA' });
 

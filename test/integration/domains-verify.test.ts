@@ -4,7 +4,7 @@
  */
 import crypto from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { getSigningKey, storedDkimSelectors } from '../../src/store/domains.js';
+import { getSigningKey, storedDkimSelectors } from '../../src/store/lmdb/domains.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { HOSTNAME, newDomain, uniqueName, type DnsRecords } from '../support/domains.js';

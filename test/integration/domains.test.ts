@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findSendingDomain, getSigningKey, storedDkimSelectors } from '../../src/store/domains.js';
+import { findSendingDomain, getSigningKey, storedDkimSelectors } from '../../src/store/lmdb/domains.js';
 import { startDaemon, startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { channelKey, HOSTNAME, newAccount, newChannel, newDomain, uniqueName } from '../support/domains.js';

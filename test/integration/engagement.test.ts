@@ -6,14 +6,14 @@
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
-import { eventsOfMessage } from '../../src/store/events.js';
-import { allMessages, getBody, getMessage } from '../../src/store/messages.js';
-import { getSuppression } from '../../src/store/suppressions.js';
+import { eventsOfMessage } from '../../src/store/lmdb/events.js';
+import { allMessages, getBody, getMessage } from '../../src/store/lmdb/messages.js';
+import { getSuppression } from '../../src/store/lmdb/suppressions.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody, verifyDkim } from '../support/signing.js';
-import { purgeMessageInTxn } from '../../src/store/retention.js';
+import { purgeMessageInTxn } from '../../src/store/lmdb/retention.js';
 
 const PUBLIC = 'https://links.postrider-test.net';
 let dns: TestDns;

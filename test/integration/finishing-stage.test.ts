@@ -2,11 +2,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Logger } from 'pino';
 import { AppError } from '../../src/domain/errors.js';
-import { eventsOfMessage } from '../../src/store/events.js';
-import { getBody, getMessage } from '../../src/store/messages.js';
-import { getSuppression } from '../../src/store/suppressions.js';
-import { dueJobIds } from '../../src/store/queue.js';
-import { awaitingSignatureCount, awaitsSignature, oldestAwaitingSignatureMs, pendingSignaturesAfter, storeSignedBodies, unsignedMessage } from '../../src/store/signing.js';
+import { eventsOfMessage } from '../../src/store/lmdb/events.js';
+import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
+import { getSuppression } from '../../src/store/lmdb/suppressions.js';
+import { dueJobIds } from '../../src/store/lmdb/queue.js';
+import { awaitingSignatureCount, awaitsSignature, oldestAwaitingSignatureMs, pendingSignaturesAfter, storeSignedBodies, unsignedMessage } from '../../src/store/lmdb/signing.js';
 import type { DkimKeyRef, FinishRequest } from '../../src/submission/ports.js';
 import { FinishingStage, type FinishingStageOptions } from '../../src/submission/finishing.js';
 import { TaskError } from '../../src/workers/errors.js';

@@ -10,9 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verpRecipient } from '../../src/domain/verp.js';
 import type { MessageRecord } from '../../src/domain/types.js';
-import { getMessage } from '../../src/store/messages.js';
-import { trackingSecret } from '../../src/store/secrets.js';
-import { getSuppression } from '../../src/store/suppressions.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
+import { trackingSecret } from '../../src/store/lmdb/secrets.js';
+import { getSuppression } from '../../src/store/lmdb/suppressions.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import { arf, dsn } from '../support/reports.js';
 import { waitFor } from '../support/wait.js';

@@ -7,8 +7,8 @@
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { InboundProcessor } from '../../src/inbound/processor.js';
-import { getMessage } from '../../src/store/messages.js';
-import { getSuppression } from '../../src/store/suppressions.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
+import { getSuppression } from '../../src/store/lmdb/suppressions.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { arf, dsn } from '../support/reports.js';

@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
-import { getMessage } from '../../src/store/messages.js';
-import { listSuppressions } from '../../src/store/suppressions.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
+import { listSuppressions } from '../../src/store/lmdb/suppressions.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { arf, dsn } from '../support/reports.js';

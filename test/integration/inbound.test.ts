@@ -6,9 +6,9 @@
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
-import { allMessages, getBody, getMessage } from '../../src/store/messages.js';
+import { allMessages, getBody, getMessage } from '../../src/store/lmdb/messages.js';
 import { signedBody } from '../support/signing.js';
-import { getSuppression } from '../../src/store/suppressions.js';
+import { getSuppression } from '../../src/store/lmdb/suppressions.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { arf, dsn } from '../support/reports.js';

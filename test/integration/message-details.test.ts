@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DeliveryJob } from '../../src/domain/types.js';
-import { createApiKey } from '../../src/store/api-keys.js';
-import { appendEventInTxn } from '../../src/store/events.js';
-import { jobsOfMessage } from '../../src/store/message-jobs.js';
-import { getBody, getMessage } from '../../src/store/messages.js';
+import { createApiKey } from '../../src/store/lmdb/api-keys.js';
+import { appendEventInTxn } from '../../src/store/lmdb/events.js';
+import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
+import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
-import { dueMs, requeueInTxn } from '../../src/store/queue.js';
+import { dueMs, requeueInTxn } from '../../src/store/lmdb/queue.js';
 
 let dns: TestDns;
 let t: TestDaemon;

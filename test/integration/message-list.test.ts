@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { createApiKey } from '../../src/store/api-keys.js';
-import { jobsOfMessage } from '../../src/store/message-jobs.js';
-import { dropJob } from '../../src/store/queue-outcome.js';
-import { purgeMessageInTxn } from '../../src/store/retention.js';
+import { createApiKey } from '../../src/store/lmdb/api-keys.js';
+import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
+import { dropJob } from '../../src/store/lmdb/queue-outcome.js';
+import { purgeMessageInTxn } from '../../src/store/lmdb/retention.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { bruteForceEvents, generateEvents, storedEvents, type EventsQuery } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
-import { getMessage } from '../../src/store/messages.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
 
 const DAY = 86_400_000;
 let dns: TestDns;

@@ -6,7 +6,7 @@
  * did is read from the message details (`attempts`), as an operator would.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tlsRptCounts } from '../../src/store/tls-rpt.js';
+import { tlsRptCounts } from '../../src/store/lmdb/tls-rpt.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startPolicyServer, stsDeliverySettings, type PolicyServer } from '../support/mta-sts-server.js';

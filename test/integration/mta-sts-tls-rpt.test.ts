@@ -6,8 +6,8 @@
  * cached policy, else none); the day's TLS-RPT report carries the failure under policy-type sts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { saveStsPolicy } from '../../src/store/mta-sts.js';
-import { tlsRptCounts } from '../../src/store/tls-rpt.js';
+import { saveStsPolicy } from '../../src/store/lmdb/mta-sts.js';
+import { tlsRptCounts } from '../../src/store/lmdb/tls-rpt.js';
 import { buildReport, type TlsRptJson } from '../../src/tls-rpt/report.js';
 import { firstAttempt as sendAndReadFirstAttempt, type Attempt } from '../support/attempts.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';

@@ -23,8 +23,8 @@ import { HttpServer, type HttpContext, type RouteModule } from '../../src/http/s
 import { createLogger } from '../../src/log/logger.js';
 import { Metrics, type MetricsSources } from '../../src/log/metrics.js';
 import { queueSnapshot } from '../../src/ops/queue-snapshot.js';
-import { Store } from '../../src/store/env.js';
-import { leaseDueJobs } from '../../src/store/queue.js';
+import { Store } from '../../src/store/lmdb/env.js';
+import { leaseDueJobs } from '../../src/store/lmdb/queue.js';
 import { openTestStore, queueMessage } from '../support/delivery.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';

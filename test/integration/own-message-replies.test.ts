@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
-import { eventsOfMessage } from '../../src/store/events.js';
-import { getMessage } from '../../src/store/messages.js';
-import { isSuppressed } from '../../src/store/suppressions.js';
+import { eventsOfMessage } from '../../src/store/lmdb/events.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
+import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import { routeTo } from '../support/delivery-rig.js';
 import { CHANNEL, openTestStore, queueMessage, rawMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';

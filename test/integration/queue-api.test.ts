@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DeliveryJob } from '../../src/domain/types.js';
-import { walkQueuedMessages } from '../../src/store/account-queue.js';
-import { dbsOf } from '../../src/store/databases.js';
-import { jobsOfMessage } from '../../src/store/message-jobs.js';
-import { dueJobIds, dueMs, leaseDueJobs, requeueInTxn } from '../../src/store/queue.js';
+import { walkQueuedMessages } from '../../src/store/lmdb/account-queue.js';
+import { dbsOf } from '../../src/store/lmdb/databases.js';
+import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
+import { dueJobIds, dueMs, leaseDueJobs, requeueInTxn } from '../../src/store/lmdb/queue.js';
 import { channelKey, newAccount } from '../support/domains.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';

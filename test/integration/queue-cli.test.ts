@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
-import { dueJobIds } from '../../src/store/queue.js';
+import { dueJobIds } from '../../src/store/lmdb/queue.js';
 
 let t: TestStore;
 let jobIds: string[] = [];

@@ -2,12 +2,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AttemptResult, RecipientResult } from '../../src/domain/delivery-result.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
-import { dbsOf } from '../../src/store/databases.js';
-import { eventsOfMessage } from '../../src/store/events.js';
-import { getMessage } from '../../src/store/messages.js';
-import { getJob, leaseDueJobs, listJobs, nextDueAfter, queueCounts, recoverExpiredLeases, retryJob } from '../../src/store/queue.js';
-import { dropJob, recordOutcome } from '../../src/store/queue-outcome.js';
-import { isSuppressed } from '../../src/store/suppressions.js';
+import { dbsOf } from '../../src/store/lmdb/databases.js';
+import { eventsOfMessage } from '../../src/store/lmdb/events.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
+import { getJob, leaseDueJobs, listJobs, nextDueAfter, queueCounts, recoverExpiredLeases, retryJob } from '../../src/store/lmdb/queue.js';
+import { dropJob, recordOutcome } from '../../src/store/lmdb/queue-outcome.js';
+import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import { DeliveryQueue } from '../../src/queue/delivery-queue.js';
 import { CHANNEL, jobsOf, openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
 

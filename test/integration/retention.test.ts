@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import { RetentionSweeper } from '../../src/retention/sweeper.js';
-import { eventFloor } from '../../src/store/events.js';
-import { jobsOfMessage } from '../../src/store/message-jobs.js';
-import { getBody, getMessage } from '../../src/store/messages.js';
+import { eventFloor } from '../../src/store/lmdb/events.js';
+import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
+import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { asItem, bruteForceEvents, generateEvents, storedEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
-import { indexedEventSeqs, messageJobLinks } from '../../src/store/remains.js';
-import { isRetentionPending } from '../../src/store/retention.js';
-import { dropJob } from '../../src/store/queue-outcome.js';
-import { countHardDnsFailureInTxn, hardDnsFailures } from '../../src/store/dns-failures.js';
+import { indexedEventSeqs, messageJobLinks } from '../../src/store/lmdb/remains.js';
+import { isRetentionPending } from '../../src/store/lmdb/retention.js';
+import { dropJob } from '../../src/store/lmdb/queue-outcome.js';
+import { countHardDnsFailureInTxn, hardDnsFailures } from '../../src/store/lmdb/dns-failures.js';
 
 const DAY = 86_400_000;
 let dns: TestDns;

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService, LEASE_AHEAD_PER_SLOT } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
-import { getMessage } from '../../src/store/messages.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
 import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';

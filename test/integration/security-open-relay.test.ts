@@ -11,7 +11,7 @@ import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
-import { allMessages } from '../../src/store/messages.js';
+import { allMessages } from '../../src/store/lmdb/messages.js';
 
 let dns: TestDns;
 let t: TestDaemon;

@@ -8,8 +8,8 @@
  * reads with A's own keys, so a matrix of blanket refusals could not pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/store/api-keys.js';
-import { isSuppressed } from '../../src/store/suppressions.js';
+import { createApiKey } from '../../src/store/lmdb/api-keys.js';
+import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import { startDaemonWithDns, stopDaemonWithDns, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';

@@ -4,9 +4,9 @@
  * the idempotency key covers the whole batch.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { setAccountState } from '../../src/store/accounts.js';
-import { eventsOfMessage } from '../../src/store/events.js';
-import { countMessages, getMessage } from '../../src/store/messages.js';
+import { setAccountState } from '../../src/store/lmdb/accounts.js';
+import { eventsOfMessage } from '../../src/store/lmdb/events.js';
+import { countMessages, getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';

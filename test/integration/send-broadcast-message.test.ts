@@ -4,8 +4,8 @@
  * the messages of POST /send/broadcast get them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventsOfMessage } from '../../src/store/events.js';
-import { countMessages, getMessage } from '../../src/store/messages.js';
+import { eventsOfMessage } from '../../src/store/lmdb/events.js';
+import { countMessages, getMessage } from '../../src/store/lmdb/messages.js';
 import { newAccount } from '../support/domains.js';
 import { signedBody } from '../support/signing.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';

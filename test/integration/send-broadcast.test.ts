@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { broadcastEntries, getBroadcast } from '../../src/store/broadcasts.js';
+import { broadcastEntries, getBroadcast } from '../../src/store/lmdb/broadcasts.js';
 import type { MessageRecord } from '../../src/domain/types.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
-import { allMessages } from '../../src/store/messages.js';
+import { allMessages } from '../../src/store/lmdb/messages.js';
 import { signedBody } from '../support/signing.js';
 
 let dns: TestDns;

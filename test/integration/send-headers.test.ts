@@ -8,7 +8,7 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
-import { countMessages, getMessage } from '../../src/store/messages.js';
+import { countMessages, getMessage } from '../../src/store/lmdb/messages.js';
 
 let dns: TestDns;
 let t: TestDaemon;

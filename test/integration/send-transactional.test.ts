@@ -1,16 +1,16 @@
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setAccountState } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
-import { eventsOfMessage } from '../../src/store/events.js';
-import { allMessages, countMessages, getMessage } from '../../src/store/messages.js';
+import { setAccountState } from '../../src/store/lmdb/accounts.js';
+import { createApiKey } from '../../src/store/lmdb/api-keys.js';
+import { eventsOfMessage } from '../../src/store/lmdb/events.js';
+import { allMessages, countMessages, getMessage } from '../../src/store/lmdb/messages.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody, verifyDkim } from '../support/signing.js';
-import { jobsOfMessage } from '../../src/store/message-jobs.js';
+import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
 
 let dns: TestDns;
 let t: TestDaemon;

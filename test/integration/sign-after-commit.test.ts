@@ -5,8 +5,8 @@
  * between the commit and the signature loses nothing: the next start signs from the store.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { getBody } from '../../src/store/messages.js';
-import { awaitsSignature } from '../../src/store/signing.js';
+import { getBody } from '../../src/store/lmdb/messages.js';
+import { awaitsSignature } from '../../src/store/lmdb/signing.js';
 import type { TestDaemon } from '../support/daemon.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { TestDns } from '../support/dns-server.js';

@@ -5,7 +5,7 @@
  * and an enhanced code (5.7.1 for a foreign domain, 5.6.0 for a malformed header block).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getMessage } from '../../src/store/messages.js';
+import { getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';

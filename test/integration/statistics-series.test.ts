@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { createApiKey } from '../../src/store/api-keys.js';
-import { appendEventInTxn } from '../../src/store/events.js';
+import { createApiKey } from '../../src/store/lmdb/api-keys.js';
+import { appendEventInTxn } from '../../src/store/lmdb/events.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';

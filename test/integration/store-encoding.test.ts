@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/types.js';
-import { createAccount, getAccount, listAccounts } from '../../src/store/accounts.js';
-import { Store } from '../../src/store/env.js';
+import { createAccount, getAccount, listAccounts } from '../../src/store/lmdb/accounts.js';
+import { Store } from '../../src/store/lmdb/env.js';
 
 const dirs: string[] = [];
 afterEach(() => {

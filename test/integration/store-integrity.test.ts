@@ -9,11 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { inspectDataFile } from '../../src/store/data-file.js';
-import { Store } from '../../src/store/env.js';
-import { MARKER_FILE } from '../../src/store/marker.js';
-import { StoreProblem } from '../../src/store/problems.js';
-import { addSuppressionInTxn, listSuppressions } from '../../src/store/suppressions.js';
+import { inspectDataFile } from '../../src/store/lmdb/data-file.js';
+import { Store } from '../../src/store/lmdb/env.js';
+import { MARKER_FILE } from '../../src/store/lmdb/marker.js';
+import { StoreProblem } from '../../src/store/lmdb/problems.js';
+import { addSuppressionInTxn, listSuppressions } from '../../src/store/lmdb/suppressions.js';
 
 let dir: string;
 

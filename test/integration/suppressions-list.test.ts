@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addSuppressionInTxn } from '../../src/store/suppressions.js';
+import { addSuppressionInTxn } from '../../src/store/lmdb/suppressions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { newAccount } from '../support/domains.js';
 

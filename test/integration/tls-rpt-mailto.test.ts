@@ -17,7 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
-import { addTlsRptCounts, tlsRptReport } from '../../src/store/tls-rpt.js';
+import { addTlsRptCounts, tlsRptReport } from '../../src/store/lmdb/tls-rpt.js';
 import { apiRequest, startDaemon, type TestDaemon } from '../support/daemon.js';
 import { deliverySettings, routeTo } from '../support/delivery-rig.js';
 import { dkimpyAvailable, dkimpyVerify } from '../support/dkimpy.js';

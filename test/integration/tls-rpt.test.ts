@@ -7,7 +7,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
-import { tlsRptCounts, tlsRptReport } from '../../src/store/tls-rpt.js';
+import { tlsRptCounts, tlsRptReport } from '../../src/store/lmdb/tls-rpt.js';
 import { TlsRptService, type TlsRptConfig } from '../../src/tls-rpt/service.js';
 import type { TlsResultInput } from '../../src/tls-rpt/types.js';
 import { openTestStore, type TestStore } from '../support/delivery.js';

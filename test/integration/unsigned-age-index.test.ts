@@ -4,10 +4,10 @@
  * entry with it, and entries written before the index are indexed once at start.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { schedulePurgeInTxn } from '../../src/store/purge-queue.js';
-import { purgeChannelBatch } from '../../src/store/channel-purge.js';
-import { dbsOf } from '../../src/store/databases.js';
-import type { Store } from '../../src/store/env.js';
+import { schedulePurgeInTxn } from '../../src/store/lmdb/purge-queue.js';
+import { purgeChannelBatch } from '../../src/store/lmdb/channel-purge.js';
+import { dbsOf } from '../../src/store/lmdb/databases.js';
+import type { Store } from '../../src/store/lmdb/env.js';
 import {
   awaitingSignatureCount,
   endUnfinished,
@@ -16,7 +16,7 @@ import {
   putPendingSignatureInTxn,
   storeSignedBodies,
   type PendingSignature,
-} from '../../src/store/signing.js';
+} from '../../src/store/lmdb/signing.js';
 import { ACCOUNT, CHANNEL, openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/domain/types.js';
-import { appendEventInTxn } from '../../src/store/events.js';
+import { appendEventInTxn } from '../../src/store/lmdb/events.js';
 import { verifySignature } from '../../src/webhooks/signature.js';
 import { channelKey, newAccount, newChannel } from '../support/domains.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';

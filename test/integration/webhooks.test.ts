@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES, type EventRecord, type EventType } from '../../src/domain/types.js';
-import { appendEventInTxn } from '../../src/store/events.js';
+import { appendEventInTxn } from '../../src/store/lmdb/events.js';
 import { channelKey, newAccount, newChannel } from '../support/domains.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';

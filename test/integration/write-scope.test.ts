@@ -9,9 +9,9 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { Store } from '../../src/store/env.js';
-import { appendEventInTxn, firstSeqAtClock, lastEventSeq } from '../../src/store/events.js';
-import { statisticsSeries, statisticsTotals } from '../../src/store/stats.js';
+import { Store } from '../../src/store/lmdb/env.js';
+import { appendEventInTxn, firstSeqAtClock, lastEventSeq } from '../../src/store/lmdb/events.js';
+import { statisticsSeries, statisticsTotals } from '../../src/store/lmdb/stats.js';
 import { TAGS, rng } from '../support/events.js';
 
 const HOUR = 3_600_000;

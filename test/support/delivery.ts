@@ -13,9 +13,9 @@ import { DeliveryService, type DeliveryServiceOptions } from '../../src/delivery
 import { domainOf } from '../../src/domain/address.js';
 import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
-import { Store } from '../../src/store/env.js';
-import { commitMessages } from '../../src/store/messages.js';
-import { jobsOfMessage } from '../../src/store/message-jobs.js';
+import { Store } from '../../src/store/lmdb/env.js';
+import { commitMessages } from '../../src/store/lmdb/messages.js';
+import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
 
 export const ACCOUNT = 'acc-1';
 export const CHANNEL = 'ch-1';

@@ -3,8 +3,8 @@
  * through the API (publishing their records: sending.ts).
  */
 import { expect } from 'vitest';
-import { createAccount } from '../../src/store/accounts.js';
-import { createApiKey } from '../../src/store/api-keys.js';
+import { createAccount } from '../../src/store/lmdb/accounts.js';
+import { createApiKey } from '../../src/store/lmdb/api-keys.js';
 import type { AccountState } from '../../src/domain/types.js';
 import type { TestDaemon } from './daemon.js';
 import type { DnsRecordJson } from './sending.js';

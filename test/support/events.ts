@@ -4,8 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EVENT_TYPES, type EventRecord, type EventType, type MailType } from '../../src/domain/types.js';
-import type { Store } from '../../src/store/env.js';
-import { appendEventInTxn, eventFloor, getEvent, lastEventSeq } from '../../src/store/events.js';
+import type { Store } from '../../src/store/lmdb/env.js';
+import { appendEventInTxn, eventFloor, getEvent, lastEventSeq } from '../../src/store/lmdb/events.js';
 
 /** mulberry32: a small seeded PRNG, so failures reproduce. */
 export function rng(seed: number): () => number {

@@ -5,9 +5,9 @@
  */
 import { Resolver } from 'node:dns/promises';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import type { Store } from '../../src/store/env.js';
-import { getBody } from '../../src/store/messages.js';
-import { awaitsSignature } from '../../src/store/signing.js';
+import type { Store } from '../../src/store/lmdb/env.js';
+import { getBody } from '../../src/store/lmdb/messages.js';
+import { awaitsSignature } from '../../src/store/lmdb/signing.js';
 import type { TestDns } from './dns-server.js';
 import { waitFor } from './wait.js';
 

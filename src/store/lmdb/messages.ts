@@ -11,9 +11,9 @@
  * has what intake knew (no rendered html or text of a template, an estimated size) until then.
  */
 import { randomUUID } from 'node:crypto';
-import { domainOf } from '../domain/address.js';
-import { AppError } from '../domain/errors.js';
-import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
+import { domainOf } from '../../domain/address.js';
+import { AppError } from '../../domain/errors.js';
+import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { indexClientMessageIdInTxn } from './client-message-ids.js';

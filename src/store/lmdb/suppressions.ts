@@ -1,5 +1,5 @@
 /** Suppression lists: per channel and mail type (DESIGN.md). */
-import type { MailType, SuppressionReason, SuppressionRecord } from '../domain/types.js';
+import type { MailType, SuppressionReason, SuppressionRecord } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';

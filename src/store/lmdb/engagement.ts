@@ -4,7 +4,7 @@
  * one durable transaction holding the event (with its statistics counters, appendEventInTxn)
  * and the suppression it implies, so a crash never leaves one without the other.
  */
-import type { EventRecord, EventType, MailSource, MailType, MessageRecord, SuppressionReason } from '../domain/types.js';
+import type { EventRecord, EventType, MailSource, MailType, MessageRecord, SuppressionReason } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';

@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { domainToASCII } from 'node:url';
-import { AppError } from '../domain/errors.js';
-import type { ExpectedRecord } from '../domain/return-path.js';
+import { AppError } from '../../domain/errors.js';
+import type { ExpectedRecord } from '../../domain/return-path.js';
 import {
   applyCheck,
   keySelectors,
@@ -20,13 +20,13 @@ import {
   type DomainKey,
   type LinkHostKind,
   type SendingDomain,
-} from '../domain/sending-domain.js';
-import { dkimHost } from '../domain/dkim-record.js';
+} from '../../domain/sending-domain.js';
+import { dkimHost } from '../../domain/dkim-record.js';
 import { getChannel, getChannelRecord } from './channel-records.js';
 import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
-import { deepFreeze } from '../domain/deep-freeze.js';
+import { deepFreeze } from '../../domain/deep-freeze.js';
 
 /** A freshly generated key, as the domain service hands it over. */
 export interface NewDkimKey {

@@ -12,8 +12,8 @@
  * A leaf module of the store (it imports no other store verbs but the leaf channel-records.ts),
  * so webhooks.ts and events.ts can both use it without an import cycle.
  */
-import type { EventRecord } from '../domain/types.js';
-import { EMPTY_STATUS, payloadsOf, webhookWants, type OutboxEntry, type Webhook, type WebhookStatus } from '../domain/webhook.js';
+import type { EventRecord } from '../../domain/types.js';
+import { EMPTY_STATUS, payloadsOf, webhookWants, type OutboxEntry, type Webhook, type WebhookStatus } from '../../domain/webhook.js';
 import { randomUUID } from 'node:crypto';
 import { deletedChannels } from './channel-records.js';
 import { cachesOf, dbsOf } from './databases.js';

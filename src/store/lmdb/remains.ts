@@ -4,7 +4,7 @@
  * every place the data could be left in. Each costs a walk over whole databases: for checks and
  * operators, never for a request.
  */
-import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
+import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';

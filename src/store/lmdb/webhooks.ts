@@ -4,9 +4,9 @@
  * to the account (payloadSigningKey) and it is never logged.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AppError } from '../domain/errors.js';
-import type { EventType } from '../domain/types.js';
-import { EMPTY_STATUS, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
+import { AppError } from '../../domain/errors.js';
+import type { EventType } from '../../domain/types.js';
+import { EMPTY_STATUS, type Webhook, type WebhookHeader, type WebhookStatus } from '../../domain/webhook.js';
 import { getChannelRecord } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';

@@ -3,7 +3,7 @@
  * areas whose cleanup channels.ts runs on channel deletion can read channels without an import
  * cycle. channels.ts re-exports these.
  */
-import type { Channel } from '../domain/types.js';
+import type { Channel } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 

@@ -21,8 +21,8 @@
  *
  * The tombstone stays (domains list the channel as `deleted: true`); the entry goes when done.
  */
-import type { DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
-import type { OutboxEntry, Webhook } from '../domain/webhook.js';
+import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
+import type { OutboxEntry, Webhook } from '../../domain/webhook.js';
 import { forgetClientMessageIdInTxn } from './client-message-ids.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';

@@ -6,8 +6,8 @@
  * never match another account's message. Messages committed before this index existed have no
  * entry (reports about them are matched by the other keys, or counted as unmatched).
  */
-import type { MessageRecord } from '../domain/types.js';
-import { isWhiteSpace } from '../domain/white-space.js';
+import type { MessageRecord } from '../../domain/types.js';
+import { isWhiteSpace } from '../../domain/white-space.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';

@@ -1,5 +1,5 @@
 /** A message's delivery jobs, through the `messageJobs` index written with the jobs. */
-import type { DeliveryJob } from '../domain/types.js';
+import type { DeliveryJob } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';

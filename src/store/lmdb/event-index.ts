@@ -3,7 +3,7 @@
  * (appendEventInTxn) and the remover (retention) derive an event's index keys from the event
  * itself through indexKeysOf, so the two can never disagree.
  */
-import type { EventRecord } from '../domain/types.js';
+import type { EventRecord } from '../../domain/types.js';
 
 /** a: account, c: channel, r: recipient, t: tag, m: mail type, e: event type. */
 export type IndexKind = 'a' | 'c' | 'r' | 't' | 'm' | 'e';

@@ -13,7 +13,7 @@
  * the body of a queued message is never removed. Its later events (delivered, opened...) age
  * out on their own.
  */
-import type { DeliveryJob, MessageRecord } from '../domain/types.js';
+import type { DeliveryJob, MessageRecord } from '../../domain/types.js';
 import { forgetClientMessageIdInTxn } from './client-message-ids.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';

@@ -15,7 +15,7 @@ import { jobsOfMessage } from './message-jobs.js';
 import { pageAfter } from './page-after.js';
 import { dueMs, putDueInTxn } from './queue.js';
 import { closeJobOfMessageInTxn, eventFactory } from './queue-outcome.js';
-import type { DeliveryJob, MessageRecord } from '../domain/types.js';
+import type { DeliveryJob, MessageRecord } from '../../domain/types.js';
 
 /**
  * What is left to do: the message's account, the d= domain whose current key signs it (absent:

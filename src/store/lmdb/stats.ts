@@ -28,7 +28,7 @@
  * written before the quarter-hour databases existed have no quarter hours: a daily series places
  * them on UTC days, an hourly one not at all.
  */
-import type { EventRecord, EventType, MailType } from '../domain/types.js';
+import type { EventRecord, EventType, MailType } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import { hiddenChannels } from './purge-queue.js';
 import type { Store } from './env.js';

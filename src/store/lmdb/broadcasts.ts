@@ -6,7 +6,7 @@
  * does not render, a composition that failed for good after the commit), or, after a cancel, as
  * never expanded; nothing is capped or kept only in memory.
  */
-import type { AddressValue, DeliveryJob, MessageRecord } from '../domain/types.js';
+import type { AddressValue, DeliveryJob, MessageRecord } from '../../domain/types.js';
 import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';

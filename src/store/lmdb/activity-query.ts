@@ -21,7 +21,7 @@
  * units (then returns what it has, `partial`, with `after` where it stopped), and totalCount
  * walks at most COUNT_BUDGET units (then extrapolates, `totalCountExact: false`).
  */
-import type { EventRecord, EventType, MailType } from '../domain/types.js';
+import type { EventRecord, EventType, MailType } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { indexPrefix, type IndexKind } from './event-index.js';

@@ -13,7 +13,7 @@
  * queue members with one key lookup each. Counting: queued is counted over the queue; sent is
  * (all messages − queued).
  */
-import type { EventRecord, MessageRecord } from '../domain/types.js';
+import type { EventRecord, MessageRecord } from '../../domain/types.js';
 import { ActivityQueries, type ActivityFilter, type ActivityPage, type PageOptions } from './activity-query.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';

@@ -4,7 +4,7 @@
  * only the verbs of src/store/ reach it, through cachesOf (databases.ts).
  */
 import { LRUCache } from 'lru-cache';
-import type { SendingDomain } from '../domain/sending-domain.js';
+import type { SendingDomain } from '../../domain/sending-domain.js';
 
 /** A decoded domain record with the exact stored bytes it was decoded from. */
 export interface DecodedDomain {

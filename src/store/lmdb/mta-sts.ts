@@ -4,7 +4,7 @@
  * for a missing TXT record until it expires; a cache lost at every restart would let whoever
  * can suppress that record during a restart turn enforcement off.
  */
-import type { StsPolicy } from '../mta-sts/policy.js';
+import type { StsPolicy } from '../../mta-sts/policy.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 

@@ -6,8 +6,8 @@
  * (store/channel-purge.ts) in that same transaction.
  */
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../domain/errors.js';
-import type { Channel, DeliveryType, Tracking } from '../domain/types.js';
+import { AppError } from '../../domain/errors.js';
+import type { Channel, DeliveryType, Tracking } from '../../domain/types.js';
 import { removeChannelKeysInTxn } from './api-keys.js';
 import { dbsOf } from './databases.js';
 import { schedulePurgeInTxn } from './purge-queue.js';

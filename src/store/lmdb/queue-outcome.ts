@@ -6,9 +6,9 @@
  * open-job count. Also the operator's drop, which ends a job the same way (a bounced event with
  * the reason), so nothing disappears silently.
  */
-import type { AttemptResult, RecipientResult } from '../domain/delivery-result.js';
-import { definedOnly } from '../domain/defined.js';
-import type { DeliveryAttempt, DeliveryJob, EventRecord, MessageRecord } from '../domain/types.js';
+import type { AttemptResult, RecipientResult } from '../../domain/delivery-result.js';
+import { definedOnly } from '../../domain/defined.js';
+import type { DeliveryAttempt, DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';

@@ -7,7 +7,7 @@
  * (docs/delivery.md, "Bounces and suppressions"). Per account, so one account's sends never decide
  * another account's suppressions.
  */
-import type { RecipientResult } from '../domain/delivery-result.js';
+import type { RecipientResult } from '../../domain/delivery-result.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { pageAfter } from './page-after.js';

@@ -15,7 +15,7 @@
  * The writes apply the operator's verbs (queue.ts retryJobInTxn, queue-outcome.ts dropJobInTxn)
  * to the jobs of one message, in one write.
  */
-import type { DeliveryJob, EventRecord } from '../domain/types.js';
+import type { DeliveryJob, EventRecord } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { getEvent } from './events.js';

@@ -8,7 +8,7 @@
  * Keys (db tlsRpt): ['c', day, policyDomain, policyKey] → StoredCounts,
  * ['r', day, policyDomain] → TlsRptReport. day is 'YYYY-MM-DD' (UTC), so keys sort by day.
  */
-import type { FailureCount, PolicyCounts } from '../tls-rpt/types.js';
+import type { FailureCount, PolicyCounts } from '../../tls-rpt/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';

@@ -9,7 +9,7 @@
  * from the record and the lease time doubles as the lease token: an outcome is only recorded
  * by the holder of the current lease.
  */
-import type { DeliveryJob } from '../domain/types.js';
+import type { DeliveryJob } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { deletedChannels } from './channel-records.js';

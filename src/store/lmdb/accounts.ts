@@ -1,6 +1,6 @@
 /** Store verbs for accounts. */
 import { randomUUID } from 'node:crypto';
-import type { Account, AccountState } from '../domain/types.js';
+import type { Account, AccountState } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 

@@ -14,7 +14,7 @@
  * event raises it, [clockMs, seq] goes into `eventClock`. "The first seq whose clock reaches T"
  * is then one seek, which turns startDate/endDate into a seq range (store/activity-query.ts).
  */
-import type { EventRecord } from '../domain/types.js';
+import type { EventRecord } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { eventTimeMs, indexKeysOf } from './event-index.js';

@@ -5,7 +5,7 @@
  * service (sessions/service.ts) ends it when that key is revoked or deleted.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Principal } from '../domain/types.js';
+import type { Principal } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 

@@ -4,8 +4,8 @@
  * its hash means no secret is ever compared byte by byte in JavaScript.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { AppError } from '../domain/errors.js';
-import type { ApiKey } from '../domain/types.js';
+import { AppError } from '../../domain/errors.js';
+import type { ApiKey } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
