@@ -15,10 +15,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createAccount, listAccounts } from './store/accounts.js';
-import { createApiKey } from './store/api-keys.js';
-import { clearInitialKeyPending, isBootstrapped, isInitialKeyPending, markBootstrapped } from './store/bootstrap-state.js';
-import type { Store } from './store/env.js';
+import { createAccount, listAccounts } from './store/lmdb/accounts.js';
+import { createApiKey } from './store/lmdb/api-keys.js';
+import { clearInitialKeyPending, isBootstrapped, isInitialKeyPending, markBootstrapped } from './store/lmdb/bootstrap-state.js';
+import type { Store } from './store/lmdb/env.js';
 
 export interface InitialCredentials {
   accountId: string;

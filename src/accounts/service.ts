@@ -3,8 +3,8 @@
  * between pending, active and suspended only by the operator; the API has no account routes.
  */
 import type { Account, AccountState } from '../domain/types.js';
-import { createAccount, listAccounts, setAccountState } from '../store/accounts.js';
-import type { Store } from '../store/env.js';
+import { createAccount, listAccounts, setAccountState } from '../store/lmdb/accounts.js';
+import type { Store } from '../store/lmdb/env.js';
 
 export function create(store: Store, input: { name: string; state: AccountState }): Promise<Account> {
   return createAccount(store, input);

@@ -7,14 +7,14 @@ import { AppError } from '../domain/errors.js';
 import { splitMessage, unfoldedUtf8Value } from '../domain/raw-headers.js';
 import type { DeliveryAttempt, DeliveryType, EventRecord, MessageRecord, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
-import { ActivityQueries, type ActivityFilter, type ActivityPage, type PageOptions } from '../store/activity-query.js';
-import { getChannelRecord } from '../store/channels.js';
-import type { Store } from '../store/env.js';
-import { accountOfMessageEvents, eventsOfMessage } from '../store/events.js';
-import { jobsOfMessage } from '../store/message-jobs.js';
-import { MessageQueries, type MessageFilter, type MessageListItem } from '../store/message-query.js';
-import { getBody, getMessage } from '../store/messages.js';
-import { counterOf } from '../store/stats.js';
+import { ActivityQueries, type ActivityFilter, type ActivityPage, type PageOptions } from '../store/lmdb/activity-query.js';
+import { getChannelRecord } from '../store/lmdb/channels.js';
+import type { Store } from '../store/lmdb/env.js';
+import { accountOfMessageEvents, eventsOfMessage } from '../store/lmdb/events.js';
+import { jobsOfMessage } from '../store/lmdb/message-jobs.js';
+import { MessageQueries, type MessageFilter, type MessageListItem } from '../store/lmdb/message-query.js';
+import { getBody, getMessage } from '../store/lmdb/messages.js';
+import { counterOf } from '../store/lmdb/stats.js';
 import type { MessageDetails } from '../domain/wire.js';
 
 /** A message list item with the delivery type it was sent with. */

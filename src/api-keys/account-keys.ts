@@ -10,9 +10,9 @@ import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
 import type { ApiKey, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
-import { createApiKey, getApiKey, liveKeysOf, revokeApiKey } from '../store/api-keys.js';
-import { getChannel } from '../store/channels.js';
-import type { Store } from '../store/env.js';
+import { createApiKey, getApiKey, liveKeysOf, revokeApiKey } from '../store/lmdb/api-keys.js';
+import { getChannel } from '../store/lmdb/channels.js';
+import type { Store } from '../store/lmdb/env.js';
 
 export interface ApiKeyServiceDeps {
   store: Store;

@@ -4,10 +4,10 @@
  * the CLI maps it to its message without reading the store itself.
  */
 import type { ApiKey } from '../domain/types.js';
-import { getAccount } from '../store/accounts.js';
-import { createApiKey, listApiKeys, revokeApiKey } from '../store/api-keys.js';
-import { getChannel } from '../store/channels.js';
-import type { Store } from '../store/env.js';
+import { getAccount } from '../store/lmdb/accounts.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../store/lmdb/api-keys.js';
+import { getChannel } from '../store/lmdb/channels.js';
+import type { Store } from '../store/lmdb/env.js';
 
 export type CreateKeyOutcome =
   | { result: 'ok'; key: ApiKey; /** The secret, returned exactly once. */ token: string }

@@ -3,8 +3,8 @@
  * in constant time (store/api-keys.ts findApiKeyByToken); the HTTP adapter parses the header.
  */
 import type { Principal } from '../domain/types.js';
-import { findApiKeyByToken } from '../store/api-keys.js';
-import type { Store } from '../store/env.js';
+import { findApiKeyByToken } from '../store/lmdb/api-keys.js';
+import type { Store } from '../store/lmdb/env.js';
 
 /** The principal of a valid key; undefined for an unknown or revoked one. */
 export function principalOfToken(store: Store, token: string): Principal | undefined {

@@ -8,10 +8,10 @@ import { AppError } from '../domain/errors.js';
 import type { AddressValue, Principal, Tracking } from '../domain/types.js';
 import type { BroadcastCommon } from '../submission/broadcast.js';
 import type { BroadcastStatus, BroadcastSummary } from '../domain/wire.js';
-import type { Store } from '../store/env.js';
-import { getChannelRecord } from '../store/channels.js';
+import type { Store } from '../store/lmdb/env.js';
+import { getChannelRecord } from '../store/lmdb/channels.js';
 import { channelFor } from '../channels/service.js';
-import { broadcastCounters } from '../store/broadcast-stats.js';
+import { broadcastCounters } from '../store/lmdb/broadcast-stats.js';
 import {
   broadcastCompleted,
   broadcastFailures,
@@ -20,8 +20,8 @@ import {
   getBroadcast,
   listChannelBroadcasts,
   type BroadcastRecord,
-} from '../store/broadcasts.js';
-import type { StatCounters } from '../store/stats.js';
+} from '../store/lmdb/broadcasts.js';
+import type { StatCounters } from '../store/lmdb/stats.js';
 
 export type { BroadcastStatus, BroadcastSummary };
 export const BROADCAST_STATUSES: readonly BroadcastStatus[] = ['accepted', 'processing', 'completed', 'canceled'];

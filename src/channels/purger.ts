@@ -5,9 +5,9 @@
  * interrupted by a stop or a crash resumes at the next start. The timer is unref()'d.
  */
 import type { Logger } from 'pino';
-import type { Store } from '../store/env.js';
-import { purgeChannelBatch } from '../store/channel-purge.js';
-import { pendingPurges } from '../store/purge-queue.js';
+import type { Store } from '../store/lmdb/env.js';
+import { purgeChannelBatch } from '../store/lmdb/channel-purge.js';
+import { pendingPurges } from '../store/lmdb/purge-queue.js';
 
 export interface ChannelPurgerOptions {
   store: Store;

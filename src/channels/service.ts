@@ -8,8 +8,8 @@ import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/uuid.js';
 import type { Channel, DeliveryType, Principal, Tracking } from '../domain/types.js';
-import type { Store } from '../store/env.js';
-import { createChannel, deleteChannel, getChannelRecord, listChannels, updateChannel, type ChannelFilter } from '../store/channels.js';
+import type { Store } from '../store/lmdb/env.js';
+import { createChannel, deleteChannel, getChannelRecord, listChannels, updateChannel, type ChannelFilter } from '../store/lmdb/channels.js';
 import type { ChannelPurger } from './purger.js';
 
 export interface ChannelInput {

@@ -16,7 +16,7 @@
  */
 import type { Logger } from '../log/logger.js';
 import { settledWithin } from '../domain/settle.js';
-import { isLmdbCommitFailure } from '../store/env.js';
+import { isLmdbCommitFailure } from '../store/lmdb/env.js';
 
 /** EX_SOFTWARE (sysexits.h): an internal error; systemd restarts the unit (Restart=on-failure). */
 export const EXIT_FATAL = 70;

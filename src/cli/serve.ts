@@ -9,7 +9,7 @@ import { Daemon } from '../daemon.js';
 import type { Config } from '../config/schema.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { SdNotifier } from '../ops/sd-notify.js';
-import { FolderLock } from '../store/folder-lock.js';
+import { FolderLock } from '../store/lmdb/folder-lock.js';
 import { parse, type CommandIo } from './args.js';
 import { ExitGuard } from './exit-guard.js';
 

@@ -2,9 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
-import { checkStore, type StoreReport } from '../store/check.js';
-import { inspectDataFile } from '../store/data-file.js';
-import { Store } from '../store/env.js';
+import { checkStore, type StoreReport } from '../store/lmdb/check.js';
+import { inspectDataFile } from '../store/lmdb/data-file.js';
+import { Store } from '../store/lmdb/env.js';
 import { parse, table, UsageError, type CommandIo } from './args.js';
 
 const USAGE = `Usage:

@@ -7,8 +7,8 @@
  */
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { Store } from '../store/env.js';
-import { StoreProblem } from '../store/problems.js';
+import { Store } from '../store/lmdb/env.js';
+import { StoreProblem } from '../store/lmdb/problems.js';
 import type { CommandIo } from './args.js';
 
 export async function withStore<T>(io: CommandIo, configPath: string | undefined, fn: (store: Store, config: Config) => Promise<T>): Promise<T> {

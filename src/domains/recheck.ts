@@ -8,8 +8,8 @@
  * for stop between domains.
  */
 import type { Logger } from '../log/logger.js';
-import { domainsToRecheck, getDomain } from '../store/domains.js';
-import type { Store } from '../store/env.js';
+import { domainsToRecheck, getDomain } from '../store/lmdb/domains.js';
+import type { Store } from '../store/lmdb/env.js';
 import type { DomainService } from './service.js';
 
 export interface DomainRecheckOptions {

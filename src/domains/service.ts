@@ -28,7 +28,7 @@ import {
   type DkimAlgorithm, type DnsRecordState, type DomainKey, type LinkHostKind, type SendingDomain } from '../domain/sending-domain.js';
 import type { DeliveryType, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
-import { getChannelRecord } from '../store/channels.js';
+import { getChannelRecord } from '../store/lmdb/channels.js';
 import {
   addRsaCompanion,
   countAccountDomains,
@@ -44,8 +44,8 @@ import {
   setPendingKey,
   type DomainFilter,
   type NewDkimKey,
-} from '../store/domains.js';
-import type { Store } from '../store/env.js';
+} from '../store/lmdb/domains.js';
+import type { Store } from '../store/lmdb/env.js';
 import { checkDomain, type DomainDns } from './checks.js';
 import { generateDkimKeyAsync, generateKeySet, type KeyGenerator } from './keygen.js';
 

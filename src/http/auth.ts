@@ -15,7 +15,7 @@ import { principalOfToken } from '../api-keys/service.js';
 import { AppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 import { principalOfSession } from '../sessions/service.js';
-import type { Store } from '../store/env.js';
+import type { Store } from '../store/lmdb/env.js';
 
 export const SESSION_COOKIE = 'postrider_session';
 /** The header a dashboard request carries with the cookie (lower case, as Node gives headers). */

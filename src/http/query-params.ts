@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { channelFor } from '../channels/service.js';
 import { FieldErrorList } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
-import type { Store } from '../store/env.js';
+import type { Store } from '../store/lmdb/env.js';
 import { isUuid } from '../domain/uuid.js';
 import { fieldErrorsFromAjv, type AjvErrorLike } from './problem.js';
 import { splitList } from './schemas.js';

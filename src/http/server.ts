@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { AppError, ERROR_CATALOGUE, isAppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
-import type { Store } from '../store/env.js';
+import type { Store } from '../store/lmdb/env.js';
 import { authenticate } from './auth.js';
 import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
 import { registerRateLimits } from './rate-limit.js';

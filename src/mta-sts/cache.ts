@@ -22,8 +22,8 @@
 import fs from 'node:fs';
 import { normalizeName, type DnsResolver } from '../dns/resolver.js';
 import type { Logger } from '../log/logger.js';
-import type { Store } from '../store/env.js';
-import { cachedStsPolicy, saveStsPolicy, type CachedStsPolicy } from '../store/mta-sts.js';
+import type { Store } from '../store/lmdb/env.js';
+import { cachedStsPolicy, saveStsPolicy, type CachedStsPolicy } from '../store/lmdb/mta-sts.js';
 import type { AddressLookups } from '../webhooks/targets.js';
 import { PolicyFetcher, type FetchFailureKind } from './fetcher.js';
 import { mxAllowed as policyAllowsMx, parsePolicy, type StsMode } from './policy.js';

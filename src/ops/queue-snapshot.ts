@@ -4,8 +4,8 @@
  * ten jobs as with a million.
  */
 import type { QueueSnapshot } from '../log/metrics.js';
-import type { Store } from '../store/env.js';
-import { dueMs, listJobs, queueCounts } from '../store/queue.js';
+import type { Store } from '../store/lmdb/env.js';
+import { dueMs, listJobs, queueCounts } from '../store/lmdb/queue.js';
 
 export function queueSnapshot(store: Store, nowMs: number): QueueSnapshot {
   const counts = queueCounts(store, nowMs);

@@ -29,9 +29,9 @@ import {
   walkQueuedMessages,
   type MessageJobsOutcome,
   type QueuedMessage,
-} from '../store/account-queue.js';
-import type { Store } from '../store/env.js';
-import { getMessage } from '../store/messages.js';
+} from '../store/lmdb/account-queue.js';
+import type { Store } from '../store/lmdb/env.js';
+import { getMessage } from '../store/lmdb/messages.js';
 
 /**
  * Queued messages one GET /queue looks at, at most (oldest first). Each costs about 25 µs of CPU

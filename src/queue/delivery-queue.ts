@@ -4,15 +4,15 @@
  * delivery/ away from store/ (DESIGN: delivery may import queue, not store).
  */
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
-import type { Store } from '../store/env.js';
-import { isChannelDeleted } from '../store/channel-records.js';
-import { getBody, getMessage } from '../store/messages.js';
-import { discardLeasedJobs, leaseDueJobs, nextDueAfter, recoverExpiredLeases, releaseJob, type LeaseOptions, type LeaseResult } from '../store/queue.js';
-import { recordOutcome, recordOutcomes, type RecordOutcomeInput, type RecordedOutcome } from '../store/queue-outcome.js';
-import { ensureTrackingSecret, trackingSecret } from '../store/secrets.js';
+import type { Store } from '../store/lmdb/env.js';
+import { isChannelDeleted } from '../store/lmdb/channel-records.js';
+import { getBody, getMessage } from '../store/lmdb/messages.js';
+import { discardLeasedJobs, leaseDueJobs, nextDueAfter, recoverExpiredLeases, releaseJob, type LeaseOptions, type LeaseResult } from '../store/lmdb/queue.js';
+import { recordOutcome, recordOutcomes, type RecordOutcomeInput, type RecordedOutcome } from '../store/lmdb/queue-outcome.js';
+import { ensureTrackingSecret, trackingSecret } from '../store/lmdb/secrets.js';
 
-export type { DueKey, LeaseOptions, LeaseResult } from '../store/queue.js';
-export type { RecordOutcomeInput, RecordedOutcome } from '../store/queue-outcome.js';
+export type { DueKey, LeaseOptions, LeaseResult } from '../store/lmdb/queue.js';
+export type { RecordOutcomeInput, RecordedOutcome } from '../store/lmdb/queue-outcome.js';
 
 interface PendingOutcome {
   input: RecordOutcomeInput;

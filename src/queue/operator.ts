@@ -4,10 +4,10 @@
  * CLI shows the outcome without reading the store itself.
  */
 import type { DeliveryJob } from '../domain/types.js';
-import type { Store } from '../store/env.js';
-import { dropJob } from '../store/queue-outcome.js';
-import { getJob, listJobs, queueCounts, retryJob, type JobListState, type OperatorResult, type QueueCounts } from '../store/queue.js';
-import { awaitingSignatureCount } from '../store/signing.js';
+import type { Store } from '../store/lmdb/env.js';
+import { dropJob } from '../store/lmdb/queue-outcome.js';
+import { getJob, listJobs, queueCounts, retryJob, type JobListState, type OperatorResult, type QueueCounts } from '../store/lmdb/queue.js';
+import { awaitingSignatureCount } from '../store/lmdb/signing.js';
 
 export type { JobListState, OperatorResult, QueueCounts };
 

@@ -7,9 +7,9 @@
  * The timer is unref()'d: the sweeper never keeps the process alive.
  */
 import type { Logger } from 'pino';
-import { sweepDnsFailuresBatch, type DnsFailureKey } from '../store/dns-failures.js';
-import type { Store } from '../store/env.js';
-import { sweepRetentionBatch } from '../store/retention.js';
+import { sweepDnsFailuresBatch, type DnsFailureKey } from '../store/lmdb/dns-failures.js';
+import type { Store } from '../store/lmdb/env.js';
+import { sweepRetentionBatch } from '../store/lmdb/retention.js';
 
 const DAY_MS = 86_400_000;
 

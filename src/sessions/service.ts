@@ -10,7 +10,7 @@
 import { AppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 import { principalOfToken } from '../api-keys/service.js';
-import { findLiveApiKey } from '../store/api-keys.js';
+import { findLiveApiKey } from '../store/lmdb/api-keys.js';
 import {
   createDashboardSession,
   findDashboardSession,
@@ -18,8 +18,8 @@ import {
   sweepDashboardSessions,
   touchDashboardSession,
   type DashboardSession,
-} from '../store/dashboard-sessions.js';
-import type { Store } from '../store/env.js';
+} from '../store/lmdb/dashboard-sessions.js';
+import type { Store } from '../store/lmdb/env.js';
 
 /** A session lasts at most 12 hours, whatever its use (a working day). */
 export const SESSION_ABSOLUTE_MS = 12 * 3_600_000;

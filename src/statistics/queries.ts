@@ -3,8 +3,8 @@
  * the pre-aggregated counters (store/stats.ts), never over events. The scope reaches it checked
  * against the caller (channels/service.ts channelFor).
  */
-import type { Store } from '../store/env.js';
-import { statisticsDaySeries, statisticsSeries, statisticsTotals, utcDay, type StatTotals } from '../store/stats.js';
+import type { Store } from '../store/lmdb/env.js';
+import { statisticsDaySeries, statisticsSeries, statisticsTotals, utcDay, type StatTotals } from '../store/lmdb/stats.js';
 
 export interface StatisticsScope {
   accountId: string;

@@ -25,7 +25,7 @@ import {
   type TemplateInput,
 } from '../domain/send-rules.js';
 import type { Channel, Principal, Tracking } from '../domain/types.js';
-import { acceptBroadcast, type BroadcastRecord } from '../store/broadcasts.js';
+import { acceptBroadcast, type BroadcastRecord } from '../store/lmdb/broadcasts.js';
 import { resolveSendChannel } from './channel.js';
 import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount } from './policy.js';

@@ -4,8 +4,8 @@
  */
 import { AppError } from '../domain/errors.js';
 import type { Channel, Principal } from '../domain/types.js';
-import { getChannelRecord } from '../store/channels.js';
-import type { Store } from '../store/env.js';
+import { getChannelRecord } from '../store/lmdb/channels.js';
+import type { Store } from '../store/lmdb/env.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -5,8 +5,8 @@
  */
 import type { Config } from '../config/schema.js';
 import type { PublicUrl } from '../domain/public-url.js';
-import type { Store } from '../store/env.js';
-import type { AcceptedMessage } from '../store/messages.js';
+import type { Store } from '../store/lmdb/env.js';
+import type { AcceptedMessage } from '../store/lmdb/messages.js';
 import type { IdempotencyGate } from './idempotency.js';
 import type { DomainRegistry, MessageBuilder } from './ports.js';
 

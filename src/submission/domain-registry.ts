@@ -1,6 +1,6 @@
 /** The store's domain verbs as submission's DomainRegistry port. */
-import type { Store } from '../store/env.js';
-import { findSendingDomain, getSigningKey, hasActiveKey } from '../store/domains.js';
+import type { Store } from '../store/lmdb/env.js';
+import { findSendingDomain, getSigningKey, hasActiveKey } from '../store/lmdb/domains.js';
 import type { DkimKeyRef, DomainRegistry, SenderDomain } from './ports.js';
 
 export class StoreDomainRegistry implements DomainRegistry {

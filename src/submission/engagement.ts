@@ -11,9 +11,9 @@ import { domainOf } from '../domain/address.js';
 import { linkBaseUrl } from '../domain/link-hosts.js';
 import { returnPathHost } from '../domain/return-path.js';
 import type { MailType, Tracking } from '../domain/types.js';
-import { getChannelRecord } from '../store/channels.js';
-import { findDomainByName } from '../store/domains.js';
-import { trackingSecret } from '../store/secrets.js';
+import { getChannelRecord } from '../store/lmdb/channels.js';
+import { findDomainByName } from '../store/lmdb/domains.js';
+import { trackingSecret } from '../store/lmdb/secrets.js';
 import type { EngagementInput } from '../workers/engagement.js';
 import type { SubmissionDeps } from './deps.js';
 

@@ -1,4 +1,4 @@
-import { awaitsFinishing, commitMessages, type CommitInput } from '../store/messages.js';
+import { awaitsFinishing, commitMessages, type CommitInput } from '../store/lmdb/messages.js';
 import type { SubmissionDeps } from './deps.js';
 
 /**

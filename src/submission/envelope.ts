@@ -6,7 +6,7 @@
  */
 import { recipientKey } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
-import { isSuppressed } from '../store/suppressions.js';
+import { isSuppressed } from '../store/lmdb/suppressions.js';
 import type { SubmissionDeps } from './deps.js';
 import { allowedSender } from './header-senders.js';
 import { assertMaySend, isDenied } from './policy.js';

@@ -4,7 +4,7 @@
  * policy reads in one place.
  */
 import { isAppError } from '../domain/errors.js';
-import type { FinishingTries, UnfinishedFailure } from '../store/signing.js';
+import type { FinishingTries, UnfinishedFailure } from '../store/lmdb/signing.js';
 import { isInputError, TaskError } from '../workers/errors.js';
 
 /**

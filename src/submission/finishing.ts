@@ -20,10 +20,10 @@
 import type { Logger } from 'pino';
 import { definedOnly } from '../domain/defined.js';
 import type { MessageRecord } from '../domain/types.js';
-import { failComposedEntryInTxn } from '../store/broadcasts.js';
-import type { Store } from '../store/env.js';
-import { trackingSecret } from '../store/secrets.js';
-import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, recordFinishingTries, storeSignedBodies, unsignedMessage, type FinishedMessage } from '../store/signing.js';
+import { failComposedEntryInTxn } from '../store/lmdb/broadcasts.js';
+import type { Store } from '../store/lmdb/env.js';
+import { trackingSecret } from '../store/lmdb/secrets.js';
+import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, recordFinishingTries, storeSignedBodies, unsignedMessage, type FinishedMessage } from '../store/lmdb/signing.js';
 import { classify, ComposedTooLarge, countFailure, failureCode, keptTries, unfinishedFailure, waitAfter, type Failures, type RetryPolicy } from './finishing-failures.js';
 import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
 

@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
-import type { Store } from '../store/env.js';
-import { getIdempotency, type IdempotencyRecord } from '../store/idempotency.js';
+import type { Store } from '../store/lmdb/env.js';
+import { getIdempotency, type IdempotencyRecord } from '../store/lmdb/idempotency.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 3_600_000;
 

@@ -6,9 +6,9 @@
 import { domainOf } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
 import type { Account, MailType } from '../domain/types.js';
-import { getAccount } from '../store/accounts.js';
-import type { Store } from '../store/env.js';
-import { isSuppressed } from '../store/suppressions.js';
+import { getAccount } from '../store/lmdb/accounts.js';
+import type { Store } from '../store/lmdb/env.js';
+import { isSuppressed } from '../store/lmdb/suppressions.js';
 
 export function sendingAccount(store: Store, accountId: string): Account {
   const account = getAccount(store, accountId);

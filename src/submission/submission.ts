@@ -5,7 +5,7 @@
  * AppError to the wire.
  */
 import type { Logger } from 'pino';
-import { sweepIdempotency } from '../store/idempotency.js';
+import { sweepIdempotency } from '../store/lmdb/idempotency.js';
 import type { SubmissionDeps } from './deps.js';
 import { checkEnvelopeRecipient, checkEnvelopeSender } from './envelope.js';
 import { IdempotencyGate } from './idempotency.js';

@@ -5,8 +5,8 @@
  */
 import { principalOfToken } from '../api-keys/service.js';
 import type { Channel, Principal } from '../domain/types.js';
-import { getChannel } from '../store/channels.js';
-import type { Store } from '../store/env.js';
+import { getChannel } from '../store/lmdb/channels.js';
+import type { Store } from '../store/lmdb/env.js';
 
 export interface Submitter {
   principal: Principal;

@@ -27,7 +27,7 @@ import {
   type TemplateInput,
 } from '../domain/send-rules.js';
 import type { Account, Channel, MailType, Principal, Tracking } from '../domain/types.js';
-import type { AcceptedMessage, CommitInput } from '../store/messages.js';
+import type { AcceptedMessage, CommitInput } from '../store/lmdb/messages.js';
 import { resolveSendChannel } from './channel.js';
 import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';

@@ -7,8 +7,8 @@
 import { channelFor } from '../channels/service.js';
 import { normalizeEmail } from '../domain/address.js';
 import type { MailType, Principal, SuppressionReason, SuppressionRecord } from '../domain/types.js';
-import type { Store } from '../store/env.js';
-import { addSuppressionInTxn, pageSuppressions, removeSuppressionInTxn } from '../store/suppressions.js';
+import type { Store } from '../store/lmdb/env.js';
+import { addSuppressionInTxn, pageSuppressions, removeSuppressionInTxn } from '../store/lmdb/suppressions.js';
 
 export interface SuppressionChange {
   channelId: string;

@@ -19,8 +19,8 @@
  * ordinary message, with its delivery, bounces and retries in the activity of the channel.
  */
 import { AppError, type ErrorCode } from '../domain/errors.js';
-import { getChannel } from '../store/channels.js';
-import type { Store } from '../store/env.js';
+import { getChannel } from '../store/lmdb/channels.js';
+import type { Store } from '../store/lmdb/env.js';
 import type { Submission } from '../submission/submission.js';
 import type { Submitter } from '../submission/submitter.js';
 import { mailtoRecipient } from './mailto.js';

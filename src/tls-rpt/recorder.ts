@@ -5,7 +5,7 @@
  * is drained is gone from here; a caller whose write fails puts it back with restore().
  */
 import { normalizeName } from '../dns/resolver.js';
-import { failureKey, policyKey } from '../store/tls-rpt.js';
+import { failureKey, policyKey } from '../store/lmdb/tls-rpt.js';
 import type { FailureCount, PolicyCounts, TlsFailure, TlsResultInput } from './types.js';
 
 export function utcDay(ms: number): string {

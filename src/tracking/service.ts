@@ -7,13 +7,13 @@
  */
 import { AppError } from '../domain/errors.js';
 import { verifyToken, type TokenClaims, type TokenKind } from '../domain/tracking-token.js';
-import { isChannelDeleted } from '../store/channel-records.js';
-import { getChannel } from '../store/channels.js';
-import { recordEngagement, recordResubscribe, recordUnsubscribe, subjectOf, type EventSubject } from '../store/engagement.js';
-import type { Store } from '../store/env.js';
-import { getMessage } from '../store/messages.js';
-import { trackingSecret } from '../store/secrets.js';
-import { getSuppression } from '../store/suppressions.js';
+import { isChannelDeleted } from '../store/lmdb/channel-records.js';
+import { getChannel } from '../store/lmdb/channels.js';
+import { recordEngagement, recordResubscribe, recordUnsubscribe, subjectOf, type EventSubject } from '../store/lmdb/engagement.js';
+import type { Store } from '../store/lmdb/env.js';
+import { getMessage } from '../store/lmdb/messages.js';
+import { trackingSecret } from '../store/lmdb/secrets.js';
+import { getSuppression } from '../store/lmdb/suppressions.js';
 
 /** Where the event came from: {ip, userAgent}, and `link` for clicks. */
 export type ClientDetails = Record<string, unknown>;

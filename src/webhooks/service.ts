@@ -14,8 +14,8 @@ import { optionalEnumField } from '../domain/optional-body.js';
 import { EVENT_TYPES, type EventType, type Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { isReservedHeader, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
-import type { Store } from '../store/env.js';
-import { pendingCount } from '../store/webhook-outbox.js';
+import type { Store } from '../store/lmdb/env.js';
+import { pendingCount } from '../store/lmdb/webhook-outbox.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -26,7 +26,7 @@ import {
   regenerateSigningKey,
   updateWebhook,
   type WebhookFilter,
-} from '../store/webhooks.js';
+} from '../store/lmdb/webhooks.js';
 import { postWebhook, type PostFn } from './http-post.js';
 import { RESPONSE_BYTES, sendSigned } from './request.js';
 import type { WebhookTargets } from './targets.js';
