@@ -49,6 +49,8 @@ const CLI_STORE_ENTRIES = [
   // Store: every command that reads the store opens it and stops it (cli/with-store.ts), and the
   // exit guard tells a failed commit from other errors (isLmdbCommitFailure).
   '^src/store/lmdb/env\\.ts$',
+  // The engine the commands open (the store port over the LMDB environment).
+  '^src/store/lmdb/engine\\.ts$',
   // `serve` holds the data folder's lock for the daemon's lifetime, before anything opens the store.
   '^src/store/lmdb/folder-lock\\.ts$',
   // `store check` reads every page and entry of the store: a check of the file, no resource's verb.

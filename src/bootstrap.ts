@@ -18,7 +18,7 @@ import path from 'node:path';
 import { createAccount, listAccounts } from './store/lmdb/accounts.js';
 import { createApiKey } from './store/lmdb/api-keys.js';
 import { clearInitialKeyPending, isBootstrapped, isInitialKeyPending, markBootstrapped } from './store/lmdb/bootstrap-state.js';
-import type { Store } from './store/lmdb/env.js';
+import type { LmdbStore } from './store/lmdb/engine.js';
 
 export interface InitialCredentials {
   accountId: string;
@@ -26,7 +26,7 @@ export interface InitialCredentials {
   file: string;
 }
 
-export async function bootstrapIfEmpty(store: Store, dataDir: string): Promise<InitialCredentials | null> {
+export async function bootstrapIfEmpty(store: LmdbStore, dataDir: string): Promise<InitialCredentials | null> {
   if (isBootstrapped(store) || listAccounts(store).length > 0) return unshownCredentials(store, dataDir);
   const account = await createAccount(store, { name: 'default', state: 'active' });
   const { token } = await createApiKey(store, { accountId: account.id, channelId: null, name: 'initial' });
@@ -38,7 +38,7 @@ export async function bootstrapIfEmpty(store: Store, dataDir: string): Promise<I
 }
 
 /** The initial key of an earlier start that never got as far as printing it, if any. */
-function unshownCredentials(store: Store, dataDir: string): InitialCredentials | null {
+function unshownCredentials(store: LmdbStore, dataDir: string): InitialCredentials | null {
   if (!isInitialKeyPending(store)) return null;
   const file = path.join(dataDir, 'initial-api-key');
   let apiKey: string;
@@ -52,6 +52,6 @@ function unshownCredentials(store: Store, dataDir: string): InitialCredentials |
 }
 
 /** `postrider serve` printed the initial key after a successful start: never print it again. */
-export async function markInitialKeyShown(store: Store): Promise<void> {
+export async function markInitialKeyShown(store: LmdbStore): Promise<void> {
   await clearInitialKeyPending(store);
 }

@@ -42,7 +42,7 @@ import { TlsRptService } from './tls-rpt/service.js';
 import { InboundListener } from './inbound/listener.js';
 import { InboundProcessor } from './inbound/processor.js';
 import { MtaStsPolicies } from './mta-sts/cache.js';
-import { Store } from './store/lmdb/env.js';
+import { LmdbStore } from './store/lmdb/engine.js';
 import { awaitsFinishing } from './store/lmdb/messages.js';
 import { ensureTrackingSecret } from './store/lmdb/secrets.js';
 import { awaitingSignatureCount, indexPendingSignatures, oldestAwaitingSignatureMs } from './store/lmdb/signing.js';
@@ -77,7 +77,7 @@ export interface Component {
  */
 export class Daemon {
   // Foundation
-  readonly store: Store;
+  readonly store: LmdbStore;
   /** config.publicUrl, or derived from the port the HTTP API bound (domain/public-url.ts). */
   readonly publicUrl: PublicUrl;
 
@@ -120,7 +120,7 @@ export class Daemon {
     readonly config: Config,
     readonly logger: Logger,
   ) {
-    this.store = new Store({ dataDir: config.dataDir });
+    this.store = new LmdbStore({ dataDir: config.dataDir });
     this.publicUrl = new PublicUrl({ configured: config.publicUrl, http: config.http, hostname: config.hostname, boundPort: () => this.http.port });
     this.metrics = this.buildMetrics();
 

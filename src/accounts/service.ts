@@ -4,17 +4,17 @@
  */
 import type { Account, AccountState } from '../domain/types.js';
 import { createAccount, listAccounts, setAccountState } from '../store/lmdb/accounts.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 
-export function create(store: Store, input: { name: string; state: AccountState }): Promise<Account> {
+export function create(store: LmdbStore, input: { name: string; state: AccountState }): Promise<Account> {
   return createAccount(store, input);
 }
 
-export function list(store: Store): Account[] {
+export function list(store: LmdbStore): Account[] {
   return listAccounts(store);
 }
 
 /** The updated account; undefined for an unknown id. */
-export function setState(store: Store, id: string, state: AccountState): Promise<Account | undefined> {
+export function setState(store: LmdbStore, id: string, state: AccountState): Promise<Account | undefined> {
   return setAccountState(store, id, state);
 }

@@ -9,7 +9,7 @@ import type { DeliveryAttempt, DeliveryType, EventRecord, MessageRecord, Princip
 import { isUuid } from '../domain/uuid.js';
 import { ActivityQueries, type ActivityFilter, type ActivityPage, type PageOptions } from '../store/lmdb/activity-query.js';
 import { getChannelRecord } from '../store/lmdb/channels.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { accountOfMessageEvents, eventsOfMessage } from '../store/lmdb/events.js';
 import { jobsOfMessage } from '../store/lmdb/message-jobs.js';
 import { MessageQueries, type MessageFilter, type MessageListItem } from '../store/lmdb/message-query.js';
@@ -47,7 +47,7 @@ export class ActivityReads {
   private readonly events: ActivityQueries;
   private readonly messages: MessageQueries;
 
-  constructor(private readonly store: Store) {
+  constructor(private readonly store: LmdbStore) {
     this.events = new ActivityQueries(store);
     this.messages = new MessageQueries(store);
   }
@@ -107,7 +107,7 @@ export function headerFieldsOf(raw: Buffer): HeaderFieldValue[] {
  * channel's 403; a deleted channel's messages are gone from its 204 on, even before the purger
  * reaches them (404). Also the queue's (queue/account-queue.ts).
  */
-export function visibleMessage(store: Store, p: Principal, id: string): MessageRecord {
+export function visibleMessage(store: LmdbStore, p: Principal, id: string): MessageRecord {
   const m = isUuid(id) ? getMessage(store, id.toLowerCase()) : undefined;
   if (!m) throw new AppError('not_found', `Message ${id} does not exist`);
   checkMessageScope(p, m);

@@ -12,10 +12,10 @@ import type { ApiKey, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { createApiKey, getApiKey, liveKeysOf, revokeApiKey } from '../store/lmdb/api-keys.js';
 import { getChannel } from '../store/lmdb/channels.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 
 export interface ApiKeyServiceDeps {
-  store: Store;
+  store: LmdbStore;
   /** limits.apiKeysPerAccount: live keys an account may hold. */
   maxPerAccount: number;
 }

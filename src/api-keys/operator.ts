@@ -7,7 +7,7 @@ import type { ApiKey } from '../domain/types.js';
 import { getAccount } from '../store/lmdb/accounts.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../store/lmdb/api-keys.js';
 import { getChannel } from '../store/lmdb/channels.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 
 export type CreateKeyOutcome =
   | { result: 'ok'; key: ApiKey; /** The secret, returned exactly once. */ token: string }
@@ -15,7 +15,7 @@ export type CreateKeyOutcome =
   | { result: 'no_channel' };
 
 /** An account-level key (channelId null) or a key of one channel of the account. */
-export async function createKey(store: Store, input: { accountId: string; channelId: string | null; name?: string }): Promise<CreateKeyOutcome> {
+export async function createKey(store: LmdbStore, input: { accountId: string; channelId: string | null; name?: string }): Promise<CreateKeyOutcome> {
   if (!getAccount(store, input.accountId)) return { result: 'no_account' };
   if (input.channelId) {
     const channel = getChannel(store, input.channelId);
@@ -26,11 +26,11 @@ export async function createKey(store: Store, input: { accountId: string; channe
 }
 
 /** Every key (revoked ones too), optionally of one account and/or channel. */
-export function listKeys(store: Store, filter: { accountId?: string; channelId?: string }): ApiKey[] {
+export function listKeys(store: LmdbStore, filter: { accountId?: string; channelId?: string }): ApiKey[] {
   return listApiKeys(store, filter);
 }
 
 /** The revoked key (revoking twice keeps the first revocation); undefined for an unknown id. */
-export function revoke(store: Store, id: string): Promise<ApiKey | undefined> {
+export function revoke(store: LmdbStore, id: string): Promise<ApiKey | undefined> {
   return revokeApiKey(store, id);
 }

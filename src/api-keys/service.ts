@@ -4,10 +4,10 @@
  */
 import type { Principal } from '../domain/types.js';
 import { findApiKeyByToken } from '../store/lmdb/api-keys.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 
 /** The principal of a valid key; undefined for an unknown or revoked one. */
-export function principalOfToken(store: Store, token: string): Principal | undefined {
+export function principalOfToken(store: LmdbStore, token: string): Principal | undefined {
   const key = findApiKeyByToken(store, token);
   return key ? { keyId: key.id, accountId: key.accountId, channelId: key.channelId } : undefined;
 }

@@ -8,7 +8,7 @@ import { AppError } from '../domain/errors.js';
 import type { AddressValue, Principal, Tracking } from '../domain/types.js';
 import type { BroadcastCommon } from '../submission/broadcast.js';
 import type { BroadcastStatus, BroadcastSummary } from '../domain/wire.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { getChannelRecord } from '../store/lmdb/channels.js';
 import { channelFor } from '../channels/service.js';
 import { broadcastCounters } from '../store/lmdb/broadcast-stats.js';
@@ -51,7 +51,7 @@ export interface Page {
   offset: number;
 }
 
-export function statusOf(store: Store, b: BroadcastRecord): BroadcastStatus {
+export function statusOf(store: LmdbStore, b: BroadcastRecord): BroadcastStatus {
   if (b.canceledAt) return 'canceled';
   if (broadcastCompleted(store, b)) return 'completed';
   return b.cursor === 0 ? 'accepted' : 'processing';
@@ -63,17 +63,17 @@ export function statusOf(store: Store, b: BroadcastRecord): BroadcastStatus {
  * left the queue (delivered, bounced, expired, dropped or canceled). Entries a cancel kept from
  * being expanded are not handled.
  */
-function completionOf(store: Store, b: BroadcastRecord): string {
+function completionOf(store: LmdbStore, b: BroadcastRecord): string {
   // Records of an older version count no finished messages: there, expanded is handled.
   const handled = b.failed === undefined ? b.cursor : b.skipped + b.failed + broadcastCounters(store, b.id).finished;
   return `${b.total === 0 ? 100 : Math.floor((Math.min(handled, b.total) * 100) / b.total)}%`;
 }
 
-function summary(store: Store, b: Record_): BroadcastSummary {
+function summary(store: LmdbStore, b: Record_): BroadcastSummary {
   return { id: b.id, createdAt: b.createdAt, status: statusOf(store, b), subject: b.common.template.subject ?? '', completion: completionOf(store, b), messages: b.total };
 }
 
-function detail(store: Store, b: Record_): BroadcastDetail {
+function detail(store: LmdbStore, b: Record_): BroadcastDetail {
   const c = b.common;
   const counters = broadcastCounters(store, b.id);
   return {
@@ -96,7 +96,7 @@ function detail(store: Store, b: Record_): BroadcastDetail {
 }
 
 /** The broadcast if the principal may see it: unknown 404; another account's or channel's 403. */
-function broadcastFor(store: Store, p: Principal, id: string): Record_ {
+function broadcastFor(store: LmdbStore, p: Principal, id: string): Record_ {
   const b = getBroadcast<BroadcastCommon>(store, id.toLowerCase());
   if (!b) throw new AppError('not_found', `Broadcast ${id} does not exist`);
   if (b.accountId !== p.accountId || (p.channelId && p.channelId !== b.channelId)) {
@@ -108,7 +108,7 @@ function broadcastFor(store: Store, p: Principal, id: string): Record_ {
 }
 
 export function listBroadcasts(
-  store: Store,
+  store: LmdbStore,
   p: Principal,
   q: Page & { channelId: string; status?: BroadcastStatus; subject?: string },
 ): { totalCount: number; results: BroadcastSummary[] } {
@@ -124,11 +124,11 @@ export function listBroadcasts(
   return { totalCount: page.totalCount, results: page.results.map((b) => summary(store, b as Record_)) };
 }
 
-export function retrieveBroadcast(store: Store, p: Principal, id: string): BroadcastDetail {
+export function retrieveBroadcast(store: LmdbStore, p: Principal, id: string): BroadcastDetail {
   return detail(store, broadcastFor(store, p, id));
 }
 
-export function listFailures(store: Store, p: Principal, id: string, page: Page) {
+export function listFailures(store: LmdbStore, p: Principal, id: string, page: Page) {
   const b = broadcastFor(store, p, id);
   const { totalCount, results } = broadcastFailures(store, b.id, page);
   return {
@@ -137,13 +137,13 @@ export function listFailures(store: Store, p: Principal, id: string, page: Page)
   };
 }
 
-export function listSuppressed(store: Store, p: Principal, id: string, page: Page): { totalCount: number; results: string[] } {
+export function listSuppressed(store: LmdbStore, p: Principal, id: string, page: Page): { totalCount: number; results: string[] } {
   const b = broadcastFor(store, p, id);
   return broadcastSuppressions(store, b.id, page);
 }
 
 /** Cancels (idempotent on a canceled broadcast); a completed one is 409 conflict. */
-export async function cancel(store: Store, p: Principal, id: string, now = new Date()): Promise<BroadcastDetail> {
+export async function cancel(store: LmdbStore, p: Principal, id: string, now = new Date()): Promise<BroadcastDetail> {
   const b = broadcastFor(store, p, id);
   const r = await cancelBroadcast(store, b.id, now);
   if (r.status === 'completed') throw new AppError('conflict', `Broadcast ${b.id} is completed; there is nothing left to cancel`);

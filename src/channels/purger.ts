@@ -5,12 +5,12 @@
  * interrupted by a stop or a crash resumes at the next start. The timer is unref()'d.
  */
 import type { Logger } from 'pino';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { purgeChannelBatch } from '../store/lmdb/channel-purge.js';
 import { pendingPurges } from '../store/lmdb/purge-queue.js';
 
 export interface ChannelPurgerOptions {
-  store: Store;
+  store: LmdbStore;
   logger: Logger;
   /** Removals per transaction. */
   batch?: number;

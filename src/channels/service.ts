@@ -8,7 +8,7 @@ import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/uuid.js';
 import type { Channel, DeliveryType, Principal, Tracking } from '../domain/types.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { createChannel, deleteChannel, getChannelRecord, listChannels, updateChannel, type ChannelFilter } from '../store/lmdb/channels.js';
 import type { ChannelPurger } from './purger.js';
 
@@ -19,7 +19,7 @@ export interface ChannelInput {
 }
 
 export interface ChannelServiceOptions {
-  store: Store;
+  store: LmdbStore;
   purger: Pick<ChannelPurger, 'kick'>;
   /** config.limits.channelsPerAccount */
   maxPerAccount: number;
@@ -77,7 +77,7 @@ export class ChannelService {
  * Unknown (or malformed) id: 404 channel_not_found; another account's or another channel's: 403.
  * A deleted channel is 404 too: spec 4.5 removes all its data (store/channel-purge.ts).
  */
-export function channelFor(store: Store, p: Principal, id: string): Channel {
+export function channelFor(store: LmdbStore, p: Principal, id: string): Channel {
   const c = isUuid(id) ? getChannelRecord(store, id.toLowerCase()) : undefined;
   if (!c) throw notFound(id);
   if (c.accountId !== p.accountId || (p.channelId && p.channelId !== c.id)) {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../config/load.js';
 import { checkStore, type StoreReport } from '../store/lmdb/check.js';
 import { inspectDataFile } from '../store/lmdb/data-file.js';
-import { Store } from '../store/lmdb/env.js';
+import { LmdbStore } from '../store/lmdb/engine.js';
 import { parse, table, UsageError, type CommandIo } from './args.js';
 
 const USAGE = `Usage:
@@ -35,7 +35,7 @@ export async function storeCommand(argv: string[], io: CommandIo): Promise<numbe
   if (!dir) throw new UsageError('DIR is required', USAGE);
   const target = path.resolve(dir);
   if (fs.existsSync(path.join(target, 'data.mdb'))) throw new UsageError(`${path.join(target, 'data.mdb')} exists already; give a new or empty folder`, USAGE);
-  const store = new Store({ dataDir, readOnly: true });
+  const store = new LmdbStore({ dataDir, readOnly: true });
   await store.start();
   let copy: string;
   try {

@@ -7,13 +7,13 @@
  */
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { Store } from '../store/lmdb/env.js';
+import { LmdbStore } from '../store/lmdb/engine.js';
 import { StoreProblem } from '../store/lmdb/problems.js';
 import type { CommandIo } from './args.js';
 
-export async function withStore<T>(io: CommandIo, configPath: string | undefined, fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
+export async function withStore<T>(io: CommandIo, configPath: string | undefined, fn: (store: LmdbStore, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig({ configPath, env: io.env });
-  const store = new Store({ dataDir: config.dataDir, mustExist: true });
+  const store = new LmdbStore({ dataDir: config.dataDir, mustExist: true });
   try {
     await store.start();
   } catch (err) {

@@ -25,7 +25,7 @@ import { systemClock, type Clock } from '../queue/clock.js';
 import { WorkLoop } from '../queue/work-loop.js';
 import { Pacer, RateLimiter } from '../queue/rate-limiter.js';
 import { DeliveryQueue, type DueKey, type RecordedOutcome } from '../queue/delivery-queue.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { AddressPolicy } from './address-policy.js';
 import { mxAttempt, type AttemptFn } from './attempt.js';
 import type { StsPolicySource } from './sts-routing.js';
@@ -47,7 +47,7 @@ export type DeliverySettings = Pick<Config, 'delivery' | 'hostname'> & {
 };
 
 export interface DeliveryServiceOptions {
-  store: Store;
+  store: LmdbStore;
   config: DeliverySettings;
   /** A started DnsResolver (or anything with its mx/a/aaaa). */
   resolver: MxLookups;

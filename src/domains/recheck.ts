@@ -9,11 +9,11 @@
  */
 import type { Logger } from '../log/logger.js';
 import { domainsToRecheck, getDomain } from '../store/lmdb/domains.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import type { DomainService } from './service.js';
 
 export interface DomainRecheckOptions {
-  store: Store;
+  store: LmdbStore;
   domains: Pick<DomainService, 'verify'>;
   intervalMs: number;
   logger: Logger;

@@ -45,7 +45,7 @@ import {
   type DomainFilter,
   type NewDkimKey,
 } from '../store/lmdb/domains.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { checkDomain, type DomainDns } from './checks.js';
 import { generateDkimKeyAsync, generateKeySet, type KeyGenerator } from './keygen.js';
 
@@ -75,7 +75,7 @@ export interface CurrentRecords {
 }
 
 export interface DomainServiceOptions {
-  store: Store;
+  store: LmdbStore;
   dns: DomainDns;
   settings: DomainSettings;
   logger: Logger;
@@ -85,7 +85,7 @@ export interface DomainServiceOptions {
 }
 
 export class DomainService {
-  private readonly store: Store;
+  private readonly store: LmdbStore;
   private readonly dns: DomainDns;
   private readonly settings: DomainSettings;
   private readonly logger: Logger;

@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { channelFor } from '../channels/service.js';
 import { FieldErrorList } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { isUuid } from '../domain/uuid.js';
 import { fieldErrorsFromAjv, type AjvErrorLike } from './problem.js';
 import { splitList } from './schemas.js';
@@ -21,7 +21,7 @@ export function text(v: unknown): string | undefined {
 }
 
 /** The id of a channel named in a query, if the principal may read it (channels/service.ts channelFor). */
-export function channelInScope(store: Store, p: Principal, id: string): string {
+export function channelInScope(store: LmdbStore, p: Principal, id: string): string {
   return channelFor(store, p, id).id;
 }
 

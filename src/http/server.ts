@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { AppError, ERROR_CATALOGUE, isAppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { authenticate } from './auth.js';
 import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
 import { registerRateLimits } from './rate-limit.js';
@@ -50,7 +50,7 @@ export type HttpSettings = Pick<Config, 'hostname' | 'publicUrl' | 'http' | 'api
 
 export interface HttpContext {
   config: HttpSettings;
-  store: Store;
+  store: LmdbStore;
   logger: Logger;
   /** Base of problem `type` links and OpenAPI `servers`; default: config.publicUrl or this server's own address. */
   publicUrl?: PublicUrl;

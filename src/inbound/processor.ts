@@ -35,7 +35,7 @@ import { verifyUnsubscribeLocalPart } from '../domain/tracking-token.js';
 import { parseVerp } from '../domain/verp.js';
 import type { Metrics } from '../log/metrics.js';
 import { recordAsyncBounce, recordComplaint, recordUnsubscribe, subjectOf } from '../store/lmdb/engagement.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { getMessage } from '../store/lmdb/messages.js';
 import { trackingSecret } from '../store/lmdb/secrets.js';
 import { feedbackReport, type FeedbackReport } from './arf.js';
@@ -59,7 +59,7 @@ export interface Outcome {
 }
 
 export interface InboundDeps {
-  store: Store;
+  store: LmdbStore;
   returnPathLabel: string;
   /** Where unmatched reports are counted (postrider_inbound_reports_unmatched_total). */
   metrics?: Pick<Metrics, 'recordUnmatchedReport'>;

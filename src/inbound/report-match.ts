@@ -27,7 +27,7 @@ import { listAccounts } from '../store/lmdb/accounts.js';
 import { isChannelDeleted } from '../store/lmdb/channel-records.js';
 import { bareMessageId, messagesByClientMessageId } from '../store/lmdb/client-message-ids.js';
 import { findDomainByName } from '../store/lmdb/domains.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { getMessage } from '../store/lmdb/messages.js';
 import { trackingSecret } from '../store/lmdb/secrets.js';
 
@@ -54,7 +54,7 @@ export type MatchKey = 'original-mail-from' | 'return-path' | 'envelope' | 'mess
 export type Match = { message: MessageRecord; via: MatchKey; recipient?: string } | { message?: undefined; reason: 'no-key-matched' | 'ambiguous' };
 
 export class ReportMatcher {
-  constructor(private readonly deps: { store: Store; returnPathLabel: string }) {}
+  constructor(private readonly deps: { store: LmdbStore; returnPathLabel: string }) {}
 
   match(keys: ReportKeys, rcptTo: readonly string[]): Match {
     const hosts = new Set(rcptTo.map(hostOf));

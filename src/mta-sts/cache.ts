@@ -22,7 +22,7 @@
 import fs from 'node:fs';
 import { normalizeName, type DnsResolver } from '../dns/resolver.js';
 import type { Logger } from '../log/logger.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { cachedStsPolicy, saveStsPolicy, type CachedStsPolicy } from '../store/lmdb/mta-sts.js';
 import type { AddressLookups } from '../webhooks/targets.js';
 import { PolicyFetcher, type FetchFailureKind } from './fetcher.js';
@@ -67,7 +67,7 @@ export interface MtaStsConfig {
 }
 
 export interface MtaStsPoliciesOptions {
-  store: Store;
+  store: LmdbStore;
   resolver: AddressLookups & Pick<DnsResolver, 'txtParsed'>;
   config: MtaStsConfig;
   allowPrivate: boolean;

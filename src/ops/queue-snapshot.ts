@@ -4,10 +4,10 @@
  * ten jobs as with a million.
  */
 import type { QueueSnapshot } from '../log/metrics.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { dueMs, listJobs, queueCounts } from '../store/lmdb/queue.js';
 
-export function queueSnapshot(store: Store, nowMs: number): QueueSnapshot {
+export function queueSnapshot(store: LmdbStore, nowMs: number): QueueSnapshot {
   const counts = queueCounts(store, nowMs);
   // Queued jobs come in due order: the first one is the one waiting longest.
   const [first] = listJobs(store, { state: 'queued', limit: 1 });

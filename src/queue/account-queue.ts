@@ -30,7 +30,7 @@ import {
   type MessageJobsOutcome,
   type QueuedMessage,
 } from '../store/lmdb/account-queue.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { getMessage } from '../store/lmdb/messages.js';
 
 /**
@@ -50,7 +50,7 @@ export interface QueuePage {
 }
 
 export interface AccountQueueOptions {
-  store: Store;
+  store: LmdbStore;
   /** The dispatcher's site of a recipient domain (DeliveryService.siteOf); default: the domain. */
   siteOf?: (domain: string) => string;
   /**

@@ -4,7 +4,7 @@
  * delivery/ away from store/ (DESIGN: delivery may import queue, not store).
  */
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { isChannelDeleted } from '../store/lmdb/channel-records.js';
 import { getBody, getMessage } from '../store/lmdb/messages.js';
 import { discardLeasedJobs, leaseDueJobs, nextDueAfter, recoverExpiredLeases, releaseJob, type LeaseOptions, type LeaseResult } from '../store/lmdb/queue.js';
@@ -26,7 +26,7 @@ export class DeliveryQueue {
   private committing = false;
   private secret: Promise<Buffer> | undefined;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: LmdbStore) {}
 
   lease(o: LeaseOptions): Promise<LeaseResult> {
     return leaseDueJobs(this.store, o);

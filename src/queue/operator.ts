@@ -4,7 +4,7 @@
  * CLI shows the outcome without reading the store itself.
  */
 import type { DeliveryJob } from '../domain/types.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { dropJob } from '../store/lmdb/queue-outcome.js';
 import { getJob, listJobs, queueCounts, retryJob, type JobListState, type OperatorResult, type QueueCounts } from '../store/lmdb/queue.js';
 import { awaitingSignatureCount } from '../store/lmdb/signing.js';
@@ -27,19 +27,19 @@ export interface OperatorOutcome {
 }
 
 /** Jobs in `state` (see store/queue.ts listJobs for the orders), and the counts at nowMs. */
-export function listQueue(store: Store, o: { state: JobListState; limit: number; offset: number }, nowMs: number): QueuePage {
+export function listQueue(store: LmdbStore, o: { state: JobListState; limit: number; offset: number }, nowMs: number): QueuePage {
   const jobs = listJobs(store, o);
   return { counts: { ...queueCounts(store, nowMs), preparing: awaitingSignatureCount(store) }, jobs };
 }
 
 /** A queued job becomes due now (its attempts and history stay); a running daemon picks it up within a minute. */
-export async function retry(store: Store, id: string, nowMs: number): Promise<OperatorOutcome> {
+export async function retry(store: LmdbStore, id: string, nowMs: number): Promise<OperatorOutcome> {
   const result = await retryJob(store, id, nowMs);
   return { result, job: getJob(store, id) };
 }
 
 /** A queued job ends as bounced for each of its recipients (reason "dropped by operator"). */
-export async function drop(store: Store, id: string): Promise<OperatorOutcome> {
+export async function drop(store: LmdbStore, id: string): Promise<OperatorOutcome> {
   const result = await dropJob(store, id);
   return { result, job: getJob(store, id) };
 }

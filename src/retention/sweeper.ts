@@ -8,13 +8,13 @@
  */
 import type { Logger } from 'pino';
 import { sweepDnsFailuresBatch, type DnsFailureKey } from '../store/lmdb/dns-failures.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { sweepRetentionBatch } from '../store/lmdb/retention.js';
 
 const DAY_MS = 86_400_000;
 
 export interface RetentionSweeperOptions {
-  store: Store;
+  store: LmdbStore;
   retentionDays: number;
   logger: Logger;
   /** Clock, injectable for tests. */

@@ -19,7 +19,7 @@ import {
   touchDashboardSession,
   type DashboardSession,
 } from '../store/lmdb/dashboard-sessions.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 
 /** A session lasts at most 12 hours, whatever its use (a working day). */
 export const SESSION_ABSOLUTE_MS = 12 * 3_600_000;
@@ -47,7 +47,7 @@ function infoOf(s: DashboardSession): SessionInfo {
 }
 
 /** Over: past either expiry, or its key revoked or gone. */
-function ended(store: Store, s: DashboardSession, nowMs: number): boolean {
+function ended(store: LmdbStore, s: DashboardSession, nowMs: number): boolean {
   return nowMs >= s.expiresAtMs || nowMs >= s.lastSeenAtMs + SESSION_IDLE_MS || !findLiveApiKey(store, s.keyId);
 }
 
@@ -55,7 +55,7 @@ function ended(store: Store, s: DashboardSession, nowMs: number): boolean {
  * Opens a session for a presented API key: unknown or revoked is 401 unauthorized, a channel key
  * 403 account_key_required (the dashboard acts on the whole account). Returns the cookie token.
  */
-export async function openSession(store: Store, apiKey: string, nowMs = Date.now()): Promise<{ token: string; info: SessionInfo }> {
+export async function openSession(store: LmdbStore, apiKey: string, nowMs = Date.now()): Promise<{ token: string; info: SessionInfo }> {
   // The one check of a presented key (api-keys/service.ts), as for the API and SMTP AUTH.
   const key = principalOfToken(store, apiKey);
   if (!key) throw new AppError('unauthorized', 'The API key is not valid');
@@ -68,7 +68,7 @@ export async function openSession(store: Store, apiKey: string, nowMs = Date.now
 }
 
 /** The live session of a token, refreshing its last use; removes it and answers undefined once over. */
-function liveSession(store: Store, token: string, nowMs: number): DashboardSession | undefined {
+function liveSession(store: LmdbStore, token: string, nowMs: number): DashboardSession | undefined {
   const found = findDashboardSession(store, token);
   if (!found) return undefined;
   if (ended(store, found.session, nowMs)) {
@@ -81,20 +81,20 @@ function liveSession(store: Store, token: string, nowMs: number): DashboardSessi
 }
 
 /** The principal a session cookie stands for: that of its key. 401 session_expired when it is over or unknown. */
-export function principalOfSession(store: Store, token: string, nowMs = Date.now()): Principal {
+export function principalOfSession(store: LmdbStore, token: string, nowMs = Date.now()): Principal {
   const s = liveSession(store, token, nowMs);
   if (!s) throw new AppError('session_expired', 'The dashboard session has ended (expired, signed out, or its API key revoked); sign in again', { headers: { 'www-authenticate': 'Bearer' } });
   return { keyId: s.keyId, accountId: s.accountId, channelId: null };
 }
 
 /** The session's times, or null without a live one (the dashboard's "am I signed in"). */
-export function sessionInfo(store: Store, token: string | undefined, nowMs = Date.now()): SessionInfo | null {
+export function sessionInfo(store: LmdbStore, token: string | undefined, nowMs = Date.now()): SessionInfo | null {
   const s = token ? liveSession(store, token, nowMs) : undefined;
   return s ? infoOf(s) : null;
 }
 
 /** Logout: removes the session (nothing to do for an unknown token). */
-export async function closeSession(store: Store, token: string | undefined): Promise<void> {
+export async function closeSession(store: LmdbStore, token: string | undefined): Promise<void> {
   const found = token ? findDashboardSession(store, token) : undefined;
   if (found) await removeDashboardSession(store, found.id);
 }

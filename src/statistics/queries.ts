@@ -3,7 +3,7 @@
  * the pre-aggregated counters (store/stats.ts), never over events. The scope reaches it checked
  * against the caller (channels/service.ts channelFor).
  */
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { statisticsDaySeries, statisticsSeries, statisticsTotals, utcDay, type StatTotals } from '../store/lmdb/stats.js';
 
 export interface StatisticsScope {
@@ -20,7 +20,7 @@ export interface StatisticsScope {
  * Counters are kept per UTC day, so `fromMs` and `toMs` count whole days: every day they touch
  * counts in full. Without `fromMs`, from the first day; without `toMs`, up to the last.
  */
-export function totals(store: Store, s: StatisticsScope): StatTotals {
+export function totals(store: LmdbStore, s: StatisticsScope): StatTotals {
   return statisticsTotals(store, {
     ...s,
     fromDay: s.fromMs === undefined ? 0 : utcDay(s.fromMs),
@@ -29,10 +29,10 @@ export function totals(store: Store, s: StatisticsScope): StatTotals {
 }
 
 /** One StatTotals per bucket [edgesMs[i], edgesMs[i + 1]) of calendar days (daySeries) or hours (series). */
-export function daySeries(store: Store, s: StatisticsScope, edgesMs: number[]): StatTotals[] {
+export function daySeries(store: LmdbStore, s: StatisticsScope, edgesMs: number[]): StatTotals[] {
   return statisticsDaySeries(store, { ...s, edgesMs });
 }
 
-export function hourSeries(store: Store, s: StatisticsScope, edgesMs: number[]): StatTotals[] {
+export function hourSeries(store: LmdbStore, s: StatisticsScope, edgesMs: number[]): StatTotals[] {
   return statisticsSeries(store, { ...s, edgesMs });
 }

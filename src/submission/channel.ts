@@ -5,11 +5,11 @@
 import { AppError } from '../domain/errors.js';
 import type { Channel, Principal } from '../domain/types.js';
 import { getChannelRecord } from '../store/lmdb/channels.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function resolveSendChannel(store: Store, p: Principal, header: string | undefined): Channel {
+export function resolveSendChannel(store: LmdbStore, p: Principal, header: string | undefined): Channel {
   const named = header?.trim() || undefined;
   if (p.channelId && named && named.toLowerCase() !== p.channelId) {
     throw new AppError('forbidden', 'This API key belongs to another channel than X-Service-Channel-Id names');

@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config/schema.js';
 import type { PublicUrl } from '../domain/public-url.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import type { AcceptedMessage } from '../store/lmdb/messages.js';
 import type { IdempotencyGate } from './idempotency.js';
 import type { DomainRegistry, MessageBuilder } from './ports.js';
@@ -18,7 +18,7 @@ import type { DomainRegistry, MessageBuilder } from './ports.js';
 export type SubmissionSettings = Pick<Config, 'policy' | 'limits' | 'smtp' | 'inbound' | 'domains'>;
 
 export interface SubmissionDeps {
-  store: Store;
+  store: LmdbStore;
   config: SubmissionSettings;
   builder: MessageBuilder;
   domains: DomainRegistry;

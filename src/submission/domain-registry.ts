@@ -1,10 +1,10 @@
 /** The store's domain verbs as submission's DomainRegistry port. */
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { findSendingDomain, getSigningKey, hasActiveKey } from '../store/lmdb/domains.js';
 import type { DkimKeyRef, DomainRegistry, SenderDomain } from './ports.js';
 
 export class StoreDomainRegistry implements DomainRegistry {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: LmdbStore) {}
 
   findSendingDomain(q: { accountId: string; channelId: string; domainName: string }): SenderDomain | undefined {
     const d = findSendingDomain(this.store, q);

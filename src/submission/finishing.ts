@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import { definedOnly } from '../domain/defined.js';
 import type { MessageRecord } from '../domain/types.js';
 import { failComposedEntryInTxn } from '../store/lmdb/broadcasts.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { trackingSecret } from '../store/lmdb/secrets.js';
 import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, recordFinishingTries, storeSignedBodies, unsignedMessage, type FinishedMessage } from '../store/lmdb/signing.js';
 import { classify, ComposedTooLarge, countFailure, failureCode, keptTries, unfinishedFailure, waitAfter, type Failures, type RetryPolicy } from './finishing-failures.js';
@@ -45,7 +45,7 @@ export function forStorage(req: BuildRequest): CommittedRequest {
 }
 
 export interface FinishingStageOptions {
-  store: Store;
+  store: LmdbStore;
   /** The worker pool's finish task (builder.ts), which reports each signature's time to the metrics. */
   builder: Pick<MessageBuilder, 'finish'>;
   domains: Pick<DomainRegistry, 'signingKey'>;

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { getIdempotency, type IdempotencyRecord } from '../store/lmdb/idempotency.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 3_600_000;
@@ -53,7 +53,7 @@ function canonicalJson(v: unknown): string {
 export class IdempotencyGate {
   private readonly inFlight = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly store: Store, private readonly now: () => number = Date.now) {}
+  constructor(private readonly store: LmdbStore, private readonly now: () => number = Date.now) {}
 
   /**
    * Runs `work` unless a response for this key is stored: then returns that response (same

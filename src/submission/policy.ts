@@ -7,10 +7,10 @@ import { domainOf } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
 import type { Account, MailType } from '../domain/types.js';
 import { getAccount } from '../store/lmdb/accounts.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { isSuppressed } from '../store/lmdb/suppressions.js';
 
-export function sendingAccount(store: Store, accountId: string): Account {
+export function sendingAccount(store: LmdbStore, accountId: string): Account {
   const account = getAccount(store, accountId);
   if (!account) throw new AppError('unauthorized', 'The account of this API key no longer exists');
   if (account.state === 'suspended') throw new AppError('account_forbidden', 'The account is suspended and may not send');
@@ -18,7 +18,7 @@ export function sendingAccount(store: Store, accountId: string): Account {
 }
 
 /** The account exists and is not suspended; for checks made before the account itself is needed (SMTP MAIL FROM). */
-export function assertMaySend(store: Store, accountId: string): void {
+export function assertMaySend(store: LmdbStore, accountId: string): void {
   sendingAccount(store, accountId);
 }
 
@@ -35,7 +35,7 @@ export function checkDenyList(denyList: readonly string[], recipients: string[])
 }
 
 /** Splits envelope recipients into those to send to and those suppressed. */
-export function splitSuppressed(store: Store, channelId: string, mailType: MailType, recipients: string[]) {
+export function splitSuppressed(store: LmdbStore, channelId: string, mailType: MailType, recipients: string[]) {
   const send: string[] = [];
   const suppressed: string[] = [];
   for (const r of recipients) (isSuppressed(store, channelId, mailType, r) ? suppressed : send).push(r);

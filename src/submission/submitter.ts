@@ -6,7 +6,7 @@
 import { principalOfToken } from '../api-keys/service.js';
 import type { Channel, Principal } from '../domain/types.js';
 import { getChannel } from '../store/lmdb/channels.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 
 export interface Submitter {
   principal: Principal;
@@ -32,7 +32,7 @@ export type SubmitterResult = Submitter | { mismatch: UserNameMismatch } | null;
  * The Submitter these credentials name; null when the password is no valid key (one answer for
  * every reason), or the mismatch when the key is valid but the user name does not fit it.
  */
-export function authenticateSubmitter(store: Store, username: string, password: string): SubmitterResult {
+export function authenticateSubmitter(store: LmdbStore, username: string, password: string): SubmitterResult {
   const principal = principalOfToken(store, password);
   if (!principal) return null;
   const name = username.trim().toLowerCase();

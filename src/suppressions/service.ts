@@ -7,7 +7,7 @@
 import { channelFor } from '../channels/service.js';
 import { normalizeEmail } from '../domain/address.js';
 import type { MailType, Principal, SuppressionReason, SuppressionRecord } from '../domain/types.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { addSuppressionInTxn, pageSuppressions, removeSuppressionInTxn } from '../store/lmdb/suppressions.js';
 
 export interface SuppressionChange {
@@ -23,7 +23,7 @@ export interface ChangeResult {
 }
 
 /** 404 channel_not_found or 403 for a channel the principal may not act on, before any write. */
-export async function changeSuppressions(store: Store, p: Principal, mode: 'add' | 'remove', change: SuppressionChange): Promise<ChangeResult[]> {
+export async function changeSuppressions(store: LmdbStore, p: Principal, mode: 'add' | 'remove', change: SuppressionChange): Promise<ChangeResult[]> {
   const c = { ...change, channelId: channelFor(store, p, change.channelId).id };
   return store.write(() =>
     c.emails.map((raw): ChangeResult => {
@@ -52,7 +52,7 @@ export interface SuppressionQuery {
 
 /** The channel is checked as for changeSuppressions. */
 export function listSuppressionPage(
-  store: Store,
+  store: LmdbStore,
   p: Principal,
   query: SuppressionQuery,
 ): { totalCount: number; results: Pick<SuppressionRecord, 'email' | 'reason' | 'createdAt'>[] } {

@@ -20,7 +20,7 @@
  */
 import { AppError, type ErrorCode } from '../domain/errors.js';
 import { getChannel } from '../store/lmdb/channels.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import type { Submission } from '../submission/submission.js';
 import type { Submitter } from '../submission/submitter.js';
 import { mailtoRecipient } from './mailto.js';
@@ -30,7 +30,7 @@ import { composeReportMail } from './report-mail.js';
 export type ReportSubmission = Pick<Submission, 'checkSender' | 'submitRaw'>;
 
 export interface ReportMailerOptions {
-  store: Store;
+  store: LmdbStore;
   submission: ReportSubmission;
   /** tlsRpt.reportChannelId */
   channelId: string;

@@ -26,7 +26,7 @@ import type { DnsAnswer } from '../dns/resolver.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock, Timer } from '../queue/clock.js';
 import { systemClock } from '../queue/clock.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import * as db from '../store/lmdb/tls-rpt.js';
 import type { AddressLookups } from '../webhooks/targets.js';
 import { ReportMailer, type MailedReport, type ReportSubmission } from './mailer.js';
@@ -52,7 +52,7 @@ export interface TlsRptConfig {
 }
 
 export interface TlsRptOptions {
-  store: Store;
+  store: LmdbStore;
   resolver: AddressLookups & { txt(name: string): Promise<DnsAnswer<string[]>> };
   config: TlsRptConfig;
   hostname: string;

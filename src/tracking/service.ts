@@ -10,7 +10,7 @@ import { verifyToken, type TokenClaims, type TokenKind } from '../domain/trackin
 import { isChannelDeleted } from '../store/lmdb/channel-records.js';
 import { getChannel } from '../store/lmdb/channels.js';
 import { recordEngagement, recordResubscribe, recordUnsubscribe, subjectOf, type EventSubject } from '../store/lmdb/engagement.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { getMessage } from '../store/lmdb/messages.js';
 import { trackingSecret } from '../store/lmdb/secrets.js';
 import { getSuppression } from '../store/lmdb/suppressions.js';
@@ -19,7 +19,7 @@ import { getSuppression } from '../store/lmdb/suppressions.js';
 export type ClientDetails = Record<string, unknown>;
 
 /** The claims of a token of this kind; 404 not_found when it is altered, forged or of another kind. */
-export function claimsOf(store: Store, token: string, kind: TokenKind): TokenClaims {
+export function claimsOf(store: LmdbStore, token: string, kind: TokenKind): TokenClaims {
   const c = verifyToken(trackingSecret(store), token, kind);
   if (!c) throw new AppError('not_found', 'Unknown or invalid link');
   return c;
@@ -30,22 +30,22 @@ export function claimsOf(store: Store, token: string, kind: TokenKind): TokenCla
  * channel not deleted (an event added after the channel's purge passed would outlive it; the
  * click still redirects).
  */
-export async function recordLinkEvent(store: Store, type: 'opened' | 'clicked', c: TokenClaims, details: ClientDetails): Promise<void> {
+export async function recordLinkEvent(store: LmdbStore, type: 'opened' | 'clicked', c: TokenClaims, details: ClientDetails): Promise<void> {
   const message = getMessage(store, c.messageId);
   if (message && !isChannelDeleted(store, message.channelId)) await recordEngagement(store, type, { subject: subjectOf(message), recipients: recipientsOf(c, message.recipients), details });
 }
 
 /** Whether every recipient of an unsubscribe link is unsubscribed already (the page says so). */
-export function isUnsubscribed(store: Store, c: TokenClaims): boolean {
+export function isUnsubscribed(store: LmdbStore, c: TokenClaims): boolean {
   const { subject, recipients } = unsubscribeTarget(store, c);
   return recipients.length > 0 && recipients.every((r) => getSuppression(store, subject.channelId, subject.mailType, r)?.reason === 'unsubscribe');
 }
 
-export async function unsubscribe(store: Store, c: TokenClaims, details: ClientDetails): Promise<void> {
+export async function unsubscribe(store: LmdbStore, c: TokenClaims, details: ClientDetails): Promise<void> {
   await recordUnsubscribe(store, { ...unsubscribeTarget(store, c), details });
 }
 
-export async function resubscribe(store: Store, c: TokenClaims, details: ClientDetails): Promise<void> {
+export async function resubscribe(store: LmdbStore, c: TokenClaims, details: ClientDetails): Promise<void> {
   await recordResubscribe(store, { ...unsubscribeTarget(store, c), details });
 }
 
@@ -55,7 +55,7 @@ function recipientsOf(c: TokenClaims, all: string[]): string[] {
 }
 
 /** Whom an unsubscribe link is about, with or without the message (retention). */
-function unsubscribeTarget(store: Store, c: TokenClaims): { subject: EventSubject; recipients: string[] } {
+function unsubscribeTarget(store: LmdbStore, c: TokenClaims): { subject: EventSubject; recipients: string[] } {
   const channel = getChannel(store, c.channelId!);
   if (!channel) throw new AppError('not_found', 'This list no longer exists');
   const message = getMessage(store, c.messageId);

@@ -16,7 +16,7 @@ import { retryDelayMs } from '../domain/webhook.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
 import { WorkLoop } from '../queue/work-loop.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { claimDueInTxn, outboxKeyOf, recordAttempt, type Claim } from '../store/lmdb/webhook-outbox.js';
 import { postWebhook, type PostFn, type PostResult } from './http-post.js';
 import { pinnedAgents, type PinnedAgents } from './pinned-agent.js';
@@ -29,7 +29,7 @@ export type WebhookDispatcherSettings = Pick<Config, 'webhooks'> & { shutdown: P
 
 export interface WebhookDispatcherOptions {
   /** Its signal (store.outbox) wakes the dispatcher when a transaction put entries. */
-  store: Store;
+  store: LmdbStore;
   config: WebhookDispatcherSettings;
   targets: WebhookTargets;
   logger: Logger;
@@ -53,7 +53,7 @@ interface InFlight {
 const ERROR_BACKOFF_MS = 5_000;
 
 export class WebhookDispatcher {
-  private readonly store: Store;
+  private readonly store: LmdbStore;
   private readonly settings: Config['webhooks'];
   private readonly graceMs: number;
   private readonly logger: Logger;

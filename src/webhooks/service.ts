@@ -14,7 +14,7 @@ import { optionalEnumField } from '../domain/optional-body.js';
 import { EVENT_TYPES, type EventType, type Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { isReservedHeader, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
-import type { Store } from '../store/lmdb/env.js';
+import type { LmdbStore } from '../store/lmdb/engine.js';
 import { pendingCount } from '../store/lmdb/webhook-outbox.js';
 import {
   createWebhook,
@@ -42,7 +42,7 @@ export interface WebhookInput {
 }
 
 export interface WebhookServiceOptions {
-  store: Store;
+  store: LmdbStore;
   targets: WebhookTargets;
   /** config.webhooks.maxPerAccount */
   maxPerAccount: number;

@@ -7,7 +7,7 @@
  * (Message-ID, Date and the multipart boundaries are fixed at intake).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { trackingSecret } from '../../src/store/lmdb/secrets.js';
 import { awaitsSignature, unsignedMessage } from '../../src/store/lmdb/signing.js';
 import type { BuildRequest } from '../../src/submission/ports.js';
@@ -41,7 +41,7 @@ afterAll(async () => {
 
 /** The message as composed from its committed request, in this process's own worker pool. */
 async function composeHere(dataDir: string, ids: string[]): Promise<Map<string, string>> {
-  const store = new Store({ dataDir });
+  const store = new LmdbStore({ dataDir });
   await store.start();
   const pool = new WorkerPool({ threads: 1 });
   await pool.start();
@@ -79,7 +79,7 @@ describe('kill -9 after the 200', () => {
     const ids = (res.body.responses as Array<{ messageId: string }>).map((r) => r.messageId);
     expect(ids.every(Boolean)).toBe(true);
 
-    const probe = new Store({ dataDir: first.dataDir });
+    const probe = new LmdbStore({ dataDir: first.dataDir });
     await probe.start();
     const left = ids.filter((id) => awaitsSignature(probe, id));
     await probe.stop();

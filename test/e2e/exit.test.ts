@@ -11,7 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { getMessage } from '../../src/store/lmdb/messages.js';
 import { ChildDaemon } from '../support/child-daemon.js';
 import { runCli } from '../support/cli.js';
@@ -47,7 +47,7 @@ async function portFree(port: number): Promise<boolean> {
 
 /** Messages answered 200 that are not in the store. */
 async function missingOnDisk(dataDir: string, ids: string[]): Promise<string[]> {
-  const store = new Store({ dataDir });
+  const store = new LmdbStore({ dataDir });
   await store.start();
   try {
     return ids.filter((id) => !getMessage(store, id));

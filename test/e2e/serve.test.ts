@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAccounts } from '../../src/store/lmdb/accounts.js';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { call, startServe, type ServeProcess } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
@@ -91,7 +91,7 @@ describe('postrider serve on an empty data folder', () => {
     expect(second.stderr()).not.toContain('First start');
     expect(fs.readFileSync(path.join(dataDir, 'initial-api-key'), 'utf8')).toBe(before);
 
-    const store = new Store({ dataDir });
+    const store = new LmdbStore({ dataDir });
     await store.start();
     try {
       expect(listAccounts(store)).toHaveLength(1);

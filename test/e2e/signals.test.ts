@@ -11,7 +11,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { eventsOfMessage } from '../../src/store/lmdb/events.js';
 import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
 import { awaitsSignature } from '../../src/store/lmdb/signing.js';
@@ -87,7 +87,7 @@ describe('SIGTERM under load', () => {
     expect(code).toBe(0);
     expect(other).toBe(0);
     expect(accepted.length).toBeGreaterThanOrEqual(50);
-    const store = new Store({ dataDir });
+    const store = new LmdbStore({ dataDir });
     await store.start();
     try {
       const missing = accepted.filter((id) => {

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { getMessage } from '../../src/store/lmdb/messages.js';
 import { call, freePort, startServe } from '../support/cli.js';
 import { SmtpWire } from '../support/smtp-wire.js';
@@ -78,7 +78,7 @@ describe('SIGTERM with SMTP sessions open', () => {
     // yet found) a closed connection with no reply: either way nothing more was accepted.
     if (last !== null) expect(last.text, JSON.stringify(last)).toMatch(/^421 4\.3\.2 /);
 
-    const store = new Store({ dataDir, readOnly: true });
+    const store = new LmdbStore({ dataDir, readOnly: true });
     await store.start();
     try {
       expect(accepted.filter((id) => !getMessage(store, id))).toEqual([]);

@@ -8,14 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acceptBroadcast, advanceBroadcastInTxn, broadcastEntries, getBroadcast, type BroadcastRecord } from '../../src/store/lmdb/broadcasts.js';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 
 let dir: string;
-let store: Store;
+let store: LmdbStore;
 
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-broadcast-cursor-'));
-  store = new Store({ dataDir: dir });
+  store = new LmdbStore({ dataDir: dir });
   await store.start();
 });
 

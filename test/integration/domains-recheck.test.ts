@@ -11,16 +11,16 @@ import type { SendingDomain } from '../../src/domain/sending-domain.js';
 import { DomainRecheck } from '../../src/domains/recheck.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createDomain, getDomain, recordDomainCheck } from '../../src/store/lmdb/domains.js';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { waitFor } from '../support/wait.js';
 
 let dir: string;
-let store: Store;
+let store: LmdbStore;
 const logger = createLogger({ level: 'silent' });
 
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-recheck-'));
-  store = new Store({ dataDir: dir });
+  store = new LmdbStore({ dataDir: dir });
   await store.start();
 });
 

@@ -8,19 +8,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { createDomain, deleteDomain, findDomainByName, getDomain, setPendingKey, type NewDkimKey } from '../../src/store/lmdb/domains.js';
 
 const key = (selector: string): NewDkimKey => ({ selector, algorithm: 'rsa', privateKeyPem: `pem-${selector}`, dnsValue: 'v=DKIM1; k=rsa; p=AAAA' });
 
 describe('domain reads', () => {
   let dir: string;
-  let store: Store;
+  let store: LmdbStore;
   const accountId = randomUUID();
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-domain-reads-'));
-    store = new Store({ dataDir: dir });
+    store = new LmdbStore({ dataDir: dir });
     await store.start();
   });
   afterAll(async () => {

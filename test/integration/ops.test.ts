@@ -23,7 +23,7 @@ import { HttpServer, type HttpContext, type RouteModule } from '../../src/http/s
 import { createLogger } from '../../src/log/logger.js';
 import { Metrics, type MetricsSources } from '../../src/log/metrics.js';
 import { queueSnapshot } from '../../src/ops/queue-snapshot.js';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { leaseDueJobs } from '../../src/store/lmdb/queue.js';
 import { openTestStore, queueMessage } from '../support/delivery.js';
 
@@ -37,7 +37,7 @@ interface Server {
 }
 
 let dataDir: string;
-let store: Store;
+let store: LmdbStore;
 let poolUp = true;
 const servers: HttpServer[] = [];
 
@@ -70,7 +70,7 @@ async function get(url: string, headers: Record<string, string> = {}) {
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-ops-'));
-  store = new Store({ dataDir });
+  store = new LmdbStore({ dataDir });
   await store.start();
 });
 

@@ -11,7 +11,7 @@ import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/types.js';
 import { createAccount, getAccount, listAccounts } from '../../src/store/lmdb/accounts.js';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -40,12 +40,12 @@ describe('store value encoding', () => {
   it('reads values written as records, and values written now, as the same objects', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-encoding-'));
     dirs.push(dataDir);
-    let store = new Store({ dataDir });
+    let store = new LmdbStore({ dataDir });
     await store.start();
     await store.stop();
     const old = [account('older one'), account('older two')];
     await putAsRecords(dataDir, old);
-    store = new Store({ dataDir });
+    store = new LmdbStore({ dataDir });
     await store.start();
     try {
       const fresh = await createAccount(store, { name: 'written now', state: 'pending' });

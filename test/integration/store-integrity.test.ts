@@ -10,7 +10,7 @@ import path from 'node:path';
 import { open } from 'lmdb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inspectDataFile } from '../../src/store/lmdb/data-file.js';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { MARKER_FILE } from '../../src/store/lmdb/marker.js';
 import { StoreProblem } from '../../src/store/lmdb/problems.js';
 import { addSuppressionInTxn, listSuppressions } from '../../src/store/lmdb/suppressions.js';
@@ -25,8 +25,8 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function withStore<T>(fn: (s: Store) => Promise<T>): Promise<T> {
-  const s = new Store({ dataDir: dir });
+async function withStore<T>(fn: (s: LmdbStore) => Promise<T>): Promise<T> {
+  const s = new LmdbStore({ dataDir: dir });
   await s.start();
   try {
     return await fn(s);
@@ -36,18 +36,18 @@ async function withStore<T>(fn: (s: Store) => Promise<T>): Promise<T> {
 }
 
 /** n writes of about 200 bytes each: suppressions of one channel, counted by listSuppressions. */
-async function fill(s: Store, n: number, prefix = 'fill'): Promise<void> {
+async function fill(s: LmdbStore, n: number, prefix = 'fill'): Promise<void> {
   await Promise.all(Array.from({ length: n }, (_, i) => s.write(() => suppress(s, prefix, i))));
 }
 
-function suppress(s: Store, prefix: string, i: number): void {
+function suppress(s: LmdbStore, prefix: string, i: number): void {
   addSuppressionInTxn(s, { channelId: prefix, mailType: 'transactional', email: `${i}.${'x'.repeat(180)}@example.net`, reason: 'manual' });
 }
 
-const filled = (s: Store, prefix = 'fill') => listSuppressions(s, prefix).length;
+const filled = (s: LmdbStore, prefix = 'fill') => listSuppressions(s, prefix).length;
 
 async function startError(): Promise<unknown> {
-  return new Store({ dataDir: dir }).start().then(() => null, (err: unknown) => err);
+  return new LmdbStore({ dataDir: dir }).start().then(() => null, (err: unknown) => err);
 }
 
 describe('the data file check', () => {
@@ -92,7 +92,7 @@ describe('the data folder marker', () => {
 
 describe('Store.stop', () => {
   it('lets the writes in flight commit, then refuses new ones', async () => {
-    const s = new Store({ dataDir: dir });
+    const s = new LmdbStore({ dataDir: dir });
     await s.start();
     const writes = Array.from({ length: 300 }, (_, i) => s.write(() => suppress(s, 'w', i)));
     expect(s.writesInFlight).toBe(300);
@@ -107,7 +107,7 @@ describe('Store.stop', () => {
 
 describe('Store.healthy', () => {
   it('is true on a good store, false once reads fail and after stop', async () => {
-    const s = new Store({ dataDir: dir });
+    const s = new LmdbStore({ dataDir: dir });
     await s.start();
     await fill(s, 500);
     expect(s.healthy()).toBe(true);

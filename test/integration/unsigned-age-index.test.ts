@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { schedulePurgeInTxn } from '../../src/store/lmdb/purge-queue.js';
 import { purgeChannelBatch } from '../../src/store/lmdb/channel-purge.js';
 import { dbsOf } from '../../src/store/lmdb/databases.js';
-import type { Store } from '../../src/store/lmdb/env.js';
+import type { LmdbStore } from '../../src/store/lmdb/engine.js';
 import {
   awaitingSignatureCount,
   endUnfinished,
@@ -41,7 +41,7 @@ const waiting = (ago: number) => queueMessage(t.store, { to: ['a@one.test'], sig
  * keys in key order (the sample the gauge took before the index) never reaches the messages
  * committed with queueMessage.
  */
-async function bulkWaiting(store: Store, n: number): Promise<string[]> {
+async function bulkWaiting(store: LmdbStore, n: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i += 2_000) {
     await store.write(() => {
@@ -56,12 +56,12 @@ async function bulkWaiting(store: Store, n: number): Promise<string[]> {
 }
 
 /** What the finishing stage stores for messages that went (or as their finished bodies), in writes of 2,000. */
-async function finish(store: Store, ids: readonly string[]): Promise<void> {
+async function finish(store: LmdbStore, ids: readonly string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 2_000) await storeSignedBodies(store, ids.slice(i, i + 2_000).map((messageId) => ({ messageId, body: BODY })));
 }
 
 /** Every waiting entry has exactly its index entry [committedMs, id], and the index nothing else. */
-function expectIndexConsistent(store: Store): void {
+function expectIndexConsistent(store: LmdbStore): void {
   const dbs = dbsOf(store);
   const entries = [...dbs.unsigned.getRange()].map(({ key, value }) => `${(value as PendingSignature).committedMs}/${String(key)}`);
   const index = [...dbs.unsignedByAge.getKeys()].map((k) => (k as [number, string]).join('/'));
@@ -110,7 +110,7 @@ describe('oldestAwaitingSignatureMs with the age index', () => {
 
 describe('indexPendingSignatures', () => {
   /** Entries as a postrider before the index left them: no committedMs, no index entry, no mark. */
-  async function asBeforeTheIndex(store: Store): Promise<void> {
+  async function asBeforeTheIndex(store: LmdbStore): Promise<void> {
     await store.write(() => {
       const dbs = dbsOf(store);
       for (const { key, value } of [...dbs.unsigned.getRange()]) {

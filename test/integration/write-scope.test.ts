@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { appendEventInTxn, firstSeqAtClock, lastEventSeq } from '../../src/store/lmdb/events.js';
 import { statisticsSeries, statisticsTotals } from '../../src/store/lmdb/stats.js';
 import { TAGS, rng } from '../support/events.js';
@@ -48,7 +48,7 @@ function drafts(count: number, seed: number): Omit<EventRecord, 'seq'>[] {
 }
 
 /** Everything the readers can tell about the counters and the log's meta. */
-function answers(store: Store) {
+function answers(store: LmdbStore) {
   const scopes = [{}, { channelIds: [CHANNELS[0]!] }, { tags: ['welcome'] }, { tags: ['billing', 'news'] }, { channelIds: [CHANNELS[1]!], tags: TAGS }];
   const edges = Array.from({ length: 33 }, (_, i) => START - 2 * HOUR + i * HOUR);
   return {
@@ -61,18 +61,18 @@ function answers(store: Store) {
 
 describe('deferred counters and event log meta', () => {
   const dirs: string[] = [];
-  const stores: Store[] = [];
+  const stores: LmdbStore[] = [];
   const open = async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-write-scope-'));
     dirs.push(dir);
-    const store = new Store({ dataDir: dir });
+    const store = new LmdbStore({ dataDir: dir });
     await store.start();
     stores.push(store);
     return store;
   };
   const events = drafts(600, 7);
-  let one: Store;
-  let batched: Store;
+  let one: LmdbStore;
+  let batched: LmdbStore;
 
   beforeAll(async () => {
     one = await open();

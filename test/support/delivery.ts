@@ -13,7 +13,7 @@ import { DeliveryService, type DeliveryServiceOptions } from '../../src/delivery
 import { domainOf } from '../../src/domain/address.js';
 import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
-import { Store } from '../../src/store/lmdb/env.js';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { commitMessages } from '../../src/store/lmdb/messages.js';
 import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
 
@@ -21,7 +21,7 @@ export const ACCOUNT = 'acc-1';
 export const CHANNEL = 'ch-1';
 
 export interface TestStore {
-  store: Store;
+  store: LmdbStore;
   dataDir: string;
   reopen(): Promise<void>;
   close(): Promise<void>;
@@ -30,11 +30,11 @@ export interface TestStore {
 export async function openTestStore(): Promise<TestStore> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-delivery-'));
   const t: TestStore = {
-    store: new Store({ dataDir }),
+    store: new LmdbStore({ dataDir }),
     dataDir,
     async reopen() {
       await t.store.stop();
-      t.store = new Store({ dataDir });
+      t.store = new LmdbStore({ dataDir });
       await t.store.start();
     },
     async close() {
@@ -68,7 +68,7 @@ export function rawMessage(from: string, to: string[], subject = 'Hello'): Buffe
 
 /** Commits one live message the way the send path does; returns its id. */
 export async function queueMessage(
-  store: Store,
+  store: LmdbStore,
   o: { to: string[]; from?: string; mailType?: 'transactional' | 'broadcast'; now?: Date; body?: Buffer; signingDomain?: string },
 ): Promise<string> {
   const id = randomUUID();
@@ -103,7 +103,7 @@ export async function queueMessage(
   return id;
 }
 
-export function jobsOf(store: Store, messageId: string): DeliveryJob[] {
+export function jobsOf(store: LmdbStore, messageId: string): DeliveryJob[] {
   return jobsOfMessage(store, messageId);
 }
 
@@ -134,7 +134,7 @@ export const TEST_SMTP_TIMEOUTS = { connectMs: 2000, greetingMs: 5000, commandMs
  * idleCheckMs) or replaces these.
  */
 export function testDeliveryService(
-  store: Store,
+  store: LmdbStore,
   resolver: DeliveryServiceOptions['resolver'],
   overrides: Record<string, unknown> = {},
   extra: Partial<DeliveryServiceOptions> = {},

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EVENT_TYPES, type EventRecord, type EventType, type MailType } from '../../src/domain/types.js';
-import type { Store } from '../../src/store/lmdb/env.js';
+import type { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { appendEventInTxn, eventFloor, getEvent, lastEventSeq } from '../../src/store/lmdb/events.js';
 
 /** mulberry32: a small seeded PRNG, so failures reproduce. */
@@ -38,7 +38,7 @@ export interface GenerateOptions {
 }
 
 /** Writes `count` events in a few transactions and returns them as stored (with seqs). */
-export async function generateEvents(store: Store, o: GenerateOptions): Promise<EventRecord[]> {
+export async function generateEvents(store: LmdbStore, o: GenerateOptions): Promise<EventRecord[]> {
   const rand = rng(o.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
   const messageIds = Array.from({ length: o.messages ?? 40 }, () => randomUUID());
@@ -79,7 +79,7 @@ export async function generateEvents(store: Store, o: GenerateOptions): Promise<
 }
 
 /** Every stored event, in seq order. */
-export function storedEvents(store: Store): EventRecord[] {
+export function storedEvents(store: LmdbStore): EventRecord[] {
   const out: EventRecord[] = [];
   // The log is one run [eventFloor, lastEventSeq]; a deleted channel's events leave holes in it.
   for (let seq = eventFloor(store); seq <= lastEventSeq(store); seq++) {

@@ -5,14 +5,14 @@
  */
 import { Resolver } from 'node:dns/promises';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import type { Store } from '../../src/store/lmdb/env.js';
+import type { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { getBody } from '../../src/store/lmdb/messages.js';
 import { awaitsSignature } from '../../src/store/lmdb/signing.js';
 import type { TestDns } from './dns-server.js';
 import { waitFor } from './wait.js';
 
 /** The stored body once the signing stage has replaced it with the signed message. */
-export async function signedBody(store: Store, messageId: string): Promise<Buffer> {
+export async function signedBody(store: LmdbStore, messageId: string): Promise<Buffer> {
   await waitFor(() => !awaitsSignature(store, messageId), { what: `the DKIM signature of message ${messageId}` });
   return getBody(store, messageId)!;
 }

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FieldErrorList } from '../../domain/errors.js';
 import type { Principal } from '../../domain/types.js';
 import { ZoneCalendar } from '../../domain/time-zone.js';
-import type { Store } from '../../store/lmdb/env.js';
+import type { LmdbStore } from '../../store/lmdb/engine.js';
 import type { StatTotals } from '../../store/lmdb/stats.js';
 import { daySeries, hourSeries, totals as statisticsTotals, type StatisticsScope } from '../../statistics/queries.js';
 import type { HttpContext } from '../server.js';
@@ -45,7 +45,7 @@ interface StatsQuery {
 }
 
 /** The checks every statistics query shares; `more` adds its own errors before the one 422. */
-function parseScope(store: Store, req: FastifyRequest, more?: (q: StatsQuery, errors: FieldErrorList, range: { fromMs?: number; toMs?: number }) => void): StatisticsScope {
+function parseScope(store: LmdbStore, req: FastifyRequest, more?: (q: StatsQuery, errors: FieldErrorList, range: { fromMs?: number; toMs?: number }) => void): StatisticsScope {
   const q = req.query as StatsQuery;
   const p: Principal = req.principal;
   const errors = schemaErrors(req);

@@ -1,0 +1,56 @@
+/**
+ * The LMDB engine: the store port (store/port/index.ts) over one LMDB environment (env.ts).
+ * Each aggregate's verbs live in repos/; they call the functions of this folder, which keep
+ * LMDB's group commit (Store.write) and their synchronous hot loops inside the engine, so a verb
+ * costs its caller a microtask. Only the composition roots (daemon.ts, the CLI) and the engine's
+ * own tests construct it; everything else sees StorePort.
+ */
+import { Store, type StoreOptions } from './env.js';
+import type { StorePort } from '../port/index.js';
+import { LmdbAccounts } from './repos/accounts.js';
+import { LmdbApiKeys } from './repos/api-keys.js';
+import { LmdbBroadcasts } from './repos/broadcasts.js';
+import { LmdbChannels } from './repos/channels.js';
+import { LmdbDnsFailures } from './repos/dns-failures.js';
+import { LmdbDomains } from './repos/domains.js';
+import { LmdbEngagement } from './repos/engagement.js';
+import { LmdbEvents } from './repos/events.js';
+import { LmdbIdempotency } from './repos/idempotency.js';
+import { LmdbMessages } from './repos/messages.js';
+import { LmdbMeta } from './repos/meta.js';
+import { LmdbMtaSts } from './repos/mta-sts.js';
+import { LmdbQueue } from './repos/queue.js';
+import { LmdbRetention } from './repos/retention.js';
+import { LmdbSessions } from './repos/sessions.js';
+import { LmdbStatistics } from './repos/stats.js';
+import { LmdbSuppressions } from './repos/suppressions.js';
+import { LmdbTlsRpt } from './repos/tls-rpt.js';
+import { LmdbWebhookOutbox } from './repos/webhook-outbox.js';
+import { LmdbWebhooks } from './repos/webhooks.js';
+
+export class LmdbStore extends Store implements StorePort {
+  readonly accounts = new LmdbAccounts(this);
+  readonly apiKeys = new LmdbApiKeys(this);
+  readonly sessions = new LmdbSessions(this);
+  readonly meta = new LmdbMeta(this);
+  readonly channels = new LmdbChannels(this);
+  readonly domains = new LmdbDomains(this);
+  readonly messages = new LmdbMessages(this);
+  readonly queue = new LmdbQueue(this);
+  readonly broadcasts = new LmdbBroadcasts(this);
+  readonly events = new LmdbEvents(this);
+  readonly stats = new LmdbStatistics(this);
+  readonly suppressions = new LmdbSuppressions(this);
+  readonly engagement = new LmdbEngagement(this);
+  readonly webhooks = new LmdbWebhooks(this);
+  readonly webhookOutbox = new LmdbWebhookOutbox(this);
+  readonly idempotency = new LmdbIdempotency(this);
+  readonly tlsRpt = new LmdbTlsRpt(this);
+  readonly mtaSts = new LmdbMtaSts(this);
+  readonly dnsFailures = new LmdbDnsFailures(this);
+  readonly retention = new LmdbRetention(this);
+
+  constructor(opts: StoreOptions) {
+    super(opts);
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * Accepted messages and their bodies: the submission commit, the send quota, client Message-ID lookups and the finishing stage (compose and sign after the commit).
+ *
+ * Part of the store port (store/port/index.ts): asynchronous verbs that take and return plain
+ * data; what must commit together is one verb. Implemented by the LMDB engine in
+ * store/lmdb/repos/ and checked by the contract suite in test/store-contract/.
+ */
+
+export interface MessagesPort {}

@@ -1,0 +1,97 @@
+/**
+ * The engines the store contract suite runs against. Each `*.contract.test.ts` file describes
+ * the port's behaviour once, with eachEngine(); a second engine (PostgreSQL, issue 32) plugs in
+ * by adding one factory to ENGINES.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe } from 'vitest';
+import { LmdbStore } from '../../src/store/lmdb/engine.js';
+import type { StorePort } from '../../src/store/port/index.js';
+
+/** One open store of an engine, fresh and empty, and how to close and remove it. */
+export interface OpenedStore {
+  store: StorePort;
+  /** Closes the store and opens the same data again (what a restart sees). */
+  reopen(): Promise<StorePort>;
+  /** Closes it and removes its data. */
+  dispose(): Promise<void>;
+}
+
+export interface Engine {
+  name: string;
+  open(): Promise<OpenedStore>;
+}
+
+const lmdb: Engine = {
+  name: 'lmdb',
+  async open() {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-contract-'));
+    let store = new LmdbStore({ dataDir });
+    await store.start();
+    return {
+      store,
+      async reopen() {
+        await store.stop();
+        store = new LmdbStore({ dataDir });
+        await store.start();
+        return store;
+      },
+      async dispose() {
+        await store.stop();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+export const ENGINES: readonly Engine[] = [lmdb];
+
+/**
+ * Runs `body` once per engine, inside describe(`${title} [engine]`), with a fresh empty store
+ * per test: `ctx.store` is the open store, `ctx.reopen()` closes and reopens the same data.
+ */
+export function eachEngine(title: string, body: (ctx: EngineContext) => void): void {
+  for (const engine of ENGINES) {
+    describe(`${title} [${engine.name}]`, () => {
+      const ctx = new EngineContext(engine);
+      beforeEach(async () => {
+        await ctx.open();
+      });
+      afterEach(async () => {
+        await ctx.dispose();
+      });
+      body(ctx);
+    });
+  }
+}
+
+export class EngineContext {
+  private opened: OpenedStore | null = null;
+  private current: StorePort | null = null;
+
+  constructor(readonly engine: Engine) {}
+
+  get store(): StorePort {
+    if (!this.current) throw new Error('the contract test has no open store (use it inside a test)');
+    return this.current;
+  }
+
+  async open(): Promise<void> {
+    this.opened = await this.engine.open();
+    this.current = this.opened.store;
+  }
+
+  async reopen(): Promise<StorePort> {
+    if (!this.opened) throw new Error('no open store');
+    this.current = await this.opened.reopen();
+    return this.current;
+  }
+
+  async dispose(): Promise<void> {
+    await this.opened?.dispose();
+    this.opened = null;
+    this.current = null;
+  }
+}
