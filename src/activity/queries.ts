@@ -1,24 +1,22 @@
 /**
  * The activity reads of the API (spec 4.13, 4.14; api-surface activity.listMessages): pages of
- * events and of messages, and one message with its history. Read-only; one instance per HTTP
- * server, as the page queries keep a cache of counts.
+ * events and of messages, and one message with its history. Read-only; the pages come from the
+ * store port (EventsPort), whose engine keeps the count caches.
  */
 import { AppError } from '../domain/errors.js';
 import { splitMessage, unfoldedUtf8Value } from '../domain/raw-headers.js';
-import type { DeliveryAttempt, DeliveryType, EventRecord, MessageRecord, Principal } from '../domain/types.js';
+import { counterOf } from '../domain/stat-counters.js';
+import type { DeliveryAttempt, EventRecord, MessageRecord, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
-import { ActivityQueries, type ActivityFilter, type ActivityPage, type PageOptions } from '../store/lmdb/activity-query.js';
 import { getChannelRecord } from '../store/lmdb/channels.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
-import { accountOfMessageEvents, eventsOfMessage } from '../store/lmdb/events.js';
 import { jobsOfMessage } from '../store/lmdb/message-jobs.js';
-import { MessageQueries, type MessageFilter, type MessageListItem } from '../store/lmdb/message-query.js';
 import { getBody, getMessage } from '../store/lmdb/messages.js';
-import { counterOf } from '../store/lmdb/stats.js';
+import type { ActivityFilter, ActivityPage, MessageFilter, MessageListItem, MessagePage, PageOptions } from '../store/port/events.js';
 import type { MessageDetails } from '../domain/wire.js';
 
-/** A message list item with the delivery type it was sent with. */
-export type MessageItem = MessageListItem & { deliveryType: DeliveryType };
+/** A message list item, with the delivery type it was sent with. */
+export type MessageItem = MessageListItem;
 
 /** Per-recipient counts of a message's events: the `statistics` of its details answer. */
 export type MessageStatistics = MessageDetails['statistics'];
@@ -44,35 +42,22 @@ const HEADER_BLOCK_MAX_BYTES = 256 * 1024;
 const HEADER_FIELDS_MAX = 500;
 
 export class ActivityReads {
-  private readonly events: ActivityQueries;
-  private readonly messages: MessageQueries;
+  constructor(private readonly store: LmdbStore) {}
 
-  constructor(private readonly store: LmdbStore) {
-    this.events = new ActivityQueries(store);
-    this.messages = new MessageQueries(store);
+  eventPage(filter: ActivityFilter, opts: PageOptions): Promise<ActivityPage> {
+    return this.store.events.page(filter, opts);
   }
 
-  eventPage(filter: ActivityFilter, opts: PageOptions): ActivityPage {
-    return this.events.page(filter, opts);
-  }
-
-  messagePage(filter: MessageFilter, opts: PageOptions): Omit<ActivityPage, 'results'> & { results: MessageItem[] } {
-    const page = this.messages.page(filter, opts);
-    // A record already removed by retention belonged to a finished message.
-    const results = page.results.map((item) => ({
-      ...item,
-      deliveryType: item.message?.deliveryType ?? getChannelRecord(this.store, item.accepted.channelId)?.deliveryType ?? 'live',
-    }));
-    return { ...page, results };
+  messagePage(filter: MessageFilter, opts: PageOptions): Promise<MessagePage> {
+    return this.store.events.messagePage(filter, opts);
   }
 
   /**
    * Checks that a message id named in a filter is the principal's (403 otherwise). An id that
    * names nothing (yet, or any more) passes: the filter then matches nothing.
    */
-  checkMessageFilter(p: Principal, id: string): void {
-    const m = getMessage(this.store, id);
-    const owner = m ? { accountId: m.accountId, channelId: m.channelId } : accountOfMessageEvents(this.store, id);
+  async checkMessageFilter(p: Principal, id: string): Promise<void> {
+    const owner = await this.store.events.ownerOfMessage(id);
     if (owner) checkMessageScope(p, owner);
   }
 
@@ -81,13 +66,15 @@ export class ActivityReads {
     return visibleMessage(this.store, p, id);
   }
 
-  history(m: MessageRecord): MessageHistory {
-    const events = eventsOfMessage(this.store, m.id);
+  async history(m: MessageRecord): Promise<MessageHistory> {
+    // Asked first so that, as before, an engine reading synchronously reads all three in one tick.
+    const pendingEvents = this.store.events.ofMessage(m.id);
     const attempts = jobsOfMessage(this.store, m.id)
       // A job's recipients shrink as some are delivered, so an attempt names its domain only.
       .flatMap((job) => job.history.map((a) => ({ domain: job.domain, ...a })))
       .sort((a, b) => a.at.localeCompare(b.at));
     const raw = getBody(this.store, m.id);
+    const events = await pendingEvents;
     return { events, statistics: countRecipients(events), raw, headerFields: raw ? headerFieldsOf(raw) : undefined, attempts };
   }
 }
@@ -122,7 +109,7 @@ function checkMessageScope(p: Principal, owner: { accountId: string; channelId: 
 }
 
 /**
- * The counting rule of store/stats.ts: a recipient is delivered or bounced, never both; a
+ * The counting rule of the statistics counters (domain/stat-counters.ts, store/port/events.ts): a recipient is delivered or bounced, never both; a
  * bounce after the delivery moves it, a repeated bounce counts once.
  */
 function countRecipients(events: EventRecord[]): MessageStatistics {

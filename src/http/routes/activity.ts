@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { ActivityReads, type MessageHistory, type MessageItem } from '../../activity/queries.js';
 import type { FieldErrorList } from '../../domain/errors.js';
 import { EVENT_TYPES, MAIL_TYPES, type EventRecord, type EventType, type MailType, type MessageRecord, type Principal } from '../../domain/types.js';
-import type { ActivityFilter } from '../../store/lmdb/activity-query.js';
+import type { ActivityFilter } from '../../store/port/events.js';
 import type { LmdbStore } from '../../store/lmdb/engine.js';
 import { isUuid } from '../../domain/uuid.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
@@ -62,7 +62,7 @@ function pageOptions(q: EventsQuery): { afterSeq: number; limit: number; order: 
   return { afterSeq: q.after ?? 0, limit: q.limit ?? 100, order: q.order ?? 'asc' };
 }
 
-function buildFilter(store: LmdbStore, reads: ActivityReads, p: Principal, q: EventsQuery, errors: FieldErrorList): ActivityFilter {
+async function buildFilter(store: LmdbStore, reads: ActivityReads, p: Principal, q: EventsQuery, errors: FieldErrorList): Promise<ActivityFilter> {
   // Values the schema refused may have any type: only strings are looked at here, the schema
   // errors already name the rest.
   if (typeof q.channelId === 'string' && !isUuid(q.channelId)) errors.add('/channelId', 'invalid_format', 'must be a UUID');
@@ -86,7 +86,7 @@ function buildFilter(store: LmdbStore, reads: ActivityReads, p: Principal, q: Ev
   };
   if (q.messageId !== undefined) {
     const id = q.messageId.toLowerCase();
-    reads.checkMessageFilter(p, id);
+    await reads.checkMessageFilter(p, id);
     filter.messageId = id;
   }
   return filter;
@@ -169,8 +169,8 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
 
   app.get('/activity/events', { schema: { querystring: eventsQuery }, attachValidation: true }, async (req, reply): Promise<CursorPage<ActivityEvent>> => {
     const q = req.query as EventsQuery;
-    const filter = buildFilter(store, reads, req.principal, q, schemaErrors(req));
-    const page = reads.eventPage(filter, pageOptions(q));
+    const filter = await buildFilter(store, reads, req.principal, q, schemaErrors(req));
+    const page = await reads.eventPage(filter, pageOptions(q));
     if (!page.totalCountExact) reply.header('x-total-count-estimated', 'true');
     if (page.partial) reply.header('x-page-partial', 'true');
     return { totalCount: page.totalCount, results: page.results.map(eventItem), after: page.after };
@@ -178,8 +178,8 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
 
   app.get('/activity/messages', { schema: { querystring: messagesQuery }, attachValidation: true }, async (req, reply): Promise<CursorPage<MessageItemBody>> => {
     const q = req.query as EventsQuery;
-    const { eventTypes: _t, messageId: _id, ...filter } = buildFilter(store, reads, req.principal, q, schemaErrors(req));
-    const page = reads.messagePage({ ...filter, messageStatus: q.status }, pageOptions(q));
+    const { eventTypes: _t, messageId: _id, ...filter } = await buildFilter(store, reads, req.principal, q, schemaErrors(req));
+    const page = await reads.messagePage({ ...filter, messageStatus: q.status }, pageOptions(q));
     if (!page.totalCountExact) reply.header('x-total-count-estimated', 'true');
     if (page.partial) reply.header('x-page-partial', 'true');
     return { totalCount: page.totalCount, after: page.after, results: page.results.map(messageItem) };
@@ -187,6 +187,6 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
 
   app.get('/activity/messages/:id', async (req): Promise<MessageDetails> => {
     const m = reads.visibleMessage(req.principal, (req.params as { id: string }).id);
-    return messageDetails(m, reads.history(m));
+    return messageDetails(m, await reads.history(m));
   });
 }

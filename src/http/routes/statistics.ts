@@ -8,7 +8,7 @@ import type { FieldErrorList } from '../../domain/errors.js';
 import type { Principal } from '../../domain/types.js';
 import { ZoneCalendar } from '../../domain/time-zone.js';
 import type { LmdbStore } from '../../store/lmdb/engine.js';
-import type { StatTotals } from '../../store/lmdb/stats.js';
+import type { StatTotals } from '../../store/port/events.js';
 import { daySeries, hourSeries, totals as statisticsTotals, type StatisticsScope } from '../../statistics/queries.js';
 import type { HttpContext } from '../server.js';
 import { isUuid } from '../../domain/uuid.js';
@@ -98,7 +98,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
     });
     const { fromMs, toMs } = seriesRange(s, 29 * DAY_MS);
     const edges = calendar!.dayEdges(fromMs, toMs);
-    return seriesAnswer(edges, daySeries(store, s, edges));
+    return seriesAnswer(edges, await daySeries(store, s, edges));
   };
 
   /** One point per UTC hour from the hour holding `from` to the hour holding `to`; default the last 24. */
@@ -111,7 +111,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
     const range = seriesRange(s, 23 * HOUR_MS);
     const first = Math.floor(range.fromMs / HOUR_MS);
     const edges = Array.from({ length: hours(range) + 1 }, (_, i) => (first + i) * HOUR_MS);
-    return seriesAnswer(edges, hourSeries(store, s, edges));
+    return seriesAnswer(edges, await hourSeries(store, s, edges));
   };
 
   for (const prefix of ['/statistics', '/activity/statistics']) {

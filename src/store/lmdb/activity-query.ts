@@ -21,7 +21,8 @@
  * units (then returns what it has, `partial`, with `after` where it stopped), and totalCount
  * walks at most COUNT_BUDGET units (then extrapolates, `totalCountExact: false`).
  */
-import type { EventRecord, EventType, MailType } from '../../domain/types.js';
+import type { EventRecord } from '../../domain/types.js';
+import type { ActivityFilter, ActivityPage, PageOptions as PortPageOptions } from '../port/events.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { indexPrefix, type IndexKind } from './event-index.js';
@@ -39,40 +40,8 @@ export const PAGE_BUDGET = 200_000;
 export const COUNT_BUDGET = 400_000;
 const STEPS_BEFORE_RESEEK = 8;
 
-export interface ActivityFilter {
-  accountId: string;
-  /** Checked by the caller: belongs to the account (and to a channel key's channel). */
-  channelId?: string;
-  /** Checked by the caller: its events belong to the account (and channel). */
-  messageId?: string;
-  /** Exact address, any case. */
-  recipient?: string;
-  /** Case-insensitive substring. */
-  subject?: string;
-  /** Events carrying any of these tags. */
-  tags?: string[];
-  mailType?: MailType;
-  /** Events of any of these types. */
-  eventTypes?: EventType[];
-  /** Inclusive bounds on the event timestamp. */
-  startMs?: number;
-  endMs?: number;
-  /**
-   * Message list (store/message-query.ts; with eventTypes ['accepted']): only messages still
-   * queued (walks messageQueue, keyed by the accepted event's seq) or no longer queued.
-   */
-  messageStatus?: 'queued' | 'sent';
-}
-
-export interface ActivityPage {
-  results: EventRecord[];
-  /** Continue strictly after this seq. */
-  after: number;
-  /** The page budget ran out before `limit` matches: more may follow even if results < limit. */
-  partial: boolean;
-  totalCount: number;
-  totalCountExact: boolean;
-}
+// The filter and page shapes are the port's (store/port/events.ts); re-exported for the engine's files.
+export type { ActivityFilter, ActivityPage };
 
 interface Hit {
   seq: number;
@@ -249,12 +218,8 @@ function statusOk(store: Store, f: ActivityFilter, seq: number): boolean {
   return f.messageStatus !== 'sent' || !dbsOf(store).messageQueue.doesExist([f.accountId, seq]);
 }
 
-/** A page's place and size: `afterSeq` is the cursor (0: from the start, the newest for 'desc'). */
-export interface PageOptions {
-  afterSeq: number;
-  limit: number;
-  /** 'asc' (default): seq > afterSeq, oldest first; 'desc': seq < afterSeq, newest first. */
-  order?: 'asc' | 'desc';
+/** A page's place and size (the port's), and the engine's budget for it in cost units (PAGE_BUDGET by default). */
+export interface PageOptions extends PortPageOptions {
   budget?: number;
 }
 
@@ -380,7 +345,9 @@ interface CachedCount {
  * exact counts are remembered per filter together with the seq they were counted up to, and
  * the next request only counts the events appended since (new seqs are always higher). A
  * retention sweep moves the log's floor, which invalidates every remembered count.
- * One instance per HTTP server; bounded LRU.
+ * Correct because seqs commit in order (one writer): no event can still commit below a `last`
+ * a count has seen (the port's `after` cursor guarantee, store/port/events.ts). One instance per
+ * open store (repos/events.ts), shared by every reader; bounded LRU.
  */
 export class ActivityQueries {
   private readonly counts = new Map<string, CachedCount>();

@@ -14,18 +14,15 @@
  * (all messages − queued).
  */
 import type { EventRecord, MessageRecord } from '../../domain/types.js';
-import { ActivityQueries, type ActivityFilter, type ActivityPage, type PageOptions } from './activity-query.js';
+import type { MessageFilter, MessageListItem, MessagePage } from '../port/events.js';
+import { ActivityQueries, type PageOptions } from './activity-query.js';
+import { getChannelRecord } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
-export type MessageFilter = Omit<ActivityFilter, 'eventTypes' | 'messageId'>;
-
-export interface MessageListItem {
-  accepted: EventRecord;
-  /** Undefined once retention removed the record while its accepted event was still kept. */
-  message?: MessageRecord;
-}
+// The list's shapes are the port's (store/port/events.ts); re-exported for the engine's files.
+export type { MessageFilter, MessageListItem, MessagePage };
 
 /** Inside the write that commits a live message, with its accepted event. */
 export function queueMessageInTxn(store: Store, accepted: EventRecord): void {
@@ -45,7 +42,7 @@ export function dequeueMessageInTxn(store: Store, m: Pick<MessageRecord, 'id' | 
   }
 }
 
-/** Pages of messages with totalCount; one instance per HTTP server (it holds the count cache). */
+/** Pages of messages with totalCount; one instance per open store (it holds the count cache). */
 export class MessageQueries {
   private readonly events: ActivityQueries;
 
@@ -53,10 +50,17 @@ export class MessageQueries {
     this.events = new ActivityQueries(store);
   }
 
-  page(f: MessageFilter, opts: PageOptions): Omit<ActivityPage, 'results'> & { results: MessageListItem[] } {
-    // Synchronous: the page, its count and the message records come from one snapshot.
+  page(f: MessageFilter, opts: PageOptions): MessagePage {
+    // Synchronous: the page, its count, the message records and channels come from one snapshot.
     const page = this.events.page({ ...f, eventTypes: ['accepted'] }, opts);
-    const results = page.results.map((accepted) => ({ accepted, message: dbsOf(this.store).messages.get(accepted.messageId) as MessageRecord | undefined }));
+    const results = page.results.map((accepted) => this.item(accepted));
     return { ...page, results };
+  }
+
+  private item(accepted: EventRecord): MessageListItem {
+    const message = dbsOf(this.store).messages.get(accepted.messageId) as MessageRecord | undefined;
+    // A record already removed by retention belonged to a finished message: its channel tells.
+    const deliveryType = message?.deliveryType ?? getChannelRecord(this.store, accepted.channelId)?.deliveryType ?? 'live';
+    return { accepted, message, deliveryType };
   }
 }

@@ -28,49 +28,16 @@
  * written before the quarter-hour databases existed have no quarter hours: a daily series places
  * them on UTC days, an hourly one not at all.
  */
-import type { EventRecord, EventType, MailType } from '../../domain/types.js';
+import type { EventRecord, MailType } from '../../domain/types.js';
+import { counterOf, DAY_MS, utcDay, zeroCounters, type StatCounters, type StatTotals } from '../../domain/stat-counters.js';
+import type { CounterScope, SeriesQuery, TotalsQuery } from '../port/events.js';
 import { dbsOf } from './databases.js';
 import { hiddenChannels } from './purge-queue.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
-export const DAY_MS = 86_400_000;
-
-export interface StatCounters {
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  unsubscribed: number;
-  complained: number;
-}
-
-export type StatTotals = Record<MailType, StatCounters>;
-
-const COUNTER_OF: Partial<Record<EventType, keyof StatCounters>> = {
-  processed: 'sent',
-  delivered: 'delivered',
-  bounced: 'bounced',
-  opened: 'opened',
-  clicked: 'clicked',
-  complained: 'complained',
-  unsubscribed: 'unsubscribed',
-};
-
-export function zeroCounters(): StatCounters {
-  return { sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, unsubscribed: 0, complained: 0 };
-}
-
-/** The counter an event adds to, and by how much (0: not counted). */
-export function counterOf(e: Pick<EventRecord, 'eventType' | 'recipients'>): { name: keyof StatCounters; by: number } | null {
-  const name = COUNTER_OF[e.eventType];
-  return name && e.recipients.length > 0 ? { name, by: e.recipients.length } : null;
-}
-
-export function utcDay(ms: number): number {
-  return Math.floor(ms / DAY_MS);
-}
+// The counting rule and the query shapes live in domain/ and the port; re-exported for the engine's files.
+export { counterOf, DAY_MS, utcDay, zeroCounters, type SeriesQuery, type StatCounters, type StatTotals, type TotalsQuery };
 
 /** The key element naming a set of tags: JSON of the sorted, distinct tags. */
 export function tagSetKey(tags: string[]): string {
@@ -207,23 +174,6 @@ function addToRecord(store: Store, p: PendingCounter): void {
   dbsOf(store)[p.db].put(p.key, next);
 }
 
-export interface TotalsQuery {
-  accountId: string;
-  /** Only these channels; undefined: every channel of the account. */
-  channelIds?: string[];
-  /** Inclusive range of UTC days (utcDay()). */
-  fromDay: number;
-  toDay: number;
-  /** Only events carrying at least one of these tags. */
-  tags?: string[];
-}
-
-interface Scope {
-  accountId: string;
-  channelIds?: string[];
-  tags?: string[];
-}
-
 /**
  * Calls visit for every counter record of buckets [from, to] (inclusive) in bucket order, per
  * tag when tags are given. A tag filter walks each tag's records, skipping those whose tag set
@@ -232,7 +182,7 @@ interface Scope {
 function walkCounters(
   store: Store,
   dbs: { plain: 'statsDaily' | 'statsQuarter'; tagged: 'statsDailyTags' | 'statsQuarterTags' },
-  q: Scope & { from: number; to: number },
+  q: CounterScope & { from: number; to: number },
   visit: (bucket: number, mailType: MailType, value: StatCounters) => void,
 ): void {
   const channels = q.channelIds ? new Set(q.channelIds) : null;
@@ -271,14 +221,6 @@ export function statisticsTotals(store: Store, q: TotalsQuery): StatTotals {
   const out: StatTotals = { transactional: zeroCounters(), broadcast: zeroCounters() };
   walkCounters(store, { plain: 'statsDaily', tagged: 'statsDailyTags' }, { ...q, from: q.fromDay, to: q.toDay }, (_b, mailType, value) => addTo(out, mailType, value));
   return out;
-}
-
-export interface SeriesQuery extends Scope {
-  /**
-   * Bucket edges in milliseconds, ascending: bucket i is [edgesMs[i], edgesMs[i + 1]). Edges are
-   * rounded down to a quarter hour (true of every current zone offset; see time-zone.ts).
-   */
-  edgesMs: number[];
 }
 
 /**
