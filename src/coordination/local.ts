@@ -1,0 +1,140 @@
+/**
+ * The single-node coordination: today's behaviour behind the coordination port (port.ts).
+ * Everything lives in this process's memory, as it did in each component before the port:
+ *
+ *  - wake-ups call the topic's listeners at once (wakeups.ts), as the dispatchers' notify()
+ *    and the store's OutboxSignal do;
+ *  - leases are a Map (leases.ts): with one daemon per data folder (folder-lock.ts) the only
+ *    contenders are this process's own components, which never run one task twice at once;
+ *  - the attempt budget and the pacer are queue/rate-limiter.ts's RateLimiter and Pacer
+ *    unchanged, keyed limits are http/rate-limit.ts's buckets (key-buckets.ts), slots a count
+ *    per key (slots.ts).
+ *
+ * One instance per process, made by the composition root and given to every component, so that
+ * one name means one budget in the whole process, as one name means one row in a cluster.
+ */
+import { systemClock, type Clock } from '../queue/clock.js';
+import { Pacer, RateLimiter } from '../queue/rate-limiter.js';
+import { KeyBuckets } from './key-buckets.js';
+import { LeaseTable } from './leases.js';
+import { isNodeId, loadNodeId } from './node-id.js';
+import type { Backlog, Coordination, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from './port.js';
+import { LocalSlots } from './slots.js';
+import { LocalWakeups } from './wakeups.js';
+
+export interface LocalCoordinationOptions {
+  /** This node's id; LocalCoordination.forDataDir reads (or creates) the data folder's. */
+  nodeId: string;
+  /**
+   * Time for leases and the attempt budget (its monotonic reading): the dispatcher's clock,
+   * fake in tests. Default: the system clock.
+   */
+  clock?: Clock;
+  /**
+   * Real monotonic time for the pacer and the keyed limits (performance.now by default): the
+   * pacer spaces socket writes with real timers even when a test fakes the scheduler's clock
+   * (delivery/dispatcher.ts, beforeBody), and the API's buckets have always read it.
+   */
+  realTime?: () => number;
+  /** A wake-up listener threw (it should only schedule work). Default: ignored, as OutboxSignal does. */
+  onListenerError?: (err: unknown, topic: WakeTopic) => void;
+}
+
+/** A named object with the options it was made with: one name, one budget, one configuration. */
+interface Named<T> {
+  options: string;
+  value: T;
+}
+
+export class LocalCoordination implements Coordination {
+  readonly nodeId: string;
+  private readonly clock: Clock;
+  private readonly realTime: () => number;
+  private readonly wakeups: LocalWakeups;
+  private readonly leases: LeaseTable;
+  private readonly rates = new Map<string, Named<SharedRate>>();
+  private readonly pacers = new Map<string, Named<SharedPacer>>();
+  private readonly keyedRates = new Map<string, Named<KeyedRate>>();
+  private readonly slotSets = new Map<string, LocalSlots>();
+
+  constructor(o: LocalCoordinationOptions) {
+    if (!isNodeId(o.nodeId)) throw new Error(`not a node id: ${JSON.stringify(o.nodeId)}`);
+    this.nodeId = o.nodeId;
+    this.clock = o.clock ?? systemClock();
+    this.realTime = o.realTime ?? (() => performance.now());
+    this.wakeups = new LocalWakeups(o.onListenerError);
+    this.leases = new LeaseTable({ owner: o.nodeId, now: () => this.clock.monotonic() });
+  }
+
+  /** The coordination of the daemon on `dataDir`, under the folder's node id (node-id.ts). */
+  static forDataDir(dataDir: string, o: Omit<LocalCoordinationOptions, 'nodeId'> = {}): LocalCoordination {
+    return new LocalCoordination({ ...o, nodeId: loadNodeId(dataDir) });
+  }
+
+  wake(topic: WakeTopic): void {
+    this.wakeups.wake(topic);
+  }
+
+  onWake(topic: WakeTopic, fn: () => void): () => void {
+    return this.wakeups.onWake(topic, fn);
+  }
+
+  async lead(task: LeaderTask, ttlMs: number): Promise<Lease | null> {
+    return this.leases.take(`leader:${task}`, ttlMs);
+  }
+
+  async own(backlog: Backlog, key: string, ttlMs: number): Promise<Lease | null> {
+    return this.leases.take(`${backlog}/${key}`, ttlMs);
+  }
+
+  rate(name: string, o: RateOptions): SharedRate {
+    return named(this.rates, 'rate', name, o, () => localRate(new RateLimiter({ rate: o.perSecond, burst: o.burst, now: () => this.clock.monotonic() })));
+  }
+
+  pacer(name: string, o: PacerOptions): SharedPacer {
+    return named(this.pacers, 'pacer', name, o, () => new Pacer({ rate: o.perSecond, marginMs: o.marginMs, now: this.realTime }));
+  }
+
+  keyedRate(name: string, o: KeyedRateOptions): KeyedRate {
+    return named(this.keyedRates, 'keyed rate', name, o, () => {
+      const buckets = new KeyBuckets({ ...o, now: this.realTime });
+      return { take: async (key: string) => buckets.take(key) };
+    });
+  }
+
+  slots(name: string): Slots {
+    let s = this.slotSets.get(name);
+    if (!s) this.slotSets.set(name, (s = new LocalSlots()));
+    return s;
+  }
+}
+
+/** The object of `name`, made at its first use; a second use with other options throws. */
+function named<T>(map: Map<string, Named<T>>, kind: string, name: string, options: object, make: () => T): T {
+  // Keys sorted and undefined left out: { burst: undefined, perSecond: 50 } is { perSecond: 50 }.
+  const key = JSON.stringify(Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1))));
+  const found = map.get(name);
+  if (found) {
+    if (found.options !== key) throw new Error(`${kind} "${name}" exists with other options (${found.options}, asked ${key})`);
+    return found.value;
+  }
+  const value = make();
+  map.set(name, { options: key, value });
+  return value;
+}
+
+/** RateLimiter with the port's atomic tryTake (one synchronous check and take). */
+function localRate(limiter: RateLimiter): SharedRate {
+  return {
+    rate: limiter.rate,
+    burst: limiter.burst,
+    available: () => limiter.available(),
+    take: (n) => limiter.take(n),
+    tryTake: (n) => {
+      const granted = Math.max(0, Math.min(Math.floor(n), limiter.available()));
+      limiter.take(granted);
+      return granted;
+    },
+    msUntilAvailable: () => limiter.msUntilAvailable(),
+  };
+}
