@@ -16,8 +16,8 @@ import { retryDelayMs } from '../domain/webhook.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
 import { WorkLoop } from '../queue/work-loop.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { claimDueInTxn, outboxKeyOf, recordAttempt, type Claim } from '../store/lmdb/webhook-outbox.js';
+import type { StorePort } from '../store/port/index.js';
+import type { Claim } from '../store/port/webhooks.js';
 import { postWebhook, type PostFn, type PostResult } from './http-post.js';
 import { pinnedAgents, type PinnedAgents } from './pinned-agent.js';
 import { RESPONSE_BYTES, sendSigned } from './request.js';
@@ -29,7 +29,7 @@ export type WebhookDispatcherSettings = Pick<Config, 'webhooks'> & { shutdown: P
 
 export interface WebhookDispatcherOptions {
   /** Its signal (store.outbox) wakes the dispatcher when a transaction put entries. */
-  store: LmdbStore;
+  store: DispatcherStore;
   config: WebhookDispatcherSettings;
   targets: WebhookTargets;
   logger: Logger;
@@ -44,6 +44,17 @@ export interface WebhookDispatcherOptions {
   idleCheckMs?: number;
 }
 
+/** Subscribing to the signal that a commit put outbox entries; returns the unsubscribe function. */
+export interface OutboxWakeups {
+  subscribe(fn: () => void): () => void;
+}
+
+/**
+ * The outbox verbs, and the engine's wake-up signal (store/lmdb/outbox-signal.ts, which the
+ * LMDB engine has as `outbox`): the coordination port's outbox wake-up replaces it once it exists.
+ */
+export type DispatcherStore = Pick<StorePort, 'webhookOutbox'> & { readonly outbox: OutboxWakeups };
+
 interface InFlight {
   webhookId: string;
   abort: AbortController;
@@ -53,7 +64,7 @@ interface InFlight {
 const ERROR_BACKOFF_MS = 5_000;
 
 export class WebhookDispatcher {
-  private readonly store: LmdbStore;
+  private readonly store: DispatcherStore;
   private readonly settings: Config['webhooks'];
   private readonly graceMs: number;
   private readonly logger: Logger;
@@ -135,20 +146,20 @@ export class WebhookDispatcher {
     const room = this.maxInFlight - this.inFlight.size;
     if (room <= 0) return this.clock.now() + this.idleCheckMs; // a finishing request kicks again
     const now = this.clock.now();
-    const { claims, nextDueMs } = await this.store.write(() =>
-      claimDueInTxn(this.store, {
-        nowMs: now,
-        inFlight: new Set(this.inFlight.keys()),
-        freeSlots: (id) => this.settings.concurrency - (this.perWebhook.get(id) ?? 0),
-        max: room,
-      }),
-    );
+    // The store skips what is claimed already (in flight here); each webhook's free slots go as data.
+    const byWebhook: Record<string, number> = {};
+    for (const [id, n] of this.perWebhook) byWebhook[id] = this.settings.concurrency - n;
+    const { claims, nextDueMs } = await this.store.webhookOutbox.claimDue({
+      nowMs: now,
+      max: room,
+      freeSlots: { default: this.settings.concurrency, byWebhook },
+    });
     if (!this.stopping) for (const c of claims) this.launch(c);
     return nextDueMs ?? now + this.idleCheckMs;
   }
 
   private launch(c: Claim): void {
-    const key = outboxKeyOf(c.entry);
+    const key = c.entry.id;
     const abort = new AbortController();
     const id = c.webhook.id;
     this.perWebhook.set(id, (this.perWebhook.get(id) ?? 0) + 1);
@@ -166,12 +177,15 @@ export class WebhookDispatcher {
 
   private async attempt(c: Claim, signal: AbortSignal): Promise<void> {
     const { webhook, entry } = c;
-    const result = await this.send(c, signal);
-    if (signal.aborted) return; // stays in the outbox: sent again after the restart
+    const result = await this.send(c, signal).catch(async (err: unknown) => {
+      await this.store.webhookOutbox.release([entry]); // not sent: due again at the next round
+      throw err;
+    });
+    if (signal.aborted) return this.store.webhookOutbox.release([entry]); // stays in the outbox: sent again after the restart
     const now = this.clock.now();
     const deadline = entry.createdAtMs + this.settings.maxAgeMs;
     const retryAtMs = result.error === null || now >= deadline ? undefined : Math.min(now + retryDelayMs(entry.attempts + 1, this.settings.retryBaseMs), deadline);
-    const outcome = await recordAttempt(this.store, { entry, atMs: now, statusCode: result.statusCode, error: result.error, retryAtMs });
+    const outcome = await this.store.webhookOutbox.recordAttempt({ entry, atMs: now, statusCode: result.statusCode, error: result.error, retryAtMs });
     const log = { webhookId: webhook.id, messageId: entry.messageId, eventType: entry.payload.eventType, attempt: entry.attempts + 1, statusCode: result.statusCode };
     if (outcome === 'retry') this.logger.info({ ...log, error: result.error, retryAt: new Date(retryAtMs!).toISOString() }, 'webhook attempt failed, will retry');
     else if (outcome === 'dropped') this.logger.warn({ ...log, error: result.error }, 'webhook delivery given up');

@@ -15,18 +15,7 @@ import { EVENT_TYPES, type EventType, type Principal } from '../domain/types.js'
 import { isUuid } from '../domain/uuid.js';
 import { isReservedHeader, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
-import { pendingCount } from '../store/lmdb/webhook-outbox.js';
-import {
-  createWebhook,
-  deleteWebhook,
-  getSigningKey,
-  getWebhook,
-  getWebhookStatus,
-  listWebhooks,
-  regenerateSigningKey,
-  updateWebhook,
-  type WebhookFilter,
-} from '../store/lmdb/webhooks.js';
+import type { WebhookFilter } from '../store/port/webhooks.js';
 import { postWebhook, type PostFn } from './http-post.js';
 import { RESPONSE_BYTES, sendSigned } from './request.js';
 import type { WebhookTargets } from './targets.js';
@@ -42,6 +31,7 @@ export interface WebhookInput {
 }
 
 export interface WebhookServiceOptions {
+  /** The webhook verbs of the port; LmdbStore only for channelFor (channels/service.ts), not on the port yet. */
   store: LmdbStore;
   targets: WebhookTargets;
   /** config.webhooks.maxPerAccount */
@@ -77,8 +67,8 @@ export class WebhookService {
    * The webhook a request names, if the principal may see it: unknown (or malformed) 404
    * not_found; another account's, or not bound to a channel key's channel, 403.
    */
-  visibleTo(p: Principal, id: string): Webhook {
-    const w = isUuid(id) ? getWebhook(this.o.store, id.toLowerCase()) : undefined;
+  async visibleTo(p: Principal, id: string): Promise<Webhook> {
+    const w = isUuid(id) ? await this.o.store.webhooks.get(id.toLowerCase()) : undefined;
     if (!w) throw notFound(id);
     if (w.accountId !== p.accountId || (p.channelId && w.channelId !== p.channelId)) {
       throw new AppError('forbidden', 'The API key may not access this webhook');
@@ -86,13 +76,14 @@ export class WebhookService {
     return w;
   }
 
-  list(filter: WebhookFilter): { results: Webhook[]; totalCount: number } {
-    return listWebhooks(this.o.store, filter);
+  list(filter: WebhookFilter): Promise<{ results: Webhook[]; totalCount: number }> {
+    return this.o.store.webhooks.list(filter);
   }
 
-  state(webhookId: string): WebhookState {
+  async state(webhookId: string): Promise<WebhookState> {
     const { store } = this.o;
-    return { signingKey: getSigningKey(store, webhookId), status: getWebhookStatus(store, webhookId), pending: pendingCount(store, webhookId) };
+    const [signingKey, status, pending] = await Promise.all([store.webhooks.signingKey(webhookId), store.webhooks.status(webhookId), store.webhookOutbox.pendingCount(webhookId)]);
+    return { signingKey, status, pending };
   }
 
   /** Account-level keys only; the bound channel is checked before the URL and the headers. */
@@ -100,7 +91,7 @@ export class WebhookService {
     requireAccountKey(p);
     const channelId = this.channelOf(p, input.channelId);
     await this.check(input);
-    const { webhook } = await createWebhook(this.o.store, {
+    const { webhook } = await this.o.store.webhooks.create({
       accountId: p.accountId,
       channelId: channelId ?? null,
       url: input.url,
@@ -114,21 +105,21 @@ export class WebhookService {
 
   /** Whether the webhook is visible (404/403) comes before whether the key may write it (403). */
   async update(p: Principal, id: string, input: WebhookInput): Promise<Webhook> {
-    const webhook = this.writableBy(p, id);
+    const webhook = await this.writableBy(p, id);
     const checked = { ...input, channelId: this.channelOf(p, input.channelId) };
     await this.check(checked);
-    return found(webhook.id, await updateWebhook(this.o.store, webhook.id, checked));
+    return found(webhook.id, await this.o.store.webhooks.update(webhook.id, checked));
   }
 
   async remove(p: Principal, id: string): Promise<void> {
-    const webhook = this.writableBy(p, id);
-    if (!(await deleteWebhook(this.o.store, webhook.id))) throw notFound(webhook.id);
+    const webhook = await this.writableBy(p, id);
+    if (!(await this.o.store.webhooks.delete(webhook.id))) throw notFound(webhook.id);
   }
 
   /** The old key stops signing at once; deliveries in flight finish with it. */
   async regenerateKey(p: Principal, id: string): Promise<Webhook> {
-    const webhook = this.writableBy(p, id);
-    return found(webhook.id, (await regenerateSigningKey(this.o.store, webhook.id))?.webhook);
+    const webhook = await this.writableBy(p, id);
+    return found(webhook.id, (await this.o.store.webhooks.regenerateSigningKey(webhook.id))?.webhook);
   }
 
   /**
@@ -139,9 +130,9 @@ export class WebhookService {
    * deliveries only.
    */
   async test(p: Principal, id: string, body: unknown): Promise<TestOutcome> {
-    const webhook = this.writableBy(p, id);
+    const webhook = await this.writableBy(p, id);
     const eventType = optionalEnumField(body, 'eventType', EVENT_TYPES) ?? webhook.events[0];
-    const secret = getSigningKey(this.o.store, webhook.id);
+    const secret = await this.o.store.webhooks.signingKey(webhook.id);
     if (secret === null) throw notFound(webhook.id);
     const started = performance.now();
     const deliveryId = randomUUID();
@@ -153,8 +144,8 @@ export class WebhookService {
   }
 
   /** visibleTo, then the account-key rule: a channel key learns 404/403 as for a read first. */
-  private writableBy(p: Principal, id: string): Webhook {
-    const webhook = this.visibleTo(p, id);
+  private async writableBy(p: Principal, id: string): Promise<Webhook> {
+    const webhook = await this.visibleTo(p, id);
     requireAccountKey(p);
     return webhook;
   }

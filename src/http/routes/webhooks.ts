@@ -61,8 +61,8 @@ export const MASKED_HEADER_VALUE = '********';
  * The answer of every webhook operation (api-surface.md), plus postrider's dates and counters.
  * additionalHeaders values (tokens of the receiving service) are shown to account-level keys only.
  */
-function webhookJson(webhooks: WebhookService, w: Webhook, p: Principal): WebhookJson {
-  const { signingKey, status: s, pending } = webhooks.state(w.id);
+async function webhookJson(webhooks: WebhookService, w: Webhook, p: Principal): Promise<WebhookJson> {
+  const { signingKey, status: s, pending } = await webhooks.state(w.id);
   return {
     id: w.id,
     channelId: w.channelId,
@@ -102,16 +102,16 @@ export function webhookRoutes(webhooks: WebhookService) {
       const errors = schemaErrors(req);
       const channelIds = channelIdsFilter(q.channelIds, req.principal, errors);
       errors.throwIfAny('The query has invalid parameters');
-      const { results, totalCount } = webhooks.list({
+      const { results, totalCount } = await webhooks.list({
         accountId: req.principal.accountId,
         channelIds,
         limit: q.limit ?? 25,
         offset: q.offset ?? 0,
       });
-      return { results: results.map((w) => webhookJson(webhooks, w, req.principal)), totalCount };
+      return { results: await Promise.all(results.map((w) => webhookJson(webhooks, w, req.principal))), totalCount };
     });
 
-    app.get('/webhooks/:id', { schema: { response: { 200: webhookBody } } }, async (req) => webhookJson(webhooks, webhooks.visibleTo(req.principal, idOf(req)), req.principal));
+    app.get('/webhooks/:id', { schema: { response: { 200: webhookBody } } }, async (req) => webhookJson(webhooks, await webhooks.visibleTo(req.principal, idOf(req)), req.principal));
 
     app.patch('/webhooks/:id', { schema: { body: updateBody, response: { 200: webhookBody } } }, async (req) => {
       return webhookJson(webhooks, await webhooks.update(req.principal, idOf(req), req.body as WebhookBody), req.principal);

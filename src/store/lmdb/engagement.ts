@@ -4,44 +4,17 @@
  * one durable transaction holding the event (with its statistics counters, appendEventInTxn)
  * and the suppression it implies, so a crash never leaves one without the other.
  */
-import type { EventRecord, EventType, MailSource, MailType, MessageRecord, SuppressionReason } from '../../domain/types.js';
+import { subjectOf, type EventSubject } from '../../domain/event-subject.js';
+import type { EventRecord, EventType, SuppressionReason } from '../../domain/types.js';
+import type { EngagementInput } from '../port/engagement.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
 import { KEY_MAX } from './layout.js';
 import { addSuppressionInTxn, getSuppression, removeSuppressionInTxn } from './suppressions.js';
 
-/** What an engagement event copies from its message (spec 2.7 list item fields). */
-export interface EventSubject {
-  accountId: string;
-  channelId: string;
-  messageId: string;
-  mailType: MailType;
-  mailSource: MailSource;
-  subject: string;
-  tags: string[];
-  metadata: Record<string, string>;
-}
-
-export function subjectOf(m: MessageRecord): EventSubject {
-  return {
-    accountId: m.accountId,
-    channelId: m.channelId,
-    messageId: m.id,
-    mailType: m.mailType,
-    mailSource: m.mailSource,
-    subject: m.subject,
-    tags: m.tags,
-    metadata: m.metadata,
-  };
-}
-
-export interface EngagementInput {
-  subject: EventSubject;
-  recipients: string[];
-  details: Record<string, unknown>;
-  at?: Date;
-}
+// Declared in domain/ and the port now; re-exported for the callers not yet on the port.
+export { subjectOf, type EngagementInput, type EventSubject };
 
 /** `opened` or `clicked`: one event, counted by the statistics. */
 export async function recordEngagement(store: Store, type: 'opened' | 'clicked', e: EngagementInput): Promise<EventRecord> {

@@ -1,5 +1,6 @@
 /** Suppression lists: per channel and mail type (DESIGN.md). */
 import type { MailType, SuppressionReason, SuppressionRecord } from '../../domain/types.js';
+import type { SuppressionOp } from '../port/suppressions.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
@@ -30,6 +31,21 @@ export function removeSuppressionInTxn(store: Store, s: { channelId: string; mai
   if (dbsOf(store).suppressions.get(key) === undefined) return false;
   dbsOf(store).suppressions.remove(key);
   return true;
+}
+
+/**
+ * One write applying a request's adds and removes in order (SuppressionsPort.apply): each is
+ * checked and written inside the same transaction, so all commit or none does. Returns, per
+ * change, whether it changed anything.
+ */
+export async function applySuppressions(store: Store, channelId: string, mailType: MailType, ops: readonly SuppressionOp[]): Promise<boolean[]> {
+  return store.write(() =>
+    ops.map((o) =>
+      o.op === 'add'
+        ? addSuppressionInTxn(store, { channelId, mailType, email: o.email, reason: o.reason })
+        : removeSuppressionInTxn(store, { channelId, mailType, email: o.email }),
+    ),
+  );
 }
 
 export function listSuppressions(store: Store, channelId: string, mailType?: MailType): SuppressionRecord[] {

@@ -15,6 +15,7 @@
 import type { EventRecord } from '../../domain/types.js';
 import { EMPTY_STATUS, payloadsOf, webhookWants, type OutboxEntry, type Webhook, type WebhookStatus } from '../../domain/webhook.js';
 import { randomUUID } from 'node:crypto';
+import type { AttemptOutcome, AttemptRecord, Claim, ClaimRequest } from '../port/webhooks.js';
 import { deletedChannels } from './channel-records.js';
 import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -103,20 +104,28 @@ export function outboxKeyOf(e: Pick<OutboxEntry, 'webhookId' | 'messageId' | 'se
 
 // ---------- claiming due entries ----------
 
-export interface Claim {
-  webhook: Webhook;
-  secret: string;
-  entry: OutboxEntry;
-}
+// Declared by the port now; re-exported for the callers not yet on it.
+export type { AttemptOutcome, AttemptRecord, Claim, ClaimRequest };
 
-export interface ClaimOptions {
-  nowMs: number;
-  /** Entries in flight (outboxKeyOf), skipped. */
-  inFlight: ReadonlySet<string>;
-  /** How many more requests each webhook may have in flight. */
-  freeSlots: (webhookId: string) => number;
-  /** Claims at most this many in total. */
-  max: number;
+/**
+ * Claims due entries for WebhookOutboxPort.claimDue. `claimed` (outboxKeyOf) is the engine's set
+ * of entries claimed and not yet given back (repos/webhook-outbox.ts): they are skipped, and
+ * this write's claims join it inside the callback, before any later write's callback runs, so
+ * two claimers never get the same entry. A failed commit gives this write's claims back.
+ */
+export async function claimDue(store: Store, claimed: Set<string>, r: ClaimRequest): Promise<{ claims: Claim[]; nextDueMs: number | undefined }> {
+  const taken: string[] = [];
+  try {
+    return await store.write(() => {
+      const result = claimDueInTxn(store, { ...r, claimed });
+      for (const c of result.claims) taken.push(outboxKeyOf(c.entry));
+      for (const key of taken) claimed.add(key);
+      return result;
+    });
+  } catch (err) {
+    for (const key of taken) claimed.delete(key);
+    throw err;
+  }
 }
 
 /**
@@ -126,7 +135,7 @@ export interface ClaimOptions {
  * deleted channel (its tombstone committed before the DELETE's 204; an account-wide webhook's
  * entries would otherwise wait for the purge to reach their message): nothing is posted for it.
  */
-export function claimDueInTxn(store: Store, o: ClaimOptions): { claims: Claim[]; nextDueMs: number | undefined } {
+function claimDueInTxn(store: Store, o: ClaimRequest & { claimed: ReadonlySet<string> }): { claims: Claim[]; nextDueMs: number | undefined } {
   const db = dbsOf(store);
   const claims: Claim[] = [];
   let nextDueMs: number | undefined;
@@ -144,7 +153,8 @@ export function claimDueInTxn(store: Store, o: ClaimOptions): { claims: Claim[];
       removeOutboxOfWebhookInTxn(store, webhookId);
       continue;
     }
-    let free = Math.min(o.freeSlots(webhookId), o.max - claims.length);
+    const slots = Object.hasOwn(o.freeSlots.byWebhook, webhookId) ? o.freeSlots.byWebhook[webhookId] : o.freeSlots.default;
+    let free = Math.min(slots, o.max - claims.length);
     for (const { key } of db.webhookDue.getRange({ start: [webhookId], end: [webhookId, KEY_MAX] })) {
       const [, dueAtMs, messageId, seq, part] = key as DueKey;
       if (dueAtMs > o.nowMs) {
@@ -152,7 +162,7 @@ export function claimDueInTxn(store: Store, o: ClaimOptions): { claims: Claim[];
         break;
       }
       if (free <= 0) break;
-      if (o.inFlight.has(outboxKeyOf({ webhookId, messageId, seq, part }))) continue;
+      if (o.claimed.has(outboxKeyOf({ webhookId, messageId, seq, part }))) continue;
       const entry = db.webhookOutbox.get(outboxKey({ webhookId, messageId, seq, part })) as OutboxEntry | undefined;
       if (!entry || deleted(entry.payload.channelId)) {
         db.webhookDue.remove(key); // stale index entry, or the head of a deleted channel's message
@@ -168,22 +178,12 @@ export function claimDueInTxn(store: Store, o: ClaimOptions): { claims: Claim[];
 
 // ---------- recording an attempt ----------
 
-export interface AttemptRecord {
-  entry: OutboxEntry;
-  atMs: number;
-  statusCode: number | null;
-  /** null on success. */
-  error: string | null;
-  /** Failed attempts: when to try again; undefined gives the entry up (counted as failed). */
-  retryAtMs?: number;
-}
-
 /**
  * One transaction per attempt: the entry is removed (success, give-up) or rescheduled, the next
  * entry of the same message becomes due, and the webhook's status is updated. An entry that is
  * gone already (webhook deleted or disabled meanwhile) changes nothing.
  */
-export async function recordAttempt(store: Store, r: AttemptRecord): Promise<'done' | 'retry' | 'dropped' | 'gone'> {
+export async function recordAttempt(store: Store, r: AttemptRecord): Promise<AttemptOutcome> {
   return store.write(() => {
     const db = dbsOf(store);
     const e = db.webhookOutbox.get(outboxKey(r.entry)) as OutboxEntry | undefined;

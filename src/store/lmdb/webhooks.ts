@@ -5,8 +5,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
-import type { EventType } from '../../domain/types.js';
-import { EMPTY_STATUS, type Webhook, type WebhookHeader, type WebhookStatus } from '../../domain/webhook.js';
+import { EMPTY_STATUS, type Webhook, type WebhookStatus } from '../../domain/webhook.js';
+import type { NewWebhook, NewWebhookInput, WebhookFilter, WebhookPatch } from '../port/webhooks.js';
 import { getChannelRecord } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -23,16 +23,11 @@ function indexKey(w: Webhook): [string, number, string] {
   return [w.accountId, Date.parse(w.createdAt), w.id];
 }
 
-export interface NewWebhook {
-  webhook: Webhook;
-  /** Shown once. */
-  signingKey: string;
-}
+// Declared by the port now; re-exported for the callers not yet on it.
+export type { NewWebhook, NewWebhookInput, WebhookFilter, WebhookPatch };
 
-export async function createWebhook(
-  store: Store,
-  input: Omit<Webhook, 'id' | 'createdAt' | 'updatedAt'> & { maxPerAccount: number },
-): Promise<NewWebhook> {
+/** The count and the insert are one write: the limit holds under concurrent creates. */
+export async function createWebhook(store: Store, input: NewWebhookInput): Promise<NewWebhook> {
   const now = new Date().toISOString();
   const { maxPerAccount, ...fields } = input;
   const webhook: Webhook = { id: randomUUID(), ...fields, createdAt: now, updatedAt: now };
@@ -60,14 +55,6 @@ export function getWebhookStatus(store: Store, id: string): WebhookStatus {
   return { ...EMPTY_STATUS, ...(dbsOf(store).webhookStatus.get(id) as WebhookStatus | undefined) };
 }
 
-export interface WebhookFilter {
-  accountId: string;
-  /** Only webhooks bound to one of these channels (channel keys: their own). */
-  channelIds?: string[];
-  limit: number;
-  offset: number;
-}
-
 export function listWebhooks(store: Store, f: WebhookFilter): { results: Webhook[]; totalCount: number } {
   const ids = f.channelIds ? new Set(f.channelIds) : null;
   const matches: Webhook[] = [];
@@ -78,14 +65,6 @@ export function listWebhooks(store: Store, f: WebhookFilter): { results: Webhook
     matches.push(w);
   }
   return { results: matches.slice(f.offset, f.offset + f.limit), totalCount: matches.length };
-}
-
-export interface WebhookPatch {
-  url?: string;
-  events?: EventType[];
-  channelId?: string | null;
-  enabled?: boolean;
-  additionalHeaders?: WebhookHeader[];
 }
 
 /** Disabling a webhook drops what was queued for it: a disabled webhook receives nothing. */
