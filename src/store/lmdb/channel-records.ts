@@ -4,12 +4,11 @@
  * cycle. channels.ts re-exports these.
  */
 import type { Channel } from '../../domain/types.js';
+import type { StoredChannel } from '../port/channels.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
-export interface StoredChannel extends Channel {
-  deletedAt?: string;
-}
+export type { StoredChannel } from '../port/channels.js';
 
 /** A live channel, or undefined (also for deleted ones). */
 export function getChannel(store: Store, id: string): Channel | undefined {
@@ -40,4 +39,12 @@ export function deletedChannels(store: Store): (id: string) => boolean {
     if (deleted === undefined) seen.set(id, (deleted = isChannelDeleted(store, id)));
     return deleted;
   };
+}
+
+/** The port's snapshot (ChannelsPort.deletedAmong): every id read in one synchronous pass. */
+export function deletedAmong(store: Store, ids: Iterable<string>): Set<string> {
+  const deleted = deletedChannels(store);
+  const out = new Set<string>();
+  for (const id of ids) if (deleted(id)) out.add(id);
+  return out;
 }

@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
-import type { Channel, DeliveryType, Tracking } from '../../domain/types.js';
+import type { Channel } from '../../domain/types.js';
+import type { ChannelFilter, ChannelPatch, NewChannel } from '../port/channels.js';
 import { removeChannelKeysInTxn } from './api-keys.js';
 import { dbsOf } from './databases.js';
 import { schedulePurgeInTxn } from './purge-queue.js';
@@ -19,16 +20,7 @@ import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
 export { getChannel, getChannelRecord, type StoredChannel } from './channel-records.js';
-
-export interface ChannelFilter {
-  accountId: string;
-  /** Restricts to these ids (channel keys see only their own channel). */
-  ids?: string[];
-  name?: string;
-  deliveryType?: DeliveryType;
-  limit: number;
-  offset: number;
-}
+export type { ChannelFilter } from '../port/channels.js';
 
 function indexKey(c: Channel): [string, number, string] {
   return [c.accountId, Date.parse(c.createdAt), c.id];
@@ -38,10 +30,7 @@ function countInTxn(store: Store, accountId: string): number {
   return dbsOf(store).accountChannels.getKeysCount({ start: [accountId], end: [accountId, KEY_MAX] });
 }
 
-export async function createChannel(
-  store: Store,
-  input: { accountId: string; name: string; deliveryType: DeliveryType; tracking: Tracking; maxPerAccount: number },
-): Promise<Channel> {
+export async function createChannel(store: Store, input: NewChannel): Promise<Channel> {
   const now = new Date().toISOString();
   const channel: Channel = {
     id: randomUUID(),
@@ -79,11 +68,7 @@ export function listChannels(store: Store, f: ChannelFilter): { results: Channel
   return { results: matches.slice(f.offset, f.offset + f.limit), totalCount: matches.length };
 }
 
-export async function updateChannel(
-  store: Store,
-  id: string,
-  patch: { name?: string; deliveryType?: DeliveryType; tracking?: Partial<Tracking> },
-): Promise<Channel | undefined> {
+export async function updateChannel(store: Store, id: string, patch: ChannelPatch): Promise<Channel | undefined> {
   return store.write(() => {
     const c = getChannel(store, id);
     if (!c) return undefined;

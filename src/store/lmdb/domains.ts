@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { AppError } from '../../domain/errors.js';
-import type { ExpectedRecord } from '../../domain/return-path.js';
+import { domainLimitExceeded, duplicateName } from '../../domain/domain-rules.js';
 import {
   applyCheck,
   keySelectors,
@@ -16,9 +16,7 @@ import {
   wasVerified,
   type CheckResults,
   type CompanionKey,
-  type DkimAlgorithm,
   type DomainKey,
-  type LinkHostKind,
   type SendingDomain,
 } from '../../domain/sending-domain.js';
 import { dkimHost } from '../../domain/dkim-record.js';
@@ -27,40 +25,13 @@ import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 import { deepFreeze } from '../../domain/deep-freeze.js';
+import type { DomainFilter, NewDkimKey, NewDomain, SendingDomainMatch, SigningKey } from '../port/domains.js';
 
-/** A freshly generated key, as the domain service hands it over. */
-export interface NewDkimKey {
-  selector: string;
-  algorithm: DkimAlgorithm;
-  privateKeyPem: string;
-  /** The TXT value to publish, e.g. "v=DKIM1; k=rsa; p=...". */
-  dnsValue: string;
-  /** An ed25519 key's RSA companion (domain/sending-domain.ts), stored and retired with it. */
-  rsaCompanion?: NewDkimKey;
-}
-
-/** What signing needs (the same shape as submission's DkimKeyRef). */
-export interface SigningKey {
-  domain: string;
-  selector: string;
-  algorithm: DkimAlgorithm;
-  privateKeyPem: string;
-  /** The RSA companion of an ed25519 key, once its record is verified: mail is signed with both. */
-  rsaCompanion?: { selector: string; algorithm: 'rsa'; privateKeyPem: string };
-}
+export type { DomainFilter, NewDkimKey, SigningKey } from '../port/domains.js';
+export { duplicateName, selectorsOf } from '../../domain/domain-rules.js';
 
 interface DkimPrivateKey {
   privateKeyPem: string;
-}
-
-export interface DomainFilter {
-  accountId: string;
-  /** Domains linked to any of these channels. */
-  channelIds?: string[];
-  /** Partial, case-insensitive match on the name. */
-  name?: string;
-  limit: number;
-  offset: number;
 }
 
 function indexKey(d: SendingDomain): [string, number, string] {
@@ -133,19 +104,7 @@ export function findDomainByName(store: Store, accountId: string, name: string):
   return id ? getDomain(store, id) : undefined;
 }
 
-export async function createDomain(
-  store: Store,
-  input: {
-    accountId: string;
-    name: string;
-    channelIds: string[];
-    key: NewDkimKey;
-    returnPath: ExpectedRecord[];
-    /** Absent: the domain gets them at its next check. */
-    linkHosts?: Record<LinkHostKind, ExpectedRecord>;
-    maxPerAccount: number;
-  },
-): Promise<SendingDomain> {
+export async function createDomain(store: Store, input: NewDomain): Promise<SendingDomain> {
   const now = new Date().toISOString();
   const domain: SendingDomain = {
     id: randomUUID(),
@@ -167,7 +126,7 @@ export async function createDomain(
   await store.write(() => {
     if (dbsOf(store).domainNames.get([input.accountId, input.name]) !== undefined) throw duplicateName(input.name);
     if (countAccountDomains(store, input.accountId) >= input.maxPerAccount) {
-      throw new AppError('resource_limit_exceeded', `An account may have at most ${input.maxPerAccount} domains`);
+      throw domainLimitExceeded(input.maxPerAccount);
     }
     assertLiveChannelsInTxn(store, input.accountId, domain.channelIds);
     dbsOf(store).domains.put(domain.id, domain);
@@ -176,12 +135,6 @@ export async function createDomain(
     putKey(store, domain.id, input.key);
   });
   return domain;
-}
-
-export function duplicateName(name: string): AppError {
-  return new AppError('validation_failed', `The account already has the domain ${name}`, {
-    errors: { '/name': [{ code: 'duplicate', message: `${name} is already registered in this account` }] },
-  });
 }
 
 export function listDomains(store: Store, f: DomainFilter): { results: SendingDomain[]; totalCount: number } {
@@ -240,11 +193,6 @@ export async function setPendingKey(store: Store, id: string, key: NewDkimKey): 
   });
 }
 
-/** Every selector the domain has used, so a new key never reuses one. */
-export function selectorsOf(d: SendingDomain): Set<string> {
-  return new Set([...keySelectors(d.activeKey), ...(d.pendingKey ? keySelectors(d.pendingKey) : []), ...d.retiredKeys.map((k) => k.selector)]);
-}
-
 /**
  * Gives the active ed25519 key `selector`, stored without one, its RSA companion; nothing when the
  * key was rotated meanwhile or has one already. The companion of a key that was verified is
@@ -299,6 +247,12 @@ export function findSendingDomain(store: Store, q: { accountId: string; channelI
   const d = findDomainByName(store, q.accountId, normalizeName(q.domainName));
   if (!d || !d.channelIds.includes(q.channelId)) return undefined;
   return getChannel(store, q.channelId) ? d : undefined;
+}
+
+/** findSendingDomain with whether its active key is stored, read together (the intake's one lookup). */
+export function findSendingMatch(store: Store, q: { accountId: string; channelId: string; domainName: string }): SendingDomainMatch | undefined {
+  const domain = findSendingDomain(store, q);
+  return domain && { domain, activeKeyStored: hasActiveKey(store, domain) };
 }
 
 /** Whether the domain's active DKIM key is stored, without reading (or decoding) the private key. */

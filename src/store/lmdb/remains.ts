@@ -8,17 +8,9 @@ import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
+import type { BroadcastRemains, ChannelRemains } from '../port/channels.js';
 
-export interface ChannelRemains {
-  messages: number;
-  bodies: number;
-  jobs: number;
-  events: number;
-  /** Counter rows in statsDaily, statsQuarter and their per-tag twins. */
-  stats: number;
-  /** Entries under the channel's own eventIndex prefix. */
-  indexEntries: number;
-}
+export type { BroadcastRemains, ChannelRemains } from '../port/channels.js';
 
 export function channelRemains(store: Store, channelId: string): ChannelRemains {
   const db = dbsOf(store);
@@ -32,14 +24,6 @@ export function channelRemains(store: Store, channelId: string): ChannelRemains 
   const bodies = messages.filter((id) => db.bodies.get(id) !== undefined).length;
   const indexEntries = [...db.eventIndex.getKeys({})].filter((k) => (k as unknown[])[1] === 'c' && (k as unknown[])[2] === channelId).length;
   return { messages: messages.length, bodies, jobs, events, stats: stats + tagStats, indexEntries };
-}
-
-export interface BroadcastRemains {
-  /** Entries, failures, suppressions and message list rows, and the channel's broadcast index entries. */
-  rows: number;
-  record: boolean;
-  counters: boolean;
-  statistics: boolean;
 }
 
 export function broadcastRemains(store: Store, broadcastId: string, channelId: string): BroadcastRemains {
