@@ -34,7 +34,6 @@ import { fieldValue } from '../domain/raw-headers.js';
 import { verifyUnsubscribeLocalPart } from '../domain/tracking-token.js';
 import { parseVerp } from '../domain/verp.js';
 import type { Metrics } from '../log/metrics.js';
-import { recordAsyncBounce, recordComplaint, recordUnsubscribe, subjectOf } from '../store/lmdb/engagement.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
 import { getMessage } from '../store/lmdb/messages.js';
 import { trackingSecret } from '../store/lmdb/secrets.js';
@@ -42,6 +41,7 @@ import { feedbackReport, type FeedbackReport } from './arf.js';
 import { dsnBounces, type DsnBounce } from './dsn.js';
 import { hostOf, ReportMatcher, type Match, type ReportKeys } from './report-match.js';
 import { findReport, originalHeaders, addressOf, type Report } from './report.js';
+import { FeedbackService } from './service.js';
 
 export interface Envelope {
   mailFrom: string;
@@ -59,6 +59,10 @@ export interface Outcome {
 }
 
 export interface InboundDeps {
+  /**
+   * Read synchronously by accepts() (the listener's RCPT check is synchronous), so the engine
+   * itself for now; writes go through FeedbackService (service.ts).
+   */
   store: LmdbStore;
   returnPathLabel: string;
   /** Where unmatched reports are counted (postrider_inbound_reports_unmatched_total). */
@@ -71,9 +75,11 @@ type ReportKind = 'arf' | 'dsn';
 
 export class InboundProcessor {
   private readonly matcher: ReportMatcher;
+  private readonly feedback: FeedbackService;
 
   constructor(private readonly deps: InboundDeps) {
     this.matcher = new ReportMatcher(deps);
+    this.feedback = new FeedbackService(deps.store);
   }
 
   /**
@@ -122,7 +128,7 @@ export class InboundProcessor {
     if (!recipient) return this.unmatched('arf', keys, env, 'not tied to a recipient', m.id);
     if (found.recipient && keys.recipient && !sameAddress(keys.recipient, recipient)) this.namesAnother('arf', m.id, keys.recipient);
     const details = definedOnly({ feedbackType: fb.feedbackType, userAgent: fb.userAgent, sourceIp: fb.sourceIp, arrivalDate: fb.arrivalDate, reportedDomain: fb.reportedDomain });
-    const recorded = await recordComplaint(this.deps.store, { subject: subjectOf(m), recipients: [recipient], details });
+    const recorded = await this.feedback.complaint({ message: m, recipient, details });
     if (recorded.length === 0) return this.duplicate('arf', m.id, recipient);
     return { kind: 'complaint', messageId: m.id, recipients: recorded };
   }
@@ -147,7 +153,7 @@ export class InboundProcessor {
     const b = named ?? (found.recipient ? failed[0] : undefined);
     if (!b) return this.unmatched('dsn', keys, env, 'no recipient of the message named', m.id);
     if (!named) this.namesAnother('dsn', m.id, b.recipient);
-    const recorded = await recordAsyncBounce(this.deps.store, { subject: subjectOf(m), recipients: [recipient], details: bounceDetails(b), hard: b.hard });
+    const recorded = await this.feedback.bounce({ message: m, recipient, details: bounceDetails(b), hard: b.hard });
     if (recorded.length === 0) return this.duplicate('dsn', m.id, recipient);
     return { kind: 'bounce', messageId: m.id, recipients: recorded };
   }
@@ -181,7 +187,7 @@ export class InboundProcessor {
     if (!m || m.mailType !== 'broadcast') return { kind: 'ignored', recipients: [] };
     const sender = env.mailFrom.toLowerCase();
     const recipients = m.recipients.length === 1 ? m.recipients : m.recipients.filter((r) => r === sender);
-    const added = await recordUnsubscribe(this.deps.store, { subject: subjectOf(m), recipients, details: { via: 'mailto' } });
+    const added = await this.feedback.unsubscribe(m, recipients);
     return { kind: 'unsubscribe', messageId: m.id, recipients: added };
   }
 

@@ -6,21 +6,16 @@
  * from the channel named in their token.
  */
 import { AppError } from '../domain/errors.js';
+import { subjectOf, type EventSubject } from '../domain/event-subject.js';
 import { verifyToken, type TokenClaims, type TokenKind } from '../domain/tracking-token.js';
-import { isChannelDeleted } from '../store/lmdb/channel-records.js';
-import { getChannel } from '../store/lmdb/channels.js';
-import { recordEngagement, recordResubscribe, recordUnsubscribe, subjectOf, type EventSubject } from '../store/lmdb/engagement.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { getMessage } from '../store/lmdb/messages.js';
-import { trackingSecret } from '../store/lmdb/secrets.js';
-import { getSuppression } from '../store/lmdb/suppressions.js';
+import type { StorePort } from '../store/port/index.js';
 
 /** Where the event came from: {ip, userAgent}, and `link` for clicks. */
 export type ClientDetails = Record<string, unknown>;
 
 /** The claims of a token of this kind; 404 not_found when it is altered, forged or of another kind. */
-export function claimsOf(store: LmdbStore, token: string, kind: TokenKind): TokenClaims {
-  const c = verifyToken(trackingSecret(store), token, kind);
+export async function claimsOf(store: StorePort, token: string, kind: TokenKind): Promise<TokenClaims> {
+  const c = verifyToken(await store.meta.trackingSecret(), token, kind);
   if (!c) throw new AppError('not_found', 'Unknown or invalid link');
   return c;
 }
@@ -30,23 +25,28 @@ export function claimsOf(store: LmdbStore, token: string, kind: TokenKind): Toke
  * channel not deleted (an event added after the channel's purge passed would outlive it; the
  * click still redirects).
  */
-export async function recordLinkEvent(store: LmdbStore, type: 'opened' | 'clicked', c: TokenClaims, details: ClientDetails): Promise<void> {
-  const message = getMessage(store, c.messageId);
-  if (message && !isChannelDeleted(store, message.channelId)) await recordEngagement(store, type, { subject: subjectOf(message), recipients: recipientsOf(c, message.recipients), details });
+export async function recordLinkEvent(store: StorePort, type: 'opened' | 'clicked', c: TokenClaims, details: ClientDetails): Promise<void> {
+  const message = await store.messages.get(c.messageId);
+  if (!message || (await store.channels.isDeleted(message.channelId))) return;
+  await store.engagement.recordLinkEvent(type, { subject: subjectOf(message), recipients: recipientsOf(c, message.recipients), details });
 }
 
 /** Whether every recipient of an unsubscribe link is unsubscribed already (the page says so). */
-export function isUnsubscribed(store: LmdbStore, c: TokenClaims): boolean {
-  const { subject, recipients } = unsubscribeTarget(store, c);
-  return recipients.length > 0 && recipients.every((r) => getSuppression(store, subject.channelId, subject.mailType, r)?.reason === 'unsubscribe');
+export async function isUnsubscribed(store: StorePort, c: TokenClaims): Promise<boolean> {
+  const { subject, recipients } = await unsubscribeTarget(store, c);
+  if (recipients.length === 0) return false;
+  for (const r of recipients) {
+    if ((await store.suppressions.get(subject.channelId, subject.mailType, r))?.reason !== 'unsubscribe') return false;
+  }
+  return true;
 }
 
-export async function unsubscribe(store: LmdbStore, c: TokenClaims, details: ClientDetails): Promise<void> {
-  await recordUnsubscribe(store, { ...unsubscribeTarget(store, c), details });
+export async function unsubscribe(store: StorePort, c: TokenClaims, details: ClientDetails): Promise<void> {
+  await store.engagement.unsubscribe({ ...(await unsubscribeTarget(store, c)), details });
 }
 
-export async function resubscribe(store: LmdbStore, c: TokenClaims, details: ClientDetails): Promise<void> {
-  await recordResubscribe(store, { ...unsubscribeTarget(store, c), details });
+export async function resubscribe(store: StorePort, c: TokenClaims, details: ClientDetails): Promise<void> {
+  await store.engagement.resubscribe({ ...(await unsubscribeTarget(store, c)), details });
 }
 
 /** The token's recipient, or every recipient of a message rendered for several. */
@@ -55,10 +55,10 @@ function recipientsOf(c: TokenClaims, all: string[]): string[] {
 }
 
 /** Whom an unsubscribe link is about, with or without the message (retention). */
-function unsubscribeTarget(store: LmdbStore, c: TokenClaims): { subject: EventSubject; recipients: string[] } {
-  const channel = getChannel(store, c.channelId!);
+async function unsubscribeTarget(store: StorePort, c: TokenClaims): Promise<{ subject: EventSubject; recipients: string[] }> {
+  const channel = await store.channels.get(c.channelId!);
   if (!channel) throw new AppError('not_found', 'This list no longer exists');
-  const message = getMessage(store, c.messageId);
+  const message = await store.messages.get(c.messageId);
   const subject: EventSubject = message
     ? subjectOf(message)
     : { accountId: channel.accountId, channelId: channel.id, messageId: c.messageId, mailType: 'broadcast', mailSource: 'api', subject: '', tags: [], metadata: {} };

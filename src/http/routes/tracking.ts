@@ -32,7 +32,7 @@ const schema = (summary: string) => ({ summary, tags: TAGS, querystring: query }
 const FORM_BODY_LIMIT = 4096;
 
 export function trackingRoutes(app: FastifyInstance, { store }: HttpContext): void {
-  const claims = (req: FastifyRequest, kind: TokenKind): TokenClaims => {
+  const claims = (req: FastifyRequest, kind: TokenKind): Promise<TokenClaims> => {
     const token = (req.query as { token?: string }).token ?? '';
     return claimsOf(store, token, kind);
   };
@@ -46,27 +46,27 @@ export function trackingRoutes(app: FastifyInstance, { store }: HttpContext): vo
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_req, _body, done) => done(null, undefined));
 
     scope.get('/t/open', { config: { public: true }, schema: schema('Open-tracking pixel') }, async (req, reply) => {
-      await recordLinkEvent(store, 'opened', claims(req, 'open'), client(req));
+      await recordLinkEvent(store, 'opened', await claims(req, 'open'), client(req));
       return noStore(reply).type('image/gif').send(PIXEL);
     });
 
     scope.get('/t/click', { config: { public: true }, schema: schema('Click-tracking redirect') }, async (req, reply) => {
-      const c = claims(req, 'click');
+      const c = await claims(req, 'click');
       await recordLinkEvent(store, 'clicked', c, { ...client(req), link: c.url });
       return noStore(reply).redirect(c.url!, 302);
     });
 
     scope.get('/unsubscribe', { config: { public: true }, schema: schema('Unsubscribe confirmation page') }, async (req, reply) => {
-      return page(reply, isUnsubscribed(store, claims(req, 'unsubscribe')) ? 'unsubscribed' : 'confirm', req.url);
+      return page(reply, (await isUnsubscribed(store, await claims(req, 'unsubscribe'))) ? 'unsubscribed' : 'confirm', req.url);
     });
 
     scope.post('/unsubscribe', { ...form, config: { public: true }, schema: schema('One-click unsubscribe (RFC 8058)') }, async (req, reply) => {
-      await unsubscribe(store, claims(req, 'unsubscribe'), client(req));
+      await unsubscribe(store, await claims(req, 'unsubscribe'), client(req));
       return page(reply, 'unsubscribed', req.url);
     });
 
     scope.post('/unsubscribe/resubscribe', { ...form, config: { public: true }, schema: schema('Undo an unsubscribe') }, async (req, reply) => {
-      await resubscribe(store, claims(req, 'unsubscribe'), client(req));
+      await resubscribe(store, await claims(req, 'unsubscribe'), client(req));
       return page(reply, 'resubscribed', req.url);
     });
   });
