@@ -1,11 +1,15 @@
 /**
- * Test fixtures for the event log: deterministic synthetic events written through the one real
- * writer (appendEventInTxn), and brute-force filters over the stored log to compare with.
+ * Test fixtures for the event log: deterministic synthetic events, the events a test knows it
+ * made (EventLedger, read back through the store port), and brute-force filters and counters
+ * over them to compare the store's answers with. Writing synthetic events is engine-specific
+ * (support/lmdb-events.ts): the port has no append verb.
  */
 import { randomUUID } from 'node:crypto';
 import { EVENT_TYPES, type EventRecord, type EventType, type MailType } from '../../src/domain/types.js';
 import type { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { appendEventInTxn, eventFloor, getEvent, lastEventSeq } from '../../src/store/lmdb/events.js';
+import { eventFloor, getEvent, lastEventSeq } from '../../src/store/lmdb/events.js';
+import type { StorePort } from '../../src/store/port/index.js';
+import { appendEvents, type EventDraft } from './lmdb-events.js';
 
 /** mulberry32: a small seeded PRNG, so failures reproduce. */
 export function rng(seed: number): () => number {
@@ -37,13 +41,13 @@ export interface GenerateOptions {
   messages?: number;
 }
 
-/** Writes `count` events in a few transactions and returns them as stored (with seqs). */
-export async function generateEvents(store: LmdbStore, o: GenerateOptions): Promise<EventRecord[]> {
+/** `count` synthetic events of a few messages (not stored): the same options, the same events but their message ids. */
+export function eventDrafts(o: GenerateOptions): EventDraft[] {
   const rand = rng(o.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
   const messageIds = Array.from({ length: o.messages ?? 40 }, () => randomUUID());
   const messages = new Map<string, { channelId: string; mailType: MailType; subject: string; tags: string[] }>();
-  const drafts: Omit<EventRecord, 'seq'>[] = [];
+  const drafts: EventDraft[] = [];
   for (let i = 0; i < o.count; i++) {
     const messageId = pick(messageIds);
     let m = messages.get(messageId);
@@ -70,15 +74,15 @@ export async function generateEvents(store: LmdbStore, o: GenerateOptions): Prom
       details: {},
     });
   }
-  const out: EventRecord[] = [];
-  for (let i = 0; i < drafts.length; i += 200) {
-    const chunk = drafts.slice(i, i + 200);
-    out.push(...(await store.write(() => chunk.map((d) => appendEventInTxn(store, d)))));
-  }
-  return out;
+  return drafts;
 }
 
-/** Every stored event, in seq order. */
+/** Writes `count` events into the LMDB engine in a few writes and returns them as stored (with seqs). */
+export async function generateEvents(store: LmdbStore, o: GenerateOptions): Promise<EventRecord[]> {
+  return appendEvents(store, eventDrafts(o));
+}
+
+/** Every stored event of the LMDB engine, in seq order, read from its log directly (LMDB engine tests). */
 export function storedEvents(store: LmdbStore): EventRecord[] {
   const out: EventRecord[] = [];
   // The log is one run [eventFloor, lastEventSeq]; a deleted channel's events leave holes in it.
@@ -87,6 +91,37 @@ export function storedEvents(store: LmdbStore): EventRecord[] {
     if (e) out.push(e);
   }
   return out;
+}
+
+/**
+ * The events a test made, as an oracle that does not read the indexes under test: the synthetic
+ * events it wrote (as stored, with their seqs) and the events of the messages it sent through
+ * the API, read back with EventsPort.ofMessage when asked (outcomes arrive after the 200).
+ */
+export class EventLedger {
+  private readonly written: EventRecord[] = [];
+  private readonly sentIds = new Set<string>();
+
+  constructor(private readonly store: StorePort) {}
+
+  /** Synthetic events as stored; returns them. */
+  add(events: EventRecord[]): EventRecord[] {
+    this.written.push(...events);
+    return events;
+  }
+
+  /** A message sent through the API; returns its id. */
+  sent(messageId: string): string {
+    this.sentIds.add(messageId);
+    return messageId;
+  }
+
+  /** Every event known, in seq order. */
+  async all(): Promise<EventRecord[]> {
+    const bySeq = new Map<number, EventRecord>(this.written.map((e) => [e.seq, e]));
+    for (const id of this.sentIds) for (const e of await this.store.events.ofMessage(id)) bySeq.set(e.seq, e);
+    return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  }
 }
 
 /** The API's query parameters, as strings. */

@@ -190,7 +190,12 @@ function plan(store: Store, f: ActivityFilter, meter: Meter, desc = false): Plan
     values.length === 1 ? idx(kind, values[0]) : new UnionStream([...new Set(values)].map((v) => idx(kind, v)), desc);
 
   const streams: Stream[] = [];
-  if (f.messageId) streams.push(new IndexStream(store, 'messageEvents', [f.messageId], walk, meter, timed));
+  if (f.messageId) {
+    // messageEvents is not keyed by account: the account's stream keeps another account's
+    // message out (callers check first; a message has few events, so this costs a few seeks).
+    streams.push(new IndexStream(store, 'messageEvents', [f.messageId], walk, meter, timed));
+    streams.push(idx('a', ''));
+  }
   // Queued messages are few next to all accepted events: this stream leads and replaces 'e'.
   if (f.messageStatus === 'queued') streams.push(new IndexStream(store, 'messageQueue', [f.accountId], walk, meter, timed));
   if (f.recipient) streams.push(idx('r', f.recipient.toLowerCase()));
