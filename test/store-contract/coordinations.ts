@@ -1,0 +1,92 @@
+/**
+ * The implementations the coordination contract suite (coordination.contract.test.ts) runs
+ * against, as engines.ts lists the store's engines. A cluster implementation (PostgreSQL, issue
+ * 32) plugs in by adding one factory to COORDINATIONS: `nodes(n)` gives n coordinations that
+ * share one backend as n daemons of one cluster would, on the test's fake clock (the factory
+ * passes the clock's time to its queries instead of the database's now(), so the ttl tests
+ * need no sleep).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe } from 'vitest';
+import { LocalCoordination } from '../../src/coordination/local.js';
+import type { Coordination } from '../../src/coordination/port.js';
+import { FakeClock } from '../support/fake-clock.js';
+
+/** One backend of an implementation, fresh and empty. */
+export interface OpenedCoordination {
+  /** n users of the one backend (nodes of a cluster; the one process's components for local). */
+  nodes(n: number): Coordination[];
+  dispose(): Promise<void>;
+}
+
+export interface CoordinationImpl {
+  name: string;
+  open(clock: FakeClock): Promise<OpenedCoordination>;
+}
+
+/**
+ * One process, one instance: every "node" is the same LocalCoordination, as the components of
+ * one daemon share the one the composition root makes. The pacer and the keyed limits read
+ * real time in production; here they read the fake clock's monotonic time.
+ */
+const local: CoordinationImpl = {
+  name: 'local',
+  async open(clock) {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-coordination-'));
+    const c = LocalCoordination.forDataDir(dataDir, { clock, realTime: () => clock.monotonic() });
+    return {
+      nodes: (n) => Array.from({ length: n }, () => c),
+      async dispose() {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+export const COORDINATIONS: readonly CoordinationImpl[] = [local];
+
+/** The test's view: the fake clock and the nodes of a fresh backend. */
+export class CoordinationContext {
+  clock = new FakeClock();
+  private opened: OpenedCoordination | null = null;
+
+  constructor(readonly impl: CoordinationImpl) {}
+
+  nodes(n: number): Coordination[] {
+    if (!this.opened) throw new Error('the contract test has no open coordination (use it inside a test)');
+    return this.opened.nodes(n);
+  }
+
+  /** One node. */
+  get node(): Coordination {
+    return this.nodes(1)[0]!;
+  }
+
+  async open(): Promise<void> {
+    this.clock = new FakeClock();
+    this.opened = await this.impl.open(this.clock);
+  }
+
+  async dispose(): Promise<void> {
+    await this.opened?.dispose();
+    this.opened = null;
+  }
+}
+
+/** Runs `body` once per implementation, inside describe(`${title} [impl]`), with a fresh backend per test. */
+export function eachCoordination(title: string, body: (ctx: CoordinationContext) => void): void {
+  for (const impl of COORDINATIONS) {
+    describe(`${title} [${impl.name}]`, () => {
+      const ctx = new CoordinationContext(impl);
+      beforeEach(async () => {
+        await ctx.open();
+      });
+      afterEach(async () => {
+        await ctx.dispose();
+      });
+      body(ctx);
+    });
+  }
+}
