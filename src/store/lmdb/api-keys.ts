@@ -6,19 +6,16 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
 import type { ApiKey } from '../../domain/types.js';
+import type { NewApiKey, RevokeLiveOutcome } from '../port/accounts.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
+
+export type { NewApiKey } from '../port/accounts.js';
 
 const TOKEN_PREFIX = 'pr_';
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-export interface NewApiKey {
-  key: ApiKey;
-  /** The secret, returned exactly once. */
-  token: string;
 }
 
 export async function createApiKey(
@@ -47,9 +44,14 @@ export async function createApiKey(
   return { key, token };
 }
 
+/** False for what cannot be a token of ours (no lookup, no hashing of a huge string). */
+export function mayBeApiKeyToken(token: string): boolean {
+  return token.startsWith(TOKEN_PREFIX) && token.length <= 200;
+}
+
 /** The live (not revoked) key for a presented token, or undefined. */
 export function findApiKeyByToken(store: Store, token: string): ApiKey | undefined {
-  if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return undefined;
+  if (!mayBeApiKeyToken(token)) return undefined;
   const hash = hashToken(token);
   const id = dbsOf(store).apiKeyHashes.get(hash) as string | undefined;
   if (!id) return undefined;
@@ -58,6 +60,14 @@ export function findApiKeyByToken(store: Store, token: string): ApiKey | undefin
   // Defence in depth: the index and the record must agree (constant-time compare).
   if (!timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
   return key;
+}
+
+/**
+ * The id of the live key with this token hash, or undefined: the hash index holds exactly the
+ * live keys (revoking or removing a key removes its entry), whichever process wrote.
+ */
+export function liveKeyIdOfHash(store: Store, hash: string): string | undefined {
+  return dbsOf(store).apiKeyHashes.get(hash) as string | undefined;
 }
 
 /** The account's keys that are not revoked, oldest first. */
@@ -82,12 +92,36 @@ export async function revokeApiKey(store: Store, id: string): Promise<ApiKey | u
   return store.write(() => {
     const key = dbsOf(store).apiKeys.get(id) as ApiKey | undefined;
     if (!key) return undefined;
-    if (key.revokedAt) return key;
-    const revoked: ApiKey = { ...key, revokedAt: new Date().toISOString() };
-    dbsOf(store).apiKeys.put(id, revoked);
-    dbsOf(store).apiKeyHashes.remove(key.hash);
-    return revoked;
+    return key.revokedAt ? key : markRevoked(store, key);
   });
+}
+
+/** Inside a write: the key revoked now, its hash out of the index (no token finds it any more). */
+function markRevoked(store: Store, key: ApiKey): ApiKey {
+  const revoked: ApiKey = { ...key, revokedAt: new Date().toISOString() };
+  dbsOf(store).apiKeys.put(key.id, revoked);
+  dbsOf(store).apiKeyHashes.remove(key.hash);
+  return revoked;
+}
+
+/**
+ * The API's revoke, decided inside the write: only a live key of `accountId` is revoked, so of
+ * concurrent revokes of one key exactly one answers 'revoked'. A refusal seen before the write
+ * is answered without one (no commit to wait for, as before the port); a key may only go from
+ * live to revoked or gone, so a refusal read outside the write stays true.
+ */
+export async function revokeLiveApiKey(store: Store, id: string, accountId: string): Promise<RevokeLiveOutcome> {
+  const refused = refusalOf(getApiKey(store, id), accountId);
+  if (refused) return refused;
+  return store.write((): RevokeLiveOutcome => {
+    const key = getApiKey(store, id);
+    return refusalOf(key, accountId) ?? { result: 'revoked', key: markRevoked(store, key as ApiKey) };
+  });
+}
+
+function refusalOf(key: ApiKey | undefined, accountId: string): Exclude<RevokeLiveOutcome, { result: 'revoked' }> | undefined {
+  if (!key || key.revokedAt) return { result: 'not_found' };
+  return key.accountId !== accountId ? { result: 'forbidden' } : undefined;
 }
 
 /** Inside a write: removes every key bound to a deleted channel. */

@@ -6,18 +6,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Principal } from '../../domain/types.js';
+import type { DashboardSession } from '../port/accounts.js';
+import { findLiveApiKey } from './api-keys.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
-export interface DashboardSession {
-  keyId: string;
-  accountId: string;
-  createdAtMs: number;
-  /** Last use, moved forward at most once a minute (the idle expiry counts from here). */
-  lastSeenAtMs: number;
-  /** Absolute end, whatever the use. */
-  expiresAtMs: number;
-}
+export type { DashboardSession } from '../port/accounts.js';
 
 function hashOf(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -50,15 +44,32 @@ export async function removeDashboardSession(store: Store, id: string): Promise<
   await store.write(() => dbsOf(store).dashboardSessions.remove(id));
 }
 
+/** When a session is over: past either expiry, or its key revoked or gone. */
+export interface SessionEnd {
+  nowMs: number;
+  /** A session unused for this long is over. */
+  idleMs: number;
+}
+
+function isOver(store: Store, s: DashboardSession, end: SessionEnd): boolean {
+  return end.nowMs >= s.expiresAtMs || end.nowMs >= s.lastSeenAtMs + end.idleMs || !findLiveApiKey(store, s.keyId);
+}
+
 /**
- * Removes the sessions `ended` says are over (expired, or their key gone), in one write; the
- * number removed. Sessions are few (one per browser login), so a full scan is cheap.
+ * Removes the sessions that are over, in one write; the number removed. Sessions are few (one
+ * per browser login), so a full scan is cheap; it runs before the write, so a login with nothing
+ * to remove waits for no commit, and each session is judged again inside the write.
  */
-export async function sweepDashboardSessions(store: Store, ended: (s: DashboardSession) => boolean): Promise<number> {
-  const gone = [...dbsOf(store).dashboardSessions.getRange({})].filter((e) => ended(e.value as DashboardSession)).map((e) => e.key as string);
+export async function sweepDashboardSessions(store: Store, end: SessionEnd): Promise<number> {
+  const over = (id: string): boolean => {
+    const s = dbsOf(store).dashboardSessions.get(id) as DashboardSession | undefined;
+    return s !== undefined && isOver(store, s, end);
+  };
+  const gone = [...dbsOf(store).dashboardSessions.getRange({})].filter((e) => isOver(store, e.value as DashboardSession, end)).map((e) => e.key as string);
   if (gone.length === 0) return 0;
-  await store.write(() => {
-    for (const id of gone) dbsOf(store).dashboardSessions.remove(id);
+  return store.write(() => {
+    const now = gone.filter(over);
+    for (const id of now) dbsOf(store).dashboardSessions.remove(id);
+    return now.length;
   });
-  return gone.length;
 }

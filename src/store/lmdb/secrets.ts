@@ -9,13 +9,14 @@ import type { Store } from './env.js';
 
 const TRACKING_KEY = 'trackingSecret';
 
-/** Creates the tracking key on the first start (32 random bytes); later starts keep it. */
-export async function ensureTrackingSecret(store: Store): Promise<void> {
-  if (dbsOf(store).meta.get(TRACKING_KEY) !== undefined) return;
+/** Creates the tracking key on the first start (32 random bytes); later starts keep it. Returns the key in force. */
+export async function ensureTrackingSecret(store: Store): Promise<Buffer> {
+  if (dbsOf(store).meta.get(TRACKING_KEY) !== undefined) return trackingSecret(store);
   await store.write(() => {
     // Checked again inside the write: another process may have created it meanwhile.
     if (dbsOf(store).meta.get(TRACKING_KEY) === undefined) dbsOf(store).meta.put(TRACKING_KEY, randomBytes(32));
   });
+  return trackingSecret(store);
 }
 
 /** The tracking key; throws when ensureTrackingSecret has not run on this data folder. */
