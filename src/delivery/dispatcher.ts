@@ -8,8 +8,10 @@
  *   → pump again
  *
  * It sleeps until the next due time (one unref'd timer, no busy polling) and wakes early on
- * notify() (the send path calls it after a commit) and whenever an attempt finishes. At start
- * every lease left by a previous process goes back to due (at-least-once after a crash);
+ * notify() (the send path calls it after a commit) and whenever an attempt finishes. Its leases
+ * carry this node's id (nodeId) and a generation (store/port/queue.ts, fencing); at start every
+ * lease this node's previous process left goes back to due (at-least-once after a crash), and
+ * so does any other node's that expired;
  * stop() stops leasing, waits for attempts in flight up to shutdown.graceMs, then aborts the
  * rest and gives their jobs back to the queue without counting an attempt.
  */
@@ -24,8 +26,8 @@ import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
 import { WorkLoop } from '../queue/work-loop.js';
 import { Pacer, RateLimiter } from '../queue/rate-limiter.js';
-import { DeliveryQueue, type DueKey, type RecordedOutcome } from '../queue/delivery-queue.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import { DeliveryQueue, type DueKey, type LeasedJob, type LoadedMessage, type RecordedOutcome } from '../queue/delivery-queue.js';
+import type { StorePort } from '../store/port/index.js';
 import { AddressPolicy } from './address-policy.js';
 import { mxAttempt, type AttemptFn } from './attempt.js';
 import type { StsPolicySource } from './sts-routing.js';
@@ -47,7 +49,13 @@ export type DeliverySettings = Pick<Config, 'delivery' | 'hostname'> & {
 };
 
 export interface DeliveryServiceOptions {
-  store: LmdbStore;
+  store: StorePort;
+  /**
+   * This node's id: the owner of its queue leases. It must stay the same across restarts of the
+   * node (the start takes back its own leases, and only another node's once expired). Default
+   * 'local': the single node of an LMDB data folder.
+   */
+  nodeId?: string;
   config: DeliverySettings;
   /** A started DnsResolver (or anything with its mx/a/aaaa). */
   resolver: MxLookups;
@@ -93,7 +101,7 @@ export interface DeliveryObserver {
 }
 
 interface InFlight {
-  job: DeliveryJob;
+  job: LeasedJob;
   abort: AbortController;
   done: Promise<void>;
 }
@@ -145,7 +153,7 @@ export class DeliveryService {
    * At most the site's concurrency ahead per site; given back to the queue in stop(); after a
    * crash their leases are recovered like those of attempts in flight.
    */
-  private readonly ready = new Map<string, DeliveryJob>();
+  private readonly ready = new Map<string, LeasedJob>();
   private running = false;
   private stopping = false;
   private readonly loop: WorkLoop;
@@ -160,7 +168,7 @@ export class DeliveryService {
   private ca: string[] | undefined;
 
   constructor(o: DeliveryServiceOptions) {
-    this.queue = new DeliveryQueue(o.store);
+    this.queue = new DeliveryQueue(o.store, o.nodeId ?? 'local');
     this.config = o.config;
     this.logger = o.logger.child({ component: 'delivery' });
     this.summary = new AttemptSummary(this.logger);
@@ -241,8 +249,9 @@ export class DeliveryService {
     // MTA-STS enforce must chain to it or to node's roots (RFC 8461 4.2).
     const caFile = this.config.delivery.mtaSts.caFile;
     this.ca = trustedRoots(caFile ? fs.readFileSync(caFile, 'utf8') : undefined);
-    // We are the only dispatcher of this data folder: every lease is a previous process's.
-    const recovered = await this.queue.recover(this.clock.now(), { all: true });
+    // Our leases are our previous process's (we hold none yet): they go back at once, with any
+    // that expired; another node's live leases stay its own.
+    const recovered = await this.queue.recover(this.clock.now(), { atStart: true });
     if (recovered > 0) this.logger.warn({ recovered }, 'delivery leases recovered from a previous run');
     this.lastRecoveryMs = this.clock.now();
     this.running = true;
@@ -298,7 +307,7 @@ export class DeliveryService {
     // being written (or when the timer fired a millisecond early) was not seen by the scan, and
     // looking only past now would leave it for the idle check, 60 s later. Such a time is not
     // in the future any more, so the next round runs at once.
-    const next = this.queue.nextDueAfter(scannedAt);
+    const next = await this.queue.nextDueAfter(scannedAt);
     if (next !== undefined) at = Math.min(at, next);
     if (this.rateBlocked) at = Math.min(at, now + this.limiter.msUntilAvailable());
     return at;
@@ -328,7 +337,7 @@ export class DeliveryService {
       const leased = await this.queue.lease({ nowMs: now, max, leaseMs: this.leaseMs, accept, acceptDomain, after: from, scanLimit });
       this.cursor = leased.resumeAfter;
       let started = 0;
-      const gone: DeliveryJob[] = [];
+      const gone: LeasedJob[] = [];
       for (const job of leased.jobs) {
         // Read again here: the lease's own check may have come before a delete whose 204 was
         // sent while the lease committed.
@@ -393,7 +402,7 @@ export class DeliveryService {
   /** Starts the jobs leased ahead whose site has room now, in due order, as the rate allows. */
   private startReady(): void {
     if (this.stopping || this.ready.size === 0) return;
-    const gone: DeliveryJob[] = [];
+    const gone: LeasedJob[] = [];
     for (const job of this.ready.values()) {
       // Leased ahead before its channel was deleted: it ends here, without an attempt.
       if (this.queue.channelDeleted(job)) {
@@ -416,7 +425,7 @@ export class DeliveryService {
    * A failed write leaves them leased: the purge removes them, or a recovered lease comes back
    * to a lease scan that removes it.
    */
-  private discard(jobs: DeliveryJob[]): void {
+  private discard(jobs: LeasedJob[]): void {
     if (jobs.length === 0) return;
     this.queue.discard(jobs).then(
       (removed) => this.logger.info({ jobs: removed }, 'delivery jobs of a deleted channel ended without an attempt'),
@@ -432,7 +441,7 @@ export class DeliveryService {
     if (recovered > 0) this.logger.warn({ recovered }, 'expired delivery leases recovered');
   }
 
-  private launch(job: DeliveryJob): void {
+  private launch(job: LeasedJob): void {
     this.sites.acquire(job.domain);
     let holding = true;
     // The site's slot counts sessions with the destination: it is free again once the SMTP part
@@ -464,9 +473,9 @@ export class DeliveryService {
     this.inFlight.set(job.id, { job, abort, done });
   }
 
-  private async runAttempt(job: DeliveryJob, signal: AbortSignal, releaseSite: () => void): Promise<void> {
+  private async runAttempt(job: LeasedJob, signal: AbortSignal, releaseSite: () => void): Promise<void> {
     const attempt = job.attempts + 1;
-    const loaded = this.queue.load(job);
+    const loaded = await this.queue.load(job);
     // Asked right before MAIL FROM is written, the start of the mail transaction (RFC 5321 3.3):
     // an attempt launched before its channel's DELETE answered, still connecting then, sends nothing.
     let calledOff = false;
@@ -531,7 +540,7 @@ export class DeliveryService {
   }
 
   /** The attempt itself; a "slow down" reply lowers its site's concurrency before the pump plans again. */
-  private async tryDelivery(job: DeliveryJob, loaded: ReturnType<DeliveryQueue['load']>, signal: AbortSignal, stillWanted: () => boolean): Promise<AttemptResult> {
+  private async tryDelivery(job: DeliveryJob, loaded: LoadedMessage | undefined, signal: AbortSignal, stillWanted: () => boolean): Promise<AttemptResult> {
     const startedAt = this.clock.now();
     let result: AttemptResult;
     try {

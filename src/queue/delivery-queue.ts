@@ -4,15 +4,19 @@
  * delivery/ away from store/ (DESIGN: delivery may import queue, not store).
  */
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { isChannelDeleted } from '../store/lmdb/channel-records.js';
-import { getBody, getMessage } from '../store/lmdb/messages.js';
-import { discardLeasedJobs, leaseDueJobs, nextDueAfter, recoverExpiredLeases, releaseJob, type LeaseOptions, type LeaseResult } from '../store/lmdb/queue.js';
-import { recordOutcome, recordOutcomes, type RecordOutcomeInput, type RecordedOutcome } from '../store/lmdb/queue-outcome.js';
-import { ensureTrackingSecret, trackingSecret } from '../store/lmdb/secrets.js';
+import type { StorePort } from '../store/port/index.js';
+import type { LeasedJob, LeaseOptions, LeaseResult, RecordedOutcome, RecordOutcomeInput } from '../store/port/queue.js';
 
-export type { DueKey, LeaseOptions, LeaseResult } from '../store/lmdb/queue.js';
-export type { RecordOutcomeInput, RecordedOutcome } from '../store/lmdb/queue-outcome.js';
+export type { DueKey, LeasedJob, LeaseOptions, LeaseResult, RecordedOutcome, RecordOutcomeInput } from '../store/port/queue.js';
+
+/** The dispatcher's lease scan: LeaseOptions less the owner, which is the queue's. */
+export type LeaseRequest = Omit<LeaseOptions, 'owner'>;
+
+/** What an attempt sends: the message record and its signed body. */
+export interface LoadedMessage {
+  message: MessageRecord;
+  body: Buffer;
+}
 
 interface PendingOutcome {
   input: RecordOutcomeInput;
@@ -26,10 +30,17 @@ export class DeliveryQueue {
   private committing = false;
   private secret: Promise<Buffer> | undefined;
 
-  constructor(private readonly store: LmdbStore) {}
+  /**
+   * `owner`: this node's id, the owner of every lease it takes (store/port/queue.ts, fencing).
+   * It stays the same across restarts of the node, so its start takes its own leases back.
+   */
+  constructor(
+    private readonly store: StorePort,
+    private readonly owner: string,
+  ) {}
 
-  lease(o: LeaseOptions): Promise<LeaseResult> {
-    return leaseDueJobs(this.store, o);
+  lease(o: LeaseRequest): Promise<LeaseResult> {
+    return this.store.queue.lease({ ...o, owner: this.owner });
   }
 
   /**
@@ -55,20 +66,20 @@ export class DeliveryQueue {
       const batch = this.pending;
       this.pending = [];
       try {
-        const recorded = await recordOutcomes(this.store, batch.map((p) => p.input));
+        const recorded = await this.store.queue.recordOutcomes(batch.map((p) => p.input));
         batch.forEach((p, i) => p.resolve(recorded[i]));
       } catch (err) {
         if (batch.length === 1) batch[0].reject(err);
         // Written one by one, each outcome gets its own result or error, as without batching.
-        else await Promise.all(batch.map((p) => recordOutcome(this.store, p.input).then(p.resolve, p.reject)));
+        else await Promise.all(batch.map((p) => this.store.queue.recordOutcomes([p.input]).then(([r]) => p.resolve(r), p.reject)));
       }
     }
     this.committing = false;
   }
 
   /** Back to due at dueAtMs without counting an attempt. */
-  release(job: DeliveryJob, dueAtMs: number): Promise<boolean> {
-    return releaseJob(this.store, job, dueAtMs);
+  release(job: LeasedJob, dueAtMs: number): Promise<boolean> {
+    return this.store.queue.release(job, dueAtMs);
   }
 
   /**
@@ -76,26 +87,30 @@ export class DeliveryQueue {
    * nothing starts once DELETE /channels/{id} has answered (its tombstone is committed first).
    */
   channelDeleted(job: DeliveryJob): boolean {
-    return isChannelDeleted(this.store, job.channelId);
+    return this.store.queue.channelDeleted(job.channelId);
   }
 
   /** Leased jobs of a deleted channel end without an attempt: removed, as its purge removes them. */
-  discard(jobs: readonly DeliveryJob[]): Promise<number> {
-    return discardLeasedJobs(this.store, jobs);
+  discard(jobs: readonly LeasedJob[]): Promise<number> {
+    return this.store.queue.discard(jobs);
   }
 
-  recover(nowMs: number, opts: { all?: boolean; keep?: (jobId: string) => boolean } = {}): Promise<number> {
-    return recoverExpiredLeases(this.store, nowMs, opts);
+  /**
+   * At the node's start (`atStart`): every lease that expired, and every lease of this node's
+   * previous run (or of no known owner), goes back to due; another node's live lease stays.
+   * Otherwise: expired leases only, except those `keep` says the caller still holds.
+   */
+  recover(nowMs: number, opts: { atStart?: boolean; keep?: (jobId: string) => boolean } = {}): Promise<number> {
+    return this.store.queue.recover({ nowMs, owner: opts.atStart ? this.owner : undefined, keep: opts.keep });
   }
 
-  nextDueAfter(nowMs: number): number | undefined {
-    return nextDueAfter(this.store, nowMs);
+  nextDueAfter(nowMs: number): Promise<number | undefined> {
+    return this.store.queue.nextDueAfter(nowMs);
   }
 
   /** The message record and its signed body, or undefined when either is gone. */
-  load(job: DeliveryJob): { message: MessageRecord; body: Buffer } | undefined {
-    const message = getMessage(this.store, job.messageId);
-    const body = getBody(this.store, job.messageId);
+  async load(job: DeliveryJob): Promise<LoadedMessage | undefined> {
+    const [message, body] = await Promise.all([this.store.messages.get(job.messageId), this.store.messages.body(job.messageId)]);
     return message && body ? { message, body } : undefined;
   }
 
@@ -105,13 +120,10 @@ export class DeliveryQueue {
    * creation (full disk) is tried again by the next attempt.
    */
   verpSecret(): Promise<Buffer> {
-    this.secret ??= ensureTrackingSecret(this.store).then(
-      () => trackingSecret(this.store),
-      (err: unknown) => {
-        this.secret = undefined;
-        throw err;
-      },
-    );
+    this.secret ??= this.store.meta.ensureTrackingSecret().catch((err: unknown) => {
+      this.secret = undefined;
+      throw err;
+    });
     return this.secret;
   }
 }

@@ -15,7 +15,8 @@
  * The writes apply the operator's verbs (queue.ts retryJobInTxn, queue-outcome.ts dropJobInTxn)
  * to the jobs of one message, in one write.
  */
-import type { DeliveryJob, EventRecord } from '../../domain/types.js';
+import type { DeliveryJob } from '../../domain/types.js';
+import type { MessageJobsOutcome, QueuedMessage, QueueWalk, QueueWalkResult } from '../port/queue.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { getEvent } from './events.js';
@@ -23,42 +24,10 @@ import { KEY_MAX } from './layout.js';
 import { jobsOfMessage } from './message-jobs.js';
 import { hiddenChannels } from './purge-queue.js';
 import { dropJobInTxn } from './queue-outcome.js';
-import { retryJobInTxn } from './queue.js';
+import { publicJob, retryJobInTxn } from './queue.js';
 import { awaitsSignature } from './signing.js';
 
-export interface QueuedMessage {
-  /** The accepted event's seq: the cursor. */
-  seq: number;
-  accepted: EventRecord;
-  /** Its jobs not yet done (queued or leased), only those to `domain` when the walk names one. */
-  jobs: DeliveryJob[];
-  /** Still being composed and signed: its queued jobs are not due until then, whatever their dueAt. */
-  preparing: boolean;
-}
-
-export interface QueueWalk {
-  accountId: string;
-  /** A channel key's channel: other channels' messages are skipped. */
-  channelId?: string;
-  /** Only messages with an open job to this recipient domain (lowercase A-label). */
-  domain?: string;
-  /** Start strictly after this accepted seq (0: from the oldest). */
-  afterSeq: number;
-  /** Stop once this many messages match. */
-  limit: number;
-  /** Stop once this many queued messages of the account were looked at. */
-  scanLimit: number;
-}
-
-export interface QueueWalkResult {
-  messages: QueuedMessage[];
-  /** Queue entries looked at. */
-  scanned: number;
-  /** The seq of the last entry looked at (afterSeq when none): continue strictly after it. */
-  lastSeq: number;
-  /** True when the walk reached the end of the account's queue. */
-  reachedEnd: boolean;
-}
+export type { MessageJobsOutcome, QueuedMessage, QueueWalk, QueueWalkResult } from '../port/queue.js';
 
 /** The account's queued messages in queue order (oldest accepted first), bounded as the walk says. */
 export function walkQueuedMessages(store: Store, w: QueueWalk): QueueWalkResult {
@@ -87,25 +56,10 @@ function queuedMessageAt(store: Store, seq: number, w: QueueWalk, hidden: Readon
   const accepted = getEvent(store, seq);
   if (!accepted || hidden.has(accepted.channelId)) return undefined;
   if (w.channelId && accepted.channelId !== w.channelId) return undefined;
-  const jobs = jobsOfMessage(store, accepted.messageId).filter((j) => j.state !== 'done' && (w.domain === undefined || j.domain === w.domain));
+  const jobs = jobsOfMessage(store, accepted.messageId)
+    .filter((j) => j.state !== 'done' && (w.domain === undefined || j.domain === w.domain))
+    .map(publicJob);
   return jobs.length > 0 ? { seq, accepted, jobs, preparing: awaitsSignature(store, accepted.messageId) } : undefined;
-}
-
-/** What a retry or drop of one message's jobs did. */
-export interface MessageJobsOutcome {
-  /** Jobs of the message (to `domain` when given), in any state. */
-  matched: number;
-  /** Jobs the verb acted on (queued ones). */
-  changed: number;
-  /** Jobs being delivered right now, left as they are. */
-  leased: number;
-  /** The matched jobs afterwards. */
-  jobs: DeliveryJob[];
-  /**
-   * The message still waits for its composition and signature (read in the same write): a retry
-   * only moved its jobs' due time, they become due once it is signed (queue.ts retryJobInTxn).
-   */
-  preparing: boolean;
 }
 
 /** The message's queued jobs (to `domain` when given) become due now; leased ones finish their attempt. */
@@ -122,7 +76,7 @@ export async function dropMessageJobs(store: Store, o: { messageId: string; doma
   return store.write(() => {
     const matched = matchingJobs(store, o);
     const leased = matched.filter((j) => j.state === 'leased').length;
-    if (leased > 0) return { matched: matched.length, changed: 0, leased, jobs: matched, preparing: awaitsSignature(store, o.messageId) };
+    if (leased > 0) return { matched: matched.length, changed: 0, leased, jobs: matched.map(publicJob), preparing: awaitsSignature(store, o.messageId) };
     return applyToJobsInTxn(store, o, matched, (job) => dropJobInTxn(store, job, o.now));
   });
 }
@@ -140,5 +94,6 @@ function applyToJobsInTxn(store: Store, o: { messageId: string; domain?: string 
     if (result === 'ok') changed++;
     else if (result === 'leased') leased++;
   }
-  return { matched: matched.length, changed, leased, jobs: changed > 0 ? matchingJobs(store, o) : matched, preparing: awaitsSignature(store, o.messageId) };
+  const jobs = changed > 0 ? matchingJobs(store, o) : matched;
+  return { matched: matched.length, changed, leased, jobs: jobs.map(publicJob), preparing: awaitsSignature(store, o.messageId) };
 }

@@ -11,6 +11,7 @@ import type { RecipientResult } from '../../domain/delivery-result.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { pageAfter } from './page-after.js';
+import type { DnsFailureKey, DnsFailureSweep } from '../port/retention.js';
 
 export const DNS_FAILURE_SUPPRESS_AFTER = 3;
 export const DNS_FAILURE_WINDOW_MS = 7 * 86_400_000;
@@ -34,15 +35,7 @@ export function hardDnsFailures(store: Store, accountId: string, domain: string)
   return (dbsOf(store).dnsFailures.get([accountId, domain.toLowerCase()]) as number[] | undefined) ?? [];
 }
 
-/** [accountId, recipient domain]: the key of a domain's entry. */
-export type DnsFailureKey = [string, string];
-
-export interface DnsFailureSweep {
-  /** Entries removed: none of their failures was within the window any more. */
-  removed: number;
-  /** Where the next batch starts (after this key); absent when the sweep reached the end. */
-  next?: DnsFailureKey;
-}
+export type { DnsFailureKey, DnsFailureSweep } from '../port/retention.js';
 
 /**
  * Retention (retention/sweeper.ts): one short transaction over at most `batch` entries after

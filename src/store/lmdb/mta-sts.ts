@@ -4,18 +4,11 @@
  * for a missing TXT record until it expires; a cache lost at every restart would let whoever
  * can suppress that record during a restart turn enforcement off.
  */
-import type { StsPolicy } from '../../mta-sts/policy.js';
+import type { CachedStsPolicy } from '../port/delivery-state.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
-export interface CachedStsPolicy {
-  /** The id of the TXT record the policy was fetched for (RFC 8461 3.1). */
-  id: string;
-  policy: StsPolicy;
-  fetchedAtMs: number;
-  /** fetchedAtMs + max_age: after it the policy no longer applies (RFC 8461 3.2). */
-  expiresAtMs: number;
-}
+export type { CachedStsPolicy } from '../port/delivery-state.js';
 
 /** The cached policy of the recipient domain (lower case), expired or not. */
 export function cachedStsPolicy(store: Store, domain: string): CachedStsPolicy | undefined {

@@ -12,34 +12,17 @@ import type { DeliveryAttempt, DeliveryJob, EventRecord, MessageRecord } from '.
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { appendEventInTxn } from './events.js';
-import { dueMs, leaseMs, requeueInTxn, type OperatorResult } from './queue.js';
+import type { OperatorResult, RecordedOutcome, RecordOutcomeInput } from '../port/queue.js';
+import { dueMs, holdsLeaseInTxn, leaseMs, requeueInTxn } from './queue.js';
 import { addSuppressionInTxn } from './suppressions.js';
 import { suppressibleInTxn } from './dns-failures.js';
 import { dequeueMessageInTxn } from './message-query.js';
 import { bumpBroadcastInTxn } from './broadcast-stats.js';
 
+export type { RecordedOutcome, RecordOutcomeInput } from '../port/queue.js';
+
 /** Attempt history entries kept per job (the oldest are dropped beyond this). */
 export const MAX_HISTORY = 50;
-
-export interface RecordOutcomeInput {
-  /** The job as leased: its leaseUntil is the lease token. */
-  job: DeliveryJob;
-  result: AttemptResult;
-  attemptAt: Date;
-  /** When the deferred recipients are tried again. Absent: they are given up (expired). */
-  nextDueAtMs?: number;
-}
-
-export interface RecordedOutcome {
-  /** stale: the lease was no longer ours (recovered or dropped meanwhile); nothing was written. */
-  status: 'done' | 'requeued' | 'stale';
-  attempt: number;
-  delivered: string[];
-  bounced: string[];
-  deferred: string[];
-  expired: string[];
-  suppressed: string[];
-}
 
 export async function recordOutcome(store: Store, input: RecordOutcomeInput): Promise<RecordedOutcome> {
   return store.write(() => recordOutcomeInTxn(store, input));
@@ -57,12 +40,12 @@ function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOu
   const { job, result } = input;
   const attempt = job.attempts + 1;
   const out: RecordedOutcome = { status: 'stale', attempt, delivered: [], bounced: [], deferred: [], expired: [], suppressed: [] };
-  // The lease is still ours exactly while its jobsLeased entry [leaseUntil, id] exists: every
-  // verb that ends or changes a lease removes that entry in the same write (queue.ts), and
-  // nothing changes a leased job's record but those verbs. So the record is the job as leased,
-  // and a key lookup stands for reading and decoding it.
+  // The lease is still ours exactly while its jobsLeased entry [leaseUntil, id] exists and holds
+  // our generation and owner (fencing, queue.ts): every verb that ends or changes a lease removes
+  // that entry in the same write, and nothing changes a leased job's record but those verbs. So
+  // the record is the job as leased, and reading the entry stands for reading and decoding it.
   const current = job;
-  if (job.state !== 'leased' || !dbsOf(store).jobsLeased.doesExist([leaseMs(job), job.id])) return out;
+  if (!holdsLeaseInTxn(store, job)) return out;
   dbsOf(store).jobsLeased.remove([leaseMs(current), current.id]);
 
   const by = (o: RecipientResult['outcome']) => result.recipients.filter((r) => r.outcome === o);
@@ -93,7 +76,7 @@ function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOu
     requeueInTxn(store, current, input.nextDueAtMs!, { attempts: attempt, history, recipients: deferred.map((r) => r.recipient) });
     out.status = 'requeued';
   } else {
-    const { leaseUntil: _dropped, ...rest } = current;
+    const { leaseUntil: _until, leaseOwner: _owner, ...rest } = current;
     dbsOf(store).jobs.put(job.id, { ...rest, state: 'done', attempts: attempt, history } satisfies DeliveryJob);
     if (message) closeJobOfMessageInTxn(store, message);
     out.status = 'done';

@@ -6,55 +6,42 @@
  * States and indexes (layout.ts): a queued job has one jobsDue entry [dueAtMs, jobId]; a
  * leased job has one jobsLeased entry [leaseUntilMs, jobId]; a done job has neither. The job's
  * dueAt/leaseUntil fields always equal the time in its index key, so the key can be rebuilt
- * from the record and the lease time doubles as the lease token: an outcome is only recorded
- * by the holder of the current lease.
+ * from the record.
+ *
+ * Fencing (store/port/queue.ts): a lease is the job's leaseUntil, owner and generation. The
+ * jobsLeased entry's value is [generation, owner] (1 in entries written before leases had an
+ * owner), and the job record keeps leaseOwner while leased and leaseGeneration for good, so
+ * the next lease takes the next generation. An outcome, release or discard acts only while
+ * the entry of the caller's lease holds the caller's generation and owner.
  */
 import type { DeliveryJob } from '../../domain/types.js';
+import type { DueKey, JobListState, LeasedJob, LeaseOptions, LeaseResult, OperatorResult, QueueCounts } from '../port/queue.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { deletedChannels } from './channel-records.js';
 import { KEY_MAX } from './layout.js';
 
-export type DueKey = [number, string];
+export type { DueKey, JobListState, LeasedJob, LeaseOptions, LeaseResult, OperatorResult, QueueCounts } from '../port/queue.js';
 
-export interface LeaseOptions {
-  nowMs: number;
-  /** Most jobs to lease. */
-  max: number;
-  leaseMs: number;
-  /** Asked for each due job in due order; false leaves it due (e.g. its domain is busy). */
-  accept?: (job: DeliveryJob) => boolean;
-  /**
-   * Asked first with the recipient domain from the due index, before the job is read: false
-   * skips the job without decoding it. A scan past a busy domain's backlog then costs index
-   * reads only (bench/RESULTS.md: 137 job reads per delivered message before this).
-   */
-  acceptDomain?: (domain: string) => boolean;
-  /** Most due entries to look at (bounds the work when many are skipped). Default 20 × max, at least 500. */
-  scanLimit?: number;
-  /** Continue after this key (the previous call's resumeAfter): round robin past skipped jobs. */
-  after?: DueKey;
-}
+/** The owner of leases taken without one (the engine's own tests): the single node's default id. */
+export const DEFAULT_LEASE_OWNER = 'local';
 
-export interface LeaseResult {
-  jobs: DeliveryJob[];
-  /** Due jobs refused by `accept`: they stay due. */
-  skipped: number;
-  /** Due jobs of deleted channels, removed instead of leased (as the channel's purge removes them). */
-  discarded: number;
-  /** Set when the scan stopped at scanLimit: pass it as `after` next time. */
-  resumeAfter?: DueKey;
-}
+/** A job record as stored: the delivery job and its lease bookkeeping. */
+type StoredJob = DeliveryJob & { leaseOwner?: string; leaseGeneration?: number };
+
+/** A jobsLeased entry's value: [generation, owner]; 1 in entries written before leases had an owner. */
+type LeaseEntry = [number, string] | 1;
 
 /** Moves up to `max` due jobs (dueAt <= now) to leased. Reads the due index only up to now. */
-export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<LeaseResult> {
+export async function leaseDueJobs(store: Store, o: Omit<LeaseOptions, 'owner'> & { owner?: string }): Promise<LeaseResult> {
   if (o.max <= 0) return { jobs: [], skipped: 0, discarded: 0 };
+  const owner = o.owner ?? DEFAULT_LEASE_OWNER;
   const scanLimit = o.scanLimit ?? Math.max(500, o.max * 20);
   return store.write(() => {
     const { jobs, jobsDue, jobsLeased } = dbsOf(store);
     // Collected first: the loop below changes the index it came from.
     const entries = [...jobsDue.getRange({ start: o.after ?? [0], end: [o.nowMs, KEY_MAX], limit: scanLimit + (o.after ? 1 : 0) })] as Array<{ key: DueKey; value: unknown }>;
-    const out: DeliveryJob[] = [];
+    const out: LeasedJob[] = [];
     const leaseUntilMs = o.nowMs + o.leaseMs;
     const leaseUntil = new Date(leaseUntilMs).toISOString();
     let skipped = 0;
@@ -72,7 +59,7 @@ export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<Lease
         skipped++;
         continue;
       }
-      const job = jobs.get(key[1]) as DeliveryJob | undefined;
+      const job = jobs.get(key[1]) as StoredJob | undefined;
       if (!job || job.state !== 'queued') {
         jobsDue.remove(key); // an index entry without its job: heal, never deliver twice
         continue;
@@ -88,10 +75,10 @@ export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<Lease
         skipped++;
         continue;
       }
-      const leased: DeliveryJob = { ...job, state: 'leased', leaseUntil };
+      const leased: LeasedJob = { ...job, state: 'leased', leaseUntil, leaseOwner: owner, leaseGeneration: (job.leaseGeneration ?? 0) + 1 };
       jobsDue.remove(key);
       jobs.put(job.id, leased);
-      jobsLeased.put([leaseUntilMs, job.id], 1);
+      jobsLeased.put([leaseUntilMs, job.id], [leased.leaseGeneration, owner] satisfies LeaseEntry);
       out.push(leased);
     }
     const truncated = examined >= scanLimit && out.length < o.max;
@@ -100,36 +87,47 @@ export async function leaseDueJobs(store: Store, o: LeaseOptions): Promise<Lease
 }
 
 /**
- * Leases that expired (or all of them, at the start of the only dispatcher of this data folder)
- * go back to due now: their owner crashed or hung, so delivery is retried (at-least-once).
- * `keep` spares leases the caller still owns. Returns how many jobs were put back.
+ * Leases that expired at nowMs go back to due now: their owner crashed or hung, so delivery is
+ * retried (at-least-once). With `owner` (that node's start): its own leases, left by its
+ * previous run, and those that name no owner go back too, whatever their expiry; another
+ * node's live lease stays. `keep` spares leases the caller still owns. Returns how many jobs
+ * were put back.
  */
-export async function recoverExpiredLeases(
-  store: Store,
-  nowMs: number,
-  opts: { all?: boolean; keep?: (jobId: string) => boolean } = {},
-): Promise<number> {
+export async function recoverExpiredLeases(store: Store, o: { nowMs: number; owner?: string; keep?: (jobId: string) => boolean }): Promise<number> {
   return store.write(() => {
     const { jobs, jobsLeased } = dbsOf(store);
-    const end = [opts.all ? Number.MAX_SAFE_INTEGER : nowMs, KEY_MAX];
+    const end = [o.owner === undefined ? o.nowMs : Number.MAX_SAFE_INTEGER, KEY_MAX];
     let recovered = 0;
-    for (const key of [...jobsLeased.getKeys({ start: [0], end, limit: 10_000 })] as DueKey[]) {
-      if (opts.keep?.(key[1])) continue;
+    for (const { key, value } of [...jobsLeased.getRange({ start: [0], end, limit: 10_000 })] as Array<{ key: DueKey; value: LeaseEntry }>) {
+      if (key[0] > o.nowMs && !(value === 1 || value[1] === o.owner)) continue;
+      if (o.keep?.(key[1])) continue;
       jobsLeased.remove(key);
-      const job = jobs.get(key[1]) as DeliveryJob | undefined;
+      const job = jobs.get(key[1]) as StoredJob | undefined;
       if (!job || job.state !== 'leased' || leaseMs(job) !== key[0]) continue;
-      requeueInTxn(store, job, nowMs);
+      requeueInTxn(store, job, o.nowMs);
       recovered++;
     }
     return recovered;
   });
 }
 
+/**
+ * Inside a write: whether the job is still leased under the caller's lease (its expiry, owner
+ * and generation), read from the jobsLeased entry alone (no job record decoded): every verb that
+ * ends or changes a lease removes that entry in the same write.
+ */
+export function holdsLeaseInTxn(store: Store, job: DeliveryJob): boolean {
+  if (job.state !== 'leased') return false;
+  const { leaseOwner, leaseGeneration } = job as StoredJob;
+  const entry = dbsOf(store).jobsLeased.get([leaseMs(job), job.id]) as LeaseEntry | undefined;
+  return Array.isArray(entry) && entry[0] === leaseGeneration && entry[1] === leaseOwner;
+}
+
 /** Gives a lease back without counting an attempt (shutdown): due again at dueAtMs. */
-export async function releaseJob(store: Store, job: DeliveryJob, dueAtMs: number): Promise<boolean> {
+export async function releaseJob(store: Store, job: LeasedJob, dueAtMs: number): Promise<boolean> {
   return store.write(() => {
-    const current = dbsOf(store).jobs.get(job.id) as DeliveryJob | undefined;
-    if (!current || current.state !== 'leased' || current.leaseUntil !== job.leaseUntil) return false;
+    if (!holdsLeaseInTxn(store, job)) return false;
+    const current = dbsOf(store).jobs.get(job.id) as StoredJob;
     dbsOf(store).jobsLeased.remove([leaseMs(current), current.id]);
     requeueInTxn(store, current, dueAtMs);
     return true;
@@ -141,11 +139,11 @@ export async function releaseJob(store: Store, job: DeliveryJob, dueAtMs: number
  * channel's purge removes them (no event, no bounce; the message goes with the purge). A job
  * whose lease is no longer the caller's is left alone. Returns how many were removed.
  */
-export async function discardLeasedJobs(store: Store, leased: readonly DeliveryJob[]): Promise<number> {
+export async function discardLeasedJobs(store: Store, leased: readonly LeasedJob[]): Promise<number> {
   return store.write(() => {
     let removed = 0;
     for (const job of leased) {
-      if (!dbsOf(store).jobsLeased.doesExist([leaseMs(job), job.id])) continue;
+      if (!holdsLeaseInTxn(store, job)) continue;
       removeJobInTxn(store, job);
       removed++;
     }
@@ -167,7 +165,7 @@ export function removeJobInTxn(store: Store, job: DeliveryJob): void {
 
 /** Inside a write: a leased job back to queued at dueAtMs (its lease entry already removed). */
 export function requeueInTxn(store: Store, job: DeliveryJob, dueAtMs: number, changes: Partial<DeliveryJob> = {}): DeliveryJob {
-  const { leaseUntil: _dropped, ...rest } = job;
+  const { leaseUntil: _until, leaseOwner: _owner, ...rest } = job as StoredJob;
   const queued: DeliveryJob = { ...rest, ...changes, state: 'queued', dueAt: new Date(dueAtMs).toISOString() };
   dbsOf(store).jobs.put(job.id, queued);
   putDueInTxn(store, queued);
@@ -205,10 +203,15 @@ export function getJob(store: Store, id: string): DeliveryJob | undefined {
   return dbsOf(store).jobs.get(id) as DeliveryJob | undefined;
 }
 
-export interface QueueCounts {
-  queued: number;
-  dueNow: number;
-  leased: number;
+/**
+ * The job as the port shows it outside a lease: without the engine's lease bookkeeping
+ * (leaseOwner, leaseGeneration), so operators' and the API's views read as before fencing.
+ */
+export function publicJob(job: DeliveryJob): DeliveryJob {
+  const stored = job as StoredJob;
+  if (stored.leaseOwner === undefined && stored.leaseGeneration === undefined) return job;
+  const { leaseOwner: _owner, leaseGeneration: _generation, ...rest } = stored;
+  return rest;
 }
 
 export function queueCounts(store: Store, nowMs: number): QueueCounts {
@@ -218,8 +221,6 @@ export function queueCounts(store: Store, nowMs: number): QueueCounts {
     leased: dbsOf(store).jobsLeased.getKeysCount(),
   };
 }
-
-export type JobListState = 'open' | 'queued' | 'leased' | 'done';
 
 /**
  * A page of jobs for the operator. queued: by due time; leased: by lease expiry; open: leased
@@ -252,8 +253,6 @@ function* jobsInState(store: Store, state: JobListState): Generator<DeliveryJob>
     for (const { value } of jobs.getRange()) if ((value as DeliveryJob).state === 'done') yield value as DeliveryJob;
   }
 }
-
-export type OperatorResult = 'ok' | 'not_found' | 'leased' | 'done';
 
 /** `postrider queue retry`: a queued job becomes due now (its attempts and history stay). */
 export async function retryJob(store: Store, jobId: string, nowMs: number): Promise<OperatorResult> {

@@ -20,13 +20,9 @@ import type { Store } from './env.js';
 import { eventTimeMs } from './event-index.js';
 import { eventFloor, getEvent, lastEventSeq, removeEventInTxn } from './events.js';
 import { KEY_MAX } from './layout.js';
+import type { SweepResult } from '../port/retention.js';
 
-export interface SweepResult {
-  events: number;
-  messages: number;
-  /** The batch was full: call again. */
-  more: boolean;
-}
+export type { SweepResult } from '../port/retention.js';
 
 /** One transaction: removes up to `batch` events older than cutoffMs, with their messages. */
 export async function sweepRetentionBatch(store: Store, opts: { cutoffMs: number; batch: number }): Promise<SweepResult> {

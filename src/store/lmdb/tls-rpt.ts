@@ -8,34 +8,17 @@
  * Keys (db tlsRpt): ['c', day, policyDomain, policyKey] → StoredCounts,
  * ['r', day, policyDomain] → TlsRptReport. day is 'YYYY-MM-DD' (UTC), so keys sort by day.
  */
-import type { FailureCount, PolicyCounts } from '../../tls-rpt/types.js';
+import { failureKey, policyKey } from '../../tls-rpt/keys.js';
+import type { PolicyCounts } from '../../tls-rpt/types.js';
+import type { TlsRptDay, TlsRptReport } from '../port/delivery-state.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
+export type { TlsRptReport } from '../port/delivery-state.js';
+export { failureKey, policyKey } from '../../tls-rpt/keys.js';
+
 type StoredCounts = Omit<PolicyCounts, 'day' | 'policyDomain'>;
-
-/** A day's report for one policy domain, from the moment it is made until its day is removed. */
-export interface TlsRptReport {
-  reportId: string;
-  /** The gzipped JSON report (RFC 8460 5.1), as sent to every rua. */
-  gzip: Uint8Array;
-  /** rua URIs not yet reached; empty once delivered or given up. */
-  pending: string[];
-  /** Delivery attempts made so far. */
-  attempts: number;
-  /** When pending URIs are tried again. */
-  nextAtMs: number;
-}
-
-/** One failure detail's identity: the recorder (tls-rpt/recorder.ts) and the store sum counts by it. */
-export function failureKey(f: FailureCount['failure']): string {
-  return JSON.stringify([f.type, f.sendingMtaIp ?? '', f.receivingMxHostname, f.receivingIp ?? '', f.failureReasonCode ?? '']);
-}
-
-export function policyKey(p: PolicyCounts['policy']): string {
-  return JSON.stringify([p.type, p.string ?? [], p.mxHost ?? '']);
-}
 
 /** Inside a write: adds counts to what the store has for their day, domain and policy. */
 function addTlsRptCountsInTxn(store: Store, batch: readonly PolicyCounts[]): void {
@@ -67,10 +50,10 @@ export function tlsRptCounts(store: Store, day: string, policyDomain: string): P
 }
 
 /** Days before `beforeDay` with counts but no report yet, and their policy domains. */
-export function unreportedTlsRptDays(store: Store, beforeDay: string): { day: string; policyDomain: string }[] {
+export function unreportedTlsRptDays(store: Store, beforeDay: string): TlsRptDay[] {
   const db = dbsOf(store).tlsRpt;
   const seen = new Set<string>();
-  const out: { day: string; policyDomain: string }[] = [];
+  const out: TlsRptDay[] = [];
   for (const key of db.getKeys({ start: ['c'], end: ['c', beforeDay] })) {
     const [, day, policyDomain] = key as [string, string, string];
     const id = `${day} ${policyDomain}`;
@@ -85,13 +68,23 @@ export async function saveTlsRptReport(store: Store, day: string, policyDomain: 
   await store.write(() => dbsOf(store).tlsRpt.put(['r', day, policyDomain], report));
 }
 
+/** Stores the day's report unless it has one already (insert-if-absent, in one write); false when it had. */
+export async function createTlsRptReport(store: Store, day: string, policyDomain: string, report: TlsRptReport): Promise<boolean> {
+  const db = dbsOf(store).tlsRpt;
+  return store.write(() => {
+    if (db.doesExist(['r', day, policyDomain])) return false;
+    db.put(['r', day, policyDomain], report);
+    return true;
+  });
+}
+
 export function tlsRptReport(store: Store, day: string, policyDomain: string): TlsRptReport | undefined {
   return dbsOf(store).tlsRpt.get(['r', day, policyDomain]) as TlsRptReport | undefined;
 }
 
 /** Reports with URIs still pending whose next attempt is due at `nowMs`. */
-export function dueTlsRptReports(store: Store, nowMs: number): { day: string; policyDomain: string; report: TlsRptReport }[] {
-  const out: { day: string; policyDomain: string; report: TlsRptReport }[] = [];
+export function dueTlsRptReports(store: Store, nowMs: number): Array<TlsRptDay & { report: TlsRptReport }> {
+  const out: Array<TlsRptDay & { report: TlsRptReport }> = [];
   for (const { key, value } of dbsOf(store).tlsRpt.getRange({ start: ['r'], end: ['r', KEY_MAX] })) {
     const report = value as TlsRptReport;
     if (report.pending.length === 0 || report.nextAtMs > nowMs) continue;

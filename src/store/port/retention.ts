@@ -6,4 +6,36 @@
  * store/lmdb/repos/ and checked by the contract suite in test/store-contract/.
  */
 
-export interface RetentionPort {}
+export interface SweepResult {
+  events: number;
+  messages: number;
+  /** The batch was full: call again. */
+  more: boolean;
+}
+
+/** [accountId, recipient domain]: where a DNS-failure sweep goes on from. */
+export type DnsFailureKey = [string, string];
+
+export interface DnsFailureSweep {
+  /** Entries removed: none of their failures was within the window any more. */
+  removed: number;
+  /** Where the next batch starts (after this key); absent when the sweep reached the end. */
+  next?: DnsFailureKey;
+}
+
+export interface RetentionPort {
+  /**
+   * One short commit: up to `batch` of the oldest events older than cutoffMs leave the store,
+   * from the low end of the log only (the kept events stay one contiguous run, so `after` paging
+   * goes on working). A message goes with its accepted event (record, body, finished jobs); one
+   * still being delivered is parked and removed by a later batch once it is done.
+   */
+  sweepBatch(o: { cutoffMs: number; batch: number }): Promise<SweepResult>;
+  /**
+   * One short commit over at most `batch` DNS-failure entries after `after`, in key order:
+   * failures older than their window go, and an entry left with none goes with them.
+   */
+  sweepDnsFailures(o: { nowMs: number; batch: number; after?: DnsFailureKey }): Promise<DnsFailureSweep>;
+  /** The message's accepted event is gone and the message waits for its delivery to end before it goes too. */
+  isPending(messageId: string): Promise<boolean>;
+}
