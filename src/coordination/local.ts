@@ -80,7 +80,7 @@ export class LocalCoordination implements Coordination {
   }
 
   async lead(task: LeaderTask, ttlMs: number): Promise<Lease | null> {
-    return this.leases.take(`leader:${task}`, ttlMs);
+    return this.leases.take(task, ttlMs); // a task has no "/": never a backlog part's name
   }
 
   async own(backlog: Backlog, key: string, ttlMs: number): Promise<Lease | null> {
