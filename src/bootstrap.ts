@@ -15,10 +15,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createAccount, listAccounts } from './store/lmdb/accounts.js';
-import { createApiKey } from './store/lmdb/api-keys.js';
-import { clearInitialKeyPending, isBootstrapped, isInitialKeyPending, markBootstrapped } from './store/lmdb/bootstrap-state.js';
-import type { LmdbStore } from './store/lmdb/engine.js';
+import type { StorePort } from './store/port/index.js';
 
 export interface InitialCredentials {
   accountId: string;
@@ -26,20 +23,20 @@ export interface InitialCredentials {
   file: string;
 }
 
-export async function bootstrapIfEmpty(store: LmdbStore, dataDir: string): Promise<InitialCredentials | null> {
-  if (isBootstrapped(store) || listAccounts(store).length > 0) return unshownCredentials(store, dataDir);
-  const account = await createAccount(store, { name: 'default', state: 'active' });
-  const { token } = await createApiKey(store, { accountId: account.id, channelId: null, name: 'initial' });
+export async function bootstrapIfEmpty(store: StorePort, dataDir: string): Promise<InitialCredentials | null> {
+  if ((await store.meta.isBootstrapped()) || (await store.accounts.list()).length > 0) return unshownCredentials(store, dataDir);
+  const account = await store.accounts.create({ name: 'default', state: 'active' });
+  const { token } = await store.apiKeys.create({ accountId: account.id, channelId: null, name: 'initial' });
   const file = path.join(dataDir, 'initial-api-key');
   fs.writeFileSync(file, token + '\n', { mode: 0o600 });
   fs.chmodSync(file, 0o600);
-  await markBootstrapped(store, new Date());
+  await store.meta.markBootstrapped(new Date());
   return { accountId: account.id, apiKey: token, file };
 }
 
 /** The initial key of an earlier start that never got as far as printing it, if any. */
-function unshownCredentials(store: LmdbStore, dataDir: string): InitialCredentials | null {
-  if (!isInitialKeyPending(store)) return null;
+async function unshownCredentials(store: StorePort, dataDir: string): Promise<InitialCredentials | null> {
+  if (!(await store.meta.isInitialKeyPending())) return null;
   const file = path.join(dataDir, 'initial-api-key');
   let apiKey: string;
   try {
@@ -47,11 +44,11 @@ function unshownCredentials(store: LmdbStore, dataDir: string): InitialCredentia
   } catch {
     return null; // removed by the operator: nothing to show
   }
-  const account = listAccounts(store)[0];
+  const account = (await store.accounts.list())[0];
   return account && apiKey ? { accountId: account.id, apiKey, file } : null;
 }
 
 /** `postrider serve` printed the initial key after a successful start: never print it again. */
-export async function markInitialKeyShown(store: LmdbStore): Promise<void> {
-  await clearInitialKeyPending(store);
+export async function markInitialKeyShown(store: StorePort): Promise<void> {
+  await store.meta.clearInitialKeyPending();
 }

@@ -10,12 +10,10 @@ import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
 import type { ApiKey, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
-import { createApiKey, getApiKey, liveKeysOf, revokeApiKey } from '../store/lmdb/api-keys.js';
-import { getChannel } from '../store/lmdb/channels.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StorePort } from '../store/port/index.js';
 
 export interface ApiKeyServiceDeps {
-  store: LmdbStore;
+  store: StorePort;
   /** limits.apiKeysPerAccount: live keys an account may hold. */
   maxPerAccount: number;
 }
@@ -24,9 +22,9 @@ export class ApiKeyService {
   constructor(private readonly deps: ApiKeyServiceDeps) {}
 
   /** The account's live keys, oldest first, one page of them. */
-  list(p: Principal, page: { limit: number; offset: number }): { results: ApiKey[]; totalCount: number } {
+  async list(p: Principal, page: { limit: number; offset: number }): Promise<{ results: ApiKey[]; totalCount: number }> {
     requireAccountKey(p);
-    const all = liveKeysOf(this.deps.store, p.accountId);
+    const all = await this.deps.store.apiKeys.listLive(p.accountId);
     return { results: all.slice(page.offset, page.offset + page.limit), totalCount: all.length };
   }
 
@@ -36,20 +34,23 @@ export class ApiKeyService {
     let channelId: string | null = null;
     if (input.channelId !== undefined) {
       const id = input.channelId.toLowerCase();
-      const channel = isUuid(id) ? getChannel(this.deps.store, id) : undefined;
+      const channel = isUuid(id) ? await this.deps.store.channels.get(id) : undefined;
       if (!channel) throw new AppError('channel_not_found', `No channel ${input.channelId}`);
       if (channel.accountId !== p.accountId) throw new AppError('forbidden', 'The API key may not access this channel');
       channelId = channel.id;
     }
-    return createApiKey(this.deps.store, { accountId: p.accountId, channelId, name: input.name, maxPerAccount: this.deps.maxPerAccount });
+    // The limit is counted and the key inserted in one atomic verb: concurrent creations never exceed it.
+    return this.deps.store.apiKeys.create({ accountId: p.accountId, channelId, name: input.name, maxPerAccount: this.deps.maxPerAccount });
   }
 
-  /** Revokes a live key of the account; unknown or already revoked is 404, another account's 403. */
+  /**
+   * Revokes a live key of the account; unknown or already revoked is 404, another account's 403.
+   * Decided by one atomic verb: of concurrent revokes of one key one succeeds, the others are 404.
+   */
   async revoke(p: Principal, id: string): Promise<void> {
     requireAccountKey(p);
-    const key = getApiKey(this.deps.store, id.toLowerCase());
-    if (!key || key.revokedAt) throw new AppError('not_found', `No API key ${id}`);
-    if (key.accountId !== p.accountId) throw new AppError('forbidden', 'The API key may not access this key');
-    await revokeApiKey(this.deps.store, key.id);
+    const outcome = await this.deps.store.apiKeys.revokeLive({ id: id.toLowerCase(), accountId: p.accountId });
+    if (outcome.result === 'not_found') throw new AppError('not_found', `No API key ${id}`);
+    if (outcome.result === 'forbidden') throw new AppError('forbidden', 'The API key may not access this key');
   }
 }

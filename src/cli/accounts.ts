@@ -38,7 +38,7 @@ export async function accountsCommand(argv: string[], io: CommandIo): Promise<nu
         return 0;
       }
       case 'list': {
-        const all = accounts.list(store);
+        const all = await accounts.list(store);
         io.out(values.json ? JSON.stringify(all) : table(all as unknown as Record<string, unknown>[], ['id', 'name', 'state', 'createdAt']));
         return 0;
       }

@@ -42,7 +42,7 @@ export async function keysCommand(argv: string[], io: CommandIo): Promise<number
         return 0;
       }
       case 'list': {
-        const keys = listKeys(store, { accountId: values.account, channelId: values.channel }).map(publicKey);
+        const keys = (await listKeys(store, { accountId: values.account, channelId: values.channel })).map(publicKey);
         io.out(values.json ? JSON.stringify(keys) : table(keys, ['id', 'prefix', 'accountId', 'channelId', 'name', 'createdAt', 'revokedAt']));
         return 0;
       }

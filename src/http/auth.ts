@@ -15,7 +15,7 @@ import { principalOfToken } from '../api-keys/service.js';
 import { AppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 import { principalOfSession } from '../sessions/service.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StorePort } from '../store/port/index.js';
 
 export const SESSION_COOKIE = 'postrider_session';
 /** The header a dashboard request carries with the cookie (lower case, as Node gives headers). */
@@ -42,7 +42,7 @@ export function fromDashboard(headers: AuthHeaders): boolean {
   return headers[DASHBOARD_HEADER] === '1';
 }
 
-export function authenticate(store: LmdbStore, headers: AuthHeaders): Principal {
+export async function authenticate(store: StorePort, headers: AuthHeaders): Promise<Principal> {
   const header = headers.authorization;
   const session = header === undefined ? sessionCookie(headers.cookie) : undefined;
   if (session !== undefined) {
@@ -55,7 +55,7 @@ export function authenticate(store: LmdbStore, headers: AuthHeaders): Principal 
   }
   const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!m) throw new AppError('unauthorized', 'Send the API key as "Authorization: Bearer <API_KEY>"', { headers: { 'www-authenticate': 'Bearer' } });
-  const principal = principalOfToken(store, m[1]);
+  const principal = await principalOfToken(store, m[1]);
   if (!principal) throw new AppError('unauthorized', 'The API key is not valid', { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } });
   return principal;
 }
@@ -67,7 +67,7 @@ export function authenticate(store: LmdbStore, headers: AuthHeaders): Principal 
  * Metadata, W3C: the dashboard's own frame is same-origin); SameSite=Strict keeps the cookie off
  * other sites' requests as well. An API key works as on the API.
  */
-export function authenticateFrame(store: LmdbStore, headers: AuthHeaders & { 'sec-fetch-site'?: string }): Principal {
+export async function authenticateFrame(store: StorePort, headers: AuthHeaders & { 'sec-fetch-site'?: string }): Promise<Principal> {
   if (headers.authorization !== undefined) return authenticate(store, headers);
   const site = headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin') throw new AppError('forbidden', 'The message HTML is shown only inside the dashboard');

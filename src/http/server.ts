@@ -222,7 +222,7 @@ export class HttpServer {
       // Unmatched paths are answered 404/405 by registerFallbacks's hook, before any body is read.
       if (req.is404 || req.routeOptions.config?.public) return;
       try {
-        req.principal = authenticate(store, req.headers);
+        req.principal = await authenticate(store, req.headers);
       } catch (err) {
         if (req.headers.authorization !== undefined) await authFailures(req);
         throw err;

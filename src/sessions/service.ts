@@ -10,16 +10,8 @@
 import { AppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 import { principalOfToken } from '../api-keys/service.js';
-import { findLiveApiKey } from '../store/lmdb/api-keys.js';
-import {
-  createDashboardSession,
-  findDashboardSession,
-  removeDashboardSession,
-  sweepDashboardSessions,
-  touchDashboardSession,
-  type DashboardSession,
-} from '../store/lmdb/dashboard-sessions.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { DashboardSession } from '../store/port/accounts.js';
+import type { StorePort } from '../store/port/index.js';
 
 /** A session lasts at most 12 hours, whatever its use (a working day). */
 export const SESSION_ABSOLUTE_MS = 12 * 3_600_000;
@@ -46,55 +38,57 @@ function infoOf(s: DashboardSession): SessionInfo {
   };
 }
 
-/** Over: past either expiry, or its key revoked or gone. */
-function ended(store: LmdbStore, s: DashboardSession, nowMs: number): boolean {
-  return nowMs >= s.expiresAtMs || nowMs >= s.lastSeenAtMs + SESSION_IDLE_MS || !findLiveApiKey(store, s.keyId);
+/** Over: past either expiry, or its key revoked or gone (the key is read on every use). */
+async function ended(store: StorePort, s: DashboardSession, nowMs: number): Promise<boolean> {
+  if (nowMs >= s.expiresAtMs || nowMs >= s.lastSeenAtMs + SESSION_IDLE_MS) return true;
+  const key = await store.apiKeys.get(s.keyId);
+  return key === undefined || Boolean(key.revokedAt);
 }
 
 /**
  * Opens a session for a presented API key: unknown or revoked is 401 unauthorized, a channel key
  * 403 account_key_required (the dashboard acts on the whole account). Returns the cookie token.
  */
-export async function openSession(store: LmdbStore, apiKey: string, nowMs = Date.now()): Promise<{ token: string; info: SessionInfo }> {
+export async function openSession(store: StorePort, apiKey: string, nowMs = Date.now()): Promise<{ token: string; info: SessionInfo }> {
   // The one check of a presented key (api-keys/service.ts), as for the API and SMTP AUTH.
-  const key = principalOfToken(store, apiKey);
+  const key = await principalOfToken(store, apiKey);
   if (!key) throw new AppError('unauthorized', 'The API key is not valid');
   if (key.channelId !== null) {
     throw new AppError('account_key_required', 'This is a channel key; the dashboard needs an account-level key (postrider keys create --account <id>)');
   }
-  await sweepDashboardSessions(store, (s) => ended(store, s, nowMs));
-  const { token, session } = await createDashboardSession(store, key, nowMs, SESSION_ABSOLUTE_MS);
+  await store.sessions.sweep({ nowMs, idleMs: SESSION_IDLE_MS });
+  const { token, session } = await store.sessions.create({ keyId: key.keyId, accountId: key.accountId, nowMs, lifetimeMs: SESSION_ABSOLUTE_MS });
   return { token, info: infoOf(session) };
 }
 
 /** The live session of a token, refreshing its last use; removes it and answers undefined once over. */
-function liveSession(store: LmdbStore, token: string, nowMs: number): DashboardSession | undefined {
-  const found = findDashboardSession(store, token);
+async function liveSession(store: StorePort, token: string, nowMs: number): Promise<DashboardSession | undefined> {
+  const found = await store.sessions.findByToken(token);
   if (!found) return undefined;
-  if (ended(store, found.session, nowMs)) {
-    void removeDashboardSession(store, found.id).catch(() => undefined);
+  if (await ended(store, found.session, nowMs)) {
+    void store.sessions.remove(found.id).catch(() => undefined);
     return undefined;
   }
   // Not awaited: the request does not wait for a write; a lost refresh only ends the session earlier.
-  if (nowMs - found.session.lastSeenAtMs >= TOUCH_EVERY_MS) void touchDashboardSession(store, found.id, nowMs).catch(() => undefined);
+  if (nowMs - found.session.lastSeenAtMs >= TOUCH_EVERY_MS) void store.sessions.touch(found.id, nowMs).catch(() => undefined);
   return found.session;
 }
 
 /** The principal a session cookie stands for: that of its key. 401 session_expired when it is over or unknown. */
-export function principalOfSession(store: LmdbStore, token: string, nowMs = Date.now()): Principal {
-  const s = liveSession(store, token, nowMs);
+export async function principalOfSession(store: StorePort, token: string, nowMs = Date.now()): Promise<Principal> {
+  const s = await liveSession(store, token, nowMs);
   if (!s) throw new AppError('session_expired', 'The dashboard session has ended (expired, signed out, or its API key revoked); sign in again', { headers: { 'www-authenticate': 'Bearer' } });
   return { keyId: s.keyId, accountId: s.accountId, channelId: null };
 }
 
 /** The session's times, or null without a live one (the dashboard's "am I signed in"). */
-export function sessionInfo(store: LmdbStore, token: string | undefined, nowMs = Date.now()): SessionInfo | null {
-  const s = token ? liveSession(store, token, nowMs) : undefined;
+export async function sessionInfo(store: StorePort, token: string | undefined, nowMs = Date.now()): Promise<SessionInfo | null> {
+  const s = token ? await liveSession(store, token, nowMs) : undefined;
   return s ? infoOf(s) : null;
 }
 
 /** Logout: removes the session (nothing to do for an unknown token). */
-export async function closeSession(store: LmdbStore, token: string | undefined): Promise<void> {
-  const found = token ? findDashboardSession(store, token) : undefined;
-  if (found) await removeDashboardSession(store, found.id);
+export async function closeSession(store: StorePort, token: string | undefined): Promise<void> {
+  const found = token ? await store.sessions.findByToken(token) : undefined;
+  if (found) await store.sessions.remove(found.id);
 }

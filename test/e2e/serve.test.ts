@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listAccounts } from '../../src/store/lmdb/accounts.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { call, startServe, type ServeProcess } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
@@ -94,7 +93,7 @@ describe('postrider serve on an empty data folder', () => {
     const store = new LmdbStore({ dataDir });
     await store.start();
     try {
-      expect(listAccounts(store)).toHaveLength(1);
+      expect(await store.accounts.list()).toHaveLength(1);
     } finally {
       await store.stop();
     }

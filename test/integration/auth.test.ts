@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../src/store/lmdb/api-keys.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import { newAccount } from '../support/domains.js';
 import { waitFor } from '../support/wait.js';
@@ -85,9 +84,9 @@ describe('bearer authentication', () => {
   });
 
   it('answers 401 for a key once it is revoked', async () => {
-    const { key, token } = await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: null });
+    const { key, token } = await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: null });
     expect((await t.api('GET', '/channels', { key: token })).status).toBe(200);
-    await revokeApiKey(t.daemon.store, key.id);
+    await t.daemon.store.apiKeys.revoke(key.id);
     expectProblem(await t.api('GET', '/channels', { key: token }), 401, 'unauthorized', 'GET /channels');
     expect((await t.api('GET', '/channels')).status).toBe(200);
   });
@@ -145,7 +144,7 @@ describe('channel-level keys', () => {
   beforeAll(async () => {
     own = await createChannel('own');
     sibling = await createChannel('sibling');
-    channelKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: own.id })).token;
+    channelKey = (await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: own.id })).token;
   });
 
   it('list only their own channel', async () => {
@@ -176,11 +175,11 @@ describe('channel-level keys', () => {
 
   it('stop working when their channel is deleted', async () => {
     const doomed = await createChannel('doomed');
-    const { token } = await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: doomed.id });
+    const { token } = await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: doomed.id });
     expect((await t.api('GET', '/channels', { key: token })).status).toBe(200);
     expect((await t.api('DELETE', `/channels/${doomed.id}`)).status).toBe(204);
     expectProblem(await t.api('GET', '/channels', { key: token }), 401, 'unauthorized', 'GET /channels');
-    expect(listApiKeys(t.daemon.store, { channelId: doomed.id })).toEqual([]);
+    expect(await t.daemon.store.apiKeys.list({ channelId: doomed.id })).toEqual([]);
     // The keys of other channels and the account key are untouched.
     expect((await t.api('GET', '/channels', { key: channelKey })).status).toBe(200);
   });
@@ -259,7 +258,7 @@ describe('the request rate limit', () => {
   });
 
   it('limits each API key on its own and does not count requests with a bad key', async () => {
-    const { token } = await createApiKey(limited.daemon.store, { accountId: limited.accountId, channelId: null });
+    const { token } = await limited.daemon.store.apiKeys.create({ accountId: limited.accountId, channelId: null });
     for (let i = 0; i < 5; i++) expect((await limited.api('GET', '/channels', { key: 'pr_invalid' })).status).toBe(401);
     for (let i = 0; i < 3; i++) expect((await limited.api('GET', '/channels', { key: token })).status).toBe(200);
     expect((await limited.api('GET', '/channels', { key: token })).status).toBe(429);

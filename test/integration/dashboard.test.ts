@@ -6,8 +6,6 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../src/sessions/service.js';
-import { createApiKey, revokeApiKey } from '../../src/store/lmdb/api-keys.js';
-import { findDashboardSession } from '../../src/store/lmdb/dashboard-sessions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { channelKey, newAccount } from '../support/domains.js';
 import { waitFor } from '../support/wait.js';
@@ -144,10 +142,10 @@ describe('dashboard sessions', () => {
   });
 
   it('ends the session with session_expired when its key is revoked', async () => {
-    const key = await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: null });
+    const key = await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: null });
     const cookie = await login(key.token);
     expect((await withCookie(cookie, 'GET', '/channels')).status).toBe(200);
-    await revokeApiKey(t.daemon.store, key.key.id);
+    await t.daemon.store.apiKeys.revoke(key.key.id);
     const res = await withCookie(cookie, 'GET', '/channels');
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({ code: 'session_expired', title: 'Session expired' });
@@ -187,10 +185,10 @@ describe('dashboard sessions', () => {
   it('removes ended sessions from the store at the next login', async () => {
     const old = await login(t.apiKey);
     const token = old.split('=')[1];
-    expect(findDashboardSession(t.daemon.store, token)).toBeDefined();
+    expect(await t.daemon.store.sessions.findByToken(token)).toBeDefined();
     vi.spyOn(Date, 'now').mockReturnValue(Date.now() + SESSION_IDLE_MS + 1000);
     await login(t.apiKey);
-    expect(findDashboardSession(t.daemon.store, token)).toBeUndefined();
+    expect(await t.daemon.store.sessions.findByToken(token)).toBeUndefined();
   });
 
   it('marks the cookie Secure when publicUrl is https', async () => {

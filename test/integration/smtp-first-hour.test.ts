@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
-import { createApiKey } from '../../src/store/lmdb/api-keys.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -52,7 +51,7 @@ describe('SMTP AUTH with a valid key and a user name that does not fit it', () =
 
   it('says a channel key belongs to another channel, without naming it', async () => {
     const other = await t.api('POST', '/channels', { body: { name: 'other' } });
-    const { token } = await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: s.channelId });
+    const { token } = await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: s.channelId });
     const reply = await authReply(other.body.id, token);
     expect(reply).toMatch(/^535 5\.7\.8 Authentication credentials invalid: this API key belongs to another channel; use "api"/);
     expect(reply).not.toContain(s.channelId);

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { createApiKey } from '../../src/store/lmdb/api-keys.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
@@ -96,7 +95,7 @@ describe('GET /statistics/totals', () => {
     expect(theirs).toEqual(bruteForce(storedEvents(t.daemon.store), otherAccountId, {}));
     expect(theirs.transactional.sent + theirs.broadcast.sent).toBeGreaterThan(0);
     expect((await totals({ channelId: otherSender.channelId })).status).toBe(403);
-    const key = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: s3.channelId })).token;
+    const key = (await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: s3.channelId })).token;
     expect((await totals({}, key)).body).toEqual(bruteForce(storedEvents(t.daemon.store), t.accountId, {}, s3.channelId));
     expect((await totals({ channelId: s1.channelId }, key)).status).toBe(403);
     expect((await totals({ channelId: randomUUID() })).status).toBe(404);

@@ -1,7 +1,8 @@
 /**
  * The store writes values as plain MessagePack maps (store/env.ts DB_OPTIONS); stores written
  * before that hold msgpackr records, each with its record definition inline. Both must read as
- * the same objects, through the store's own verbs.
+ * the same objects, through the store's own verbs (an LMDB engine test: it writes the old
+ * encoding with lmdb itself).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,7 +11,6 @@ import { randomUUID } from 'node:crypto';
 import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/domain/types.js';
-import { createAccount, getAccount, listAccounts } from '../../src/store/lmdb/accounts.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
 
 const dirs: string[] = [];
@@ -48,11 +48,11 @@ describe('store value encoding', () => {
     store = new LmdbStore({ dataDir });
     await store.start();
     try {
-      const fresh = await createAccount(store, { name: 'written now', state: 'pending' });
-      for (const a of old) expect(getAccount(store, a.id)).toEqual(a);
-      expect(getAccount(store, fresh.id)).toEqual(fresh);
-      expect(Object.getPrototypeOf(getAccount(store, fresh.id))).toBe(Object.prototype);
-      expect(listAccounts(store).map((a) => a.name).sort()).toEqual(['older one', 'older two', 'written now']);
+      const fresh = await store.accounts.create({ name: 'written now', state: 'pending' });
+      for (const a of old) expect(await store.accounts.get(a.id)).toEqual(a);
+      expect(await store.accounts.get(fresh.id)).toEqual(fresh);
+      expect(Object.getPrototypeOf(await store.accounts.get(fresh.id))).toBe(Object.prototype);
+      expect((await store.accounts.list()).map((a) => a.name).sort()).toEqual(['older one', 'older two', 'written now']);
     } finally {
       await store.stop();
     }

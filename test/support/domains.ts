@@ -3,8 +3,6 @@
  * through the API (publishing their records: sending.ts).
  */
 import { expect } from 'vitest';
-import { createAccount } from '../../src/store/lmdb/accounts.js';
-import { createApiKey } from '../../src/store/lmdb/api-keys.js';
 import type { AccountState } from '../../src/domain/types.js';
 import type { TestDaemon } from './daemon.js';
 import type { DnsRecordJson } from './sending.js';
@@ -47,13 +45,13 @@ let accounts = 0;
 
 /** A fresh account (active unless `state` says otherwise) and its account-level key. */
 export async function newAccount(t: Pick<TestDaemon, 'daemon'>, o: { state?: AccountState } = {}): Promise<{ accountId: string; key: string }> {
-  const account = await createAccount(t.daemon.store, { name: `acct-${++accounts}`, state: o.state ?? 'active' });
-  const { token } = await createApiKey(t.daemon.store, { accountId: account.id, channelId: null });
+  const account = await t.daemon.store.accounts.create({ name: `acct-${++accounts}`, state: o.state ?? 'active' });
+  const { token } = await t.daemon.store.apiKeys.create({ accountId: account.id, channelId: null });
   return { accountId: account.id, key: token };
 }
 
 export async function channelKey(t: TestDaemon, accountId: string, channelId: string): Promise<string> {
-  return (await createApiKey(t.daemon.store, { accountId, channelId })).token;
+  return (await t.daemon.store.apiKeys.create({ accountId, channelId })).token;
 }
 
 export async function newChannel(t: TestDaemon, key?: string, name = 'ch'): Promise<string> {

@@ -27,7 +27,7 @@ export function apiKeySummary(k: ApiKey): ApiKeySummary {
 export const apiKeyRoutes = (keys: ApiKeyService) => (app: FastifyInstance): void => {
   app.get('/api-keys', { schema: { querystring: listQuery } }, async (req): Promise<Page<ApiKeySummary>> => {
     const q = req.query as { limit?: number; offset?: number };
-    const { results, totalCount } = keys.list(req.principal, { limit: q.limit ?? 25, offset: q.offset ?? 0 });
+    const { results, totalCount } = await keys.list(req.principal, { limit: q.limit ?? 25, offset: q.offset ?? 0 });
     return { results: results.map(apiKeySummary), totalCount };
   });
 

@@ -71,7 +71,7 @@ export function dashboardSessionRoutes(app: FastifyInstance, { store, config, pu
 
   app.get('/dashboard/session', { ...options, schema: currentSchema }, async (req, reply): Promise<DashboardSessionAnswer> => {
     reply.header('cache-control', 'no-store');
-    return { session: sessionInfo(store, sessionCookie(req.headers.cookie)) };
+    return { session: await sessionInfo(store, sessionCookie(req.headers.cookie)) };
   });
 
   app.delete('/dashboard/session', { ...options, schema: logoutSchema }, async (req, reply) => {
