@@ -1,16 +1,15 @@
 /**
- * The channel purger: removes the data of deleted channels (store/channel-purge.ts) in the
- * background, one bounded transaction per batch, yielding to the event loop between batches so
- * requests and deliveries keep flowing. Work is found in the store (channelPurges), so a purge
- * interrupted by a stop or a crash resumes at the next start. The timer is unref()'d.
+ * The channel purger: removes the data of deleted channels in the background (the store's
+ * channels.purgeBatch; LMDB: store/lmdb/channel-purge.ts), one bounded commit per batch,
+ * yielding to the event loop between batches so requests and deliveries keep flowing. Work is
+ * found in the store (channels.pendingPurges), so a purge interrupted by a stop or a crash
+ * resumes at the next start. The timer is unref()'d.
  */
 import type { Logger } from 'pino';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { purgeChannelBatch } from '../store/lmdb/channel-purge.js';
-import { pendingPurges } from '../store/lmdb/purge-queue.js';
+import type { StorePort } from '../store/port/index.js';
 
 export interface ChannelPurgerOptions {
-  store: LmdbStore;
+  store: Pick<StorePort, 'channels'>;
   logger: Logger;
   /** Removals per transaction. */
   batch?: number;
@@ -67,7 +66,7 @@ export class ChannelPurger {
   async drain(): Promise<void> {
     for (let round = 0; round < 100; round++) {
       while (this.running) await this.running.catch(() => undefined);
-      if (this.stopped || pendingPurges(this.o.store).length === 0) return;
+      if (this.stopped || (await this.o.store.channels.pendingPurges()).length === 0) return;
       this.kick();
     }
   }
@@ -79,12 +78,12 @@ export class ChannelPurger {
   }
 
   private async runAll(): Promise<void> {
-    for (const channelId of pendingPurges(this.o.store)) {
+    for (const channelId of await this.o.store.channels.pendingPurges()) {
       let removed = 0;
       for (;;) {
         if (this.stopped) return;
         try {
-          const r = await purgeChannelBatch(this.o.store, channelId, this.batch);
+          const r = await this.o.store.channels.purgeBatch(channelId, this.batch);
           removed += r.removed;
           if (r.done) break;
         } catch (err) {

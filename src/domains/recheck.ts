@@ -8,12 +8,11 @@
  * for stop between domains.
  */
 import type { Logger } from '../log/logger.js';
-import { domainsToRecheck, getDomain } from '../store/lmdb/domains.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StorePort } from '../store/port/index.js';
 import type { DomainService } from './service.js';
 
 export interface DomainRecheckOptions {
-  store: LmdbStore;
+  store: Pick<StorePort, 'domains'>;
   domains: Pick<DomainService, 'verify'>;
   intervalMs: number;
   logger: Logger;
@@ -68,10 +67,10 @@ export class DomainRecheck {
 
   private async run(): Promise<RecheckSummary> {
     const summary: RecheckSummary = { checked: 0, lost: 0 };
-    for (const id of domainsToRecheck(this.opts.store)) {
+    for (const id of await this.opts.store.domains.toRecheck()) {
       if (this.stopping) break;
       try {
-        const wasVerified = getDomain(this.opts.store, id)?.verified ?? false;
+        const wasVerified = (await this.opts.store.domains.get(id))?.verified ?? false;
         const after = await this.opts.domains.verify(id);
         if (!after) continue; // deleted meanwhile
         summary.checked++;

@@ -7,10 +7,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
-import { channelFor } from '../channels/service.js';
+import { accessibleChannel } from '../channels/service.js';
 import { requireAccountKey } from '../domain/access.js';
 import { companionSelector, makeSelector } from '../domain/dkim-record.js';
 import { dmarcRecord, dmarcWarnings } from '../domain/dmarc-record.js';
+import { domainLimitExceeded, duplicateName, selectorsOf } from '../domain/domain-rules.js';
 import { normalizeDomainName } from '../domain/domain-name.js';
 import { AppError } from '../domain/errors.js';
 import { linkHostRecords } from '../domain/link-hosts.js';
@@ -28,24 +29,8 @@ import {
   type DkimAlgorithm, type DnsRecordState, type DomainKey, type LinkHostKind, type SendingDomain } from '../domain/sending-domain.js';
 import type { DeliveryType, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
-import { getChannelRecord } from '../store/lmdb/channels.js';
-import {
-  addRsaCompanion,
-  countAccountDomains,
-  createDomain,
-  deleteDomain,
-  duplicateName,
-  findDomainByName,
-  getDomain,
-  listDomains,
-  recordDomainCheck,
-  selectorsOf,
-  setDomainChannels,
-  setPendingKey,
-  type DomainFilter,
-  type NewDkimKey,
-} from '../store/lmdb/domains.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { DomainFilter, NewDkimKey } from '../store/port/domains.js';
+import type { StorePort } from '../store/port/index.js';
 import { checkDomain, type DomainDns } from './checks.js';
 import { generateDkimKeyAsync, generateKeySet, type KeyGenerator } from './keygen.js';
 
@@ -75,7 +60,7 @@ export interface CurrentRecords {
 }
 
 export interface DomainServiceOptions {
-  store: LmdbStore;
+  store: StorePort;
   dns: DomainDns;
   settings: DomainSettings;
   logger: Logger;
@@ -85,7 +70,7 @@ export interface DomainServiceOptions {
 }
 
 export class DomainService {
-  private readonly store: LmdbStore;
+  private readonly store: StorePort;
   private readonly dns: DomainDns;
   private readonly settings: DomainSettings;
   private readonly logger: Logger;
@@ -156,18 +141,18 @@ export class DomainService {
   /**
    * Registers a domain with a new DKIM key (account-level keys only). The name is normalized
    * (IDNA) or refused with 422; the cheap refusals (duplicate name, limit) come before the key
-   * generation; the store checks them again in its write.
+   * generation; the store's create decides them again, atomically, in its commit.
    */
   async create(p: Principal, input: { name: string; channelIds?: readonly string[]; algorithm?: DkimAlgorithm }): Promise<SendingDomain> {
     requireAccountKey(p);
     const { accountId } = p;
     const name = domainName(input.name);
-    const channelIds = this.channelsToLink(p, input.channelIds);
-    if (findDomainByName(this.store, accountId, name)) throw duplicateName(name);
+    const channelIds = await this.channelsToLink(p, input.channelIds);
+    if (await this.store.domains.findByName(accountId, name)) throw duplicateName(name);
     const max = this.settings.maxPerAccount;
-    if (countAccountDomains(this.store, accountId) >= max) throw new AppError('resource_limit_exceeded', `An account may have at most ${max} domains`);
+    if ((await this.store.domains.count(accountId)) >= max) throw domainLimitExceeded(max);
     const key = await this.newKey(input.algorithm ?? this.settings.defaultAlgorithm, new Set());
-    const domain = await createDomain(this.store, {
+    const domain = await this.store.domains.create({
       accountId,
       name,
       channelIds,
@@ -184,8 +169,8 @@ export class DomainService {
    * The domain a request names, if the principal may see it: unknown (or malformed) 404
    * not_found, another account's or one not linked to a channel key's channel 403.
    */
-  visibleTo(p: Principal, id: string): SendingDomain {
-    const d = isUuid(id) ? getDomain(this.store, id.toLowerCase()) : undefined;
+  async visibleTo(p: Principal, id: string): Promise<SendingDomain> {
+    const d = isUuid(id) ? await this.store.domains.get(id.toLowerCase()) : undefined;
     if (!d) throw notFound(id);
     if (d.accountId !== p.accountId || (p.channelId && !d.channelIds.includes(p.channelId))) {
       throw new AppError('forbidden', 'The API key may not access this domain');
@@ -194,22 +179,20 @@ export class DomainService {
   }
 
   /** visibleTo, then the account-key rule: a channel key learns 404/403 as for a read first. */
-  private writableBy(p: Principal, id: string): SendingDomain {
-    const domain = this.visibleTo(p, id);
+  private async writableBy(p: Principal, id: string): Promise<SendingDomain> {
+    const domain = await this.visibleTo(p, id);
     requireAccountKey(p);
     return domain;
   }
 
-  list(filter: DomainFilter): { results: SendingDomain[]; totalCount: number } {
-    return listDomains(this.store, filter);
+  list(filter: DomainFilter): Promise<{ results: SendingDomain[]; totalCount: number }> {
+    return this.store.domains.list(filter);
   }
 
   /** Linked channels, live ones first; deleted ones stay listed until the next setChannels. */
-  linkedChannels(d: SendingDomain): Array<{ id: string; name: string; deliveryType: DeliveryType; deleted: boolean }> {
-    return [...d.channelIds, ...d.deletedChannelIds].flatMap((id) => {
-      const c = getChannelRecord(this.store, id);
-      return c ? [{ id: c.id, name: c.name, deliveryType: c.deliveryType, deleted: Boolean(c.deletedAt) }] : [];
-    });
+  async linkedChannels(d: SendingDomain): Promise<Array<{ id: string; name: string; deliveryType: DeliveryType; deleted: boolean }>> {
+    const records = await Promise.all([...d.channelIds, ...d.deletedChannelIds].map((id) => this.store.channels.getRecord(id)));
+    return records.flatMap((c) => (c ? [{ id: c.id, name: c.name, deliveryType: c.deliveryType, deleted: Boolean(c.deletedAt) }] : []));
   }
 
   /**
@@ -217,15 +200,15 @@ export class DomainService {
    * the key may write it (403), and that before the channels named (404 channel_not_found, 403).
    */
   async setChannels(p: Principal, id: string, channelIds: readonly string[]): Promise<SendingDomain> {
-    const domain = this.writableBy(p, id);
-    const updated = await setDomainChannels(this.store, domain.id, this.channelsToLink(p, channelIds));
+    const domain = await this.writableBy(p, id);
+    const updated = await this.store.domains.setChannels(domain.id, await this.channelsToLink(p, channelIds));
     if (!updated) throw notFound(domain.id);
     return updated;
   }
 
   async remove(p: Principal, id: string): Promise<void> {
-    const domain = this.writableBy(p, id);
-    if (!(await deleteDomain(this.store, domain.id))) throw notFound(domain.id);
+    const domain = await this.writableBy(p, id);
+    if (!(await this.store.domains.delete(domain.id))) throw notFound(domain.id);
   }
 
   /**
@@ -234,12 +217,12 @@ export class DomainService {
    * the algorithm defaults to the active key's. 404 not_found when the domain does not exist (any more).
    */
   async rotateKey(p: Principal, id: string, body: unknown): Promise<SendingDomain & { pendingKey: DomainKey }> {
-    // writableBy read the record; nothing awaits before the key is made, so it is still current.
-    const d = this.writableBy(p, id);
+    // writableBy read the record; nothing else awaits before the key is made, so it is still current.
+    const d = await this.writableBy(p, id);
     const domainId = d.id;
     const algorithm = optionalEnumField(body, 'dkimAlgorithm', DKIM_ALGORITHMS);
     const key = await this.newKey(algorithm ?? d.activeKey.algorithm, selectorsOf(d));
-    const updated = await setPendingKey(this.store, domainId, key);
+    const updated = await this.store.domains.setPendingKey(domainId, key);
     if (!updated) throw notFound(domainId);
     this.logger.info({ domainId, domain: d.name, selector: key.selector, algorithm: key.algorithm }, 'domain key rotation started');
     const { pendingKey } = updated;
@@ -257,7 +240,7 @@ export class DomainService {
    * 404 not_found when the domain does not exist (any more); `dnsError` as checkRecords.
    */
   async check(p: Principal, id: string): Promise<{ domain: SendingDomain; dnsError: boolean; failedHosts: string[] }> {
-    const domain = this.visibleTo(p, id);
+    const domain = await this.visibleTo(p, id);
     const checked = await this.checkRecords(domain.id);
     if (!checked) throw notFound(domain.id);
     return checked;
@@ -269,7 +252,7 @@ export class DomainService {
    * `failedHosts` names them.
    */
   private async checkRecords(domainId: string): Promise<{ domain: SendingDomain; dnsError: boolean; failedHosts: string[] } | undefined> {
-    const d = await this.withRsaCompanion(getDomain(this.store, domainId));
+    const d = await this.withRsaCompanion(await this.store.domains.get(domainId));
     if (!d) return undefined;
     const expected = this.expectedReturnPath(d.name);
     const results = await checkDomain(this.dns, d, {
@@ -278,7 +261,7 @@ export class DomainService {
       linkHosts: this.expectedLinkHosts(d.name),
       dmarc: this.expectedDmarc(d.name),
     });
-    const updated = await recordDomainCheck(this.store, domainId, results, this.now().toISOString());
+    const updated = await this.store.domains.recordCheck(domainId, results, this.now().toISOString());
     if (!updated) return undefined;
     const checked = [...results.returnPath, ...(results.previousReturnPath ?? []), ...Object.values(results.linkHosts ?? {}), ...(results.dmarc ? [results.dmarc] : [])];
     const failedHosts = [
@@ -300,10 +283,14 @@ export class DomainService {
     if (!before.verified && after.verified) this.logger.info(log, 'domain verified');
   }
 
-  /** Each id must name a live channel of the caller's account (404 channel_not_found, 403). */
-  private channelsToLink(p: Principal, ids: readonly string[] | undefined): string[] {
-    const unique = [...new Set((ids ?? []).map((id) => id.toLowerCase()))];
-    return unique.map((id) => channelFor(this.store, p, id).id);
+  /**
+   * Each id must name a live channel of the caller's account (404 channel_not_found, 403), read
+   * one after another: the error names the first id that fails.
+   */
+  private async channelsToLink(p: Principal, ids: readonly string[] | undefined): Promise<string[]> {
+    const linked: string[] = [];
+    for (const id of new Set((ids ?? []).map((i) => i.toLowerCase()))) linked.push((await accessibleChannel(this.store, p, id)).id);
+    return linked;
   }
 
   /** A new key; an ed25519 one with its RSA companion (domain/sending-domain.ts, dual signing). */
@@ -320,13 +307,13 @@ export class DomainService {
    * An active ed25519 key stored before companions existed gets its RSA companion here, at the
    * domain's next check (verify or the periodic re-check), rather than at the next rotation: the
    * domain answer lists the record to publish right away, and nothing signs with it before a
-   * check finds it published (store/domains.ts getSigningKey), so sending stays as it was.
+   * check finds it published (the store's domains.signingKey), so sending stays as it was.
    */
   private async withRsaCompanion(d: SendingDomain | undefined): Promise<SendingDomain | undefined> {
     if (!d || d.activeKey.algorithm !== 'ed25519' || d.activeKey.rsaCompanion) return d;
     const generated = await this.generateKey({ algorithm: 'rsa' });
     const selector = companionSelector(d.activeKey.selector);
-    const updated = await addRsaCompanion(this.store, d.id, d.activeKey.selector, { ...generated, selector });
+    const updated = await this.store.domains.addRsaCompanion(d.id, d.activeKey.selector, { ...generated, selector });
     if (updated?.activeKey.rsaCompanion?.selector === selector) this.logger.info({ domainId: d.id, domain: d.name, selector }, 'domain key: RSA companion added');
     return updated;
   }

@@ -56,7 +56,7 @@ export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance
     const errors = schemaErrors(req);
     const ids = channelIdsFilter(q.channelIds, req.principal, errors);
     errors.throwIfAny('The query has invalid parameters');
-    const { results, totalCount } = channels.list({
+    const { results, totalCount } = await channels.list({
       accountId: req.principal.accountId,
       ids,
       name: q.name,
@@ -68,7 +68,7 @@ export const channelRoutes = (channels: ChannelService) => (app: FastifyInstance
   });
 
   app.get('/channels/:id', { schema: { response: { 200: channelDetailBody } } }, async (req) => {
-    return channelDetail(channels.get(req.principal, idOf(req)));
+    return channelDetail(await channels.get(req.principal, idOf(req)));
   });
 
   app.patch('/channels/:id', { schema: { body: updateBody, response: { 200: channelDetailBody } } }, async (req) => {

@@ -102,18 +102,18 @@ function allWarnings(current: CurrentRecords): SetupWarning[] {
 }
 
 /** A domain without its records (GET /domains items, PATCH /domains/{id}). */
-function domainJson(domains: DomainService, d: SendingDomain): DomainSummary {
-  return { id: d.id, createdAt: d.createdAt, name: d.name, verified: d.verified, channels: domains.linkedChannels(d) };
+async function domainJson(domains: DomainService, d: SendingDomain): Promise<DomainSummary> {
+  return { id: d.id, createdAt: d.createdAt, name: d.name, verified: d.verified, channels: await domains.linkedChannels(d) };
 }
 
 /**
  * With the DNS records comes `warnings`, every warning of the records (domain/setup-warnings.ts):
  * while the settings make a record unpublishable or the recommended DMARC record has no report address.
  */
-function domainDetailJson(domains: DomainService, d: SendingDomain): DomainDetail {
+async function domainDetailJson(domains: DomainService, d: SendingDomain): Promise<DomainDetail> {
   const current = domains.currentRecords(d);
   const warnings = allWarnings(current);
-  return { ...domainJson(domains, d), dnsRecords: dnsRecordsJson(d, current), ...(warnings.length > 0 ? { warnings } : {}) };
+  return { ...(await domainJson(domains, d)), dnsRecords: dnsRecordsJson(d, current), ...(warnings.length > 0 ? { warnings } : {}) };
 }
 
 /** What a verify that DNS could not complete tells the client to wait before retrying. */
@@ -142,21 +142,21 @@ function collectionRoutes(app: FastifyInstance, domains: DomainService): void {
     const errors = schemaErrors(req);
     const ids = channelIdsFilter(q.channelIds, req.principal, errors);
     errors.throwIfAny('The query has invalid parameters');
-    const { results, totalCount } = domains.list({
+    const { results, totalCount } = await domains.list({
       accountId: req.principal.accountId,
       channelIds: ids,
       name: q.name,
       limit: q.limit ?? 25,
       offset: q.offset ?? 0,
     });
-    return { results: results.map((d) => domainJson(domains, d)), totalCount };
+    return { results: await Promise.all(results.map((d) => domainJson(domains, d))), totalCount };
   });
 }
 
 /** GET, PATCH and DELETE /domains/{id}. */
 function itemRoutes(app: FastifyInstance, domains: DomainService): void {
   app.get('/domains/:id', async (req): Promise<DomainDetail> => {
-    return domainDetailJson(domains, domains.visibleTo(req.principal, idOf(req)));
+    return domainDetailJson(domains, await domains.visibleTo(req.principal, idOf(req)));
   });
 
   app.patch('/domains/:id', { schema: { body: updateBody } }, async (req): Promise<DomainSummary> => {

@@ -83,7 +83,7 @@ export interface ChannelsPort {
   get(id: string): Promise<Channel | undefined>;
   /** The channel's record, live or deleted (a tombstone has `deletedAt`), or undefined. */
   getRecord(id: string): Promise<StoredChannel | undefined>;
-  /** The account's live channels matching the filter, oldest first, one page and the total. */
+  /** The account's live channels matching the filter, oldest first (createdAt, then id), one page and the total. */
   list(filter: ChannelFilter): Promise<{ results: Channel[]; totalCount: number }>;
   /**
    * The live channel with the patch applied (updatedAt now), or undefined when it does not exist

@@ -89,7 +89,7 @@ export interface DomainsPort {
   findByName(accountId: string, name: string): Promise<SendingDomain | undefined>;
   /** How many domains the account has (the cheap refusal before a key is generated). */
   count(accountId: string): Promise<number>;
-  /** The account's domains matching the filter, oldest first, one page and the total. */
+  /** The account's domains matching the filter, oldest first (createdAt, then id), one page and the total. */
   list(filter: DomainFilter): Promise<{ results: SendingDomain[]; totalCount: number }>;
   /**
    * Replaces the linked channels (deleted ones are no longer listed); undefined for an unknown
