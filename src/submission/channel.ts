@@ -6,17 +6,40 @@ import { AppError } from '../domain/errors.js';
 import type { Channel, Principal } from '../domain/types.js';
 import { getChannelRecord } from '../store/lmdb/channels.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StoredChannel } from '../store/port/channels.js';
+import type { StorePort } from '../store/port/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The channel of this send, or the AppError that refuses it (403, 404 channel_not_found, 422 invalid_channel). */
+export async function sendChannel(store: Pick<StorePort, 'channels'>, p: Principal, header: string | undefined): Promise<Channel> {
+  const id = namedChannelId(p, header);
+  return usableChannel(UUID.test(id) ? await store.channels.getRecord(id.toLowerCase()) : undefined, p, id);
+}
+
+/**
+ * sendChannel for the callers that are not on the store port yet (transactional, batch, broadcast
+ * and Submission.addSenderFieldError): the same rule over the engine's synchronous read.
+ * @deprecated use sendChannel; goes once those callers moved (issue 31).
+ */
 export function resolveSendChannel(store: LmdbStore, p: Principal, header: string | undefined): Channel {
+  const id = namedChannelId(p, header);
+  return usableChannel(UUID.test(id) ? getChannelRecord(store, id.toLowerCase()) : undefined, p, id);
+}
+
+/** The channel id the key and header name, before any read: the header may not contradict a channel key. */
+function namedChannelId(p: Principal, header: string | undefined): string {
   const named = header?.trim() || undefined;
   if (p.channelId && named && named.toLowerCase() !== p.channelId) {
     throw new AppError('forbidden', 'This API key belongs to another channel than X-Service-Channel-Id names');
   }
   const id = p.channelId ?? named;
   if (!id) throw new AppError('invalid_channel', 'An account-level API key must name the channel in the X-Service-Channel-Id header');
-  const c = UUID.test(id) ? getChannelRecord(store, id.toLowerCase()) : undefined;
+  return id;
+}
+
+/** The record read for `id`, if it is a live channel of the key's account. */
+function usableChannel(c: StoredChannel | undefined, p: Principal, id: string): Channel {
   if (!c || c.deletedAt) throw new AppError('channel_not_found', `Channel ${id} does not exist`);
   if (c.accountId !== p.accountId) throw new AppError('forbidden', 'The API key may not use this channel');
   return c;

@@ -10,33 +10,67 @@
 import { domainOf } from '../domain/address.js';
 import { linkBaseUrl } from '../domain/link-hosts.js';
 import { returnPathHost } from '../domain/return-path.js';
+import type { SendingDomain } from '../domain/sending-domain.js';
 import type { MailType, Tracking } from '../domain/types.js';
 import { getChannelRecord } from '../store/lmdb/channels.js';
 import { findDomainByName } from '../store/lmdb/domains.js';
 import { trackingSecret } from '../store/lmdb/secrets.js';
+import type { StorePort } from '../store/port/index.js';
 import type { EngagementInput } from '../workers/engagement.js';
 import type { SubmissionDeps } from './deps.js';
 
-export function engagementFor(
-  deps: Pick<SubmissionDeps, 'store' | 'config' | 'publicUrl'>,
-  m: { messageId: string; channelId: string; mailType: MailType; tracking: Tracking; recipients: string[]; from: string },
-): EngagementInput | undefined {
-  const broadcast = m.mailType === 'broadcast';
-  if (!broadcast && !m.tracking.opens && !m.tracking.links) return undefined;
-  const { config } = deps;
+export interface EngagementMessage {
+  messageId: string;
+  channelId: string;
+  mailType: MailType;
+  tracking: Tracking;
+  recipients: string[];
+  from: string;
+}
+
+type EngagementSettings = Pick<SubmissionDeps, 'config' | 'publicUrl'>;
+
+/** What the worker adds to the message, or undefined when it adds nothing (no tracking, not a broadcast). */
+export async function engagementOf(
+  deps: EngagementSettings & { store: Pick<StorePort, 'channels' | 'domains' | 'meta'> },
+  m: EngagementMessage,
+): Promise<EngagementInput | undefined> {
+  if (!wantsEngagement(m)) return undefined;
+  const accountId = (await deps.store.channels.getRecord(m.channelId))?.accountId;
+  const domain = accountId ? await deps.store.domains.findByName(accountId, domainOf(m.from).toLowerCase()) : undefined;
+  return engagementInput(deps, m, domain, await deps.store.meta.trackingSecret());
+}
+
+/**
+ * engagementOf for the callers that are not on the store port yet (transactional.ts,
+ * broadcast-expander.ts): the same input over the engine's synchronous reads.
+ * @deprecated use engagementOf; goes once those callers moved (issue 31).
+ */
+export function engagementFor(deps: Pick<SubmissionDeps, 'store' | 'config' | 'publicUrl'>, m: EngagementMessage): EngagementInput | undefined {
+  if (!wantsEngagement(m)) return undefined;
   const accountId = getChannelRecord(deps.store, m.channelId)?.accountId;
   const domain = accountId ? findDomainByName(deps.store, accountId, domainOf(m.from).toLowerCase()) : undefined;
+  return engagementInput(deps, m, domain, trackingSecret(deps.store));
+}
+
+function wantsEngagement(m: EngagementMessage): boolean {
+  return m.mailType === 'broadcast' || m.tracking.opens || m.tracking.links;
+}
+
+/** The input itself, from the From domain as stored (its verified link hosts) and the HMAC key. */
+function engagementInput(deps: EngagementSettings, m: EngagementMessage, domain: SendingDomain | undefined, secret: Buffer): EngagementInput {
+  const { config } = deps;
   const e: EngagementInput = {
     baseUrl: linkBaseUrl(deps.publicUrl.value, domain, 'tracking'),
     unsubscribeBaseUrl: linkBaseUrl(deps.publicUrl.value, domain, 'unsubscribe'),
-    secret: trackingSecret(deps.store).toString('hex'),
+    secret: secret.toString('hex'),
     messageId: m.messageId,
     channelId: m.channelId,
     recipient: m.recipients.length === 1 ? m.recipients[0] : '',
     opens: m.tracking.opens,
     links: m.tracking.links,
   };
-  if (broadcast) {
+  if (m.mailType === 'broadcast') {
     e.unsubscribe = config.inbound.enabled ? { mailtoHost: returnPathHost(domainOf(m.from), config.domains.returnPathLabel) } : {};
   }
   return e;

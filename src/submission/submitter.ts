@@ -5,8 +5,7 @@
  */
 import { principalOfToken } from '../api-keys/service.js';
 import type { Channel, Principal } from '../domain/types.js';
-import { getChannel } from '../store/lmdb/channels.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StorePort } from '../store/port/index.js';
 
 export interface Submitter {
   principal: Principal;
@@ -32,8 +31,8 @@ export type SubmitterResult = Submitter | { mismatch: UserNameMismatch } | null;
  * The Submitter these credentials name; null when the password is no valid key (one answer for
  * every reason), or the mismatch when the key is valid but the user name does not fit it.
  */
-export function authenticateSubmitter(store: LmdbStore, username: string, password: string): SubmitterResult {
-  const principal = principalOfToken(store, password);
+export async function authenticateSubmitter(store: StorePort, username: string, password: string): Promise<SubmitterResult> {
+  const principal = await principalOfToken(store, password);
   if (!principal) return null;
   const name = username.trim().toLowerCase();
   if (principal.channelId) {
@@ -41,7 +40,7 @@ export function authenticateSubmitter(store: LmdbStore, username: string, passwo
   } else if (name === 'api') {
     return { mismatch: 'account-key-needs-channel-id' };
   }
-  const channel = getChannel(store, principal.channelId ?? name);
+  const channel = await store.channels.get(principal.channelId ?? name);
   if (!channel || channel.accountId !== principal.accountId) return { mismatch: 'no-such-channel' };
   return { principal, channel };
 }

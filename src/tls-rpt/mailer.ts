@@ -19,6 +19,7 @@
  * ordinary message, with its delivery, bounces and retries in the activity of the channel.
  */
 import { AppError, type ErrorCode } from '../domain/errors.js';
+import type { Channel } from '../domain/types.js';
 import { getChannel } from '../store/lmdb/channels.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
 import type { Submission } from '../submission/submission.js';
@@ -65,7 +66,7 @@ export class ReportMailer {
    */
   problems(): string[] {
     const { channelId, from } = this.opts;
-    const who = this.submitter();
+    const who = this.submitterNow();
     if (!who) return [`tlsRpt.reportChannelId: there is no channel ${channelId}`];
     const problems: string[] = [];
     if (who.channel.deliveryType === 'sandbox') problems.push(`tlsRpt.reportChannelId: channel ${channelId} is a sandbox channel; its mail never leaves this machine`);
@@ -80,7 +81,7 @@ export class ReportMailer {
   async send(uri: string, report: MailedReport): Promise<MailOutcome> {
     const to = mailtoRecipient(uri);
     if (!to.ok) return { ok: false, error: to.reason, retry: false };
-    const who = this.submitter();
+    const who = await this.submitter();
     if (!who) return { ok: false, error: `tlsRpt.reportChannelId: there is no channel ${this.opts.channelId}`, retry: true };
     const { from, hostname, organizationName } = this.opts;
     let raw: Buffer;
@@ -101,11 +102,23 @@ export class ReportMailer {
     }
   }
 
-  private submitter(): Submitter | null {
-    const channel = getChannel(this.opts.store, this.opts.channelId);
-    if (!channel) return null;
-    return { principal: { keyId: 'tls-rpt', accountId: channel.accountId, channelId: channel.id }, channel };
+  private async submitter(): Promise<Submitter | null> {
+    return submitterOf(await this.opts.store.channels.get(this.opts.channelId));
   }
+
+  /**
+   * submitter() over the engine's synchronous read, for problems(), which tls-rpt/service.ts
+   * calls synchronously at start (as it does Submission.checkSender): goes when both await.
+   */
+  private submitterNow(): Submitter | null {
+    return submitterOf(getChannel(this.opts.store, this.opts.channelId));
+  }
+}
+
+/** The configured channel as the Submitter of the reports: the operator's, with no key of its own. */
+function submitterOf(channel: Channel | undefined): Submitter | null {
+  if (!channel) return null;
+  return { principal: { keyId: 'tls-rpt', accountId: channel.accountId, channelId: channel.id }, channel };
 }
 
 function describe(err: unknown): string {
