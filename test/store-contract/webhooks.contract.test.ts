@@ -172,11 +172,16 @@ eachEngine('webhooks', (ctx) => {
     const a = (await ctx.store.webhooks.create(input(account))).webhook;
     const b = (await ctx.store.webhooks.create(input(account))).webhook;
     for (let i = 0; i < 4; i++) await emit(ctx.store, { accountId: account });
+    const release = async (r: { claims: { entry: OutboxEntry }[] }) => ctx.store.webhookOutbox.release(r.claims.map((c) => c.entry));
+    const per = (id: string, r: { claims: { webhook: { id: string } }[] }) => r.claims.filter((c) => c.webhook.id === id).length;
     const slots = await ctx.store.webhookOutbox.claimDue({ nowMs: Date.now() + 1, max: 100, freeSlots: { default: 1, byWebhook: { [b.id]: 3 } } });
-    const per = (id: string, claims: { webhook: { id: string } }[]) => claims.filter((c) => c.webhook.id === id).length;
-    expect([per(a.id, slots.claims), per(b.id, slots.claims)]).toEqual([1, 3]);
-    expect((await claim(ctx.store, { max: 2 })).claims).toHaveLength(2);
-    expect((await claim(ctx.store, { freeSlots: { default: 5, byWebhook: { [a.id]: 0 } } })).claims.map((c) => c.webhook.id)).toEqual([b.id]);
+    expect([per(a.id, slots), per(b.id, slots)]).toEqual([1, 3]);
+    await release(slots);
+    const capped = await claim(ctx.store, { max: 2 });
+    expect(capped.claims).toHaveLength(2);
+    await release(capped);
+    const none = await claim(ctx.store, { freeSlots: { default: 5, byWebhook: { [a.id]: 0 } } });
+    expect([per(a.id, none), per(b.id, none)]).toEqual([0, 4]);
   });
 
   it('gives a released entry back, due again', async () => {
