@@ -37,7 +37,7 @@ export async function queueCommand(argv: string[], io: CommandIo): Promise<numbe
   if (sub !== 'list' && !id) throw new UsageError('JOB_ID is required', USAGE);
   return withStore(io, values.config, async (store) => {
     if (sub === 'list') {
-      const { counts: c, jobs } = listQueue(store, { state, limit, offset }, Date.now());
+      const { counts: c, jobs } = await listQueue(store, { state, limit, offset }, Date.now());
       if (values.json) {
         io.out(JSON.stringify({ counts: c, jobs }));
         return 0;
