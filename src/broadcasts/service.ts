@@ -9,19 +9,9 @@ import type { AddressValue, Principal, Tracking } from '../domain/types.js';
 import type { BroadcastCommon } from '../submission/broadcast.js';
 import type { BroadcastStatus, BroadcastSummary } from '../domain/wire.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
-import { getChannelRecord } from '../store/lmdb/channels.js';
 import { channelFor } from '../channels/service.js';
-import { broadcastCounters } from '../store/lmdb/broadcast-stats.js';
-import {
-  broadcastCompleted,
-  broadcastFailures,
-  broadcastSuppressions,
-  cancelBroadcast,
-  getBroadcast,
-  listChannelBroadcasts,
-  type BroadcastRecord,
-} from '../store/lmdb/broadcasts.js';
-import type { StatCounters } from '../store/lmdb/stats.js';
+import { broadcastCompleted, type BroadcastCounters, type BroadcastRecord, type BroadcastView } from '../store/port/broadcasts.js';
+import type { StorePort } from '../store/port/index.js';
 
 export type { BroadcastStatus, BroadcastSummary };
 export const BROADCAST_STATUSES: readonly BroadcastStatus[] = ['accepted', 'processing', 'completed', 'canceled'];
@@ -43,7 +33,7 @@ export interface BroadcastDetail extends BroadcastSummary {
     metadata: Record<string, string>;
   };
   tracking: Tracking;
-  statistics: StatCounters;
+  statistics: BroadcastCounters['statistics'];
 }
 
 export interface Page {
@@ -51,9 +41,10 @@ export interface Page {
   offset: number;
 }
 
-export function statusOf(store: LmdbStore, b: BroadcastRecord): BroadcastStatus {
+/** The status of a broadcast, from its record and its counters (read with it: BroadcastView). */
+export function statusOf(b: BroadcastRecord, counters: BroadcastCounters): BroadcastStatus {
   if (b.canceledAt) return 'canceled';
-  if (broadcastCompleted(store, b)) return 'completed';
+  if (broadcastCompleted(b, counters)) return 'completed';
   return b.cursor === 0 ? 'accepted' : 'processing';
 }
 
@@ -63,21 +54,21 @@ export function statusOf(store: LmdbStore, b: BroadcastRecord): BroadcastStatus 
  * left the queue (delivered, bounced, expired, dropped or canceled). Entries a cancel kept from
  * being expanded are not handled.
  */
-function completionOf(store: LmdbStore, b: BroadcastRecord): string {
+function completionOf(b: BroadcastRecord, counters: BroadcastCounters): string {
   // Records of an older version count no finished messages: there, expanded is handled.
-  const handled = b.failed === undefined ? b.cursor : b.skipped + b.failed + broadcastCounters(store, b.id).finished;
+  const handled = b.failed === undefined ? b.cursor : b.skipped + b.failed + counters.finished;
   return `${b.total === 0 ? 100 : Math.floor((Math.min(handled, b.total) * 100) / b.total)}%`;
 }
 
-function summary(store: LmdbStore, b: Record_): BroadcastSummary {
-  return { id: b.id, createdAt: b.createdAt, status: statusOf(store, b), subject: b.common.template.subject ?? '', completion: completionOf(store, b), messages: b.total };
+function summary({ record: b, counters }: BroadcastView<BroadcastCommon>): BroadcastSummary {
+  return { id: b.id, createdAt: b.createdAt, status: statusOf(b, counters), subject: b.common.template.subject ?? '', completion: completionOf(b, counters), messages: b.total };
 }
 
-function detail(store: LmdbStore, b: Record_): BroadcastDetail {
+function detail(view: BroadcastView<BroadcastCommon>): BroadcastDetail {
+  const { record: b, counters } = view;
   const c = b.common;
-  const counters = broadcastCounters(store, b.id);
   return {
-    ...summary(store, b),
+    ...summary(view),
     failed: b.skipped + (b.failed ?? 0),
     suppressed: b.suppressed ?? 0,
     canceled: counters.canceled,
@@ -95,58 +86,59 @@ function detail(store: LmdbStore, b: Record_): BroadcastDetail {
   };
 }
 
-/** The broadcast if the principal may see it: unknown 404; another account's or channel's 403. */
-function broadcastFor(store: LmdbStore, p: Principal, id: string): Record_ {
-  const b = getBroadcast<BroadcastCommon>(store, id.toLowerCase());
+/** The broadcast, with its counters, if the principal may see it: unknown 404; another account's or channel's 403. */
+async function broadcastFor(store: StorePort, p: Principal, id: string): Promise<BroadcastView<BroadcastCommon>> {
+  const view = await store.broadcasts.view<BroadcastCommon>(id.toLowerCase());
+  const b = view?.record;
   if (!b) throw new AppError('not_found', `Broadcast ${id} does not exist`);
   if (b.accountId !== p.accountId || (p.channelId && p.channelId !== b.channelId)) {
     throw new AppError('forbidden', 'The API key may not access this broadcast');
   }
   // A deleted channel's broadcasts are gone from the 204 on, before the purger reaches them.
-  if (getChannelRecord(store, b.channelId)?.deletedAt) throw new AppError('not_found', `Broadcast ${id} does not exist`);
-  return b;
+  if ((await store.channels.getRecord(b.channelId))?.deletedAt) throw new AppError('not_found', `Broadcast ${id} does not exist`);
+  return view;
 }
 
-export function listBroadcasts(
+export async function listBroadcasts(
   store: LmdbStore,
   p: Principal,
   q: Page & { channelId: string; status?: BroadcastStatus; subject?: string },
-): { totalCount: number; results: BroadcastSummary[] } {
+): Promise<{ totalCount: number; results: BroadcastSummary[] }> {
   const c = channelFor(store, p, q.channelId);
   const needle = q.subject?.toLowerCase();
-  const page = listChannelBroadcasts(store, {
+  const page = await store.broadcasts.listOfChannel<BroadcastCommon>({
     channelId: c.id,
     limit: q.limit,
     offset: q.offset,
-    match: (b) =>
-      (!needle || ((b as Record_).common.template.subject ?? '').toLowerCase().includes(needle)) && (!q.status || statusOf(store, b) === q.status),
+    match: ({ record: b, counters }) =>
+      (!needle || (b.common.template.subject ?? '').toLowerCase().includes(needle)) && (!q.status || statusOf(b, counters) === q.status),
   });
-  return { totalCount: page.totalCount, results: page.results.map((b) => summary(store, b as Record_)) };
+  return { totalCount: page.totalCount, results: page.results.map(summary) };
 }
 
-export function retrieveBroadcast(store: LmdbStore, p: Principal, id: string): BroadcastDetail {
-  return detail(store, broadcastFor(store, p, id));
+export async function retrieveBroadcast(store: StorePort, p: Principal, id: string): Promise<BroadcastDetail> {
+  return detail(await broadcastFor(store, p, id));
 }
 
-export function listFailures(store: LmdbStore, p: Principal, id: string, page: Page) {
-  const b = broadcastFor(store, p, id);
-  const { totalCount, results } = broadcastFailures(store, b.id, page);
+export async function listFailures(store: StorePort, p: Principal, id: string, page: Page) {
+  const b = (await broadcastFor(store, p, id)).record;
+  const { totalCount, results } = await store.broadcasts.failures(b.id, page);
   return {
     totalCount,
     results: results.map((f) => ({ recipients: { to: f.to, cc: f.cc, bcc: f.bcc }, messageIndex: f.index, errorCode: f.code, errorMessage: f.message })),
   };
 }
 
-export function listSuppressed(store: LmdbStore, p: Principal, id: string, page: Page): { totalCount: number; results: string[] } {
-  const b = broadcastFor(store, p, id);
-  return broadcastSuppressions(store, b.id, page);
+export async function listSuppressed(store: StorePort, p: Principal, id: string, page: Page): Promise<{ totalCount: number; results: string[] }> {
+  const b = (await broadcastFor(store, p, id)).record;
+  return store.broadcasts.suppressions(b.id, page);
 }
 
 /** Cancels (idempotent on a canceled broadcast); a completed one is 409 conflict. */
-export async function cancel(store: LmdbStore, p: Principal, id: string, now = new Date()): Promise<BroadcastDetail> {
-  const b = broadcastFor(store, p, id);
-  const r = await cancelBroadcast(store, b.id, now);
+export async function cancel(store: StorePort, p: Principal, id: string, now = new Date()): Promise<BroadcastDetail> {
+  const b = (await broadcastFor(store, p, id)).record;
+  const r = await store.broadcasts.cancel(b.id, now);
   if (r.status === 'completed') throw new AppError('conflict', `Broadcast ${b.id} is completed; there is nothing left to cancel`);
   if (r.status !== 'canceled') throw new AppError('not_found', `Broadcast ${id} does not exist`);
-  return detail(store, r.record as Record_);
+  return detail({ record: r.record as Record_, counters: await store.broadcasts.counters(b.id) });
 }

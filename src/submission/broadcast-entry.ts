@@ -7,8 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { domainOf } from '../domain/address.js';
-import type { AcceptedMessage } from '../store/lmdb/messages.js';
-import type { BroadcastRecord } from '../store/lmdb/broadcasts.js';
+import type { AcceptedMessage } from '../store/port/messages.js';
+import type { BroadcastRecord } from '../store/port/broadcasts.js';
 import type { EngagementInput } from '../workers/engagement.js';
 import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
 import type { BuildRequest } from './ports.js';

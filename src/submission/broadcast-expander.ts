@@ -14,8 +14,9 @@ import type { Logger } from 'pino';
 import { domainOf, recipientKey } from '../domain/address.js';
 import { isAppError } from '../domain/errors.js';
 import { systemClock, type Clock, type Timer } from '../queue/clock.js';
-import { advanceBroadcastInTxn, backfillChannelBroadcasts, broadcastEntries, nextActiveBroadcast, BroadcastCanceled, type BroadcastFailure, type BroadcastRecord } from '../store/lmdb/broadcasts.js';
-import type { AcceptedMessage } from '../store/lmdb/messages.js';
+import { backfillChannelBroadcasts } from '../store/lmdb/broadcasts.js';
+import { BroadcastCanceled, type BroadcastFailure, type BroadcastRecord } from '../store/port/broadcasts.js';
+import type { AcceptedMessage } from '../store/port/messages.js';
 import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
 import { entryMessage, type EntryContext } from './broadcast-entry.js';
 import { splitSuppressed } from './policy.js';
@@ -31,7 +32,8 @@ import type { SubmissionDeps } from './deps.js';
  * entries, 2 cores at load 3-5, back to back): 100 per write committed 2,150-2,330 messages/s
  * alone, 50 per write 1,170-1,880 (each write's fsync and turn is a fixed cost, now that no pool
  * bounds the rate); 50 gave a lower p99 to the sends meanwhile (57-70 ms against 97-234 ms), which
- * PREPARE_SLICE and othersFirst give back to 100 (below).
+ * PREPARE_SLICE and giving way to the others' writes before each commit give back to 100 (below,
+ * and the store's giveWay: store/lmdb/repos/messages.ts).
  */
 const COMMIT_BATCH = 100;
 /**
@@ -54,15 +56,6 @@ const COMMITS_IN_FLIGHT = 1;
  * ms in slices of 25, at the same rate (2,290-2,480 messages/s).
  */
 const PREPARE_SLICE = 25;
-/**
- * At most this long a broadcast write waits for the writes of others to commit first
- * (othersFirst): bounded, so that a steady stream of other writes slows the expansion without
- * stopping it. With it, a send during the expansion waited p50 25 ms and p99 69-72 ms instead
- * of 43-45 and 86-94 (the sends alone: p99 14-19 ms), and the expansion committed 2,200-2,310
- * messages/s; before the expansion committed requests: 1,400-1,620 messages/s, p99 68-77 ms.
- */
-const OTHERS_FIRST_MS = 20;
-
 type BroadcastRow = { index: number; entry: BroadcastEntry };
 
 interface PreparedBatch {
@@ -165,7 +158,7 @@ export class BroadcastExpander {
   private async expandAll(): Promise<void> {
     for (;;) {
       if (this.stopping) return;
-      const b = nextActiveBroadcast<BroadcastCommon>(this.deps.store);
+      const b = await this.deps.store.broadcasts.nextActive<BroadcastCommon>();
       if (!b) return;
       await this.expandBroadcast(b);
     }
@@ -195,7 +188,7 @@ export class BroadcastExpander {
     let from = b.cursor;
     for (;;) {
       if (this.stopping) return; // what is prepared but not committed is prepared again after the restart
-      const rows = broadcastEntries<BroadcastEntry>(this.deps.store, b.id, from, COMMIT_BATCH);
+      const rows = await this.deps.store.broadcasts.entries<BroadcastEntry>(b.id, from, COMMIT_BATCH);
       // Nothing left to read and the last write already moved the cursor to the end (a broadcast
       // with no entries left still gets its one write, which marks it done).
       if (rows.length === 0 && from >= b.total && from > b.cursor) return;
@@ -205,7 +198,7 @@ export class BroadcastExpander {
       // Let the I/O that came meanwhile (HTTP sends, SMTP) run before the commit's transaction,
       // which holds the main thread for its whole length, and let their writes commit first.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      await this.othersFirst(commits.length);
+      await this.deps.store.messages.giveWay();
       const commit = this.commitBatch(b, batch, { from, cursor: end });
       // Awaited in turn (or by expandBroadcast); marked handled now so a failing commit is not an
       // unhandled rejection while the next batch is prepared.
@@ -213,18 +206,6 @@ export class BroadcastExpander {
       commits.push(commit);
       from = end;
       if (rows.length === 0) return;
-    }
-  }
-
-  /**
-   * Transactional first: while writes other than the expander's own are pending (a send's commit,
-   * the finishing stage's), waits up to OTHERS_FIRST_MS for them, so that the broadcast's write
-   * does not join their LMDB batch, whose sends would then wait for its callback too.
-   */
-  private async othersFirst(own: number): Promise<void> {
-    const until = performance.now() + OTHERS_FIRST_MS;
-    while (this.deps.store.writesInFlight > own && performance.now() < until) {
-      await new Promise<void>((resolve) => setTimeout(resolve, 1));
     }
   }
 
@@ -292,20 +273,15 @@ export class BroadcastExpander {
     return batch;
   }
 
-  /** Commits a batch's messages with the broadcast's new cursor (BroadcastCanceled: nothing committed). */
+  /**
+   * Commits a batch's messages with the broadcast's new cursor, in one verb (BroadcastCanceled:
+   * nothing committed); background: the next giveWay() does not wait for it.
+   */
   private async commitBatch(b: BroadcastRecord<BroadcastCommon>, batch: PreparedBatch, range: { from: number; cursor: number }): Promise<void> {
     await enqueue(this.deps, {
       messages: batch.messages,
-      alsoInTxn: () => {
-        advanceBroadcastInTxn(this.deps.store, b.id, {
-          ...range,
-          messageIds: batch.messages.map((m) => m.record.id),
-          finished: batch.messages.filter((m) => m.record.deliveryType === 'sandbox').length,
-          skipped: batch.skipped,
-          failures: batch.failures,
-          suppressed: batch.suppressed,
-        });
-      },
+      broadcastProgress: { broadcastId: b.id, ...range, skipped: batch.skipped, failures: batch.failures, suppressed: batch.suppressed },
+      background: true,
     });
   }
 }

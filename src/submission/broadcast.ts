@@ -25,7 +25,7 @@ import {
   type TemplateInput,
 } from '../domain/send-rules.js';
 import type { Channel, Principal, Tracking } from '../domain/types.js';
-import { acceptBroadcast, type BroadcastRecord } from '../store/lmdb/broadcasts.js';
+import type { BroadcastRecord } from '../store/port/broadcasts.js';
 import { resolveSendChannel } from './channel.js';
 import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount } from './policy.js';
@@ -128,7 +128,7 @@ export async function sendBroadcast(
     await checkRenders(deps, b.template, n);
     const record = broadcastRecord({ accountId: account.id, channelId: channel.id, total: n.entries.length, common });
     const response: BroadcastResponse = { status: 'accepted', broadcastId: record.id };
-    await acceptBroadcast(deps.store, {
+    await deps.store.broadcasts.accept({
       record,
       entries: n.entries,
       sendLimit: account.state === 'pending' ? { accountId: account.id, limit: deps.config.limits.pendingSendLimit, recipients: recipients.length } : undefined,

@@ -6,7 +6,7 @@
 import type { Config } from '../config/schema.js';
 import type { PublicUrl } from '../domain/public-url.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
-import type { AcceptedMessage } from '../store/lmdb/messages.js';
+import type { AcceptedMessage } from '../store/port/messages.js';
 import type { IdempotencyGate } from './idempotency.js';
 import type { DomainRegistry, MessageBuilder } from './ports.js';
 

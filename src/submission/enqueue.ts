@@ -1,4 +1,4 @@
-import { awaitsFinishing, commitMessages, type CommitInput } from '../store/lmdb/messages.js';
+import { awaitsFinishing, type SubmissionCommit } from '../store/port/messages.js';
 import type { SubmissionDeps } from './deps.js';
 
 /**
@@ -6,8 +6,8 @@ import type { SubmissionDeps } from './deps.js';
  * compose, to sign) to the finishing stage: the one way submissions enqueue. The caller answers
  * (200, 250) when this resolves, without waiting for composition or signatures.
  */
-export async function enqueue(deps: SubmissionDeps, input: CommitInput): Promise<void> {
-  await commitMessages(deps.store, input);
+export async function enqueue(deps: SubmissionDeps, input: SubmissionCommit): Promise<void> {
+  await deps.store.messages.commit(input);
   if (input.messages.length === 0) return;
   deps.onQueued?.(input.messages);
   // A broadcast's expansion commits thousands: they wait in the store, behind the sends.

@@ -4,7 +4,7 @@
  * policy reads in one place.
  */
 import { isAppError } from '../domain/errors.js';
-import type { FinishingTries, UnfinishedFailure } from '../store/lmdb/signing.js';
+import type { FinishingTries, UnfinishedFailure } from '../store/port/messages.js';
 import { isInputError, TaskError } from '../workers/errors.js';
 
 /**
@@ -43,7 +43,7 @@ export function classify(err: unknown): FailureKind {
 
 /**
  * A message's failed tries since its last success. What FinishingTries holds is also kept in the
- * message's store entry (store/signing.ts), so a daemon restarted between tries still ends a
+ * message's store entry (store/port/messages.ts), so a daemon restarted between tries still ends a
  * message whose input fails on every try.
  */
 export interface Failures extends FinishingTries {
@@ -85,7 +85,7 @@ export function waitAfter(p: RetryPolicy, kind: FailureKind, tries: number): num
   return Math.min(p.retryMs * 2 ** Math.min(tries - 1, 20), p.maxRetryMs);
 }
 
-/** What the bounced events of a message that cannot be composed say (store/signing.ts endUnfinished). */
+/** What the bounced events of a message that cannot be composed say (the store's endUnfinished). */
 export function unfinishedFailure(err: unknown, reason: string): UnfinishedFailure {
   return err instanceof ComposedTooLarge
     ? { reason, category: 'message_too_large', enhancedCode: '5.3.4' }

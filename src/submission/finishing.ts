@@ -4,7 +4,7 @@
  * unfinished: an API send or a broadcast's entry as its normalized request (transactional.ts,
  * broadcast-entry.ts), an SMTP submission as the raw message to sign (raw.ts). It reads what was committed, composes (when there is a request)
  * and signs (with the domain's key of that moment) in the worker pool, several messages per pool
- * task, and stores the finished body, which makes the message's jobs due (store/signing.ts). At
+ * task, and stores the finished body, which makes the message's jobs due (the store's storeFinished). At
  * start it finishes what a stop or a crash left, from what was committed: composing is
  * deterministic given the request (Message-ID, Date and multipart boundaries are fixed at intake),
  * so the body is the same whichever run makes it (the signature's own timestamp aside).
@@ -19,11 +19,9 @@
  */
 import type { Logger } from 'pino';
 import { definedOnly } from '../domain/defined.js';
-import type { MessageRecord } from '../domain/types.js';
-import { failComposedEntryInTxn } from '../store/lmdb/broadcasts.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
 import { trackingSecret } from '../store/lmdb/secrets.js';
-import { awaitingSignatureCount, endUnfinished, pendingSignaturesAfter, recordFinishingTries, storeSignedBodies, unsignedMessage, type FinishedMessage } from '../store/lmdb/signing.js';
+import type { FinishedMessage, UnfinishedFailure } from '../store/port/messages.js';
 import { classify, ComposedTooLarge, countFailure, failureCode, keptTries, unfinishedFailure, waitAfter, type Failures, type RetryPolicy } from './finishing-failures.js';
 import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
 
@@ -132,6 +130,8 @@ export class FinishingStage {
   /** Finished bodies waiting for the next write: the tasks that finish together share one. */
   private finished: FinishedMessage[] = [];
   private write: Promise<void> | null = null;
+  /** A page of the store's backlog is being read (refill). */
+  private reading = false;
 
   constructor(private readonly o: FinishingStageOptions) {
     this.concurrency = o.concurrency ?? 4;
@@ -147,7 +147,7 @@ export class FinishingStage {
   /** Picks up every message left unfinished by the last run. */
   async start(): Promise<void> {
     this.started = true;
-    const left = awaitingSignatureCount(this.o.store);
+    const left = await this.o.store.messages.unfinishedCount();
     if (left > 0) this.o.logger.info({ messages: left }, 'finishing messages committed before the last stop');
     this.scan = { after: undefined, again: false };
     this.pump();
@@ -210,8 +210,9 @@ export class FinishingStage {
    * backlog is walked, its entries (which include those held here: an entry goes when its body
    * is stored) are counted.
    */
-  get backlog(): number {
-    return this.scan || this.paged.length > 0 ? Math.max(this.held, awaitingSignatureCount(this.o.store)) : this.held;
+  async backlog(): Promise<number> {
+    if (!this.scan && this.paged.length === 0) return this.held;
+    return Math.max(this.held, await this.o.store.messages.unfinishedCount());
   }
 
   /** Message ids held in memory: the scheduled lane, the page of the store's backlog, the running (bounded; tests). */
@@ -237,15 +238,23 @@ export class FinishingStage {
     }
   }
 
-  /** Up to `batch` messages for one pool task, marked running: the scheduled ones first, then the store's backlog. */
+  /**
+   * Up to `batch` messages for one pool task, marked running: the scheduled ones first, then the
+   * store's backlog. None while the next page of the backlog is needed and not read yet: the read
+   * (refill) pumps again once the page is in, so a task is filled as if the page had been there.
+   */
   private take(): string[] {
+    if (this.waiting.size < this.batch && this.paged.length === 0 && this.scan) {
+      this.refill();
+      return [];
+    }
     const ids: string[] = [];
     for (const id of this.waiting) {
       if (ids.length >= this.batch) break;
       ids.push(id);
     }
     for (const id of ids) this.waiting.delete(id);
-    while (ids.length < this.batch && (this.paged.length > 0 || this.nextPage())) {
+    while (ids.length < this.batch && this.paged.length > 0) {
       const id = this.paged.shift()!;
       // Scheduled (or started) meanwhile: it is taken from there.
       if (!this.running.has(id) && !this.waiting.has(id) && !ids.includes(id)) ids.push(id);
@@ -254,10 +263,32 @@ export class FinishingStage {
     return ids;
   }
 
+  /** Reads the next page of the backlog (one read at a time), then hands what waits to the pool. */
+  private refill(): void {
+    if (this.reading) return;
+    this.reading = true;
+    this.nextPage().then(
+      () => {
+        this.reading = false;
+        this.pump();
+      },
+      (err: unknown) => {
+        // The walk stops; the entries stay in the store, read at the next schedule or start.
+        this.reading = false;
+        this.scan = null;
+        this.o.logger.error({ err }, 'reading the messages waiting to be finished failed');
+        this.pump();
+      },
+    );
+  }
+
   /** Reads the next page of the store's waiting entries into `paged`; false when the walk is over. */
-  private nextPage(): boolean {
+  private async nextPage(): Promise<boolean> {
     while (this.scan) {
-      const page = pendingSignaturesAfter(this.o.store, this.scan.after, this.pageSize);
+      const scan = this.scan;
+      const page = await this.o.store.messages.unfinishedAfter(scan.after, this.pageSize);
+      // A stop (or a walk started over) meanwhile: this page is not the walk's any more.
+      if (this.scan !== scan) continue;
       if (page.length === 0) {
         this.scan = this.scan.again ? { after: undefined, again: false } : null;
         if (this.scan) continue;
@@ -276,7 +307,7 @@ export class FinishingStage {
     const done: FinishedMessage[] = [];
     const jobs: Job[] = [];
     for (const id of ids) {
-      const job = this.jobOf(id, done);
+      const job = await this.jobOf(id, done);
       if (job) jobs.push(job);
     }
     const settled = jobs.length > 0 ? await this.o.builder.finish(jobs.map((j) => j.request)) : [];
@@ -300,8 +331,8 @@ export class FinishingStage {
   }
 
   /** The pool's work for one committed message; what needs none goes straight to `done`. */
-  private jobOf(messageId: string, done: FinishedMessage[]): Job | undefined {
-    const pending = unsignedMessage(this.o.store, messageId);
+  private async jobOf(messageId: string, done: FinishedMessage[]): Promise<Job | undefined> {
+    const pending = await this.o.store.messages.unfinished(messageId);
     if (!pending) return undefined;
     // Failures counted by an earlier run (or before stop()): counting goes on from them.
     if (pending.failures && !this.tries.has(messageId)) this.tries.set(messageId, { ...pending.failures });
@@ -331,7 +362,7 @@ export class FinishingStage {
       const batch = this.finished;
       this.finished = [];
       this.write = null;
-      if ((await storeSignedBodies(this.o.store, batch)) > 0) this.o.onReady?.();
+      if ((await this.o.store.messages.storeFinished(batch)) > 0) this.o.onReady?.();
     });
     return this.write;
   }
@@ -357,7 +388,7 @@ export class FinishingStage {
 
   /** Writes the count to the message's entry; if that fails, the count in memory still serves this run. */
   private keep(messageId: string, f: Failures): void {
-    recordFinishingTries(this.o.store, messageId, keptTries(f)).catch((err: unknown) => {
+    this.o.store.messages.recordFinishingTries(messageId, keptTries(f)).catch((err: unknown) => {
       this.o.logger.warn({ err, messageId }, 'keeping the count of failed tries of a message to be finished failed');
     });
   }
@@ -375,16 +406,12 @@ export class FinishingStage {
 
   /**
    * The message cannot be composed: it ends with a permanent bounced event per recipient that
-   * says why (store/signing.ts endUnfinished), instead of waiting for ever unseen. Ending it may
+   * says why (the store's endUnfinished), instead of waiting for ever unseen. Ending it may
    * fail in turn (a full store): it is then tried again, fails the same way and ends then.
    */
   private end(messageId: string, err: unknown, reason: string): void {
     const failure = unfinishedFailure(err, reason);
-    const index = (unsignedMessage(this.o.store, messageId)?.compose as CommittedRequest | undefined)?.broadcastEntry;
-    // A broadcast's entry: its failure row says why, as one that failed before the commit did.
-    const row = index === undefined ? undefined : { index, code: failureCode(err), message: reason };
-    const alsoInTxn = row && ((m: MessageRecord) => failComposedEntryInTxn(this.o.store, m, row));
-    endUnfinished(this.o.store, messageId, failure, { alsoInTxn }).then(
+    this.endIn(messageId, failure, { code: failureCode(err), message: reason }).then(
       (bounced) => {
         this.tries.delete(messageId);
         if (bounced.length > 0) this.o.logger.warn({ messageId, reason, recipients: bounced.length }, 'the message cannot be composed; it ends as bounced');
@@ -395,4 +422,11 @@ export class FinishingStage {
       },
     );
   }
+  /** Ends the message in one verb; a broadcast's entry becomes its failure row in the same write, as one that failed before the commit. */
+  private async endIn(messageId: string, failure: UnfinishedFailure, row: { code: string; message: string }): Promise<string[]> {
+    const index = ((await this.o.store.messages.unfinished(messageId))?.compose as CommittedRequest | undefined)?.broadcastEntry;
+    const failedEntry = index === undefined ? undefined : { index, ...row };
+    return this.o.store.messages.endUnfinished({ messageId, failure, failedEntry });
+  }
+
 }

@@ -1,15 +1,22 @@
 /**
  * Idempotency-Key handling (DESIGN.md): 1-256 characters, scoped to the credential's account,
  * one hour. A replay with the same request returns the first response and does nothing; the
- * same key with a different request is 422 validation_failed on /Idempotency-Key. Concurrent
- * requests with one key are serialized in memory so only one of them can do the work.
+ * same key with a different request is 422 validation_failed on /Idempotency-Key. Of concurrent
+ * requests with one key only one does the work: the key is claimed in the store first
+ * (store/port/idempotency.ts, insert-if-absent), and the others wait for that claim to end.
  */
 import { createHash } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { getIdempotency, type IdempotencyRecord } from '../store/lmdb/idempotency.js';
+import type { IdempotencyPort, IdempotencyRecord } from '../store/port/idempotency.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 3_600_000;
+
+/**
+ * How long a claim holds a key in an engine shared by several processes, should its process die
+ * before it ends the claim: well beyond the longest send (a broadcast of the largest size is
+ * validated and stored in seconds), short enough that a retry after a crash is not held long.
+ */
+const CLAIM_LEASE_MS = 300_000;
 
 export interface IdempotencyContext {
   accountId: string;
@@ -51,34 +58,29 @@ function canonicalJson(v: unknown): string {
 }
 
 export class IdempotencyGate {
-  private readonly inFlight = new Map<string, Promise<unknown>>();
-
-  constructor(private readonly store: LmdbStore, private readonly now: () => number = Date.now) {}
+  constructor(private readonly store: IdempotencyPort, private readonly now: () => number = Date.now) {}
 
   /**
    * Runs `work` unless a response for this key is stored: then returns that response (same
    * request) or refuses (different request). `work` must store its response with
-   * recordFor() in the same transaction as its effect.
+   * recordFor() in the same commit as its effect. A request whose key another one holds waits
+   * for it, then replays its response, or does the work itself when the other one failed.
    */
   async run<T>(ctx: IdempotencyContext | undefined, work: () => Promise<T>): Promise<{ replayed: boolean; body: T }> {
     if (!ctx) return { replayed: false, body: await work() };
-    const slot = `${ctx.accountId}\u0000${ctx.key}`;
-    while (this.inFlight.has(slot)) await this.inFlight.get(slot)!.catch(() => undefined);
-    const stored = getIdempotency(this.store, ctx.accountId, ctx.key, this.now());
-    if (stored) {
-      if (stored.fingerprint !== ctx.fingerprint) {
-        throw new AppError('validation_failed', 'This Idempotency-Key was used with a different request', {
-          errors: { '/Idempotency-Key': [{ code: 'conflict', message: 'was already used with a different request' }] },
-        });
+    const key = { accountId: ctx.accountId, key: ctx.key };
+    for (;;) {
+      const taken = await this.store.claim({ ...key, nowMs: this.now(), leaseMs: CLAIM_LEASE_MS });
+      if (taken.status === 'busy') {
+        await this.store.settled(key);
+        continue;
       }
-      return { replayed: true, body: stored.body as T };
-    }
-    const p = work();
-    this.inFlight.set(slot, p);
-    try {
-      return { replayed: false, body: await p };
-    } finally {
-      this.inFlight.delete(slot);
+      if (taken.status === 'recorded') return { replayed: true, body: replayOf<T>(taken.record, ctx) };
+      try {
+        return { replayed: false, body: await work() };
+      } finally {
+        await this.store.release(taken.claim);
+      }
     }
   }
 
@@ -86,4 +88,14 @@ export class IdempotencyGate {
     const now = this.now();
     return { fingerprint: ctx.fingerprint, status: 200, body, createdAt: new Date(now).toISOString(), expiresAtMs: now + IDEMPOTENCY_WINDOW_MS };
   }
+}
+
+/** The stored response, if the request is the one that stored it; else the 422 of a reused key. */
+function replayOf<T>(stored: IdempotencyRecord, ctx: IdempotencyContext): T {
+  if (stored.fingerprint !== ctx.fingerprint) {
+    throw new AppError('validation_failed', 'This Idempotency-Key was used with a different request', {
+      errors: { '/Idempotency-Key': [{ code: 'conflict', message: 'was already used with a different request' }] },
+    });
+  }
+  return stored.body as T;
 }

@@ -14,7 +14,7 @@ import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type { Address } from '../domain/address.js';
 import { foldFields, type SplitMessage } from '../domain/raw-headers.js';
 import { trimBlanksEnd, trimLineEndBlanks } from '../domain/white-space.js';
-import type { AcceptedMessage } from '../store/lmdb/messages.js';
+import type { AcceptedMessage } from '../store/port/messages.js';
 
 type Record_ = AcceptedMessage['record'];
 export type RawContent = Pick<Record_, 'subject' | 'to' | 'cc' | 'replyTo' | 'attachments' | 'text' | 'html'>;

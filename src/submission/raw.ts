@@ -15,7 +15,7 @@ import { rfc5322Date } from '../domain/date-header.js';
 import { AppError } from '../domain/errors.js';
 import { ensureField, fieldValue, headerBlockExceeds, MAX_HEADER_BYTES, joinMessage, malformedFields, removeFields, splitMessage, type SplitMessage } from '../domain/raw-headers.js';
 import type { Account } from '../domain/types.js';
-import type { AcceptedMessage } from '../store/lmdb/messages.js';
+import type { AcceptedMessage } from '../store/port/messages.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
 import { simulatedBounces } from './sender.js';
 import { enqueue } from './enqueue.js';

@@ -5,7 +5,6 @@
  * AppError to the wire.
  */
 import type { Logger } from 'pino';
-import { sweepIdempotency } from '../store/lmdb/idempotency.js';
 import type { SubmissionDeps } from './deps.js';
 import { checkEnvelopeRecipient, checkEnvelopeSender } from './envelope.js';
 import { IdempotencyGate } from './idempotency.js';
@@ -36,7 +35,7 @@ export class Submission {
     // The size limit an API send's estimate was checked against at intake, now on the composed message.
     const maxMessageSize = opts.config.smtp.maxMessageSize;
     this.signing = new FinishingStage({ store, builder, domains, onReady, maxMessageSize, logger: logger.child({ component: 'signing' }) });
-    this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store), signing: this.signing };
+    this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store.idempotency), signing: this.signing };
     this.expander = new BroadcastExpander(this.deps, logger.child({ component: 'broadcast' }));
   }
 
@@ -46,7 +45,7 @@ export class Submission {
     await this.expander.start();
     // Expired idempotency keys leave the store every minute (DESIGN.md: one hour window).
     this.sweeper = setInterval(() => {
-      sweepIdempotency(this.deps.store, Date.now()).catch((err) => this.logger.warn({ err }, 'idempotency sweep failed'));
+      this.deps.store.idempotency.sweep(Date.now()).catch((err) => this.logger.warn({ err }, 'idempotency sweep failed'));
     }, 60_000);
     this.sweeper.unref();
   }
@@ -87,7 +86,7 @@ export class Submission {
   }
 
   /** SMTP AUTH: the channel and key these credentials name, null, or why the user name does not fit the key. */
-  authenticate(username: string, password: string): SubmitterResult {
+  authenticate(username: string, password: string): Promise<SubmitterResult> {
     return authenticateSubmitter(this.deps.store, username, password);
   }
 

@@ -27,7 +27,7 @@ import {
   type TemplateInput,
 } from '../domain/send-rules.js';
 import type { Account, Channel, MailType, Principal, Tracking } from '../domain/types.js';
-import type { AcceptedMessage, CommitInput } from '../store/lmdb/messages.js';
+import type { AcceptedMessage, SendQuota } from '../store/port/messages.js';
 import { resolveSendChannel } from './channel.js';
 import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
@@ -103,7 +103,7 @@ async function sendOne(deps: SubmissionDeps, req: TransactionalRequest, mailType
 }
 
 /** Pending accounts: their free quota, checked in the commit (store/messages.ts). */
-export function sendLimitOf(deps: SubmissionDeps, account: Account): CommitInput['sendLimit'] {
+export function sendLimitOf(deps: SubmissionDeps, account: Account): SendQuota | undefined {
   return account.state === 'pending' ? { accountId: account.id, limit: deps.config.limits.pendingSendLimit } : undefined;
 }
 

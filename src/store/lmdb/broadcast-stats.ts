@@ -4,17 +4,12 @@
  * the transactions that close jobs, expand and cancel; and its statistics, which store/stats.ts
  * counts with every other counter when an event is appended (same rules as /statistics).
  */
+import type { BroadcastCounters } from '../port/broadcasts.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { zeroCounters, type StatCounters } from './stats.js';
 
-export interface BroadcastCounters {
-  /** Messages of the broadcast no longer queued (sent, bounced, expired, dropped or canceled). */
-  finished: number;
-  /** Messages taken out of the queue by a cancel before any delivery attempt. */
-  canceled: number;
-  statistics: StatCounters;
-}
+export type { BroadcastCounters };
 
 export function broadcastCounters(store: Store, broadcastId: string): BroadcastCounters {
   const c = dbsOf(store).broadcastStats.get(broadcastId) as Omit<BroadcastCounters, 'statistics'> | undefined;

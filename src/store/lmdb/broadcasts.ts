@@ -6,59 +6,31 @@
  * does not render, a composition that failed for good after the commit), or, after a cancel, as
  * never expanded; nothing is capped or kept only in memory.
  */
-import type { AddressValue, DeliveryJob, MessageRecord } from '../../domain/types.js';
+import type { DeliveryJob, MessageRecord } from '../../domain/types.js';
+import {
+  BroadcastCanceled,
+  broadcastCompleted as completedWith,
+  type BroadcastFailure,
+  type BroadcastProgress,
+  type BroadcastRecord,
+  type BroadcastView,
+  type CancelResult,
+} from '../port/broadcasts.js';
+import type { IdempotencyWrite } from '../port/idempotency.js';
+import type { FailedEntry } from '../port/messages.js';
 import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
-import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
-import { reserveSendQuotaInTxn } from './messages.js';
+import { putIdempotencyInTxn } from './idempotency.js';
+import { reserveSendQuotaInTxn } from './send-quota.js';
 import { broadcastCounters, bumpBroadcastInTxn } from './broadcast-stats.js';
 import { closeJobOfMessageInTxn } from './queue-outcome.js';
 import { dueMs } from './queue.js';
 import { noteBroadcastMessagesInTxn } from './stats.js';
 
-export interface BroadcastRecord<Common = unknown> {
-  id: string;
-  accountId: string;
-  channelId: string;
-  createdAt: string;
-  /** Expansion: 'done' once no entry is left to expand (all expanded, or canceled). */
-  state: 'expanding' | 'done';
-  total: number;
-  /** Entries [0, cursor) have been turned into messages or failure rows. */
-  cursor: number;
-  /** Messages created, less those whose composition failed for good after the commit (then failure rows). */
-  messages: number;
-  /** Entries whose recipients were all suppressed (failure rows with recipients_suppressed). */
-  skipped: number;
-  /** Entries whose message could not be built, before or after its commit (failure rows with the error). */
-  failed?: number;
-  /** Distinct recipients left out because suppressed (broadcastSuppressions rows). */
-  suppressed?: number;
-  canceledAt?: string;
-  /** Entries never expanded because of the cancel. */
-  canceledEntries?: number;
-  common: Common;
-}
-
-/** One entry that became no message. */
-export interface BroadcastFailure {
-  index: number;
-  to: AddressValue[];
-  cc: AddressValue[];
-  bcc: AddressValue[];
-  code: string;
-  message: string;
-}
-
-/** Thrown inside an expansion commit when the broadcast was canceled meanwhile: the batch rolls back. */
-export class BroadcastCanceled extends Error {
-  constructor(readonly broadcastId: string) {
-    super(`broadcast ${broadcastId} was canceled`);
-    this.name = 'BroadcastCanceled';
-  }
-}
+export { BroadcastCanceled };
+export type { BroadcastFailure, BroadcastRecord, CancelResult };
 
 export async function acceptBroadcast<C, E>(
   store: Store,
@@ -66,7 +38,7 @@ export async function acceptBroadcast<C, E>(
     record: BroadcastRecord<C>;
     entries: E[];
     sendLimit?: { accountId: string; limit: number; recipients: number };
-    idempotency?: { accountId: string; key: string; record: IdempotencyRecord };
+    idempotency?: IdempotencyWrite;
   },
 ): Promise<void> {
   await store.write(() => {
@@ -101,18 +73,12 @@ export function broadcastEntries<E>(store: Store, id: string, from: number, coun
   }));
 }
 
-export interface BatchProgress {
-  /** The cursor this batch starts at: the broadcast's cursor must still be there. */
-  from: number;
-  cursor: number;
+/** A batch's progress (port BroadcastProgress) with what the commit knows of its messages. */
+export interface BatchProgress extends Omit<BroadcastProgress, 'broadcastId'> {
   /** Ids of the messages committed in the same transaction. */
   messageIds: string[];
   /** Of those, how many are already finished (sandbox messages are `sent` at once). */
   finished: number;
-  skipped: number;
-  failures: BroadcastFailure[];
-  /** Recipients left out because suppressed (duplicates across batches are counted once). */
-  suppressed: string[];
 }
 
 /**
@@ -161,7 +127,7 @@ export function advanceBroadcastInTxn<C>(store: Store, id: string, p: BatchProgr
  * + failed + finished, broadcasts/service.ts) and the broadcast completes once its other
  * messages finished.
  */
-export function failComposedEntryInTxn(store: Store, m: MessageRecord, f: { index: number; code: string; message: string }): void {
+export function failComposedEntryInTxn(store: Store, m: MessageRecord, f: FailedEntry): void {
   const b = m.broadcastId === undefined ? undefined : getBroadcast(store, m.broadcastId);
   if (!b) return;
   dbsOf(store).broadcastFailures.put([b.id, f.index], { index: f.index, to: m.to, cc: m.cc, bcc: m.bcc, code: f.code, message: f.message } satisfies BroadcastFailure);
@@ -175,7 +141,7 @@ export function failComposedEntryInTxn(store: Store, m: MessageRecord, f: { inde
  */
 export function broadcastCompleted(store: Store, b: BroadcastRecord): boolean {
   if (b.state !== 'done' || b.canceledAt) return false;
-  return b.failed === undefined || broadcastCounters(store, b.id).finished >= b.messages;
+  return completedWith(b, broadcastCounters(store, b.id));
 }
 
 /**
@@ -197,8 +163,6 @@ export async function backfillChannelBroadcasts(store: Store): Promise<number> {
     return added;
   });
 }
-
-export type CancelResult = { status: 'canceled'; record: BroadcastRecord } | { status: 'completed' | 'not_found' };
 
 /**
  * Cancels a broadcast in one transaction: entries not yet expanded are deleted (never sent);
@@ -247,17 +211,19 @@ function cancelMessageInTxn(store: Store, messageId: string, now: Date): boolean
   return true;
 }
 
-/** A page of a channel's broadcasts, newest first, filtered by a predicate on the record. */
-export function listChannelBroadcasts(
+/** A page of a channel's broadcasts, newest first, filtered by a predicate on the record and its counters. */
+export function listChannelBroadcasts<C>(
   store: Store,
-  q: { channelId: string; limit: number; offset: number; match: (b: BroadcastRecord) => boolean },
-): { totalCount: number; results: BroadcastRecord[] } {
-  const results: BroadcastRecord[] = [];
+  q: { channelId: string; limit: number; offset: number; match: (b: BroadcastView<C>) => boolean },
+): { totalCount: number; results: BroadcastView<C>[] } {
+  const results: BroadcastView<C>[] = [];
   let totalCount = 0;
   const range = { start: [q.channelId, KEY_MAX], end: [q.channelId], reverse: true };
   for (const key of dbsOf(store).channelBroadcasts.getKeys(range)) {
-    const b = getBroadcast(store, (key as [string, number, string])[2]);
-    if (!b || !q.match(b)) continue;
+    const record = getBroadcast<C>(store, (key as [string, number, string])[2]);
+    if (!record) continue;
+    const b: BroadcastView<C> = { record, counters: broadcastCounters(store, record.id) };
+    if (!q.match(b)) continue;
     if (totalCount >= q.offset && results.length < q.limit) results.push(b);
     totalCount++;
   }

@@ -12,57 +12,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import { domainOf } from '../../domain/address.js';
-import { AppError } from '../../domain/errors.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
+import { awaitsFinishing, type AcceptedMessage, type SubmissionCommit } from '../port/messages.js';
+import { advanceBroadcastInTxn } from './broadcasts.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { indexClientMessageIdInTxn } from './client-message-ids.js';
 import { appendEventInTxn } from './events.js';
-import { putIdempotencyInTxn, type IdempotencyRecord } from './idempotency.js';
+import { putIdempotencyInTxn } from './idempotency.js';
 import { queueMessageInTxn } from './message-query.js';
 import { putDueInTxn } from './queue.js';
+import { reserveSendQuotaInTxn } from './send-quota.js';
 import { putPendingSignatureInTxn } from './signing.js';
 import { addSuppressionInTxn } from './suppressions.js';
 
-export interface AcceptedMessage {
-  record: Omit<MessageRecord, 'openJobs' | 'status'>;
-  /** The message as it is sent (before the signature); absent when `compose` is given. */
-  body?: Uint8Array;
-  /**
-   * The normalized request the message is composed from after the commit (submission/finishing.ts),
-   * kept in the `unsigned` entry until the finished body replaces it.
-   */
-  compose?: unknown;
-  /**
-   * The DKIM d= domain to sign for after the commit (its key is looked up when signing); the
-   * body is then stored unsigned and the jobs wait for the signature. Absent: sent as it is.
-   */
-  signingDomain?: string;
-  /** Sandbox channels: recipients whose outcome is simulated as bounced (the rest as delivered). */
-  simulatedBounces?: string[];
-}
+export type { AcceptedMessage };
+/** The submission commit's input (store/port/messages.ts SubmissionCommit), under its older name. */
+export type CommitInput = SubmissionCommit;
+export { awaitsFinishing, reserveSendQuotaInTxn };
 
-export interface CommitInput {
-  messages: AcceptedMessage[];
-  /** Pending accounts: total recipients they may ever send to. */
-  sendLimit?: { accountId: string; limit: number };
-  idempotency?: { accountId: string; key: string; record: IdempotencyRecord };
-  /** More writes that must commit atomically with the messages (a broadcast's cursor). */
-  alsoInTxn?: () => void;
-  now?: Date;
-}
-
-/** Inside a write: counts `wanted` emails against a pending account's total, or throws 403. */
-export function reserveSendQuotaInTxn(store: Store, accountId: string, wanted: number, limit: number): void {
-  const key = ['sent', accountId];
-  const used = (dbsOf(store).counters.get(key) as number | undefined) ?? 0;
-  if (used + wanted > limit) {
-    throw new AppError('send_limit_exceeded', `Pending accounts may send ${limit} emails in total; ${Math.max(0, limit - used)} left`);
-  }
-  dbsOf(store).counters.put(key, used + wanted);
-}
-
-export async function commitMessages(store: Store, input: CommitInput): Promise<void> {
+export async function commitMessages(store: Store, input: SubmissionCommit): Promise<void> {
   const now = input.now ?? new Date();
   await store.write(() => {
     // Checks first: a throw before any write leaves nothing behind (and the child txn rolls back anyway).
@@ -71,14 +40,17 @@ export async function commitMessages(store: Store, input: CommitInput): Promise<
       reserveSendQuotaInTxn(store, input.sendLimit.accountId, wanted, input.sendLimit.limit);
     }
     for (const m of input.messages) commitOneInTxn(store, m, now);
-    input.alsoInTxn?.();
+    if (input.broadcastProgress) {
+      const { broadcastId, ...p } = input.broadcastProgress;
+      advanceBroadcastInTxn(store, broadcastId, {
+        ...p,
+        messageIds: input.messages.map((m) => m.record.id),
+        // Sandbox messages are sent at the commit: they leave the queue at once.
+        finished: input.messages.filter((m) => m.record.deliveryType === 'sandbox').length,
+      });
+    }
     if (input.idempotency) putIdempotencyInTxn(store, input.idempotency.accountId, input.idempotency.key, input.idempotency.record);
   });
-}
-
-/** Committed with its jobs not yet due: the finishing stage composes and/or signs it first (store/signing.ts). */
-export function awaitsFinishing(m: AcceptedMessage): boolean {
-  return m.signingDomain !== undefined || m.compose !== undefined;
 }
 
 /** One message: its record and body, the `accepted` and `processed` events, then its jobs (live) or simulated outcomes (sandbox). */

@@ -8,6 +8,8 @@
  * entry goes only then, so whatever happens in between (a crash, a stop, a failed task), the
  * step is simply run again from what was committed.
  */
+import type { ComposedFields, FailedEntry, FinishedMessage, FinishingTries, UnfinishedFailure, UnfinishedMessage } from '../port/messages.js';
+import { failComposedEntryInTxn } from './broadcasts.js';
 import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -36,19 +38,7 @@ export interface PendingSignature {
   committedMs?: number;
 }
 
-/**
- * A message's failed tries since its last success (submission/finishing-failures.ts Failures),
- * kept with its entry: counted in memory only, a daemon restarted more often than the few seconds
- * between tries never reached the count that ends a message whose input fails on every try.
- */
-export interface FinishingTries {
-  tries: number;
-  /** Tries in a row that failed for the input with the same message (`last`). */
-  same: number;
-  last?: string;
-  /** The catalogue code of the first failure since the last success. */
-  code?: string;
-}
+export type { ComposedFields, FinishedMessage, FinishingTries, UnfinishedFailure };
 
 /**
  * Records a failed try in the message's entry (one write; the entry is read and put back whole).
@@ -161,7 +151,7 @@ export function oldestAwaitingSignatureMs(store: Store, now: number): number {
  * channel was deleted (nothing is composed or signed for it from the DELETE's 204 on, whatever
  * the purge has reached).
  */
-export function unsignedMessage(store: Store, messageId: string): (PendingSignature & { body: Buffer | undefined; gone: boolean }) | undefined {
+export function unsignedMessage(store: Store, messageId: string): UnfinishedMessage | undefined {
   const dbs = dbsOf(store);
   const p = dbs.unsigned.get(messageId) as PendingSignature | undefined;
   if (!p) return undefined;
@@ -170,18 +160,6 @@ export function unsignedMessage(store: Store, messageId: string): (PendingSignat
   const m = dbs.messages.get(messageId) as MessageRecord | undefined;
   const gone = !m || isChannelDeleted(store, m.channelId) || (p.compose === undefined && body === undefined);
   return { ...p, body, gone };
-}
-
-/** What composition learned that the record shows (message details): the rendered parts and the size. */
-export type ComposedFields = Partial<Pick<MessageRecord, 'html' | 'text' | 'size'>>;
-
-/** A finished message; an empty body only ends the wait of a message that is gone. */
-export interface FinishedMessage {
-  messageId: string;
-  body: Uint8Array;
-  /** Composed from a committed request (else: the committed body, signed). */
-  composed?: boolean;
-  record?: ComposedFields;
 }
 
 /**
@@ -228,16 +206,6 @@ export function awaitsSignature(store: Store, messageId: string): boolean {
   return dbsOf(store).unsigned.doesExist(messageId);
 }
 
-/** Why a message could not be finished: said in its bounced events. */
-export interface UnfinishedFailure {
-  /** The error's message (no stack): what the bounced events' reason and response say after the prefix. */
-  reason: string;
-  /** message_too_large for a composed message over smtp.maxMessageSize, else other. */
-  category: 'message_too_large' | 'other';
-  /** RFC 3463: 5.3.4 message too big for system, 5.6.0 other media (content) error. */
-  enhancedCode: '5.3.4' | '5.6.0';
-}
-
 /**
  * Ends a message that cannot be composed after its commit (the finishing stage gave up on an
  * error that comes back on every try): its entry here goes, each queued job ends (state done,
@@ -246,16 +214,16 @@ export interface UnfinishedFailure {
  * message without jobs (sandbox: its outcomes were simulated at the commit) gets the bounced
  * events only. No suppression is added: the recipient's address is not at fault (delivery's
  * hard bounces and sandbox's simulated ones add one; this is neither). Returns the recipients
- * bounced; none when the message no longer waits (finished or ended meanwhile). `alsoInTxn` runs
- * in the same write once something bounced: a broadcast's message becomes its entry's failure row
- * (store/broadcasts.ts failComposedEntryInTxn); with nothing bounced (a cancel took the message
- * out of the queue first) it counts as canceled, not failed.
+ * bounced; none when the message no longer waits (finished or ended meanwhile). `failedEntry`
+ * (a broadcast's message): once something bounced, its entry becomes that failure row in the
+ * same write (store/broadcasts.ts failComposedEntryInTxn); with nothing bounced (a cancel took
+ * the message out of the queue first) it counts as canceled, not failed.
  */
 export async function endUnfinished(
   store: Store,
   messageId: string,
   failure: UnfinishedFailure,
-  o: { now?: Date; alsoInTxn?: (message: MessageRecord) => void } = {},
+  o: { now?: Date; failedEntry?: FailedEntry } = {},
 ): Promise<string[]> {
   const now = o.now ?? new Date();
   return store.write(() => {
@@ -280,7 +248,7 @@ export async function endUnfinished(
       bounceInTxn(store, message, message.recipients, failure, now);
       bounced.push(...message.recipients);
     }
-    if (bounced.length > 0) o.alsoInTxn?.(message);
+    if (bounced.length > 0 && o.failedEntry) failComposedEntryInTxn(store, message, o.failedEntry);
     return bounced;
   });
 }
