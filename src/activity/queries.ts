@@ -10,7 +10,6 @@ import type { DeliveryAttempt, EventRecord, MessageRecord, Principal } from '../
 import { isUuid } from '../domain/uuid.js';
 import { getChannelRecord } from '../store/lmdb/channels.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
-import { jobsOfMessage } from '../store/lmdb/message-jobs.js';
 import { getBody, getMessage } from '../store/lmdb/messages.js';
 import type { ActivityFilter, ActivityPage, MessageFilter, MessageListItem, MessagePage, PageOptions } from '../store/port/events.js';
 import type { MessageDetails } from '../domain/wire.js';
@@ -67,14 +66,15 @@ export class ActivityReads {
   }
 
   async history(m: MessageRecord): Promise<MessageHistory> {
-    // Asked first so that, as before, an engine reading synchronously reads all three in one tick.
-    const pendingEvents = this.store.events.ofMessage(m.id);
-    const attempts = jobsOfMessage(this.store, m.id)
+    // Every read asked before the first await: an engine that reads synchronously (LMDB) answers
+    // them all from one snapshot, as when this was one synchronous function.
+    const pending = Promise.all([this.store.events.ofMessage(m.id), this.store.queue.jobsOfMessage(m.id)]);
+    const raw = getBody(this.store, m.id);
+    const [events, jobs] = await pending;
+    const attempts = jobs
       // A job's recipients shrink as some are delivered, so an attempt names its domain only.
       .flatMap((job) => job.history.map((a) => ({ domain: job.domain, ...a })))
       .sort((a, b) => a.at.localeCompare(b.at));
-    const raw = getBody(this.store, m.id);
-    const events = await pendingEvents;
     return { events, statistics: countRecipients(events), raw, headerFields: raw ? headerFieldsOf(raw) : undefined, attempts };
   }
 }

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DeliveryJob } from '../../src/domain/types.js';
-import { createApiKey } from '../../src/store/lmdb/api-keys.js';
-import { appendEventInTxn } from '../../src/store/lmdb/events.js';
 import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
 import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
@@ -10,6 +8,7 @@ import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
+import { appendEvents } from '../support/lmdb-events.js';
 import { dueMs, requeueInTxn } from '../../src/store/lmdb/queue.js';
 
 let dns: TestDns;
@@ -96,16 +95,15 @@ describe('GET /activity/messages/{id}', () => {
   it('counts later engagement events into the statistics', async () => {
     const id = await send(sandbox, { to: [{ email: 'dee@example.net' }, { email: 'eve@example.net' }] });
     const m = getMessage(t.daemon.store, id)!;
-    const store = t.daemon.store;
-    await store.write(() => {
-      const base = { accountId: m.accountId, channelId: m.channelId, messageId: id, mailType: m.mailType, mailSource: m.mailSource, subject: m.subject, tags: m.tags, metadata: m.metadata };
-      const at = new Date().toISOString();
-      appendEventInTxn(store, { ...base, eventType: 'opened', timestamp: at, recipients: ['dee@example.net'], details: {} });
-      appendEventInTxn(store, { ...base, eventType: 'opened', timestamp: at, recipients: ['dee@example.net'], details: {} });
-      appendEventInTxn(store, { ...base, eventType: 'clicked', timestamp: at, recipients: ['eve@example.net'], details: { url: 'https://example.com' } });
-      appendEventInTxn(store, { ...base, eventType: 'unsubscribed', timestamp: at, recipients: ['eve@example.net'], details: {} });
-      appendEventInTxn(store, { ...base, eventType: 'complained', timestamp: at, recipients: ['eve@example.net'], details: {} });
-    });
+    const base = { accountId: m.accountId, channelId: m.channelId, messageId: id, mailType: m.mailType, mailSource: m.mailSource, subject: m.subject, tags: m.tags, metadata: m.metadata };
+    const at = new Date().toISOString();
+    await appendEvents(t.daemon.store, [
+      { ...base, eventType: 'opened', timestamp: at, recipients: ['dee@example.net'], details: {} },
+      { ...base, eventType: 'opened', timestamp: at, recipients: ['dee@example.net'], details: {} },
+      { ...base, eventType: 'clicked', timestamp: at, recipients: ['eve@example.net'], details: { url: 'https://example.com' } },
+      { ...base, eventType: 'unsubscribed', timestamp: at, recipients: ['eve@example.net'], details: {} },
+      { ...base, eventType: 'complained', timestamp: at, recipients: ['eve@example.net'], details: {} },
+    ]);
     const res = await details(id);
     expect(res.body.statistics).toEqual({ delivered: 2, bounced: 0, opened: 2, clicked: 1, complained: 1, unsubscribed: 1 });
     expect(res.body.events).toHaveLength(8);
@@ -192,9 +190,9 @@ describe('GET /activity/messages/{id}', () => {
     const res = await details(id, otherKey);
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('forbidden');
-    const liveKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: live.channelId })).token;
+    const liveKey = (await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: live.channelId })).token;
     expect((await details(id, liveKey)).status).toBe(403);
-    const sandboxKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: sandbox.channelId })).token;
+    const sandboxKey = (await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: sandbox.channelId })).token;
     expect((await details(id, sandboxKey)).status).toBe(200);
   });
 });

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { createApiKey } from '../../src/store/lmdb/api-keys.js';
-import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
-import { dropJob } from '../../src/store/lmdb/queue-outcome.js';
 import { purgeMessageInTxn } from '../../src/store/lmdb/retention.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
-import { bruteForceEvents, generateEvents, storedEvents, type EventsQuery } from '../support/events.js';
+import { bruteForceEvents, EventLedger, generateEvents, type EventsQuery } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 import { getMessage } from '../../src/store/lmdb/messages.js';
@@ -21,6 +18,8 @@ let liveIds: string[] = [];
 let sandboxIds: string[] = [];
 let other: { key: string; sender: Sender };
 let channelKey: string;
+/** Every event this file made: the oracle's input. */
+let ledger: EventLedger;
 
 const list = (query: Record<string, string | number>, key?: string) =>
   t.api('GET', `/activity/messages?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`, { key });
@@ -36,10 +35,10 @@ async function send(s: Sender, body: Record<string, unknown>, key?: string) {
 }
 
 /** The expected list: accepted events through the event oracle, each with its message's state. */
-function oracle(q: EventsQuery & { status?: string }, channelOfKey?: string) {
+async function oracle(q: EventsQuery & { status?: string }, channelOfKey?: string) {
   const { status, ...rest } = q;
   const store = t.daemon.store;
-  return bruteForceEvents(storedEvents(store), t.accountId, { ...rest, eventTypes: 'accepted' }, channelOfKey)
+  return bruteForceEvents(await ledger.all(), t.accountId, { ...rest, eventTypes: 'accepted' }, channelOfKey)
     .map((e: EventRecord) => {
       const m = getMessage(store, e.messageId);
       return {
@@ -83,16 +82,17 @@ beforeAll(async () => {
   live = await setupSender(t, dns, { deliveryType: 'live' });
   // Synthetic history (accepted events among others, without message records), then real sends.
   const now = Date.now();
-  await generateEvents(t.daemon.store, { accountId: t.accountId, channelIds: [sandbox.channelId, live.channelId], count: 600, startMs: now - 6 * DAY, endMs: now - DAY, seed: 21, messages: 120 });
+  ledger = new EventLedger(t.daemon.store);
+  ledger.add(await generateEvents(t.daemon.store, { accountId: t.accountId, channelIds: [sandbox.channelId, live.channelId], count: 600, startMs: now - 6 * DAY, endMs: now - DAY, seed: 21, messages: 120 }));
   for (let i = 0; i < 6; i++) {
-    sandboxIds.push(await send(sandbox, { to: [{ email: i % 2 ? 'Ann@Example.net' : 'bob@example.org' }], subject: `Receipt ${i}`, tags: i % 3 ? ['orders'] : ['news'] }));
+    sandboxIds.push(ledger.sent(await send(sandbox, { to: [{ email: i % 2 ? 'Ann@Example.net' : 'bob@example.org' }], subject: `Receipt ${i}`, tags: i % 3 ? ['orders'] : ['news'] })));
   }
   // No MX anywhere for this domain: live messages stay queued, deferred.
-  for (let i = 0; i < 3; i++) liveIds.push(await send(live, { to: [{ email: `u${i}@nowhere.example` }], subject: `Live ${i}`, tags: ['orders'] }));
+  for (let i = 0; i < 3; i++) liveIds.push(ledger.sent(await send(live, { to: [{ email: `u${i}@nowhere.example` }], subject: `Live ${i}`, tags: ['orders'] })));
   const { key: otherKey } = await newAccount(t);
   other = { key: otherKey, sender: await setupSender(t, dns, { deliveryType: 'sandbox', key: otherKey }) };
-  await send(other.sender, { to: [{ email: 'ann@example.net' }], subject: 'Receipt x' }, otherKey);
-  channelKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: sandbox.channelId })).token;
+  ledger.sent(await send(other.sender, { to: [{ email: 'ann@example.net' }], subject: 'Receipt x' }, otherKey));
+  channelKey = (await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: sandbox.channelId })).token;
 });
 
 afterAll(() => stopDaemonWithDns({ t, dns }));
@@ -120,7 +120,7 @@ describe('GET /activity/messages', () => {
   });
 
   it('leaves out `from` once retention removed the message record (its accepted event stays)', async () => {
-    const id = await send(sandbox, { to: [{ email: 'gone-soon@example.net' }], subject: 'Expired record' });
+    const id = ledger.sent(await send(sandbox, { to: [{ email: 'gone-soon@example.net' }], subject: 'Expired record' }));
     const store = t.daemon.store;
     // Composed and signed first, as a message retention removes is long finished.
     await signedBody(store, id);
@@ -139,9 +139,9 @@ describe('GET /activity/messages', () => {
     expect(queued.body.totalCount).toBe(3);
     const sentBefore = (await list({ status: 'sent' })).body.totalCount;
 
-    for (const job of jobsOfMessage(t.daemon.store, liveIds[0])) {
+    for (const job of await t.daemon.store.queue.jobsOfMessage(liveIds[0])) {
       // A job can be leased for an attempt right now; it comes back as queued soon after.
-      await expect.poll(() => dropJob(t.daemon.store, job.id), { timeout: 10_000 }).toBe('ok');
+      await expect.poll(async () => (await t.daemon.store.queue.drop(job.id, new Date())).result, { timeout: 10_000 }).toBe('ok');
     }
     const after = await list({ status: 'queued' });
     expect(after.body.results.map((m: { messageId: string }) => m.messageId)).toEqual(liveIds.slice(1));
@@ -172,7 +172,7 @@ describe('GET /activity/messages', () => {
     it(`pages through ${JSON.stringify(raw)} exactly like the event list's accepted events`, async () => {
       const q = { ...raw };
       if (q.channelId) q.channelId = q.channelId === 'live' ? live.channelId : sandbox.channelId;
-      const expected = oracle(q);
+      const expected = await oracle(q);
       const all = await pageAll(q, 7);
       expect(all.items).toEqual(expected.map((x) => x.item));
       expect(new Set(all.totals)).toEqual(new Set([expected.length]));
@@ -180,7 +180,7 @@ describe('GET /activity/messages', () => {
   }
 
   it('gives `after` as the cursor: the next page starts strictly after it, default 100 per page', async () => {
-    const expected = oracle({});
+    const expected = await oracle({});
     const first = await list({ limit: 5 });
     expect(first.body.after).toBe(expected[4].seq);
     const second = await list({ limit: 5, after: first.body.after });
@@ -190,7 +190,7 @@ describe('GET /activity/messages', () => {
 
   it('limits a channel key to its channel and refuses another channel with 403', async () => {
     const all = await pageAll({}, 50, channelKey);
-    expect(all.items).toEqual(oracle({}, sandbox.channelId).map((x) => x.item));
+    expect(all.items).toEqual((await oracle({}, sandbox.channelId)).map((x) => x.item));
     expect((await list({ channelId: live.channelId }, channelKey)).status).toBe(403);
   });
 

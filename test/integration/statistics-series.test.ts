@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { createApiKey } from '../../src/store/lmdb/api-keys.js';
-import { appendEventInTxn } from '../../src/store/lmdb/events.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
-import { counterDeltas, generateEvents, storedEvents } from '../support/events.js';
+import { counterDeltas, EventLedger, generateEvents } from '../support/events.js';
+import { appendEvents } from '../support/lmdb-events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
 const HOUR = 3_600_000;
@@ -17,6 +16,8 @@ let s1: Sender;
 let s2: Sender;
 let s3: Sender;
 let other: { key: string; sender: Sender };
+/** Every event this file made: the oracle's input. */
+let ledger: EventLedger;
 
 const get = (path: string, query: Record<string, string>, key?: string) => t.api('GET', `${path}?${new URLSearchParams(query)}`, { key });
 const zero = () => ({ sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, unsubscribed: 0, complained: 0 });
@@ -25,10 +26,10 @@ const zero = () => ({ sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, 
 const localDate = (zone: string, ms: number) => new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms);
 
 /** Per bucket name, the counters the stored events make under the counting rule. */
-function oracle(bucketOf: (ms: number) => string, q: { channelId?: string; tags?: string }, channelOfKey?: string) {
+async function oracle(bucketOf: (ms: number) => string, q: { channelId?: string; tags?: string }, channelOfKey?: string) {
   const out = new Map<string, Record<string, Record<string, number>>>();
   const tags = q.tags?.split(',');
-  for (const { event: e, timeMs, counter, by } of counterDeltas(storedEvents(t.daemon.store))) {
+  for (const { event: e, timeMs, counter, by } of counterDeltas(await ledger.all())) {
     if (e.accountId !== t.accountId) continue;
     if ((q.channelId && e.channelId !== q.channelId) || (channelOfKey && e.channelId !== channelOfKey)) continue;
     if (tags && !e.tags.some((x) => tags.includes(x))) continue;
@@ -51,13 +52,14 @@ beforeAll(async () => {
   t = await startDaemon({ 'dns.servers': [dns.address], 'api.rateLimit': 100_000, 'retention.days': 3650 });
   [s1, s2, s3] = [await setupSender(t, dns, { deliveryType: 'sandbox' }), await setupSender(t, dns, { deliveryType: 'sandbox' }), await setupSender(t, dns, { deliveryType: 'sandbox' })];
   const base = { accountId: t.accountId, channelIds: [s1.channelId, s2.channelId] };
+  ledger = new EventLedger(t.daemon.store);
   // Around both of Europe/Berlin's 2026 clock changes (29 March, 25 October), and the last days.
-  await generateEvents(t.daemon.store, { ...base, count: 500, startMs: Date.parse('2026-03-27T12:00:00Z'), endMs: Date.parse('2026-03-31T12:00:00Z'), seed: 31, messages: 50 });
-  await generateEvents(t.daemon.store, { ...base, count: 500, startMs: Date.parse('2026-10-23T12:00:00Z'), endMs: Date.parse('2026-10-27T12:00:00Z'), seed: 32, messages: 50 });
-  await generateEvents(t.daemon.store, { ...base, count: 400, startMs: Date.now() - 3 * DAY, endMs: Date.now() - 60_000, seed: 33, messages: 60 });
+  ledger.add(await generateEvents(t.daemon.store, { ...base, count: 500, startMs: Date.parse('2026-03-27T12:00:00Z'), endMs: Date.parse('2026-03-31T12:00:00Z'), seed: 31, messages: 50 }));
+  ledger.add(await generateEvents(t.daemon.store, { ...base, count: 500, startMs: Date.parse('2026-10-23T12:00:00Z'), endMs: Date.parse('2026-10-27T12:00:00Z'), seed: 32, messages: 50 }));
+  ledger.add(await generateEvents(t.daemon.store, { ...base, count: 400, startMs: Date.now() - 3 * DAY, endMs: Date.now() - 60_000, seed: 33, messages: 60 }));
   const { accountId, key } = await newAccount(t);
   other = { key, sender: await setupSender(t, dns, { deliveryType: 'sandbox', key }) };
-  await generateEvents(t.daemon.store, { accountId, channelIds: [other.sender.channelId], count: 100, startMs: Date.parse('2026-03-28T00:00:00Z'), endMs: Date.parse('2026-03-30T00:00:00Z'), seed: 34 });
+  ledger.add(await generateEvents(t.daemon.store, { accountId, channelIds: [other.sender.channelId], count: 100, startMs: Date.parse('2026-03-28T00:00:00Z'), endMs: Date.parse('2026-03-30T00:00:00Z'), seed: 34 }));
 });
 
 afterAll(async () => {
@@ -83,8 +85,8 @@ describe('GET /statistics/daily', () => {
       '2026-10-25T23:00:00.000Z',
     ]);
     const day = (ms: number) => localDate('Europe/Berlin', ms);
-    expectMatches(spring.body.results, oracle(day, {}), day);
-    expectMatches(fall.body.results, oracle(day, {}), day);
+    expectMatches(spring.body.results, await oracle(day, {}), day);
+    expectMatches(fall.body.results, await oracle(day, {}), day);
     // The series adds up to the events of the range: nothing lost at the short and long days.
     expect(spring.body.results[2].transactional.sent + spring.body.results[2].broadcast.sent).toBeGreaterThan(0);
   });
@@ -101,7 +103,7 @@ describe('GET /statistics/daily', () => {
     expect(res.body.results).toHaveLength(days);
     for (const r of res.body.results) expect(r.timestamp.slice(11, 16)).toBe(start);
     const day = (ms: number) => localDate(zone, ms);
-    expectMatches(res.body.results, oracle(day, { channelId: s1.channelId, tags: 'news,promo' }), day);
+    expectMatches(res.body.results, await oracle(day, { channelId: s1.channelId, tags: 'news,promo' }), day);
   });
 
   it('defaults to the 30 UTC days up to today and answers the same under /activity/statistics', async () => {
@@ -111,7 +113,7 @@ describe('GET /statistics/daily', () => {
     expect(a.body.results[29].timestamp).toBe(`${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`);
     expect(b.body).toEqual(a.body);
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-    expectMatches(a.body.results, oracle(day, {}), day);
+    expectMatches(a.body.results, await oracle(day, {}), day);
   });
 
   it('answers a full year of days, and refuses 367', async () => {
@@ -133,9 +135,9 @@ describe('GET /statistics/hourly', () => {
     expect(res.body.results).toHaveLength(31);
     expect(res.body.results[0].timestamp).toBe(new Date(Math.floor(Date.parse(from) / HOUR) * HOUR).toISOString());
     const hour = (ms: number) => String(Math.floor(ms / HOUR));
-    expectMatches(res.body.results, oracle(hour, {}), hour);
+    expectMatches(res.body.results, await oracle(hour, {}), hour);
     const filtered = await get('/activity/statistics/hourly', { from, to, channelId: s2.channelId, tags: 'welcome' });
-    expectMatches(filtered.body.results, oracle(hour, { channelId: s2.channelId, tags: 'welcome' }), hour);
+    expectMatches(filtered.body.results, await oracle(hour, { channelId: s2.channelId, tags: 'welcome' }), hour);
   });
 
   it('defaults to the last 24 hours and refuses more than 31 days', async () => {
@@ -152,14 +154,14 @@ describe('counting rule', () => {
     const at = Date.parse('2026-05-04T10:00:00Z');
     const base = { accountId: t.accountId, channelId: s3.channelId, messageId: randomUUID(), mailType: 'transactional' as const, mailSource: 'api' as const, subject: 's', tags: ['dsn'], metadata: {}, details: {} };
     const ev = (eventType: EventRecord['eventType'], ms: number, recipients: string[]) => ({ ...base, eventType, timestamp: new Date(ms).toISOString(), recipients });
-    await t.daemon.store.write(() => {
-      for (const e of [
+    ledger.add(
+      await appendEvents(t.daemon.store, [
         ev('processed', at, ['a@example.net', 'b@example.net']),
         ev('delivered', at + HOUR, ['a@example.net', 'b@example.net']),
         ev('bounced', at + DAY, ['A@example.net']), // an asynchronous DSN the next day
         ev('bounced', at + DAY + HOUR, ['a@example.net']), // the same DSN again
-      ]) appendEventInTxn(t.daemon.store, e);
-    });
+      ]),
+    );
     const q = { channelId: s3.channelId, tags: 'dsn' };
     const totals = await get('/statistics/totals', q);
     expect(totals.body.transactional).toEqual({ ...zero(), sent: 2, delivered: 1, bounced: 1 });
@@ -179,13 +181,13 @@ describe('counting rule', () => {
       body: { from: { email: `a@${s3.domain}` }, to: [{ email: 'x@example.net' }, { email: 'y@example.net' }], subject: 's', text: 't', tags: ['dsn2'] },
     });
     expect(sent.status).toBe(200);
-    const id = sent.body.messageId as string;
+    const id = ledger.sent(sent.body.messageId as string);
     const base = { accountId: t.accountId, channelId: s3.channelId, messageId: id, mailType: 'transactional' as const, mailSource: 'api' as const, subject: 's', tags: ['dsn2'], metadata: {}, details: {} };
     const later = new Date(Date.now() + 1000).toISOString();
-    await t.daemon.store.write(() => {
-      appendEventInTxn(t.daemon.store, { ...base, eventType: 'bounced', timestamp: later, recipients: ['X@example.net'] });
-      appendEventInTxn(t.daemon.store, { ...base, eventType: 'bounced', timestamp: later, recipients: ['x@example.net'] });
-    });
+    await appendEvents(t.daemon.store, [
+      { ...base, eventType: 'bounced', timestamp: later, recipients: ['X@example.net'] },
+      { ...base, eventType: 'bounced', timestamp: later, recipients: ['x@example.net'] },
+    ]);
     const details = await t.api('GET', `/activity/messages/${id}`);
     expect(details.body.statistics).toMatchObject({ delivered: 1, bounced: 1 });
     expect((await get('/statistics/totals', { channelId: s3.channelId, tags: 'dsn2' })).body.transactional).toMatchObject({ sent: 2, delivered: 1, bounced: 1 });
@@ -199,9 +201,9 @@ describe('access and validation', () => {
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
     const theirs = await get('/statistics/daily', range, other.key);
     expect(theirs.body.results.reduce((n: number, r: { transactional: { sent: number }; broadcast: { sent: number } }) => n + r.transactional.sent + r.broadcast.sent, 0)).toBeGreaterThan(0);
-    const key = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: s1.channelId })).token;
+    const key = (await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: s1.channelId })).token;
     const mine = await get('/statistics/daily', range, key);
-    expectMatches(mine.body.results, oracle(day, {}, s1.channelId), day);
+    expectMatches(mine.body.results, await oracle(day, {}, s1.channelId), day);
     expect((await get('/statistics/hourly', { channelId: s2.channelId }, key)).status).toBe(403);
   });
 

@@ -39,7 +39,7 @@ export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: Http
   } as const;
   app.get('/dashboard/messages/:id/html', { config: { public: true }, schema }, async (req, reply) => {
     try {
-      req.principal = authenticateFrame(store, req.headers);
+      req.principal = await authenticateFrame(store, req.headers);
     } catch (err) {
       // A refused key counts against api.authFailureLimit here too, as on the API routes (server.ts).
       if (req.headers.authorization !== undefined) await app.countAuthFailure(req);
