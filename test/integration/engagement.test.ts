@@ -6,13 +6,11 @@
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { allMessages, getBody, getMessage } from '../../src/store/lmdb/messages.js';
-import { getSuppression } from '../../src/store/lmdb/suppressions.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody, verifyDkim } from '../support/signing.js';
+// The engine's own removal of one message (no port verb removes a single message): retention's work, done at once.
 import { purgeMessageInTxn } from '../../src/store/lmdb/retention.js';
 
 const PUBLIC = 'https://links.postrider-test.net';
@@ -33,14 +31,15 @@ const pixelOf = (html: string) => /<img src="([^"]+)"/.exec(html)![1];
 /** A header field of a stored message, unfolded (mailparser restructures the List-* fields). */
 const headerOf = (raw: Buffer, name: string) =>
   new RegExp(`^${name}:[ \\t]*(.*(?:\\r\\n[ \\t].*)*)`, 'im').exec(raw.toString())?.[1].replace(/\r\n[ \t]+/g, ' ');
-const unsubUrl = (m: MessageRecord) => /<(https:[^>]+)>/.exec(headerOf(getBody(t.daemon.store, m.id)!, 'List-Unsubscribe')!)![1];
+const unsubUrl = async (m: MessageRecord) => /<(https:[^>]+)>/.exec(headerOf((await t.daemon.store.messages.body(m.id))!, 'List-Unsubscribe')!)![1];
+const suppression = (channelId: string, mailType: 'broadcast' | 'transactional', email: string) => t.daemon.store.suppressions.get(channelId, mailType, email);
 
 const totals = async (channelId: string) => (await t.api('GET', `/statistics/totals?channelId=${channelId}`)).body;
 const events = async (messageId: string, types: string) =>
   (await t.api('GET', `/activity/events?messageId=${messageId}&eventTypes=${types}`)).body.results as any[];
 
-function messagesOf(broadcastId: string): MessageRecord[] {
-  return allMessages(t.daemon.store).filter((m) => m.broadcastId === broadcastId);
+async function messagesOf(broadcastId: string): Promise<MessageRecord[]> {
+  return (await t.daemon.store.messages.all()).filter((m) => m.broadcastId === broadcastId);
 }
 
 async function sendBroadcast(s: Sender, to: string, html = '<p>News</p><p><a href="{{{unsubscribe}}}">Unsubscribe</a></p>'): Promise<MessageRecord> {
@@ -51,8 +50,8 @@ async function sendBroadcast(s: Sender, to: string, html = '<p>News</p><p><a hre
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   await t.daemon.submission.expander.drain();
   // Composed after the commit (src/submission/finishing.ts): the body is read once it is there.
-  await signedBody(t.daemon.store, messagesOf(res.body.broadcastId)[0].id);
-  return messagesOf(res.body.broadcastId)[0];
+  await signedBody(t.daemon.store, (await messagesOf(res.body.broadcastId))[0].id);
+  return (await messagesOf(res.body.broadcastId))[0];
 }
 
 beforeAll(async () => {
@@ -79,11 +78,11 @@ describe('open and click tracking', () => {
     expect(res.status).toBe(200);
     // Composed (links rewritten, pixel added) after the commit: src/submission/finishing.ts.
     await signedBody(t.daemon.store, res.body.messageId);
-    message = getMessage(t.daemon.store, res.body.messageId)!;
+    message = (await t.daemon.store.messages.get(res.body.messageId))!;
   });
 
   it('rewrites web links through the redirect endpoint and appends a pixel, both signed, before DKIM signing', async () => {
-    const parsed = await simpleParser(getBody(t.daemon.store, message.id)!);
+    const parsed = await simpleParser((await t.daemon.store.messages.body(message.id))!);
     const html = String(parsed.html);
     const links = hrefs(html);
     expect(links[0]).toMatch(new RegExp(`^${PUBLIC}/t/click\\?token=[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`));
@@ -94,7 +93,7 @@ describe('open and click tracking', () => {
   });
 
   it('records an opened event with ip and user agent when the pixel is fetched', async () => {
-    const html = String((await simpleParser(getBody(t.daemon.store, message.id)!)).html);
+    const html = String((await simpleParser((await t.daemon.store.messages.body(message.id))!)).html);
     const res = await fetch(local(pixelOf(html)), { headers: { 'user-agent': 'TestMail/1.0' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/gif');
@@ -106,7 +105,7 @@ describe('open and click tracking', () => {
   });
 
   it('redirects a click to the signed target and records a clicked event with the link', async () => {
-    const html = String((await simpleParser(getBody(t.daemon.store, message.id)!)).html);
+    const html = String((await simpleParser((await t.daemon.store.messages.body(message.id))!)).html);
     const res = await fetch(local(hrefs(html)[0]), { redirect: 'manual' });
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('https://shop.example.org/a?x=1&y=2');
@@ -118,7 +117,7 @@ describe('open and click tracking', () => {
   });
 
   it('answers 404 to forged, altered or misused tokens and never redirects', async () => {
-    const html = String((await simpleParser(getBody(t.daemon.store, message.id)!)).html);
+    const html = String((await simpleParser((await t.daemon.store.messages.body(message.id))!)).html);
     const click = new URL(hrefs(html)[0]);
     const [payload, mac] = click.searchParams.get('token')!.split('.');
     const evil = Buffer.from(Buffer.from(payload, 'base64url').toString().replace('https://shop.example.org/a?x=1&y=2', 'https://evil.example.com/')).toString('base64url');
@@ -153,7 +152,7 @@ describe('open and click tracking', () => {
       headers: { 'x-service-channel-id': plain.channelId },
       body: { from: { email: `shop@${plain.domain}` }, to: [{ email: 'bob@example.net' }], subject: 'x', html: '<a href="https://example.org/">x</a>' },
     });
-    expect(getMessage(t.daemon.store, res.body.messageId)!.html).toBe('<a href="https://example.org/">x</a>');
+    expect((await t.daemon.store.messages.get(res.body.messageId))!.html).toBe('<a href="https://example.org/">x</a>');
   });
 });
 
@@ -169,7 +168,7 @@ describe('unsubscribe', () => {
     const raw = await signedBody(t.daemon.store, m.id);
     const parsed = await simpleParser(raw);
     expect(headerOf(raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
-    const listUnsub = unsubUrl(m);
+    const listUnsub = await unsubUrl(m);
     expect(listUnsub).toMatch(new RegExp(`^${PUBLIC}/unsubscribe\\?token=`));
     // The {{{unsubscribe}}} placeholder gives the same URL in the html and text parts.
     expect(hrefs(String(parsed.html))).toContain(listUnsub);
@@ -182,27 +181,27 @@ describe('unsubscribe', () => {
 
   it('shows a confirmation page on GET without unsubscribing (mail software fetches links on its own)', async () => {
     const m = await sendBroadcast(s, 'dave@example.net');
-    const url = unsubUrl(m);
+    const url = await unsubUrl(m);
     const res = await fetch(local(url));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
     const page = await res.text();
     expect(page).toContain('<form method="post" action="/unsubscribe?token=');
-    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'dave@example.net')).toBeUndefined();
-    expect(eventsOfMessage(t.daemon.store, m.id).map((e) => e.eventType)).not.toContain('unsubscribed');
+    expect(await suppression(s.channelId, 'broadcast', 'dave@example.net')).toBeUndefined();
+    expect((await t.daemon.store.events.ofMessage(m.id)).map((e) => e.eventType)).not.toContain('unsubscribed');
   });
 
   it('unsubscribes on the one-click POST: suppression for broadcast mail, an unsubscribed event and its counter', async () => {
     const m = await sendBroadcast(s, 'erin@example.net');
-    const url = unsubUrl(m);
+    const url = await unsubUrl(m);
     const post = () =>
       fetch(local(url), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
     const res = await post();
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('action="/unsubscribe/resubscribe?token=');
     expect((await post()).status).toBe(200); // providers may retry: nothing more happens
-    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'erin@example.net')).toMatchObject({ reason: 'unsubscribe' });
-    expect(getSuppression(t.daemon.store, s.channelId, 'transactional', 'erin@example.net')).toBeUndefined();
+    expect(await suppression(s.channelId, 'broadcast', 'erin@example.net')).toMatchObject({ reason: 'unsubscribe' });
+    expect(await suppression(s.channelId, 'transactional', 'erin@example.net')).toBeUndefined();
     const unsub = await events(m.id, 'unsubscribed');
     expect(unsub).toHaveLength(1);
     expect(unsub[0]).toMatchObject({ recipients: ['erin@example.net'], mailType: 'broadcast', details: { ip: '127.0.0.1' } });
@@ -213,31 +212,31 @@ describe('unsubscribe', () => {
       body: { from: { email: `news@${s.domain}` }, template: { subject: 'x', text: 'y' }, messages: [{ to: [{ email: 'erin@example.net' }] }] },
     });
     await t.daemon.submission.expander.drain();
-    expect(messagesOf(again.body.broadcastId)).toEqual([]);
+    expect(await messagesOf(again.body.broadcastId)).toEqual([]);
   });
 
   it('resubscribes: lifts the unsubscribe and records resubscribed, but never lifts a bounce suppression', async () => {
     const m = await sendBroadcast(s, 'finn@example.net');
-    const url = unsubUrl(m);
+    const url = await unsubUrl(m);
     const token = new URL(url).searchParams.get('token')!;
     expect((await fetch(local(url), { method: 'POST' })).status).toBe(200);
     const res = await fetch(`${t.url}/unsubscribe/resubscribe?token=${token}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('subscribed again');
-    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'finn@example.net')).toBeUndefined();
+    expect(await suppression(s.channelId, 'broadcast', 'finn@example.net')).toBeUndefined();
     expect((await events(m.id, 'resubscribed')).map((e) => e.recipients)).toEqual([['finn@example.net']]);
 
     await t.api('POST', '/suppressions', { body: { channelId: s.channelId, mailType: 'broadcast', emails: ['finn@example.net'] } });
     await fetch(`${t.url}/unsubscribe/resubscribe?token=${token}`, { method: 'POST' });
-    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'finn@example.net')).toMatchObject({ reason: 'manual' });
+    expect(await suppression(s.channelId, 'broadcast', 'finn@example.net')).toMatchObject({ reason: 'manual' });
     expect(await events(m.id, 'resubscribed')).toHaveLength(1);
   });
 
   it('keeps unsubscribe links working after retention removed the message', async () => {
     const m = await sendBroadcast(s, 'gus@example.net');
-    const url = unsubUrl(m);
+    const url = await unsubUrl(m);
     await t.daemon.store.write(() => purgeMessageInTxn(t.daemon.store, m.id));
     expect((await fetch(local(url), { method: 'POST' })).status).toBe(200);
-    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'gus@example.net')).toMatchObject({ reason: 'unsubscribe' });
+    expect(await suppression(s.channelId, 'broadcast', 'gus@example.net')).toMatchObject({ reason: 'unsubscribe' });
   });
 });

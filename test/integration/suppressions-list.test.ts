@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addSuppressionInTxn } from '../../src/store/lmdb/suppressions.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { newAccount } from '../support/domains.js';
 
@@ -14,10 +13,10 @@ beforeAll(async () => {
   await t.api('POST', '/suppressions', { body: { channelId, mailType: 'transactional', emails: ['Carol@Example.com', 'alice@example.com'] } });
   await t.api('POST', '/suppressions', { body: { channelId, mailType: 'broadcast', emails: ['dave@example.net'] } });
   // Bounces and complaints add themselves during delivery; written here directly to have every reason.
-  await t.daemon.store.write(() => {
-    addSuppressionInTxn(t.daemon.store, { channelId, mailType: 'transactional', email: 'bob@example.org', reason: 'bounce' });
-    addSuppressionInTxn(t.daemon.store, { channelId, mailType: 'transactional', email: 'erin@example.org', reason: 'complaint' });
-  });
+  await t.daemon.store.suppressions.apply(channelId, 'transactional', [
+    { op: 'add', email: 'bob@example.org', reason: 'bounce' },
+    { op: 'add', email: 'erin@example.org', reason: 'complaint' },
+  ]);
 });
 
 afterAll(async () => {

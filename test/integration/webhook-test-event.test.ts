@@ -5,10 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/domain/types.js';
-import { appendEventInTxn } from '../../src/store/lmdb/events.js';
 import { verifySignature } from '../../src/webhooks/signature.js';
 import { channelKey, newAccount, newChannel } from '../support/domains.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { appendEvents } from '../support/lmdb-events.js';
 import { waitFor } from '../support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -117,9 +117,9 @@ describe('lastDelivery', () => {
     const channelId = await newChannel(t);
     const hook = await createHook({ channelId });
     rx.on(new URL(hook.url).pathname, () => ({ status: 202 }));
-    const store = t.daemon.store;
-    await store.write(() =>
-      appendEventInTxn(store, {
+    // Through the engine's real writer, as delivery appends a bounce (the port has no append verb).
+    await appendEvents(t.daemon.store, [
+      {
         accountId: t.accountId,
         channelId,
         messageId: randomUUID(),
@@ -132,8 +132,8 @@ describe('lastDelivery', () => {
         tags: [],
         metadata: {},
         details: { smtpCode: 550 },
-      }),
-    );
+      },
+    ]);
     await waitFor(async () => (await t.api('GET', `/webhooks/${hook.id}`)).body.lastDelivery !== null, { what: 'a delivery' });
     const read = (await t.api('GET', `/webhooks/${hook.id}`)).body;
     expect(read.lastDelivery).toEqual({ at: read.lastResponse.at, event: 'bounced', statusCode: 202, error: null });

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES, type EventRecord, type EventType } from '../../src/domain/types.js';
-import { appendEventInTxn } from '../../src/store/lmdb/events.js';
+import { appendEvents } from '../support/lmdb-events.js';
 import { channelKey, newAccount, newChannel } from '../support/domains.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
@@ -43,14 +43,16 @@ async function createHook(body: Record<string, unknown>, key?: string): Promise<
   return res.body;
 }
 
-/** Appends an event through the real writer, as the sending, delivery and tracking parts do. */
+/**
+ * Appends an event through the engine's real writer, as the sending, delivery and tracking parts
+ * do (the port has no append verb: an event is written by the verb whose change it records).
+ */
 async function appendEvent(
   d: TestDaemon,
   e: { accountId?: string; channelId: string; messageId?: string; eventType: EventType; details?: Record<string, unknown>; recipients?: string[] },
 ): Promise<EventRecord> {
-  const store = d.daemon.store;
-  return store.write(() =>
-    appendEventInTxn(store, {
+  const [stored] = await appendEvents(d.daemon.store, [
+    {
       accountId: e.accountId ?? d.accountId,
       channelId: e.channelId,
       messageId: e.messageId ?? randomUUID(),
@@ -63,8 +65,9 @@ async function appendEvent(
       tags: ['receipt'],
       metadata: { order: '42' },
       details: e.details ?? {},
-    }),
-  );
+    },
+  ]);
+  return stored;
 }
 
 /** The receiver's own check, written from docs/api.md's description with node:crypto only. */
