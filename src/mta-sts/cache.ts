@@ -1,6 +1,6 @@
 /**
  * MTA-STS policies of recipient domains for delivery (RFC 8461 5.1), cached in the store
- * (store/mta-sts.ts) so they survive restarts.
+ * (store/port/delivery-state.ts MtaStsPort) so they survive restarts.
  *
  * On each lookup the `_mta-sts` TXT record's id is read first (the resolver parses the record once
  * per DNS answer and caches the id for the answer's TTL):
@@ -22,8 +22,8 @@
 import fs from 'node:fs';
 import { normalizeName, type DnsResolver } from '../dns/resolver.js';
 import type { Logger } from '../log/logger.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { cachedStsPolicy, saveStsPolicy, type CachedStsPolicy } from '../store/lmdb/mta-sts.js';
+import type { CachedStsPolicy } from '../store/port/delivery-state.js';
+import type { StorePort } from '../store/port/index.js';
 import type { AddressLookups } from '../webhooks/targets.js';
 import { PolicyFetcher, type FetchFailureKind } from './fetcher.js';
 import { mxAllowed as policyAllowsMx, parsePolicy, type StsMode } from './policy.js';
@@ -67,7 +67,7 @@ export interface MtaStsConfig {
 }
 
 export interface MtaStsPoliciesOptions {
-  store: LmdbStore;
+  store: StorePort;
   resolver: AddressLookups & Pick<DnsResolver, 'txtParsed'>;
   config: MtaStsConfig;
   allowPrivate: boolean;
@@ -134,7 +134,7 @@ export class MtaStsPolicies {
   }
 
   private async resolve(domain: string): Promise<StsLookup> {
-    const cached = cachedStsPolicy(this.opts.store, domain);
+    const cached = await this.opts.store.mtaSts.get(domain);
     const live = cached && cached.expiresAtMs > this.now() ? cached : undefined;
     // Parsed once per DNS answer, by the resolver, which caches the id rather than the text: an
     // attempt reads no record (a domain's record can fill a 64 KiB DNS message).
@@ -163,7 +163,7 @@ export class MtaStsPolicies {
     const fetchedAtMs = this.now();
     const entry: CachedStsPolicy = { id, policy: parsed.policy, fetchedAtMs, expiresAtMs: fetchedAtMs + parsed.policy.maxAge * 1000 };
     try {
-      await saveStsPolicy(this.opts.store, domain, entry);
+      await this.opts.store.mtaSts.save(domain, entry);
     } catch (err) {
       // Not kept for the next start, but valid now: delivery applies it all the same.
       this.opts.logger.error({ err, domain }, 'MTA-STS policy could not be stored');

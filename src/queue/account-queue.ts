@@ -23,15 +23,8 @@ import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
 import type { DeliveryAttempt, DeliveryJob, MessageRecord, Principal } from '../domain/types.js';
 import type { LastReply, QueueDestination, QueueJob, QueueMessage, QueueSummary } from '../domain/wire.js';
-import {
-  dropMessageJobs,
-  retryMessageJobs,
-  walkQueuedMessages,
-  type MessageJobsOutcome,
-  type QueuedMessage,
-} from '../store/lmdb/account-queue.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { getMessage } from '../store/lmdb/messages.js';
+import type { StorePort } from '../store/port/index.js';
+import type { MessageJobsOutcome, QueuedMessage } from '../store/port/queue.js';
 
 /**
  * Queued messages one GET /queue looks at, at most (oldest first). Each costs about 25 µs of CPU
@@ -50,7 +43,7 @@ export interface QueuePage {
 }
 
 export interface AccountQueueOptions {
-  store: LmdbStore;
+  store: StorePort;
   /** The dispatcher's site of a recipient domain (DeliveryService.siteOf); default: the domain. */
   siteOf?: (domain: string) => string;
   /**
@@ -69,8 +62,8 @@ export class AccountQueue {
   }
 
   /** Waiting messages per destination over the oldest SUMMARY_SCAN_LIMIT queued messages of the account. */
-  destinations(p: Principal, o: { limit: number }): QueueSummary {
-    const walk = walkQueuedMessages(this.o.store, { accountId: p.accountId, channelId: p.channelId ?? undefined, afterSeq: 0, limit: Infinity, scanLimit: SUMMARY_SCAN_LIMIT });
+  async destinations(p: Principal, o: { limit: number }): Promise<QueueSummary> {
+    const walk = await this.o.store.queue.walkAccount({ accountId: p.accountId, channelId: p.channelId ?? undefined, afterSeq: 0, limit: Infinity, scanLimit: SUMMARY_SCAN_LIMIT });
     const byDomain = new Map<string, OpenJob[]>();
     for (const m of walk.messages) {
       for (const job of m.jobs) {
@@ -86,8 +79,8 @@ export class AccountQueue {
   }
 
   /** A page of queued messages, oldest first, with the activity routes' cursor (the accepted event's seq). */
-  messages(p: Principal, o: { destination?: string; limit: number; afterSeq: number }): QueuePage {
-    const walk = walkQueuedMessages(this.o.store, {
+  async messages(p: Principal, o: { destination?: string; limit: number; afterSeq: number }): Promise<QueuePage> {
+    const walk = await this.o.store.queue.walkAccount({
       accountId: p.accountId,
       channelId: p.channelId ?? undefined,
       domain: o.destination,
@@ -106,8 +99,8 @@ export class AccountQueue {
    * due once it is signed, and nothing wakes the dispatcher.
    */
   async retry(p: Principal, id: string, destination?: string): Promise<QueueMessage> {
-    const m = this.writableBy(p, id);
-    const outcome = await retryMessageJobs(this.o.store, { messageId: m.id, domain: destination, nowMs: this.now() });
+    const m = await this.writableBy(p, id);
+    const outcome = await this.o.store.queue.retryMessage({ messageId: m.id, domain: destination, nowMs: this.now() });
     refuseUnchanged(m, outcome, destination, 'retried');
     if (!outcome.preparing) this.o.onDue?.();
     return this.after(m, outcome);
@@ -115,22 +108,22 @@ export class AccountQueue {
 
   /** The message's waiting jobs (to `destination` when given) end with a bounced event per recipient. */
   async drop(p: Principal, id: string, destination?: string): Promise<QueueMessage> {
-    const m = this.writableBy(p, id);
-    const outcome = await dropMessageJobs(this.o.store, { messageId: m.id, domain: destination, now: new Date(this.now()) });
+    const m = await this.writableBy(p, id);
+    const outcome = await this.o.store.queue.dropMessage({ messageId: m.id, domain: destination, now: new Date(this.now()) });
     refuseUnchanged(m, outcome, destination, 'dropped');
     return this.after(m, outcome);
   }
 
   /** visibleMessage (404, 403), then the account-key rule: a channel key learns 404/403 as for a read first. */
-  private writableBy(p: Principal, id: string): MessageRecord {
-    const m = visibleMessage(this.o.store, p, id);
+  private async writableBy(p: Principal, id: string): Promise<MessageRecord> {
+    const m = await visibleMessage(this.o.store, p, id);
     requireAccountKey(p);
     return m;
   }
 
   /** The message after the verb: the jobs it acted on, and its status over all of its jobs. */
-  private after(m: MessageRecord, outcome: MessageJobsOutcome): QueueMessage {
-    const status = getMessage(this.o.store, m.id)?.status ?? 'sent';
+  private async after(m: MessageRecord, outcome: MessageJobsOutcome): Promise<QueueMessage> {
+    const status = (await this.o.store.messages.get(m.id))?.status ?? 'sent';
     return messageView({ messageId: m.id, channelId: m.channelId, subject: m.subject, queuedAt: m.createdAt }, outcome.jobs, outcome.preparing, status);
   }
 }

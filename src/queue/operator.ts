@@ -4,12 +4,10 @@
  * CLI shows the outcome without reading the store itself.
  */
 import type { DeliveryJob } from '../domain/types.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { dropJob } from '../store/lmdb/queue-outcome.js';
-import { getJob, listJobs, queueCounts, retryJob, type JobListState, type OperatorResult, type QueueCounts } from '../store/lmdb/queue.js';
-import { awaitingSignatureCount } from '../store/lmdb/signing.js';
+import type { StorePort } from '../store/port/index.js';
+import type { JobListState, OperatorOutcome, OperatorResult, QueueCounts } from '../store/port/queue.js';
 
-export type { JobListState, OperatorResult, QueueCounts };
+export type { JobListState, OperatorOutcome, OperatorResult, QueueCounts };
 
 export interface QueuePage {
   /**
@@ -20,26 +18,18 @@ export interface QueuePage {
   jobs: DeliveryJob[];
 }
 
-export interface OperatorOutcome {
-  result: OperatorResult;
-  /** The job after the verb; undefined for an unknown id. */
-  job: DeliveryJob | undefined;
-}
-
-/** Jobs in `state` (see store/queue.ts listJobs for the orders), and the counts at nowMs. */
-export function listQueue(store: LmdbStore, o: { state: JobListState; limit: number; offset: number }, nowMs: number): QueuePage {
-  const jobs = listJobs(store, o);
-  return { counts: { ...queueCounts(store, nowMs), preparing: awaitingSignatureCount(store) }, jobs };
+/** Jobs in `state` (see QueuePort.list for the orders), and the counts at nowMs. */
+export async function listQueue(store: StorePort, o: { state: JobListState; limit: number; offset: number }, nowMs: number): Promise<QueuePage> {
+  const [jobs, counts, preparing] = await Promise.all([store.queue.list(o), store.queue.counts(nowMs), store.messages.unfinishedCount()]);
+  return { counts: { ...counts, preparing }, jobs };
 }
 
 /** A queued job becomes due now (its attempts and history stay); a running daemon picks it up within a minute. */
-export async function retry(store: LmdbStore, id: string, nowMs: number): Promise<OperatorOutcome> {
-  const result = await retryJob(store, id, nowMs);
-  return { result, job: getJob(store, id) };
+export function retry(store: StorePort, id: string, nowMs: number): Promise<OperatorOutcome> {
+  return store.queue.retry(id, nowMs);
 }
 
 /** A queued job ends as bounced for each of its recipients (reason "dropped by operator"). */
-export async function drop(store: LmdbStore, id: string): Promise<OperatorOutcome> {
-  const result = await dropJob(store, id);
-  return { result, job: getJob(store, id) };
+export function drop(store: StorePort, id: string, now: Date = new Date()): Promise<OperatorOutcome> {
+  return store.queue.drop(id, now);
 }

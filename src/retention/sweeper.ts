@@ -7,14 +7,13 @@
  * The timer is unref()'d: the sweeper never keeps the process alive.
  */
 import type { Logger } from 'pino';
-import { sweepDnsFailuresBatch, type DnsFailureKey } from '../store/lmdb/dns-failures.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { sweepRetentionBatch } from '../store/lmdb/retention.js';
+import type { StorePort } from '../store/port/index.js';
+import type { DnsFailureKey } from '../store/port/retention.js';
 
 const DAY_MS = 86_400_000;
 
 export interface RetentionSweeperOptions {
-  store: LmdbStore;
+  store: StorePort;
   retentionDays: number;
   logger: Logger;
   /** Clock, injectable for tests. */
@@ -78,7 +77,7 @@ export class RetentionSweeper {
     const cutoffMs = this.now() - this.opts.retentionDays * DAY_MS;
     const total = { events: 0, messages: 0, dnsFailures: 0 };
     for (;;) {
-      const r = await sweepRetentionBatch(this.opts.store, { cutoffMs, batch: this.batch });
+      const r = await this.opts.store.retention.sweepBatch({ cutoffMs, batch: this.batch });
       total.events += r.events;
       total.messages += r.messages;
       if (!r.more || this.stopped) break;
@@ -95,7 +94,7 @@ export class RetentionSweeper {
     let removed = 0;
     let after: DnsFailureKey | undefined;
     for (;;) {
-      const r = await sweepDnsFailuresBatch(this.opts.store, { nowMs, batch: this.batch, after });
+      const r = await this.opts.store.retention.sweepDnsFailures({ nowMs, batch: this.batch, after });
       removed += r.removed;
       if (!r.next || this.stopped) return removed;
       after = r.next;

@@ -1,11 +1,11 @@
 /**
  * Counts TLS results in memory between flushes. Delivery calls record() once per TLS session,
  * so it must cost no store write: results are summed here by UTC day, policy domain, policy
- * and failure detail, and drain() hands the sums to one store write (store/tls-rpt.ts). What
+ * and failure detail, and drain() hands the sums to one store write (TlsRptPort.addCounts). What
  * is drained is gone from here; a caller whose write fails puts it back with restore().
  */
 import { normalizeName } from '../dns/resolver.js';
-import { failureKey, policyKey } from '../store/lmdb/tls-rpt.js';
+import { failureKey, policyKey } from './keys.js';
 import type { FailureCount, PolicyCounts, TlsFailure, TlsResultInput } from './types.js';
 
 export function utcDay(ms: number): string {

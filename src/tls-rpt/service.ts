@@ -3,7 +3,7 @@
  * policy, and after each day sends every policy domain that publishes a `_smtp._tls` TXT record
  * its aggregate report.
  *
- * Recording is in memory (tls-rpt/recorder.ts) and flushed to the store (store/tls-rpt.ts) every
+ * Recording is in memory (tls-rpt/recorder.ts) and flushed to the store (TlsRptPort) every
  * flush interval (a minute) and at stop: delivery records once per TLS session and must not pay a
  * store write for it. A clean stop loses nothing; a crash loses at most the results of the last
  * flush interval, which for an aggregate of a whole day is noise.
@@ -27,7 +27,7 @@ import type { Logger } from '../log/logger.js';
 import type { Clock, Timer } from '../queue/clock.js';
 import { systemClock } from '../queue/clock.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
-import * as db from '../store/lmdb/tls-rpt.js';
+import type { TlsRptReport } from '../store/port/delivery-state.js';
 import type { AddressLookups } from '../webhooks/targets.js';
 import { ReportMailer, type MailedReport, type ReportSubmission } from './mailer.js';
 import { ReportPoster } from './poster.js';
@@ -52,6 +52,7 @@ export interface TlsRptConfig {
 }
 
 export interface TlsRptOptions {
+  /** An LmdbStore while the ReportMailer (mailer.ts) reads its channel from the engine (issue 31); the rest goes through the port. */
   store: LmdbStore;
   resolver: AddressLookups & { txt(name: string): Promise<DnsAnswer<string[]>> };
   config: TlsRptConfig;
@@ -145,7 +146,7 @@ export class TlsRptService {
     while (this.flushing) await this.flushing;
     const batch = this.recorder.drain();
     if (batch.length === 0) return;
-    this.flushing = db.addTlsRptCounts(this.opts.store, batch).catch((err: unknown) => {
+    this.flushing = this.opts.store.tlsRpt.addCounts(batch).catch((err: unknown) => {
       this.recorder.restore(batch);
       this.opts.logger.error({ err }, 'TLS-RPT counts could not be stored; kept for the next flush');
     });
@@ -186,14 +187,14 @@ export class TlsRptService {
       if (await this.makeReports(today, now)) this.reportedUpTo = today;
     }
     await this.deliverDue(now);
-    const removed = await db.removeTlsRptBefore(this.opts.store, utcDay(now - this.opts.config.keepDays * DAY_MS));
+    const removed = await this.opts.store.tlsRpt.removeBefore(utcDay(now - this.opts.config.keepDays * DAY_MS));
     if (removed > 0) this.opts.logger.debug({ removed }, 'TLS-RPT: old counts and reports removed');
   }
 
   /** Makes the reports of days before `today`; false when a DNS failure leaves some for the next run. */
   private async makeReports(today: string, now: number): Promise<boolean> {
     let complete = true;
-    for (const { day, policyDomain } of db.unreportedTlsRptDays(this.opts.store, today)) {
+    for (const { day, policyDomain } of await this.opts.store.tlsRpt.unreportedDays(today)) {
       if (!this.poster) return false;
       const txt = await this.opts.resolver.txt(`_smtp._tls.${policyDomain}`);
       if (txt.status === 'error') {
@@ -204,26 +205,27 @@ export class TlsRptService {
       const rua = parseTlsRptRecords(txt.status === 'ok' ? txt.records : []);
       if (!rua.ok) {
         this.opts.logger.info({ policyDomain, day, reason: rua.reason }, 'TLS-RPT: the domain takes no reports; none sent');
-        await db.saveTlsRptReport(this.opts.store, day, policyDomain, { reportId: '', gzip: new Uint8Array(0), pending: [], attempts: 0, nextAtMs: now });
+        await this.opts.store.tlsRpt.createReport(day, policyDomain, { reportId: '', gzip: new Uint8Array(0), pending: [], attempts: 0, nextAtMs: now });
         continue;
       }
-      const report = this.build(day, policyDomain);
-      await db.saveTlsRptReport(this.opts.store, day, policyDomain, { ...report, pending: rua.rua, attempts: 0, nextAtMs: now });
+      const report = await this.build(day, policyDomain);
+      // Insert-if-absent: a day's report made meanwhile by another run is kept, not replaced.
+      await this.opts.store.tlsRpt.createReport(day, policyDomain, { ...report, pending: rua.rua, attempts: 0, nextAtMs: now });
     }
     return complete;
   }
 
-  private build(day: string, policyDomain: string): { reportId: string; gzip: Uint8Array } {
+  private async build(day: string, policyDomain: string): Promise<{ reportId: string; gzip: Uint8Array }> {
     const { organizationName, contactInfo } = this.opts.config;
     const hostname = this.opts.hostname;
     // RFC 8460 4.4: report-id is unique; it also names the report in the mailto Subject (5.3).
     const reportId = `${day}_${policyDomain}_${randomUUID()}`;
     const meta = { organizationName: organizationName || hostname, contactInfo: contactInfo || `postmaster@${hostname}`, reportId, day, policyDomain };
-    return { reportId, gzip: gzipReport(buildReport(meta, db.tlsRptCounts(this.opts.store, day, policyDomain))) };
+    return { reportId, gzip: gzipReport(buildReport(meta, await this.opts.store.tlsRpt.counts(day, policyDomain))) };
   }
 
   private async deliverDue(now: number): Promise<void> {
-    for (const { day, policyDomain, report } of db.dueTlsRptReports(this.opts.store, now)) {
+    for (const { day, policyDomain, report } of await this.opts.store.tlsRpt.dueReports(now)) {
       const poster = this.poster;
       if (!poster) return;
       const log = { policyDomain, day, reportId: report.reportId };
@@ -239,7 +241,7 @@ export class TlsRptService {
           this.opts.logger.warn({ ...log, rua: uri, error: r.error }, r.message ?? 'TLS-RPT report not sent there');
         }
       }
-      await db.saveTlsRptReport(this.opts.store, day, policyDomain, this.next(report, pending, now, log));
+      await this.opts.store.tlsRpt.updateReport(day, policyDomain, this.next(report, pending, now, log));
     }
   }
 
@@ -258,7 +260,7 @@ export class TlsRptService {
   }
 
   /** The report after an attempt: pending URIs retried after the next delay, or given up after the last. */
-  private next(report: db.TlsRptReport, pending: string[], now: number, log: object): db.TlsRptReport {
+  private next(report: TlsRptReport, pending: string[], now: number, log: object): TlsRptReport {
     const attempts = report.attempts + 1;
     if (pending.length > 0 && attempts > this.retryDelaysMs.length) {
       this.opts.logger.warn({ ...log, rua: pending, attempts }, 'TLS-RPT report given up: not delivered after the last retry');

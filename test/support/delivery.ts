@@ -1,6 +1,6 @@
 /**
  * Fixtures for delivery tests: a real store in a temp folder, messages committed the way the
- * send path commits them (commitMessages, so jobs and events are real), a config for a
+ * send path commits them (MessagesPort.commit, so jobs and events are real), a config for a
  * DeliveryService that delivers to test MX servers on loopback through the test DNS server.
  */
 import { randomUUID } from 'node:crypto';
@@ -14,8 +14,8 @@ import { domainOf } from '../../src/domain/address.js';
 import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { commitMessages } from '../../src/store/lmdb/messages.js';
 import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
+import type { StorePort } from '../../src/store/port/index.js';
 
 export const ACCOUNT = 'acc-1';
 export const CHANNEL = 'ch-1';
@@ -66,26 +66,41 @@ export function rawMessage(from: string, to: string[], subject = 'Hello'): Buffe
   );
 }
 
+export interface TestMessage {
+  to: string[];
+  from?: string;
+  mailType?: 'transactional' | 'broadcast';
+  now?: Date;
+  body?: Buffer;
+  signingDomain?: string;
+  accountId?: string;
+  channelId?: string;
+}
+
 /** Commits one live message the way the send path does; returns its id. */
-export async function queueMessage(
-  store: LmdbStore,
-  o: { to: string[]; from?: string; mailType?: 'transactional' | 'broadcast'; now?: Date; body?: Buffer; signingDomain?: string },
-): Promise<string> {
+export async function queueMessage(store: StorePort, o: TestMessage): Promise<string> {
   const id = randomUUID();
   const from = o.from ?? 'news@sender.test';
   const body = o.body ?? rawMessage(from, o.to);
   const now = o.now ?? new Date();
-  const record: Omit<MessageRecord, 'openJobs' | 'status'> = {
+  const record = messageRecord(id, { ...o, from, size: body.length, now });
+  await store.messages.commit({ messages: [{ record, body, signingDomain: o.signingDomain }], now });
+  return id;
+}
+
+/** The record a send of `o` commits (accepted at o.now), as the submission path builds it. */
+export function messageRecord(id: string, o: TestMessage & { from: string; size: number; now: Date }): Omit<MessageRecord, 'openJobs' | 'status'> {
+  return {
     id,
-    accountId: ACCOUNT,
-    channelId: CHANNEL,
+    accountId: o.accountId ?? ACCOUNT,
+    channelId: o.channelId ?? CHANNEL,
     mailType: o.mailType ?? 'transactional',
     mailSource: 'api',
     deliveryType: 'live',
-    createdAt: now.toISOString(),
+    createdAt: o.now.toISOString(),
     messageIdHeader: `<${id}@sender.test>`,
     subject: 'Hello',
-    from: { email: from },
+    from: { email: o.from },
     to: o.to.map((email) => ({ email })),
     cc: [],
     bcc: [],
@@ -95,14 +110,16 @@ export async function queueMessage(
     headers: {},
     metadata: {},
     attachments: [],
-    size: body.length,
+    size: o.size,
     recipients: o.to.map((t) => t.toLowerCase()),
     suppressed: [],
   };
-  await commitMessages(store, { messages: [{ record, body, signingDomain: o.signingDomain }], now });
-  return id;
 }
 
+/**
+ * The message's jobs, read synchronously from the engine: kept for the tests that read them
+ * without await; new tests use `await store.queue.jobsOfMessage(id)`.
+ */
 export function jobsOf(store: LmdbStore, messageId: string): DeliveryJob[] {
   return jobsOfMessage(store, messageId);
 }
@@ -134,7 +151,7 @@ export const TEST_SMTP_TIMEOUTS = { connectMs: 2000, greetingMs: 5000, commandMs
  * idleCheckMs) or replaces these.
  */
 export function testDeliveryService(
-  store: LmdbStore,
+  store: StorePort,
   resolver: DeliveryServiceOptions['resolver'],
   overrides: Record<string, unknown> = {},
   extra: Partial<DeliveryServiceOptions> = {},

@@ -60,7 +60,7 @@ export function queueRoutes(queue: AccountQueue) {
 
     app.get('/queue/messages', { schema: { querystring: messagesQuery }, attachValidation: true }, async (req, reply): Promise<QueueMessagePage> => {
       const q = parsedQuery<{ limit?: number; after?: number }>(req);
-      const page = queue.messages(req.principal, { destination: q.destination, limit: q.limit ?? 100, afterSeq: q.after ?? 0 });
+      const page = await queue.messages(req.principal, { destination: q.destination, limit: q.limit ?? 100, afterSeq: q.after ?? 0 });
       if (page.partial) reply.header('x-page-partial', 'true');
       return { results: page.results, after: page.after };
     });
