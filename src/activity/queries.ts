@@ -8,10 +8,8 @@ import { splitMessage, unfoldedUtf8Value } from '../domain/raw-headers.js';
 import { counterOf } from '../domain/stat-counters.js';
 import type { DeliveryAttempt, EventRecord, MessageRecord, Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
-import { getChannelRecord } from '../store/lmdb/channels.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { getBody, getMessage } from '../store/lmdb/messages.js';
 import type { ActivityFilter, ActivityPage, MessageFilter, MessageListItem, MessagePage, PageOptions } from '../store/port/events.js';
+import type { StorePort } from '../store/port/index.js';
 import type { MessageDetails } from '../domain/wire.js';
 
 /** A message list item, with the delivery type it was sent with. */
@@ -41,7 +39,7 @@ const HEADER_BLOCK_MAX_BYTES = 256 * 1024;
 const HEADER_FIELDS_MAX = 500;
 
 export class ActivityReads {
-  constructor(private readonly store: LmdbStore) {}
+  constructor(private readonly store: StorePort) {}
 
   eventPage(filter: ActivityFilter, opts: PageOptions): Promise<ActivityPage> {
     return this.store.events.page(filter, opts);
@@ -61,16 +59,14 @@ export class ActivityReads {
   }
 
   /** The message a request names, if the principal may see it (visibleMessage below). */
-  visibleMessage(p: Principal, id: string): MessageRecord {
+  visibleMessage(p: Principal, id: string): Promise<MessageRecord> {
     return visibleMessage(this.store, p, id);
   }
 
   async history(m: MessageRecord): Promise<MessageHistory> {
-    // Every read asked before the first await: an engine that reads synchronously (LMDB) answers
-    // them all from one snapshot, as when this was one synchronous function.
-    const pending = Promise.all([this.store.events.ofMessage(m.id), this.store.queue.jobsOfMessage(m.id)]);
-    const raw = getBody(this.store, m.id);
-    const [events, jobs] = await pending;
+    // All asked at once: an engine that reads synchronously (LMDB) answers them from one
+    // snapshot, as when this was one synchronous function.
+    const [events, jobs, raw] = await Promise.all([this.store.events.ofMessage(m.id), this.store.queue.jobsOfMessage(m.id), this.store.messages.body(m.id)]);
     const attempts = jobs
       // A job's recipients shrink as some are delivered, so an attempt names its domain only.
       .flatMap((job) => job.history.map((a) => ({ domain: job.domain, ...a })))
@@ -94,11 +90,11 @@ export function headerFieldsOf(raw: Buffer): HeaderFieldValue[] {
  * channel's 403; a deleted channel's messages are gone from its 204 on, even before the purger
  * reaches them (404). Also the queue's (queue/account-queue.ts).
  */
-export function visibleMessage(store: LmdbStore, p: Principal, id: string): MessageRecord {
-  const m = isUuid(id) ? getMessage(store, id.toLowerCase()) : undefined;
+export async function visibleMessage(store: StorePort, p: Principal, id: string): Promise<MessageRecord> {
+  const m = isUuid(id) ? await store.messages.get(id.toLowerCase()) : undefined;
   if (!m) throw new AppError('not_found', `Message ${id} does not exist`);
   checkMessageScope(p, m);
-  if (getChannelRecord(store, m.channelId)?.deletedAt) throw new AppError('not_found', `Message ${id} does not exist`);
+  if ((await store.channels.getRecord(m.channelId))?.deletedAt) throw new AppError('not_found', `Message ${id} does not exist`);
   return m;
 }
 

@@ -186,7 +186,7 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
   });
 
   app.get('/activity/messages/:id', async (req): Promise<MessageDetails> => {
-    const m = reads.visibleMessage(req.principal, (req.params as { id: string }).id);
+    const m = await reads.visibleMessage(req.principal, (req.params as { id: string }).id);
     return messageDetails(m, await reads.history(m));
   });
 }

@@ -45,7 +45,7 @@ export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: Http
       if (req.headers.authorization !== undefined) await app.countAuthFailure(req);
       throw err;
     }
-    const m = reads.visibleMessage(req.principal, (req.params as { id: string }).id);
+    const m = await reads.visibleMessage(req.principal, (req.params as { id: string }).id);
     if (m.html === undefined) throw new AppError('not_found', `Message ${m.id} has no HTML part`);
     const images = (req.query as { images?: string }).images === '1';
     // The dashboard's onSend hook (dashboard.ts) leaves an answer that set its own policy alone.
