@@ -10,9 +10,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verpRecipient } from '../../src/domain/verp.js';
 import type { MessageRecord } from '../../src/domain/types.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
-import { trackingSecret } from '../../src/store/lmdb/secrets.js';
-import { getSuppression } from '../../src/store/lmdb/suppressions.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import { arf, dsn } from '../support/reports.js';
 import { waitFor } from '../support/wait.js';
@@ -38,8 +35,8 @@ async function sendAndDeliver(to: string[]): Promise<MessageRecord> {
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   const id: string = res.body.messageId;
-  await waitFor(() => getMessage(rig.t.daemon.store, id)?.status === 'sent', { what: `message ${id} delivered` });
-  return getMessage(rig.t.daemon.store, id)!;
+  await waitFor(async () => (await rig.t.daemon.store.messages.get(id))?.status === 'sent', { what: `message ${id} delivered` });
+  return (await rig.t.daemon.store.messages.get(id))!;
 }
 
 /** The MAIL FROM the MX saw for the message's copy to `recipient`. */
@@ -58,7 +55,7 @@ const hardDsn = (to: string, m: MessageRecord, recipient: string) =>
 const eventsOf = async (m: MessageRecord, type: 'bounced' | 'complained') =>
   ((await rig.t.api('GET', `/activity/events?messageId=${m.id}&eventTypes=${type}`)).body.results as Array<{ recipients: string[] }>).map((e) => e.recipients);
 
-const suppression = (email: string) => getSuppression(rig.t.daemon.store, rig.s.channelId, 'transactional', email);
+const suppression = (email: string) => rig.t.daemon.store.suppressions.get(rig.s.channelId, 'transactional', email);
 
 async function unmatchedCount(kind: 'arf' | 'dsn'): Promise<number> {
   const m = new RegExp(`^postrider_inbound_reports_unmatched_total\\{kind="${kind}"\\} (\\d+)`, 'm').exec(await rig.t.daemon.metrics.render());
@@ -71,7 +68,7 @@ describe('reports act only on the recipient they are tied to', () => {
     const m = await sendAndDeliver([a, b]);
     const copies = rig.mx.received.filter((r) => r.from.startsWith(`bounces+${m.id}`));
     expect(copies.map((r) => r.to)).toEqual([[a], [b]]);
-    const secret = trackingSecret(rig.t.daemon.store);
+    const secret = await rig.t.daemon.store.meta.trackingSecret();
     for (const [copy, recipient] of [[copies[0], a], [copies[1], b]] as const) {
       const match = new RegExp(`^bounces\\+${m.id}-([0-9a-f]{16})@${bounceHost().replace(/\./g, '\\.')}$`).exec(copy.from);
       expect(match, copy.from).not.toBeNull();
@@ -85,7 +82,7 @@ describe('reports act only on the recipient they are tied to', () => {
     const [a, b] = [addr('cat'), addr('dan')];
     const m = await sendAndDeliver([a, b]);
     expect(await deliver(mailFromOf(m, a), hardDsn(mailFromOf(m, a), m, b))).toMatch(/^250/);
-    expect(suppression(b)).toBeUndefined();
+    expect(await suppression(b)).toBeUndefined();
     // The DSN came to a's address, so it is about a's copy (a forwarded mailbox names another address).
     expect(await eventsOf(m, 'bounced')).toEqual([[a]]);
   });
@@ -96,7 +93,7 @@ describe('reports act only on the recipient they are tied to', () => {
     const verpA = mailFromOf(m, a);
     const raw = arf({ to: verpA, originalMailFrom: verpA, recipient: b, messageIdHeader: m.messageIdHeader, originalTo: b, returnPath: verpA });
     expect(await deliver(verpA, raw)).toMatch(/^250/);
-    expect(suppression(b)).toBeUndefined();
+    expect(await suppression(b)).toBeUndefined();
     expect(await eventsOf(m, 'complained')).toEqual([[a]]);
   });
 
@@ -105,8 +102,8 @@ describe('reports act only on the recipient they are tied to', () => {
     const m = await sendAndDeliver([a, b]);
     expect(await deliver(mailFromOf(m, b), hardDsn(mailFromOf(m, b), m, b))).toMatch(/^250/);
     expect(await eventsOf(m, 'bounced')).toEqual([[b]]);
-    expect(suppression(b)).toMatchObject({ reason: 'bounce' });
-    expect(suppression(a)).toBeUndefined();
+    expect(await suppression(b)).toMatchObject({ reason: 'bounce' });
+    expect(await suppression(a)).toBeUndefined();
   });
 
   it('refuses a forged mac at RCPT, and a report quoting one elsewhere is not tied to any recipient', async () => {
@@ -121,7 +118,7 @@ describe('reports act only on the recipient they are tied to', () => {
     expect(await deliver(fbl, arf({ to: fbl, originalMailFrom: forged, recipient: b, messageIdHeader: m.messageIdHeader, originalTo: b }))).toMatch(/^250/);
     expect(await unmatchedCount('arf')).toBe(before + 1);
     expect(await eventsOf(m, 'complained')).toEqual([]);
-    expect(suppression(b)).toBeUndefined();
+    expect(await suppression(b)).toBeUndefined();
   });
 
   it('keeps the old per-message bounce address working for a message with one recipient, and not for one with several', async () => {
@@ -129,13 +126,13 @@ describe('reports act only on the recipient they are tied to', () => {
     const old = (m: MessageRecord) => `bounces+${m.id}@${bounceHost()}`;
     expect(await deliver(old(single), hardDsn(old(single), single, addr('kim')))).toMatch(/^250/);
     expect(await eventsOf(single, 'bounced')).toEqual([[addr('kim')]]);
-    expect(suppression(addr('kim'))).toMatchObject({ reason: 'bounce' });
+    expect(await suppression(addr('kim'))).toMatchObject({ reason: 'bounce' });
 
     const several = await sendAndDeliver([addr('lea'), addr('max')]);
     const before = await unmatchedCount('dsn');
     expect(await deliver(old(several), hardDsn(old(several), several, addr('max')))).toMatch(/^250/);
     expect(await unmatchedCount('dsn')).toBe(before + 1);
     expect(await eventsOf(several, 'bounced')).toEqual([]);
-    expect(suppression(addr('max'))).toBeUndefined();
+    expect(await suppression(addr('max'))).toBeUndefined();
   });
 });

@@ -7,8 +7,6 @@
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { InboundProcessor } from '../../src/inbound/processor.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
-import { getSuppression } from '../../src/store/lmdb/suppressions.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { arf, dsn } from '../support/reports.js';
@@ -61,12 +59,12 @@ describe('matching inbound reports', () => {
   it('records a complaint about SMTP mail with the client Message-ID, reported to a fixed address without Original-Mail-From', async () => {
     const clientId = `<order-1001.${Date.now()}@shop.example>`;
     const id = await submit('ivy@example.net', clientId);
-    expect(getMessage(t.daemon.store, id)!.messageIdHeader).toBe(clientId);
+    expect((await t.daemon.store.messages.get(id))!.messageIdHeader).toBe(clientId);
     // As a feedback loop forwards it: the receiver's Return-Path (our VERP sender) on the original.
     const raw = arf({ to: fbl(), messageIdHeader: clientId, originalTo: 'ivy@example.net', returnPath: `bounces+${id}@${bounceHost()}` });
     expect(await deliver(fbl(), raw)).toMatch(/^250/);
     expect((await complaints(id)).map((e) => e.recipients)).toEqual([['ivy@example.net']]);
-    expect(getSuppression(t.daemon.store, s.channelId, 'transactional', 'ivy@example.net')).toMatchObject({ reason: 'complaint' });
+    expect(await t.daemon.store.suppressions.get(s.channelId, 'transactional', 'ivy@example.net')).toMatchObject({ reason: 'complaint' });
   });
 
   it('matches by the client Message-ID alone (headers-only original without Return-Path)', async () => {

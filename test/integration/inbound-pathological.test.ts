@@ -7,8 +7,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
-import { listSuppressions } from '../../src/store/lmdb/suppressions.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { arf, dsn } from '../support/reports.js';
@@ -31,7 +29,7 @@ async function sendTransactional(to: string): Promise<MessageRecord> {
     body: { from: { email: `shop@${s.domain}` }, to: [{ email: to }], subject: 'Order', text: 'Thanks' },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return getMessage(t.daemon.store, res.body.messageId)!;
+  return (await t.daemon.store.messages.get(res.body.messageId))!;
 }
 
 const events = async (messageId: string, types: string) =>
@@ -59,7 +57,7 @@ describe('pathological reports at the inbound listener', () => {
       .replace(/^Original-Recipient:.*$/m, `Original-Recipient: rfc822; ${AT_RUN}`);
     await deliverAndCheckHealth(raw);
     expect(await events(m.id, 'bounced')).toEqual([]);
-    expect(listSuppressions(t.daemon.store, s.channelId).map((x) => x.email)).toEqual([]);
+    expect((await t.daemon.store.suppressions.list(s.channelId)).map((x) => x.email)).toEqual([]);
   });
 
   it('answers an ARF report whose Original-Rcpt-To and embedded To are "a@a@…a@ x" and suppresses none of it', async () => {
@@ -68,7 +66,7 @@ describe('pathological reports at the inbound listener', () => {
       .replace(/^Original-Rcpt-To:.*$/m, `Original-Rcpt-To: ${AT_RUN}`)
       .replace(/^To: <x@y\.z>$/m, `To: ${AT_RUN}`);
     await deliverAndCheckHealth(raw);
-    const suppressed = listSuppressions(t.daemon.store, s.channelId).map((x) => x.email);
+    const suppressed = (await t.daemon.store.suppressions.list(s.channelId)).map((x) => x.email);
     expect(suppressed.every((e) => m.recipients.includes(e))).toBe(true);
   });
 

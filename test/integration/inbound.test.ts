@@ -6,9 +6,7 @@
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
-import { allMessages, getBody, getMessage } from '../../src/store/lmdb/messages.js';
 import { signedBody } from '../support/signing.js';
-import { getSuppression } from '../../src/store/lmdb/suppressions.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { arf, dsn } from '../support/reports.js';
@@ -38,7 +36,7 @@ async function sendTransactional(to: string[]): Promise<MessageRecord> {
     body: { from: { email: `shop@${s.domain}` }, to: to.map((email) => ({ email })), subject: 'Order', text: 'Thanks' },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return getMessage(t.daemon.store, res.body.messageId)!;
+  return (await t.daemon.store.messages.get(res.body.messageId))!;
 }
 
 async function sendBroadcast(to: string): Promise<MessageRecord> {
@@ -48,10 +46,10 @@ async function sendBroadcast(to: string): Promise<MessageRecord> {
   });
   expect(res.status).toBe(200);
   await t.daemon.submission.expander.drain();
-  const m = allMessages(t.daemon.store).find((x) => x.broadcastId === res.body.broadcastId)!;
+  const m = (await t.daemon.store.messages.all()).find((x) => x.broadcastId === res.body.broadcastId)!;
   // Broadcast entries are composed after their commit (submission/finishing.ts): tests read the body.
   await signedBody(t.daemon.store, m.id);
-  return getMessage(t.daemon.store, m.id)!;
+  return (await t.daemon.store.messages.get(m.id))!;
 }
 
 const events = async (messageId: string, types: string) =>
@@ -77,7 +75,7 @@ describe('inbound listener', () => {
       mailType: 'transactional',
       details: { bounceType: 'hard', category: 'unknown_user', enhancedCode: '5.1.1', smtpCode: 550, reportingMta: 'mx.example.net', async: true },
     });
-    expect(getSuppression(t.daemon.store, s.channelId, 'transactional', 'ann@example.net')).toMatchObject({ reason: 'bounce' });
+    expect(await t.daemon.store.suppressions.get(s.channelId, 'transactional', 'ann@example.net')).toMatchObject({ reason: 'bounce' });
     expect((await totals()).transactional.bounced).toBe(1);
   });
 
@@ -88,14 +86,14 @@ describe('inbound listener', () => {
     await deliver({ to: [verp(m)], raw: dsn({ to: verp(m), recipient: 'bob@example.net', messageIdHeader: m.messageIdHeader, status: '4.0.0', diagnostic: '426 connection timed out' }) });
     const bounced = await events(m.id, 'bounced');
     expect(bounced.map((e) => e.details.bounceType)).toEqual(['soft']);
-    expect(getSuppression(t.daemon.store, s.channelId, 'transactional', 'bob@example.net')).toBeUndefined();
+    expect(await t.daemon.store.suppressions.get(s.channelId, 'transactional', 'bob@example.net')).toBeUndefined();
   });
 
   it('ignores a DSN naming an address the message was not sent to', async () => {
     const m = await sendTransactional(['cat@example.net']);
     await deliver({ to: [verp(m)], raw: dsn({ to: verp(m), recipient: 'victim@example.org', messageIdHeader: m.messageIdHeader, status: '5.1.1', diagnostic: '550 5.1.1 User unknown' }) });
     expect(await events(m.id, 'bounced')).toHaveLength(0);
-    expect(getSuppression(t.daemon.store, s.channelId, 'transactional', 'victim@example.org')).toBeUndefined();
+    expect(await t.daemon.store.suppressions.get(s.channelId, 'transactional', 'victim@example.org')).toBeUndefined();
   });
 
   it('records one bounced and one complained event for a recipient however often reports about it come', async () => {
@@ -118,7 +116,7 @@ describe('inbound listener', () => {
     const complained = await events(m.id, 'complained');
     expect(complained).toHaveLength(1);
     expect(complained[0]).toMatchObject({ recipients: ['dee@example.net'], mailType: 'broadcast', details: { feedbackType: 'abuse', userAgent: 'SomeGenerator/1.0', sourceIp: '192.0.2.1' } });
-    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'dee@example.net')).toMatchObject({ reason: 'complaint' });
+    expect(await t.daemon.store.suppressions.get(s.channelId, 'broadcast', 'dee@example.net')).toMatchObject({ reason: 'complaint' });
     expect((await totals()).broadcast.complained).toBe(1);
   });
 
@@ -126,18 +124,18 @@ describe('inbound listener', () => {
     const m = await sendBroadcast('eve@example.net');
     await deliver({ to: [`fbl@${bounceHost()}`], raw: arf({ to: `fbl@${bounceHost()}`, messageIdHeader: m.messageIdHeader, originalTo: 'eve@example.net' }) });
     expect((await events(m.id, 'complained')).map((e) => e.recipients)).toEqual([['eve@example.net']]);
-    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'eve@example.net')).toMatchObject({ reason: 'complaint' });
+    expect(await t.daemon.store.suppressions.get(s.channelId, 'broadcast', 'eve@example.net')).toMatchObject({ reason: 'complaint' });
   });
 
   it('unsubscribes through the List-Unsubscribe mailto address', async () => {
     const m = await sendBroadcast('fay@example.net');
-    const raw = getBody(t.daemon.store, m.id)!.toString();
+    const raw = (await t.daemon.store.messages.body(m.id))!.toString();
     const header = /^List-Unsubscribe:[ \t]*(.*(?:\r\n[ \t].*)*)/im.exec(raw)![1].replace(/\r\n[ \t]+/g, ' ');
     const mailto = /<mailto:([^>?]+)/.exec(header)![1];
     expect(mailto).toMatch(new RegExp(`^unsub-[0-9a-f]{32}-[0-9a-f]{16}@${bounceHost().replace(/\./g, '\\.')}$`));
     await deliver({ from: 'fay@example.net', to: [mailto], raw: 'From: fay@example.net\r\nTo: ' + mailto + '\r\nSubject: unsubscribe\r\n\r\n' });
     expect((await events(m.id, 'unsubscribed')).map((e) => e.recipients)).toEqual([['fay@example.net']]);
-    expect(getSuppression(t.daemon.store, s.channelId, 'broadcast', 'fay@example.net')).toMatchObject({ reason: 'unsubscribe' });
+    expect(await t.daemon.store.suppressions.get(s.channelId, 'broadcast', 'fay@example.net')).toMatchObject({ reason: 'unsubscribe' });
   });
 
   it('refuses relaying: foreign domains, other hosts of our domains and forged unsubscribe addresses get 550 5.7.1 at RCPT', async () => {

@@ -6,9 +6,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
-import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import { routeTo } from '../support/delivery-rig.js';
 import { CHANNEL, openTestStore, queueMessage, rawMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
@@ -41,8 +38,8 @@ afterAll(async () => {
 async function bounceOf(to: string, body?: Buffer) {
   const id = await queueMessage(t.store, { to: [to], body: body ?? rawMessage('news@sender.test', [to]) });
   service.notify();
-  await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: `message ${id} to be done` });
-  return eventsOfMessage(t.store, id).find((e) => e.eventType === 'bounced' || e.eventType === 'delivered');
+  await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: `message ${id} to be done` });
+  return (await t.store.events.ofMessage(id)).find((e) => e.eventType === 'bounced' || e.eventType === 'delivered');
 }
 
 describe('replies about our own message', () => {
@@ -51,7 +48,7 @@ describe('replies about our own message', () => {
     const body = Buffer.concat([rawMessage('news@sender.test', [to]), Buffer.from(`${'x'.repeat(1500)}\r\n`)]);
     const e = await bounceOf(to, body);
     expect(e).toMatchObject({ eventType: 'bounced', details: { bounceType: 'soft', smtpCode: 500 } });
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', to)).toBe(false);
+    expect(await t.store.suppressions.is(CHANNEL, 'transactional', to)).toBe(false);
   });
 
   it('soft-bounces a size refusal without an enhanced code and does not suppress the recipient', async () => {
@@ -59,6 +56,6 @@ describe('replies about our own message', () => {
     mx.scriptData({ code: 552, message: 'Error: message exceeds fixed maximum message size 1048576' });
     const e = await bounceOf(to);
     expect(e).toMatchObject({ eventType: 'bounced', details: { bounceType: 'soft', category: 'message_too_large', smtpCode: 552 } });
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', to)).toBe(false);
+    expect(await t.store.suppressions.is(CHANNEL, 'transactional', to)).toBe(false);
   });
 });

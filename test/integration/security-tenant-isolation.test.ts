@@ -8,8 +8,6 @@
  * reads with A's own keys, so a matrix of blanket refusals could not pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/store/lmdb/api-keys.js';
-import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import { startDaemonWithDns, stopDaemonWithDns, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
@@ -74,7 +72,7 @@ async function tenant(accountKey: string): Promise<Tenant> {
 
 async function createKeyFor(accountKey: string, channelId: string) {
   const accountId = accountKey === t.apiKey ? t.accountId : bAccountId;
-  return createApiKey(t.daemon.store, { accountId, channelId });
+  return t.daemon.store.apiKeys.create({ accountId, channelId });
 }
 
 let bAccountId: string;
@@ -86,7 +84,7 @@ beforeAll(async () => {
   bAccountId = other.accountId;
   b = await tenant(other.key);
   const second = await t.api('POST', '/channels', { body: { name: 'a-second', deliveryType: 'sandbox' } });
-  sibling = { channel: second.body.id, key: (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: second.body.id })).token };
+  sibling = { channel: second.body.id, key: (await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: second.body.id })).token };
   const doc = await t.api('GET', '/openapi.json', { key: null });
   expect(doc.status).toBe(200);
   operations = Object.entries(doc.body.paths as Record<string, Record<string, { security?: unknown[] }>>).flatMap(([path, ops]) =>
@@ -285,8 +283,8 @@ describe('tenant isolation', () => {
     expect(hook.body).toMatchObject({ url: HOOK_URL, enabled: true, channelId: a.channel });
     expect((await t.api('GET', `/activity/messages/${a.message}`)).status).toBe(200);
     expect((await t.api('GET', '/channels', { key: a.accountKey })).status).toBe(200);
-    expect(isSuppressed(t.daemon.store, a.channel, 'transactional', SUPPRESSED)).toBe(true);
-    expect(isSuppressed(t.daemon.store, a.channel, 'transactional', 'new@example.net')).toBe(false);
+    expect(await t.daemon.store.suppressions.is(a.channel, 'transactional', SUPPRESSED)).toBe(true);
+    expect(await t.daemon.store.suppressions.is(a.channel, 'transactional', 'new@example.net')).toBe(false);
     expect((await t.api('GET', `/broadcasts/${a.broadcast}`)).body.status).not.toBe('canceled');
     // Only A's own sends (one message, one broadcast entry) went through A's channel.
     await t.daemon.submission.expander.drain();
