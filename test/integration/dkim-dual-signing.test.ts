@@ -4,13 +4,11 @@
  * (dkimpy and mailauth's) find both signatures valid with the keys the test DNS server publishes.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dbsOf } from '../../src/store/lmdb/databases.js';
-import { getDomain, getSigningKey, storedDkimSelectors } from '../../src/store/lmdb/domains.js';
-import type { SendingDomain } from '../../src/domain/sending-domain.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { dkimpyAvailable, dkimpyVerifyEach } from '../support/dkimpy.js';
 import { HOSTNAME, newChannel, uniqueName, type DnsRecords } from '../support/domains.js';
+import { dropRsaCompanion } from '../support/lmdb-domains.js';
 import { publish, publishAll, setupSender } from '../support/sending.js';
 import { lookupTxt, signedBody, verifyDkim } from '../support/signing.js';
 
@@ -55,7 +53,7 @@ describe('an ed25519 domain', () => {
     expect(rsa?.value).toMatch(/^v=DKIM1; k=rsa; p=/);
     expect(rsa?.host).toBe(`${ed.host.split('.')[0]}rsa._domainkey.${d.name}`);
     expect([ed.status, rsa?.status]).toEqual(['pending', 'pending']);
-    expect(storedDkimSelectors(t.daemon.store, d.id).sort()).toEqual([ed.host.split('.')[0], rsa!.host.split('.')[0]].sort());
+    expect((await t.daemon.store.domains.dkimSelectors(d.id)).sort()).toEqual([ed.host.split('.')[0], rsa!.host.split('.')[0]].sort());
   });
 
   it('is verified only once both DKIM records are published: the RSA one alone is not enough, nor the ed25519 one', async () => {
@@ -71,7 +69,7 @@ describe('an ed25519 domain', () => {
     publish(dns, rsa!);
     v = await verify(d.id);
     expect([v.verified, v.dnsRecords.domainKeyActive.status, v.dnsRecords.domainKeyActiveCompanion?.status]).toEqual([true, 'verified', 'verified']);
-    expect(getSigningKey(t.daemon.store, d.name, t.accountId)).toMatchObject({ algorithm: 'ed25519', rsaCompanion: { algorithm: 'rsa', selector: rsa!.host.split('.')[0] } });
+    expect(await t.daemon.store.domains.signingKey({ accountId: t.accountId, domainName: d.name })).toMatchObject({ algorithm: 'ed25519', rsaCompanion: { algorithm: 'rsa', selector: rsa!.host.split('.')[0] } });
   });
 
   it('rotates to a new pair: both pending records listed, promoted together once both are published, the old pair retired', async () => {
@@ -95,8 +93,8 @@ describe('an ed25519 domain', () => {
     expect(v.dnsRecords.domainKeyActive.host).toBe(pending.domainKeyPending!.host);
     expect(v.dnsRecords.domainKeyActiveCompanion?.host).toBe(pending.domainKeyPendingCompanion!.host);
     const selectors = [v.dnsRecords.domainKeyActive, v.dnsRecords.domainKeyActiveCompanion!].map((r) => r.host.split('.')[0]);
-    expect(storedDkimSelectors(t.daemon.store, d.id).sort()).toEqual(selectors.sort());
-    expect(getDomain(t.daemon.store, d.id)!.retiredKeys.map((k) => k.algorithm)).toEqual(['ed25519', 'rsa']);
+    expect((await t.daemon.store.domains.dkimSelectors(d.id)).sort()).toEqual(selectors.sort());
+    expect((await t.daemon.store.domains.get(d.id))!.retiredKeys.map((k) => k.algorithm)).toEqual(['ed25519', 'rsa']);
   });
 
   it('stored before companions existed: gets one at its next check, keeps sending on ed25519 meanwhile, signs with both once it is published', async () => {
@@ -104,33 +102,23 @@ describe('an ed25519 domain', () => {
     publishAll(dns, d.dnsRecords);
     expect((await verify(d.id)).verified).toBe(true);
     // As a store written before dual signing holds it: the ed25519 key alone.
-    const stored = getDomain(t.daemon.store, d.id)!;
-    const { rsaCompanion: _gone, ...activeKey } = stored.activeKey;
-    await t.daemon.store.write(() => {
-      dbsOf(t.daemon.store).domains.put(d.id, { ...stored, activeKey } satisfies SendingDomain);
-      dbsOf(t.daemon.store).dkimKeys.remove([d.id, _gone!.selector]);
-    });
+    await dropRsaCompanion(t.daemon.store, d.id);
     dns.remove(d.dnsRecords.domainKeyActiveCompanion!.host);
     let v = await verify(d.id);
     const companion = v.dnsRecords.domainKeyActiveCompanion!;
     expect(companion.host).toBe(d.dnsRecords.domainKeyActiveCompanion!.host);
     expect(companion.value).not.toBe(d.dnsRecords.domainKeyActiveCompanion!.value); // a new key
     expect([v.verified, companion.status]).toEqual([true, 'failed']);
-    expect(getSigningKey(t.daemon.store, d.name, t.accountId)?.rsaCompanion).toBeUndefined();
+    expect((await t.daemon.store.domains.signingKey({ accountId: t.accountId, domainName: d.name }))?.rsaCompanion).toBeUndefined();
     publish(dns, companion);
     v = await verify(d.id);
     expect([v.verified, v.dnsRecords.domainKeyActiveCompanion?.status]).toEqual([true, 'verified']);
-    expect(getSigningKey(t.daemon.store, d.name, t.accountId)?.rsaCompanion?.selector).toBe(companion.host.split('.')[0]);
+    expect((await t.daemon.store.domains.signingKey({ accountId: t.accountId, domainName: d.name }))?.rsaCompanion?.selector).toBe(companion.host.split('.')[0]);
   });
 
   it('stored before companions existed and never verified: the companion it gets is required, as for a new domain', async () => {
     const d = await create();
-    const stored = getDomain(t.daemon.store, d.id)!;
-    const { rsaCompanion: gone, ...activeKey } = stored.activeKey;
-    await t.daemon.store.write(() => {
-      dbsOf(t.daemon.store).domains.put(d.id, { ...stored, activeKey } satisfies SendingDomain);
-      dbsOf(t.daemon.store).dkimKeys.remove([d.id, gone!.selector]);
-    });
+    await dropRsaCompanion(t.daemon.store, d.id);
     publishAll(dns, { ...d.dnsRecords, domainKeyActiveCompanion: undefined });
     let v = await verify(d.id);
     expect([v.verified, v.dnsRecords.domainKeyActive.status, v.dnsRecords.domainKeyActiveCompanion?.status]).toEqual([false, 'verified', 'failed']);

@@ -10,7 +10,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SendingDomain } from '../../src/domain/sending-domain.js';
 import { DomainRecheck } from '../../src/domains/recheck.js';
 import { createLogger } from '../../src/log/logger.js';
-import { createDomain, getDomain, recordDomainCheck } from '../../src/store/lmdb/domains.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { waitFor } from '../support/wait.js';
 
@@ -34,7 +33,7 @@ afterEach(async () => {
 
 /** A domain recorded as verified (every record matched once). */
 async function verifiedDomain(name: string): Promise<SendingDomain> {
-  const d = await createDomain(store, {
+  const d = await store.domains.create({
     accountId: 'acct',
     name,
     channelIds: [],
@@ -43,7 +42,7 @@ async function verifiedDomain(name: string): Promise<SendingDomain> {
     maxPerAccount: 100,
   });
   const returnPath = d.returnPath.map((record) => ({ record, outcome: 'match' as const }));
-  return (await recordDomainCheck(store, d.id, { keys: { [d.activeKey.selector]: 'match' }, returnPath }, new Date().toISOString()))!;
+  return (await store.domains.recordCheck(d.id, { keys: { [d.activeKey.selector]: 'match' }, returnPath }, new Date().toISOString()))!;
 }
 
 function deferred() {
@@ -90,7 +89,7 @@ describe('DomainRecheck', () => {
           maxActive = Math.max(maxActive, ++active);
           await sleep(40);
           active--;
-          return getDomain(store, id);
+          return store.domains.get(id);
         },
       },
     });
@@ -124,7 +123,7 @@ describe('DomainRecheck', () => {
           seen.push(id);
           entered.resolve();
           await gate.promise;
-          return getDomain(store, id);
+          return store.domains.get(id);
         },
       },
     });
@@ -159,14 +158,14 @@ describe('DomainRecheck', () => {
       domains: {
         verify: async (id) => {
           if (id === bad.id) throw new Error('boom');
-          return { ...getDomain(store, id)!, verified: false };
+          return { ...(await store.domains.get(id))!, verified: false };
         },
       },
     });
     expect(await recheck.runOnce()).toEqual({ checked: 1, lost: 1 });
     // The re-check only reports: recording a check's outcome is verify's job (faked here), so
     // the stored domain is as before.
-    expect(getDomain(store, lost.id)?.verified).toBe(true);
+    expect((await store.domains.get(lost.id))?.verified).toBe(true);
   });
 
   it('does not keep the process alive while waiting for the next run', async () => {

@@ -1,7 +1,9 @@
 /**
- * store/domains.ts decodes a domain record once and hands the same object out while the stored
- * bytes stay the same. Every change must still be seen by the very next read, inside a write
- * too, and a write that throws must leave the record as it was.
+ * A test of the LMDB engine's domain cache: store/lmdb/domains.ts decodes a domain record once
+ * and hands the same object out while the stored bytes stay the same. Every change must still be
+ * seen by the very next read (through the port's verbs), inside a write too (the engine's own
+ * getDomain in its Store.write: engine internals, allowed in the engine's tests), and a write
+ * that throws must leave the record as it was.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,7 +11,8 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { createDomain, deleteDomain, findDomainByName, getDomain, setPendingKey, type NewDkimKey } from '../../src/store/lmdb/domains.js';
+import { getDomain } from '../../src/store/lmdb/domains.js';
+import type { NewDkimKey } from '../../src/store/port/domains.js';
 
 const key = (selector: string): NewDkimKey => ({ selector, algorithm: 'rsa', privateKeyPem: `pem-${selector}`, dnsValue: 'v=DKIM1; k=rsa; p=AAAA' });
 
@@ -28,28 +31,28 @@ describe('domain reads', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const create = (name: string) => createDomain(store, { accountId, name, channelIds: [], key: key(`s-${name}`), returnPath: [], maxPerAccount: 100 });
+  const create = (name: string) => store.domains.create({ accountId, name, channelIds: [], key: key(`s-${name}`), returnPath: [], maxPerAccount: 100 });
 
   it('hands out one frozen record while it is unchanged', async () => {
     const d = await create('same.example');
-    const first = getDomain(store, d.id);
+    const first = await store.domains.get(d.id);
     expect(first).toEqual(d);
-    expect(getDomain(store, d.id)).toBe(first);
-    expect(findDomainByName(store, accountId, 'same.example')).toBe(first);
+    expect(await store.domains.get(d.id)).toBe(first);
+    expect(await store.domains.findByName(accountId, 'same.example')).toBe(first);
     expect(Object.isFrozen(first)).toBe(true);
     expect(Object.isFrozen(first!.activeKey.record)).toBe(true);
   });
 
   it('sees a new pending key at the next read', async () => {
     const d = await create('rotate.example');
-    expect(getDomain(store, d.id)!.pendingKey).toBeNull();
-    await setPendingKey(store, d.id, key('next'));
-    expect(getDomain(store, d.id)!.pendingKey?.selector).toBe('next');
+    expect((await store.domains.get(d.id))!.pendingKey).toBeNull();
+    await store.domains.setPendingKey(d.id, key('next'));
+    expect((await store.domains.get(d.id))!.pendingKey?.selector).toBe('next');
   });
 
   it('sees a change inside the write that made it, and the stored record again when that write throws', async () => {
     const d = await create('abort.example');
-    const before = getDomain(store, d.id);
+    const before = await store.domains.get(d.id);
     await expect(
       store.write(() => {
         const changed = { ...before!, verified: true };
@@ -58,14 +61,14 @@ describe('domain reads', () => {
         throw new Error('abandon');
       }),
     ).rejects.toThrow('abandon');
-    expect(getDomain(store, d.id)!.verified).toBe(false);
+    expect((await store.domains.get(d.id))!.verified).toBe(false);
   });
 
   it('answers undefined at once after a delete', async () => {
     const d = await create('gone.example');
-    expect(getDomain(store, d.id)).toBeDefined();
-    await deleteDomain(store, d.id);
-    expect(getDomain(store, d.id)).toBeUndefined();
-    expect(findDomainByName(store, accountId, 'gone.example')).toBeUndefined();
+    expect(await store.domains.get(d.id)).toBeDefined();
+    await store.domains.delete(d.id);
+    expect(await store.domains.get(d.id)).toBeUndefined();
+    expect(await store.domains.findByName(accountId, 'gone.example')).toBeUndefined();
   });
 });

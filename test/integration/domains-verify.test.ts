@@ -4,7 +4,6 @@
  */
 import crypto from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { getSigningKey, storedDkimSelectors } from '../../src/store/lmdb/domains.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { HOSTNAME, newDomain, uniqueName, type DnsRecords } from '../support/domains.js';
@@ -183,7 +182,7 @@ describe('rotating the DKIM key', () => {
     expect(read.dnsRecords.domainKeyPending).toEqual(pending);
     expect(pending.host).toMatch(new RegExp(`^pr\\d{6}[0-9a-f]{4}\\._domainkey\\.${d.name.replace(/\./g, '\\.')}$`));
     expect(pending.host).not.toBe(d.dnsRecords.domainKeyActive.host);
-    expect(getSigningKey(t.daemon.store, d.name, t.accountId)?.selector).toBe(oldSelector);
+    expect((await t.daemon.store.domains.signingKey({ accountId: t.accountId, domainName: d.name }))?.selector).toBe(oldSelector);
 
     // Not published yet: the pending key fails, the active one keeps signing.
     const early = await verify(d.id);
@@ -197,11 +196,11 @@ describe('rotating the DKIM key', () => {
     expect((await get(d.id)).verified).toBe(true);
 
     const newSelector = pending.host.split('.')[0];
-    const key = getSigningKey(t.daemon.store, d.name, t.accountId)!;
+    const key = (await t.daemon.store.domains.signingKey({ accountId: t.accountId, domainName: d.name }))!;
     expect(key.selector).toBe(newSelector);
     const published = Buffer.from(/p=(.+)$/.exec(pending.value)![1], 'base64');
     expect(crypto.createPublicKey(key.privateKeyPem).export({ format: 'der', type: 'spki' }).equals(published)).toBe(true);
-    expect(storedDkimSelectors(t.daemon.store, d.id).includes(oldSelector)).toBe(false);
+    expect((await t.daemon.store.domains.dkimSelectors(d.id)).includes(oldSelector)).toBe(false);
   });
 
   it('replaces a pending key that was not promoted yet, and can switch the algorithm', async () => {
@@ -212,7 +211,7 @@ describe('rotating the DKIM key', () => {
     const [a, b] = [first.body, second.body];
     expect(b.host).not.toBe(a.host);
     expect(b.value).toMatch(/^v=DKIM1; k=ed25519; p=/);
-    expect(storedDkimSelectors(t.daemon.store, d.id).includes(a.host.split('.')[0])).toBe(false);
+    expect((await t.daemon.store.domains.dkimSelectors(d.id)).includes(a.host.split('.')[0])).toBe(false);
 
     // The replaced key's record no longer counts even if someone publishes it.
     publish(dns, a);

@@ -5,7 +5,6 @@
 import crypto from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findSendingDomain, getSigningKey, storedDkimSelectors } from '../../src/store/lmdb/domains.js';
 import { startDaemon, startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { channelKey, HOSTNAME, newAccount, newChannel, newDomain, uniqueName } from '../support/domains.js';
@@ -54,7 +53,7 @@ describe('creating a domain', () => {
     const value = d.dnsRecords.domainKeyActive.value;
     expect(value).toMatch(/^v=DKIM1; k=ed25519; p=/);
     expect(Buffer.from(/p=(.+)$/.exec(value)![1], 'base64')).toHaveLength(32);
-    const key = getSigningKey(t.daemon.store, d.name, t.accountId)!;
+    const key = (await t.daemon.store.domains.signingKey({ accountId: t.accountId, domainName: d.name }))!;
     expect(key).toMatchObject({ domain: d.name, algorithm: 'ed25519', selector: d.dnsRecords.domainKeyActive.host.split('.')[0] });
     const derived = crypto.createPublicKey(key.privateKeyPem).export({ format: 'der', type: 'spki' });
     expect(derived.equals(publicKeyOf(value).export({ format: 'der', type: 'spki' }))).toBe(true);
@@ -63,7 +62,7 @@ describe('creating a domain', () => {
   it('never shows the private key in any response', async () => {
     const ch = await newChannel(t);
     const d = await newDomain(t, { name: uniqueName(), channelIds: [ch] });
-    const pem = getSigningKey(t.daemon.store, d.name, t.accountId)!.privateKeyPem;
+    const pem = (await t.daemon.store.domains.signingKey({ accountId: t.accountId, domainName: d.name }))!.privateKeyPem;
     const secret = pem.split('\n')[1]; // a line of the base64 key body
     const responses = [
       { status: 200, body: d },
@@ -230,8 +229,8 @@ describe('linking channels (PATCH)', () => {
     const res = await t.api('PATCH', `/domains/${d.id}`, { key: a.key, body: { channelIds: [ch2] } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: d.id, createdAt: expect.any(String), name: d.name, verified: false, channels: [{ id: ch2, name: 'two', deliveryType: 'live', deleted: false }] });
-    expect(findSendingDomain(t.daemon.store, { accountId: a.accountId, channelId: ch1, domainName: d.name })).toBeUndefined();
-    expect(findSendingDomain(t.daemon.store, { accountId: a.accountId, channelId: ch2, domainName: d.name.toUpperCase() })).toMatchObject({ id: d.id, verified: false });
+    expect(await t.daemon.store.domains.findSending({ accountId: a.accountId, channelId: ch1, domainName: d.name })).toBeUndefined();
+    expect((await t.daemon.store.domains.findSending({ accountId: a.accountId, channelId: ch2, domainName: d.name.toUpperCase() }))?.domain).toMatchObject({ id: d.id, verified: false });
 
     const cleared = await t.api('PATCH', `/domains/${d.id}`, { key: a.key, body: { channelIds: [] } });
     expect(cleared.body.channels).toEqual([]);
@@ -326,9 +325,9 @@ describe('deleting', () => {
     expect(res.body).toBeNull();
     expect((await t.api('GET', `/domains/${d.id}`)).status).toBe(404);
     expect((await t.api('DELETE', `/domains/${d.id}`)).status).toBe(404);
-    expect(findSendingDomain(t.daemon.store, { accountId: t.accountId, channelId: ch, domainName: d.name })).toBeUndefined();
-    expect(getSigningKey(t.daemon.store, d.name, t.accountId)).toBeUndefined();
-    expect(storedDkimSelectors(t.daemon.store, d.id)).toEqual([]);
+    expect(await t.daemon.store.domains.findSending({ accountId: t.accountId, channelId: ch, domainName: d.name })).toBeUndefined();
+    expect(await t.daemon.store.domains.signingKey({ accountId: t.accountId, domainName: d.name })).toBeUndefined();
+    expect(await t.daemon.store.domains.dkimSelectors(d.id)).toEqual([]);
     expect((await t.api('POST', '/domains', { body: { name: d.name } })).status).toBe(200);
   });
 
@@ -343,7 +342,7 @@ describe('deleting', () => {
       { id: kept, name: 'new', deliveryType: 'live', deleted: false },
       { id: gone, name: 'old', deliveryType: 'live', deleted: true },
     ]);
-    expect(findSendingDomain(t.daemon.store, { accountId: t.accountId, channelId: gone, domainName: d.name })).toBeUndefined();
+    expect(await t.daemon.store.domains.findSending({ accountId: t.accountId, channelId: gone, domainName: d.name })).toBeUndefined();
     expect((await t.api('GET', `/domains?channelIds=${gone}`)).body.totalCount).toBe(0);
     expect((await t.api('PATCH', `/domains/${d.id}`, { body: { channelIds: [gone] } })).status).toBe(404);
 
@@ -359,14 +358,14 @@ describe('persistence', () => {
     publishAll(dns, d.dnsRecords);
     expect((await t.api('POST', `/domains/${d.id}/verify`)).status).toBe(200);
     const before = (await t.api('GET', `/domains/${d.id}`)).body;
-    const key = getSigningKey(t.daemon.store, d.name, t.accountId);
+    const key = await t.daemon.store.domains.signingKey({ accountId: t.accountId, domainName: d.name });
 
     await t.restart();
 
     const after = await t.api('GET', `/domains/${d.id}`);
     expect(after.body).toEqual(before);
     expect(after.body.verified).toBe(true);
-    expect(getSigningKey(t.daemon.store, d.name, t.accountId)).toEqual(key);
-    expect(findSendingDomain(t.daemon.store, { accountId: t.accountId, channelId: ch, domainName: d.name })?.verified).toBe(true);
+    expect(await t.daemon.store.domains.signingKey({ accountId: t.accountId, domainName: d.name })).toEqual(key);
+    expect((await t.daemon.store.domains.findSending({ accountId: t.accountId, channelId: ch, domainName: d.name }))?.domain.verified).toBe(true);
   });
 });
