@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
-import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
@@ -78,7 +77,7 @@ describe('GET /activity/messages/{id}', () => {
       statistics: { delivered: 3, bounced: 1, opened: 0, clicked: 0, complained: 0, unsubscribed: 0 },
       attempts: [],
     });
-    expect(b.timestamp).toBe(getMessage(t.daemon.store, id)!.createdAt);
+    expect(b.timestamp).toBe((await t.daemon.store.messages.get(id))!.createdAt);
     expect(b.events.map((e: { eventType: string }) => e.eventType)).toEqual(['accepted', 'processed', 'delivered', 'bounced']);
     expect(b.events[3]).toEqual({
       eventType: 'bounced',
@@ -86,7 +85,7 @@ describe('GET /activity/messages/{id}', () => {
       recipients: ['gone@bounce.postrider.invalid'],
       details: expect.objectContaining({ bounceType: 'hard', smtpCode: 550 }),
     });
-    expect(b.body).toBe(getBody(t.daemon.store, id)!.toString('utf8'));
+    expect(b.body).toBe((await t.daemon.store.messages.body(id))!.toString('utf8'));
     expect(b.body).toMatch(/^DKIM-Signature:/m);
     expect(b.body).toMatch(/^Subject: Hello/m);
     expect(b.bodyTruncated).toBeUndefined();
@@ -94,7 +93,7 @@ describe('GET /activity/messages/{id}', () => {
 
   it('counts later engagement events into the statistics', async () => {
     const id = await send(sandbox, { to: [{ email: 'dee@example.net' }, { email: 'eve@example.net' }] });
-    const m = getMessage(t.daemon.store, id)!;
+    const m = (await t.daemon.store.messages.get(id))!;
     const base = { accountId: m.accountId, channelId: m.channelId, messageId: id, mailType: m.mailType, mailSource: m.mailSource, subject: m.subject, tags: m.tags, metadata: m.metadata };
     const at = new Date().toISOString();
     await appendEvents(t.daemon.store, [

@@ -7,7 +7,6 @@ import { newAccount } from '../support/domains.js';
 import { bruteForceEvents, EventLedger, generateEvents, type EventsQuery } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
 
 const DAY = 86_400_000;
 let dns: TestDns;
@@ -37,10 +36,11 @@ async function send(s: Sender, body: Record<string, unknown>, key?: string) {
 /** The expected list: accepted events through the event oracle, each with its message's state. */
 async function oracle(q: EventsQuery & { status?: string }, channelOfKey?: string) {
   const { status, ...rest } = q;
-  const store = t.daemon.store;
-  return bruteForceEvents(await ledger.all(), t.accountId, { ...rest, eventTypes: 'accepted' }, channelOfKey)
-    .map((e: EventRecord) => {
-      const m = getMessage(store, e.messageId);
+  const accepted = bruteForceEvents(await ledger.all(), t.accountId, { ...rest, eventTypes: 'accepted' }, channelOfKey);
+  const records = await Promise.all(accepted.map((e) => t.daemon.store.messages.get(e.messageId)));
+  return accepted
+    .map((e: EventRecord, i) => {
+      const m = records[i];
       return {
         seq: e.seq,
         item: {
