@@ -1,13 +1,13 @@
 /**
  * Suppression verbs of the API (spec 4.12, api-surface suppressions.list): the policy and the
- * access rule (the channel named must be one the key may act on: channels/service.ts channelFor)
+ * access rule (the channel named must be one the key may act on: channels/service.ts accessibleChannel)
  * live here so the route only parses and maps. Each add/remove request is one store verb
  * (SuppressionsPort.apply), so a request's addresses are all applied or none are.
  */
-import { channelFor } from '../channels/service.js';
+import { accessibleChannel } from '../channels/service.js';
 import { normalizeEmail } from '../domain/address.js';
 import type { MailType, Principal, SuppressionReason, SuppressionRecord } from '../domain/types.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StorePort } from '../store/port/index.js';
 import type { SuppressionOp } from '../store/port/suppressions.js';
 
 export interface SuppressionChange {
@@ -26,8 +26,8 @@ export interface ChangeResult {
  * 404 channel_not_found or 403 for a channel the principal may not act on, before any write.
  * Invalid addresses are answered without a change; the valid ones go to the store in one verb.
  */
-export async function changeSuppressions(store: LmdbStore, p: Principal, mode: 'add' | 'remove', change: SuppressionChange): Promise<ChangeResult[]> {
-  const channelId = channelFor(store, p, change.channelId).id;
+export async function changeSuppressions(store: StorePort, p: Principal, mode: 'add' | 'remove', change: SuppressionChange): Promise<ChangeResult[]> {
+  const channelId = (await accessibleChannel(store, p, change.channelId)).id;
   const parsed = change.emails.map((raw) => ({ raw, n: normalizeEmail(raw.trim()) }));
   const ops: SuppressionOp[] = [];
   for (const { n } of parsed) if (!('problem' in n)) ops.push(mode === 'add' ? { op: 'add', email: n.email, reason: 'manual' } : { op: 'remove', email: n.email });
@@ -54,11 +54,11 @@ export interface SuppressionQuery {
 
 /** The channel is checked as for changeSuppressions. */
 export async function listSuppressionPage(
-  store: LmdbStore,
+  store: StorePort,
   p: Principal,
   query: SuppressionQuery,
 ): Promise<{ totalCount: number; results: Pick<SuppressionRecord, 'email' | 'reason' | 'createdAt'>[] }> {
-  const q = { ...query, channelId: channelFor(store, p, query.channelId).id };
+  const q = { ...query, channelId: (await accessibleChannel(store, p, query.channelId)).id };
   const page = await store.suppressions.page(q);
   return { totalCount: page.totalCount, results: page.results.map((s) => ({ email: s.email, reason: s.reason, createdAt: s.createdAt })) };
 }

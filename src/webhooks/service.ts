@@ -2,11 +2,11 @@
  * The webhook service: the writes of /webhooks with their policy (the URL target check and the
  * header rules, all reported together), the reads, and the access rules, so the route only
  * parses and maps: writes need an account-level key, a bound channel must be a live channel of
- * the caller's account (channels/service.ts channelFor).
+ * the caller's account (channels/service.ts accessibleChannel).
  * Every answer carries the signing key: the SDKs read `payloadSigningKey` from create, retrieve,
  * update, list and regenerate alike (api-surface.md).
  */
-import { channelFor } from '../channels/service.js';
+import { accessibleChannel } from '../channels/service.js';
 import { requireAccountKey } from '../domain/access.js';
 import { randomUUID } from 'node:crypto';
 import { AppError, FieldErrorList } from '../domain/errors.js';
@@ -14,7 +14,7 @@ import { optionalEnumField } from '../domain/optional-body.js';
 import { EVENT_TYPES, type EventType, type Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import { isReservedHeader, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StorePort } from '../store/port/index.js';
 import type { WebhookFilter } from '../store/port/webhooks.js';
 import { postWebhook, type PostFn } from './http-post.js';
 import { RESPONSE_BYTES, sendSigned } from './request.js';
@@ -31,8 +31,7 @@ export interface WebhookInput {
 }
 
 export interface WebhookServiceOptions {
-  /** The webhook verbs of the port; LmdbStore only for channelFor (channels/service.ts), not on the port yet. */
-  store: LmdbStore;
+  store: StorePort;
   targets: WebhookTargets;
   /** config.webhooks.maxPerAccount */
   maxPerAccount: number;
@@ -89,7 +88,7 @@ export class WebhookService {
   /** Account-level keys only; the bound channel is checked before the URL and the headers. */
   async create(p: Principal, input: WebhookInput & { url: string; events: EventType[] }): Promise<Webhook> {
     requireAccountKey(p);
-    const channelId = this.channelOf(p, input.channelId);
+    const channelId = await this.channelOf(p, input.channelId);
     await this.check(input);
     const { webhook } = await this.o.store.webhooks.create({
       accountId: p.accountId,
@@ -106,7 +105,7 @@ export class WebhookService {
   /** Whether the webhook is visible (404/403) comes before whether the key may write it (403). */
   async update(p: Principal, id: string, input: WebhookInput): Promise<Webhook> {
     const webhook = await this.writableBy(p, id);
-    const checked = { ...input, channelId: this.channelOf(p, input.channelId) };
+    const checked = { ...input, channelId: await this.channelOf(p, input.channelId) };
     await this.check(checked);
     return found(webhook.id, await this.o.store.webhooks.update(webhook.id, checked));
   }
@@ -151,8 +150,8 @@ export class WebhookService {
   }
 
   /** A channelId in a body: a live channel of the caller's account (404 channel_not_found, 403). */
-  private channelOf(p: Principal, id: string | null | undefined): string | null | undefined {
-    return id === undefined || id === null ? id : channelFor(this.o.store, p, id).id;
+  private async channelOf(p: Principal, id: string | null | undefined): Promise<string | null | undefined> {
+    return id === undefined || id === null ? id : (await accessibleChannel(this.o.store, p, id)).id;
   }
 
   /** Checks made in code (URL target, reserved and repeated header names), all reported together. */
