@@ -7,8 +7,6 @@
  * (before the fix, 12 of its MAIL FROM came after the 204).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pendingPurges } from '../../src/store/lmdb/purge-queue.js';
-import { queueCounts } from '../../src/store/lmdb/queue.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
@@ -64,11 +62,11 @@ describe('a deleted channel', () => {
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     await waitFor(() => rig.mx.received.some((r) => r.to.includes(`after@${INBOX}`)), { what: "the other channel's message delivered", timeout: 30_000 });
-    await waitFor(() => pendingPurges(t.daemon.store).length === 0, { what: 'the purge finished', timeout: 30_000 });
+    await waitFor(async () => (await t.daemon.store.channels.pendingPurges()).length === 0, { what: 'the purge finished', timeout: 30_000 });
     // The other message's outcome is recorded a moment after the MX took it.
     await waitFor(
-      () => {
-        const { queued, leased } = queueCounts(t.daemon.store, Date.now());
+      async () => {
+        const { queued, leased } = await t.daemon.store.queue.counts(Date.now());
         return queued === 0 && leased === 0;
       },
       { what: 'the queue empty' },

@@ -6,18 +6,9 @@
  * another channel's long history.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { getBroadcast } from '../../src/store/lmdb/broadcasts.js';
 import { envelopeSender } from '../../src/delivery/return-path.js';
 import { ReportMatcher } from '../../src/inbound/report-match.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
-import { trackingSecret } from '../../src/store/lmdb/secrets.js';
 import { recordLinkEvent } from '../../src/tracking/service.js';
-import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
-import { dueJobIds } from '../../src/store/lmdb/queue.js';
-import { channelRemains } from '../../src/store/lmdb/remains.js';
-import { awaitsSignature } from '../../src/store/lmdb/signing.js';
-import { pendingCount } from '../../src/store/lmdb/webhook-outbox.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { holdFinishing } from '../support/hold-finishing.js';
@@ -57,10 +48,13 @@ async function deleteChannel(s: Sender): Promise<void> {
   expect((await t.api('DELETE', `/channels/${s.channelId}`)).status).toBe(204);
 }
 
-const dueJobsOf = (messageId: string) => {
-  const due = new Set(dueJobIds(t.daemon.store));
-  return jobsOfMessage(t.daemon.store, messageId).filter((j) => due.has(j.id));
+/** The message's jobs that are due (in the queue's due order), read through the port. */
+const dueJobsOf = async (messageId: string) => {
+  const due = new Set((await t.daemon.store.queue.list({ state: 'queued', limit: 1_000_000 })).map((j) => j.id));
+  return (await t.daemon.store.queue.jobsOfMessage(messageId)).filter((j) => due.has(j.id));
 };
+
+const awaitsSignature = (messageId: string) => t.daemon.store.messages.isUnfinished(messageId);
 
 describe('after a channel was deleted', () => {
   it('expands none of its broadcasts, and goes on with the next one', async () => {
@@ -74,9 +68,9 @@ describe('after a channel was deleted', () => {
     try {
       await expander.start();
       await expander.drain();
-      expect(getBroadcast(t.daemon.store, goneId)).toMatchObject({ cursor: 0, messages: 0 });
-      expect(channelRemains(t.daemon.store, gone.channelId).messages).toBe(0);
-      expect(getBroadcast(t.daemon.store, keptId)).toMatchObject({ state: 'done', messages: 3 });
+      expect(await t.daemon.store.broadcasts.get(goneId)).toMatchObject({ cursor: 0, messages: 0 });
+      expect((await t.daemon.store.channels.remains(gone.channelId)).messages).toBe(0);
+      expect(await t.daemon.store.broadcasts.get(keptId)).toMatchObject({ state: 'done', messages: 3 });
     } finally {
       await t.daemon.channelPurger.start();
       await t.daemon.channelPurger.drain();
@@ -105,20 +99,20 @@ describe('after a channel was deleted', () => {
     }
     try {
       // Signed while the delete committed: nothing stored, its job never due.
-      await waitFor(() => !awaitsSignature(t.daemon.store, signed), { what: 'the signed message to stop waiting' });
-      expect(getBody(t.daemon.store, signed)).toBeUndefined();
-      expect(dueJobsOf(signed)).toEqual([]);
+      await waitFor(async () => !(await awaitsSignature(signed)), { what: 'the signed message to stop waiting' });
+      expect(await t.daemon.store.messages.body(signed)).toBeUndefined();
+      expect(await dueJobsOf(signed)).toEqual([]);
       // Scheduled after the 204: it never reaches the pool.
       const finish = vi.spyOn(t.daemon.pool, 'finishMany');
       try {
         signing.schedule([waiting]);
-        await waitFor(() => !awaitsSignature(t.daemon.store, waiting), { what: 'the waiting message to stop waiting' });
+        await waitFor(async () => !(await awaitsSignature(waiting)), { what: 'the waiting message to stop waiting' });
         expect(finish).not.toHaveBeenCalled();
       } finally {
         finish.mockRestore();
       }
-      expect(getBody(t.daemon.store, waiting)).toBeUndefined();
-      expect(dueJobsOf(waiting)).toEqual([]);
+      expect(await t.daemon.store.messages.body(waiting)).toBeUndefined();
+      expect(await dueJobsOf(waiting)).toEqual([]);
     } finally {
       await t.daemon.channelPurger.start();
       await t.daemon.channelPurger.drain();
@@ -138,7 +132,7 @@ describe('after a channel was deleted', () => {
     try {
       await t.daemon.webhooks.start();
       await waitFor(() => rx.at('/all').some((r) => r.json?.messageId === keptId), { what: "the other channel's payload posted" });
-      await waitFor(() => pendingCount(t.daemon.store, hook.body.id) === 0, { what: "the webhook's outbox empty" });
+      await waitFor(async () => (await t.daemon.store.webhookOutbox.pendingCount(hook.body.id)) === 0, { what: "the webhook's outbox empty" });
       expect(rx.at('/all').filter((r) => r.json?.messageId === goneId || r.json?.channelId === gone.channelId)).toEqual([]);
     } finally {
       await t.daemon.webhooks.start();
@@ -151,17 +145,17 @@ describe('after a channel was deleted', () => {
   it('records no open, click or bounce report for its messages, whatever the purge has reached', async () => {
     const gone = await setupSender(t, dns);
     const messageId = await send(gone, 'c@example.net');
-    const message = getMessage(t.daemon.store, messageId)!;
-    const bounceAddress = envelopeSender(message, 'c@example.net', { secret: trackingSecret(t.daemon.store), returnPathLabel: 'bounces' });
+    const message = (await t.daemon.store.messages.get(messageId))!;
+    const bounceAddress = envelopeSender(message, 'c@example.net', { secret: await t.daemon.store.meta.trackingSecret(), returnPathLabel: 'bounces' });
     const matcher = new ReportMatcher({ store: t.daemon.store, returnPathLabel: 'bounces' });
     // Before the delete, the bounce address names the message.
     expect(matcher.match({}, [bounceAddress]).message?.id).toBe(messageId);
     await deleteChannel(gone);
     try {
-      const before = eventsOfMessage(t.daemon.store, messageId).length;
+      const before = (await t.daemon.store.events.ofMessage(messageId)).length;
       await recordLinkEvent(t.daemon.store, 'opened', { kind: 'open', messageId, recipient: 'c@example.net' }, {});
       await recordLinkEvent(t.daemon.store, 'clicked', { kind: 'click', messageId, recipient: 'c@example.net', url: 'https://shop.net/' }, {});
-      expect(eventsOfMessage(t.daemon.store, messageId)).toHaveLength(before);
+      expect(await t.daemon.store.events.ofMessage(messageId)).toHaveLength(before);
       expect(matcher.match({}, [bounceAddress]).message).toBeUndefined();
     } finally {
       await t.daemon.channelPurger.start();

@@ -4,16 +4,11 @@
  * bounded batches that resume after a restart. Other channels keep everything.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/store/lmdb/api-keys.js';
-import { purgeChannelBatch } from '../../src/store/lmdb/channel-purge.js';
-import { pendingPurges } from '../../src/store/lmdb/purge-queue.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
-import { broadcastRemains, channelRemains } from '../../src/store/lmdb/remains.js';
-import { dueJobIds, getJob } from '../../src/store/lmdb/queue.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -37,8 +32,17 @@ async function send(s: Sender, n: number, tag = 'order'): Promise<string[]> {
   return ids;
 }
 
-/** Everything the store still holds of a channel, counted by scanning (store/remains.ts). */
-const leftovers = (channelId: string) => channelRemains(t.daemon.store, channelId);
+/** Everything the store still holds of a channel, counted by scanning (the port's channels.remains). */
+const leftovers = (channelId: string) => t.daemon.store.channels.remains(channelId);
+
+/** The queued jobs, read through the due order: as many as the queue counts when no index entry is left dangling. */
+async function queuedJobs() {
+  const jobs = await t.daemon.store.queue.list({ state: 'queued', limit: 1_000_000 });
+  expect(jobs).toHaveLength((await t.daemon.store.queue.counts(Date.now())).queued);
+  return jobs;
+}
+
+const channelKeyOf = async (channelId: string) => (await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId })).token;
 
 const totalsOf = async (query = '') => (await t.api('GET', `/statistics/totals${query}`)).body;
 
@@ -54,8 +58,8 @@ describe('DELETE /channels/{id}', () => {
     dns.set('hooks.example.org', 'A', ['93.184.215.14']);
     const hook = await t.api('POST', '/webhooks', { body: { url: 'https://hooks.example.org/x', events: ['delivered'], channelId: gone.channelId } });
     expect(hook.status, JSON.stringify(hook.body)).toBe(200);
-    const goneKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: gone.channelId })).token;
-    expect(leftovers(gone.channelId)).toMatchObject({ messages: 3, bodies: 3, jobs: 3 });
+    const goneKey = await channelKeyOf(gone.channelId);
+    expect(await leftovers(gone.channelId)).toMatchObject({ messages: 3, bodies: 3, jobs: 3 });
     const before = await totalsOf();
     const listedBefore = (await t.api('GET', '/activity/events?limit=500')).body; // also fills the count cache
     const goneEvents = listedBefore.results.filter((e: any) => e.channelId === gone.channelId).length;
@@ -98,17 +102,17 @@ describe('DELETE /channels/{id}', () => {
     const after = await totalsOf();
     expect(after.transactional.sent).toBe(before.transactional.sent - 3);
     // Still in the store, waiting for the purger: the purge is recorded durably with the 204.
-    expect(leftovers(gone.channelId).messages).toBe(4);
-    expect(pendingPurges(t.daemon.store)).toEqual([gone.channelId]);
+    expect((await leftovers(gone.channelId)).messages).toBe(4);
+    expect(await t.daemon.store.channels.pendingPurges()).toEqual([gone.channelId]);
 
     await t.restart(); // the purge resumes at start
     await t.daemon.channelPurger.drain();
-    expect(pendingPurges(t.daemon.store)).toEqual([]);
-    expect(leftovers(gone.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
-    expect(dueJobIds(t.daemon.store).every((id) => getJob(t.daemon.store, id) !== undefined)).toBe(true);
-    expect(leftovers(kept.channelId)).toMatchObject({ messages: 2, bodies: 2, jobs: 2 });
-    expect(leftovers(kept.channelId).events).toBeGreaterThan(0);
-    expect(leftovers(kept.channelId).stats).toBeGreaterThan(0);
+    expect(await t.daemon.store.channels.pendingPurges()).toEqual([]);
+    expect(await leftovers(gone.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    await queuedJobs();
+    expect(await leftovers(kept.channelId)).toMatchObject({ messages: 2, bodies: 2, jobs: 2 });
+    expect((await leftovers(kept.channelId)).events).toBeGreaterThan(0);
+    expect((await leftovers(kept.channelId)).stats).toBeGreaterThan(0);
     expect((await totalsOf()).transactional.sent).toBe(after.transactional.sent);
     expect((await t.api('GET', `/activity/messages/${keptIds[0]}`)).status).toBe(200);
   });
@@ -120,13 +124,13 @@ describe('DELETE /channels/{id}', () => {
     expect((await t.api('DELETE', `/channels/${s.channelId}`)).status).toBe(204);
     let batches = 0;
     for (;;) {
-      const r = await purgeChannelBatch(t.daemon.store, s.channelId, 4);
+      const r = await t.daemon.store.channels.purgeBatch(s.channelId, 4);
       expect(r.removed).toBeLessThanOrEqual(4);
       batches++;
       if (r.done) break;
     }
     expect(batches).toBeGreaterThan(3);
-    expect(leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    expect(await leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
     await t.daemon.channelPurger.start();
   });
 
@@ -138,9 +142,9 @@ describe('DELETE /channels/{id}', () => {
     expect((await t.api('DELETE', `/channels/${a.channelId}`)).status).toBe(204);
     expect((await t.api('DELETE', `/channels/${b.channelId}`)).status).toBe(204);
     await t.daemon.channelPurger.drain();
-    expect(leftovers(a.channelId).messages).toBe(0);
-    expect(leftovers(b.channelId).messages).toBe(0);
-    expect(pendingPurges(t.daemon.store)).toEqual([]);
+    expect((await leftovers(a.channelId)).messages).toBe(0);
+    expect((await leftovers(b.channelId)).messages).toBe(0);
+    expect(await t.daemon.store.channels.pendingPurges()).toEqual([]);
   });
 
   it('removes the queued jobs first, before it walks the channel history', async () => {
@@ -149,18 +153,18 @@ describe('DELETE /channels/{id}', () => {
     expect((await t.api('PATCH', `/channels/${s.channelId}`, { body: { deliveryType: 'live' } })).status).toBe(200);
     const queued = await send(s, 3);
     for (const id of queued) await signedBody(t.daemon.store, id);
-    expect(leftovers(s.channelId)).toMatchObject({ messages: 11, jobs: 3 });
+    expect(await leftovers(s.channelId)).toMatchObject({ messages: 11, jobs: 3 });
     await t.daemon.channelPurger.stop();
     expect((await t.api('DELETE', `/channels/${s.channelId}`)).status).toBe(204);
     // One batch, far smaller than the history: the queue is empty of the channel after it.
-    const first = await purgeChannelBatch(t.daemon.store, s.channelId, 6);
+    const first = await t.daemon.store.channels.purgeBatch(s.channelId, 6);
     expect(first.done).toBe(false);
-    expect(leftovers(s.channelId).jobs).toBe(0);
-    expect(leftovers(s.channelId).messages).toBeGreaterThan(5);
-    expect(dueJobIds(t.daemon.store).filter((id) => queued.includes(getJob(t.daemon.store, id)!.messageId))).toEqual([]);
+    expect((await leftovers(s.channelId)).jobs).toBe(0);
+    expect((await leftovers(s.channelId)).messages).toBeGreaterThan(5);
+    expect((await queuedJobs()).filter((j) => queued.includes(j.messageId))).toEqual([]);
     await t.daemon.channelPurger.start();
     await t.daemon.channelPurger.drain();
-    expect(leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    expect(await leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
   });
 
   it("removes the channel's broadcasts with their rows, and the messages they made", async () => {
@@ -178,20 +182,20 @@ describe('DELETE /channels/{id}', () => {
     const id = res.body.broadcastId;
     await t.daemon.submission.expander.drain();
     expect((await t.api('GET', `/broadcasts/${id}`)).status).toBe(200);
-    const rows = () => broadcastRemains(t.daemon.store, id, s.channelId).rows;
-    expect(rows()).toBeGreaterThan(0);
-    expect(leftovers(s.channelId).messages).toBe(2);
+    const rows = async () => (await t.daemon.store.channels.broadcastRemains(id, s.channelId)).rows;
+    expect(await rows()).toBeGreaterThan(0);
+    expect((await leftovers(s.channelId)).messages).toBe(2);
 
     expect((await t.api('DELETE', `/channels/${s.channelId}`)).status).toBe(204);
     await t.daemon.channelPurger.drain();
     expect((await t.api('GET', `/broadcasts/${id}`)).status).toBe(404);
-    expect(rows()).toBe(0);
-    const remains = broadcastRemains(t.daemon.store, id, s.channelId);
+    expect(await rows()).toBe(0);
+    const remains = await t.daemon.store.channels.broadcastRemains(id, s.channelId);
     // The record, its counters and its statistics are gone too.
     expect(remains.record).toBe(false);
     expect(remains.counters).toBe(false);
     expect(remains.statistics).toBe(false);
-    expect(leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    expect(await leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
   });
 
   it("answers 401 without a key, 403 for another account's channel or a channel key, 404 for an unknown or deleted one", async () => {
@@ -199,7 +203,7 @@ describe('DELETE /channels/{id}', () => {
     expect((await t.api('DELETE', `/channels/${id}`, { key: null })).status).toBe(401);
     const { key: otherKey } = await newAccount(t);
     expect((await t.api('DELETE', `/channels/${id}`, { key: otherKey })).status).toBe(403);
-    const channelKey = (await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: id })).token;
+    const channelKey = await channelKeyOf(id);
     expect((await t.api('DELETE', `/channels/${id}`, { key: channelKey })).status).toBe(403);
     expect((await t.api('DELETE', '/channels/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await t.api('DELETE', `/channels/${id}`)).status).toBe(204);
