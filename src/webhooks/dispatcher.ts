@@ -154,7 +154,9 @@ export class WebhookDispatcher {
       max: room,
       freeSlots: { default: this.settings.concurrency, byWebhook },
     });
-    if (!this.stopping) for (const c of claims) this.launch(c);
+    // Claimed while stopping: given back unsent, due again for whoever claims next.
+    if (this.stopping) await this.store.webhookOutbox.release(claims.map((c) => c.entry));
+    else for (const c of claims) this.launch(c);
     return nextDueMs ?? now + this.idleCheckMs;
   }
 
