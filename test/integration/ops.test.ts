@@ -22,9 +22,8 @@ import { webhookRoutes } from '../../src/http/routes/webhooks.js';
 import { HttpServer, type HttpContext, type RouteModule } from '../../src/http/server.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Metrics, type MetricsSources } from '../../src/log/metrics.js';
-import { queueSnapshot } from '../../src/ops/queue-snapshot.js';
+import { queueSnapshot, readQueueSnapshot } from '../../src/ops/queue-snapshot.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { leaseDueJobs } from '../../src/store/lmdb/queue.js';
 import { openTestStore, queueMessage } from '../support/delivery.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
@@ -253,11 +252,11 @@ describe('GET /metrics with metrics.token', () => {
   });
 });
 
-describe('queueSnapshot', () => {
+describe('readQueueSnapshot', () => {
   it('reads zeros from an empty queue', async () => {
     const t = await openTestStore();
     try {
-      expect(queueSnapshot(t.store, Date.now())).toEqual({ queued: 0, leased: 0, dueNow: 0, oldestDueAgeSeconds: 0 });
+      expect(await readQueueSnapshot(t.store, Date.now())).toEqual({ queued: 0, leased: 0, dueNow: 0, oldestDueAgeSeconds: 0 });
     } finally {
       await t.close();
     }
@@ -270,11 +269,13 @@ describe('queueSnapshot', () => {
       await queueMessage(t.store, { to: ['a@one.test'], now: new Date(T0 - 90_000) });
       await queueMessage(t.store, { to: ['b@two.test'], now: new Date(T0 - 30_000) });
       await queueMessage(t.store, { to: ['c@three.test'], now: new Date(T0 + 60_000) });
-      expect(queueSnapshot(t.store, T0)).toEqual({ queued: 3, leased: 0, dueNow: 2, oldestDueAgeSeconds: 90 });
-      await leaseDueJobs(t.store, { nowMs: T0, max: 1, leaseMs: 60_000 });
+      expect(await readQueueSnapshot(t.store, T0)).toEqual({ queued: 3, leased: 0, dueNow: 2, oldestDueAgeSeconds: 90 });
+      await t.store.queue.lease({ owner: 'local', nowMs: T0, max: 1, leaseMs: 60_000 });
+      expect(await readQueueSnapshot(t.store, T0)).toEqual({ queued: 2, leased: 1, dueNow: 1, oldestDueAgeSeconds: 30 });
+      // The metrics' synchronous source (the LMDB engine's, until the sources may be async) reads the same.
       expect(queueSnapshot(t.store, T0)).toEqual({ queued: 2, leased: 1, dueNow: 1, oldestDueAgeSeconds: 30 });
       // Nothing overdue: the earliest job is due in the future.
-      expect(queueSnapshot(t.store, T0 - 100_000).oldestDueAgeSeconds).toBe(0);
+      expect((await readQueueSnapshot(t.store, T0 - 100_000)).oldestDueAgeSeconds).toBe(0);
     } finally {
       await t.close();
     }

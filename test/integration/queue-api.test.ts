@@ -5,10 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DeliveryJob } from '../../src/domain/types.js';
-import { walkQueuedMessages } from '../../src/store/lmdb/account-queue.js';
-import { dbsOf } from '../../src/store/lmdb/databases.js';
-import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
-import { dueJobIds, dueMs, leaseDueJobs, requeueInTxn } from '../../src/store/lmdb/queue.js';
 import { channelKey, newAccount } from '../support/domains.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
@@ -48,19 +44,38 @@ async function send(a: Account, to: string[], s: Sender = a.live, subject = 'Que
   return res.body.messageId;
 }
 
-/** As if delivery had tried: one deferred attempt in each job's history of the message. */
+/** As delivery would have: one deferred attempt of each job of the message, recorded through the queue. */
 async function deferOnce(messageId: string, reply: { code: number; enhanced: string; text: string }): Promise<void> {
   const store = t.daemon.store;
-  await store.write(() => {
-    for (const job of jobsOfMessage(store, messageId)) {
-      const history: DeliveryJob['history'] = [
-        { at: new Date().toISOString(), mx: `mx.${job.domain}`, smtpCode: reply.code, enhancedCode: reply.enhanced, response: reply.text, outcome: 'deferred' },
-      ];
+  const { jobs } = await lease((j) => j.messageId === messageId);
+  await store.queue.recordOutcomes(
+    jobs.map((job) => ({
+      job,
+      attemptAt: new Date(),
+      result: {
+        recipients: job.recipients.map((recipient) => ({ recipient, outcome: 'deferred', category: 'other', phase: 'rcpt', smtpCode: reply.code, enhancedCode: reply.enhanced, response: reply.text })),
+        mx: `mx.${job.domain}`,
+        tls: false,
+        response: reply.text,
+      },
       // Back in the queue an hour later, as the retry schedule would put it.
-      dbsOf(store).jobsDue.remove([dueMs(job), job.id]);
-      requeueInTxn(store, job, dueMs(job) + 3_600_000, { attempts: 1, history });
-    }
-  });
+      nextDueAtMs: Date.parse(job.dueAt) + 3_600_000,
+    })),
+  );
+}
+
+/** Leases the jobs `accept` takes, as the (disabled) dispatcher would. */
+function lease(accept: (j: DeliveryJob) => boolean) {
+  return t.daemon.store.queue.lease({ owner: 'local', nowMs: Date.now(), max: 10, leaseMs: 60_000, accept });
+}
+
+/** The ids of the jobs in due order (the queue's queued jobs: not those whose message awaits its signature). */
+async function dueJobIds(): Promise<string[]> {
+  return (await t.daemon.store.queue.list({ state: 'queued', limit: Number.MAX_SAFE_INTEGER })).map((j) => j.id);
+}
+
+function jobsOfMessage(id: string): Promise<DeliveryJob[]> {
+  return t.daemon.store.queue.jobsOfMessage(id);
 }
 
 describe('GET /queue', () => {
@@ -154,9 +169,9 @@ describe('GET /queue/messages', () => {
   it('stops a walk at its scan limit and says where to go on', async () => {
     const a = await account();
     const ids = [await send(a, ['ann@grove-mail.net']), await send(a, ['bob@grove-mail.net']), await send(a, ['cid@harbor-post.org'])];
-    const walk = walkQueuedMessages(t.daemon.store, { accountId: a.accountId, domain: 'harbor-post.org', afterSeq: 0, limit: 10, scanLimit: 2 });
+    const walk = await t.daemon.store.queue.walkAccount({ accountId: a.accountId, domain: 'harbor-post.org', afterSeq: 0, limit: 10, scanLimit: 2 });
     expect(walk).toMatchObject({ messages: [], scanned: 2, reachedEnd: false });
-    const rest = walkQueuedMessages(t.daemon.store, { accountId: a.accountId, domain: 'harbor-post.org', afterSeq: walk.lastSeq, limit: 10, scanLimit: 2 });
+    const rest = await t.daemon.store.queue.walkAccount({ accountId: a.accountId, domain: 'harbor-post.org', afterSeq: walk.lastSeq, limit: 10, scanLimit: 2 });
     expect(rest.messages.map((m) => m.accepted.messageId)).toEqual([ids[2]]);
     expect(rest.reachedEnd).toBe(true);
   });
@@ -183,7 +198,7 @@ describe('messages still being composed and signed', () => {
       const [grove, harbor] = summary.body.results;
       // grove's signed message is due (its creation time); the held one is counted apart, not due.
       expect(grove).toMatchObject({ destination: 'grove-mail.net', messages: 2, sending: 0, preparing: 1 });
-      expect(grove.nextAttemptAt).toBe(jobsOfMessage(t.daemon.store, signed)[0].dueAt);
+      expect(grove.nextAttemptAt).toBe((await jobsOfMessage(signed))[0].dueAt);
       expect(harbor).toMatchObject({ destination: 'harbor-post.org', messages: 1, sending: 0, preparing: 1, nextAttemptAt: null });
 
       const page = await t.api('GET', '/queue/messages', { key: a.key });
@@ -210,7 +225,7 @@ describe('messages still being composed and signed', () => {
       expect(Date.parse(after.body.results[1].nextAttemptAt)).toBeLessThanOrEqual(Date.now());
       const due = await t.api('GET', `/queue/messages?destination=harbor-post.org`, { key: a.key });
       expect(due.body.results[0].destinations).toMatchObject([{ state: 'queued', nextAttemptAt: expect.any(String) }]);
-      expect(dueJobIds(t.daemon.store)).toEqual(expect.arrayContaining(jobsOfMessage(t.daemon.store, held).map((j) => j.id)));
+      expect(await dueJobIds()).toEqual(expect.arrayContaining((await jobsOfMessage(held)).map((j) => j.id)));
     } finally {
       hold.restore();
     }
@@ -228,8 +243,8 @@ describe('POST /queue/messages/{id}/retry', () => {
     expect(res.body).toMatchObject({ messageId: id, status: 'queued', attempts: 1, destinations: [{ destination: 'grove-mail.net', state: 'queued', attempts: 1 }] });
     expect(Date.parse(res.body.nextAttemptAt)).toBeGreaterThanOrEqual(before - 1);
     expect(Date.parse(res.body.nextAttemptAt)).toBeLessThanOrEqual(Date.now());
-    const jobs = jobsOfMessage(t.daemon.store, id);
-    const due = dueJobIds(t.daemon.store);
+    const jobs = await jobsOfMessage(id);
+    const due = await dueJobIds();
     // The other destination keeps its later due time.
     expect(jobs.find((j) => j.domain === 'harbor-post.org')!.dueAt > new Date(Date.now() + 3_000_000).toISOString()).toBe(true);
     expect(due).toEqual(expect.arrayContaining(jobs.map((j) => j.id)));
@@ -253,7 +268,7 @@ describe('POST /queue/messages/{id}/retry', () => {
       expect(retried.body).toMatchObject({ messageId: id, status: 'queued', nextAttemptAt: null, destinations: [{ state: 'preparing', nextAttemptAt: null }] });
       expect(notify).not.toHaveBeenCalled();
       notify.mockRestore();
-      expect(dueJobIds(t.daemon.store)).not.toContain(jobsOfMessage(t.daemon.store, id)[0].id);
+      expect(await dueJobIds()).not.toContain((await jobsOfMessage(id))[0].id);
     } finally {
       held.mockRestore();
     }
@@ -262,7 +277,7 @@ describe('POST /queue/messages/{id}/retry', () => {
   it('answers 409 while an attempt is under way, and for a message with nothing queued', async () => {
     const a = await account();
     const id = await send(a, ['ann@grove-mail.net']);
-    await leaseDueJobs(t.daemon.store, { nowMs: Date.now(), max: 10, leaseMs: 60_000, accept: (j) => j.messageId === id });
+    await lease((j) => j.messageId === id);
     const leased = await t.api('POST', `/queue/messages/${id}/retry`, { key: a.key });
     expect(leased.status).toBe(409);
     expect(leased.body).toMatchObject({ code: 'conflict', detail: expect.stringContaining('under way') });
@@ -287,7 +302,7 @@ describe('POST /queue/messages/{id}/retry', () => {
     const badDestination = await t.api('DELETE', `/queue/messages/${id}?destination=mail..net`, { key: a.key });
     expect(badDestination.status).toBe(422);
     expect(Object.keys(badDestination.body.errors)).toEqual(['/destination']);
-    expect(jobsOfMessage(t.daemon.store, id)[0].state).toBe('queued');
+    expect((await jobsOfMessage(id))[0].state).toBe('queued');
   });
 });
 
@@ -313,10 +328,10 @@ describe('DELETE /queue/messages/{id}', () => {
   it('drops nothing while an attempt of the message is under way (409)', async () => {
     const a = await account();
     const id = await send(a, ['ann@grove-mail.net', 'bob@harbor-post.org']);
-    await leaseDueJobs(t.daemon.store, { nowMs: Date.now(), max: 10, leaseMs: 60_000, accept: (j) => j.messageId === id && j.domain === 'grove-mail.net' });
+    await lease((j) => j.messageId === id && j.domain === 'grove-mail.net');
     const res = await t.api('DELETE', `/queue/messages/${id}`, { key: a.key });
     expect(res.status).toBe(409);
-    expect(jobsOfMessage(t.daemon.store, id).map((j) => j.state).sort()).toEqual(['leased', 'queued']);
+    expect((await jobsOfMessage(id)).map((j) => j.state).sort()).toEqual(['leased', 'queued']);
     // The destination not being delivered can still be dropped alone.
     const one = await t.api('DELETE', `/queue/messages/${id}?destination=harbor-post.org`, { key: a.key });
     expect(one.status).toBe(200);
@@ -346,6 +361,6 @@ describe('tenant isolation of /queue', () => {
     const other = await channelKey(t, a.accountId, otherChannel.channelId);
     expect((await t.api('GET', '/queue/messages', { key: other })).body.results).toEqual([]);
     expect((await t.api('DELETE', `/queue/messages/${id}`, { key: other })).status).toBe(403);
-    expect(jobsOfMessage(t.daemon.store, id)[0].state).toBe('queued');
+    expect((await jobsOfMessage(id))[0].state).toBe('queued');
   });
 });

@@ -2,7 +2,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
-import { dueJobIds } from '../../src/store/lmdb/queue.js';
 
 let t: TestStore;
 let jobIds: string[] = [];
@@ -11,7 +10,7 @@ beforeAll(async () => {
   t = await openTestStore();
   await queueMessage(t.store, { to: ['a@one.test'], now: new Date(Date.now() + 3_600_000) });
   await queueMessage(t.store, { to: ['b@two.test', 'c@two.test'], now: new Date(Date.now() + 7_200_000) });
-  jobIds = dueJobIds(t.store);
+  jobIds = (await t.store.queue.list({ state: 'queued' })).map((j) => j.id);
   // Committed to be signed after the commit: its job is in no list until the signature is stored.
   await queueMessage(t.store, { to: ['d@three.test'], signingDomain: 'sender.test' });
   await t.store.stop(); // the CLI opens the folder itself
