@@ -22,7 +22,11 @@ export interface NoWebhookAccounts {
 }
 
 export class ReadCaches {
-  /** store/domains.ts getDomain, by domain id; least recently read entries go first. */
+  /**
+   * store/domains.ts getDomain, by domain id; least recently read entries go first. Each hit is
+   * revalidated against the stored bytes, so a write by any writer is its invalidation (what an
+   * engine shared by several nodes does instead: store/port/domains.ts).
+   */
   readonly domains = new LRUCache<string, DecodedDomain>({ max: DOMAINS_MAX });
   /** store/webhook-outbox.ts: replaced by a fresh set after a failed commit (see there). */
   noWebhooks: NoWebhookAccounts = { failedCommits: 0, accounts: new Set() };
