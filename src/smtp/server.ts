@@ -162,29 +162,34 @@ export class SmtpListener {
     const verdict = this.throttle.check(ip, username);
     if (verdict === 'address-throttled') return cb(smtpReply('authThrottled'));
     if (verdict === 'user-locked') return cb(smtpReply('authUserLocked'));
-    const user = this.deps.submission.authenticate(username, auth.password ?? '');
-    if (!user || 'mismatch' in user) {
-      // A mismatch still counts as a failure: the throttle must not learn which keys are valid.
-      this.throttle.fail(ip, username);
-      this.deps.logger.warn({ ip, username: loggableUsername(username), mismatch: user?.mismatch }, 'smtp auth failed');
-      return cb(smtpReply(user ? MISMATCH_REPLIES[user.mismatch] : 'authInvalid'));
-    }
-    this.throttle.succeed(ip, username);
-    this.sessions.authenticated(session.id);
-    cb(null, { user });
+    // The key lookup is a store read (asynchronous through the store port): the reply waits for it.
+    this.deps.submission.authenticate(username, auth.password ?? '').then(
+      (user) => {
+        if (!user || 'mismatch' in user) {
+          // A mismatch still counts as a failure: the throttle must not learn which keys are valid.
+          this.throttle.fail(ip, username);
+          this.deps.logger.warn({ ip, username: loggableUsername(username), mismatch: user?.mismatch }, 'smtp auth failed');
+          return cb(smtpReply(user ? MISMATCH_REPLIES[user.mismatch] : 'authInvalid'));
+        }
+        this.throttle.succeed(ip, username);
+        this.sessions.authenticated(session.id);
+        cb(null, { user });
+      },
+      (err: unknown) => this.fail(cb, err),
+    );
   }
 
-  private onMailFrom(address: SMTPServerAddress, session: SMTPServerSession): void {
+  private onMailFrom(address: SMTPServerAddress, session: SMTPServerSession): void | Promise<void> {
     const n = normalizeEmail(address.address);
     if ('problem' in n) throw smtpReply('badSender', n.problem.message);
-    this.deps.submission.checkSender(submitterOf(session), n.email);
+    return this.deps.submission.checkSender(submitterOf(session), n.email);
   }
 
-  private onRcptTo(address: SMTPServerAddress, session: SMTPServerSession): void {
+  private onRcptTo(address: SMTPServerAddress, session: SMTPServerSession): void | Promise<void> {
     if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw smtpReply('tooManyRecipients', `at most ${MAX_RECIPIENTS} per message`);
     const n = normalizeEmail(address.address);
     if ('problem' in n) throw smtpReply('badRecipient', n.problem.message);
-    this.deps.submission.checkRecipient(submitterOf(session), n.email);
+    return this.deps.submission.checkRecipient(submitterOf(session), n.email);
   }
 
   private onData(stream: Readable, session: SMTPServerSession, cb: Reply): void {
@@ -219,13 +224,16 @@ export class SmtpListener {
   }
 
   /** Runs a synchronous policy check and turns any error into a reply. */
-  private guard(cb: (err?: Error | null) => void, check: () => void): void {
+  /** Runs a command's check (synchronous, or asynchronous when it reads the store) and answers with its outcome. */
+  private guard(cb: (err?: Error | null) => void, check: () => void | Promise<void>): void {
+    let pending: void | Promise<void>;
     try {
-      check();
-      cb();
+      pending = check();
     } catch (err) {
-      this.fail(cb, err);
+      return this.fail(cb, err);
     }
+    if (pending) pending.then(() => cb(), (err: unknown) => this.fail(cb, err));
+    else cb();
   }
 
   private fail(cb: (err?: Error | null) => void, err: unknown): void {
