@@ -9,8 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { AttemptResult } from '../../src/domain/delivery-result.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
-import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { allSent, deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { waitFor } from '../support/wait.js';
 import { maxInWindow } from '../support/windows.js';
 
@@ -63,13 +62,13 @@ describe('delivery across a step of the wall clock', () => {
     await service.start();
     const store = t.store;
     const send = (to: string) => queueMessage(store, { to: [to], now: new Date(Date.now()) });
-    const done = (ids: string[]) => ids.every((id) => getMessage(store, id)?.status === 'sent');
+    const done = (ids: string[]) => allSent(store, ids);
 
     const retried = await send('ann@retry-mail.net');
     const early: string[] = [];
     for (let i = 0; i < 5; i++) early.push(await send(`early${i}@d${i}-mail.net`));
     service.notify();
-    await waitFor(() => done(early) && jobsOf(store, retried)[0]?.attempts === 1, { what: 'the first sends and the first try of the retry' });
+    await waitFor(async () => (await done(early)) && (await store.queue.jobsOfMessage(retried))[0]?.attempts === 1, { what: 'the first sends and the first try of the retry' });
 
     // Due before the step, not yet leased (no notify) when the clock goes back an hour.
     const due: string[] = [];
@@ -83,7 +82,7 @@ describe('delivery across a step of the wall clock', () => {
 
     // Before, this waited an hour: the attempt limiter stopped refilling and nothing was due on the earlier clock.
     await waitFor(() => done([...due, ...after, retried]), { what: 'every message after the step', timeout: 20_000 });
-    expect(jobsOf(store, retried)[0]?.attempts).toBe(2);
+    expect((await store.queue.jobsOfMessage(retried))[0]?.attempts).toBe(2);
     expect(sent.length).toBe(5 + 10 + 20 + 1);
     expect(maxInWindow(sent, 1000)).toBeLessThanOrEqual(RATE);
   });
@@ -113,7 +112,7 @@ describe('delivery across a step of the wall clock', () => {
     await waitFor(() => held.length === 6, { what: 'the attempt of a message sent after the step' });
     for (const release of held) release();
 
-    await waitFor(() => [...ids, late].every((id) => getMessage(store, id)?.status === 'sent'), { what: 'every outcome recorded' });
+    await waitFor(() => allSent(store, [...ids, late]), { what: 'every outcome recorded' });
     expect([...tries.values()]).toEqual([1, 1, 1, 1, 1, 1]);
   });
 });

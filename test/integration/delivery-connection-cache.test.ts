@@ -11,9 +11,8 @@ import { ConnectionCache } from '../../src/delivery/connection-cache.js';
 import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import { deliverOverSmtp, type SmtpConnectionCache } from '../../src/delivery/smtp-client.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { openTestStore, queueMessage, rawMessage, TEST_SMTP_TIMEOUTS, testDeliveryService, type TestStore } from '../support/delivery.js';
+import { allSent, openTestStore, queueMessage, rawMessage, TEST_SMTP_TIMEOUTS, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver } from '../support/dns-server.js';
 import { testCert } from '../support/tls-cert.js';
 import { waitFor } from '../support/wait.js';
@@ -294,7 +293,7 @@ describe('connection reuse in the DeliveryService', () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push(await queueMessage(t!.store, { to: [`r${i}@reuse-mail.net`] }));
     service!.notify();
-    await waitFor(() => ids.every((id) => getMessage(t!.store, id)?.status === 'sent'), { what: 'all twenty messages to be sent' });
+    await waitFor(() => allSent(t!.store, ids), { what: 'all twenty messages to be sent' });
     expect(sink.delivered).toBe(20);
     expect(sink.connections).toBeLessThan(20);
     expect(sink.open).toBeGreaterThan(0);
@@ -310,7 +309,7 @@ describe('connection reuse in the DeliveryService', () => {
     service!.notify();
     await waitFor(() => sink.open === 1 && [...sink.commands.values()].some((c) => c.includes('DATA')), { what: 'the message to be in DATA' });
     await service!.stop();
-    expect(getMessage(t!.store, id)?.status).toBe('sent');
+    expect((await t!.store.messages.get(id))?.status).toBe('sent');
     await waitFor(() => sink.open === 0, { what: 'the connection to be closed after its transaction' });
     expect(transactions(sink)[0].at(-1)).toBe('QUIT');
   });

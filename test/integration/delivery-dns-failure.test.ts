@@ -8,10 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { EventRecord } from '../../src/domain/types.js';
-import { countHardDnsFailureInTxn, DNS_FAILURE_SUPPRESS_AFTER, DNS_FAILURE_WINDOW_MS, hardDnsFailures } from '../../src/store/lmdb/dns-failures.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
-import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
+import { DNS_FAILURE_SUPPRESS_AFTER, DNS_FAILURE_WINDOW_MS } from '../../src/domain/dns-failure-rule.js';
 import { ACCOUNT, CHANNEL, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { waitFor } from '../support/wait.js';
@@ -47,8 +44,8 @@ async function startService(): Promise<void> {
 async function bounceOf(to: string): Promise<EventRecord> {
   const id = await queueMessage(t.store, { to: [to] });
   service!.notify();
-  await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: `message ${id} to be sent` });
-  const bounced = eventsOfMessage(t.store, id).filter((e) => e.eventType === 'bounced');
+  await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: `message ${id} to be sent` });
+  const bounced = (await t.store.events.ofMessage(id)).filter((e) => e.eventType === 'bounced');
   expect(bounced).toHaveLength(1);
   return bounced[0];
 }
@@ -59,28 +56,28 @@ describe('delivery to a domain that does not exist', () => {
     const event = await bounceOf('fay@nx-once-mail.net');
     expect(event.details).toMatchObject({ bounceType: 'hard', category: 'dns', enhancedCode: '5.1.2' });
     expect(String(event.details.response)).toContain('NXDOMAIN');
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'fay@nx-once-mail.net')).toBe(false);
-    expect(hardDnsFailures(t.store, ACCOUNT, 'nx-once-mail.net')).toHaveLength(1);
+    expect(await t.store.suppressions.is(CHANNEL, 'transactional', 'fay@nx-once-mail.net')).toBe(false);
+    expect(await t.store.dnsFailures.recent(ACCOUNT, 'nx-once-mail.net')).toHaveLength(1);
   });
 
   it(`suppresses the recipient on the domain's ${DNS_FAILURE_SUPPRESS_AFTER}rd NXDOMAIN`, async () => {
     await startService();
     for (let i = 1; i < DNS_FAILURE_SUPPRESS_AFTER; i++) {
       expect((await bounceOf('gus@nx-three-mail.net')).details.category).toBe('dns');
-      expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gus@nx-three-mail.net'), `after failure ${i}`).toBe(false);
+      expect((await t.store.suppressions.is(CHANNEL, 'transactional', 'gus@nx-three-mail.net')), `after failure ${i}`).toBe(false);
     }
     expect((await bounceOf('gus@nx-three-mail.net')).details).toMatchObject({ bounceType: 'hard', category: 'dns' });
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gus@nx-three-mail.net')).toBe(true);
+    expect(await t.store.suppressions.is(CHANNEL, 'transactional', 'gus@nx-three-mail.net')).toBe(true);
   });
 
   it('counts only the failures within the window', async () => {
     t = await openTestStore();
     const now = Date.parse('2025-01-10T00:00:00Z');
-    const count = (atMs: number) => t.store.write(() => countHardDnsFailureInTxn(t.store, { accountId: ACCOUNT, domain: 'Gone-mail.net', atMs }));
+    const count = (atMs: number) => t.store.dnsFailures.countFailure({ accountId: ACCOUNT, domain: 'Gone-mail.net', atMs });
     expect(await count(now - DNS_FAILURE_WINDOW_MS - 1)).toBe(false);
     expect(await count(now - 1000)).toBe(false);
     expect(await count(now)).toBe(false); // the first one fell out of the window
     expect(await count(now + 1000)).toBe(true);
-    expect(hardDnsFailures(t.store, ACCOUNT, 'gone-mail.net')).toEqual([now - 1000, now, now + 1000]);
+    expect(await t.store.dnsFailures.recent(ACCOUNT, 'gone-mail.net')).toEqual([now - 1000, now, now + 1000]);
   });
 });

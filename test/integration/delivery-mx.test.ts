@@ -8,11 +8,7 @@ import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { EventRecord } from '../../src/domain/types.js';
 import { verpLocalPart } from '../../src/domain/verp.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
-import { trackingSecret } from '../../src/store/lmdb/secrets.js';
-import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
-import { CHANNEL, jobsOf, openTestStore, queueMessage, rawMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
+import { CHANNEL, openTestStore, queueMessage, rawMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, startMxServers, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
@@ -63,8 +59,8 @@ async function send(to: string[], from = 'news@sender.test'): Promise<string> {
 
 /** Waits until every job of the message is finished; returns its delivery events. */
 async function settled(id: string): Promise<EventRecord[]> {
-  await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: `message ${id} to be sent` });
-  return eventsOfMessage(t.store, id).filter((e) => e.eventType === 'delivered' || e.eventType === 'bounced');
+  await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: `message ${id} to be sent` });
+  return (await t.store.events.ofMessage(id)).filter((e) => e.eventType === 'delivered' || e.eventType === 'bounced');
 }
 
 describe('delivery to MX hosts', () => {
@@ -80,7 +76,7 @@ describe('delivery to MX hosts', () => {
     // One transaction per recipient, each with that recipient's bounce address (return-path.ts),
     // over one connection: the second reuses the first's session (RSET).
     const got = mx1.received.slice(before);
-    const secret = trackingSecret(t.store);
+    const secret = await t.store.meta.trackingSecret();
     expect(got.map((r) => [r.from, r.to])).toEqual([
       [`${verpLocalPart(secret, id, 'ann@northwind-mail.net')}@bounces.sender.test`, ['ann@northwind-mail.net']],
       [`${verpLocalPart(secret, id, 'bob@northwind-mail.net')}@bounces.sender.test`, ['bob@northwind-mail.net']],
@@ -89,7 +85,7 @@ describe('delivery to MX hosts', () => {
     expect(got[0]).toMatchObject({ secure: true, heloName: 'postrider.test' });
     expect(got[0].raw.toString()).toContain('.a line that starts with a dot');
     expect(got[1].raw.toString()).toContain('Subject: Hello');
-    expect(jobsOf(t.store, id)[0]).toMatchObject({ state: 'done', attempts: 1 });
+    expect((await t.store.queue.jobsOfMessage(id))[0]).toMatchObject({ state: 'done', attempts: 1 });
   });
 
   it('falls back to the next MX when the first one refuses the connection', async () => {
@@ -111,7 +107,7 @@ describe('delivery to MX hosts', () => {
       ['bounced', ['gone@partial-mail.net'], 'hard'],
     ]);
     expect(events[1].details).toMatchObject({ smtpCode: 550, enhancedCode: '5.1.1', category: 'unknown_user', mx: 'mx1.northwind-mail.net' });
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'gone@partial-mail.net')).toBe(true);
+    expect(await t.store.suppressions.is(CHANNEL, 'transactional', 'gone@partial-mail.net')).toBe(true);
   });
 
   it('delivers through the implicit MX: the domain A record when there is no MX', async () => {
@@ -176,7 +172,7 @@ describe('a failed STARTTLS handshake', () => {
     await startService();
     const id = await queueMessage(t.store, { to: ['ida@brokentls-mail.net'] });
     service!.notify();
-    const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts === 1), { what: 'the first attempt' });
+    const job = await waitFor(async () => (await t.store.queue.jobsOfMessage(id)).find((j) => j.attempts === 1), { what: 'the first attempt' });
     expect(job).toMatchObject({ state: 'done', history: [{ outcome: 'delivered', mx: 'broken-tls.northwind-mail.net', tls: false }] });
     expect(job.history[0].tlsDetail?.reason).toMatch(/^TLS handshake failed: /);
     expect(broken.received).toMatchObject([{ to: ['ida@brokentls-mail.net'], secure: false }]);

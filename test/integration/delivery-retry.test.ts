@@ -7,12 +7,8 @@ import type { DeliveryService, DeliveryServiceOptions } from '../../src/delivery
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { EventRecord } from '../../src/domain/types.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
-import { leaseDueJobs } from '../../src/store/lmdb/queue.js';
-import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { CHANNEL, jobsOf, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
+import { CHANNEL, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
@@ -72,13 +68,13 @@ async function send(s: DeliveryService, to: string[]): Promise<string> {
   return id;
 }
 
-function outcomes(id: string): EventRecord[] {
-  return eventsOfMessage(t.store, id).filter((e) => e.eventType === 'delivered' || e.eventType === 'bounced');
+async function outcomes(id: string): Promise<EventRecord[]> {
+  return (await t.store.events.ofMessage(id)).filter((e) => e.eventType === 'delivered' || e.eventType === 'bounced');
 }
 
 /** Waits for the job's attempt `n` to be recorded and the dispatcher to sleep until its retry. */
 async function afterAttempt(id: string, n: number, nextDueMs?: number) {
-  const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts === n), { what: `attempt ${n}` });
+  const job = await waitFor(async () => (await t.store.queue.jobsOfMessage(id)).find((j) => j.attempts === n), { what: `attempt ${n}` });
   if (nextDueMs !== undefined) await waitFor(() => clock.nextTimerAt() === nextDueMs, { what: 'the retry timer' });
   return job;
 }
@@ -94,7 +90,7 @@ describe('log lines', () => {
     mx.scriptRcpt('later@retry-mail.net', { code: 451, message: '4.7.1 Greylisting in action, please come back later' });
     const ok = await send(s, ['ok@retry-mail.net']);
     const later = await send(s, ['later@retry-mail.net']);
-    await waitFor(() => getMessage(t.store, ok)?.status === 'sent', { what: 'the delivered message' });
+    await waitFor(async () => (await t.store.messages.get(ok))?.status === 'sent', { what: 'the delivered message' });
     await afterAttempt(later, 1);
     await s.stop();
     const attempts = lines.filter((l) => l.event === 'delivery_attempt');
@@ -113,38 +109,38 @@ describe('retries on the schedule', () => {
     const job = await afterAttempt(id, 1, start + 5 * MINUTE);
     expect(job).toMatchObject({ state: 'queued', dueAt: new Date(start + 5 * MINUTE).toISOString() });
     expect(job.history[0]).toMatchObject({ outcome: 'deferred', smtpCode: 451, enhancedCode: '4.7.1' });
-    expect(outcomes(id)).toEqual([]);
+    expect(await outcomes(id)).toEqual([]);
 
     clock.advance(5 * MINUTE - 1);
     // Sentinel: a message to another domain, due now. The round that sends it leases every due
     // job, so a retry a millisecond early would be leased (or done) by the time it is sent.
     dns.set('early-mail.net', 'MX', ['10 mx.retry-mail.net']);
     const sentinel = await send(s, ['ann@early-mail.net']);
-    await waitFor(() => getMessage(t.store, sentinel)?.status === 'sent', { what: 'the sentinel message' });
-    expect(jobsOf(t.store, id)[0].attempts).toBe(1); // not a millisecond early
-    expect(jobsOf(t.store, id)[0].state).toBe('queued');
+    await waitFor(async () => (await t.store.messages.get(sentinel))?.status === 'sent', { what: 'the sentinel message' });
+    expect((await t.store.queue.jobsOfMessage(id))[0].attempts).toBe(1); // not a millisecond early
+    expect((await t.store.queue.jobsOfMessage(id))[0].state).toBe('queued');
 
     clock.advance(1);
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the retry to deliver' });
-    expect(outcomes(id).map((e) => [e.eventType, e.details.attempt])).toEqual([['delivered', 2]]);
+    await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the retry to deliver' });
+    expect((await outcomes(id)).map((e) => [e.eventType, e.details.attempt])).toEqual([['delivered', 2]]);
   });
 
   it('bounces a 550 5.1.1 at once and suppresses the address for the channel', async () => {
     const s = await setup();
     mx.scriptRcpt('nobody@retry-mail.net', { code: 550, message: '5.1.1 <nobody@retry-mail.net>: Recipient address rejected: User unknown' });
     const id = await send(s, ['nobody@retry-mail.net']);
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the bounce' });
-    expect(outcomes(id)).toMatchObject([{ eventType: 'bounced', details: { bounceType: 'hard', smtpCode: 550, enhancedCode: '5.1.1', attempt: 1 } }]);
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'nobody@retry-mail.net')).toBe(true);
+    await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the bounce' });
+    expect(await outcomes(id)).toMatchObject([{ eventType: 'bounced', details: { bounceType: 'hard', smtpCode: 550, enhancedCode: '5.1.1', attempt: 1 } }]);
+    expect(await t.store.suppressions.is(CHANNEL, 'transactional', 'nobody@retry-mail.net')).toBe(true);
   });
 
   it('soft-bounces a content rejection after DATA without suppressing the address', async () => {
     const s = await setup();
     mx.scriptData({ code: 554, message: '5.7.1 Message rejected as spam' });
     const id = await send(s, ['fine@retry-mail.net']);
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the bounce' });
-    expect(outcomes(id)).toMatchObject([{ eventType: 'bounced', details: { bounceType: 'soft', category: 'spam', smtpCode: 554 } }]);
-    expect(isSuppressed(t.store, CHANNEL, 'transactional', 'fine@retry-mail.net')).toBe(false);
+    await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the bounce' });
+    expect(await outcomes(id)).toMatchObject([{ eventType: 'bounced', details: { bounceType: 'soft', category: 'spam', smtpCode: 554 } }]);
+    expect(await t.store.suppressions.is(CHANNEL, 'transactional', 'fine@retry-mail.net')).toBe(false);
   });
 
   it('gives up a message that is still deferred at its maximum age, with the last reply', async () => {
@@ -155,11 +151,11 @@ describe('retries on the schedule', () => {
     // The 5-minute step is cut to the expiry time: one last attempt at 2 minutes.
     await afterAttempt(id, 1, start + 2 * MINUTE);
     clock.advance(2 * MINUTE);
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the expiry' });
-    expect(outcomes(id)).toMatchObject([
+    await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the expiry' });
+    expect(await outcomes(id)).toMatchObject([
       { eventType: 'bounced', recipients: ['full@retry-mail.net'], details: { reason: 'expired', bounceType: 'soft', category: 'mailbox_full', response: '452 4.2.2 Mailbox full, still', attempt: 2 } },
     ]);
-    expect(jobsOf(t.store, id)[0]).toMatchObject({ state: 'done', attempts: 2 });
+    expect((await t.store.queue.jobsOfMessage(id))[0]).toMatchObject({ state: 'done', attempts: 2 });
   });
 });
 
@@ -169,13 +165,13 @@ describe('crash safety', () => {
     clock = new FakeClock();
     const id = await queueMessage(t.store, { to: ['crash@retry-mail.net'], now: new Date(clock.now()) });
     // The dead process leased the job (for 30 minutes) and never recorded an outcome.
-    const { jobs } = await leaseDueJobs(t.store, { nowMs: clock.now(), max: 10, leaseMs: 30 * MINUTE });
+    const { jobs } = await t.store.queue.lease({ owner: 'local', nowMs: clock.now(), max: 10, leaseMs: 30 * MINUTE });
     expect(jobs).toHaveLength(1);
     await t.reopen();
 
     await newService().start();
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the recovered job to be delivered' });
-    expect(outcomes(id)).toMatchObject([{ eventType: 'delivered', details: { attempt: 1 } }]);
+    await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the recovered job to be delivered' });
+    expect(await outcomes(id)).toMatchObject([{ eventType: 'delivered', details: { attempt: 1 } }]);
     expect(mx.received.at(-1)?.to).toEqual(['crash@retry-mail.net']);
   });
 
@@ -190,7 +186,7 @@ describe('crash safety', () => {
     const stopped = Date.now();
     await s.stop();
     expect(Date.now() - stopped).toBeLessThan(3000);
-    expect(jobsOf(t.store, id)[0]).toMatchObject({ state: 'queued', attempts: 0, history: [] });
-    expect(outcomes(id)).toEqual([]);
+    expect((await t.store.queue.jobsOfMessage(id))[0]).toMatchObject({ state: 'queued', attempts: 0, history: [] });
+    expect(await outcomes(id)).toEqual([]);
   });
 });

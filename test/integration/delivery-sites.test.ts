@@ -15,9 +15,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { allSent, deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
@@ -121,7 +120,7 @@ afterEach(async () => {
   await t?.close();
 });
 
-const sent = (id: string) => getMessage(t.store, id)?.status === 'sent';
+const sent = async (id: string) => (await t.store.messages.get(id))?.status === 'sent';
 
 /** Queues a message to the sentinel domain (its own MX) and waits for its delivery: proof that the dispatcher planned after what came before. */
 async function sentinel(now?: Date): Promise<void> {
@@ -148,7 +147,7 @@ describe('concurrency per MX site', () => {
     await sentinel();
     expect(shared.held).toBe(2);
     shared.open();
-    await waitFor(() => ids.every(sent), { what: 'all 8 messages' });
+    await waitFor(() => allSent(t.store, ids), { what: 'all 8 messages' });
     expect(shared.maxHeld).toBe(2);
     expect(shared.received).toHaveLength(8);
   });
@@ -173,7 +172,7 @@ describe('concurrency per MX site', () => {
     await sentinel();
     expect(shared.held).toBe(3);
     shared.open();
-    await waitFor(() => ids.every(sent), { what: 'all 6 messages' });
+    await waitFor(() => allSent(t.store, ids), { what: 'all 6 messages' });
     expect(shared.maxHeld).toBe(3);
   });
 });
@@ -196,7 +195,7 @@ describe('slow down', () => {
     shared.script.push({ code: 450, message: '4.7.28 Our system has detected an unusual rate of unsolicited mail. To protect our users, this message has been temporarily rate limited.' });
     const first = await queueMessage(t.store, { to: ['x@alpha-mail.net'], now: new Date(clock.now()) });
     service.notify();
-    await waitFor(() => jobsOf(t.store, first)[0]?.attempts === 1, { what: 'the throttled attempt recorded' });
+    await waitFor(async () => (await t.store.queue.jobsOfMessage(first))[0]?.attempts === 1, { what: 'the throttled attempt recorded' });
 
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha-mail.net`], now: new Date(clock.now()) }));
@@ -209,7 +208,7 @@ describe('slow down', () => {
     await sentinel(new Date(clock.now()));
     await waitFor(() => shared.held >= 3, { what: 'a third message held after the quiet period' });
     shared.open();
-    await waitFor(() => ids.every(sent), { what: 'all 6 messages' });
+    await waitFor(() => allSent(t.store, ids), { what: 'all 6 messages' });
     const changes = lines.map((l) => JSON.parse(l) as { msg: string; site?: string; concurrency?: number }).filter((l) => /site concurrency/.test(l.msg));
     expect(changes.map((c) => [c.site, c.concurrency])).toEqual([
       ['mx1.provider-mail.net,mx2.provider-mail.net', 2],

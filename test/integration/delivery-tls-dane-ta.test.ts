@@ -5,7 +5,6 @@
  * (RFC 7672 2.2: that MX host is not used).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tlsRptCounts } from '../../src/store/lmdb/tls-rpt.js';
 import { daneCerts, DANE_MX, tlsaText } from '../support/dane-certs.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { deliverySettings } from '../support/delivery-rig.js';
@@ -98,11 +97,11 @@ describe('DANE in delivery: trust anchors, unusable records, failed lookups', ()
   it('tells TLS-RPT the DANE-TA success, and each failed TLSA lookup as dnssec-invalid (RFC 8460 4.3.2.1)', async () => {
     await t.daemon.tlsRpt.flush();
     const day = new Date().toISOString().slice(0, 10);
-    const counts = (domain: string) => tlsRptCounts(t.daemon.store, day, domain);
-    expect(counts('dane-ta-mail.net')).toMatchObject([{ policy: { type: 'tlsa', mxHost: DANE_MX }, success: 1, failures: [] }]);
+    const counts = (domain: string) => t.daemon.store.tlsRpt.counts(day, domain);
+    expect(await counts('dane-ta-mail.net')).toMatchObject([{ policy: { type: 'tlsa', mxHost: DANE_MX }, success: 1, failures: [] }]);
     const dnssecInvalid = { policy: { type: 'tlsa', mxHost: 'mx-fail.dane-mail.net' }, success: 0, failures: [{ count: 1, failure: { type: 'dnssec-invalid', receivingMxHostname: 'mx-fail.dane-mail.net', failureReasonCode: expect.stringMatching(/SERVFAIL/) } }] };
-    expect(counts('servfail-all-mail.net')).toMatchObject([dnssecInvalid]);
+    expect(await counts('servfail-all-mail.net')).toMatchObject([dnssecInvalid]);
     // Its delivery through mx.dane-mail.net may reuse the kept connection, which is no negotiation.
-    expect(counts('servfail-one-mail.net')).toEqual(expect.arrayContaining([expect.objectContaining(dnssecInvalid)]));
+    expect(await counts('servfail-one-mail.net')).toEqual(expect.arrayContaining([expect.objectContaining(dnssecInvalid)]));
   });
 });

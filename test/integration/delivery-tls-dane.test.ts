@@ -5,7 +5,6 @@
  * read from the message details, the TLS-RPT counts from the store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tlsRptCounts } from '../../src/store/lmdb/tls-rpt.js';
 import { daneCerts, tlsaText } from '../support/dane-certs.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { deliverySettings } from '../support/delivery-rig.js';
@@ -78,9 +77,9 @@ describe('DANE in delivery', () => {
   it('tells TLS-RPT each negotiation under the tlsa policy', async () => {
     await t.daemon.tlsRpt.flush();
     const day = new Date().toISOString().slice(0, 10);
-    const counts = (domain: string) => tlsRptCounts(t.daemon.store, day, domain);
-    expect(counts('dane-ok-mail.net')).toMatchObject([{ policy: { type: 'tlsa', mxHost: 'mx.dane-mail.net', string: [tlsaText(3, 1, 1, certs.leaf)] }, success: 1, failures: [] }]);
-    expect(counts('dane-wrong-mail.net')).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'tlsa-invalid', receivingMxHostname: 'mx-wrong.dane-mail.net' } }] }]);
-    expect(counts('dane-refusing-mail.net')).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
+    const counts = (domain: string) => t.daemon.store.tlsRpt.counts(day, domain);
+    expect(await counts('dane-ok-mail.net')).toMatchObject([{ policy: { type: 'tlsa', mxHost: 'mx.dane-mail.net', string: [tlsaText(3, 1, 1, certs.leaf)] }, success: 1, failures: [] }]);
+    expect(await counts('dane-wrong-mail.net')).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'tlsa-invalid', receivingMxHostname: 'mx-wrong.dane-mail.net' } }] }]);
+    expect(await counts('dane-refusing-mail.net')).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
   });
 });

@@ -9,9 +9,8 @@ import { destinationKey } from '../../src/delivery/connection-cache.js';
 import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { jobsOf, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
+import { openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
@@ -54,8 +53,8 @@ async function startService(): Promise<void> {
 async function firstAttempt(to: string): Promise<DeliveryJob> {
   const id = await queueMessage(t.store, { to: [to] });
   service!.notify();
-  const job = await waitFor(() => jobsOf(t.store, id).find((j) => j.attempts >= 1), { what: `the first attempt to ${to}` });
-  expect(getMessage(t.store, id)?.status).toBe('sent');
+  const job = await waitFor(async () => (await t.store.queue.jobsOfMessage(id)).find((j) => j.attempts >= 1), { what: `the first attempt to ${to}` });
+  expect((await t.store.messages.get(id))?.status).toBe('sent');
   return job;
 }
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { AttemptResult } from '../../src/domain/delivery-result.js';
-import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { waitFor } from '../support/wait.js';
 
@@ -59,7 +59,7 @@ describe('dispatcher wake-up', () => {
     await service.start();
     const id = await queueMessage(t.store, { to: ['ann@wakeup-mail.net'], now: new Date(clock.now()) });
     service.notify();
-    const first = await waitFor(() => jobsOf(t!.store, id).find((j) => j.attempts === 1), { what: 'the first attempt' });
+    const first = await waitFor(async () => (await t!.store.queue.jobsOfMessage(id)).find((j) => j.attempts === 1), { what: 'the first attempt' });
     const dueMs = Date.parse(first.dueAt);
     await waitFor(() => clock.nextTimerAt() === dueMs, { what: 'the retry timer' });
 
@@ -73,7 +73,7 @@ describe('dispatcher wake-up', () => {
     // Within the retry's own second, not the 60 s idle check.
     clock.advance(1000);
     // The attempt counter moves when the attempt starts; the job's when its outcome is recorded.
-    await waitFor(() => (jobsOf(t!.store, id)[0]?.attempts ?? 0) >= 2, { what: 'the retry to be recorded', timeout: 5_000 });
+    await waitFor(async () => ((await t!.store.queue.jobsOfMessage(id))[0]?.attempts ?? 0) >= 2, { what: 'the retry to be recorded', timeout: 5_000 });
     expect(attempts).toBe(2);
   });
 
@@ -101,6 +101,6 @@ describe('dispatcher wake-up', () => {
     const ids: string[] = [];
     for (const to of ['a@one-mail.net', 'b@two-mail.net', 'c@three-mail.net']) ids.push(await queueMessage(t.store, { to: [to], now: new Date(clock.now()) }));
     service.notify();
-    await waitFor(() => ids.every((id) => jobsOf(t!.store, id)[0]?.state === 'done'), { what: 'all three jobs done', timeout: 5_000 });
+    await waitFor(async () => (await Promise.all(ids.map((id) => t!.store.queue.jobsOfMessage(id)))).every((jobs) => jobs[0]?.state === 'done'), { what: 'all three jobs done', timeout: 5_000 });
   });
 });

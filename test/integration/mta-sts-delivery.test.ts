@@ -6,7 +6,6 @@
  * did is read from the message details (`attempts`), as an operator would.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tlsRptCounts } from '../../src/store/lmdb/tls-rpt.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startPolicyServer, stsDeliverySettings, type PolicyServer } from '../support/mta-sts-server.js';
@@ -96,13 +95,13 @@ describe('MTA-STS in delivery', () => {
     expect(await firstAttempt('fay@no-policy-mail.net')).toMatchObject({ outcome: 'delivered', tls: true });
     await t.daemon.tlsRpt.flush();
     const day = new Date().toISOString().slice(0, 10);
-    const counts = (domain: string) => tlsRptCounts(t.daemon.store, day, domain);
-    expect(counts('no-policy-mail.net')).toMatchObject([{ policy: { type: 'no-policy-found' }, success: 1, failures: [] }]);
-    expect(counts('sts-good-mail.net')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good-mail.net', string: ['version: STSv1', 'mode: enforce', 'mx: mx.sts-good-mail.net', 'max_age: 86400'] }, success: 1 }]);
-    expect(counts('sts-refusing-mail.net')).toMatchObject([{ policy: { type: 'sts', mxHost: '*.sts-refusing-mail.net' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported', receivingMxHostname: 'mx.sts-refusing-mail.net', receivingIp: '127.0.42.3' } }] }]);
-    expect(counts('sts-selfsigned-mail.net')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'certificate-not-trusted' } }] }]);
+    const counts = (domain: string) => t.daemon.store.tlsRpt.counts(day, domain);
+    expect(await counts('no-policy-mail.net')).toMatchObject([{ policy: { type: 'no-policy-found' }, success: 1, failures: [] }]);
+    expect(await counts('sts-good-mail.net')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good-mail.net', string: ['version: STSv1', 'mode: enforce', 'mx: mx.sts-good-mail.net', 'max_age: 86400'] }, success: 1 }]);
+    expect(await counts('sts-refusing-mail.net')).toMatchObject([{ policy: { type: 'sts', mxHost: '*.sts-refusing-mail.net' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported', receivingMxHostname: 'mx.sts-refusing-mail.net', receivingIp: '127.0.42.3' } }] }]);
+    expect(await counts('sts-selfsigned-mail.net')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'certificate-not-trusted' } }] }]);
     // No MX in the enforce policy: RFC 8460 has no type for it, 4.3.3 says validation-failure.
-    expect(counts('sts-mismatch-mail.net')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good-mail.net' }, success: 0, failures: [{ count: 1, failure: { type: 'validation-failure', receivingMxHostname: 'mx.sts-good-mail.net' } }] }]);
-    expect(counts('sts-testing-mail.net')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
+    expect(await counts('sts-mismatch-mail.net')).toMatchObject([{ policy: { type: 'sts', mxHost: 'mx.sts-good-mail.net' }, success: 0, failures: [{ count: 1, failure: { type: 'validation-failure', receivingMxHostname: 'mx.sts-good-mail.net' } }] }]);
+    expect(await counts('sts-testing-mail.net')).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'starttls-not-supported' } }] }]);
   });
 });

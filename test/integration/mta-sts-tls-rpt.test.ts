@@ -6,8 +6,6 @@
  * cached policy, else none); the day's TLS-RPT report carries the failure under policy-type sts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { saveStsPolicy } from '../../src/store/lmdb/mta-sts.js';
-import { tlsRptCounts } from '../../src/store/lmdb/tls-rpt.js';
 import { buildReport, type TlsRptJson } from '../../src/tls-rpt/report.js';
 import { firstAttempt as sendAndReadFirstAttempt, type Attempt } from '../support/attempts.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
@@ -42,7 +40,7 @@ async function todaysReport(domain: string, until: (r: TlsRptJson) => boolean): 
   return waitFor(
     async () => {
       await t.daemon.tlsRpt.flush();
-      const report = buildReport({ organizationName: 'postrider', contactInfo: 'tlsrpt@postrider.net', reportId: 'r1', day, policyDomain: domain }, tlsRptCounts(t.daemon.store, day, domain));
+      const report = buildReport({ organizationName: 'postrider', contactInfo: 'tlsrpt@postrider.net', reportId: 'r1', day, policyDomain: domain }, await t.daemon.store.tlsRpt.counts(day, domain));
       return until(report) && report;
     },
     { what: `the TLS-RPT report of ${domain}` },
@@ -112,7 +110,7 @@ describe('an announced MTA-STS policy that cannot be had, in TLS-RPT', () => {
     // A policy of id "first" fetched earlier (stored as the cache stores it); the TXT now announces "second".
     const now = Date.now();
     const policy = { mode: 'enforce' as const, mx: [MX_HOST], maxAge: 86400 };
-    await saveStsPolicy(t.daemon.store, 'policy-cached-mail.net', { id: 'first', policy, fetchedAtMs: now, expiresAtMs: now + 86_400_000 });
+    await t.daemon.store.mtaSts.save('policy-cached-mail.net', { id: 'first', policy, fetchedAtMs: now, expiresAtMs: now + 86_400_000 });
     domainAnnouncing('policy-cached-mail.net', 'second');
     policies.answer('mta-sts.policy-cached-mail.net', { status: 500 });
 

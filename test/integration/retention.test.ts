@@ -1,18 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import { RetentionSweeper } from '../../src/retention/sweeper.js';
-import { eventFloor } from '../../src/store/lmdb/events.js';
-import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
-import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { asItem, bruteForceEvents, generateEvents, storedEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
+// The LMDB engine's index inspection: no port verb lists raw index entries.
 import { indexedEventSeqs, messageJobLinks } from '../../src/store/lmdb/remains.js';
-import { isRetentionPending } from '../../src/store/lmdb/retention.js';
-import { dropJob } from '../../src/store/lmdb/queue-outcome.js';
-import { countHardDnsFailureInTxn, hardDnsFailures } from '../../src/store/lmdb/dns-failures.js';
 
 const DAY = 86_400_000;
 let dns: TestDns;
@@ -73,7 +68,7 @@ describe('retention sweep', () => {
     const swept = await sweeper().sweepNow();
     expect(swept.events).toBe(300);
 
-    expect(eventFloor(store)).toBe(recent[0].seq);
+    expect((await store.events.bounds()).floor).toBe(recent[0].seq);
     const removed = new Set(old.map((e) => e.seq));
     const dangling = indexedEventSeqs(store).eventIndex.filter((seq) => removed.has(seq));
     expect(dangling).toEqual([]);
@@ -94,34 +89,34 @@ describe('retention sweep', () => {
     const queued = await send(live);
     // Its body exists once the finishing stage composed it, a moment after the 200.
     await signedBody(store, queued);
-    expect(getMessage(store, queued)!.openJobs).toBe(2);
+    expect((await store.messages.get(queued))!.openJobs).toBe(2);
 
     clock = Date.now() + 3 * DAY;
     await sweeper().sweepNow();
     expect(storedEvents(store)).toEqual([]);
-    expect(getMessage(store, done)).toBeUndefined();
-    expect(getBody(store, done)).toBeUndefined();
+    expect(await store.messages.get(done)).toBeUndefined();
+    expect(await store.messages.body(done)).toBeUndefined();
     expect((await t.api('GET', `/activity/messages/${done}`)).status).toBe(404);
-    expect(getBody(store, queued)).toBeDefined();
+    expect(await store.messages.body(queued)).toBeDefined();
     expect((await t.api('GET', `/activity/messages/${queued}`)).body.events).toEqual([]);
-    expect(isRetentionPending(store, queued)).toBe(true);
+    expect(await store.retention.isPending(queued)).toBe(true);
 
-    // The message's delivery finishes: here the operator drops its jobs (queue-outcome.ts), which
+    // The message's delivery finishes: here the operator drops its jobs (QueuePort.drop), which
     // closes them and the message as a last delivery attempt does.
-    for (const job of jobsOfMessage(store, queued)) expect(await dropJob(store, job.id)).toBe('ok');
+    for (const job of await store.queue.jobsOfMessage(queued)) expect((await store.queue.drop(job.id, new Date())).result).toBe('ok');
     const again = await sweeper().sweepNow();
     expect(again.messages).toBe(1);
-    expect(getMessage(store, queued)).toBeUndefined();
-    expect(getBody(store, queued)).toBeUndefined();
-    expect(jobsOfMessage(store, queued)).toEqual([]);
+    expect(await store.messages.get(queued)).toBeUndefined();
+    expect(await store.messages.body(queued)).toBeUndefined();
+    expect(await store.queue.jobsOfMessage(queued)).toEqual([]);
     expect(messageJobLinks(store)).toEqual([]);
-    expect(isRetentionPending(store, queued)).toBe(false);
+    expect(await store.retention.isPending(queued)).toBe(false);
   });
 
   it("drops recipient domains' hard DNS failures older than their 7-day window, and the entries left with none, in batches", async () => {
     const store = t.daemon.store;
     const now = Date.now();
-    const fail = (accountId: string, domain: string, atMs: number) => store.write(() => countHardDnsFailureInTxn(store, { accountId, domain, atMs }));
+    const fail = (accountId: string, domain: string, atMs: number) => store.dnsFailures.countFailure({ accountId, domain, atMs });
     // 90 domains that failed once, 8 days ago: more than two batches of 37.
     for (let i = 0; i < 90; i++) await fail(t.accountId, `gone-${String(i).padStart(2, '0')}-mail.net`, now - 8 * DAY);
     await fail(t.accountId, 'mixed-mail.net', now - 9 * DAY);
@@ -131,26 +126,26 @@ describe('retention sweep', () => {
 
     clock = now;
     expect((await sweeper().sweepNow()).dnsFailures).toBe(90);
-    expect(hardDnsFailures(store, t.accountId, 'gone-00-mail.net')).toEqual([]);
-    expect(hardDnsFailures(store, t.accountId, 'gone-89-mail.net')).toEqual([]);
-    expect(hardDnsFailures(store, t.accountId, 'mixed-mail.net')).toEqual([now - 2 * DAY]);
-    expect(hardDnsFailures(store, t.accountId, 'fresh-mail.net')).toEqual([now - 3_600_000]);
-    expect(hardDnsFailures(store, 'another-account', 'gone-00-mail.net')).toEqual([now - 6 * DAY]);
+    expect(await store.dnsFailures.recent(t.accountId, 'gone-00-mail.net')).toEqual([]);
+    expect(await store.dnsFailures.recent(t.accountId, 'gone-89-mail.net')).toEqual([]);
+    expect(await store.dnsFailures.recent(t.accountId, 'mixed-mail.net')).toEqual([now - 2 * DAY]);
+    expect(await store.dnsFailures.recent(t.accountId, 'fresh-mail.net')).toEqual([now - 3_600_000]);
+    expect(await store.dnsFailures.recent('another-account', 'gone-00-mail.net')).toEqual([now - 6 * DAY]);
 
     // A day on, the 6-day-old failure has left its window too; the rest stay.
     clock = now + 1.5 * DAY;
     expect((await sweeper().sweepNow()).dnsFailures).toBe(1);
-    expect(hardDnsFailures(store, 'another-account', 'gone-00-mail.net')).toEqual([]);
-    expect(hardDnsFailures(store, t.accountId, 'mixed-mail.net')).toEqual([now - 2 * DAY]);
+    expect(await store.dnsFailures.recent('another-account', 'gone-00-mail.net')).toEqual([]);
+    expect(await store.dnsFailures.recent(t.accountId, 'mixed-mail.net')).toEqual([now - 2 * DAY]);
   });
 
   it('keeps numbering after an emptied log, and new events are listed again', async () => {
-    const before = eventFloor(t.daemon.store);
+    const before = (await t.daemon.store.events.bounds()).floor;
     const id = await send(sandbox);
     const list = await allEvents({ messageId: id });
     expect(list.items.map((e) => (e as { eventType: string }).eventType)).toEqual(['accepted', 'processed', 'delivered']);
     expect(list.totalCount).toBe(3);
-    expect(eventFloor(t.daemon.store)).toBe(before);
+    expect((await t.daemon.store.events.bounds()).floor).toBe(before);
     expect((await allEvents()).totalCount).toBe(3);
   });
 });

@@ -22,8 +22,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
-import { addTlsRptCounts, tlsRptCounts } from '../../src/store/lmdb/tls-rpt.js';
 import type { Attempt } from '../support/attempts.js';
 import { daneCerts, tlsaText } from '../support/dane-certs.js';
 import { apiRequest, startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
@@ -119,7 +117,7 @@ async function reportTo(d: Daemon, rua: string): Promise<{ domain: string; mailb
   const domain = fresh('rcpt');
   const mailbox = `tlsrpt@${rua}`;
   dns.set(`_smtp._tls.${domain}`, 'TXT', [`v=TLSRPTv1; rua=mailto:${mailbox}`]);
-  await addTlsRptCounts(d.store, [{ day, policyDomain: domain, policy: { type: 'no-policy-found' }, success: 3, failures: [] }]);
+  await d.store.tlsRpt.addCounts([{ day, policyDomain: domain, policy: { type: 'no-policy-found' }, success: 3, failures: [] }]);
   await d.tlsRpt.runNow();
   return { domain, mailbox };
 }
@@ -170,14 +168,14 @@ describe('TLS-RPT report mail in delivery (RFC 8460 5.3)', () => {
     const got = await arrived(mx, mailbox);
     expect(got.secure).toBe(true); // STARTTLS with a certificate that verifies for no name of the rua domain
     const { messageId } = await reportMessage(d, mailbox);
-    expect(getMessage(d.store, messageId)?.tlsReport).toBe(true);
+    expect((await d.store.messages.get(messageId))?.tlsReport).toBe(true);
     const details = await api(d, 'GET', `/activity/messages/${messageId}`);
     expect((details.body.attempts as Attempt[])[0]).toMatchObject({ outcome: 'delivered', mx: `mx.${rua}`, tls: true, tlsDetail: { verified: false } });
     expect((details.body.attempts as Attempt[])[0].mtaSts).toBeUndefined();
 
     // Only the ordinary message's refusal is counted for the rua domain, not the report's session.
     await d.tlsRpt.flush();
-    expect(tlsRptCounts(d.store, today(), rua)).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'validation-failure' } }] }]);
+    expect(await d.store.tlsRpt.counts(today(), rua)).toMatchObject([{ policy: { type: 'sts' }, success: 0, failures: [{ count: 1, failure: { type: 'validation-failure' } }] }]);
   });
 
   it('MTA-STS enforce and an MX that refuses STARTTLS: the ordinary message is deferred, the report goes in plain text', async () => {
@@ -209,7 +207,7 @@ describe('TLS-RPT report mail in delivery (RFC 8460 5.3)', () => {
     expect(attempt).toMatchObject({ outcome: 'delivered', tls: true });
     expect(attempt.tlsDetail?.dane).toBeUndefined();
     await d.tlsRpt.flush();
-    expect(tlsRptCounts(d.store, today(), rua)).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'tlsa-invalid' } }] }]);
+    expect(await d.store.tlsRpt.counts(today(), rua)).toMatchObject([{ policy: { type: 'tlsa' }, success: 0, failures: [{ count: 1, failure: { type: 'tlsa-invalid' } }] }]);
   });
 
   it('a report committed before a restart is still sent despite the policy: the mark is stored with the message', async () => {
@@ -222,7 +220,7 @@ describe('TLS-RPT report mail in delivery (RFC 8460 5.3)', () => {
     daemon = undefined;
     const d = await run();
     await arrived(mx, mailbox);
-    expect(getMessage(d.store, messageId)?.tlsReport).toBe(true);
+    expect((await d.store.messages.get(messageId))?.tlsReport).toBe(true);
   });
 
   it('without a policy: the report session is not counted nor kept for other mail, an ordinary message to the same domain is counted', async () => {
@@ -232,11 +230,11 @@ describe('TLS-RPT report mail in delivery (RFC 8460 5.3)', () => {
     // Arrived: its session was opened, and told to TLS-RPT if it ever would be, before the DATA.
     await arrived(mx, mailbox);
     await d.tlsRpt.flush();
-    expect(tlsRptCounts(d.store, today(), rua)).toEqual([]);
+    expect(await d.store.tlsRpt.counts(today(), rua)).toEqual([]);
     // A new session: a message over the report's kept connection would not have been counted.
     expect(await ordinaryAttempt(d, `someone@${rua}`)).toMatchObject({ outcome: 'delivered', tls: true });
     await d.tlsRpt.flush();
-    expect(tlsRptCounts(d.store, today(), rua)).toMatchObject([{ policy: { type: 'no-policy-found' }, success: 1, failures: [] }]);
+    expect(await d.store.tlsRpt.counts(today(), rua)).toMatchObject([{ policy: { type: 'no-policy-found' }, success: 1, failures: [] }]);
   });
 
   it('is DKIM-signed over TLS-Report-Domain and TLS-Report-Submitter, and its Received field says it was made here', async () => {

@@ -17,7 +17,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
-import { addTlsRptCounts, tlsRptReport } from '../../src/store/lmdb/tls-rpt.js';
 import { apiRequest, startDaemon, type TestDaemon } from '../support/daemon.js';
 import { deliverySettings, routeTo } from '../support/delivery-rig.js';
 import { dkimpyAvailable, dkimpyVerify } from '../support/dkimpy.js';
@@ -90,7 +89,7 @@ async function policyDomain(d: Daemon, rua?: (ruaDomain: string) => string): Pro
   const mailbox = `tlsrpt@${ruaDomain}`;
   dns.set(`_smtp._tls.${domain}`, 'TXT', [`v=TLSRPTv1; rua=${rua ? rua(ruaDomain) : `mailto:${mailbox}`}`]);
   routeTo(dns, ruaDomain, sink.address);
-  await addTlsRptCounts(d.store, [
+  await d.store.tlsRpt.addCounts([
     { day, policyDomain: domain, policy: { type: 'no-policy-found' }, success: 7, failures: [{ failure: { type: 'starttls-not-supported', receivingMxHostname: `mx.${domain}`, receivingIp: '203.0.113.9' }, count: 2 }] },
   ]);
   return { domain, mailbox };
@@ -119,7 +118,7 @@ describe('TLS-RPT reports to mailto: addresses', () => {
     const accepted = logged(/TLS-RPT report accepted for delivery by mail/);
     expect(accepted).toHaveLength(1);
     expect(accepted[0]).toMatchObject({ rua: `mailto:${mailbox}`, policyDomain: domain, messageId: expect.any(String) });
-    expect(tlsRptReport(d.store, day, domain)?.pending).toEqual([]);
+    expect((await d.store.tlsRpt.report(day, domain))?.pending).toEqual([]);
 
     const got: Received = await waitFor(() => sink.received.find((m) => m.to.includes(mailbox)), { what: `the report mail at ${mailbox}`, timeout: 15_000 });
     // The envelope sender is the channel domain's return path, as for any message it sends.
@@ -159,7 +158,7 @@ describe('TLS-RPT reports to mailto: addresses', () => {
     const warned = logged(/mailto: report addresses are not supported until tlsRpt\.reportChannelId and tlsRpt\.reportFrom are set/, 40);
     expect(warned).toHaveLength(1);
     expect(warned[0]).toMatchObject({ rua: `mailto:${mailbox}`, policyDomain: domain });
-    expect(tlsRptReport(d.store, day, domain)?.pending).toEqual([]);
+    expect((await d.store.tlsRpt.report(day, domain))?.pending).toEqual([]);
     expect(await messagesTo(d, mailbox)).toEqual([]);
   });
 
@@ -172,7 +171,7 @@ describe('TLS-RPT reports to mailto: addresses', () => {
     expect(refused.map((l) => l.rua)).toEqual(bad);
     expect(refused.map((l) => l.error)).toEqual([expect.stringMatching(/not one plain local@domain/), expect.stringMatching(/email address/)]);
     expect(logged(/accepted for delivery by mail/).map((l) => l.rua)).toEqual([`mailto:${mailbox}`]);
-    expect(tlsRptReport(d.store, day, domain)?.pending).toEqual([]);
+    expect((await d.store.tlsRpt.report(day, domain))?.pending).toEqual([]);
     expect(await messagesTo(d, 'victim@elsewhere-mail.net')).toEqual([]);
     expect(await messagesTo(d, 'tlsrpt@evil-rua.net')).toEqual([]);
     await waitFor(() => sink.received.find((m) => m.to.includes(mailbox)), { what: `the report mail at ${mailbox}`, timeout: 15_000 });
@@ -187,7 +186,7 @@ describe('TLS-RPT reports to mailto: addresses', () => {
     const { domain, mailbox } = await policyDomain(d);
     await d.tlsRpt.runNow();
     expect(logged(/TLS-RPT report delivery failed/, 40)[0]).toMatchObject({ rua: `mailto:${mailbox}`, error: expect.stringMatching(/submission refused the report: forbidden/) });
-    expect(tlsRptReport(d.store, day, domain)).toMatchObject({ pending: [`mailto:${mailbox}`], attempts: 1 });
+    expect(await d.store.tlsRpt.report(day, domain)).toMatchObject({ pending: [`mailto:${mailbox}`], attempts: 1 });
     expect(await messagesTo(d, mailbox)).toEqual([]);
   });
 
@@ -201,7 +200,7 @@ describe('TLS-RPT reports to mailto: addresses', () => {
     expect(logged(/report not sent to this mailto: address/, 40)).toEqual([
       expect.objectContaining({ rua: `mailto:${mailbox}`, error: expect.stringMatching(/submission refused the report: recipients_suppressed/) }),
     ]);
-    expect(tlsRptReport(d.store, day, domain)?.pending).toEqual([]);
+    expect((await d.store.tlsRpt.report(day, domain))?.pending).toEqual([]);
     expect(await messagesTo(d, mailbox)).toEqual([]);
   });
 

@@ -7,7 +7,6 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
-import { tlsRptCounts, tlsRptReport } from '../../src/store/lmdb/tls-rpt.js';
 import { TlsRptService, type TlsRptConfig } from '../../src/tls-rpt/service.js';
 import type { TlsResultInput } from '../../src/tls-rpt/types.js';
 import { openTestStore, type TestStore } from '../support/delivery.js';
@@ -95,7 +94,7 @@ describe('TLS-RPT', () => {
     await s.stop();
     svc = undefined;
     await t.reopen();
-    const counts = tlsRptCounts(t.store, '2025-01-06', 'rcpt.example');
+    const counts = await t.store.tlsRpt.counts('2025-01-06', 'rcpt.example');
     expect(counts.map((c) => [c.policy.type, c.success, c.failures.map((f) => [f.failure.type, f.count])])).toEqual(
       expect.arrayContaining([
         ['sts', 5000, [['certificate-expired', 42]]],
@@ -160,7 +159,7 @@ describe('TLS-RPT', () => {
     await s.runNow();
     expect(server.received).toHaveLength(0);
     expect(logged(msg)).toHaveLength(1);
-    expect(tlsRptReport(t.store, '2025-01-06', 'odd.example')?.pending).toEqual([]);
+    expect((await t.store.tlsRpt.report('2025-01-06', 'odd.example'))?.pending).toEqual([]);
   });
 
   it('retries a failed POST after the retry delays, then gives up with a warning', async () => {
@@ -195,7 +194,7 @@ describe('TLS-RPT', () => {
     await s.idle();
     expect(server.received).toHaveLength(1);
     expect(logged(/mailto: report addresses are not supported/, 40)[0]).toMatchObject({ rua: 'mailto:tls@both.example' });
-    expect(tlsRptReport(t.store, '2025-01-06', 'both.example')?.pending).toEqual([]);
+    expect((await t.store.tlsRpt.report('2025-01-06', 'both.example'))?.pending).toEqual([]);
   });
 
   it('does not POST to a loopback address without allowPrivate, nor to a host whose certificate the CA did not issue', async () => {
@@ -224,17 +223,17 @@ describe('TLS-RPT', () => {
     recordDay(s, 'old.example', 1, 0);
     nextDay();
     await s.idle();
-    expect(tlsRptReport(t.store, '2025-01-06', 'old.example')).toBeDefined();
+    expect(await t.store.tlsRpt.report('2025-01-06', 'old.example')).toBeDefined();
     clock.advance(2 * 24 * HOUR);
     await s.runNow();
-    expect(tlsRptCounts(t.store, '2025-01-06', 'old.example')).toEqual([]);
-    expect(tlsRptReport(t.store, '2025-01-06', 'old.example')).toBeUndefined();
+    expect(await t.store.tlsRpt.counts('2025-01-06', 'old.example')).toEqual([]);
+    expect(await t.store.tlsRpt.report('2025-01-06', 'old.example')).toBeUndefined();
   });
 
   it('records nothing when disabled', async () => {
     const s = await start({ config: { enabled: false } });
     recordDay(s, 'off.example', 3, 1);
     await s.flush();
-    expect(tlsRptCounts(t.store, '2025-01-06', 'off.example')).toEqual([]);
+    expect(await t.store.tlsRpt.counts('2025-01-06', 'off.example')).toEqual([]);
   });
 });

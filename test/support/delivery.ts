@@ -116,6 +116,12 @@ export function messageRecord(id: string, o: TestMessage & { from: string; size:
   };
 }
 
+/** Whether every one of the messages is sent (its last job done). */
+export async function allSent(store: StorePort, ids: readonly string[]): Promise<boolean> {
+  const records = await Promise.all(ids.map((id) => store.messages.get(id)));
+  return records.every((m) => m?.status === 'sent');
+}
+
 /**
  * The message's jobs, read synchronously from the engine: kept for the tests that read them
  * without await; new tests use `await store.queue.jobsOfMessage(id)`.

@@ -8,13 +8,13 @@
  * another account's suppressions.
  */
 import type { RecipientResult } from '../../domain/delivery-result.js';
+import { DNS_FAILURE_SUPPRESS_AFTER, DNS_FAILURE_WINDOW_MS } from '../../domain/dns-failure-rule.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { pageAfter } from './page-after.js';
 import type { DnsFailureKey, DnsFailureSweep } from '../port/retention.js';
 
-export const DNS_FAILURE_SUPPRESS_AFTER = 3;
-export const DNS_FAILURE_WINDOW_MS = 7 * 86_400_000;
+export { DNS_FAILURE_SUPPRESS_AFTER, DNS_FAILURE_WINDOW_MS } from '../../domain/dns-failure-rule.js';
 
 /**
  * Inside the outcome's write: counts one hard DNS failure of `domain` at `atMs` and says whether
