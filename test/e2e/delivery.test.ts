@@ -8,7 +8,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import type { TestDaemon } from '../support/daemon.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { TestDns } from '../support/dns-server.js';
@@ -87,7 +86,7 @@ describe('delivery through the daemon', () => {
     const id = await send(`gone@${RCPT_DOMAIN}`);
     const events = await eventsOf(id, (e) => e.includes('bounced'));
     expect(events.find((e) => e.eventType === 'bounced')!.details).toMatchObject({ bounceType: 'hard', smtpCode: 550, enhancedCode: '5.1.1' });
-    expect(isSuppressed(t.daemon.store, s.channelId, 'transactional', `gone@${RCPT_DOMAIN}`)).toBe(true);
+    expect(await t.daemon.store.suppressions.is(s.channelId, 'transactional', `gone@${RCPT_DOMAIN}`)).toBe(true);
     const again = await t.api('POST', '/send/transactional', {
       headers: { 'x-service-channel-id': s.channelId },
       body: { from: { email: `app@${s.domain}` }, to: [{ email: `gone@${RCPT_DOMAIN}` }], subject: 'x', text: 'x' },

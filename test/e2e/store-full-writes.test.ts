@@ -1,5 +1,5 @@
 /**
- * Every write settles on a full disk. The store runs in a child process under a file size limit
+ * The LMDB engine's own test (raw writes to its environment): every write settles on a full disk. The store runs in a child process under a file size limit
  * (prlimit), and writes trickle in while commits fail, so some are queued while a failing batch
  * runs. With lmdb-js's overlapping sync such a write could commit and still never resolve: its
  * flush promise was the failing batch's, which lmdb-js never settles (a send that hung for good
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prlimitAvailable } from '../support/child-daemon.js';
 
-const dist = path.resolve('dist/store');
+const dist = path.resolve('dist/store/lmdb');
 
 /** Runs in the child: rounds of 1,500 writes to a fresh store, a third small, the rest 270 KB, paced unevenly. */
 const CHILD = `
