@@ -1,15 +1,14 @@
 /**
  * Broadcasts as a resource (api-surface.md broadcasts.*): list, retrieve, failures, suppressions
  * and cancel, with the access rules of spec section 5. Status and completion are derived from
- * the record and the counters kept as messages finish (store/broadcast-stats.ts), never from a
- * scan of messages or events.
+ * the record and the counters kept as messages finish (BroadcastsPort counters, read with the
+ * record), never from a scan of messages or events.
  */
 import { AppError } from '../domain/errors.js';
 import type { AddressValue, Principal, Tracking } from '../domain/types.js';
 import type { BroadcastCommon } from '../submission/broadcast.js';
 import type { BroadcastStatus, BroadcastSummary } from '../domain/wire.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { channelFor } from '../channels/service.js';
+import { accessibleChannel } from '../channels/service.js';
 import { broadcastCompleted, type BroadcastCounters, type BroadcastRecord, type BroadcastView } from '../store/port/broadcasts.js';
 import type { StorePort } from '../store/port/index.js';
 
@@ -100,11 +99,11 @@ async function broadcastFor(store: StorePort, p: Principal, id: string): Promise
 }
 
 export async function listBroadcasts(
-  store: LmdbStore,
+  store: StorePort,
   p: Principal,
   q: Page & { channelId: string; status?: BroadcastStatus; subject?: string },
 ): Promise<{ totalCount: number; results: BroadcastSummary[] }> {
-  const c = channelFor(store, p, q.channelId);
+  const c = await accessibleChannel(store, p, q.channelId);
   const needle = q.subject?.toLowerCase();
   const page = await store.broadcasts.listOfChannel<BroadcastCommon>({
     channelId: c.id,

@@ -21,7 +21,7 @@ import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
 import { entryMessage, type EntryContext } from './broadcast-entry.js';
 import { splitSuppressed } from './policy.js';
 import { enqueue } from './enqueue.js';
-import { engagementFor } from './engagement.js';
+import { engagementOf } from './engagement.js';
 import type { SubmissionDeps } from './deps.js';
 
 /**
@@ -245,7 +245,7 @@ export class BroadcastExpander {
     // three store reads per entry were a visible part of the main thread's profile.
     const ctx: EntryContext = {
       signingDomain: domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) })?.domain,
-      engagement: engagementFor(this.deps, { messageId: '', channelId: b.channelId, mailType: 'broadcast', tracking: b.common.tracking, recipients: [], from: b.common.from.email }),
+      engagement: await engagementOf(this.deps, { messageId: '', channelId: b.channelId, mailType: 'broadcast', tracking: b.common.tracking, recipients: [], from: b.common.from.email }),
     };
     const batch: PreparedBatch = { messages: [], skipped: 0, failures: [], suppressed: [] };
     const suppressedAll = new Set<string>();
@@ -253,7 +253,7 @@ export class BroadcastExpander {
       if (i > 0 && i % PREPARE_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const { index, entry } = row;
       const envelope = [...new Set([...entry.to, ...entry.cc, ...entry.bcc].map((a) => recipientKey(a.email)))];
-      const { send, suppressed } = splitSuppressed(store, b.channelId, 'broadcast', envelope);
+      const { send, suppressed } = await splitSuppressed(store, b.channelId, 'broadcast', envelope);
       for (const email of suppressed) suppressedAll.add(email);
       if (send.length === 0) {
         batch.skipped++;

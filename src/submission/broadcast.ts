@@ -26,7 +26,7 @@ import {
 } from '../domain/send-rules.js';
 import type { Channel, Principal, Tracking } from '../domain/types.js';
 import type { BroadcastRecord } from '../store/port/broadcasts.js';
-import { resolveSendChannel } from './channel.js';
+import { sendChannel } from './channel.js';
 import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount } from './policy.js';
 import { addSenderFieldErrorOf, senderKey } from './sender.js';
@@ -105,10 +105,10 @@ export async function sendBroadcast(
   deps: SubmissionDeps & { onAccepted: () => void },
   req: BroadcastRequest,
 ): Promise<BroadcastResponse> {
-  const channel = resolveSendChannel(deps.store, req.principal, req.channelHeader);
+  const channel = await sendChannel(deps.store, req.principal, req.channelHeader);
   const idem = idempotencyContext({ accountId: req.principal.accountId, key: req.idempotencyKey, route: 'send/broadcast', channelId: channel.id, body: req.body });
   const { body, replayed } = await deps.idempotency.run(idem, async () => {
-    const account = sendingAccount(deps.store, req.principal.accountId);
+    const account = await sendingAccount(deps.store, req.principal.accountId);
     const b = req.body;
     const n = normalizeBroadcast(deps, { accountId: account.id, channel }, b);
     senderKey(deps, { accountId: account.id, channel, from: n.from.email });

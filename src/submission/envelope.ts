@@ -6,7 +6,6 @@
  */
 import { recipientKey } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
-import { isSuppressed } from '../store/lmdb/suppressions.js';
 import type { SubmissionDeps } from './deps.js';
 import { allowedSender } from './header-senders.js';
 import { assertMaySend, isDenied } from './policy.js';
@@ -19,9 +18,9 @@ export function checkEnvelopeSender(deps: SubmissionDeps, who: Submitter, from: 
 }
 
 /** The recipient is not on the operator's deny list nor suppressed on the channel. */
-export function checkEnvelopeRecipient(deps: SubmissionDeps, who: Submitter, to: string): void {
+export async function checkEnvelopeRecipient(deps: SubmissionDeps, who: Submitter, to: string): Promise<void> {
   if (isDenied(deps.config.policy.denyRecipients, to)) throw new AppError('recipient_forbidden', 'Recipient not allowed by policy');
-  if (isSuppressed(deps.store, who.channel.id, 'transactional', recipientKey(to))) {
+  if (await deps.store.suppressions.is(who.channel.id, 'transactional', recipientKey(to))) {
     throw new AppError('recipients_suppressed', 'Recipient is on the suppression list of this channel');
   }
 }

@@ -19,8 +19,7 @@
  */
 import type { Logger } from 'pino';
 import { definedOnly } from '../domain/defined.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { trackingSecret } from '../store/lmdb/secrets.js';
+import type { StorePort } from '../store/port/index.js';
 import type { FinishedMessage, UnfinishedFailure } from '../store/port/messages.js';
 import { classify, ComposedTooLarge, countFailure, failureCode, keptTries, unfinishedFailure, waitAfter, type Failures, type RetryPolicy } from './finishing-failures.js';
 import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
@@ -43,7 +42,7 @@ export function forStorage(req: BuildRequest): CommittedRequest {
 }
 
 export interface FinishingStageOptions {
-  store: LmdbStore;
+  store: StorePort;
   /** The worker pool's finish task (builder.ts), which reports each signature's time to the metrics. */
   builder: Pick<MessageBuilder, 'finish'>;
   domains: Pick<DomainRegistry, 'signingKey'>;
@@ -345,14 +344,14 @@ export class FinishingStage {
       if (!key) return void done.push({ messageId, body: pending.body! });
       return { messageId, request: { raw: pending.body!, dkim: key }, composed: false };
     }
-    return { messageId, request: { build: this.withSecret(compose), dkim: key }, composed: true };
+    return { messageId, request: { build: await this.withSecret(compose), dkim: key }, composed: true };
   }
 
   /** What the worker composes from: the committed request with the tracking secret, without what only the stage reads. */
-  private withSecret(committed: CommittedRequest): BuildRequest {
+  private async withSecret(committed: CommittedRequest): Promise<BuildRequest> {
     const { broadcastEntry: _entry, ...req } = committed;
     if (!req.engagement) return req as BuildRequest;
-    return { ...req, engagement: { ...req.engagement, secret: trackingSecret(this.o.store).toString('hex') } };
+    return { ...req, engagement: { ...req.engagement, secret: (await this.o.store.meta.trackingSecret()).toString('hex') } };
   }
 
   /** Resolves when the bodies are stored, in one write with the others finished by then. */

@@ -8,18 +8,26 @@ import { AppError } from '../domain/errors.js';
 import type { Account, MailType } from '../domain/types.js';
 import { getAccount } from '../store/lmdb/accounts.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
-import { isSuppressed } from '../store/lmdb/suppressions.js';
+import type { StorePort } from '../store/port/index.js';
 
-export function sendingAccount(store: LmdbStore, accountId: string): Account {
-  const account = getAccount(store, accountId);
+export async function sendingAccount(store: Pick<StorePort, 'accounts'>, accountId: string): Promise<Account> {
+  return maySend(await store.accounts.get(accountId));
+}
+
+/**
+ * The account exists and is not suspended; for checks made before the account itself is needed
+ * (SMTP MAIL FROM). Synchronous, over the engine's read: the TLS-RPT mailer's problems() calls
+ * Submission.checkSender without awaiting it (tls-rpt/mailer.ts); it moves to the port
+ * (sendingAccount) once that caller awaits.
+ */
+export function assertMaySend(store: LmdbStore, accountId: string): void {
+  maySend(getAccount(store, accountId));
+}
+
+function maySend(account: Account | undefined): Account {
   if (!account) throw new AppError('unauthorized', 'The account of this API key no longer exists');
   if (account.state === 'suspended') throw new AppError('account_forbidden', 'The account is suspended and may not send');
   return account;
-}
-
-/** The account exists and is not suspended; for checks made before the account itself is needed (SMTP MAIL FROM). */
-export function assertMaySend(store: LmdbStore, accountId: string): void {
-  sendingAccount(store, accountId);
 }
 
 /** Deny-list entries are domains ("example.com" also covers sub.example.com) or full addresses. */
@@ -34,10 +42,10 @@ export function checkDenyList(denyList: readonly string[], recipients: string[])
   if (denied.length > 0) throw new AppError('recipient_forbidden', `Recipients not allowed: ${denied.join(', ')}`);
 }
 
-/** Splits envelope recipients into those to send to and those suppressed. */
-export function splitSuppressed(store: LmdbStore, channelId: string, mailType: MailType, recipients: string[]) {
+/** Splits envelope recipients into those to send to and those suppressed, in their order. */
+export async function splitSuppressed(store: Pick<StorePort, 'suppressions'>, channelId: string, mailType: MailType, recipients: string[]) {
   const send: string[] = [];
   const suppressed: string[] = [];
-  for (const r of recipients) (isSuppressed(store, channelId, mailType, r) ? suppressed : send).push(r);
+  for (const r of recipients) ((await store.suppressions.is(channelId, mailType, r)) ? suppressed : send).push(r);
   return { send, suppressed };
 }

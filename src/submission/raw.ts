@@ -55,13 +55,13 @@ interface CheckedMessage {
 }
 
 export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promise<RawAccepted> {
-  const checked = checkMessage(deps, sub);
+  const checked = await checkMessage(deps, sub);
   const parsed = await rawContent(sub.raw, checked.received);
   // Mail libraries RFC 2047-encode header values with quotes or braces (nodemailer turns
   // {"a":"1"} into =?UTF-8?Q?...?=); mailparser leaves unknown fields encoded, so decode here.
   const tags = parseTags(decodedField(checked.msg, 'X-Tags'));
   const metadata = parseMetadata(decodedField(checked.msg, 'X-Metadata'));
-  const recipients = envelopeRecipients(deps, sub);
+  const recipients = await envelopeRecipients(deps, sub);
   const messageId = randomUUID();
   const { messageIdHeader, body } = finishMessage(checked, messageId, sub.trace);
   const { account } = checked;
@@ -80,8 +80,8 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
 }
 
 /** The account may send, the header block is well formed and its originators are ours. */
-function checkMessage(deps: SubmissionDeps, sub: RawSubmission): CheckedMessage {
-  const account = sendingAccount(deps.store, sub.principal.accountId);
+async function checkMessage(deps: SubmissionDeps, sub: RawSubmission): Promise<CheckedMessage> {
+  const account = await sendingAccount(deps.store, sub.principal.accountId);
   if (headerBlockExceeds(sub.raw, MAX_HEADER_BYTES)) throw new AppError('validation_failed', `The header block is longer than ${MAX_HEADER_BYTES} octets`);
   const msg = splitMessage(sub.raw);
   const bad = malformedFields(msg);
@@ -95,10 +95,10 @@ function checkMessage(deps: SubmissionDeps, sub: RawSubmission): CheckedMessage 
  * The envelope once more, as a whole: RCPT TO checked each address, but the deny list or a
  * suppression may have changed while the client sent the message.
  */
-function envelopeRecipients(deps: SubmissionDeps, sub: RawSubmission): { envelope: string[]; send: string[]; suppressed: string[] } {
+async function envelopeRecipients(deps: SubmissionDeps, sub: RawSubmission): Promise<{ envelope: string[]; send: string[]; suppressed: string[] }> {
   const envelope = [...new Set(sub.recipients.map(recipientKey))];
   checkDenyList(deps.config.policy.denyRecipients, envelope);
-  const { send, suppressed } = splitSuppressed(deps.store, sub.channel.id, 'transactional', envelope);
+  const { send, suppressed } = await splitSuppressed(deps.store, sub.channel.id, 'transactional', envelope);
   if (send.length === 0) throw new AppError('recipients_suppressed', 'Every recipient is suppressed on this channel');
   return { envelope, send, suppressed };
 }

@@ -96,8 +96,8 @@ export class Submission {
   }
 
   /** SMTP RCPT TO, one recipient at a time: throws the AppError that refuses this recipient. */
-  checkRecipient(who: Submitter, to: string): void {
-    checkEnvelopeRecipient(this.deps, who, to);
+  checkRecipient(who: Submitter, to: string): Promise<void> {
+    return checkEnvelopeRecipient(this.deps, who, to);
   }
 
   /** SMTP DATA: the whole message, checked and committed before the 250 (signed after it). */

@@ -11,7 +11,7 @@
  */
 import { FieldErrorList, isAppError, type AppError, type ErrorCode, type FieldErrors } from '../domain/errors.js';
 import type { Channel, Principal } from '../domain/types.js';
-import { resolveSendChannel } from './channel.js';
+import { sendChannel } from './channel.js';
 import { enqueue } from './enqueue.js';
 import { idempotencyContext } from './idempotency.js';
 import { sendingAccount } from './policy.js';
@@ -42,7 +42,7 @@ export interface BatchResponse {
 }
 
 export async function sendTransactionalBatch(deps: SubmissionDeps, req: BatchRequest): Promise<BatchResponse> {
-  const channel = resolveSendChannel(deps.store, req.principal, req.channelHeader);
+  const channel = await sendChannel(deps.store, req.principal, req.channelHeader);
   const idem = idempotencyContext({
     accountId: req.principal.accountId,
     key: req.idempotencyKey,
@@ -51,7 +51,7 @@ export async function sendTransactionalBatch(deps: SubmissionDeps, req: BatchReq
     body: req.requests.map((r) => r.body),
   });
   const { body } = await deps.idempotency.run(idem, async () => {
-    const account = sendingAccount(deps.store, req.principal.accountId);
+    const account = await sendingAccount(deps.store, req.principal.accountId);
     const outcomes = await Promise.all(
       req.requests.map(async (entry, i): Promise<PreparedMessage | FailedResponse> => {
         const base = `/requests/${i}`;

@@ -28,11 +28,11 @@ import {
 } from '../domain/send-rules.js';
 import type { Account, Channel, MailType, Principal, Tracking } from '../domain/types.js';
 import type { AcceptedMessage, SendQuota } from '../store/port/messages.js';
-import { resolveSendChannel } from './channel.js';
+import { sendChannel } from './channel.js';
 import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
 import { enqueue } from './enqueue.js';
-import { engagementFor } from './engagement.js';
+import { engagementOf } from './engagement.js';
 import type { SubmissionDeps } from './deps.js';
 import type { BuildRequest } from './ports.js';
 import { addSenderFieldError, senderSigningDomain, simulatedBounces } from './sender.js';
@@ -87,10 +87,10 @@ export function sendBroadcastMessage(deps: SubmissionDeps, req: TransactionalReq
 }
 
 async function sendOne(deps: SubmissionDeps, req: TransactionalRequest, mailType: MailType): Promise<TransactionalResponse> {
-  const channel = resolveSendChannel(deps.store, req.principal, req.channelHeader);
+  const channel = await sendChannel(deps.store, req.principal, req.channelHeader);
   const idem = idempotencyContext({ accountId: req.principal.accountId, key: req.idempotencyKey, route: ROUTES[mailType], channelId: channel.id, body: req.body });
   const { body } = await deps.idempotency.run(idem, async () => {
-    const account = sendingAccount(deps.store, req.principal.accountId);
+    const account = await sendingAccount(deps.store, req.principal.accountId);
     const { message, response } = await prepareMessage(deps, { channel, account, mailType }, req.body);
     await enqueue(deps, {
       messages: [message],
@@ -142,12 +142,12 @@ export async function prepareMessage(
   const { channel, account, mailType } = ctx;
   const n = normalizeBody(deps, { accountId: account.id, channel }, b, mailType);
   const signingDomain = senderSigningDomain(deps, { accountId: account.id, channel, from: n.from.email });
-  const split = splitRecipients(deps, channel, mailType, n.rcpts);
+  const split = await splitRecipients(deps, channel, mailType, n.rcpts);
 
   const messageId = randomUUID();
   const messageIdHeader = `<${messageId}@${domainOf(n.from.email)}>`;
   const tracking = mergeTracking(channel.tracking, b.tracking);
-  const engagement = engagementFor(deps, { messageId, channelId: channel.id, mailType, tracking, recipients: split.send, from: n.from.email });
+  const engagement = await engagementOf(deps, { messageId, channelId: channel.id, mailType, tracking, recipients: split.send, from: n.from.email });
   const template = b.template ? { ...b.template, data: b.template.data ?? {} } : undefined;
   const subject = template ? checkTemplate(template, engagement) : headerSafe(b.subject!);
   const request: BuildRequest = {
@@ -245,10 +245,10 @@ function normalizeBody(deps: SubmissionDeps, ctx: { accountId: string; channel: 
 }
 
 /** The operator's deny list refuses the request; suppressed recipients are dropped, unless all are. */
-function splitRecipients(deps: SubmissionDeps, channel: Channel, mailType: MailType, rcpts: Recipients): RecipientSplit {
+async function splitRecipients(deps: SubmissionDeps, channel: Channel, mailType: MailType, rcpts: Recipients): Promise<RecipientSplit> {
   const envelope = [...new Set([...rcpts.to, ...rcpts.cc, ...rcpts.bcc].map((a) => recipientKey(a.email)))];
   checkDenyList(deps.config.policy.denyRecipients, envelope);
-  const { send, suppressed } = splitSuppressed(deps.store, channel.id, mailType, envelope);
+  const { send, suppressed } = await splitSuppressed(deps.store, channel.id, mailType, envelope);
   if (send.length === 0) throw new AppError('recipients_suppressed', `Every recipient is suppressed on this channel: ${suppressed.join(', ')}`);
   return { send, suppressed };
 }

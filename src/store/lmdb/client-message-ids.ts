@@ -6,35 +6,13 @@
  * never match another account's message. Messages committed before this index existed have no
  * entry (reports about them are matched by the other keys, or counted as unmatched).
  */
+import { bareMessageId } from '../../domain/message-id.js';
 import type { MessageRecord } from '../../domain/types.js';
-import { isWhiteSpace } from '../../domain/white-space.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
-/** Longer ids are not indexed: LMDB keys are limited to about 1,900 bytes, real ids are < 100. */
-const MAX_ID_LENGTH = 500;
-
-/**
- * The msg-id without its angle brackets and surrounding space; undefined when empty or too long.
- * Index arithmetic, not `/\s*>$/`: the header comes from submitted mail and from the original in
- * an unauthenticated report, and that expression rescans a run of white space from each of its
- * characters (quadratic: 54 s for 200 KB of spaces, issue 29).
- */
-export function bareMessageId(header: string | undefined): string | undefined {
-  const s = (header ?? '').trim();
-  let start = 0;
-  if (s.startsWith('<')) {
-    start = 1;
-    while (start < s.length && isWhiteSpace(s.charCodeAt(start))) start++;
-  }
-  let end = s.length;
-  if (end > start && s.endsWith('>')) {
-    end--;
-    while (end > start && isWhiteSpace(s.charCodeAt(end - 1))) end--;
-  }
-  return end > start && end - start <= MAX_ID_LENGTH ? s.slice(start, end) : undefined;
-}
+export { bareMessageId };
 
 /** Our own ids (`<messageId@domain>`) are found by their message id and need no entry. */
 function clientIdOf(r: Pick<MessageRecord, 'id' | 'messageIdHeader'>): string | undefined {
