@@ -8,8 +8,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { trackingSecret } from '../../src/store/lmdb/secrets.js';
-import { awaitsSignature, unsignedMessage } from '../../src/store/lmdb/signing.js';
 import type { BuildRequest } from '../../src/submission/ports.js';
 import type { CommittedRequest } from '../../src/submission/finishing.js';
 import { WorkerPool } from '../../src/workers/pool.js';
@@ -46,11 +44,12 @@ async function composeHere(dataDir: string, ids: string[]): Promise<Map<string, 
   const pool = new WorkerPool({ threads: 1 });
   await pool.start();
   try {
-    const secret = trackingSecret(store).toString('hex');
-    const requests = ids.map((id) => {
-      const req = unsignedMessage(store, id)!.compose as CommittedRequest;
-      return (req.engagement ? { ...req, engagement: { ...req.engagement, secret } } : req) as BuildRequest;
-    });
+    const secret = (await store.meta.trackingSecret()).toString('hex');
+    const requests: BuildRequest[] = [];
+    for (const id of ids) {
+      const req = (await store.messages.unfinished(id))!.compose as CommittedRequest;
+      requests.push((req.engagement ? { ...req, engagement: { ...req.engagement, secret } } : req) as BuildRequest);
+    }
     const settled = await pool.finishMany(requests.map((build) => ({ build })));
     return new Map(settled.map((s, i) => [ids[i]!, s.status === 'fulfilled' ? Buffer.from(s.value.raw).toString('latin1') : `failed: ${String(s.reason)}`]));
   } finally {
@@ -81,7 +80,8 @@ describe('kill -9 after the 200', () => {
 
     const probe = new LmdbStore({ dataDir: first.dataDir });
     await probe.start();
-    const left = ids.filter((id) => awaitsSignature(probe, id));
+    const left: string[] = [];
+    for (const id of ids) if (await probe.messages.isUnfinished(id)) left.push(id);
     await probe.stop();
     // The kill came before the finishing stage got through the batch (it runs after the 200).
     expect(left.length).toBeGreaterThan(0);

@@ -12,7 +12,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
 import { ChildDaemon } from '../support/child-daemon.js';
 import { runCli } from '../support/cli.js';
 import { CRASH_MESSAGE, crashOnNextWriteOptions } from '../support/fault-injection.js';
@@ -50,7 +49,9 @@ async function missingOnDisk(dataDir: string, ids: string[]): Promise<string[]> 
   const store = new LmdbStore({ dataDir });
   await store.start();
   try {
-    return ids.filter((id) => !getMessage(store, id));
+    const missing: string[] = [];
+    for (const id of ids) if (!(await store.messages.get(id))) missing.push(id);
+    return missing;
   } finally {
     await store.stop();
   }

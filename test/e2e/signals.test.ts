@@ -12,9 +12,6 @@ import tls from 'node:tls';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
-import { awaitsSignature } from '../../src/store/lmdb/signing.js';
 import { call, freePort, startServe, type ServeProcess } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
@@ -90,11 +87,13 @@ describe('SIGTERM under load', () => {
     const store = new LmdbStore({ dataDir });
     await store.start();
     try {
-      const missing = accepted.filter((id) => {
-        const m = getMessage(store, id);
+      const missing: string[] = [];
+      for (const id of accepted) {
+        const m = await store.messages.get(id);
         // Its body, or the committed request the finishing stage composes it from at the next start.
-        return !m || !(getBody(store, id) || awaitsSignature(store, id)) || !eventsOfMessage(store, id).some((e) => e.eventType === 'accepted');
-      });
+        const kept = (await store.messages.body(id)) || (await store.messages.isUnfinished(id));
+        if (!m || !kept || !(await store.events.ofMessage(id)).some((e) => e.eventType === 'accepted')) missing.push(id);
+      }
       expect(missing, `${missing.length} of ${accepted.length} acknowledged messages missing`).toEqual([]);
     } finally {
       await store.stop();

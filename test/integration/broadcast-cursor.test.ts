@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acceptBroadcast, advanceBroadcastInTxn, broadcastEntries, getBroadcast, type BroadcastRecord } from '../../src/store/lmdb/broadcasts.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
+import type { BroadcastRecord } from '../../src/store/port/broadcasts.js';
 
 let dir: string;
 let store: LmdbStore;
@@ -37,19 +37,20 @@ const record: BroadcastRecord = {
   failed: 0,
   common: {},
 };
-const progress = (from: number, cursor: number) => ({ from, cursor, messageIds: [], finished: 0, skipped: 0, failures: [], suppressed: [] });
+/** A batch of no messages (every entry a failure row elsewhere): only the cursor moves. */
+const batch = (from: number, cursor: number) => ({ messages: [], broadcastProgress: { broadcastId: 'b1', from, cursor, skipped: 0, failures: [], suppressed: [] } });
 
-describe('advanceBroadcastInTxn', () => {
+describe("a broadcast batch's commit", () => {
   it('rolls back a batch that does not start at the stored cursor, and takes the one that does', async () => {
-    await acceptBroadcast(store, { record, entries: ['e0', 'e1', 'e2', 'e3'] });
+    await store.broadcasts.accept({ record, entries: ['e0', 'e1', 'e2', 'e3'] });
     // The batch of entries 2-3 while the one of 0-1 never committed: refused, nothing removed.
-    await expect(store.write(() => advanceBroadcastInTxn(store, 'b1', progress(2, 4)))).rejects.toThrow(/cursor is at 0/);
-    expect(getBroadcast(store, 'b1')).toMatchObject({ cursor: 0, state: 'expanding' });
-    expect(broadcastEntries(store, 'b1', 0, 10)).toHaveLength(4);
+    await expect(store.messages.commit(batch(2, 4))).rejects.toThrow(/cursor is at 0/);
+    expect(await store.broadcasts.get('b1')).toMatchObject({ cursor: 0, state: 'expanding' });
+    expect(await store.broadcasts.entries('b1', 0, 10)).toHaveLength(4);
 
-    await store.write(() => advanceBroadcastInTxn(store, 'b1', progress(0, 2)));
-    await store.write(() => advanceBroadcastInTxn(store, 'b1', progress(2, 4)));
-    expect(getBroadcast(store, 'b1')).toMatchObject({ cursor: 4, state: 'done' });
-    expect(broadcastEntries(store, 'b1', 0, 10)).toHaveLength(0);
+    await store.messages.commit(batch(0, 2));
+    await store.messages.commit(batch(2, 4));
+    expect(await store.broadcasts.get('b1')).toMatchObject({ cursor: 4, state: 'done' });
+    expect(await store.broadcasts.entries('b1', 0, 10)).toHaveLength(0);
   });
 });

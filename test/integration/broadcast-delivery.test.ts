@@ -11,8 +11,6 @@ import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
-import { allMessages } from '../../src/store/lmdb/messages.js';
-import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
 
 let dns: TestDns;
 let fast: MxServer;
@@ -59,9 +57,9 @@ async function broadcastWhen(id: string, until: (b: any) => boolean): Promise<an
   );
 }
 
-function jobsOfBroadcast(id: string): DeliveryJob[] {
-  const ids = allMessages(t.daemon.store).filter((m) => m.broadcastId === id).map((m) => m.id);
-  return ids.flatMap((messageId) => jobsOfMessage(t.daemon.store, messageId));
+async function jobsOfBroadcast(id: string): Promise<DeliveryJob[]> {
+  const ids = (await t.daemon.store.messages.all()).filter((m) => m.broadcastId === id).map((m) => m.id);
+  return (await Promise.all(ids.map((messageId) => t.daemon.store.queue.jobsOfMessage(messageId)))).flat();
 }
 
 describe('broadcasts through the dispatcher', () => {
@@ -74,14 +72,14 @@ describe('broadcasts through the dispatcher', () => {
 
   it('lets a delivery that is in flight when the broadcast is canceled finish normally', async () => {
     const id = await broadcast(['cy@slow-mail.net']);
-    await waitFor(() => jobsOfBroadcast(id).some((j) => j.state === 'leased'), { what: 'the job leased by the dispatcher' });
+    await waitFor(async () => (await jobsOfBroadcast(id)).some((j) => j.state === 'leased'), { what: 'the job leased by the dispatcher' });
     const canceled = await t.api('POST', `/broadcasts/${id}/cancel`);
     expect(canceled.status).toBe(200);
     expect(canceled.body).toMatchObject({ status: 'canceled', canceled: 0 });
     const after = await broadcastWhen(id, (b) => b.statistics.delivered === 1);
     expect(after).toMatchObject({ status: 'canceled', completion: '100%', canceled: 0, statistics: { sent: 1, delivered: 1, bounced: 0 } });
-    expect(jobsOfBroadcast(id)).toEqual([expect.objectContaining({ state: 'done', attempts: 1 })]);
-    expect(jobsOfBroadcast(id)[0].canceledAt).toBeUndefined();
+    expect(await jobsOfBroadcast(id)).toEqual([expect.objectContaining({ state: 'done', attempts: 1 })]);
+    expect((await jobsOfBroadcast(id))[0].canceledAt).toBeUndefined();
     expect(slow.received.flatMap((r) => r.to)).toEqual(['cy@slow-mail.net']);
   });
 });

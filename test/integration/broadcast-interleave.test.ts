@@ -5,7 +5,6 @@
  * after it. Ordered by events (the broadcast's cursor in the store), never by timing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getBroadcast } from '../../src/store/lmdb/broadcasts.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -34,7 +33,7 @@ describe('a transactional send during a broadcast expansion', () => {
     expect(accepted.status).toBe(200);
     const id: string = accepted.body.broadcastId;
     // The expansion is under way once its first batch is committed.
-    await waitFor(() => (getBroadcast(t.daemon.store, id)?.cursor ?? 0) > 0, { what: 'the first expanded batch', timeout: 60_000 });
+    await waitFor(async () => ((await t.daemon.store.broadcasts.get(id))?.cursor ?? 0) > 0, { what: 'the first expanded batch', timeout: 60_000 });
 
     for (let i = 0; i < 3; i++) {
       const sent = await t.api('POST', '/send/transactional', {
@@ -43,12 +42,12 @@ describe('a transactional send during a broadcast expansion', () => {
       });
       expect(sent.status).toBe(200);
       // Answered while entries were still waiting to be expanded.
-      expect(getBroadcast(t.daemon.store, id)).toMatchObject({ state: 'expanding' });
+      expect((await t.daemon.store.broadcasts.get(id))).toMatchObject({ state: 'expanding' });
     }
 
     expect((await t.api('POST', `/broadcasts/${id}/cancel`)).status).toBe(200);
     await t.daemon.submission.expander.drain();
-    const b = getBroadcast(t.daemon.store, id)!;
+    const b = (await t.daemon.store.broadcasts.get(id))!;
     expect(b.canceledAt).toBeDefined();
     expect(b.cursor).toBeLessThan(ENTRIES);
   }, 120_000);

@@ -2,16 +2,12 @@ import { simpleParser } from 'mailparser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sameForAll } from '../../src/domain/delivery-result.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../src/domain/types.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { allMessages, getBody } from '../../src/store/lmdb/messages.js';
 import { dueJobIds, leaseDueJobs } from '../../src/store/lmdb/queue.js';
 import { recordOutcome } from '../../src/store/lmdb/queue-outcome.js';
-import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import { BroadcastExpander } from '../../src/submission/broadcast-expander.js';
 import type { SubmissionDeps } from '../../src/submission/deps.js';
 import type { FinishRequest, FinishResult, MessageBuilder } from '../../src/submission/ports.js';
 import { TaskError } from '../../src/workers/errors.js';
-import { awaitsSignature } from '../../src/store/lmdb/signing.js';
 import { newAccount } from '../support/domains.js';
 import { signedBody } from '../support/signing.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
@@ -20,8 +16,7 @@ import type { TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
-import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
-import { broadcastEntries, cancelBroadcast } from '../../src/store/lmdb/broadcasts.js';
+import { cancelBroadcast } from '../../src/store/lmdb/broadcasts.js';
 import { putBroadcastAsOlderVersion } from '../support/older-store.js';
 
 let dns: TestDns;
@@ -48,12 +43,12 @@ function entries(n: number, prefix = 'user'): Array<{ to: { email: string }[]; d
   return Array.from({ length: n }, (_, i) => ({ to: [{ email: `${prefix}${i}@example.net` }], data: { name: `n${i}` } }));
 }
 
-function messagesOf(broadcastId: string): MessageRecord[] {
-  return allMessages(t.daemon.store).filter((m) => m.broadcastId === broadcastId);
+async function messagesOf(broadcastId: string): Promise<MessageRecord[]> {
+  return (await t.daemon.store.messages.all()).filter((m) => m.broadcastId === broadcastId);
 }
 
-function jobsOf(messageId: string): DeliveryJob[] {
-  return jobsOfMessage(t.daemon.store, messageId);
+async function jobsOf(messageId: string): Promise<DeliveryJob[]> {
+  return (await t.daemon.store.queue.jobsOfMessage(messageId));
 }
 
 /** Fetches a tracking link of a built message (pixel or click) from the test daemon, as a mail client would. */
@@ -120,7 +115,7 @@ describe('GET /broadcasts/{id}', () => {
     const id = res.body.broadcastId;
     await t.daemon.submission.expander.drain();
     // Ann opens her message and clicks its link (the tracking endpoints append the events).
-    const ann = messagesOf(id).find((m) => m.recipients[0] === 'ann@example.net')!;
+    const ann = (await messagesOf(id)).find((m) => m.recipients[0] === 'ann@example.net')!;
     const html = String((await simpleParser(await signedBody(t.daemon.store, ann.id))).html);
     expect(await follow(/<img src="([^"]+)"/.exec(html)![1])).toBe(200);
     expect(await follow(/href="([^"]+)"/.exec(html)![1])).toBe(302);
@@ -226,10 +221,10 @@ describe('broadcast lifecycle and cancel', () => {
     await t.daemon.submission.expander.start();
     await t.daemon.submission.expander.drain();
     // Their jobs are due once the messages are signed (after the commit, src/submission/finishing.ts).
-    await waitFor(() => t.daemon.submission.signing.backlog === 0, { what: 'the broadcast messages signed' });
+    await waitFor(async () => (await t.daemon.submission.signing.backlog()) === 0, { what: 'the broadcast messages signed' });
     // Expanded, but the messages wait in the queue (delivery is off): processing, nothing handled.
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'processing', completion: '0%', statistics: { sent: 3, delivered: 0 } });
-    const msgs = messagesOf(id);
+    const msgs = await messagesOf(id);
     expect(msgs).toHaveLength(3);
 
     // One message is in flight: the dispatcher leased its job before the cancel.
@@ -241,10 +236,10 @@ describe('broadcast lifecycle and cancel', () => {
     expect(canceled.status).toBe(200);
     expect(canceled.body).toMatchObject({ id, status: 'canceled', messages: 3, canceled: 2, completion: '66%' });
     for (const m of msgs.slice(1)) {
-      expect(jobsOf(m.id)).toEqual([expect.objectContaining({ state: 'done', attempts: 0, canceledAt: expect.any(String) })]);
+      expect(await jobsOf(m.id)).toEqual([expect.objectContaining({ state: 'done', attempts: 0, canceledAt: expect.any(String) })]);
       expect(dueJobIds(t.daemon.store).length).toBe(0);
-      expect(eventsOfMessage(t.daemon.store, m.id).map((e: EventRecord) => e.eventType)).toEqual(['accepted', 'processed']);
-      expect(isSuppressed(t.daemon.store, live.channelId, 'broadcast', m.recipients[0])).toBe(false);
+      expect((await t.daemon.store.events.ofMessage(m.id)).map((e: EventRecord) => e.eventType)).toEqual(['accepted', 'processed']);
+      expect((await t.daemon.store.suppressions.is(live.channelId, 'broadcast', m.recipients[0]))).toBe(false);
     }
 
     // The leased job finishes normally and is counted.
@@ -281,12 +276,12 @@ describe('broadcast lifecycle and cancel', () => {
     await t.daemon.submission.expander.drain();
     expect(await canceled).toMatchObject({ status: 'canceled' });
 
-    const msgs = messagesOf(id);
+    const msgs = await messagesOf(id);
     // Only the first batch may have become messages, and none of them is queued any more.
     expect(msgs.length).toBeLessThanOrEqual(100);
     expect(msgs.every((m) => Number(/^mid(\d+)@/.exec(m.recipients[0])![1]) < 100)).toBe(true);
-    expect(msgs.flatMap((m) => jobsOf(m.id)).every((j) => j.state === 'done' && j.canceledAt)).toBe(true);
-    expect(broadcastEntries(t.daemon.store, id, 0, Number.MAX_SAFE_INTEGER).length).toBe(0);
+    expect((await Promise.all(msgs.map((m) => jobsOf(m.id)))).flat().every((j) => j.state === 'done' && j.canceledAt)).toBe(true);
+    expect((await t.daemon.store.broadcasts.entries(id, 0, Number.MAX_SAFE_INTEGER)).length).toBe(0);
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'canceled', messages: 250 });
   });
 
@@ -310,7 +305,7 @@ describe('entries that cannot be built, and expansions that fail', () => {
     const id = res.body.broadcastId;
     // Composed after the commit: the bad ones fail there, a few times a few seconds apart
     // (src/submission/finishing.ts), then end, each with its entry's failure row in the same write.
-    await waitFor(() => messagesOf(id).every((m) => !awaitsSignature(t.daemon.store, m.id)), { what: 'every message finished or ended', timeout: 20_000 });
+    await waitFor(async () => (await Promise.all((await messagesOf(id)).map((m) => t.daemon.store.messages.isUnfinished(m.id)))).every((u) => !u), { what: 'every message finished or ended', timeout: 20_000 });
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'completed', completion: '100%', messages: 151, failed: 150 });
     const page = await t.api('GET', `/broadcasts/${id}/failures?limit=2&offset=148`);
     expect(page.body).toEqual({
@@ -325,11 +320,12 @@ describe('entries that cannot be built, and expansions that fail', () => {
     // 151 messages, of which the 150 that could not be composed ended as bounced, without a
     // suppression, as a transactional send does (compose-failure.test.ts). Before composition
     // moved after the commit, only the good entry became a message.
-    const msgs = messagesOf(id);
+    const msgs = await messagesOf(id);
     expect(msgs).toHaveLength(151);
-    const ended = msgs.filter((m) => eventsOfMessage(t.daemon.store, m.id).some((e) => e.eventType === 'bounced' && e.details.category === 'other'));
+    const events = await Promise.all(msgs.map((m) => t.daemon.store.events.ofMessage(m.id)));
+    const ended = msgs.filter((_, i) => events[i]!.some((e) => e.eventType === 'bounced' && e.details.category === 'other'));
     expect(ended.map((m) => m.recipients[0]).sort()).toEqual(entries(150, 'bad').map((e) => e.to[0].email).sort());
-    expect(isSuppressed(t.daemon.store, sandbox.channelId, 'broadcast', 'bad0@example.net')).toBe(false);
+    expect(await t.daemon.store.suppressions.is(sandbox.channelId, 'broadcast', 'bad0@example.net')).toBe(false);
   });
 
   it('retries a failed expansion on a timer, without a restart or another broadcast', async () => {
@@ -357,7 +353,7 @@ describe('entries that cannot be built, and expansions that fail', () => {
     expect(await waitFor(() => clock.nextTimerAt(), { what: 'the retry timer' })).toBe(clock.now() + 30_000);
     expect((await t.api('GET', `/broadcasts/${id}`)).body.status).toBe('accepted');
     clock.advance(30_000);
-    await waitFor(() => messagesOf(id).length === 2, { what: 'the retried expansion' });
+    await waitFor(async () => (await messagesOf(id)).length === 2, { what: 'the retried expansion' });
     await expander.stop();
     expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ status: 'completed', completion: '100%' });
   });

@@ -6,7 +6,6 @@
  * delivered, and no recipient is suppressed (the address is not at fault).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awaitsSignature, unsignedMessage } from '../../src/store/lmdb/signing.js';
 import type { TestDaemon } from '../support/daemon.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { MxServer } from '../support/mx-server.js';
@@ -63,7 +62,7 @@ describe('a message that cannot be composed after its commit', () => {
       expect(e.details.reason).toMatch(/^The message could not be composed: the composed message is \d+ bytes; at most 65536 are accepted$/);
       expect(e.details.reason).not.toMatch(/\n\s+at /);
     }
-    expect(awaitsSignature(t.daemon.store, id)).toBe(false);
+    expect((await t.daemon.store.messages.isUnfinished(id))).toBe(false);
     expect(details.body).toBeUndefined();
 
     // The activity log lists it like any bounce.
@@ -89,11 +88,11 @@ describe('a message that cannot be composed after its commit', () => {
 
   it('ends all the same when the daemon restarts between its tries: the count of failed tries is kept with the message', async () => {
     const id = await send([`dee@${RCPT_DOMAIN}`], { template: squared });
-    const kept = () => unsignedMessage(t.daemon.store, id)?.failures?.same ?? 0;
+    const kept = async () => (await t.daemon.store.messages.unfinished(id))?.failures?.same ?? 0;
     // Each restart tries again at once, sooner than the stage's own retry (2 s): before the count
     // was kept, such restarts started it over and the message never ended.
     for (let run = 1; run <= 2; run++) {
-      await waitFor(() => kept() >= run, { what: `failed try ${run} kept`, timeout: 15_000 });
+      await waitFor(async () => (await kept()) >= run, { what: `failed try ${run} kept`, timeout: 15_000 });
       await t.restart();
     }
     await waitFor(
@@ -103,6 +102,6 @@ describe('a message that cannot be composed after its commit', () => {
       },
       { what: 'the message ended as bounced', timeout: 20_000 },
     );
-    expect(awaitsSignature(t.daemon.store, id)).toBe(false);
+    expect((await t.daemon.store.messages.isUnfinished(id))).toBe(false);
   });
 });

@@ -4,7 +4,6 @@
  * Checked against the in-process DNS server and by reading the stored (signed) message body.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { allMessages } from '../../src/store/lmdb/messages.js';
 import { signedBody } from '../support/signing.js';
 import { startDaemon, startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
@@ -56,7 +55,7 @@ async function broadcastUnsubscribe(sender: Sender): Promise<string> {
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   await t.daemon.submission.expander.drain();
-  const m = allMessages(t.daemon.store).find((x) => x.broadcastId === res.body.broadcastId)!;
+  const m = (await t.daemon.store.messages.all()).find((x) => x.broadcastId === res.body.broadcastId)!;
   const raw = (await signedBody(t.daemon.store, m.id)).toString();
   const header = /^List-Unsubscribe:[ \t]*(.*(?:\r\n[ \t].*)*)/im.exec(raw)![1].replace(/\r\n[ \t]+/g, ' ');
   return /<(https:[^>]+)>/.exec(header)![1];

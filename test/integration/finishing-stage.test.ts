@@ -2,11 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Logger } from 'pino';
 import { AppError } from '../../src/domain/errors.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
-import { getSuppression } from '../../src/store/lmdb/suppressions.js';
 import { dueJobIds } from '../../src/store/lmdb/queue.js';
-import { awaitingSignatureCount, awaitsSignature, oldestAwaitingSignatureMs, pendingSignaturesAfter, storeSignedBodies, unsignedMessage } from '../../src/store/lmdb/signing.js';
 import type { DkimKeyRef, FinishRequest } from '../../src/submission/ports.js';
 import { FinishingStage, type FinishingStageOptions } from '../../src/submission/finishing.js';
 import { TaskError } from '../../src/workers/errors.js';
@@ -51,7 +47,7 @@ function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () =>
   return stage;
 }
 
-const signed = (id: string) => waitFor(() => !awaitsSignature(t.store, id), { what: `message ${id} signed` });
+const signed = (id: string) => waitFor(async () => !(await t.store.messages.isUnfinished(id)), { what: `message ${id} signed` });
 
 describe('FinishingStage', () => {
   it('keeps the jobs of a message committed unsigned out of the due queue until its signed body is stored', async () => {
@@ -59,12 +55,12 @@ describe('FinishingStage', () => {
     const s = newStage({ onReady });
     await s.start();
     const id = await queueMessage(t.store, { to: ['a@one.test', 'b@two.test'], signingDomain: 'sender.test' });
-    expect(awaitsSignature(t.store, id)).toBe(true);
+    expect((await t.store.messages.isUnfinished(id))).toBe(true);
     expect(dueJobIds(t.store)).toEqual([]);
 
     s.schedule([id]);
     await signed(id);
-    expect(getBody(t.store, id)!.toString()).toMatch(/^DKIM-Signature: s=s1\r\nFrom: /);
+    expect((await t.store.messages.body(id))!.toString()).toMatch(/^DKIM-Signature: s=s1\r\nFrom: /);
     expect(dueJobIds(t.store).sort()).toEqual(jobsOf(t.store, id).map((j) => j.id).sort());
     // onReady runs in the stage's continuation after the write resolves, which may come a turn
     // after the committed state that signed() saw.
@@ -90,7 +86,7 @@ describe('FinishingStage', () => {
     s.schedule([id]);
     await signed(id);
     expect(calls).toBe(2);
-    expect(getBody(t.store, id)!.toString()).toMatch(/^DKIM-Signature: /);
+    expect((await t.store.messages.body(id))!.toString()).toMatch(/^DKIM-Signature: /);
   });
 
   it('sends a message unsigned when its domain has no key any more', async () => {
@@ -99,7 +95,7 @@ describe('FinishingStage', () => {
     const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
     s.schedule([id]);
     await signed(id);
-    expect(getBody(t.store, id)!.toString()).toMatch(/^From: /);
+    expect((await t.store.messages.body(id))!.toString()).toMatch(/^From: /);
     expect(dueJobIds(t.store)).toHaveLength(1);
   });
 
@@ -111,9 +107,9 @@ describe('FinishingStage', () => {
     s.schedule([id]);
     s.schedule([id]);
     await signed(id);
-    await waitFor(() => s.backlog === 0, { what: 'an idle stage' });
+    await waitFor(async () => (await s.backlog()) === 0, { what: 'an idle stage' });
     expect(sign).toHaveBeenCalledTimes(1);
-    expect(getBody(t.store, id)!.toString().match(/DKIM-Signature/g)).toHaveLength(1);
+    expect((await t.store.messages.body(id))!.toString().match(/DKIM-Signature/g)).toHaveLength(1);
   });
 
   it('ends a message whose input fails the same way three times: bounced per recipient with the reason, jobs done, nothing suppressed', async () => {
@@ -127,18 +123,18 @@ describe('FinishingStage', () => {
     await s.start();
     const id = await queueMessage(t.store, { to: ['a@one.test', 'b@two.test'], signingDomain: 'sender.test' });
     s.schedule([id]);
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the message ended' });
+    await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the message ended' });
     expect(calls).toBe(3);
-    expect(awaitsSignature(t.store, id)).toBe(false);
-    expect(getBody(t.store, id)!.toString()).toMatch(/^From: /); // the committed body, never signed
+    expect((await t.store.messages.isUnfinished(id))).toBe(false);
+    expect((await t.store.messages.body(id))!.toString()).toMatch(/^From: /); // the committed body, never signed
     expect(jobsOf(t.store, id).map((j) => j.state)).toEqual(['done', 'done']);
     expect(dueJobIds(t.store)).toEqual([]);
-    const bounced = eventsOfMessage(t.store, id).filter((e) => e.eventType === 'bounced');
+    const bounced = (await t.store.events.ofMessage(id)).filter((e) => e.eventType === 'bounced');
     expect(bounced.map((e) => e.recipients[0]).sort()).toEqual(['a@one.test', 'b@two.test']);
     for (const e of bounced) {
       expect(e.details).toMatchObject({ bounceType: 'hard', category: 'other', enhancedCode: '5.6.0', reason: 'The message could not be composed: The html template could not be rendered: boom' });
     }
-    expect(getSuppression(t.store, 'ch-1', 'transactional', 'a@one.test')).toBeUndefined();
+    expect((await t.store.suppressions.get('ch-1', 'transactional', 'a@one.test'))).toBeUndefined();
   });
 
   it('ends a message whose input fails on every try though the stage restarts between its tries: the count is kept in its entry', async () => {
@@ -148,28 +144,28 @@ describe('FinishingStage', () => {
       throw TaskError.fromData({ code: 'templating_error', message: 'The html template could not be rendered: boom', field: 'html' });
     };
     const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
-    const kept = () => unsignedMessage(t.store, id)?.failures;
+    const kept = async () => (await t.store.messages.unfinished(id))?.failures;
     // A minute between tries: only the restarts, each trying again at once, make the tries.
     for (let run = 1; run <= 2; run++) {
       await newStage({ sign: bad, sizes: { confirmMs: 60_000 } }).start();
-      await waitFor(() => kept()?.same === run, { what: `try ${run} kept in the entry` });
+      await waitFor(async () => (await kept())?.same === run, { what: `try ${run} kept in the entry` });
       await stage!.stop();
     }
-    expect(kept()).toEqual({ tries: 2, same: 2, last: 'The html template could not be rendered: boom', code: 'templating_error' });
+    expect(await kept()).toEqual({ tries: 2, same: 2, last: 'The html template could not be rendered: boom', code: 'templating_error' });
     await newStage({ sign: bad, sizes: { confirmMs: 60_000 } }).start();
-    await waitFor(() => getMessage(t.store, id)?.status === 'sent', { what: 'the message ended' });
+    await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the message ended' });
     expect(calls).toBe(3);
-    expect(awaitsSignature(t.store, id)).toBe(false);
-    expect(eventsOfMessage(t.store, id).filter((e) => e.eventType === 'bounced')).toHaveLength(1);
+    expect((await t.store.messages.isUnfinished(id))).toBe(false);
+    expect((await t.store.events.ofMessage(id)).filter((e) => e.eventType === 'bounced')).toHaveLength(1);
   });
 
   it('reads an entry without a kept count (written before it was kept) as no failure yet', async () => {
     const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
-    expect(unsignedMessage(t.store, id)?.failures).toBeUndefined();
+    expect((await t.store.messages.unfinished(id))?.failures).toBeUndefined();
     const s = newStage({ sign: async () => { throw new TaskError('internal_error', 'Worker failed: terminated'); }, sizes: { retryMs: 60_000 } });
     await s.start();
-    await waitFor(() => unsignedMessage(t.store, id)?.failures !== undefined, { what: 'the first failure kept' });
-    expect(unsignedMessage(t.store, id)?.failures).toEqual({ tries: 1, same: 0, code: 'internal_error' });
+    await waitFor(async () => (await t.store.messages.unfinished(id))?.failures !== undefined, { what: 'the first failure kept' });
+    expect((await t.store.messages.unfinished(id))?.failures).toEqual({ tries: 1, same: 0, code: 'internal_error' });
   });
 
   it('finishes a message whose input failure did not come back (a thread that failed once), and does not end it', async () => {
@@ -183,7 +179,7 @@ describe('FinishingStage', () => {
     const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
     s.schedule([id]);
     await signed(id);
-    expect(eventsOfMessage(t.store, id).some((e) => e.eventType === 'bounced')).toBe(false);
+    expect((await t.store.events.ofMessage(id)).some((e) => e.eventType === 'bounced')).toBe(false);
     expect(dueJobIds(t.store)).toHaveLength(1);
   });
 
@@ -202,8 +198,8 @@ describe('FinishingStage', () => {
     s.schedule([id]);
     await waitFor(() => calls >= 4, { what: 'four tries' });
     expect(error).toHaveBeenCalledTimes(1);
-    expect(awaitsSignature(t.store, id)).toBe(true);
-    expect(eventsOfMessage(t.store, id).some((e) => e.eventType === 'bounced')).toBe(false);
+    expect((await t.store.messages.isUnfinished(id))).toBe(true);
+    expect((await t.store.events.ofMessage(id)).some((e) => e.eventType === 'bounced')).toBe(false);
   });
 
   it('retries a full store with its own backoff until space returns, and never ends the message for it', async () => {
@@ -219,7 +215,7 @@ describe('FinishingStage', () => {
     s.schedule([id]);
     await signed(id);
     expect(calls).toBe(5);
-    expect(eventsOfMessage(t.store, id).some((e) => e.eventType === 'bounced')).toBe(false);
+    expect((await t.store.events.ofMessage(id)).some((e) => e.eventType === 'bounced')).toBe(false);
     expect(dueJobIds(t.store)).toHaveLength(1);
   });
 
@@ -234,7 +230,7 @@ describe('FinishingStage', () => {
     const s = newStage({ sign, sizes: { batch: 2, concurrency: 1, pageSize: 3 } });
     await s.start();
     for (const id of ids) await signed(id);
-    expect(awaitingSignatureCount(t.store)).toBe(0);
+    expect((await t.store.messages.unfinishedCount())).toBe(0);
     // A page (3) plus the task's batch (2) at most, never the 9.
     expect(held).toBeLessThanOrEqual(5);
   });
@@ -293,40 +289,40 @@ describe('FinishingStage lanes', () => {
     const send = await queueMessage(t.store, { to: ['send@two.test'], signingDomain: 'sender.test' });
     s.schedule([send]);
     expect(s.held).toBe(2); // the running one and the send: the broadcast's stay in the store
-    expect(s.backlog).toBe(5);
+    expect(await s.backlog()).toBe(5);
     release();
     for (const id of [first, ...broadcast, send]) await signed(id);
     expect(order[1]).toBe('send@two.test');
   });
 });
 
-describe('oldestAwaitingSignatureMs', () => {
+describe('oldestUnfinishedMs', () => {
   it('is how long the oldest message waiting to be finished has waited since its commit, 0 once none waits', async () => {
     const now = Date.parse('2026-03-01T12:00:00Z');
-    expect(oldestAwaitingSignatureMs(t.store, now)).toBe(0);
+    expect(await t.store.messages.oldestUnfinishedMs(now)).toBe(0);
     const ids: string[] = [];
     for (const ago of [5_000, 90_000, 30_000]) {
       ids.push(await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test', now: new Date(now - ago) }));
     }
-    expect(oldestAwaitingSignatureMs(t.store, now)).toBe(90_000);
+    expect(await t.store.messages.oldestUnfinishedMs(now)).toBe(90_000);
     // The oldest finished: the next oldest is said.
-    await storeSignedBodies(t.store, [{ messageId: ids[1]!, body: Buffer.from('From: a@sender.test\r\n\r\nx') }]);
-    expect(oldestAwaitingSignatureMs(t.store, now)).toBe(30_000);
+    await t.store.messages.storeFinished([{ messageId: ids[1]!, body: Buffer.from('From: a@sender.test\r\n\r\nx') }]);
+    expect(await t.store.messages.oldestUnfinishedMs(now)).toBe(30_000);
     const s = newStage();
     await s.start();
     for (const id of ids) await signed(id);
-    expect(oldestAwaitingSignatureMs(t.store, now)).toBe(0);
+    expect(await t.store.messages.oldestUnfinishedMs(now)).toBe(0);
   });
 });
 
-describe('pendingSignaturesAfter', () => {
+describe('unfinishedAfter', () => {
   it('pages through the waiting entries in key order, each once', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one.test`], signingDomain: 'sender.test' }));
     const seen: string[] = [];
     let after: string | undefined;
     for (;;) {
-      const page = pendingSignaturesAfter(t.store, after, 2);
+      const page = await t.store.messages.unfinishedAfter(after, 2);
       if (page.length === 0) break;
       expect(page.length).toBeLessThanOrEqual(2);
       seen.push(...page);

@@ -7,7 +7,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService, LEASE_AHEAD_PER_SLOT } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
-import { getMessage } from '../../src/store/lmdb/messages.js';
 import { routeTo } from '../support/delivery-rig.js';
 import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
@@ -18,6 +17,9 @@ import { maxInWindow } from '../support/windows.js';
 let dns: TestDns;
 let resolver: DnsResolver;
 let t: TestStore;
+
+/** The status of each message, in the order of `ids`. */
+const statuses = async (ids: readonly string[]) => Promise.all(ids.map(async (id) => (await t.store.messages.get(id))?.status));
 let service: DeliveryService | undefined;
 
 beforeAll(async () => {
@@ -48,7 +50,7 @@ describe('delivery rate', () => {
     for (let i = 0; i < 60; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@d${i}-mail.net`] }));
     service = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 20 }), resolver, logger: silentLogger(), attempt });
     await service.start();
-    await waitFor(() => ids.every((id) => getMessage(t.store, id)?.status === 'sent'), { what: 'all 60 messages', timeout: 15_000 });
+    await waitFor(async () => (await statuses(ids)).every((st) => st === 'sent'), { what: 'all 60 messages', timeout: 15_000 });
 
     const sorted = [...starts].sort((a, b) => a - b);
     const elapsed = (sorted[sorted.length - 1] - sorted[0]) / 1000;
@@ -90,9 +92,9 @@ describe('per-domain concurrency', () => {
     for (let i = 0; i < 4; i++) fastIds.push(await queueMessage(t.store, { to: [`f${i}@fast-mail.net`], now: new Date(Date.now() - 5_000 + i) }));
     service = testDeliveryService(t.store, resolver, { 'delivery.port': slowMx.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 2 });
     await service.start();
-    const fastDone = await waitFor(() => fastIds.every((id) => getMessage(t.store, id)?.status === 'sent') && Date.now(), { what: 'the fast domain' });
-    const slowSentWhenFastDone = slowIds.filter((id) => getMessage(t.store, id)?.status === 'sent').length;
-    await waitFor(() => slowIds.every((id) => getMessage(t.store, id)?.status === 'sent'), { what: 'the slow domain', timeout: 15_000 });
+    const fastDone = await waitFor(async () => (await statuses(fastIds)).every((st) => st === 'sent') && Date.now(), { what: 'the fast domain' });
+    const slowSentWhenFastDone = (await statuses(slowIds)).filter((st) => st === 'sent').length;
+    await waitFor(async () => (await statuses(slowIds)).every((st) => st === 'sent'), { what: 'the slow domain', timeout: 15_000 });
     expect(fastDone).toBeGreaterThan(0);
     expect(slowSentWhenFastDone).toBeLessThan(8);
     expect(slowMx.maxConcurrentData).toBe(2);
@@ -123,7 +125,7 @@ describe('lease scan', () => {
       idleCheckMs: 600_000,
     });
     await service.start();
-    await waitFor(() => ids.every((id) => getMessage(t.store, id)?.status === 'sent'), { what: 'all 600 messages', timeout: 20_000 });
+    await waitFor(async () => (await statuses(ids)).every((st) => st === 'sent'), { what: 'all 600 messages', timeout: 20_000 });
   }, 30_000);
 });
 

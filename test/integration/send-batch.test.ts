@@ -5,8 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { setAccountState } from '../../src/store/lmdb/accounts.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { countMessages, getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
@@ -29,7 +27,7 @@ const msg = (to: string, extra: Record<string, unknown> = {}, sender: Sender = s
   text: 'Hi',
   ...extra,
 });
-const messageCount = () => countMessages(t.daemon.store);
+const messageCount = () => t.daemon.store.messages.count();
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 beforeAll(async () => {
@@ -44,7 +42,7 @@ describe('POST /send/transactional/batch', () => {
   it('answers every entry in request order: accepted ones are stored and queued, failed ones name their code and pointers', async () => {
     const suppressed = await t.api('POST', '/suppressions', { body: { channelId: s.channelId, mailType: 'transactional', emails: ['gone@example.org'] } });
     expect(suppressed.status).toBe(200);
-    const before = messageCount();
+    const before = await messageCount();
     const res = await batch({
       requests: [
         msg('ann@example.net', { tags: ['one'], cc: [{ email: 'gone@example.org' }] }),
@@ -66,17 +64,17 @@ describe('POST /send/transactional/batch', () => {
     expect(template).toEqual({ status: 'failed', errorCode: 'templating_error', errorMessage: expect.stringContaining('/requests/3/template/html') });
     expect(notObject).toEqual({ status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/4 (must be an object)') });
 
-    expect(messageCount()).toBe(before + 2);
-    expect(getMessage(t.daemon.store, a.messageId)).toMatchObject({ mailType: 'transactional', status: 'queued', channelId: s.channelId, tags: ['one'], recipients: ['ann@example.net'] });
-    expect(getMessage(t.daemon.store, d.messageId)).toMatchObject({ subject: 'Hello dan@example.net', metadata: { n: '1' } });
-    expect(eventsOfMessage(t.daemon.store, a.messageId).map((e) => e.eventType)).toEqual(['accepted', 'processed']);
+    expect(await messageCount()).toBe(before + 2);
+    expect((await t.daemon.store.messages.get(a.messageId))).toMatchObject({ mailType: 'transactional', status: 'queued', channelId: s.channelId, tags: ['one'], recipients: ['ann@example.net'] });
+    expect((await t.daemon.store.messages.get(d.messageId))).toMatchObject({ subject: 'Hello dan@example.net', metadata: { n: '1' } });
+    expect((await t.daemon.store.events.ofMessage(a.messageId)).map((e) => e.eventType)).toEqual(['accepted', 'processed']);
   });
 
   it('commits all accepted entries in one store write', async () => {
     // A sandbox channel queues no delivery jobs, so no dispatcher write can interleave here.
     // The DKIM signatures are stored after the commit, in the signing stage's own writes: those
     // of the earlier tests are let finish, this test's held, so that only the commit is counted.
-    await waitFor(() => t.daemon.submission.signing.backlog === 0, { what: 'the earlier messages signed' });
+    await waitFor(async () => (await t.daemon.submission.signing.backlog()) === 0, { what: 'the earlier messages signed' });
     const hold = vi.spyOn(t.daemon.submission.signing, 'schedule').mockImplementation(() => {});
     const write = vi.spyOn(t.daemon.store, 'write');
     try {
@@ -91,7 +89,7 @@ describe('POST /send/transactional/batch', () => {
   });
 
   it('answers a batch whose every entry fails with 200 and stores nothing', async () => {
-    const before = messageCount();
+    const before = await messageCount();
     const res = await batch({ requests: [{}, msg('x@example.net', { to: 'nobody' }), msg('y@example.net', { from: { email: 'not-an-address' } })] });
     expect(res.status).toBe(200);
     expect(res.body.responses).toEqual([
@@ -100,7 +98,7 @@ describe('POST /send/transactional/batch', () => {
       // Found by the address rules after the schema: pointed into the batch body the same way.
       { status: 'failed', errorCode: 'validation_failed', errorMessage: expect.stringContaining('/requests/2/from/email (') },
     ]);
-    expect(messageCount()).toBe(before);
+    expect(await messageCount()).toBe(before);
   });
 
   it('names an entry\'s schema errors and its unlinked from domain together, and answers an unverified domain alone with domain_unverified (issue 30 item 8)', async () => {
@@ -160,11 +158,11 @@ describe('batch idempotency', () => {
     const headers = { 'X-Helo-Idempotency-Key': `batch-${Date.now()}` };
     const body = { requests: [msg('p@example.net'), { nonsense: true }, msg('q@example.net')] };
     const first = await batch(body, { headers });
-    const before = messageCount();
+    const before = await messageCount();
     const second = await batch(body, { headers });
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
-    expect(messageCount()).toBe(before);
+    expect(await messageCount()).toBe(before);
   });
 
   it('refuses the same key with a different batch (422 on /Idempotency-Key), also when only a failed entry changed', async () => {
@@ -191,14 +189,14 @@ describe('batch failures of the whole request', () => {
   });
 
   it('answers 403 for another account\'s channel and 404 for an unknown one, sending nothing', async () => {
-    const before = messageCount();
+    const before = await messageCount();
     const { key: token } = await newAccount(t);
     const forbidden = await batch({ requests: [msg('a@example.net')] }, { key: token });
     expect(forbidden.status).toBe(403);
     const missing = await batch({ requests: [msg('a@example.net')] }, { channel: '00000000-0000-4000-8000-000000000000' });
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe('channel_not_found');
-    expect(messageCount()).toBe(before);
+    expect(await messageCount()).toBe(before);
   });
 
   it('answers 403 send_limit_exceeded when the accepted entries together exceed a pending account\'s quota, sending none of them', async () => {
@@ -206,11 +204,11 @@ describe('batch failures of the whole request', () => {
     const own = await setupSender(t, dns, { key: token });
     const two = await batch({ requests: [msg('a@example.net', {}, own), msg('b@example.net', {}, own)] }, { key: token, channel: own.channelId });
     expect(two.body.responses.map((r: { status: string }) => r.status)).toEqual(['accepted', 'accepted']);
-    const before = messageCount();
+    const before = await messageCount();
     const over = await batch({ requests: [msg('c@example.net', {}, own), msg('d@example.net', {}, own)] }, { key: token, channel: own.channelId });
     expect(over.status).toBe(403);
     expect(over.body.code).toBe('send_limit_exceeded');
-    expect(messageCount()).toBe(before);
+    expect(await messageCount()).toBe(before);
   });
 
   it('answers 403 account_forbidden for a suspended account', async () => {

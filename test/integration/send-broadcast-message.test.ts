@@ -4,8 +4,6 @@
  * the messages of POST /send/broadcast get them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { countMessages, getMessage } from '../../src/store/lmdb/messages.js';
 import { newAccount } from '../support/domains.js';
 import { signedBody } from '../support/signing.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
@@ -46,13 +44,13 @@ describe('POST /send/broadcast/message', () => {
     const res = await send(msg(['ann@example.net'], { tags: ['spring'], metadata: { campaign: 'c1' } }));
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toEqual({ status: 'accepted', messageId: expect.stringMatching(/^[0-9a-f-]{36}$/), suppressions: [] });
-    const m = getMessage(t.daemon.store, res.body.messageId)!;
+    const m = (await t.daemon.store.messages.get(res.body.messageId))!;
     expect(m).toMatchObject({ mailType: 'broadcast', mailSource: 'api', status: 'queued', channelId: s.channelId, tags: ['spring'], metadata: { campaign: 'c1' } });
     expect(m.broadcastId).toBeUndefined();
     const raw = await signedBody(t.daemon.store, m.id);
     expect(headerOf(raw, 'List-Unsubscribe')).toMatch(new RegExp(`<${PUBLIC}/unsubscribe\\?token=[^>]+>`));
     expect(headerOf(raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
-    expect(eventsOfMessage(t.daemon.store, m.id).map((e) => [e.eventType, e.mailType])).toEqual([
+    expect((await t.daemon.store.events.ofMessage(m.id)).map((e) => [e.eventType, e.mailType])).toEqual([
       ['accepted', 'broadcast'],
       ['processed', 'broadcast'],
     ]);
@@ -73,7 +71,7 @@ describe('POST /send/broadcast/message', () => {
     const res = await send(msg(['left@example.net', 'tx-only@example.net']));
     expect(res.status).toBe(200);
     expect(res.body.suppressions).toEqual(['left@example.net']);
-    expect(getMessage(t.daemon.store, res.body.messageId)!.recipients).toEqual(['tx-only@example.net']);
+    expect((await t.daemon.store.messages.get(res.body.messageId))!.recipients).toEqual(['tx-only@example.net']);
     const all = await send(msg(['left@example.net']));
     expect(all.status).toBe(422);
     expect(all.body.code).toBe('recipients_suppressed');
@@ -108,10 +106,10 @@ describe('POST /send/broadcast/message', () => {
   it('replays the first answer for the same idempotency key and refuses it with another body', async () => {
     const headers = { 'X-Helo-Idempotency-Key': `bm-${Date.now()}` };
     const first = await send(msg(['idem@example.net']), { headers });
-    const before = countMessages(t.daemon.store);
+    const before = (await t.daemon.store.messages.count());
     const again = await send(msg(['idem@example.net']), { headers });
     expect(again.body).toEqual(first.body);
-    expect(countMessages(t.daemon.store)).toBe(before);
+    expect((await t.daemon.store.messages.count())).toBe(before);
     const other = await send(msg(['other@example.net']), { headers });
     expect(other.status).toBe(422);
     expect(other.body.errors['/Idempotency-Key'][0].code).toBe('conflict');

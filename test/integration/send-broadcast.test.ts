@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { broadcastEntries, getBroadcast } from '../../src/store/lmdb/broadcasts.js';
 import type { MessageRecord } from '../../src/domain/types.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
-import { allMessages } from '../../src/store/lmdb/messages.js';
 import { signedBody } from '../support/signing.js';
 
 let dns: TestDns;
@@ -14,8 +12,8 @@ let s: Sender;
 const broadcast = (body: unknown, headers: Record<string, string> = {}) =>
   t.api('POST', '/send/broadcast', { body, headers: { 'x-service-channel-id': s.channelId, ...headers } });
 
-function messagesOf(broadcastId: string): MessageRecord[] {
-  return allMessages(t.daemon.store).filter((m) => m.broadcastId === broadcastId);
+async function messagesOf(broadcastId: string): Promise<MessageRecord[]> {
+  return (await t.daemon.store.messages.all()).filter((m) => m.broadcastId === broadcastId);
 }
 
 beforeAll(async () => {
@@ -41,16 +39,16 @@ describe('POST /send/broadcast', () => {
     expect(res.body).toEqual({ status: 'accepted', broadcastId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     await t.daemon.submission.expander.drain();
     // Committed as requests: the subject is rendered at the commit, the html once composed after it.
-    const committed = messagesOf(res.body.broadcastId);
+    const committed = await messagesOf(res.body.broadcastId);
     expect(committed.map((m) => m.html)).toEqual([undefined, undefined]);
     for (const m of committed) await signedBody(t.daemon.store, m.id);
-    const msgs = messagesOf(res.body.broadcastId).sort((a, b) => a.subject.localeCompare(b.subject));
+    const msgs = (await messagesOf(res.body.broadcastId)).sort((a, b) => a.subject.localeCompare(b.subject));
     expect(msgs.map((m) => [m.subject, m.html, m.tags, m.metadata, m.mailType])).toEqual([
       ['Hi Ann', '<p>Hello Ann</p>', ['spring', 'vip'], { campaign: 'c1' }, 'broadcast'],
       ['Hi Bob', '<p>Yo Bob</p>', ['spring'], { campaign: 'c1', segment: 'b' }, 'broadcast'],
     ]);
     expect(new Set(msgs.map((m) => m.id)).size).toBe(2);
-    expect(getBroadcast(t.daemon.store, res.body.broadcastId)).toMatchObject({ state: 'done', messages: 2, skipped: 0 });
+    expect((await t.daemon.store.broadcasts.get(res.body.broadcastId))).toMatchObject({ state: 'done', messages: 2, skipped: 0 });
   });
 
   it('reports problems of entries with pointers into the messages array', async () => {
@@ -83,7 +81,7 @@ describe('POST /send/broadcast', () => {
       messages: [{ to: [{ email: 'unsub@example.net' }] }, { to: [{ email: 'fine@example.net' }] }],
     });
     await t.daemon.submission.expander.drain();
-    expect(getBroadcast(t.daemon.store, res.body.broadcastId)).toMatchObject({ state: 'done', messages: 1, skipped: 1 });
+    expect((await t.daemon.store.broadcasts.get(res.body.broadcastId))).toMatchObject({ state: 'done', messages: 1, skipped: 1 });
   });
 
   it('accepts 10,000 messages in one request and expands them all', async () => {
@@ -93,10 +91,10 @@ describe('POST /send/broadcast', () => {
     expect(res.status).toBe(200);
     const answeredMs = Date.now() - started;
     await t.daemon.submission.expander.drain();
-    const b = getBroadcast(t.daemon.store, res.body.broadcastId)!;
+    const b = (await t.daemon.store.broadcasts.get(res.body.broadcastId))!;
     expect(b).toMatchObject({ state: 'done', total: 10_000, messages: 10_000 });
     // Expanded entries are removed from the store as they are turned into messages.
-    expect(broadcastEntries(t.daemon.store, b.id, 0, Number.MAX_SAFE_INTEGER).length).toBe(0);
+    expect((await t.daemon.store.broadcasts.entries(b.id, 0, Number.MAX_SAFE_INTEGER)).length).toBe(0);
     console.log(`10,000-entry broadcast answered in ${answeredMs} ms, expanded by ${Date.now() - started} ms`);
   }, 180_000);
 });

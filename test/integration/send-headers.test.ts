@@ -8,7 +8,6 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
-import { countMessages, getMessage } from '../../src/store/lmdb/messages.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -17,7 +16,7 @@ let other: Sender;
 
 const send = (headers: Record<string, string>, body: unknown = basic()) => t.api('POST', '/send/transactional', { body, headers });
 const basic = (subject = 'Hello') => ({ from: { email: `news@${s.domain}` }, to: [{ email: 'alice@example.net' }], subject, text: 'Hi' });
-const messageCount = () => countMessages(t.daemon.store);
+const messageCount = () => t.daemon.store.messages.count();
 let seq = 0;
 const freshKey = () => `hdr-${Date.now()}-${seq++}`;
 
@@ -33,7 +32,7 @@ describe('channel header aliases', () => {
   it('sends through the channel named by X-Helo-Channel-Id, the header the SDKs send', async () => {
     const res = await send({ 'X-Helo-Channel-Id': s.channelId });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(getMessage(t.daemon.store, res.body.messageId)).toMatchObject({ channelId: s.channelId });
+    expect((await t.daemon.store.messages.get(res.body.messageId))).toMatchObject({ channelId: s.channelId });
   });
 
   it('accepts both names when they carry the same channel', async () => {
@@ -42,12 +41,12 @@ describe('channel header aliases', () => {
   });
 
   it('answers 422 naming X-Helo-Channel-Id when the two names disagree, and sends nothing', async () => {
-    const before = messageCount();
+    const before = await messageCount();
     const res = await send({ 'X-Service-Channel-Id': s.channelId, 'X-Helo-Channel-Id': other.channelId });
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('validation_failed');
     expect(res.body.errors).toEqual({ '/X-Helo-Channel-Id': [{ code: 'conflict', message: expect.stringContaining('X-Service-Channel-Id') }] });
-    expect(messageCount()).toBe(before);
+    expect(await messageCount()).toBe(before);
   });
 
   it('answers 404 channel_not_found and 403 for another account\'s channel under the SDK name as well', async () => {
@@ -63,22 +62,22 @@ describe('idempotency header aliases', () => {
   it('replays the first answer for X-Helo-Idempotency-Key and sends nothing more', async () => {
     const key = freshKey();
     const first = await send({ 'X-Helo-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': key });
-    const before = messageCount();
+    const before = await messageCount();
     const second = await send({ 'X-Helo-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': key });
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
-    expect(messageCount()).toBe(before);
+    expect(await messageCount()).toBe(before);
   });
 
   it('treats one key as the same key under any of its three names', async () => {
     const key = freshKey();
     const first = await send({ 'X-Service-Channel-Id': s.channelId, 'Idempotency-Key': key });
-    const before = messageCount();
+    const before = await messageCount();
     for (const name of ['X-Service-Idempotency-Key', 'X-Helo-Idempotency-Key']) {
       const again = await send({ 'X-Service-Channel-Id': s.channelId, [name]: key });
       expect(again.body).toEqual(first.body);
     }
-    expect(messageCount()).toBe(before);
+    expect(await messageCount()).toBe(before);
   });
 
   it('refuses the same key with a different body whichever name carries it', async () => {
@@ -90,7 +89,7 @@ describe('idempotency header aliases', () => {
   });
 
   it('answers 422 with a pointer per disagreeing name, and sends nothing', async () => {
-    const before = messageCount();
+    const before = await messageCount();
     const res = await send({
       'X-Service-Channel-Id': s.channelId,
       'Idempotency-Key': 'a-1',
@@ -102,7 +101,7 @@ describe('idempotency header aliases', () => {
     expect(res.body.errors['/X-Helo-Idempotency-Key'][0]).toEqual({ code: 'conflict', message: expect.stringContaining('Idempotency-Key') });
     const two = await send({ 'X-Service-Channel-Id': s.channelId, 'Idempotency-Key': 'a-1', 'X-Service-Idempotency-Key': 'c-3', 'X-Helo-Idempotency-Key': 'b-2' });
     expect(Object.keys(two.body.errors).sort()).toEqual(['/X-Helo-Idempotency-Key', '/X-Service-Idempotency-Key']);
-    expect(messageCount()).toBe(before);
+    expect(await messageCount()).toBe(before);
   });
 
   it('names the alias a malformed key came under', async () => {

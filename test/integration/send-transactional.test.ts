@@ -2,15 +2,12 @@ import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setAccountState } from '../../src/store/lmdb/accounts.js';
 import { createApiKey } from '../../src/store/lmdb/api-keys.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { allMessages, countMessages, getMessage } from '../../src/store/lmdb/messages.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody, verifyDkim } from '../support/signing.js';
-import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -31,8 +28,8 @@ const basic = () => ({
   html: '<p>Hi there</p>',
 });
 
-function jobsOf(messageId: string): DeliveryJob[] {
-  return jobsOfMessage(t.daemon.store, messageId);
+async function jobsOf(messageId: string): Promise<DeliveryJob[]> {
+  return (await t.daemon.store.queue.jobsOfMessage(messageId));
 }
 
 beforeAll(async () => {
@@ -47,13 +44,13 @@ describe('POST /send/transactional', () => {
     const res = await send({ ...basic(), cc: [{ email: 'bob@example.org' }], bcc: [{ email: 'carol@example.org' }], tags: ['welcome'], metadata: { user: 42 } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'accepted', messageId: expect.stringMatching(/^[0-9a-f-]{36}$/), suppressions: [] });
-    const m = getMessage(t.daemon.store, res.body.messageId)!;
+    const m = (await t.daemon.store.messages.get(res.body.messageId))!;
     expect(m).toMatchObject({ status: 'queued', mailType: 'transactional', mailSource: 'api', deliveryType: 'live', subject: 'Hello', tags: ['welcome'], metadata: { user: '42' } });
     expect(m.recipients.sort()).toEqual(['alice@example.net', 'bob@example.org', 'carol@example.org']);
-    const jobs = jobsOf(m.id);
+    const jobs = await jobsOf(m.id);
     expect(jobs.map((j) => j.domain).sort()).toEqual(['example.net', 'example.org']);
     expect(jobs.find((j) => j.domain === 'example.org')!.recipients.sort()).toEqual(['bob@example.org', 'carol@example.org']);
-    expect(eventsOfMessage(t.daemon.store, m.id).map((e) => e.eventType)).toEqual(['accepted', 'processed']);
+    expect((await t.daemon.store.events.ofMessage(m.id)).map((e) => e.eventType)).toEqual(['accepted', 'processed']);
   });
 
   it('signs the message with the domain key so an independent verifier passes it against the published DNS record', async () => {
@@ -81,9 +78,9 @@ describe('POST /send/transactional', () => {
     });
     expect(res.status).toBe(200);
     // The subject is rendered at intake; the html with the message, after the commit (signing.ts).
-    expect(getMessage(t.daemon.store, res.body.messageId)!.subject).toBe('Hi <Ann>');
+    expect((await t.daemon.store.messages.get(res.body.messageId))!.subject).toBe('Hi <Ann>');
     await signedBody(t.daemon.store, res.body.messageId);
-    const m = getMessage(t.daemon.store, res.body.messageId)!;
+    const m = (await t.daemon.store.messages.get(res.body.messageId))!;
     expect(m.subject).toBe('Hi <Ann>');
     expect(m.html).toContain('&lt;Ann&gt;');
     expect(m.html).toContain('<b>bold</b>');
@@ -195,7 +192,7 @@ describe('validation', () => {
   it('keeps attachments and reports them in the stored message', async () => {
     const res = await send({ ...basic(), attachments: [{ content: Buffer.from('hello pdf').toString('base64'), fileName: 'r.pdf' }] });
     expect(res.status).toBe(200);
-    expect(getMessage(t.daemon.store, res.body.messageId)!.attachments).toEqual([{ fileName: 'r.pdf', disposition: 'attachment', size: 9, contentType: 'application/pdf' }]);
+    expect((await t.daemon.store.messages.get(res.body.messageId))!.attachments).toEqual([{ fileName: 'r.pdf', disposition: 'attachment', size: 9, contentType: 'application/pdf' }]);
     const parsed = await simpleParser(await signedBody(t.daemon.store, res.body.messageId));
     expect(parsed.attachments[0].content.toString()).toBe('hello pdf');
   });
@@ -242,7 +239,7 @@ describe('suppressions', () => {
     ]);
     const partial = await send({ ...basic(), to: [{ email: 'gone@example.net' }, { email: 'stay@example.net' }] });
     expect(partial.body.suppressions).toEqual(['gone@example.net']);
-    expect(getMessage(t.daemon.store, partial.body.messageId)!.recipients).toEqual(['stay@example.net']);
+    expect((await t.daemon.store.messages.get(partial.body.messageId))!.recipients).toEqual(['stay@example.net']);
     const none = await send({ ...basic(), to: [{ email: 'gone@example.net' }] });
     expect(none.status).toBe(422);
     expect(none.body.code).toBe('recipients_suppressed');
@@ -283,16 +280,16 @@ describe('idempotency', () => {
     const second = await send(basic(), { headers });
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
-    const count = allMessages(t.daemon.store).filter((m) => m.id === first.body.messageId).length;
+    const count = (await t.daemon.store.messages.all()).filter((m) => m.id === first.body.messageId).length;
     expect(count).toBe(1);
   });
 
   it('runs concurrent requests with one key only once', async () => {
     const headers = { 'idempotency-key': `c-${Date.now()}` };
-    const before = countMessages(t.daemon.store);
+    const before = (await t.daemon.store.messages.count());
     const [a, b] = await Promise.all([send(basic(), { headers }), send(basic(), { headers })]);
     expect(a.body.messageId).toBe(b.body.messageId);
-    expect(countMessages(t.daemon.store)).toBe(before + 1);
+    expect((await t.daemon.store.messages.count())).toBe(before + 1);
   });
 
   it('refuses the same key with a different body, and keys over 256 characters', async () => {
@@ -315,8 +312,8 @@ describe('sandbox channels', () => {
       { channel: sb.channelId },
     );
     expect(res.status).toBe(200);
-    expect(jobsOf(res.body.messageId)).toEqual([]);
-    const events = eventsOfMessage(t.daemon.store, res.body.messageId);
+    expect(await jobsOf(res.body.messageId)).toEqual([]);
+    const events = (await t.daemon.store.events.ofMessage(res.body.messageId));
     expect(events.map((e) => [e.eventType, e.recipients])).toEqual([
       ['accepted', ['ok@example.net', 'nobody@bounce.postrider.invalid']],
       ['processed', ['ok@example.net', 'nobody@bounce.postrider.invalid']],

@@ -5,8 +5,6 @@
  * between the commit and the signature loses nothing: the next start signs from the store.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { getBody } from '../../src/store/lmdb/messages.js';
-import { awaitsSignature } from '../../src/store/lmdb/signing.js';
 import type { TestDaemon } from '../support/daemon.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { TestDns } from '../support/dns-server.js';
@@ -58,8 +56,8 @@ describe('DKIM signing after the commit', () => {
       // The 200 came while the finish task waits: the message is committed as its request (no
       // body yet: it is composed and signed after the commit), not yet due.
       await waitFor(hold.started, { what: 'the finish task' });
-      expect(awaitsSignature(t.daemon.store, id)).toBe(true);
-      expect(getBody(t.daemon.store, id)).toBeUndefined();
+      expect((await t.daemon.store.messages.isUnfinished(id))).toBe(true);
+      expect((await t.daemon.store.messages.body(id))).toBeUndefined();
       expect(mx.received.some((m) => m.to.includes(to))).toBe(false);
       // Operators see the wait in /metrics (the queue gauges do not count jobs that are not due yet).
       expect(await awaitingSignatureGauge()).toBe(1);
@@ -110,11 +108,11 @@ describe('DKIM signing after the commit', () => {
     } finally {
       lost.mockRestore();
     }
-    expect(awaitsSignature(t.daemon.store, id)).toBe(true);
+    expect((await t.daemon.store.messages.isUnfinished(id))).toBe(true);
     await t.restart();
     const raw = await received(to);
     expect(await dkimResults(raw)).toEqual([{ result: 'pass', domain: s.domain }]);
-    expect(awaitsSignature(t.daemon.store, id)).toBe(false);
+    expect((await t.daemon.store.messages.isUnfinished(id))).toBe(false);
   });
 });
 

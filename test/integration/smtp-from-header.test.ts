@@ -5,7 +5,6 @@
  * and an enhanced code (5.7.1 for a foreign domain, 5.6.0 for a malformed header block).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -66,12 +65,12 @@ describe('From header checks on SMTP submission', () => {
     const r = await submit(headers);
     expect(r).toMatch(/^250 2\.0\.0 Ok: queued as /);
     const id = /queued as ([0-9a-f-]{36})/.exec(r)![1];
-    expect(getMessage(t.daemon.store, id)?.from.email).toBe(`app@${s.domain}`);
+    expect((await t.daemon.store.messages.get(id))?.from.email).toBe(`app@${s.domain}`);
   });
 
   it('records the decoded display name of the first From address', async () => {
     const r = await submit(['From: John Q. =?utf-8?q?Publ=C3=ADc?= <OWN>']);
     const id = /queued as ([0-9a-f-]{36})/.exec(r)![1];
-    expect(getMessage(t.daemon.store, id)?.from).toEqual({ email: `app@${s.domain}`, name: 'John Q. Publíc' });
+    expect((await t.daemon.store.messages.get(id))?.from).toEqual({ email: `app@${s.domain}`, name: 'John Q. Publíc' });
   });
 });

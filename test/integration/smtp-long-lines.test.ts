@@ -7,7 +7,6 @@
  */
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isSuppressed } from '../../src/store/lmdb/suppressions.js';
 import type { TestDaemon } from '../support/daemon.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { TestDns } from '../support/dns-server.js';
@@ -125,6 +124,6 @@ describe('lines over 998 octets', () => {
   ])('refuses a line over 998 octets in %s, which cannot be re-encoded', async (_name, build, reply) => {
     const to = `refused@${RCPT_DOMAIN}`;
     expect(await submit(to, build(to))).toMatch(reply);
-    expect(isSuppressed(t.daemon.store, s.channelId, 'transactional', to)).toBe(false);
+    expect((await t.daemon.store.suppressions.is(s.channelId, 'transactional', to))).toBe(false);
   });
 });

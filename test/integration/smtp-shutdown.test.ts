@@ -6,7 +6,6 @@
  */
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -104,7 +103,7 @@ describe('SMTP listener shutdown', () => {
     const done = await c.reply();
     expect(done?.text).toMatch(/^250 2\.0\.0 Ok: queued as /);
     const id = /queued as ([0-9a-f-]{36})/.exec(done!.text)![1];
-    expect(getMessage(d.daemon.store, id)).toMatchObject({ subject: 'in flight', mailSource: 'smtp' });
+    expect((await d.daemon.store.messages.get(id))).toMatchObject({ subject: 'in flight', mailSource: 'smtp' });
     expect((await c.reply())?.text).toMatch(/^421 4\.3\.2 /);
     await stopping;
   });

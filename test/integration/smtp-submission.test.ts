@@ -4,8 +4,6 @@ import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/store/lmdb/api-keys.js';
-import { eventsOfMessage } from '../../src/store/lmdb/events.js';
-import { getBody, getMessage } from '../../src/store/lmdb/messages.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -52,14 +50,14 @@ describe('SMTP submission', () => {
     );
     const id = /queued as ([0-9a-f-]{36})/.exec(info.response)![1];
     expect(info.response).toMatch(/^250 2\.0\.0 /);
-    const m = getMessage(t.daemon.store, id)!;
+    const m = (await t.daemon.store.messages.get(id))!;
     expect(m).toMatchObject({ mailSource: 'smtp', subject: 'Receipt', tags: ['receipt', 'smtp'], metadata: { order: '77' }, status: 'queued' });
     expect(m.recipients.sort()).toEqual(['alice@example.net', 'bob@example.org', 'hidden@example.org']);
     expect(m.bcc).toEqual([{ email: 'hidden@example.org' }]);
     const parsed = await simpleParser(await signedBody(t.daemon.store, id));
     expect(parsed.headers.get('dkim-signature')).toBeDefined();
     for (const h of ['x-tags', 'x-metadata', 'bcc']) expect(parsed.headers.has(h)).toBe(false);
-    expect(eventsOfMessage(t.daemon.store, id).map((e) => [e.eventType, e.mailSource])).toEqual([
+    expect((await t.daemon.store.events.ofMessage(id)).map((e) => [e.eventType, e.mailSource])).toEqual([
       ['accepted', 'smtp'],
       ['processed', 'smtp'],
     ]);
@@ -135,7 +133,7 @@ describe('SMTP submission', () => {
       '--header', 'Subject: via swaks', '--body', 'hello',
     ]);
     const id = /queued as ([0-9a-f-]{36})/.exec(stdout)![1];
-    expect(getMessage(t.daemon.store, id)).toMatchObject({ subject: 'via swaks', mailSource: 'smtp' });
+    expect((await t.daemon.store.messages.get(id))).toMatchObject({ subject: 'via swaks', mailSource: 'smtp' });
   });
   // Last: after it the channel's user name is locked for 127.0.0.1 for the rest of this daemon's life.
   it('refuses wrong credentials with 535 5.7.8 and locks a user name after repeated failures, not the other users of the address', async () => {

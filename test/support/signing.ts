@@ -6,15 +6,13 @@
 import { Resolver } from 'node:dns/promises';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import type { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { getBody } from '../../src/store/lmdb/messages.js';
-import { awaitsSignature } from '../../src/store/lmdb/signing.js';
 import type { TestDns } from './dns-server.js';
 import { waitFor } from './wait.js';
 
 /** The stored body once the signing stage has replaced it with the signed message. */
 export async function signedBody(store: LmdbStore, messageId: string): Promise<Buffer> {
-  await waitFor(() => !awaitsSignature(store, messageId), { what: `the DKIM signature of message ${messageId}` });
-  return getBody(store, messageId)!;
+  await waitFor(async () => !(await store.messages.isUnfinished(messageId)), { what: `the DKIM signature of message ${messageId}` });
+  return (await store.messages.body(messageId))!;
 }
 
 /** The TXT records at `name` as a verifier gets them from the test DNS server (each record's strings not joined). */

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyRawReply, MAX_REPLY_LENGTH, parseReply } from '../../src/domain/smtp-reply.js';
 import { headerBlockExceeds, joinMessage, splitMessage } from '../../src/domain/raw-headers.js';
 import { trimBlanksEnd, trimLineEndBlanks } from '../../src/domain/white-space.js';
-import { bareMessageId } from '../../src/store/lmdb/client-message-ids.js';
+import { bareMessageId } from '../../src/domain/message-id.js';
 import { fitLineLength, longestLine } from '../../src/submission/line-length.js';
 import { fastContent, parsedContent } from '../../src/submission/raw-content.js';
 

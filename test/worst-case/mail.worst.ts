@@ -16,7 +16,7 @@ import { feedbackReport } from '../../src/inbound/arf.js';
 import { parseContentType } from '../../src/inbound/content-type.js';
 import { dsnBounces } from '../../src/inbound/dsn.js';
 import { addressOf, fieldBlocks, findReport, originalHeaders } from '../../src/inbound/report.js';
-import { bareMessageId } from '../../src/store/lmdb/client-message-ids.js';
+import { bareMessageId } from '../../src/domain/message-id.js';
 import { fitLineLength } from '../../src/submission/line-length.js';
 import { parseMailboxList } from '../../src/submission/mailbox-list.js';
 import { fastContent } from '../../src/submission/raw-content.js';

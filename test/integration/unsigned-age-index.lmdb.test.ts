@@ -1,22 +1,16 @@
 /**
- * The age index of the messages waiting to be finished (`unsignedByAge`, store/signing.ts): the
+ * A test of the LMDB engine itself (raw databases, writes and *InTxn verbs are its subject): the
+ * age index of the messages waiting to be finished (`unsignedByAge`, store/lmdb/signing.ts): the
  * oldest is exact however large the backlog, every removal of a waiting entry takes its index
- * entry with it, and entries written before the index are indexed once at start.
+ * entry with it, and entries written before the index are indexed once at start. What the port
+ * promises of it (oldestUnfinishedMs) is in test/store-contract/messages.contract.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { schedulePurgeInTxn } from '../../src/store/lmdb/purge-queue.js';
 import { purgeChannelBatch } from '../../src/store/lmdb/channel-purge.js';
 import { dbsOf } from '../../src/store/lmdb/databases.js';
 import type { LmdbStore } from '../../src/store/lmdb/engine.js';
-import {
-  awaitingSignatureCount,
-  endUnfinished,
-  indexPendingSignatures,
-  oldestAwaitingSignatureMs,
-  putPendingSignatureInTxn,
-  storeSignedBodies,
-  type PendingSignature,
-} from '../../src/store/lmdb/signing.js';
+import { awaitingSignatureCount, endUnfinished, indexPendingSignatures, oldestAwaitingSignatureMs, putPendingSignatureInTxn, storeSignedBodies, type PendingSignature } from '../../src/store/lmdb/signing.js';
 import { ACCOUNT, CHANNEL, openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
