@@ -86,14 +86,15 @@ export class InboundListener {
 
   private onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): void {
     if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return cb(smtpReply('tooManyRecipients', `at most ${MAX_RECIPIENTS} per message`));
-    try {
-      if (this.deps.processor.accepts(address.address)) return cb();
-    } catch (err) {
-      this.deps.logger.error({ err }, 'inbound recipient check failed');
-      return cb(internalReply());
-    }
-    // RFC 5321 3.6.2 / 7.1: a server that is not a relay refuses foreign recipients.
-    cb(smtpReply('relayDenied'));
+    // The check reads the store (the message a bounce address names): the reply waits for it.
+    this.deps.processor.accepts(address.address).then(
+      // RFC 5321 3.6.2 / 7.1: a server that is not a relay refuses foreign recipients.
+      (ok) => cb(ok ? null : smtpReply('relayDenied')),
+      (err: unknown) => {
+        this.deps.logger.error({ err }, 'inbound recipient check failed');
+        cb(internalReply());
+      },
+    );
   }
 
   private onData(stream: Readable, session: SMTPServerSession, cb: (err?: Error | null, message?: string) => void): void {

@@ -34,9 +34,7 @@ import { fieldValue } from '../domain/raw-headers.js';
 import { verifyUnsubscribeLocalPart } from '../domain/tracking-token.js';
 import { parseVerp } from '../domain/verp.js';
 import type { Metrics } from '../log/metrics.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { getMessage } from '../store/lmdb/messages.js';
-import { trackingSecret } from '../store/lmdb/secrets.js';
+import type { StorePort } from '../store/port/index.js';
 import { feedbackReport, type FeedbackReport } from './arf.js';
 import { dsnBounces, type DsnBounce } from './dsn.js';
 import { hostOf, ReportMatcher, type Match, type ReportKeys } from './report-match.js';
@@ -59,11 +57,8 @@ export interface Outcome {
 }
 
 export interface InboundDeps {
-  /**
-   * Read synchronously by accepts() (the listener's RCPT check is synchronous), so the engine
-   * itself for now; writes go through FeedbackService (service.ts).
-   */
-  store: LmdbStore;
+  /** Read for matching; writes go through FeedbackService (service.ts). */
+  store: StorePort;
   returnPathLabel: string;
   /** Where unmatched reports are counted (postrider_inbound_reports_unmatched_total). */
   metrics?: Pick<Metrics, 'recordUnmatchedReport'>;
@@ -88,23 +83,23 @@ export class InboundProcessor {
    * recipients: a forged one is refused (one of a message we no longer have is accepted as any
    * address of the host, and ends unmatched).
    */
-  accepts(address: string): boolean {
+  async accepts(address: string): Promise<boolean> {
     const at = address.lastIndexOf('@');
     if (at <= 0) return false;
     const local = address.slice(0, at);
     const host = hostOf(address);
     const hosts = new Set([host]);
     const verp = parseVerp(local);
-    const id = verp?.messageId ?? this.unsubscribeMessageId(local);
-    const message = id ? this.matcher.atHost(getMessage(this.deps.store, id), hosts) : undefined;
-    if (message && verp?.token) return this.matcher.byRecipientVerp(address, hosts) !== undefined;
+    const id = verp?.messageId ?? (await this.unsubscribeMessageId(local));
+    const message = id ? await this.matcher.atHost(await this.deps.store.messages.get(id), hosts) : undefined;
+    if (message && verp?.token) return (await this.matcher.byRecipientVerp(address, hosts)) !== undefined;
     if (message) return true;
     return this.matcher.ownsBounceHost(host);
   }
 
   async process(env: Envelope, raw: Buffer): Promise<Outcome> {
     for (const rcpt of env.rcptTo) {
-      const id = this.unsubscribeMessageId(rcpt.slice(0, rcpt.lastIndexOf('@')));
+      const id = await this.unsubscribeMessageId(rcpt.slice(0, rcpt.lastIndexOf('@')));
       if (id) return this.unsubscribe(id, env);
     }
     const report = findReport(raw);
@@ -121,7 +116,7 @@ export class InboundProcessor {
     if (!fb) return this.unmatched('arf', keys, env, 'no feedback-report part');
     // RFC 5965 7.3: "not-spam" reports the opposite of a complaint.
     if (fb.feedbackType === 'not-spam') return { kind: 'ignored', recipients: [] };
-    const found = this.matcher.match(keys, env.rcptTo);
+    const found = await this.matcher.match(keys, env.rcptTo);
     if (!found.message) return this.unmatched('arf', keys, env, found.reason);
     const m = found.message;
     const recipient = tiedRecipient(found);
@@ -144,7 +139,7 @@ export class InboundProcessor {
     const failed = dsnBounces(report);
     // A DSN without failed recipients (delayed, delivered, relayed) is informational (RFC 3464 2.3.3).
     if (failed.length === 0) return { kind: 'ignored', recipients: [] };
-    const found = this.matcher.match(keys, env.rcptTo);
+    const found = await this.matcher.match(keys, env.rcptTo);
     if (!found.message) return this.unmatched('dsn', keys, env, found.reason);
     const m = found.message;
     const recipient = tiedRecipient(found);
@@ -183,7 +178,7 @@ export class InboundProcessor {
    * host (ReportMatcher.atHost).
    */
   private async unsubscribe(messageId: string, env: Envelope): Promise<Outcome> {
-    const m = this.matcher.atHost(getMessage(this.deps.store, messageId.toLowerCase()), new Set(env.rcptTo.map(hostOf)));
+    const m = await this.matcher.atHost(await this.deps.store.messages.get(messageId.toLowerCase()), new Set(env.rcptTo.map(hostOf)));
     if (!m || m.mailType !== 'broadcast') return { kind: 'ignored', recipients: [] };
     const sender = env.mailFrom.toLowerCase();
     const recipients = m.recipients.length === 1 ? m.recipients : m.recipients.filter((r) => r === sender);
@@ -191,8 +186,8 @@ export class InboundProcessor {
     return { kind: 'unsubscribe', messageId: m.id, recipients: added };
   }
 
-  private unsubscribeMessageId(local: string): string | null {
-    return local.toLowerCase().startsWith('unsub-') ? verifyUnsubscribeLocalPart(trackingSecret(this.deps.store), local) : null;
+  private async unsubscribeMessageId(local: string): Promise<string | null> {
+    return local.toLowerCase().startsWith('unsub-') ? verifyUnsubscribeLocalPart(await this.deps.store.meta.trackingSecret(), local) : null;
   }
 }
 

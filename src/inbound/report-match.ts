@@ -11,7 +11,7 @@
  *  2. the weaker keys, which name a message only: an old per-message address `bounces+<messageId>@…`
  *     (mail sent before per-recipient addresses) in the same places; our own Message-ID
  *     `<messageId@domain>` in the original's Message-ID field; the client's Message-ID as stored
- *     with the message (store/client-message-ids.ts), looked up only in the accounts that own the
+ *     with the message (the store's messages.byClientMessageId), looked up only in the accounts that own the
  *     domain of the bounce host the report came to.
  * The Final-Recipient or Original-Rcpt-To a report names is never the tie: any recipient of a
  * message can write any address there (issue 29). What a weak key may act on is the processor's
@@ -23,13 +23,8 @@ import { domainOf } from '../domain/address.js';
 import { returnPathHost } from '../domain/return-path.js';
 import type { MessageRecord } from '../domain/types.js';
 import { parseVerp, verpRecipient } from '../domain/verp.js';
-import { listAccounts } from '../store/lmdb/accounts.js';
-import { isChannelDeleted } from '../store/lmdb/channel-records.js';
-import { bareMessageId, messagesByClientMessageId } from '../store/lmdb/client-message-ids.js';
-import { findDomainByName } from '../store/lmdb/domains.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { getMessage } from '../store/lmdb/messages.js';
-import { trackingSecret } from '../store/lmdb/secrets.js';
+import { bareMessageId } from '../domain/message-id.js';
+import type { StorePort } from '../store/port/index.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const OWN_ID = new RegExp(`^(${UUID})@`, 'i');
@@ -54,9 +49,9 @@ export type MatchKey = 'original-mail-from' | 'return-path' | 'envelope' | 'mess
 export type Match = { message: MessageRecord; via: MatchKey; recipient?: string } | { message?: undefined; reason: 'no-key-matched' | 'ambiguous' };
 
 export class ReportMatcher {
-  constructor(private readonly deps: { store: LmdbStore; returnPathLabel: string }) {}
+  constructor(private readonly deps: { store: StorePort; returnPathLabel: string }) {}
 
-  match(keys: ReportKeys, rcptTo: readonly string[]): Match {
+  async match(keys: ReportKeys, rcptTo: readonly string[]): Promise<Match> {
     const hosts = new Set(rcptTo.map(hostOf));
     const verps: Array<[MatchKey, string | undefined]> = [
       ['original-mail-from', keys.originalMailFrom],
@@ -64,15 +59,15 @@ export class ReportMatcher {
       ...rcptTo.map((r): [MatchKey, string]  => ['envelope', r]),
     ];
     for (const [via, address] of verps) {
-      const tied = this.byRecipientVerp(address, hosts);
+      const tied = await this.byRecipientVerp(address, hosts);
       if (tied) return { ...tied, via };
     }
     for (const [via, address] of verps) {
       const v = parseVerp(address);
-      const message = v && !v.token ? this.atHost(getMessage(this.deps.store, v.messageId), hosts) : undefined;
+      const message = v && !v.token ? await this.atHost(await this.deps.store.messages.get(v.messageId), hosts) : undefined;
       if (message) return { message, via };
     }
-    const own = this.byOwnMessageId(keys.messageIdHeader, hosts);
+    const own = await this.byOwnMessageId(keys.messageIdHeader, hosts);
     if (own) return { message: own, via: 'message-id' };
     return this.byClientMessageId(keys, hosts);
   }
@@ -81,19 +76,19 @@ export class ReportMatcher {
    * The message and recipient of a per-recipient bounce address at one of the hosts; undefined
    * when it is none, the message is gone, or the mac matches none of its recipients (forged).
    */
-  byRecipientVerp(address: string | undefined, hosts: ReadonlySet<string>): { message: MessageRecord; recipient: string } | undefined {
+  async byRecipientVerp(address: string | undefined, hosts: ReadonlySet<string>): Promise<{ message: MessageRecord; recipient: string } | undefined> {
     const v = parseVerp(address);
     if (!v?.token) return undefined;
-    const message = this.atHost(getMessage(this.deps.store, v.messageId), hosts);
-    const recipient = message && verpRecipient(trackingSecret(this.deps.store), message.id, v.token, message.recipients);
+    const message = await this.atHost(await this.deps.store.messages.get(v.messageId), hosts);
+    const recipient = message && verpRecipient(await this.deps.store.meta.trackingSecret(), message.id, v.token, message.recipients);
     return message && recipient ? { message, recipient } : undefined;
   }
 
   /** The message this daemon would send with this verbatim Message-ID (`<id@sender domain>`). */
-  private byOwnMessageId(header: string | undefined, hosts: ReadonlySet<string>): MessageRecord | undefined {
+  private async byOwnMessageId(header: string | undefined, hosts: ReadonlySet<string>): Promise<MessageRecord | undefined> {
     const bare = bareMessageId(header);
     const id = bare ? OWN_ID.exec(bare)?.[1] : undefined;
-    const m = id ? this.atHost(getMessage(this.deps.store, id.toLowerCase()), hosts) : undefined;
+    const m = id ? await this.atHost(await this.deps.store.messages.get(id.toLowerCase()), hosts) : undefined;
     return m && bareMessageId(m.messageIdHeader)?.toLowerCase() === bare!.toLowerCase() ? m : undefined;
   }
 
@@ -102,12 +97,12 @@ export class ReportMatcher {
    * reuse an id: the message sent to the named recipient wins, then the newest; the same id in
    * two accounts (both owning the domain) is ambiguous and matches nothing.
    */
-  private byClientMessageId(keys: ReportKeys, hosts: ReadonlySet<string>): Match {
+  private async byClientMessageId(keys: ReportKeys, hosts: ReadonlySet<string>): Promise<Match> {
     if (!keys.messageIdHeader) return { reason: 'no-key-matched' };
     const found: MessageRecord[] = [];
-    for (const accountId of this.accountsOf(hosts)) {
-      for (const id of messagesByClientMessageId(this.deps.store, accountId, keys.messageIdHeader)) {
-        const m = this.atHost(getMessage(this.deps.store, id), hosts);
+    for (const accountId of await this.accountsOf(hosts)) {
+      for (const id of await this.deps.store.messages.byClientMessageId(accountId, keys.messageIdHeader)) {
+        const m = await this.atHost(await this.deps.store.messages.get(id), hosts);
         if (m) found.push(m);
       }
     }
@@ -120,17 +115,20 @@ export class ReportMatcher {
   }
 
   /** Whether some account has a sending domain whose bounce host (`<label>.<domain>`) this is. */
-  ownsBounceHost(host: string): boolean {
+  async ownsBounceHost(host: string): Promise<boolean> {
     const domains = this.bounceDomains([host]);
-    return listAccounts(this.deps.store).some((a) => this.ownsAny(a.id, domains));
+    if (domains.length === 0) return false;
+    for (const a of await this.deps.store.accounts.list()) if (await this.ownsAny(a.id, domains)) return true;
+    return false;
   }
 
   /** Accounts with a sending domain whose bounce host is one the report came to. */
-  private accountsOf(hosts: ReadonlySet<string>): string[] {
+  private async accountsOf(hosts: ReadonlySet<string>): Promise<string[]> {
     const domains = this.bounceDomains([...hosts]);
-    return listAccounts(this.deps.store)
-      .filter((a) => this.ownsAny(a.id, domains))
-      .map((a) => a.id);
+    if (domains.length === 0) return [];
+    const owners: string[] = [];
+    for (const a of await this.deps.store.accounts.list()) if (await this.ownsAny(a.id, domains)) owners.push(a.id);
+    return owners;
   }
 
   /** The sending domains of the hosts that are bounce hosts (`<label>.<domain>`). */
@@ -139,17 +137,18 @@ export class ReportMatcher {
     return hosts.filter((h) => h.startsWith(prefix)).map((h) => h.slice(prefix.length));
   }
 
-  private ownsAny(accountId: string, domains: readonly string[]): boolean {
-    return domains.some((d) => findDomainByName(this.deps.store, accountId, d) !== undefined);
+  private async ownsAny(accountId: string, domains: readonly string[]): Promise<boolean> {
+    for (const d of domains) if ((await this.deps.store.domains.findByName(accountId, d)) !== undefined) return true;
+    return false;
   }
 
   /** The message, if one of the hosts is its own bounce host: a report (or unsubscribe) about one
    *  domain's mail, even of the same daemon, is never taken from another domain's host. A message
    *  of a deleted channel is no longer ours to act on (its suppressions went with the DELETE, and
    *  a row added before its purge reached the message would outlive it). */
-  atHost(m: MessageRecord | undefined, hosts: ReadonlySet<string>): MessageRecord | undefined {
-    if (!m || isChannelDeleted(this.deps.store, m.channelId)) return undefined;
-    return hosts.has(returnPathHost(domainOf(m.from.email), this.deps.returnPathLabel)) ? m : undefined;
+  async atHost(m: MessageRecord | undefined, hosts: ReadonlySet<string>): Promise<MessageRecord | undefined> {
+    if (!m || !hosts.has(returnPathHost(domainOf(m.from.email), this.deps.returnPathLabel))) return undefined;
+    return (await this.deps.store.channels.isDeleted(m.channelId)) ? undefined : m;
   }
 }
 

@@ -149,14 +149,14 @@ describe('after a channel was deleted', () => {
     const bounceAddress = envelopeSender(message, 'c@example.net', { secret: await t.daemon.store.meta.trackingSecret(), returnPathLabel: 'bounces' });
     const matcher = new ReportMatcher({ store: t.daemon.store, returnPathLabel: 'bounces' });
     // Before the delete, the bounce address names the message.
-    expect(matcher.match({}, [bounceAddress]).message?.id).toBe(messageId);
+    expect((await matcher.match({}, [bounceAddress])).message?.id).toBe(messageId);
     await deleteChannel(gone);
     try {
       const before = (await t.daemon.store.events.ofMessage(messageId)).length;
       await recordLinkEvent(t.daemon.store, 'opened', { kind: 'open', messageId, recipient: 'c@example.net' }, {});
       await recordLinkEvent(t.daemon.store, 'clicked', { kind: 'click', messageId, recipient: 'c@example.net', url: 'https://shop.net/' }, {});
       expect(await t.daemon.store.events.ofMessage(messageId)).toHaveLength(before);
-      expect(matcher.match({}, [bounceAddress]).message).toBeUndefined();
+      expect((await matcher.match({}, [bounceAddress])).message).toBeUndefined();
     } finally {
       await t.daemon.channelPurger.start();
       await t.daemon.channelPurger.drain();
