@@ -16,7 +16,6 @@ import type { TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
-import { cancelBroadcast } from '../../src/store/lmdb/broadcasts.js';
 import { putBroadcastAsOlderVersion } from '../support/older-store.js';
 
 let dns: TestDns;
@@ -264,11 +263,11 @@ describe('broadcast lifecycle and cancel', () => {
     // The signing key is looked up once per batch, when it is prepared: the second batch is
     // prepared while the first one commits, and the cancel comes then.
     let batches = 0;
-    let canceled: ReturnType<typeof cancelBroadcast> | undefined;
+    let canceled: ReturnType<typeof t.daemon.store.broadcasts.cancel> | undefined;
     t.daemon.submission.deps.domains = {
       findSendingDomain: (q) => realDomains.findSendingDomain(q),
       signingKey: (q) => {
-        if (++batches === 2) canceled = cancelBroadcast(t.daemon.store, id, new Date());
+        if (++batches === 2) canceled = t.daemon.store.broadcasts.cancel(id, new Date());
         return realDomains.signingKey(q);
       },
     };

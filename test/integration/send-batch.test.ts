@@ -4,7 +4,6 @@
  * the idempotency key covers the whole batch.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { setAccountState } from '../../src/store/lmdb/accounts.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
@@ -214,7 +213,7 @@ describe('batch failures of the whole request', () => {
   it('answers 403 account_forbidden for a suspended account', async () => {
     const { accountId, key: token } = await newAccount(t);
     const own = await setupSender(t, dns, { key: token });
-    await setAccountState(t.daemon.store, accountId, 'suspended');
+    await t.daemon.store.accounts.setState(accountId, 'suspended');
     const res = await batch({ requests: [msg('a@example.net', {}, own)] }, { key: token, channel: own.channelId });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('account_forbidden');

@@ -1,7 +1,5 @@
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setAccountState } from '../../src/store/lmdb/accounts.js';
-import { createApiKey } from '../../src/store/lmdb/api-keys.js';
 import type { DeliveryJob } from '../../src/domain/types.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
@@ -110,7 +108,7 @@ describe('channel resolution', () => {
   });
 
   it('uses a channel key\'s own channel and refuses a header naming another channel', async () => {
-    const { token } = await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: live.channelId });
+    const { token } = await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: live.channelId });
     expect((await send(basic(), { key: token, channel: null })).status).toBe(200);
     const other = await t.api('POST', '/channels', { body: { name: 'other' } });
     expect((await send(basic(), { key: token, channel: other.body.id })).status).toBe(403);
@@ -266,7 +264,7 @@ describe('account policy', () => {
   it('refuses suspended accounts with 403 account_forbidden', async () => {
     const { accountId, key: token } = await newAccount(t);
     const s = await setupSender(t, dns, { key: token });
-    await setAccountState(t.daemon.store, accountId, 'suspended');
+    await t.daemon.store.accounts.setState(accountId, 'suspended');
     const res = await send({ ...basic(), from: { email: `x@${s.domain}` } }, { key: token, channel: s.channelId });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('account_forbidden');

@@ -3,7 +3,6 @@ import { promisify } from 'node:util';
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/store/lmdb/api-keys.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -64,7 +63,7 @@ describe('SMTP submission', () => {
   });
 
   it('accepts a channel key with the username "api"', async () => {
-    const { token } = await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: s.channelId });
+    const { token } = await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: s.channelId });
     const info = await transport({ user: 'api', pass: token }).sendMail(mail());
     expect(info.response).toMatch(/^250 /);
   });
@@ -145,7 +144,7 @@ describe('SMTP submission', () => {
     expect(locked).toMatchObject({ responseCode: 454 });
     expect(locked.response).toMatch(/^454 4\.7\.0 /);
     // Another user behind the same address authenticates as usual.
-    const { token } = await createApiKey(t.daemon.store, { accountId: t.accountId, channelId: s.channelId });
+    const { token } = await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: s.channelId });
     expect((await transport({ user: 'api', pass: token }).sendMail(mail())).response).toMatch(/^250 /);
   });
 
