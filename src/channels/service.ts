@@ -8,8 +8,6 @@ import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/uuid.js';
 import type { Channel, DeliveryType, Principal, Tracking } from '../domain/types.js';
-import { getChannelRecord } from '../store/lmdb/channels.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
 import type { ChannelFilter, StoredChannel } from '../store/port/channels.js';
 import type { StorePort } from '../store/port/index.js';
 import type { ChannelPurger } from './purger.js';
@@ -81,15 +79,6 @@ export class ChannelService {
  */
 export async function accessibleChannel(store: Pick<StorePort, 'channels'>, p: Principal, id: string): Promise<Channel> {
   return accessOf(isUuid(id) ? await store.channels.getRecord(id.toLowerCase()) : undefined, p, id);
-}
-
-/**
- * accessibleChannel for the callers that are not on the store port yet (the suppression, webhook
- * and broadcast services, http/query-params.ts): the same rule over the engine's synchronous read.
- * @deprecated use accessibleChannel; goes once those callers moved (issue 31).
- */
-export function channelFor(store: LmdbStore, p: Principal, id: string): Channel {
-  return accessOf(isUuid(id) ? getChannelRecord(store, id.toLowerCase()) : undefined, p, id);
 }
 
 /** The access rule of accessibleChannel over the record read for `id`. */

@@ -2,7 +2,7 @@
  * The key-level access rule of spec section 5 that every resource service applies to its writes:
  * a channel-level key may read what its channel sees, but creating, changing or deleting channels,
  * domains and webhooks needs an account-level key (403 forbidden). The per-record rules (another
- * account's record, another channel's) live with each resource (channels/service.ts channelFor,
+ * account's record, another channel's) live with each resource (channels/service.ts accessibleChannel,
  * DomainService.visibleTo, WebhookService.visibleTo).
  */
 import { AppError } from './errors.js';

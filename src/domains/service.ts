@@ -3,7 +3,7 @@
  * creating a domain with a fresh DKIM key, rotating its key, and checking its records in DNS.
  * Also the reads of /domains and its access rules, so the route only parses and maps: writes
  * need an account-level key; a channel key sees only the domains linked to its channel; linked
- * channels must be live channels of the caller's account (channels/service.ts channelFor).
+ * channels must be live channels of the caller's account (channels/service.ts accessibleChannel).
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log/logger.js';

@@ -1,7 +1,7 @@
 /**
  * Bearer authentication (RFC 6750) and the access rules of spec section 5: a bad credential is
  * 401; a credential of another account, or a channel key used on another channel, is 403
- * (channels/service.ts channelFor for the channels a request names). The account-key rule for
+ * (channels/service.ts accessibleChannel for the channels a request names). The account-key rule for
  * writes is domain/access.ts requireAccountKey, applied by the resource services.
  *
  * The web dashboard's session cookie (sessions/service.ts) stands in for the bearer key, as

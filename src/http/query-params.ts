@@ -4,10 +4,10 @@
  * with the checks made in code so one 422 names every bad parameter.
  */
 import type { FastifyRequest } from 'fastify';
-import { channelFor } from '../channels/service.js';
+import { accessibleChannel } from '../channels/service.js';
 import { FieldErrorList } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StorePort } from '../store/port/index.js';
 import { isUuid } from '../domain/uuid.js';
 import { fieldErrorsFromAjv, type AjvErrorLike } from './problem.js';
 import { splitList } from './schemas.js';
@@ -20,9 +20,9 @@ export function text(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** The id of a channel named in a query, if the principal may read it (channels/service.ts channelFor). */
-export function channelInScope(store: LmdbStore, p: Principal, id: string): string {
-  return channelFor(store, p, id).id;
+/** The id of a channel named in a query, if the principal may read it (channels/service.ts accessibleChannel). */
+export async function channelInScope(store: Pick<StorePort, 'channels'>, p: Principal, id: string): Promise<string> {
+  return (await accessibleChannel(store, p, id)).id;
 }
 
 /** Comma list → tags, every one checked (pointer /tags/<i>). */

@@ -1,7 +1,7 @@
 /**
  * The statistics reads of the API (/statistics and /activity/statistics): totals and series over
  * the pre-aggregated counters (store port: StatisticsPort), never over events. The scope reaches
- * it checked against the caller (channels/service.ts channelFor).
+ * it checked against the caller (channels/service.ts accessibleChannel).
  */
 import { utcDay, type StatTotals } from '../domain/stat-counters.js';
 import type { StorePort } from '../store/port/index.js';

@@ -4,7 +4,7 @@ import { ActivityReads, type MessageHistory, type MessageItem } from '../../acti
 import type { FieldErrorList } from '../../domain/errors.js';
 import { EVENT_TYPES, MAIL_TYPES, type EventRecord, type EventType, type MailType, type MessageRecord, type Principal } from '../../domain/types.js';
 import type { ActivityFilter } from '../../store/port/events.js';
-import type { LmdbStore } from '../../store/lmdb/engine.js';
+import type { StorePort } from '../../store/port/index.js';
 import { isUuid } from '../../domain/uuid.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
 import { splitList } from '../schemas.js';
@@ -62,7 +62,7 @@ function pageOptions(q: EventsQuery): { afterSeq: number; limit: number; order: 
   return { afterSeq: q.after ?? 0, limit: q.limit ?? 100, order: q.order ?? 'asc' };
 }
 
-async function buildFilter(store: LmdbStore, reads: ActivityReads, p: Principal, q: EventsQuery, errors: FieldErrorList): Promise<ActivityFilter> {
+async function buildFilter(store: StorePort, reads: ActivityReads, p: Principal, q: EventsQuery, errors: FieldErrorList): Promise<ActivityFilter> {
   // Values the schema refused may have any type: only strings are looked at here, the schema
   // errors already name the rest.
   if (typeof q.channelId === 'string' && !isUuid(q.channelId)) errors.add('/channelId', 'invalid_format', 'must be a UUID');
@@ -75,7 +75,7 @@ async function buildFilter(store: LmdbStore, reads: ActivityReads, p: Principal,
 
   const filter: ActivityFilter = {
     accountId: p.accountId,
-    channelId: q.channelId !== undefined ? channelInScope(store, p, q.channelId) : (p.channelId ?? undefined),
+    channelId: q.channelId !== undefined ? await channelInScope(store, p, q.channelId) : (p.channelId ?? undefined),
     recipient: q.recipient?.trim().toLowerCase() || undefined,
     subject: q.subject,
     tags,

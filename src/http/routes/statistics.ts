@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FieldErrorList } from '../../domain/errors.js';
 import type { Principal } from '../../domain/types.js';
 import { ZoneCalendar } from '../../domain/time-zone.js';
-import type { LmdbStore } from '../../store/lmdb/engine.js';
+import type { StorePort } from '../../store/port/index.js';
 import type { StatTotals } from '../../store/port/events.js';
 import { daySeries, hourSeries, totals as statisticsTotals, type StatisticsScope } from '../../statistics/queries.js';
 import type { HttpContext } from '../server.js';
@@ -45,7 +45,7 @@ interface StatsQuery {
 }
 
 /** The checks every statistics query shares; `more` adds its own errors before the one 422. */
-function parseScope(store: LmdbStore, req: FastifyRequest, more?: (q: StatsQuery, errors: FieldErrorList, range: { fromMs?: number; toMs?: number }) => void): StatisticsScope {
+async function parseScope(store: StorePort, req: FastifyRequest, more?: (q: StatsQuery, errors: FieldErrorList, range: { fromMs?: number; toMs?: number }) => void): Promise<StatisticsScope> {
   const q = req.query as StatsQuery;
   const p: Principal = req.principal;
   const errors = schemaErrors(req);
@@ -54,7 +54,7 @@ function parseScope(store: LmdbStore, req: FastifyRequest, more?: (q: StatsQuery
   const range = parseDateRange({ from: text(q.from), to: text(q.to) }, { from: 'from', to: 'to' }, errors);
   more?.(q, errors, range);
   errors.throwIfAny('The query has invalid parameters');
-  const channelId = q.channelId !== undefined ? channelInScope(store, p, q.channelId) : p.channelId;
+  const channelId = q.channelId !== undefined ? await channelInScope(store, p, q.channelId) : p.channelId;
   return { accountId: p.accountId, channelIds: channelId ? [channelId] : undefined, tags, ...range };
 }
 
@@ -77,7 +77,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
    * Counters are kept per UTC day, so `from` and `to` count whole days: every day they touch
    * counts in full. Without `from`, from the first day; without `to`, up to the last.
    */
-  const totals = async (req: FastifyRequest): Promise<StatTotalsJson> => statisticsTotals(store, parseScope(store, req));
+  const totals = async (req: FastifyRequest): Promise<StatTotalsJson> => statisticsTotals(store, await parseScope(store, req));
 
   /**
    * One point per calendar day of `timezone` (default UTC) from the day holding `from` to the
@@ -87,7 +87,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
   const daily = async (req: FastifyRequest): Promise<StatSeries> => {
     // One calendar (one Intl formatter, the costly part) for the whole request.
     let calendar = null as ZoneCalendar | null;
-    const s = parseScope(store, req, (q, errors, r) => {
+    const s = await parseScope(store, req, (q, errors, r) => {
       calendar = ZoneCalendar.of(typeof q.timezone === 'string' ? q.timezone : 'UTC');
       if (!calendar) {
         errors.add('/timezone', 'invalid_value', 'must be an IANA time zone name, such as Europe/Berlin');
@@ -104,7 +104,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
   /** One point per UTC hour from the hour holding `from` to the hour holding `to`; default the last 24. */
   const hourly = async (req: FastifyRequest): Promise<StatSeries> => {
     const hours = (r: { fromMs: number; toMs: number }) => Math.floor(r.toMs / HOUR_MS) - Math.floor(r.fromMs / HOUR_MS) + 1;
-    const s = parseScope(store, req, (_q, errors, r) => {
+    const s = await parseScope(store, req, (_q, errors, r) => {
       const range = seriesRange(r, 23 * HOUR_MS);
       if (range.fromMs <= range.toMs && hours(range) > MAX_HOURLY_POINTS) errors.add('/from', 'range_too_long', `must be at most ${MAX_HOURLY_POINTS} hours before to`);
     });

@@ -3,7 +3,7 @@
  *
  * DELETE /channels/{id} tombstones the channel and writes a `channelPurges` entry in the same
  * transaction (store/channels.ts), so from that commit on every read refuses or skips the
- * channel (channelFor / channelInScope 404, hiddenChannels below for account-wide reads). The
+ * channel (accessibleChannel / channelInScope 404, hiddenChannels below for account-wide reads). The
  * data goes afterwards in bounded batches (purgeChannelBatch, paced by channels/purger.ts), each
  * one transaction, resuming from the entry's phase after a restart:
  *
