@@ -32,7 +32,7 @@ import { HttpServer, type RouteModule } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { Metrics } from './log/metrics.js';
 import { PublicUrl } from './domain/public-url.js';
-import { queueSnapshot } from './ops/queue-snapshot.js';
+import { readQueueSnapshot } from './ops/queue-snapshot.js';
 import { AccountQueue } from './queue/account-queue.js';
 import { RetentionSweeper } from './retention/sweeper.js';
 import { ChannelPurger } from './channels/purger.js';
@@ -159,7 +159,7 @@ export class Daemon {
   private buildMetrics(): Metrics {
     return new Metrics({
       sources: {
-        queue: () => queueSnapshot(this.store, Date.now()),
+        queue: () => readQueueSnapshot(this.store, Date.now()),
         pool: () => this.pool.stats(),
         storeSizeBytes: () => this.store.sizeBytes(),
         awaitingSignature: () => awaitingSignatureCount(this.store),

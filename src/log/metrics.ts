@@ -23,17 +23,20 @@ export interface QueueSnapshot {
   oldestDueAgeSeconds: number;
 }
 
-/** Read once per scrape; each may be left out (its gauges then stay at 0). */
+/** A source's value, or a Promise of it when it is a store read (asynchronous through the store port). */
+type Read<T> = () => T | Promise<T>;
+
+/** Read once per scrape, concurrently; each may be left out (its gauges then stay at 0). */
 export interface MetricsSources {
-  queue?: () => QueueSnapshot;
+  queue?: Read<QueueSnapshot>;
   /** WorkerPool.stats(). */
   pool?: () => { threads: number; queued: number; utilization: number };
   /** Store.sizeBytes(). */
   storeSizeBytes?: () => number;
   /** Messages committed and waiting for their DKIM signature (their jobs are not due yet). */
-  awaitingSignature?: () => number;
+  awaitingSignature?: Read<number>;
   /** Seconds the oldest of those has waited since its commit; 0 when none waits. */
-  oldestAwaitingSignature?: () => number;
+  oldestAwaitingSignature?: Read<number>;
 }
 
 export interface MetricsOptions {
@@ -181,32 +184,35 @@ export class Metrics {
 
   /** The exposition text; reads the gauges' sources first. */
   async render(): Promise<string> {
-    this.refreshGauges();
+    await this.refreshGauges();
     return this.registry.metrics();
   }
 
-  private refreshGauges(): void {
+  private async refreshGauges(): Promise<void> {
     const { queue, pool, storeSizeBytes, awaitingSignature, oldestAwaitingSignature } = this.sources;
-    this.read('queue', queue, (q) => {
-      this.queueDepth.set({ state: 'queued' }, q.queued);
-      this.queueDepth.set({ state: 'leased' }, q.leased);
-      this.queueDue.set(q.dueNow);
-      this.queueOldestDue.set(q.oldestDueAgeSeconds);
-    });
-    this.read('pool', pool, (p) => {
-      this.poolUtilization.set(p.utilization);
-      this.poolThreads.set(p.threads);
-      this.poolQueued.set(p.queued);
-    });
-    this.read('storeSizeBytes', storeSizeBytes, (bytes) => this.storeSize.set(bytes));
-    this.read('awaitingSignature', awaitingSignature, (n) => this.awaitingSignature.set(n));
-    this.read('oldestAwaitingSignature', oldestAwaitingSignature, (s) => this.oldestAwaitingSignature.set(s));
+    await Promise.all([
+      this.read('queue', queue, (q) => {
+        this.queueDepth.set({ state: 'queued' }, q.queued);
+        this.queueDepth.set({ state: 'leased' }, q.leased);
+        this.queueDue.set(q.dueNow);
+        this.queueOldestDue.set(q.oldestDueAgeSeconds);
+      }),
+      this.read('pool', pool, (p) => {
+        this.poolUtilization.set(p.utilization);
+        this.poolThreads.set(p.threads);
+        this.poolQueued.set(p.queued);
+      }),
+      this.read('storeSizeBytes', storeSizeBytes, (bytes) => this.storeSize.set(bytes)),
+      this.read('awaitingSignature', awaitingSignature, (n) => this.awaitingSignature.set(n)),
+      this.read('oldestAwaitingSignature', oldestAwaitingSignature, (s) => this.oldestAwaitingSignature.set(s)),
+    ]);
   }
 
-  private read<T>(name: keyof MetricsSources, source: (() => T) | undefined, apply: (value: T) => void): void {
+  /** Never rejects: a source that fails keeps its gauges at their last value and is reported. */
+  private async read<T>(name: keyof MetricsSources, source: Read<T> | undefined, apply: (value: T) => void): Promise<void> {
     if (!source) return;
     try {
-      apply(source());
+      apply(await source());
     } catch (err) {
       this.onCollectError(err, name);
     }

@@ -1,11 +1,9 @@
 /**
  * The delivery queue as the metrics see it (postrider_queue_*), read with the store's queue
- * verbs: three index counts and the first job of the due order, so a scrape costs the same with
+ * port: three index counts and the first job of the due order, so a scrape costs the same with
  * ten jobs as with a million.
  */
 import type { QueueSnapshot } from '../log/metrics.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
-import { listJobs, queueCounts } from '../store/lmdb/queue.js';
 import type { QueueCounts } from '../store/port/queue.js';
 import type { DeliveryJob } from '../domain/types.js';
 import type { StorePort } from '../store/port/index.js';
@@ -14,15 +12,6 @@ import type { StorePort } from '../store/port/index.js';
 export async function readQueueSnapshot(store: StorePort, nowMs: number): Promise<QueueSnapshot> {
   const [counts, first] = await Promise.all([store.queue.counts(nowMs), store.queue.list({ state: 'queued', limit: 1 })]);
   return snapshotOf(counts, first[0], nowMs);
-}
-
-/**
- * The same, read synchronously from the LMDB engine: the metrics' gauge sources are synchronous
- * (log/metrics.ts MetricsSources.queue) until they may return a promise; then daemon.ts reads
- * readQueueSnapshot and this goes (issue 31).
- */
-export function queueSnapshot(store: LmdbStore, nowMs: number): QueueSnapshot {
-  return snapshotOf(queueCounts(store, nowMs), listJobs(store, { state: 'queued', limit: 1 })[0], nowMs);
 }
 
 function snapshotOf(counts: QueueCounts, first: DeliveryJob | undefined, nowMs: number): QueueSnapshot {
