@@ -43,9 +43,7 @@ import { InboundListener } from './inbound/listener.js';
 import { InboundProcessor } from './inbound/processor.js';
 import { MtaStsPolicies } from './mta-sts/cache.js';
 import { LmdbStore } from './store/lmdb/engine.js';
-import { awaitsFinishing } from './store/lmdb/messages.js';
-import { ensureTrackingSecret } from './store/lmdb/secrets.js';
-import { awaitingSignatureCount, indexPendingSignatures, oldestAwaitingSignatureMs } from './store/lmdb/signing.js';
+import { awaitsFinishing } from './store/port/messages.js';
 import { PoolMessageBuilder } from './submission/builder.js';
 import { StoreDomainRegistry } from './submission/domain-registry.js';
 import { Submission } from './submission/submission.js';
@@ -162,8 +160,8 @@ export class Daemon {
         queue: () => readQueueSnapshot(this.store, Date.now()),
         pool: () => this.pool.stats(),
         storeSizeBytes: () => this.store.sizeBytes(),
-        awaitingSignature: () => awaitingSignatureCount(this.store),
-        oldestAwaitingSignature: () => oldestAwaitingSignatureMs(this.store, Date.now()) / 1000,
+        awaitingSignature: () => this.store.messages.unfinishedCount(),
+        oldestAwaitingSignature: async () => (await this.store.messages.oldestUnfinishedMs(Date.now())) / 1000,
       },
       onCollectError: (err, source) => this.logger.warn({ err, source }, 'metrics source failed'),
     });
@@ -325,9 +323,10 @@ export class Daemon {
   private async startFoundation(): Promise<void> {
     await this.startComponent(this.store);
     this.initialCredentials = await bootstrapIfEmpty(this.store, this.config.dataDir);
-    await ensureTrackingSecret(this.store);
-    const indexed = await indexPendingSignatures(this.store);
-    if (indexed > 0) this.logger.info({ messages: indexed }, 'messages waiting to be finished added to the age index');
+    await this.store.meta.ensureTrackingSecret();
+    const { broadcastsIndexed, messagesIndexed } = await this.store.upgradeData();
+    if (broadcastsIndexed > 0) this.logger.info({ broadcasts: broadcastsIndexed }, 'older broadcasts added to the channel index');
+    if (messagesIndexed > 0) this.logger.info({ messages: messagesIndexed }, 'messages waiting to be finished added to the age index');
   }
 
   /** SIGHUP: reload what can change without a restart (TLS certificates, log level). */

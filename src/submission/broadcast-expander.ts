@@ -14,7 +14,6 @@ import type { Logger } from 'pino';
 import { domainOf, recipientKey } from '../domain/address.js';
 import { isAppError } from '../domain/errors.js';
 import { systemClock, type Clock, type Timer } from '../queue/clock.js';
-import { backfillChannelBroadcasts } from '../store/lmdb/broadcasts.js';
 import { BroadcastCanceled, type BroadcastFailure, type BroadcastRecord } from '../store/port/broadcasts.js';
 import type { AcceptedMessage } from '../store/port/messages.js';
 import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
@@ -96,8 +95,6 @@ export class BroadcastExpander {
 
   async start(): Promise<void> {
     this.stopping = false;
-    const indexed = await backfillChannelBroadcasts(this.deps.store);
-    if (indexed > 0) this.logger.info({ broadcasts: indexed }, 'older broadcasts added to the channel index');
     this.kick(); // resume broadcasts interrupted by a stop or a crash
   }
 

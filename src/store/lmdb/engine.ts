@@ -5,7 +5,9 @@
  * costs its caller a microtask. Only the composition roots (daemon.ts, the CLI) and the engine's
  * own tests construct it; everything else sees StorePort.
  */
+import { backfillChannelBroadcasts } from './broadcasts.js';
 import { Store, type StoreOptions } from './env.js';
+import { indexPendingSignatures } from './signing.js';
 import type { StorePort } from '../port/index.js';
 import { LmdbAccounts } from './repos/accounts.js';
 import { LmdbApiKeys } from './repos/api-keys.js';
@@ -52,5 +54,16 @@ export class LmdbStore extends Store implements StorePort {
 
   constructor(opts: StoreOptions) {
     super(opts);
+  }
+
+  /**
+   * The engine's own data upgrades, once per data folder and resumable (each keeps a flag in
+   * meta): index entries that older versions did not write. `postrider serve` runs them after
+   * start, before anything reads those indexes; returns how many records each one touched.
+   */
+  async upgradeData(): Promise<{ broadcastsIndexed: number; messagesIndexed: number }> {
+    const broadcastsIndexed = await backfillChannelBroadcasts(this);
+    const messagesIndexed = await indexPendingSignatures(this);
+    return { broadcastsIndexed, messagesIndexed };
   }
 }
