@@ -20,8 +20,7 @@
  */
 import { AppError, type ErrorCode } from '../domain/errors.js';
 import type { Channel } from '../domain/types.js';
-import { getChannel } from '../store/lmdb/channels.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StorePort } from '../store/port/index.js';
 import type { Submission } from '../submission/submission.js';
 import type { Submitter } from '../submission/submitter.js';
 import { mailtoRecipient } from './mailto.js';
@@ -31,7 +30,7 @@ import { composeReportMail } from './report-mail.js';
 export type ReportSubmission = Pick<Submission, 'checkSender' | 'submitRaw'>;
 
 export interface ReportMailerOptions {
-  store: LmdbStore;
+  store: StorePort;
   submission: ReportSubmission;
   /** tlsRpt.reportChannelId */
   channelId: string;
@@ -64,9 +63,9 @@ export class ReportMailer {
    * in the store and change at run time, so this warns instead of stopping the start; each
    * report is checked again by submission.
    */
-  problems(): string[] {
+  async problems(): Promise<string[]> {
     const { channelId, from } = this.opts;
-    const who = this.submitterNow();
+    const who = await this.submitter();
     if (!who) return [`tlsRpt.reportChannelId: there is no channel ${channelId}`];
     const problems: string[] = [];
     if (who.channel.deliveryType === 'sandbox') problems.push(`tlsRpt.reportChannelId: channel ${channelId} is a sandbox channel; its mail never leaves this machine`);
@@ -104,14 +103,6 @@ export class ReportMailer {
 
   private async submitter(): Promise<Submitter | null> {
     return submitterOf(await this.opts.store.channels.get(this.opts.channelId));
-  }
-
-  /**
-   * submitter() over the engine's synchronous read, for problems(), which tls-rpt/service.ts
-   * calls synchronously at start (as it does Submission.checkSender): goes when both await.
-   */
-  private submitterNow(): Submitter | null {
-    return submitterOf(getChannel(this.opts.store, this.opts.channelId));
   }
 }
 

@@ -26,8 +26,8 @@ import type { DnsAnswer } from '../dns/resolver.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock, Timer } from '../queue/clock.js';
 import { systemClock } from '../queue/clock.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
 import type { TlsRptReport } from '../store/port/delivery-state.js';
+import type { StorePort } from '../store/port/index.js';
 import type { AddressLookups } from '../webhooks/targets.js';
 import { ReportMailer, type MailedReport, type ReportSubmission } from './mailer.js';
 import { ReportPoster } from './poster.js';
@@ -52,8 +52,7 @@ export interface TlsRptConfig {
 }
 
 export interface TlsRptOptions {
-  /** An LmdbStore while the ReportMailer (mailer.ts) reads its channel from the engine (issue 31); the rest goes through the port. */
-  store: LmdbStore;
+  store: StorePort;
   resolver: AddressLookups & { txt(name: string): Promise<DnsAnswer<string[]>> };
   config: TlsRptConfig;
   hostname: string;
@@ -113,7 +112,7 @@ export class TlsRptService {
     const { caFile, allowPrivate } = this.opts.config;
     this.poster = new ReportPoster({ resolver: this.opts.resolver, allowPrivate, extraCa: caFile ? fs.readFileSync(caFile, 'utf8') : undefined, timeoutMs: this.opts.postTimeoutMs });
     // The channel and its domains may be fixed through the API while we run: a warning, not a stop.
-    for (const problem of this.mailer?.problems() ?? []) {
+    for (const problem of (await this.mailer?.problems()) ?? []) {
       this.opts.logger.warn({ problem }, `TLS-RPT: reports to mailto: addresses will be refused: ${problem}`);
     }
     this.schedule();
