@@ -19,6 +19,18 @@ import { resolveSendChannel } from './channel.js';
 import { addSenderFieldErrorOf } from './sender.js';
 import type { FieldErrorList } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
+import type { Coordination } from '../coordination/port.js';
+import { LocalCoordination } from '../coordination/local.js';
+
+export type SubmissionOptions = Omit<SubmissionDeps, 'idempotency' | 'signing'> & {
+  logger: Logger;
+  /**
+   * Wake-ups and ownership of the two shared backlogs (broadcast expansion, the finishing
+   * stage). Default: a LocalCoordination of its own (node 'local'), which always grants: what
+   * one daemon did before the port, and what tests that build a Submission alone need.
+   */
+  coordination?: Coordination;
+};
 
 export class Submission {
   readonly deps: SubmissionDeps;
@@ -27,10 +39,12 @@ export class Submission {
   readonly signing: FinishingStage;
   private sweeper: NodeJS.Timeout | null = null;
   private readonly logger: Logger;
+  readonly coordination: Coordination;
 
-  constructor(opts: Omit<SubmissionDeps, 'idempotency' | 'signing'> & { logger: Logger }) {
-    const { logger, ...deps } = opts;
+  constructor(opts: SubmissionOptions) {
+    const { logger, coordination, ...deps } = opts;
     this.logger = logger;
+    this.coordination = coordination ?? new LocalCoordination({ nodeId: 'local' });
     const { store, builder, domains, onReady } = opts;
     // The size limit an API send's estimate was checked against at intake, now on the composed message.
     const maxMessageSize = opts.config.smtp.maxMessageSize;
