@@ -65,7 +65,7 @@ eachEngine('idempotency', (ctx) => {
   it('ignores the release of a claim that is not the one holding the key', async () => {
     const held = await ctx.store.idempotency.claim({ ...key, nowMs: Date.now(), leaseMs: LEASE_MS });
     expect(held.status).toBe('claimed');
-    await ctx.store.idempotency.release({ ...key, token: 'not-this-claim' });
+    await ctx.store.idempotency.release({ ...key, claimNo: 'not-this-claim' });
     expect((await ctx.store.idempotency.claim({ ...key, nowMs: Date.now(), leaseMs: LEASE_MS })).status).toBe('busy');
   });
 

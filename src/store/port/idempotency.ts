@@ -38,7 +38,7 @@ export interface IdempotencyWrite extends IdempotencyKey {
 /** A request's claim on a key, held until release(). */
 export interface IdempotencyClaim extends IdempotencyKey {
   /** Names this claim: release() ends it and no other. */
-  token: string;
+  claimNo: string;
 }
 
 export type ClaimResult =

@@ -14,14 +14,14 @@ import type { ClaimResult, IdempotencyClaim, IdempotencyKey, IdempotencyPort, Id
 import { getIdempotency, sweepIdempotency } from '../idempotency.js';
 
 interface HeldClaim {
-  token: string;
+  claimNo: string;
   settled: Promise<void>;
   settle: () => void;
 }
 
 export class LmdbIdempotency implements IdempotencyPort {
   private readonly claims = new Map<string, HeldClaim>();
-  private nextToken = 0;
+  private claimsMade = 0;
 
   constructor(private readonly store: Store) {}
 
@@ -32,15 +32,15 @@ export class LmdbIdempotency implements IdempotencyPort {
     if (record) return { status: 'recorded', record };
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
-    const token = String(++this.nextToken);
-    this.claims.set(slot, { token, settled, settle });
-    return { status: 'claimed', claim: { accountId: q.accountId, key: q.key, token } };
+    const claimNo = String(++this.claimsMade);
+    this.claims.set(slot, { claimNo, settled, settle });
+    return { status: 'claimed', claim: { accountId: q.accountId, key: q.key, claimNo } };
   }
 
   async release(claim: IdempotencyClaim): Promise<void> {
     const slot = slotOf(claim);
     const held = this.claims.get(slot);
-    if (held?.token !== claim.token) return;
+    if (held?.claimNo !== claim.claimNo) return;
     this.claims.delete(slot);
     held.settle();
   }
