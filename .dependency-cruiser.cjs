@@ -59,7 +59,7 @@ const CLI_STORE_ENTRIES = [
   '^src/store/lmdb/data-file\\.ts$',
   // A command pointed at a folder without a store says where the folder setting came from
   // (cli/with-store.ts adds that to the store's one-line problem).
-  '^src/store/lmdb/problems\\.ts$',
+  '^src/store/port/problems\\.ts$',
 ];
 
 module.exports = {

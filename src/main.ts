@@ -6,7 +6,7 @@
 import { ConfigError } from './config/load.js';
 import { UsageError, type CommandIo } from './cli/args.js';
 import { ListenProblem } from './domain/listen-problem.js';
-import { StoreProblem } from './store/lmdb/problems.js';
+import { StoreProblem } from './store/port/problems.js';
 
 type Command = (argv: string[], io: CommandIo) => Promise<number>;
 

@@ -8,7 +8,7 @@
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { LmdbStore } from '../store/lmdb/engine.js';
-import { StoreProblem } from '../store/lmdb/problems.js';
+import { StoreProblem } from '../store/port/problems.js';
 import type { CommandIo } from './args.js';
 
 export async function withStore<T>(io: CommandIo, configPath: string | undefined, fn: (store: LmdbStore, config: Config) => Promise<T>): Promise<T> {

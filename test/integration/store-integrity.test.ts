@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inspectDataFile } from '../../src/store/lmdb/data-file.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { MARKER_FILE } from '../../src/store/lmdb/marker.js';
-import { StoreProblem } from '../../src/store/lmdb/problems.js';
+import { StoreProblem } from '../../src/store/port/problems.js';
 import { addSuppressionInTxn, listSuppressions } from '../../src/store/lmdb/suppressions.js';
 
 let dir: string;

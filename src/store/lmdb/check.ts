@@ -9,7 +9,7 @@ import { Store, type Dbs } from './env.js';
 import { damaged, inspectDataFile, type DataFileInfo } from './data-file.js';
 import { DB_NAMES } from './layout.js';
 import { markerDate } from './marker.js';
-import { StoreProblem } from './problems.js';
+import { StoreProblem } from '../port/problems.js';
 
 export interface StoreReport {
   file: string;

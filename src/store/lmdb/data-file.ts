@@ -12,7 +12,7 @@
  * so an lmdb upgrade that moves a field fails there first.
  */
 import fs from 'node:fs';
-import { RESTORE_HINT, StoreProblem } from './problems.js';
+import { RESTORE_HINT, StoreProblem } from '../port/problems.js';
 
 const AT = { flags: 18, magic: 24, version: 28, pageSize: 48, freeRoot: 88, mainRoot: 136, lastPage: 144, txnId: 152 } as const;
 const META_BYTES = 160;

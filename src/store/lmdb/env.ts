@@ -18,7 +18,7 @@ import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
 import { examineDataFolder, markerDate, writeMarker } from './marker.js';
 import { OutboxSignal } from './outbox-signal.js';
 import { ReadCaches } from './read-caches.js';
-import { RESTORE_HINT, StoreProblem } from './problems.js';
+import { RESTORE_HINT, StoreProblem } from '../port/problems.js';
 import { WriteScope } from './write-scope.js';
 
 /**

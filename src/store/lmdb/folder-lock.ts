@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readIfExists } from './files.js';
-import { StoreProblem } from './problems.js';
+import { StoreProblem } from '../port/problems.js';
 
 export const LOCK_FILE = 'daemon.lock';
 /** A takeover file older than this was left by a starter that died while breaking a lock. */

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { inspectDataFile, type DataFileInfo } from './data-file.js';
 import { readIfExists } from './files.js';
-import { RESTORE_HINT, StoreProblem } from './problems.js';
+import { RESTORE_HINT, StoreProblem } from '../port/problems.js';
 
 export const MARKER_FILE = 'store-created';
 /** Folders from before the marker: the first start wrote this file, so a store was there. */

@@ -2,7 +2,9 @@
  * What the operator must act on before the store can be used: a store that went missing, a
  * damaged data file, a data folder held by another daemon. Each carries one line that says
  * what is wrong, where, and what to do; main.ts prints it (no stack trace) and exits with the
- * code. Kept apart from env.ts so the CLI can recognise these without loading lmdb.
+ * code. Part of the store port: any engine raises these (an LMDB folder that lost its file, a
+ * database that cannot be reached); kept apart from the engines so the CLI recognises them
+ * without loading one.
  */
 export type StoreProblemCode = 'store_missing' | 'store_damaged' | 'data_folder_locked' | 'no_store' | 'permission_denied';
 
