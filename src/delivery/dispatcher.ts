@@ -7,8 +7,10 @@
  *   returns an outcome value → record (group commit with the outcomes finishing alongside)
  *   → pump again
  *
- * It sleeps until the next due time (one unref'd timer, no busy polling) and wakes early on
- * notify() (the send path calls it after a commit) and whenever an attempt finishes. Its leases
+ * It sleeps until the next due time (one unref'd timer, no busy polling) and wakes early on the
+ * coordination's 'queue' wake-up (the send path wakes it after a commit), on notify(), and
+ * whenever an attempt finishes. The attempt budget and the pacer are the coordination's (shared
+ * by every node of a cluster; coordination/port.ts). Its leases
  * carry this node's id (nodeId) and a generation (store/port/queue.ts, fencing); at start every
  * lease this node's previous process left goes back to due (at-least-once after a crash), and
  * so does any other node's that expired;
@@ -25,7 +27,8 @@ import type { DeliveryJob } from '../domain/types.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
 import { WorkLoop } from '../queue/work-loop.js';
-import { Pacer, RateLimiter } from '../queue/rate-limiter.js';
+import { LocalCoordination } from '../coordination/local.js';
+import type { Coordination, SharedPacer, SharedRate } from '../coordination/port.js';
 import { DeliveryQueue, type DueKey, type LeasedJob, type LoadedMessage, type RecordedOutcome } from '../queue/delivery-queue.js';
 import type { StorePort } from '../store/port/index.js';
 import { AddressPolicy } from './address-policy.js';
@@ -52,10 +55,21 @@ export interface DeliveryServiceOptions {
   store: StorePort;
   /**
    * This node's id: the owner of its queue leases. It must stay the same across restarts of the
-   * node (the start takes back its own leases, and only another node's once expired). Default
-   * 'local': the single node of an LMDB data folder.
+   * node (the start takes back its own leases, and only another node's once expired). Default:
+   * the coordination's node id, else 'local'.
    */
   nodeId?: string;
+  /**
+   * Former ids of this node whose leases its start takes back as its own: the LMDB daemon
+   * passes 'local', the owner every lease had before the data folder had a node id (one node
+   * per folder, so those leases can only be this node's previous run's).
+   */
+  formerNodeIds?: readonly string[];
+  /**
+   * The node's coordination (the daemon's): the 'queue' wake-up, the attempt budget and the
+   * pacer. Default: a single-node one of its own on `clock`, as before the port.
+   */
+  coordination?: Coordination;
   config: DeliverySettings;
   /** A started DnsResolver (or anything with its mx/a/aaaa). */
   resolver: MxLookups;
@@ -132,9 +146,11 @@ export class DeliveryService {
   private readonly connections: SmtpConnectionCache;
   private readonly observer: DeliveryObserver | undefined;
   private readonly schedule: RetrySchedule;
-  private readonly limiter: RateLimiter;
+  private readonly limiter: SharedRate;
   /** Slots for the end of DATA: delivery.rate at the receiver (rate-limiter.ts). */
-  private readonly pacer: Pacer;
+  private readonly pacer: SharedPacer;
+  private readonly coordination: Coordination;
+  private offWake: (() => void) | undefined;
   /** Messages waiting for a pacer slot, in order, and the timer for the next slot. */
   private readonly paceQueue: Array<() => void> = [];
   private paceTimer: NodeJS.Timeout | undefined;
@@ -168,11 +184,12 @@ export class DeliveryService {
   private ca: string[] | undefined;
 
   constructor(o: DeliveryServiceOptions) {
-    this.queue = new DeliveryQueue(o.store, o.nodeId ?? 'local');
     this.config = o.config;
     this.logger = o.logger.child({ component: 'delivery' });
     this.summary = new AttemptSummary(this.logger);
     this.clock = o.clock ?? systemClock();
+    this.coordination = o.coordination ?? new LocalCoordination({ nodeId: o.nodeId ?? 'local', clock: this.clock });
+    this.queue = new DeliveryQueue(o.store, o.nodeId ?? this.coordination.nodeId, o.formerNodeIds);
     this.observer = o.observer;
     this.loop = new WorkLoop({
       clock: this.clock,
@@ -182,12 +199,14 @@ export class DeliveryService {
     });
     const d = o.config.delivery;
     this.schedule = parseRetrySchedule(d.retrySchedule);
-    // Real, monotonic time, as its waits are real timers (beforeBody): it spaces socket writes.
-    this.pacer = new Pacer({ rate: d.rate, now: () => performance.now() });
+    // Real, monotonic time, as its waits are real timers (beforeBody): it spaces socket writes
+    // (the single-node coordination's pacer reads performance.now).
+    this.pacer = this.coordination.pacer('delivery-receivers', { perSecond: d.rate });
     // Starts at the pacer's average rate: faster, attempts would pile up waiting for its slots
     // (holding their connections); the pacer evens out what the starts' burst lets through.
-    // Monotonic: it measures intervals, and on scheduler time a step forward would refill it at once.
-    this.limiter = new RateLimiter({ rate: this.pacer.effectiveRate, now: () => this.clock.monotonic() });
+    // Monotonic (the coordination's clock.monotonic): it measures intervals, and on scheduler
+    // time a step forward would refill it at once.
+    this.limiter = this.coordination.rate('delivery-attempts', { perSecond: this.pacer.effectiveRate });
     this.siteLimits = new SiteLimitTable(d.perDomainConcurrency, d.sites);
     this.sites = new SiteConcurrency({
       limits: this.siteLimits.siteLimits,
@@ -257,6 +276,8 @@ export class DeliveryService {
     this.running = true;
     this.stopping = false;
     this.logger.info({ rate: this.config.delivery.rate, perDomainConcurrency: this.config.delivery.perDomainConcurrency }, 'delivery started');
+    // Jobs committed on any node (a send, a finished message, a retry asked through the API).
+    this.offWake = this.coordination.onWake('queue', () => this.kick());
     this.loop.start();
   }
 
@@ -268,6 +289,8 @@ export class DeliveryService {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.stopping = true;
+    this.offWake?.();
+    this.offWake = undefined;
     await this.loop.stop();
     const ahead = [...this.ready.values()];
     this.ready.clear();

@@ -33,10 +33,13 @@ export class DeliveryQueue {
   /**
    * `owner`: this node's id, the owner of every lease it takes (store/port/queue.ts, fencing).
    * It stays the same across restarts of the node, so its start takes its own leases back.
+   * `formerOwners`: ids this node's leases carried under earlier builds, taken back at start as
+   * its own (an LMDB data folder's leases said 'local' before it had a node id file).
    */
   constructor(
     private readonly store: StorePort,
     private readonly owner: string,
+    private readonly formerOwners: readonly string[] = [],
   ) {}
 
   lease(o: LeaseRequest): Promise<LeaseResult> {
@@ -97,11 +100,17 @@ export class DeliveryQueue {
 
   /**
    * At the node's start (`atStart`): every lease that expired, and every lease of this node's
-   * previous run (or of no known owner), goes back to due; another node's live lease stays.
-   * Otherwise: expired leases only, except those `keep` says the caller still holds.
+   * previous run (under its id or a former one, or of no known owner), goes back to due;
+   * another node's live lease stays. Otherwise: expired leases only, except those `keep` says
+   * the caller still holds.
    */
-  recover(nowMs: number, opts: { atStart?: boolean; keep?: (jobId: string) => boolean } = {}): Promise<number> {
-    return this.store.queue.recover({ nowMs, owner: opts.atStart ? this.owner : undefined, keep: opts.keep });
+  async recover(nowMs: number, opts: { atStart?: boolean; keep?: (jobId: string) => boolean } = {}): Promise<number> {
+    if (!opts.atStart) return this.store.queue.recover({ nowMs, keep: opts.keep });
+    let recovered = 0;
+    for (const owner of [this.owner, ...this.formerOwners.filter((o) => o !== this.owner)]) {
+      recovered += await this.store.queue.recover({ nowMs, owner, keep: opts.keep });
+    }
+    return recovered;
   }
 
   nextDueAfter(nowMs: number): Promise<number | undefined> {
