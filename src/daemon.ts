@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config/schema.js';
 import { bootstrapIfEmpty, type InitialCredentials } from './bootstrap.js';
+import { LocalCoordination } from './coordination/local.js';
+import type { Coordination } from './coordination/port.js';
 import { createDaneLookup } from './dane/index.js';
 import { DeliveryService } from './delivery/dispatcher.js';
 import { DnsResolver } from './dns/resolver.js';
@@ -58,14 +60,30 @@ export interface Component {
   stop(): Promise<void>;
 }
 
+export interface DaemonOptions {
+  /**
+   * The node's coordination (coordination/port.ts). Default: the single-node one, under the
+   * data folder's node id (LocalCoordination.forDataDir), as one LMDB data folder is one node.
+   */
+  coordination?: Coordination;
+}
+
+/**
+ * Lease owners this node's previous runs wrote before the data folder had a node id: every
+ * queue lease said 'local'. One node per LMDB folder, so they are this node's to take back at
+ * start (delivery's formerNodeIds), not another node's to wait for.
+ */
+const LMDB_FORMER_NODE_IDS = ['local'];
+
 /**
  * The composition root. Its parts, along DESIGN's diagram:
  *
  *   ingress (http/, smtp/, inbound/) → pipeline (submission/, workers/, domains/)
  *     → delivery (queue/, delivery/) → observers (webhooks/, retention/, purges, re-checks)
  *
- * on the foundation every part reads: the store (whose OutboxSignal, store.outbox, tells the
- * webhook dispatcher about new outbox entries), the public URL and the metrics registry.
+ * on the foundation every part reads: the store, the coordination (wake-ups, the node id,
+ * leadership of the background jobs, shared rates; coordination/port.ts), the public URL and
+ * the metrics registry.
  *
  * A part can only be given what exists, and the ingress is given the pipeline, so the
  * constructor and start() go along the flow from the pipeline on and open the ingress last: no
@@ -76,6 +94,8 @@ export interface Component {
 export class Daemon {
   // Foundation
   readonly store: LmdbStore;
+  /** What the node shares with the others of a cluster; on LMDB, this process alone (local.ts). */
+  readonly coordination: Coordination;
   /** config.publicUrl, or derived from the port the HTTP API bound (domain/public-url.ts). */
   readonly publicUrl: PublicUrl;
 
@@ -117,8 +137,13 @@ export class Daemon {
   constructor(
     readonly config: Config,
     readonly logger: Logger,
+    options: DaemonOptions = {},
   ) {
     this.store = new LmdbStore({ dataDir: config.dataDir });
+    this.coordination = options.coordination ?? LocalCoordination.forDataDir(config.dataDir, { onListenerError: (err, topic) => logger.error({ err, topic }, 'wake-up listener failed') });
+    // The engine's outbox writer signals in this process; the coordination carries it to the
+    // webhook dispatcher (of any node, in a cluster).
+    this.store.outbox.subscribe(() => this.coordination.wake('outbox'));
     this.publicUrl = new PublicUrl({ configured: config.publicUrl, http: config.http, hostname: config.hostname, boundPort: () => this.http.port });
     this.metrics = this.buildMetrics();
 
@@ -130,14 +155,23 @@ export class Daemon {
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
     // Reports to mailto: addresses go through the one submission path (tls-rpt/mailer.ts).
-    this.tlsRpt = new TlsRptService({ store: this.store, resolver: this.deliveryDns, config: config.tlsRpt, hostname: config.hostname, submission: this.submission, logger: logger.child({ component: 'tls-rpt' }) });
+    this.tlsRpt = new TlsRptService({
+      store: this.store,
+      resolver: this.deliveryDns,
+      config: config.tlsRpt,
+      hostname: config.hostname,
+      submission: this.submission,
+      coordination: this.coordination,
+      logger: logger.child({ component: 'tls-rpt' }),
+    });
     this.delivery = this.buildDelivery();
 
     this.webhookTargets = this.buildWebhookTargets();
-    this.webhooks = new WebhookDispatcher({ store: this.store, config: pick(config, 'webhooks', 'shutdown'), targets: this.webhookTargets, logger });
-    this.retention = new RetentionSweeper({ store: this.store, retentionDays: config.retention.days, logger: logger.child({ component: 'retention' }) });
-    this.channelPurger = new ChannelPurger({ store: this.store, logger: logger.child({ component: 'channel-purge' }) });
-    this.domainRecheck = new DomainRecheck({ store: this.store, domains: this.domains, intervalMs: config.domains.recheckIntervalMs, logger: logger.child({ component: 'domains' }) });
+    const coordination = this.coordination;
+    this.webhooks = new WebhookDispatcher({ store: this.store, coordination, config: pick(config, 'webhooks', 'shutdown'), targets: this.webhookTargets, logger });
+    this.retention = new RetentionSweeper({ store: this.store, coordination, retentionDays: config.retention.days, logger: logger.child({ component: 'retention' }) });
+    this.channelPurger = new ChannelPurger({ store: this.store, coordination, logger: logger.child({ component: 'channel-purge' }) });
+    this.domainRecheck = new DomainRecheck({ store: this.store, coordination, domains: this.domains, intervalMs: config.domains.recheckIntervalMs, logger: logger.child({ component: 'domains' }) });
 
     this.http = this.buildHttp();
     this.smtp = config.smtp.enabled
@@ -186,7 +220,7 @@ export class Daemon {
     });
   }
 
-  /** Committed messages go to delivery at once (notify) and into the metrics. */
+  /** Committed messages go to delivery at once (the 'queue' wake-up) and into the metrics. */
   private buildSubmission(): Submission {
     const metrics = this.metrics;
     return new Submission({
@@ -198,10 +232,11 @@ export class Daemon {
       onQueued: (messages) => {
         for (const m of messages) metrics.recordAccepted(m.record.deliveryType, m.record.recipients.length);
         // Messages to compose or sign have no due jobs yet: onReady tells delivery once they are finished.
-        if (messages.some((m) => !awaitsFinishing(m))) this.delivery.notify();
+        if (messages.some((m) => !awaitsFinishing(m))) this.coordination.wake('queue');
       },
       // Messages signed after their commit (submission/finishing.ts): their jobs are due now.
-      onReady: () => this.delivery.notify(),
+      onReady: () => this.coordination.wake('queue'),
+      coordination: this.coordination,
       logger: this.logger,
     });
   }
@@ -211,6 +246,9 @@ export class Daemon {
     const metrics = this.metrics;
     return new DeliveryService({
       store: this.store,
+      coordination: this.coordination,
+      nodeId: this.coordination.nodeId,
+      formerNodeIds: LMDB_FORMER_NODE_IDS,
       config: { delivery, hostname, domains: { returnPathLabel: domains.returnPathLabel }, shutdown: { graceMs: shutdown.graceMs } },
       resolver: this.deliveryDns,
       logger: this.logger,
@@ -243,7 +281,7 @@ export class Daemon {
     const routes: RouteModule[] = [
       opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics }),
       apiKeyRoutes(new ApiKeyService({ store: this.store, maxPerAccount: this.config.limits.apiKeysPerAccount })),
-      channelRoutes(new ChannelService({ store: this.store, purger: this.channelPurger, maxPerAccount: this.config.limits.channelsPerAccount })),
+      channelRoutes(new ChannelService({ store: this.store, coordination: this.coordination, maxPerAccount: this.config.limits.channelsPerAccount })),
       domainRoutes(this.domains),
       sendRoutes(this.submission),
       broadcastRoutes,
@@ -251,7 +289,7 @@ export class Daemon {
       activityRoutes,
       statisticsRoutes,
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
-      queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain), onDue: () => this.delivery.notify() })),
+      queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain), onDue: () => this.coordination.wake('queue') })),
       trackingRoutes,
       dashboardSessionRoutes,
       dashboardMessageHtmlRoutes,
@@ -263,7 +301,7 @@ export class Daemon {
       dashboardRoutes(fileURLToPath(new URL('../dist/dashboard/', import.meta.url))),
     ];
     const config = pick(this.config, 'hostname', 'publicUrl', 'http', 'api', 'shutdown', 'metrics', 'limits');
-    return new HttpServer({ config, store: this.store, logger: this.logger, publicUrl: this.publicUrl }, routes);
+    return new HttpServer({ config, store: this.store, coordination: this.coordination, logger: this.logger, publicUrl: this.publicUrl }, routes);
   }
 
   /** GET /ready: the store, the workers and every listener. */

@@ -1,16 +1,17 @@
 /**
  * The channel service: the channel verbs of the API (spec 4.1-4.5) with their access checks, and
  * the access rule every route that names a channel applies. Each verb takes the caller's
- * principal, so the route only parses and maps. Deleting a channel also wakes the purger, which
+ * principal, so the route only parses and maps. Deleting a channel also wakes the purger (the
+ * coordination's 'purges' topic, heard by the purger of whichever node leads the purge), which
  * removes its messages, events and counters after the 204 (store/channel-purge.ts).
  */
+import type { Coordination } from '../coordination/port.js';
 import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/uuid.js';
 import type { Channel, DeliveryType, Principal, Tracking } from '../domain/types.js';
 import type { ChannelFilter, StoredChannel } from '../store/port/channels.js';
 import type { StorePort } from '../store/port/index.js';
-import type { ChannelPurger } from './purger.js';
 
 export interface ChannelInput {
   name?: string;
@@ -20,7 +21,8 @@ export interface ChannelInput {
 
 export interface ChannelServiceOptions {
   store: StorePort;
-  purger: Pick<ChannelPurger, 'kick'>;
+  /** Wakes the channel purger ('purges') once a deletion committed. */
+  coordination: Pick<Coordination, 'wake'>;
   /** config.limits.channelsPerAccount */
   maxPerAccount: number;
 }
@@ -61,7 +63,7 @@ export class ChannelService {
   async delete(p: Principal, id: string): Promise<void> {
     const channel = await this.writableBy(p, id);
     if (!(await this.o.store.channels.delete(channel.id))) throw notFound(channel.id);
-    this.o.purger.kick();
+    this.o.coordination.wake('purges');
   }
 
   /** accessibleChannel, then the account-key rule: a channel key learns 404/403 as for a read first. */

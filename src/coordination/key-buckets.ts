@@ -1,9 +1,7 @@
 /**
  * Token buckets per key in one process (local.ts's keyedRate): `limit` requests per `windowMs`,
- * one coming back every windowMs / limit. The algorithm of http/rate-limit.ts's
- * KeyRateLimiter, which the API's per-key and invalid-key limits use today; when the HTTP layer
- * is wired to the coordination port, that class goes and its callers take keyedRate() instead
- * (so the two copies live together only until then).
+ * one coming back every windowMs / limit: the API's per-key and invalid-key limits
+ * (http/rate-limit.ts, through keyedRate), which had this algorithm before the port.
  *
  * Time is monotonic (performance.now by default): a bucket measures an interval, and a step
  * of the wall clock back made elapsed times negative (429 with Retry-After: 3536 on every

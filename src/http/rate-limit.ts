@@ -3,87 +3,67 @@
  * and per client address for requests with an invalid key. Answers carry RateLimit-Limit,
  * -Remaining and -Reset (IETF draft-ietf-httpapi-ratelimit-headers, the plugin's draft-spec
  * mode) and a refused request gets the catalogue's 429 problem with Retry-After (RFC 9110
- * 10.2.3). State lives in memory: it only needs to survive as long as the process, and a restart
- * forgiving clients is harmless.
+ * 10.2.3).
  *
- * The plugin's own stores count fixed windows, whose Retry-After may be a whole window; the API
- * promises a token bucket instead (one request comes back every windowMs / limit), so the
- * counting is KeyRateLimiter's, given to the plugin as its store.
+ * The counting is the coordination's keyed limits ('api-keys', 'auth-failures';
+ * coordination/port.ts, KeyedRate), given to the plugin as its store: one budget per key for
+ * every HTTP server of the node (and, in a cluster, of every node). The single-node coordination
+ * keeps them in memory (coordination/key-buckets.ts): they only need to survive as long as the
+ * process, and a restart forgiving clients is harmless. The plugin's own stores count fixed
+ * windows, whose Retry-After may be a whole window; the API promises a token bucket instead
+ * (one request comes back every windowMs / limit).
  */
 import fastifyRateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config/schema.js';
+import type { Coordination, KeyedRate } from '../coordination/port.js';
 import { AppError } from '../domain/errors.js';
 
-export interface RateDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Seconds until the bucket is full again (or, when refused, until one request is allowed). */
-  resetSeconds: number;
-}
+/** The names of the API's keyed limits in the coordination. */
+const PER_KEY = 'api-keys';
+const AUTH_FAILURES = 'auth-failures';
+
+type Limits = Pick<Coordination, 'keyedRate'>;
 
 /**
- * Token buckets per key. Time is monotonic (performance.now) by default: a bucket measures an
- * interval, and on the wall clock a step back of an hour made the elapsed time negative, which
- * sank every bucket used before the step far below zero (429 with Retry-After: 3536 on every
- * request). A reading below the bucket's last one still counts as no time passed.
- */
-export class KeyRateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  private readonly perMs: number;
-
-  constructor(
-    private readonly opts: { limit: number; windowMs: number; now?: () => number },
-  ) {
-    this.perMs = opts.limit / opts.windowMs;
-  }
-
-  take(key: string): RateDecision {
-    const now = this.opts.now ? this.opts.now() : performance.now();
-    const { limit } = this.opts;
-    const b = this.buckets.get(key) ?? { tokens: limit, at: now };
-    b.tokens = Math.min(limit, b.tokens + Math.max(0, now - b.at) * this.perMs);
-    b.at = now;
-    const allowed = b.tokens >= 1;
-    if (allowed) b.tokens -= 1;
-    this.buckets.set(key, b);
-    if (this.buckets.size > 10_000) this.prune(now);
-    const missing = allowed ? limit - b.tokens : 1 - b.tokens;
-    return {
-      allowed,
-      limit,
-      remaining: Math.floor(b.tokens),
-      resetSeconds: Math.max(1, Math.ceil(missing / this.perMs / 1000)),
-    };
-  }
-
-  /** Drops buckets that have refilled completely: they hold no information. */
-  private prune(now: number): void {
-    for (const [k, b] of this.buckets) {
-      if (b.tokens + Math.max(0, now - b.at) * this.perMs >= this.opts.limit) this.buckets.delete(k);
-    }
-  }
-}
-
-/**
- * The plugin's store interface over one KeyRateLimiter: `current` is what the bucket has used
+ * The plugin's store interface over one keyed limit: `current` is what the bucket has used
  * (limit + 1 when refused, which the plugin reads as exceeded) and `ttl` the time until it is
  * full again, or, when refused, until one request is allowed.
  */
-class TokenBucketStore implements FastifyRateLimitStore {
-  private limiter: KeyRateLimiter | undefined;
+class KeyedRateStore implements FastifyRateLimitStore {
+  private limiter: KeyedRate | undefined;
+
+  constructor(
+    private readonly limits: Limits,
+    private readonly name: string,
+  ) {}
 
   incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number): void {
-    this.limiter ??= new KeyRateLimiter({ limit: max, windowMs: timeWindow });
-    const d = this.limiter.take(key);
-    callback(null, { current: d.allowed ? d.limit - d.remaining : d.limit + 1, ttl: d.resetSeconds * 1000 });
+    // The plugin passes its options with each call: the limit is made at the first one.
+    this.limiter ??= this.limits.keyedRate(this.name, { limit: max, windowMs: timeWindow });
+    this.limiter.take(key).then(
+      (d) => callback(null, { current: d.allowed ? d.limit - d.remaining : d.limit + 1, ttl: d.resetSeconds * 1000 }),
+      (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
+    );
   }
 
-  /** Each limit (the global one, createRateLimit's) counts in buckets of its own. */
+  /**
+   * The one limit made apart from the global one (createRateLimit's, the invalid-key limit):
+   * its buckets are the auth failures'. Another such limit would share them, so a second one
+   * with other options is refused by the coordination (a name has one configuration).
+   */
   child(): FastifyRateLimitStore {
-    return new TokenBucketStore();
+    return new KeyedRateStore(this.limits, AUTH_FAILURES);
   }
+}
+
+/** The plugin makes its store with `new store(options)`: a class bound to the coordination. */
+function storeClass(limits: Limits): new () => FastifyRateLimitStore {
+  return class extends KeyedRateStore {
+    constructor() {
+      super(limits, PER_KEY);
+    }
+  };
 }
 
 export type ApiLimits = Pick<Config['api'], 'rateLimit' | 'rateWindowMs' | 'authFailureLimit'>;
@@ -91,16 +71,17 @@ export type ApiLimits = Pick<Config['api'], 'rateLimit' | 'rateWindowMs' | 'auth
 /**
  * Registers the per-key limit and returns the check of the invalid-key limit, which the
  * authentication hook calls when a presented key is refused (it throws 429 beyond the limit).
+ * Both count in `limits`, the node's coordination.
  *
  * Called, not registered, for the reason registerOpenApi gives: the plugin adds its hook to each
  * route from an onRoute hook, which must be in place before the first route is declared. The
  * plugin function has no await, so it has run completely when the call returns. Its onRequest
  * hook is a route hook, which Fastify runs after the root's: the principal is known by then.
  */
-export function registerRateLimits(app: FastifyInstance, api: ApiLimits): (req: FastifyRequest) => Promise<void> {
+export function registerRateLimits(app: FastifyInstance, api: ApiLimits, limits: Limits): (req: FastifyRequest) => Promise<void> {
   const seconds = api.rateWindowMs / 1000;
   fastifyRateLimit(app, {
-    store: TokenBucketStore,
+    store: storeClass(limits),
     max: api.rateLimit,
     timeWindow: api.rateWindowMs,
     enableDraftSpec: true,

@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import type { Coordination } from '../coordination/port.js';
 import { AppError, ERROR_CATALOGUE, isAppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 import type { LmdbStore } from '../store/lmdb/engine.js';
@@ -51,6 +52,8 @@ export type HttpSettings = Pick<Config, 'hostname' | 'publicUrl' | 'http' | 'api
 export interface HttpContext {
   config: HttpSettings;
   store: LmdbStore;
+  /** The node's coordination: the per-key and invalid-key limits are its keyed limits (rate-limit.ts). */
+  coordination: Pick<Coordination, 'keyedRate'>;
   logger: Logger;
   /** Base of problem `type` links and OpenAPI `servers`; default: config.publicUrl or this server's own address. */
   publicUrl?: PublicUrl;
@@ -204,10 +207,10 @@ export class HttpServer {
 
   /** Shutdown refusals, authentication and the rate limits, and the one log line per request. */
   private registerRequestHooks(app: FastifyInstance): void {
-    const { config, store } = this.ctx;
+    const { config, store, coordination } = this.ctx;
     // Registers the per-key limit, a route hook that runs after every root onRequest hook: after
     // authentication below, and after client-compat's URL-length check (a 414 is not counted).
-    const authFailures = registerRateLimits(app, config.api);
+    const authFailures = registerRateLimits(app, config.api, coordination);
     // Public routes that check a credential themselves (the dashboard's login) count their refusals here too.
     app.decorate('countAuthFailure', authFailures);
     app.decorateRequest('principal', null as unknown as Principal);

@@ -5,8 +5,14 @@
  * stop counting). Each batch is one short transaction (`batch` events or entries); between
  * batches it yields to the event loop, so API requests and deliveries keep flowing.
  * The timer is unref()'d: the sweeper never keeps the process alive.
+ *
+ * One node at a time sweeps (the coordination's 'retention-sweep' leadership): the timer's sweep
+ * runs only while this node leads, renews the lease between batches and stops when a renewal
+ * fails. On one node the lease is always this sweeper's.
  */
 import type { Logger } from 'pino';
+import { runAsLeader } from '../coordination/leader.js';
+import type { Coordination, Lease } from '../coordination/port.js';
 import type { StorePort } from '../store/port/index.js';
 import type { DnsFailureKey } from '../store/port/retention.js';
 
@@ -14,6 +20,8 @@ const DAY_MS = 86_400_000;
 
 export interface RetentionSweeperOptions {
   store: StorePort;
+  /** The node's coordination: the timer's sweeps run as the leader of 'retention-sweep'. */
+  coordination: Pick<Coordination, 'lead'>;
   retentionDays: number;
   logger: Logger;
   /** Clock, injectable for tests. */
@@ -31,6 +39,12 @@ export interface SweepTotals {
   /** Recipient domains' DNS failure entries with no failure left in their window. */
   dnsFailures: number;
 }
+
+/**
+ * The leadership's ttl: far above one batch (a short transaction), renewed after each, so it
+ * lapses only when the leader stopped or hangs; another node then sweeps at its next period.
+ */
+const LEAD_TTL_MS = 5 * 60_000;
 
 const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -61,10 +75,19 @@ export class RetentionSweeper {
     await this.running?.catch(() => undefined);
   }
 
-  /** Sweeps until nothing old is left (or the sweeper is stopped); returns what went. */
-  async sweepNow(): Promise<SweepTotals> {
+  /** The timer's sweep: as the leader of 'retention-sweep'; null while another holder leads. */
+  async sweepAsLeader(): Promise<SweepTotals | null> {
+    const r = await runAsLeader(this.opts.coordination, 'retention-sweep', LEAD_TTL_MS, (lease) => this.sweepNow(lease));
+    return r.ran ? r.value : null;
+  }
+
+  /**
+   * Sweeps until nothing old is left (or the sweeper is stopped, or `lease` was lost); returns
+   * what went. Without a lease it sweeps whoever leads (tests, an operator's explicit sweep).
+   */
+  async sweepNow(lease?: Lease): Promise<SweepTotals> {
     if (this.running) await this.running.catch(() => undefined);
-    const run = this.sweepAll();
+    const run = this.sweepAll(lease);
     this.running = run;
     try {
       return await run;
@@ -73,30 +96,32 @@ export class RetentionSweeper {
     }
   }
 
-  private async sweepAll(): Promise<SweepTotals> {
+  private async sweepAll(lease: Lease | undefined): Promise<SweepTotals> {
     const cutoffMs = this.now() - this.opts.retentionDays * DAY_MS;
     const total = { events: 0, messages: 0, dnsFailures: 0 };
+    // Between batches: stopped, or the leadership went to another node meanwhile.
+    const goOn = async () => !this.stopped && (lease === undefined || (await lease.renew()));
     for (;;) {
       const r = await this.opts.store.retention.sweepBatch({ cutoffMs, batch: this.batch });
       total.events += r.events;
       total.messages += r.messages;
-      if (!r.more || this.stopped) break;
+      if (!r.more || !(await goOn())) break;
       await nextTick();
     }
-    if (!this.stopped) total.dnsFailures = await this.sweepDnsFailures();
+    if (await goOn()) total.dnsFailures = await this.sweepDnsFailures(goOn);
     if (total.events > 0 || total.messages > 0 || total.dnsFailures > 0) this.opts.logger.info({ ...total, cutoff: new Date(cutoffMs).toISOString() }, 'retention sweep');
     return total;
   }
 
   /** Walks every DNS failure entry once, `batch` per transaction; answers how many went. */
-  private async sweepDnsFailures(): Promise<number> {
+  private async sweepDnsFailures(goOn: () => Promise<boolean>): Promise<number> {
     const nowMs = this.now();
     let removed = 0;
     let after: DnsFailureKey | undefined;
     for (;;) {
       const r = await this.opts.store.retention.sweepDnsFailures({ nowMs, batch: this.batch, after });
       removed += r.removed;
-      if (!r.next || this.stopped) return removed;
+      if (!r.next || !(await goOn())) return removed;
       after = r.next;
       await nextTick();
     }
@@ -106,7 +131,7 @@ export class RetentionSweeper {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.sweepNow()
+      this.sweepAsLeader()
         .catch((err) => this.opts.logger.warn({ err }, 'retention sweep failed'))
         .finally(() => this.schedule(this.intervalMs));
     }, delayMs);

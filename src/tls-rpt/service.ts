@@ -19,9 +19,16 @@
  * that can never take the report (a malformed mailto:, a suppressed recipient) and mailto:
  * without the two settings are logged at warn and dropped. Counts and reports older than
  * tlsRpt.keepDays are removed.
+ *
+ * Counting and its flush are per node (each node adds its counts to the store). Making,
+ * delivering and removing reports is done by one node at a time: the coordination's
+ * 'tls-rpt-reports' leadership, renewed after each report and given up at the end of the run; a
+ * node that does not lead only flushes. On one node the lease is always this service's.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import { runAsLeader } from '../coordination/leader.js';
+import type { Coordination, Lease } from '../coordination/port.js';
 import type { DnsAnswer } from '../dns/resolver.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock, Timer } from '../queue/clock.js';
@@ -56,6 +63,8 @@ export interface TlsRptOptions {
   resolver: AddressLookups & { txt(name: string): Promise<DnsAnswer<string[]>> };
   config: TlsRptConfig;
   hostname: string;
+  /** The node's coordination: the daily reports' work takes the 'tls-rpt-reports' leadership. */
+  coordination: Pick<Coordination, 'lead'>;
   logger: Logger;
   /** The submission verbs mailto: reports go through (daemon.ts passes the Submission). */
   submission?: ReportSubmission;
@@ -76,6 +85,9 @@ const MAILTO_UNCONFIGURED =
 
 /** What became of a report at one rua, with the log line to write (a failure to retry has one of its own). */
 type RuaOutcome = { ok: true; detail: object; message: string } | { ok: false; error: string; retry: boolean; message?: string };
+
+/** The leadership's ttl: above one report's making or delivery (a DNS lookup, a POST under postTimeoutMs), renewed after each. */
+const LEAD_TTL_MS = 10 * 60_000;
 
 const DEFAULT_RETRY_DELAYS_MS = [15 * 60_000, 3_600_000, 3 * 3_600_000, 6 * 3_600_000];
 
@@ -180,21 +192,27 @@ export class TlsRptService {
 
   private async work(): Promise<void> {
     await this.flush();
+    await runAsLeader(this.opts.coordination, 'tls-rpt-reports', LEAD_TTL_MS, (lease) => this.reportWork(lease));
+  }
+
+  /** The leader's part: make the due reports, deliver them, remove old days; stops when the lease is lost. */
+  private async reportWork(lease: Lease): Promise<void> {
     const now = this.clock.now();
     const today = utcDay(now - this.reportDelayMs);
     if (this.reportedUpTo !== today) {
-      if (await this.makeReports(today, now)) this.reportedUpTo = today;
+      if (await this.makeReports(today, now, lease)) this.reportedUpTo = today;
     }
-    await this.deliverDue(now);
+    await this.deliverDue(now, lease);
+    if (!(await lease.renew())) return;
     const removed = await this.opts.store.tlsRpt.removeBefore(utcDay(now - this.opts.config.keepDays * DAY_MS));
     if (removed > 0) this.opts.logger.debug({ removed }, 'TLS-RPT: old counts and reports removed');
   }
 
   /** Makes the reports of days before `today`; false when a DNS failure leaves some for the next run. */
-  private async makeReports(today: string, now: number): Promise<boolean> {
+  private async makeReports(today: string, now: number, lease: Lease): Promise<boolean> {
     let complete = true;
     for (const { day, policyDomain } of await this.opts.store.tlsRpt.unreportedDays(today)) {
-      if (!this.poster) return false;
+      if (!this.poster || !(await lease.renew())) return false;
       const txt = await this.opts.resolver.txt(`_smtp._tls.${policyDomain}`);
       if (txt.status === 'error') {
         this.opts.logger.warn({ policyDomain, day, error: txt.error }, 'TLS-RPT: _smtp._tls lookup failed; tried again at the next run');
@@ -223,10 +241,11 @@ export class TlsRptService {
     return { reportId, gzip: gzipReport(buildReport(meta, await this.opts.store.tlsRpt.counts(day, policyDomain))) };
   }
 
-  private async deliverDue(now: number): Promise<void> {
+  /** Delivers the due reports, until stopped or the lease is lost. */
+  private async deliverDue(now: number, lease: Lease): Promise<void> {
     for (const { day, policyDomain, report } of await this.opts.store.tlsRpt.dueReports(now)) {
       const poster = this.poster;
-      if (!poster) return;
+      if (!poster || !(await lease.renew())) return;
       const log = { policyDomain, day, reportId: report.reportId };
       const pending: string[] = [];
       for (const uri of report.pending) {

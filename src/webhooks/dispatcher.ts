@@ -4,7 +4,8 @@
  *   claim due entries (one write: sees every event committed before) → resolve and check the
  *   target → signed POST → recordAttempt (one write: done, retry later, or give up) → pump again
  *
- * It never polls busily: it wakes when a transaction put outbox entries (store.outbox), when an
+ * It never polls busily: it wakes when a transaction put outbox entries (the coordination's
+ * 'outbox' wake-up, which the daemon feeds from the engine's outbox signal), when an
  * attempt finishes, at the next due time, and once a minute at most while idle (entries written
  * by another process, such as the CLI). Timers are unref()'d. Each webhook has at most
  * webhooks.concurrency requests in flight, so a slow endpoint holds back only its own entries;
@@ -12,6 +13,7 @@
  * aborts them; an aborted entry stays in the outbox and is sent again after the restart.
  */
 import type { Config } from '../config/schema.js';
+import type { Coordination } from '../coordination/port.js';
 import { retryDelayMs } from '../domain/webhook.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
@@ -28,8 +30,9 @@ import { settledWithin } from '../domain/settle.js';
 export type WebhookDispatcherSettings = Pick<Config, 'webhooks'> & { shutdown: Pick<Config['shutdown'], 'graceMs'> };
 
 export interface WebhookDispatcherOptions {
-  /** Its signal (store.outbox) wakes the dispatcher when a transaction put entries. */
-  store: DispatcherStore;
+  store: Pick<StorePort, 'webhookOutbox'>;
+  /** Its 'outbox' wake-up (from any node, in a cluster) tells the dispatcher a commit put entries. */
+  coordination: Pick<Coordination, 'onWake'>;
   config: WebhookDispatcherSettings;
   targets: WebhookTargets;
   logger: Logger;
@@ -44,17 +47,6 @@ export interface WebhookDispatcherOptions {
   idleCheckMs?: number;
 }
 
-/** Subscribing to the signal that a commit put outbox entries; returns the unsubscribe function. */
-export interface OutboxWakeups {
-  subscribe(fn: () => void): () => void;
-}
-
-/**
- * The outbox verbs, and the engine's wake-up signal (store/lmdb/outbox-signal.ts, which the
- * LMDB engine has as `outbox`): the coordination port's outbox wake-up replaces it once it exists.
- */
-export type DispatcherStore = Pick<StorePort, 'webhookOutbox'> & { readonly outbox: OutboxWakeups };
-
 interface InFlight {
   webhookId: string;
   abort: AbortController;
@@ -64,7 +56,7 @@ interface InFlight {
 const ERROR_BACKOFF_MS = 5_000;
 
 export class WebhookDispatcher {
-  private readonly store: DispatcherStore;
+  private readonly store: Pick<StorePort, 'webhookOutbox'>;
   private readonly settings: Config['webhooks'];
   private readonly graceMs: number;
   private readonly logger: Logger;
@@ -108,7 +100,7 @@ export class WebhookDispatcher {
     this.running = true;
     this.stopping = false;
     this.agents = pinnedAgents({ keepAlive: true });
-    this.unsubscribe = this.o.store.outbox.subscribe(() => this.notify());
+    this.unsubscribe = this.o.coordination.onWake('outbox', () => this.notify());
     this.loop.start();
   }
 

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SendingDomain } from '../../src/domain/sending-domain.js';
+import { LocalCoordination } from '../../src/coordination/local.js';
 import { DomainRecheck } from '../../src/domains/recheck.js';
 import { createLogger } from '../../src/log/logger.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
@@ -80,6 +81,7 @@ describe('DomainRecheck', () => {
     fakeTimers();
     const recheck = new DomainRecheck({
       store,
+      coordination: new LocalCoordination({ nodeId: 'test' }),
       logger,
       intervalMs: 5,
       firstRunDelayMs: 0,
@@ -115,6 +117,7 @@ describe('DomainRecheck', () => {
     fakeTimers();
     const recheck = new DomainRecheck({
       store,
+      coordination: new LocalCoordination({ nodeId: 'test' }),
       logger,
       intervalMs: 5,
       firstRunDelayMs: 0,
@@ -153,6 +156,7 @@ describe('DomainRecheck', () => {
     const lost = await verifiedDomain('lost.com');
     const recheck = new DomainRecheck({
       store,
+      coordination: new LocalCoordination({ nodeId: 'test' }),
       logger,
       intervalMs: 60_000,
       domains: {
@@ -169,7 +173,7 @@ describe('DomainRecheck', () => {
   });
 
   it('does not keep the process alive while waiting for the next run', async () => {
-    const recheck = new DomainRecheck({ store, logger, intervalMs: 60_000, domains: { verify: async () => undefined } });
+    const recheck = new DomainRecheck({ store, coordination: new LocalCoordination({ nodeId: 'test' }), logger, intervalMs: 60_000, domains: { verify: async () => undefined } });
     await recheck.start();
     const timer = (recheck as unknown as { timer: NodeJS.Timeout }).timer;
     expect(timer.hasRef()).toBe(false);

@@ -20,6 +20,7 @@ import { statisticsRoutes } from '../../src/http/routes/statistics.js';
 import { suppressionRoutes } from '../../src/http/routes/suppressions.js';
 import { webhookRoutes } from '../../src/http/routes/webhooks.js';
 import { HttpServer, type HttpContext, type RouteModule } from '../../src/http/server.js';
+import { LocalCoordination } from '../../src/coordination/local.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Metrics, type MetricsSources } from '../../src/log/metrics.js';
 import { readQueueSnapshot } from '../../src/ops/queue-snapshot.js';
@@ -49,7 +50,7 @@ async function startServer(opts: { overrides?: Record<string, unknown>; sources?
   const metrics = new Metrics({ sources: opts.sources ?? { storeSizeBytes: () => store.sizeBytes() } });
   let http: HttpServer | undefined;
   const readiness = () => ({ store: store.isOpen, pool: poolUp, http: http?.listening ?? false });
-  http = new HttpServer({ config, store, logger: createLogger({ level: 'silent' }) }, [opsRoutes({ readiness, metrics }), channelRoutes({} as never)]);
+  http = new HttpServer({ config, store, coordination: new LocalCoordination({ nodeId: 'test' }), logger: createLogger({ level: 'silent' }) }, [opsRoutes({ readiness, metrics }), channelRoutes({} as never)]);
   await http.start();
   servers.push(http);
   return { http, url: `http://127.0.0.1:${http.port}`, config, metrics };
@@ -296,7 +297,7 @@ describe('GET /openapi.json', () => {
       for (const method of [r.method].flat()) if (method !== 'HEAD') declared.push({ method, url: r.url });
     });
     app.get('/errors/:code', { config: { public: true } }, async () => ({}));
-    const ctx: HttpContext = { config, store, logger: createLogger({ level: 'silent' }) };
+    const ctx: HttpContext = { config, store, coordination: new LocalCoordination({ nodeId: 'test' }), logger: createLogger({ level: 'silent' }) };
     const unused = {} as never;
     const routes: RouteModule[] = [
       opsRoutes({ readiness: () => ({}), metrics: new Metrics({ processMetrics: false }) }),

@@ -18,7 +18,7 @@ let clock = Date.now();
 
 /** A sweeper of its own with a movable clock and small batches (the daemon's keeps 10 years). */
 const sweeper = () =>
-  new RetentionSweeper({ store: t.daemon.store, retentionDays: 1, logger: createLogger({ level: 'silent' }), now: () => clock, batch: 37 });
+  new RetentionSweeper({ store: t.daemon.store, coordination: t.daemon.coordination, retentionDays: 1, logger: createLogger({ level: 'silent' }), now: () => clock, batch: 37 });
 
 async function allEvents(query: Record<string, string> = {}) {
   const items: unknown[] = [];

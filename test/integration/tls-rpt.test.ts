@@ -5,6 +5,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LocalCoordination } from '../../src/coordination/local.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
 import { TlsRptService, type TlsRptConfig } from '../../src/tls-rpt/service.js';
@@ -53,7 +54,7 @@ async function start(o: { config?: Partial<TlsRptConfig>; retryDelaysMs?: number
   }
   const logger = createLogger({ level: 'debug', destination: { write: (s: string) => void logLines.push(JSON.parse(s)) } });
   const config: TlsRptConfig = { enabled: true, organizationName: 'Postrider Test', contactInfo: 'tlsrpt@sender.example', keepDays: 7, allowPrivate: true, caFile: server.caFile, ...o.config };
-  svc = new TlsRptService({ store: t.store, resolver, config, hostname: 'mta.sender.example', logger, clock, reportDelayMs: 10 * 60_000, retryDelaysMs: o.retryDelaysMs, postTimeoutMs: 3000 });
+  svc = new TlsRptService({ store: t.store, resolver, config, hostname: 'mta.sender.example', coordination: new LocalCoordination({ nodeId: 'test', clock }), logger, clock, reportDelayMs: 10 * 60_000, retryDelaysMs: o.retryDelaysMs, postTimeoutMs: 3000 });
   await svc.start();
   return svc;
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalCoordination } from '../../src/coordination/local.js';
 import { loadNodeId, NODE_ID_FILE } from '../../src/coordination/node-id.js';
-import { KeyRateLimiter } from '../../src/http/rate-limit.js';
+import { KeyBuckets } from '../../src/coordination/key-buckets.js';
 import { Pacer, RateLimiter } from '../../src/queue/rate-limiter.js';
 import { FakeClock } from '../support/fake-clock.js';
 
@@ -96,11 +96,11 @@ describe('LocalCoordination keeps today’s behaviour', () => {
     }
   });
 
-  it('answers the keyed limits exactly as the API’s KeyRateLimiter', async () => {
+  it('answers the keyed limits exactly as KeyBuckets on the same clock (the API’s limits, moved here from http/rate-limit.ts)', async () => {
     let now = 0;
     const c = new LocalCoordination({ nodeId: 'n1', realTime: () => now });
     const shared = c.keyedRate('api-keys', { limit: 5, windowMs: 1_000 });
-    const today = new KeyRateLimiter({ limit: 5, windowMs: 1_000, now: () => now });
+    const today = new KeyBuckets({ limit: 5, windowMs: 1_000, now: () => now });
     for (let step = 0; step < 500; step++) {
       const key = `k${step % 3}`;
       expect(await shared.take(key)).toEqual(today.take(key));

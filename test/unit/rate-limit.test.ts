@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { KeyRateLimiter } from '../../src/http/rate-limit.js';
+import { KeyBuckets } from '../../src/coordination/key-buckets.js';
 
 /** A limiter on a hand-moved clock. */
 function limiter(limit: number, windowMs: number) {
   const clock = { now: 1_000_000 };
-  const l = new KeyRateLimiter({ limit, windowMs, now: () => clock.now });
+  const l = new KeyBuckets({ limit, windowMs, now: () => clock.now });
   return { l, clock, advance: (ms: number) => (clock.now += ms) };
 }
 
-describe('KeyRateLimiter', () => {
+describe('KeyBuckets (the API’s per-key limits)', () => {
   it('allows `limit` requests at once and counts the remaining ones down', () => {
     const { l } = limiter(3, 3000);
     expect(l.take('k')).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 1 });
@@ -98,7 +98,7 @@ describe('KeyRateLimiter', () => {
   });
 });
 
-describe('KeyRateLimiter on its default clock', () => {
+describe('KeyBuckets on its default clock', () => {
   afterEach(() => {
     vi.useRealTimers();
   });
@@ -106,7 +106,7 @@ describe('KeyRateLimiter on its default clock', () => {
   it('measures on monotonic time: a key used before a step of the wall clock is served after it', () => {
     // Only Date is faked: the wall clock steps, performance.now does not.
     vi.useFakeTimers({ toFake: ['Date'] });
-    const l = new KeyRateLimiter({ limit: 3, windowMs: 60_000 });
+    const l = new KeyBuckets({ limit: 3, windowMs: 60_000 });
     l.take('k');
     vi.setSystemTime(Date.now() - 3_600_000);
     expect(l.take('k')).toMatchObject({ allowed: true, remaining: 1 });
