@@ -47,7 +47,7 @@ import { MtaStsPolicies } from './mta-sts/cache.js';
 import { LmdbStore } from './store/lmdb/engine.js';
 import { awaitsFinishing } from './store/port/messages.js';
 import { PoolMessageBuilder } from './submission/builder.js';
-import { StoreDomainRegistry } from './submission/domain-registry.js';
+import { PortDomainRegistry } from './submission/domain-registry.js';
 import { Submission } from './submission/submission.js';
 import { WorkerPool } from './workers/pool.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -227,7 +227,7 @@ export class Daemon {
       store: this.store,
       config: pick(this.config, 'policy', 'limits', 'smtp', 'inbound', 'domains'),
       builder: new PoolMessageBuilder(this.pool, (seconds) => metrics.observeDkimSign(seconds)),
-      domains: new StoreDomainRegistry(this.store),
+      domains: new PortDomainRegistry(this.store),
       publicUrl: this.publicUrl,
       onQueued: (messages) => {
         for (const m of messages) metrics.recordAccepted(m.record.deliveryType, m.record.recipients.length);

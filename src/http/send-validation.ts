@@ -57,12 +57,14 @@ function addHeaderErrors(req: FastifyRequest, errors: FieldErrorList): void {
 /**
  * Throws validation_failed with every error (headers, schema, addresses, and the sender domain's
  * through `addSenderErrors`) when the body failed its schema; `entries` for a broadcast body.
+ * `addSenderErrors` reads the store (the channel, the domain) and is awaited before the throw,
+ * so its error joins the list last, as when it was synchronous.
  */
-export function throwSendSchemaErrors(
+export async function throwSendSchemaErrors(
   req: FastifyRequest,
-  addSenderErrors?: (from: unknown, channelHeader: string | undefined, errors: FieldErrorList) => void,
+  addSenderErrors?: (from: unknown, channelHeader: string | undefined, errors: FieldErrorList) => Promise<void>,
   opts: { entries?: boolean } = {},
-): void {
+): Promise<void> {
   if (!req.validationError) return;
   const errors = schemaErrors(req);
   addAddressErrors(req.body, errors, opts);
@@ -74,7 +76,7 @@ export function throwSendSchemaErrors(
     } catch {
       header = undefined; // reported by addHeaderErrors
     }
-    addSenderErrors(req.body.from, header, errors);
+    await addSenderErrors(req.body.from, header, errors);
   }
   errors.throwIfAny('The request body has invalid fields');
 }

@@ -40,7 +40,7 @@ export function entryMessage(
   const { entry } = row;
   const id = randomUUID();
   const messageIdHeader = `<${id}@${domainOf(c.from.email)}>`;
-  // A token names the recipient only when the message has exactly one, as engagementFor does
+  // A token names the recipient only when the message has exactly one, as engagementOf does
   // (domain/tracking-token.ts).
   const engagement = ctx.engagement && { ...ctx.engagement, messageId: id, recipient: r.send.length === 1 ? r.send[0]! : '' };
   const template = { ...c.template, data: { ...(c.template.data ?? {}), ...entry.data } };

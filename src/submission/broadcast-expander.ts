@@ -241,7 +241,7 @@ export class BroadcastExpander {
     // Looked up once per batch: the same for every entry but its message id and recipient, and
     // three store reads per entry were a visible part of the main thread's profile.
     const ctx: EntryContext = {
-      signingDomain: domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) })?.domain,
+      signingDomain: (await domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) }))?.domain,
       engagement: await engagementOf(this.deps, { messageId: '', channelId: b.channelId, mailType: 'broadcast', tracking: b.common.tracking, recipients: [], from: b.common.from.email }),
     };
     const batch: PreparedBatch = { messages: [], skipped: 0, failures: [], suppressed: [] };

@@ -110,8 +110,8 @@ export async function sendBroadcast(
   const { body, replayed } = await deps.idempotency.run(idem, async () => {
     const account = await sendingAccount(deps.store, req.principal.accountId);
     const b = req.body;
-    const n = normalizeBroadcast(deps, { accountId: account.id, channel }, b);
-    senderKey(deps, { accountId: account.id, channel, from: n.from.email });
+    const n = await normalizeBroadcast(deps, { accountId: account.id, channel }, b);
+    await senderKey(deps, { accountId: account.id, channel, from: n.from.email });
     const recipients = n.entries.flatMap((e) => [...e.to, ...e.cc, ...e.bcc].map((a) => recipientKey(a.email)));
     checkDenyList(deps.config.policy.denyRecipients, [...new Set(recipients)]);
     const common: BroadcastCommon = {
@@ -144,7 +144,7 @@ export async function sendBroadcast(
  * Every field error of the request and of its entries at once (one 422 names them all), the
  * sender domain's too when the request has others (sender.ts addSenderFieldError).
  */
-function normalizeBroadcast(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, b: BroadcastBody): NormalizedBroadcast {
+async function normalizeBroadcast(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, b: BroadcastBody): Promise<NormalizedBroadcast> {
   const errors = new FieldErrorList();
   const from = normalizeAddress(b.from, '/from', errors);
   const replyTo = normalizeAddresses(b.replyTo, '/replyTo', errors);
@@ -154,7 +154,7 @@ function normalizeBroadcast(deps: SubmissionDeps, ctx: { accountId: string; chan
   const headers = normalizeHeaders(b.headers, '/headers', errors, { broadcast: true });
   const metadata = normalizeMetadata(b.metadata);
   const entries = b.messages.map((m, i) => normalizeEntry(m, i, { tags: b.tags ?? [], headers, metadata }, errors));
-  addSenderFieldErrorOf(deps, { ...ctx, from: b.from }, errors);
+  await addSenderFieldErrorOf(deps, { ...ctx, from: b.from }, errors);
   errors.throwIfAny();
   return { from, replyTo, attachments, headers, metadata, entries };
 }

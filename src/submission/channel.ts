@@ -4,8 +4,6 @@
  */
 import { AppError } from '../domain/errors.js';
 import type { Channel, Principal } from '../domain/types.js';
-import { getChannelRecord } from '../store/lmdb/channels.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
 import type { StoredChannel } from '../store/port/channels.js';
 import type { StorePort } from '../store/port/index.js';
 
@@ -15,16 +13,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export async function sendChannel(store: Pick<StorePort, 'channels'>, p: Principal, header: string | undefined): Promise<Channel> {
   const id = namedChannelId(p, header);
   return usableChannel(UUID.test(id) ? await store.channels.getRecord(id.toLowerCase()) : undefined, p, id);
-}
-
-/**
- * sendChannel for the callers that are not on the store port yet (transactional, batch, broadcast
- * and Submission.addSenderFieldError): the same rule over the engine's synchronous read.
- * @deprecated use sendChannel; goes once those callers moved (issue 31).
- */
-export function resolveSendChannel(store: LmdbStore, p: Principal, header: string | undefined): Channel {
-  const id = namedChannelId(p, header);
-  return usableChannel(UUID.test(id) ? getChannelRecord(store, id.toLowerCase()) : undefined, p, id);
 }
 
 /** The channel id the key and header name, before any read: the header may not contradict a channel key. */

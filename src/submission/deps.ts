@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config/schema.js';
 import type { PublicUrl } from '../domain/public-url.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StorePort } from '../store/port/index.js';
 import type { AcceptedMessage } from '../store/port/messages.js';
 import type { IdempotencyGate } from './idempotency.js';
 import type { DomainRegistry, MessageBuilder } from './ports.js';
@@ -18,7 +18,7 @@ import type { DomainRegistry, MessageBuilder } from './ports.js';
 export type SubmissionSettings = Pick<Config, 'policy' | 'limits' | 'smtp' | 'inbound' | 'domains'>;
 
 export interface SubmissionDeps {
-  store: LmdbStore;
+  store: StorePort;
   config: SubmissionSettings;
   builder: MessageBuilder;
   domains: DomainRegistry;

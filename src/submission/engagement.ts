@@ -12,9 +12,6 @@ import { linkBaseUrl } from '../domain/link-hosts.js';
 import { returnPathHost } from '../domain/return-path.js';
 import type { SendingDomain } from '../domain/sending-domain.js';
 import type { MailType, Tracking } from '../domain/types.js';
-import { getChannelRecord } from '../store/lmdb/channels.js';
-import { findDomainByName } from '../store/lmdb/domains.js';
-import { trackingSecret } from '../store/lmdb/secrets.js';
 import type { StorePort } from '../store/port/index.js';
 import type { EngagementInput } from '../workers/engagement.js';
 import type { SubmissionDeps } from './deps.js';
@@ -39,18 +36,6 @@ export async function engagementOf(
   const accountId = (await deps.store.channels.getRecord(m.channelId))?.accountId;
   const domain = accountId ? await deps.store.domains.findByName(accountId, domainOf(m.from).toLowerCase()) : undefined;
   return engagementInput(deps, m, domain, await deps.store.meta.trackingSecret());
-}
-
-/**
- * engagementOf for the callers that are not on the store port yet (transactional.ts,
- * broadcast-expander.ts): the same input over the engine's synchronous reads.
- * @deprecated use engagementOf; goes once those callers moved (issue 31).
- */
-export function engagementFor(deps: Pick<SubmissionDeps, 'store' | 'config' | 'publicUrl'>, m: EngagementMessage): EngagementInput | undefined {
-  if (!wantsEngagement(m)) return undefined;
-  const accountId = getChannelRecord(deps.store, m.channelId)?.accountId;
-  const domain = accountId ? findDomainByName(deps.store, accountId, domainOf(m.from).toLowerCase()) : undefined;
-  return engagementInput(deps, m, domain, trackingSecret(deps.store));
 }
 
 function wantsEngagement(m: EngagementMessage): boolean {

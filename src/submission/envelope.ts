@@ -12,9 +12,9 @@ import { assertMaySend, isDenied } from './policy.js';
 import type { Submitter } from './submitter.js';
 
 /** The account may send, and the envelope sender is on a domain the channel may send from. */
-export function checkEnvelopeSender(deps: SubmissionDeps, who: Submitter, from: string): void {
-  assertMaySend(deps.store, who.principal.accountId);
-  allowedSender(deps, { accountId: who.principal.accountId, channel: who.channel, email: from, field: 'MAIL FROM' });
+export async function checkEnvelopeSender(deps: SubmissionDeps, who: Submitter, from: string): Promise<void> {
+  await assertMaySend(deps.store, who.principal.accountId);
+  await allowedSender(deps, { accountId: who.principal.accountId, channel: who.channel, email: from, field: 'MAIL FROM' });
 }
 
 /** The recipient is not on the operator's deny list nor suppressed on the channel. */

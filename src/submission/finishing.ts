@@ -337,7 +337,7 @@ export class FinishingStage {
     if (pending.failures && !this.tries.has(messageId)) this.tries.set(messageId, { ...pending.failures });
     // The message went before it was finished: storing "nothing" only ends its wait.
     if (pending.gone) return void done.push({ messageId, body: new Uint8Array(0) });
-    const key = pending.domain ? this.o.domains.signingKey({ accountId: pending.accountId, domainName: pending.domain }) : undefined;
+    const key = pending.domain ? await this.o.domains.signingKey({ accountId: pending.accountId, domainName: pending.domain }) : undefined;
     if (pending.domain && !key) this.o.logger.warn({ messageId, domain: pending.domain }, 'the domain has no DKIM key any more: message sent unsigned');
     const compose = pending.compose as CommittedRequest | undefined;
     if (!compose) {

@@ -26,7 +26,7 @@ export interface HeaderSenders {
   signingDomain: string | undefined;
 }
 
-export function checkHeaderSenders(deps: SubmissionDeps, q: { accountId: string; channel: Channel; msg: SplitMessage }): HeaderSenders {
+export async function checkHeaderSenders(deps: SubmissionDeps, q: { accountId: string; channel: Channel; msg: SplitMessage }): Promise<HeaderSenders> {
   const from = originatorField(q.msg, 'From');
   if (from.length !== 1) throw new AppError('validation_failed', `The message must have exactly one From header (RFC 5322 3.6), it has ${from.length}`);
   const sender = originatorField(q.msg, 'Sender');
@@ -37,9 +37,12 @@ export function checkHeaderSenders(deps: SubmissionDeps, q: { accountId: string;
   if (fromList.length > 1 && senderList.length === 0) {
     throw new AppError('validation_failed', 'A From header with more than one address needs a Sender header (RFC 5322 3.6.2)');
   }
-  const signingDomains = [...fromList, ...senderList].map((a, i) =>
-    allowedSender(deps, { accountId: q.accountId, channel: q.channel, email: a.email, field: i < fromList.length ? 'From' : 'Sender' }),
-  );
+  // One address after the other, as before the lookups were asynchronous: the first refused
+  // address is the one the reply names.
+  const signingDomains: Array<string | undefined> = [];
+  for (const [i, a] of [...fromList, ...senderList].entries()) {
+    signingDomains.push(await allowedSender(deps, { accountId: q.accountId, channel: q.channel, email: a.email, field: i < fromList.length ? 'From' : 'Sender' }));
+  }
   return { from: fromList[0], signingDomain: signingDomains[0] };
 }
 
@@ -49,9 +52,9 @@ export function checkHeaderSenders(deps: SubmissionDeps, q: { accountId: string;
  * not as a malformed request: the message is well formed, the sender is not ours. Returns the
  * d= domain its mail is signed for, without reading the private key (that is the signer's job).
  */
-export function allowedSender(deps: SubmissionDeps, q: { accountId: string; channel: Channel; email: string; field: string }): string | undefined {
+export async function allowedSender(deps: SubmissionDeps, q: { accountId: string; channel: Channel; email: string; field: string }): Promise<string | undefined> {
   try {
-    return senderSigningDomain(deps, { accountId: q.accountId, channel: q.channel, from: q.email });
+    return await senderSigningDomain(deps, { accountId: q.accountId, channel: q.channel, from: q.email });
   } catch (err) {
     if (err instanceof AppError && err.code === 'validation_failed') {
       throw new AppError('forbidden', `${q.field} ${q.email}: the domain is not one this channel may send from`);

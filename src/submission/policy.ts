@@ -6,22 +6,15 @@
 import { domainOf } from '../domain/address.js';
 import { AppError } from '../domain/errors.js';
 import type { Account, MailType } from '../domain/types.js';
-import { getAccount } from '../store/lmdb/accounts.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
 import type { StorePort } from '../store/port/index.js';
 
 export async function sendingAccount(store: Pick<StorePort, 'accounts'>, accountId: string): Promise<Account> {
   return maySend(await store.accounts.get(accountId));
 }
 
-/**
- * The account exists and is not suspended; for checks made before the account itself is needed
- * (SMTP MAIL FROM). Synchronous, over the engine's read: the TLS-RPT mailer's problems() calls
- * Submission.checkSender without awaiting it (tls-rpt/mailer.ts); it moves to the port
- * (sendingAccount) once that caller awaits.
- */
-export function assertMaySend(store: LmdbStore, accountId: string): void {
-  maySend(getAccount(store, accountId));
+/** The account exists and is not suspended; for checks made before the account itself is needed (SMTP MAIL FROM). */
+export async function assertMaySend(store: Pick<StorePort, 'accounts'>, accountId: string): Promise<void> {
+  await sendingAccount(store, accountId);
 }
 
 function maySend(account: Account | undefined): Account {

@@ -82,7 +82,7 @@ export interface SenderDomain {
 
 export interface DomainRegistry {
   /** The domain if it belongs to the account and is linked to the channel. */
-  findSendingDomain(q: { accountId: string; channelId: string; domainName: string }): SenderDomain | undefined;
+  findSendingDomain(q: { accountId: string; channelId: string; domainName: string }): Promise<SenderDomain | undefined>;
   /** The active DKIM key of the domain (undefined: send unsigned, e.g. no key yet). */
-  signingKey(q: { accountId: string; domainName: string }): DkimKeyRef | undefined;
+  signingKey(q: { accountId: string; domainName: string }): Promise<DkimKeyRef | undefined>;
 }

@@ -87,7 +87,7 @@ async function checkMessage(deps: SubmissionDeps, sub: RawSubmission): Promise<C
   const bad = malformedFields(msg);
   if (bad.length > 0) throw new AppError('validation_failed', `Malformed header line: ${bad[0]}`);
   // What recipients see and what DMARC aligns on must be ours, every address of it.
-  const { from, signingDomain } = checkHeaderSenders(deps, { accountId: account.id, channel: sub.channel, msg });
+  const { from, signingDomain } = await checkHeaderSenders(deps, { accountId: account.id, channel: sub.channel, msg });
   return { account, msg: fitLineLength(msg), received: msg, from, signingDomain };
 }
 

@@ -10,9 +10,9 @@ import type { SubmissionDeps } from './deps.js';
  * /from/email); on live channels it must also be verified (403 domain_unverified), because
  * unverified mail would fail DKIM/SPF at the receiver and hurt the domain's reputation.
  */
-function sendingDomain(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): SenderDomain {
+async function sendingDomain(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): Promise<SenderDomain> {
   const domainName = domainOf(q.from);
-  const domain = deps.domains.findSendingDomain({ accountId: q.accountId, channelId: q.channel.id, domainName });
+  const domain = await deps.domains.findSendingDomain({ accountId: q.accountId, channelId: q.channel.id, domainName });
   if (!domain) {
     throw new AppError('validation_failed', `The domain ${domainName} is not registered for this channel`, {
       errors: { '/from/email': [{ code: 'domain_not_linked', message: `${domainName} must be a domain of the account linked to the channel` }] },
@@ -33,9 +33,9 @@ function sendingDomain(deps: SubmissionDeps, q: { accountId: string; channel: Ch
  * anyway names every problem at once, while a request whose only problem it is keeps its 403.
  * `from` must be a normalized address.
  */
-export function senderFieldError(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): { code: string; message: string } | null {
+export async function senderFieldError(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): Promise<{ code: string; message: string } | null> {
   const domainName = domainOf(q.from);
-  const domain = deps.domains.findSendingDomain({ accountId: q.accountId, channelId: q.channel.id, domainName });
+  const domain = await deps.domains.findSendingDomain({ accountId: q.accountId, channelId: q.channel.id, domainName });
   if (!domain) return { code: 'domain_not_linked', message: `${domainName} must be a domain of the account linked to the channel` };
   if (q.channel.deliveryType === 'live' && !domain.verified) {
     return { code: 'domain_unverified', message: `${domainName} is not verified; publish its DNS records and call POST /domains/{id}/verify` };
@@ -44,9 +44,9 @@ export function senderFieldError(deps: SubmissionDeps, q: { accountId: string; c
 }
 
 /** Adds senderFieldError's problem to `errors` when they hold others (see there). */
-export function addSenderFieldError(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }, errors: FieldErrorList, pointer = '/from/email'): void {
+export async function addSenderFieldError(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }, errors: FieldErrorList, pointer = '/from/email'): Promise<void> {
   if (errors.size === 0) return; // alone, the domain's problem is answered by sendingDomain
-  const problem = senderFieldError(deps, q);
+  const problem = await senderFieldError(deps, q);
   if (problem) errors.add(pointer, problem.code, problem.message);
 }
 
@@ -55,17 +55,17 @@ export function addSenderFieldError(deps: SubmissionDeps, q: { accountId: string
  * address: nothing is added when `from.email` is no string or no valid address (the address
  * check reports that itself).
  */
-export function addSenderFieldErrorOf(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: unknown }, errors: FieldErrorList): void {
+export async function addSenderFieldErrorOf(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: unknown }, errors: FieldErrorList): Promise<void> {
   const email = (q.from as { email?: unknown } | null | undefined)?.email;
   if (typeof email !== 'string') return;
   const r = normalizeEmail(email);
   if ('problem' in r) return;
-  addSenderFieldError(deps, { accountId: q.accountId, channel: q.channel, from: r.email }, errors);
+  await addSenderFieldError(deps, { accountId: q.accountId, channel: q.channel, from: r.email }, errors);
 }
 
 /** The checks of sendingDomain; returns the DKIM key to sign with. */
-export function senderKey(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): DkimKeyRef | undefined {
-  sendingDomain(deps, q);
+export async function senderKey(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): Promise<DkimKeyRef | undefined> {
+  await sendingDomain(deps, q);
   return deps.domains.signingKey({ accountId: q.accountId, domainName: domainOf(q.from) });
 }
 
@@ -73,10 +73,10 @@ export function senderKey(deps: SubmissionDeps, q: { accountId: string; channel:
  * The checks of sendingDomain; returns the d= domain the message will be signed for after the
  * commit (the key itself is read when signing), from the same lookup when the registry gives it.
  */
-export function senderSigningDomain(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): string | undefined {
-  const domain = sendingDomain(deps, q);
+export async function senderSigningDomain(deps: SubmissionDeps, q: { accountId: string; channel: Channel; from: string }): Promise<string | undefined> {
+  const domain = await sendingDomain(deps, q);
   if ('signingDomain' in domain) return domain.signingDomain;
-  return deps.domains.signingKey({ accountId: q.accountId, domainName: domainOf(q.from) })?.domain;
+  return (await deps.domains.signingKey({ accountId: q.accountId, domainName: domainOf(q.from) }))?.domain;
 }
 
 /**

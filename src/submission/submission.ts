@@ -15,7 +15,7 @@ import { sendBroadcast, type BroadcastRequest, type BroadcastResponse } from './
 import { BroadcastExpander } from './broadcast-expander.js';
 import { submitRaw, type RawAccepted, type RawSubmission } from './raw.js';
 import { FinishingStage } from './finishing.js';
-import { resolveSendChannel } from './channel.js';
+import { sendChannel } from './channel.js';
 import { addSenderFieldErrorOf } from './sender.js';
 import type { FieldErrorList } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
@@ -89,14 +89,14 @@ export class Submission {
    * the one 422 (sender.ts addSenderFieldError). Nothing is added when the channel cannot be
    * resolved (its own error is answered once the body is valid) or `from` is no valid address.
    */
-  addSenderFieldError(q: { principal: Principal; channelHeader?: string; from: unknown }, errors: FieldErrorList): void {
+  async addSenderFieldError(q: { principal: Principal; channelHeader?: string; from: unknown }, errors: FieldErrorList): Promise<void> {
     let channel;
     try {
-      channel = resolveSendChannel(this.deps.store, q.principal, q.channelHeader);
+      channel = await sendChannel(this.deps.store, q.principal, q.channelHeader);
     } catch {
       return;
     }
-    addSenderFieldErrorOf(this.deps, { accountId: q.principal.accountId, channel, from: q.from }, errors);
+    await addSenderFieldErrorOf(this.deps, { accountId: q.principal.accountId, channel, from: q.from }, errors);
   }
 
   /** SMTP AUTH: the channel and key these credentials name, null, or why the user name does not fit the key. */
@@ -105,8 +105,8 @@ export class Submission {
   }
 
   /** SMTP MAIL FROM (RFC 5321 3.3): throws the AppError that refuses this sender. */
-  checkSender(who: Submitter, from: string): void {
-    checkEnvelopeSender(this.deps, who, from);
+  checkSender(who: Submitter, from: string): Promise<void> {
+    return checkEnvelopeSender(this.deps, who, from);
   }
 
   /** SMTP RCPT TO, one recipient at a time: throws the AppError that refuses this recipient. */

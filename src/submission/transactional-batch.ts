@@ -55,7 +55,7 @@ export async function sendTransactionalBatch(deps: SubmissionDeps, req: BatchReq
     const outcomes = await Promise.all(
       req.requests.map(async (entry, i): Promise<PreparedMessage | FailedResponse> => {
         const base = `/requests/${i}`;
-        if (!entry.valid) return failed('validation_failed', 'The request has invalid fields', base, entryErrors(deps, { accountId: account.id, channel }, entry));
+        if (!entry.valid) return failed('validation_failed', 'The request has invalid fields', base, await entryErrors(deps, { accountId: account.id, channel }, entry));
         try {
           return await prepareMessage(deps, { channel, account, mailType: 'transactional' }, entry.body);
         } catch (err) {
@@ -81,10 +81,10 @@ export async function sendTransactionalBatch(deps: SubmissionDeps, req: BatchReq
  * An entry that failed its schema: its schema errors and the sender domain's beside them, as the
  * single send route answers them in one 422 (sender.ts addSenderFieldError).
  */
-function entryErrors(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, entry: { body: unknown; errors: FieldErrors }): FieldErrors {
+async function entryErrors(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, entry: { body: unknown; errors: FieldErrors }): Promise<FieldErrors> {
   const errors = new FieldErrorList();
   for (const [pointer, list] of Object.entries(entry.errors)) for (const e of list) errors.add(pointer, e.code, e.message);
-  addSenderFieldErrorOf(deps, { ...ctx, from: (entry.body as { from?: unknown } | null)?.from }, errors);
+  await addSenderFieldErrorOf(deps, { ...ctx, from: (entry.body as { from?: unknown } | null)?.from }, errors);
   return errors.toJSON();
 }
 

@@ -140,8 +140,8 @@ export async function prepareMessage(
   b: TransactionalBody,
 ): Promise<PreparedMessage> {
   const { channel, account, mailType } = ctx;
-  const n = normalizeBody(deps, { accountId: account.id, channel }, b, mailType);
-  const signingDomain = senderSigningDomain(deps, { accountId: account.id, channel, from: n.from.email });
+  const n = await normalizeBody(deps, { accountId: account.id, channel }, b, mailType);
+  const signingDomain = await senderSigningDomain(deps, { accountId: account.id, channel, from: n.from.email });
   const split = await splitRecipients(deps, channel, mailType, n.rcpts);
 
   const messageId = randomUUID();
@@ -228,7 +228,7 @@ function messageRecord(m: {
  * Every field error of the request at once (one 422 names them all), the sender domain's too
  * when the request has others (sender.ts addSenderFieldError).
  */
-function normalizeBody(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, b: TransactionalBody, mailType: MailType): NormalizedBody {
+async function normalizeBody(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, b: TransactionalBody, mailType: MailType): Promise<NormalizedBody> {
   const errors = new FieldErrorList();
   const fromErrors = errors.size;
   const from = normalizeAddress(b.from, '/from', errors);
@@ -239,7 +239,7 @@ function normalizeBody(deps: SubmissionDeps, ctx: { accountId: string; channel: 
   // Broadcast mail gets List-Unsubscribe from postrider; a custom one may not replace it.
   const headers = normalizeHeaders(b.headers, '/headers', errors, { broadcast: mailType === 'broadcast' });
   const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
-  if (fromValid) addSenderFieldError(deps, { ...ctx, from: from.email }, errors);
+  if (fromValid) await addSenderFieldError(deps, { ...ctx, from: from.email }, errors);
   errors.throwIfAny();
   return { from, rcpts, replyTo, headers, attachments };
 }

@@ -70,7 +70,7 @@ export class ReportMailer {
     const problems: string[] = [];
     if (who.channel.deliveryType === 'sandbox') problems.push(`tlsRpt.reportChannelId: channel ${channelId} is a sandbox channel; its mail never leaves this machine`);
     try {
-      this.opts.submission.checkSender(who, from);
+      await this.opts.submission.checkSender(who, from);
     } catch (err) {
       problems.push(`tlsRpt.reportFrom: ${from} cannot send on channel ${channelId}: ${describe(err)}`);
     }

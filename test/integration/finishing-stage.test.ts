@@ -37,7 +37,7 @@ function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () =>
   stage = new FinishingStage({
     store: t.store,
     builder: { finish: finishWith(o.sign ?? fakeSign) },
-    domains: { signingKey: () => ('key' in o ? o.key : KEY) },
+    domains: { signingKey: async () => ('key' in o ? o.key : KEY) },
     logger: o.logger ?? silentLogger(),
     onReady: o.onReady,
     retryMs: 10,

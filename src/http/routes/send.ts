@@ -58,7 +58,7 @@ export function sendRoutes(submission: Submission) {
     submission.addSenderFieldError({ principal: req.principal, channelHeader: header, from }, errors);
   return (app: FastifyInstance, { config }: HttpContext): void => {
     app.post('/send/transactional', { schema: { headers: sendHeadersSchema, body: transactionalBody }, attachValidation: true }, async (req) => {
-      throwSendSchemaErrors(req, senderErrors(req));
+      await throwSendSchemaErrors(req, senderErrors(req));
       return submission.transactional({ ...senderOf(req), body: req.body as TransactionalBody });
     });
 
@@ -68,12 +68,12 @@ export function sendRoutes(submission: Submission) {
     });
 
     app.post('/send/broadcast', { schema: { headers: sendHeadersSchema, body: broadcastBody(config.limits.broadcastMessages) }, attachValidation: true }, async (req) => {
-      throwSendSchemaErrors(req, senderErrors(req), { entries: true });
+      await throwSendSchemaErrors(req, senderErrors(req), { entries: true });
       return submission.broadcast({ ...senderOf(req), body: req.body as BroadcastBody });
     });
 
     app.post('/send/broadcast/message', { schema: { headers: sendHeadersSchema, body: transactionalBody }, attachValidation: true }, async (req) => {
-      throwSendSchemaErrors(req, senderErrors(req));
+      await throwSendSchemaErrors(req, senderErrors(req));
       return submission.broadcastMessage({ ...senderOf(req), body: req.body as TransactionalBody });
     });
   };
