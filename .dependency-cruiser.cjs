@@ -118,6 +118,17 @@ module.exports = {
       to: { dependencyTypes: ['core'], pathNot: `^(node:)?(${PURE_BUILTINS.join('|')})$` },
     },
     {
+      name: 'coordination-stands-alone',
+      severity: 'error',
+      comment:
+        'src/coordination/ (the coordination port and its implementations) sits beside the store, under the services: it ' +
+        'imports its own files, domain/ and the pure time and rate primitives of queue/ (clock.ts, rate-limiter.ts), never ' +
+        'the store (a cluster coordination is not an engine detail) nor a layer that uses it (http, smtp, delivery, ' +
+        'submission, webhooks...). Type-only imports count.',
+      from: { path: '^src/coordination/' },
+      to: { path: '^src/', pathNot: ['^src/coordination/', '^src/domain/', '^src/queue/(clock|rate-limiter)\\.ts$'] },
+    },
+    {
       name: 'no-orphans',
       severity: 'error',
       comment: 'A source file nothing imports is dead code (or an entry point missing from this list).',

@@ -214,35 +214,39 @@ export class DeliveryService {
       onChange: (c) => this.logConcurrency(c),
       probe: o.attempt === undefined,
     });
-    // A domain's site learned (or changed) during an attempt: its waiting jobs may start now.
-    const learner = {
-      learn: (domain: string, site: string) => {
-        if (this.sites.learn(domain, site)) this.kick();
-      },
-    };
     this.leaseMs = o.leaseMs ?? 30 * 60_000;
     this.deadlineMs = o.attemptDeadlineMs ?? Math.floor(this.leaseMs / 2);
     this.maxInFlight = o.maxInFlight ?? Math.min(1000, Math.max(10, d.rate * 10));
     this.batchSize = o.batchSize ?? 100;
     this.idleCheckMs = o.idleCheckMs ?? 60_000;
     this.connections = new ConnectionCache({ maxMessages: d.maxMessagesPerConnection, idleMs: d.connectionIdleMs });
-    this.attempt =
-      o.attempt ??
-      mxAttempt({
-        mx: new MxResolver(o.resolver, new AddressPolicy({ allowPrivate: d.allowPrivate }), Math.random, learner),
-        port: d.port,
-        heloName: o.config.hostname,
-        returnPathLabel: o.config.domains.returnPathLabel,
-        verpSecret: () => this.queue.verpSecret(),
-        timeouts: { ...DEFAULT_SMTP_TIMEOUTS, ...o.timeouts },
-        cache: this.connections,
-        maxMessagesPerConnection: (site) => this.siteLimits.siteLimits(site).maxMessagesPerConnection,
-        mtaSts: o.mtaSts,
-        ca: () => this.ca,
-        logger: this.logger,
-        tlsRpt: o.tlsRpt,
-        dane: o.dane,
-      });
+    this.attempt = o.attempt ?? this.mxAttempt(o);
+  }
+
+  /** The real attempt: MX resolution (which teaches the sites), then SMTP over the connection cache. */
+  private mxAttempt(o: DeliveryServiceOptions): AttemptFn {
+    const d = o.config.delivery;
+    // A domain's site learned (or changed) during an attempt: its waiting jobs may start now.
+    const learner = {
+      learn: (domain: string, site: string) => {
+        if (this.sites.learn(domain, site)) this.kick();
+      },
+    };
+    return mxAttempt({
+      mx: new MxResolver(o.resolver, new AddressPolicy({ allowPrivate: d.allowPrivate }), Math.random, learner),
+      port: d.port,
+      heloName: o.config.hostname,
+      returnPathLabel: o.config.domains.returnPathLabel,
+      verpSecret: () => this.queue.verpSecret(),
+      timeouts: { ...DEFAULT_SMTP_TIMEOUTS, ...o.timeouts },
+      cache: this.connections,
+      maxMessagesPerConnection: (site) => this.siteLimits.siteLimits(site).maxMessagesPerConnection,
+      mtaSts: o.mtaSts,
+      ca: () => this.ca,
+      logger: this.logger,
+      tlsRpt: o.tlsRpt,
+      dane: o.dane,
+    });
   }
 
   /** Attempts running right now. */
