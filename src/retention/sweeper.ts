@@ -19,7 +19,7 @@ import type { DnsFailureKey } from '../store/port/retention.js';
 const DAY_MS = 86_400_000;
 
 export interface RetentionSweeperOptions {
-  store: StorePort;
+  store: Pick<StorePort, 'retention'>;
   /** The node's coordination: the timer's sweeps run as the leader of 'retention-sweep'. */
   coordination: Pick<Coordination, 'lead'>;
   retentionDays: number;

@@ -21,6 +21,8 @@ let server: ReportServer;
 let t: TestStore;
 let svc: TlsRptService | undefined;
 let clock: FakeClock;
+/** The service's coordination (start() makes one per start, on the clock). */
+let coordination: LocalCoordination;
 let logLines: { level: number; msg: string; [k: string]: unknown }[] = [];
 
 const HOUR = 3_600_000;
@@ -52,9 +54,10 @@ async function start(o: { config?: Partial<TlsRptConfig>; retryDelaysMs?: number
     t = await openTestStore();
     clock = new FakeClock(Date.UTC(2025, 0, 6, 9, 0, 0));
   }
+  coordination = new LocalCoordination({ nodeId: 'test', clock });
   const logger = createLogger({ level: 'debug', destination: { write: (s: string) => void logLines.push(JSON.parse(s)) } });
   const config: TlsRptConfig = { enabled: true, organizationName: 'Postrider Test', contactInfo: 'tlsrpt@sender.example', keepDays: 7, allowPrivate: true, caFile: server.caFile, ...o.config };
-  svc = new TlsRptService({ store: t.store, resolver, config, hostname: 'mta.sender.example', coordination: new LocalCoordination({ nodeId: 'test', clock }), logger, clock, reportDelayMs: 10 * 60_000, retryDelaysMs: o.retryDelaysMs, postTimeoutMs: 3000 });
+  svc = new TlsRptService({ store: t.store, resolver, config, hostname: 'mta.sender.example', coordination, logger, clock, reportDelayMs: 10 * 60_000, retryDelaysMs: o.retryDelaysMs, postTimeoutMs: 3000 });
   await svc.start();
   return svc;
 }
@@ -133,6 +136,23 @@ describe('TLS-RPT', () => {
     expect(logged(/report delivered/)[0]).toMatchObject({ rua: uri, policyDomain: 'rcpt.example' });
     await s.runNow();
     clock.advance(HOUR);
+    await s.runNow();
+    expect(server.received).toHaveLength(1);
+  });
+
+  it('leaves the day’s reports to the holder of their leadership: its runs meanwhile only flush the counts', async () => {
+    const s = await start();
+    // Another node leads the reports (a day and more of the fake clock).
+    const held = await coordination.lead('tls-rpt-reports', 48 * HOUR);
+    publish('rcpt.example');
+    recordDay(s, 'rcpt.example', 5, 2);
+    nextDay();
+    await s.idle();
+    expect(server.received).toHaveLength(0);
+    // This node's counts are in the store for the leader to report.
+    expect(await t.store.tlsRpt.counts('2025-01-06', 'rcpt.example')).toHaveLength(1);
+
+    await held!.release();
     await s.runNow();
     expect(server.received).toHaveLength(1);
   });
