@@ -9,10 +9,28 @@
  * (store/broadcasts.ts); an expansion that fails as a whole (store error, full disk, signing key
  * unreadable) is retried by a timer with backoff, so a broadcast never waits for a restart or for
  * the next broadcast.
+ *
+ * The backlog of broadcasts is shared through the coordination port (coordination/port.ts): an
+ * accepted broadcast is a wake-up on 'broadcasts' (any node's expander looks), and a broadcast is
+ * expanded under its 'broadcast-expansion' lease, so two expanders never expand one broadcast at
+ * once; the lease is renewed after each committed batch and released when the broadcast is done
+ * or the expander stops. On one node (LocalCoordination) the lease is always granted.
+ *
+ * What a cluster needs beyond this (not built: LMDB serves one node):
+ *  - nextActive() that skips broadcasts whose lease another node holds (an `excluding` list or a
+ *    join on the lease rows): here a broadcast owned elsewhere ends the round, and the expander
+ *    looks again a lease's length later, so a second node waits for the first broadcast instead
+ *    of expanding the next one beside it;
+ *  - the lease's generation checked by the batch's commit (MessagesPort.commit's
+ *    broadcastProgress), as queue leases fence outcomes: today the cursor check (a batch must
+ *    start at the stored cursor) is the fence, which refuses a late writer's batch but as an
+ *    error, retried with backoff, rather than as "not yours any more".
  */
 import type { Logger } from 'pino';
 import { domainOf, recipientKey } from '../domain/address.js';
 import { isAppError } from '../domain/errors.js';
+import { LocalCoordination } from '../coordination/local.js';
+import type { Coordination, Lease } from '../coordination/port.js';
 import { systemClock, type Clock, type Timer } from '../queue/clock.js';
 import { BroadcastCanceled, type BroadcastFailure, type BroadcastRecord } from '../store/port/broadcasts.js';
 import type { AcceptedMessage } from '../store/port/messages.js';
@@ -70,7 +88,21 @@ export interface ExpanderOptions {
   /** First retry delay after a failed expansion; doubles per failure in a row up to maxRetryMs. */
   retryMs?: number;
   maxRetryMs?: number;
+  /**
+   * Wake-ups and the broadcasts' leases (Submission's). Default: a LocalCoordination of its own
+   * (node 'local', on `clock`), which grants every lease.
+   */
+  coordination?: Coordination;
+  /** A broadcast's lease lasts this long unless renewed (after each committed batch). */
+  leaseMs?: number;
 }
+
+/**
+ * Default lease of a broadcast's expansion: many batches long (a batch commits in well under a
+ * second), so renewing after each batch keeps it, and a node that died holding it blocks the
+ * broadcast for about a minute.
+ */
+const LEASE_MS = 60_000;
 
 export class BroadcastExpander {
   private running: Promise<void> | null = null;
@@ -82,6 +114,9 @@ export class BroadcastExpander {
   private readonly clock: Clock;
   private readonly retryMs: number;
   private readonly maxRetryMs: number;
+  private readonly coordination: Coordination;
+  private readonly leaseMs: number;
+  private unsubscribe: (() => void) | null = null;
 
   constructor(
     private readonly deps: SubmissionDeps,
@@ -91,21 +126,28 @@ export class BroadcastExpander {
     this.clock = opts.clock ?? systemClock();
     this.retryMs = opts.retryMs ?? 5_000;
     this.maxRetryMs = opts.maxRetryMs ?? 300_000;
+    this.coordination = opts.coordination ?? new LocalCoordination({ nodeId: 'local', clock: this.clock });
+    this.leaseMs = opts.leaseMs ?? LEASE_MS;
   }
 
   async start(): Promise<void> {
     this.stopping = false;
+    // A broadcast accepted (on any node) wakes the expander; a lost wake-up waits for the next one
+    // or for the look again after a broadcast owned elsewhere, and a restart finds every broadcast.
+    this.unsubscribe ??= this.coordination.onWake('broadcasts', () => this.kick());
     this.kick(); // resume broadcasts interrupted by a stop or a crash
   }
 
   async stop(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
     this.stopping = true;
     this.retryTimer?.cancel();
     this.retryTimer = null;
     await this.running;
   }
 
-  /** Called when a broadcast was accepted, and by the retry timer. */
+  /** Called on a wake-up on 'broadcasts' (a broadcast was accepted), and by the retry timer. */
   kick(): void {
     if (this.stopping) return;
     if (this.running) {
@@ -151,13 +193,28 @@ export class BroadcastExpander {
     }, delayMs);
   }
 
-  /** Expands until no broadcast is left (or stop() was called). */
+  /**
+   * Expands until no broadcast is left (or stop() was called), each under its lease. A broadcast
+   * another holder expands ends the round (nextActive would give it again); the expander looks
+   * again once that lease could have lapsed, in case its holder stopped without finishing.
+   */
   private async expandAll(): Promise<void> {
     for (;;) {
       if (this.stopping) return;
-      const b = await this.deps.store.broadcasts.nextActive<BroadcastCommon>();
-      if (!b) return;
-      await this.expandBroadcast(b);
+      const next = await this.deps.store.broadcasts.nextActive<BroadcastCommon>();
+      if (!next) return;
+      const lease = await this.coordination.own('broadcast-expansion', next.id, this.leaseMs);
+      if (!lease) {
+        this.logger.debug({ broadcastId: next.id }, 'broadcast expanded by another holder; looking again later');
+        return this.scheduleRetry(this.leaseMs);
+      }
+      try {
+        // Read again under the lease: the holder before us may have committed batches since.
+        const b = await this.deps.store.broadcasts.get<BroadcastCommon>(next.id);
+        if (b?.state === 'expanding') await this.expandBroadcast(b, lease);
+      } finally {
+        await lease.release();
+      }
     }
   }
 
@@ -167,10 +224,10 @@ export class BroadcastExpander {
    * the last one commits. A crash resumes after the last committed write and never commits an
    * entry twice.
    */
-  private async expandBroadcast(b: BroadcastRecord<BroadcastCommon>): Promise<void> {
+  private async expandBroadcast(b: BroadcastRecord<BroadcastCommon>, lease: Lease): Promise<void> {
     const commits: Promise<void>[] = [];
     try {
-      await this.expandBatches(b, commits);
+      await this.expandBatches(b, commits, lease);
     } catch (err) {
       // The writes still in flight roll back on their own (their start is not the cursor any
       // more); waited for so that nothing of this run is left running, and the first error kept.
@@ -180,8 +237,12 @@ export class BroadcastExpander {
     await this.settleAll(commits);
   }
 
-  /** The loop of expandBroadcast: reads and prepares a batch, then hands it to the store. */
-  private async expandBatches(b: BroadcastRecord<BroadcastCommon>, commits: Promise<void>[]): Promise<void> {
+  /**
+   * The loop of expandBroadcast: reads and prepares a batch, then hands it to the store. The
+   * lease is renewed once the batch before has committed; lost, the loop stops (another holder
+   * goes on from the stored cursor).
+   */
+  private async expandBatches(b: BroadcastRecord<BroadcastCommon>, commits: Promise<void>[], lease: Lease): Promise<void> {
     let from = b.cursor;
     for (;;) {
       if (this.stopping) return; // what is prepared but not committed is prepared again after the restart
@@ -192,6 +253,10 @@ export class BroadcastExpander {
       const end = rows.length > 0 ? rows[rows.length - 1]!.index + 1 : b.total;
       const batch = await this.prepareBatch(b, rows);
       if (commits.length >= COMMITS_IN_FLIGHT && !(await this.settled(commits.shift()!))) return;
+      if (from > b.cursor && !(await lease.renew())) {
+        this.logger.warn({ broadcastId: b.id }, 'the lease of a broadcast expansion was lost; another holder goes on');
+        return;
+      }
       // Let the I/O that came meanwhile (HTTP sends, SMTP) run before the commit's transaction,
       // which holds the main thread for its whole length, and let their writes commit first.
       await new Promise<void>((resolve) => setImmediate(resolve));

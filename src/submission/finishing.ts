@@ -16,9 +16,26 @@
  * which is what the domain publishes now.
  *
  * Why a try failed and what comes next (a retry, or the message ends) is finishing-failures.ts.
+ *
+ * The store's backlog (what a stop or a crash left, what overflowed memory, a broadcast's
+ * messages) is walked only under the node's 'finishing' lease (coordination/port.ts, Backlog),
+ * taken at start and renewed by a timer until stop(); while another holder owns it, the walk
+ * waits and the timer tries again. The messages scheduled as they are committed (the send that
+ * just got its 200) are finished at once either way: they are this process's own. On one node
+ * (LocalCoordination) the lease is always granted.
+ *
+ * What a cluster needs beyond this (not built: LMDB serves one node): each unfinished entry
+ * records the node whose stage committed it, and unfinishedAfter/unfinishedCount read one node's
+ * entries, so that a stage walks its own node's backlog under its own lease and a node takes over
+ * another's (own('finishing', thatNode)) only once that node's lease lapsed; and storeFinished
+ * and endUnfinished act only on an entry still waiting (they end its wait once), so two stages
+ * finishing one message in the takeover's window store one body and no second bounce.
  */
 import type { Logger } from 'pino';
+import { LocalCoordination } from '../coordination/local.js';
+import type { Coordination, Lease } from '../coordination/port.js';
 import { definedOnly } from '../domain/defined.js';
+import { systemClock, type Clock, type Timer } from '../queue/clock.js';
 import type { StorePort } from '../store/port/index.js';
 import type { FinishedMessage, UnfinishedFailure } from '../store/port/messages.js';
 import { classify, ComposedTooLarge, countFailure, failureCode, keptTries, unfinishedFailure, waitAfter, type Failures, type RetryPolicy } from './finishing-failures.js';
@@ -73,6 +90,12 @@ export interface FinishingStageOptions {
    */
   maxWaiting?: number;
   pageSize?: number;
+  /** Ownership of this node's backlog. Default: a LocalCoordination of its own (node 'local', on `clock`). */
+  coordination?: Pick<Coordination, 'nodeId' | 'own'>;
+  /** The backlog's lease lasts this long; it is renewed (or asked for again) every third of it. */
+  leaseMs?: number;
+  /** Time of the lease's timer (fake in tests). */
+  clock?: Clock;
 }
 
 /** One message of a pool task. */
@@ -131,6 +154,12 @@ export class FinishingStage {
   private write: Promise<void> | null = null;
   /** A page of the store's backlog is being read (refill). */
   private reading = false;
+  private readonly coordination: Pick<Coordination, 'nodeId' | 'own'>;
+  private readonly clock: Clock;
+  private readonly leaseMs: number;
+  /** The node's 'finishing' lease: the store's backlog is walked only while it is held. */
+  private lease: Lease | null = null;
+  private leaseTimer: Timer | null = null;
 
   constructor(private readonly o: FinishingStageOptions) {
     this.concurrency = o.concurrency ?? 4;
@@ -141,13 +170,47 @@ export class FinishingStage {
     this.drainMs = o.drainMs ?? 5_000;
     this.maxWaiting = o.maxWaiting ?? 4_096;
     this.pageSize = o.pageSize ?? 512;
+    this.clock = o.clock ?? systemClock();
+    this.coordination = o.coordination ?? new LocalCoordination({ nodeId: 'local', clock: this.clock });
+    this.leaseMs = o.leaseMs ?? 60_000;
   }
 
-  /** Picks up every message left unfinished by the last run. */
+  /** Picks up every message left unfinished by the last run, once the node's backlog is ours. */
   async start(): Promise<void> {
     this.started = true;
     const left = await this.o.store.messages.unfinishedCount();
     if (left > 0) this.o.logger.info({ messages: left }, 'finishing messages committed before the last stop');
+    await this.keepBacklog();
+    this.pump();
+  }
+
+  /**
+   * Renews the backlog's lease, or asks for it when not held; granted, the walk starts from the
+   * first entry (what was left to the store meanwhile waits there). Lost, the walk stops at once.
+   * Then plans the next turn, a third of the lease later, so a renewal comes before it lapses.
+   */
+  private async keepBacklog(): Promise<void> {
+    this.leaseTimer = null;
+    try {
+      if (this.lease && !(await this.lease.renew())) {
+        this.lease = null;
+        this.scan = null;
+        this.paged = [];
+        this.o.logger.warn({ node: this.coordination.nodeId }, 'the lease of the messages waiting to be finished was lost; their walk stops');
+      }
+      if (!this.lease) await this.takeBacklog();
+    } catch (err) {
+      this.o.logger.error({ err }, 'renewing the lease of the messages waiting to be finished failed; tried again');
+    }
+    if (!this.started || this.stopping) return;
+    this.leaseTimer = this.clock.setTimer(() => void this.keepBacklog(), Math.max(1, Math.floor(this.leaseMs / 3)));
+  }
+
+  private async takeBacklog(): Promise<void> {
+    const lease = await this.coordination.own('finishing', this.coordination.nodeId, this.leaseMs);
+    if (lease && (!this.started || this.stopping)) return lease.release(); // stopped meanwhile
+    this.lease = lease;
+    if (!lease) return;
     this.scan = { after: undefined, again: false };
     this.pump();
   }
@@ -158,6 +221,8 @@ export class FinishingStage {
    * (and what fails meanwhile) is finished at the next start.
    */
   async stop(): Promise<void> {
+    this.leaseTimer?.cancel();
+    this.leaseTimer = null;
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
     this.stopping = true;
@@ -177,6 +242,9 @@ export class FinishingStage {
     this.delayed.clear();
     this.tries.clear();
     await Promise.allSettled(this.tasks);
+    // After the drain, whose tasks were the lease's; the next holder starts from the store.
+    await this.lease?.release();
+    this.lease = null;
   }
 
   /**
@@ -198,8 +266,12 @@ export class FinishingStage {
     this.pump();
   }
 
-  /** Its entry is committed: the walk of the store finds it (from the first key if the walk is past it). */
+  /**
+   * Its entry is committed: the walk of the store finds it (from the first key if the walk is past
+   * it), once the backlog's lease is ours (a walk starts from the first key when it is granted).
+   */
   private leftToStore(): void {
+    if (!this.lease) return;
     if (this.scan) this.scan.again = true;
     else this.scan = { after: undefined, again: false };
   }

@@ -48,9 +48,10 @@ export class Submission {
     const { store, builder, domains, onReady } = opts;
     // The size limit an API send's estimate was checked against at intake, now on the composed message.
     const maxMessageSize = opts.config.smtp.maxMessageSize;
-    this.signing = new FinishingStage({ store, builder, domains, onReady, maxMessageSize, logger: logger.child({ component: 'signing' }) });
+    const { coordination: c } = this;
+    this.signing = new FinishingStage({ store, builder, domains, onReady, maxMessageSize, coordination: c, logger: logger.child({ component: 'signing' }) });
     this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store.idempotency), signing: this.signing };
-    this.expander = new BroadcastExpander(this.deps, logger.child({ component: 'broadcast' }));
+    this.expander = new BroadcastExpander(this.deps, logger.child({ component: 'broadcast' }), { coordination: c });
   }
 
   async start(): Promise<void> {
@@ -120,6 +121,7 @@ export class Submission {
   }
 
   broadcast(req: BroadcastRequest): Promise<BroadcastResponse> {
-    return sendBroadcast({ ...this.deps, onAccepted: () => this.expander.kick() }, req);
+    // Every node's expander hears it (this one's subscribed in its start()).
+    return sendBroadcast({ ...this.deps, onAccepted: () => this.coordination.wake('broadcasts') }, req);
   }
 }

@@ -6,6 +6,8 @@ import { dueJobIds } from '../../src/store/lmdb/queue.js';
 import type { DkimKeyRef, FinishRequest } from '../../src/submission/ports.js';
 import { FinishingStage, type FinishingStageOptions } from '../../src/submission/finishing.js';
 import { TaskError } from '../../src/workers/errors.js';
+import { LocalCoordination } from '../../src/coordination/local.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { waitFor } from '../support/wait.js';
 
@@ -32,8 +34,10 @@ const finishWith = (sign: typeof fakeSign) => (inputs: FinishRequest[]) =>
   Promise.allSettled(inputs.map(async (i) => ({ raw: i.dkim ? await sign({ raw: i.raw!, dkim: i.dkim }) : i.raw! })));
 
 type Sizes = Pick<FinishingStageOptions, 'batch' | 'concurrency' | 'maxWaiting' | 'pageSize' | 'confirmMs' | 'retryMs'>;
+/** The backlog's lease: whose coordination, how long, on which clock. */
+type LeaseOptions = Pick<FinishingStageOptions, 'coordination' | 'leaseMs' | 'clock'>;
 
-function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () => void; logger?: Logger; sizes?: Sizes } = {}): FinishingStage {
+function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () => void; logger?: Logger; sizes?: Sizes; lease?: LeaseOptions } = {}): FinishingStage {
   stage = new FinishingStage({
     store: t.store,
     builder: { finish: finishWith(o.sign ?? fakeSign) },
@@ -43,6 +47,7 @@ function newStage(o: { sign?: typeof fakeSign; key?: DkimKeyRef; onReady?: () =>
     retryMs: 10,
     confirmMs: 10,
     ...o.sizes,
+    ...o.lease,
   });
   return stage;
 }
@@ -293,6 +298,79 @@ describe('FinishingStage lanes', () => {
     release();
     for (const id of [first, ...broadcast, send]) await signed(id);
     expect(order[1]).toBe('send@two.test');
+  });
+});
+
+describe("FinishingStage and its node's 'finishing' lease", () => {
+  const NODE = 'node-1';
+  let clock: FakeClock;
+  let coordination: LocalCoordination;
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    coordination = new LocalCoordination({ nodeId: NODE, clock });
+  });
+
+  const leased = { leaseMs: 30_000 };
+
+  /** Moves the clock on by one turn of the lease's timer (a third of it), and waits until the stage planned the next. */
+  async function turn(): Promise<void> {
+    clock.advance(10_000);
+    await waitFor(() => clock.nextTimerAt() !== undefined, { what: 'the next turn of the lease planned' });
+  }
+
+  it("does not walk its node's backlog while another holder owns 'finishing' for the node, and walks it once that holder released it", async () => {
+    const other = (await coordination.own('finishing', NODE, 60_000))!;
+    const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
+    const sign = vi.fn(fakeSign);
+    const s = newStage({ sign, lease: { coordination, clock, ...leased } });
+    await s.start();
+    // Nothing was read from the backlog: no walk started, so nothing is in flight either.
+    expect(s.held).toBe(0);
+    expect(sign).not.toHaveBeenCalled();
+    expect(await t.store.messages.isUnfinished(id)).toBe(true);
+
+    await other.release();
+    await turn(); // the stage asks again every third of its lease
+    await signed(id);
+    expect(sign).toHaveBeenCalledTimes(1);
+  });
+
+  it("takes its node's backlog over once the other holder's lease lapsed", async () => {
+    await coordination.own('finishing', NODE, 20_000); // a holder that stopped without releasing
+    const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
+    const s = newStage({ lease: { coordination, clock, ...leased } });
+    await s.start();
+    await turn();
+    expect(await t.store.messages.isUnfinished(id)).toBe(true); // still the other's
+    await turn();
+    await signed(id);
+  });
+
+  it('finishes a send scheduled as it is committed even while the backlog is owned elsewhere, and leaves a broadcast\'s to the store', async () => {
+    await coordination.own('finishing', NODE, 60_000);
+    const s = newStage({ lease: { coordination, clock, ...leased } });
+    await s.start();
+    const send = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
+    const broadcast = await queueMessage(t.store, { to: ['b@one.test'], mailType: 'broadcast', signingDomain: 'sender.test' });
+    s.schedule([broadcast], { background: true });
+    s.schedule([send]);
+    await signed(send);
+    await waitFor(() => s.held === 0, { what: 'the send\'s task over' });
+    // Never read: the walk that would find it waits for the lease.
+    expect(await t.store.messages.isUnfinished(broadcast)).toBe(true);
+    expect(await t.store.messages.unfinishedCount()).toBe(1);
+  });
+
+  it('holds the lease while it runs, renewed past its ttl, and gives it back when it stops', async () => {
+    const s = newStage({ lease: { coordination, clock, ...leased } });
+    await s.start();
+    expect(await coordination.own('finishing', NODE, 1_000)).toBeNull();
+    for (let i = 0; i < 9; i++) await turn(); // three leases long: only the renewals keep it
+    expect(await coordination.own('finishing', NODE, 1_000)).toBeNull();
+    await s.stop();
+    stage = undefined;
+    expect(await coordination.own('finishing', NODE, 1_000)).not.toBeNull();
   });
 });
 
