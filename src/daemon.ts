@@ -175,7 +175,7 @@ export class Daemon {
 
     this.http = this.buildHttp();
     this.smtp = config.smtp.enabled
-      ? new SmtpListener({ config: pick(config, 'smtp', 'hostname', 'dataDir', 'shutdown'), submission: this.submission, logger: logger.child({ component: 'smtp' }) })
+      ? new SmtpListener({ config: pick(config, 'smtp', 'hostname', 'dataDir', 'shutdown'), submission: this.submission, coordination, logger: logger.child({ component: 'smtp' }) })
       : null;
     this.inbound = config.inbound.enabled
       ? new InboundListener({

@@ -7,18 +7,20 @@
  *  - leases are a Map (leases.ts): with one daemon per data folder (folder-lock.ts) the only
  *    contenders are this process's own components, which never run one task twice at once;
  *  - the attempt budget and the pacer are queue/rate-limiter.ts's RateLimiter and Pacer
- *    unchanged, keyed limits are http/rate-limit.ts's buckets (key-buckets.ts), slots a count
- *    per key (slots.ts).
+ *    unchanged, keyed limits are http/rate-limit.ts's buckets (key-buckets.ts), failure
+ *    windows smtp/throttle.ts's sliding counts (failure-windows.ts), slots a count per key
+ *    (slots.ts).
  *
  * One instance per process, made by the composition root and given to every component, so that
  * one name means one budget in the whole process, as one name means one row in a cluster.
  */
 import { systemClock, type Clock } from '../queue/clock.js';
 import { Pacer, RateLimiter } from '../queue/rate-limiter.js';
+import { LocalFailureWindow } from './failure-windows.js';
 import { KeyBuckets } from './key-buckets.js';
 import { LeaseTable } from './leases.js';
 import { isNodeId, loadNodeId } from './node-id.js';
-import type { Backlog, Coordination, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from './port.js';
+import type { Backlog, Coordination, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from './port.js';
 import { LocalSlots } from './slots.js';
 import { LocalWakeups } from './wakeups.js';
 
@@ -33,7 +35,8 @@ export interface LocalCoordinationOptions {
   /**
    * Real monotonic time for the pacer and the keyed limits (performance.now by default): the
    * pacer spaces socket writes with real timers even when a test fakes the scheduler's clock
-   * (delivery/dispatcher.ts, beforeBody), and the API's buckets have always read it.
+   * (delivery/dispatcher.ts, beforeBody), and the API's buckets and SMTP AUTH's failure
+   * windows have always read it.
    */
   realTime?: () => number;
   /** A wake-up listener threw (it should only schedule work). Default: ignored, as OutboxSignal does. */
@@ -55,6 +58,7 @@ export class LocalCoordination implements Coordination {
   private readonly rates = new Map<string, Named<SharedRate>>();
   private readonly pacers = new Map<string, Named<SharedPacer>>();
   private readonly keyedRates = new Map<string, Named<KeyedRate>>();
+  private readonly failureWindows = new Map<string, Named<FailureWindow>>();
   private readonly slotSets = new Map<string, LocalSlots>();
 
   constructor(o: LocalCoordinationOptions) {
@@ -100,6 +104,10 @@ export class LocalCoordination implements Coordination {
       const buckets = new KeyBuckets({ ...o, now: this.realTime });
       return { take: async (key: string) => buckets.take(key) };
     });
+  }
+
+  failures(name: string, o: FailureWindowOptions): FailureWindow {
+    return named(this.failureWindows, 'failure window', name, o, () => new LocalFailureWindow({ ...o, now: this.realTime }));
   }
 
   slots(name: string): Slots {

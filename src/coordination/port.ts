@@ -10,8 +10,8 @@
  *    recheck, TLS-RPT daily reports), and ownership of a shared backlog's parts (a broadcast's
  *    expansion, a node's unfinished messages), both as leases with a fencing generation;
  *  - shared rates (the attempt limiter and the Pacer of delivery.rate, API-key and
- *    auth-failure limits) and slots (per-site concurrency), which must hold for the cluster as
- *    a whole, not per node.
+ *    auth-failure limits, SMTP AUTH's failure windows) and slots (per-site concurrency), which
+ *    must hold for the cluster as a whole, not per node.
  *
  * Implementations: coordination/local.ts for one node (today's behaviour, in memory);
  * cluster mode adds a PostgreSQL one (LISTEN/NOTIFY as graphile-worker wakes its workers,
@@ -128,6 +128,22 @@ export interface KeyedRate {
   take(key: string): Promise<RateDecision>;
 }
 
+/**
+ * Failures per key in a sliding window (SMTP AUTH's throttle, smtp/throttle.ts): a key is
+ * blocked while `limit` of its failures lie within the last windowMs, and a success may forget
+ * them. Unlike KeyedRate it counts only what the caller reports (failures, not requests), and
+ * the caller asks before it counts. Cluster: one row per (name, key) holding the times of its
+ * last `limit` failures, appended and trimmed by one UPDATE; reached() reads that row.
+ */
+export interface FailureWindow {
+  /** True while `limit` failures of `key` lie within the window. */
+  reached(key: string): Promise<boolean>;
+  /** Records one failure of `key` now. */
+  add(key: string): Promise<void>;
+  /** Forgets the failures of `key`. */
+  clear(key: string): Promise<void>;
+}
+
 /** A slot held; released once (further calls do nothing). */
 export interface SlotHold {
   readonly key: string;
@@ -166,6 +182,12 @@ export interface PacerOptions {
 }
 
 export interface KeyedRateOptions {
+  limit: number;
+  windowMs: number;
+}
+
+export interface FailureWindowOptions {
+  /** Failures within the window that block the key. */
   limit: number;
   windowMs: number;
 }
@@ -218,6 +240,9 @@ export interface Coordination {
 
   /** The shared keyed limit `name` (API keys, auth failures per address). */
   keyedRate(name: string, o: KeyedRateOptions): KeyedRate;
+
+  /** The shared failure window `name` (SMTP AUTH failures per address, per user name and address). */
+  failures(name: string, o: FailureWindowOptions): FailureWindow;
 
   /** The shared slots `name` (per-site concurrency). */
   slots(name: string): Slots;

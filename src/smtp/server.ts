@@ -12,6 +12,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerSession } from 'smtp-server';
 import type { Config } from '../config/schema.js';
+import type { Coordination } from '../coordination/port.js';
 import { normalizeEmail } from '../domain/address.js';
 import { isUuid } from '../domain/uuid.js';
 import type { Submission } from '../submission/submission.js';
@@ -50,9 +51,9 @@ export class SmtpListener {
   private readonly inFlight = new Set<Promise<unknown>>();
   private ports: number[] = [];
 
-  constructor(private readonly deps: { config: SmtpSettings; submission: SmtpSubmission; logger: Logger }) {
+  constructor(private readonly deps: { config: SmtpSettings; submission: SmtpSubmission; logger: Logger; coordination: Pick<Coordination, 'failures'> }) {
     const smtp = deps.config.smtp;
-    this.throttle = new AuthThrottle({ userLimit: smtp.authFailureLimit, addressLimit: smtp.authFailuresPerAddress });
+    this.throttle = new AuthThrottle({ userLimit: smtp.authFailureLimit, addressLimit: smtp.authFailuresPerAddress, coordination: deps.coordination });
     this.sessions = new Sessions({
       maxConnections: smtp.maxConnections,
       maxConnectionsPerAddress: smtp.maxConnectionsPerAddress,
@@ -156,27 +157,32 @@ export class SmtpListener {
   }
 
   private onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, cb: (err: Error | null | undefined, res?: { user: unknown }) => void): void {
-    const ip = clientAddress(session.remoteAddress);
-    const username = auth.username ?? '';
     if (!authAllowed(session.remoteAddress, session.secure)) return cb(smtpReply('encryptionRequired'));
-    const verdict = this.throttle.check(ip, username);
-    if (verdict === 'address-throttled') return cb(smtpReply('authThrottled'));
-    if (verdict === 'user-locked') return cb(smtpReply('authUserLocked'));
-    // The key lookup is a store read (asynchronous through the store port): the reply waits for it.
-    this.deps.submission.authenticate(username, auth.password ?? '').then(
-      (user) => {
-        if (!user || 'mismatch' in user) {
-          // A mismatch still counts as a failure: the throttle must not learn which keys are valid.
-          this.throttle.fail(ip, username);
-          this.deps.logger.warn({ ip, username: loggableUsername(username), mismatch: user?.mismatch }, 'smtp auth failed');
-          return cb(smtpReply(user ? MISMATCH_REPLIES[user.mismatch] : 'authInvalid'));
-        }
-        this.throttle.succeed(ip, username);
-        this.sessions.authenticated(session.id);
-        cb(null, { user });
-      },
+    this.authenticate(auth, session).then(
+      (user) => cb(null, { user }),
       (err: unknown) => this.fail(cb, err),
     );
+  }
+
+  /** The throttle's verdict, then the key lookup; a refusal throws its reply. */
+  private async authenticate(auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<unknown> {
+    const ip = clientAddress(session.remoteAddress);
+    const username = auth.username ?? '';
+    // The failure counts are the coordination's (shared by a cluster's nodes): asked, not read.
+    const verdict = await this.throttle.check(ip, username);
+    if (verdict === 'address-throttled') throw smtpReply('authThrottled');
+    if (verdict === 'user-locked') throw smtpReply('authUserLocked');
+    // The key lookup is a store read (asynchronous through the store port): the reply waits for it.
+    const user = await this.deps.submission.authenticate(username, auth.password ?? '');
+    if (!user || 'mismatch' in user) {
+      // A mismatch still counts as a failure: the throttle must not learn which keys are valid.
+      await this.throttle.fail(ip, username);
+      this.deps.logger.warn({ ip, username: loggableUsername(username), mismatch: user?.mismatch }, 'smtp auth failed');
+      throw smtpReply(user ? MISMATCH_REPLIES[user.mismatch] : 'authInvalid');
+    }
+    await this.throttle.succeed(ip, username);
+    this.sessions.authenticated(session.id);
+    return user;
   }
 
   private onMailFrom(address: SMTPServerAddress, session: SMTPServerSession): void | Promise<void> {

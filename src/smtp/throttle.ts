@@ -9,76 +9,56 @@
  *  - per client address: past smtp.authFailuresPerAddress failures in one minute every AUTH
  *    from the address is refused (421 4.7.0) until the minute has passed, which makes guessing
  *    across user names slow and pauses a correct user behind that address for a minute at most.
+ *
+ * The counts are the coordination's failure windows ('smtp-auth-users', 'smtp-auth-addresses';
+ * coordination/port.ts, FailureWindow), so a guesser spreading tries over a cluster's nodes
+ * meets the same limits; on one node they are this process's (coordination/failure-windows.ts).
  */
+import { LocalCoordination } from '../coordination/local.js';
+import type { Coordination, FailureWindow } from '../coordination/port.js';
 
 const USER_WINDOW_MS = 10 * 60_000;
 const ADDRESS_WINDOW_MS = 60_000;
-/** Above this many tracked keys, keys without recent failures are dropped. */
-const MAX_KEYS = 50_000;
 
 export type AuthVerdict = 'ok' | 'address-throttled' | 'user-locked';
 
-export class AuthThrottle {
-  private readonly users: SlidingCounter;
-  private readonly addresses: SlidingCounter;
+export interface AuthThrottleOptions {
+  userLimit: number;
+  addressLimit: number;
+  /** The node's coordination (the daemon's). Default: a single-node one of this throttle's own, on `now`. */
+  coordination?: Pick<Coordination, 'failures'>;
+  /** Monotonic milliseconds for the default coordination (tests); default performance.now. */
+  now?: () => number;
+}
 
-  constructor(opts: { userLimit: number; addressLimit: number; now?: () => number }) {
-    // Monotonic: the windows are intervals. On Date.now a step back of an hour kept the
-    // failures before it counted for the hour, so an address stayed refused that long.
-    const now = opts.now ?? (() => performance.now());
-    this.users = new SlidingCounter({ limit: opts.userLimit, windowMs: USER_WINDOW_MS, now });
-    this.addresses = new SlidingCounter({ limit: opts.addressLimit, windowMs: ADDRESS_WINDOW_MS, now });
+export class AuthThrottle {
+  private readonly users: FailureWindow;
+  private readonly addresses: FailureWindow;
+
+  constructor(opts: AuthThrottleOptions) {
+    const c = opts.coordination ?? new LocalCoordination({ nodeId: 'local', realTime: opts.now });
+    this.users = c.failures('smtp-auth-users', { limit: opts.userLimit, windowMs: USER_WINDOW_MS });
+    this.addresses = c.failures('smtp-auth-addresses', { limit: opts.addressLimit, windowMs: ADDRESS_WINDOW_MS });
   }
 
-  check(ip: string, username: string): AuthVerdict {
-    if (this.addresses.reached(ip)) return 'address-throttled';
-    if (this.users.reached(userKey(ip, username))) return 'user-locked';
+  async check(ip: string, username: string): Promise<AuthVerdict> {
+    if (await this.addresses.reached(ip)) return 'address-throttled';
+    if (await this.users.reached(userKey(ip, username))) return 'user-locked';
     return 'ok';
   }
 
-  fail(ip: string, username: string): void {
-    this.addresses.add(ip);
-    this.users.add(userKey(ip, username));
+  async fail(ip: string, username: string): Promise<void> {
+    await this.addresses.add(ip);
+    await this.users.add(userKey(ip, username));
   }
 
   /** A success forgets that user's failures; the address keeps its own (other names failed). */
-  succeed(ip: string, username: string): void {
-    this.users.clear(userKey(ip, username));
+  async succeed(ip: string, username: string): Promise<void> {
+    await this.users.clear(userKey(ip, username));
   }
 }
 
 function userKey(ip: string, username: string): string {
   // Bounded, so a client sending 16 KB user names cannot grow the map's keys.
   return `${ip}\u0000${username.trim().toLowerCase().slice(0, 256)}`;
-}
-
-/** Event times per key in a sliding window; at most `limit` kept per key. */
-class SlidingCounter {
-  private readonly events = new Map<string, number[]>();
-
-  constructor(private readonly opts: { limit: number; windowMs: number; now: () => number }) {}
-
-  reached(key: string): boolean {
-    return this.recent(key).length >= this.opts.limit;
-  }
-
-  add(key: string): void {
-    const list = this.recent(key);
-    list.push(this.opts.now());
-    this.events.set(key, list.slice(-this.opts.limit));
-    if (this.events.size > MAX_KEYS) this.prune();
-  }
-
-  clear(key: string): void {
-    this.events.delete(key);
-  }
-
-  private recent(key: string): number[] {
-    const since = this.opts.now() - this.opts.windowMs;
-    return (this.events.get(key) ?? []).filter((t) => t > since);
-  }
-
-  private prune(): void {
-    for (const key of this.events.keys()) if (this.recent(key).length === 0) this.events.delete(key);
-  }
 }

@@ -107,6 +107,28 @@ eachCoordination('coordination: keyed limits', (ctx) => {
   });
 });
 
+eachCoordination('coordination: failure windows', (ctx) => {
+  it('blocks a key once the limit of its failures, reported on any node, lie in the window, until the oldest leaves it', async () => {
+    const windows = ctx.nodes(3).map((n) => n.failures('smtp-auth-addresses', { limit: 3, windowMs: 60_000 }));
+    await windows[0]!.add('192.0.2.1');
+    ctx.clock.advance(10_000);
+    await Promise.all([windows[1]!.add('192.0.2.1'), windows[2]!.add('192.0.2.1')]);
+    for (const w of windows) expect(await w.reached('192.0.2.1')).toBe(true);
+    expect(await windows[0]!.reached('192.0.2.2')).toBe(false);
+    // The first failure leaves the window 60 s after it: two are left, below the limit.
+    ctx.clock.advance(50_001);
+    expect(await windows[1]!.reached('192.0.2.1')).toBe(false);
+  });
+
+  it('forgets a key’s failures on clear, on every node, and keeps other keys’', async () => {
+    const [a, b] = ctx.nodes(2).map((n) => n.failures('smtp-auth-users', { limit: 2, windowMs: 600_000 }));
+    for (const key of ['u1', 'u1', 'u2', 'u2']) await a!.add(key);
+    await b!.clear('u1');
+    expect(await a!.reached('u1')).toBe(false);
+    expect(await a!.reached('u2')).toBe(true);
+  });
+});
+
 eachCoordination('coordination: slots', (ctx) => {
   it('gives no more than the limit to racing acquirers across nodes', async () => {
     const slots = ctx.nodes(4).map((n) => n.slots('mx-site'));
