@@ -2,8 +2,6 @@ import { simpleParser } from 'mailparser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sameForAll } from '../../src/domain/delivery-result.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../src/domain/types.js';
-import { dueJobIds, leaseDueJobs } from '../../src/store/lmdb/queue.js';
-import { recordOutcome } from '../../src/store/lmdb/queue-outcome.js';
 import { BroadcastExpander } from '../../src/submission/broadcast-expander.js';
 import type { SubmissionDeps } from '../../src/submission/deps.js';
 import type { FinishRequest, FinishResult, MessageBuilder } from '../../src/submission/ports.js';
@@ -11,7 +9,7 @@ import { TaskError } from '../../src/workers/errors.js';
 import { newAccount } from '../support/domains.js';
 import { signedBody } from '../support/signing.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
-import { silentLogger } from '../support/delivery.js';
+import { dueJobIds, silentLogger } from '../support/delivery.js';
 import type { TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -228,7 +226,7 @@ describe('broadcast lifecycle and cancel', () => {
 
     // One message is in flight: the dispatcher leased its job before the cancel.
     const inFlight = msgs[0];
-    const leased = await leaseDueJobs(t.daemon.store, { nowMs: Date.now(), max: 1, leaseMs: 60_000, accept: (j) => j.messageId === inFlight.id });
+    const leased = await t.daemon.store.queue.lease({ owner: 'local', nowMs: Date.now(), max: 1, leaseMs: 60_000, accept: (j) => j.messageId === inFlight.id });
     expect(leased.jobs).toHaveLength(1);
 
     const canceled = await t.api('POST', `/broadcasts/${id}/cancel`);
@@ -236,17 +234,19 @@ describe('broadcast lifecycle and cancel', () => {
     expect(canceled.body).toMatchObject({ id, status: 'canceled', messages: 3, canceled: 2, completion: '66%' });
     for (const m of msgs.slice(1)) {
       expect(await jobsOf(m.id)).toEqual([expect.objectContaining({ state: 'done', attempts: 0, canceledAt: expect.any(String) })]);
-      expect(dueJobIds(t.daemon.store).length).toBe(0);
+      expect(await dueJobIds(t.daemon.store)).toHaveLength(0);
       expect((await t.daemon.store.events.ofMessage(m.id)).map((e: EventRecord) => e.eventType)).toEqual(['accepted', 'processed']);
       expect((await t.daemon.store.suppressions.is(live.channelId, 'broadcast', m.recipients[0]))).toBe(false);
     }
 
     // The leased job finishes normally and is counted.
-    const outcome = await recordOutcome(t.daemon.store, {
-      job: leased.jobs[0],
-      result: sameForAll(leased.jobs[0].recipients, { outcome: 'delivered', category: 'other', phase: 'data', smtpCode: 250, response: '250 2.0.0 OK' }, { mx: 'mx.example.net' }),
-      attemptAt: new Date(),
-    });
+    const [outcome] = await t.daemon.store.queue.recordOutcomes([
+      {
+        job: leased.jobs[0],
+        result: sameForAll(leased.jobs[0].recipients, { outcome: 'delivered', category: 'other', phase: 'data', smtpCode: 250, response: '250 2.0.0 OK' }, { mx: 'mx.example.net' }),
+        attemptAt: new Date(),
+      },
+    ]);
     expect(outcome.status).toBe('done');
     const after = await t.api('GET', `/broadcasts/${id}`);
     expect(after.body).toMatchObject({ status: 'canceled', completion: '100%', statistics: { sent: 3, delivered: 1, bounced: 0 } });

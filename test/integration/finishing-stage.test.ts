@@ -2,13 +2,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Logger } from 'pino';
 import { AppError } from '../../src/domain/errors.js';
-import { dueJobIds } from '../../src/store/lmdb/queue.js';
 import type { DkimKeyRef, FinishRequest } from '../../src/submission/ports.js';
 import { FinishingStage, type FinishingStageOptions } from '../../src/submission/finishing.js';
 import { TaskError } from '../../src/workers/errors.js';
 import { LocalCoordination } from '../../src/coordination/local.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
+import { dueJobIds, jobsOf, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { waitFor } from '../support/wait.js';
 
 const KEY: DkimKeyRef = { domain: 'sender.test', selector: 's1', algorithm: 'ed25519', privateKeyPem: 'not used by the stand-in' };
@@ -61,12 +60,12 @@ describe('FinishingStage', () => {
     await s.start();
     const id = await queueMessage(t.store, { to: ['a@one.test', 'b@two.test'], signingDomain: 'sender.test' });
     expect((await t.store.messages.isUnfinished(id))).toBe(true);
-    expect(dueJobIds(t.store)).toEqual([]);
+    expect(await dueJobIds(t.store)).toEqual([]);
 
     s.schedule([id]);
     await signed(id);
     expect((await t.store.messages.body(id))!.toString()).toMatch(/^DKIM-Signature: s=s1\r\nFrom: /);
-    expect(dueJobIds(t.store).sort()).toEqual(jobsOf(t.store, id).map((j) => j.id).sort());
+    expect((await dueJobIds(t.store)).sort()).toEqual((await jobsOf(t.store, id)).map((j) => j.id).sort());
     // onReady runs in the stage's continuation after the write resolves, which may come a turn
     // after the committed state that signed() saw.
     await waitFor(() => onReady.mock.calls.length > 0, { what: 'onReady called' });
@@ -76,7 +75,7 @@ describe('FinishingStage', () => {
     const id = await queueMessage(t.store, { to: ['a@one.test'], signingDomain: 'sender.test' });
     await newStage().start();
     await signed(id);
-    expect(dueJobIds(t.store)).toEqual(jobsOf(t.store, id).map((j) => j.id));
+    expect(await dueJobIds(t.store)).toEqual((await jobsOf(t.store, id)).map((j) => j.id));
   });
 
   it('leaves a message whose signature failed waiting, and tries it again', async () => {
@@ -101,7 +100,7 @@ describe('FinishingStage', () => {
     s.schedule([id]);
     await signed(id);
     expect((await t.store.messages.body(id))!.toString()).toMatch(/^From: /);
-    expect(dueJobIds(t.store)).toHaveLength(1);
+    expect(await dueJobIds(t.store)).toHaveLength(1);
   });
 
   it('signs each message once when it is scheduled again while being signed', async () => {
@@ -132,8 +131,8 @@ describe('FinishingStage', () => {
     expect(calls).toBe(3);
     expect((await t.store.messages.isUnfinished(id))).toBe(false);
     expect((await t.store.messages.body(id))!.toString()).toMatch(/^From: /); // the committed body, never signed
-    expect(jobsOf(t.store, id).map((j) => j.state)).toEqual(['done', 'done']);
-    expect(dueJobIds(t.store)).toEqual([]);
+    expect((await jobsOf(t.store, id)).map((j) => j.state)).toEqual(['done', 'done']);
+    expect(await dueJobIds(t.store)).toEqual([]);
     const bounced = (await t.store.events.ofMessage(id)).filter((e) => e.eventType === 'bounced');
     expect(bounced.map((e) => e.recipients[0]).sort()).toEqual(['a@one.test', 'b@two.test']);
     for (const e of bounced) {
@@ -185,7 +184,7 @@ describe('FinishingStage', () => {
     s.schedule([id]);
     await signed(id);
     expect((await t.store.events.ofMessage(id)).some((e) => e.eventType === 'bounced')).toBe(false);
-    expect(dueJobIds(t.store)).toHaveLength(1);
+    expect(await dueJobIds(t.store)).toHaveLength(1);
   });
 
   it('keeps retrying an unknown failure, logging it once per message, never ending the message', async () => {
@@ -221,7 +220,7 @@ describe('FinishingStage', () => {
     await signed(id);
     expect(calls).toBe(5);
     expect((await t.store.events.ofMessage(id)).some((e) => e.eventType === 'bounced')).toBe(false);
-    expect(dueJobIds(t.store)).toHaveLength(1);
+    expect(await dueJobIds(t.store)).toHaveLength(1);
   });
 
   it('walks a backlog left in the store a page at a time, holding at most a page of it in memory', async () => {
@@ -247,7 +246,7 @@ describe('FinishingStage', () => {
     for (let i = 0; i < 7; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one.test`], signingDomain: 'sender.test' }));
     s.schedule(ids);
     for (const id of ids) await signed(id);
-    expect(dueJobIds(t.store)).toHaveLength(7);
+    expect(await dueJobIds(t.store)).toHaveLength(7);
   });
 
   it('finishes a scheduled message before the store backlog that waited before it', async () => {

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DeliveryJob } from '../../src/domain/types.js';
-import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 import { appendEvents } from '../support/lmdb-events.js';
-import { dueMs, requeueInTxn } from '../../src/store/lmdb/queue.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -16,6 +14,27 @@ let sandbox: Sender;
 let live: Sender;
 
 const details = (id: string, key?: string) => t.api('GET', `/activity/messages/${id}`, { key });
+
+/** Leases the message's due jobs, as the (disabled) dispatcher would, and records a 451 for each, attempted at `at(job)`. */
+async function deferOnce(messageId: string, at: (job: DeliveryJob) => Date): Promise<number> {
+  const store = t.daemon.store;
+  const { jobs } = await store.queue.lease({ owner: 'local', nowMs: Date.now(), max: 10, leaseMs: 60_000, accept: (j) => j.messageId === messageId });
+  await store.queue.recordOutcomes(
+    jobs.map((job) => ({
+      job,
+      attemptAt: at(job),
+      result: {
+        recipients: job.recipients.map((recipient) => ({ recipient, outcome: 'deferred', category: 'other', phase: 'rcpt', smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 try later' })),
+        mx: `mx.${job.domain}`,
+        tls: true,
+        response: '451 4.7.1 try later',
+      },
+      // Back in the queue an hour later, as the retry schedule would put it.
+      nextDueAtMs: Date.now() + 3_600_000,
+    })),
+  );
+  return jobs.length;
+}
 
 async function send(s: Sender, body: Record<string, unknown>, key?: string): Promise<string> {
   const res = await t.api('POST', '/send/transactional', {
@@ -111,17 +130,11 @@ describe('GET /activity/messages/{id}', () => {
   it('shows a queued live message with its delivery attempts, oldest first', async () => {
     const id = await send(live, { to: [{ email: 'ann@example.net' }, { email: 'bob@example.org' }] });
     const store = t.daemon.store;
-    const jobs = jobsOfMessage(store, id);
+    const jobs = await store.queue.jobsOfMessage(id);
     expect(jobs.map((j) => j.domain).sort()).toEqual(['example.net', 'example.org']);
-    // The delivery engine appends to job.history; here the history is written directly.
-    await store.write(() => {
-      for (const [i, job] of jobs.entries()) {
-        const history: DeliveryJob['history'] = [
-          { at: `2030-01-01T00:0${i}:00.000Z`, mx: `mx.${job.domain}`, smtpCode: 451, enhancedCode: '4.7.1', response: '451 4.7.1 try later', outcome: 'deferred', tls: true },
-        ];
-        requeueInTxn(store, job, dueMs(job), { attempts: 1, history });
-      }
-    });
+    // One deferred attempt per job, leased and recorded as delivery records it (delivery is off in test daemons).
+    await signedBody(store, id); // due once signed
+    expect(await deferOnce(id, (job) => new Date(`2030-01-01T00:0${jobs.findIndex((j) => j.id === job.id)}:00.000Z`))).toBe(2);
     const res = await details(id);
     expect(res.body.status).toBe('queued');
     expect(res.body.attempts).toEqual([

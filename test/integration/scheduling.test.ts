@@ -147,24 +147,24 @@ describe('lease ahead', () => {
     const n = 1 + ahead + 2;
     const ids: string[] = [];
     for (let i = 0; i < n; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one-mail.net`], now: new Date(Date.now() - 10_000 + i) }));
-    const state = () => ids.map((id) => jobsOf(t.store, id)[0].state);
+    const state = async () => (await Promise.all(ids.map((id) => jobsOf(t.store, id)))).map((jobs) => jobs[0].state);
     const states = (...runs: Array<[string, number]>) => runs.flatMap(([s, k]) => Array<string>(k).fill(s)).join();
     service = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 1 }), resolver, logger: silentLogger(), attempt });
     await service.start();
     // In due order: the first in flight, the next ones leased ahead, the rest stay due.
-    await waitFor(() => started.length === 1 && state().join() === states(['leased', 1 + ahead], ['queued', 2]), { what: 'one attempt and the jobs leased ahead' });
+    await waitFor(async () => started.length === 1 && (await state()).join() === states(['leased', 1 + ahead], ['queued', 2]), { what: 'one attempt and the jobs leased ahead' });
     finish[0]();
     await waitFor(() => started.length === 2, { what: 'the job leased ahead to start' });
     expect(started).toEqual(['r0@one-mail.net', 'r1@one-mail.net']);
-    await waitFor(() => state().join() === states(['done', 1], ['leased', 1 + ahead], ['queued', 1]), { what: 'the next job leased ahead' });
+    await waitFor(async () => (await state()).join() === states(['done', 1], ['leased', 1 + ahead], ['queued', 1]), { what: 'the next job leased ahead' });
     const stopping = service.stop();
     // The jobs waiting in the dispatcher go back to due at once; the one in flight finishes.
-    await waitFor(() => state().slice(2).every((s) => s === 'queued'), { what: 'the jobs leased ahead given back' });
+    await waitFor(async () => (await state()).slice(2).every((s) => s === 'queued'), { what: 'the jobs leased ahead given back' });
     finish[1]();
     await stopping;
     service = undefined;
-    expect(state()).toEqual(['done', 'done', ...Array<string>(n - 2).fill('queued')]);
-    for (const id of ids.slice(2)) expect(jobsOf(t.store, id)[0].attempts).toBe(0);
+    expect(await state()).toEqual(['done', 'done', ...Array<string>(n - 2).fill('queued')]);
+    for (const id of ids.slice(2)) expect((await jobsOf(t.store, id))[0].attempts).toBe(0);
     expect(started).toHaveLength(2);
   });
 });

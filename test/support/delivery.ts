@@ -14,7 +14,6 @@ import { domainOf } from '../../src/domain/address.js';
 import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { jobsOfMessage } from '../../src/store/lmdb/message-jobs.js';
 import type { StorePort } from '../../src/store/port/index.js';
 
 export const ACCOUNT = 'acc-1';
@@ -122,12 +121,14 @@ export async function allSent(store: StorePort, ids: readonly string[]): Promise
   return records.every((m) => m?.status === 'sent');
 }
 
-/**
- * The message's jobs, read synchronously from the engine: kept for the tests that read them
- * without await; new tests use `await store.queue.jobsOfMessage(id)`.
- */
-export function jobsOf(store: LmdbStore, messageId: string): DeliveryJob[] {
-  return jobsOfMessage(store, messageId);
+/** The message's delivery jobs, in any state. */
+export function jobsOf(store: Pick<StorePort, 'queue'>, messageId: string): Promise<DeliveryJob[]> {
+  return store.queue.jobsOfMessage(messageId);
+}
+
+/** The ids of the queue's due jobs in due order (not those whose message awaits its composition or signature). */
+export async function dueJobIds(store: Pick<StorePort, 'queue'>): Promise<string[]> {
+  return (await store.queue.list({ state: 'queued', limit: Number.MAX_SAFE_INTEGER })).map((j) => j.id);
 }
 
 export function deliveryConfig(overrides: Record<string, unknown> = {}): Config {

@@ -5,12 +5,12 @@
  */
 import { Resolver } from 'node:dns/promises';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import type { LmdbStore } from '../../src/store/lmdb/engine.js';
+import type { StorePort } from '../../src/store/port/index.js';
 import type { TestDns } from './dns-server.js';
 import { waitFor } from './wait.js';
 
 /** The stored body once the signing stage has replaced it with the signed message. */
-export async function signedBody(store: LmdbStore, messageId: string): Promise<Buffer> {
+export async function signedBody(store: Pick<StorePort, 'messages'>, messageId: string): Promise<Buffer> {
   await waitFor(async () => !(await store.messages.isUnfinished(messageId)), { what: `the DKIM signature of message ${messageId}` });
   return (await store.messages.body(messageId))!;
 }
