@@ -12,7 +12,7 @@ import type { Config } from '../config/schema.js';
 import type { Coordination } from '../coordination/port.js';
 import { AppError, ERROR_CATALOGUE, isAppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
-import type { LmdbStore } from '../store/lmdb/engine.js';
+import type { StorePort } from '../store/port/index.js';
 import { authenticate } from './auth.js';
 import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
 import { registerRateLimits } from './rate-limit.js';
@@ -51,7 +51,7 @@ export type HttpSettings = Pick<Config, 'hostname' | 'publicUrl' | 'http' | 'api
 
 export interface HttpContext {
   config: HttpSettings;
-  store: LmdbStore;
+  store: StorePort;
   /** The node's coordination: the per-key and invalid-key limits are its keyed limits (rate-limit.ts). */
   coordination: Pick<Coordination, 'keyedRate'>;
   logger: Logger;
