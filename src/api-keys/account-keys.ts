@@ -3,7 +3,7 @@
  * the host. Only an account-level key may list, create or revoke keys (a channel key could
  * otherwise mint itself an account key); a key of another account is 403, as every resource of
  * another account is (spec section 5). The secret is answered once, at creation: only its
- * SHA-256 is stored (store/api-keys.ts). Revoking is immediate: the next request with the key
+ * SHA-256 is stored (store/lmdb/api-keys.ts). Revoking is immediate: the next request with the key
  * is 401, and dashboard sessions opened with it end (sessions/service.ts checks the key).
  */
 import { requireAccountKey } from '../domain/access.js';

@@ -4,7 +4,7 @@
  * connections that failed before EHLO are no negotiation and are not told.
  */
 import type { TlsDetail } from '../domain/delivery-result.js';
-import type { TlsResultType } from '../tls-rpt/types.js';
+import type { TlsResultType } from '../domain/tls-rpt.js';
 import type { SessionFailure } from './smtp-results.js';
 
 /** The RFC 8460 4.3 result types a negotiation can come to here. */

@@ -8,7 +8,7 @@
  * and so is an MTA-STS policy the domain announced but that could not be had (reportStsFetchFailure).
  */
 import type { ActiveStsPolicy, StsFetchFailure } from '../mta-sts/cache.js';
-import type { TlsPolicy as ReportPolicy, TlsResultInput } from '../tls-rpt/types.js';
+import type { TlsPolicy as ReportPolicy, TlsResultInput } from '../domain/tls-rpt.js';
 import type { Target } from './smtp-results.js';
 import type { StsPolicySource } from './sts-routing.js';
 import type { TlsOutcome } from './tls-outcome.js';

@@ -5,8 +5,8 @@
  * is drained is gone from here; a caller whose write fails puts it back with restore().
  */
 import { normalizeName } from '../dns/resolver.js';
-import { failureKey, policyKey } from './keys.js';
-import type { FailureCount, PolicyCounts, TlsFailure, TlsResultInput } from './types.js';
+import { failureKey, policyKey } from '../domain/tls-rpt-keys.js';
+import type { FailureCount, PolicyCounts, TlsFailure, TlsResultInput } from '../domain/tls-rpt.js';
 
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);

@@ -4,7 +4,7 @@
  * Field names follow RFC 8460 4.3/4.4 and the example in 4.4.
  */
 import { gzipSync } from 'node:zlib';
-import type { PolicyCounts, TlsPolicy } from './types.js';
+import type { PolicyCounts, TlsPolicy } from '../domain/tls-rpt.js';
 
 export interface ReportMeta {
   organizationName: string;

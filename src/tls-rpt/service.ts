@@ -41,7 +41,7 @@ import { ReportPoster } from './poster.js';
 import { TlsRptRecorder, utcDay } from './recorder.js';
 import { buildReport, gzipReport } from './report.js';
 import { parseTlsRptRecords } from './txt.js';
-import type { TlsResultInput } from './types.js';
+import type { TlsResultInput } from '../domain/tls-rpt.js';
 
 export interface TlsRptConfig {
   enabled: boolean;

@@ -9,7 +9,7 @@ import { LocalCoordination } from '../../src/coordination/local.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
 import { TlsRptService, type TlsRptConfig } from '../../src/tls-rpt/service.js';
-import type { TlsResultInput } from '../../src/tls-rpt/types.js';
+import type { TlsResultInput } from '../../src/domain/tls-rpt.js';
 import { openTestStore, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';

@@ -7,7 +7,7 @@
 import { expect, it } from 'vitest';
 import type { StsPolicy } from '../../src/mta-sts/policy.js';
 import type { TlsRptReport } from '../../src/store/port/delivery-state.js';
-import type { PolicyCounts } from '../../src/tls-rpt/types.js';
+import type { PolicyCounts } from '../../src/domain/tls-rpt.js';
 import { ACCOUNT, queueMessage } from '../support/delivery.js';
 import { eachEngine } from './engines.js';
 

@@ -8,15 +8,15 @@
  * Keys (db tlsRpt): ['c', day, policyDomain, policyKey] → StoredCounts,
  * ['r', day, policyDomain] → TlsRptReport. day is 'YYYY-MM-DD' (UTC), so keys sort by day.
  */
-import { failureKey, policyKey } from '../../tls-rpt/keys.js';
-import type { PolicyCounts } from '../../tls-rpt/types.js';
+import { failureKey, policyKey } from '../../domain/tls-rpt-keys.js';
+import type { PolicyCounts } from '../../domain/tls-rpt.js';
 import type { TlsRptDay, TlsRptReport } from '../port/delivery-state.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
 export type { TlsRptReport } from '../port/delivery-state.js';
-export { failureKey, policyKey } from '../../tls-rpt/keys.js';
+export { failureKey, policyKey } from '../../domain/tls-rpt-keys.js';
 
 type StoredCounts = Omit<PolicyCounts, 'day' | 'policyDomain'>;
 

@@ -6,7 +6,7 @@
  * store/lmdb/repos/ and checked by the contract suite in test/store-contract/.
  */
 import type { StsPolicy } from '../../mta-sts/policy.js';
-import type { PolicyCounts } from '../../tls-rpt/types.js';
+import type { PolicyCounts } from '../../domain/tls-rpt.js';
 
 /** A day's TLS-RPT report for one policy domain, from the moment it is made until its day is removed. */
 export interface TlsRptReport {
@@ -31,7 +31,7 @@ export interface TlsRptDay {
 export interface TlsRptPort {
   /**
    * Adds a batch of counts (a recorder flush) to what is kept for their day, domain and policy,
-   * summing successes and each failure detail (tls-rpt/keys.ts). One atomic merge, never a read
+   * summing successes and each failure detail (domain/tls-rpt-keys.ts). One atomic merge, never a read
    * by the caller then a write: two nodes flushing the same day lose nothing.
    */
   addCounts(batch: readonly PolicyCounts[]): Promise<void>;

@@ -1,5 +1,5 @@
 /** The LMDB engine's LmdbTlsRpt: the port's verbs over the functions of store/lmdb/. */
-import type { PolicyCounts } from '../../../tls-rpt/types.js';
+import type { PolicyCounts } from '../../../domain/tls-rpt.js';
 import type { TlsRptDay, TlsRptPort, TlsRptReport } from '../../port/delivery-state.js';
 import type { Store } from '../env.js';
 import {
