@@ -3,8 +3,10 @@
  * through the real writer (each message's `accepted` and `processed` events via appendEventInTxn,
  * with every index and counter it maintains; 2% of the messages left queued in messageQueue),
  * spread over one year, then measures p50/p99 of GET /activity/messages pages and counts and of
- * GET /statistics/daily and /hourly series at the store level (the code the routes call,
- * without HTTP and JSON).
+ * GET /statistics/daily and /hourly series at the store level, without HTTP and JSON: the page
+ * walk and the cold count as the LMDB engine's own functions, the whole message request and the
+ * series through the store port (store.events.messagePage, store.stats.daySeries/series), the
+ * verbs the routes call.
  *
  *   npx tsc -p tsconfig.json && node bench/messages.mjs [messages=1000000] [iterations=100]
  *   npm run bench -- messages --messages=1000000   (same, written to RESULTS.md)
@@ -15,17 +17,16 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Store } from '../dist/store/lmdb/env.js';
+import { LmdbStore } from '../dist/store/lmdb/engine.js';
 import { appendEventInTxn, lastEventSeq } from '../dist/store/lmdb/events.js';
 import { countEvents, findEvents } from '../dist/store/lmdb/activity-query.js';
-import { MessageQueries, queueMessageInTxn } from '../dist/store/lmdb/message-query.js';
-import { statisticsDaySeries, statisticsSeries } from '../dist/store/lmdb/stats.js';
+import { queueMessageInTxn } from '../dist/store/lmdb/message-query.js';
 import { ZoneCalendar } from '../dist/domain/time-zone.js';
 
 /** The day edges of a zone, as the statistics route computes them (one ZoneCalendar per request). */
 const zoneDayEdges = (zone, fromMs, toMs) => ZoneCalendar.of(zone).dayEdges(fromMs, toMs);
 import { population, seededRandom } from './lib/fixture.mjs';
-import { measure as measureRead } from './lib/measure.mjs';
+import { measure as measureRead, measureAsync } from './lib/measure.mjs';
 
 const TOTAL = Number(process.argv[2] ?? 1_000_000);
 const ITER = Number(process.argv[3] ?? 100);
@@ -57,9 +58,10 @@ function makeMessage(i, startMs, stepMs) {
 }
 
 const measure = (name, fn, iterations = ITER) => measureRead(name, fn, iterations, 3);
+const measurePort = (name, fn, iterations = ITER) => measureAsync(name, fn, iterations, 3);
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-bench-messages-'));
-const store = new Store({ dataDir });
+const store = new LmdbStore({ dataDir });
 await store.start();
 try {
   const endMs = Date.now();
@@ -104,23 +106,24 @@ try {
       return `${c.count}${c.exact ? '' : ' (estimate)'}`;
     }, 20));
   }
-  const messages = new MessageQueries(store);
-  messages.page({ accountId: main.id, messageStatus: 'sent' }, { afterSeq: 0, limit: 100 });
-  rows.push(measure('whole request (page + records + totalCount), status=sent, counts remembered', (i) => messages.page({ accountId: main.id, messageStatus: 'sent' }, { afterSeq: i * 100, limit: 100 }).totalCount));
+  // Through the store port from here on: the verbs GET /activity/messages and /statistics call.
+  await store.events.messagePage({ accountId: main.id, messageStatus: 'sent' }, { afterSeq: 0, limit: 100, order: 'asc' });
+  rows.push(await measurePort('whole request (page + records + totalCount), status=sent, counts remembered', async (i) => (await store.events.messagePage({ accountId: main.id, messageStatus: 'sent' }, { afterSeq: i * 100, limit: 100, order: 'asc' })).totalCount));
 
-  const series = (edgesMs, extra = {}, daily = true) => {
-    const points = (daily ? statisticsDaySeries : statisticsSeries)(store, { accountId: main.id, edgesMs, ...extra });
+  const series = async (edgesMs, extra = {}, daily = true) => {
+    const q = { accountId: main.id, edgesMs, ...extra };
+    const points = await (daily ? store.stats.daySeries(q) : store.stats.series(q));
     return `${points.length} points, sent ${points.reduce((n, p) => n + p.transactional.sent + p.broadcast.sent, 0)}`;
   };
   const yearFrom = endMs - 365 * DAY;
-  rows.push(measure('daily, 366 days, UTC, all channels', () => series(zoneDayEdges('UTC', yearFrom, endMs)), 20));
-  rows.push(measure('daily, 366 days, Europe/Berlin, all channels', () => series(zoneDayEdges('Europe/Berlin', yearFrom, endMs)), 20));
-  rows.push(measure('daily, 366 days, Asia/Kolkata, one channel', () => series(zoneDayEdges('Asia/Kolkata', yearFrom, endMs), { channelIds: [main.channels[2]] }), 20));
-  rows.push(measure('daily, 366 days, UTC, tags=vip,promo', () => series(zoneDayEdges('UTC', yearFrom, endMs), { tags: ['vip', 'promo'] }), 20));
-  rows.push(measure('daily, 30 days, Europe/Berlin, all channels', () => series(zoneDayEdges('Europe/Berlin', endMs - 29 * DAY, endMs))));
+  rows.push(await measurePort('daily, 366 days, UTC, all channels', () => series(zoneDayEdges('UTC', yearFrom, endMs)), 20));
+  rows.push(await measurePort('daily, 366 days, Europe/Berlin, all channels', () => series(zoneDayEdges('Europe/Berlin', yearFrom, endMs)), 20));
+  rows.push(await measurePort('daily, 366 days, Asia/Kolkata, one channel', () => series(zoneDayEdges('Asia/Kolkata', yearFrom, endMs), { channelIds: [main.channels[2]] }), 20));
+  rows.push(await measurePort('daily, 366 days, UTC, tags=vip,promo', () => series(zoneDayEdges('UTC', yearFrom, endMs), { tags: ['vip', 'promo'] }), 20));
+  rows.push(await measurePort('daily, 30 days, Europe/Berlin, all channels', () => series(zoneDayEdges('Europe/Berlin', endMs - 29 * DAY, endMs))));
   const hourEdges = (hours) => Array.from({ length: hours + 1 }, (_, i) => (Math.floor(endMs / HOUR) - hours + 1 + i) * HOUR);
-  rows.push(measure('hourly, 744 hours (31 days), all channels', () => series(hourEdges(744), {}, false), 20));
-  rows.push(measure('hourly, 24 hours, all channels', () => series(hourEdges(24), {}, false)));
+  rows.push(await measurePort('hourly, 744 hours (31 days), all channels', () => series(hourEdges(744), {}, false), 20));
+  rows.push(await measurePort('hourly, 24 hours, all channels', () => series(hourEdges(24), {}, false)));
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const fmt = (r) => `| ${r.name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.iterations} | ${r.info} |`;
