@@ -1,4 +1,8 @@
 /**
+ * A test of the LMDB engine itself (src/store/lmdb/), not of the store port: raw access to the
+ * engine (its write, databases and internal functions) is allowed here, as in every
+ * *.lmdb.test.ts, and nowhere else in test/.
+ *
  * The LMDB engine's API-key lookup cache (store/lmdb/api-key-cache.ts), an engine test: a key
  * revoked or removed by another writer of the same data folder (the CLI's `postrider keys
  * revoke` while the daemon runs, a channel's deletion) is not found by the next lookup, though

@@ -1,4 +1,8 @@
 /**
+ * A test of the LMDB engine itself (src/store/lmdb/), not of the store port: raw access to the
+ * engine (its write, databases and internal functions) is allowed here, as in every
+ * *.lmdb.test.ts, and nowhere else in test/.
+ *
  * A test of the LMDB engine's domain cache: store/lmdb/domains.ts decodes a domain record once
  * and hands the same object out while the stored bytes stay the same. Every change must still be
  * seen by the very next read (through the port's verbs), inside a write too (the engine's own

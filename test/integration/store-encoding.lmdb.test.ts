@@ -1,4 +1,8 @@
 /**
+ * A test of the LMDB engine itself (src/store/lmdb/), not of the store port: raw access to the
+ * engine (its write, databases and internal functions) is allowed here, as in every
+ * *.lmdb.test.ts, and nowhere else in test/.
+ *
  * The store writes values as plain MessagePack maps (store/env.ts DB_OPTIONS); stores written
  * before that hold msgpackr records, each with its record definition inline. Both must read as
  * the same objects, through the store's own verbs (an LMDB engine test: it writes the old

@@ -1,4 +1,8 @@
 /**
+ * A test of the LMDB engine itself (src/store/lmdb/), not of the store port: raw access to the
+ * engine (its write, databases and internal functions) is allowed here, as in every
+ * *.lmdb.test.ts, and nowhere else in test/.
+ *
  * The store's own guards, on real LMDB files in temp folders: the meta-page reader agrees with
  * LMDB's environment info (so an lmdb upgrade that moves a field fails here first), the folder
  * marker turns a lost data.mdb into a refusal, stop() lets writes in flight finish and refuses

@@ -1,4 +1,8 @@
 /**
+ * A test of the LMDB engine itself (src/store/lmdb/), not of the store port: raw access to the
+ * engine (its write, databases and internal functions) is allowed here, as in every
+ * *.lmdb.test.ts, and nowhere else in test/.
+ *
  * An LMDB engine test (raw writes allowed): a write defers the event log's meta values and the
  * statistics counters to its end (store/lmdb/write-scope.ts). The same events must leave the
  * same answers (read through the port's StatisticsPort, and the engine's seq and clock) whether
