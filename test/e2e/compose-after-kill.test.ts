@@ -7,7 +7,6 @@
  * (Message-ID, Date and the multipart boundaries are fixed at intake).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import type { BuildRequest } from '../../src/submission/ports.js';
 import type { CommittedRequest } from '../../src/submission/finishing.js';
 import { WorkerPool } from '../../src/workers/pool.js';
@@ -15,6 +14,7 @@ import { ChildDaemon } from '../support/child-daemon.js';
 import { routeTo } from '../support/delivery-rig.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
+import { openStore } from '../support/store.js';
 import { setupSender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 
@@ -39,8 +39,7 @@ afterAll(async () => {
 
 /** The message as composed from its committed request, in this process's own worker pool. */
 async function composeHere(dataDir: string, ids: string[]): Promise<Map<string, string>> {
-  const store = new LmdbStore({ dataDir });
-  await store.start();
+  const store = await openStore(dataDir);
   const pool = new WorkerPool({ threads: 1 });
   await pool.start();
   try {
@@ -78,8 +77,7 @@ describe('kill -9 after the 200', () => {
     const ids = (res.body.responses as Array<{ messageId: string }>).map((r) => r.messageId);
     expect(ids.every(Boolean)).toBe(true);
 
-    const probe = new LmdbStore({ dataDir: first.dataDir });
-    await probe.start();
+    const probe = await openStore(first.dataDir);
     const left: string[] = [];
     for (const id of ids) if (await probe.messages.isUnfinished(id)) left.push(id);
     await probe.stop();

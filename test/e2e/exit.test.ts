@@ -11,10 +11,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { ChildDaemon } from '../support/child-daemon.js';
 import { runCli } from '../support/cli.js';
 import { CRASH_MESSAGE, crashOnNextWriteOptions } from '../support/fault-injection.js';
+import { openStore } from '../support/store.js';
 import { startWriteLoad } from '../support/write-load.js';
 
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
@@ -46,8 +46,7 @@ async function portFree(port: number): Promise<boolean> {
 
 /** Messages answered 200 that are not in the store. */
 async function missingOnDisk(dataDir: string, ids: string[]): Promise<string[]> {
-  const store = new LmdbStore({ dataDir });
-  await store.start();
+  const store = await openStore(dataDir);
   try {
     const missing: string[] = [];
     for (const id of ids) if (!(await store.messages.get(id))) missing.push(id);

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { call, startServe, type ServeProcess } from '../support/cli.js';
+import { openStore } from '../support/store.js';
 import { waitFor } from '../support/wait.js';
 
 const TOKEN = /pr_[A-Za-z0-9_-]{20,}/g;
@@ -90,8 +90,7 @@ describe('postrider serve on an empty data folder', () => {
     expect(second.stderr()).not.toContain('First start');
     expect(fs.readFileSync(path.join(dataDir, 'initial-api-key'), 'utf8')).toBe(before);
 
-    const store = new LmdbStore({ dataDir });
-    await store.start();
+    const store = await openStore(dataDir);
     try {
       expect(await store.accounts.list()).toHaveLength(1);
     } finally {

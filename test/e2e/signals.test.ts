@@ -11,8 +11,8 @@ import path from 'node:path';
 import tls from 'node:tls';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { call, freePort, startServe, type ServeProcess } from '../support/cli.js';
+import { openStore } from '../support/store.js';
 import { waitFor } from '../support/wait.js';
 
 const TOKEN = /pr_[A-Za-z0-9_-]{20,}/;
@@ -84,8 +84,7 @@ describe('SIGTERM under load', () => {
     expect(code).toBe(0);
     expect(other).toBe(0);
     expect(accepted.length).toBeGreaterThanOrEqual(50);
-    const store = new LmdbStore({ dataDir });
-    await store.start();
+    const store = await openStore(dataDir);
     try {
       const missing: string[] = [];
       for (const id of accepted) {

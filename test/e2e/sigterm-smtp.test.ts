@@ -10,9 +10,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { call, freePort, startServe } from '../support/cli.js';
 import { SmtpWire } from '../support/smtp-wire.js';
+import { openStore } from '../support/store.js';
 import { waitFor } from '../support/wait.js';
 
 const TOKEN = /pr_[A-Za-z0-9_-]{20,}/;
@@ -77,8 +77,7 @@ describe('SIGTERM with SMTP sessions open', () => {
     // yet found) a closed connection with no reply: either way nothing more was accepted.
     if (last !== null) expect(last.text, JSON.stringify(last)).toMatch(/^421 4\.3\.2 /);
 
-    const store = new LmdbStore({ dataDir, readOnly: true });
-    await store.start();
+    const store = await openStore(dataDir, { readOnly: true });
     try {
       const missing: string[] = [];
       for (const id of accepted) if (!(await store.messages.get(id))) missing.push(id);

@@ -7,16 +7,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import type { BroadcastRecord } from '../../src/store/port/broadcasts.js';
+import type { StorePort } from '../../src/store/port/index.js';
+import { openStore } from '../support/store.js';
 
 let dir: string;
-let store: LmdbStore;
+let store: StorePort;
 
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-broadcast-cursor-'));
-  store = new LmdbStore({ dataDir: dir });
-  await store.start();
+  store = await openStore(dir);
 });
 
 afterEach(async () => {

@@ -16,11 +16,11 @@ import { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { AttemptResult } from '../../src/domain/delivery-result.js';
 import { HttpServer, type RouteModule } from '../../src/http/server.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
-import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import type { LeasedJob } from '../../src/store/port/queue.js';
 import { deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { openStore } from '../support/store.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestStore | undefined;
@@ -143,8 +143,7 @@ describe('delivery on the coordination', () => {
     await daemon.stop();
     daemon = undefined;
     // t.close() stops the store it holds: one open again on the folder, which it then removes.
-    t.store = new LmdbStore({ dataDir: t.dataDir });
-    await t.store.start();
+    t.store = await openStore(t.dataDir);
   });
 });
 

@@ -11,17 +11,17 @@ import type { SendingDomain } from '../../src/domain/sending-domain.js';
 import { LocalCoordination } from '../../src/coordination/local.js';
 import { DomainRecheck } from '../../src/domains/recheck.js';
 import { createLogger } from '../../src/log/logger.js';
-import { LmdbStore } from '../../src/store/lmdb/engine.js';
+import type { StorePort } from '../../src/store/port/index.js';
+import { openStore } from '../support/store.js';
 import { waitFor } from '../support/wait.js';
 
 let dir: string;
-let store: LmdbStore;
+let store: StorePort;
 const logger = createLogger({ level: 'silent' });
 
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-recheck-'));
-  store = new LmdbStore({ dataDir: dir });
-  await store.start();
+  store = await openStore(dir);
 });
 
 afterEach(async () => {

@@ -24,8 +24,9 @@ import { LocalCoordination } from '../../src/coordination/local.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Metrics, type MetricsSources } from '../../src/log/metrics.js';
 import { readQueueSnapshot } from '../../src/ops/queue-snapshot.js';
-import { LmdbStore } from '../../src/store/lmdb/engine.js';
+import type { StorePort } from '../../src/store/port/index.js';
 import { openTestStore, queueMessage } from '../support/delivery.js';
+import { openStore } from '../support/store.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 
@@ -37,7 +38,7 @@ interface Server {
 }
 
 let dataDir: string;
-let store: LmdbStore;
+let store: StorePort;
 let poolUp = true;
 const servers: HttpServer[] = [];
 
@@ -49,7 +50,7 @@ async function startServer(opts: { overrides?: Record<string, unknown>; sources?
   const config = configWith(opts.overrides);
   const metrics = new Metrics({ sources: opts.sources ?? { storeSizeBytes: () => store.sizeBytes() } });
   let http: HttpServer | undefined;
-  const readiness = () => ({ store: store.isOpen, pool: poolUp, http: http?.listening ?? false });
+  const readiness = () => ({ store: store.healthy(), pool: poolUp, http: http?.listening ?? false });
   http = new HttpServer({ config, store, coordination: new LocalCoordination({ nodeId: 'test' }), logger: createLogger({ level: 'silent' }) }, [opsRoutes({ readiness, metrics }), channelRoutes({} as never)]);
   await http.start();
   servers.push(http);
@@ -70,8 +71,7 @@ async function get(url: string, headers: Record<string, string> = {}) {
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-ops-'));
-  store = new LmdbStore({ dataDir });
-  await store.start();
+  store = await openStore(dataDir);
 });
 
 afterAll(async () => {

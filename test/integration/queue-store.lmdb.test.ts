@@ -11,13 +11,15 @@ import { DeliveryQueue, type LeasedJob } from '../../src/queue/delivery-queue.js
 import { dbsOf } from '../../src/store/lmdb/databases.js';
 import { dueMs } from '../../src/store/lmdb/queue.js';
 import { openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
+import type { LmdbStore } from '../../src/store/lmdb/engine.js';
+import { openLmdbStore } from '../support/lmdb-store.js';
 
-let t: TestStore;
+let t: TestStore<LmdbStore>;
 const T0 = Date.UTC(2025, 0, 6, 9, 0, 0);
 const LEASE_MS = 60_000;
 
 beforeEach(async () => {
-  t = await openTestStore();
+  t = await openTestStore(openLmdbStore);
 });
 
 afterEach(async () => {

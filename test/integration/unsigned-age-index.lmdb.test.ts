@@ -12,14 +12,15 @@ import { dbsOf } from '../../src/store/lmdb/databases.js';
 import type { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { awaitingSignatureCount, endUnfinished, indexPendingSignatures, oldestAwaitingSignatureMs, putPendingSignatureInTxn, storeSignedBodies, type PendingSignature } from '../../src/store/lmdb/signing.js';
 import { ACCOUNT, CHANNEL, openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
+import { openLmdbStore } from '../support/lmdb-store.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 const BODY = Buffer.from('From: a@sender.test\r\n\r\nx');
 
-let t: TestStore;
+let t: TestStore<LmdbStore>;
 
 beforeEach(async () => {
-  t = await openTestStore();
+  t = await openTestStore(openLmdbStore);
 });
 
 afterEach(async () => {

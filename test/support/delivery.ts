@@ -13,35 +13,39 @@ import { DeliveryService, type DeliveryServiceOptions } from '../../src/delivery
 import { domainOf } from '../../src/domain/address.js';
 import type { DeliveryJob, MessageRecord } from '../../src/domain/types.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
-import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import type { StorePort } from '../../src/store/port/index.js';
+import { openStore } from './store.js';
 
 export const ACCOUNT = 'acc-1';
 export const CHANNEL = 'ch-1';
 
-export interface TestStore {
-  store: LmdbStore;
+export interface TestStore<S extends StorePort = StorePort> {
+  store: S;
   dataDir: string;
   reopen(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function openTestStore(): Promise<TestStore> {
+/**
+ * A started store in a fresh temp folder, opened with support/store.ts; the LMDB engine's own
+ * tests pass `open` (support/lmdb-store.ts, openLmdbStore) to get the engine itself.
+ */
+export function openTestStore(): Promise<TestStore>;
+export function openTestStore<S extends StorePort>(open: (dataDir: string) => Promise<S>): Promise<TestStore<S>>;
+export async function openTestStore(open: (dataDir: string) => Promise<StorePort> = openStore): Promise<TestStore> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-delivery-'));
   const t: TestStore = {
-    store: new LmdbStore({ dataDir }),
+    store: await open(dataDir),
     dataDir,
     async reopen() {
       await t.store.stop();
-      t.store = new LmdbStore({ dataDir });
-      await t.store.start();
+      t.store = await open(dataDir);
     },
     async close() {
       await t.store.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
-  await t.store.start();
   return t;
 }
 
