@@ -4,7 +4,7 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { asItem, bruteForceEvents, EventLedger, generateEvents, type EventsQuery } from '../support/events.js';
-import { appendEvents } from '../support/lmdb-events.js';
+import { seedEvents } from '../support/engine-fixtures.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
 const DAY = 86_400_000;
@@ -184,7 +184,7 @@ describe('GET /activity/events', () => {
           accountId: t.accountId, channelId: a2.channelId, messageId, mailType: 'broadcast' as const, mailSource: 'api' as const, eventType: 'opened' as const,
           timestamp: new Date().toISOString(), subject: 'Live', recipients: ['live@example.net'], tags: ['live'], metadata: { n: `live-${written++}` }, details: {},
         }));
-        ledger.add(await appendEvents(store, drafts));
+        ledger.add(await seedEvents(store, drafts));
         await new Promise((r) => setTimeout(r, 2));
       }
     })();
@@ -220,7 +220,7 @@ describe('GET /activity/events', () => {
       accountId: t.accountId, channelId: a1.channelId, messageId: randomUUID(), mailType: 'transactional' as const, mailSource: 'smtp' as const, eventType: 'clicked' as const,
       timestamp: new Date().toISOString(), subject: 'Count me', recipients: ['c@example.net'], tags: ['counted'], metadata: {}, details: { url: 'https://x.test' },
     }));
-    ledger.add(await appendEvents(t.daemon.store, drafts));
+    ledger.add(await seedEvents(t.daemon.store, drafts));
     const second = await events({ tags: 'counted', limit: 2 });
     expect(second.body.totalCount).toBe(5);
     const third = await events({ tags: 'counted', limit: 2, after: second.body.after });

@@ -14,7 +14,7 @@ import type { TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
-import { putBroadcastAsOlderVersion } from '../support/older-store.js';
+import { putBroadcastAsOlderVersion } from '../support/engine-fixtures.js';
 
 let dns: TestDns;
 let t: TestDaemon;

@@ -8,7 +8,7 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { dkimpyAvailable, dkimpyVerifyEach } from '../support/dkimpy.js';
 import { HOSTNAME, newChannel, uniqueName, type DnsRecords } from '../support/domains.js';
-import { dropRsaCompanion } from '../support/lmdb-domains.js';
+import { dropRsaCompanion } from '../support/engine-fixtures.js';
 import { publish, publishAll, setupSender } from '../support/sending.js';
 import { lookupTxt, signedBody, verifyDkim } from '../support/signing.js';
 

@@ -10,8 +10,8 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody, verifyDkim } from '../support/signing.js';
-// The engine's own removal of one message (no port verb removes a single message): retention's work, done at once.
-import { purgeMessageInTxn } from '../../src/store/lmdb/retention.js';
+// No port verb removes a single message: retention's work on one message, done at once by the engine fixture.
+import { forgetMessage } from '../support/engine-fixtures.js';
 
 const PUBLIC = 'https://links.postrider-test.net';
 let dns: TestDns;
@@ -235,7 +235,7 @@ describe('unsubscribe', () => {
   it('keeps unsubscribe links working after retention removed the message', async () => {
     const m = await sendBroadcast(s, 'gus@example.net');
     const url = await unsubUrl(m);
-    await t.daemon.store.write(() => purgeMessageInTxn(t.daemon.store, m.id));
+    await forgetMessage(t.daemon.store, m.id);
     expect((await fetch(local(url), { method: 'POST' })).status).toBe(200);
     expect(await suppression(s.channelId, 'broadcast', 'gus@example.net')).toMatchObject({ reason: 'unsubscribe' });
   });

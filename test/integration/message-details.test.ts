@@ -6,7 +6,7 @@ import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
-import { appendEvents } from '../support/lmdb-events.js';
+import { seedEvents } from '../support/engine-fixtures.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -115,7 +115,7 @@ describe('GET /activity/messages/{id}', () => {
     const m = (await t.daemon.store.messages.get(id))!;
     const base = { accountId: m.accountId, channelId: m.channelId, messageId: id, mailType: m.mailType, mailSource: m.mailSource, subject: m.subject, tags: m.tags, metadata: m.metadata };
     const at = new Date().toISOString();
-    await appendEvents(t.daemon.store, [
+    await seedEvents(t.daemon.store, [
       { ...base, eventType: 'opened', timestamp: at, recipients: ['dee@example.net'], details: {} },
       { ...base, eventType: 'opened', timestamp: at, recipients: ['dee@example.net'], details: {} },
       { ...base, eventType: 'clicked', timestamp: at, recipients: ['eve@example.net'], details: { url: 'https://example.com' } },

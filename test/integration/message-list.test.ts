@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.js';
-import { purgeMessageInTxn } from '../../src/store/lmdb/retention.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
+import { forgetMessage } from '../support/engine-fixtures.js';
 import { bruteForceEvents, EventLedger, generateEvents, type EventsQuery } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
@@ -124,7 +124,7 @@ describe('GET /activity/messages', () => {
     const store = t.daemon.store;
     // Composed and signed first, as a message retention removes is long finished.
     await signedBody(store, id);
-    await store.write(() => purgeMessageInTxn(store, id));
+    await forgetMessage(store, id);
     const res = await list({ recipient: 'gone-soon@example.net' });
     expect(res.status).toBe(200);
     expect(res.body.results).toHaveLength(1);

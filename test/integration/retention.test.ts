@@ -3,11 +3,10 @@ import { createLogger } from '../../src/log/logger.js';
 import { RetentionSweeper } from '../../src/retention/sweeper.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { asItem, bruteForceEvents, generateEvents, storedEvents } from '../support/events.js';
+import { allEvents as loggedEvents, danglingIndexEntries, messageJobLinks } from '../support/engine-fixtures.js';
+import { asItem, bruteForceEvents, generateEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
-// The LMDB engine's index inspection: no port verb lists raw index entries.
-import { indexedEventSeqs, messageJobLinks } from '../../src/store/lmdb/remains.js';
 
 const DAY = 86_400_000;
 let dns: TestDns;
@@ -70,16 +69,15 @@ describe('retention sweep', () => {
 
     expect((await store.events.bounds()).floor).toBe(recent[0].seq);
     const removed = new Set(old.map((e) => e.seq));
-    const dangling = indexedEventSeqs(store).eventIndex.filter((seq) => removed.has(seq));
-    expect(dangling).toEqual([]);
-    expect(indexedEventSeqs(store).messageEvents.some((seq) => removed.has(seq))).toBe(false);
+    // No port verb lists raw index entries: the engine fixture reads them (the by-filter and by-message indexes).
+    expect(await danglingIndexEntries(store, removed)).toEqual([]);
 
     const list = await allEvents();
     expect(list.items).toEqual(recent.map(asItem));
     expect(list.totalCount).toBe(100);
     const since = new Date(now - 30 * 60_000).toISOString();
     const tail = await allEvents({ startDate: since, tags: 'news,promo' });
-    expect(tail.items).toEqual(bruteForceEvents(storedEvents(store), t.accountId, { startDate: since, tags: 'news,promo' }).map(asItem));
+    expect(tail.items).toEqual(bruteForceEvents(await loggedEvents(store), t.accountId, { startDate: since, tags: 'news,promo' }).map(asItem));
     expect((await t.api('GET', '/statistics/totals')).body).toEqual(statsBefore);
   });
 
@@ -93,7 +91,7 @@ describe('retention sweep', () => {
 
     clock = Date.now() + 3 * DAY;
     await sweeper().sweepNow();
-    expect(storedEvents(store)).toEqual([]);
+    expect(await loggedEvents(store)).toEqual([]);
     expect(await store.messages.get(done)).toBeUndefined();
     expect(await store.messages.body(done)).toBeUndefined();
     expect((await t.api('GET', `/activity/messages/${done}`)).status).toBe(404);
@@ -109,7 +107,7 @@ describe('retention sweep', () => {
     expect(await store.messages.get(queued)).toBeUndefined();
     expect(await store.messages.body(queued)).toBeUndefined();
     expect(await store.queue.jobsOfMessage(queued)).toEqual([]);
-    expect(messageJobLinks(store)).toEqual([]);
+    expect(await messageJobLinks(store)).toEqual([]);
     expect(await store.retention.isPending(queued)).toBe(false);
   });
 

@@ -5,7 +5,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { counterDeltas, EventLedger, generateEvents } from '../support/events.js';
-import { appendEvents } from '../support/lmdb-events.js';
+import { seedEvents } from '../support/engine-fixtures.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
 const HOUR = 3_600_000;
@@ -155,7 +155,7 @@ describe('counting rule', () => {
     const base = { accountId: t.accountId, channelId: s3.channelId, messageId: randomUUID(), mailType: 'transactional' as const, mailSource: 'api' as const, subject: 's', tags: ['dsn'], metadata: {}, details: {} };
     const ev = (eventType: EventRecord['eventType'], ms: number, recipients: string[]) => ({ ...base, eventType, timestamp: new Date(ms).toISOString(), recipients });
     ledger.add(
-      await appendEvents(t.daemon.store, [
+      await seedEvents(t.daemon.store, [
         ev('processed', at, ['a@example.net', 'b@example.net']),
         ev('delivered', at + HOUR, ['a@example.net', 'b@example.net']),
         ev('bounced', at + DAY, ['A@example.net']), // an asynchronous DSN the next day
@@ -184,7 +184,7 @@ describe('counting rule', () => {
     const id = ledger.sent(sent.body.messageId as string);
     const base = { accountId: t.accountId, channelId: s3.channelId, messageId: id, mailType: 'transactional' as const, mailSource: 'api' as const, subject: 's', tags: ['dsn2'], metadata: {}, details: {} };
     const later = new Date(Date.now() + 1000).toISOString();
-    await appendEvents(t.daemon.store, [
+    await seedEvents(t.daemon.store, [
       { ...base, eventType: 'bounced', timestamp: later, recipients: ['X@example.net'] },
       { ...base, eventType: 'bounced', timestamp: later, recipients: ['x@example.net'] },
     ]);

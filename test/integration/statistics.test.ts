@@ -4,7 +4,8 @@ import type { EventRecord } from '../../src/domain/types.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
-import { counterDeltas, generateEvents, storedEvents } from '../support/events.js';
+import { allEvents } from '../support/engine-fixtures.js';
+import { counterDeltas, generateEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
 const DAY = 86_400_000;
@@ -73,7 +74,7 @@ describe('GET /statistics/totals', () => {
     const q = make();
     const res = await totals(q);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toEqual(bruteForce(storedEvents(t.daemon.store), t.accountId, q));
+    expect(res.body).toEqual(bruteForce(await allEvents(t.daemon.store), t.accountId, q));
   });
 
   it('counts sandbox sends: sent per recipient, delivered and bounced from the simulated outcomes', async () => {
@@ -87,16 +88,16 @@ describe('GET /statistics/totals', () => {
     const after = (await totals({ channelId: s1.channelId, tags: 'fresh' })).body;
     expect(after.transactional).toEqual({ ...zero(), sent: 3, delivered: 2, bounced: 1 });
     expect(after.broadcast).toEqual(zero());
-    expect((await totals({})).body).toEqual(bruteForce(storedEvents(t.daemon.store), t.accountId, {}));
+    expect((await totals({})).body).toEqual(bruteForce(await allEvents(t.daemon.store), t.accountId, {}));
   });
 
   it('keeps accounts apart and limits a channel key to its channel', async () => {
     const theirs = (await totals({}, otherKey)).body;
-    expect(theirs).toEqual(bruteForce(storedEvents(t.daemon.store), otherAccountId, {}));
+    expect(theirs).toEqual(bruteForce(await allEvents(t.daemon.store), otherAccountId, {}));
     expect(theirs.transactional.sent + theirs.broadcast.sent).toBeGreaterThan(0);
     expect((await totals({ channelId: otherSender.channelId })).status).toBe(403);
     const key = (await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: s3.channelId })).token;
-    expect((await totals({}, key)).body).toEqual(bruteForce(storedEvents(t.daemon.store), t.accountId, {}, s3.channelId));
+    expect((await totals({}, key)).body).toEqual(bruteForce(await allEvents(t.daemon.store), t.accountId, {}, s3.channelId));
     expect((await totals({ channelId: s1.channelId }, key)).status).toBe(403);
     expect((await totals({ channelId: randomUUID() })).status).toBe(404);
   });

@@ -8,7 +8,7 @@ import { EVENT_TYPES } from '../../src/domain/types.js';
 import { verifySignature } from '../../src/webhooks/signature.js';
 import { channelKey, newAccount, newChannel } from '../support/domains.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { appendEvents } from '../support/lmdb-events.js';
+import { seedEvents } from '../support/engine-fixtures.js';
 import { waitFor } from '../support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -118,7 +118,7 @@ describe('lastDelivery', () => {
     const hook = await createHook({ channelId });
     rx.on(new URL(hook.url).pathname, () => ({ status: 202 }));
     // Through the engine's real writer, as delivery appends a bounce (the port has no append verb).
-    await appendEvents(t.daemon.store, [
+    await seedEvents(t.daemon.store, [
       {
         accountId: t.accountId,
         channelId,

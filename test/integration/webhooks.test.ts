@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES, type EventRecord, type EventType } from '../../src/domain/types.js';
-import { appendEvents } from '../support/lmdb-events.js';
+import { seedEvents } from '../support/engine-fixtures.js';
 import { channelKey, newAccount, newChannel } from '../support/domains.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
@@ -51,7 +51,7 @@ async function appendEvent(
   d: TestDaemon,
   e: { accountId?: string; channelId: string; messageId?: string; eventType: EventType; details?: Record<string, unknown>; recipients?: string[] },
 ): Promise<EventRecord> {
-  const [stored] = await appendEvents(d.daemon.store, [
+  const [stored] = await seedEvents(d.daemon.store, [
     {
       accountId: e.accountId ?? d.accountId,
       channelId: e.channelId,

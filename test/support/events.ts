@@ -1,15 +1,14 @@
 /**
  * Test fixtures for the event log: deterministic synthetic events, the events a test knows it
  * made (EventLedger, read back through the store port), and brute-force filters and counters
- * over them to compare the store's answers with. Writing synthetic events is engine-specific
- * (support/lmdb-events.ts): the port has no append verb.
+ * over them to compare the store's answers with. Writing synthetic events, and reading the whole
+ * log back, is engine-specific (support/engine-fixtures.ts, seedEvents and allEvents): the port
+ * has no append verb.
  */
 import { randomUUID } from 'node:crypto';
 import { EVENT_TYPES, type EventRecord, type EventType, type MailType } from '../../src/domain/types.js';
-import type { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { eventFloor, getEvent, lastEventSeq } from '../../src/store/lmdb/events.js';
 import type { StorePort } from '../../src/store/port/index.js';
-import { appendEvents, type EventDraft } from './lmdb-events.js';
+import { seedEvents, type EventDraft } from './engine-fixtures.js';
 
 /** mulberry32: a small seeded PRNG, so failures reproduce. */
 export function rng(seed: number): () => number {
@@ -77,20 +76,9 @@ export function eventDrafts(o: GenerateOptions): EventDraft[] {
   return drafts;
 }
 
-/** Writes `count` events into the LMDB engine in a few writes and returns them as stored (with seqs). */
-export async function generateEvents(store: LmdbStore, o: GenerateOptions): Promise<EventRecord[]> {
-  return appendEvents(store, eventDrafts(o));
-}
-
-/** Every stored event of the LMDB engine, in seq order, read from its log directly (LMDB engine tests). */
-export function storedEvents(store: LmdbStore): EventRecord[] {
-  const out: EventRecord[] = [];
-  // The log is one run [eventFloor, lastEventSeq]; a deleted channel's events leave holes in it.
-  for (let seq = eventFloor(store); seq <= lastEventSeq(store); seq++) {
-    const e = getEvent(store, seq);
-    if (e) out.push(e);
-  }
-  return out;
+/** Writes `count` events into the store's log in writes of 200 and returns them as stored (with seqs). */
+export async function generateEvents(store: StorePort, o: GenerateOptions): Promise<EventRecord[]> {
+  return seedEvents(store, eventDrafts(o));
 }
 
 /**

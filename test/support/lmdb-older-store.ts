@@ -1,7 +1,8 @@
 /**
- * Data as an older postrider left it, written into a stopped data folder straight through lmdb:
- * the store's verbs write today's layout only, and a test of an upgrade needs yesterday's. The
- * daemon must be stopped (its Store closed) while this runs.
+ * Data as an older postrider left it in the LMDB engine, written into a stopped data folder
+ * straight through lmdb: the store's verbs write today's layout only, and a test of an upgrade
+ * needs yesterday's. The daemon must be stopped (its Store closed) while this runs. Tests reach it
+ * through support/engine-fixtures.ts.
  */
 import path from 'node:path';
 import { open } from 'lmdb';
