@@ -88,17 +88,66 @@ module.exports = {
       to: { path: CLI_STORE_ENTRIES, dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'store-port-only',
+      severity: 'error',
+      comment:
+        'Outside src/store/, the store is the port (src/store/port/): services, the pipeline and the observers take a ' +
+        'StorePort and never name an engine (issue 31). Only the composition roots construct one: daemon.ts the engine ' +
+        '(store/lmdb/engine.ts), the CLI the engine and the files of CLI_STORE_ENTRIES. Type-only imports count.',
+      from: { path: '^src/', pathNot: ['^src/store/', '^src/daemon\\.ts$', '^src/cli/'] },
+      to: { path: '^src/store/', pathNot: '^src/store/port/' },
+    },
+    {
+      name: 'composition-roots-construct-only',
+      severity: 'error',
+      comment: 'daemon.ts constructs the engine and calls the port; nothing else of the engine (type-only imports count).',
+      from: { path: '^src/daemon\\.ts$' },
+      to: { path: '^src/store/', pathNot: ['^src/store/port/', '^src/store/lmdb/engine\\.ts$'] },
+    },
+    {
+      name: 'cli-store-entries-only',
+      severity: 'error',
+      comment: 'The CLI reaches the engine through CLI_STORE_ENTRIES only, type-only imports included; everything else through the port.',
+      from: { path: '^src/cli/' },
+      to: { path: '^src/store/', pathNot: ['^src/store/port/', ...CLI_STORE_ENTRIES] },
+    },
+    {
+      name: 'store-port-is-interfaces',
+      severity: 'error',
+      comment:
+        'src/store/port/ declares what every engine implements: at run time it imports only its own files and domain/ ' +
+        '(pure rules), and never an engine, so the port builds without one (type-only imports of record shapes allowed).',
+      from: { path: '^src/store/port/' },
+      to: { pathNot: ['^src/store/port/', '^src/domain/'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'store-port-no-engine',
+      severity: 'error',
+      comment: 'The port names no engine, not even for a type.',
+      from: { path: '^src/store/port/' },
+      to: { path: '^src/store/lmdb/' },
+    },
+    {
+      name: 'engine-below-services',
+      severity: 'error',
+      comment:
+        'An engine implements the port over its database: it imports the port, domain/ and its own files, never a service, ' +
+        'the pipeline or an adapter (type-only imports count), so the dependency goes one way: services → port ← engine.',
+      from: { path: '^src/store/lmdb/' },
+      to: { path: '^src/', pathNot: ['^src/store/', '^src/domain/'] },
+    },
+    {
       name: 'lmdb-only-in-store-env',
       severity: 'error',
-      comment: 'Only src/store/env.ts opens LMDB (STYLE 4); the rest of the store goes through its databases.',
+      comment: 'Only src/store/lmdb/env.ts opens LMDB (STYLE 4); the rest of the engine goes through its databases.',
       from: { pathNot: '^src/store/lmdb/env\\.ts$' },
       to: { path: '(^|/)node_modules/lmdb/' },
     },
     {
       name: 'store-databases-private',
       severity: 'error',
-      comment: 'The raw databases (store/databases.ts) are for the verbs of src/store/ only; everything else calls the verbs.',
-      from: { pathNot: '^src/store/' },
+      comment: 'The raw databases (store/lmdb/databases.ts) are for the LMDB engine only; everything else calls the port.',
+      from: { pathNot: '^src/store/lmdb/' },
       to: { path: '^src/store/lmdb/databases\\.ts$' },
     },
     {
