@@ -18,6 +18,11 @@
  * - Predicates a verb takes (the delivery planner's `accept`) are synchronous, pure and cheap:
  *   an engine may call them any number of times, in any order, and ignore their answer for a
  *   candidate it does not return.
+ * - Every verb is asynchronous but three: healthy() and sizeBytes() below, which GET /ready and
+ *   the metrics read from a cheap local view, and QueuePort.channelDeleted, the dispatcher's last
+ *   check before MAIL FROM, which must answer in the same turn as that write (an engine shared
+ *   by nodes keeps a local set of deleted channels, filled by its own deletions and by the other
+ *   nodes' notifications).
  *
  * The engine-specific parts (LMDB's data folder, backup, integrity check) are not in the port:
  * the CLI reaches them through the engine itself.
