@@ -176,7 +176,7 @@ async function cappedRun(p, { m, c, domains, dns, sink, channelId, progress, off
  */
 const PARTS = [
   ['store write transactions (lmdb-js batch callbacks)', /^executeTxnCallbacks /],
-  ['lease scans (leaseDueJobs transaction)', /^\(anonymous\) dist\/store\/queue\.js:/],
+  ['lease scans (leaseDueJobs transaction)', /^\(anonymous\) dist\/store\/(lmdb\/)?queue\.js:/],
   ['recording outcomes (recordOutcomeInTxn)', /^recordOutcomeInTxn /],
   ['of which delivered/bounced events (appendEventInTxn)', /^appendEventInTxn /],
   ['SMTP client: attempt after the lease (deliverOverSmtp, incl. RSET)', /^deliverOverSmtp /],
