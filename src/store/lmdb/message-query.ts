@@ -13,7 +13,7 @@
  * queue members with one key lookup each. Counting: queued is counted over the queue; sent is
  * (all messages − queued).
  */
-import type { EventRecord, MessageRecord } from '../../domain/types.js';
+import type { DeliveryType, EventRecord, MessageRecord } from '../../domain/types.js';
 import type { MessageFilter, MessageListItem, MessagePage } from '../port/events.js';
 import { ActivityQueries, type PageOptions } from './activity-query.js';
 import { getChannelRecord } from './channel-records.js';
@@ -53,14 +53,21 @@ export class MessageQueries {
   page(f: MessageFilter, opts: PageOptions): MessagePage {
     // Synchronous: the page, its count, the message records and channels come from one snapshot.
     const page = this.events.page({ ...f, eventTypes: ['accepted'] }, opts);
-    const results = page.results.map((accepted) => this.item(accepted));
+    // A page's messages come from few channels: each channel's record is read once per page.
+    const channelTypes = new Map<string, DeliveryType>();
+    const results = page.results.map((accepted) => this.item(accepted, channelTypes));
     return { ...page, results };
   }
 
-  private item(accepted: EventRecord): MessageListItem {
+  private item(accepted: EventRecord, channelTypes: Map<string, DeliveryType>): MessageListItem {
     const message = dbsOf(this.store).messages.get(accepted.messageId) as MessageRecord | undefined;
     // A record already removed by retention belonged to a finished message: its channel tells.
-    const deliveryType = message?.deliveryType ?? getChannelRecord(this.store, accepted.channelId)?.deliveryType ?? 'live';
-    return { accepted, message, deliveryType };
+    return { accepted, message, deliveryType: message?.deliveryType ?? this.channelType(accepted.channelId, channelTypes) };
+  }
+
+  private channelType(channelId: string, seen: Map<string, DeliveryType>): DeliveryType {
+    let type = seen.get(channelId);
+    if (type === undefined) seen.set(channelId, (type = getChannelRecord(this.store, channelId)?.deliveryType ?? 'live'));
+    return type;
   }
 }
