@@ -1,0 +1,18 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * `npm run test:pg`: the tests that need a real PostgreSQL (`*.pg.test.ts`, issue 32). One
+ * throw-away cluster is started for the run (test/support/postgres-global-setup.ts) and its URL
+ * handed to the tests in POSTRIDER_TEST_PG_URL. Not part of `npm test`: those files skip
+ * themselves when the variable is unset.
+ */
+export default defineConfig({
+  test: {
+    include: ['test/**/*.pg.test.ts'],
+    globalSetup: ['test/support/postgres-global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
