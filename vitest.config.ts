@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The PostgreSQL runs need a cluster: `npm run test:pg` (vitest.pg.config.ts) starts one.
+    exclude: [...configDefaults.exclude, 'test/**/*.pg.test.ts'],
     // Worker threads load dist/workers/worker.js and the e2e tests run bin/postrider.js over dist:
     // build dist from the sources before the run, so no test runs stale code.
     globalSetup: ['test/support/build-dist.ts'],

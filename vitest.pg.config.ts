@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config';
 /**
  * `npm run test:pg`: the tests that need a real PostgreSQL (`*.pg.test.ts`, issue 32). One
  * throw-away cluster is started for the run (test/support/postgres-global-setup.ts) and its URL
- * handed to the tests in POSTRIDER_TEST_PG_URL. Not part of `npm test`: those files skip
- * themselves when the variable is unset.
+ * handed to the tests in POSTRIDER_TEST_PG_URL. Not part of `npm test` (vitest.config.ts
+ * excludes *.pg.test.ts).
  */
 export default defineConfig({
   test: {

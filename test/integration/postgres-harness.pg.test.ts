@@ -4,18 +4,20 @@
  * (fsync, synchronous_commit), the driver commits and rolls back through it, and `FOR UPDATE SKIP
  * LOCKED`, which the queue's batch claims rest on, hands a row to one claimer only.
  *
- * Skipped in `npm test` (no POSTRIDER_TEST_PG_URL); `npm run test:pg` sets it.
+ * Run by `npm run test:pg` only (vitest.config.ts leaves *.pg.test.ts out of `npm test`), which
+ * starts the cluster and sets POSTRIDER_TEST_PG_URL.
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const url = process.env.POSTRIDER_TEST_PG_URL;
+if (!url) throw new Error('POSTRIDER_TEST_PG_URL is not set: run the PostgreSQL tests with npm run test:pg');
 
-describe.skipIf(!url)('the test PostgreSQL (npm run test:pg)', () => {
+describe('the test PostgreSQL (npm run test:pg)', () => {
   let sql: postgres.Sql;
 
   beforeAll(async () => {
-    sql = postgres(url as string, { max: 6, onnotice: () => {} });
+    sql = postgres(url, { max: 6, onnotice: () => {} });
     await sql`DROP SCHEMA IF EXISTS harness CASCADE`;
     await sql`CREATE SCHEMA harness`;
   });
