@@ -6,9 +6,9 @@
  */
 import { accessibleChannel } from '../channels/service.js';
 import { normalizeEmail } from '../domain/address.js';
-import type { MailType, Principal, SuppressionReason, SuppressionRecord } from '../domain/types.js';
+import type { MailType, Principal, SuppressionRecord } from '../domain/types.js';
 import type { StorePort } from '../store/port/index.js';
-import type { SuppressionOp } from '../store/port/suppressions.js';
+import type { SuppressionOp, SuppressionPageQuery } from '../store/port/suppressions.js';
 
 export interface SuppressionChange {
   channelId: string;
@@ -42,21 +42,11 @@ export async function changeSuppressions(store: StorePort, p: Principal, mode: '
   });
 }
 
-export interface SuppressionQuery {
-  channelId: string;
-  mailType: MailType;
-  reason?: SuppressionReason;
-  /** Case-insensitive substring of the address. */
-  email?: string;
-  limit: number;
-  offset: number;
-}
-
 /** The channel is checked as for changeSuppressions. */
 export async function listSuppressionPage(
   store: StorePort,
   p: Principal,
-  query: SuppressionQuery,
+  query: SuppressionPageQuery,
 ): Promise<{ totalCount: number; results: Pick<SuppressionRecord, 'email' | 'reason' | 'createdAt'>[] }> {
   const q = { ...query, channelId: (await accessibleChannel(store, p, query.channelId)).id };
   const page = await store.suppressions.page(q);

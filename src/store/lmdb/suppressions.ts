@@ -1,6 +1,6 @@
 /** Suppression lists: per channel and mail type (DESIGN.md). */
 import type { MailType, SuppressionReason, SuppressionRecord } from '../../domain/types.js';
-import type { SuppressionOp } from '../port/suppressions.js';
+import type { SuppressionOp, SuppressionPage, SuppressionPageQuery } from '../port/suppressions.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
@@ -67,8 +67,8 @@ export function removeChannelSuppressionsInTxn(store: Store, channelId: string):
  */
 export function pageSuppressions(
   store: Store,
-  q: { channelId: string; mailType: MailType; reason?: SuppressionReason; email?: string; limit: number; offset: number },
-): { totalCount: number; results: SuppressionRecord[] } {
+  q: SuppressionPageQuery,
+): SuppressionPage {
   const needle = q.email?.toLowerCase();
   const results: SuppressionRecord[] = [];
   let totalCount = 0;
