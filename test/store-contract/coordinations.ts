@@ -9,10 +9,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe } from 'vitest';
 import { LocalCoordination } from '../../src/coordination/local.js';
 import type { Coordination } from '../../src/coordination/port.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { eachImplementation } from './each-implementation.js';
 
 /** One backend of an implementation, fresh and empty. */
 export interface OpenedCoordination {
@@ -77,16 +77,5 @@ export class CoordinationContext {
 
 /** Runs `body` once per implementation, inside describe(`${title} [impl]`), with a fresh backend per test. */
 export function eachCoordination(title: string, body: (ctx: CoordinationContext) => void): void {
-  for (const impl of COORDINATIONS) {
-    describe(`${title} [${impl.name}]`, () => {
-      const ctx = new CoordinationContext(impl);
-      beforeEach(async () => {
-        await ctx.open();
-      });
-      afterEach(async () => {
-        await ctx.dispose();
-      });
-      body(ctx);
-    });
-  }
+  eachImplementation(title, COORDINATIONS, (impl) => new CoordinationContext(impl), body);
 }

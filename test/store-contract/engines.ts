@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe } from 'vitest';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import type { StorePort } from '../../src/store/port/index.js';
+import { eachImplementation } from './each-implementation.js';
 
 /** One open store of an engine, fresh and empty, and how to close and remove it. */
 export interface OpenedStore {
@@ -53,18 +53,7 @@ export const ENGINES: readonly Engine[] = [lmdb];
  * per test: `ctx.store` is the open store, `ctx.reopen()` closes and reopens the same data.
  */
 export function eachEngine(title: string, body: (ctx: EngineContext) => void): void {
-  for (const engine of ENGINES) {
-    describe(`${title} [${engine.name}]`, () => {
-      const ctx = new EngineContext(engine);
-      beforeEach(async () => {
-        await ctx.open();
-      });
-      afterEach(async () => {
-        await ctx.dispose();
-      });
-      body(ctx);
-    });
-  }
+  eachImplementation(title, ENGINES, (engine) => new EngineContext(engine), body);
 }
 
 export class EngineContext {
