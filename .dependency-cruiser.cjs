@@ -125,7 +125,23 @@ module.exports = {
       severity: 'error',
       comment: 'The port names no engine, not even for a type.',
       from: { path: '^src/store/port/' },
-      to: { path: '^src/store/lmdb/' },
+      to: { path: '^src/store/(lmdb|postgres)/' },
+    },
+    {
+      name: 'engines-apart',
+      severity: 'error',
+      comment:
+        'The two engines share only the port and domain/: neither imports the other (type-only imports count), so each ' +
+        'can change, or be left out of a build, alone. A rule both need belongs in domain/ or the port.',
+      from: { path: '^src/store/(lmdb|postgres)/' },
+      to: { path: '^src/store/(lmdb|postgres)/', pathNot: '^src/store/$1/' },
+    },
+    {
+      name: 'postgres-driver-in-engine',
+      severity: 'error',
+      comment: 'Only the PostgreSQL engine (src/store/postgres/) and the PostgreSQL coordination talk to PostgreSQL.',
+      from: { path: '^src/', pathNot: ['^src/store/postgres/', '^src/coordination/postgres/'] },
+      to: { path: '(^|/)node_modules/postgres/' },
     },
     {
       name: 'engine-below-services',
@@ -133,7 +149,7 @@ module.exports = {
       comment:
         'An engine implements the port over its database: it imports the port, domain/ and its own files, never a service, ' +
         'the pipeline or an adapter (type-only imports count), so the dependency goes one way: services → port ← engine.',
-      from: { path: '^src/store/lmdb/' },
+      from: { path: '^src/store/(lmdb|postgres)/' },
       to: { path: '^src/', pathNot: ['^src/store/', '^src/domain/'] },
     },
     {

@@ -8,7 +8,9 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
-    include: ['test/**/*.pg.test.ts'],
+    // The PostgreSQL engine's own tests, and the store contract suite against it (engines.ts).
+    include: ['test/**/*.pg.test.ts', 'test/store-contract/*.contract.test.ts'],
+    exclude: ['test/store-contract/coordination*.contract.test.ts'],
     globalSetup: ['test/support/postgres-global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,12 +1,16 @@
 /**
  * The engines the store contract suite runs against. Each `*.contract.test.ts` file describes
- * the port's behaviour once, with eachEngine(); a second engine (PostgreSQL, issue 32) plugs in
- * by adding one factory to ENGINES.
+ * the port's behaviour once, with eachEngine(). `npm test` runs it against LMDB; `npm run
+ * test:pg` (POSTRIDER_TEST_PG_URL set by its global setup) against PostgreSQL, each test in a
+ * fresh schema of the run's throw-away cluster.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
+import { PostgresStore } from '../../src/store/postgres/engine.js';
 import type { StorePort } from '../../src/store/port/index.js';
 import { eachImplementation } from './each-implementation.js';
 
@@ -46,7 +50,41 @@ const lmdb: Engine = {
   },
 };
 
-export const ENGINES: readonly Engine[] = [lmdb];
+/** A fresh schema per test (cheap, unlike a database per test); dropped at dispose. */
+function postgresEngine(url: string): Engine {
+  return {
+    name: 'postgres',
+    async open() {
+      const schema = `contract_${randomBytes(6).toString('hex')}`;
+      const make = () => new PostgresStore({ url, schema, poolSize: 4 });
+      let store = make();
+      await store.start();
+      return {
+        store,
+        async reopen() {
+          await store.stop();
+          store = make();
+          await store.start();
+          return store;
+        },
+        async dispose() {
+          await store.stop();
+          const admin = postgres(url, { max: 1, onnotice: false });
+          try {
+            await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+          } finally {
+            await admin.end({ timeout: 5 });
+          }
+        },
+      };
+    },
+  };
+}
+
+const PG_URL = process.env.POSTRIDER_TEST_PG_URL;
+
+/** LMDB under `npm test`; PostgreSQL under `npm run test:pg`. */
+export const ENGINES: readonly Engine[] = PG_URL ? [postgresEngine(PG_URL)] : [lmdb];
 
 /**
  * Runs `body` once per engine, inside describe(`${title} [engine]`), with a fresh empty store

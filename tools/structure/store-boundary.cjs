@@ -23,7 +23,8 @@ const ENGINE_BUILDERS = new Set(['src/daemon.ts', 'src/cli/with-store.ts', 'src/
 
 /** The test files that pick the engine for every other test, and the engine's own tests. */
 const TEST_ENGINE_SEAMS = new Set(['test/support/store.ts', 'test/support/engine-fixtures.ts', 'test/store-contract/engines.ts']);
-const isEngineTest = (file) => /\.lmdb\.test\.ts$/.test(file) || /^test\/support\/lmdb-[^/]+\.ts$/.test(file);
+const isEngineTest = (file) =>
+  /\.(lmdb|pg)\.test\.ts$/.test(file) || /^test\/support\/(lmdb|pg)-[^/]+\.ts$/.test(file);
 
 const INTERNALS = [
   { what: 'store.write(', re: /\bstore\.write\(/ },
@@ -31,8 +32,11 @@ const INTERNALS = [
   { what: 'dbsOf(', re: /\bdbsOf\(/ },
   { what: 'new Store(', re: /\bnew Store\(/ },
 ];
-const NEW_ENGINE = { what: 'new LmdbStore(', re: /\bnew LmdbStore\(/ };
-const ENGINE_IMPORT = { what: 'an import of src/store/lmdb/', re: /(?:from\s+|import\s*\(\s*)['"][./]*(?:src\/)?store\/lmdb\// };
+const NEW_ENGINE = { what: 'new LmdbStore( or new PostgresStore(', re: /\bnew (LmdbStore|PostgresStore)\(/ };
+const ENGINE_IMPORT = {
+  what: 'an import of src/store/lmdb/ or src/store/postgres/',
+  re: /(?:from\s+|import\s*\(\s*)['"][./]*(?:src\/)?store\/(?:lmdb|postgres)\//,
+};
 
 function filesUnder(dir) {
   const out = [];
@@ -76,7 +80,7 @@ function check(file, rules) {
 
 const findings = [];
 for (const file of filesUnder('src')) {
-  if (file.startsWith('src/store/lmdb/')) continue;
+  if (file.startsWith('src/store/lmdb/') || file.startsWith('src/store/postgres/')) continue;
   findings.push(...check(file, ENGINE_BUILDERS.has(file) ? INTERNALS : [...INTERNALS, NEW_ENGINE]));
 }
 for (const file of filesUnder('test')) {

@@ -1,0 +1,57 @@
+/**
+ * The PostgreSQL connection pool of the engine (postgres.js, chosen by bench/pg-driver.mjs:
+ * bench/RESULTS.md "PostgreSQL driver: pg or postgres"). One place decides how values cross the
+ * wire, so every repo reads the same shapes:
+ *  - int8 (bigint, bigserial, count(*)) comes back as a JavaScript number: every int8 postrider
+ *    keeps (seqs, milliseconds, counters) stays far below 2^53;
+ *  - jsonb comes back parsed; repos pass records to it with sql.json();
+ *  - every connection uses the engine's schema (search_path) and, when configured, a statement
+ *    timeout, so that no query can hold PostgreSQL's xmin horizon for long.
+ */
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql;
+export type Tx = postgres.TransactionSql;
+/** A pool or a transaction: what a tx-level helper runs its statements on. */
+export type Db = postgres.Sql | postgres.TransactionSql;
+
+export interface ClientOptions {
+  url: string;
+  /** The schema postrider's tables live in (default "postrider"). */
+  schema: string;
+  /** Connections in the pool. */
+  poolSize: number;
+  /** Milliseconds any statement may run before PostgreSQL cancels it; 0: no limit. */
+  statementTimeoutMs: number;
+  /** Shown in pg_stat_activity (the node id). */
+  applicationName: string;
+}
+
+const INT8_OID = 20;
+
+export function openClient(o: ClientOptions): Sql {
+  return postgres(o.url, {
+    max: o.poolSize,
+    onnotice: false,
+    // postgres.js retries a connection with backoff by itself; a query on a dead connection
+    // fails at once so that a send answers 503 instead of waiting (issue 32, Faults).
+    connect_timeout: 10,
+    idle_timeout: 60,
+    types: {
+      int8: { to: INT8_OID, from: [INT8_OID], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
+    },
+    connection: {
+      application_name: o.applicationName,
+      search_path: o.schema,
+      // A verb resolves once durable (store/port/index.ts): never weaker than the server's default.
+      synchronous_commit: 'on',
+      ...(o.statementTimeoutMs > 0 ? { statement_timeout: o.statementTimeoutMs } : {}),
+    },
+  });
+}
+
+/** A quoted identifier (schema names come from config and tests, never from clients). */
+export function ident(name: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`invalid PostgreSQL schema name "${name}" (lowercase letters, digits and _; at most 63)`);
+  return `"${name}"`;
+}

@@ -1,0 +1,153 @@
+/**
+ * The PostgreSQL engine: the store port (store/port/index.ts) over one PostgreSQL database, for
+ * cluster mode (issue 32): every node keeps all its state there, so nodes are interchangeable.
+ * Each aggregate's verbs live in repos/; the schema and its migrations in schema/ and
+ * migrations.ts. Only the composition roots (daemon.ts, the CLI) and the engine's own tests
+ * construct it; everything else sees StorePort.
+ */
+import { openClient, type Sql } from './client.js';
+import { PgContext } from './context.js';
+import { migrate, type MigrationReport } from './migrations.js';
+import type { StorePort } from '../port/index.js';
+import { pgAccounts } from './repos/accounts.js';
+import { pgApiKeys } from './repos/api-keys.js';
+import { pgBroadcasts } from './repos/broadcasts.js';
+import { pgChannels } from './repos/channels.js';
+import { pgDnsFailures } from './repos/dns-failures.js';
+import { pgDomains } from './repos/domains.js';
+import { pgEngagement } from './repos/engagement.js';
+import { pgEvents } from './repos/events.js';
+import { pgIdempotency } from './repos/idempotency.js';
+import { pgMessages } from './repos/messages.js';
+import { pgMeta } from './repos/meta.js';
+import { pgMtaSts } from './repos/mta-sts.js';
+import { pgQueue } from './repos/queue.js';
+import { pgRetention } from './repos/retention.js';
+import { pgSessions } from './repos/sessions.js';
+import { pgStatistics } from './repos/stats.js';
+import { pgSuppressions } from './repos/suppressions.js';
+import { pgTlsRpt } from './repos/tls-rpt.js';
+import { pgWebhookOutbox } from './repos/webhook-outbox.js';
+import { pgWebhooks } from './repos/webhooks.js';
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:port/database (store.postgresUrl). */
+  url: string;
+  /** The schema postrider's tables live in. Default "postrider". */
+  schema?: string;
+  /** Connections in this node's pool. Default 10. */
+  poolSize?: number;
+  /** Milliseconds any statement may run; 0: no limit. Default 30,000. */
+  statementTimeoutMs?: number;
+  /** Shown in pg_stat_activity: which node a connection is. */
+  applicationName?: string;
+  /** Called for each migration applied at start. */
+  onMigration?: (version: number, name: string) => void;
+}
+
+/** How often healthy() and sizeBytes() are refreshed by a real query. */
+const PROBE_MS = 2_000;
+
+export class PostgresStore implements StorePort {
+  private readonly ctx: PgContext;
+  private readonly sqlPool: Sql;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private up = false;
+  private bytes = 0;
+  private lastMigration: MigrationReport | null = null;
+
+  readonly accounts;
+  readonly apiKeys;
+  readonly sessions;
+  readonly meta;
+  readonly channels;
+  readonly domains;
+  readonly messages;
+  readonly queue;
+  readonly broadcasts;
+  readonly events;
+  readonly stats;
+  readonly suppressions;
+  readonly engagement;
+  readonly webhooks;
+  readonly webhookOutbox;
+  readonly idempotency;
+  readonly tlsRpt;
+  readonly mtaSts;
+  readonly dnsFailures;
+  readonly retention;
+
+  constructor(private readonly opts: PostgresStoreOptions) {
+    const schema = opts.schema ?? 'postrider';
+    this.sqlPool = openClient({
+      url: opts.url,
+      schema,
+      poolSize: opts.poolSize ?? 10,
+      statementTimeoutMs: opts.statementTimeoutMs ?? 30_000,
+      applicationName: opts.applicationName ?? 'postrider',
+    });
+    const ctx = (this.ctx = new PgContext(this.sqlPool, schema));
+    this.accounts = pgAccounts(ctx);
+    this.apiKeys = pgApiKeys(ctx);
+    this.sessions = pgSessions(ctx);
+    this.meta = pgMeta(ctx);
+    this.channels = pgChannels(ctx);
+    this.domains = pgDomains(ctx);
+    this.messages = pgMessages(ctx);
+    this.queue = pgQueue(ctx);
+    this.broadcasts = pgBroadcasts(ctx);
+    this.events = pgEvents(ctx);
+    this.stats = pgStatistics(ctx);
+    this.suppressions = pgSuppressions(ctx);
+    this.engagement = pgEngagement(ctx);
+    this.webhooks = pgWebhooks(ctx);
+    this.webhookOutbox = pgWebhookOutbox(ctx);
+    this.idempotency = pgIdempotency(ctx);
+    this.tlsRpt = pgTlsRpt(ctx);
+    this.mtaSts = pgMtaSts(ctx);
+    this.dnsFailures = pgDnsFailures(ctx);
+    this.retention = pgRetention(ctx);
+  }
+
+  /** Connects, applies the migrations this database lacks (under the advisory lock), starts the health probe. */
+  async start(): Promise<void> {
+    this.lastMigration = await migrate(this.sqlPool, this.ctx.schema, (m) => this.opts.onMigration?.(m.version, m.name));
+    await this.probe();
+    this.probeTimer = setInterval(() => void this.probe(), PROBE_MS);
+    this.probeTimer.unref();
+  }
+
+  /** Lets the queries in flight finish (up to 5 s), then closes the pool. */
+  async stop(): Promise<void> {
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = null;
+    this.up = false;
+    await this.sqlPool.end({ timeout: 5 });
+  }
+
+  healthy(): boolean {
+    return this.up;
+  }
+
+  sizeBytes(): number {
+    return this.bytes;
+  }
+
+  /** What start() applied (for the log): undefined before start. */
+  migrations(): MigrationReport | undefined {
+    return this.lastMigration ?? undefined;
+  }
+
+  private async probe(): Promise<void> {
+    try {
+      const [row] = await this.sqlPool<{ bytes: number }[]>`
+        SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::int8 AS bytes
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ${this.ctx.schema} AND c.relkind IN ('r', 'p')`;
+      this.bytes = row?.bytes ?? 0;
+      this.up = true;
+    } catch {
+      this.up = false;
+    }
+  }
+}

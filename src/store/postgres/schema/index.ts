@@ -1,0 +1,30 @@
+/**
+ * The versioned schema of the PostgreSQL engine. Migration n runs once per database, in order,
+ * inside one transaction under an advisory lock (migrations.ts), so several nodes starting at
+ * once apply each migration exactly once and none starts on a half-built schema.
+ *
+ * Migration 1 is the whole schema as first released, one part per group of aggregates (each
+ * file in this folder); a later change is a new entry at the end of MIGRATIONS, never an edit of
+ * an applied one.
+ */
+import { SQL as ACCOUNTS } from './accounts.js';
+import { SQL as CHANNELS_DOMAINS } from './channels-domains.js';
+import { SQL as DELIVERY_STATE } from './delivery-state.js';
+import { SQL as EVENTS_STATS } from './events-stats.js';
+import { SQL as MESSAGES_BROADCASTS } from './messages-broadcasts.js';
+import { SQL as QUEUE } from './queue.js';
+import { SQL as WEBHOOKS_IDEMPOTENCY } from './webhooks-idempotency.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: [ACCOUNTS, CHANNELS_DOMAINS, MESSAGES_BROADCASTS, QUEUE, EVENTS_STATS, WEBHOOKS_IDEMPOTENCY, DELIVERY_STATE].join('\n'),
+  },
+];

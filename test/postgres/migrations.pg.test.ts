@@ -1,0 +1,76 @@
+/**
+ * The PostgreSQL engine's schema migrations (store/postgres/migrations.ts): several nodes
+ * starting at once on an empty database apply each migration exactly once, a restart applies
+ * nothing, and a database migrated by a newer postrider is refused with a clear error.
+ */
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { latestVersion, migrate, schemaVersion, SchemaTooNew } from '../../src/store/postgres/migrations.js';
+import { PostgresStore } from '../../src/store/postgres/engine.js';
+
+const url = process.env.POSTRIDER_TEST_PG_URL;
+if (!url) throw new Error('POSTRIDER_TEST_PG_URL is not set: run the PostgreSQL tests with npm run test:pg');
+
+describe('PostgreSQL schema migrations', () => {
+  let sql: postgres.Sql;
+  const schemas: string[] = [];
+  const freshSchema = () => {
+    const s = `migr_${randomBytes(5).toString('hex')}`;
+    schemas.push(s);
+    return s;
+  };
+
+  beforeAll(() => {
+    sql = postgres(url, { max: 8, onnotice: false });
+  });
+
+  afterAll(async () => {
+    for (const s of schemas) await sql.unsafe(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+    await sql.end({ timeout: 5 });
+  });
+
+  it('three nodes starting at once apply migration 1 once, and a restart applies nothing', async () => {
+    const schema = freshSchema();
+    const applied: number[] = [];
+    const stores = [0, 1, 2].map(() => new PostgresStore({ url, schema, poolSize: 2, onMigration: (v) => applied.push(v) }));
+    await Promise.all(stores.map((s) => s.start()));
+    try {
+      expect(applied).toEqual([1]);
+      expect(stores.map((s) => s.healthy())).toEqual([true, true, true]);
+      const rows = await sql.unsafe<{ version: number }[]>(`SELECT version FROM "${schema}".schema_migrations`);
+      expect(rows.map((r) => r.version)).toEqual([latestVersion()]);
+    } finally {
+      await Promise.all(stores.map((s) => s.stop()));
+    }
+    const again = await migrate(sql, schema);
+    expect(again).toMatchObject({ from: latestVersion(), to: latestVersion(), applied: [] });
+    expect(await schemaVersion(sql, schema)).toBe(latestVersion());
+  });
+
+  it('reports version 0 for a schema never migrated', async () => {
+    expect(await schemaVersion(sql, freshSchema())).toBe(0);
+  });
+
+  it('refuses a database whose schema a newer postrider migrated, naming both versions', async () => {
+    const schema = freshSchema();
+    await migrate(sql, schema);
+    await sql.unsafe(`INSERT INTO "${schema}".schema_migrations (version, name) VALUES (${latestVersion() + 1}, 'from the future')`);
+    const store = new PostgresStore({ url, schema, poolSize: 1 });
+    const err = await store.start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await store.stop();
+    expect(err).toBeInstanceOf(SchemaTooNew);
+    expect(String(err)).toContain(`version ${latestVersion() + 1}`);
+  });
+
+  it('is not healthy once stopped', async () => {
+    const store = new PostgresStore({ url, schema: freshSchema(), poolSize: 1 });
+    await store.start();
+    expect(store.healthy()).toBe(true);
+    await store.stop();
+    expect(store.healthy()).toBe(false);
+  });
+});
