@@ -151,3 +151,8 @@ export class PostgresStore implements StorePort {
     }
   }
 }
+
+/** The engine's shared context, for its own tests and fixtures (test/support/pg-*.ts) only. */
+export function pgContextOf(store: PostgresStore): PgContext {
+  return store['ctx'];
+}
