@@ -29,6 +29,13 @@ export interface PostgresCluster {
   dir: string;
   /** Stops the server (fast shutdown) and removes the folder; safe to call twice. */
   stop(): Promise<void>;
+  /**
+   * Stops the server as a crash would (pg_ctl -m immediate: no checkpoint, every connection
+   * cut; the next start replays the WAL). The folder stays for start().
+   */
+  crash(): Promise<void>;
+  /** Starts the server again on the same port and data (after crash()). */
+  start(): Promise<void>;
 }
 
 const TEST_USER = 'postrider';
@@ -143,10 +150,25 @@ export async function startPostgres(): Promise<PostgresCluster> {
     run(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', dir, '-p', String(port), '-U', 'postgres', '-d', 'postgres'], asPg, sql);
 
     const url = `postgres://${TEST_USER}:${TEST_PASSWORD}@127.0.0.1:${port}/${TEST_DB}`;
+    const pgCtlAsync = (args: string[]): Promise<number | null> => {
+      const [cmd, argv] = command(pgCtl, args, asPg);
+      return new Promise((resolve) => spawn(cmd, argv, { stdio: 'ignore' }).on('close', (code) => resolve(code)));
+    };
     return {
       url,
       port,
       dir,
+      async crash() {
+        if (!started) return;
+        await pgCtlAsync(['stop', '-D', data, '-m', 'immediate', '-w', '-t', '60']);
+        started = false;
+      },
+      async start() {
+        if (started) return;
+        const code = await pgCtlAsync(['start', '-D', data, '-l', log, '-w', '-t', '60']);
+        if (code !== 0) throw new Error(`pg_ctl start exited ${code}; server.log:\n${fs.readFileSync(log, 'utf8').slice(-4000)}`);
+        started = true;
+      },
       async stop() {
         process.removeListener('exit', onExit);
         if (watchdog) {
