@@ -1,0 +1,69 @@
+/**
+ * What other groups of the PostgreSQL engine do with channels inside their own transaction
+ * (shared brief: one file per owner, each function takes the transaction first).
+ *
+ * The deletion rule (store/port/channels.ts): from the commit of ChannelsPort.delete on, nothing
+ * more is done on the channel's behalf. A writer that adds data of a channel calls
+ * lockLiveChannel first in its transaction: the delete's conditional UPDATE of the channel row
+ * and this row lock exclude each other, so either the writer commits first (and the purge
+ * removes what it wrote) or it sees the tombstone and writes nothing.
+ */
+import type { Db, Tx } from './client.js';
+import type { StoredChannel } from '../port/channels.js';
+
+/**
+ * The live channel, its row locked until the transaction ends, or undefined when it is unknown
+ * or deleted. 'share' (FOR SHARE, the default) for writers that add the channel's data: many may
+ * hold it at once, and a delete waits for them (and they for a delete in progress, then see its
+ * tombstone: READ COMMITTED re-reads the row after the wait). 'update' (FOR UPDATE) for a writer
+ * that must exclude the other writers too.
+ */
+export async function lockLiveChannel(tx: Tx, channelId: string, mode: 'share' | 'update' = 'share'): Promise<StoredChannel | undefined> {
+  const rows =
+    mode === 'update'
+      ? await tx<{ doc: StoredChannel }[]>`SELECT doc FROM channels WHERE id = ${channelId} AND deleted_at_ms IS NULL FOR UPDATE`
+      : await tx<{ doc: StoredChannel }[]>`SELECT doc FROM channels WHERE id = ${channelId} AND deleted_at_ms IS NULL FOR SHARE`;
+  return rows[0]?.doc;
+}
+
+/**
+ * lockLiveChannel for many channels at once (FOR SHARE, in id order so that two such
+ * transactions never deadlock): the ids among `channelIds` that are live channels, locked.
+ * With `accountId`, only the account's channels count as live.
+ */
+export async function lockLiveChannels(tx: Tx, channelIds: readonly string[], accountId?: string): Promise<Set<string>> {
+  if (channelIds.length === 0) return new Set();
+  const rows = await tx<{ id: string }[]>`
+    SELECT id FROM channels
+    WHERE id = ANY(${[...channelIds]}::text[]) AND deleted_at_ms IS NULL
+      ${accountId === undefined ? tx`` : tx`AND account_id = ${accountId}`}
+    ORDER BY id
+    FOR SHARE`;
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Whether the channel's tombstone is committed (false for an unknown id). One index probe. */
+export async function isChannelDeleted(db: Db, channelId: string): Promise<boolean> {
+  const rows = await db`SELECT 1 FROM channels WHERE id = ${channelId} AND deleted_at_ms IS NOT NULL`;
+  return rows.length > 0;
+}
+
+/**
+ * Inside the delete's transaction: the channel's data (messages, events, broadcasts, counters)
+ * is to be purged in the background (ChannelsPort.purgeBatch). Idempotent.
+ */
+export async function schedulePurge(tx: Tx, p: { channelId: string; accountId: string; deletedAtMs: number }): Promise<void> {
+  await tx`
+    INSERT INTO channel_purges (channel_id, account_id, deleted_at_ms)
+    VALUES (${p.channelId}, ${p.accountId}, ${p.deletedAtMs})
+    ON CONFLICT (channel_id) DO NOTHING`;
+}
+
+/**
+ * The account's deleted channels whose data may still be in the store (their purge is pending):
+ * account-wide reads skip them. Empty (one index probe) unless a deletion is under way.
+ */
+export async function purgingChannelsOf(db: Db, accountId: string): Promise<Set<string>> {
+  const rows = await db<{ channel_id: string }[]>`SELECT channel_id FROM channel_purges WHERE account_id = ${accountId}`;
+  return new Set(rows.map((r) => r.channel_id));
+}
