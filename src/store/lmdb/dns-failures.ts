@@ -8,7 +8,7 @@
  * another account's suppressions.
  */
 import type { RecipientResult } from '../../domain/delivery-result.js';
-import { DNS_FAILURE_SUPPRESS_AFTER, DNS_FAILURE_WINDOW_MS } from '../../domain/dns-failure-rule.js';
+import { DNS_FAILURE_SUPPRESS_AFTER, DNS_FAILURE_WINDOW_MS, isDnsNameFailure } from '../../domain/dns-failure-rule.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { pageAfter } from './page-after.js';
@@ -66,11 +66,6 @@ export async function sweepDnsFailuresBatch(store: Store, o: { nowMs: number; ba
 
 function sameKey(a: DnsFailureKey, b: DnsFailureKey): boolean {
   return a[0] === b[0] && a[1] === b[1];
-}
-
-/** A hard bounce because the recipient's domain does not resolve (mx.ts answers 5.1.2, RFC 3463 X.1.2). */
-function isDnsNameFailure(r: RecipientResult): boolean {
-  return r.phase === 'dns' && r.outcome === 'bounced' && r.bounceType === 'hard' && r.enhancedCode === '5.1.2';
 }
 
 /**
