@@ -3,7 +3,8 @@
  * bits, so a fast hash is enough (no password-style stretching needed), and looking a key up by
  * its hash means no secret is ever compared byte by byte in JavaScript.
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { apiKeyPrefix, hashToken, mayBeApiKeyToken, newApiKeyToken } from '../../domain/secret-tokens.js';
 import { AppError } from '../../domain/errors.js';
 import type { ApiKey } from '../../domain/types.js';
 import type { NewApiKey, RevokeLiveOutcome } from '../port/accounts.js';
@@ -12,23 +13,19 @@ import type { Store } from './env.js';
 
 export type { NewApiKey } from '../port/accounts.js';
 
-const TOKEN_PREFIX = 'pr_';
-
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
+export { hashToken, mayBeApiKeyToken } from '../../domain/secret-tokens.js';
 
 export async function createApiKey(
   store: Store,
   input: { accountId: string; channelId: string | null; name?: string; /** Refuse (resource_limit_exceeded) when the account has this many live keys. */ maxPerAccount?: number },
 ): Promise<NewApiKey> {
-  const token = TOKEN_PREFIX + randomBytes(24).toString('base64url');
+  const token = newApiKeyToken();
   const key: ApiKey = {
     id: randomUUID(),
     accountId: input.accountId,
     channelId: input.channelId,
     name: input.name ?? '',
-    prefix: token.slice(0, 10),
+    prefix: apiKeyPrefix(token),
     hash: hashToken(token),
     createdAt: new Date().toISOString(),
     revokedAt: null,
@@ -42,11 +39,6 @@ export async function createApiKey(
     dbsOf(store).apiKeyHashes.put(key.hash, key.id);
   });
   return { key, token };
-}
-
-/** False for what cannot be a token of ours (no lookup, no hashing of a huge string). */
-export function mayBeApiKeyToken(token: string): boolean {
-  return token.startsWith(TOKEN_PREFIX) && token.length <= 200;
 }
 
 /** The live (not revoked) key for a presented token, or undefined. */

@@ -4,7 +4,7 @@
  * holds no usable session. A session names the account-level key it was opened with; the
  * service (sessions/service.ts) ends it when that key is revoked or deleted.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hashToken as hashOf, mayBeSessionToken, newSessionToken } from '../../domain/secret-tokens.js';
 import type { Principal } from '../../domain/types.js';
 import type { DashboardSession } from '../port/accounts.js';
 import { findLiveApiKey } from './api-keys.js';
@@ -13,13 +13,9 @@ import type { Store } from './env.js';
 
 export type { DashboardSession } from '../port/accounts.js';
 
-function hashOf(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
 /** A new session for `key`; returns the token (given to the browser as the cookie, never stored). */
 export async function createDashboardSession(store: Store, key: Pick<Principal, 'keyId' | 'accountId'>, nowMs: number, lifetimeMs: number): Promise<{ token: string; session: DashboardSession }> {
-  const token = randomBytes(32).toString('base64url');
+  const token = newSessionToken();
   const session: DashboardSession = { keyId: key.keyId, accountId: key.accountId, createdAtMs: nowMs, lastSeenAtMs: nowMs, expiresAtMs: nowMs + lifetimeMs };
   await store.write(() => dbsOf(store).dashboardSessions.put(hashOf(token), session));
   return { token, session };
@@ -27,7 +23,7 @@ export async function createDashboardSession(store: Store, key: Pick<Principal, 
 
 /** The session of a presented token (expired or not: the service judges), or undefined. */
 export function findDashboardSession(store: Store, token: string): { id: string; session: DashboardSession } | undefined {
-  if (token.length < 40 || token.length > 100) return undefined;
+  if (!mayBeSessionToken(token)) return undefined;
   const id = hashOf(token);
   const session = dbsOf(store).dashboardSessions.get(id) as DashboardSession | undefined;
   return session ? { id, session } : undefined;
