@@ -1,5 +1,109 @@
 /**
- * The tables of the events-stats aggregates (part of migration 1, schema/index.ts). Until the
- * first release every table is created here; afterwards a change is a new migration.
+ * The tables of the events and statistics aggregates (part of migration 1, schema/index.ts).
+ * Until the first release every table is created here; afterwards a change is a new migration.
+ *
+ * - event_log_head: ONE row. `last` is the highest seq given out; appendEvents (event-log.ts)
+ *   moves it with UPDATE ... SET last = last + n, whose row lock serializes appenders until
+ *   COMMIT, so seqs commit in order and every snapshot holds a prefix of the log (the port's
+ *   `after` cursor guarantee, store/port/events.ts). `floor`: the lowest seq retention kept.
+ *   `clock_ms`: the largest event timestamp appended so far (the event clock);
+ *   `clock_before_ms`: its value before the last append (so one UPDATE tells the appender which
+ *   of its events raise the clock, without a second statement).
+ * - events: the log. The record whole in `doc`; beside it every column a filter, order or join
+ *   uses. recipients (lower-cased, distinct) and tags are arrays checked on the row; the ordered
+ *   walks over them use event_terms.
+ * - event_terms: one row per (event, lower-cased recipient) and (event, tag): the B-tree that
+ *   walks "this account's events to this recipient / with this tag" in seq order (a GIN index
+ *   answers membership but in no order, so a page over it would read every match first).
+ * - event_clock: [clock_ms, seq] whenever an event raises the clock: "the first seq whose clock
+ *   reaches T" is one index probe, which turns a time filter into a seq range.
+ * - message_queue: the accepted events of messages still queued (a recipient waits for a final
+ *   outcome): the message list's status filter, kept apart so that the log stays append-only.
+ * - stat_counters: the statistics counters (store/port/events.ts StatisticsPort), per account,
+ *   grain ('d' UTC day, 'q' quarter hour), tag ('' for the untagged total), bucket, channel, mail
+ *   type and tag set (the event's sorted distinct tags, '{}' for the total), summed by upserts.
+ *   Retention removes events, never counters.
+ *
+ * Every table of a channel's data has account_id and channel_id (the channel purge deletes by
+ * channel_id). Ids are text COLLATE "C" like every other group's.
  */
-export const SQL = ``;
+export const SQL = `
+CREATE TABLE event_log_head (
+  id boolean PRIMARY KEY DEFAULT true CHECK (id),
+  last int8 NOT NULL,
+  floor int8 NOT NULL,
+  clock_ms int8,
+  clock_before_ms int8
+);
+INSERT INTO event_log_head (id, last, floor) VALUES (true, 0, 1);
+
+CREATE TABLE events (
+  seq int8 PRIMARY KEY,
+  account_id text COLLATE "C" NOT NULL,
+  channel_id text COLLATE "C" NOT NULL,
+  message_id text COLLATE "C" NOT NULL,
+  mail_type text COLLATE "C" NOT NULL,
+  event_type text COLLATE "C" NOT NULL,
+  ts_ms int8 NOT NULL,
+  -- The subject lower-cased by JavaScript (as the LMDB engine compares it), for the substring filter.
+  subject_lc text NOT NULL,
+  recipients text[] COLLATE "C" NOT NULL,
+  tags text[] COLLATE "C" NOT NULL,
+  doc jsonb NOT NULL
+);
+-- The walks of a page, each in seq order within one account: all events, a channel's, an event
+-- type's, a mail type's. A message's events (ofMessage, the messageId filter, the bounce rule).
+CREATE INDEX events_account ON events (account_id, seq);
+CREATE INDEX events_channel ON events (account_id, channel_id, seq);
+CREATE INDEX events_type ON events (account_id, event_type, seq);
+CREATE INDEX events_mail_type ON events (account_id, mail_type, seq);
+CREATE INDEX events_message ON events (message_id, seq);
+-- The channel purge deletes by channel.
+CREATE INDEX events_channel_purge ON events (channel_id);
+
+CREATE TABLE event_terms (
+  account_id text COLLATE "C" NOT NULL,
+  -- 'r' recipient (lower case), 't' tag
+  kind "char" NOT NULL,
+  value text COLLATE "C" NOT NULL,
+  seq int8 NOT NULL,
+  channel_id text COLLATE "C" NOT NULL,
+  PRIMARY KEY (account_id, kind, value, seq)
+);
+-- Retention removes the lowest seqs; the channel purge removes by channel.
+CREATE INDEX event_terms_seq ON event_terms (seq);
+CREATE INDEX event_terms_channel ON event_terms (channel_id);
+
+CREATE TABLE event_clock (
+  clock_ms int8 PRIMARY KEY,
+  seq int8 NOT NULL
+);
+
+CREATE TABLE message_queue (
+  account_id text COLLATE "C" NOT NULL,
+  accepted_seq int8 NOT NULL,
+  message_id text COLLATE "C" NOT NULL UNIQUE,
+  channel_id text COLLATE "C" NOT NULL,
+  PRIMARY KEY (account_id, accepted_seq)
+);
+CREATE INDEX message_queue_channel ON message_queue (channel_id);
+
+CREATE TABLE stat_counters (
+  account_id text COLLATE "C" NOT NULL,
+  grain "char" NOT NULL CHECK (grain IN ('d', 'q')),
+  tag text COLLATE "C" NOT NULL,
+  bucket int8 NOT NULL,
+  channel_id text COLLATE "C" NOT NULL,
+  mail_type text COLLATE "C" NOT NULL,
+  tag_set text[] COLLATE "C" NOT NULL,
+  sent int8 NOT NULL,
+  delivered int8 NOT NULL,
+  opened int8 NOT NULL,
+  clicked int8 NOT NULL,
+  bounced int8 NOT NULL,
+  unsubscribed int8 NOT NULL,
+  complained int8 NOT NULL,
+  PRIMARY KEY (account_id, grain, tag, bucket, channel_id, mail_type, tag_set)
+);
+CREATE INDEX stat_counters_channel ON stat_counters (channel_id);
+`;
