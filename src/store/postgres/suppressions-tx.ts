@@ -55,6 +55,21 @@ export async function removeSuppression(tx: Db, s: { channelId: string; mailType
   return rows.length > 0;
 }
 
+/**
+ * Lifts the suppressions an unsubscribe made (EngagementPort.resubscribe): a conditional delete
+ * (reason unsubscribe), so one for another reason stays and of racing lifts exactly one sees the
+ * row go. Resolves with the recipients lifted, as given, in order (each address once).
+ */
+export async function removeUnsubscribes(tx: Db, channelId: string, mailType: MailType, recipients: readonly string[]): Promise<string[]> {
+  if (recipients.length === 0) return [];
+  const lower = [...new Set(recipients.map((r) => r.toLowerCase()))];
+  const rows = await tx<{ email: string }[]>`
+    DELETE FROM suppressions WHERE channel_id = ${channelId} AND mail_type = ${mailType} AND email = ANY(${lower}::text[]) AND reason = 'unsubscribe'
+    RETURNING email`;
+  const lifted = new Set(rows.map((r) => r.email));
+  return recipients.filter((r) => lifted.delete(r.toLowerCase()));
+}
+
 /** Whether the address is suppressed for the channel and mail type (a primary key lookup). */
 export async function isSuppressed(db: Db, channelId: string, mailType: MailType, email: string): Promise<boolean> {
   const rows = await db`SELECT 1 FROM suppressions WHERE channel_id = ${channelId} AND mail_type = ${mailType} AND email = ${email.toLowerCase()}`;
