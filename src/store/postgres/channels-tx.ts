@@ -67,3 +67,19 @@ export async function purgingChannelsOf(db: Db, accountId: string): Promise<Set<
   const rows = await db<{ channel_id: string }[]>`SELECT channel_id FROM channel_purges WHERE account_id = ${accountId}`;
   return new Set(rows.map((r) => r.channel_id));
 }
+
+/**
+ * The NOTIFY channel on which a channel's deletion is announced to the other nodes (payload: the
+ * channel id), so that their ctx.deletedChannels (QueuePort.channelDeleted, answered in the same
+ * turn) learn it; named per schema like domain/wake-channel.ts. Sent inside the delete's
+ * transaction: PostgreSQL delivers it only if and when that commits.
+ */
+export function channelDeletedTopic(schema: string): string {
+  return `${schema}_channel_deleted`.slice(0, 63);
+}
+
+/** Every deleted channel's id (the tombstones): what a node's ctx.deletedChannels starts from. */
+export async function loadDeletedChannels(db: Db): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`SELECT id FROM channels WHERE deleted_at_ms IS NOT NULL`;
+  return rows.map((r) => r.id);
+}

@@ -20,6 +20,8 @@ CREATE TABLE channels (
 );
 -- list (oldest first) and the per-account limit's count: live channels only.
 CREATE INDEX channels_account_live ON channels (account_id, created_at_ms, id) WHERE deleted_at_ms IS NULL;
+-- The tombstones, which every node's deleted-channel set starts from (loadDeletedChannels).
+CREATE INDEX channels_deleted ON channels (id) WHERE deleted_at_ms IS NOT NULL;
 
 -- A deleted channel whose data is still being purged (ChannelsPort.purgeBatch); the row goes
 -- when the purge is done.
