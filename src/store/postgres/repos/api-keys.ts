@@ -21,14 +21,7 @@ export function pgApiKeys(ctx: PgContext): ApiKeysPort {
   return {
     create: (input) => createKey(ctx, input),
 
-    async findByToken(token: string): Promise<ApiKey | undefined> {
-      if (!mayBeApiKeyToken(token)) return undefined;
-      const hash = hashToken(token);
-      const [row] = await sql<Row[]>`SELECT doc FROM api_keys WHERE hash = ${hash} AND revoked_at_ms IS NULL`;
-      // Defence in depth: the index and the record must agree (constant-time compare).
-      if (!row || !timingSafeEqual(Buffer.from(row.doc.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
-      return row.doc;
-    },
+    findByToken: (token) => findByToken(ctx, token),
 
     async get(id: string): Promise<ApiKey | undefined> {
       const [row] = await sql<Row[]>`SELECT doc FROM api_keys WHERE id = ${id}`;
@@ -63,20 +56,32 @@ export function pgApiKeys(ctx: PgContext): ApiKeysPort {
       return row?.doc;
     },
 
-    /**
-     * One conditional UPDATE … WHERE id AND account AND live RETURNING decides: of concurrent
-     * revokes exactly one changes the row (the others wait for its lock, then see it revoked).
-     * Only a refusal reads the key again, for its reason: a key goes from live to revoked or
-     * gone only, so a refusal read after the update stays true.
-     */
-    async revokeLive(input: { id: string; accountId: string }): Promise<RevokeLiveOutcome> {
-      const [revoked] = await revokeIfLive(ctx, input.id, input.accountId);
-      if (revoked) return { result: 'revoked', key: revoked.doc };
-      const [row] = await sql<Row[]>`SELECT doc FROM api_keys WHERE id = ${input.id}`;
-      if (!row || row.doc.revokedAt) return { result: 'not_found' };
-      return row.doc.accountId !== input.accountId ? { result: 'forbidden' } : { result: 'not_found' };
-    },
+    revokeLive: (input) => revokeLive(ctx, input),
   };
+}
+
+/** One probe of the unique index on the hash, live keys only. */
+async function findByToken(ctx: PgContext, token: string): Promise<ApiKey | undefined> {
+  if (!mayBeApiKeyToken(token)) return undefined;
+  const hash = hashToken(token);
+  const [row] = await ctx.sql<Row[]>`SELECT doc FROM api_keys WHERE hash = ${hash} AND revoked_at_ms IS NULL`;
+  // Defence in depth: the index and the record must agree (constant-time compare).
+  if (!row || !timingSafeEqual(Buffer.from(row.doc.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
+  return row.doc;
+}
+
+/**
+ * One conditional UPDATE … WHERE id AND account AND live RETURNING decides: of concurrent
+ * revokes exactly one changes the row (the others wait for its lock, then see it revoked).
+ * Only a refusal reads the key again, for its reason: a key goes from live to revoked or gone
+ * only, so a refusal read after the update stays true.
+ */
+async function revokeLive(ctx: PgContext, input: { id: string; accountId: string }): Promise<RevokeLiveOutcome> {
+  const [revoked] = await revokeIfLive(ctx, input.id, input.accountId);
+  if (revoked) return { result: 'revoked', key: revoked.doc };
+  const [row] = await ctx.sql<Row[]>`SELECT doc FROM api_keys WHERE id = ${input.id}`;
+  if (!row || row.doc.revokedAt) return { result: 'not_found' };
+  return row.doc.accountId !== input.accountId ? { result: 'forbidden' } : { result: 'not_found' };
 }
 
 /** Revokes the key when it is live (and the account's, when given): the row as revoked, or none. */
