@@ -46,28 +46,30 @@ export async function addSuppressions(tx: Db, adds: readonly SuppressionAdd[], n
   return adds.map((a) => fresh.delete(keyOf(a)));
 }
 
-/** Deletes a suppression if present (of racing deletes exactly one sees the row go). */
-export async function removeSuppression(tx: Db, s: { channelId: string; mailType: MailType; email: string }, reason?: SuppressionReason): Promise<boolean> {
-  const rows = await tx`
-    DELETE FROM suppressions WHERE channel_id = ${s.channelId} AND mail_type = ${s.mailType} AND email = ${s.email.toLowerCase()}
+/**
+ * Deletes the suppressions that are present (a delete-if-present; with `reason`, only those of
+ * that reason), in one statement: of racing deletes exactly one sees a row go. Resolves with, per
+ * input in order, whether it removed one; of several inputs for one address only the first can.
+ */
+export async function removeSuppressions(tx: Db, channelId: string, mailType: MailType, emails: readonly string[], reason?: SuppressionReason): Promise<boolean[]> {
+  if (emails.length === 0) return [];
+  const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
+  const rows = await tx<{ email: string }[]>`
+    DELETE FROM suppressions WHERE channel_id = ${channelId} AND mail_type = ${mailType} AND email = ANY(${lower}::text[])
     ${reason ? tx`AND reason = ${reason}` : tx``}
-    RETURNING 1`;
-  return rows.length > 0;
+    RETURNING email`;
+  const gone = new Set(rows.map((r) => r.email));
+  return emails.map((e) => gone.delete(e.toLowerCase()));
 }
 
 /**
  * Lifts the suppressions an unsubscribe made (EngagementPort.resubscribe): a conditional delete
- * (reason unsubscribe), so one for another reason stays and of racing lifts exactly one sees the
- * row go. Resolves with the recipients lifted, as given, in order (each address once).
+ * (reason unsubscribe), so one for another reason stays. Resolves with the recipients lifted, as
+ * given, in order (each address once).
  */
 export async function removeUnsubscribes(tx: Db, channelId: string, mailType: MailType, recipients: readonly string[]): Promise<string[]> {
-  if (recipients.length === 0) return [];
-  const lower = [...new Set(recipients.map((r) => r.toLowerCase()))];
-  const rows = await tx<{ email: string }[]>`
-    DELETE FROM suppressions WHERE channel_id = ${channelId} AND mail_type = ${mailType} AND email = ANY(${lower}::text[]) AND reason = 'unsubscribe'
-    RETURNING email`;
-  const lifted = new Set(rows.map((r) => r.email));
-  return recipients.filter((r) => lifted.delete(r.toLowerCase()));
+  const lifted = await removeSuppressions(tx, channelId, mailType, recipients, 'unsubscribe');
+  return recipients.filter((_, i) => lifted[i]);
 }
 
 /** Whether the address is suppressed for the channel and mail type (a primary key lookup). */

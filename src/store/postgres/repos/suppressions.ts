@@ -6,7 +6,7 @@ import type { MailType, SuppressionRecord } from '../../../domain/types.js';
 import type { SuppressionsPort } from '../../port/suppressions.js';
 import type { SuppressionOp, SuppressionPage, SuppressionPageQuery } from '../../port/suppressions.js';
 import type { PgContext } from '../context.js';
-import { addSuppressions, isSuppressed, removeSuppression } from '../suppressions-tx.js';
+import { addSuppressions, isSuppressed, removeSuppressions } from '../suppressions-tx.js';
 
 export function pgSuppressions(ctx: PgContext): SuppressionsPort {
   const sql = ctx.sql;
@@ -56,9 +56,10 @@ async function page(ctx: PgContext, q: SuppressionPageQuery): Promise<Suppressio
 const LIST_LOCK_CLASS = 0x5355_5050; // "SUPP"
 
 /**
- * One transaction; each change in order is a statement of its own, so each sees the ones before
- * it. Atomic across nodes: an add is an insert-if-absent and a remove a delete-if-present on the
- * primary key (suppressions-tx.ts). Under READ COMMITTED a DELETE does not wait for a row another
+ * One transaction applying the changes in order: a run of consecutive adds (or removes) is one
+ * statement that applies them in order as the port says (of two adds of one address the first
+ * changes it, suppressions-tx.ts), and each run sees the ones before it. Atomic across nodes:
+ * an add is an insert-if-absent and a remove a delete-if-present on the primary key. Under READ COMMITTED a DELETE does not wait for a row another
  * transaction inserted and has not committed, so two requests over many addresses could see each
  * other in part; the transaction-scoped advisory lock of the (channel, mail type) list serializes
  * requests on it, so each sees the other whole or not at all (port: "all commit or none does").
@@ -67,10 +68,23 @@ async function apply(ctx: PgContext, channelId: string, mailType: MailType, ops:
   return ctx.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${LIST_LOCK_CLASS}::int4, hashtext(${channelId} || ':' || ${mailType}))`;
     const out: boolean[] = [];
-    for (const o of ops) {
-      if (o.op === 'add') out.push(...(await addSuppressions(tx, [{ channelId, mailType, email: o.email, reason: o.reason }])));
-      else out.push(await removeSuppression(tx, { channelId, mailType, email: o.email }));
+    for (const run of runsOf(ops)) {
+      if (run[0].op === 'add') out.push(...(await addSuppressions(tx, run.map((o) => ({ channelId, mailType, email: o.email, reason: (o as AddOp).reason })))));
+      else out.push(...(await removeSuppressions(tx, channelId, mailType, run.map((o) => o.email))));
     }
     return out;
   });
+}
+
+type AddOp = Extract<SuppressionOp, { op: 'add' }>;
+
+/** The ops cut into runs of the same kind, in order. */
+function runsOf(ops: readonly SuppressionOp[]): SuppressionOp[][] {
+  const runs: SuppressionOp[][] = [];
+  for (const o of ops) {
+    const last = runs[runs.length - 1];
+    if (last && last[0].op === o.op) last.push(o);
+    else runs.push([o]);
+  }
+  return runs;
 }
