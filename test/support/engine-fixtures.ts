@@ -11,11 +11,13 @@
  */
 import type { EventRecord } from '../../src/domain/types.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
+import { PostgresStore } from '../../src/store/postgres/engine.js';
 import type { StorePort } from '../../src/store/port/index.js';
 import { dropRsaCompanion as lmdbDropRsaCompanion } from './lmdb-domains.js';
 import { appendEvents, eventLog } from './lmdb-events.js';
 import { putBroadcastAsOlderVersion as lmdbPutBroadcastAsOlderVersion } from './lmdb-older-store.js';
 import { eventIndexEntriesOf, jobLinks, purgeMessage } from './lmdb-retention.js';
+import { pgDanglingIndexEntries, pgEventLog, pgSeedEvents } from './pg-events.js';
 import { TEST_STORE_ENGINE } from './store.js';
 
 /** An event as a test writes it: everything but the seq, which the store gives. */
@@ -39,12 +41,14 @@ function noFixture(fixture: string, store: StorePort): never {
  */
 export async function seedEvents(store: StorePort, drafts: readonly EventDraft[], o: SeedOptions = {}): Promise<EventRecord[]> {
   if (store instanceof LmdbStore) return appendEvents(store, drafts, o);
+  if (store instanceof PostgresStore) return pgSeedEvents(store, drafts, o);
   return noFixture('seedEvents', store);
 }
 
 /** The whole event log, every account's, in seq order, read from the log itself (not its indexes). */
 export async function allEvents(store: StorePort): Promise<EventRecord[]> {
   if (store instanceof LmdbStore) return eventLog(store);
+  if (store instanceof PostgresStore) return pgEventLog(store);
   return noFixture('allEvents', store);
 }
 
@@ -63,6 +67,7 @@ export async function forgetMessage(store: StorePort, messageId: string): Promis
  */
 export async function danglingIndexEntries(store: StorePort, removedSeqs: Iterable<number>): Promise<string[]> {
   if (store instanceof LmdbStore) return eventIndexEntriesOf(store, new Set(removedSeqs));
+  if (store instanceof PostgresStore) return pgDanglingIndexEntries(store, removedSeqs);
   return noFixture('danglingIndexEntries', store);
 }
 

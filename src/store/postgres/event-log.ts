@@ -1,8 +1,9 @@
 /**
  * The event log's writers, for every group's transactions (shared brief: the events group's
  * one *-tx file). appendEvents is THE function that writes events: it gives seqs, writes the
- * events and their index rows (event_terms, event_clock), counts the statistics counters and
- * hands the records to the webhook outbox, all in the caller's transaction.
+ * events and their index rows (event_terms, event_clock), counts the statistics counters (the
+ * account's and the broadcasts') and hands the records to the webhook outbox
+ * (webhooks-tx.ts), all in the caller's transaction.
  *
  * ## Seqs commit in order (the port's `after` cursor guarantee, store/port/events.ts)
  *
@@ -24,9 +25,13 @@ import type { EventRecord } from '../../domain/types.js';
 import type { Tx } from './client.js';
 import { eventRows, termRows, clockRaises, type EventDraft } from './event-rows.js';
 import { counterDeltas, counterRows, countedOf, type CountedEvent } from './stats-deltas.js';
+import { addBroadcastStatistics, broadcastStatistics } from './stats-broadcast.js';
 import { upsertCounters } from './stats-write.js';
+import { enqueueWebhookEvents } from './webhooks-tx.js';
 
 export type { EventDraft };
+/** The per-broadcast statistics (BroadcastsPort reads them; appendEvents counts them). */
+export { broadcastStatistics };
 
 /**
  * Appends the drafts in order inside `tx`; returns them with their seqs. Call it after the
@@ -49,7 +54,7 @@ export async function appendEvents(tx: Tx, drafts: readonly EventDraft[]): Promi
   const records = rows.map((r) => r.doc);
   const appended = records.map((record, i) => ({ record, counted: countedOf(record, rows[i].ts_ms) }));
   const earlier = await earlierOutcomes(tx, appended.filter((a) => a.record.eventType === 'bounced').map((a) => a.record.messageId));
-  const counters = counterRows(counterDeltas(appended, earlier));
+  const deltas = counterDeltas(appended, earlier);
   const terms = termRows(rows);
   const raises = clockRaises(rows, head.clock_before_ms);
   // Sent together: postgres.js pipelines the statements of one transaction.
@@ -65,7 +70,10 @@ export async function appendEvents(tx: Tx, drafts: readonly EventDraft[]): Promi
     raises.length === 0
       ? Promise.resolve()
       : tx`INSERT INTO event_clock (clock_ms, seq) SELECT * FROM unnest(${raises.map((r) => r.ms)}::int8[], ${raises.map((r) => r.seq)}::int8[])`,
-    upsertCounters(tx, counters),
+    upsertCounters(tx, counterRows(deltas)),
+    addBroadcastStatistics(tx, deltas),
+    // Webhooks: the outbox entries commit with the events (store/port/webhooks.ts).
+    enqueueWebhookEvents(tx, records),
   ]);
   return records;
 }

@@ -23,6 +23,9 @@
  *   grain ('d' UTC day, 'q' quarter hour), tag ('' for the untagged total), bucket, channel, mail
  *   type and tag set (the event's sorted distinct tags, '{}' for the total), summed by upserts.
  *   Retention removes events, never counters.
+ * - broadcast_statistics: the same counters per broadcast (BroadcastCounters.statistics), for the
+ *   events of broadcast mail, attributed through the message record's broadcast_id (messages,
+ *   the messages group's table).
  *
  * Every table of a channel's data has account_id and channel_id (the channel purge deletes by
  * channel_id). Ids are text COLLATE "C" like every other group's.
@@ -106,4 +109,18 @@ CREATE TABLE stat_counters (
   PRIMARY KEY (account_id, grain, tag, bucket, channel_id, mail_type, tag_set)
 );
 CREATE INDEX stat_counters_channel ON stat_counters (channel_id);
+
+CREATE TABLE broadcast_statistics (
+  broadcast_id text COLLATE "C" PRIMARY KEY,
+  account_id text COLLATE "C" NOT NULL,
+  channel_id text COLLATE "C" NOT NULL,
+  sent int8 NOT NULL,
+  delivered int8 NOT NULL,
+  opened int8 NOT NULL,
+  clicked int8 NOT NULL,
+  bounced int8 NOT NULL,
+  unsubscribed int8 NOT NULL,
+  complained int8 NOT NULL
+);
+CREATE INDEX broadcast_statistics_channel ON broadcast_statistics (channel_id);
 `;
