@@ -7,6 +7,7 @@
  */
 import type { MessageRecord } from '../../domain/types.js';
 import type { Db, Tx } from './client.js';
+import { dequeueMessages } from './event-log.js';
 
 /** The records of these messages (those that exist), by id. */
 export async function messageRecords(db: Db, ids: readonly string[]): Promise<Map<string, MessageRecord>> {
@@ -21,8 +22,8 @@ export async function messageRecords(db: Db, ids: readonly string[]): Promise<Ma
  * Jobs of messages finished (delivered, bounced, expired, dropped, canceled, ended unfinished):
  * each message's open-job count goes down by `jobs` (never below 0), and a message with none
  * left is `sent` (store/lmdb/queue-outcome.ts closeJobOfMessageInTxn). A message that leaves the
- * queue here counts as finished on its broadcast (a broadcast completes once every message it
- * made left the queue). Returns the records as they are now (messages that exist).
+ * queue here leaves the message list's queue (event-log.ts dequeueMessages) and counts as
+ * finished on its broadcast (a broadcast completes once every message it made left the queue). Returns the records as they are now (messages that exist).
  *
  * Atomic across nodes: the rows are locked (FOR UPDATE, in id order so that two batches never
  * wait on each other) before their counts are read and written back in the same transaction.
@@ -44,11 +45,12 @@ export async function closeMessageJobs(tx: Tx, closes: readonly { messageId: str
     FROM unnest(${next.map((n) => n.after.id)}::text[], ${next.map((n) => n.after.openJobs)}::int4[], ${next.map((n) => n.after.status)}::text[])
       AS u(id, open_jobs, status)
     WHERE m.id = u.id`;
+  const left = next.filter(({ before, after }) => before.openJobs > 0 && after.openJobs === 0).map((n) => n.after);
+  // Out of the message list's queue (the events group's message_queue) once sent.
+  await dequeueMessages(tx, left.map((m) => m.id));
   const finished = new Map<string, number>();
-  for (const { before, after } of next) {
-    if (before.openJobs > 0 && after.openJobs === 0 && after.broadcastId) finished.set(after.broadcastId, (finished.get(after.broadcastId) ?? 0) + 1);
-  }
-  for (const [broadcastId, n] of finished) await bumpBroadcastCounters(tx, broadcastId, { finished: n });
+  for (const m of left) if (m.broadcastId) finished.set(m.broadcastId, (finished.get(m.broadcastId) ?? 0) + 1);
+  for (const [broadcastId, n] of [...finished].sort(([a], [b]) => (a < b ? -1 : 1))) await bumpBroadcastCounters(tx, broadcastId, { finished: n });
   return next.map((n) => n.after);
 }
 

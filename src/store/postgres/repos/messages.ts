@@ -1,7 +1,34 @@
+/**
+ * The PostgreSQL engine's MessagesPort: the submission commit (submission-commit.ts), the reads
+ * (message-reads.ts), and the finishing stage's verbs (finishing-*.ts). Each write is one
+ * transaction that resolves after its durable COMMIT; reads use the pool.
+ */
+import type { MessageRecord } from '../../../domain/types.js';
+import type { FinishedMessage, FinishingTries, MessagesPort, SubmissionCommit, UnfinishedMessage } from '../../port/messages.js';
 import type { PgContext } from '../context.js';
-import type { MessagesPort } from '../../port/messages.js';
-import { pending } from './pending.js';
+import { endUnfinished, type EndUnfinished } from '../finishing-end.js';
+import { isUnfinished, oldestUnfinishedMs, unfinishedAfter, unfinishedCount, unfinishedMessage } from '../finishing-reads.js';
+import { recordFinishingTries, storeFinished } from '../finishing-store.js';
+import { allMessages, countMessages, getBody, getMessage, messagesByClientMessageId } from '../message-reads.js';
+import { commitSubmission } from '../submission-commit.js';
 
-export function pgMessages(_ctx: PgContext): MessagesPort {
-  return pending<MessagesPort>('Messages');
+export function pgMessages(ctx: PgContext): MessagesPort {
+  return {
+    commit: (input: SubmissionCommit) => commitSubmission(ctx, input),
+    // PostgreSQL's commits are not grouped by the engine: a background commit joins no one's (port: resolve at once).
+    giveWay: async () => {},
+    get: (id: string): Promise<MessageRecord | undefined> => getMessage(ctx.sql, id),
+    body: (id: string) => getBody(ctx.sql, id),
+    count: () => countMessages(ctx.sql),
+    all: () => allMessages(ctx.sql),
+    byClientMessageId: (accountId: string, header: string) => messagesByClientMessageId(ctx.sql, accountId, header),
+    unfinishedAfter: (after: string | undefined, limit: number) => unfinishedAfter(ctx.sql, after, limit),
+    unfinishedCount: () => unfinishedCount(ctx.sql),
+    oldestUnfinishedMs: (nowMs: number) => oldestUnfinishedMs(ctx.sql, nowMs),
+    isUnfinished: (id: string) => isUnfinished(ctx.sql, id),
+    unfinished: (id: string): Promise<UnfinishedMessage | undefined> => unfinishedMessage(ctx.sql, id),
+    storeFinished: (items: readonly FinishedMessage[]) => storeFinished(ctx, items),
+    recordFinishingTries: (id: string, tries: FinishingTries) => recordFinishingTries(ctx, id, tries),
+    endUnfinished: (q: EndUnfinished) => endUnfinished(ctx, q),
+  };
 }

@@ -1,0 +1,101 @@
+/**
+ * What one submission commit writes, computed before the transaction (pure, no I/O): each
+ * message's stored record, its delivery jobs (live) or simulated outcomes (sandbox), the events
+ * (accepted, processed, and sandbox's delivered/bounced) and the suppressions of simulated
+ * bounces. The same records, jobs and events as the LMDB engine's messages.ts commitMessages.
+ */
+import { randomUUID } from 'node:crypto';
+import { domainOf } from '../../domain/address.js';
+import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
+import { awaitsFinishing, type AcceptedMessage } from '../port/messages.js';
+import type { StoredMessage } from './message-rows.js';
+import type { NewJob } from './queue-tx.js';
+import type { SuppressionAdd } from './suppressions-tx.js';
+
+type EventDraft = Omit<EventRecord, 'seq'>;
+
+export interface SubmissionPlan {
+  stored: StoredMessage[];
+  jobs: NewJob[];
+  events: EventDraft[];
+  suppressions: SuppressionAdd[];
+}
+
+export function planSubmission(messages: readonly AcceptedMessage[], now: Date): SubmissionPlan {
+  const plan: SubmissionPlan = { stored: [], jobs: [], events: [], suppressions: [] };
+  const ts = now.toISOString();
+  for (const m of messages) {
+    const r = m.record;
+    const live = r.deliveryType === 'live';
+    const byDomain = live ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
+    const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size };
+    plan.stored.push({ accepted: m, record });
+    const base = eventBase(r);
+    plan.events.push({ ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: {} });
+    plan.events.push({ ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
+    // A message to finish first: its jobs wait (not due) until storeFinished.
+    const due = !awaitsFinishing(m);
+    for (const [domain, recipients] of byDomain) plan.jobs.push({ job: newJob(r, domain, recipients, ts), due });
+    if (!live) simulateOutcomes(plan, m, base, ts);
+  }
+  return plan;
+}
+
+type MessageEventBase = Pick<EventRecord, 'accountId' | 'channelId' | 'messageId' | 'mailType' | 'mailSource' | 'subject' | 'tags' | 'metadata'>;
+
+function eventBase(r: AcceptedMessage['record']): MessageEventBase {
+  return {
+    accountId: r.accountId,
+    channelId: r.channelId,
+    messageId: r.id,
+    mailType: r.mailType,
+    mailSource: r.mailSource,
+    subject: r.subject,
+    tags: r.tags,
+    metadata: r.metadata,
+  };
+}
+
+/** One delivery job per recipient domain: each domain's MX is tried on its own. */
+function recipientsByDomain(recipients: readonly string[]): Map<string, string[]> {
+  const byDomain = new Map<string, string[]>();
+  for (const rcpt of recipients) byDomain.set(domainOf(rcpt), [...(byDomain.get(domainOf(rcpt)) ?? []), rcpt]);
+  return byDomain;
+}
+
+/** A queued job due at the commit time (its dueAt keeps the milliseconds). */
+function newJob(r: AcceptedMessage['record'], domain: string, recipients: string[], ts: string): DeliveryJob {
+  return {
+    id: randomUUID(),
+    messageId: r.id,
+    accountId: r.accountId,
+    channelId: r.channelId,
+    domain,
+    recipients,
+    state: 'queued',
+    attempts: 0,
+    createdAt: ts,
+    dueAt: ts,
+    history: [],
+  };
+}
+
+/** Sandbox: nothing leaves the machine; outcomes are simulated (DESIGN.md), bounced addresses suppressed. */
+function simulateOutcomes(plan: SubmissionPlan, m: AcceptedMessage, base: MessageEventBase, ts: string): void {
+  const r = m.record;
+  const bounced = new Set(m.simulatedBounces ?? []);
+  const delivered = r.recipients.filter((x) => !bounced.has(x));
+  if (delivered.length > 0) {
+    plan.events.push({ ...base, eventType: 'delivered', timestamp: ts, recipients: delivered, details: { simulated: true, smtpCode: 250, response: '250 2.0.0 OK (sandbox)' } });
+  }
+  for (const rcpt of bounced) {
+    plan.events.push({
+      ...base,
+      eventType: 'bounced',
+      timestamp: ts,
+      recipients: [rcpt],
+      details: { simulated: true, bounceType: 'hard', smtpCode: 550, enhancedCode: '5.1.1', response: '550 5.1.1 simulated bounce (sandbox)' },
+    });
+    plan.suppressions.push({ channelId: r.channelId, mailType: r.mailType, email: rcpt, reason: 'bounce' });
+  }
+}
