@@ -35,7 +35,8 @@ export async function addSuppressions(tx: Db, adds: readonly SuppressionAdd[], n
     if (!first.has(k)) first.set(k, { channelId: a.channelId, mailType: a.mailType, email: a.email.toLowerCase(), reason: a.reason, createdAt: now.toISOString() });
   }
   if (first.size === 0) return adds.map(() => false);
-  const records = [...first.values()];
+  // In key order: two transactions adding overlapping addresses wait on each other in one order (no deadlock).
+  const records = [...first.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
   const inserted = await tx<{ channel_id: string; mail_type: MailType; email: string }[]>`
     INSERT INTO suppressions (channel_id, mail_type, email, reason, doc)
     SELECT r->>'channelId', r->>'mailType', r->>'email', r->>'reason', r
