@@ -18,6 +18,7 @@ import { appendEvents, eventLog } from './lmdb-events.js';
 import { putBroadcastAsOlderVersion as lmdbPutBroadcastAsOlderVersion } from './lmdb-older-store.js';
 import { eventIndexEntriesOf, jobLinks, purgeMessage } from './lmdb-retention.js';
 import { pgDanglingIndexEntries, pgEventLog, pgSeedEvents } from './pg-events.js';
+import { pgForgetMessage, pgPutBroadcastAsOlderVersion } from './pg-messages.js';
 import { TEST_STORE_ENGINE } from './store.js';
 
 /** An event as a test writes it: everything but the seq, which the store gives. */
@@ -58,6 +59,7 @@ export async function allEvents(store: StorePort): Promise<EventRecord[]> {
  */
 export async function forgetMessage(store: StorePort, messageId: string): Promise<void> {
   if (store instanceof LmdbStore) return purgeMessage(store, messageId);
+  if (store instanceof PostgresStore) return pgForgetMessage(store, messageId);
   return noFixture('forgetMessage', store);
 }
 
@@ -96,5 +98,7 @@ export async function putBroadcastAsOlderVersion(dataDir: string, record: { id: 
   switch (TEST_STORE_ENGINE) {
     case 'lmdb':
       return lmdbPutBroadcastAsOlderVersion(dataDir, record);
+    default:
+      return pgPutBroadcastAsOlderVersion(dataDir, record);
   }
 }
