@@ -20,7 +20,8 @@ import type { Tx } from './client.js';
 export async function markReported(tx: Tx, s: EventSubject, type: 'bounced' | 'complained', recipients: readonly string[], atMs: number): Promise<string[]> {
   const distinct = [...new Set(recipients)];
   if (distinct.length === 0) return [];
-  const lower = [...new Set(distinct.map((r) => r.toLowerCase()))];
+  // Sorted: racing reports over overlapping recipients wait on each other in one order (no deadlock).
+  const lower = [...new Set(distinct.map((r) => r.toLowerCase()))].sort();
   const rows = await tx<{ recipient: string }[]>`
     INSERT INTO engagement_report_marks (message_id, event_type, recipient, account_id, channel_id, at_ms)
     SELECT ${s.messageId}, ${type}, r, ${s.accountId}, ${s.channelId}, ${atMs}::int8 FROM unnest(${lower}::text[]) AS r
