@@ -118,3 +118,31 @@ export async function jobsOfMessageIn(db: Db, messageId: string): Promise<Delive
     UNION ALL SELECT doc FROM finished_jobs WHERE message_id = ${messageId}`;
   return rows.map((r) => r.doc).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
+
+/**
+ * A broadcast's cancel (LMDB broadcasts.ts cancelMessageInTxn) for many messages at once: of
+ * these messages, those whose jobs are all still queued (or held) and unattempted, with none
+ * leased or finished, end all their jobs as finishQueuedJobs does with canceledAt. Returns
+ * messageId → jobs ended, for the messages canceled (the caller closes them, messages-tx.ts).
+ * Atomic across nodes: the messages' open rows are locked first (FOR UPDATE, in id order), so
+ * a lease on another node either committed before (the message is left alone) or waits.
+ */
+export async function cancelUntouchedJobs(tx: Tx, messageIds: readonly string[], canceledAt: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (messageIds.length === 0) return out;
+  const ids = messageIds as string[];
+  const open = await tx<{ id: string; message_id: string; state: string; attempts: number }[]>`
+    SELECT id, message_id, state, (doc->>'attempts')::int4 AS attempts FROM jobs
+    WHERE message_id = ANY(${ids}::text[]) ORDER BY id FOR UPDATE`;
+  const finished = await tx<{ message_id: string }[]>`SELECT DISTINCT message_id FROM finished_jobs WHERE message_id = ANY(${ids}::text[])`;
+  const touched = new Set(finished.map((r) => r.message_id));
+  const jobsOf = new Map<string, string[]>();
+  for (const j of open) {
+    if (j.state === 'leased' || j.attempts > 0) touched.add(j.message_id);
+    jobsOf.set(j.message_id, [...(jobsOf.get(j.message_id) ?? []), j.id]);
+  }
+  const ending = [...jobsOf].filter(([m]) => !touched.has(m));
+  await finishQueuedJobs(tx, ending.flatMap(([, jobIds]) => jobIds), { canceledAt });
+  for (const [m, jobIds] of ending) out.set(m, jobIds.length);
+  return out;
+}
