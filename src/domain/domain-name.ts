@@ -53,3 +53,21 @@ export function normalizeDomainName(input: string, reserved: readonly string[] =
   if (hit) return fail('reserved', `"${hit}" is reserved (RFC 2606/6761) and cannot send mail`);
   return { ok: true, name };
 }
+
+/**
+ * A domain name as a sender names it, in the stored form (lower-case A-labels, no root dot):
+ * case, surrounding white space, a root dot and U-labels normalized. No syntax check: a name
+ * that is not registered simply finds nothing.
+ */
+export function lookupDomainName(domainName: string): string {
+  const lower = domainName.trim().toLowerCase().replace(/\.$/, '');
+  return /[^\x00-\x7f]/.test(lower) ? domainToASCII(lower) : lower;
+}
+
+/**
+ * The A-label form of a lower-cased search needle holding U-labels (a list filter "bücher"
+ * matches xn--bcher-kva.example); undefined for an ASCII needle or one the parser refuses.
+ */
+export function asciiNeedleOf(needle: string): string | undefined {
+  return /[^\x00-\x7f]/.test(needle) ? domainToASCII(needle) || undefined : undefined;
+}

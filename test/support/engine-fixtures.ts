@@ -17,6 +17,7 @@ import { dropRsaCompanion as lmdbDropRsaCompanion } from './lmdb-domains.js';
 import { appendEvents, eventLog } from './lmdb-events.js';
 import { putBroadcastAsOlderVersion as lmdbPutBroadcastAsOlderVersion } from './lmdb-older-store.js';
 import { eventIndexEntriesOf, jobLinks, purgeMessage } from './lmdb-retention.js';
+import { pgDropRsaCompanion } from './pg-domains.js';
 import { pgDanglingIndexEntries, pgEventLog, pgSeedEvents } from './pg-events.js';
 import { pgForgetMessage, pgPutBroadcastAsOlderVersion } from './pg-messages.js';
 import { TEST_STORE_ENGINE } from './store.js';
@@ -85,6 +86,7 @@ export async function messageJobLinks(store: StorePort): Promise<[string, string
  */
 export async function dropRsaCompanion(store: StorePort, domainId: string): Promise<void> {
   if (store instanceof LmdbStore) return lmdbDropRsaCompanion(store, domainId);
+  if (store instanceof PostgresStore) return pgDropRsaCompanion(store, domainId);
   return noFixture('dropRsaCompanion', store);
 }
 

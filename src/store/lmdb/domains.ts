@@ -4,7 +4,6 @@
  * key material: private keys leave the store only through getSigningKey().
  */
 import { randomUUID } from 'node:crypto';
-import { domainToASCII } from 'node:url';
 import { AppError } from '../../domain/errors.js';
 import { domainLimitExceeded, duplicateName } from '../../domain/domain-rules.js';
 import {
@@ -16,10 +15,10 @@ import {
   wasVerified,
   type CheckResults,
   type CompanionKey,
-  type DomainKey,
   type SendingDomain,
 } from '../../domain/sending-domain.js';
-import { dkimHost } from '../../domain/dkim-record.js';
+import { companionKeyOf as companionKey, domainKeyOf as domainKey } from '../../domain/domain-keys.js';
+import { asciiNeedleOf, lookupDomainName as normalizeName } from '../../domain/domain-name.js';
 import { getChannel, getChannelRecord } from './channel-records.js';
 import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -36,16 +35,6 @@ interface DkimPrivateKey {
 
 function indexKey(d: SendingDomain): [string, number, string] {
   return [d.accountId, Date.parse(d.createdAt), d.id];
-}
-
-function companionKey(key: NewDkimKey, domain: string, at: string): CompanionKey {
-  return { selector: key.selector, createdAt: at, record: newRecordState({ type: 'txt', host: dkimHost(key.selector, domain), value: key.dnsValue }) };
-}
-
-function domainKey(key: NewDkimKey, domain: string, at: string): DomainKey {
-  const record = newRecordState({ type: 'txt', host: dkimHost(key.selector, domain), value: key.dnsValue });
-  const companion = key.rsaCompanion && companionKey(key.rsaCompanion, domain, at);
-  return { selector: key.selector, algorithm: key.algorithm, createdAt: at, record, ...(companion ? { rsaCompanion: companion } : {}) };
 }
 
 function putKey(store: Store, domainId: string, key: NewDkimKey): void {
@@ -139,7 +128,7 @@ export async function createDomain(store: Store, input: NewDomain): Promise<Send
 
 export function listDomains(store: Store, f: DomainFilter): { results: SendingDomain[]; totalCount: number } {
   const needle = f.name?.toLowerCase();
-  const asciiNeedle = needle && /[^\x00-\x7f]/.test(needle) ? domainToASCII(needle) || undefined : undefined;
+  const asciiNeedle = needle ? asciiNeedleOf(needle) : undefined;
   const channels = f.channelIds ? new Set(f.channelIds) : null;
   const matches: SendingDomain[] = [];
   for (const id of accountDomainIds(store, f.accountId)) {
@@ -230,11 +219,6 @@ export function domainsToRecheck(store: Store): string[] {
     if (needsRecheck(value as SendingDomain)) ids.push(key as string);
   }
   return ids;
-}
-
-function normalizeName(domainName: string): string {
-  const lower = domainName.trim().toLowerCase().replace(/\.$/, '');
-  return /[^\x00-\x7f]/.test(lower) ? domainToASCII(lower) : lower;
 }
 
 /**
