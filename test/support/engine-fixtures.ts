@@ -20,6 +20,7 @@ import { eventIndexEntriesOf, jobLinks, purgeMessage } from './lmdb-retention.js
 import { pgDropRsaCompanion } from './pg-domains.js';
 import { pgDanglingIndexEntries, pgEventLog, pgSeedEvents } from './pg-events.js';
 import { pgForgetMessage, pgPutBroadcastAsOlderVersion } from './pg-messages.js';
+import { pgMessageJobLinks } from './pg-queue.js';
 import { TEST_STORE_ENGINE } from './store.js';
 
 /** An event as a test writes it: everything but the seq, which the store gives. */
@@ -77,6 +78,7 @@ export async function danglingIndexEntries(store: StorePort, removedSeqs: Iterab
 /** Every [messageId, jobId] link the store keeps from a message to its delivery jobs, whether or not either still exists. */
 export async function messageJobLinks(store: StorePort): Promise<[string, string][]> {
   if (store instanceof LmdbStore) return jobLinks(store);
+  if (store instanceof PostgresStore) return pgMessageJobLinks(store);
   return noFixture('messageJobLinks', store);
 }
 
