@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
 import type { EventRecord } from '../../domain/types.js';
 import { payloadsOf, webhookWants, type OutboxEntry, type Webhook } from '../../domain/webhook.js';
+import { wakeChannel } from '../../domain/wake-channel.js';
 import type { IdempotencyWrite } from '../port/idempotency.js';
 import type { Tx } from './client.js';
 
@@ -33,8 +34,8 @@ interface OutboxRow {
  * the event (webhookWants), one per payload (payloadsOf), as LMDB's enqueueWebhookEventsInTxn.
  * No cache of "this account has no webhooks" (a node-local one would be wrong in a cluster):
  * that case costs one index probe (webhooks_account). Otherwise the whole batch is one INSERT,
- * which also notifies 'outbox' on the wake channel (domain/wake-channel.ts: `${schema}_wake`,
- * delivered only if the transaction commits).
+ * then a NOTIFY of 'outbox' on the wake channel (domain/wake-channel.ts) when it added entries:
+ * PostgreSQL delivers it only if and when the transaction commits.
  *
  * The head flag (only the oldest entry of a webhook and message is due): the INSERT locks the
  * stored entries of the pair FOR KEY SHARE, which waits for a recordAttempt deleting the head
@@ -51,7 +52,7 @@ export async function enqueueWebhookEvents(tx: Tx, events: readonly EventRecord[
   if (webhooks.length === 0) return;
   const rows = outboxRows(events, webhooks.map((w) => w.doc), Date.now());
   if (rows.length === 0) return;
-  await tx`
+  const added = await tx<{ schema: string }[]>`
     WITH r AS (
       SELECT * FROM jsonb_to_recordset(${tx.json(rows as never)}::jsonb) AS r(
         webhook_id text, message_id text, seq int8, part int4, account_id text, channel_id text,
@@ -70,7 +71,9 @@ export async function enqueueWebhookEvents(tx: Tx, events: readonly EventRecord[
       FROM r
       RETURNING 1
     )
-    SELECT pg_notify(left(current_schema() || '_wake', 63), 'outbox') FROM (SELECT 1 FROM ins LIMIT 1) AS added`;
+    SELECT current_schema() AS schema FROM (SELECT 1 FROM ins LIMIT 1) AS added`;
+  const schema = added[0]?.schema;
+  if (schema) await tx`SELECT pg_notify(${wakeChannel(schema)}, 'outbox')`;
 }
 
 /** The rows of a batch of events, in event order; `first` marks the first of each (webhook, message). */
@@ -116,10 +119,22 @@ export async function putIdempotency(tx: Tx, write: IdempotencyWrite): Promise<v
  * keys, statuses and outboxes (LMDB's removeChannelWebhooksInTxn). Returns how many.
  */
 export async function removeChannelWebhooks(tx: Tx, channelId: string): Promise<number> {
-  const [row] = await tx<{ n: number }[]>`
-    WITH w AS (DELETE FROM webhooks WHERE channel_id = ${channelId} RETURNING id),
-    s AS (DELETE FROM webhook_status WHERE webhook_id IN (SELECT id FROM w)),
-    o AS (DELETE FROM webhook_outbox WHERE webhook_id IN (SELECT id FROM w))
-    SELECT count(*)::int8 AS n FROM w`;
-  return row?.n ?? 0;
+  return removeWebhooks(tx, { channelId });
+}
+
+/**
+ * Removes webhooks (one by id, or those bound to a channel) with their keys, statuses and
+ * outboxes; returns how many. The status rows go in the first statement and the outbox in the
+ * second, the order recordAttempt locks them in (webhook-outbox-record.ts), so the two never
+ * deadlock.
+ */
+export async function removeWebhooks(tx: Tx, by: { id: string } | { channelId: string }): Promise<number> {
+  const gone = await tx<{ id: string }[]>`
+    WITH w AS (
+      DELETE FROM webhooks WHERE ${'id' in by ? tx`id = ${by.id}` : tx`channel_id = ${by.channelId}`} RETURNING id
+    )
+    DELETE FROM webhook_status s USING w WHERE s.webhook_id = w.id RETURNING s.webhook_id AS id`;
+  if (gone.length === 0) return 0;
+  await tx`DELETE FROM webhook_outbox WHERE webhook_id = ANY(${gone.map((g) => g.id)}::text[])`;
+  return gone.length;
 }

@@ -42,7 +42,7 @@ CREATE TABLE webhook_status (
 -- One OutboxEntry (doc) waiting for one webhook. Only the oldest entry of a (webhook, message)
 -- is head, and only heads are ever due (order per message). claimed_until_ms is the claim:
 -- an entry in flight on some node is not claimed again before it (a lease, so that a node that
--- died gives its claims back).
+-- died gives its claims back; webhook-outbox-claim.ts).
 CREATE TABLE webhook_outbox (
   webhook_id text COLLATE "C" NOT NULL,
   message_id text COLLATE "C" NOT NULL,
@@ -54,6 +54,8 @@ CREATE TABLE webhook_outbox (
   head boolean NOT NULL,
   due_at_ms int8 NOT NULL,
   claimed_until_ms int8 NOT NULL DEFAULT 0,
+  -- Which claimDue holds it (the fence of recordAttempt and release); null when unclaimed.
+  claim_token text COLLATE "C",
   doc jsonb NOT NULL,
   PRIMARY KEY (webhook_id, message_id, seq, part)
 );
