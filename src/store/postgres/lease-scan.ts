@@ -3,8 +3,9 @@
  * generation of its lease, in one transaction.
  *
  * 1. The due index (jobs_due: (due_at, id) INCLUDE (domain, channel_id) WHERE state='queued')
- *    is read up to now, from the round-robin cursor on, at most scanLimit entries: no row lock,
- *    and acceptDomain and the deleted-channel check are answered from the index alone.
+ *    is read up to now, from the round-robin cursor on, a chunk at a time and at most scanLimit
+ *    entries in all: no row lock, and acceptDomain and the deleted-channel check are answered
+ *    from the index alone.
  * 2. The entries are walked in due order exactly as the LMDB engine walks its jobsDue (the same
  *    skipped / discarded / scanLimit / resumeAfter bookkeeping). A job the walk wants is locked
  *    with SELECT ... FOR UPDATE SKIP LOCKED, a few at a time (as many as are still wanted), and
@@ -36,8 +37,7 @@ export async function leaseJobs(ctx: PgContext, o: LeaseOptions): Promise<LeaseR
   if (o.max <= 0) return { jobs: [], skipped: 0, discarded: 0 };
   const scanLimit = o.scanLimit ?? Math.max(500, o.max * 20);
   return ctx.begin(async (tx) => {
-    const entries = await dueEntries(tx, o.nowMs, scanLimit, o.after);
-    const walk = new LeaseWalk(tx, o, scanLimit, entries, (e) => e.gone || ctx.deletedChannels.has(e.channel_id));
+    const walk = new LeaseWalk(tx, o, scanLimit, (e) => e.gone || ctx.deletedChannels.has(e.channel_id));
     await walk.run();
     const discarded = await discardDue(tx, walk.discard);
     const jobs = await leaseRows(tx, o, walk.take);
@@ -45,6 +45,9 @@ export async function leaseJobs(ctx: PgContext, o: LeaseOptions): Promise<LeaseR
     return { jobs, skipped: walk.skipped, discarded, resumeAfter: truncated ? walk.last : undefined };
   });
 }
+
+/** Due entries read per statement at least: most calls find their jobs in the first read. */
+const MIN_CHUNK = 64;
 
 /** Due entries in due order, strictly after `after`, read from the due index. */
 async function dueEntries(tx: Tx, nowMs: number, limit: number, after: DueKey | undefined): Promise<DueEntry[]> {
@@ -60,7 +63,10 @@ async function dueEntries(tx: Tx, nowMs: number, limit: number, after: DueKey | 
     LIMIT ${limit}`;
 }
 
-/** The walk over the due entries (the LMDB engine's loop), locking the rows it needs as it goes. */
+/**
+ * The walk over the due entries (the LMDB engine's loop over jobsDue), reading the due index a
+ * chunk at a time (up to scanLimit in all) and locking the rows it needs as it goes.
+ */
 class LeaseWalk {
   readonly take: DeliveryJob[] = [];
   readonly discard: string[] = [];
@@ -75,26 +81,31 @@ class LeaseWalk {
     private readonly tx: Tx,
     private readonly o: LeaseOptions,
     private readonly scanLimit: number,
-    private readonly entries: DueEntry[],
     private readonly deleted: (e: DueEntry) => boolean,
   ) {}
 
+  private get stopped(): boolean {
+    return this.take.length >= this.o.max || this.examined >= this.scanLimit;
+  }
+
   async run(): Promise<void> {
-    for (const [i, e] of this.entries.entries()) {
-      if (this.take.length >= this.o.max || this.examined >= this.scanLimit) break;
+    let after = this.o.after;
+    while (!this.stopped) {
+      const ask = Math.min(this.scanLimit - this.examined, Math.max(MIN_CHUNK, 4 * (this.o.max - this.take.length)));
+      const entries = await dueEntries(this.tx, this.o.nowMs, ask, after);
+      await this.walk(entries);
+      if (entries.length < ask) return;
+      after = this.last;
+    }
+  }
+
+  private async walk(entries: DueEntry[]): Promise<void> {
+    for (const [i, e] of entries.entries()) {
+      if (this.stopped) return;
       this.examined++;
       this.last = [e.due_at, e.id];
-      if (this.o.acceptDomain && !this.o.acceptDomain(e.domain)) {
-        this.skipped++;
-        continue;
-      }
-      // The channel was deleted (its tombstone committed before the DELETE's 204): nothing of it
-      // is sent any more; its job goes now rather than when the purge reaches it.
-      if (this.deleted(e)) {
-        this.discard.push(e.id);
-        continue;
-      }
-      if (!this.asked.has(e.id)) await this.lockFrom(i);
+      if (!this.wanted(e)) continue;
+      if (!this.asked.has(e.id)) await this.lockFrom(entries, i);
       const job = this.locked.get(e.id);
       if (!job) continue; // another leaser holds it, or it is no longer queued
       if (this.o.accept && !this.o.accept(job)) {
@@ -105,14 +116,29 @@ class LeaseWalk {
     }
   }
 
+  /** acceptDomain and the channel, from the index entry alone: counts what it refuses. */
+  private wanted(e: DueEntry): boolean {
+    if (this.o.acceptDomain && !this.o.acceptDomain(e.domain)) {
+      this.skipped++;
+      return false;
+    }
+    // The channel was deleted (its tombstone committed before the DELETE's 204): nothing of it
+    // is sent any more; its job goes now rather than when the purge reaches it.
+    if (this.deleted(e)) {
+      this.discard.push(e.id);
+      return false;
+    }
+    return true;
+  }
+
   /**
-   * Locks the next wanted rows from entry i on: as many as leases are still wanted, so that a
-   * leaser does not hold rows it will not lease while other leasers look for work.
+   * Locks the next wanted rows from entries[i] on: as many as leases are still wanted, so that
+   * a leaser does not hold rows it will not lease while other leasers look for work.
    */
-  private async lockFrom(i: number): Promise<void> {
+  private async lockFrom(entries: DueEntry[], i: number): Promise<void> {
     const want = this.o.max - this.take.length;
     const ids: string[] = [];
-    for (const e of this.entries.slice(i)) {
+    for (const e of entries.slice(i)) {
       if (ids.length >= want) break;
       if (this.asked.has(e.id) || (this.o.acceptDomain && !this.o.acceptDomain(e.domain)) || this.deleted(e)) continue;
       ids.push(e.id);
