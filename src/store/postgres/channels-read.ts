@@ -9,14 +9,14 @@ import type { PgContext } from './context.js';
  */
 export async function listChannels(ctx: PgContext, f: ChannelFilter): Promise<{ results: Channel[]; totalCount: number }> {
   const { sql } = ctx;
-  // JavaScript lower-cases the needle; PostgreSQL the names (the same for what names hold in practice).
+  // Both lower-cased by JavaScript (name_lc), as the LMDB engine compares them.
   const needle = f.name?.toLowerCase();
   const [row] = await sql<{ total: number; results: Channel[] }[]>`
     WITH m AS (
       SELECT doc, created_at_ms, id FROM channels
       WHERE account_id = ${f.accountId} AND deleted_at_ms IS NULL
         ${f.ids ? sql`AND id = ANY(${f.ids}::text[])` : sql``}
-        ${needle ? sql`AND strpos(lower(name), ${needle}) > 0` : sql``}
+        ${needle ? sql`AND strpos(name_lc, ${needle}) > 0` : sql``}
         ${f.deliveryType ? sql`AND delivery_type = ${f.deliveryType}` : sql``}
     )
     SELECT (SELECT count(*) FROM m)::int8 AS total,

@@ -35,8 +35,8 @@ export async function createChannel(ctx: PgContext, input: NewChannel): Promise<
       SELECT count(*)::int8 AS n FROM channels WHERE account_id = ${input.accountId} AND deleted_at_ms IS NULL`;
     if (n >= input.maxPerAccount) throw new AppError('resource_limit_exceeded', `An account may have at most ${input.maxPerAccount} channels`);
     await tx`
-      INSERT INTO channels (id, account_id, name, delivery_type, created_at_ms, doc)
-      VALUES (${channel.id}, ${channel.accountId}, ${channel.name}, ${channel.deliveryType}, ${at.getTime()}, ${tx.json(channel)})`;
+      INSERT INTO channels (id, account_id, name_lc, delivery_type, created_at_ms, doc)
+      VALUES (${channel.id}, ${channel.accountId}, ${channel.name.toLowerCase()}, ${channel.deliveryType}, ${at.getTime()}, ${tx.json(channel)})`;
   });
   return channel;
 }
@@ -55,7 +55,7 @@ export async function updateChannel(ctx: PgContext, id: string, patch: ChannelPa
   const [row] = await sql<{ doc: Channel }[]>`
     UPDATE channels SET
       doc = doc || ${sql.json(top)} || jsonb_build_object('tracking', (doc->'tracking') || ${sql.json({ ...patch.tracking })}),
-      name = coalesce(${patch.name ?? null}::text, name),
+      name_lc = coalesce(${patch.name?.toLowerCase() ?? null}::text, name_lc),
       delivery_type = coalesce(${patch.deliveryType ?? null}::text, delivery_type)
     WHERE id = ${id} AND deleted_at_ms IS NULL
     RETURNING doc`;

@@ -12,7 +12,9 @@ export const SQL = `
 CREATE TABLE channels (
   id text COLLATE "C" PRIMARY KEY,
   account_id text COLLATE "C" NOT NULL,
-  name text NOT NULL,
+  -- The name lower-cased by JavaScript (as the LMDB engine compares it, whatever the
+  -- database's locale), for list's substring filter.
+  name_lc text NOT NULL,
   delivery_type text NOT NULL,
   created_at_ms int8 NOT NULL,
   deleted_at_ms int8,
