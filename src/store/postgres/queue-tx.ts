@@ -2,8 +2,9 @@
  * What other groups' verbs do to the delivery queue inside their own transaction (the shared
  * brief's cross-group table): a submission's commit inserts its jobs, the finishing stage makes
  * a signed message's jobs due or ends an unfinished one's, a broadcast's cancel ends a message's
- * untouched jobs, a channel's purge and retention remove jobs. Every function takes the caller's
- * transaction first and writes nothing outside it. Tables: schema/queue.ts.
+ * untouched jobs, retention removes jobs (a channel's purge deletes its rows by channel_id,
+ * channel-purge-batch.ts). Every function takes the caller's transaction first and writes
+ * nothing outside it. Tables: schema/queue.ts.
  */
 import type { DeliveryJob } from '../../domain/types.js';
 import type { Db, Tx } from './client.js';
@@ -77,26 +78,6 @@ export async function finishQueuedJobs(tx: Tx, jobIds: readonly string[], change
     SELECT id, message_id, account_id, channel_id, doc || ${jsonb(tx, patch)} FROM gone
     RETURNING doc`;
   return rows.map((r) => r.doc).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-/** The message's queued (and held) jobs end as finishQueuedJobs ends them (the finishing stage's endUnfinished). */
-export async function finishQueuedJobsOfMessage(tx: Tx, messageId: string, changes: { canceledAt?: string } = {}): Promise<DeliveryJob[]> {
-  const ids = await tx<{ id: string }[]>`SELECT id FROM jobs WHERE message_id = ${messageId} AND state IN ('queued', 'held') FOR UPDATE`;
-  return finishQueuedJobs(tx, ids.map((r) => r.id), changes);
-}
-
-/**
- * A deleted channel's purge: up to `max` of its jobs (open ones first, any state: a leased
- * one's late outcome then finds no row and is stale) leave the store. Returns how many were
- * removed; fewer than max means none is left.
- */
-export async function removeChannelJobs(tx: Tx, channelId: string, max: number): Promise<number> {
-  const open = await tx`
-    DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE channel_id = ${channelId} LIMIT ${max}) RETURNING id`;
-  if (open.length >= max) return open.length;
-  const done = await tx`
-    DELETE FROM finished_jobs WHERE id IN (SELECT id FROM finished_jobs WHERE channel_id = ${channelId} LIMIT ${max - open.length}) RETURNING id`;
-  return open.length + done.length;
 }
 
 /**
