@@ -32,6 +32,8 @@ import { enqueueWebhookEvents } from './webhooks-tx.js';
 export type { EventDraft };
 /** The per-broadcast statistics (BroadcastsPort reads them; appendEvents counts them). */
 export { broadcastStatistics };
+/** Retention's removal of the oldest events (event-retention.ts). */
+export { removeOldEvents, type RemovedEvents } from './event-retention.js';
 
 /**
  * Appends the drafts in order inside `tx`; returns them with their seqs. Call it after the

@@ -5,10 +5,12 @@
  * - event_log_head: ONE row. `last` is the highest seq given out; appendEvents (event-log.ts)
  *   moves it with UPDATE ... SET last = last + n, whose row lock serializes appenders until
  *   COMMIT, so seqs commit in order and every snapshot holds a prefix of the log (the port's
- *   `after` cursor guarantee, store/port/events.ts). `floor`: the lowest seq retention kept.
+ *   `after` cursor guarantee, store/port/events.ts).
  *   `clock_ms`: the largest event timestamp appended so far (the event clock);
  *   `clock_before_ms`: its value before the last append (so one UPDATE tells the appender which
  *   of its events raise the clock, without a second statement).
+ * - event_log_floor: ONE row, the lowest seq retention kept. Apart from the head so that a
+ *   retention sweep never takes (or waits for) the appenders' lock.
  * - events: the log. The record whole in `doc`; beside it every column a filter, order or join
  *   uses. recipients (lower-cased, distinct) and tags are arrays checked on the row; the ordered
  *   walks over them use event_terms.
@@ -34,11 +36,16 @@ export const SQL = `
 CREATE TABLE event_log_head (
   id boolean PRIMARY KEY DEFAULT true CHECK (id),
   last int8 NOT NULL,
-  floor int8 NOT NULL,
   clock_ms int8,
   clock_before_ms int8
 );
-INSERT INTO event_log_head (id, last, floor) VALUES (true, 0, 1);
+INSERT INTO event_log_head (id, last) VALUES (true, 0);
+
+CREATE TABLE event_log_floor (
+  id boolean PRIMARY KEY DEFAULT true CHECK (id),
+  floor int8 NOT NULL
+);
+INSERT INTO event_log_floor (id, floor) VALUES (true, 1);
 
 CREATE TABLE events (
   seq int8 PRIMARY KEY,
@@ -77,9 +84,11 @@ CREATE TABLE event_terms (
 CREATE INDEX event_terms_seq ON event_terms (seq);
 CREATE INDEX event_terms_channel ON event_terms (channel_id);
 
+-- Both columns grow together (a row is added only when the clock rises): seq is unique too,
+-- and retention trims by it.
 CREATE TABLE event_clock (
   clock_ms int8 PRIMARY KEY,
-  seq int8 NOT NULL
+  seq int8 NOT NULL UNIQUE
 );
 
 CREATE TABLE message_queue (

@@ -1,0 +1,69 @@
+/**
+ * Retention's half of the event log (RetentionPort.sweepBatch, the retention group's
+ * retention-sweep.ts calls it first in its transaction): the oldest events leave from the low
+ * end of the log only, so the kept events stay one run [floor, last] and `after` paging goes on
+ * working during a sweep (store/lmdb/retention.ts sweepRetentionBatch, its event part).
+ * Statistics counters stay.
+ *
+ * Bounded: one SELECT of at most batch + 1 rows and DELETEs over the seq range just read.
+ * Never the appenders' lock: the floor has its own row (event_log_floor), locked here, so a
+ * sweep neither waits for an append nor holds one up.
+ */
+import type { Tx } from './client.js';
+
+export interface RemovedEvents {
+  events: number;
+  /** The removed accepted events' messages, in seq order (retention removes or parks them). */
+  accepted: { messageId: string; accountId: string; channelId: string }[];
+  /** `batch` events went and seqs are left above the new floor. */
+  more: boolean;
+}
+
+interface OldRow {
+  seq: number;
+  ts_ms: number;
+  event_type: string;
+  message_id: string;
+  account_id: string;
+  channel_id: string;
+}
+
+/** Where the walk from the floor stops, and what it removes on the way (holes are skipped). */
+function walkFromFloor(rows: readonly OldRow[], last: number, o: { cutoffMs: number; batch: number }): { removed: OldRow[]; floor: number; more: boolean } {
+  const removed: OldRow[] = [];
+  for (const r of rows) {
+    if (removed.length >= o.batch) return { removed, floor: removed[removed.length - 1].seq + 1, more: true };
+    if (r.ts_ms >= o.cutoffMs) return { removed, floor: r.seq, more: false };
+    removed.push(r);
+  }
+  return { removed, floor: last + 1, more: false };
+}
+
+/**
+ * Removes up to `batch` of the oldest events stamped before cutoffMs, with their term rows, the
+ * queue marks of removed accepted events and the event clock rows below the new floor but the
+ * last of them (it still holds the clock value of the floor's event); moves the floor.
+ */
+export async function removeOldEvents(tx: Tx, o: { cutoffMs: number; batch: number }): Promise<RemovedEvents> {
+  const [{ floor }] = await tx<{ floor: number }[]>`SELECT floor FROM event_log_floor FOR UPDATE`;
+  // One statement, one snapshot: seqs above the `last` it reads are not in `rows` either.
+  const [{ last, rows }] = await tx<{ last: number; rows: OldRow[] }[]>`
+    SELECT (SELECT last FROM event_log_head) AS last,
+      coalesce((SELECT jsonb_agg(o ORDER BY o.seq) FROM (
+        SELECT seq, ts_ms, event_type, message_id, account_id, channel_id FROM events
+        WHERE seq >= ${floor} ORDER BY seq LIMIT ${o.batch + 1}) o), '[]'::jsonb) AS rows`;
+  const walk = walkFromFloor(rows, last, o);
+  const more = walk.more && walk.floor <= last;
+  if (walk.floor === floor) return { events: 0, accepted: [], more };
+  const accepted = walk.removed.filter((r) => r.event_type === 'accepted');
+  await tx`DELETE FROM event_terms WHERE seq >= ${floor} AND seq < ${walk.floor}`;
+  await tx`DELETE FROM events WHERE seq >= ${floor} AND seq < ${walk.floor}`;
+  if (accepted.length > 0) await tx`DELETE FROM message_queue WHERE message_id = ANY(${accepted.map((r) => r.message_id)}::text[])`;
+  await tx`DELETE FROM event_clock WHERE seq < (SELECT max(seq) FROM event_clock WHERE seq <= ${walk.floor})`;
+  await tx`UPDATE event_log_floor SET floor = ${walk.floor}`;
+  return {
+    events: walk.removed.length,
+    accepted: accepted.map((r) => ({ messageId: r.message_id, accountId: r.account_id, channelId: r.channel_id })),
+    more,
+  };
+}
