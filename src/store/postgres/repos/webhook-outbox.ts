@@ -1,7 +1,8 @@
 /**
  * WebhookOutboxPort over PostgreSQL (store/port/webhooks.ts). The claims are in the database
  * (webhook-outbox-claim.ts), so every node sees them; what stays in this process is only which
- * claim token each entry object it handed out came with (a WeakMap, nothing to clean up): the
+ * claim token each entry object it handed out came with (a WeakMap: an entry goes with its object,
+ * so nothing is cleaned up, and a late verb on an object is fenced still): the
  * port's recordAttempt and release carry the entry, not the claim, and the token lets them
  * leave alone an entry whose lease ended and that another node claimed again. An entry this
  * process did not hand out (none is, in practice) is recorded or released unfenced, as LMDB does.
@@ -27,7 +28,6 @@ export function pgWebhookOutbox(ctx: PgContext): WebhookOutboxPort {
      */
     async recordAttempt(r) {
       const token = tokens.get(r.entry);
-      tokens.delete(r.entry);
       try {
         return await recordAttempt(ctx, r, token);
       } catch (err) {
@@ -38,7 +38,6 @@ export function pgWebhookOutbox(ctx: PgContext): WebhookOutboxPort {
 
     async release(entries) {
       await releaseEntries(ctx, entries.map((entry) => ({ entry, token: tokens.get(entry) })));
-      for (const e of entries) tokens.delete(e);
     },
 
     async pendingCount(webhookId) {
