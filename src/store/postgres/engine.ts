@@ -6,8 +6,9 @@
  * construct it; everything else sees StorePort.
  */
 import { openClient, type Sql } from './client.js';
+import { channelDeletedTopic, loadDeletedChannels } from './channels-tx.js';
 import { PgContext } from './context.js';
-import { migrate, type MigrationReport } from './migrations.js';
+import { latestVersion, migrate, schemaVersion, type MigrationReport } from './migrations.js';
 import type { StorePort } from '../port/index.js';
 import { pgAccounts } from './repos/accounts.js';
 import { pgApiKeys } from './repos/api-keys.js';
@@ -55,6 +56,7 @@ export class PostgresStore implements StorePort {
   private up = false;
   private bytes = 0;
   private lastMigration: MigrationReport | null = null;
+  private deletionListener: { unlisten(): Promise<void> } | null = null;
 
   readonly accounts;
   readonly apiKeys;
@@ -112,6 +114,7 @@ export class PostgresStore implements StorePort {
   /** Connects, applies the migrations this database lacks (under the advisory lock), starts the health probe. */
   async start(): Promise<void> {
     this.lastMigration = await migrate(this.sqlPool, this.ctx.schema, (m) => this.opts.onMigration?.(m.version, m.name));
+    await this.followChannelDeletions();
     await this.probe();
     this.probeTimer = setInterval(() => void this.probe(), PROBE_MS);
     this.probeTimer.unref();
@@ -122,6 +125,8 @@ export class PostgresStore implements StorePort {
     if (this.probeTimer) clearInterval(this.probeTimer);
     this.probeTimer = null;
     this.up = false;
+    await this.deletionListener?.unlisten().catch(() => undefined);
+    this.deletionListener = null;
     await this.sqlPool.end({ timeout: 5 });
   }
 
@@ -136,6 +141,24 @@ export class PostgresStore implements StorePort {
   /** What start() applied (for the log): undefined before start. */
   migrations(): MigrationReport | undefined {
     return this.lastMigration ?? undefined;
+  }
+
+  /**
+   * QueuePort.channelDeleted answers synchronously from ctx.deletedChannels (store/port/index.ts):
+   * this node's deletions add to it after their commit, the other nodes' arrive as a NOTIFY
+   * (ChannelsPort.delete sends it in its transaction). The tombstones are read again at every
+   * (re)connect of the LISTEN connection, since a notification sent while it was down is lost.
+   */
+  private async followChannelDeletions(): Promise<void> {
+    const reload = async (): Promise<void> => {
+      for (const id of await loadDeletedChannels(this.sqlPool)) this.ctx.deletedChannels.add(id);
+    };
+    await reload();
+    this.deletionListener = await this.sqlPool.listen(
+      channelDeletedTopic(this.ctx.schema),
+      (channelId) => this.ctx.deletedChannels.add(channelId),
+      () => void reload().catch(() => undefined),
+    );
   }
 
   private async probe(): Promise<void> {
@@ -155,4 +178,15 @@ export class PostgresStore implements StorePort {
 /** The engine's shared context, for its own tests and fixtures (test/support/pg-*.ts) only. */
 export function pgContextOf(store: PostgresStore): PgContext {
   return store['ctx'];
+}
+
+/** The database's schema version and the newest this postrider knows, changing nothing (postrider migrate --status). */
+export async function postgresSchemaStatus(o: PostgresStoreOptions): Promise<{ current: number; latest: number }> {
+  const schema = o.schema ?? 'postrider';
+  const sql = openClient({ url: o.url, schema, poolSize: 1, statementTimeoutMs: o.statementTimeoutMs ?? 30_000, applicationName: o.applicationName ?? 'postrider' });
+  try {
+    return { current: await schemaVersion(sql, schema), latest: latestVersion() };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
 }
