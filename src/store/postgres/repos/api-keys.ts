@@ -11,6 +11,7 @@ import { AppError } from '../../../domain/errors.js';
 import { apiKeyPrefix, hashToken, mayBeApiKeyToken, newApiKeyToken } from '../../../domain/secret-tokens.js';
 import type { ApiKey } from '../../../domain/types.js';
 import { lockAccount } from '../accounts-tx.js';
+import type { Tx } from '../client.js';
 import type { PgContext } from '../context.js';
 import type { ApiKeysPort, NewApiKey, RevokeLiveOutcome } from '../../port/accounts.js';
 
@@ -95,6 +96,18 @@ function revokeIfLive(ctx: PgContext, id: string, accountId?: string): Promise<R
 }
 
 /**
+ * A channel's key is never stored for a deleted channel, even when the delete commits between
+ * the caller's check of the channel and this verb: the channel's row is locked (FOR SHARE), so
+ * a delete in progress is waited for and its tombstone seen, and a delete that comes later
+ * removes this key with the channel's others (revokeChannelKeys). An id of no channel is not
+ * refused (the port does not ask for one, as the LMDB engine).
+ */
+async function refuseDeletedChannel(tx: Tx, channelId: string): Promise<void> {
+  const [row] = await tx<{ deleted: boolean }[]>`SELECT deleted_at_ms IS NOT NULL AS deleted FROM channels WHERE id = ${channelId} FOR SHARE`;
+  if (row?.deleted) throw new AppError('channel_not_found', `No channel ${channelId}`);
+}
+
+/**
  * A new key. With a limit, atomic across nodes: the account's row is locked (lockAccount) before
  * its live keys are counted, so concurrent creations count one after the other and never exceed
  * it; the insert commits with the lock held.
@@ -114,11 +127,13 @@ async function createKey(ctx: PgContext, input: { accountId: string; channelId: 
   };
   const max = input.maxPerAccount;
   await ctx.begin(async (tx) => {
+    // The account's row before the channel's, as domains' create takes them.
     if (max !== undefined) {
       await lockAccount(tx, input.accountId);
       const [{ n }] = await tx<{ n: number }[]>`SELECT count(*)::int8 AS n FROM api_keys WHERE account_id = ${input.accountId} AND revoked_at_ms IS NULL`;
       if (n >= max) throw new AppError('resource_limit_exceeded', `An account may have at most ${max} API keys; revoke one first`);
     }
+    if (input.channelId !== null) await refuseDeletedChannel(tx, input.channelId);
     await tx`
       INSERT INTO api_keys (id, account_id, channel_id, hash, created_at_ms, doc)
       VALUES (${key.id}, ${key.accountId}, ${key.channelId}, ${key.hash}, ${createdAt.getTime()}, ${tx.json(key)})`;
