@@ -30,10 +30,13 @@ export async function lockBroadcastForBatch(tx: Tx, p: BroadcastProgress): Promi
  * finished already (sandbox messages are sent at the commit).
  */
 export async function advanceBroadcast(tx: Tx, b: BroadcastRecord, p: BroadcastProgress, made: { messages: number; finished: number }): Promise<void> {
-  await tx`DELETE FROM broadcast_entries WHERE broadcast_id = ${b.id} AND idx >= ${b.cursor} AND idx < ${p.cursor}`;
-  await putFailures(tx, b, p.failures);
-  const suppressed = await addSuppressed(tx, b, p.suppressed);
-  if (made.finished > 0) await bumpBroadcastCounters(tx, b.id, { finished: made.finished });
+  // Sent together (pipelined in the transaction): only the record waits for the suppressed count.
+  const [, , suppressed] = await Promise.all([
+    tx`DELETE FROM broadcast_entries WHERE broadcast_id = ${b.id} AND idx >= ${b.cursor} AND idx < ${p.cursor}`,
+    putFailures(tx, b, p.failures),
+    addSuppressed(tx, b, p.suppressed),
+    made.finished > 0 ? bumpBroadcastCounters(tx, b.id, { finished: made.finished }) : undefined,
+  ]);
   await putBroadcast(tx, {
     ...b,
     cursor: p.cursor,

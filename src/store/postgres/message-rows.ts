@@ -38,10 +38,13 @@ export async function insertMessages(tx: Tx, stored: readonly StoredMessage[]): 
     created_ms: Date.parse(r.createdAt),
     doc: jsonParam(tx, r),
   }));
-  await tx`INSERT INTO messages ${tx(rows, 'id', 'account_id', 'channel_id', 'broadcast_id', 'status', 'open_jobs', 'created_ms', 'doc')}`;
-  await insertBodies(tx, stored);
-  await insertClientIds(tx, stored);
-  await insertWaiting(tx, stored);
+  // Sent together: postgres.js pipelines the statements of one transaction (no round trip each).
+  await Promise.all([
+    tx`INSERT INTO messages ${tx(rows, 'id', 'account_id', 'channel_id', 'broadcast_id', 'status', 'open_jobs', 'created_ms', 'doc')}`,
+    insertBodies(tx, stored),
+    insertClientIds(tx, stored),
+    insertWaiting(tx, stored),
+  ]);
 }
 
 async function insertBodies(tx: Tx, stored: readonly StoredMessage[]): Promise<void> {

@@ -35,8 +35,7 @@ export async function commitSubmission(ctx: PgContext, input: SubmissionCommit):
       const wanted = input.messages.reduce((n, m) => n + m.record.recipients.length, 0);
       await reserveSendQuota(tx, input.sendLimit.accountId, wanted, input.sendLimit.limit);
     }
-    await insertMessages(tx, plan.stored);
-    await insertJobs(tx, plan.jobs);
+    await Promise.all([insertMessages(tx, plan.stored), insertJobs(tx, plan.jobs)]);
     if (broadcast) await recordProgress(tx, broadcast, input);
     if (input.idempotency) await putIdempotency(tx, input.idempotency);
     await addSuppressions(tx, plan.suppressions, now);
