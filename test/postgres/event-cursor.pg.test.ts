@@ -99,7 +99,8 @@ describe('PostgreSQL event log: the after cursor under concurrent writers', () =
     }).finally(() => (firstCommitted = true));
     await sleep(100);
     let secondDone = false;
-    const second = ctx.begin((tx) => appendEvents(tx, [draft()])).finally(() => (secondDone = true));
+    // Another channel: no statistics counter row in common with the first (whose row lock would also make it wait).
+    const second = ctx.begin((tx) => appendEvents(tx, [draft(CHANNELS[1])])).finally(() => (secondDone = true));
     await sleep(150);
     // The second appender waits at the head row; the reader sees neither event yet.
     expect(secondDone).toBe(false);
