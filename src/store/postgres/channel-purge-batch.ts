@@ -37,6 +37,9 @@ export const PURGE_TABLES = [
   'events',
   'webhook_outbox',
   'engagement_report_marks',
+  // Gone in the delete's commit already (removeChannelSuppressions); here for any a late
+  // delivery outcome of the channel added after it.
+  'suppressions',
   'retention_pending',
   'client_message_ids',
   'message_bodies',
