@@ -8,7 +8,7 @@
  * Atomic across nodes: the broadcast's row is locked first (racing cancels run one after the
  * other: the second reads canceledAt and answers the first's record; a racing batch either
  * committed before, and its messages are canceled here, or reads canceledAt and rolls back).
- * Each message's jobs are locked (queue-tx.ts lockJobsOfMessage) before they are judged, so a
+ * The messages' jobs are locked (queue-tx.ts cancelUntouchedJobs) before they are judged, so a
  * lease on another node either came first (the job is leased: left alone) or waits and then
  * finds the job done.
  */
@@ -17,7 +17,7 @@ import type { Tx } from './client.js';
 import type { PgContext } from './context.js';
 import { lockBroadcast, putBroadcast } from './broadcast-rows.js';
 import { bumpBroadcastCounters, closeMessageJobs } from './messages-tx.js';
-import { finishQueuedJobs, lockJobsOfMessage } from './queue-tx.js';
+import { cancelUntouchedJobs } from './queue-tx.js';
 
 export async function cancelBroadcast(ctx: PgContext, id: string, now: Date): Promise<CancelResult> {
   return ctx.begin(async (tx): Promise<CancelResult> => {
@@ -35,17 +35,18 @@ export async function cancelBroadcast(ctx: PgContext, id: string, now: Date): Pr
   });
 }
 
+/** Messages judged per statement: a broadcast of 100,000 messages is cancelled in 100 rounds, not 100,000. */
+const CANCEL_CHUNK = 1_000;
+
 /** Takes out of the queue each of the broadcast's queued messages none of whose jobs was attempted or leased; returns how many. */
 async function cancelMessages(tx: Tx, broadcastId: string, now: Date): Promise<number> {
   const queued = await tx<{ id: string }[]>`
     SELECT id FROM messages WHERE broadcast_id = ${broadcastId} AND status = 'queued' AND open_jobs > 0 ORDER BY id`;
-  const closes: { messageId: string; jobs: number }[] = [];
-  for (const { id } of queued) {
-    const jobs = await lockJobsOfMessage(tx, id);
-    if (jobs.length === 0 || jobs.some((j) => j.state !== 'queued' || j.attempts > 0)) continue;
-    const ended = await finishQueuedJobs(tx, jobs.map((j) => j.id), { canceledAt: now.toISOString() });
-    closes.push({ messageId: id, jobs: ended.length });
+  let canceled = 0;
+  for (let i = 0; i < queued.length; i += CANCEL_CHUNK) {
+    const ended = await cancelUntouchedJobs(tx, queued.slice(i, i + CANCEL_CHUNK).map((r) => r.id), now.toISOString());
+    await closeMessageJobs(tx, [...ended].map(([messageId, jobs]) => ({ messageId, jobs })));
+    canceled += ended.size;
   }
-  await closeMessageJobs(tx, closes);
-  return closes.length;
+  return canceled;
 }
