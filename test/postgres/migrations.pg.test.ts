@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { latestVersion, migrate, schemaVersion, SchemaTooNew } from '../../src/store/postgres/migrations.js';
+import { latestVersion, migrate, schemaVersion } from '../../src/store/postgres/migrations.js';
+import { StoreProblem } from '../../src/store/port/problems.js';
 import { PostgresStore } from '../../src/store/postgres/engine.js';
 
 const url = process.env.POSTRIDER_TEST_PG_URL;
@@ -62,8 +63,28 @@ describe('PostgreSQL schema migrations', () => {
       (e: unknown) => e,
     );
     await store.stop();
-    expect(err).toBeInstanceOf(SchemaTooNew);
+    expect(err).toBeInstanceOf(StoreProblem);
+    expect(err).toMatchObject({ code: 'store_too_new', exitCode: 78 });
     expect(String(err)).toContain(`version ${latestVersion() + 1}`);
+  });
+
+  it('a CLI command (mustExist) refuses a schema without a store and creates nothing', async () => {
+    const schema = freshSchema();
+    const store = new PostgresStore({ url, schema, poolSize: 1, mustExist: true });
+    const err = await store.start().then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ code: 'no_store', exitCode: 66 });
+    expect(String(err)).toContain(`schema ${schema} of postgres://postrider:***@`);
+    expect(await schemaVersion(sql, schema)).toBe(0);
+  });
+
+  it('a database that cannot be reached is a one-line store_unreachable problem, without the password', async () => {
+    const down = new URL(url);
+    down.port = '1'; // nothing listens on port 1 of the loopback
+    const store = new PostgresStore({ url: down.toString(), schema: freshSchema(), poolSize: 1 });
+    const err = await store.start().then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ code: 'store_unreachable', exitCode: 75 });
+    expect(String(err)).toContain('ECONNREFUSED');
+    expect(String(err)).not.toContain(decodeURIComponent(new URL(url).password));
   });
 
   it('is not healthy once stopped', async () => {

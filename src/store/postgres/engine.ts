@@ -8,8 +8,9 @@
 import { openClient, type Sql } from './client.js';
 import { channelDeletedTopic, loadDeletedChannels } from './channels-tx.js';
 import { PgContext } from './context.js';
-import { latestVersion, migrate, schemaVersion, type MigrationReport } from './migrations.js';
+import { latestVersion, migrate, SchemaTooNew, schemaVersion, type MigrationReport } from './migrations.js';
 import type { StorePort } from '../port/index.js';
+import { StoreProblem } from '../port/problems.js';
 import { pgAccounts } from './repos/accounts.js';
 import { pgApiKeys } from './repos/api-keys.js';
 import { pgBroadcasts } from './repos/broadcasts.js';
@@ -44,6 +45,8 @@ export interface PostgresStoreOptions {
   applicationName?: string;
   /** Called for each migration applied at start. */
   onMigration?: (version: number, name: string) => void;
+  /** Refuse (StoreProblem no_store) a database without postrider's schema instead of creating it (CLI commands). */
+  mustExist?: boolean;
 }
 
 /** How often healthy() and sizeBytes() are refreshed by a real query. */
@@ -113,7 +116,15 @@ export class PostgresStore implements StorePort {
 
   /** Connects, applies the migrations this database lacks (under the advisory lock), starts the health probe. */
   async start(): Promise<void> {
-    this.lastMigration = await migrate(this.sqlPool, this.ctx.schema, (m) => this.opts.onMigration?.(m.version, m.name));
+    try {
+      if (this.opts.mustExist && (await schemaVersion(this.sqlPool, this.ctx.schema)) === 0) {
+        throw new StoreProblem('no_store', `${this.where()} holds no postrider store: start postrider serve (or run postrider migrate) with this store.postgresUrl first`);
+      }
+      this.lastMigration = await migrate(this.sqlPool, this.ctx.schema, (m) => this.opts.onMigration?.(m.version, m.name));
+    } catch (err) {
+      await this.sqlPool.end({ timeout: 1 }).catch(() => undefined);
+      throw this.startProblem(err);
+    }
     await this.followChannelDeletions();
     await this.probe();
     this.probeTimer = setInterval(() => void this.probe(), PROBE_MS);
@@ -141,6 +152,31 @@ export class PostgresStore implements StorePort {
   /** What start() applied (for the log): undefined before start. */
   migrations(): MigrationReport | undefined {
     return this.lastMigration ?? undefined;
+  }
+
+  /** "schema S of postgres://user:***@host/db", for the operator's messages. */
+  private where(): string {
+    let url = '(unparsable URL)';
+    try {
+      const u = new URL(this.opts.url);
+      if (u.password !== '') u.password = '***';
+      url = u.toString();
+    } catch {
+      // keep the placeholder: the URL itself may hold the password
+    }
+    return `schema ${this.ctx.schema} of ${url}`;
+  }
+
+  /** What start() failed on, as the one-line operator problem when it is one (main.ts prints it). */
+  private startProblem(err: unknown): unknown {
+    if (err instanceof StoreProblem) return err;
+    if (err instanceof SchemaTooNew) return new StoreProblem('store_too_new', `${this.where()}: ${err.message}`);
+    const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+    // Network errors, postgres.js' CONNECT_TIMEOUT, 28P01/28000 login refused, 3D000 no such database.
+    if (/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ECONNRESET|CONNECT_TIMEOUT|CONNECTION_.*|28P01|28000|3D000)$/.test(code)) {
+      return new StoreProblem('store_unreachable', `cannot use PostgreSQL, ${this.where()}: ${(err as Error).message} (${code}); check store.postgresUrl and that the database is up`);
+    }
+    return err;
   }
 
   /**
