@@ -9,13 +9,17 @@ import { randomUUID } from 'node:crypto';
 import type { ClaimResult, IdempotencyKey, IdempotencyPort, IdempotencyRecord } from '../../port/idempotency.js';
 import type { PgContext } from '../context.js';
 import { idempotencyClaim } from '../idempotency-claim.js';
+import { KeyedOrder } from '../idempotency-order.js';
 import { SettleWaiters } from '../idempotency-settle.js';
+import { sweepIdempotency } from '../idempotency-sweep.js';
 
 export function pgIdempotency(ctx: PgContext): IdempotencyPort {
   const { sql } = ctx;
   const waiters = new SettleWaiters();
+  const order = new KeyedOrder();
   return {
-    claim: (q): Promise<ClaimResult> => idempotencyClaim(ctx, q, randomUUID()),
+    /** In call order per key within this process (idempotency-order.ts). */
+    claim: (q): Promise<ClaimResult> => order.run(`${q.accountId}\u0000${q.key}`, () => idempotencyClaim(ctx, q, randomUUID())),
 
     /** Only the claim named by claimNo (a claim that ended already, or another's, is left alone). */
     async release(claim) {
@@ -25,14 +29,15 @@ export function pgIdempotency(ctx: PgContext): IdempotencyPort {
 
     /**
      * Until no live claim holds the key. A claim released in this process wakes its waiters at
-     * once; one held on another node is looked at again every SETTLE_POLL_MS (a busy key is
-     * rare: two requests with one key at the same moment).
+     * once; one held on another node is looked at again after a pause that grows from
+     * SETTLE_POLL_MS to SETTLE_POLL_MAX_MS (a busy key is rare: two requests with one key at the
+     * same moment; a long wait means the holder is slow or its node died).
      */
     async settled(key: IdempotencyKey) {
-      for (;;) {
+      for (let pause = SETTLE_POLL_MS; ; pause = Math.min(pause * 2, SETTLE_POLL_MAX_MS)) {
         const [row] = await sql<{ until_ms: number }[]>`SELECT until_ms FROM idempotency_claims WHERE account_id = ${key.accountId} AND key = ${key.key}`;
         if (!row || row.until_ms <= Date.now()) return;
-        await waiters.wait(key, Math.min(SETTLE_POLL_MS, row.until_ms - Date.now()));
+        await waiters.wait(key, Math.min(pause, row.until_ms - Date.now()));
       }
     },
 
@@ -42,35 +47,10 @@ export function pgIdempotency(ctx: PgContext): IdempotencyPort {
       return row?.doc;
     },
 
-    /**
-     * Up to `max` records expired before nowMs (LMDB's range ends before nowMs), oldest first;
-     * claims whose lease ended are removed with them (left by nodes that died). SKIP LOCKED: two
-     * nodes sweeping at once take different rows.
-     */
-    async sweep(nowMs, max = 1000) {
-      const [row] = await ctx.begin(
-        (tx) => tx<{ n: number }[]>`
-          WITH d AS (
-            DELETE FROM idempotency_records r USING (
-              SELECT account_id, key FROM idempotency_records WHERE expires_at_ms < ${nowMs}
-              ORDER BY expires_at_ms LIMIT ${max} FOR UPDATE SKIP LOCKED
-            ) x
-            WHERE r.account_id = x.account_id AND r.key = x.key
-            RETURNING 1
-          ),
-          c AS (
-            DELETE FROM idempotency_claims c USING (
-              SELECT account_id, key FROM idempotency_claims WHERE until_ms < ${nowMs}
-              ORDER BY until_ms LIMIT ${max} FOR UPDATE SKIP LOCKED
-            ) x
-            WHERE c.account_id = x.account_id AND c.key = x.key AND c.until_ms < ${nowMs}
-          )
-          SELECT count(*)::int8 AS n FROM d`,
-      );
-      return row.n;
-    },
+    sweep: (nowMs, max = 1000) => sweepIdempotency(ctx, nowMs, max),
   };
 }
 
-/** How often settled() looks again at a claim held on another node. */
-const SETTLE_POLL_MS = 50;
+/** How often settled() looks again at a claim held on another node: first, and at the longest. */
+const SETTLE_POLL_MS = 25;
+const SETTLE_POLL_MAX_MS = 400;
