@@ -2,12 +2,11 @@
 import type { RetentionPort } from '../../port/retention.js';
 import type { PgContext } from '../context.js';
 import { sweepDnsFailures } from '../dns-failure-sweep.js';
-import { pending } from './pending.js';
+import { sweepBatch } from '../retention-sweep.js';
 
 export function pgRetention(ctx: PgContext): RetentionPort {
-  const todo = pending<RetentionPort>('Retention');
   return {
-    sweepBatch: (o) => todo.sweepBatch(o),
+    sweepBatch: (o) => sweepBatch(ctx, o),
     sweepDnsFailures: (o) => sweepDnsFailures(ctx, o),
     async isPending(messageId) {
       const rows = await ctx.sql`SELECT 1 FROM retention_pending WHERE message_id = ${messageId}`;

@@ -1,0 +1,39 @@
+/**
+ * RetentionPort.sweepBatch: one short transaction removing up to `batch` of the oldest events
+ * older than the cutoff from the low end of the log (the events group's removeOldEvents moves the
+ * floor, so the kept events stay one contiguous run and `after` paging goes on working), with the
+ * messages of the accepted events among them (retention-messages.ts). Statistics counters stay.
+ *
+ * Bounded: every statement touches at most about `batch` rows; the sweeper (src/retention/) calls
+ * again while `more`. Never one huge DELETE: a long transaction would hold PostgreSQL's xmin
+ * horizon back and bloat every table.
+ *
+ * Partitioning later: events (and their terms) could be partitioned by seq range (seq order is
+ * time order up to late events); once the floor has passed a partition's upper bound, the whole
+ * partition is detached and dropped instead of deleted row by row. The floor rule (remove from
+ * the low end only) is what makes that possible; the messages stay row-wise (they are parked
+ * while delivering).
+ */
+import type { SweepResult } from '../port/retention.js';
+import type { PgContext } from './context.js';
+import { removeOldEvents } from './event-log.js';
+import { expireMessages, expireReportMarks, retryParked } from './retention-messages.js';
+
+/** The advisory lock class of the sweep (two-int4 keys: apart from the migrations' bigint lock). */
+const SWEEP_LOCK_CLASS = 0x5245_544e; // "RETN"
+
+/**
+ * Sweepers on several nodes take turns (a transaction-scoped advisory lock): two sweeps walking
+ * from the same floor would remove the same events. The events go first (the log's floor), then
+ * the messages, the parked ones and the report marks.
+ */
+export async function sweepBatch(ctx: PgContext, o: { cutoffMs: number; batch: number }): Promise<SweepResult> {
+  return ctx.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${SWEEP_LOCK_CLASS}::int4, 0)`;
+    const removed = await removeOldEvents(tx, o);
+    let messages = await expireMessages(tx, removed.accepted.map((a) => a.messageId));
+    messages += await retryParked(tx, o.batch);
+    const marks = await expireReportMarks(tx, o.cutoffMs, o.batch);
+    return { events: removed.events, messages, more: removed.more || marks >= o.batch };
+  });
+}
