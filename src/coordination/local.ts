@@ -19,6 +19,7 @@ import { Pacer, RateLimiter } from '../queue/rate-limiter.js';
 import { LocalFailureWindow } from './failure-windows.js';
 import { KeyBuckets } from './key-buckets.js';
 import { LeaseTable } from './leases.js';
+import { named, type Named } from './named.js';
 import { isNodeId, loadNodeId } from './node-id.js';
 import type { Backlog, Coordination, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from './port.js';
 import { LocalSlots } from './slots.js';
@@ -41,12 +42,6 @@ export interface LocalCoordinationOptions {
   realTime?: () => number;
   /** A wake-up listener threw (it should only schedule work). Default: ignored, as OutboxSignal does. */
   onListenerError?: (err: unknown, topic: WakeTopic) => void;
-}
-
-/** A named object with the options it was made with: one name, one budget, one configuration. */
-interface Named<T> {
-  options: string;
-  value: T;
 }
 
 export class LocalCoordination implements Coordination {
@@ -115,20 +110,6 @@ export class LocalCoordination implements Coordination {
     if (!s) this.slotSets.set(name, (s = new LocalSlots()));
     return s;
   }
-}
-
-/** The object of `name`, made at its first use; a second use with other options throws. */
-function named<T>(map: Map<string, Named<T>>, kind: string, name: string, options: object, make: () => T): T {
-  // Keys sorted and undefined left out: { burst: undefined, perSecond: 50 } is { perSecond: 50 }.
-  const key = JSON.stringify(Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1))));
-  const found = map.get(name);
-  if (found) {
-    if (found.options !== key) throw new Error(`${kind} "${name}" exists with other options (${found.options}, asked ${key})`);
-    return found.value;
-  }
-  const value = make();
-  map.set(name, { options: key, value });
-  return value;
 }
 
 /** RateLimiter with the port's atomic tryTake (one synchronous check and take). */

@@ -6,10 +6,13 @@
  * passes the clock's time to its queries instead of the database's now(), so the ttl tests
  * need no sleep).
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import postgres from 'postgres';
 import { LocalCoordination } from '../../src/coordination/local.js';
+import { PostgresCoordination } from '../../src/coordination/postgres/index.js';
 import type { Coordination } from '../../src/coordination/port.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { eachImplementation } from './each-implementation.js';
@@ -45,7 +48,45 @@ const local: CoordinationImpl = {
   },
 };
 
-export const COORDINATIONS: readonly CoordinationImpl[] = [local];
+/** The most nodes a contract test asks for. */
+const PG_NODES = 5;
+
+/**
+ * PG_NODES coordinations on one fresh schema, as the daemons of a cluster (each its own pool,
+ * LISTEN connection and rate bridge), started at once (their tables are created once), on the
+ * fake clock: its monotonic time is every query's now. A generous sync timeout: a loaded test
+ * machine must not turn a slow round trip into "nothing granted".
+ */
+function postgresCoordination(url: string): CoordinationImpl {
+  return {
+    name: 'postgres',
+    async open(clock) {
+      const schema = `coord_${randomBytes(6).toString('hex')}`;
+      const all = Array.from({ length: PG_NODES }, (_, i) => new PostgresCoordination({ url, schema, nodeId: `node-${i + 1}`, clock, poolSize: 2, syncTimeoutMs: 10_000 }));
+      await Promise.all(all.map((c) => c.start()));
+      return {
+        nodes(n) {
+          if (n > PG_NODES) throw new Error(`the postgres contract harness has ${PG_NODES} nodes, asked ${n}`);
+          return all.slice(0, n);
+        },
+        async dispose() {
+          await Promise.all(all.map((c) => c.stop()));
+          const admin = postgres(url, { max: 1, onnotice: false });
+          try {
+            await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+          } finally {
+            await admin.end({ timeout: 5 });
+          }
+        },
+      };
+    },
+  };
+}
+
+const PG_URL = process.env.POSTRIDER_TEST_PG_URL;
+
+/** Local under `npm test`; PostgreSQL under `npm run test:pg` (as engines.ts chooses the store's engine). */
+export const COORDINATIONS: readonly CoordinationImpl[] = PG_URL ? [postgresCoordination(PG_URL)] : [local];
 
 /** The test's view: the fake clock and the nodes of a fresh backend. */
 export class CoordinationContext {

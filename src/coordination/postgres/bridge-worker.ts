@@ -1,0 +1,45 @@
+/**
+ * The source of the rate bridge's worker thread (bridge.ts): one PostgreSQL connection that
+ * runs the statements the main thread sends, in the order sent, and answers the ones the main
+ * thread waits for. Kept as source text run with `eval` rather than a module file, so that the
+ * same code runs from dist/ and from the TypeScript sources under the tests (a worker file would
+ * need a build or a loader); it is plain JavaScript with no import of ours, only the driver,
+ * whose file URL the main thread resolves and passes in.
+ *
+ * Protocol (workerData: port, flag, driver, url, settings):
+ *  - in: { id, text, params, sync } runs `text` with bound `params`; { close: true } ends the
+ *    connection after the statements already sent.
+ *  - out: { id, rows } for a sync statement, { id, error } for any that failed, { ready } once
+ *    connected. Every message out is followed by an increment of `flag` and Atomics.notify,
+ *    which wakes the main thread blocked in Atomics.wait.
+ */
+export const BRIDGE_WORKER_SOURCE = `
+'use strict';
+const { workerData } = require('node:worker_threads');
+const { port, flag, driver, url, settings } = workerData;
+const text = (err) => String((err && err.message) || err);
+function send(message) {
+  port.postMessage(message);
+  Atomics.add(flag, 0, 1);
+  Atomics.notify(flag, 0);
+}
+import(driver)
+  .then(({ default: postgres }) => {
+    const sql = postgres(url, { max: 1, onnotice: false, connect_timeout: 10, connection: settings });
+    port.on('message', (m) => {
+      if (m.close) {
+        sql.end({ timeout: 5 }).finally(() => port.close());
+        return;
+      }
+      sql.unsafe(m.text, m.params).then(
+        (rows) => m.sync && send({ id: m.id, rows: Array.from(rows) }),
+        (err) => send({ id: m.id, error: text(err) }),
+      );
+    });
+    return sql\`SELECT 1\`;
+  })
+  .then(
+    () => send({ ready: true }),
+    (err) => send({ ready: false, error: text(err) }),
+  );
+`;

@@ -1,0 +1,49 @@
+/**
+ * The coordination's own connections to PostgreSQL (postgres.js, as the store engine's pool:
+ * store/postgres/client.ts, which a coordination may not import): a small pool for the
+ * asynchronous methods (leases, keyed limits, failure windows, slots, NOTIFY), the LISTEN
+ * connection postgres.js opens beside it, and the rate bridge's one connection in its worker
+ * thread (bridge.ts). Every connection uses the coordination's schema, where its tables live
+ * beside the store's.
+ */
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql;
+
+export interface ConnectionOptions {
+  url: string;
+  /** The schema the coordination's tables live in (the store's). */
+  schema: string;
+  /** Shown in pg_stat_activity: the node id, so an operator sees whose connection it is. */
+  applicationName: string;
+}
+
+const INT8_OID = 20;
+
+/** What every coordination connection sets on connecting (plain data: the bridge's worker gets it too). */
+export function connectionSettings(o: ConnectionOptions): Record<string, string> {
+  return { application_name: o.applicationName, search_path: o.schema };
+}
+
+export function openPool(o: ConnectionOptions, max: number): Sql {
+  return postgres(o.url, {
+    max,
+    onnotice: false,
+    connect_timeout: 10,
+    idle_timeout: 60,
+    // Lease generations are int8 (a sequence): far below 2^53, read as numbers.
+    types: { int8: { to: INT8_OID, from: [INT8_OID], serialize: (v: number) => String(v), parse: (v: string) => Number(v) } },
+    connection: connectionSettings(o),
+  });
+}
+
+/** A quoted identifier for the schema (it comes from configuration, never from a client). */
+export function ident(name: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`invalid PostgreSQL schema name "${name}" (lowercase letters, digits and _; at most 63)`);
+  return `"${name}"`;
+}
+
+/** The SQLSTATE of a PostgreSQL error, if it is one. */
+export function sqlState(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}

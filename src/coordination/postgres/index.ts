@@ -1,0 +1,169 @@
+/**
+ * The cluster coordination (port.ts) on PostgreSQL, for several postrider nodes sharing one
+ * database (issue 32): the nodes' daemons each make one, on the store's database and schema,
+ * with the node id of their data folder (node-id.ts). What each method guarantees across nodes
+ * is written at the port; how each part keeps it, at its file:
+ *
+ *  - wake-ups: NOTIFY/LISTEN on the schema's channel (wakeups.ts);
+ *  - leadership and backlog parts: lease rows with generations from one sequence (leases.ts);
+ *  - the attempt budget and the pacer: rows changed under their row lock by SQL functions
+ *    (rate-sql.ts, pacer.ts), reached synchronously through a worker thread (bridge.ts), the
+ *    attempt budget in blocks reserved ahead (rates.ts);
+ *  - keyed limits, failure windows and slots: one row per key changed by one conditional
+ *    statement (key-rates.ts, failure-windows.ts, slots.ts), and the janitor that drops the
+ *    rows that mean nothing any more (janitor.ts).
+ *
+ * A component: start() creates the tables if needed (schema.ts), listens and starts the
+ * janitor and the slot renewals; stop() gives back what this node holds (its leases, its slot
+ * holds, its rate blocks), stops listening and closes its connections.
+ */
+import type { Clock, Timer } from '../../queue/clock.js';
+import { named, type Named } from '../named.js';
+import { isNodeId } from '../node-id.js';
+import type { Backlog, Coordination, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from '../port.js';
+import { SyncBridge } from './bridge.js';
+import { openPool, type Sql } from './connection.js';
+import { PgFailureWindow } from './failure-windows.js';
+import { JANITOR_EVERY_MS, sweep } from './janitor.js';
+import { PgKeyedRate } from './key-rates.js';
+import { PgLeases } from './leases.js';
+import { PgSharedPacer } from './pacer.js';
+import { PgSharedRate } from './rates.js';
+import { ensureSchema } from './schema.js';
+import { HOLD_TTL_MS, PgSlots, releaseAll, renewAll, type HoldRegistry } from './slots.js';
+import { coordinationTime, type CoordinationTime } from './time.js';
+import { PgWakeups, wakeChannel } from './wakeups.js';
+
+export interface PostgresCoordinationOptions {
+  /** The store's database. */
+  url: string;
+  /** The store's schema: the coordination's tables live beside the store's. */
+  schema: string;
+  /** This node's id (node-id.ts: the data folder's). */
+  nodeId: string;
+  /** Connections of the pool for the asynchronous methods (default 3); the LISTEN and the bridge have their own. */
+  poolSize?: number;
+  /**
+   * Tests only: a fake clock whose monotonic time every query uses as its now and whose timers
+   * run the renewals (time.ts). Default: the database's clock and real timers.
+   */
+  clock?: Clock;
+  /** Longest a synchronous rate or pacer call blocks the event loop for the database (default 250 ms; bridge.ts). */
+  syncTimeoutMs?: number;
+  /** A background statement failed (a NOTIFY, a renewal, a block's return): logged, never thrown. */
+  onError?: (err: unknown) => void;
+  /** A wake-up listener threw (it should only schedule work). */
+  onListenerError?: (err: unknown, topic: WakeTopic) => void;
+}
+
+export class PostgresCoordination implements Coordination {
+  readonly nodeId: string;
+  private readonly sql: Sql;
+  private readonly time: CoordinationTime;
+  private readonly onError: (err: unknown) => void;
+  private readonly wakeups: PgWakeups;
+  private readonly leases: PgLeases;
+  private readonly bridge: SyncBridge;
+  private readonly rates = new Map<string, Named<PgSharedRate>>();
+  private readonly pacers = new Map<string, Named<SharedPacer>>();
+  private readonly keyedRates = new Map<string, Named<KeyedRate>>();
+  private readonly failureWindows = new Map<string, Named<FailureWindow>>();
+  private readonly slotSets = new Map<string, Slots>();
+  private readonly holds: HoldRegistry = new Map();
+  private readonly timers = new Set<Timer>();
+  private stopped = false;
+
+  constructor(private readonly o: PostgresCoordinationOptions) {
+    if (!isNodeId(o.nodeId)) throw new Error(`not a node id: ${JSON.stringify(o.nodeId)}`);
+    this.nodeId = o.nodeId;
+    const connection = { url: o.url, schema: o.schema, applicationName: `postrider coordination ${o.nodeId}` };
+    this.sql = openPool(connection, o.poolSize ?? 3);
+    this.time = coordinationTime(o.clock);
+    this.onError = o.onError ?? (() => {});
+    this.wakeups = new PgWakeups(this.sql, wakeChannel(o.schema), this.onError, o.onListenerError);
+    this.leases = new PgLeases(this.sql, o.nodeId, this.time);
+    this.bridge = new SyncBridge({ ...connection, callTimeoutMs: o.syncTimeoutMs ?? 250, bootTimeoutMs: 10_000, onError: this.onError });
+  }
+
+  async start(): Promise<void> {
+    await ensureSchema(this.sql, this.o.schema);
+    await this.wakeups.start();
+    this.every(HOLD_TTL_MS / 3, () => renewAll(this.sql, this.holds, this.time));
+    this.every(JANITOR_EVERY_MS, () => sweep(this.sql, this.time));
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const t of this.timers) t.cancel();
+    for (const { value } of this.rates.values()) value.close();
+    const releases = [this.leases.releaseAll(), releaseAll(this.sql, this.holds)].map((p) => p.catch(this.onError));
+    await Promise.all(releases);
+    await this.wakeups.stop();
+    await this.bridge.close();
+    await this.sql.end({ timeout: 5 });
+  }
+
+  wake(topic: WakeTopic): void {
+    this.wakeups.wake(topic);
+  }
+
+  onWake(topic: WakeTopic, fn: () => void): () => void {
+    return this.wakeups.onWake(topic, fn);
+  }
+
+  async lead(task: LeaderTask, ttlMs: number): Promise<Lease | null> {
+    return this.leases.take(task, ttlMs); // a task has no "/": never a backlog part's name
+  }
+
+  async own(backlog: Backlog, key: string, ttlMs: number): Promise<Lease | null> {
+    return this.leases.take(`${backlog}/${key}`, ttlMs);
+  }
+
+  rate(name: string, o: RateOptions): SharedRate {
+    return named(this.rates, 'rate', name, o, () => {
+      this.bridge.start(); // the worker boots while the rest of the daemon starts
+      return new PgSharedRate(name, o, this.bridge, this.time);
+    });
+  }
+
+  pacer(name: string, o: PacerOptions): SharedPacer {
+    return named(this.pacers, 'pacer', name, o, () => {
+      this.bridge.start();
+      return new PgSharedPacer(name, o, this.bridge, this.time);
+    });
+  }
+
+  keyedRate(name: string, o: KeyedRateOptions): KeyedRate {
+    return named(this.keyedRates, 'keyed rate', name, o, () => new PgKeyedRate(this.sql, name, o, this.time));
+  }
+
+  failures(name: string, o: FailureWindowOptions): FailureWindow {
+    return named(this.failureWindows, 'failure window', name, o, () => new PgFailureWindow(this.sql, name, o, this.time));
+  }
+
+  slots(name: string): Slots {
+    let s = this.slotSets.get(name);
+    if (!s) this.slotSets.set(name, (s = new PgSlots(this.sql, name, this.holds, this.time)));
+    return s;
+  }
+
+  /** The LISTEN connection's server process id (tests: a dropped connection). */
+  async listenerPid(): Promise<number | undefined> {
+    return this.wakeups.pid();
+  }
+
+  /** Runs `work` every ms until stop(); a failure is reported and the next run comes all the same. */
+  private every(ms: number, work: () => Promise<void>): void {
+    const run = () => {
+      this.timers.delete(timer);
+      if (this.stopped) return;
+      void work().catch(this.onError);
+      timer = this.time.setTimer(run, ms);
+      this.timers.add(timer);
+    };
+    let timer = this.time.setTimer(run, ms);
+    this.timers.add(timer);
+  }
+
+}
