@@ -4,8 +4,8 @@
  * failures and retention's parked messages. Until the first release every table is created here;
  * afterwards a change is a new migration.
  *
- * Text that the LMDB engine orders by key (addresses, days, domains, policy keys) is COLLATE "C":
- * byte order, as LMDB's keys sort, and what a B-tree range scan can use for any locale.
+ * Ids, and text that the LMDB engine orders by key (addresses, days, domains, policy keys), are
+ * COLLATE "C", as every group's: byte order, as LMDB's keys sort, whatever the locale.
  */
 export const SQL = `
 -- SuppressionsPort: unique per (channel, mail type, lower-cased address) (store/port/suppressions.ts).
@@ -13,7 +13,7 @@ export const SQL = `
 -- of a channel's list in (mail type, address) order. No account_id: apply() names a channel only;
 -- a channel's purge deletes by channel_id (the primary key's prefix).
 CREATE TABLE suppressions (
-  channel_id text NOT NULL,
+  channel_id text COLLATE "C" NOT NULL,
   mail_type text COLLATE "C" NOT NULL,
   email text COLLATE "C" NOT NULL,
   reason text NOT NULL,
@@ -25,11 +25,11 @@ CREATE TABLE suppressions (
 -- The primary key makes "at most one per message and recipient" an INSERT ... ON CONFLICT DO
 -- NOTHING. at_ms is the event's time: retention drops marks whose events have aged out.
 CREATE TABLE engagement_report_marks (
-  message_id text NOT NULL,
+  message_id text COLLATE "C" NOT NULL,
   event_type text NOT NULL,
   recipient text NOT NULL,
-  account_id text NOT NULL,
-  channel_id text NOT NULL,
+  account_id text COLLATE "C" NOT NULL,
+  channel_id text COLLATE "C" NOT NULL,
   at_ms int8 NOT NULL,
   PRIMARY KEY (message_id, event_type, recipient)
 );
@@ -88,9 +88,9 @@ CREATE TABLE dns_failures (
 -- RetentionPort: messages whose accepted event is gone while their delivery went on; a later
 -- sweep removes them once their last job is done.
 CREATE TABLE retention_pending (
-  message_id text PRIMARY KEY,
-  account_id text NOT NULL,
-  channel_id text NOT NULL,
+  message_id text COLLATE "C" PRIMARY KEY,
+  account_id text COLLATE "C" NOT NULL,
+  channel_id text COLLATE "C" NOT NULL,
   created_ms int8 NOT NULL
 );
 CREATE INDEX retention_pending_channel ON retention_pending (channel_id);
