@@ -23,12 +23,12 @@ import type { ActivityFilter } from '../port/events.js';
 import type { Db } from './client.js';
 
 export const LATE_EVENT_TOLERANCE_MS = 5 * 60_000;
-/** Candidates one page examines at most (~10-40 ms of primary-key probes). */
+/** Candidates one page examines at most (~10-40 ms of primary-key probes), in growing stretches. */
 export const PAGE_WALK = 10_000;
 /** Candidates a count examines at most when each needs its row checked. */
 export const COUNT_WALK = 50_000;
 /** Candidates a count examines at most when the lead alone is the filter (an index-only count). */
-export const COUNT_WALK_LEAD_ONLY = 500_000;
+export const COUNT_WALK_LEAD_ONLY = 200_000;
 
 /** A piece of SQL with its bound parameters, for composing a statement. */
 export type Fragment = postgres.PendingQuery<postgres.Row[]>;
@@ -107,9 +107,11 @@ export function leadSeqs(db: Db, f: ActivityFilter, w: Window, limit: number): F
   const dir = w.desc ? db`DESC` : db`ASC`;
   const inWindow = (col: Fragment) => db`${col} > ${w.gt} AND ${col} < ${w.lt} ORDER BY ${col} ${dir} LIMIT ${limit}`;
   const a = f.accountId;
-  const union = (values: readonly string[], one: (v: Fragment) => Fragment) =>
-    db`SELECT DISTINCT u.seq FROM unnest(${[...new Set(values)]}::text[]) AS v(value)
-       CROSS JOIN LATERAL (${one(db`v.value`)}) u ORDER BY u.seq ${dir} LIMIT ${limit}`;
+  // A comma list: the first `limit` of each value's ordered index range, merged and deduplicated
+  // in seq order (each branch is bounded on its own, whichever plan PostgreSQL picks for it).
+  const union = (values: readonly string[], one: (v: string) => Fragment) =>
+    db`SELECT DISTINCT u.seq FROM (${[...new Set(values)].map((v) => db`(${one(v)})`).reduce((acc, q) => db`${acc} UNION ALL ${q}`)}) u
+       ORDER BY u.seq ${dir} LIMIT ${limit}`;
   switch (leadOf(f)) {
     case 'message':
       return db`SELECT seq FROM events WHERE message_id = ${f.messageId!} AND ${inWindow(db`seq`)}`;

@@ -14,9 +14,16 @@ import { countOf, pageOf } from '../activity-page.js';
 import { scopeOf } from '../activity-plan.js';
 import { messageItems } from '../activity-messages.js';
 
-/** A read-only snapshot: never a serialization failure, never a lock. */
+/**
+ * A read-only snapshot: never a serialization failure, never a lock. Its statements are planned
+ * for their actual values (a walk's LIMIT, a hot tag): a generic plan of a prepared statement
+ * could read every match of a lead where a custom one streams an ordered range.
+ */
 function snapshot<T>(ctx: PgContext, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return ctx.sql.begin('isolation level repeatable read read only', fn) as Promise<T>;
+  return ctx.sql.begin('isolation level repeatable read read only', async (tx) => {
+    await tx`SET LOCAL plan_cache_mode = force_custom_plan`;
+    return fn(tx);
+  }) as Promise<T>;
 }
 
 async function pageWithCount(tx: Tx, f: ActivityFilter, opts: PageOptions): Promise<ActivityPage> {
