@@ -71,9 +71,9 @@ describe('PostgreSQL webhooks and idempotency across two nodes', () => {
     expect(await a.webhooks.status(webhook.id)).toMatchObject({ succeeded: 1 });
   });
 
-  it('never gives one entry to claimers of two nodes racing', async () => {
-    await a.webhooks.create({ accountId: account, channelId: null, url: 'https://h.example.org/', events: ['opened'], enabled: true, additionalHeaders: [], maxPerAccount: 5 });
-    await append(a, Array.from({ length: 30 }, () => event(randomUUID())));
+  it('never gives one entry to claimers of two nodes racing, and leaves none behind that another could take', async () => {
+    for (let i = 0; i < 2; i++) await a.webhooks.create({ accountId: account, channelId: null, url: 'https://h.example.org/', events: ['opened'], enabled: true, additionalHeaders: [], maxPerAccount: 5 });
+    await append(a, Array.from({ length: 15 }, () => event(randomUUID())));
     const now = Date.now() + 1;
     const rounds = await Promise.all([a, b, a, b, a, b].map((s) => s.webhookOutbox.claimDue(claimAt(now, { max: 7 }))));
     const ids = rounds.flatMap((r) => r.claims.map((c) => c.entry.id));

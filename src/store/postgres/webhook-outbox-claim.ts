@@ -22,8 +22,11 @@ import type { PgContext } from './context.js';
  */
 export const CLAIM_LEASE_MS = 5 * 60_000;
 
-/** Rounds of one claimDue: a round that met entries of deleted channels drops them and looks again. */
-const MAX_ROUNDS = 4;
+/**
+ * Rounds of one claimDue at most: a round that met entries of deleted channels, or heads another
+ * claimer holds, looks again for the slots left (claimRounds).
+ */
+const MAX_ROUNDS = 8;
 
 interface WebhookHeads {
   webhook_id: string;
@@ -31,6 +34,7 @@ interface WebhookHeads {
   signing_key: string | null;
   enabled: boolean | null;
   next_due: number | null;
+  due_now: number;
 }
 
 interface Candidate {
@@ -52,7 +56,7 @@ export interface ClaimResult {
 export async function claimDue(ctx: PgContext, r: ClaimRequest): Promise<ClaimResult> {
   const token = randomUUID();
   const result = await ctx.begin(async (tx) => {
-    const heads = await webhooksWithHeads(tx, r.nowMs);
+    const heads = await webhooksWithHeads(tx, r.nowMs, r.max);
     const live = heads.filter((h) => h.doc !== null && h.enabled === true && h.signing_key !== null);
     await dropDisabled(tx, heads.filter((h) => !live.includes(h)).map((h) => h.webhook_id));
     let nextDueMs: number | undefined;
@@ -65,9 +69,10 @@ export async function claimDue(ctx: PgContext, r: ClaimRequest): Promise<ClaimRe
 
 /**
  * Every webhook that has entries waiting (a skip-scan of webhook_outbox_due: one probe per
- * webhook), with its record and key (null when deleted) and the earliest head due after now.
+ * webhook), with its record and key (null when deleted), the earliest head due after now, and
+ * how many heads are due and unclaimed now (counted up to max).
  */
-async function webhooksWithHeads(tx: Tx, nowMs: number): Promise<WebhookHeads[]> {
+async function webhooksWithHeads(tx: Tx, nowMs: number, max: number): Promise<WebhookHeads[]> {
   return tx<WebhookHeads[]>`
     WITH RECURSIVE ids AS (
       (SELECT webhook_id FROM webhook_outbox WHERE head ORDER BY webhook_id LIMIT 1)
@@ -78,7 +83,11 @@ async function webhooksWithHeads(tx: Tx, nowMs: number): Promise<WebhookHeads[]>
     SELECT ids.webhook_id, w.doc, w.signing_key, w.enabled,
       (SELECT o.due_at_ms FROM webhook_outbox o
        WHERE o.webhook_id = ids.webhook_id AND o.head AND o.due_at_ms > ${nowMs}
-       ORDER BY o.due_at_ms LIMIT 1) AS next_due
+       ORDER BY o.due_at_ms LIMIT 1) AS next_due,
+      (SELECT count(*) FROM (
+         SELECT 1 FROM webhook_outbox o
+         WHERE o.webhook_id = ids.webhook_id AND o.head AND o.due_at_ms <= ${nowMs} AND o.claimed_until_ms <= ${nowMs}
+         LIMIT ${max}) AS d)::int8 AS due_now
     FROM ids LEFT JOIN webhooks w ON w.id = ids.webhook_id
     WHERE ids.webhook_id IS NOT NULL
     ORDER BY ids.webhook_id`;
@@ -98,40 +107,76 @@ async function dropDisabled(tx: Tx, webhookIds: string[]): Promise<void> {
 
 /**
  * Claims per webhook up to its free slots and at most r.max in all, webhooks in id order (as
- * LMDB's skip-scan). Heads about a deleted channel are not claimed: their message's entries for
- * that webhook are dropped (its tombstone committed before the DELETE's 204), and the slots they
- * took are filled by another round.
+ * LMDB's skip-scan). Each round plans how many to take of each webhook from the due counts, so
+ * that no row is locked beyond what is claimed (a locked row is skipped by the other claimers).
+ * Heads about a deleted channel are not claimed: their message's entries for that webhook are
+ * dropped (its tombstone committed before the DELETE's 204), and another round fills the slots.
  */
 async function claimRounds(tx: Tx, r: ClaimRequest, live: WebhookHeads[], token: string): Promise<Claim[]> {
   const byId = new Map(live.map((h) => [h.webhook_id, h]));
-  const left = new Map(live.map((h) => [h.webhook_id, Object.hasOwn(r.freeSlots.byWebhook, h.webhook_id) ? r.freeSlots.byWebhook[h.webhook_id] : r.freeSlots.default]));
+  const slots = new Map(live.map((h) => [h.webhook_id, Object.hasOwn(r.freeSlots.byWebhook, h.webhook_id) ? r.freeSlots.byWebhook[h.webhook_id] : r.freeSlots.default]));
+  const due = new Map(live.map((h) => [h.webhook_id, h.due_now]));
   const claims: Claim[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const plan = live.map((h, ord) => ({ webhook_id: h.webhook_id, n: Math.max(0, Math.min(left.get(h.webhook_id) ?? 0, r.max - claims.length)), ord })).filter((p) => p.n > 0);
-    if (plan.length === 0 || claims.length >= r.max) break;
-    const found = await lockDueHeads(tx, plan, r.nowMs, r.max - claims.length);
+    const plan = planRound(live, slots, due, r.max - claims.length);
+    if (plan.length === 0) break;
+    const found = await lockDueHeads(tx, plan, r.nowMs);
     const taken = found.filter((c) => !c.gone);
     await markClaimed(tx, taken, r.nowMs + CLAIM_LEASE_MS, token);
     for (const c of taken) {
       const h = byId.get(c.webhook_id)!;
       claims.push({ webhook: h.doc!, secret: h.signing_key!, entry: c.doc });
-      left.set(c.webhook_id, (left.get(c.webhook_id) ?? 0) - 1);
+      slots.set(c.webhook_id, (slots.get(c.webhook_id) ?? 0) - 1);
     }
     const gone = found.filter((c) => c.gone);
-    if (gone.length === 0) break;
-    await tx`
-      DELETE FROM webhook_outbox o USING jsonb_to_recordset(${tx.json(gone.map((g) => ({ webhook_id: g.webhook_id, message_id: g.message_id })) as never)}::jsonb)
-        AS g(webhook_id text, message_id text)
-      WHERE o.webhook_id = g.webhook_id AND o.message_id = g.message_id`;
+    if (!afterRound(plan, found, due) && gone.length === 0) break;
+    if (gone.length > 0) await dropMessages(tx, gone);
   }
   return claims;
 }
 
 /**
- * The due, unclaimed heads of each planned webhook in due order, up to its n, locked (SKIP
- * LOCKED: what another claimer holds right now is left to it), at most `max` in all.
+ * Counts a round's finds against the due counts: a webhook whose heads ran out before its n
+ * (the others claimed or locked by another claimer) has none left for this call; a dropped
+ * head's place is looked for again (the due count stopped at max). True when some webhook ran
+ * short, so that another round gives its share to the webhooks after it.
  */
-async function lockDueHeads(tx: Tx, plan: { webhook_id: string; n: number; ord: number }[], nowMs: number, max: number): Promise<Candidate[]> {
+function afterRound(plan: { webhook_id: string; n: number }[], found: Candidate[], due: Map<string, number>): boolean {
+  let short = false;
+  for (const p of plan) {
+    const got = found.filter((c) => c.webhook_id === p.webhook_id);
+    const dropped = got.filter((c) => c.gone).length;
+    if (got.length < p.n) short = true;
+    due.set(p.webhook_id, got.length < p.n ? 0 : (due.get(p.webhook_id) ?? 0) - p.n + dropped);
+  }
+  return short;
+}
+
+/** The entries of a deleted channel's messages for their webhooks: none is posted. */
+async function dropMessages(tx: Tx, gone: Candidate[]): Promise<void> {
+  const pairs = gone.map((g) => ({ webhook_id: g.webhook_id, message_id: g.message_id }));
+  await tx`
+    DELETE FROM webhook_outbox o USING jsonb_to_recordset(${tx.json(pairs as never)}::jsonb) AS g(webhook_id text, message_id text)
+    WHERE o.webhook_id = g.webhook_id AND o.message_id = g.message_id`;
+}
+
+/** How many to take of each webhook, in id order: its free slots, its due entries, what is left of max. */
+function planRound(live: WebhookHeads[], slots: Map<string, number>, due: Map<string, number>, room: number): { webhook_id: string; n: number; ord: number }[] {
+  const plan: { webhook_id: string; n: number; ord: number }[] = [];
+  live.forEach((h, ord) => {
+    const n = Math.min(slots.get(h.webhook_id) ?? 0, due.get(h.webhook_id) ?? 0, room);
+    if (n <= 0) return;
+    plan.push({ webhook_id: h.webhook_id, n, ord });
+    room -= n;
+  });
+  return plan;
+}
+
+/**
+ * The due, unclaimed heads of each planned webhook in due order, up to its n, locked (SKIP
+ * LOCKED: what another claimer holds right now is left to it).
+ */
+async function lockDueHeads(tx: Tx, plan: { webhook_id: string; n: number; ord: number }[], nowMs: number): Promise<Candidate[]> {
   return tx<Candidate[]>`
     SELECT o.webhook_id, o.message_id, o.seq, o.part, o.doc,
       EXISTS (SELECT 1 FROM channels ch WHERE ch.id = o.channel_id AND ch.deleted_at_ms IS NOT NULL) AS gone
@@ -143,8 +188,7 @@ async function lockDueHeads(tx: Tx, plan: { webhook_id: string; n: number; ord: 
       LIMIT p.n
       FOR NO KEY UPDATE OF x SKIP LOCKED
     ) o
-    ORDER BY p.ord, o.due_at_ms, o.message_id, o.seq, o.part
-    LIMIT ${max}`;
+    ORDER BY p.ord, o.due_at_ms, o.message_id, o.seq, o.part`;
 }
 
 /** Marks the locked entries claimed until the lease ends, by this call's token. */
