@@ -71,6 +71,8 @@ export class PostgresCoordination implements Coordination {
   private readonly slotSets = new Map<string, Slots>();
   private readonly holds: HoldRegistry = new Map();
   private readonly timers = new Set<Timer>();
+  /** Renewals and sweeps under way (settled() waits for them). */
+  private readonly running = new Set<Promise<void>>();
   private stopped = false;
 
   constructor(private readonly o: PostgresCoordinationOptions) {
@@ -96,6 +98,7 @@ export class PostgresCoordination implements Coordination {
     if (this.stopped) return;
     this.stopped = true;
     for (const t of this.timers) t.cancel();
+    await this.settled();
     for (const { value } of this.rates.values()) value.close();
     const releases = [this.leases.releaseAll(), releaseAll(this.sql, this.holds)].map((p) => p.catch(this.onError));
     await Promise.all(releases);
@@ -153,12 +156,19 @@ export class PostgresCoordination implements Coordination {
     return this.wakeups.pid();
   }
 
+  /** Resolves once the renewals and sweeps started so far are done (tests: a renewal landed before time moves on). */
+  async settled(): Promise<void> {
+    await Promise.all(this.running);
+  }
+
   /** Runs `work` every ms until stop(); a failure is reported and the next run comes all the same. */
   private every(ms: number, work: () => Promise<void>): void {
     const run = () => {
       this.timers.delete(timer);
       if (this.stopped) return;
-      void work().catch(this.onError);
+      const done = work().catch(this.onError);
+      this.running.add(done);
+      void done.finally(() => this.running.delete(done));
       timer = this.time.setTimer(run, ms);
       this.timers.add(timer);
     };

@@ -6,9 +6,9 @@
  *
  * - available() reserves a block: as much as the budget gives now (at most the burst), held
  *   for HOLD_MS. The dispatcher then leases that many jobs and take()s the ones it started;
- *   each take() reports its starts to the row without waiting (coord_rate_spent), and what is
- *   left when the hold ends goes back (coord_rate_return, also on a timer, so an idle node
- *   gives its block back).
+ *   the starts are reported to the row without waiting (coord_rate_spent, once per event-loop
+ *   turn), and what is left when the hold ends goes back (coord_rate_return, also on a timer,
+ *   so an idle node gives its block back).
  * - tryTake(n) spends from the block first, then reserves the rest and spends it at once.
  * - When the row grants nothing it answers how long until it would; until then the node does
  *   not ask again (available() answers 0, msUntilAvailable() what is left of that wait).
@@ -19,9 +19,11 @@
  * twenty times a second per busy node. Before its first answer (the worker still starting, the
  * database unreachable) a node has nothing reserved, so it starts nothing and asks again after
  * NO_ANSWER_WAIT_MS. Throughput: a block held by one node is not available to the others
- * until it is spent or returned, so a node that reserves and then has no job delays the others
- * by at most the hold; the sliding window counts a held block's starts until the hold's end
- * plus one second, until the node reports when they happened.
+ * until it is spent or returned (the bucket counts its starts as still in it, rate-sql.ts), so a
+ * node that reserves and then has no job delays the others by at most the hold; the sliding
+ * window counts a held block's starts until the hold's end plus one second, until the node
+ * reports when they happened. Each report and return is one more statement for the database
+ * (not waited for): about one per block.
  */
 import type { Timer } from '../../queue/clock.js';
 import { RateLimiter } from '../../queue/rate-limiter.js';
@@ -55,6 +57,9 @@ export class PgSharedRate implements SharedRate {
   private block: Block | null = null;
   /** Local time before which the row's last answer said nothing more is available. */
   private askAfter = -Infinity;
+  /** Starts spent from the block and not reported yet: reported together, once per event-loop turn. */
+  private unreported: { block: Block; n: number; at: number } | null = null;
+  private flushing: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly name: string,
@@ -110,14 +115,31 @@ export class PgSharedRate implements SharedRate {
     // When they happened, on the row's clock: at most the time since the ask after the
     // reservation's time, which came before the answer (and never after the block's end).
     const at = Math.min(b.at, b.reservedAt + (this.time.local() - b.askedAt));
-    this.bridge.post(SPENT, [this.name, b.at, k, at]);
+    if (this.unreported?.block !== b) this.flush();
+    this.unreported ??= { block: b, n: 0, at };
+    this.unreported.n += k;
+    this.unreported.at = Math.max(this.unreported.at, at);
+    // A loop of take(1) (the dispatcher's startReady) reports once; later than they happened
+    // is on the safe side (the window keeps them longer).
+    this.flushing ??= setImmediate(() => this.flush()).unref();
     return k;
+  }
+
+  /** Reports the spent starts (before any other statement of this rate, so the row sees them first). */
+  private flush(): void {
+    if (this.flushing) clearImmediate(this.flushing);
+    this.flushing = undefined;
+    const u = this.unreported;
+    if (!u) return;
+    this.unreported = null;
+    this.bridge.post(SPENT, [this.name, this.rate, this.burst, u.block.at, u.n, u.at]);
   }
 
   /** Asks the row for up to `want` (a block when holdMs > 0, else spent at once); answers what was granted. */
   private reserve(want: number, holdMs: number, force: boolean): number {
     const askedAt = this.time.local();
     if (!force && askedAt < this.askAfter) return 0;
+    this.flush();
     const rows = this.bridge.call<ReserveRow>(RESERVE, [this.name, this.time.query(), this.rate, this.burst, want, holdMs, force]);
     const row = rows?.[0];
     if (!row) {
@@ -143,6 +165,7 @@ export class PgSharedRate implements SharedRate {
     if (!b) return;
     this.block = null;
     b.timer.cancel();
-    if (b.n > 0) this.bridge.post(RETURN, [this.name, b.at, b.n, this.burst]);
+    this.flush();
+    if (b.n > 0) this.bridge.post(RETURN, [this.name, this.time.query(), this.rate, this.burst, b.at, b.n]);
   }
 }

@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS coord_rate_window (
   name text NOT NULL,
   at_ms float8 NOT NULL,
   n int4 NOT NULL,
+  held int4 NOT NULL DEFAULT 0,
   PRIMARY KEY (name, at_ms)
 );
 
