@@ -10,7 +10,7 @@
  *  - in: { id, text, params, sync } runs `text` with bound `params`; { close: true } ends the
  *    connection after the statements already sent.
  *  - out: { id, rows } for a sync statement, { id, error } for any that failed, { ready } once
- *    connected. Every message out is followed by an increment of `flag` and Atomics.notify,
+ *    the driver is loaded (false: it could not be). Every message out is followed by an increment of `flag` and Atomics.notify,
  *    which wakes the main thread blocked in Atomics.wait.
  */
 export const BRIDGE_WORKER_SOURCE = `
@@ -23,23 +23,30 @@ function send(message) {
   Atomics.add(flag, 0, 1);
   Atomics.notify(flag, 0);
 }
-import(driver)
-  .then(({ default: postgres }) => {
-    const sql = postgres(url, { max: 1, onnotice: false, connect_timeout: 10, connection: settings });
-    port.on('message', (m) => {
-      if (m.close) {
-        sql.end({ timeout: 5 }).finally(() => port.close());
-        return;
-      }
-      sql.unsafe(m.text, m.params).then(
+// The pool of one connection (postgres.js connects at the first statement and again after a
+// drop). Each message chains on it in arrival order, so statements are queued in that order.
+const opened = import(driver).then(({ default: postgres }) =>
+  postgres(url, { max: 1, onnotice: false, connect_timeout: 10, connection: settings }),
+);
+port.on('message', (m) => {
+  opened.then(
+    (sql) => {
+      if (m.close) return sql.end({ timeout: 5 }).finally(() => port.close());
+      return sql.unsafe(m.text, m.params).then(
         (rows) => m.sync && send({ id: m.id, rows: Array.from(rows) }),
         (err) => send({ id: m.id, error: text(err) }),
       );
-    });
-    return sql\`SELECT 1\`;
-  })
-  .then(
-    () => send({ ready: true }),
-    (err) => send({ ready: false, error: text(err) }),
+    },
+    (err) => (m.close ? port.close() : send({ id: m.id, error: text(err) })),
   );
+});
+// Ready once the driver is loaded; the connection is opened at once (a statement waits behind
+// it), so that the first call does not pay for it, and a failure to connect is reported.
+opened.then(
+  (sql) => {
+    send({ ready: true });
+    sql\`SELECT 1\`.catch((err) => send({ error: text(err) }));
+  },
+  (err) => send({ ready: false, error: text(err) }),
+);
 `;

@@ -84,7 +84,7 @@ export class PostgresCoordination implements Coordination {
     this.onError = o.onError ?? (() => {});
     this.wakeups = new PgWakeups(this.sql, wakeChannel(o.schema), this.onError, o.onListenerError);
     this.leases = new PgLeases(this.sql, o.nodeId, this.time);
-    this.bridge = new SyncBridge({ ...connection, callTimeoutMs: o.syncTimeoutMs ?? 250, bootTimeoutMs: 10_000, onError: this.onError });
+    this.bridge = new SyncBridge({ ...connection, callTimeoutMs: o.syncTimeoutMs ?? 250, bootTimeoutMs: Math.max(2_000, o.syncTimeoutMs ?? 0), onError: this.onError });
   }
 
   async start(): Promise<void> {

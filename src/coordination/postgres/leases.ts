@@ -12,7 +12,14 @@
  * - renew() and release() act only while the row still carries that generation: an UPDATE or
  *   DELETE ... WHERE generation = ours. A lease that expired but that nobody took is still ours
  *   and is renewed, as in memory.
+ * - A restarted node takes back at once the leases its previous run held (port.ts: the node id
+ *   is stable across restarts so that a restart takes back what the node held): a row of this
+ *   node id written by another run (each coordination instance is one run, `run` a random id)
+ *   is taken over as an expired one. One daemon runs per data folder (its lock), so that other
+ *   run has ended; without this, a node restarted after a crash would wait out the ttl of its
+ *   own leases (its unfinished messages' 'finishing' part among them).
  */
+import { randomUUID } from 'node:crypto';
 import type { Lease } from '../port.js';
 import type { Sql } from './connection.js';
 import type { CoordinationTime } from './time.js';
@@ -20,6 +27,7 @@ import type { CoordinationTime } from './time.js';
 export class PgLeases {
   /** The leases this node holds now, released when it stops. */
   private readonly held = new Map<number, Lease>();
+  private readonly run = randomUUID();
 
   constructor(
     private readonly sql: Sql,
@@ -31,10 +39,10 @@ export class PgLeases {
     if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new Error(`lease ttl must be positive, got ${ttlMs}`);
     const now = this.time.query();
     const rows = await this.sql<{ generation: number }[]>`
-      INSERT INTO coord_leases AS l (name, owner, generation, expires_at_ms)
-      VALUES (${name}, ${this.owner}, nextval('coord_lease_generations'), coord_now(${now}::float8) + ${ttlMs}::float8)
-      ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, generation = excluded.generation, expires_at_ms = excluded.expires_at_ms
-      WHERE l.expires_at_ms <= coord_now(${now}::float8)
+      INSERT INTO coord_leases AS l (name, owner, run, generation, expires_at_ms)
+      VALUES (${name}, ${this.owner}, ${this.run}, nextval('coord_lease_generations'), coord_now(${now}::float8) + ${ttlMs}::float8)
+      ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, run = excluded.run, generation = excluded.generation, expires_at_ms = excluded.expires_at_ms
+      WHERE l.expires_at_ms <= coord_now(${now}::float8) OR (l.owner = excluded.owner AND l.run <> excluded.run)
       RETURNING generation`;
     const generation = rows[0]?.generation;
     return generation === undefined ? null : this.handle(name, generation, ttlMs);

@@ -22,6 +22,7 @@ CREATE SEQUENCE IF NOT EXISTS coord_lease_generations;
 CREATE TABLE IF NOT EXISTS coord_leases (
   name text PRIMARY KEY,
   owner text NOT NULL,
+  run text NOT NULL,
   generation int8 NOT NULL,
   expires_at_ms float8 NOT NULL
 );
