@@ -25,6 +25,17 @@ export function connectionSettings(o: ConnectionOptions): Record<string, string>
   return { application_name: o.applicationName, search_path: o.schema };
 }
 
+/**
+ * The bridge's connection (rates and pacer) commits without waiting for the WAL flush: its
+ * rows are short-lived state that a database crash may take back by a few milliseconds (a
+ * budget then allows those starts once more), and the event loop waits for each of its
+ * statements, so a flush would cost every node's loop a disk sync per reservation. Leases,
+ * keyed limits, failure windows and slots keep the server's setting (the pool's).
+ */
+export function bridgeSettings(o: ConnectionOptions): Record<string, string> {
+  return { ...connectionSettings(o), synchronous_commit: 'off' };
+}
+
 export function openPool(o: ConnectionOptions, max: number): Sql {
   return postgres(o.url, {
     max,
