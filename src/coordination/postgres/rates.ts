@@ -13,7 +13,7 @@
  * - When the row grants nothing it answers how long until it would; until then the node does
  *   not ask again (available() answers 0, msUntilAvailable() what is left of that wait).
  *
- * Latency: a node asks the row (one blocking round trip, about 1 ms to a local server) when its
+ * Latency: a node asks the row (one blocking round trip, about 0.7 ms to a local server) when its
  * block is used up or its hold ended, and when the wait the row answered has passed: at most a
  * few times per burst of starts, so at delivery.rate 50 with its burst of 5, about ten to
  * twenty times a second per busy node. Before its first answer (the worker still starting, the
