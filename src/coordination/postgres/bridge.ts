@@ -7,10 +7,9 @@
  * own connection (bridge-worker.ts) while the main thread blocks in Atomics.wait until the
  * answer is posted back (and reads it with receiveMessageOnPort, without an event-loop turn).
  *
- * The cost is a blocked event loop for one round trip (0.3 to 0.7 ms to a local server, measured on a loaded
- * 2-core test machine) each time
- * a node asks its rate or pacer row; rates.ts reserves blocks so that it asks once per block,
- * not per start. Bounded: a call waits at most `callTimeoutMs` (then answers "no answer", which
+ * The cost is a blocked event loop for one round trip (0.3 to 0.7 ms to a local server,
+ * measured on a loaded 2-core test machine) each time a node asks its rate or pacer row;
+ * rates.ts reserves blocks so that it asks once per block, not per start. Bounded: a call waits at most `callTimeoutMs` (then answers "no answer", which
  * the callers take as nothing granted), and after a call that timed out no call blocks until
  * the late answer came, so a slow or unreachable database costs one wait, not one per call.
  * A late answer is dropped: what it granted counts as spent (the budget errs on the safe side).
