@@ -16,18 +16,16 @@
  *   for work at once instead of at their idle check (port.ts: a wake-up is a hint, the work is
  *   found in the store).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { parseWakePayload, wakePayload } from '../../domain/wake-channel.js';
 import { LocalWakeups } from '../wakeups.js';
 import type { WakeTopic } from '../port.js';
 import type { Sql } from './connection.js';
 
 const TOPICS: readonly WakeTopic[] = ['queue', 'outbox', 'broadcasts', 'purges'];
 
-/** The schema's channel: readable when it fits PostgreSQL's 63 bytes, else a hash of the schema. */
-export function wakeChannel(schema: string): string {
-  const plain = `postrider_wake_${schema}`;
-  return plain.length <= 63 ? plain : `postrider_wake_${createHash('sha256').update(schema).digest('hex').slice(0, 40)}`;
-}
+/** The schema's channel (domain/wake-channel.ts: the store engine notifies 'outbox' on it too). */
+export { wakeChannel } from '../../domain/wake-channel.js';
 
 export class PgWakeups {
   private readonly local: LocalWakeups;
@@ -86,7 +84,7 @@ export class PgWakeups {
 
   /** One NOTIFY; when wakes came meanwhile, one more after it. */
   private notify(topic: WakeTopic): void {
-    void this.sql`SELECT pg_notify(${this.channel}, ${`${this.sender} ${topic}`})`.then(
+    void this.sql`SELECT pg_notify(${this.channel}, ${wakePayload(this.sender, topic)})`.then(
       () => this.sent(topic),
       (err: unknown) => {
         this.onError(err);
@@ -104,7 +102,7 @@ export class PgWakeups {
   }
 
   private received(payload: string): void {
-    const [sender, topic] = payload.split(' ');
+    const { sender, topic } = parseWakePayload(payload);
     if (sender === this.sender || !TOPICS.includes(topic as WakeTopic)) return;
     this.local.wake(topic as WakeTopic);
   }

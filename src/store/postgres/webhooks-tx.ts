@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
 import type { EventRecord } from '../../domain/types.js';
 import { payloadsOf, webhookWants, type OutboxEntry, type Webhook } from '../../domain/webhook.js';
-import { wakeChannel } from '../../domain/wake-channel.js';
+import { wakeChannel, wakePayload } from '../../domain/wake-channel.js';
 import type { IdempotencyWrite } from '../port/idempotency.js';
 import type { Tx } from './client.js';
 
@@ -73,7 +73,7 @@ export async function enqueueWebhookEvents(tx: Tx, events: readonly EventRecord[
     )
     SELECT current_schema() AS schema FROM (SELECT 1 FROM ins LIMIT 1) AS added`;
   const schema = added[0]?.schema;
-  if (schema) await tx`SELECT pg_notify(${wakeChannel(schema)}, 'outbox')`;
+  if (schema) await tx`SELECT pg_notify(${wakeChannel(schema)}, ${wakePayload('store', 'outbox')})`;
 }
 
 /** The rows of a batch of events, in event order; `first` marks the first of each (webhook, message). */
