@@ -51,6 +51,8 @@ const CLI_STORE_ENTRIES = [
   '^src/store/lmdb/env\\.ts$',
   // The engine the commands open (the store port over the LMDB environment).
   '^src/store/lmdb/engine\\.ts$',
+  // Cluster mode: `migrate` applies the PostgreSQL schema (and reports its version).
+  '^src/store/postgres/engine\\.ts$',
   // `serve` holds the data folder's lock for the daemon's lifetime, before anything opens the store.
   '^src/store/lmdb/folder-lock\\.ts$',
   // `store check` reads every page and entry of the store: a check of the file, no resource's verb.
@@ -94,15 +96,17 @@ module.exports = {
         'Outside src/store/, the store is the port (src/store/port/): services, the pipeline and the observers take a ' +
         'StorePort and never name an engine (issue 31). Only the composition roots construct one: daemon.ts the engine ' +
         '(store/lmdb/engine.ts), the CLI the engine and the files of CLI_STORE_ENTRIES. Type-only imports count.',
-      from: { path: '^src/', pathNot: ['^src/store/', '^src/daemon\\.ts$', '^src/cli/'] },
+      from: { path: '^src/', pathNot: ['^src/store/', '^src/daemon\\.ts$', '^src/cli/', '^src/compose/store-engine\\.ts$'] },
       to: { path: '^src/store/', pathNot: '^src/store/port/' },
     },
     {
       name: 'composition-roots-construct-only',
       severity: 'error',
-      comment: 'daemon.ts constructs the engine and calls the port; nothing else of the engine (type-only imports count).',
-      from: { path: '^src/daemon\\.ts$' },
-      to: { path: '^src/store/', pathNot: ['^src/store/port/', '^src/store/lmdb/engine\\.ts$'] },
+      comment:
+        'The composition roots (daemon.ts, compose/store-engine.ts, which picks LMDB or PostgreSQL) construct an engine and ' +
+        'call the port; nothing else of an engine (type-only imports count).',
+      from: { path: ['^src/daemon\\.ts$', '^src/compose/'] },
+      to: { path: '^src/store/', pathNot: ['^src/store/port/', '^src/store/(lmdb|postgres)/engine\\.ts$'] },
     },
     {
       name: 'cli-store-entries-only',

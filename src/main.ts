@@ -26,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   config: async () => (await import('./cli/config.js')).configCommand,
   queue: async () => (await import('./cli/queue.js')).queueCommand,
   store: async () => (await import('./cli/store.js')).storeCommand,
+  migrate: async () => (await import('./cli/migrate.js')).migrateCommand,
   init: async () => (await import('./cli/init.js')).initCommand,
 };
 
@@ -41,6 +42,7 @@ Commands:
   config print|example          show the effective configuration, or an example file
   queue list|retry|drop         inspect and manage the delivery queue
   store check|backup            check the store, or copy it while the daemon runs
+  migrate [--status]            bring the PostgreSQL schema up to date (cluster mode)
 
 Every command takes --help and --config PATH; postrider --version prints the version.`;
 

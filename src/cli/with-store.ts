@@ -1,5 +1,6 @@
 /**
- * Opens the configured data folder's store for one CLI command and closes it afterwards. Only an
+ * Opens the configured store (LMDB in the data folder, or PostgreSQL in cluster mode) for one
+ * CLI command and closes it afterwards. Only an
  * existing store is opened: `serve` creates the store, a CLI command never does, so a command
  * pointed at the wrong folder (no --config, a relative dataDir resolved against another working
  * folder) fails with one line naming the folder and where it came from, instead of answering
@@ -7,13 +8,15 @@
  */
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { LmdbStore } from '../store/lmdb/engine.js';
+import { storeEngineFor } from '../compose/store-engine.js';
+import type { StorePort } from '../store/port/index.js';
 import { StoreProblem } from '../store/port/problems.js';
 import type { CommandIo } from './args.js';
 
-export async function withStore<T>(io: CommandIo, configPath: string | undefined, fn: (store: LmdbStore, config: Config) => Promise<T>): Promise<T> {
+export async function withStore<T>(io: CommandIo, configPath: string | undefined, fn: (store: StorePort, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig({ configPath, env: io.env });
-  const store = new LmdbStore({ dataDir: config.dataDir, mustExist: true });
+  // Cluster mode: the commands work on the shared database (any node's CLI sees the same data).
+  const { store } = storeEngineFor(config, { mustExist: true, applicationName: 'postrider cli' });
   try {
     await store.start();
   } catch (err) {

@@ -22,6 +22,23 @@ const REFINERS = {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('must be an http or https URL');
     return trimEndOf(value, '/');
   },
+  /**
+   * store.postgresUrl: empty (one node on LMDB) or a postgres:// or postgresql:// URL with a host
+   * and a database, so that a typo stops the start here instead of as a connection error later.
+   */
+  postgresUrl: (value: string): string => {
+    if (value.trim() === '') return '';
+    let url: URL;
+    try {
+      url = new URL(value.trim());
+    } catch {
+      throw new Error('must be a URL such as postgres://postrider:secret@db.internal:5432/postrider');
+    }
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Error('must be a postgres:// or postgresql:// URL');
+    if (url.hostname === '') throw new Error('must name the database host (postgres://user:password@host:5432/database)');
+    if (url.pathname.replace(/^\//, '') === '') throw new Error('must name the database after the host (postgres://user:password@host:5432/database)');
+    return value.trim();
+  },
   /** Parsed here so a bad schedule stops the start with the step at fault named; kept as text. */
   retrySchedule: (value: string): string => {
     parseRetrySchedule(value);

@@ -180,8 +180,28 @@ const Inbound = Type.Object({
   port: port(2525, 'Port of the inbound listener: 25 in production (the MX of every return-path host points here), 0 picks a free port.'),
 });
 
+// A PostgreSQL identifier postrider creates its tables under (unquoted, so lowercase).
+const PG_SCHEMA = '^[a-z_][a-z0-9_]{0,62}$';
+
+// Cluster mode (issue 32, README "Running several nodes"): every node keeps all its state in one
+// PostgreSQL database and the nodes become interchangeable.
+const StoreSection = Type.Object({
+  postgresUrl: optionalText(
+    'Cluster mode: the PostgreSQL database every node keeps all its state in, as postgres://user:password@host:5432/database (the password may come from PGPASSWORD instead); empty: this node alone, on LMDB in dataDir.',
+    { refine: 'postgresUrl' },
+  ),
+  postgresSchema: patterned('postrider', 'PostgreSQL schema the tables are created in (one per postrider service sharing a database).', PG_SCHEMA, 'must be a lowercase PostgreSQL name: letters, digits and _, at most 63, not starting with a digit'),
+  poolSize: integer(1, 1000, 10, 'PostgreSQL connections per node (cluster mode).'),
+  statementTimeoutMs: duration(
+    100,
+    30_000,
+    'Longest any PostgreSQL statement may run before PostgreSQL cancels it (cluster mode): a runaway list or dashboard query must not hold back vacuum for everyone.',
+  ),
+});
+
 export const ConfigSchema = Type.Object({
-  dataDir: text('./data', 'Folder holding the LMDB environment, generated keys and certificates.'),
+  dataDir: text('./data', 'Folder holding the LMDB environment (one node), generated keys, certificates and the node id.'),
+  store: StoreSection,
   hostname: Type.String({
     description: 'Name announced in EHLO/HELO and the SMTP greeting; also the default return-path host.',
     defaultFrom: 'machineHostname',
