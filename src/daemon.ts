@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from './config/schema.js';
 import { bootstrapIfEmpty, type InitialCredentials } from './bootstrap.js';
 import { LocalCoordination } from './coordination/local.js';
+import { loadNodeId } from './coordination/node-id.js';
+import { PostgresCoordination } from './coordination/postgres/index.js';
 import type { Coordination } from './coordination/port.js';
 import { createDaneLookup } from './dane/index.js';
 import { DeliveryService } from './delivery/dispatcher.js';
@@ -44,8 +46,9 @@ import { TlsRptService } from './tls-rpt/service.js';
 import { InboundListener } from './inbound/listener.js';
 import { InboundProcessor } from './inbound/processor.js';
 import { MtaStsPolicies } from './mta-sts/cache.js';
-import { LmdbStore } from './store/lmdb/engine.js';
 import { awaitsFinishing } from './store/port/messages.js';
+import type { StorePort } from './store/port/index.js';
+import { storeEngineFor, type StoreEngine } from './compose/store-engine.js';
 import { PoolMessageBuilder } from './submission/builder.js';
 import { PortDomainRegistry } from './submission/domain-registry.js';
 import { Submission } from './submission/submission.js';
@@ -93,7 +96,9 @@ const LMDB_FORMER_NODE_IDS = ['local'];
  */
 export class Daemon {
   // Foundation
-  readonly store: LmdbStore;
+  /** The store engine (compose/store-engine.ts): LMDB in dataDir, or PostgreSQL in cluster mode. */
+  readonly engine: StoreEngine;
+  readonly store: StorePort;
   /** What the node shares with the others of a cluster; on LMDB, this process alone (local.ts). */
   readonly coordination: Coordination;
   /** config.publicUrl, or derived from the port the HTTP API bound (domain/public-url.ts). */
@@ -139,11 +144,18 @@ export class Daemon {
     readonly logger: Logger,
     options: DaemonOptions = {},
   ) {
-    this.store = new LmdbStore({ dataDir: config.dataDir });
-    this.coordination = options.coordination ?? LocalCoordination.forDataDir(config.dataDir, { onListenerError: (err, topic) => logger.error({ err, topic }, 'wake-up listener failed') });
-    // The engine's outbox writer signals in this process; the coordination carries it to the
-    // webhook dispatcher (of any node, in a cluster).
-    this.store.outbox.subscribe(() => this.coordination.wake('outbox'));
+    // The node's id lives in its data folder (coordination/node-id.ts), whatever the engine.
+    const nodeId = loadNodeId(config.dataDir);
+    this.engine = storeEngineFor(config, {
+      applicationName: `postrider ${nodeId}`,
+      onMigration: (version, name) => logger.info({ version, name }, 'PostgreSQL schema migration applied'),
+    });
+    this.store = this.engine.store;
+    this.coordination = options.coordination ?? this.buildCoordination(nodeId);
+    // LMDB's outbox writer signals in this process; the coordination carries it to the webhook
+    // dispatcher. PostgreSQL notifies 'outbox' from the committing transaction itself
+    // (domain/wake-channel.ts), which reaches every node's dispatcher.
+    if (this.engine.kind === 'lmdb') this.engine.store.outbox.subscribe(() => this.coordination.wake('outbox'));
     this.publicUrl = new PublicUrl({ configured: config.publicUrl, http: config.http, hostname: config.hostname, boundPort: () => this.http.port });
     this.metrics = this.buildMetrics();
 
@@ -248,7 +260,7 @@ export class Daemon {
       store: this.store,
       coordination: this.coordination,
       nodeId: this.coordination.nodeId,
-      formerNodeIds: LMDB_FORMER_NODE_IDS,
+      formerNodeIds: this.engine.kind === 'lmdb' ? LMDB_FORMER_NODE_IDS : [],
       config: { delivery, hostname, domains: { returnPathLabel: domains.returnPathLabel }, shutdown: { graceMs: shutdown.graceMs } },
       resolver: this.deliveryDns,
       logger: this.logger,
@@ -302,6 +314,18 @@ export class Daemon {
     ];
     const config = pick(this.config, 'hostname', 'publicUrl', 'http', 'api', 'shutdown', 'metrics', 'limits');
     return new HttpServer({ config, store: this.store, coordination: this.coordination, logger: this.logger, publicUrl: this.publicUrl }, routes);
+  }
+
+  /**
+   * One node (LMDB): the coordination is this process's memory. Cluster mode: PostgreSQL, beside
+   * the store's tables, so that wake-ups, leadership, leases and the shared limits hold for all
+   * nodes together (coordination/postgres/).
+   */
+  private buildCoordination(nodeId: string): Coordination {
+    const onListenerError = (err: unknown, topic: string) => this.logger.error({ err, topic }, 'wake-up listener failed');
+    if (this.engine.kind === 'lmdb') return new LocalCoordination({ nodeId, onListenerError });
+    const { postgresUrl: url, postgresSchema: schema } = this.config.store;
+    return new PostgresCoordination({ url, schema, nodeId, onListenerError, onError: (err) => this.logger.warn({ err }, 'cluster coordination statement failed') });
   }
 
   /** GET /ready: the store, the workers and every listener. */
@@ -360,11 +384,33 @@ export class Daemon {
   /** The store, then what a first start puts in it: the initial account and key, the tracking secret, the age index of older waiting entries. */
   private async startFoundation(): Promise<void> {
     await this.startComponent(this.store);
-    this.initialCredentials = await bootstrapIfEmpty(this.store, this.config.dataDir);
+    if (isComponent(this.coordination)) await this.startComponent(this.coordination);
+    this.initialCredentials = await this.bootstrapOnce();
     await this.store.meta.ensureTrackingSecret();
-    const { broadcastsIndexed, messagesIndexed } = await this.store.upgradeData();
+    if (this.engine.kind !== 'lmdb') return;
+    const { broadcastsIndexed, messagesIndexed } = await this.engine.store.upgradeData();
     if (broadcastsIndexed > 0) this.logger.info({ broadcasts: broadcastsIndexed }, 'older broadcasts added to the channel index');
     if (messagesIndexed > 0) this.logger.info({ messages: messagesIndexed }, 'messages waiting to be finished added to the age index');
+  }
+
+  /**
+   * The first start's account and key, made by one node only: several nodes starting at once on
+   * an empty cluster store would otherwise each see it empty and each make one (a check then a
+   * write). The others wait for the lease, then find the store bootstrapped. One process on LMDB
+   * always gets the lease at once.
+   */
+  private async bootstrapOnce(): Promise<InitialCredentials | null> {
+    for (;;) {
+      const lease = await this.coordination.lead('bootstrap', 60_000);
+      if (lease) {
+        try {
+          return await bootstrapIfEmpty(this.store, this.config.dataDir);
+        } finally {
+          await lease.release();
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }
 
   /** SIGHUP: reload what can change without a restart (TLS certificates, log level). */
@@ -401,6 +447,10 @@ function pick<K extends keyof Config>(config: Config, ...keys: K[]): Pick<Config
   const slice = {} as Pick<Config, K>;
   for (const k of keys) slice[k] = config[k];
   return slice;
+}
+
+function isComponent(x: object): x is Component {
+  return typeof (x as Partial<Component>).start === 'function' && typeof (x as Partial<Component>).stop === 'function';
 }
 
 /** A DnsResolver's synchronous start and stop as a Component. */

@@ -36,7 +36,7 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
     logger,
     close: async () => {
       await daemon.store.stop();
-      if (daemon.store.writesInFlight > 0) return false;
+      if (daemon.engine.kind === 'lmdb' && daemon.engine.store.writesInFlight > 0) return false;
       lock.release();
       return true;
     },

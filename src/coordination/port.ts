@@ -41,7 +41,13 @@ export type WakeTopic =
   | 'purges';
 
 /** Work that one node at a time does for the whole service. */
-export type LeaderTask = 'retention-sweep' | 'channel-purge' | 'domain-recheck' | 'tls-rpt-reports';
+export type LeaderTask =
+  | 'retention-sweep'
+  | 'channel-purge'
+  | 'domain-recheck'
+  | 'tls-rpt-reports'
+  /** The first start's account and key (bootstrap.ts): one node makes them, however many start at once on an empty store. */
+  | 'bootstrap';
 
 /**
  * Shared backlogs whose parts are owned by one node at a time: a broadcast's expansion (key:
