@@ -616,8 +616,9 @@ export class DeliveryService {
   }
 
   /**
-   * An outcome that cannot be written for lack of space (storage_full) is written again as soon
-   * as space returns, instead of waiting for its lease to expire (30 minutes) and sending the
+   * An outcome that cannot be written for lack of space (storage_full), or while the cluster's
+   * PostgreSQL cannot be reached (store_unavailable), is written again as soon as the store
+   * takes writes again, instead of waiting for its lease to expire (30 minutes) and sending the
    * message a second time: the job keeps its slot and retries with backoff while the daemon
    * runs. Any other failure, or a shutdown, leaves the lease to expire as before.
    */
@@ -626,8 +627,8 @@ export class DeliveryService {
       try {
         return await write();
       } catch (err) {
-        if (!isAppError(err) || err.code !== 'storage_full' || this.stopping) throw err;
-        if (tries === 1) log().warn('storage full while recording a delivery outcome; retrying until space returns');
+        if (!isAppError(err) || (err.code !== 'storage_full' && err.code !== 'store_unavailable') || this.stopping) throw err;
+        if (tries === 1) log().warn({ code: err.code }, 'the store refused a delivery outcome; retrying until it takes writes again');
         await new Promise<void>((resolve) => this.clock.setTimer(resolve, wait));
       }
     }

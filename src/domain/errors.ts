@@ -64,6 +64,9 @@ export const ERROR_CATALOGUE = {
   rate_limit_exceeded: { status: 429, title: 'Too many requests', smtp: { code: 451, enhanced: '4.7.0' } },
   storage_full: { status: 507, title: 'Storage full', smtp: { code: 452, enhanced: '4.3.1' } },
   service_unavailable: { status: 503, title: 'Service unavailable', smtp: { code: 421, enhanced: '4.3.2' } },
+  // Cluster mode: PostgreSQL cannot be reached, so nothing was committed (issue 32). RFC 3463
+  // 4.3.0: a transient problem of the receiving system; the session stays open for a retry.
+  store_unavailable: { status: 503, title: 'Store unavailable', smtp: { code: 451, enhanced: '4.3.0' } },
   internal_error: { status: 500, title: 'Internal error', smtp: { code: 451, enhanced: '4.3.0' } },
 } as const satisfies Record<string, CatalogueEntry>;
 

@@ -18,6 +18,7 @@
  * holds, its rate blocks), stops listening and closes its connections.
  */
 import type { Clock, Timer } from '../../queue/clock.js';
+import { guarded } from '../../domain/database-unavailable.js';
 import { named, type Named } from '../named.js';
 import { isNodeId } from '../node-id.js';
 import type { Backlog, Coordination, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from '../port.js';
@@ -138,11 +139,12 @@ export class PostgresCoordination implements Coordination {
   }
 
   keyedRate(name: string, o: KeyedRateOptions): KeyedRate {
-    return named(this.keyedRates, 'keyed rate', name, o, () => new PgKeyedRate(this.sql, name, o, this.time));
+    // Asked for every request: PostgreSQL out of reach answers 503 store_unavailable, not a 500.
+    return named(this.keyedRates, 'keyed rate', name, o, () => guarded(new PgKeyedRate(this.sql, name, o, this.time)));
   }
 
   failures(name: string, o: FailureWindowOptions): FailureWindow {
-    return named(this.failureWindows, 'failure window', name, o, () => new PgFailureWindow(this.sql, name, o, this.time));
+    return named(this.failureWindows, 'failure window', name, o, () => guarded(new PgFailureWindow(this.sql, name, o, this.time)));
   }
 
   slots(name: string): Slots {

@@ -8,6 +8,7 @@
 import { openClient, type Sql } from './client.js';
 import { channelDeletedTopic, loadDeletedChannels } from './channels-tx.js';
 import { PgContext } from './context.js';
+import { guarded } from './unavailable.js';
 import { latestVersion, migrate, SchemaTooNew, schemaVersion, type MigrationReport } from './migrations.js';
 import type { StorePort } from '../port/index.js';
 import { StoreProblem } from '../port/problems.js';
@@ -92,26 +93,26 @@ export class PostgresStore implements StorePort {
       applicationName: opts.applicationName ?? 'postrider',
     });
     const ctx = (this.ctx = new PgContext(this.sqlPool, schema));
-    this.accounts = pgAccounts(ctx);
-    this.apiKeys = pgApiKeys(ctx);
-    this.sessions = pgSessions(ctx);
-    this.meta = pgMeta(ctx);
-    this.channels = pgChannels(ctx);
-    this.domains = pgDomains(ctx);
-    this.messages = pgMessages(ctx);
-    this.queue = pgQueue(ctx);
-    this.broadcasts = pgBroadcasts(ctx);
-    this.events = pgEvents(ctx);
-    this.stats = pgStatistics(ctx);
-    this.suppressions = pgSuppressions(ctx);
-    this.engagement = pgEngagement(ctx);
-    this.webhooks = pgWebhooks(ctx);
-    this.webhookOutbox = pgWebhookOutbox(ctx);
-    this.idempotency = pgIdempotency(ctx);
-    this.tlsRpt = pgTlsRpt(ctx);
-    this.mtaSts = pgMtaSts(ctx);
-    this.dnsFailures = pgDnsFailures(ctx);
-    this.retention = pgRetention(ctx);
+    this.accounts = guarded(pgAccounts(ctx));
+    this.apiKeys = guarded(pgApiKeys(ctx));
+    this.sessions = guarded(pgSessions(ctx));
+    this.meta = guarded(pgMeta(ctx));
+    this.channels = guarded(pgChannels(ctx));
+    this.domains = guarded(pgDomains(ctx));
+    this.messages = guarded(pgMessages(ctx));
+    this.queue = guarded(pgQueue(ctx));
+    this.broadcasts = guarded(pgBroadcasts(ctx));
+    this.events = guarded(pgEvents(ctx));
+    this.stats = guarded(pgStatistics(ctx));
+    this.suppressions = guarded(pgSuppressions(ctx));
+    this.engagement = guarded(pgEngagement(ctx));
+    this.webhooks = guarded(pgWebhooks(ctx));
+    this.webhookOutbox = guarded(pgWebhookOutbox(ctx));
+    this.idempotency = guarded(pgIdempotency(ctx));
+    this.tlsRpt = guarded(pgTlsRpt(ctx));
+    this.mtaSts = guarded(pgMtaSts(ctx));
+    this.dnsFailures = guarded(pgDnsFailures(ctx));
+    this.retention = guarded(pgRetention(ctx));
   }
 
   /** Connects, applies the migrations this database lacks (under the advisory lock), starts the health probe. */
