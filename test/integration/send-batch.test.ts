@@ -69,13 +69,14 @@ describe('POST /send/transactional/batch', () => {
     expect((await t.daemon.store.events.ofMessage(a.messageId)).map((e) => e.eventType)).toEqual(['accepted', 'processed']);
   });
 
-  it('commits all accepted entries in one store write', async () => {
+  it('commits all accepted entries in one submission commit', async () => {
     // A sandbox channel queues no delivery jobs, so no dispatcher write can interleave here.
     // The DKIM signatures are stored after the commit, in the signing stage's own writes: those
     // of the earlier tests are let finish, this test's held, so that only the commit is counted.
     await waitFor(async () => (await t.daemon.submission.signing.backlog()) === 0, { what: 'the earlier messages signed' });
     const hold = vi.spyOn(t.daemon.submission.signing, 'schedule').mockImplementation(() => {});
-    const write = vi.spyOn(t.daemon.store, 'write');
+    // The port's one atomic verb for a submission (store/port/messages.ts), whatever the engine.
+    const write = vi.spyOn(t.daemon.store.messages, 'commit');
     try {
       const res = await batch({ requests: [1, 2, 3, 4, 5].map((i) => msg(`r${i}@example.net`, {}, sandbox)) }, { channel: sandbox.channelId });
       expect(res.status).toBe(200);

@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { apiRequest, type ApiOptions, type ApiResponse } from './daemon.js';
 import { BIN, freePort } from './cli.js';
 import { waitFor, type Falsy, type WaitOptions } from './wait.js';
+import { testStoreEnv } from './store.js';
 
 const run = promisify(execFile);
 
@@ -97,6 +98,7 @@ export class ChildDaemon {
       POSTRIDER_WORKERS_THREADS: '1',
       POSTRIDER_DELIVERY_ENABLED: 'false',
       POSTRIDER_SHUTDOWN_GRACE_MS: '2s',
+      ...testStoreEnv(this.dataDir),
       ...this.opts.env,
     };
     const args = [...(this.opts.nodeArgs ?? []), BIN, 'serve'];

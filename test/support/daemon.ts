@@ -11,6 +11,7 @@ import { Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startDnsServer, type TestDns } from './dns-server.js';
 import { checkAgainstDocument } from './openapi-check.js';
+import { testStoreOverrides } from './store.js';
 
 export interface TestDaemon {
   daemon: Daemon;
@@ -75,6 +76,7 @@ export async function startDaemon(overrides: Record<string, unknown> = {}, env: 
       'log.level': 'silent',
       'smtp.enabled': false,
       'delivery.enabled': false,
+      ...testStoreOverrides(dataDir),
       ...overrides,
     },
   });
