@@ -261,6 +261,8 @@ export class Daemon {
       coordination: this.coordination,
       nodeId: this.coordination.nodeId,
       formerNodeIds: this.engine.kind === 'lmdb' ? LMDB_FORMER_NODE_IDS : [],
+      // Cluster mode: a dead node's leases come back within NODE_GONE_MS plus this (issue 32: 60 s).
+      goneNodeCheckMs: this.engine.kind === 'postgres' ? 10_000 : undefined,
       config: { delivery, hostname, domains: { returnPathLabel: domains.returnPathLabel }, shutdown: { graceMs: shutdown.graceMs } },
       resolver: this.deliveryDns,
       logger: this.logger,

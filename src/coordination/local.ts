@@ -78,6 +78,11 @@ export class LocalCoordination implements Coordination {
     return this.wakeups.onWake(topic, fn);
   }
 
+  /** One process is the whole service: no other node can be gone. */
+  async nodesGone(_staleMs: number): Promise<string[]> {
+    return [];
+  }
+
   async lead(task: LeaderTask, ttlMs: number): Promise<Lease | null> {
     return this.leases.take(task, ttlMs); // a task has no "/": never a backlog part's name
   }

@@ -238,6 +238,14 @@ export interface Coordination {
    */
   own(backlog: Backlog, key: string, ttlMs: number): Promise<Lease | null>;
 
+  /**
+   * Nodes that stopped without a clean stop: no heartbeat for staleMs (a cluster node beats
+   * every few seconds while it runs and removes its row when it stops cleanly). Delivery takes
+   * their queue leases back at once instead of at the leases' expiry, so a dead node strands
+   * nothing for long. Never this node. One node alone: none.
+   */
+  nodesGone(staleMs: number): Promise<string[]>;
+
   /** The shared attempt budget `name`. */
   rate(name: string, o: RateOptions): SharedRate;
 

@@ -66,6 +66,12 @@ export interface DeliveryServiceOptions {
    */
   formerNodeIds?: readonly string[];
   /**
+   * Cluster mode: how often to look for nodes that stopped beating (Coordination.nodesGone) and
+   * take their leases back; the dispatcher wakes for it even when idle. Undefined (one node):
+   * never, as no other node can hold a lease.
+   */
+  goneNodeCheckMs?: number;
+  /**
    * The node's coordination (the daemon's): the 'queue' wake-up, the attempt budget and the
    * pacer. Default: a single-node one of its own on `clock`, as before the port.
    */
@@ -121,6 +127,9 @@ interface InFlight {
 }
 
 const RECOVERY_EVERY_MS = 60_000;
+/** A cluster node without a heartbeat this long is gone (coordination/postgres/heartbeats.ts beats every 5 s). */
+const NODE_GONE_MS = 30_000;
+
 /**
  * Jobs of a full site leased ahead, per slot of its concurrency. The lease that refills them is a
  * store write, queued behind the outcomes' group commits: 13–16 ms under a cap-lifted run here,
@@ -178,6 +187,8 @@ export class DeliveryService {
   private inFlightBound = false;
   private cursor: DueKey | undefined;
   private lastRecoveryMs = 0;
+  private lastGoneCheckMs = 0;
+  private readonly goneNodeCheckMs: number | undefined;
   /** The minute's count of attempts, logged as one info line (attempt-summary.ts). */
   private readonly summary: AttemptSummary;
   /** Roots for MX certificate checks: node's plus delivery.mtaSts.caFile (read at start), or node's alone. */
@@ -219,6 +230,7 @@ export class DeliveryService {
     this.maxInFlight = o.maxInFlight ?? Math.min(1000, Math.max(10, d.rate * 10));
     this.batchSize = o.batchSize ?? 100;
     this.idleCheckMs = o.idleCheckMs ?? 60_000;
+    this.goneNodeCheckMs = o.goneNodeCheckMs;
     this.connections = new ConnectionCache({ maxMessages: d.maxMessagesPerConnection, idleMs: d.connectionIdleMs });
     this.attempt = o.attempt ?? this.mxAttempt(o);
   }
@@ -330,6 +342,7 @@ export class DeliveryService {
     const scannedAt = await this.fill();
     const now = this.clock.now();
     let at = now + this.idleCheckMs;
+    if (this.goneNodeCheckMs !== undefined) at = Math.min(at, this.lastGoneCheckMs + this.goneNodeCheckMs);
     // Due after the last scan's time, not after now: a job that fell due while the lease was
     // being written (or when the timer fired a millisecond early) was not seen by the scan, and
     // looking only past now would leave it for the idle check, 60 s later. Such a time is not
@@ -460,8 +473,22 @@ export class DeliveryService {
     );
   }
 
-  /** Leases that outlived their attempt (it hung or failed to record) go back to due. */
+  /**
+   * Leases that outlived their attempt (it hung or failed to record) go back to due; so do, at
+   * once, the leases of a cluster node that died (no heartbeat for NODE_GONE_MS), which would
+   * otherwise wait out their 30 minutes (issue 32). A node declared gone that is in fact alive
+   * but cut off loses nothing: its late outcomes are refused by the leases' fencing, and the
+   * messages go out again from here (at-least-once).
+   */
   private async recoverIfDue(now: number): Promise<void> {
+    if (this.goneNodeCheckMs !== undefined && now - this.lastGoneCheckMs >= this.goneNodeCheckMs) {
+      this.lastGoneCheckMs = now;
+      const keep = (id: string) => this.inFlight.has(id) || this.ready.has(id);
+      for (const node of await this.coordination.nodesGone(NODE_GONE_MS)) {
+        const taken = await this.queue.recoverNode(now, node, keep);
+        if (taken > 0) this.logger.warn({ node, recovered: taken }, 'delivery leases of a node that stopped beating taken back');
+      }
+    }
     if (now - this.lastRecoveryMs < RECOVERY_EVERY_MS) return;
     this.lastRecoveryMs = now;
     const recovered = await this.queue.recover(now, { keep: (id) => this.inFlight.has(id) || this.ready.has(id) });

@@ -113,6 +113,11 @@ export class DeliveryQueue {
     return recovered;
   }
 
+  /** Every lease of `owner`, a node that is gone, goes back to due (whatever its expiry), except those `keep` says this node holds. */
+  recoverNode(nowMs: number, owner: string, keep: (jobId: string) => boolean): Promise<number> {
+    return this.store.queue.recover({ nowMs, owner, keep });
+  }
+
   nextDueAfter(nowMs: number): Promise<number | undefined> {
     return this.store.queue.nextDueAfter(nowMs);
   }

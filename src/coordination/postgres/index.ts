@@ -17,6 +17,7 @@
  * janitor and the slot renewals; stop() gives back what this node holds (its leases, its slot
  * holds, its rate blocks), stops listening and closes its connections.
  */
+import { randomUUID } from 'node:crypto';
 import type { Clock, Timer } from '../../queue/clock.js';
 import { guarded } from '../../domain/database-unavailable.js';
 import { named, type Named } from '../named.js';
@@ -25,6 +26,7 @@ import type { Backlog, Coordination, FailureWindow, FailureWindowOptions, KeyedR
 import { SyncBridge } from './bridge.js';
 import { openPool, type Sql } from './connection.js';
 import { PgFailureWindow } from './failure-windows.js';
+import { beat, forget, goneNodes, HEARTBEAT_EVERY_MS } from './heartbeats.js';
 import { JANITOR_EVERY_MS, sweep } from './janitor.js';
 import { PgKeyedRate } from './key-rates.js';
 import { PgLeases } from './leases.js';
@@ -75,6 +77,8 @@ export class PostgresCoordination implements Coordination {
   /** Renewals and sweeps under way (settled() waits for them). */
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
+  /** This instance: a restart of the node is another run (heartbeats.ts). */
+  private readonly run = randomUUID();
 
   constructor(private readonly o: PostgresCoordinationOptions) {
     if (!isNodeId(o.nodeId)) throw new Error(`not a node id: ${JSON.stringify(o.nodeId)}`);
@@ -90,7 +94,9 @@ export class PostgresCoordination implements Coordination {
 
   async start(): Promise<void> {
     await ensureSchema(this.sql, this.o.schema);
+    await beat(this.sql, this.nodeId, this.run, this.time);
     await this.wakeups.start();
+    this.every(HEARTBEAT_EVERY_MS, () => beat(this.sql, this.nodeId, this.run, this.time));
     this.every(HOLD_TTL_MS / 3, () => renewAll(this.sql, this.holds, this.time));
     this.every(JANITOR_EVERY_MS, () => sweep(this.sql, this.time));
   }
@@ -101,7 +107,7 @@ export class PostgresCoordination implements Coordination {
     for (const t of this.timers) t.cancel();
     await this.settled();
     for (const { value } of this.rates.values()) value.close();
-    const releases = [this.leases.releaseAll(), releaseAll(this.sql, this.holds)].map((p) => p.catch(this.onError));
+    const releases = [this.leases.releaseAll(), releaseAll(this.sql, this.holds), forget(this.sql, this.nodeId, this.run)].map((p) => p.catch(this.onError));
     await Promise.all(releases);
     await this.wakeups.stop();
     await this.bridge.close();
@@ -122,6 +128,10 @@ export class PostgresCoordination implements Coordination {
 
   async own(backlog: Backlog, key: string, ttlMs: number): Promise<Lease | null> {
     return this.leases.take(`${backlog}/${key}`, ttlMs);
+  }
+
+  async nodesGone(staleMs: number): Promise<string[]> {
+    return goneNodes(this.sql, this.nodeId, staleMs, this.time);
   }
 
   rate(name: string, o: RateOptions): SharedRate {

@@ -10,6 +10,7 @@
  * database's statement time, or p when a test passes its fake clock's.
  */
 import { sqlState, ident, type Sql } from './connection.js';
+import { HEARTBEATS_TABLE } from './heartbeats.js';
 import { PACER_FUNCTION } from './pacer.js';
 import { RATE_FUNCTIONS } from './rate-sql.js';
 
@@ -101,6 +102,7 @@ async function create(sql: Sql, schema: string): Promise<void> {
     await tx.unsafe(`SET LOCAL search_path TO ${ident(schema)}`);
     // Tables first: the functions' %ROWTYPE declarations name them.
     await tx.unsafe(TABLES);
+    await tx.unsafe(HEARTBEATS_TABLE);
     await tx.unsafe(RATE_FUNCTIONS);
     await tx.unsafe(PACER_FUNCTION);
   });
