@@ -129,6 +129,25 @@ eachCoordination('coordination: failure windows', (ctx) => {
   });
 });
 
+eachCoordination('coordination: keys are any string', (ctx) => {
+  // SMTP AUTH's per-user key is "address NUL user name" (smtp/throttle.ts), the name the client's.
+  const keys = ['192.0.2.1\u0000ann', '192.0.2.1\u0000"ann"', '"192.0.2.1\\u0000ann"', 'ünï\u0001'];
+
+  it('keeps failure windows of keys with NUL, quotes and other characters apart', async () => {
+    const w = ctx.node.failures('auth-users', { limit: 1, windowMs: 60_000 });
+    await w.add(keys[0]!);
+    expect(await Promise.all(keys.map((k) => w.reached(k)))).toEqual([true, false, false, false]);
+    await w.clear(keys[0]!);
+    expect(await w.reached(keys[0]!)).toBe(false);
+  });
+
+  it('keeps keyed limits of such keys apart', async () => {
+    const r = ctx.node.keyedRate('per-user', { limit: 1, windowMs: 60_000 });
+    expect((await Promise.all(keys.map((k) => r.take(k)))).map((d) => d.allowed)).toEqual([true, true, true, true]);
+    expect((await r.take(keys[0]!)).allowed).toBe(false);
+  });
+});
+
 eachCoordination('coordination: slots', (ctx) => {
   it('gives no more than the limit to racing acquirers across nodes', async () => {
     const slots = ctx.nodes(4).map((n) => n.slots('mx-site'));

@@ -150,11 +150,17 @@ export class PostgresCoordination implements Coordination {
 
   keyedRate(name: string, o: KeyedRateOptions): KeyedRate {
     // Asked for every request: PostgreSQL out of reach answers 503 store_unavailable, not a 500.
-    return named(this.keyedRates, 'keyed rate', name, o, () => guarded(new PgKeyedRate(this.sql, name, o, this.time)));
+    return named(this.keyedRates, 'keyed rate', name, o, () => {
+      const rate = guarded(new PgKeyedRate(this.sql, name, o, this.time));
+      return { take: (key) => rate.take(dbKey(key)) };
+    });
   }
 
   failures(name: string, o: FailureWindowOptions): FailureWindow {
-    return named(this.failureWindows, 'failure window', name, o, () => guarded(new PgFailureWindow(this.sql, name, o, this.time)));
+    return named(this.failureWindows, 'failure window', name, o, () => {
+      const w = guarded(new PgFailureWindow(this.sql, name, o, this.time));
+      return { reached: (key) => w.reached(dbKey(key)), add: (key) => w.add(dbKey(key)), clear: (key) => w.clear(dbKey(key)) };
+    });
   }
 
   slots(name: string): Slots {
@@ -188,4 +194,13 @@ export class PostgresCoordination implements Coordination {
     this.timers.add(timer);
   }
 
+}
+
+/**
+ * A caller's key as a text column may hold it: keys are any string (SMTP AUTH's per-user key is
+ * "address NUL user name", the user name chosen by the client), and PostgreSQL's text refuses
+ * U+0000. JSON's escaping is injective, so two keys never share a row.
+ */
+function dbKey(key: string): string {
+  return JSON.stringify(key);
 }
