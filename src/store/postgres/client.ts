@@ -6,7 +6,12 @@
  *    keeps (seqs, milliseconds, counters) stays far below 2^53;
  *  - jsonb comes back parsed; repos pass records to it with sql.json();
  *  - every connection uses the engine's schema (search_path) and, when configured, a statement
- *    timeout, so that no query can hold PostgreSQL's xmin horizon for long.
+ *    timeout, so that no query can hold PostgreSQL's xmin horizon for long;
+ *  - U+0000 becomes U+FFFD in every text and json value sent: PostgreSQL's text and jsonb cannot
+ *    hold NUL at all (LMDB can), and a rendered html part or an SMTP-submitted Subject may carry
+ *    one. Without this, such a message would be refused with a 500 on every try; with it, the
+ *    stored display copies show a replacement character, while the message itself (bytea) is
+ *    stored byte for byte. Mail may not carry NUL anyway (RFC 5322 2.3, RFC 5321 4.1.2).
  */
 import postgres from 'postgres';
 
@@ -28,6 +33,21 @@ export interface ClientOptions {
 }
 
 const INT8_OID = 20;
+const TEXT_OID = 25;
+const VARCHAR_OID = 1043;
+const JSON_OID = 114;
+const JSONB_OID = 3802;
+
+/** A NUL escape of JSON text (after an even number of backslashes, so not an escaped "\\u0000"). */
+const JSON_NUL = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+export function textWithoutNul(value: unknown): string {
+  return String(value).replace(/\u0000/g, '\ufffd');
+}
+
+export function jsonWithoutNul(value: unknown): string {
+  return JSON.stringify(value).replace(JSON_NUL, '$1\\ufffd');
+}
 
 export function openClient(o: ClientOptions): Sql {
   return postgres(o.url, {
@@ -39,6 +59,8 @@ export function openClient(o: ClientOptions): Sql {
     idle_timeout: 60,
     types: {
       int8: { to: INT8_OID, from: [INT8_OID], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
+      text: { to: TEXT_OID, from: [TEXT_OID, VARCHAR_OID], serialize: textWithoutNul },
+      json: { to: JSONB_OID, from: [JSON_OID, JSONB_OID], serialize: jsonWithoutNul, parse: (v: string) => JSON.parse(v) as unknown },
     },
     connection: {
       application_name: o.applicationName,
