@@ -59,6 +59,11 @@ const CLI_STORE_ENTRIES = [
   '^src/store/lmdb/check\\.ts$',
   // `store backup` reports the copy's size and transaction from its meta pages.
   '^src/store/lmdb/data-file\\.ts$',
+  // `store copy-to-postgres` (issue 32) joins the two engines' halves of the copy, which share only
+  // the port's transfer records (store/port/transfer.ts): LMDB's export and PostgreSQL's import.
+  // Neither is a verb of the port: a whole-store copy is an operator's act on two engines at once.
+  '^src/store/lmdb/export/index\\.ts$',
+  '^src/store/postgres/import/index\\.ts$',
   // A command pointed at a folder without a store says where the folder setting came from
   // (cli/with-store.ts adds that to the store's one-line problem).
   '^src/store/port/problems\\.ts$',

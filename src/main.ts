@@ -41,7 +41,9 @@ Commands:
   accounts create|list|set-state  manage accounts
   config print|example          show the effective configuration, or an example file
   queue list|retry|drop         inspect and manage the delivery queue
-  store check|backup            check the store, or copy it while the daemon runs
+  store check|backup|copy-to-postgres
+                                check the store, copy it while the daemon runs, or move it
+                                into PostgreSQL (cluster mode)
   migrate [--status]            bring the PostgreSQL schema up to date (cluster mode)
 
 Every command takes --help and --config PATH; postrider --version prints the version.`;

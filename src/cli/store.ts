@@ -1,4 +1,4 @@
-/** postrider store check|backup */
+/** postrider store check|backup|copy-to-postgres */
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
@@ -10,15 +10,19 @@ import { parse, table, UsageError, type CommandIo } from './args.js';
 const USAGE = `Usage:
   postrider store check
   postrider store backup DIR [--compact]
+  postrider store copy-to-postgres [--url URL] [--schema NAME]
 
 "check" reads the whole store (the data folder's db/data.mdb): meta pages, file size, every
 database's every entry. It prints what it read and exits 0, or prints what is damaged and
 exits 65. "backup" writes a consistent copy of the store as it is now to DIR/data.mdb (a new
 or empty folder; compacted: free pages are left out) and checks the copy. Both are safe while the
-daemon runs. To restore, see docs/operations.md, "Backup and restore".
+daemon runs. To restore, see docs/operations.md, "Backup and restore". "copy-to-postgres" moves
+the store into PostgreSQL for cluster mode (the daemon stopped): postrider store copy-to-postgres --help.
 Options: --config PATH, --json, --help`;
 
 export async function storeCommand(argv: string[], io: CommandIo): Promise<number> {
+  // Its own options and usage (cli/store-copy.ts), loaded only when asked for: it pulls in both engines.
+  if (argv[0] === 'copy-to-postgres') return (await import('./store-copy.js')).storeCopyCommand(argv.slice(1), io);
   const { values, positionals, help } = parse(argv, { config: { type: 'string' }, json: { type: 'boolean' }, compact: { type: 'boolean' } }, USAGE);
   const [sub, dir] = positionals;
   if (help || !sub) {

@@ -19,7 +19,7 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '../..');
 
 /** Where src/ may construct the engine: the composition roots. */
-const ENGINE_BUILDERS = new Set(['src/daemon.ts', 'src/compose/store-engine.ts', 'src/cli/with-store.ts', 'src/cli/store.ts', 'src/cli/migrate.ts']);
+const ENGINE_BUILDERS = new Set(['src/daemon.ts', 'src/compose/store-engine.ts', 'src/cli/with-store.ts', 'src/cli/store.ts', 'src/cli/migrate.ts', 'src/cli/store-copy.ts']);
 
 /** The test files that pick the engine for every other test, and the engine's own tests. */
 const TEST_ENGINE_SEAMS = new Set(['test/support/store.ts', 'test/support/engine-fixtures.ts', 'test/store-contract/engines.ts']);
