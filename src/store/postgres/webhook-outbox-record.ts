@@ -20,20 +20,20 @@ export function rowKey(e: Pick<OutboxEntry, 'webhookId' | 'messageId' | 'seq' | 
 /**
  * One commit: the entry is removed (success, give-up) or rescheduled, the next entry of its
  * message becomes due, the webhook's status is updated, the claim ends. 'gone' when the webhook
- * or the entry is gone, or when `token` (the claim the caller got the entry from) no longer
- * holds it: the lease ended and another node claimed it again, and that node records its own
+ * or the entry is gone, or when `claim` (the claim the caller got the entry from: a fencing id,
+ * not a secret) no longer holds it: the lease ended and another node claimed it again, and that node records its own
  * attempt (a fence LMDB does not need: its claims never lapse).
  */
-export async function recordAttempt(ctx: PgContext, r: AttemptRecord, token: string | undefined): Promise<AttemptOutcome> {
+export async function recordAttempt(ctx: PgContext, r: AttemptRecord, claim: string | undefined): Promise<AttemptOutcome> {
   const k = rowKey(r.entry);
   return ctx.begin(async (tx) => {
     const [st] = await tx<{ doc: WebhookStatus }[]>`SELECT doc FROM webhook_status WHERE webhook_id = ${k.webhook_id} FOR UPDATE`;
     if (!st) return 'gone';
-    const [row] = await tx<{ doc: OutboxEntry; claim_token: string | null }[]>`
-      SELECT doc, claim_token FROM webhook_outbox
+    const [row] = await tx<{ doc: OutboxEntry; held_by: string | null }[]>`
+      SELECT doc, claim_token AS held_by FROM webhook_outbox
       WHERE webhook_id = ${k.webhook_id} AND message_id = ${k.message_id} AND seq = ${k.seq} AND part = ${k.part}
       FOR UPDATE`;
-    if (!row || (token !== undefined && row.claim_token !== token)) return 'gone';
+    if (!row || (claim !== undefined && row.held_by !== claim)) return 'gone';
     const e = row.doc;
     const status: WebhookStatus = { ...EMPTY_STATUS, ...st.doc };
     status.lastResponse = { statusCode: r.statusCode, error: r.error, at: new Date(r.atMs).toISOString() };
