@@ -188,6 +188,12 @@ export class DeliveryService {
   private cursor: DueKey | undefined;
   private lastRecoveryMs = 0;
   private lastGoneCheckMs = 0;
+  /**
+   * A lease scan or an attempt failed on a store error: the store may hold leases of ours that
+   * this process does not (the lease committed but its answer was lost with the connection; a
+   * leased job could not be loaded). The next round gives them back (recoverIfDue).
+   */
+  private ownLeasesInDoubt = false;
   private readonly goneNodeCheckMs: number | undefined;
   /** The minute's count of attempts, logged as one info line (attempt-summary.ts). */
   private readonly summary: AttemptSummary;
@@ -374,7 +380,10 @@ export class DeliveryService {
       // (bench --profile: the lease scan was a sixth of the main thread). The round-robin cursor
       // carries the next round on from where this one stopped, so nothing is skipped for good.
       const scanLimit = Math.max(SCAN_MIN, 2 * max);
-      const leased = await this.queue.lease({ nowMs: now, max, leaseMs: this.leaseMs, accept, acceptDomain, after: from, scanLimit });
+      const leased = await this.queue.lease({ nowMs: now, max, leaseMs: this.leaseMs, accept, acceptDomain, after: from, scanLimit }).catch((err: unknown) => {
+        this.ownLeasesInDoubt = true;
+        throw err;
+      });
       this.cursor = leased.resumeAfter;
       let started = 0;
       const gone: LeasedJob[] = [];
@@ -481,6 +490,14 @@ export class DeliveryService {
    * messages go out again from here (at-least-once).
    */
   private async recoverIfDue(now: number): Promise<void> {
+    if (this.ownLeasesInDoubt) {
+      this.ownLeasesInDoubt = false;
+      const taken = await this.queue.recoverOwn(now, (id) => this.inFlight.has(id) || this.ready.has(id)).catch((err: unknown) => {
+        this.ownLeasesInDoubt = true;
+        throw err;
+      });
+      if (taken > 0) this.logger.warn({ recovered: taken }, 'delivery leases of this node that it no longer held (after a store error) taken back');
+    }
     if (this.goneNodeCheckMs !== undefined && now - this.lastGoneCheckMs >= this.goneNodeCheckMs) {
       this.lastGoneCheckMs = now;
       const keep = (id: string) => this.inFlight.has(id) || this.ready.has(id);
@@ -512,11 +529,17 @@ export class DeliveryService {
     const abort = new AbortController();
     const deadline = setTimeout(() => abort.abort(), this.deadlineMs);
     deadline.unref();
+    let failed = false;
     const done = this.runAttempt(job, abort.signal, releaseSite)
-      .catch((err) => this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt could not be recorded; the lease will expire and the job be retried'))
+      .catch((err) => {
+        failed = true;
+        this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt could not be recorded; the job goes back to the queue at the next round that reaches the store');
+      })
       .finally(() => {
         clearTimeout(deadline);
         this.inFlight.delete(job.id);
+        // Set only once the job is no longer in flight, so the recovery cannot spare it.
+        if (failed) this.ownLeasesInDoubt = true;
         releaseSite();
         // The site's slot was freed (and the pump kicked) when the SMTP part ended; the end of
         // the commit frees only a place among the attempts in flight, which matters when that

@@ -113,6 +113,16 @@ export class DeliveryQueue {
     return recovered;
   }
 
+  /**
+   * Every lease of this node that `keep` says it does not hold goes back to due, whatever its
+   * expiry: after a store call whose outcome is unknown (a lease that committed while the
+   * connection broke, a leased job that could not be loaded), such a lease is nobody's in this
+   * process, and would otherwise wait out its 30 minutes on a node that is alive.
+   */
+  recoverOwn(nowMs: number, keep: (jobId: string) => boolean): Promise<number> {
+    return this.store.queue.recover({ nowMs, owner: this.owner, keep });
+  }
+
   /** Every lease of `owner`, a node that is gone, goes back to due (whatever its expiry), except those `keep` says this node holds. */
   recoverNode(nowMs: number, owner: string, keep: (jobId: string) => boolean): Promise<number> {
     return this.store.queue.recover({ nowMs, owner, keep });
