@@ -227,7 +227,9 @@ export class HttpServer {
       try {
         req.principal = await authenticate(store, req.headers);
       } catch (err) {
-        if (req.headers.authorization !== undefined) await authFailures(req);
+        // Only a refused key counts: a store that cannot be reached (503) says nothing of the
+        // key, and counting it would answer the client's next tries 429 "invalid API key".
+        if (req.headers.authorization !== undefined && isAppError(err) && err.code === 'unauthorized') await authFailures(req);
         throw err;
       }
     });

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon.js';
+import { unavailableError } from '../../src/domain/database-unavailable.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import { newAccount } from '../support/domains.js';
@@ -285,6 +286,32 @@ describe('the invalid-key limit per client address', () => {
     // The right key is not slowed down, nor is a request with no credential counted.
     expect((await d.api('GET', '/channels')).status).toBe(200);
     expect((await d.api('GET', '/channels', { key: null })).status).toBe(401);
+  });
+});
+
+describe('a store out of reach during authentication', () => {
+  let d: TestDaemon;
+
+  beforeAll(async () => {
+    d = await startDaemon({ 'api.authFailureLimit': 2 });
+  });
+
+  afterAll(async () => {
+    vi.restoreAllMocks();
+    await d?.stop();
+  });
+
+  it('answers 503 store_unavailable every time and counts nothing against the invalid-key limit (found by the cluster test, issue 32)', async () => {
+    const lookup = vi.spyOn(d.daemon.store.apiKeys, 'findByToken').mockRejectedValue(unavailableError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })));
+    for (let i = 0; i < 5; i++) {
+      const res = await d.api('GET', '/channels');
+      expect(res.status, JSON.stringify(res.body)).toBe(503);
+      expect(res.body).toMatchObject({ code: 'store_unavailable' });
+    }
+    lookup.mockRestore();
+    // The address's bucket is whole: a wrong key is 401 up to the limit, not 429 at once.
+    expect((await d.api('GET', '/channels', { key: 'pr_guess' })).status).toBe(401);
+    expect((await d.api('GET', '/channels')).status).toBe(200);
   });
 });
 

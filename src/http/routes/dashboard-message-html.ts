@@ -20,7 +20,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ActivityReads } from '../../activity/queries.js';
-import { AppError } from '../../domain/errors.js';
+import { AppError, isAppError } from '../../domain/errors.js';
 import { authenticateFrame } from '../auth.js';
 import type { HttpContext } from '../server.js';
 
@@ -42,7 +42,7 @@ export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: Http
       req.principal = await authenticateFrame(store, req.headers);
     } catch (err) {
       // A refused key counts against api.authFailureLimit here too, as on the API routes (server.ts).
-      if (req.headers.authorization !== undefined) await app.countAuthFailure(req);
+      if (req.headers.authorization !== undefined && isAppError(err) && err.code === 'unauthorized') await app.countAuthFailure(req);
       throw err;
     }
     const m = await reads.visibleMessage(req.principal, (req.params as { id: string }).id);
