@@ -87,11 +87,19 @@ describe('PostgreSQL schema migrations', () => {
     expect(String(err)).not.toContain(decodeURIComponent(new URL(url).password));
   });
 
-  it('is not healthy once stopped', async () => {
+  it('is not healthy once stopped, and serves again when started again (a new pool)', async () => {
     const store = new PostgresStore({ url, schema: freshSchema(), poolSize: 1 });
     await store.start();
     expect(store.healthy()).toBe(true);
     await store.stop();
     expect(store.healthy()).toBe(false);
+    await store.start();
+    try {
+      expect(store.healthy()).toBe(true);
+      const account = await store.accounts.create({ name: 'again', state: 'active' });
+      expect((await store.accounts.get(account.id))?.name).toBe('again');
+    } finally {
+      await store.stop();
+    }
   });
 });

@@ -1,11 +1,13 @@
 /**
  * Runs the real `postrider` command (bin/postrider.js over the built dist/) as a child process,
  * for end-to-end tests. The child gets a minimal environment: no POSTRIDER_* variable of the
- * test runner leaks into it, only the ones a test passes.
+ * test runner leaks into it, only the ones a test passes, and, when the tests run on PostgreSQL
+ * (support/store.ts), the store settings of the data folder it names in POSTRIDER_DATA_DIR.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { testStoreEnv } from './store.js';
 import { waitFor } from './wait.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/postrider.js', import.meta.url));
@@ -17,9 +19,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** The child's environment: PATH, HOME and `env`; a variable given as undefined is left out. */
+/** The child's environment: PATH, HOME, the test engine's store and `env`; a variable given as undefined is left out. */
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
+  const store = env.POSTRIDER_DATA_DIR ? testStoreEnv(env.POSTRIDER_DATA_DIR) : {};
+  const out: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...store };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
   return out;
 }

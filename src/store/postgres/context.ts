@@ -20,10 +20,21 @@ export class PgContext {
   readonly deletedChannels = new Set<string>();
 
   constructor(
-    readonly sql: Sql,
+    private pool: Sql,
     /** The schema the tables live in. */
     readonly schema: string,
   ) {}
+
+  /**
+   * The pool, as one stable object that forwards to the current pool: a store stopped and started
+   * again (GET /ready's reopen) has a new pool, and the repos that keep `ctx.sql` use it too.
+   */
+  readonly sql: Sql = forwardingSql(() => this.pool);
+
+  /** A started-again store's new pool (engine.ts). */
+  usePool(pool: Sql): void {
+    this.pool = pool;
+  }
 
   /**
    * Runs fn in one transaction (READ COMMITTED unless fn sets otherwise) and resolves once it
@@ -44,6 +55,18 @@ export class PgContext {
   get db(): Db {
     return this.sql;
   }
+}
+
+function forwardingSql(current: () => Sql): Sql {
+  const target = function forwarding() {} as unknown as Sql;
+  return new Proxy(target, {
+    apply: (_t, _this, args: unknown[]) => Reflect.apply(current() as unknown as (...a: unknown[]) => unknown, undefined, args),
+    get: (_t, prop) => {
+      const pool = current();
+      const value: unknown = Reflect.get(pool, prop, pool);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(pool) : value;
+    },
+  });
 }
 
 export function sqlState(err: unknown): string {

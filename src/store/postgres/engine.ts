@@ -55,7 +55,9 @@ const PROBE_MS = 2_000;
 
 export class PostgresStore implements StorePort {
   private readonly ctx: PgContext;
-  private readonly sqlPool: Sql;
+  private sqlPool: Sql;
+  /** True once stop() ended the pool: a start() after it opens a new one (GET /ready's reopen). */
+  private poolEnded = false;
   private probeTimer: NodeJS.Timeout | null = null;
   private up = false;
   private bytes = 0;
@@ -85,13 +87,7 @@ export class PostgresStore implements StorePort {
 
   constructor(private readonly opts: PostgresStoreOptions) {
     const schema = opts.schema ?? 'postrider';
-    this.sqlPool = openClient({
-      url: opts.url,
-      schema,
-      poolSize: opts.poolSize ?? 10,
-      statementTimeoutMs: opts.statementTimeoutMs ?? 30_000,
-      applicationName: opts.applicationName ?? 'postrider',
-    });
+    this.sqlPool = this.openPool();
     const ctx = (this.ctx = new PgContext(this.sqlPool, schema));
     this.accounts = guarded(pgAccounts(ctx));
     this.apiKeys = guarded(pgApiKeys(ctx));
@@ -115,14 +111,31 @@ export class PostgresStore implements StorePort {
     this.retention = guarded(pgRetention(ctx));
   }
 
+  private openPool(): Sql {
+    const o = this.opts;
+    return openClient({
+      url: o.url,
+      schema: o.schema ?? 'postrider',
+      poolSize: o.poolSize ?? 10,
+      statementTimeoutMs: o.statementTimeoutMs ?? 30_000,
+      applicationName: o.applicationName ?? 'postrider',
+    });
+  }
+
   /** Connects, applies the migrations this database lacks (under the advisory lock), starts the health probe. */
   async start(): Promise<void> {
+    if (this.poolEnded) {
+      this.sqlPool = this.openPool();
+      this.ctx.usePool(this.sqlPool);
+      this.poolEnded = false;
+    }
     try {
       if (this.opts.mustExist && (await schemaVersion(this.sqlPool, this.ctx.schema)) === 0) {
         throw new StoreProblem('no_store', `${this.where()} holds no postrider store: start postrider serve (or run postrider migrate) with this store.postgresUrl first`);
       }
       this.lastMigration = await migrate(this.sqlPool, this.ctx.schema, (m) => this.opts.onMigration?.(m.version, m.name));
     } catch (err) {
+      this.poolEnded = true;
       await this.sqlPool.end({ timeout: 1 }).catch(() => undefined);
       throw this.startProblem(err);
     }
@@ -139,6 +152,7 @@ export class PostgresStore implements StorePort {
     this.up = false;
     await this.deletionListener?.unlisten().catch(() => undefined);
     this.deletionListener = null;
+    this.poolEnded = true;
     await this.sqlPool.end({ timeout: 5 });
   }
 

@@ -6,15 +6,14 @@ import type { CachedStsPolicy, MtaStsPort } from '../../port/delivery-state.js';
 import type { PgContext } from '../context.js';
 
 export function pgMtaSts(ctx: PgContext): MtaStsPort {
-  const sql = ctx.sql;
   return {
     async get(domain) {
-      const [row] = await sql<{ doc: CachedStsPolicy }[]>`SELECT doc FROM mta_sts_policies WHERE domain = ${domain}`;
+      const [row] = await ctx.sql<{ doc: CachedStsPolicy }[]>`SELECT doc FROM mta_sts_policies WHERE domain = ${domain}`;
       return row?.doc;
     },
     async save(domain, entry) {
-      await sql`
-        INSERT INTO mta_sts_policies (domain, doc) VALUES (${domain}, ${sql.json(entry as never)})
+      await ctx.sql`
+        INSERT INTO mta_sts_policies (domain, doc) VALUES (${domain}, ${ctx.sql.json(entry as never)})
         ON CONFLICT (domain) DO UPDATE SET doc = excluded.doc`;
     },
   };

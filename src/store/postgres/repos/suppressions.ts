@@ -9,19 +9,18 @@ import type { PgContext } from '../context.js';
 import { addSuppressions, isSuppressed, removeSuppressions } from '../suppressions-tx.js';
 
 export function pgSuppressions(ctx: PgContext): SuppressionsPort {
-  const sql = ctx.sql;
   return {
-    is: (channelId, mailType, email) => isSuppressed(sql, channelId, mailType, email),
+    is: (channelId, mailType, email) => isSuppressed(ctx.sql, channelId, mailType, email),
 
     async get(channelId, mailType, email) {
-      const [row] = await sql<{ doc: SuppressionRecord }[]>`
+      const [row] = await ctx.sql<{ doc: SuppressionRecord }[]>`
         SELECT doc FROM suppressions WHERE channel_id = ${channelId} AND mail_type = ${mailType} AND email = ${email.toLowerCase()}`;
       return row?.doc;
     },
 
     async list(channelId, mailType) {
-      const rows = await sql<{ doc: SuppressionRecord }[]>`
-        SELECT doc FROM suppressions WHERE channel_id = ${channelId} ${mailType ? sql`AND mail_type = ${mailType}` : sql``}
+      const rows = await ctx.sql<{ doc: SuppressionRecord }[]>`
+        SELECT doc FROM suppressions WHERE channel_id = ${channelId} ${mailType ? ctx.sql`AND mail_type = ${mailType}` : ctx.sql``}
         ORDER BY mail_type, email`;
       return rows.map((r) => r.doc);
     },

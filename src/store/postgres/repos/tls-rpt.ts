@@ -22,38 +22,37 @@ const toReport = (r: ReportRow): TlsRptReport => ({ reportId: r.report_id, gzip:
 const bytes = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
 export function pgTlsRpt(ctx: PgContext): TlsRptPort {
-  const sql = ctx.sql;
   return {
     async addCounts(batch) {
       if (batch.length > 0) await ctx.begin((tx) => addCountsInTx(tx, batch));
     },
-    counts: (day, policyDomain) => countsOf(sql, day, policyDomain),
+    counts: (day, policyDomain) => countsOf(ctx.sql, day, policyDomain),
     async unreportedDays(beforeDay) {
-      return sql<TlsRptDay[]>`
+      return ctx.sql<TlsRptDay[]>`
         SELECT DISTINCT c.day, c.policy_domain AS "policyDomain" FROM tls_rpt_counts c
         WHERE c.day < ${beforeDay}
           AND NOT EXISTS (SELECT 1 FROM tls_rpt_reports r WHERE r.day = c.day AND r.policy_domain = c.policy_domain)
         ORDER BY c.day, "policyDomain"`.then((rows) => rows.map((r) => ({ day: r.day, policyDomain: r.policyDomain })));
     },
     async createReport(day, policyDomain, report) {
-      const rows = await sql`
-        INSERT INTO tls_rpt_reports ${reportValues(sql, day, policyDomain, report)}
+      const rows = await ctx.sql`
+        INSERT INTO tls_rpt_reports ${reportValues(ctx.sql, day, policyDomain, report)}
         ON CONFLICT (day, policy_domain) DO NOTHING RETURNING 1`;
       return rows.length > 0;
     },
     async updateReport(day, policyDomain, report) {
-      await sql`
-        INSERT INTO tls_rpt_reports ${reportValues(sql, day, policyDomain, report)}
+      await ctx.sql`
+        INSERT INTO tls_rpt_reports ${reportValues(ctx.sql, day, policyDomain, report)}
         ON CONFLICT (day, policy_domain) DO UPDATE SET report_id = excluded.report_id, gzip = excluded.gzip,
           pending = excluded.pending, attempts = excluded.attempts, next_at_ms = excluded.next_at_ms`;
     },
     async report(day, policyDomain) {
-      const [row] = await sql<ReportRow[]>`SELECT * FROM tls_rpt_reports WHERE day = ${day} AND policy_domain = ${policyDomain}`;
+      const [row] = await ctx.sql<ReportRow[]>`SELECT * FROM tls_rpt_reports WHERE day = ${day} AND policy_domain = ${policyDomain}`;
       return row ? toReport(row) : undefined;
     },
     async dueReports(nowMs) {
       // The partial index tls_rpt_reports_due holds exactly the reports with URIs pending.
-      const rows = await sql<ReportRow[]>`
+      const rows = await ctx.sql<ReportRow[]>`
         SELECT * FROM tls_rpt_reports WHERE cardinality(pending) > 0 AND next_at_ms <= ${nowMs} ORDER BY day, policy_domain`;
       return rows.map((r) => ({ day: r.day, policyDomain: r.policy_domain, report: toReport(r) }));
     },
