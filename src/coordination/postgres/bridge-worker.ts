@@ -6,7 +6,7 @@
  * need a build or a loader); it is plain JavaScript with no import of ours, only the driver,
  * whose file URL the main thread resolves and passes in.
  *
- * Protocol (workerData: port, flag, driver, url, settings):
+ * Protocol (workerData: port, flag, driver, url, settings, backoffMaxS):
  *  - in: { id, text, params, sync } runs `text` with bound `params`; { close: true } ends the
  *    connection after the statements already sent.
  *  - out: { id, rows } for a sync statement, { id, error } for any that failed, { ready } once
@@ -16,7 +16,7 @@
 export const BRIDGE_WORKER_SOURCE = `
 'use strict';
 const { workerData } = require('node:worker_threads');
-const { port, flag, driver, url, settings } = workerData;
+const { port, flag, driver, url, settings, backoffMaxS } = workerData;
 const text = (err) => String((err && err.message) || err);
 function send(message) {
   port.postMessage(message);
@@ -26,7 +26,14 @@ function send(message) {
 // The pool of one connection (postgres.js connects at the first statement and again after a
 // drop). Each message chains on it in arrival order, so statements are queued in that order.
 const opened = import(driver).then(({ default: postgres }) =>
-  postgres(url, { max: 1, onnotice: false, connect_timeout: 10, connection: settings }),
+  postgres(url, {
+    max: 1,
+    onnotice: false,
+    connect_timeout: 10,
+    // database-unavailable.ts reconnectBackoff: postgres.js's curve, capped at backoffMaxS.
+    backoff: (retries) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, backoffMaxS),
+    connection: settings,
+  }),
 );
 port.on('message', (m) => {
   opened.then(

@@ -20,6 +20,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { RECONNECT_BACKOFF_MAX_S } from '../../domain/database-unavailable.js';
 import { BRIDGE_WORKER_SOURCE } from './bridge-worker.js';
 import { bridgeSettings, type ConnectionOptions } from './connection.js';
 
@@ -58,7 +59,7 @@ export class SyncBridge {
     if (this.worker || this.closed) return;
     const { port1, port2 } = new MessageChannel();
     const driver = pathToFileURL(createRequire(import.meta.url).resolve('postgres')).href;
-    const workerData = { port: port2, flag: this.flag, driver, url: this.o.url, settings: bridgeSettings(this.o) };
+    const workerData = { port: port2, flag: this.flag, driver, url: this.o.url, settings: bridgeSettings(this.o), backoffMaxS: RECONNECT_BACKOFF_MAX_S };
     const worker = new Worker(BRIDGE_WORKER_SOURCE, { eval: true, workerData, transferList: [port2] });
     worker.unref();
     worker.on('error', (err) => this.o.onError(err));

@@ -7,6 +7,7 @@
  * beside the store's.
  */
 import postgres from 'postgres';
+import { reconnectBackoff } from '../../domain/database-unavailable.js';
 
 export type Sql = postgres.Sql;
 
@@ -41,6 +42,8 @@ export function openPool(o: ConnectionOptions, max: number): Sql {
     max,
     onnotice: false,
     connect_timeout: 10,
+    // Back within a second of the server (domain/database-unavailable.ts), as the store's pool.
+    backoff: reconnectBackoff,
     idle_timeout: 60,
     // Lease generations are int8 (a sequence): far below 2^53, read as numbers.
     types: { int8: { to: INT8_OID, from: [INT8_OID], serialize: (v: number) => String(v), parse: (v: string) => Number(v) } },

@@ -14,6 +14,7 @@
  *    stored byte for byte. Mail may not carry NUL anyway (RFC 5322 2.3, RFC 5321 4.1.2).
  */
 import postgres from 'postgres';
+import { reconnectBackoff } from '../../domain/database-unavailable.js';
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
@@ -54,8 +55,10 @@ export function openClient(o: ClientOptions): Sql {
     max: o.poolSize,
     onnotice: false,
     // postgres.js retries a connection with backoff by itself; a query on a dead connection
-    // fails at once so that a send answers 503 instead of waiting (issue 32, Faults).
+    // fails at once so that a send answers 503 instead of waiting (issue 32, Faults). The
+    // backoff is capped at a second, so the node serves again within one once the server is back.
     connect_timeout: 10,
+    backoff: reconnectBackoff,
     idle_timeout: 60,
     types: {
       int8: { to: INT8_OID, from: [INT8_OID], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
