@@ -1,7 +1,8 @@
 /**
  * Records in batches for the importing side: at most BATCH_RECORDS records (a multi-row INSERT
- * each), and for message bodies at most BATCH_BYTES of them, so that a store of large messages
- * never sends one statement of gigabytes.
+ * each), and at most about BATCH_BYTES of the large parts of records (`size`: bodies, text and
+ * HTML, requests to compose), so that a store of large messages never sends one statement of
+ * gigabytes.
  */
 export const BATCH_RECORDS = 1_000;
 export const BATCH_BYTES = 8 * 1024 * 1024;

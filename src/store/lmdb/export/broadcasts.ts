@@ -10,10 +10,11 @@ import type { BroadcastCounters, BroadcastFailure, BroadcastRecord } from '../..
 import type { TransferRecords } from '../../port/transfer.js';
 import { entriesOf, type ExportContext } from './context.js';
 
+/** A store older than a counters database has none (read-only, it is absent): zeros. */
 export function* broadcasts(c: ExportContext): Generator<TransferRecords['broadcasts']> {
   for (const { key, value } of entriesOf(c.dbs.broadcasts)) {
-    const counts = c.dbs.broadcastStats.get(key) as Omit<BroadcastCounters, 'statistics'> | undefined;
-    const statistics = c.dbs.broadcastStatistics.get([key]) as StatCounters | undefined;
+    const counts = c.dbs.broadcastStats?.get(key) as Omit<BroadcastCounters, 'statistics'> | undefined;
+    const statistics = c.dbs.broadcastStatistics?.get([key]) as StatCounters | undefined;
     yield { record: value as BroadcastRecord, finished: counts?.finished ?? 0, canceled: counts?.canceled ?? 0, ...(statistics && { statistics }) };
   }
 }

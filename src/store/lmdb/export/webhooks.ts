@@ -12,7 +12,7 @@ export function* webhooks(c: ExportContext): Generator<TransferRecords['webhooks
   for (const { key, value } of entriesOf(c.dbs.webhooks)) {
     const signingKey = c.dbs.webhookSecrets.get(key) as string | undefined;
     if (signingKey === undefined) continue;
-    const status: WebhookStatus = { ...EMPTY_STATUS, ...(c.dbs.webhookStatus.get(key) as WebhookStatus | undefined) };
+    const status: WebhookStatus = { ...EMPTY_STATUS, ...(c.dbs.webhookStatus?.get(key) as WebhookStatus | undefined) };
     yield { webhook: value as Webhook, signingKey, status };
   }
 }
