@@ -23,6 +23,7 @@ const BENCHES = {
   messages: () => import('./messages-suite.mjs'),
   threads: () => import('./pool-threads.mjs'),
   queue: () => import('./queue-scale.mjs'),
+  cluster: () => import('./cluster.mjs'),
 };
 const ALL = ['http', 'smtp', 'delivery', 'dkim', 'broadcast', 'activity'];
 

@@ -19,7 +19,8 @@ function binDir() {
   return `${root}/${majors[0]}/bin`;
 }
 
-export async function startPostgres() {
+/** conf: more postgresql.conf lines (e.g. shared_preload_libraries for pg_stat_statements). */
+export async function startPostgres({ conf = '' } = {}) {
   const bin = binDir();
   const asPg = process.getuid() === 0;
   const run = (prog, args, input) => {
@@ -40,10 +41,11 @@ export async function startPostgres() {
     fs.rmSync(dir, { recursive: true, force: true });
   };
   run('initdb', ['-D', data, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '--locale=C', '-E', 'UTF8']);
-  fs.appendFileSync(`${data}/postgresql.conf`, `\nlisten_addresses='127.0.0.1'\nport=${port}\nunix_socket_directories='${dir}'\nfsync=on\nsynchronous_commit=on\nmax_connections=200\n`);
+  fs.appendFileSync(`${data}/postgresql.conf`, `\nlisten_addresses='127.0.0.1'\nport=${port}\nunix_socket_directories='${dir}'\nfsync=on\nsynchronous_commit=on\nmax_connections=200\n${conf}`);
   run('pg_ctl', ['start', '-D', data, '-l', `${dir}/server.log`, '-w']);
   unregister = onCleanup(stop);
   run('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', dir, '-p', String(port), '-U', 'postgres', '-d', 'postgres'],
     "CREATE ROLE bench LOGIN PASSWORD 'bench';\nCREATE DATABASE bench OWNER bench;\n");
-  return { url: `postgres://bench:bench@127.0.0.1:${port}/bench`, port, dir, stop };
+  // data: the cluster's data folder (postmaster.pid: the postmaster's pid, for its CPU time).
+  return { url: `postgres://bench:bench@127.0.0.1:${port}/bench`, port, dir, data, stop };
 }

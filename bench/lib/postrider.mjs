@@ -76,7 +76,9 @@ export async function startPostrider(env = {}, opts = {}) {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  const apiKey = fs.readFileSync(path.join(dataDir, 'initial-api-key'), 'utf8').trim();
+  // opts.apiKey: a node that joins a cluster (store.postgresUrl) whose first node bootstrapped it
+  // has no initial-api-key file of its own; it takes that node's key.
+  const apiKey = opts.apiKey ?? fs.readFileSync(path.join(dataDir, 'initial-api-key'), 'utf8').trim();
 
   p = {
     pid: child.pid,
@@ -118,7 +120,7 @@ export async function startPostrider(env = {}, opts = {}) {
     /** Stops and starts again on the same data folder with these POSTRIDER_* overrides. */
     async restart(newEnv, newOpts = {}) {
       await p.stop({ keepData: true });
-      return startPostrider(newEnv, { ...newOpts, dataDir });
+      return startPostrider(newEnv, { apiKey: opts.apiKey, ...newOpts, dataDir });
     },
     /** Sum of a counter (all label sets) from GET /metrics. */
     async metric(name) {
