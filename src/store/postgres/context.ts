@@ -69,6 +69,11 @@ function forwardingSql(current: () => Sql): Sql {
   });
 }
 
+/** A failure after which the whole transaction may run again (nothing of it committed). */
+export function isRetryable(err: unknown): boolean {
+  return RETRYABLE.has(sqlState(err));
+}
+
 export function sqlState(err: unknown): string {
   return typeof err === 'object' && err !== null && 'code' in err && typeof (err as { code: unknown }).code === 'string'
     ? (err as { code: string }).code

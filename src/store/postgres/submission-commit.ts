@@ -1,16 +1,22 @@
 /**
- * MessagesPort.commit: one submission in one transaction, durable when it resolves (synchronous
- * commit), as the LMDB engine's messages.ts commitMessages: the messages with their bodies,
- * client Message-ID entries and waiting entries, their jobs (queue-tx.ts), the pending account's
- * send quota, a broadcast batch's progress, the idempotency record, sandbox's suppressions and,
- * last, the events (event-log.ts appendEvents holds the event log's lock until COMMIT, so it
- * goes after every other write) with the live messages' place in the message list's queue.
+ * MessagesPort.commit: a submission committed durably when it resolves (synchronous commit), as
+ * the LMDB engine's messages.ts commitMessages: the messages with their bodies, client Message-ID
+ * entries and waiting entries, their jobs (queue-tx.ts), the pending account's send quota, a
+ * broadcast batch's progress, the idempotency record, sandbox's suppressions and, last, the
+ * events (event-log.ts appendEvents holds the event log's lock until COMMIT, so it goes after
+ * every other write) with the live messages' place in the message list's queue.
+ *
+ * Concurrent submissions share one transaction and one flush (submission-group.ts): the event
+ * log's lock serializes every appending transaction until its COMMIT is on disk, so one
+ * transaction per request would cap a node, and the cluster, at one flush per request. Each
+ * submission's own writes run in a savepoint, so one that breaks a rule rolls back alone.
  *
  * Atomic across nodes: each rule is checked where it is written and throws before COMMIT, so the
- * whole transaction rolls back and nothing of the submission stays: the broadcast's row is locked
- * and checked first (broadcast-progress.ts), the quota is a conditional upsert (send-quota.ts),
- * the idempotency key an insert-if-absent (webhooks-tx.ts).
+ * submission's writes roll back and nothing of it stays: the broadcast's row is locked and
+ * checked first (broadcast-progress.ts), the quota is a conditional upsert (send-quota.ts), the
+ * idempotency key an insert-if-absent (webhooks-tx.ts).
  */
+import type { EventRecord } from '../../domain/types.js';
 import type { BroadcastRecord } from '../port/broadcasts.js';
 import type { SubmissionCommit } from '../port/messages.js';
 import type { Tx } from './client.js';
@@ -20,29 +26,56 @@ import { appendEvents, queueMessages } from './event-log.js';
 import { insertMessages } from './message-rows.js';
 import { insertJobs } from './queue-tx.js';
 import { reserveSendQuota } from './send-quota.js';
-import { planSubmission } from './submission-plan.js';
+import { planSubmission, type SubmissionPlan } from './submission-plan.js';
 import { addSuppressions } from './suppressions-tx.js';
 import { putIdempotency } from './webhooks-tx.js';
 
-export async function commitSubmission(ctx: PgContext, input: SubmissionCommit): Promise<void> {
+/** A submission planned outside the transaction (a retry after a serialization failure reuses it). */
+export interface PlannedSubmission {
+  input: SubmissionCommit;
+  plan: SubmissionPlan;
+  now: Date;
+}
+
+/** Its events, to append once the batch's writes are done, and which of its messages are live. */
+export interface WrittenSubmission {
+  events: SubmissionPlan['events'];
+  live: Set<string>;
+}
+
+export function planCommit(input: SubmissionCommit): PlannedSubmission | undefined {
   const now = input.now ?? new Date();
-  // Computed once, outside the transaction (a retry after a serialization failure reuses it).
   const plan = planSubmission(input.messages, now);
-  if (plan.stored.length === 0 && !input.broadcastProgress && !input.idempotency) return;
+  if (plan.stored.length === 0 && !input.broadcastProgress && !input.idempotency) return undefined;
+  return { input, plan, now };
+}
+
+/** One submission alone in its own transaction (a background writer: a broadcast's expansion). */
+export async function commitAlone(ctx: PgContext, s: PlannedSubmission): Promise<void> {
   await ctx.begin(async (tx) => {
-    const broadcast = input.broadcastProgress ? await lockBroadcastForBatch(tx, input.broadcastProgress) : undefined;
-    if (input.sendLimit) {
-      const wanted = input.messages.reduce((n, m) => n + m.record.recipients.length, 0);
-      await reserveSendQuota(tx, input.sendLimit.accountId, wanted, input.sendLimit.limit);
-    }
-    await Promise.all([insertMessages(tx, plan.stored), insertJobs(tx, plan.jobs)]);
-    if (broadcast) await recordProgress(tx, broadcast, input);
-    if (input.idempotency) await putIdempotency(tx, input.idempotency);
-    await addSuppressions(tx, plan.suppressions, now);
-    const events = await appendEvents(tx, plan.events);
-    const live = new Set(plan.stored.filter((s) => s.record.deliveryType === 'live').map((s) => s.record.id));
-    await queueMessages(tx, events.filter((e) => e.eventType === 'accepted' && live.has(e.messageId)));
+    await appendWritten(tx, [await writeSubmission(tx, s)]);
   });
+}
+
+/** Everything of one submission but its events. */
+export async function writeSubmission(tx: Tx, { input, plan, now }: PlannedSubmission): Promise<WrittenSubmission> {
+  const broadcast = input.broadcastProgress ? await lockBroadcastForBatch(tx, input.broadcastProgress) : undefined;
+  if (input.sendLimit) {
+    const wanted = input.messages.reduce((n, m) => n + m.record.recipients.length, 0);
+    await reserveSendQuota(tx, input.sendLimit.accountId, wanted, input.sendLimit.limit);
+  }
+  await Promise.all([insertMessages(tx, plan.stored), insertJobs(tx, plan.jobs)]);
+  if (broadcast) await recordProgress(tx, broadcast, input);
+  if (input.idempotency) await putIdempotency(tx, input.idempotency);
+  await addSuppressions(tx, plan.suppressions, now);
+  return { events: plan.events, live: new Set(plan.stored.filter((m) => m.record.deliveryType === 'live').map((m) => m.record.id)) };
+}
+
+/** The events of written submissions, in their order, in one append (one turn of the log's lock). */
+export async function appendWritten(tx: Tx, written: readonly WrittenSubmission[]): Promise<void> {
+  const events: EventRecord[] = await appendEvents(tx, written.flatMap((w) => w.events));
+  const live = new Set(written.flatMap((w) => [...w.live]));
+  await queueMessages(tx, events.filter((e) => e.eventType === 'accepted' && live.has(e.messageId)));
 }
 
 async function recordProgress(tx: Tx, b: BroadcastRecord, input: SubmissionCommit): Promise<void> {

@@ -10,12 +10,20 @@ import { endUnfinished, type EndUnfinished } from '../finishing-end.js';
 import { isUnfinished, oldestUnfinishedMs, unfinishedAfter, unfinishedCount, unfinishedMessage } from '../finishing-reads.js';
 import { recordFinishingTries, storeFinished } from '../finishing-store.js';
 import { allMessages, countMessages, getBody, getMessage, messagesByClientMessageId } from '../message-reads.js';
-import { commitSubmission } from '../submission-commit.js';
+import { commitAlone, planCommit } from '../submission-commit.js';
+import { SubmissionGroup } from '../submission-group.js';
 
 export function pgMessages(ctx: PgContext): MessagesPort {
+  const group = new SubmissionGroup(ctx);
   return {
-    commit: (input: SubmissionCommit) => commitSubmission(ctx, input),
-    // PostgreSQL's commits are not grouped by the engine: a background commit joins no one's (port: resolve at once).
+    async commit(input: SubmissionCommit) {
+      const planned = planCommit(input);
+      if (!planned) return;
+      // A background writer (a broadcast's expansion, 400 messages a batch) commits alone, so
+      // that no request's answer waits for its batch.
+      await (input.background ? commitAlone(ctx, planned) : group.commit(planned));
+    },
+    // Background commits never join the request group: nothing to wait for (port: resolve at once).
     giveWay: async () => {},
     get: (id: string): Promise<MessageRecord | undefined> => getMessage(ctx.sql, id),
     body: (id: string) => getBody(ctx.sql, id),
