@@ -97,6 +97,10 @@ export function registerRateLimits(app: FastifyInstance, api: ApiLimits, limits:
   // (allowList: none; the per-key limit's would pass every request, as none has a principal.)
   const failures = app.createRateLimit({ max: api.authFailureLimit, timeWindow: api.rateWindowMs, keyGenerator: (req) => req.ip, allowList: [] });
   return async (req) => {
+    // A client that has gone has no address any more (req.ip is its closed socket's, undefined):
+    // there is no one to answer or to hold back, and a keyed limit's key is a string (the
+    // PostgreSQL coordination refuses undefined, which the slower key lookup there made common).
+    if (req.ip === undefined) return;
     const r = await failures(req);
     if (!r.isAllowed && r.isExceeded) {
       throw new AppError('rate_limit_exceeded', `Too many requests with an invalid API key from this address; at most ${r.max} per ${seconds} s`, {

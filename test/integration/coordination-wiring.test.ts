@@ -3,9 +3,10 @@
  * and leases under the node's id, its start takes back the leases its node wrote as 'local'
  * before the data folder had a node id (the upgrade path; the daemon does it for LMDB), and the
  * API's limits are the coordination's, so two HTTP servers given one coordination count one
- * budget, as two nodes of a cluster must. Real LMDB store in a temp folder; fake clocks for the
- * dispatcher, no sleeps.
+ * budget, as two nodes of a cluster must. The test engine's store in a temp folder; fake clocks
+ * for the dispatcher, no sleeps.
  */
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bootstrapIfEmpty } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -20,7 +21,7 @@ import type { LeasedJob } from '../../src/store/port/queue.js';
 import { deliveryConfig, openTestStore, queueMessage, silentLogger, type TestStore } from '../support/delivery.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { openStore } from '../support/store.js';
+import { openStore, TEST_STORE_ENGINE, testStoreOverrides } from '../support/store.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestStore | undefined;
@@ -124,7 +125,8 @@ describe('delivery on the coordination', () => {
     expect(await jobOf(t.store, id)).toMatchObject({ state: 'leased' });
   });
 
-  it('the daemon on an LMDB folder takes back at its first start the leases written as "local" before the folder had a node id', async () => {
+  // Only LMDB folders predate node ids: the PostgreSQL store never had "local" leases (daemon.ts gives it no former ids).
+  it.skipIf(TEST_STORE_ENGINE !== 'lmdb')('the daemon on an LMDB folder takes back at its first start the leases written as "local" before the folder had a node id', async () => {
     t = await openTestStore();
     dns = await startDnsServer();
     await queueMessage(t.store, { to: ['a@upgrade-mail.net'] });
@@ -132,7 +134,7 @@ describe('delivery on the coordination', () => {
     await t.store.stop();
     const config = loadConfig({
       env: {},
-      overrides: { dataDir: t.dataDir, 'http.port': 0, 'log.level': 'silent', 'smtp.enabled': false, 'delivery.enabled': true, 'dns.servers': [dns.address] },
+      overrides: { dataDir: t.dataDir, ...testStoreOverrides(t.dataDir), 'http.port': 0, 'log.level': 'silent', 'smtp.enabled': false, 'delivery.enabled': true, 'dns.servers': [dns.address] },
     });
     const { logger, recovered } = recordingLogger();
     daemon = new Daemon(config, logger);
@@ -183,6 +185,62 @@ describe('API limits on the coordination', () => {
     const refused = await get(2, 'pr_live_nope');
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('does not count an invalid key whose client hung up before it was refused (a gone client has no address to count under)', async () => {
+    t = await openTestStore();
+    const config = loadConfig({ env: {}, overrides: { dataDir: t.dataDir, 'http.port': 0, 'log.level': 'silent', 'api.authFailureLimit': 2 } });
+    // The key lookup waits until the client has gone (on PostgreSQL it takes a round trip, long enough).
+    let looked!: () => void;
+    let release!: () => void;
+    let answered!: () => void;
+    const lookedUp = new Promise<void>((resolve) => (looked = resolve));
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const refused = new Promise<void>((resolve) => (answered = resolve));
+    const store = t.store;
+    const apiKeys = new Proxy(store.apiKeys, {
+      get: (target, p) =>
+        p === 'findByToken'
+          ? async (token: string) => {
+              looked();
+              await gate;
+              return target.findByToken(token).finally(answered);
+            }
+          : Reflect.get(target, p, target),
+    });
+    const gatedStore = new Proxy(store, { get: (target, p) => (p === 'apiKeys' ? apiKeys : Reflect.get(target, p, target)) });
+    // The keys the invalid-key limit is asked about: the PostgreSQL coordination refuses any but a string.
+    const counted: unknown[] = [];
+    const local = new LocalCoordination({ nodeId: 'node-a' });
+    const coordination = new Proxy(local, {
+      get: (target, p) =>
+        p === 'keyedRate'
+          ? (name: string, o: Parameters<LocalCoordination['keyedRate']>[1]) => {
+              const rate = target.keyedRate(name, o);
+              return { take: (key: string) => (name === 'auth-failures' && counted.push(key), rate.take(key)) };
+            }
+          : Reflect.get(target, p, target),
+    });
+    const errors: string[] = [];
+    const logger = createLogger({ level: 'error', destination: { write: (line: string) => void errors.push(line) } });
+    const server = new HttpServer({ config, store: gatedStore, coordination, logger }, [(app) => app.get('/whoami', async () => ({}))]);
+    servers = [server];
+    await server.start();
+
+    const socket = net.connect(server.port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write('GET /whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer pr_live_gone\r\n\r\n');
+    await lookedUp;
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the server sees the close
+    release();
+    await refused;
+    await new Promise((resolve) => setTimeout(resolve, 50)); // its refusal, counted or not
+    // A later request with an invalid key is counted under its address, and refused as before.
+    const res = await fetch(`http://127.0.0.1:${server.port}/whoami`, { headers: { authorization: 'Bearer pr_live_nope' } });
+    expect(res.status).toBe(401);
+    expect(counted).toEqual(['127.0.0.1']);
+    expect(errors).toEqual([]);
   });
 
   it('counts per server when each has a coordination of its own (what sharing one changes)', async () => {
