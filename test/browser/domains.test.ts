@@ -15,6 +15,7 @@ import { createLogger } from '../../src/log/logger.js';
 import { startDaemon } from '../support/daemon.js';
 import { HOSTNAME } from '../support/domains.js';
 import { publish, setupSender, type DnsRecordJson } from '../support/sending.js';
+import { testStoreOverrides } from '../support/store.js';
 import { checkA11y, screenshot, useRig } from './harness.js';
 
 const rig = useRig({
@@ -122,7 +123,7 @@ describe('dashboard domains', () => {
     const first = await startDaemon({ hostname: 'vm', 'dns.servers': [rig.dns.address] });
     const sender = await setupSender(first, rig.dns);
     await first.daemon.stop();
-    const overrides = { dataDir: first.dataDir, 'http.port': 0, 'log.level': 'silent', 'smtp.enabled': false, 'delivery.enabled': false, 'dns.servers': [rig.dns.address], hostname: HOSTNAME };
+    const overrides = { dataDir: first.dataDir, ...testStoreOverrides(first.dataDir), 'http.port': 0, 'log.level': 'silent', 'smtp.enabled': false, 'delivery.enabled': false, 'dns.servers': [rig.dns.address], hostname: HOSTNAME };
     const second = new Daemon(loadConfig({ env: {}, overrides }), createLogger({ level: 'silent' }));
     await second.start();
     const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });

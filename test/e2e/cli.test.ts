@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, runCli, startServe, type ServeProcess } from '../support/cli.js';
+import { TEST_STORE_ENGINE, testSchemaOf } from '../support/store.js';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 const TOKEN = /pr_[A-Za-z0-9_-]{20,}/g;
@@ -269,7 +270,14 @@ describe('a CLI command pointed at a folder without a store', () => {
     try {
       const byEnv = await runCli(['keys', 'list'], { POSTRIDER_DATA_DIR: path.join(empty, 'data') });
       expect(byEnv.code).toBe(66);
-      expect(byEnv.stderr).toBe(`postrider: there is no postrider store in ${path.join(empty, 'data')} (postrider serve creates it at its first start); the folder comes from POSTRIDER_DATA_DIR. Point the command at the daemon's configuration with --config PATH (postrider init writes one) or set POSTRIDER_DATA_DIR\n`);
+      const hint = "the folder comes from POSTRIDER_DATA_DIR. Point the command at the daemon's configuration with --config PATH (postrider init writes one) or set POSTRIDER_DATA_DIR\n";
+      if (TEST_STORE_ENGINE === 'lmdb') {
+        expect(byEnv.stderr).toBe(`postrider: there is no postrider store in ${path.join(empty, 'data')} (postrider serve creates it at its first start); ${hint}`);
+      } else {
+        // On PostgreSQL the store is the folder's schema (support/store.ts), named with its server, password masked.
+        const pgStore = `schema ${testSchemaOf(path.join(empty, 'data'))} of ${process.env.POSTRIDER_TEST_PG_URL!.replace(/:[^:@/]+@/, ':***@')}`;
+        expect(byEnv.stderr).toBe(`postrider: ${pgStore} holds no postrider store: start postrider serve (or run postrider migrate) with this store.postgresUrl first; ${hint}`);
+      }
       const file = path.join(empty, 'postrider.jsonc');
       fs.writeFileSync(file, `{ "dataDir": ${JSON.stringify(path.join(empty, 'elsewhere'))} }`);
       for (const args of [['queue', 'list'], ['accounts', 'list'], ['keys', 'create', '--account', 'x']]) {
@@ -284,7 +292,8 @@ describe('a CLI command pointed at a folder without a store', () => {
     }
   });
 
-  it('says permission denied with the path and the user in one line (exit 77), not a stack trace', async () => {
+  // The permissions of LMDB's files in the data folder: on PostgreSQL the store is not there.
+  it.skipIf(TEST_STORE_ENGINE !== 'lmdb')('says permission denied with the path and the user in one line (exit 77), not a stack trace', async () => {
     // Root opens every folder: the data folder goes to another user, and the command runs as root
     // without the capabilities that override file permissions (util-linux's setpriv drops them
     // from the bounding set). Running it as nobody instead would need the repository readable by

@@ -8,6 +8,7 @@ import { unavailableError } from '../../src/domain/database-unavailable.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import { newAccount } from '../support/domains.js';
+import { testStoreOverrides } from '../support/store.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestDaemon;
@@ -341,7 +342,7 @@ describe('logs', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-logs-'));
     const config = loadConfig({
       env: {},
-      overrides: { dataDir, 'http.port': 0, 'log.level': 'trace', 'smtp.enabled': false, 'delivery.enabled': false },
+      overrides: { dataDir, ...testStoreOverrides(dataDir), 'http.port': 0, 'log.level': 'trace', 'smtp.enabled': false, 'delivery.enabled': false },
     });
     const daemon = new Daemon(config, createLogger({ level: 'trace', destination: { write: (s: string) => void lines.push(s) } }));
     await daemon.start();

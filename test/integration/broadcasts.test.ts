@@ -15,6 +15,7 @@ import { FakeClock } from '../support/fake-clock.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 import { putBroadcastAsOlderVersion } from '../support/engine-fixtures.js';
+import { TEST_STORE_ENGINE } from '../support/store.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -359,7 +360,8 @@ describe('entries that cannot be built, and expansions that fail', () => {
 });
 
 describe('broadcasts accepted by an older version', () => {
-  it('are listed after a restart and read as completed once expanded', async () => {
+  // Only LMDB stores have older versions: the PostgreSQL engine started with today's records.
+  it.skipIf(TEST_STORE_ENGINE !== 'lmdb')('are listed after a restart and read as completed once expanded', async () => {
     // A record as 0.1 wrote it (no channel index entry, failures kept in the record, no counters).
     const id = '11111111-1111-4111-8111-111111111111';
     const createdAt = '2025-01-06T09:00:00.000Z';

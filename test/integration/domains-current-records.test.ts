@@ -14,6 +14,7 @@ import { apiRequest, startDaemonWithDns, stopDaemonWithDns, type ApiOptions, typ
 import type { TestDns } from '../support/dns-server.js';
 import { HOSTNAME, newDomain, PUBLIC_URL, uniqueName, type DnsRecords } from '../support/domains.js';
 import { publish, publishAll, setupSender } from '../support/sending.js';
+import { testStoreOverrides } from '../support/store.js';
 
 type Warning = { code: string; setting: string; message: string };
 type Domain = { id: string; verified: boolean; dnsRecords: DnsRecords; warnings?: Warning[] };
@@ -95,7 +96,7 @@ describe('records follow the settings between two starts on the same data folder
     await t!.daemon.stop();
     const config = loadConfig({
       env: {},
-      overrides: { dataDir: t!.dataDir, 'http.port': 0, 'log.level': 'silent', 'smtp.enabled': false, 'delivery.enabled': false, 'dns.servers': [dns!.address], ...overrides },
+      overrides: { dataDir: t!.dataDir, ...testStoreOverrides(t!.dataDir), 'http.port': 0, 'log.level': 'silent', 'smtp.enabled': false, 'delivery.enabled': false, 'dns.servers': [dns!.address], ...overrides },
     });
     second = new Daemon(config, createLogger({ level: 'silent' }));
     await second.start();

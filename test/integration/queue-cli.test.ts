@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
+import { testStoreEnv } from '../support/store.js';
 
 let t: TestStore;
 let jobIds: string[] = [];
@@ -24,7 +25,7 @@ afterAll(async () => {
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(['queue', ...args], { out: (l) => out.push(l), err: (l) => err.push(l), env: { POSTRIDER_DATA_DIR: t.dataDir, POSTRIDER_LOG_LEVEL: 'silent' } });
+  const code = await main(['queue', ...args], { out: (l) => out.push(l), err: (l) => err.push(l), env: { POSTRIDER_DATA_DIR: t.dataDir, POSTRIDER_LOG_LEVEL: 'silent', ...testStoreEnv(t.dataDir) } });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 

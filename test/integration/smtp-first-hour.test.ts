@@ -16,6 +16,7 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { SmtpWire } from '../support/smtp-wire.js';
+import { testStoreOverrides } from '../support/store.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -88,7 +89,7 @@ describe('the generated submission certificate', () => {
   it('is made again when hostname changes between two starts, and kept while it does not', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-tls-'));
     const start = async (hostname: string) => {
-      const config = loadConfig({ env: {}, overrides: { dataDir, hostname, 'http.port': 0, 'log.level': 'silent', 'smtp.enabled': true, 'smtp.port': 0, 'delivery.enabled': false } });
+      const config = loadConfig({ env: {}, overrides: { dataDir, ...testStoreOverrides(dataDir), hostname, 'http.port': 0, 'log.level': 'silent', 'smtp.enabled': true, 'smtp.port': 0, 'delivery.enabled': false } });
       const daemon = new Daemon(config, createLogger({ level: 'silent' }));
       await daemon.start();
       try {

@@ -32,6 +32,7 @@ import { HOSTNAME } from '../support/domains.js';
 import { startPolicyServer, type PolicyServer } from '../support/mta-sts-server.js';
 import { startMxServer, type MxServer, type Received } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { testStoreOverrides } from '../support/store.js';
 import { verifyDkim } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
 
@@ -77,6 +78,7 @@ async function run(overrides: Record<string, unknown> = {}): Promise<Daemon> {
     env: {},
     overrides: {
       dataDir: setup.dataDir,
+      ...testStoreOverrides(setup.dataDir),
       hostname: HOSTNAME,
       'http.port': 0,
       'log.level': 'silent',

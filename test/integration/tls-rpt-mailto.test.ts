@@ -24,6 +24,7 @@ import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { HOSTNAME } from '../support/domains.js';
 import { startMxServer, type MxServer, type Received } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { testStoreOverrides } from '../support/store.js';
 import { verifyDkim } from '../support/signing.js';
 import { waitFor } from '../support/wait.js';
 
@@ -42,6 +43,7 @@ let logLines: LogLine[] = [];
 function base(): Record<string, unknown> {
   return {
     dataDir: setup.dataDir,
+    ...testStoreOverrides(setup.dataDir),
     hostname: HOSTNAME,
     'http.port': 0,
     'smtp.enabled': false,
