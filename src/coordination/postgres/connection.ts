@@ -37,7 +37,19 @@ export function bridgeSettings(o: ConnectionOptions): Record<string, string> {
   return { ...connectionSettings(o), synchronous_commit: 'off' };
 }
 
-export function openPool(o: ConnectionOptions, max: number): Sql {
+/**
+ * Keyed limits and failure windows (API-key buckets, invalid-key and SMTP AUTH limits) are
+ * written on every request: waiting for their WAL flush added a second disk sync to each send
+ * (bench cluster, issue 32). A database crash may take the last milliseconds of them back, which
+ * lets a client a few more requests or AUTH tries once: a limit, not a record. So their pool
+ * commits without waiting for the flush, as the bridge does; leases and slots keep the server's
+ * setting.
+ */
+export function volatileSettings(o: ConnectionOptions): Record<string, string> {
+  return { ...connectionSettings(o), synchronous_commit: 'off' };
+}
+
+export function openPool(o: ConnectionOptions, max: number, settings: Record<string, string> = connectionSettings(o)): Sql {
   return postgres(o.url, {
     max,
     onnotice: false,
@@ -47,7 +59,7 @@ export function openPool(o: ConnectionOptions, max: number): Sql {
     idle_timeout: 60,
     // Lease generations are int8 (a sequence): far below 2^53, read as numbers.
     types: { int8: { to: INT8_OID, from: [INT8_OID], serialize: (v: number) => String(v), parse: (v: string) => Number(v) } },
-    connection: connectionSettings(o),
+    connection: settings,
   });
 }
 

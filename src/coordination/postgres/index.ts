@@ -24,7 +24,7 @@ import { named, type Named } from '../named.js';
 import { isNodeId } from '../node-id.js';
 import type { Backlog, Coordination, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from '../port.js';
 import { SyncBridge } from './bridge.js';
-import { openPool, type Sql } from './connection.js';
+import { openPool, volatileSettings, type Sql } from './connection.js';
 import { PgFailureWindow } from './failure-windows.js';
 import { beat, forget, goneNodes, HEARTBEAT_EVERY_MS } from './heartbeats.js';
 import { JANITOR_EVERY_MS, sweep } from './janitor.js';
@@ -62,6 +62,8 @@ export interface PostgresCoordinationOptions {
 export class PostgresCoordination implements Coordination {
   readonly nodeId: string;
   private readonly sql: Sql;
+  /** Keyed limits and failure windows: commits that do not wait for the WAL flush (connection.ts). */
+  private readonly volatileSql: Sql;
   private readonly time: CoordinationTime;
   private readonly onError: (err: unknown) => void;
   private readonly wakeups: PgWakeups;
@@ -85,6 +87,7 @@ export class PostgresCoordination implements Coordination {
     this.nodeId = o.nodeId;
     const connection = { url: o.url, schema: o.schema, applicationName: `postrider coordination ${o.nodeId}` };
     this.sql = openPool(connection, o.poolSize ?? 3);
+    this.volatileSql = openPool(connection, 2, volatileSettings(connection));
     this.time = coordinationTime(o.clock);
     this.onError = o.onError ?? (() => {});
     this.wakeups = new PgWakeups(this.sql, wakeChannel(o.schema), this.onError, o.onListenerError);
@@ -111,7 +114,7 @@ export class PostgresCoordination implements Coordination {
     await Promise.all(releases);
     await this.wakeups.stop();
     await this.bridge.close();
-    await this.sql.end({ timeout: 5 });
+    await Promise.all([this.sql.end({ timeout: 5 }), this.volatileSql.end({ timeout: 5 })]);
   }
 
   wake(topic: WakeTopic): void {
@@ -151,14 +154,14 @@ export class PostgresCoordination implements Coordination {
   keyedRate(name: string, o: KeyedRateOptions): KeyedRate {
     // Asked for every request: PostgreSQL out of reach answers 503 store_unavailable, not a 500.
     return named(this.keyedRates, 'keyed rate', name, o, () => {
-      const rate = guarded(new PgKeyedRate(this.sql, name, o, this.time));
+      const rate = guarded(new PgKeyedRate(this.volatileSql, name, o, this.time));
       return { take: (key) => rate.take(dbKey(key)) };
     });
   }
 
   failures(name: string, o: FailureWindowOptions): FailureWindow {
     return named(this.failureWindows, 'failure window', name, o, () => {
-      const w = guarded(new PgFailureWindow(this.sql, name, o, this.time));
+      const w = guarded(new PgFailureWindow(this.volatileSql, name, o, this.time));
       return { reached: (key) => w.reached(dbKey(key)), add: (key) => w.add(dbKey(key)), clear: (key) => w.clear(dbKey(key)) };
     });
   }
