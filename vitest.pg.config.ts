@@ -10,7 +10,7 @@ export default defineConfig({
   test: {
     // The PostgreSQL engine's own tests, and the store contract suite against it (engines.ts).
     include: ['test/**/*.pg.test.ts', 'test/store-contract/*.contract.test.ts'],
-    globalSetup: ['test/support/postgres-global-setup.ts'],
+    globalSetup: ['test/support/build-dist.ts', 'test/support/postgres-global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
