@@ -11,7 +11,7 @@
  * has what intake knew (no rendered html or text of a template, an estimated size) until then.
  */
 import { randomUUID } from 'node:crypto';
-import { domainOf } from '../../domain/address.js';
+import { eventBase, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { awaitsFinishing, type AcceptedMessage, type SubmissionCommit } from '../port/messages.js';
 import { advanceBroadcastInTxn } from './broadcasts.js';
@@ -83,28 +83,6 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   } else {
     simulateOutcomesInTxn(store, m, base, ts);
   }
-}
-
-type MessageEventBase = Pick<EventRecord, 'accountId' | 'channelId' | 'messageId' | 'mailType' | 'mailSource' | 'subject' | 'tags' | 'metadata'>;
-
-function eventBase(r: AcceptedMessage['record']): MessageEventBase {
-  return {
-    accountId: r.accountId,
-    channelId: r.channelId,
-    messageId: r.id,
-    mailType: r.mailType,
-    mailSource: r.mailSource,
-    subject: r.subject,
-    tags: r.tags,
-    metadata: r.metadata,
-  };
-}
-
-/** One delivery job per recipient domain: each domain's MX is tried on its own. */
-function recipientsByDomain(recipients: readonly string[]): Map<string, string[]> {
-  const byDomain = new Map<string, string[]>();
-  for (const rcpt of recipients) byDomain.set(domainOf(rcpt), [...(byDomain.get(domainOf(rcpt)) ?? []), rcpt]);
-  return byDomain;
 }
 
 /** `due: false`: the job waits for its message to be finished outside jobsDue (store/signing.ts puts it in). */

@@ -5,7 +5,7 @@
  * bounces. The same records, jobs and events as the LMDB engine's messages.ts commitMessages.
  */
 import { randomUUID } from 'node:crypto';
-import { domainOf } from '../../domain/address.js';
+import { eventBase, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { awaitsFinishing, type AcceptedMessage } from '../port/messages.js';
 import type { StoredMessage } from './message-rows.js';
@@ -39,28 +39,6 @@ export function planSubmission(messages: readonly AcceptedMessage[], now: Date):
     if (!live) simulateOutcomes(plan, m, base, ts);
   }
   return plan;
-}
-
-type MessageEventBase = Pick<EventRecord, 'accountId' | 'channelId' | 'messageId' | 'mailType' | 'mailSource' | 'subject' | 'tags' | 'metadata'>;
-
-function eventBase(r: AcceptedMessage['record']): MessageEventBase {
-  return {
-    accountId: r.accountId,
-    channelId: r.channelId,
-    messageId: r.id,
-    mailType: r.mailType,
-    mailSource: r.mailSource,
-    subject: r.subject,
-    tags: r.tags,
-    metadata: r.metadata,
-  };
-}
-
-/** One delivery job per recipient domain: each domain's MX is tried on its own. */
-function recipientsByDomain(recipients: readonly string[]): Map<string, string[]> {
-  const byDomain = new Map<string, string[]>();
-  for (const rcpt of recipients) byDomain.set(domainOf(rcpt), [...(byDomain.get(domainOf(rcpt)) ?? []), rcpt]);
-  return byDomain;
 }
 
 /** A queued job due at the commit time (its dueAt keeps the milliseconds). */

@@ -1,0 +1,29 @@
+/**
+ * What both store engines derive alike from an accepted message at its commit: the fields every
+ * one of its events carries, and its recipients split into one delivery job per domain (each
+ * domain's MX is tried on its own). Pure, so the LMDB and PostgreSQL engines share it.
+ */
+import { domainOf } from './address.js';
+import type { EventRecord, MessageRecord } from './types.js';
+
+export type MessageEventBase = Pick<EventRecord, 'accountId' | 'channelId' | 'messageId' | 'mailType' | 'mailSource' | 'subject' | 'tags' | 'metadata'>;
+
+export function eventBase(r: Pick<MessageRecord, 'accountId' | 'channelId' | 'id' | 'mailType' | 'mailSource' | 'subject' | 'tags' | 'metadata'>): MessageEventBase {
+  return {
+    accountId: r.accountId,
+    channelId: r.channelId,
+    messageId: r.id,
+    mailType: r.mailType,
+    mailSource: r.mailSource,
+    subject: r.subject,
+    tags: r.tags,
+    metadata: r.metadata,
+  };
+}
+
+/** One delivery job per recipient domain: each domain's MX is tried on its own. */
+export function recipientsByDomain(recipients: readonly string[]): Map<string, string[]> {
+  const byDomain = new Map<string, string[]>();
+  for (const rcpt of recipients) byDomain.set(domainOf(rcpt), [...(byDomain.get(domainOf(rcpt)) ?? []), rcpt]);
+  return byDomain;
+}
