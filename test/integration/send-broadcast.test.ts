@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { MessageRecord } from '../../src/domain/types.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
+import { holdFinishing } from '../support/hold-finishing.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 
@@ -25,6 +26,10 @@ afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('POST /send/broadcast', () => {
   it('accepts a broadcast and turns each entry into its own message with merged data, tags and metadata', async () => {
+    // Composition after the commit is held until the committed records were read: a fast
+    // finishing stage (or a slower store's read) would otherwise have composed them already.
+    const hold = holdFinishing(t.daemon.pool);
+    onTestFinished(() => hold.restore());
     const res = await broadcast({
       from: { email: `promo@${s.domain}` },
       template: { subject: 'Hi {{name}}', html: '<p>{{greeting}} {{name}}</p>', data: { greeting: 'Hello' } },
@@ -41,6 +46,7 @@ describe('POST /send/broadcast', () => {
     // Committed as requests: the subject is rendered at the commit, the html once composed after it.
     const committed = await messagesOf(res.body.broadcastId);
     expect(committed.map((m) => m.html)).toEqual([undefined, undefined]);
+    hold.release();
     for (const m of committed) await signedBody(t.daemon.store, m.id);
     const msgs = (await messagesOf(res.body.broadcastId)).sort((a, b) => a.subject.localeCompare(b.subject));
     expect(msgs.map((m) => [m.subject, m.html, m.tags, m.metadata, m.mailType])).toEqual([
