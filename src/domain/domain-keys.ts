@@ -4,7 +4,10 @@
  * Every store engine builds a domain's keys with these, so they store the same records.
  */
 import { dkimHost } from './dkim-record.js';
-import { newRecordState, type CompanionKey, type DkimAlgorithm, type DomainKey } from './sending-domain.js';
+import { randomUUID } from 'node:crypto';
+import type { ExpectedRecord } from './return-path.js';
+import type { LinkHostKind } from './sending-domain.js';
+import { newRecordState, type CompanionKey, type DkimAlgorithm, type DomainKey, type SendingDomain } from './sending-domain.js';
 
 /** What a key's record is made of (the port's NewDkimKey without its private key). */
 export interface DkimKeyInput {
@@ -23,4 +26,33 @@ export function domainKeyOf(key: DkimKeyInput, domain: string, at: string): Doma
   const record = newRecordState({ type: 'txt', host: dkimHost(key.selector, domain), value: key.dnsValue });
   const companion = key.rsaCompanion && companionKeyOf(key.rsaCompanion, domain, at);
   return { selector: key.selector, algorithm: key.algorithm, createdAt: at, record, ...(companion ? { rsaCompanion: companion } : {}) };
+}
+
+/** What a new sending domain is made from (the store port's NewDomain, less its limit). */
+export interface NewDomainInput {
+  accountId: string;
+  name: string;
+  channelIds: readonly string[];
+  key: DkimKeyInput;
+  returnPath: readonly ExpectedRecord[];
+  linkHosts?: Record<LinkHostKind, ExpectedRecord>;
+}
+
+/** A new domain's record, unverified, its key active and every record pending: both engines store this. */
+export function newDomainRecord(input: NewDomainInput, now: string): SendingDomain {
+  return {
+    id: randomUUID(),
+    accountId: input.accountId,
+    name: input.name,
+    createdAt: now,
+    updatedAt: now,
+    verified: false,
+    channelIds: [...input.channelIds],
+    deletedChannelIds: [],
+    activeKey: domainKeyOf(input.key, input.name, now),
+    pendingKey: null,
+    retiredKeys: [],
+    returnPath: input.returnPath.map(newRecordState),
+    ...(input.linkHosts ? { linkHosts: { tracking: newRecordState(input.linkHosts.tracking), unsubscribe: newRecordState(input.linkHosts.unsubscribe) } } : {}),
+  };
 }

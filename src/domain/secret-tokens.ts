@@ -4,7 +4,8 @@
  * stretching), and looking a secret up by its hash means no secret is ever compared byte by byte
  * in JavaScript. Every store engine makes, hashes and pre-checks them the same way.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { ApiKey } from './types.js';
 
 const API_KEY_PREFIX = 'pr_';
 
@@ -36,4 +37,23 @@ export function newSessionToken(): string {
 /** False for what cannot be a session token of ours. */
 export function mayBeSessionToken(token: string): boolean {
   return token.length >= 40 && token.length <= 100;
+}
+
+/**
+ * A new API key: the token, shown once, and the record both engines store for it, which holds
+ * the token's hash and prefix, never the token.
+ */
+export function newApiKey(input: { accountId: string; channelId: string | null; name?: string }, createdAt: Date): { key: ApiKey; token: string } {
+  const token = newApiKeyToken();
+  const key: ApiKey = {
+    id: randomUUID(),
+    accountId: input.accountId,
+    channelId: input.channelId,
+    name: input.name ?? '',
+    prefix: apiKeyPrefix(token),
+    hash: hashToken(token),
+    createdAt: createdAt.toISOString(),
+    revokedAt: null,
+  };
+  return { key, token };
 }

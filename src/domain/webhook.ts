@@ -38,6 +38,26 @@ export interface WebhookStatus {
   consecutiveFailures: number;
 }
 
+/**
+ * A webhook after a PATCH (both engines): each given field replaces its value, channelId null
+ * makes it account-wide, an absent one leaves it as it was.
+ */
+export function patchedWebhook(
+  w: Webhook,
+  patch: Partial<Pick<Webhook, 'url' | 'events' | 'channelId' | 'enabled' | 'additionalHeaders'>>,
+  now: Date,
+): Webhook {
+  return {
+    ...w,
+    url: patch.url ?? w.url,
+    events: patch.events ?? w.events,
+    channelId: patch.channelId === undefined ? w.channelId : patch.channelId,
+    enabled: patch.enabled ?? w.enabled,
+    additionalHeaders: patch.additionalHeaders ?? w.additionalHeaders,
+    updatedAt: now.toISOString(),
+  };
+}
+
 export const EMPTY_STATUS: WebhookStatus = { lastResponse: null, succeeded: 0, failedAttempts: 0, failed: 0, consecutiveFailures: 0 };
 
 /**

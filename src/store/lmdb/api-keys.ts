@@ -3,8 +3,8 @@
  * bits, so a fast hash is enough (no password-style stretching needed), and looking a key up by
  * its hash means no secret is ever compared byte by byte in JavaScript.
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { apiKeyPrefix, hashToken, mayBeApiKeyToken, newApiKeyToken } from '../../domain/secret-tokens.js';
+import { timingSafeEqual } from 'node:crypto';
+import { hashToken, mayBeApiKeyToken, newApiKey } from '../../domain/secret-tokens.js';
 import { AppError } from '../../domain/errors.js';
 import type { ApiKey } from '../../domain/types.js';
 import type { NewApiKey, RevokeLiveOutcome } from '../port/accounts.js';
@@ -19,17 +19,7 @@ export async function createApiKey(
   store: Store,
   input: { accountId: string; channelId: string | null; name?: string; /** Refuse (resource_limit_exceeded) when the account has this many live keys. */ maxPerAccount?: number },
 ): Promise<NewApiKey> {
-  const token = newApiKeyToken();
-  const key: ApiKey = {
-    id: randomUUID(),
-    accountId: input.accountId,
-    channelId: input.channelId,
-    name: input.name ?? '',
-    prefix: apiKeyPrefix(token),
-    hash: hashToken(token),
-    createdAt: new Date().toISOString(),
-    revokedAt: null,
-  };
+  const { key, token } = newApiKey(input, new Date());
   await store.write(() => {
     // Counted inside the write: two concurrent creations cannot both pass the check (one writer).
     if (input.maxPerAccount !== undefined && liveKeysOf(store, input.accountId).length >= input.maxPerAccount) {

@@ -3,21 +3,19 @@
  * private keys live in separate databases, so nothing that reads a domain for display ever holds
  * key material: private keys leave the store only through getSigningKey().
  */
-import { randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
 import { domainLimitExceeded, duplicateName } from '../../domain/domain-rules.js';
 import {
   applyCheck,
   keySelectors,
   needsRecheck,
-  newRecordState,
   signingCompanion,
   wasVerified,
   type CheckResults,
   type CompanionKey,
   type SendingDomain,
 } from '../../domain/sending-domain.js';
-import { companionKeyOf as companionKey, domainKeyOf as domainKey } from '../../domain/domain-keys.js';
+import { companionKeyOf as companionKey, domainKeyOf as domainKey, newDomainRecord } from '../../domain/domain-keys.js';
 import { asciiNeedleOf, lookupDomainName as normalizeName } from '../../domain/domain-name.js';
 import { getChannel, getChannelRecord } from './channel-records.js';
 import { cachesOf, dbsOf } from './databases.js';
@@ -95,21 +93,7 @@ export function findDomainByName(store: Store, accountId: string, name: string):
 
 export async function createDomain(store: Store, input: NewDomain): Promise<SendingDomain> {
   const now = new Date().toISOString();
-  const domain: SendingDomain = {
-    id: randomUUID(),
-    accountId: input.accountId,
-    name: input.name,
-    createdAt: now,
-    updatedAt: now,
-    verified: false,
-    channelIds: [...input.channelIds],
-    deletedChannelIds: [],
-    activeKey: domainKey(input.key, input.name, now),
-    pendingKey: null,
-    retiredKeys: [],
-    returnPath: input.returnPath.map(newRecordState),
-    ...(input.linkHosts ? { linkHosts: { tracking: newRecordState(input.linkHosts.tracking), unsubscribe: newRecordState(input.linkHosts.unsubscribe) } } : {}),
-  };
+  const domain = newDomainRecord(input, now);
   // Limit, uniqueness and the links are checked inside the write so concurrent requests cannot
   // overshoot the limit, register one name twice or link a channel being deleted.
   await store.write(() => {

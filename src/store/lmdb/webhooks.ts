@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
-import { EMPTY_STATUS, type Webhook, type WebhookStatus } from '../../domain/webhook.js';
+import { EMPTY_STATUS, patchedWebhook, type Webhook, type WebhookStatus } from '../../domain/webhook.js';
 import type { NewWebhook, NewWebhookInput, WebhookFilter, WebhookPatch } from '../port/webhooks.js';
 import { getChannelRecord } from './channel-records.js';
 import { dbsOf } from './databases.js';
@@ -72,15 +72,7 @@ export async function updateWebhook(store: Store, id: string, patch: WebhookPatc
   return store.write(() => {
     const w = getWebhook(store, id);
     if (!w) return undefined;
-    const next: Webhook = {
-      ...w,
-      url: patch.url ?? w.url,
-      events: patch.events ?? w.events,
-      channelId: patch.channelId === undefined ? w.channelId : patch.channelId,
-      enabled: patch.enabled ?? w.enabled,
-      additionalHeaders: patch.additionalHeaders ?? w.additionalHeaders,
-      updatedAt: new Date().toISOString(),
-    };
+    const next = patchedWebhook(w, patch, new Date());
     dbsOf(store).webhooks.put(id, next);
     if (w.enabled && !next.enabled) removeOutboxOfWebhookInTxn(store, id);
     return next;

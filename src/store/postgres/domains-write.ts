@@ -2,35 +2,16 @@
  * The writing verbs of the PostgreSQL engine's sending domains that change the domain itself:
  * create (under the per-account limit and the unique name), setChannels, delete.
  */
-import { randomUUID } from 'node:crypto';
-import { domainKeyOf } from '../../domain/domain-keys.js';
+import { newDomainRecord } from '../../domain/domain-keys.js';
 import { domainLimitExceeded, duplicateName } from '../../domain/domain-rules.js';
 import { AppError } from '../../domain/errors.js';
-import { newRecordState, needsRecheck, type SendingDomain } from '../../domain/sending-domain.js';
+import { needsRecheck, type SendingDomain } from '../../domain/sending-domain.js';
 import type { NewDomain } from '../port/domains.js';
 import { lockAccount } from './accounts-tx.js';
 import type { Tx } from './client.js';
 import { lockLiveChannels } from './channels-tx.js';
 import { sqlState, type PgContext } from './context.js';
 import { putKeys } from './domains-rows.js';
-
-function newDomainRecord(input: NewDomain, now: string): SendingDomain {
-  return {
-    id: randomUUID(),
-    accountId: input.accountId,
-    name: input.name,
-    createdAt: now,
-    updatedAt: now,
-    verified: false,
-    channelIds: [...input.channelIds],
-    deletedChannelIds: [],
-    activeKey: domainKeyOf(input.key, input.name, now),
-    pendingKey: null,
-    retiredKeys: [],
-    returnPath: input.returnPath.map(newRecordState),
-    ...(input.linkHosts ? { linkHosts: { tracking: newRecordState(input.linkHosts.tracking), unsubscribe: newRecordState(input.linkHosts.unsubscribe) } } : {}),
-  };
-}
 
 /**
  * Throws channel_not_found unless every id is a live channel of the account, and keeps them

@@ -6,9 +6,9 @@
  * (~0.1 ms), and no cache, so a revoke or a removal on any node is seen by the very next lookup
  * on every node (the port's rule) without an invalidation protocol.
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../../domain/errors.js';
-import { apiKeyPrefix, hashToken, mayBeApiKeyToken, newApiKeyToken } from '../../../domain/secret-tokens.js';
+import { hashToken, mayBeApiKeyToken, newApiKey } from '../../../domain/secret-tokens.js';
 import type { ApiKey } from '../../../domain/types.js';
 import { lockAccount } from '../accounts-tx.js';
 import type { Tx } from '../client.js';
@@ -113,18 +113,8 @@ async function refuseDeletedChannel(tx: Tx, channelId: string): Promise<void> {
  * it; the insert commits with the lock held.
  */
 async function createKey(ctx: PgContext, input: { accountId: string; channelId: string | null; name?: string; maxPerAccount?: number }): Promise<NewApiKey> {
-  const token = newApiKeyToken();
   const createdAt = new Date();
-  const key: ApiKey = {
-    id: randomUUID(),
-    accountId: input.accountId,
-    channelId: input.channelId,
-    name: input.name ?? '',
-    prefix: apiKeyPrefix(token),
-    hash: hashToken(token),
-    createdAt: createdAt.toISOString(),
-    revokedAt: null,
-  };
+  const { key, token } = newApiKey(input, createdAt);
   const max = input.maxPerAccount;
   await ctx.begin(async (tx) => {
     // The account's row before the channel's, as domains' create takes them.

@@ -8,7 +8,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../../../domain/errors.js';
-import { EMPTY_STATUS, type Webhook, type WebhookStatus } from '../../../domain/webhook.js';
+import { EMPTY_STATUS, patchedWebhook, type Webhook, type WebhookStatus } from '../../../domain/webhook.js';
 import type { NewWebhook, NewWebhookInput, WebhookFilter, WebhookPatch, WebhooksPort } from '../../port/webhooks.js';
 import type { PgContext } from '../context.js';
 import { removeWebhooks } from '../webhooks-tx.js';
@@ -112,15 +112,7 @@ async function updateWebhook(ctx: PgContext, id: string, patch: WebhookPatch): P
     const [row] = await tx<{ doc: Webhook }[]>`SELECT doc FROM webhooks WHERE id = ${id} FOR NO KEY UPDATE`;
     if (!row) return undefined;
     const w = row.doc;
-    const next: Webhook = {
-      ...w,
-      url: patch.url ?? w.url,
-      events: patch.events ?? w.events,
-      channelId: patch.channelId === undefined ? w.channelId : patch.channelId,
-      enabled: patch.enabled ?? w.enabled,
-      additionalHeaders: patch.additionalHeaders ?? w.additionalHeaders,
-      updatedAt: new Date().toISOString(),
-    };
+    const next = patchedWebhook(w, patch, new Date());
     await tx`UPDATE webhooks SET channel_id = ${next.channelId}, enabled = ${next.enabled}, doc = ${tx.json(next as never)} WHERE id = ${id}`;
     if (w.enabled && !next.enabled) await tx`DELETE FROM webhook_outbox WHERE webhook_id = ${id}`;
     return next;
