@@ -54,14 +54,18 @@ eachEngine('webhooks', (ctx) => {
 
   it('lists an account\'s webhooks in creation order, paged, filtered by bound channel', async () => {
     const [c1, c2] = [randomUUID(), randomUUID()];
-    const created = [];
-    for (const channelId of [c1, null, c2, c1]) created.push((await ctx.store.webhooks.create(input(account, { channelId }))).webhook.id);
+    const made = [];
+    for (const channelId of [c1, null, c2, c1]) made.push((await ctx.store.webhooks.create(input(account, { channelId }))).webhook);
+    // Creation order is the creation time, then the id for webhooks made in the same millisecond.
+    const byCreation = [...made].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || (a.id < b.id ? -1 : 1));
+    const created = byCreation.map((w) => w.id);
+    const boundToC1 = byCreation.filter((w) => w.channelId === c1).map((w) => w.id);
     await ctx.store.webhooks.create(input(randomUUID()));
     const all = await ctx.store.webhooks.list({ accountId: account, limit: 10, offset: 0 });
     expect([all.totalCount, all.results.map((w) => w.id)]).toEqual([4, created]);
     expect((await ctx.store.webhooks.list({ accountId: account, limit: 2, offset: 1 })).results.map((w) => w.id)).toEqual(created.slice(1, 3));
     const bound = await ctx.store.webhooks.list({ accountId: account, channelIds: [c1], limit: 10, offset: 0 });
-    expect([bound.totalCount, bound.results.map((w) => w.id)]).toEqual([2, [created[0], created[3]]]);
+    expect([bound.totalCount, bound.results.map((w) => w.id)]).toEqual([2, boundToC1]);
   });
 
   it('updates the fields given, leaves the others, and keeps channelId unless given (null: every channel)', async () => {

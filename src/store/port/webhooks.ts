@@ -55,7 +55,7 @@ export interface WebhooksPort {
   /** The delivery counters and last answer (zeros before the first attempt). */
   status(id: string): Promise<WebhookStatus>;
 
-  /** An account's webhooks in creation order, one page, with the number of matches. */
+  /** An account's webhooks in creation order (createdAt, then id), one page, with the number of matches. */
   list(f: WebhookFilter): Promise<{ results: Webhook[]; totalCount: number }>;
 
   /**
