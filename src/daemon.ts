@@ -263,6 +263,8 @@ export class Daemon {
       formerNodeIds: this.engine.kind === 'lmdb' ? LMDB_FORMER_NODE_IDS : [],
       // Cluster mode: a dead node's leases come back within NODE_GONE_MS plus this (issue 32: 60 s).
       goneNodeCheckMs: this.engine.kind === 'postgres' ? 10_000 : undefined,
+      // Cluster mode: a site's sessions are counted on all nodes together (delivery/cluster-sites.ts).
+      siteSlots: this.engine.kind === 'postgres' ? this.coordination.slots('mx-site') : undefined,
       config: { delivery, hostname, domains: { returnPathLabel: domains.returnPathLabel }, shutdown: { graceMs: shutdown.graceMs } },
       resolver: this.deliveryDns,
       logger: this.logger,

@@ -28,7 +28,7 @@ import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
 import { WorkLoop } from '../queue/work-loop.js';
 import { LocalCoordination } from '../coordination/local.js';
-import type { Coordination, SharedPacer, SharedRate } from '../coordination/port.js';
+import type { Coordination, SharedPacer, SharedRate, SlotHold, Slots } from '../coordination/port.js';
 import { DeliveryQueue, type DueKey, type LeasedJob, type LoadedMessage, type RecordedOutcome } from '../queue/delivery-queue.js';
 import type { StorePort } from '../store/port/index.js';
 import { AddressPolicy } from './address-policy.js';
@@ -39,6 +39,7 @@ import type { DaneSource } from './dane-routing.js';
 import { MxResolver, type MxLookups } from './mx.js';
 import { SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
 import { SiteLimitTable } from './site-limits.js';
+import { ClusterSites } from './cluster-sites.js';
 import { ConnectionCache } from './connection-cache.js';
 import { AttemptSummary } from './attempt-summary.js';
 import { DEFAULT_SMTP_TIMEOUTS, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
@@ -71,6 +72,12 @@ export interface DeliveryServiceOptions {
    * never, as no other node can hold a lease.
    */
   goneNodeCheckMs?: number;
+  /**
+   * Cluster mode: the shared slots that count every node's sessions per site (cluster-sites.ts),
+   * the coordination's slots('mx-site'). Undefined (one node): the dispatcher's own count is
+   * the whole count.
+   */
+  siteSlots?: Slots;
   /**
    * The node's coordination (the daemon's): the 'queue' wake-up, the attempt budget and the
    * pacer. Default: a single-node one of its own on `clock`, as before the port.
@@ -165,6 +172,10 @@ export class DeliveryService {
   private paceTimer: NodeJS.Timeout | undefined;
   /** Attempts in flight per MX site (sites.ts), with its limits and "slow down" feedback. */
   private readonly sites: SiteConcurrency;
+  /** The sites' sessions on all nodes together (cluster mode; inert on one node). */
+  private readonly clusterSites: ClusterSites;
+  /** Ends every wait for a shared site slot at stop(): those jobs go back to the queue at once. */
+  private siteWaits = new AbortController();
   private readonly siteLimits: SiteLimitTable;
   private readonly leaseMs: number;
   private readonly deadlineMs: number;
@@ -231,6 +242,7 @@ export class DeliveryService {
       onChange: (c) => this.logConcurrency(c),
       probe: o.attempt === undefined,
     });
+    this.clusterSites = new ClusterSites(o.siteSlots, this.logger);
     this.leaseMs = o.leaseMs ?? 30 * 60_000;
     this.deadlineMs = o.attemptDeadlineMs ?? Math.floor(this.leaseMs / 2);
     this.maxInFlight = o.maxInFlight ?? Math.min(1000, Math.max(10, d.rate * 10));
@@ -297,6 +309,7 @@ export class DeliveryService {
     this.lastRecoveryMs = this.clock.now();
     this.running = true;
     this.stopping = false;
+    this.siteWaits = new AbortController();
     this.logger.info({ rate: this.config.delivery.rate, perDomainConcurrency: this.config.delivery.perDomainConcurrency }, 'delivery started');
     // Jobs committed on any node (a send, a finished message, a retry asked through the API).
     this.offWake = this.coordination.onWake('queue', () => this.kick());
@@ -311,6 +324,7 @@ export class DeliveryService {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.stopping = true;
+    this.siteWaits.abort();
     this.offWake?.();
     this.offWake = undefined;
     await this.loop.stop();
@@ -515,6 +529,8 @@ export class DeliveryService {
   private launch(job: LeasedJob): void {
     this.sites.acquire(job.domain);
     let holding = true;
+    /** Cluster mode: the site's session counted on all nodes (cluster-sites.ts). */
+    let shared: SlotHold | undefined;
     // The site's slot counts sessions with the destination: it is free again once the SMTP part
     // is over, while the outcome waits for its group commit (the job stays in flight and leased
     // until that commit, so a crash meanwhile retries it as before).
@@ -522,6 +538,7 @@ export class DeliveryService {
       if (!holding) return;
       holding = false;
       this.sites.release(job.domain);
+      if (shared) this.clusterSites.release(shared);
       // The next job of the site, if one was leased ahead, goes now; the round leases more.
       this.startReady();
       this.kick();
@@ -530,7 +547,14 @@ export class DeliveryService {
     const deadline = setTimeout(() => abort.abort(), this.deadlineMs);
     deadline.unref();
     let failed = false;
-    const done = this.runAttempt(job, abort.signal, releaseSite)
+    const attempt = !this.clusterSites.shared
+      ? this.runAttempt(job, abort.signal, releaseSite)
+      : this.holdSite(job, abort.signal).then((hold) => {
+          if (!hold) return this.queue.release(job, this.clock.now()).then(() => undefined);
+          shared = hold;
+          return this.runAttempt(job, abort.signal, releaseSite);
+        });
+    const done = attempt
       .catch((err) => {
         failed = true;
         this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt could not be recorded; the job goes back to the queue at the next round that reaches the store');
@@ -548,6 +572,16 @@ export class DeliveryService {
         if (this.inFlightBound) this.kick();
       });
     this.inFlight.set(job.id, { job, abort, done });
+  }
+
+  /**
+   * Cluster mode: waits until the job's site has a session free on all nodes together
+   * (cluster-sites.ts); null when the wait ended by shutdown or the attempt's deadline, and the
+   * job goes back to the queue without an attempt.
+   */
+  private holdSite(job: LeasedJob, signal: AbortSignal): Promise<SlotHold | null> {
+    const key = this.sites.keyOf(job.domain);
+    return this.clusterSites.hold(key, () => this.sites.limitFor(job.domain), AbortSignal.any([signal, this.siteWaits.signal]));
   }
 
   private async runAttempt(job: LeasedJob, signal: AbortSignal, releaseSite: () => void): Promise<void> {

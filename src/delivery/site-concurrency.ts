@@ -85,9 +85,12 @@ export class SiteConcurrency implements SiteLearner {
 
   /** True when one more attempt of this domain may start (`pending`: ones about to start under its key). */
   hasRoom(domain: string, pending = 0): boolean {
-    const key = this.keyOf(domain);
-    const limit = this.o.probe && !this.directory.knows(domain) ? 1 : this.limitOf(key);
-    return this.count(key) + pending < limit;
+    return this.count(this.keyOf(domain)) + pending < this.limitFor(domain);
+  }
+
+  /** The attempts a domain may have in flight under its key now: one while its site is unknown (the probe). */
+  limitFor(domain: string): number {
+    return this.o.probe && !this.directory.knows(domain) ? 1 : this.limitOf(this.keyOf(domain));
   }
 
   acquire(domain: string): void {

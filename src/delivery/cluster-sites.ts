@@ -1,0 +1,71 @@
+/**
+ * Per-site concurrency across the nodes of a cluster (issue 32): a site's sessions are counted
+ * by every node together, not per node, so two nodes never open twice a site's limit.
+ *
+ * The dispatcher plans with its own SiteConcurrency (synchronous, in memory: what this node has
+ * in flight, at most the site's limit); in cluster mode each attempt also takes a hold of the
+ * site's key in the shared slots (coordination/port.ts Slots: one conditional upsert of the
+ * key's row in PostgreSQL) before it connects, and gives it back when its SMTP part ends. While
+ * the other nodes use the rest of the site's budget the attempt waits for a hold, asking again
+ * every RETRY_MS or so: it keeps its place in this node's count (so the node starts no more for
+ * that site meanwhile) and its rate token (the attempt is started, only later), so waiting
+ * wastes no part of the processing rate. Holds of a node that crashed expire (HOLD_TTL_MS)
+ * instead of taking the site's slots for good.
+ *
+ * What stays per node (docs/architecture.md): the site a domain belongs to is learned by each
+ * node's own MX lookups, so until a node has looked a domain up its first attempt counts under
+ * the domain's name (one at a time, the probe of site-concurrency.ts); and a site's "slow down"
+ * feedback lowers the limit this node asks with, not the other nodes'.
+ *
+ * One node (no shared slots): nothing here runs, and an attempt costs no extra round trip.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from '../log/logger.js';
+import type { SlotHold, Slots } from '../coordination/port.js';
+
+/** About how often a waiting attempt asks again (the other nodes' releases wake no one here). */
+export const RETRY_MS = 250;
+
+export class ClusterSites {
+  constructor(
+    private readonly slots: Slots | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Whether sessions are counted across nodes (cluster mode). */
+  get shared(): boolean {
+    return this.slots !== undefined;
+  }
+
+  /**
+   * A hold of one of `key`'s sessions for an attempt about to connect, once fewer than
+   * limit() are held on all nodes together; null when `signal` ended the wait first (shutdown,
+   * the attempt's deadline). limit() is read at each try: a "slow down" reply changes it.
+   * A store that cannot be reached counts as a full site (the node could not record the outcome
+   * either): the attempt waits.
+   */
+  async hold(key: string, limit: () => number, signal: AbortSignal): Promise<SlotHold | null> {
+    const slots = this.slots;
+    if (!slots) throw new Error('ClusterSites.hold needs shared slots');
+    let warned = false;
+    while (!signal.aborted) {
+      const hold = await slots.acquire(key, limit()).catch((err: unknown) => {
+        if (!warned) this.logger.warn({ err, site: key }, 'shared site slots unavailable; the attempt waits');
+        warned = true;
+        return null;
+      });
+      if (hold) return hold;
+      // Spread out, so that the waiters of several nodes do not ask in step.
+      await delay(RETRY_MS * (0.5 + Math.random()), undefined, { signal }).catch(() => undefined);
+    }
+    return null;
+  }
+
+  /** Gives a hold back: one of the site's sessions is free for any node. */
+  release(hold: SlotHold): void {
+    hold.release().catch((err: unknown) => {
+      // The hold expires by itself (HOLD_TTL_MS); until then the site counts one session too many.
+      this.logger.warn({ err, site: hold.key }, 'shared site slot could not be given back; it expires by itself');
+    });
+  }
+}
