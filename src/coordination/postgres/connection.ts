@@ -30,8 +30,8 @@ export function connectionSettings(o: ConnectionOptions): Record<string, string>
  * The bridge's connection (rates and pacer) commits without waiting for the WAL flush: its
  * rows are short-lived state that a database crash may take back by a few milliseconds (a
  * budget then allows those starts once more), and the event loop waits for each of its
- * statements, so a flush would cost every node's loop a disk sync per reservation. Leases,
- * keyed limits, failure windows and slots keep the server's setting (the pool's).
+ * statements, so a flush would cost every node's loop a disk sync per reservation. Leases
+ * keep the server's setting (the pool's).
  */
 export function bridgeSettings(o: ConnectionOptions): Record<string, string> {
   return { ...connectionSettings(o), synchronous_commit: 'off' };
@@ -39,11 +39,12 @@ export function bridgeSettings(o: ConnectionOptions): Record<string, string> {
 
 /**
  * Keyed limits and failure windows (API-key buckets, invalid-key and SMTP AUTH limits) are
- * written on every request: waiting for their WAL flush added a second disk sync to each send
- * (bench cluster, issue 32). A database crash may take the last milliseconds of them back, which
- * lets a client a few more requests or AUTH tries once: a limit, not a record. So their pool
- * commits without waiting for the flush, as the bridge does; leases and slots keep the server's
- * setting.
+ * written on every request, and slot holds twice per delivery attempt (taken, given back):
+ * waiting for their WAL flush added a disk sync to each send and two to each delivery (bench
+ * cluster, issue 32). A database crash may take the last milliseconds of them back, which lets a
+ * client a few more requests or AUTH tries once, or a site one more session for a moment: limits,
+ * not records. So their pool commits without waiting for the flush, as the bridge does; leases
+ * keep the server's setting.
  */
 export function volatileSettings(o: ConnectionOptions): Record<string, string> {
   return { ...connectionSettings(o), synchronous_commit: 'off' };

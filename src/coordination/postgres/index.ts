@@ -100,7 +100,7 @@ export class PostgresCoordination implements Coordination {
     await beat(this.sql, this.nodeId, this.run, this.time);
     await this.wakeups.start();
     this.every(HEARTBEAT_EVERY_MS, () => beat(this.sql, this.nodeId, this.run, this.time));
-    this.every(HOLD_TTL_MS / 3, () => renewAll(this.sql, this.holds, this.time));
+    this.every(HOLD_TTL_MS / 3, () => renewAll(this.volatileSql, this.holds, this.time));
     this.every(JANITOR_EVERY_MS, () => sweep(this.sql, this.time));
   }
 
@@ -110,7 +110,7 @@ export class PostgresCoordination implements Coordination {
     for (const t of this.timers) t.cancel();
     await this.settled();
     for (const { value } of this.rates.values()) value.close();
-    const releases = [this.leases.releaseAll(), releaseAll(this.sql, this.holds), forget(this.sql, this.nodeId, this.run)].map((p) => p.catch(this.onError));
+    const releases = [this.leases.releaseAll(), releaseAll(this.volatileSql, this.holds), forget(this.sql, this.nodeId, this.run)].map((p) => p.catch(this.onError));
     await Promise.all(releases);
     await this.wakeups.stop();
     await this.bridge.close();
@@ -168,7 +168,7 @@ export class PostgresCoordination implements Coordination {
 
   slots(name: string): Slots {
     let s = this.slotSets.get(name);
-    if (!s) this.slotSets.set(name, (s = new PgSlots(this.sql, name, this.holds, this.time)));
+    if (!s) this.slotSets.set(name, (s = new PgSlots(this.volatileSql, name, this.holds, this.time)));
     return s;
   }
 
