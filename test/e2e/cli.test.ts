@@ -276,7 +276,9 @@ describe('a CLI command pointed at a folder without a store', () => {
       } else {
         // On PostgreSQL the store is the folder's schema (support/store.ts), named with its server, password masked.
         const pgStore = `schema ${testSchemaOf(path.join(empty, 'data'))} of ${process.env.POSTRIDER_TEST_PG_URL!.replace(/:[^:@/]+@/, ':***@')}`;
-        expect(byEnv.stderr).toBe(`postrider: ${pgStore} holds no postrider store: start postrider serve (or run postrider migrate) with this store.postgresUrl first; ${hint}`);
+        const pgHint =
+          "the URL comes from POSTRIDER_STORE_POSTGRES_URL, the schema from POSTRIDER_STORE_POSTGRES_SCHEMA. Point the command at the daemon's configuration with --config PATH, or set POSTRIDER_STORE_POSTGRES_URL and POSTRIDER_STORE_POSTGRES_SCHEMA as the daemon has them\n";
+        expect(byEnv.stderr).toBe(`postrider: ${pgStore} holds no postrider store: start postrider serve (or run postrider migrate) with this store.postgresUrl first; ${pgHint}`);
       }
       const file = path.join(empty, 'postrider.jsonc');
       fs.writeFileSync(file, `{ "dataDir": ${JSON.stringify(path.join(empty, 'elsewhere'))} }`);
