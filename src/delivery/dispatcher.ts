@@ -342,6 +342,7 @@ export class DeliveryService {
     }
     // Idle connections get their QUIT now; one still in use gets it when its attempt ends.
     await this.connections.close();
+    await this.clusterSites.close();
     this.summary.flush();
     this.running = false;
     this.logger.info('delivery stopped');
