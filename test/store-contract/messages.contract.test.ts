@@ -161,6 +161,22 @@ eachEngine('messages', (ctx) => {
     expect(await ctx.store.messages.storeFinished([{ messageId: 'no-such-id', body }])).toBe(0);
   });
 
+  it("neither stores nor releases a message finished after its channel's delete, and says it is gone", async () => {
+    const accountId = (await ctx.store.accounts.create({ name: 'a', state: 'active' })).id;
+    const channel = await ctx.store.channels.create({ accountId, name: 'main', deliveryType: 'live', tracking: { links: false, opens: false }, maxPerAccount: 10 });
+    const [kept, dropped] = [accepted({ sign: 'sender.test' }), accepted({ sign: 'sender.test', accountId, channelId: channel.id })];
+    await ctx.store.messages.commit({ messages: [kept] });
+    await ctx.store.messages.commit({ messages: [dropped] });
+    await ctx.store.channels.delete(channel.id);
+    expect(await ctx.store.messages.unfinished(dropped.record.id)).toMatchObject({ gone: true });
+    expect(await ctx.store.messages.unfinished(kept.record.id)).toMatchObject({ gone: false });
+    const body = Buffer.from('Subject: signed\r\n\r\nhi\r\n');
+    // One call with both, as the finishing stage batches them: only the live channel's is stored and made due.
+    expect(await ctx.store.messages.storeFinished([{ messageId: dropped.record.id, body }, { messageId: kept.record.id, body }])).toBe(1);
+    expect(Buffer.from((await ctx.store.messages.body(kept.record.id))!)).toEqual(body);
+    expect(await ctx.store.messages.isUnfinished(dropped.record.id)).toBe(false);
+  });
+
   it('stores a message finished twice at once only once', async () => {
     const m = accepted({ sign: 'sender.test' });
     await ctx.store.messages.commit({ messages: [m] });

@@ -5,7 +5,6 @@
  */
 import type { FinishingTries, UnfinishedMessage } from '../port/messages.js';
 import type { Db } from './client.js';
-import { isChannelDeleted } from './channels-tx.js';
 
 export async function unfinishedAfter(db: Db, after: string | undefined, limit: number): Promise<string[]> {
   const rows = await db<{ message_id: string }[]>`
@@ -39,6 +38,8 @@ interface WaitingRow {
   failures: FinishingTries | null;
   body: Buffer | null;
   channel_id: string | null;
+  /** The channel's tombstone is committed (read in the same statement: no second round trip). */
+  channel_deleted: boolean;
 }
 
 /**
@@ -50,13 +51,14 @@ interface WaitingRow {
 export async function unfinishedMessage(db: Db, id: string): Promise<UnfinishedMessage | undefined> {
   const [row] = await db<WaitingRow[]>`
     SELECT u.account_id, u.committed_ms, u.domain, u.compose, u.failures, m.channel_id,
-      CASE WHEN u.compose IS NULL THEN (SELECT body FROM message_bodies WHERE message_id = u.message_id) END AS body
+      CASE WHEN u.compose IS NULL THEN (SELECT body FROM message_bodies WHERE message_id = u.message_id) END AS body,
+      EXISTS (SELECT 1 FROM channels c WHERE c.id = m.channel_id AND c.deleted_at_ms IS NOT NULL) AS channel_deleted
     FROM unfinished_messages u LEFT JOIN messages m ON m.id = u.message_id
     WHERE u.message_id = ${id}`;
   if (!row) return undefined;
   const compose: unknown = row.compose === null ? undefined : JSON.parse(row.compose.toString('utf8'));
   const body = row.body ?? undefined;
-  const gone = row.channel_id === null || (await isChannelDeleted(db, row.channel_id)) || (compose === undefined && body === undefined);
+  const gone = row.channel_id === null || row.channel_deleted || (compose === undefined && body === undefined);
   return {
     accountId: row.account_id,
     ...(row.domain !== null && { domain: row.domain }),

@@ -13,7 +13,6 @@ import type { FinishedMessage, FinishingTries } from '../port/messages.js';
 import type { Tx } from './client.js';
 import type { PgContext } from './context.js';
 import { jsonParam } from './broadcast-rows.js';
-import { isChannelDeleted } from './channels-tx.js';
 import { makeMessagesDue } from './queue-tx.js';
 
 interface Ended {
@@ -21,6 +20,8 @@ interface Ended {
   composed: boolean;
   channel_id: string | null;
   has_body: boolean;
+  /** The channel's tombstone is committed (read in the same statement: no round trip per message). */
+  channel_deleted: boolean;
 }
 
 /** Returns how many jobs became due. */
@@ -33,13 +34,14 @@ export async function storeFinished(ctx: PgContext, items: readonly FinishedMess
     const ended = await tx<Ended[]>`
       WITH gone AS (DELETE FROM unfinished_messages WHERE message_id = ANY(${[...byId.keys()]}::text[]) RETURNING message_id)
       SELECT g.message_id AS id, m.channel_id,
-        EXISTS (SELECT 1 FROM message_bodies b WHERE b.message_id = g.message_id) AS has_body
+        EXISTS (SELECT 1 FROM message_bodies b WHERE b.message_id = g.message_id) AS has_body,
+        EXISTS (SELECT 1 FROM channels c WHERE c.id = m.channel_id AND c.deleted_at_ms IS NOT NULL) AS channel_deleted
       FROM gone g LEFT JOIN messages m ON m.id = g.message_id`;
     const kept: FinishedMessage[] = [];
     for (const e of ended) {
       const s = byId.get(e.id)!;
       // The message went, or was finished while its channel was being deleted: nothing is stored, no job becomes due.
-      if (e.channel_id === null || (await isChannelDeleted(tx, e.channel_id))) continue;
+      if (e.channel_id === null || e.channel_deleted) continue;
       // Signing a committed body that retention or a purge removed meanwhile: nothing to store.
       if (!s.composed && !e.has_body) continue;
       kept.push(s);
