@@ -46,14 +46,15 @@ export const meta = {
   heading: 'Cluster mode: one node on LMDB, one and two nodes on one PostgreSQL (bench/cluster.mjs, issue #32)',
   needsPostfix: false,
   // n: queueing runs at the HTTP rate over PostgreSQL (about 100 msg/s with the machine busy), so 3,000 keeps a run under 10 minutes.
-  options: { duration: 15, c: 20, n: 3000, warmup: 500, domains: 10, 'per-domain': 2, setups: 'lmdb-1,pg-1,pg-2', statements: true, profile: false },
+  options: { duration: 15, c: 20, n: 3000, warmup: 500, domains: 10, 'per-domain': 2, setups: 'lmdb-1,pg-1,pg-2', statements: true, profile: false, socket: true },
   usage:
     '--duration=15 seconds of HTTP load per setup, --c=20 connections (spread over the nodes), ' +
     '--n=3000 messages queued and delivered per setup, --warmup=500 requests before the HTTP load, --domains=10 recipient domains, ' +
     "--per-domain=2 connections per domain (domains × per-domain for the cluster's one MX site), " +
     '--setups=lmdb-1,pg-1,pg-2 (a subset, comma-separated), ' +
     '--statements=true (PostgreSQL with pg_stat_statements: its heaviest statements per phase in the section), ' +
-    "--profile=false (true: one more pg-1 HTTP round, not counted, with the node under node --cpu-prof; its threads' heaviest frames on stderr)",
+    "--profile=false (true: one more pg-1 HTTP round, not counted, with the node under node --cpu-prof; its threads' heaviest frames on stderr), " +
+    '--socket=true (the nodes reach PostgreSQL by its Unix socket; false: by TCP on 127.0.0.1)',
 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -255,7 +256,12 @@ async function runSetup(name, o, ctx) {
       const [v] = await db`SHOW server_version`;
       r.server = v.server_version;
     }
-    const storeEnv = spec.pg ? { POSTRIDER_STORE_POSTGRES_URL: cluster.url, POSTRIDER_STORE_POSTGRES_SCHEMA: SCHEMA } : {};
+    // The nodes reach the database on this machine by its Unix socket (postgres.js: ?host=<folder>),
+    // as a local client normally does: over loopback TCP each write to PostgreSQL also runs the
+    // receiving side of the TCP stack in the node's thread (a quarter of its main thread in the
+    // profile). --socket=false measures TCP.
+    const storeUrl = spec.pg ? (o.socket ? `${cluster.url}?host=${encodeURIComponent(cluster.dir)}&port=${cluster.port}` : cluster.url) : '';
+    const storeEnv = spec.pg ? { POSTRIDER_STORE_POSTGRES_URL: storeUrl, POSTRIDER_STORE_POSTGRES_SCHEMA: SCHEMA } : {};
     const base = { ...storeEnv, POSTRIDER_DNS_SERVERS: dns.address, POSTRIDER_DELIVERY_PORT: String(sink.port) };
     const off = { ...base, POSTRIDER_DELIVERY_ENABLED: 'false' };
     const lifted = { ...base, POSTRIDER_DELIVERY_RATE: '100000', POSTRIDER_DELIVERY_PER_DOMAIN_CONCURRENCY: String(o['per-domain'] * o.domains) };
