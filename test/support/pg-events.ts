@@ -28,18 +28,23 @@ export async function pgSeedEvents(store: PostgresStore, drafts: readonly Omit<E
   return out;
 }
 
-/** Every stored event, in seq order, from the log itself. */
+/**
+ * Every stored event, in seq order, from the log itself: from the floor on, as every reader of
+ * the engine (retention leaves the rows below it in their partition until it drops the partition).
+ */
 export async function pgEventLog(store: PostgresStore): Promise<EventRecord[]> {
-  const rows = await pgContextOf(store).sql<{ doc: EventRecord }[]>`SELECT doc FROM events ORDER BY seq`;
+  const rows = await pgContextOf(store).sql<{ doc: EventRecord }[]>`
+    SELECT doc FROM events WHERE seq >= (SELECT floor FROM event_log_floor) ORDER BY seq`;
   return rows.map((r) => r.doc);
 }
 
-/** The index rows (event_terms, message_queue) that still name one of `seqs`. */
+/** The index rows (event_terms from the floor on, as events, and message_queue) that still name one of `seqs`. */
 export async function pgDanglingIndexEntries(store: PostgresStore, seqs: Iterable<number>): Promise<string[]> {
   const list = [...seqs];
   if (list.length === 0) return [];
   const sql = pgContextOf(store).sql;
-  const terms = await sql<{ seq: number }[]>`SELECT seq FROM event_terms WHERE seq = ANY(${list}::int8[]) ORDER BY seq`;
+  const terms = await sql<{ seq: number }[]>`
+    SELECT seq FROM event_terms WHERE seq = ANY(${list}::int8[]) AND seq >= (SELECT floor FROM event_log_floor) ORDER BY seq`;
   const queue = await sql<{ seq: number }[]>`SELECT accepted_seq AS seq FROM message_queue WHERE accepted_seq = ANY(${list}::int8[]) ORDER BY accepted_seq`;
   return [...terms.map((r) => `event_terms: ${r.seq}`), ...queue.map((r) => `message_queue: ${r.seq}`)];
 }

@@ -57,16 +57,18 @@ async function queueKeys(db: Db, accountId: string, afterSeq: number, limit: num
 }
 
 /**
- * The queued messages at these keys (by seq): those whose accepted event is still there
- * (retention may have removed that of a message queued past retention.days) and which have an
- * open job (to `domain` when given).
+ * The queued messages at these keys (by seq): those whose accepted event is still there, at or
+ * above the floor (retention may have removed that of a message queued past retention.days,
+ * leaving its row below the floor until its partition is dropped) and which have an open job
+ * (to `domain` when given).
  */
 async function messagesAt(db: Db, keys: readonly QueueKey[], domain: string | undefined): Promise<Map<number, QueuedMessage>> {
   const out = new Map<number, QueuedMessage>();
   if (keys.length === 0) return out;
   const ids = keys.map((k) => k.message_id);
   const [events, jobs, preparing] = await Promise.all([
-    db<{ doc: EventRecord }[]>`SELECT doc FROM events WHERE seq = ANY(${keys.map((k) => k.seq)}::int8[])`,
+    db<{ doc: EventRecord }[]>`
+      SELECT doc FROM events WHERE seq = ANY(${keys.map((k) => k.seq)}::int8[]) AND seq >= (SELECT floor FROM event_log_floor)`,
     db<{ doc: DeliveryJob }[]>`
       SELECT doc FROM jobs WHERE message_id = ANY(${ids}::text[]) ${domain === undefined ? db`` : db`AND domain = ${domain}`}
       ORDER BY message_id, id`,

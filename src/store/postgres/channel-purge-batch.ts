@@ -76,11 +76,15 @@ export async function purgeChannelBatch(ctx: PgContext, channelId: string, max: 
  * where IN (subquery) may turn into a scan of the whole table). `picked` says whether the table
  * may hold more (it found `limit`): a row updated meanwhile (a new ctid) is not deleted by this
  * step but is found by the next, so exhaustion is judged by what was found, not deleted.
+ * A ctid is unique within one table only: in a partitioned one (events, event_terms) the same
+ * ctid names a row in each partition, so a row is deleted only where its (tableoid, ctid) pair
+ * was picked (else another channel's row at the same place in another partition would go).
  */
 async function deleteSome(tx: Tx, table: (typeof PURGE_TABLES)[number], channelId: string, limit: number): Promise<{ picked: number; removed: number }> {
   const [row] = await tx<{ picked: number; removed: number }[]>`
-    WITH picked AS MATERIALIZED (SELECT ctid FROM ${tx(table)} WHERE channel_id = ${channelId} LIMIT ${limit}),
-    gone AS (DELETE FROM ${tx(table)} WHERE ctid = ANY(ARRAY(SELECT ctid FROM picked)) RETURNING 1)
+    WITH picked AS MATERIALIZED (SELECT tableoid, ctid FROM ${tx(table)} WHERE channel_id = ${channelId} LIMIT ${limit}),
+    gone AS (DELETE FROM ${tx(table)} WHERE ctid = ANY(ARRAY(SELECT ctid FROM picked))
+      AND (tableoid, ctid) IN (SELECT tableoid, ctid FROM picked) RETURNING 1)
     SELECT (SELECT count(*) FROM picked)::int8 AS picked, (SELECT count(*) FROM gone)::int8 AS removed`;
   return row;
 }

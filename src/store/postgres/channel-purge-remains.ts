@@ -2,7 +2,8 @@
  * What the store still holds of a deleted channel or of one of its broadcasts
  * (ChannelsPort.remains, broadcastRemains): counts over the other groups' tables by channel_id
  * (each indexed by it) or broadcast_id, for checks of the purge by tests and operators, never
- * for a request.
+ * for a request. Events and their terms count from the floor on: those below it are gone for
+ * every reader (retention drops their partition later).
  */
 import type { BroadcastRemains, ChannelRemains } from '../port/channels.js';
 import type { PgContext } from './context.js';
@@ -14,9 +15,9 @@ export async function channelRemains(ctx: PgContext, channelId: string): Promise
       (SELECT count(*) FROM message_bodies WHERE channel_id = ${channelId})::int8 AS bodies,
       ((SELECT count(*) FROM jobs WHERE channel_id = ${channelId})
         + (SELECT count(*) FROM finished_jobs WHERE channel_id = ${channelId}))::int8 AS jobs,
-      (SELECT count(*) FROM events WHERE channel_id = ${channelId})::int8 AS events,
+      (SELECT count(*) FROM events WHERE channel_id = ${channelId} AND seq >= (SELECT floor FROM event_log_floor))::int8 AS events,
       (SELECT count(*) FROM stat_counters WHERE channel_id = ${channelId})::int8 AS stats,
-      ((SELECT count(*) FROM event_terms WHERE channel_id = ${channelId})
+      ((SELECT count(*) FROM event_terms WHERE channel_id = ${channelId} AND seq >= (SELECT floor FROM event_log_floor))
         + (SELECT count(*) FROM message_queue WHERE channel_id = ${channelId}))::int8 AS "indexEntries"`;
   return { messages: row.messages, bodies: row.bodies, jobs: row.jobs, events: row.events, stats: row.stats, indexEntries: row.indexEntries };
 }

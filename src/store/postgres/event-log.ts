@@ -83,7 +83,8 @@ export async function appendEvents(tx: Tx, drafts: readonly EventDraft[]): Promi
 /**
  * The delivered and bounced events already in the log of the messages that get a bounce now,
  * in seq order (the bounce-after-delivery rule). Read under the head lock: every earlier
- * appender has committed, so this statement's snapshot holds all of them.
+ * appender has committed, so this statement's snapshot holds all of them. Those below the floor
+ * are gone for this rule as for every reader (retention leaves them in their partition).
  */
 async function earlierOutcomes(tx: Tx, messageIds: string[]): Promise<Map<string, CountedEvent[]>> {
   const out = new Map<string, CountedEvent[]>();
@@ -91,6 +92,7 @@ async function earlierOutcomes(tx: Tx, messageIds: string[]): Promise<Map<string
   const rows = await tx<{ doc: EventRecord; ts_ms: number }[]>`
     SELECT doc, ts_ms FROM events
     WHERE message_id = ANY(${[...new Set(messageIds)]}::text[]) AND event_type IN ('delivered', 'bounced')
+      AND seq >= (SELECT floor FROM event_log_floor)
     ORDER BY message_id, seq`;
   for (const { doc, ts_ms } of rows) {
     const list = out.get(doc.messageId) ?? [];

@@ -5,6 +5,9 @@
  * seqs commit in order under the event_log_head row lock), so `after` paging never skips an event.
  * No count cache: a node-local one would need invalidating on every node (retention, the channel
  * purge); a count's cost is bounded instead (activity-plan.ts).
+ *
+ * Every read is bounded by seq >= floor: retention leaves the rows below the floor in their range
+ * partition until it drops the whole partition (event-retention.ts).
  */
 import type { EventRecord } from '../../../domain/types.js';
 import type { ActivityFilter, ActivityPage, EventsPort, MessageFilter, MessageOwner, MessagePage, PageOptions } from '../../port/events.js';
@@ -47,7 +50,8 @@ export function pgEvents(ctx: PgContext): EventsPort {
     },
 
     async ofMessage(messageId: string): Promise<EventRecord[]> {
-      const rows = await ctx.sql<{ doc: EventRecord }[]>`SELECT doc FROM events WHERE message_id = ${messageId} ORDER BY seq`;
+      const rows = await ctx.sql<{ doc: EventRecord }[]>`
+        SELECT doc FROM events WHERE message_id = ${messageId} AND seq >= (SELECT floor FROM event_log_floor) ORDER BY seq`;
       return rows.map((r) => r.doc);
     },
 
@@ -57,7 +61,8 @@ export function pgEvents(ctx: PgContext): EventsPort {
         SELECT account_id, channel_id FROM (
           SELECT 0 AS p, account_id, channel_id FROM messages WHERE id = ${messageId}
           UNION ALL
-          (SELECT 1 AS p, account_id, channel_id FROM events WHERE message_id = ${messageId} ORDER BY seq LIMIT 1)
+          (SELECT 1 AS p, account_id, channel_id FROM events
+           WHERE message_id = ${messageId} AND seq >= (SELECT floor FROM event_log_floor) ORDER BY seq LIMIT 1)
         ) o ORDER BY p LIMIT 1`;
       return row ? { accountId: row.account_id, channelId: row.channel_id } : undefined;
     },
