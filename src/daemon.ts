@@ -149,6 +149,7 @@ export class Daemon {
     this.engine = storeEngineFor(config, {
       applicationName: `postrider ${nodeId}`,
       onMigration: (version, name) => logger.info({ version, name }, 'PostgreSQL schema migration applied'),
+      onMaintenanceError: (err) => logger.warn({ err }, 'event log partition maintenance failed; retried in a minute'),
     });
     this.store = this.engine.store;
     this.coordination = options.coordination ?? this.buildCoordination(nodeId);

@@ -20,6 +20,8 @@ export interface EngineOptions {
   applicationName?: string;
   /** PostgreSQL: called for each migration applied at start. */
   onMigration?: (version: number, name: string) => void;
+  /** PostgreSQL: a partition maintenance run of the event log failed (retried a minute later). */
+  onMaintenanceError?: (err: unknown) => void;
 }
 
 export function storeEngineFor(config: Pick<Config, 'dataDir' | 'store'>, o: EngineOptions = {}): StoreEngine {
@@ -35,6 +37,7 @@ export function postgresOptions(config: Pick<Config, 'store'>, o: EngineOptions 
     statementTimeoutMs: config.store.statementTimeoutMs,
     applicationName: o.applicationName ?? 'postrider',
     onMigration: o.onMigration,
+    onMaintenanceError: o.onMaintenanceError,
     mustExist: o.mustExist,
   };
 }

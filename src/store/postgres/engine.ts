@@ -9,6 +9,7 @@ import { openClient, type Sql } from './client.js';
 import { channelDeletedTopic, loadDeletedChannels } from './channels-tx.js';
 import { PgContext } from './context.js';
 import { guarded } from './unavailable.js';
+import { ensurePartitionsAhead, PARTITION_SIZING, type PartitionSizing } from './event-partitions.js';
 import { latestVersion, migrate, SchemaTooNew, schemaVersion, type MigrationReport } from './migrations.js';
 import type { StorePort } from '../port/index.js';
 import { StoreProblem } from '../port/problems.js';
@@ -48,10 +49,16 @@ export interface PostgresStoreOptions {
   onMigration?: (version: number, name: string) => void;
   /** Refuse (StoreProblem no_store) a database without postrider's schema instead of creating it (CLI commands). */
   mustExist?: boolean;
+  /** The event log's partitions (event-partitions.ts): sizes (tests use small ones), and how often they are maintained. */
+  partitions?: Partial<PartitionSizing> & { everyMs?: number };
+  /** A partition maintenance run failed (retried at the next run; never fatal). */
+  onMaintenanceError?: (err: unknown) => void;
 }
 
 /** How often healthy() and sizeBytes() are refreshed by a real query. */
 const PROBE_MS = 2_000;
+/** How often the event log's next partition is made sure of (it is due half a day ahead). */
+const PARTITIONS_MS = 60_000;
 
 export class PostgresStore implements StorePort {
   private readonly ctx: PgContext;
@@ -59,6 +66,8 @@ export class PostgresStore implements StorePort {
   /** True once stop() ended the pool: a start() after it opens a new one (GET /ready's reopen). */
   private poolEnded = false;
   private probeTimer: NodeJS.Timeout | null = null;
+  private partitionTimer: NodeJS.Timeout | null = null;
+  private partitioning: Promise<void> | null = null;
   private up = false;
   private bytes = 0;
   private lastMigration: MigrationReport | null = null;
@@ -122,7 +131,7 @@ export class PostgresStore implements StorePort {
     });
   }
 
-  /** Connects, applies the migrations this database lacks (under the advisory lock), starts the health probe. */
+  /** Connects, applies the migrations this database lacks (under the advisory lock), starts the health probe and the partition maintenance. */
   async start(): Promise<void> {
     if (this.poolEnded) {
       this.sqlPool = this.openPool();
@@ -143,12 +152,26 @@ export class PostgresStore implements StorePort {
     await this.probe();
     this.probeTimer = setInterval(() => void this.probe(), PROBE_MS);
     this.probeTimer.unref();
+    await this.maintainPartitions();
+    this.partitionTimer = setInterval(() => void this.maintainPartitions(), this.opts.partitions?.everyMs ?? PARTITIONS_MS);
+    this.partitionTimer.unref();
+  }
+
+  /** The event log's next partitions (event-partitions.ts); one run at a time, a failure reported and left to the next. */
+  maintainPartitions(): Promise<void> {
+    this.partitioning ??= ensurePartitionsAhead(this.sqlPool, { ...PARTITION_SIZING, ...this.opts.partitions })
+      .then(() => undefined, (err: unknown) => this.opts.onMaintenanceError?.(err))
+      .finally(() => (this.partitioning = null));
+    return this.partitioning;
   }
 
   /** Lets the queries in flight finish (up to 5 s), then closes the pool. */
   async stop(): Promise<void> {
     if (this.probeTimer) clearInterval(this.probeTimer);
     this.probeTimer = null;
+    if (this.partitionTimer) clearInterval(this.partitionTimer);
+    this.partitionTimer = null;
+    await this.partitioning;
     this.up = false;
     await this.deletionListener?.unlisten().catch(() => undefined);
     this.deletionListener = null;

@@ -8,6 +8,14 @@
  * Bounded: one SELECT of at most batch + 1 rows and DELETEs over the seq range just read.
  * Never the appenders' lock: the floor has its own row (event_log_floor), locked here, so a
  * sweep neither waits for an append nor holds one up.
+ *
+ * The events and their terms are deleted row-wise only in the DEFAULT partitions (the appends
+ * that outran partition maintenance): in a range partition they stay below the floor, unseen
+ * (every reader bounds seq >= floor), until the whole partition is below it and is dropped
+ * (event-partitions.ts dropPartitionsBelowFloor, after this transaction). Why not delete them in
+ * the partition holding the floor and drop only the others: the floor crosses every partition
+ * batch by batch, so every row would be deleted one by one before its partition is dropped and
+ * the drop would save nothing. The queue marks and the clock rows are few: row-wise as before.
  */
 import type { Tx } from './client.js';
 
@@ -40,8 +48,8 @@ function walkFromFloor(rows: readonly OldRow[], last: number, o: { cutoffMs: num
 }
 
 /**
- * Removes up to `batch` of the oldest events stamped before cutoffMs, with their term rows, the
- * queue marks of removed accepted events and the event clock rows below the new floor but the
+ * Removes up to `batch` of the oldest events stamped before cutoffMs (moves the floor past them;
+ * deletes those in the DEFAULT partitions), with their term rows, the queue marks of removed accepted events and the event clock rows below the new floor but the
  * last of them (it still holds the clock value of the floor's event); moves the floor.
  */
 export async function removeOldEvents(tx: Tx, o: { cutoffMs: number; batch: number }): Promise<RemovedEvents> {
@@ -56,8 +64,8 @@ export async function removeOldEvents(tx: Tx, o: { cutoffMs: number; batch: numb
   const more = walk.more && walk.floor <= last;
   if (walk.floor === floor) return { events: 0, accepted: [], more };
   const accepted = walk.removed.filter((r) => r.event_type === 'accepted');
-  await tx`DELETE FROM event_terms WHERE seq >= ${floor} AND seq < ${walk.floor}`;
-  await tx`DELETE FROM events WHERE seq >= ${floor} AND seq < ${walk.floor}`;
+  await tx`DELETE FROM event_terms_default WHERE seq >= ${floor} AND seq < ${walk.floor}`;
+  await tx`DELETE FROM events_default WHERE seq >= ${floor} AND seq < ${walk.floor}`;
   if (accepted.length > 0) await tx`DELETE FROM message_queue WHERE message_id = ANY(${accepted.map((r) => r.message_id)}::text[])`;
   await tx`DELETE FROM event_clock WHERE seq < (SELECT max(seq) FROM event_clock WHERE seq <= ${walk.floor})`;
   await tx`UPDATE event_log_floor SET floor = ${walk.floor}`;

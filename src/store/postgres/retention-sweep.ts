@@ -8,15 +8,19 @@
  * again while `more`. Never one huge DELETE: a long transaction would hold PostgreSQL's xmin
  * horizon back and bloat every table.
  *
- * Partitioning later: events (and their terms) could be partitioned by seq range (seq order is
- * time order up to late events); once the floor has passed a partition's upper bound, the whole
- * partition is detached and dropped instead of deleted row by row. The floor rule (remove from
- * the low end only) is what makes that possible; the messages stay row-wise (they are parked
- * while delivering).
+ * Partitions: events and their terms are partitioned by seq range (seq order is time order up
+ * to late events; schema/events-stats.ts). Removing events moves the floor; once it has passed
+ * a partition's upper bound, the whole partition is dropped after the batch's transaction
+ * (event-partitions.ts), in a short transaction of its own: a DROP takes the parent's ACCESS
+ * EXCLUSIVE lock, which must not be held while the batch's other statements run. A drop that
+ * timed out on its lock is tried again after the next batch. The floor rule (remove from the low
+ * end only) is what makes that possible; the messages stay row-wise (they are parked while
+ * delivering), and so do the rows of the DEFAULT partitions.
  */
 import type { SweepResult } from '../port/retention.js';
 import type { PgContext } from './context.js';
 import { removeOldEvents } from './event-log.js';
+import { dropPartitionsBelowFloor } from './event-partitions.js';
 import { expireMessages, expireReportMarks, retryParked } from './retention-messages.js';
 
 /** The advisory lock class of the sweep (two-int4 keys: apart from the migrations' bigint lock). */
@@ -28,7 +32,7 @@ const SWEEP_LOCK_CLASS = 0x5245_544e; // "RETN"
  * the messages, the parked ones and the report marks.
  */
 export async function sweepBatch(ctx: PgContext, o: { cutoffMs: number; batch: number }): Promise<SweepResult> {
-  return ctx.begin(async (tx) => {
+  const result = await ctx.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${SWEEP_LOCK_CLASS}::int4, 0)`;
     const removed = await removeOldEvents(tx, o);
     let messages = await expireMessages(tx, removed.accepted.map((a) => a.messageId));
@@ -36,4 +40,6 @@ export async function sweepBatch(ctx: PgContext, o: { cutoffMs: number; batch: n
     const marks = await expireReportMarks(tx, o.cutoffMs, o.batch);
     return { events: removed.events, messages, more: removed.more || marks >= o.batch };
   });
+  await dropPartitionsBelowFloor(ctx.sql);
+  return result;
 }

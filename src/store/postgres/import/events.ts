@@ -4,11 +4,19 @@
  * imported event reads exactly as one the engine appended. The statistics are NOT counted here
  * (they arrive as counter records, which outlive retention), nor are webhooks enqueued (the
  * outbox arrives as it was). The head (last seq, clock, floor) is written last, by writeEventLog.
+ *
+ * The range partitions the events go to are added before each batch (event-partitions.ts
+ * coverSeqs), sized by the batch's own rate (its events per minute at least, as one day's
+ * volume): a copied log would otherwise land in the DEFAULT partition, which retention can only
+ * empty row by row and which every later ATTACH must scan.
  */
 import type { EventRecord } from '../../../domain/types.js';
 import type { TransferRecords } from '../../port/transfer.js';
 import type { Tx } from '../client.js';
 import { eventRows, termRows } from '../event-rows.js';
+import { coverSeqs, dayWidth, PARTITION_SIZING } from '../event-partitions.js';
+
+const MINUTE_MS = 60_000;
 
 export async function writeEvents(tx: Tx, records: EventRecord[]): Promise<void> {
   const rows = eventRows(records.map(({ seq: _seq, ...draft }) => draft));
@@ -17,6 +25,11 @@ export async function writeEvents(tx: Tx, records: EventRecord[]): Promise<void>
     r.doc = records[i];
   });
   const terms = termRows(rows);
+  if (rows.length === 0) return;
+  const seqs = rows.map((r) => r.seq);
+  const times = rows.map((r) => r.ts_ms);
+  const width = dayWidth(rows.length, Math.max(...times) - Math.min(...times), PARTITION_SIZING, MINUTE_MS);
+  await coverSeqs(tx, { from: Math.min(...seqs), to: Math.max(...seqs), width });
   await Promise.all([
     tx`INSERT INTO events (seq, account_id, channel_id, message_id, mail_type, event_type, ts_ms, subject_lc, recipients, tags, doc)
        SELECT * FROM jsonb_to_recordset(${tx.json(rows as never)}) AS x(seq int8, account_id text, channel_id text, message_id text,

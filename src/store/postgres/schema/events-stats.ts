@@ -17,6 +17,16 @@
  * - event_terms: one row per (event, lower-cased recipient) and (event, tag): the B-tree that
  *   walks "this account's events to this recipient / with this tag" in seq order (a GIN index
  *   answers membership but in no order, so a page over it would read every match first).
+ * - events and event_terms are PARTITIONED BY RANGE (seq): seqs grow with the event clock, so a
+ *   seq range is a time range, and retention drops a whole partition once the floor has passed
+ *   its upper bound instead of deleting its rows one by one (a DELETE writes every row to the WAL
+ *   and leaves dead tuples for VACUUM; a DROP is a catalog change). Rows below the floor stay in
+ *   their partition until then, invisible: every reader bounds seq >= floor. seq is in both
+ *   primary keys (a partition key must be). Indexes are declared on the parent, so every
+ *   partition has them. Migration 1 creates the first partition [1, 65,536) of each; the engine
+ *   adds the next ones ahead of the head (event-partitions.ts). The DEFAULT partition is the
+ *   safety net: an append whose seq no range partition holds (maintenance lagged) lands there
+ *   and never fails; retention deletes its old rows row-wise.
  * - event_clock: [clock_ms, seq] whenever an event raises the clock: "the first seq whose clock
  *   reaches T" is one index probe, which turns a time filter into a seq range.
  * - message_queue: the accepted events of messages still queued (a recipient waits for a final
@@ -60,7 +70,7 @@ CREATE TABLE events (
   recipients text[] COLLATE "C" NOT NULL,
   tags text[] COLLATE "C" NOT NULL,
   doc jsonb NOT NULL
-);
+) PARTITION BY RANGE (seq);
 -- The walks of a page, each in seq order within one account: all events, a channel's, an event
 -- type's, a mail type's. A message's events (ofMessage, the messageId filter, the bounce rule).
 CREATE INDEX events_account ON events (account_id, seq);
@@ -70,6 +80,8 @@ CREATE INDEX events_mail_type ON events (account_id, mail_type, seq);
 CREATE INDEX events_message ON events (message_id, seq);
 -- The channel purge deletes by channel.
 CREATE INDEX events_channel_purge ON events (channel_id);
+CREATE TABLE events_p1 PARTITION OF events FOR VALUES FROM (1) TO (65536);
+CREATE TABLE events_default PARTITION OF events DEFAULT;
 
 CREATE TABLE event_terms (
   account_id text COLLATE "C" NOT NULL,
@@ -79,10 +91,13 @@ CREATE TABLE event_terms (
   seq int8 NOT NULL,
   channel_id text COLLATE "C" NOT NULL,
   PRIMARY KEY (account_id, kind, value, seq)
-);
--- Retention removes the lowest seqs; the channel purge removes by channel.
+) PARTITION BY RANGE (seq);
+-- Retention removes the lowest seqs (row-wise only in the DEFAULT partition); the channel purge
+-- removes by channel.
 CREATE INDEX event_terms_seq ON event_terms (seq);
 CREATE INDEX event_terms_channel ON event_terms (channel_id);
+CREATE TABLE event_terms_p1 PARTITION OF event_terms FOR VALUES FROM (1) TO (65536);
+CREATE TABLE event_terms_default PARTITION OF event_terms DEFAULT;
 
 -- Both columns grow together (a row is added only when the clock rises): seq is unique too,
 -- and retention trims by it.
