@@ -32,6 +32,12 @@ export interface AttemptRequest {
   beforeBody?: () => Promise<void> | undefined;
   /** Asked right before MAIL FROM: false calls the attempt off without a transaction (its channel was deleted). */
   stillWanted?: () => boolean;
+  /**
+   * Awaited once the MX lookup named the site, before the first connection (the dispatcher's
+   * SiteConcurrency.admit): undefined or true to go on; false when the attempt was aborted while
+   * it waited for room at its site, which ends it deferred without a connection.
+   */
+  siteRoom?: () => Promise<boolean> | undefined;
 }
 
 /** What the dispatcher calls; tests may pass their own. */
@@ -64,11 +70,15 @@ export interface MxAttemptDeps {
   tlsRpt?: TlsResultSink;
 }
 
+/** An attempt aborted (deadline, shutdown) while it waited for room at its site: deferred, no connection made. */
+const CALLED_OFF: ParsedReply = { enhancedCode: '4.4.5', text: 'attempt ended while waiting for a free session at the MX site (per-site concurrency)' };
+
 export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
   return async (req) => {
     const { job, message } = req;
     const { resolution: route, site } = await deps.mx.locate(job.domain);
     if (route.status === 'failed') return refused(job, route.reply, 'dns');
+    if ((await req.siteRoom?.()) === false) return refused(job, CALLED_OFF, 'connect');
     // RFC 8460 5.3: a TLS-RPT report MUST be delivered despite TLS failures (so not held to the
     // MTA-STS policy or the TLSA records of its rua domain: opportunistic TLS, any certificate,
     // plain text after a failed STARTTLS), and its session SHOULD NOT be in the next report.

@@ -656,7 +656,9 @@ export class DeliveryService {
     const startedAt = this.clock.now();
     let result: AttemptResult;
     try {
-      result = loaded ? await this.attempt({ job, ...loaded, signal, beforeBody: this.beforeBody, stillWanted }) : missingMessage(job.recipients);
+      // A probe whose site turned out full waits for room before it connects (site-concurrency.ts).
+      const siteRoom = () => this.sites.admit(job.domain, signal);
+      result = loaded ? await this.attempt({ job, ...loaded, signal, beforeBody: this.beforeBody, stillWanted, siteRoom }) : missingMessage(job.recipients);
     } catch (err) {
       // A bug, not the receiver's doing: retry on the schedule rather than lose the job.
       this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt failed unexpectedly');

@@ -9,6 +9,13 @@
  * the dispatcher plans the domain's other jobs against that site's budget. Without the probe, ten
  * new domains hosted together would open ten times the site's limit in the first second.
  *
+ * A probe can find its site full: while it looked the domain up, attempts of other domains of
+ * the same site (learned meanwhile) took the site's room, and the probe's count moving to the
+ * site puts it over its limit. The attempt then waits before it connects (admit(), called by the
+ * attempt once the MX lookup named the site) until an attempt of the site ends, so that the
+ * sessions at the site never pass its limit (found by the pg-suite: three sessions at a site of
+ * two, when one domain's probe learned the site before the other's).
+ *
  * Feedback ("slow down"): a reply that says the receiver wants fewer sessions (421, or a
  * rate-limit reply: the `rate_limited` category of domain/bounce-rules.ts) halves the site's
  * concurrency, at least 1; after a quiet period without such a reply it grows back by one, step
@@ -55,9 +62,17 @@ interface Lowered {
 
 const DEFAULT_QUIET_MS = 60_000;
 
+interface Waiter {
+  key: string;
+  resolve: (admitted: boolean) => void;
+}
+
 export class SiteConcurrency implements SiteLearner {
   private readonly directory = new SiteDirectory();
   private readonly counts = new Map<string, number>();
+  /** Attempts counted under a key that wait in admit() for room, in order. */
+  private readonly waiters: Waiter[] = [];
+  private readonly waiting = new Map<string, number>();
   /** Per domain with attempts in flight: the key they are counted under, and how many. */
   private readonly domains = new Map<string, { key: string; n: number }>();
   private readonly lowered = new Map<string, Lowered>();
@@ -107,6 +122,52 @@ export class SiteConcurrency implements SiteLearner {
     if (!d) return;
     this.add(d.key, -1);
     if (--d.n === 0) this.domains.delete(domain);
+    this.admitWaiting();
+  }
+
+  /**
+   * Called by an attempt (acquired) once its MX lookup named the site, before it connects:
+   * undefined when the site has room for it (the usual case: it was planned against the site),
+   * else a promise that resolves true once an attempt of the site ended and left room, or false
+   * when `signal` ended the wait (the attempt is called off before connecting).
+   */
+  admit(domain: string, signal: AbortSignal): Promise<boolean> | undefined {
+    const key = this.keyOf(domain);
+    if (this.active(key) <= this.limitOf(key)) return undefined;
+    return new Promise<boolean>((resolve) => {
+      const onAbort = () => this.leave(waiter, false);
+      const waiter: Waiter = {
+        key,
+        resolve: (admitted) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(admitted);
+        },
+      };
+      this.waiters.push(waiter);
+      this.waiting.set(key, (this.waiting.get(key) ?? 0) + 1);
+      if (signal.aborted) return this.leave(waiter, false);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Attempts of the key that are not waiting in admit(). */
+  private active(key: string): number {
+    return this.count(key) - (this.waiting.get(key) ?? 0);
+  }
+
+  /** Lets waiters go, in order, while their site has room for one more active attempt. */
+  private admitWaiting(): void {
+    for (const w of [...this.waiters]) if (this.active(w.key) < this.limitOf(w.key)) this.leave(w, true);
+  }
+
+  private leave(w: Waiter, admitted: boolean): void {
+    const i = this.waiters.indexOf(w);
+    if (i < 0) return;
+    this.waiters.splice(i, 1);
+    const n = (this.waiting.get(w.key) ?? 1) - 1;
+    if (n > 0) this.waiting.set(w.key, n);
+    else this.waiting.delete(w.key);
+    w.resolve(admitted);
   }
 
   /** Records the site of a domain; true when that is news (the dispatcher then plans again). */

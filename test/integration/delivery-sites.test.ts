@@ -87,6 +87,31 @@ describe('concurrency per MX site', () => {
     expect(shared.received).toHaveLength(8);
   });
 
+  it("holds back a probe that finds its site full: the other domain's attempts took the room while it looked the site up", async () => {
+    t = await openTestStore();
+    // beta's MX answer waits: alpha's probe learns the site first and its second attempt fills it.
+    const releaseBeta = dns.hold('beta-mail.net');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha-mail.net`] }));
+    ids.push(await queueMessage(t.store, { to: ['b0@beta-mail.net'] }));
+    service = new DeliveryService({
+      store: t.store,
+      config: deliveryConfig({ 'delivery.port': shared.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 2 }),
+      resolver,
+      logger: silentLogger(),
+    });
+    await service.start();
+    await waitFor(() => shared.held >= 2, { what: "alpha's two messages held at the shared MX" });
+    releaseBeta();
+    await waitFor(() => service!.siteOf('beta-mail.net') === service!.siteOf('alpha-mail.net'), { what: "beta's probe learning the site" });
+    await sentinel();
+    expect(shared.held).toBe(2);
+    shared.open();
+    await waitFor(() => allSent(t.store, ids), { what: 'all 4 messages' });
+    expect(shared.maxHeld).toBe(2);
+    expect(shared.received).toHaveLength(4);
+  });
+
   it('lets a delivery.sites override set the budget of a site by MX suffix', async () => {
     t = await openTestStore();
     const ids: string[] = [];

@@ -51,6 +51,8 @@ export interface TestDns {
   servfail(name: string): void;
   /** Answers for names at or under zone get AD (when the query asked with AD or DO). */
   signed(zone: string): void;
+  /** Holds the answers to questions for `name` (any type) until the returned function is called. */
+  hold(name: string): () => void;
   close(): Promise<void>;
 }
 
@@ -213,6 +215,8 @@ export async function startDnsServer(): Promise<TestDns> {
     return response;
   };
 
+  /** Names whose answers wait (hold()), with the replies waiting. */
+  const holds = new Map<string, Array<() => void>>();
   const handle = (request: DnsPacket, send: (response: DnsPacket) => Promise<Buffer>): void => {
     let response: DnsPacket;
     try {
@@ -222,7 +226,10 @@ export async function startDnsServer(): Promise<TestDns> {
       response.header.rcode = RCODE.SERVFAIL;
     }
     // A send failure (client went away) is not the test's business.
-    send(response).catch(() => undefined);
+    const reply = () => void send(response).catch(() => undefined);
+    const held = request.questions.length > 0 ? holds.get(normalizeName(request.questions[0].name)) : undefined;
+    if (held) held.push(reply);
+    else reply();
   };
 
   const { udp, tcp, port } = await listenOnSamePort(handle);
@@ -266,6 +273,15 @@ export async function startDnsServer(): Promise<TestDns> {
     },
     signed(zone) {
       signedZones.add(normalizeName(zone));
+    },
+    hold(name) {
+      const owner = normalizeName(name);
+      const waiting: Array<() => void> = [];
+      holds.set(owner, waiting);
+      return () => {
+        if (holds.get(owner) === waiting) holds.delete(owner);
+        for (const reply of waiting.splice(0)) reply();
+      };
     },
     close() {
       closed ??= (async () => {

@@ -28,6 +28,45 @@ function fill(sites: SiteConcurrency, domain: string): number {
 }
 
 describe('SiteConcurrency', () => {
+  it("holds a probe that finds its site full until one of the site's attempts ends, and lets an aborted wait go", async () => {
+    const { sites } = setup({ probe: true, concurrency: 2 });
+    const live = new AbortController().signal;
+    sites.learn('a.test', 'mx.shared.test');
+    sites.acquire('b.test'); // b's probe, its site not known yet
+    expect(fill(sites, 'a.test')).toBe(2);
+    expect(sites.admit('a.test', live)).toBeUndefined(); // planned against the site: goes on
+    sites.learn('b.test', 'mx.shared.test'); // b's probe moves to the full site: 3 counted
+    let admitted: boolean | undefined;
+    void sites.admit('b.test', live)!.then((ok) => (admitted = ok));
+    const aborted = new AbortController();
+    sites.acquire('c.test');
+    sites.learn('c.test', 'mx.shared.test');
+    const cWait = sites.admit('c.test', aborted.signal)!;
+    aborted.abort();
+    expect(await cWait).toBe(false);
+    sites.release('c.test');
+    await Promise.resolve();
+    expect(admitted).toBeUndefined();
+    sites.release('a.test'); // one of the site's two active attempts ended: b goes
+    await Promise.resolve();
+    expect(admitted).toBe(true);
+  });
+
+  it('never leaves waiters without an active attempt to wait for, even after a "slow down" halved the site', async () => {
+    const { sites } = setup({ probe: true, concurrency: 4 });
+    const live = new AbortController().signal;
+    sites.learn('a.test', 'mx.shared.test');
+    expect(fill(sites, 'a.test')).toBe(4);
+    for (const d of ['b.test', 'c.test']) {
+      sites.acquire(d);
+      sites.learn(d, 'mx.shared.test');
+    }
+    const waits = ['b.test', 'c.test'].map((d) => sites.admit(d, live)!);
+    sites.slowDown('a.test', 0); // 4 -> 2
+    for (let i = 0; i < 4; i++) sites.release('a.test');
+    expect(await Promise.all(waits)).toEqual([true, true]);
+  });
+
   it('counts two domains with the same MX site against one budget', () => {
     const { sites } = setup({ concurrency: 3 });
     sites.learn('a.test', 'mx.shared.test');
