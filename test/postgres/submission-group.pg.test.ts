@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/engine.js';
-import { accepted, ACCOUNT } from '../store-contract/submissions.js';
+import { accepted, ACCOUNT, idempotencyRecord } from '../store-contract/submissions.js';
 
 const url = process.env.POSTRIDER_TEST_PG_URL;
 if (!url) throw new Error('POSTRIDER_TEST_PG_URL is not set: run the PostgreSQL tests with npm run test:pg');
@@ -40,6 +40,20 @@ describe('group commit of submissions (PostgreSQL)', () => {
     const [row] = await admin.unsafe<{ txs: string }[]>(`SELECT count(DISTINCT xmin::text) AS txs FROM "${schema}".events WHERE message_id = ANY($1)`, [ids]);
     expect(Number(row!.txs)).toBeLessThanOrEqual(5);
     for (const id of ids) expect((await store.events.ofMessage(id)).map((e) => e.eventType)).toContain('accepted');
+  });
+
+  it('writes the plain sends of a batch together with the ones whose rule passed, and none of a refused one', async () => {
+    const idempotency = { accountId: ACCOUNT, key: 'group-k1', record: idempotencyRecord(Date.now()) };
+    const keyed = [accepted({ sandbox: true }), accepted({ sandbox: true })];
+    const plain = Array.from({ length: 4 }, () => accepted({ sandbox: true }));
+    const settled = await Promise.allSettled([
+      ...keyed.map((m) => store.messages.commit({ messages: [m], idempotency })),
+      ...plain.map((m) => store.messages.commit({ messages: [m] })),
+    ]);
+    expect(settled.slice(0, 2).filter((s) => s.status === 'fulfilled')).toHaveLength(1);
+    expect(settled.slice(2).every((s) => s.status === 'fulfilled')).toBe(true);
+    const stored = await Promise.all([...keyed, ...plain].map((m) => store.messages.get(m.record.id)));
+    settled.forEach((s, i) => expect(stored[i] !== undefined, `message ${i}`).toBe(s.status === 'fulfilled'));
   });
 
   it('refuses the one submission past the send quota in a shared transaction, alone', async () => {

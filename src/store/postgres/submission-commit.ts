@@ -9,7 +9,8 @@
  * Concurrent submissions share one transaction and one flush (submission-group.ts): the event
  * log's lock serializes every appending transaction until its COMMIT is on disk, so one
  * transaction per request would cap a node, and the cluster, at one flush per request. Each
- * submission's own writes run in a savepoint, so one that breaks a rule rolls back alone.
+ * submission's rules run in a savepoint, so one that breaks a rule rolls back alone; the rows of
+ * all that passed are written together (one INSERT per table per batch).
  *
  * Atomic across nodes: each rule is checked where it is written and throws before COMMIT, so the
  * submission's writes roll back and nothing of it stays: the broadcast's row is locked and
@@ -53,22 +54,39 @@ export function planCommit(input: SubmissionCommit): PlannedSubmission | undefin
 /** One submission alone in its own transaction (a background writer: a broadcast's expansion). */
 export async function commitAlone(ctx: PgContext, s: PlannedSubmission): Promise<void> {
   await ctx.begin(async (tx) => {
-    await appendWritten(tx, [await writeSubmission(tx, s)]);
+    await checkRules(tx, s);
+    await appendWritten(tx, await writeRows(tx, [s]));
   });
 }
 
-/** Everything of one submission but its events. */
-export async function writeSubmission(tx: Tx, { input, plan, now }: PlannedSubmission): Promise<WrittenSubmission> {
+/** Whether the submission has a rule that may refuse it (a batch runs those in a savepoint of its own). */
+export function hasRules({ input }: PlannedSubmission): boolean {
+  return input.broadcastProgress !== undefined || input.sendLimit !== undefined || input.idempotency !== undefined;
+}
+
+/**
+ * What may refuse one submission, each rule checked where it is written (see the header): the
+ * broadcast's row locked and its cursor moved, the send quota, the idempotency key. Nothing else
+ * of a submission can fail on its own: its rows have fresh ids.
+ */
+export async function checkRules(tx: Tx, { input }: PlannedSubmission): Promise<void> {
   const broadcast = input.broadcastProgress ? await lockBroadcastForBatch(tx, input.broadcastProgress) : undefined;
   if (input.sendLimit) {
     const wanted = input.messages.reduce((n, m) => n + m.record.recipients.length, 0);
     await reserveSendQuota(tx, input.sendLimit.accountId, wanted, input.sendLimit.limit);
   }
-  await Promise.all([insertMessages(tx, plan.stored), insertJobs(tx, plan.jobs)]);
   if (broadcast) await recordProgress(tx, broadcast, input);
   if (input.idempotency) await putIdempotency(tx, input.idempotency);
-  await addSuppressions(tx, plan.suppressions, now);
-  return { events: plan.events, live: new Set(plan.stored.filter((m) => m.record.deliveryType === 'live').map((m) => m.record.id)) };
+}
+
+/**
+ * The rows of submissions whose rules passed, one statement per table for all of them (a batch
+ * of 64 sends writes its messages in one INSERT, not 64), and sandbox's suppressions.
+ */
+export async function writeRows(tx: Tx, subs: readonly PlannedSubmission[]): Promise<WrittenSubmission[]> {
+  await Promise.all([insertMessages(tx, subs.flatMap((s) => s.plan.stored)), insertJobs(tx, subs.flatMap((s) => s.plan.jobs))]);
+  for (const s of subs) if (s.plan.suppressions.length > 0) await addSuppressions(tx, s.plan.suppressions, s.now);
+  return subs.map(({ plan }) => ({ events: plan.events, live: new Set(plan.stored.filter((m) => m.record.deliveryType === 'live').map((m) => m.record.id)) }));
 }
 
 /** The events of written submissions, in their order, in one append (one turn of the log's lock). */

@@ -4,10 +4,10 @@
  * groups the writes of one event-loop turn.
  *
  * While a batch's transaction runs, new submissions wait; when it ends, all that waited (up to
- * MAX_BATCH) go in the next one. In that transaction each submission's writes run in a
+ * MAX_BATCH) go in the next one. In that transaction each submission's rules run in a
  * savepoint: one that breaks a rule (the send quota, an idempotency conflict) rolls back alone
- * and is rejected with its own error after the COMMIT, the others commit. The events of all come
- * last, in one append, so the event log's lock (event-log.ts) is taken once per batch, for the
+ * and is rejected with its own error after the COMMIT, the others commit. The rows of all that
+ * passed are then written one statement per table, and their events come last, in one append, so the event log's lock (event-log.ts) is taken once per batch, for the
  * shortest time. Every submission of a batch resolves only after its durable COMMIT.
  *
  * A failure of the transaction itself (PostgreSQL out of reach, the append) rejects every
@@ -16,7 +16,7 @@
  */
 import type { Tx } from './client.js';
 import { isRetryable, type PgContext } from './context.js';
-import { appendWritten, writeSubmission, type PlannedSubmission, type WrittenSubmission } from './submission-commit.js';
+import { appendWritten, checkRules, hasRules, writeRows, type PlannedSubmission } from './submission-commit.js';
 import { isUnavailable } from './unavailable.js';
 
 /** Most submissions in one transaction: bounds its length (and the lock's hold) under a burst. */
@@ -64,13 +64,18 @@ export class SubmissionGroup {
   }
 }
 
-/** Each submission in its savepoint, then every event in one append; the failures by position. */
+/**
+ * Each submission's rules in its savepoint (a plain send has none and needs no savepoint), then
+ * the rows of those that passed, one statement per table, then every event in one append; the
+ * failures by position.
+ */
 async function writeAll(tx: Tx, batch: readonly Waiting[]): Promise<unknown[]> {
   const failures: unknown[] = [];
-  const written: WrittenSubmission[] = [];
+  const passed: PlannedSubmission[] = [];
   for (const w of batch) {
     try {
-      written.push(await tx.savepoint((sp) => writeSubmission(sp, w.submission)));
+      if (hasRules(w.submission)) await tx.savepoint((sp) => checkRules(sp, w.submission));
+      passed.push(w.submission);
       failures.push(undefined);
     } catch (err) {
       // The transaction as a whole cannot go on: let begin() retry it or every caller see it.
@@ -78,6 +83,6 @@ async function writeAll(tx: Tx, batch: readonly Waiting[]): Promise<unknown[]> {
       failures.push(err ?? new Error('submission failed'));
     }
   }
-  await appendWritten(tx, written);
+  await appendWritten(tx, await writeRows(tx, passed));
   return failures;
 }
