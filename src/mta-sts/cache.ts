@@ -78,12 +78,24 @@ export interface MtaStsPoliciesOptions {
 
 /** After a failed fetch, the same domain and id are fetched again after this long at the earliest. */
 export const FETCH_RETRY_MS = 5 * 60_000;
+/**
+ * How long this process reuses what it read of a domain's stored policy. Every attempt looks its
+ * domain's policy up; on PostgreSQL each read was a round trip per message (bench cluster). A
+ * policy stored meanwhile by another node is seen this much later at most: until then this node
+ * applies the one it read (a policy lasts days: RFC 8461 max_age), or, when the TXT id moved on,
+ * fetches the new one itself.
+ */
+export const STORED_MEMO_MS = 30_000;
+/** Domains whose stored policy is remembered at most (the memo starts over past it). */
+const STORED_MEMO_MAX = 10_000;
 
 export class MtaStsPolicies {
   private fetcher: PolicyFetcher | null = null;
   private readonly inflight = new Map<string, Promise<StsLookup>>();
   /** `${domain} ${id}` → the last failed fetch of that id: when, and why. */
   private readonly failedFetches = new Map<string, { atMs: number; failure: StsFetchFailure }>();
+  /** What the store held for a domain when this process last read or wrote it (STORED_MEMO_MS). */
+  private readonly stored = new Map<string, { entry: CachedStsPolicy | undefined; atMs: number }>();
   private readonly now: () => number;
 
   constructor(private readonly opts: MtaStsPoliciesOptions) {
@@ -128,13 +140,27 @@ export class MtaStsPolicies {
     return pending;
   }
 
+  /** The domain's stored policy, read at most once per STORED_MEMO_MS. */
+  private async storedPolicy(domain: string): Promise<CachedStsPolicy | undefined> {
+    const known = this.stored.get(domain);
+    if (known && this.now() - known.atMs < STORED_MEMO_MS) return known.entry;
+    const entry = await this.opts.store.mtaSts.get(domain);
+    this.memo(domain, entry);
+    return entry;
+  }
+
+  private memo(domain: string, entry: CachedStsPolicy | undefined): void {
+    if (this.stored.size >= STORED_MEMO_MAX && !this.stored.has(domain)) this.stored.clear();
+    this.stored.set(domain, { entry, atMs: this.now() });
+  }
+
   /** RFC 8461 4.1: whether delivery may use this MX host under the policy. */
   mxAllowed(policy: Pick<ActiveStsPolicy, 'mx'>, mxHost: string): boolean {
     return policyAllowsMx(policy, mxHost);
   }
 
   private async resolve(domain: string): Promise<StsLookup> {
-    const cached = await this.opts.store.mtaSts.get(domain);
+    const cached = await this.storedPolicy(domain);
     const live = cached && cached.expiresAtMs > this.now() ? cached : undefined;
     // Parsed once per DNS answer, by the resolver, which caches the id rather than the text: an
     // attempt reads no record (a domain's record can fill a 64 KiB DNS message).
@@ -162,6 +188,7 @@ export class MtaStsPolicies {
     this.failedFetches.delete(key);
     const fetchedAtMs = this.now();
     const entry: CachedStsPolicy = { id, policy: parsed.policy, fetchedAtMs, expiresAtMs: fetchedAtMs + parsed.policy.maxAge * 1000 };
+    this.memo(domain, entry);
     try {
       await this.opts.store.mtaSts.save(domain, entry);
     } catch (err) {

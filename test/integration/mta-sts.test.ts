@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
-import { FETCH_RETRY_MS, MtaStsPolicies, type ActiveStsPolicy, type MtaStsConfig, type MtaStsPoliciesOptions } from '../../src/mta-sts/cache.js';
+import { FETCH_RETRY_MS, MtaStsPolicies, STORED_MEMO_MS, type ActiveStsPolicy, type MtaStsConfig, type MtaStsPoliciesOptions } from '../../src/mta-sts/cache.js';
 import { openTestStore, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startPolicyServer, type PolicyServer } from '../support/mta-sts-server.js';
@@ -101,6 +101,23 @@ describe('MTA-STS policies', () => {
     } finally {
       cached.stop();
     }
+  });
+
+  it("reads a domain's stored policy once per STORED_MEMO_MS, and then the one another node stored meanwhile", async () => {
+    const p = await start();
+    publish('memo-mail.net', 'm1', policyText('enforce', ['mx.memo-mail.net']));
+    let reads = 0;
+    const get = t.store.mtaSts.get.bind(t.store.mtaSts);
+    t.store.mtaSts.get = (domain) => (reads++, get(domain));
+    for (let attempt = 0; attempt < 5; attempt++) expect((await policyOf(p, 'memo-mail.net'))?.id).toBe('m1');
+    expect(reads).toBe(1);
+    // Another node fetched and stored the domain's next policy; the TXT record names it.
+    publish('memo-mail.net', 'm2', policyText('testing', ['mx.memo-mail.net']));
+    await t.store.mtaSts.save('memo-mail.net', { id: 'm2', policy: { mode: 'testing', mx: ['mx.memo-mail.net'], maxAge: 86400 }, fetchedAtMs: clock.ms, expiresAtMs: clock.ms + 86_400_000 });
+    clock.ms += STORED_MEMO_MS;
+    expect(await policyOf(p, 'memo-mail.net')).toMatchObject({ id: 'm2', mode: 'testing' });
+    expect(reads).toBe(2);
+    expect(server.requests.get('mta-sts.memo-mail.net')).toBe(1);
   });
 
   it('has no policy when the _mta-sts record holds a field of 60,000 spaces, and fetches none (RFC 8461 3.1)', async () => {
