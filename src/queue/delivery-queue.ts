@@ -134,8 +134,7 @@ export class DeliveryQueue {
 
   /** The message record and its signed body, or undefined when either is gone. */
   async load(job: DeliveryJob): Promise<LoadedMessage | undefined> {
-    const [message, body] = await Promise.all([this.store.messages.get(job.messageId), this.store.messages.body(job.messageId)]);
-    return message && body ? { message, body } : undefined;
+    return this.store.messages.withBody(job.messageId);
   }
 
   /**

@@ -27,6 +27,17 @@ eachEngine('messages', (ctx) => {
     expect((await ctx.store.messages.all()).map((x) => x.id)).toEqual([m.record.id]);
   });
 
+  it('reads a record with its body in one verb, and nothing for an unknown id or a message without a body yet', async () => {
+    const m = accepted();
+    const waiting = accepted({ compose: { template: 'request' } });
+    await ctx.store.messages.commit({ messages: [m, waiting] });
+    const both = await ctx.store.messages.withBody(m.record.id);
+    expect(both?.message).toEqual(await ctx.store.messages.get(m.record.id));
+    expect(Buffer.from(both!.body)).toEqual(Buffer.from(m.body!));
+    expect(await ctx.store.messages.withBody(waiting.record.id)).toBeUndefined();
+    expect(await ctx.store.messages.withBody('no-such-id')).toBeUndefined();
+  });
+
   it('commits a sandbox message as sent at once, and an empty commit as nothing', async () => {
     const m = accepted({ sandbox: true });
     await ctx.store.messages.commit({ messages: [m] });

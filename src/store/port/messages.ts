@@ -144,6 +144,8 @@ export interface MessagesPort {
   get(id: string): Promise<MessageRecord | undefined>;
   /** The stored body: the message as it is sent once finished. */
   body(id: string): Promise<Buffer | undefined>;
+  /** The record and the body together, in one read (delivery loads both per attempt); undefined unless both exist. */
+  withBody(id: string): Promise<{ message: MessageRecord; body: Buffer } | undefined>;
   /** How many message records the store holds. */
   count(): Promise<number>;
   /** Every message record, in id order: a full scan, for operators and checks. */

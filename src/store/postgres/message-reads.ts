@@ -13,6 +13,13 @@ export async function getBody(db: Db, id: string): Promise<Buffer | undefined> {
   return row?.body;
 }
 
+/** The record and its body in one statement (MessagesPort.withBody): delivery's load, one round trip per attempt. */
+export async function getWithBody(db: Db, id: string): Promise<{ message: MessageRecord; body: Buffer } | undefined> {
+  const [row] = await db<{ doc: MessageRecord; body: Buffer }[]>`
+    SELECT m.doc, b.body FROM messages m JOIN message_bodies b ON b.message_id = m.id WHERE m.id = ${id}`;
+  return row && { message: row.doc, body: row.body };
+}
+
 /** How many message records the store holds (a count of the table: for operators and tests, not per request). */
 export async function countMessages(db: Db): Promise<number> {
   const [row] = await db<{ n: number }[]>`SELECT count(*)::int8 AS n FROM messages`;

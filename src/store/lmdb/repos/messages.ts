@@ -72,6 +72,12 @@ export class LmdbMessages implements MessagesPort {
     return getBody(this.store, id);
   }
 
+  async withBody(id: string): Promise<{ message: MessageRecord; body: Buffer } | undefined> {
+    const message = getMessage(this.store, id);
+    const body = message && getBody(this.store, id);
+    return message && body ? { message, body } : undefined;
+  }
+
   async count(): Promise<number> {
     return countMessages(this.store);
   }

@@ -9,7 +9,7 @@ import type { PgContext } from '../context.js';
 import { endUnfinished, type EndUnfinished } from '../finishing-end.js';
 import { isUnfinished, oldestUnfinishedMs, unfinishedAfter, unfinishedCount, unfinishedMessage } from '../finishing-reads.js';
 import { recordFinishingTries, storeFinished } from '../finishing-store.js';
-import { allMessages, countMessages, getBody, getMessage, messagesByClientMessageId } from '../message-reads.js';
+import { allMessages, countMessages, getBody, getWithBody, getMessage, messagesByClientMessageId } from '../message-reads.js';
 import { commitAlone, planCommit } from '../submission-commit.js';
 import { SubmissionGroup } from '../submission-group.js';
 
@@ -27,6 +27,7 @@ export function pgMessages(ctx: PgContext): MessagesPort {
     giveWay: async () => {},
     get: (id: string): Promise<MessageRecord | undefined> => getMessage(ctx.sql, id),
     body: (id: string) => getBody(ctx.sql, id),
+    withBody: (id: string) => getWithBody(ctx.sql, id),
     count: () => countMessages(ctx.sql),
     all: () => allMessages(ctx.sql),
     byClientMessageId: (accountId: string, header: string) => messagesByClientMessageId(ctx.sql, accountId, header),
