@@ -105,12 +105,12 @@ describe('a store error with an unknown outcome strands no job on a live node', 
     let armed = true;
     const store = faulty(t.store, {
       messages: {
-        get: async (messageId) => {
+        withBody: async (messageId) => {
           if (armed) {
             armed = false;
             throw lost();
           }
-          return t.store.messages.get(messageId);
+          return t.store.messages.withBody(messageId);
         },
       },
     });
