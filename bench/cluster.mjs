@@ -486,7 +486,7 @@ function reading(res, o) {
   const cores = os.cpus().length;
   if (maxLoad > cores) {
     parts.push(
-      `The load was high (1-minute load average up to ${maxLoad.toFixed(1)} on ${cores} cores): other sessions were running tests on the same cores, so the rates are low and noisy; the CPU ms per message are the sturdier figures.`,
+      `The 1-minute load average reached ${maxLoad.toFixed(1)} on ${cores} cores: the benchmark's own processes (the nodes' threads, PostgreSQL's backends, the load generator, the sink) share them, and other work may have too, so the rates are noisy; the CPU ms per message are the sturdier figures.`,
     );
   }
   if (lm && p1) {
