@@ -18,6 +18,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { apiRequest, type ApiOptions, type ApiResponse } from './daemon.js';
 import { BIN, freePort } from './cli.js';
+import { listensOn } from './port-owner.js';
 import { waitFor, type Falsy, type WaitOptions } from './wait.js';
 import { testStoreEnv } from './store.js';
 
@@ -122,7 +123,9 @@ export class ChildDaemon {
 
   /** Fails at once if the process exits first; kills it if it is still not ready at the timeout. */
   private async waitReady(timeoutMs: number): Promise<void> {
-    const ready = async () => (await fetch(`${this.url}/ready`, { signal: AbortSignal.timeout(2000) })).status === 200;
+    // Our child's answer, not another test's daemon that took the port we picked (port-owner.ts).
+    const ready = async () =>
+      (await fetch(`${this.url}/ready`, { signal: AbortSignal.timeout(2000) })).status === 200 && this.child?.pid !== undefined && listensOn(this.child.pid, this.httpPort!);
     await this.whileAlive(ready, { what: 'postrider serve to answer GET /ready with 200', timeout: timeoutMs }).catch((err: Error) => {
       this.child?.kill('SIGKILL'); // still running but not ready: do not leave it behind
       throw err;
