@@ -28,6 +28,7 @@ import { trackingRoutes } from './http/routes/tracking.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { queueRoutes } from './http/routes/queue.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
+import { inboundRouteRoutes } from './http/routes/inbound-routes.js';
 import { dashboardRoutes } from './http/routes/dashboard.js';
 import { dashboardMessageHtmlRoutes } from './http/routes/dashboard-message-html.js';
 import { dashboardSessionRoutes } from './http/routes/dashboard-session.js';
@@ -55,6 +56,7 @@ import { Submission } from './submission/submission.js';
 import { WorkerPool } from './workers/pool.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { WebhookService } from './webhooks/service.js';
+import { InboundRouteService } from './inbound/routes.js';
 import { WebhookTargets } from './webhooks/targets.js';
 
 /** Anything with a lifecycle. Started in order, stopped in reverse. */
@@ -306,6 +308,7 @@ export class Daemon {
       activityRoutes,
       statisticsRoutes,
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
+      inboundRouteRoutes(new InboundRouteService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.inbound.maxRoutesPerAccount })),
       queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain), onDue: () => this.coordination.wake('queue') })),
       trackingRoutes,
       dashboardSessionRoutes,

@@ -178,6 +178,7 @@ const Inbound = Type.Object({
   ),
   host: text('127.0.0.1', 'Address the inbound listener binds to (0.0.0.0 to receive from the internet).'),
   port: port(2525, 'Port of the inbound listener: 25 in production (the MX of every return-path host points here), 0 picks a free port.'),
+  maxRoutesPerAccount: integer(1, 10_000, 100, 'Maximum inbound routes per account (403 resource_limit_exceeded beyond).'),
 });
 
 // A PostgreSQL identifier postrider creates its tables under (unquoted, so lowercase).

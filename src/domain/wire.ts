@@ -124,6 +124,8 @@ export interface DnsRecords {
   tracking?: DnsRecord;
   unsubscribe?: DnsRecord;
   dmarc: DmarcRecord;
+  /** The domain's own MX (`10 <hostname>`), present while the domain has inbound routes. */
+  inbound?: DnsRecord;
 }
 
 /** POST /domains/{id}/verify: the dnsRecords object, and whether the domain is verified now. */
@@ -205,6 +207,24 @@ export interface WebhookTestOutcome {
   statusCode: number | null;
   error: string | null;
   ms: number;
+}
+
+// ---- inbound ----
+
+/** Every inbound route operation's answer (issue 33). */
+export interface InboundRoute {
+  id: string;
+  channelId: string;
+  /** The account's domain the address is on. */
+  domainId: string;
+  /** Lower-case, the domain as A-labels; `*@domain` for the catch-all. */
+  address: string;
+  url: string;
+  payloadSigningKey: string;
+  enabled: boolean;
+  additionalHeaders: WebhookHeader[];
+  createdAt: string;
+  updatedAt: string;
 }
 
 // ---- send ----

@@ -165,6 +165,13 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /webhooks/{id}/regenerate-signing-key': { operationId: 'webhooks.regenerateSigningKey', summary: 'Replace the payload signing key', errors: [404] },
   'POST /webhooks/{id}/test': { operationId: 'webhooks.test', summary: 'Send a test event to the endpoint now and answer what it got', errors: [404, 422], optionalBody: webhookTestRequest },
 
+  'POST /inbound/routes': { operationId: 'inbound.routes.create', summary: 'Create an inbound route: mail to an address of a domain of the account, POSTed to a URL', errors: [404, 422] },
+  'GET /inbound/routes': { operationId: 'inbound.routes.list', summary: 'List inbound routes', errors: [404, 422] },
+  'GET /inbound/routes/{id}': { operationId: 'inbound.routes.retrieve', summary: 'Retrieve an inbound route', errors: [404] },
+  'PATCH /inbound/routes/{id}': { operationId: 'inbound.routes.update', summary: 'Update an inbound route', errors: [404, 422] },
+  'DELETE /inbound/routes/{id}': { operationId: 'inbound.routes.del', summary: 'Delete an inbound route', errors: [404], ok: 204 },
+  'POST /inbound/routes/{id}/regenerate-signing-key': { operationId: 'inbound.routes.regenerateSigningKey', summary: 'Replace the payload signing key of an inbound route', errors: [404] },
+
   'GET /queue': { operationId: 'queue.listDestinations', summary: 'Messages waiting per destination (recipient domain)', errors: [422] },
   'GET /queue/messages': { operationId: 'queue.listMessages', summary: 'List queued messages', errors: [422], headers: ['X-Page-Partial'] },
   'POST /queue/messages/{id}/retry': { operationId: 'queue.retryMessage', summary: 'Make a queued message due now', errors: [404, 409, 422] },

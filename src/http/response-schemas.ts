@@ -8,8 +8,8 @@
  * Documentation only by default: a route `response` schema also makes Fastify serialize with
  * fast-json-stringify, which drops a field not listed and coerces a value of an unlisted type
  * (null into "" or 0) instead of failing, and then the check sees the serialized answer only.
- * The channel and webhook routes, whose fields the check held against every suite, do serialize
- * with theirs (channelDetailBody, channelPageBody, webhookBody, webhookPageBody): a field added
+ * The channel, webhook and inbound route routes, whose fields the check held against every suite, do serialize
+ * with theirs (channelDetailBody, channelPageBody, webhookBody, webhookPageBody, inboundRouteBody, inboundRoutePageBody): a field added
  * to those answers must be added here as well, or it never reaches the client.
  *
  * domain/wire.ts declares the same answers as TypeScript types (the handlers return them, the dashboard
@@ -90,8 +90,10 @@ const dnsRecordsFields = {
   tracking: dnsRecord,
   unsubscribe: dnsRecord,
   dmarc: dmarcRecord,
+  /** The domain's own MX, while it has inbound routes (issue 33). */
+  inbound: dnsRecord,
 };
-const dnsRecordsOptional = ['tracking', 'unsubscribe', 'domainKeyActiveCompanion', 'domainKeyPendingCompanion'];
+const dnsRecordsOptional = ['tracking', 'unsubscribe', 'domainKeyActiveCompanion', 'domainKeyPendingCompanion', 'inbound'];
 const dnsRecords = obj(dnsRecordsFields, dnsRecordsOptional);
 /** POST /domains/{id}/verify: the dnsRecords object the SDKs parse, and the domain's `verified`. */
 const verifyResult = obj({ ...dnsRecordsFields, verified: bool }, dnsRecordsOptional);
@@ -127,6 +129,22 @@ export const webhookTestBody = obj({
   error: nullable(str),
   ms: int,
 });
+
+/** An inbound route (issue 33); inbound-routes.ts serializes with it (inboundRouteBody). */
+const inboundRoute = obj({
+  id: uuid,
+  channelId: uuid,
+  domainId: uuid,
+  address: str,
+  url: str,
+  payloadSigningKey: str,
+  enabled: bool,
+  additionalHeaders: list(obj({ name: str, value: str })),
+  createdAt: time,
+  updatedAt: time,
+});
+export const inboundRouteBody = inboundRoute;
+export const inboundRoutePageBody = page(inboundRoute);
 
 const accepted = obj({ status: { const: 'accepted' }, messageId: uuid, suppressions: list(str) });
 const batchFailed = obj({ status: { const: 'failed' }, errorCode: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, errorMessage: str });
@@ -309,6 +327,12 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'PATCH /webhooks/{id}': webhook,
   'POST /webhooks/{id}/regenerate-signing-key': webhook,
   'POST /webhooks/{id}/test': webhookTestBody,
+
+  'POST /inbound/routes': inboundRoute,
+  'GET /inbound/routes': inboundRoutePageBody,
+  'GET /inbound/routes/{id}': inboundRoute,
+  'PATCH /inbound/routes/{id}': inboundRoute,
+  'POST /inbound/routes/{id}/regenerate-signing-key': inboundRoute,
 
   'POST /send/transactional': accepted,
   'POST /send/broadcast/message': accepted,

@@ -22,6 +22,8 @@ interface Tenant {
   domain: string;
   domainId: string;
   webhook: string;
+  /** An inbound route on the tenant's domain. */
+  route: string;
   message: string;
   broadcast: string;
 }
@@ -51,6 +53,8 @@ async function tenant(accountKey: string): Promise<Tenant> {
   const channelKey = (await createKeyFor(accountKey, s.channelId)).token;
   const hook = await t.api('POST', '/webhooks', { key: accountKey, body: { url: HOOK_URL, events: ['complained'], channelId: s.channelId } });
   expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+  const route = await t.api('POST', '/inbound/routes', { key: accountKey, body: { channelId: s.channelId, address: `support@${s.domain}`, url: HOOK_URL } });
+  expect(route.status, JSON.stringify(route.body)).toBe(200);
   const sent = await t.api('POST', '/send/transactional', {
     key: accountKey,
     headers: { 'x-service-channel-id': s.channelId },
@@ -67,7 +71,7 @@ async function tenant(accountKey: string): Promise<Tenant> {
   expect(broadcast.status, JSON.stringify(broadcast.body)).toBe(200);
   const keys = await t.api('GET', '/api-keys', { key: accountKey });
   const accountKeyId = (keys.body.results as Array<{ id: string; prefix: string }>).find((k) => accountKey.startsWith(k.prefix))!.id;
-  return { accountKey, accountKeyId, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, message: sent.body.messageId, broadcast: broadcast.body.broadcastId };
+  return { accountKey, accountKeyId, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, route: route.body.id, message: sent.body.messageId, broadcast: broadcast.body.broadcastId };
 }
 
 async function createKeyFor(accountKey: string, channelId: string) {
@@ -179,6 +183,12 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
   'DELETE /webhooks/{id}': (v) => [{ method: 'DELETE', path: `/webhooks/${v.webhook}` }],
   'POST /webhooks/{id}/regenerate-signing-key': (v) => [{ method: 'POST', path: `/webhooks/${v.webhook}/regenerate-signing-key` }],
   'POST /webhooks/{id}/test': (v) => [{ method: 'POST', path: `/webhooks/${v.webhook}/test` }],
+  'POST /inbound/routes': (v) => [{ method: 'POST', path: '/inbound/routes', body: { channelId: v.channel, address: `intruder@${v.domain}`, url: HOOK_URL } }],
+  'GET /inbound/routes': (v) => [{ method: 'GET', path: `/inbound/routes?channelIds=${v.channel}&limit=500`, list: true }, { method: 'GET', path: '/inbound/routes?limit=500', list: true }],
+  'GET /inbound/routes/{id}': (v) => [{ method: 'GET', path: `/inbound/routes/${v.route}` }],
+  'PATCH /inbound/routes/{id}': (v) => [{ method: 'PATCH', path: `/inbound/routes/${v.route}`, body: { url: 'http://127.0.0.1:9/stolen' } }],
+  'DELETE /inbound/routes/{id}': (v) => [{ method: 'DELETE', path: `/inbound/routes/${v.route}` }],
+  'POST /inbound/routes/{id}/regenerate-signing-key': (v) => [{ method: 'POST', path: `/inbound/routes/${v.route}/regenerate-signing-key` }],
   'GET /queue': () => [{ method: 'GET', path: '/queue?limit=500', list: true }],
   'GET /queue/messages': () => [{ method: 'GET', path: '/queue/messages?limit=500', list: true }],
   'POST /queue/messages/{id}/retry': (v) => [{ method: 'POST', path: `/queue/messages/${v.message}/retry` }],
@@ -187,7 +197,7 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
 
 /** Ids and names of A that must never appear in another tenant's 2xx answer. */
 function secretsOf(v: Tenant): string[] {
-  return [v.accountKeyId, v.channel, v.domainId, v.domain, v.webhook, v.message, v.broadcast];
+  return [v.accountKeyId, v.channel, v.domainId, v.domain, v.webhook, v.route, v.message, v.broadcast];
 }
 
 async function call(key: string, c: Call): Promise<ApiResponse> {
@@ -271,7 +281,7 @@ describe('tenant isolation', () => {
     expect(leaks).toEqual([]);
   });
 
-  it('left A\'s channel, domain, webhook, message and suppression as they were', async () => {
+  it('left A\'s channel, domain, webhook, inbound route, message and suppression as they were', async () => {
     const channel = await t.api('GET', `/channels/${a.channel}`);
     expect(channel.status).toBe(200);
     expect(channel.body.name).not.toBe('stolen');
@@ -281,6 +291,8 @@ describe('tenant isolation', () => {
     const hook = await t.api('GET', `/webhooks/${a.webhook}`);
     expect(hook.status).toBe(200);
     expect(hook.body).toMatchObject({ url: HOOK_URL, enabled: true, channelId: a.channel });
+    const route = await t.api('GET', `/inbound/routes/${a.route}`);
+    expect([route.status, route.body.url, route.body.channelId]).toEqual([200, HOOK_URL, a.channel]);
     expect((await t.api('GET', `/activity/messages/${a.message}`)).status).toBe(200);
     expect((await t.api('GET', '/channels', { key: a.accountKey })).status).toBe(200);
     expect(await t.daemon.store.suppressions.is(a.channel, 'transactional', SUPPRESSED)).toBe(true);

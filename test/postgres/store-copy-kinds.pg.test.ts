@@ -5,7 +5,7 @@
  * compose), a client Message-ID, a pending account's send quota, leased jobs, a message parked
  * by retention (and the log's floor moved), the report marks of a complaint and of an
  * asynchronous bounce, TLS-RPT counts with failure details and a report, an MTA-STS policy and
- * DNS failures. An LMDB store is seeded through the port, copied, and the PostgreSQL store
+ * DNS failures, an inbound route. An LMDB store is seeded through the port, copied, and the PostgreSQL store
  * (opened afresh, as a daemon after the copy) answers the port's reads as LMDB did; where the
  * copy changes state on purpose (a leased job is due again) or carries a rule (a report is not
  * recorded twice, the quota is used up), the next verb shows it.
@@ -45,6 +45,8 @@ interface Seeded {
   /** Old, still queued: parked by retention. */
   m5: string;
   leaseGeneration: number;
+  /** An inbound route (with its key) on the account's domain. */
+  routeId: string;
 }
 
 async function seed(store: StorePort): Promise<Seeded> {
@@ -87,7 +89,9 @@ async function seed(store: StorePort): Promise<Seeded> {
   await store.dnsFailures.countFailure({ accountId, domain: 'nx.example', atMs: NOW - 1_000 });
   await store.dnsFailures.countFailure({ accountId, domain: 'nx.example', atMs: NOW });
   const ids = { m1: m1.record.id, m2: m2.record.id, m3: m3.record.id, m4: m4.record.id, m5: old.record.id };
-  return { accountId, channelId: channel.id, goneChannelId: gone.id, keyToken, sessionToken, ...ids, leaseGeneration: leased[0].leaseGeneration };
+  const domain = await store.domains.create({ accountId, name: 'inbound.test', channelIds: [channel.id], key: { selector: 's1', algorithm: 'rsa', privateKeyPem: 'pem', dnsValue: 'v=DKIM1; p=x' }, returnPath: [], maxPerAccount: 10 });
+  const route = await store.inboundRoutes.create({ accountId, channelId: channel.id, domainId: domain.id, address: '*@inbound.test', url: 'https://app.example.org/in', enabled: true, additionalHeaders: [{ name: 'X-T', value: '1' }], maxPerAccount: 10 });
+  return { accountId, channelId: channel.id, goneChannelId: gone.id, keyToken, sessionToken, ...ids, leaseGeneration: leased[0].leaseGeneration, routeId: route.route.id };
 }
 
 /** What the port reads of the seeded store: the same on both engines after the copy. */
@@ -111,6 +115,9 @@ async function reads(store: StorePort, s: Seeded) {
     tlsReport: await store.tlsRpt.report(TLS_DAY, 'example.net').then((r) => r && { ...r, gzip: Buffer.from(r.gzip).toString('hex') }),
     mtaSts: await store.mtaSts.get('example.net'),
     dnsFailures: await store.dnsFailures.recent(s.accountId, 'nx.example'),
+    route: await store.inboundRoutes.get(s.routeId),
+    routeKey: await store.inboundRoutes.signingKey(s.routeId),
+    routeMatch: await store.inboundRoutes.match('ann+7@inbound.test'),
   };
 }
 
@@ -148,6 +155,7 @@ describe('store copy: every kind, engine to engine', () => {
     const before = await reads(lmdb, s);
     expect(before.gone?.deletedAt).toBeDefined();
     expect(before.parked).toBe(true);
+    expect([before.route?.address, before.routeKey, before.routeMatch?.mailboxHash]).toEqual(['*@inbound.test', expect.stringMatching(/^whsec_/), '7']);
     expect(before.unfinished.map((u) => u.compose)).toEqual([undefined, { template: 'welcome', data: { name: 'Cat' } }]);
     expect(await reads(pg, s)).toEqual(before);
     expect(pg.queue.channelDeleted(s.goneChannelId)).toBe(true);

@@ -163,6 +163,16 @@ export const DB_NAMES = [
   'tlsRpt',
   /** sha256(session token) hex → DashboardSession: the web dashboard's sessions (store/dashboard-sessions.ts). */
   'dashboardSessions',
+  /** routeId → InboundRoute (no signing key; store/inbound-routes.ts). */
+  'inboundRoutes',
+  /**
+   * The inbound routes' indexes, by kind:
+   *   ['a', accountId, createdAtMs, routeId] → 1   the account's routes in creation order (list, limit, deletes)
+   *   ['@', address] → routeId                     the route of a normalized address (match; unique)
+   */
+  'inboundRouteIndex',
+  /** routeId → signing key (kept apart so reading a route never loads it). */
+  'inboundRouteSecrets',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

@@ -15,6 +15,7 @@ import type { PolicyCounts } from '../../domain/tls-rpt.js';
 import type { Account, ApiKey, DeliveryJob, EventRecord, MailType, MessageRecord, SuppressionRecord } from '../../domain/types.js';
 import type { SendingDomain } from '../../domain/sending-domain.js';
 import type { OutboxEntry, Webhook, WebhookStatus } from '../../domain/webhook.js';
+import type { InboundRoute } from '../../domain/inbound-route.js';
 import type { DashboardSession } from './accounts.js';
 import type { BroadcastFailure, BroadcastRecord } from './broadcasts.js';
 import type { StoredChannel } from './channels.js';
@@ -66,6 +67,8 @@ export interface TransferRecords {
   webhooks: { webhook: Webhook; signingKey: string; status: WebhookStatus };
   /** head: the oldest entry of its (webhook, message), the only one that may be sent. */
   webhookOutbox: { entry: OutboxEntry; accountId: string; channelId: string; head: boolean };
+  /** Inbound routes (issue 33) with their signing keys. */
+  inboundRoutes: { route: InboundRoute; signingKey: string };
   idempotency: { accountId: string; key: string; record: IdempotencyRecord };
   tlsRptCounts: PolicyCounts;
   tlsRptReports: { day: string; policyDomain: string; report: TlsRptReport };

@@ -38,6 +38,7 @@ const TABLES: Record<Exclude<TransferCountName, 'eventLastSeq'>, readonly string
   webhooks: ['webhooks'],
   webhookStatus: ['webhook_status'],
   webhookOutbox: ['webhook_outbox'],
+  inboundRoutes: ['inbound_routes'],
   idempotency: ['idempotency_records'],
   tlsRptCounts: ['tls_rpt_counts'],
   tlsRptFailures: ['tls_rpt_failures'],

@@ -9,7 +9,7 @@ import { writeEventClock, writeEventLog, writeEvents, writeMarks, writeMessageQu
 import { writeJobs } from './jobs.js';
 import { writeBodies, writeClientIds, writeMessages, writeRetentionPending, writeSendQuota, writeUnfinished } from './messages.js';
 import { writeStatCounters } from './stats.js';
-import { writeOutbox, writeWebhooks } from './webhooks.js';
+import { writeInboundRoutes, writeOutbox, writeWebhooks } from './webhooks.js';
 
 export type Writers = { [K in TransferKind]: (tx: Tx, records: TransferRecords[K][]) => Promise<void> };
 
@@ -41,6 +41,7 @@ export const WRITERS: Writers = {
   engagementMarks: writeMarks,
   webhooks: writeWebhooks,
   webhookOutbox: writeOutbox,
+  inboundRoutes: writeInboundRoutes,
   idempotency: writeIdempotency,
   tlsRptCounts: writeTlsRptCounts,
   tlsRptReports: writeTlsRptReports,
