@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { strippedTextReply } from '../../src/inbound/stripped-reply.js';
+import { MAX_REPLY_SCAN, strippedTextReply } from '../../src/inbound/stripped-reply.js';
 
 describe('strippedTextReply', () => {
   it('keeps the text above a Gmail attribution and drops the quote under it', () => {
@@ -43,6 +43,15 @@ describe('strippedTextReply', () => {
 
   it('does not take a sentence that merely starts with "On" and ends elsewhere for an attribution', () => {
     expect(strippedTextReply('On Monday we ship.\nThe team wrote: great')).toBe('On Monday we ship.\nThe team wrote: great');
+  });
+
+  it(`looks at the first MAX_REPLY_SCAN characters only, cut at a line break`, () => {
+    const line = 'new text line\n';
+    const long = line.repeat(Math.ceil((MAX_REPLY_SCAN * 2) / line.length));
+    const stripped = strippedTextReply(long);
+    expect(stripped.length).toBeLessThanOrEqual(MAX_REPLY_SCAN);
+    expect(stripped.length).toBeGreaterThan(MAX_REPLY_SCAN - line.length * 2);
+    expect(stripped.endsWith('new text line')).toBe(true);
   });
 
   it('takes time linear in the text for long lines and long runs of white space', () => {
