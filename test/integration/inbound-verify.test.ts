@@ -88,6 +88,12 @@ describe.skipIf(!dkimpyAvailable())('a message signed by dkimpy', () => {
     expect(auth.dmarc.result).toBe('pass');
   });
 
+  it('fails DKIM once a signed header field is changed', async () => {
+    const signed = await dkimpySign(message(), { domain: DOMAIN, selector: SELECTOR, privateKey: PRIVATE_PEM });
+    const forged = Buffer.from(signed.toString('utf8').replace(`Message-ID: <m1@${DOMAIN}>`, `Message-ID: <m2@${DOMAIN}>`), 'utf8');
+    expect((await verify(forged)).dkim).toEqual([{ domain: DOMAIN, selector: SELECTOR, result: 'fail' }]);
+  });
+
   it('fails DMARC when the body is changed and the client is not in the SPF record', async () => {
     const signed = await dkimpySign(message(), { domain: DOMAIN, selector: SELECTOR, privateKey: PRIVATE_PEM });
     const auth = await verify(tamper(signed), { clientAddress: OTHER_IP });
