@@ -173,6 +173,16 @@ export const DB_NAMES = [
   'inboundRouteIndex',
   /** routeId → signing key (kept apart so reading a route never loads it). */
   'inboundRouteSecrets',
+  /** messageId → StoredInbound (the InboundMessage and its claim's lease; store/inbound-messages.ts). */
+  'inboundMessages',
+  /** messageId → Buffer: the received message as it came (message/rfc822). */
+  'inboundRaw',
+  /**
+   * The received messages' indexes, by kind:
+   *   ['a', accountId, receivedAtMs, messageId] → 1   the account's messages in receive order (list)
+   *   ['d', dueAtMs, messageId] → 1                  messages `received` and due for processing (claimDue)
+   */
+  'inboundMessageIndex',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

@@ -35,6 +35,7 @@ import type { DomainsPort } from './domains.js';
 import type { EngagementPort } from './engagement.js';
 import type { EventsPort, StatisticsPort } from './events.js';
 import type { IdempotencyPort } from './idempotency.js';
+import type { InboundMessagesPort } from './inbound-messages.js';
 import type { InboundRoutesPort } from './inbound-routes.js';
 import type { MessagesPort } from './messages.js';
 import type { MetaPort } from './meta.js';
@@ -61,6 +62,7 @@ export interface StorePort {
   readonly webhookOutbox: WebhookOutboxPort;
   readonly idempotency: IdempotencyPort;
   readonly inboundRoutes: InboundRoutesPort;
+  readonly inboundMessages: InboundMessagesPort;
   readonly tlsRpt: TlsRptPort;
   readonly mtaSts: MtaStsPort;
   readonly dnsFailures: DnsFailuresPort;
@@ -87,6 +89,7 @@ export type {
   EngagementPort,
   EventsPort,
   IdempotencyPort,
+  InboundMessagesPort,
   InboundRoutesPort,
   MessagesPort,
   MetaPort,

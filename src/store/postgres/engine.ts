@@ -22,6 +22,7 @@ import { pgDomains } from './repos/domains.js';
 import { pgEngagement } from './repos/engagement.js';
 import { pgEvents } from './repos/events.js';
 import { pgIdempotency } from './repos/idempotency.js';
+import { pgInboundMessages } from './repos/inbound-messages.js';
 import { pgInboundRoutes } from './repos/inbound-routes.js';
 import { pgMessages } from './repos/messages.js';
 import { pgMeta } from './repos/meta.js';
@@ -91,6 +92,7 @@ export class PostgresStore implements StorePort {
   readonly webhookOutbox;
   readonly idempotency;
   readonly inboundRoutes;
+  readonly inboundMessages;
   readonly tlsRpt;
   readonly mtaSts;
   readonly dnsFailures;
@@ -117,6 +119,7 @@ export class PostgresStore implements StorePort {
     this.webhookOutbox = guarded(pgWebhookOutbox(ctx));
     this.idempotency = guarded(pgIdempotency(ctx));
     this.inboundRoutes = guarded(pgInboundRoutes(ctx));
+    this.inboundMessages = guarded(pgInboundMessages(ctx));
     this.tlsRpt = guarded(pgTlsRpt(ctx));
     this.mtaSts = guarded(pgMtaSts(ctx));
     this.dnsFailures = guarded(pgDnsFailures(ctx));

@@ -1,7 +1,7 @@
 /**
- * The tables of the inbound aggregates (part of migration 1, schema/index.ts): the routes of
- * issue 33. Until the first release every table is created here; afterwards a change is a new
- * migration.
+ * The tables of the inbound aggregates (part of migration 1, schema/index.ts): the routes and
+ * the received messages of issue 33. Until the first release every table is created here;
+ * afterwards a change is a new migration.
  *
  * Ids are text in the "C" collation (code-unit order, as the LMDB engine's keys). No foreign
  * keys to other groups' tables: the channel and domain deletes remove their routes themselves
@@ -29,4 +29,26 @@ CREATE INDEX inbound_routes_account ON inbound_routes (account_id, created_at_ms
 -- The channel delete and the domain delete remove their routes; anyOnDomain.
 CREATE INDEX inbound_routes_channel ON inbound_routes (channel_id);
 CREATE INDEX inbound_routes_domain ON inbound_routes (domain_id);
+`;
+
+export const MESSAGES_SQL = `
+-- Received messages (store/port/inbound-messages.ts): the InboundMessage record in doc, the raw
+-- bytes beside it (TOASTed out of line, read only by raw()), and what the list filters and the
+-- claims use in columns. due_at_ms is set while the message is received (the durable outbox of
+-- its POSTs); lease is the number of its latest claim, which attempts must carry.
+CREATE TABLE inbound_messages (
+  id text COLLATE "C" PRIMARY KEY,
+  account_id text COLLATE "C" NOT NULL,
+  route_id text COLLATE "C" NOT NULL,
+  channel_id text COLLATE "C" NOT NULL,
+  received_at_ms int8 NOT NULL,
+  due_at_ms int8,
+  lease int4 NOT NULL DEFAULT 0,
+  doc jsonb NOT NULL,
+  raw bytea NOT NULL
+);
+-- list: an account's messages newest first, the cursor a row comparison on (received_at_ms, id).
+CREATE INDEX inbound_messages_account ON inbound_messages (account_id, received_at_ms DESC, id DESC);
+-- claimDue: only messages waiting for a POST are in it.
+CREATE INDEX inbound_messages_due ON inbound_messages (due_at_ms, id) WHERE due_at_ms IS NOT NULL;
 `;

@@ -1,0 +1,146 @@
+/**
+ * Store verbs for received messages (store/port/inbound-messages.ts). The record is in
+ * inboundMessages with its claim's lease, the raw bytes apart in inboundRaw (reading a record
+ * never loads them), and inboundMessageIndex holds the account's list and the due order
+ * (layout.ts). Every check-then-write is inside one store.write: LMDB's single writer makes
+ * claims and lease checks atomic.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAttempt, matchesText, receivedMessage, type InboundMessage } from '../../domain/inbound-message.js';
+import type {
+  InboundAttemptRecord,
+  InboundClaim,
+  InboundClaimRequest,
+  InboundCommit,
+  InboundCursor,
+  InboundMessageFilter,
+  InboundWriteOutcome,
+} from '../port/inbound-messages.js';
+import { dbsOf } from './databases.js';
+import type { Store } from './env.js';
+import { KEY_MAX } from './layout.js';
+
+/** The record as kept: the message and the number of its latest claim. */
+interface StoredInbound {
+  message: InboundMessage;
+  lease: number;
+}
+
+type DueKey = ['d', number, string];
+
+function stored(store: Store, id: string): StoredInbound | undefined {
+  return dbsOf(store).inboundMessages.get(id) as StoredInbound | undefined;
+}
+
+function dueKey(m: InboundMessage): DueKey | null {
+  return m.nextAttemptAt === null ? null : ['d', Date.parse(m.nextAttemptAt), m.id];
+}
+
+/** Writes the record and moves its due entry from what `before` had to what `next` has. */
+function putInTxn(store: Store, before: InboundMessage | null, next: StoredInbound): void {
+  const dbs = dbsOf(store);
+  const old = before && dueKey(before);
+  if (old) dbs.inboundMessageIndex.remove(old);
+  const due = dueKey(next.message);
+  if (due) dbs.inboundMessageIndex.put(due, 1);
+  dbs.inboundMessages.put(next.message.id, next);
+}
+
+export async function commitInbound(store: Store, c: InboundCommit): Promise<InboundMessage[]> {
+  const made = c.messages.map((n) => receivedMessage(n, { id: randomUUID(), receivedAt: c.receivedAt, size: c.raw.length }));
+  await store.write(() => {
+    const dbs = dbsOf(store);
+    for (const m of made) {
+      putInTxn(store, null, { message: m, lease: 0 });
+      dbs.inboundMessageIndex.put(['a', m.accountId, c.receivedAt.getTime(), m.id], 1);
+      dbs.inboundRaw.put(m.id, c.raw);
+    }
+  });
+  return made;
+}
+
+export function getInbound(store: Store, id: string): InboundMessage | undefined {
+  return stored(store, id)?.message;
+}
+
+export function getInboundRaw(store: Store, id: string): Buffer | undefined {
+  return dbsOf(store).inboundRaw.get(id) as Buffer | undefined;
+}
+
+function passes(m: InboundMessage, f: InboundMessageFilter, channels: Set<string> | null): boolean {
+  if (f.routeId !== undefined && m.routeId !== f.routeId) return false;
+  if (channels && !channels.has(m.channelId)) return false;
+  if (f.status !== undefined && m.status !== f.status) return false;
+  return matchesText(m.from, f.from) && matchesText(m.subject, f.subject);
+}
+
+/** Walks the account's index backwards from the cursor (or endMs) down to startMs, filtering each record. */
+export function listInbound(store: Store, f: InboundMessageFilter): { results: InboundMessage[]; next: InboundCursor | null } {
+  const top = f.after ? ['a', f.accountId, f.after.receivedAtMs, f.after.id] : ['a', f.accountId, f.endMs ?? KEY_MAX];
+  const bottom = f.startMs === undefined ? ['a', f.accountId] : ['a', f.accountId, f.startMs];
+  const channels = f.channelIds ? new Set(f.channelIds) : null;
+  const results: InboundMessage[] = [];
+  for (const key of dbsOf(store).inboundMessageIndex.getKeys({ start: top, end: bottom, reverse: true })) {
+    const [, , , id] = key as ['a', string, number, string];
+    if (f.after && id === f.after.id) continue;
+    const m = getInbound(store, id);
+    if (!m || !passes(m, f, channels)) continue;
+    if (results.length === f.limit) {
+      const last = results[results.length - 1];
+      return { results, next: { receivedAtMs: Date.parse(last.receivedAt), id: last.id } };
+    }
+    results.push(m);
+  }
+  return { results, next: null };
+}
+
+/** Due entries up to nowMs, oldest first, each moved past its lease with the lease number raised. */
+export async function claimDueInbound(store: Store, r: InboundClaimRequest): Promise<{ claims: InboundClaim[]; nextDueMs: number | undefined }> {
+  return store.write(() => {
+    const claims: InboundClaim[] = [];
+    const until = new Date(r.nowMs + r.leaseMs).toISOString();
+    const keys = [...dbsOf(store).inboundMessageIndex.getKeys({ start: ['d'], end: ['d', r.nowMs, KEY_MAX], limit: r.max })] as DueKey[];
+    for (const [, , id] of keys) {
+      const s = stored(store, id);
+      if (!s) continue;
+      const next = { message: { ...s.message, nextAttemptAt: until }, lease: s.lease + 1 };
+      putInTxn(store, s.message, next);
+      claims.push({ message: s.message, lease: next.lease });
+    }
+    return { claims, nextDueMs: nextDue(store) };
+  });
+}
+
+function nextDue(store: Store): number | undefined {
+  for (const key of dbsOf(store).inboundMessageIndex.getKeys({ start: ['d'], end: ['d', KEY_MAX], limit: 1 })) return (key as DueKey)[1];
+  return undefined;
+}
+
+/** Applies `change` to a `received` message still under `lease`; stale otherwise. */
+async function underLease(store: Store, id: string, lease: number, change: (m: InboundMessage) => InboundMessage): Promise<InboundWriteOutcome> {
+  return store.write(() => {
+    const s = stored(store, id);
+    if (!s || s.lease !== lease || s.message.status !== 'received') return 'stale';
+    putInTxn(store, s.message, { message: change(s.message), lease });
+    return 'recorded';
+  });
+}
+
+export function markInboundProcessed(store: Store, id: string, lease: number, auth: Readonly<Record<string, unknown>>): Promise<InboundWriteOutcome> {
+  return underLease(store, id, lease, (m) => ({ ...m, processedAt: new Date().toISOString(), auth }));
+}
+
+export function recordInboundAttempt(store: Store, r: InboundAttemptRecord): Promise<InboundWriteOutcome> {
+  return underLease(store, r.id, r.lease, (m) => afterAttempt(m, r.attempt, r.end));
+}
+
+/** A finished message due again; the lease is raised so a late writer of an old claim is stale. */
+export async function requeueInbound(store: Store, id: string, nowMs: number): Promise<InboundMessage | undefined> {
+  return store.write(() => {
+    const s = stored(store, id);
+    if (!s || s.message.status === 'received') return s?.message;
+    const message: InboundMessage = { ...s.message, status: 'received', nextAttemptAt: new Date(nowMs).toISOString() };
+    putInTxn(store, s.message, { message, lease: s.lease + 1 });
+    return message;
+  });
+}
