@@ -46,6 +46,7 @@ import { SmtpListener } from './smtp/server.js';
 import { TlsRptService } from './tls-rpt/service.js';
 import { InboundListener } from './inbound/listener.js';
 import { InboundProcessor } from './inbound/processor.js';
+import { InboundReception } from './inbound/reception.js';
 import { MtaStsPolicies } from './mta-sts/cache.js';
 import { awaitsFinishing } from './store/port/messages.js';
 import type { StorePort } from './store/port/index.js';
@@ -192,16 +193,18 @@ export class Daemon {
     this.smtp = config.smtp.enabled
       ? new SmtpListener({ config: pick(config, 'smtp', 'hostname', 'dataDir', 'shutdown'), submission: this.submission, coordination, logger: logger.child({ component: 'smtp' }) })
       : null;
-    this.inbound = config.inbound.enabled
-      ? new InboundListener({
-          config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir'),
-          processor: new InboundProcessor({ store: this.store, returnPathLabel: config.domains.returnPathLabel, metrics: this.metrics, logger: logger.child({ component: 'inbound' }) }),
-          logger: logger.child({ component: 'inbound' }),
-        })
-      : null;
+    this.inbound = config.inbound.enabled ? this.buildInbound(logger.child({ component: 'inbound' })) : null;
   }
 
   // ---------- building ----------
+
+  /** The inbound listener over its reception: routed mail committed for processing, the bounce hosts' mail to the report processor. */
+  private buildInbound(logger: Logger): InboundListener {
+    const { config } = this;
+    const bounces = new InboundProcessor({ store: this.store, returnPathLabel: config.domains.returnPathLabel, metrics: this.metrics, logger });
+    const reception = new InboundReception({ store: this.store, bounces });
+    return new InboundListener({ config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir', 'shutdown'), reception, logger });
+  }
 
   private buildMetrics(): Metrics {
     return new Metrics({
