@@ -46,6 +46,7 @@ import { SmtpListener } from './smtp/server.js';
 import { TlsRptService } from './tls-rpt/service.js';
 import { InboundListener } from './inbound/listener.js';
 import { InboundProcessor } from './inbound/processor.js';
+import { InboundPoster } from './inbound/poster.js';
 import { InboundReception } from './inbound/reception.js';
 import { MtaStsPolicies } from './mta-sts/cache.js';
 import { awaitsFinishing } from './store/port/messages.js';
@@ -136,8 +137,10 @@ export class Daemon {
   // Ingress
   readonly http: HttpServer;
   readonly smtp: SmtpListener | null;
-  /** Bounces, feedback reports and unsubscribe mails for the return-path hosts (inbound.enabled). */
+  /** Mail for inbound routes, and bounces, feedback reports and unsubscribe mails for the return-path hosts (inbound.enabled). */
   readonly inbound: InboundListener | null;
+  /** Processes received routed mail after its 250: verified, parsed, POSTed signed to its route (inbound.enabled). */
+  readonly inboundPoster: InboundPoster | null;
   initialCredentials: InitialCredentials | null = null;
   /** Started components, grouped in stages (see start()). */
   private stages: Component[][] = [[]];
@@ -193,16 +196,29 @@ export class Daemon {
     this.smtp = config.smtp.enabled
       ? new SmtpListener({ config: pick(config, 'smtp', 'hostname', 'dataDir', 'shutdown'), submission: this.submission, coordination, logger: logger.child({ component: 'smtp' }) })
       : null;
+    this.inboundPoster = config.inbound.enabled ? this.buildInboundPoster(logger.child({ component: 'inbound' })) : null;
     this.inbound = config.inbound.enabled ? this.buildInbound(logger.child({ component: 'inbound' })) : null;
   }
 
   // ---------- building ----------
 
+  private buildInboundPoster(logger: Logger): InboundPoster {
+    return new InboundPoster({
+      store: this.store,
+      config: pick(this.config, 'inbound', 'webhooks', 'shutdown'),
+      targets: this.webhookTargets,
+      resolver: this.deliveryDns,
+      attachmentUrl: (id, index) => `${this.publicUrl.value}/inbound/messages/${id}/attachments/${index}`,
+      logger,
+    });
+  }
+
   /** The inbound listener over its reception: routed mail committed for processing, the bounce hosts' mail to the report processor. */
   private buildInbound(logger: Logger): InboundListener {
     const { config } = this;
     const bounces = new InboundProcessor({ store: this.store, returnPathLabel: config.domains.returnPathLabel, metrics: this.metrics, logger });
-    const reception = new InboundReception({ store: this.store, bounces });
+    const poster = this.inboundPoster;
+    const reception = new InboundReception({ store: this.store, bounces, committed: () => poster?.notify() });
     return new InboundListener({ config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir', 'shutdown'), reception, logger });
   }
 
@@ -374,6 +390,7 @@ export class Daemon {
       this.beginStage();
       await this.startComponent(this.delivery);
       await this.startComponent(this.webhooks);
+      if (this.inboundPoster) await this.startComponent(this.inboundPoster);
       await this.startComponent(this.retention);
       await this.startComponent(this.channelPurger);
       await this.startComponent(this.domainRecheck);

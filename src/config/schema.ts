@@ -194,6 +194,17 @@ const Inbound = Type.Object({
   ),
   idleTimeoutMs: duration(1000, 300_000, 'Idle timeout of an inbound SMTP session (RFC 5321 4.5.3.2.7: at least 5 minutes).'),
   sessionTimeoutMs: duration(1000, 1_800_000, 'Longest an inbound SMTP session may last from connect, however active (421 4.7.0 after it).'),
+  postMaxAgeMs: duration(
+    1000,
+    24 * 3_600_000,
+    "Keep retrying the POST of a received message to its route's URL this long after it was received (backoff from webhooks.retryBaseMs), then mark it failed.",
+  ),
+  attachmentInlineMax: integer(
+    0,
+    512 * MB,
+    10 * MB,
+    "Attachments up to this many bytes (decoded) are inlined in base64 in a received message's JSON; larger ones are listed with a link in their place.",
+  ),
 });
 
 // A PostgreSQL identifier postrider creates its tables under (unquoted, so lowercase).
