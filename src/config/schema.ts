@@ -174,10 +174,10 @@ const Webhooks = Type.Object({
 const Inbound = Type.Object({
   enabled: flag(
     false,
-    'Run the inbound listener that receives bounces (RFC 3464 DSNs), feedback reports (RFC 5965 ARF) and unsubscribe mails for the return-path hosts of registered domains.',
+    'Run the inbound listener that receives mail for inbound routes (POSTed to their URLs) and bounces (RFC 3464 DSNs), feedback reports (RFC 5965 ARF) and unsubscribe mails for the return-path hosts of registered domains.',
   ),
   host: text('127.0.0.1', 'Address the inbound listener binds to (0.0.0.0 to receive from the internet).'),
-  port: port(2525, 'Port of the inbound listener: 25 in production (the MX of every return-path host points here), 0 picks a free port.'),
+  port: port(2525, 'Port of the inbound listener: 25 in production (the MX of every routed domain and return-path host points here), 0 picks a free port.'),
   maxRoutesPerAccount: integer(1, 10_000, 100, 'Maximum inbound routes per account (403 resource_limit_exceeded beyond).'),
   maxMessageSize: integer(
     1024,
