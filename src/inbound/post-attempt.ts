@@ -43,19 +43,18 @@ export async function runAttempt(c: InboundClaim, d: PostAttemptDeps, signal?: A
   const secret = route ? await d.store.inboundRoutes.signingKey(route.id) : null;
   // A route deleted while its messages waited: nothing to post to, ever (the message stays readable).
   if (!route || secret === null) return finish(c, d, { statusCode: null, error: 'route deleted' }, true);
-  const auth = (m.auth as AuthVerdicts | null) ?? (await verifyOnce(c, d));
-  if (auth === 'stale') return 'stale';
+  // Read once for verification and the payload: up to inbound.maxMessageSize.
   const raw = await d.store.inboundMessages.raw(m.id);
   if (!raw) return finish(c, d, { statusCode: null, error: 'raw message gone' }, true);
+  const auth = (m.auth as AuthVerdicts | null) ?? (await verifyOnce(c, d, raw));
+  if (auth === 'stale') return 'stale';
   const result = await post(m, route, secret, { raw, auth }, d, signal);
   if (signal?.aborted) return 'stale';
   return finish(c, d, result, false);
 }
 
-async function verifyOnce(c: InboundClaim, d: PostAttemptDeps): Promise<AuthVerdicts | 'stale'> {
+async function verifyOnce(c: InboundClaim, d: PostAttemptDeps, raw: Buffer): Promise<AuthVerdicts | 'stale'> {
   const m = c.message;
-  const raw = await d.store.inboundMessages.raw(m.id);
-  if (!raw) return 'stale';
   const auth = await verifyMessage({ raw, clientAddress: m.clientAddress, helo: m.helo, mailFrom: m.envelope.mailFrom, resolver: d.resolver, now: d.wall });
   const kept = await d.store.inboundMessages.markProcessed(m.id, c.lease, auth as unknown as Record<string, unknown>);
   return kept === 'stale' ? 'stale' : auth;
