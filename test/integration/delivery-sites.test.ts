@@ -64,20 +64,25 @@ async function sentinel(now?: Date): Promise<void> {
   await waitFor(() => sent(id), { what: 'the sentinel message' });
 }
 
+/** A dispatcher on the test's store delivering to the shared MX's port, fast, with `overrides`. */
+async function startService(overrides: Record<string, unknown>): Promise<void> {
+  service = new DeliveryService({
+    store: t.store,
+    config: deliveryConfig({ 'delivery.port': shared.port, 'delivery.rate': 1000, ...overrides }),
+    resolver,
+    logger: silentLogger(),
+  });
+  await service.start();
+}
+
 describe('concurrency per MX site', () => {
   it('gives two recipient domains whose MX records name the same hosts one budget', async () => {
     t = await openTestStore();
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha-mail.net`] }));
     for (let i = 0; i < 4; i++) ids.push(await queueMessage(t.store, { to: [`b${i}@beta-mail.net`] }));
-    service = new DeliveryService({
-      store: t.store,
-      // Counted per domain, this would be 2 + 2 sessions at the shared hosts.
-      config: deliveryConfig({ 'delivery.port': shared.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 2 }),
-      resolver,
-      logger: silentLogger(),
-    });
-    await service.start();
+    // Counted per domain, this would be 2 + 2 sessions at the shared hosts.
+    await startService({ 'delivery.perDomainConcurrency': 2 });
     await waitFor(() => shared.held >= 2, { what: 'two messages held at the shared MX' });
     await sentinel();
     expect(shared.held).toBe(2);
@@ -94,13 +99,7 @@ describe('concurrency per MX site', () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push(await queueMessage(t.store, { to: [`a${i}@alpha-mail.net`] }));
     ids.push(await queueMessage(t.store, { to: ['b0@beta-mail.net'] }));
-    service = new DeliveryService({
-      store: t.store,
-      config: deliveryConfig({ 'delivery.port': shared.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 2 }),
-      resolver,
-      logger: silentLogger(),
-    });
-    await service.start();
+    await startService({ 'delivery.perDomainConcurrency': 2 });
     await waitFor(() => shared.held >= 2, { what: "alpha's two messages held at the shared MX" });
     releaseBeta();
     await waitFor(() => service!.siteOf('beta-mail.net') === service!.siteOf('alpha-mail.net'), { what: "beta's probe learning the site" });
