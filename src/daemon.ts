@@ -28,6 +28,7 @@ import { trackingRoutes } from './http/routes/tracking.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { queueRoutes } from './http/routes/queue.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
+import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
 import { inboundRouteRoutes } from './http/routes/inbound-routes.js';
 import { dashboardRoutes } from './http/routes/dashboard.js';
 import { dashboardMessageHtmlRoutes } from './http/routes/dashboard-message-html.js';
@@ -58,6 +59,7 @@ import { Submission } from './submission/submission.js';
 import { WorkerPool } from './workers/pool.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { WebhookService } from './webhooks/service.js';
+import { InboundMessageService } from './inbound/messages.js';
 import { InboundRouteService } from './inbound/routes.js';
 import { WebhookTargets } from './webhooks/targets.js';
 
@@ -328,6 +330,7 @@ export class Daemon {
       statisticsRoutes,
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
       inboundRouteRoutes(new InboundRouteService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.inbound.maxRoutesPerAccount })),
+      inboundMessageRoutes(new InboundMessageService({ store: this.store, onDue: () => this.inboundPoster?.notify() })),
       queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain), onDue: () => this.coordination.wake('queue') })),
       trackingRoutes,
       dashboardSessionRoutes,

@@ -227,6 +227,39 @@ export interface InboundRoute {
   updatedAt: string;
 }
 
+/** GET /inbound/messages items (issue 33). */
+export interface InboundMessageItem {
+  id: string;
+  routeId: string;
+  channelId: string;
+  receivedAt: string;
+  status: 'received' | 'posted' | 'failed';
+  envelope: { mailFrom: string; rcptTo: string[] };
+  /** The header From's address and the Subject; null when absent or unreadable. */
+  from: string | null;
+  subject: string | null;
+  mailboxHash: string | null;
+  size: number;
+  attemptCount: number;
+  nextAttemptAt: string | null;
+}
+
+/** GET /inbound/messages/{id} and the answer of its retry. */
+export interface InboundMessageDetails extends InboundMessageItem {
+  clientAddress: string;
+  helo: string;
+  processedAt: string | null;
+  attempts: Array<{ at: string; statusCode: number | null; error: string | null }>;
+  /** The SPF, DKIM, DMARC and ARC verdicts (inbound/verify.ts AuthVerdicts); null until processed. */
+  auth: Readonly<Record<string, unknown>> | null;
+}
+
+/** GET /inbound/messages: newest first; `after` continues the list, null after the last page. */
+export interface InboundMessagePage {
+  results: InboundMessageItem[];
+  after: string | null;
+}
+
 // ---- send ----
 
 /** POST /send/broadcast. */

@@ -146,6 +146,42 @@ const inboundRoute = obj({
 export const inboundRouteBody = inboundRoute;
 export const inboundRoutePageBody = page(inboundRoute);
 
+/** An inbound message (issue 33) as listed, and with its POST attempts and verdicts as retrieved; inbound-messages.ts serializes with them. */
+const inboundSummary = {
+  id: uuid,
+  routeId: uuid,
+  channelId: uuid,
+  receivedAt: time,
+  status: { type: 'string', enum: ['received', 'posted', 'failed'] },
+  envelope: obj({ mailFrom: str, rcptTo: list(str) }),
+  from: nullable(str),
+  subject: nullable(str),
+  mailboxHash: nullable(str),
+  size: int,
+  attemptCount: int,
+  nextAttemptAt: nullable(time),
+};
+const inboundVerdicts = obj(
+  {
+    spf: obj({ result: str, domain: nullable(str) }),
+    dkim: list(obj({ domain: str, selector: str, result: str })),
+    dmarc: obj({ result: str, domain: nullable(str), policy: nullable(str) }),
+    arc: obj({ result: str }),
+    problem: str,
+  },
+  ['problem'],
+);
+const inboundDetail = obj({
+  ...inboundSummary,
+  clientAddress: str,
+  helo: str,
+  processedAt: nullable(time),
+  attempts: list(obj({ at: time, statusCode: nullable(int), error: nullable(str) })),
+  auth: { ...inboundVerdicts, type: ['object', 'null'] },
+});
+export const inboundMessageBody = inboundDetail;
+export const inboundMessagePageBody = obj({ results: list(obj(inboundSummary)), after: nullable(str) });
+
 const accepted = obj({ status: { const: 'accepted' }, messageId: uuid, suppressions: list(str) });
 const batchFailed = obj({ status: { const: 'failed' }, errorCode: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, errorMessage: str });
 
@@ -333,6 +369,10 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /inbound/routes/{id}': inboundRoute,
   'PATCH /inbound/routes/{id}': inboundRoute,
   'POST /inbound/routes/{id}/regenerate-signing-key': inboundRoute,
+
+  'GET /inbound/messages': inboundMessagePageBody,
+  'GET /inbound/messages/{id}': inboundDetail,
+  'POST /inbound/messages/{id}/retry': inboundDetail,
 
   'POST /send/transactional': accepted,
   'POST /send/broadcast/message': accepted,
