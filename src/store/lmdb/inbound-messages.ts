@@ -27,6 +27,7 @@ interface StoredInbound {
 }
 
 type DueKey = ['d', number, string];
+type FinishedKey = ['f', number, string];
 
 function stored(store: Store, id: string): StoredInbound | undefined {
   return dbsOf(store).inboundMessages.get(id) as StoredInbound | undefined;
@@ -36,13 +37,20 @@ function dueKey(m: InboundMessage): DueKey | null {
   return m.nextAttemptAt === null ? null : ['d', Date.parse(m.nextAttemptAt), m.id];
 }
 
-/** Writes the record and moves its due entry from what `before` had to what `next` has. */
+/** The retention entry: only a message whose processing ended (posted or failed) has one. */
+function finishedKey(m: InboundMessage): FinishedKey {
+  return ['f', Date.parse(m.receivedAt), m.id];
+}
+
+/** Writes the record and moves its due and retention entries from what `before` had to what `next` has. */
 function putInTxn(store: Store, before: InboundMessage | null, next: StoredInbound): void {
   const dbs = dbsOf(store);
   const old = before && dueKey(before);
   if (old) dbs.inboundMessageIndex.remove(old);
   const due = dueKey(next.message);
   if (due) dbs.inboundMessageIndex.put(due, 1);
+  if (next.message.status !== 'received') dbs.inboundMessageIndex.put(finishedKey(next.message), 1);
+  else if (before && before.status !== 'received') dbs.inboundMessageIndex.remove(finishedKey(before));
   dbs.inboundMessages.put(next.message.id, next);
 }
 
@@ -143,4 +151,25 @@ export async function requeueInbound(store: Store, id: string, nowMs: number): P
     putInTxn(store, s.message, { message, lease: s.lease + 1 });
     return message;
   });
+}
+
+/**
+ * Retention (inside the sweep's write, store/lmdb/retention.ts): up to `max` messages posted or
+ * failed and received before cutoffMs go, oldest first, with their raw bytes and list entry. A
+ * message still `received` has no retention entry, so it is never among them. Answers how many went.
+ */
+export function expireInboundInTxn(store: Store, cutoffMs: number, max: number): number {
+  const dbs = dbsOf(store);
+  const keys = [...dbs.inboundMessageIndex.getKeys({ start: ['f'], end: ['f', cutoffMs], limit: max })] as FinishedKey[];
+  let removed = 0;
+  for (const key of keys) {
+    const m = getInbound(store, key[2]);
+    dbs.inboundMessageIndex.remove(key);
+    if (!m) continue;
+    dbs.inboundMessageIndex.remove(['a', m.accountId, key[1], m.id]);
+    dbs.inboundMessages.remove(m.id);
+    dbs.inboundRaw.remove(m.id);
+    removed++;
+  }
+  return removed;
 }

@@ -181,6 +181,7 @@ export const DB_NAMES = [
    * The received messages' indexes, by kind:
    *   ['a', accountId, receivedAtMs, messageId] → 1   the account's messages in receive order (list)
    *   ['d', dueAtMs, messageId] → 1                  messages `received` and due for processing (claimDue)
+   *   ['f', receivedAtMs, messageId] → 1             messages `posted` or `failed`, oldest first (retention)
    */
   'inboundMessageIndex',
 ] as const;

@@ -51,4 +51,6 @@ CREATE TABLE inbound_messages (
 CREATE INDEX inbound_messages_account ON inbound_messages (account_id, received_at_ms DESC, id DESC);
 -- claimDue: only messages waiting for a POST are in it.
 CREATE INDEX inbound_messages_due ON inbound_messages (due_at_ms, id) WHERE due_at_ms IS NOT NULL;
+-- retention: only messages whose processing ended (posted or failed: no due time), oldest first.
+CREATE INDEX inbound_messages_finished ON inbound_messages (received_at_ms, id) WHERE due_at_ms IS NULL;
 `;
