@@ -15,6 +15,7 @@ import type { PolicyCounts } from '../../domain/tls-rpt.js';
 import type { Account, ApiKey, DeliveryJob, EventRecord, MailType, MessageRecord, SuppressionRecord } from '../../domain/types.js';
 import type { SendingDomain } from '../../domain/sending-domain.js';
 import type { OutboxEntry, Webhook, WebhookStatus } from '../../domain/webhook.js';
+import type { InboundMessage } from '../../domain/inbound-message.js';
 import type { InboundRoute } from '../../domain/inbound-route.js';
 import type { DashboardSession } from './accounts.js';
 import type { BroadcastFailure, BroadcastRecord } from './broadcasts.js';
@@ -69,6 +70,8 @@ export interface TransferRecords {
   webhookOutbox: { entry: OutboxEntry; accountId: string; channelId: string; head: boolean };
   /** Inbound routes (issue 33) with their signing keys. */
   inboundRoutes: { route: InboundRoute; signingKey: string };
+  /** Received messages (issue 33) with the number of their latest claim and their raw bytes (empty when gone). */
+  inboundMessages: { message: InboundMessage; lease: number; raw: Uint8Array };
   idempotency: { accountId: string; key: string; record: IdempotencyRecord };
   tlsRptCounts: PolicyCounts;
   tlsRptReports: { day: string; policyDomain: string; report: TlsRptReport };

@@ -34,6 +34,7 @@ export function sizesOf(c: ExportContext): Record<Exclude<TransferKind, 'engagem
     webhooks: countOf(dbs.webhooks),
     webhookOutbox: countOf(dbs.webhookOutbox),
     inboundRoutes: countOf(dbs.inboundRoutes),
+    inboundMessages: countOf(dbs.inboundMessages),
     idempotency: countOf(dbs.idempotency),
     tlsRptCounts: countOf(dbs.tlsRpt, { start: ['c'], end: ['c', KEY_MAX] }),
     tlsRptReports: countOf(dbs.tlsRpt, { start: ['r'], end: ['r', KEY_MAX] }),

@@ -39,6 +39,7 @@ const TABLES: Record<Exclude<TransferCountName, 'eventLastSeq'>, readonly string
   webhookStatus: ['webhook_status'],
   webhookOutbox: ['webhook_outbox'],
   inboundRoutes: ['inbound_routes'],
+  inboundMessages: ['inbound_messages'],
   idempotency: ['idempotency_records'],
   tlsRptCounts: ['tls_rpt_counts'],
   tlsRptFailures: ['tls_rpt_failures'],
