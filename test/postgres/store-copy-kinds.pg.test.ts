@@ -135,6 +135,7 @@ async function reads(store: StorePort, s: Seeded) {
     routeKey: await store.inboundRoutes.signingKey(s.routeId),
     routeMatch: await store.inboundRoutes.match('ann+7@inbound.test'),
     inbound: await store.inboundMessages.list({ accountId: s.accountId, limit: 10 }),
+    inboundPerDay: await store.inboundMessages.receivedPerDay({ accountId: s.accountId, fromDay: Math.floor(NOW / DAY) - 1, toDay: Math.floor(NOW / DAY) }),
     inboundRaw: await Promise.all([s.inbound.posted, s.inbound.claimed].map(async (id) => (await store.inboundMessages.raw(id))?.toString('hex'))),
   };
 }
@@ -176,6 +177,7 @@ describe('store copy: every kind, engine to engine', () => {
     expect([before.route?.address, before.routeKey, before.routeMatch?.mailboxHash]).toEqual(['*@inbound.test', expect.stringMatching(/^whsec_/), '7']);
     expect(before.unfinished.map((u) => u.compose)).toEqual([undefined, { template: 'welcome', data: { name: 'Cat' } }]);
     expect(before.inbound.results.map((m) => [m.id, m.status])).toEqual([[s.inbound.claimed, 'received'], [s.inbound.posted, 'posted']]);
+    expect(before.inboundPerDay.map((d) => d.received)).toEqual([0, 2]);
     expect(before.inboundRaw).toEqual([INBOUND_RAW.toString('hex'), INBOUND_RAW.toString('hex')]);
     expect(await reads(pg, s)).toEqual(before);
     expect(pg.queue.channelDeleted(s.goneChannelId)).toBe(true);

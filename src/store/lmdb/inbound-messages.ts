@@ -6,6 +6,7 @@
  * claims and lease checks atomic.
  */
 import { randomUUID } from 'node:crypto';
+import { utcDay } from '../../domain/stat-counters.js';
 import { afterAttempt, matchesText, receivedMessage, type InboundMessage } from '../../domain/inbound-message.js';
 import type {
   InboundAttemptRecord,
@@ -15,6 +16,7 @@ import type {
   InboundCursor,
   InboundMessageFilter,
   InboundWriteOutcome,
+  ReceivedPerDayQuery,
 } from '../port/inbound-messages.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -28,6 +30,7 @@ interface StoredInbound {
 
 type DueKey = ['d', number, string];
 type FinishedKey = ['f', number, string];
+type CountKey = ['n', string, number, string];
 
 function stored(store: Store, id: string): StoredInbound | undefined {
   return dbsOf(store).inboundMessages.get(id) as StoredInbound | undefined;
@@ -62,6 +65,8 @@ export async function commitInbound(store: Store, c: InboundCommit): Promise<Inb
       putInTxn(store, null, { message: m, lease: 0 });
       dbs.inboundMessageIndex.put(['a', m.accountId, c.receivedAt.getTime(), m.id], 1);
       dbs.inboundRaw.put(m.id, c.raw);
+      const counted: CountKey = ['n', m.accountId, utcDay(c.receivedAt.getTime()), m.channelId];
+      dbs.inboundMessageIndex.put(counted, ((dbs.inboundMessageIndex.get(counted) as number | undefined) ?? 0) + 1);
     }
   });
   return made;
@@ -172,4 +177,16 @@ export function expireInboundInTxn(store: Store, cutoffMs: number, max: number):
     removed++;
   }
   return removed;
+}
+
+/** The day counters of the account in [fromDay, toDay], summed over the channels asked for. */
+export function receivedPerDay(store: Store, q: ReceivedPerDayQuery): { day: number; received: number }[] {
+  const channels = q.channelIds ? new Set(q.channelIds) : null;
+  const days = Array.from({ length: Math.max(0, q.toDay - q.fromDay + 1) }, (_, i) => ({ day: q.fromDay + i, received: 0 }));
+  const range = { start: ['n', q.accountId, q.fromDay], end: ['n', q.accountId, q.toDay, KEY_MAX] };
+  for (const { key, value } of dbsOf(store).inboundMessageIndex.getRange(range)) {
+    const [, , day, channelId] = key as CountKey;
+    if (!channels || channels.has(channelId)) days[day - q.fromDay].received += value as number;
+  }
+  return days;
 }

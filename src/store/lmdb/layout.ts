@@ -182,6 +182,7 @@ export const DB_NAMES = [
    *   ['a', accountId, receivedAtMs, messageId] → 1   the account's messages in receive order (list)
    *   ['d', dueAtMs, messageId] → 1                  messages `received` and due for processing (claimDue)
    *   ['f', receivedAtMs, messageId] → 1             messages `posted` or `failed`, oldest first (retention)
+   *   ['n', accountId, utcDay, channelId] → count    routed copies committed that UTC day (statistics; kept by retention)
    */
   'inboundMessageIndex',
 ] as const;

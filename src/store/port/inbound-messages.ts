@@ -66,6 +66,15 @@ export interface InboundAttemptRecord {
   end: InboundAttemptEnd;
 }
 
+/** Received messages counted per UTC day (days since 1970-01-01), [fromDay, toDay]. */
+export interface ReceivedPerDayQuery {
+  accountId: string;
+  /** Only these channels' messages; absent: the whole account's. */
+  channelIds?: string[];
+  fromDay: number;
+  toDay: number;
+}
+
 /** recorded: written; stale: the message is gone, no longer `received`, or claimed again since. */
 export type InboundWriteOutcome = 'recorded' | 'stale';
 
@@ -99,4 +108,11 @@ export interface InboundMessagesPort {
    * at nowMs (its attempts kept; a `received` one stays as it is); undefined when it does not exist.
    */
   requeue(id: string, nowMs: number): Promise<InboundMessage | undefined>;
+
+  /**
+   * Statistics: the routed copies committed on each UTC day of [fromDay, toDay] (zeros included,
+   * oldest first), counted per account, channel and day in the commit itself. Like the statistics
+   * counters, the counts stay when retention removes the messages.
+   */
+  receivedPerDay(q: ReceivedPerDayQuery): Promise<{ day: number; received: number }[]>;
 }

@@ -72,6 +72,8 @@ export interface TransferRecords {
   inboundRoutes: { route: InboundRoute; signingKey: string };
   /** Received messages (issue 33) with the number of their latest claim and their raw bytes (empty when gone). */
   inboundMessages: { message: InboundMessage; lease: number; raw: Uint8Array };
+  /** Received messages counted per account, UTC day and channel (statistics; they outlive the messages). */
+  inboundDailyCounts: { accountId: string; day: number; channelId: string; received: number };
   idempotency: { accountId: string; key: string; record: IdempotencyRecord };
   tlsRptCounts: PolicyCounts;
   tlsRptReports: { day: string; policyDomain: string; report: TlsRptReport };

@@ -35,6 +35,7 @@ export function sizesOf(c: ExportContext): Record<Exclude<TransferKind, 'engagem
     webhookOutbox: countOf(dbs.webhookOutbox),
     inboundRoutes: countOf(dbs.inboundRoutes),
     inboundMessages: countOf(dbs.inboundMessages),
+    inboundDailyCounts: countOf(dbs.inboundMessageIndex, { start: ['n'], end: ['n', KEY_MAX] }),
     idempotency: countOf(dbs.idempotency),
     tlsRptCounts: countOf(dbs.tlsRpt, { start: ['c'], end: ['c', KEY_MAX] }),
     tlsRptReports: countOf(dbs.tlsRpt, { start: ['r'], end: ['r', KEY_MAX] }),

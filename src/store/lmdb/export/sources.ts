@@ -14,7 +14,7 @@ import { engagementMarks, eventClock, eventLog, events, messageQueue } from './e
 import { jobs } from './jobs.js';
 import { clientMessageIds, messageBodies, messages, retentionPending, sendQuota, unfinishedMessages } from './messages.js';
 import { statCounters } from './stats.js';
-import { inboundMessages } from './inbound.js';
+import { inboundDailyCounts, inboundMessages } from './inbound.js';
 import { inboundRoutes, webhookOutbox, webhooks } from './webhooks.js';
 
 export type Sources = { [K in TransferKind]: (c: ExportContext) => Iterable<TransferRecords[K]> };
@@ -47,6 +47,7 @@ export function sources(): Sources {
     webhookOutbox,
     inboundRoutes,
     inboundMessages,
+    inboundDailyCounts,
     idempotency,
     tlsRptCounts,
     tlsRptReports,

@@ -10,6 +10,7 @@ import type {
   InboundMessageFilter,
   InboundMessagesPort,
   InboundWriteOutcome,
+  ReceivedPerDayQuery,
 } from '../../port/inbound-messages.js';
 import {
   claimDueInbound,
@@ -18,6 +19,7 @@ import {
   getInboundRaw,
   listInbound,
   markInboundProcessed,
+  receivedPerDay,
   recordInboundAttempt,
   requeueInbound,
 } from '../inbound-messages.js';
@@ -55,5 +57,9 @@ export class LmdbInboundMessages implements InboundMessagesPort {
 
   requeue(id: string, nowMs: number): Promise<InboundMessage | undefined> {
     return requeueInbound(this.store, id, nowMs);
+  }
+
+  async receivedPerDay(q: ReceivedPerDayQuery): Promise<{ day: number; received: number }[]> {
+    return receivedPerDay(this.store, q);
   }
 }

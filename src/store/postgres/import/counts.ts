@@ -40,6 +40,7 @@ const TABLES: Record<Exclude<TransferCountName, 'eventLastSeq'>, readonly string
   webhookOutbox: ['webhook_outbox'],
   inboundRoutes: ['inbound_routes'],
   inboundMessages: ['inbound_messages'],
+  inboundDailyCounts: ['inbound_daily_counts'],
   idempotency: ['idempotency_records'],
   tlsRptCounts: ['tls_rpt_counts'],
   tlsRptFailures: ['tls_rpt_failures'],

@@ -1,7 +1,8 @@
 /**
  * Importing received messages (issue 33) as repos/inbound-messages.ts writes them
  * (schema/inbound.ts): the record in doc, the columns the list and the claims use taken from it,
- * the claim's lease number kept (an attempt under an older claim stays stale), the raw bytes beside.
+ * the claim's lease number kept (an attempt under an older claim stays stale), the raw bytes beside;
+ * and the statistics' day counters of received messages.
  */
 import type { TransferRecords } from '../../port/transfer.js';
 import type { Tx } from '../client.js';
@@ -21,4 +22,9 @@ export async function writeInboundMessages(tx: Tx, records: TransferRecords['inb
     raw: bytes(raw),
   }));
   await tx`INSERT INTO inbound_messages ${tx(rows, 'id', 'account_id', 'route_id', 'channel_id', 'received_at_ms', 'due_at_ms', 'lease', 'doc', 'raw')}`;
+}
+
+export async function writeInboundDailyCounts(tx: Tx, records: TransferRecords['inboundDailyCounts'][]): Promise<void> {
+  const rows = records.map((r) => ({ account_id: r.accountId, day: r.day, channel_id: r.channelId, received: r.received }));
+  await tx`INSERT INTO inbound_daily_counts ${tx(rows, 'account_id', 'day', 'channel_id', 'received')}`;
 }

@@ -9,7 +9,7 @@ import { writeEventClock, writeEventLog, writeEvents, writeMarks, writeMessageQu
 import { writeJobs } from './jobs.js';
 import { writeBodies, writeClientIds, writeMessages, writeRetentionPending, writeSendQuota, writeUnfinished } from './messages.js';
 import { writeStatCounters } from './stats.js';
-import { writeInboundMessages } from './inbound.js';
+import { writeInboundDailyCounts, writeInboundMessages } from './inbound.js';
 import { writeInboundRoutes, writeOutbox, writeWebhooks } from './webhooks.js';
 
 export type Writers = { [K in TransferKind]: (tx: Tx, records: TransferRecords[K][]) => Promise<void> };
@@ -44,6 +44,7 @@ export const WRITERS: Writers = {
   webhookOutbox: writeOutbox,
   inboundRoutes: writeInboundRoutes,
   inboundMessages: writeInboundMessages,
+  inboundDailyCounts: writeInboundDailyCounts,
   idempotency: writeIdempotency,
   tlsRptCounts: writeTlsRptCounts,
   tlsRptReports: writeTlsRptReports,

@@ -4,8 +4,9 @@
  * beside it (schema/inbound.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { utcDay } from '../../../domain/stat-counters.js';
 import { afterAttempt, receivedMessage, type InboundMessage } from '../../../domain/inbound-message.js';
-import type { InboundCommit, InboundMessageFilter, InboundMessagesPort, InboundWriteOutcome } from '../../port/inbound-messages.js';
+import type { InboundCommit, InboundMessageFilter, InboundMessagesPort, InboundWriteOutcome, ReceivedPerDayQuery } from '../../port/inbound-messages.js';
 import type { Tx } from '../client.js';
 import type { PgContext } from '../context.js';
 
@@ -43,7 +44,22 @@ export function pgInboundMessages(ctx: PgContext): InboundMessagesPort {
         await tx`UPDATE inbound_messages SET doc = ${tx.json(next as never)}, due_at_ms = ${nowMs}, lease = lease + 1 WHERE id = ${id}`;
         return next;
       }),
+
+    receivedPerDay: (q) => receivedPerDay(ctx, q),
   };
+}
+
+/** Every day of the range, zeros included, summed over the channels asked for. */
+async function receivedPerDay(ctx: PgContext, q: ReceivedPerDayQuery): Promise<{ day: number; received: number }[]> {
+  const { sql } = ctx;
+  const rows = await sql<{ day: number; received: string }[]>`
+    SELECT day, sum(received) AS received FROM inbound_daily_counts
+    WHERE account_id = ${q.accountId} AND day BETWEEN ${q.fromDay} AND ${q.toDay}
+      ${q.channelIds ? sql`AND channel_id = ANY(${q.channelIds}::text[])` : sql``}
+    GROUP BY day`;
+  const days = Array.from({ length: Math.max(0, q.toDay - q.fromDay + 1) }, (_, i) => ({ day: q.fromDay + i, received: 0 }));
+  for (const r of rows) days[r.day - q.fromDay].received = Number(r.received);
+  return days;
 }
 
 /** Every routed copy in one transaction, each row with its own raw bytes. */
@@ -54,6 +70,9 @@ async function commitInbound(ctx: PgContext, c: InboundCommit): Promise<InboundM
       await tx`
         INSERT INTO inbound_messages (id, account_id, route_id, channel_id, received_at_ms, due_at_ms, doc, raw)
         VALUES (${m.id}, ${m.accountId}, ${m.routeId}, ${m.channelId}, ${c.receivedAt.getTime()}, ${dueMs(m)}, ${tx.json(m as never)}, ${c.raw})`;
+      await tx`
+        INSERT INTO inbound_daily_counts (account_id, day, channel_id, received) VALUES (${m.accountId}, ${utcDay(c.receivedAt.getTime())}, ${m.channelId}, 1)
+        ON CONFLICT (account_id, day, channel_id) DO UPDATE SET received = inbound_daily_counts.received + 1`;
     }
   });
   return made;

@@ -53,4 +53,13 @@ CREATE INDEX inbound_messages_account ON inbound_messages (account_id, received_
 CREATE INDEX inbound_messages_due ON inbound_messages (due_at_ms, id) WHERE due_at_ms IS NOT NULL;
 -- retention: only messages whose processing ended (posted or failed: no due time), oldest first.
 CREATE INDEX inbound_messages_finished ON inbound_messages (received_at_ms, id) WHERE due_at_ms IS NULL;
+-- Statistics: routed copies committed per account, UTC day (days since 1970-01-01) and channel,
+-- counted in the commit; retention leaves them.
+CREATE TABLE inbound_daily_counts (
+  account_id text COLLATE "C" NOT NULL,
+  day int4 NOT NULL,
+  channel_id text COLLATE "C" NOT NULL,
+  received int8 NOT NULL,
+  PRIMARY KEY (account_id, day, channel_id)
+);
 `;
