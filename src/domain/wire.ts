@@ -254,6 +254,11 @@ export interface InboundMessageDetails extends InboundMessageItem {
   auth: Readonly<Record<string, unknown>> | null;
 }
 
+/** GET /inbound/statistics/daily: received messages per UTC day (`date` YYYY-MM-DD), oldest first, zeros included. */
+export interface InboundDailySeries {
+  results: { date: string; received: number }[];
+}
+
 /** GET /inbound/messages: newest first; `after` continues the list, null after the last page. */
 export interface InboundMessagePage {
   results: InboundMessageItem[];

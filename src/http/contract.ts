@@ -172,6 +172,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'DELETE /inbound/routes/{id}': { operationId: 'inbound.routes.del', summary: 'Delete an inbound route', errors: [404], ok: 204 },
   'POST /inbound/routes/{id}/regenerate-signing-key': { operationId: 'inbound.routes.regenerateSigningKey', summary: 'Replace the payload signing key of an inbound route', errors: [404] },
   'GET /inbound/messages': { operationId: 'inbound.messages.list', summary: 'List received messages, newest first', errors: [404, 422] },
+  'GET /inbound/statistics/daily': { operationId: 'inbound.statistics.retrieveDaily', summary: 'Received messages per UTC day', errors: [404, 422] },
   'GET /inbound/messages/{id}': { operationId: 'inbound.messages.retrieve', summary: 'Retrieve a received message with its POST attempts and verdicts', errors: [404] },
   'GET /inbound/messages/{id}/raw': { operationId: 'inbound.messages.raw', summary: 'The received message as it arrived', errors: [404], media: 'message/rfc822' },
   'POST /inbound/messages/{id}/retry': { operationId: 'inbound.messages.retry', summary: 'POST a failed received message again', errors: [404, 409] },

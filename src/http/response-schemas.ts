@@ -181,6 +181,8 @@ const inboundDetail = obj({
 });
 export const inboundMessageBody = inboundDetail;
 export const inboundMessagePageBody = obj({ results: list(obj(inboundSummary)), after: nullable(str) });
+/** Received messages per UTC day (issue 33); inbound-messages.ts serializes with it. */
+export const inboundDailyBody = obj({ results: list(obj({ date: { type: 'string', format: 'date' }, received: int })) });
 
 const accepted = obj({ status: { const: 'accepted' }, messageId: uuid, suppressions: list(str) });
 const batchFailed = obj({ status: { const: 'failed' }, errorCode: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, errorMessage: str });
@@ -371,6 +373,7 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'POST /inbound/routes/{id}/regenerate-signing-key': inboundRoute,
 
   'GET /inbound/messages': inboundMessagePageBody,
+  'GET /inbound/statistics/daily': inboundDailyBody,
   'GET /inbound/messages/{id}': inboundDetail,
   'POST /inbound/messages/{id}/retry': inboundDetail,
 

@@ -14,6 +14,7 @@ import { accessibleChannel } from '../channels/service.js';
 import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
 import type { InboundMessage, InboundMessageStatus } from '../domain/inbound-message.js';
+import { utcDay } from '../domain/stat-counters.js';
 import type { Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import type { InboundCursor } from '../store/port/inbound-messages.js';
@@ -63,6 +64,18 @@ export class InboundMessageService {
     const channelId = q.channelId === undefined ? p.channelId : (await accessibleChannel(this.o.store, p, q.channelId)).id;
     const { channelId: _c, ...filters } = q;
     return this.o.store.inboundMessages.list({ ...filters, accountId: p.accountId, channelIds: channelId ? [channelId] : undefined });
+  }
+
+  /**
+   * Received messages per UTC day of [fromMs, toMs] (zeros included) in the key's scope, counted
+   * when they were committed (retention leaves the counts); a channelId outside the scope is 404
+   * channel_not_found or 403.
+   */
+  async receivedPerDay(p: Principal, q: { channelId?: string; fromMs: number; toMs: number }): Promise<{ day: number; received: number }[]> {
+    const channelId = q.channelId === undefined ? p.channelId : (await accessibleChannel(this.o.store, p, q.channelId)).id;
+    const fromDay = utcDay(q.fromMs);
+    const toDay = utcDay(q.toMs);
+    return this.o.store.inboundMessages.receivedPerDay({ accountId: p.accountId, channelIds: channelId ? [channelId] : undefined, fromDay, toDay });
   }
 
   /** The message a request names, if the principal may see it (404 unknown or malformed, 403 another account's or channel's). */

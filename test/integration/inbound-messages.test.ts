@@ -3,7 +3,8 @@
  * inbound routes, is POSTed to a webhook receiver on loopback, and is then read through the
  * daemon's HTTP port: the list with its filters and cursor paging, one message with its
  * attempts and verdicts, the message as received, the link of an attachment too large to
- * inline (the payload's url, fetched with the API key), the retry of a failed message, and
+ * inline (the payload's url, fetched with the API key), the retry of a failed message, the
+ * messages received per day (GET /inbound/statistics/daily), and
  * every error those answer (401, 403, 404, 409, 422).
  */
 import nodemailer from 'nodemailer';
@@ -248,5 +249,44 @@ describe('POST /inbound/messages/{id}/retry', () => {
     const own = await channelKey(t, t.accountId, channelId);
     expect((await t.api('POST', `/inbound/messages/${posted.id}/retry`, { key: own })).body.code).toBe('forbidden');
     await listed(r.id, 'posted', 2);
+  });
+});
+
+describe('GET /inbound/statistics/daily', () => {
+  it('counts the messages received per UTC day and channel, zeros included, in the key scope', async () => {
+    const counted = await newChannel(t, undefined, 'counted');
+    const other = await newChannel(t, undefined, 'uncounted');
+    await route('counted', '/counted', { channel: counted });
+    await route('uncounted', '/uncounted', { channel: other });
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    // Sums over the days asked for: a run across UTC midnight counts on two days.
+    const sum = (results: { received: number }[]) => results.reduce((n, r) => n + r.received, 0);
+    const started = Date.now();
+    await send(`counted@${domain}`, 'Eins');
+    await send(`counted@${domain}`, 'Zwei');
+    await send(`uncounted@${domain}`, 'Drei');
+    const res = await t.api('GET', `/inbound/statistics/daily?channelId=${counted}&from=${day(started - 86_400_000)}T00:00:00Z`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.results[0]).toEqual({ date: day(started - 86_400_000), received: 0 });
+    expect(res.body.results.at(-1).date).toBe(day(Date.now()));
+    expect(sum(res.body.results)).toBe(2);
+    const own = await t.api('GET', `/inbound/statistics/daily?from=${day(started)}T00:00:00Z`, { key: await channelKey(t, t.accountId, other) });
+    expect(sum(own.body.results)).toBe(1);
+    const month = await t.api('GET', '/inbound/statistics/daily');
+    expect(month.body.results).toHaveLength(30);
+    expect(month.body.results.at(-1).date).toBe(day(Date.now()));
+    expect(sum(month.body.results)).toBeGreaterThanOrEqual(3);
+  }, 30_000);
+
+  it('answers 422 for a range too long or backwards and a malformed channel, 403 for another channel of a channel key', async () => {
+    const long = await t.api('GET', '/inbound/statistics/daily?from=2020-01-01T00:00:00Z&to=2021-06-01T00:00:00Z');
+    expect([long.status, long.body.errors?.['/from']?.[0]?.code]).toEqual([422, 'range_too_long']);
+    const backwards = await t.api('GET', '/inbound/statistics/daily?from=2021-01-02T00:00:00Z&to=2021-01-01T00:00:00Z');
+    expect([backwards.status, backwards.body.errors?.['/to']?.[0]?.code]).toEqual([422, 'invalid_range']);
+    const malformed = await t.api('GET', '/inbound/statistics/daily?channelId=nope');
+    expect([malformed.status, malformed.body.errors?.['/channelId']?.[0]?.code]).toEqual([422, 'invalid_format']);
+    const key = await channelKey(t, t.accountId, await newChannel(t, undefined, 'scoped'));
+    const forbidden = await t.api('GET', `/inbound/statistics/daily?channelId=${channelId}`, { key });
+    expect(forbidden.status).toBe(403);
   });
 });

@@ -10,16 +10,21 @@
  *
  * The list is newest first, paged by cursor as the activity lists are: `limit` (1-500, default
  * 100) and `after`, the value the previous page answered (null after the last page).
+ *
+ * GET /inbound/statistics/daily: the messages received per UTC day (`from`, `to`: the days
+ * holding them, default the 30 days up to now, at most 366), counted as they were committed.
+ * UTC days only: the counts are kept per UTC day, so no other zone's days can be answered.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { FieldErrorList } from '../../domain/errors.js';
 import type { InboundMessage } from '../../domain/inbound-message.js';
 import { isUuid } from '../../domain/uuid.js';
-import type { InboundMessageDetails, InboundMessageItem, InboundMessagePage } from '../../domain/wire.js';
+import { DAY_MS } from '../../domain/stat-counters.js';
+import type { InboundDailySeries, InboundMessageDetails, InboundMessageItem, InboundMessagePage } from '../../domain/wire.js';
 import type { InboundMessageQuery, InboundMessageService } from '../../inbound/messages.js';
 import type { InboundCursor } from '../../store/port/inbound-messages.js';
 import { parseDateRange, schemaErrors, text } from '../query-params.js';
-import { inboundMessageBody, inboundMessagePageBody } from '../response-schemas.js';
+import { inboundDailyBody, inboundMessageBody, inboundMessagePageBody } from '../response-schemas.js';
 
 const listQuery = {
   type: 'object',
@@ -36,6 +41,28 @@ const listQuery = {
     after: { type: 'string', maxLength: 100 },
   },
 } as const;
+
+const dailyQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { channelId: { type: 'string', maxLength: 64 }, from: { type: 'string', format: 'date-time' }, to: { type: 'string', format: 'date-time' } },
+} as const;
+
+/** Longest daily series: a leap year of days, as /statistics/daily. */
+const MAX_DAYS = 366;
+
+/** The daily query checked for form: without `to`, now; without `from`, 29 days before `to`. */
+function parseDaily(q: { channelId?: string; from?: string; to?: string }, errors: FieldErrorList): { channelId?: string; fromMs: number; toMs: number } {
+  if (typeof q.channelId === 'string' && !isUuid(q.channelId)) errors.add('/channelId', 'invalid_format', 'must be a UUID');
+  const r = parseDateRange({ from: text(q.from), to: text(q.to) }, { from: 'from', to: 'to' }, errors);
+  const toMs = r.toMs ?? Math.max(r.fromMs ?? 0, Date.now());
+  const fromMs = r.fromMs ?? toMs - 29 * DAY_MS;
+  if (fromMs <= toMs && Math.floor(toMs / DAY_MS) - Math.floor(fromMs / DAY_MS) + 1 > MAX_DAYS) errors.add('/from', 'range_too_long', `must be at most ${MAX_DAYS} days before to`);
+  errors.throwIfAny('The query has invalid parameters');
+  return { channelId: q.channelId, fromMs, toMs };
+}
+
+const dateOfDay = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
 /** The index of an attachment in the payload's `attachments` (its parts are bounded by parseReceived's maxParts). */
 const attachmentParams = {
@@ -136,6 +163,11 @@ export function inboundMessageRoutes(messages: InboundMessageService) {
     app.get('/inbound/messages', { schema: { querystring: listQuery, response: { 200: inboundMessagePageBody } }, attachValidation: true }, async (req): Promise<InboundMessagePage> => {
       const { results, next } = await messages.list(req.principal, parseQuery(req.query as ListQuery, schemaErrors(req)));
       return { results: results.map(itemJson), after: cursorText(next) };
+    });
+
+    app.get('/inbound/statistics/daily', { schema: { querystring: dailyQuery, response: { 200: inboundDailyBody } }, attachValidation: true }, async (req): Promise<InboundDailySeries> => {
+      const days = await messages.receivedPerDay(req.principal, parseDaily(req.query as Record<string, string>, schemaErrors(req)));
+      return { results: days.map((d) => ({ date: dateOfDay(d.day), received: d.received })) };
     });
 
     app.get('/inbound/messages/:id', { schema: { response: { 200: inboundMessageBody } } }, async (req) => detailsJson(await messages.visibleTo(req.principal, idOf(req))));
