@@ -232,6 +232,7 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
   'GET /inbound/messages/{id}/raw': (v) => [{ method: 'GET', path: `/inbound/messages/${v.inbound}/raw` }],
   'GET /inbound/messages/{id}/attachments/{index}': (v) => [{ method: 'GET', path: `/inbound/messages/${v.inbound}/attachments/0` }],
   'POST /inbound/messages/{id}/retry': (v) => [{ method: 'POST', path: `/inbound/messages/${v.inbound}/retry` }],
+  'GET /inbound/statistics/daily': (v) => [{ method: 'GET', path: `/inbound/statistics/daily?channelId=${v.channel}` }],
   'GET /queue': () => [{ method: 'GET', path: '/queue?limit=500', list: true }],
   'GET /queue/messages': () => [{ method: 'GET', path: '/queue/messages?limit=500', list: true }],
   'POST /queue/messages/{id}/retry': (v) => [{ method: 'POST', path: `/queue/messages/${v.message}/retry` }],
