@@ -11,6 +11,7 @@
 import type { DeliveryJob, EventRecord } from '../../domain/types.js';
 import type { QueuedMessage, QueueWalk, QueueWalkResult } from '../port/queue.js';
 import type { Db } from './client.js';
+import { seqAboveFloor } from './event-floor.js';
 import { purgingChannelsOf } from './channels-tx.js';
 import { unfinishedAmong } from './messages-tx.js';
 
@@ -68,7 +69,7 @@ async function messagesAt(db: Db, keys: readonly QueueKey[], domain: string | un
   const ids = keys.map((k) => k.message_id);
   const [events, jobs, preparing] = await Promise.all([
     db<{ doc: EventRecord }[]>`
-      SELECT doc FROM events WHERE seq = ANY(${keys.map((k) => k.seq)}::int8[]) AND seq >= (SELECT floor FROM event_log_floor)`,
+      SELECT doc FROM events WHERE seq = ANY(${keys.map((k) => k.seq)}::int8[]) AND ${seqAboveFloor(db)}`,
     db<{ doc: DeliveryJob }[]>`
       SELECT doc FROM jobs WHERE message_id = ANY(${ids}::text[]) ${domain === undefined ? db`` : db`AND domain = ${domain}`}
       ORDER BY message_id, id`,

@@ -7,6 +7,7 @@
  */
 import type { BroadcastRemains, ChannelRemains } from '../port/channels.js';
 import type { PgContext } from './context.js';
+import { seqAboveFloor } from './event-floor.js';
 
 export async function channelRemains(ctx: PgContext, channelId: string): Promise<ChannelRemains> {
   const [row] = await ctx.sql<ChannelRemains[]>`
@@ -15,9 +16,9 @@ export async function channelRemains(ctx: PgContext, channelId: string): Promise
       (SELECT count(*) FROM message_bodies WHERE channel_id = ${channelId})::int8 AS bodies,
       ((SELECT count(*) FROM jobs WHERE channel_id = ${channelId})
         + (SELECT count(*) FROM finished_jobs WHERE channel_id = ${channelId}))::int8 AS jobs,
-      (SELECT count(*) FROM events WHERE channel_id = ${channelId} AND seq >= (SELECT floor FROM event_log_floor))::int8 AS events,
+      (SELECT count(*) FROM events WHERE channel_id = ${channelId} AND ${seqAboveFloor(ctx.sql)})::int8 AS events,
       (SELECT count(*) FROM stat_counters WHERE channel_id = ${channelId})::int8 AS stats,
-      ((SELECT count(*) FROM event_terms WHERE channel_id = ${channelId} AND seq >= (SELECT floor FROM event_log_floor))
+      ((SELECT count(*) FROM event_terms WHERE channel_id = ${channelId} AND ${seqAboveFloor(ctx.sql)})
         + (SELECT count(*) FROM message_queue WHERE channel_id = ${channelId}))::int8 AS "indexEntries"`;
   return { messages: row.messages, bodies: row.bodies, jobs: row.jobs, events: row.events, stats: row.stats, indexEntries: row.indexEntries };
 }

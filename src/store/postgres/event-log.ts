@@ -24,6 +24,7 @@
 import type { EventRecord } from '../../domain/types.js';
 import type { Tx } from './client.js';
 import { eventRows, termRows, clockRaises, type EventDraft } from './event-rows.js';
+import { seqAboveFloor } from './event-floor.js';
 import { counterDeltas, counterRows, countedOf, type CountedEvent } from './stats-deltas.js';
 import { addBroadcastStatistics, broadcastStatistics } from './stats-broadcast.js';
 import { upsertCounters } from './stats-write.js';
@@ -92,7 +93,7 @@ async function earlierOutcomes(tx: Tx, messageIds: string[]): Promise<Map<string
   const rows = await tx<{ doc: EventRecord; ts_ms: number }[]>`
     SELECT doc, ts_ms FROM events
     WHERE message_id = ANY(${[...new Set(messageIds)]}::text[]) AND event_type IN ('delivered', 'bounced')
-      AND seq >= (SELECT floor FROM event_log_floor)
+      AND ${seqAboveFloor(tx)}
     ORDER BY message_id, seq`;
   for (const { doc, ts_ms } of rows) {
     const list = out.get(doc.messageId) ?? [];

@@ -49,8 +49,9 @@ function walkFromFloor(rows: readonly OldRow[], last: number, o: { cutoffMs: num
 
 /**
  * Removes up to `batch` of the oldest events stamped before cutoffMs (moves the floor past them;
- * deletes those in the DEFAULT partitions), with their term rows, the queue marks of removed accepted events and the event clock rows below the new floor but the
- * last of them (it still holds the clock value of the floor's event); moves the floor.
+ * deletes those in the DEFAULT partitions), with their term rows, the queue marks of removed
+ * accepted events and the event clock rows below the new floor but the last of them (it still
+ * holds the clock value of the floor's event); moves the floor.
  */
 export async function removeOldEvents(tx: Tx, o: { cutoffMs: number; batch: number }): Promise<RemovedEvents> {
   const [{ floor }] = await tx<{ floor: number }[]>`SELECT floor FROM event_log_floor FOR UPDATE`;

@@ -13,6 +13,7 @@ import type { EventRecord } from '../../../domain/types.js';
 import type { ActivityFilter, ActivityPage, EventsPort, MessageFilter, MessageOwner, MessagePage, PageOptions } from '../../port/events.js';
 import type { Tx } from '../client.js';
 import type { PgContext } from '../context.js';
+import { seqAboveFloor } from '../event-floor.js';
 import { countOf, pageOf } from '../activity-page.js';
 import { scopeOf } from '../activity-plan.js';
 import { messageItems } from '../activity-messages.js';
@@ -51,7 +52,7 @@ export function pgEvents(ctx: PgContext): EventsPort {
 
     async ofMessage(messageId: string): Promise<EventRecord[]> {
       const rows = await ctx.sql<{ doc: EventRecord }[]>`
-        SELECT doc FROM events WHERE message_id = ${messageId} AND seq >= (SELECT floor FROM event_log_floor) ORDER BY seq`;
+        SELECT doc FROM events WHERE message_id = ${messageId} AND ${seqAboveFloor(ctx.sql)} ORDER BY seq`;
       return rows.map((r) => r.doc);
     },
 
@@ -62,7 +63,7 @@ export function pgEvents(ctx: PgContext): EventsPort {
           SELECT 0 AS p, account_id, channel_id FROM messages WHERE id = ${messageId}
           UNION ALL
           (SELECT 1 AS p, account_id, channel_id FROM events
-           WHERE message_id = ${messageId} AND seq >= (SELECT floor FROM event_log_floor) ORDER BY seq LIMIT 1)
+           WHERE message_id = ${messageId} AND ${seqAboveFloor(ctx.sql)} ORDER BY seq LIMIT 1)
         ) o ORDER BY p LIMIT 1`;
       return row ? { accountId: row.account_id, channelId: row.channel_id } : undefined;
     },
