@@ -1,7 +1,7 @@
 /**
- * The tables of the inbound aggregates (part of migration 1, schema/index.ts): the routes and
- * the received messages of issue 33. Until the first release every table is created here;
- * afterwards a change is a new migration.
+ * The tables of the inbound aggregates (migration 2, schema/index.ts): the routes and the
+ * received messages of issue 33. Cluster mode was released with migration 1 only, so these are a
+ * migration of their own; a later change is a new migration again.
  *
  * Ids are text in the "C" collation (code-unit order, as the LMDB engine's keys). No foreign
  * keys to other groups' tables: the channel and domain deletes remove their routes themselves

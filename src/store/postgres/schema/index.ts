@@ -26,6 +26,12 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'initial schema',
-    sql: [ACCOUNTS, CHANNELS_DOMAINS, MESSAGES_BROADCASTS, QUEUE, EVENTS_STATS, WEBHOOKS_IDEMPOTENCY, DELIVERY_STATE, INBOUND, INBOUND_MESSAGES].join('\n'),
+    sql: [ACCOUNTS, CHANNELS_DOMAINS, MESSAGES_BROADCASTS, QUEUE, EVENTS_STATS, WEBHOOKS_IDEMPOTENCY, DELIVERY_STATE].join('\n'),
+  },
+  {
+    // Issue 33: databases created by the release before inbound routes were at version 1.
+    version: 2,
+    name: 'inbound routes and received messages',
+    sql: [INBOUND, INBOUND_MESSAGES].join('\n'),
   },
 ];
