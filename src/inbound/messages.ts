@@ -81,7 +81,8 @@ export class InboundMessageService {
   /** The message a request names, if the principal may see it (404 unknown or malformed, 403 another account's or channel's). */
   async visibleTo(p: Principal, id: string): Promise<InboundMessage> {
     const m = isUuid(id) ? await this.o.store.inboundMessages.get(id.toLowerCase()) : undefined;
-    if (!m) throw notFound(id);
+    // A deleted channel's messages are gone from the 204 on, whatever its purge has reached.
+    if (!m || (await this.o.store.channels.isDeleted(m.channelId))) throw notFound(id);
     if (m.accountId !== p.accountId || (p.channelId && m.channelId !== p.channelId)) {
       throw new AppError('forbidden', 'The API key may not access this inbound message');
     }

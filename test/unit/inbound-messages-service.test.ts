@@ -33,7 +33,7 @@ const RAW = Buffer.from(
   ].join('\r\n'),
 );
 
-function service(status: InboundMessage['status'], calls: { due: number } = { due: 0 }) {
+function service(status: InboundMessage['status'], calls: { due: number } = { due: 0 }, channelDeleted = false) {
   let m: InboundMessage = {
     ...receivedMessage(
       { routeId: ID, accountId: ACCOUNT, channelId: CHANNEL, envelope: { mailFrom: '', rcptTo: ['a@b.test'] }, clientAddress: '127.0.0.1', helo: 'x', mailboxHash: null, from: null, subject: null },
@@ -46,7 +46,8 @@ function service(status: InboundMessage['status'], calls: { due: number } = { du
     raw: async (id: string) => (id === ID ? RAW : undefined),
     requeue: async (_id: string, nowMs: number) => (m = { ...m, status: 'received', nextAttemptAt: new Date(nowMs).toISOString() }),
   };
-  const store = { inboundMessages } as unknown as Pick<StorePort, 'inboundMessages' | 'channels'>;
+  const channels = { isDeleted: async (id: string) => channelDeleted && id === CHANNEL };
+  const store = { inboundMessages, channels } as unknown as Pick<StorePort, 'inboundMessages' | 'channels'>;
   return new InboundMessageService({ store, now: () => 5_000, onDue: () => calls.due++ });
 }
 
@@ -67,6 +68,16 @@ describe('the attachment link', () => {
   it('answers 403 to another account and to a key of another channel', async () => {
     await expect(service('posted').attachment({ ...accountKey, accountId: CHANNEL }, ID, 0)).rejects.toMatchObject({ code: 'forbidden' });
     await expect(service('posted').attachment({ ...channelKey, channelId: ACCOUNT }, ID, 0)).rejects.toMatchObject({ code: 'forbidden' });
+  });
+});
+
+describe('a message of a deleted channel', () => {
+  it('is 404 not_found in every verb from the delete on, before its purge removed it', async () => {
+    const gone = service('failed', { due: 0 }, true);
+    await expect(gone.visibleTo(accountKey, ID)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(gone.raw(accountKey, ID)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(gone.attachment(accountKey, ID, 0)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(gone.retry(accountKey, ID)).rejects.toMatchObject({ code: 'not_found' });
   });
 });
 

@@ -18,9 +18,11 @@ import type {
   InboundWriteOutcome,
   ReceivedPerDayQuery,
 } from '../port/inbound-messages.js';
+import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
+import { hiddenChannels } from './purge-queue.js';
 
 /** The record as kept: the message and the number of its latest claim. */
 interface StoredInbound {
@@ -57,10 +59,16 @@ function putInTxn(store: Store, before: InboundMessage | null, next: StoredInbou
   dbs.inboundMessages.put(next.message.id, next);
 }
 
+/**
+ * Every copy whose channel is not deleted, in one write. A channel deleted since RCPT takes its
+ * copy with it: the channel's purge, which may already be over, would never find a copy written
+ * afterwards. (A route deleted on its own still gets its copy, which ends `failed`, route deleted.)
+ */
 export async function commitInbound(store: Store, c: InboundCommit): Promise<InboundMessage[]> {
-  const made = c.messages.map((n) => receivedMessage(n, { id: randomUUID(), receivedAt: c.receivedAt, size: c.raw.length }));
-  await store.write(() => {
+  const copies = c.messages.map((n) => receivedMessage(n, { id: randomUUID(), receivedAt: c.receivedAt, size: c.raw.length }));
+  return store.write(() => {
     const dbs = dbsOf(store);
+    const made = copies.filter((m) => !isChannelDeleted(store, m.channelId));
     for (const m of made) {
       putInTxn(store, null, { message: m, lease: 0 });
       dbs.inboundMessageIndex.put(['a', m.accountId, c.receivedAt.getTime(), m.id], 1);
@@ -68,8 +76,8 @@ export async function commitInbound(store: Store, c: InboundCommit): Promise<Inb
       const counted: CountKey = ['n', m.accountId, utcDay(c.receivedAt.getTime()), m.channelId];
       dbs.inboundMessageIndex.put(counted, ((dbs.inboundMessageIndex.get(counted) as number | undefined) ?? 0) + 1);
     }
+    return made;
   });
-  return made;
 }
 
 export function getInbound(store: Store, id: string): InboundMessage | undefined {
@@ -92,12 +100,13 @@ export function listInbound(store: Store, f: InboundMessageFilter): { results: I
   const top = f.after ? ['a', f.accountId, f.after.receivedAtMs, f.after.id] : ['a', f.accountId, f.endMs ?? KEY_MAX];
   const bottom = f.startMs === undefined ? ['a', f.accountId] : ['a', f.accountId, f.startMs];
   const channels = f.channelIds ? new Set(f.channelIds) : null;
+  const hidden = hiddenChannels(store, f.accountId);
   const results: InboundMessage[] = [];
   for (const key of dbsOf(store).inboundMessageIndex.getKeys({ start: top, end: bottom, reverse: true })) {
     const [, , , id] = key as ['a', string, number, string];
     if (f.after && id === f.after.id) continue;
     const m = getInbound(store, id);
-    if (!m || !passes(m, f, channels)) continue;
+    if (!m || hidden.has(m.channelId) || !passes(m, f, channels)) continue;
     if (results.length === f.limit) {
       const last = results[results.length - 1];
       return { results, next: { receivedAtMs: Date.parse(last.receivedAt), id: last.id } };
@@ -171,22 +180,32 @@ export function expireInboundInTxn(store: Store, cutoffMs: number, max: number):
     const m = getInbound(store, key[2]);
     dbs.inboundMessageIndex.remove(key);
     if (!m) continue;
-    dbs.inboundMessageIndex.remove(['a', m.accountId, key[1], m.id]);
-    dbs.inboundMessages.remove(m.id);
-    dbs.inboundRaw.remove(m.id);
+    removeInboundInTxn(store, m);
     removed++;
   }
   return removed;
 }
 
+/** A received message with its raw bytes and every index entry it has (list, due, retention). */
+export function removeInboundInTxn(store: Store, m: InboundMessage): void {
+  const dbs = dbsOf(store);
+  const due = dueKey(m);
+  if (due) dbs.inboundMessageIndex.remove(due);
+  dbs.inboundMessageIndex.remove(finishedKey(m));
+  dbs.inboundMessageIndex.remove(['a', m.accountId, Date.parse(m.receivedAt), m.id]);
+  dbs.inboundMessages.remove(m.id);
+  dbs.inboundRaw.remove(m.id);
+}
+
 /** The day counters of the account in [fromDay, toDay], summed over the channels asked for. */
 export function receivedPerDay(store: Store, q: ReceivedPerDayQuery): { day: number; received: number }[] {
   const channels = q.channelIds ? new Set(q.channelIds) : null;
+  const hidden = hiddenChannels(store, q.accountId);
   const days = Array.from({ length: Math.max(0, q.toDay - q.fromDay + 1) }, (_, i) => ({ day: q.fromDay + i, received: 0 }));
   const range = { start: ['n', q.accountId, q.fromDay], end: ['n', q.accountId, q.toDay, KEY_MAX] };
   for (const { key, value } of dbsOf(store).inboundMessageIndex.getRange(range)) {
     const [, , day, channelId] = key as CountKey;
-    if (!channels || channels.has(channelId)) days[day - q.fromDay].received += value as number;
+    if ((!channels || channels.has(channelId)) && !hidden.has(channelId)) days[day - q.fromDay].received += value as number;
   }
   return days;
 }

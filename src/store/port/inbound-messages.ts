@@ -79,7 +79,11 @@ export interface ReceivedPerDayQuery {
 export type InboundWriteOutcome = 'recorded' | 'stale';
 
 export interface InboundMessagesPort {
-  /** Commits every routed copy with its raw bytes, durably, in one commit: the listener answers 250 after this. */
+  /**
+   * Commits every routed copy with its raw bytes, durably, in one commit: the listener answers
+   * 250 after this. A copy whose channel was deleted since RCPT is left out (the channel's data
+   * goes with it, and its purge may be over); the copies made are answered.
+   */
   commit(c: InboundCommit): Promise<InboundMessage[]>;
 
   get(id: string): Promise<InboundMessage | undefined>;

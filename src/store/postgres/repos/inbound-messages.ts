@@ -49,6 +49,11 @@ export function pgInboundMessages(ctx: PgContext): InboundMessagesPort {
   };
 }
 
+/** Not of a deleted channel whose purge is under way: account-wide reads skip those (channel_purges). */
+function notPurging(sql: PgContext['sql'], accountId: string) {
+  return sql`channel_id <> ALL(ARRAY(SELECT p.channel_id FROM channel_purges p WHERE p.account_id = ${accountId}))`;
+}
+
 /** Every day of the range, zeros included, summed over the channels asked for. */
 async function receivedPerDay(ctx: PgContext, q: ReceivedPerDayQuery): Promise<{ day: number; received: number }[]> {
   const { sql } = ctx;
@@ -56,16 +61,27 @@ async function receivedPerDay(ctx: PgContext, q: ReceivedPerDayQuery): Promise<{
     SELECT day, sum(received) AS received FROM inbound_daily_counts
     WHERE account_id = ${q.accountId} AND day BETWEEN ${q.fromDay} AND ${q.toDay}
       ${q.channelIds ? sql`AND channel_id = ANY(${q.channelIds}::text[])` : sql``}
+      AND ${notPurging(sql, q.accountId)}
     GROUP BY day`;
   const days = Array.from({ length: Math.max(0, q.toDay - q.fromDay + 1) }, (_, i) => ({ day: q.fromDay + i, received: 0 }));
   for (const r of rows) days[r.day - q.fromDay].received = Number(r.received);
   return days;
 }
 
-/** Every routed copy in one transaction, each row with its own raw bytes. */
+/**
+ * Every routed copy whose channel is not deleted, in one transaction, each row with its own raw
+ * bytes. The channels' rows are read FOR SHARE (in id order, as channels-tx.ts lockLiveChannels): a channel
+ * deleted since RCPT takes its copy with it, and a delete waits for this commit, so the purge that
+ * follows it finds every copy (channels-tx.ts: no writer adds data of a deleted channel).
+ */
 async function commitInbound(ctx: PgContext, c: InboundCommit): Promise<InboundMessage[]> {
-  const made = c.messages.map((n) => receivedMessage(n, { id: randomUUID(), receivedAt: c.receivedAt, size: c.raw.length }));
-  await ctx.begin(async (tx) => {
+  const copies = c.messages.map((n) => receivedMessage(n, { id: randomUUID(), receivedAt: c.receivedAt, size: c.raw.length }));
+  return ctx.begin(async (tx) => {
+    const channelIds = [...new Set(copies.map((m) => m.channelId))];
+    const rows = await tx<{ id: string; deleted: boolean }[]>`
+      SELECT id, deleted_at_ms IS NOT NULL AS deleted FROM channels WHERE id = ANY(${channelIds}::text[]) ORDER BY id FOR SHARE`;
+    const deleted = new Set(rows.filter((r) => r.deleted).map((r) => r.id));
+    const made = copies.filter((m) => !deleted.has(m.channelId));
     for (const m of made) {
       await tx`
         INSERT INTO inbound_messages (id, account_id, route_id, channel_id, received_at_ms, due_at_ms, doc, raw)
@@ -74,8 +90,8 @@ async function commitInbound(ctx: PgContext, c: InboundCommit): Promise<InboundM
         INSERT INTO inbound_daily_counts (account_id, day, channel_id, received) VALUES (${m.accountId}, ${utcDay(c.receivedAt.getTime())}, ${m.channelId}, 1)
         ON CONFLICT (account_id, day, channel_id) DO UPDATE SET received = inbound_daily_counts.received + 1`;
     }
+    return made;
   });
-  return made;
 }
 
 /** The filters in SQL, a part of a text compared as LMDB's matchesText does (lower-cased, no wildcards). */
@@ -91,6 +107,7 @@ async function listInbound(ctx: PgContext, f: InboundMessageFilter): Promise<{ r
     WHERE account_id = ${f.accountId}
       ${f.routeId !== undefined ? sql`AND route_id = ${f.routeId}` : sql``}
       ${f.channelIds ? sql`AND channel_id = ANY(${f.channelIds}::text[])` : sql``}
+      AND ${notPurging(sql, f.accountId)}
       ${f.status !== undefined ? sql`AND doc->>'status' = ${f.status}` : sql``}
       ${part('from', f.from)} ${part('subject', f.subject)}
       ${f.startMs !== undefined ? sql`AND received_at_ms >= ${f.startMs}` : sql``}

@@ -53,6 +53,8 @@ CREATE INDEX inbound_messages_account ON inbound_messages (account_id, received_
 CREATE INDEX inbound_messages_due ON inbound_messages (due_at_ms, id) WHERE due_at_ms IS NOT NULL;
 -- retention: only messages whose processing ended (posted or failed: no due time), oldest first.
 CREATE INDEX inbound_messages_finished ON inbound_messages (received_at_ms, id) WHERE due_at_ms IS NULL;
+-- the purge of a deleted channel (channel-purge-batch.ts), by channel_id as every table of its data.
+CREATE INDEX inbound_messages_channel ON inbound_messages (channel_id);
 -- Statistics: routed copies committed per account, UTC day (days since 1970-01-01) and channel,
 -- counted in the commit; retention leaves them.
 CREATE TABLE inbound_daily_counts (
@@ -62,4 +64,5 @@ CREATE TABLE inbound_daily_counts (
   received int8 NOT NULL,
   PRIMARY KEY (account_id, day, channel_id)
 );
+CREATE INDEX inbound_daily_counts_channel ON inbound_daily_counts (channel_id);
 `;
