@@ -3,8 +3,8 @@
  * reads, and the access rules, so the route handlers only parse and map. As for webhooks: writes
  * need an account-level key; a channel key may read the routes of its own channel; another
  * account's route is 403 forbidden, an unknown one 404 not_found; the channel must be a live
- * channel of the caller's account (404 channel_not_found, 403). The address must be on a domain
- * of the account, and its URL and headers follow the webhook rules (webhooks/endpoint-check.ts),
+ * channel of the caller's account (404 channel_not_found, 403). The address must be on a verified
+ * domain of the account, and its URL and headers follow the webhook rules (webhooks/endpoint-check.ts),
  * every problem of a body reported together.
  */
 import { accessibleChannel } from '../channels/service.js';
@@ -73,6 +73,10 @@ export class InboundRouteService {
     const errors = new FieldErrorList();
     if ('problem' in parsed) errors.add('/address', parsed.problem.code, parsed.problem.message);
     else if (!domain) errors.add('/address', 'unknown_domain', `${parsed.domain} is not a domain of this account (POST /domains first)`);
+    // Only a domain whose DNS the account has shown it controls: another account could otherwise
+    // add a domain name it does not own and route its addresses first (one route per address),
+    // taking the real owner's mail once the owner points the MX here.
+    else if (!domain.verified) errors.add('/address', 'domain_unverified', `${parsed.domain} is not verified yet: publish its DNS records and POST /domains/${domain.id}/verify first`);
     await checkEndpoint(this.o.targets, input, errors);
     errors.throwIfAny('The request body has invalid fields');
     // Both are known here (throwIfAny threw otherwise); the test narrows their types.

@@ -11,7 +11,7 @@ import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { channelKey, newAccount, newChannel, newDomain, uniqueName } from '../support/domains.js';
+import { channelKey, newAccount, newChannel, newVerifiedDomain, uniqueName } from '../support/domains.js';
 import { waitFor } from '../support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -38,7 +38,7 @@ beforeAll(async () => {
   }));
   dns.set('example.org', 'TXT', ['v=spf1 ip4:127.0.0.1 -all']);
   channelId = await newChannel(t);
-  domain = (await newDomain(t, { name: uniqueName('in'), channelIds: [channelId] })).name;
+  domain = (await newVerifiedDomain(t, dns, { name: uniqueName('in'), channelIds: [channelId] })).name;
 }, 60_000);
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import type { InboundMessage } from '../../src/domain/inbound-message.js';
 import { verifySignature, SIGNATURE_HEADER } from '../../src/webhooks/signature.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { newChannel, newDomain, uniqueName } from '../support/domains.js';
+import { newChannel, newVerifiedDomain, uniqueName } from '../support/domains.js';
 import { waitFor } from '../support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -34,7 +34,7 @@ beforeAll(async () => {
     'inbound.postMaxAgeMs': 2000,
   }));
   channelId = await newChannel(t);
-  domain = (await newDomain(t, { name: uniqueName('in'), channelIds: [channelId] })).name;
+  domain = (await newVerifiedDomain(t, dns, { name: uniqueName('in'), channelIds: [channelId] })).name;
 }, 60_000);
 
 afterAll(async () => {

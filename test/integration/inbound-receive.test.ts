@@ -12,29 +12,34 @@ import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../src/domain/inbound-message.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { newChannel, newDomain, uniqueName } from '../support/domains.js';
+import { startDnsServer, type TestDns } from '../support/dns-server.js';
+import { newChannel, newVerifiedDomain, uniqueName } from '../support/domains.js';
 import { SmtpWire } from '../support/smtp-wire.js';
 
 const run = promisify(execFile);
 
 let t: TestDaemon;
+/** One DNS server for both daemons: it serves the domains' records for their verification. */
+let dns: TestDns;
 /** A second daemon with small limits, for the abuse defences. */
 let small: TestDaemon;
 let channelId: string;
 let domain: string;
 
 beforeAll(async () => {
-  const loopbackUrls = { 'webhooks.allowHttp': true, 'webhooks.allowPrivate': true };
+  dns = await startDnsServer();
+  const loopbackUrls = { 'webhooks.allowHttp': true, 'webhooks.allowPrivate': true, 'dns.servers': [dns.address] };
   [t, small] = await Promise.all([
     startDaemon({ 'inbound.enabled': true, 'inbound.port': 0, ...loopbackUrls }),
     startDaemon({ 'inbound.enabled': true, 'inbound.port': 0, 'inbound.maxMessageSize': 64 * 1024, 'inbound.maxConnectionsPerAddress': 2, 'inbound.sessionTimeoutMs': 1000, ...loopbackUrls }),
   ]);
   channelId = await newChannel(t);
-  domain = (await newDomain(t, { name: uniqueName('in'), channelIds: [channelId] })).name;
+  domain = (await newVerifiedDomain(t, dns, { name: uniqueName('in'), channelIds: [channelId] })).name;
 }, 60_000);
 
 afterAll(async () => {
   await Promise.all([t?.stop(), small?.stop()]);
+  await dns?.close();
 });
 
 async function route(address: string, o: { enabled?: boolean } = {}): Promise<{ id: string }> {
@@ -141,7 +146,7 @@ describe('receiving routed mail', () => {
 describe('abuse defences of the inbound listener', () => {
   it('refuses a message over inbound.maxMessageSize with 552 5.3.4 after reading it, and commits nothing', async () => {
     const ch = await newChannel(small);
-    const d = (await newDomain(small, { name: uniqueName('in'), channelIds: [ch] })).name;
+    const d = (await newVerifiedDomain(small, dns, { name: uniqueName('in'), channelIds: [ch] })).name;
     const res = await small.api('POST', '/inbound/routes', { body: { channelId: ch, address: `big@${d}`, url: 'http://127.0.0.1:9/inbound' } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const c = await SmtpWire.connect(small.daemon.inbound!.port);

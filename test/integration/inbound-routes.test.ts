@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startDaemonWithDns, stopDaemonWithDns, type ApiResponse, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { channelKey, HOSTNAME, newAccount, newChannel, newDomain, uniqueName } from '../support/domains.js';
+import { channelKey, HOSTNAME, newAccount, newChannel, newDomain, newVerifiedDomain, uniqueName } from '../support/domains.js';
 import { publish, publishAll } from '../support/sending.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -32,7 +32,7 @@ afterEach(() => dns.clear());
 async function tenant(): Promise<{ key: string; accountId: string; channelId: string; domainId: string; domain: string }> {
   const { key, accountId } = await newAccount(t);
   const channelId = await newChannel(t, key);
-  const d = await newDomain(t, { name: uniqueName('in'), channelIds: [channelId] }, key);
+  const d = await newVerifiedDomain(t, dns, { name: uniqueName('in'), channelIds: [channelId] }, key);
   return { key, accountId, channelId, domainId: d.id, domain: d.name };
 }
 
@@ -137,6 +137,18 @@ describe('inbound route errors', () => {
     }
   });
 
+  it('refuses an address on a domain of the account that is not verified yet (domain_unverified), and accepts it once verified', async () => {
+    const a = await tenant();
+    const d = await newDomain(t, { name: uniqueName('squat'), channelIds: [a.channelId] }, a.key);
+    const body = { channelId: a.channelId, address: `*@${d.name}`, url: URL_OK };
+    const res = await t.api('POST', '/inbound/routes', { key: a.key, body });
+    expect(fieldCodes(res, '/address')).toEqual(['domain_unverified']);
+    expect(res.body.errors['/address'][0].message).toContain(`/domains/${d.id}/verify`);
+    publishAll(dns, d.dnsRecords);
+    expect((await t.api('POST', `/domains/${d.id}/verify`, { key: a.key })).body.verified).toBe(true);
+    await createRoute(a.key, body);
+  });
+
   it('refuses an address routed already, in the account or by another account with the same domain name (duplicate)', async () => {
     const a = await tenant();
     await createRoute(a.key, { channelId: a.channelId, address: `support@${a.domain}` });
@@ -144,7 +156,8 @@ describe('inbound route errors', () => {
     expect(fieldCodes(again, '/address')).toEqual(['duplicate']);
     const rival = await newAccount(t);
     const rivalChannel = await newChannel(t, rival.key);
-    await newDomain(t, { name: a.domain, channelIds: [rivalChannel] }, rival.key);
+    // Both verified (the DNS owner published both accounts' records): the first route holds the address.
+    await newVerifiedDomain(t, dns, { name: a.domain, channelIds: [rivalChannel] }, rival.key);
     const theirs = await t.api('POST', '/inbound/routes', { key: rival.key, body: { channelId: rivalChannel, address: `support@${a.domain}`, url: URL_OK } });
     expect(fieldCodes(theirs, '/address')).toEqual(['duplicate']);
   });

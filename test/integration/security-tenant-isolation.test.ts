@@ -51,7 +51,8 @@ const HOOK_URL = 'http://127.0.0.1:9/hook';
 const SUPPRESSED = 'kept-suppressed@example.net';
 
 async function tenant(accountKey: string): Promise<Tenant> {
-  const s = await setupSender(t, dns, { deliveryType: 'sandbox', verify: false, key: accountKey });
+  // Verified: an inbound route needs a verified domain.
+  const s = await setupSender(t, dns, { deliveryType: 'sandbox', key: accountKey });
   const channelKey = (await createKeyFor(accountKey, s.channelId)).token;
   const hook = await t.api('POST', '/webhooks', { key: accountKey, body: { url: HOOK_URL, events: ['complained'], channelId: s.channelId } });
   expect(hook.status, JSON.stringify(hook.body)).toBe(200);
