@@ -3,10 +3,13 @@
  * is accepted only where an enabled route matches it (exact address, plus-addressing with its
  * mailbox hash, the catch-all) and refused with 550 5.1.1 otherwise; the message is committed,
  * raw bytes and envelope, one record per route, before the 250; a 25 MB attachment fits the
- * default size limit (Python's smtplib as the client); and the abuse defences of the submission
+ * default size limit (Python's smtplib as the client); swaks over STARTTLS; and the abuse defences of the submission
  * listener apply: the size limit, the per-address connection cap and the session deadline.
  */
 import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,6 +121,34 @@ describe('receiving routed mail', () => {
     expect([ma.envelope.rcptTo, ma.mailboxHash]).toEqual([[`billing@${domain}`, `billing+q3@${domain}`], 'q3']);
     expect(mb.envelope.rcptTo).toEqual([`returns@${domain}`]);
     expect(ma.id).not.toBe(mb.id);
+  });
+
+  it('takes a swaks message over STARTTLS with an attachment and a non-ASCII subject, and refuses swaks to an unrouted address', async () => {
+    const swaks = await run('which', ['swaks']).then(() => true, () => false);
+    if (!swaks) throw new Error('swaks is not installed (.ci/run installs it)');
+    const r = await route(`swaks@${domain}`);
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'swaks-'));
+    const file = path.join(dir, 'lieferschein.pdf');
+    await fs.writeFile(file, Buffer.from('%PDF-1.4 Lieferschein'));
+    const port = String(t.daemon.inbound!.port);
+    const { stdout } = await run('swaks', [
+      '--server', '127.0.0.1', '--port', port, '--tls', '--from', 'lager@example.org', '--to', `swaks@${domain}`,
+      '--header', 'Subject: =?UTF-8?B?' + Buffer.from('Lieferung für Köln').toString('base64') + '?=', '--body', 'Siehe Anhang.',
+      '--attach-type', 'application/pdf', '--attach-name', 'lieferschein.pdf', '--attach', `@${file}`,
+    ]);
+    // The exchange after STARTTLS is swaks' "~>" / "<~" lines: the message went over TLS.
+    expect(stdout).toMatch(/^ ?~> DATA$/m);
+    const [m] = await receivedFor(r.id);
+    expect([m.subject, m.envelope.mailFrom]).toEqual(['Lieferung für Köln', 'lager@example.org']);
+    expect((await t.daemon.store.inboundMessages.raw(m.id))!.toString('latin1')).toContain('lieferschein.pdf');
+    // swaks exits 24 when the server refuses the recipient.
+    const refused = await run('swaks', ['--server', '127.0.0.1', '--port', port, '--from', 'x@example.org', '--to', 'victim@elsewhere.example']).then(
+      () => ({ code: 0, stdout: '' }),
+      (e: { code: number; stdout: string }) => e,
+    );
+    expect(refused.code).toBe(24);
+    expect(refused.stdout).toMatch(/<\*\* 550 5\.1\.1 /);
+    await fs.rm(dir, { recursive: true, force: true });
   });
 
   it('takes a 25 MB attachment with non-ASCII names from Python smtplib', async () => {
