@@ -34,18 +34,21 @@ export function InboundMessagesPage() {
       <InboundTabs current="messages" />
       <InboundFilters value={filter} routes={routes.data?.results ?? []} error={list.error} onApply={setFilter} />
       <ProblemBanner error={routes.error ?? list.error} />
-      <DataTable
-        caption="Inbound messages"
-        rows={list.items}
-        error={list.error}
-        rowKey={(m) => m.id}
-        columns={columns(addresses)}
-        empty={
-          filtered
-            ? { title: 'No message matches these filters', next: <button type="button" class="button" onClick={() => setFilter(NO_FILTER)}>Clear the filters</button> }
-            : { title: 'No mail received yet', next: <p>Mail to the address of a <Link to="/inbound">route</Link> shows up here once the domain's MX record points to postrider.</p> }
-        }
-      />
+      {/* Seven columns keep a readable width on a phone and scroll sideways in their box. */}
+      <div class="wide-table">
+        <DataTable
+          caption="Inbound messages"
+          rows={list.items}
+          error={list.error}
+          rowKey={(m) => m.id}
+          columns={columns(addresses)}
+          empty={
+            filtered
+              ? { title: 'No message matches these filters', next: <button type="button" class="button" onClick={() => setFilter(NO_FILTER)}>Clear the filters</button> }
+              : { title: 'No mail received yet', next: <p>Mail to the address of a <Link to="/inbound">route</Link> shows up here once the domain's MX record points to postrider.</p> }
+          }
+        />
+      </div>
       <LoadMore list={list} label="Load more messages" />
     </>
   );

@@ -33,14 +33,17 @@ export function InboundPage() {
       <PageHeader title="Inbound" description="Mail received for addresses of your domains, POSTed to your app as signed JSON." />
       <InboundTabs current="routes" />
       <ProblemBanner error={list.error ?? channels.error ?? domains.error} />
-      <DataTable
-        caption="Inbound routes"
-        rows={list.data?.results}
-        error={list.error}
-        rowKey={(r) => r.id}
-        columns={columns(names, domains.data ?? undefined)}
-        empty={{ title: 'No inbound routes yet', next: 'Create one below: the address that receives mail and the URL of your app that gets each message.' }}
-      />
+      {/* Readable columns on a phone, scrolling sideways in their box. */}
+      <div class="wide-table wide-table-small">
+        <DataTable
+          caption="Inbound routes"
+          rows={list.data?.results}
+          error={list.error}
+          rowKey={(r) => r.id}
+          columns={columns(names, domains.data ?? undefined)}
+          empty={{ title: 'No inbound routes yet', next: 'Create one below: the address that receives mail and the URL of your app that gets each message.' }}
+        />
+      </div>
       <Pager label="Inbound routes" offset={offset} limit={LIMIT} total={list.data?.totalCount ?? 0} onChange={(o) => setQ({ offset: String(o) })} />
       <section class="card page-section" aria-labelledby="new-route">
         <h2 id="new-route">Create a route</h2>
