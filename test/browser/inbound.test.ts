@@ -83,7 +83,7 @@ async function checkPage(name: string): Promise<void> {
 
 describe('dashboard inbound', () => {
   beforeAll(async () => {
-    s = await rig.sender();
+    s = await rig.sender({ verified: true });
   });
 
   it('creates a route from the form, shows its MX record found, and a message sent to it with its verdicts and POST', async () => {
