@@ -62,7 +62,7 @@ export function RouteForm(props: { initial: RouteInput; create: boolean; channel
 function AddressField(props: { value: string; error: unknown; onInput: (v: string) => void }) {
   const hint = (
     <>
-      <code>support@your-domain</code>, or <code>*@your-domain</code> for every address of the domain without a route of its own, on one of your{' '}
+      <code>support@your-domain</code>, or <code>*@your-domain</code> for every address of the domain without a route of its own, on one of your verified{' '}
       <Link to="/domains">domains</Link>. Plus-addressing works: mail to <code>support+4711@…</code> comes to <code>support@…</code> with <code>mailboxHash</code> 4711.
     </>
   );
