@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import { TaskError } from './errors.js';
-import { inLane, TwoLaneQueue } from './task-lanes.js';
+import { inLane, LaneQueue, type Lane } from './task-lanes.js';
 import type { WorkerRequest, WorkerResponse, WorkerResults } from './protocol.js';
 import type { BuildInput, BuildOutput, FinishInput, FinishOutput } from './tasks.js';
 
@@ -70,7 +70,7 @@ export class WorkerPool {
       // A fixed size: threads start now and stay, so the first send does not pay the start-up.
       minThreads: this.threads,
       maxThreads: this.threads,
-      taskQueue: new TwoLaneQueue(),
+      taskQueue: new LaneQueue(),
     });
     // Without a listener an 'error' event would throw and take the whole daemon down.
     pool.on('error', (err: unknown) => this.onError(err instanceof Error ? err : new Error(String(err))));
@@ -97,7 +97,7 @@ export class WorkerPool {
    */
   async finishMany(inputs: FinishInput[]): Promise<PromiseSettledResult<FinishOutput>[]> {
     if (inputs.length === 0) return [];
-    const answers = await this.run({ task: 'finishMany', input: inputs }, { background: true });
+    const answers = await this.run({ task: 'finishMany', input: inputs }, { lane: 'background' });
     return answers.map((a): PromiseSettledResult<FinishOutput> =>
       a.ok ? { status: 'fulfilled', value: a.value } : { status: 'rejected', reason: TaskError.fromData(a.error) },
     );
@@ -113,12 +113,12 @@ export class WorkerPool {
     return { threads: pool.threads.length, queued: pool.queueSize, utilization: pool.utilization };
   }
 
-  private async run<R extends WorkerRequest>(request: R, opts: { background?: boolean } = {}): Promise<WorkerResults[R['task']]> {
+  private async run<R extends WorkerRequest>(request: R, opts: { lane?: Lane } = {}): Promise<WorkerResults[R['task']]> {
     const pool = this.pool;
     if (!pool) throw new TaskError('service_unavailable', 'The worker pool is not running');
     let response: WorkerResponse<unknown>;
     try {
-      response = await pool.run(inLane(request, opts.background ?? false));
+      response = await pool.run(inLane(request, opts.lane ?? 'waited'));
     } catch (err) {
       // The worker itself failed (crashed, was terminated by stop()): not a task error.
       if (this.stopping) throw new TaskError('service_unavailable', 'The worker pool is shutting down', undefined, { cause: err });
