@@ -17,6 +17,9 @@ describe('webhook signature', () => {
     const text = '{"subject":"Grüße ✓ 日本語","text":"a\\u0000b"}';
     expect(await signatureHeaderOf(key, Buffer.from(text, 'utf8'), 1_700_000_000.9)).toBe(signatureHeader(key, text, 1_700_000_000.9));
     expect(await signatureHeaderOf(key, new Uint8Array(0), 1_700_000_000)).toBe(signatureHeader(key, '', 1_700_000_000));
+    // Over more than one chunk of the hash (1 MiB), with a multi-byte character across the boundary.
+    const long = `${'a'.repeat(1024 * 1024 - 1)}é${'b'.repeat(1024 * 1024 + 7)}`;
+    expect(await signatureHeaderOf(key, Buffer.from(long, 'utf8'), 1_700_000_000)).toBe(signatureHeader(key, long, 1_700_000_000));
   });
 
   it('verifies an untouched body within the tolerance and refuses changes, other keys and old timestamps', () => {
