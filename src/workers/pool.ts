@@ -1,6 +1,7 @@
 /**
  * The worker-thread pool (piscina) that runs the CPU-bound tasks of tasks.ts off the main
- * thread, so rendering, MIME building and RSA signing never stall the HTTP and SMTP listeners.
+ * thread, so rendering, MIME building, RSA signing and reading received mail never stall the
+ * HTTP and SMTP listeners.
  *
  * Workers answer `{ok, value}` or `{ok: false, error}` (see worker.ts); a failure is rethrown
  * here as a TaskError with the same code, message and field.
@@ -9,8 +10,11 @@ import { access } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import type { InboundAttachment } from '../inbound/attachment-at.js';
+import { asBuffer, ownBytes } from './bytes.js';
 import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import { TaskError } from './errors.js';
+import type { InboundAttachmentTaskInput, InboundPayloadTaskInput, InboundPayloadTaskOutput } from './inbound-tasks.js';
 import { inLane, LaneQueue, type Lane } from './task-lanes.js';
 import type { WorkerRequest, WorkerResponse, WorkerResults } from './protocol.js';
 import type { BuildInput, BuildOutput, FinishInput, FinishOutput } from './tasks.js';
@@ -107,18 +111,39 @@ export class WorkerPool {
     return this.run({ task: 'generateKey', input: opts });
   }
 
+  /**
+   * A received message's JSON for its route, as UTF-8 bytes, in the inbound lane (task-lanes.ts).
+   * The raw bytes are handed to the thread, not copied, when they own their memory: the caller
+   * must not use `input.raw` afterwards.
+   */
+  inboundPayload(input: InboundPayloadTaskInput): Promise<InboundPayloadTaskOutput> {
+    const raw = ownBytes(input.raw);
+    return this.run({ task: 'inboundPayload', input: { ...input, raw } }, { lane: 'inbound', transfer: [raw.buffer] });
+  }
+
+  /**
+   * The attachment at `index` of a received message (null when there is none), in the inbound
+   * lane; `input.raw` is handed over as in inboundPayload, and the content comes back the same way.
+   */
+  async inboundAttachment(input: InboundAttachmentTaskInput): Promise<InboundAttachment | null> {
+    const raw = ownBytes(input.raw);
+    const found = await this.run({ task: 'inboundAttachment', input: { ...input, raw } }, { lane: 'inbound', transfer: [raw.buffer] });
+    return found && { ...found, content: asBuffer(found.content) };
+  }
+
   stats(): WorkerPoolStats {
     const pool = this.pool;
     if (!pool) return { threads: 0, queued: 0, utilization: 0 };
     return { threads: pool.threads.length, queued: pool.queueSize, utilization: pool.utilization };
   }
 
-  private async run<R extends WorkerRequest>(request: R, opts: { lane?: Lane } = {}): Promise<WorkerResults[R['task']]> {
+  /** `transfer`: ArrayBuffers of the request moved to the thread (piscina's transfer list) rather than copied. */
+  private async run<R extends WorkerRequest>(request: R, opts: { lane?: Lane; transfer?: ArrayBuffer[] } = {}): Promise<WorkerResults[R['task']]> {
     const pool = this.pool;
     if (!pool) throw new TaskError('service_unavailable', 'The worker pool is not running');
     let response: WorkerResponse<unknown>;
     try {
-      response = await pool.run(inLane(request, opts.lane ?? 'waited'));
+      response = await pool.run(inLane(request, opts.lane ?? 'waited'), { transferList: opts.transfer });
     } catch (err) {
       // The worker itself failed (crashed, was terminated by stop()): not a task error.
       if (this.stopping) throw new TaskError('service_unavailable', 'The worker pool is shutting down', undefined, { cause: err });

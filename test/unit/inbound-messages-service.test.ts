@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { receivedMessage, type InboundMessage } from '../../src/domain/inbound-message.js';
 import type { Principal } from '../../src/domain/types.js';
+import { attachmentAt } from '../../src/inbound/attachment-at.js';
 import { InboundMessageService } from '../../src/inbound/messages.js';
 import type { StorePort } from '../../src/store/port/index.js';
 
@@ -47,7 +48,8 @@ function service(status: InboundMessage['status'], calls: { due: number } = { du
     requeue: async (_id: string, nowMs: number) => (m = { ...m, status: 'received', nextAttemptAt: new Date(nowMs).toISOString() }),
   };
   const store = { inboundMessages } as unknown as Pick<StorePort, 'inboundMessages' | 'channels'>;
-  return new InboundMessageService({ store, now: () => 5_000, onDue: () => calls.due++ });
+  // The attachment read in this thread: the daemon's runs the same function in the worker pool.
+  return new InboundMessageService({ store, attachmentAt: ({ raw, index }) => attachmentAt(raw, index), now: () => 5_000, onDue: () => calls.due++ });
 }
 
 describe('the attachment link', () => {
