@@ -210,7 +210,8 @@ export class Daemon {
       config: pick(this.config, 'inbound', 'webhooks', 'shutdown'),
       targets: this.webhookTargets,
       resolver: this.deliveryDns,
-      attachmentUrl: (id, index) => `${this.publicUrl.value}/inbound/messages/${id}/attachments/${index}`,
+      attachmentUrlPrefix: (id) => `${this.publicUrl.value}/inbound/messages/${id}/attachments/`,
+      pool: this.pool,
       logger,
     });
   }
@@ -330,7 +331,7 @@ export class Daemon {
       statisticsRoutes,
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
       inboundRouteRoutes(new InboundRouteService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.inbound.maxRoutesPerAccount })),
-      inboundMessageRoutes(new InboundMessageService({ store: this.store, onDue: () => this.inboundPoster?.notify() })),
+      inboundMessageRoutes(new InboundMessageService({ store: this.store, attachmentAt: (input) => this.pool.inboundAttachment(input), onDue: () => this.inboundPoster?.notify() })),
       queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain), onDue: () => this.coordination.wake('queue') })),
       trackingRoutes,
       dashboardSessionRoutes,

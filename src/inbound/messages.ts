@@ -9,7 +9,6 @@
  * visibility. Only a `failed` message is retried (409 conflict otherwise: a `received` one is
  * already due, a `posted` one was answered 2xx).
  */
-import type { Attachment } from 'mailparser';
 import { accessibleChannel } from '../channels/service.js';
 import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
@@ -19,8 +18,7 @@ import type { Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import type { InboundCursor } from '../store/port/inbound-messages.js';
 import type { StorePort } from '../store/port/index.js';
-import { DEFAULT_PARSE_LIMITS, parseReceived, type ParseLimits } from './parse-received.js';
-import { safeFilename } from './payload-fields.js';
+import type { InboundAttachment } from './attachment-at.js';
 
 export interface InboundMessageServiceOptions {
   store: Pick<StorePort, 'inboundMessages' | 'channels'>;
@@ -28,8 +26,11 @@ export interface InboundMessageServiceOptions {
   now?: () => number;
   /** A message became due (a retry): wake the poster rather than wait for its next planned look. */
   onDue?: () => void;
-  /** The limits the payload's attachments were read with, so an index means the same attachment. Default: the poster's. */
-  parseLimits?: ParseLimits;
+  /**
+   * The attachment at `index` of a raw message (attachment-at.ts), null when there is none: the
+   * worker pool's, as a 25 MB attachment is a parse of 34 MB. The raw bytes are handed over.
+   */
+  attachmentAt: (input: { raw: Buffer; index: number }) => Promise<InboundAttachment | null>;
 }
 
 /** The list's filters as the query gives them (already checked for form). */
@@ -43,13 +44,6 @@ export interface InboundMessageQuery {
   endMs?: number;
   limit: number;
   after?: InboundCursor;
-}
-
-/** One attachment as the link serves it. */
-export interface InboundAttachment {
-  filename: string | null;
-  contentType: string;
-  content: Buffer;
 }
 
 export class InboundMessageService {
@@ -115,18 +109,10 @@ export class InboundMessageService {
    */
   async attachment(p: Principal, id: string, index: number): Promise<InboundAttachment> {
     const raw = await this.raw(p, id);
-    const { mail } = await parseReceived(raw, this.o.parseLimits ?? DEFAULT_PARSE_LIMITS);
-    const found: Attachment | undefined = mail?.attachments[index];
+    const found = await this.o.attachmentAt({ raw, index });
     if (!found) throw new AppError('not_found', `Inbound message ${id} has no attachment ${index}`);
-    return { filename: safeFilename(found.filename), contentType: mediaType(found.contentType), content: found.content };
+    return found;
   }
-}
-
-/** RFC 6838 4.2: a sender's type as a header value only when it is `type/subtype` of restricted names. */
-const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/i;
-
-function mediaType(value: string | undefined): string {
-  return value !== undefined && MEDIA_TYPE.test(value) ? value.toLowerCase() : 'application/octet-stream';
 }
 
 function notFound(id: string): AppError {

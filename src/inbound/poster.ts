@@ -1,7 +1,7 @@
 /**
  * InboundPoster: the background stage that processes received messages after their 250.
  *
- *   claim due messages (under a lease) → verify, build the JSON, signed POST (post-attempt.ts)
+ *   claim due messages (under a lease) → verify, build the JSON (worker pool), signed POST (post-attempt.ts)
  *   → record the attempt (posted, retry at, failed) → claim again
  *
  * Restart-safe because the store holds the work: a message is due from its commit on until an
@@ -22,6 +22,7 @@ import { postWebhook, type PostFn } from '../webhooks/http-post.js';
 import { pinnedAgents, type PinnedAgents } from '../webhooks/pinned-agent.js';
 import { RESPONSE_BYTES } from '../webhooks/request.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
+import type { WorkerPool } from '../workers/pool.js';
 import type { AuthDns } from './auth-resolver.js';
 import { runAttempt, type PostAttemptDeps } from './post-attempt.js';
 
@@ -33,8 +34,10 @@ export interface InboundPosterOptions {
   config: InboundPosterSettings;
   targets: WebhookTargets;
   resolver: AuthDns;
-  /** The link an attachment too large to inline gets (the authenticated download of the message's attachment). */
-  attachmentUrl: (messageId: string, index: number) => string;
+  /** The link an attachment too large to inline gets (the authenticated download of the message's attachment) is this followed by its index. */
+  attachmentUrlPrefix: (messageId: string) => string;
+  /** The worker pool, where each message's JSON is built (post-attempt.ts). */
+  pool: Pick<WorkerPool, 'inboundPayload'>;
   logger: Logger;
   clock?: Clock;
   post?: PostFn;
@@ -137,7 +140,8 @@ export class InboundPoster {
       retryBaseMs: config.webhooks.retryBaseMs,
       postMaxAgeMs: config.inbound.postMaxAgeMs,
       attachmentInlineMax: config.inbound.attachmentInlineMax,
-      attachmentUrl: this.o.attachmentUrl,
+      attachmentUrlPrefix: this.o.attachmentUrlPrefix,
+      pool: this.o.pool,
       now: () => this.clock.now(),
       wall: () => this.clock.wall(),
     };

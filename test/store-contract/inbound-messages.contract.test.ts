@@ -55,6 +55,17 @@ eachEngine('inbound messages', (ctx) => {
     expect(Buffer.compare((await ctx.store.inboundMessages.raw(made[1].id))!, raw)).toBe(0);
   });
 
+  it('reads a message over 16 MiB back as a Buffer of its own (a 25 MB attachment in base64)', async () => {
+    const raw = Buffer.alloc(17 * 1024 * 1024, 'x');
+    raw.write('Subject: big\r\n\r\n');
+    const [m] = await ctx.store.inboundMessages.commit({ receivedAt: new Date(T0), raw, messages: [copy()] });
+    const read = (await ctx.store.inboundMessages.raw(m.id))!;
+    expect(Buffer.isBuffer(read)).toBe(true);
+    expect(read.equals(raw)).toBe(true);
+    // Its own memory on every read: the poster hands it to a worker thread (transfers it).
+    expect((await ctx.store.inboundMessages.raw(m.id))!.buffer).not.toBe(read.buffer);
+  });
+
   it('answers not found for an unknown message in every verb', async () => {
     expect(await ctx.store.inboundMessages.get(UNKNOWN_ID)).toBeUndefined();
     expect(await ctx.store.inboundMessages.raw(UNKNOWN_ID)).toBeUndefined();

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { receivedMessage, type InboundMessage } from '../../src/domain/inbound-message.js';
 import type { Principal } from '../../src/domain/types.js';
+import { attachmentAt } from '../../src/inbound/attachment-at.js';
 import { InboundMessageService } from '../../src/inbound/messages.js';
 import type { StorePort } from '../../src/store/port/index.js';
 
@@ -48,7 +49,8 @@ function service(status: InboundMessage['status'], calls: { due: number } = { du
   };
   const channels = { isDeleted: async (id: string) => channelDeleted && id === CHANNEL };
   const store = { inboundMessages, channels } as unknown as Pick<StorePort, 'inboundMessages' | 'channels'>;
-  return new InboundMessageService({ store, now: () => 5_000, onDue: () => calls.due++ });
+  // The attachment read in this thread: the daemon's runs the same function in the worker pool.
+  return new InboundMessageService({ store, attachmentAt: ({ raw, index }) => attachmentAt(raw, index), now: () => 5_000, onDue: () => calls.due++ });
 }
 
 describe('the attachment link', () => {

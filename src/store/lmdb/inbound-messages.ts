@@ -85,7 +85,11 @@ export function getInbound(store: Store, id: string): InboundMessage | undefined
 }
 
 export function getInboundRaw(store: Store, id: string): Buffer | undefined {
-  return dbsOf(store).inboundRaw.get(id) as Buffer | undefined;
+  const raw = dbsOf(store).inboundRaw.get(id) as Uint8Array | undefined;
+  // lmdb-js answers a plain Uint8Array, not a Buffer, for a value over 16 MiB (a 25 MB
+  // attachment's message): mailparser and Buffer's string methods refuse or misread that. The
+  // view shares its memory (every get makes a new array), so this costs no copy.
+  return raw === undefined || Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
 }
 
 function passes(m: InboundMessage, f: InboundMessageFilter, channels: Set<string> | null): boolean {

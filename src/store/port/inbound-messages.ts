@@ -88,7 +88,11 @@ export interface InboundMessagesPort {
 
   get(id: string): Promise<InboundMessage | undefined>;
 
-  /** The message as received (message/rfc822); undefined when gone. */
+  /**
+   * The message as received (message/rfc822); undefined when gone. A Buffer of its own on every
+   * call, which the caller may hand to a worker thread (transfer its memory) without harm to
+   * anyone else's copy.
+   */
   raw(id: string): Promise<Buffer | undefined>;
 
   /** One page of an account's messages, newest first, and the cursor of the next page (null after the last). */
