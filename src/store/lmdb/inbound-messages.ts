@@ -19,6 +19,7 @@ import type {
   ReceivedPerDayQuery,
 } from '../port/inbound-messages.js';
 import { isChannelDeleted } from './channel-records.js';
+import { asBuffer } from './bytes.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
@@ -85,11 +86,7 @@ export function getInbound(store: Store, id: string): InboundMessage | undefined
 }
 
 export function getInboundRaw(store: Store, id: string): Buffer | undefined {
-  const raw = dbsOf(store).inboundRaw.get(id) as Uint8Array | undefined;
-  // lmdb-js answers a plain Uint8Array, not a Buffer, for a value over 16 MiB (a 25 MB
-  // attachment's message): mailparser and Buffer's string methods refuse or misread that. The
-  // view shares its memory (every get makes a new array), so this costs no copy.
-  return raw === undefined || Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  return asBuffer(dbsOf(store).inboundRaw.get(id));
 }
 
 function passes(m: InboundMessage, f: InboundMessageFilter, channels: Set<string> | null): boolean {
