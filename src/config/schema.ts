@@ -199,6 +199,12 @@ const Inbound = Type.Object({
     24 * 3_600_000,
     "Keep retrying the POST of a received message to its route's URL this long after it was received (backoff from webhooks.retryBaseMs), then mark it failed.",
   ),
+  concurrency: integer(
+    1,
+    1000,
+    32,
+    'Received messages verified, parsed and POSTed at once at most, by this node (fewer while large messages take up 256 MiB of their bytes).',
+  ),
   attachmentInlineMax: integer(
     0,
     512 * MB,

@@ -41,8 +41,6 @@ export interface InboundPosterOptions {
   logger: Logger;
   clock?: Clock;
   post?: PostFn;
-  /** Messages processed at once at most. Default 8. */
-  maxInFlight?: number;
   /** How long a claim holds a message: longer than verification, parsing and one POST together. Default 5 min. */
   leaseMs?: number;
   /** Longest sleep while idle. Default 30 s. */
@@ -50,9 +48,17 @@ export interface InboundPosterOptions {
 }
 
 const ERROR_BACKOFF_MS = 5_000;
+/**
+ * Raw bytes of the messages in flight at most, past the first: each holds its raw bytes, its
+ * parse and its JSON (about three times its size) until its POST ends, so 32 messages of 36 MiB
+ * would take gigabytes. Claims are sized so that even messages of inbound.maxMessageSize stay
+ * within it; one message is always taken, whatever its size.
+ */
+const BYTES_IN_FLIGHT = 256 * 1024 * 1024;
 
 export class InboundPoster {
   private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  private bytesInFlight = 0;
   private readonly loop: WorkLoop;
   private readonly clock: Clock;
   private agents: PinnedAgents | undefined;
@@ -101,15 +107,29 @@ export class InboundPoster {
     this.running = false;
   }
 
-  /** One round: claim what is due, as much as there is room for; resolves with when to look again at the latest. */
+  /**
+   * One round: claim what is due, as much as there is room for (inbound.concurrency, and the
+   * bytes in flight), again while whole claims come back; resolves with when to look again at the
+   * latest (an attempt that ends kicks again).
+   */
   private async fill(): Promise<number> {
     const now = this.clock.now();
     const idle = now + (this.o.idleCheckMs ?? 30_000);
-    const room = (this.o.maxInFlight ?? 8) - this.inFlight.size;
-    if (room <= 0 || this.stopping) return idle; // an attempt that ends kicks again
-    const { claims, nextDueMs } = await this.o.store.inboundMessages.claimDue({ nowMs: now, max: room, leaseMs: this.o.leaseMs ?? 300_000 });
-    for (const c of claims) this.launch(c);
-    return Math.min(idle, nextDueMs ?? idle);
+    let next = idle;
+    for (let max = this.room(); max > 0 && !this.stopping; max = this.room()) {
+      const { claims, nextDueMs } = await this.o.store.inboundMessages.claimDue({ nowMs: now, max, leaseMs: this.o.leaseMs ?? 300_000 });
+      for (const c of claims) this.launch(c);
+      next = Math.min(idle, nextDueMs ?? idle);
+      if (claims.length < max) break;
+    }
+    return next;
+  }
+
+  /** How many messages one claim may take: free places, and as many of the largest size as the byte budget has room for. */
+  private room(): number {
+    const places = this.o.config.inbound.concurrency - this.inFlight.size;
+    const byBytes = Math.floor((BYTES_IN_FLIGHT - this.bytesInFlight) / this.o.config.inbound.maxMessageSize);
+    return Math.min(places, this.inFlight.size === 0 ? Math.max(1, byBytes) : byBytes);
   }
 
   private launch(c: InboundClaim): void {
@@ -126,9 +146,11 @@ export class InboundPoster {
       .catch((err: unknown) => log.error({ err }, 'inbound attempt could not be recorded; retried after the lease'))
       .finally(() => {
         this.inFlight.delete(c.message.id);
+        this.bytesInFlight -= c.message.size;
         this.notify();
       });
     this.inFlight.set(c.message.id, { abort, done });
+    this.bytesInFlight += c.message.size;
   }
 
   private deps(): PostAttemptDeps {
