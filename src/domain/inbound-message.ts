@@ -3,6 +3,7 @@
  * recipient before its 250, and what processing learns about it afterwards (the verdicts, the
  * POSTs to the route's URL and their answers). Every store engine keeps this record alike.
  */
+import type { AuthVerdicts } from './auth-verdicts.js';
 
 export type InboundMessageStatus = 'received' | 'posted' | 'failed';
 
@@ -46,8 +47,8 @@ export interface InboundMessage {
   nextAttemptAt: string | null;
   /** When verification ran (processing after the 250); null until then. */
   processedAt: string | null;
-  /** The verdicts processing found (inbound/verify.ts AuthVerdicts), kept so every retry posts the same. */
-  auth: Readonly<Record<string, unknown>> | null;
+  /** The verdicts processing found (inbound/verify.ts), kept so every retry posts the same. */
+  auth: AuthVerdicts | null;
 }
 
 /** What the listener knows of one routed copy of a message when it commits it. */

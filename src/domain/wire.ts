@@ -245,13 +245,22 @@ export interface InboundMessageItem {
 }
 
 /** GET /inbound/messages/{id} and the answer of its retry. */
+/** A received message's verdicts (domain/auth-verdicts.ts AuthVerdicts, spelled out: this file imports nothing). */
+export interface InboundAuthJson {
+  spf: { result: 'none' | 'neutral' | 'pass' | 'fail' | 'softfail' | 'temperror' | 'permerror'; domain: string | null };
+  dkim: Array<{ domain: string; selector: string; result: 'none' | 'pass' | 'fail' | 'policy' | 'neutral' | 'temperror' | 'permerror' }>;
+  dmarc: { result: 'none' | 'pass' | 'fail' | 'temperror' | 'permerror'; domain: string | null; policy: string | null };
+  arc: { result: 'none' | 'pass' | 'fail' };
+  problem?: string;
+}
+
 export interface InboundMessageDetails extends InboundMessageItem {
   clientAddress: string;
   helo: string;
   processedAt: string | null;
   attempts: Array<{ at: string; statusCode: number | null; error: string | null }>;
   /** The SPF, DKIM, DMARC and ARC verdicts (inbound/verify.ts AuthVerdicts); null until processed. */
-  auth: Readonly<Record<string, unknown>> | null;
+  auth: InboundAuthJson | null;
 }
 
 /** GET /inbound/statistics/daily: received messages per UTC day (`date` YYYY-MM-DD), oldest first, zeros included. */

@@ -61,7 +61,7 @@ export async function runAttempt(c: InboundClaim, d: PostAttemptDeps, signal?: A
   // Read once for verification and the payload: up to inbound.maxMessageSize.
   const raw = await d.store.inboundMessages.raw(m.id);
   if (!raw) return finish(c, d, { statusCode: null, error: 'raw message gone' }, true);
-  const auth = (m.auth as AuthVerdicts | null) ?? (await verifyOnce(c, d, raw));
+  const auth = m.auth ?? (await verifyOnce(c, d, raw));
   if (auth === 'stale') return 'stale';
   const result = await post(m, route, secret, { raw, auth }, d, signal);
   if (signal?.aborted) return 'stale';
@@ -71,7 +71,7 @@ export async function runAttempt(c: InboundClaim, d: PostAttemptDeps, signal?: A
 async function verifyOnce(c: InboundClaim, d: PostAttemptDeps, raw: Buffer): Promise<AuthVerdicts | 'stale'> {
   const m = c.message;
   const auth = await verifyMessage({ raw, clientAddress: m.clientAddress, helo: m.helo, mailFrom: m.envelope.mailFrom, resolver: d.resolver, now: d.wall });
-  const kept = await d.store.inboundMessages.markProcessed(m.id, c.lease, auth as unknown as Record<string, unknown>);
+  const kept = await d.store.inboundMessages.markProcessed(m.id, c.lease, auth);
   return kept === 'stale' ? 'stale' : auth;
 }
 

@@ -19,21 +19,8 @@ import { authenticate, type AuthenticateResult, type DKIMResult } from 'mailauth
 import { authResolver, type AuthDns } from './auth-resolver.js';
 import { capSignatureFields } from './signature-fields.js';
 
-export type SpfResult = 'none' | 'neutral' | 'pass' | 'fail' | 'softfail' | 'temperror' | 'permerror';
-export type DkimResult = 'none' | 'pass' | 'fail' | 'policy' | 'neutral' | 'temperror' | 'permerror';
-export type DmarcResult = 'none' | 'pass' | 'fail' | 'temperror' | 'permerror';
-export type ArcResult = 'none' | 'pass' | 'fail';
-
-export interface AuthVerdicts {
-  /** `domain`: the domain whose SPF record was evaluated (MAIL FROM's, or HELO's). */
-  spf: { result: SpfResult; domain: string | null };
-  dkim: Array<{ domain: string; selector: string; result: DkimResult }>;
-  /** `policy`: what the From domain asks for (p=, or sp= for a subdomain, RFC 7489 6.3). */
-  dmarc: { result: DmarcResult; domain: string | null; policy: string | null };
-  arc: { result: ArcResult };
-  /** Why verification could not run, when it could not (the verdicts are then `temperror`). */
-  problem?: string;
-}
+export type { ArcResult, AuthVerdicts, DkimResult, DmarcResult, SpfResult } from '../domain/auth-verdicts.js';
+import type { ArcResult, AuthVerdicts, DkimResult, DmarcResult, SpfResult } from '../domain/auth-verdicts.js';
 
 export interface VerifyInput {
   raw: Buffer;

@@ -59,7 +59,7 @@ async function seedInbound(store: StorePort, route: { id: string; accountId: str
   const [posted] = await store.inboundMessages.commit({ receivedAt: new Date(NOW - 120_000), raw: INBOUND_RAW, messages: [copy('a@inbound.test')] });
   const [claimed] = await store.inboundMessages.commit({ receivedAt: new Date(NOW - 60_000), raw: INBOUND_RAW, messages: [copy('b@inbound.test')] });
   const { claims } = await store.inboundMessages.claimDue({ nowMs: NOW - 60_000, max: 10, leaseMs: 300_000 });
-  await store.inboundMessages.markProcessed(posted.id, claims[0].lease, { spf: { result: 'pass' } });
+  await store.inboundMessages.markProcessed(posted.id, claims[0].lease, { spf: { result: 'pass', domain: 'example.org' }, dkim: [], dmarc: { result: 'none', domain: null, policy: null }, arc: { result: 'none' } });
   await store.inboundMessages.recordAttempt({ id: posted.id, lease: claims[0].lease, attempt: { at: new Date(NOW - 60_000).toISOString(), statusCode: 204, error: null }, end: { kind: 'posted' } });
   return { posted: posted.id, claimed: claimed.id };
 }

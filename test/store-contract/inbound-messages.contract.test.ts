@@ -6,6 +6,7 @@
  * requeued.
  */
 import { expect, it } from 'vitest';
+import type { AuthVerdicts } from '../../src/domain/auth-verdicts.js';
 import type { NewInboundMessage } from '../../src/domain/inbound-message.js';
 import type { StorePort } from '../../src/store/port/index.js';
 import { eachEngine } from './engines.js';
@@ -32,6 +33,8 @@ async function receive(store: StorePort, atMs: number, o: Partial<NewInboundMess
   const [m] = await store.inboundMessages.commit({ receivedAt: new Date(atMs), raw: Buffer.from(raw), messages: [copy(o)] });
   return m;
 }
+
+const VERDICTS: AuthVerdicts = { spf: { result: 'pass', domain: 'example.org' }, dkim: [], dmarc: { result: 'none', domain: null, policy: null }, arc: { result: 'none' } };
 
 const attempt = (statusCode: number | null, error: string | null = null) => ({ at: new Date(T0).toISOString(), statusCode, error });
 
@@ -69,7 +72,7 @@ eachEngine('inbound messages', (ctx) => {
   it('answers not found for an unknown message in every verb', async () => {
     expect(await ctx.store.inboundMessages.get(UNKNOWN_ID)).toBeUndefined();
     expect(await ctx.store.inboundMessages.raw(UNKNOWN_ID)).toBeUndefined();
-    expect(await ctx.store.inboundMessages.markProcessed(UNKNOWN_ID, 1, {})).toBe('stale');
+    expect(await ctx.store.inboundMessages.markProcessed(UNKNOWN_ID, 1, VERDICTS)).toBe('stale');
     expect(await ctx.store.inboundMessages.recordAttempt({ id: UNKNOWN_ID, lease: 1, attempt: attempt(200), end: { kind: 'posted' } })).toBe('stale');
     expect(await ctx.store.inboundMessages.requeue(UNKNOWN_ID, T0)).toBeUndefined();
   });
@@ -138,7 +141,7 @@ eachEngine('inbound messages', (ctx) => {
   it('records the verdicts, then attempts: a retry stays received and due later, a 2xx ends posted', async () => {
     const m = await receive(ctx.store, T0);
     const [{ lease }] = (await ctx.store.inboundMessages.claimDue({ nowMs: T0, max: 1, leaseMs: 60_000 })).claims;
-    expect(await ctx.store.inboundMessages.markProcessed(m.id, lease, { spf: { result: 'pass' } })).toBe('recorded');
+    expect(await ctx.store.inboundMessages.markProcessed(m.id, lease, VERDICTS)).toBe('recorded');
     expect(await ctx.store.inboundMessages.recordAttempt({ id: m.id, lease, attempt: attempt(500, 'HTTP 500'), end: { kind: 'retry', atMs: T0 + 30_000 } })).toBe('recorded');
     const waiting = await ctx.store.inboundMessages.get(m.id);
     expect(waiting).toMatchObject({ status: 'received', auth: { spf: { result: 'pass' } }, nextAttemptAt: new Date(T0 + 30_000).toISOString(), attempts: [attempt(500, 'HTTP 500')] });

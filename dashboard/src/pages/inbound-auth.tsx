@@ -1,18 +1,13 @@
 import type { ComponentChildren } from 'preact';
 import { StatusBadge } from '../components/status-badge';
+import type { InboundAuthJson } from '../wire';
 
 /**
- * The verdicts GET /inbound/messages/{id} answers in `auth` (src/inbound/verify.ts AuthVerdicts,
- * which the wire type leaves opaque), in the result names of Authentication-Results (RFC 8601
- * 2.7), each said in plain words beside its badge.
+ * The verdicts GET /inbound/messages/{id} answers in `auth` (the wire's InboundAuthJson), in the
+ * result names of Authentication-Results (RFC 8601 2.7), each said in plain words beside its
+ * badge; every part is read as optional, so a missing one shows as nothing rather than an error.
  */
-interface Verdicts {
-  spf?: { result: string; domain: string | null };
-  dkim?: Array<{ domain: string; selector: string; result: string }>;
-  dmarc?: { result: string; domain: string | null; policy: string | null };
-  arc?: { result: string };
-  problem?: string;
-}
+type Verdicts = Partial<InboundAuthJson>;
 
 /** RFC 7208 2.6: what each SPF result says about the client that sent the message. */
 function spfWords(v: NonNullable<Verdicts['spf']>): string {
@@ -77,9 +72,9 @@ function Verdict(props: { name: string; result: string; children: ComponentChild
 }
 
 /** The SPF, DKIM (every signature), DMARC and ARC verdicts of a message, or why there are none yet. */
-export function AuthVerdicts(props: { auth: Readonly<Record<string, unknown>> | null }) {
+export function AuthVerdicts(props: { auth: InboundAuthJson | null }) {
   if (!props.auth) return <p class="muted">Not verified yet: the message is checked right after it is received.</p>;
-  const v = props.auth as Verdicts;
+  const v: Verdicts = props.auth;
   const dkim = v.dkim ?? [];
   return (
     <>

@@ -6,6 +6,7 @@
  * claims and lease checks atomic.
  */
 import { randomUUID } from 'node:crypto';
+import type { AuthVerdicts } from '../../domain/auth-verdicts.js';
 import { utcDay } from '../../domain/stat-counters.js';
 import { afterAttempt, matchesText, receivedMessage, type InboundMessage } from '../../domain/inbound-message.js';
 import type {
@@ -18,8 +19,8 @@ import type {
   InboundWriteOutcome,
   ReceivedPerDayQuery,
 } from '../port/inbound-messages.js';
-import { isChannelDeleted } from './channel-records.js';
 import { asBuffer } from './bytes.js';
+import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
@@ -149,7 +150,7 @@ async function underLease(store: Store, id: string, lease: number, change: (m: I
   });
 }
 
-export function markInboundProcessed(store: Store, id: string, lease: number, auth: Readonly<Record<string, unknown>>): Promise<InboundWriteOutcome> {
+export function markInboundProcessed(store: Store, id: string, lease: number, auth: AuthVerdicts): Promise<InboundWriteOutcome> {
   return underLease(store, id, lease, (m) => ({ ...m, processedAt: new Date().toISOString(), auth }));
 }
 

@@ -13,6 +13,7 @@
  * so a message claimed by a process that crashed is due again once the lease ran out, and an
  * attempt recorded under an old lease changes nothing.
  */
+import type { AuthVerdicts } from '../../domain/auth-verdicts.js';
 import type { InboundAttemptEnd, InboundMessage, InboundMessageStatus, InboundPostAttempt, NewInboundMessage } from '../../domain/inbound-message.js';
 
 export interface InboundCommit {
@@ -106,7 +107,7 @@ export interface InboundMessagesPort {
   claimDue(r: InboundClaimRequest): Promise<{ claims: InboundClaim[]; nextDueMs: number | undefined }>;
 
   /** Keeps the verdicts verification found, once per message, while the lease holds. */
-  markProcessed(id: string, lease: number, auth: Readonly<Record<string, unknown>>): Promise<InboundWriteOutcome>;
+  markProcessed(id: string, lease: number, auth: AuthVerdicts): Promise<InboundWriteOutcome>;
 
   /** Appends an attempt and applies its end (posted, retry at, failed), while the lease holds. */
   recordAttempt(r: InboundAttemptRecord): Promise<InboundWriteOutcome>;

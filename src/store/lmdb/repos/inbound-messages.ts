@@ -1,4 +1,5 @@
 /** The LMDB engine's LmdbInboundMessages: the port's verbs over store/lmdb/inbound-messages.ts. */
+import type { AuthVerdicts } from '../../../domain/auth-verdicts.js';
 import type { InboundMessage } from '../../../domain/inbound-message.js';
 import type { Store } from '../env.js';
 import type {
@@ -47,7 +48,7 @@ export class LmdbInboundMessages implements InboundMessagesPort {
     return claimDueInbound(this.store, r);
   }
 
-  markProcessed(id: string, lease: number, auth: Readonly<Record<string, unknown>>): Promise<InboundWriteOutcome> {
+  markProcessed(id: string, lease: number, auth: AuthVerdicts): Promise<InboundWriteOutcome> {
     return markInboundProcessed(this.store, id, lease, auth);
   }
 
