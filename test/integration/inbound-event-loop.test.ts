@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../src/domain/inbound-message.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { newChannel, newDomain, uniqueName } from '../support/domains.js';
+import { newChannel, newVerifiedDomain, uniqueName } from '../support/domains.js';
 import { waitFor } from '../support/wait.js';
 
 /**
@@ -68,7 +68,7 @@ beforeAll(async () => {
     'inbound.attachmentInlineMax': 30 * MB,
   }));
   const channelId = await newChannel(t);
-  domain = (await newDomain(t, { name: uniqueName('loop'), channelIds: [channelId] })).name;
+  domain = (await newVerifiedDomain(t, dns, { name: uniqueName('loop'), channelIds: [channelId] })).name;
   const res = await t.api('POST', '/inbound/routes', { body: { channelId, address: `*@${domain}`, url: receiver.url } });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
 }, 60_000);

@@ -205,6 +205,8 @@ function purgeStatsInTxn(store: Store, p: ChannelPurge, db: StatsDb, cursor: unk
   for (const key of dbsOf(store)[db].getKeys({ start, end: [p.accountId, KEY_MAX], limit: cursor ? max + 1 : max })) {
     const k = key as unknown[];
     if (cursor && last === undefined && seen === 0 && sameKey(k, cursor)) continue;
+    // The cursor's key may be gone (removed by the last step): then the range has max + 1 others.
+    if (seen === max) break;
     seen++;
     last = k;
     if (k[at] === p.channelId) {

@@ -32,9 +32,11 @@ export function purgeInboundInTxn(store: Store, p: Scope, phase: InboundPhase, c
   let seen = 0;
   let removed = 0;
   let last: unknown[] | undefined;
-  // The range starts at the cursor itself (inclusive): one more key, and the cursor skipped.
+  // The range starts at the cursor itself (inclusive): one more key, and the cursor skipped
+  // (when it is still there: the last step may have removed it).
   for (const key of [...index.getKeys({ start, end: [tag, p.accountId, KEY_MAX], limit: cursor ? max + 1 : max })] as unknown[][]) {
     if (cursor && seen === 0 && last === undefined && sameKey(key, cursor)) continue;
+    if (seen === max) break;
     seen++;
     last = key;
     if (phase === 'inboundCounts' ? key[3] === p.channelId : removeIfOfChannel(store, key[3] as string, p.channelId)) {
