@@ -9,9 +9,9 @@
  * gone. Pure policy over the store verbs it is given; never throws for what the message holds.
  *
  * The main thread (HTTP API, SMTP listeners, delivery scheduler) only waits: verification feeds
- * mailauth one chunk per turn (verify.ts), the JSON is built and serialized on a worker thread
- * (workers/inbound-tasks.ts, the pool's inbound lane), and the bytes it answers are signed a
- * chunk per turn (webhooks/signature.ts) and sent as they are. The longest event-loop delay on
+ * mailauth one chunk per turn (verify.ts), the JSON of any but a small message is built and
+ * serialized on a worker thread (workers/inbound-tasks.ts, the pool's inbound lane), and the
+ * bytes it answers are signed a chunk per turn (webhooks/signature.ts) and sent as they are. The longest event-loop delay on
  * the main thread while one message is processed (test/integration/inbound-event-loop.test.ts,
  * 2 cores), with everything on the main thread before, and now:
  *   25 MB attachment, inlined (34 MB of JSON):  577 ms before, 26-41 ms now
@@ -27,6 +27,7 @@ import type { StorePort } from '../store/port/index.js';
 import type { InboundClaim } from '../store/port/inbound-messages.js';
 import type { PostResult } from '../webhooks/http-post.js';
 import { sendSigned, type SendOptions } from '../webhooks/request.js';
+import { inboundPayloadBody, type InboundPayloadTaskInput } from '../workers/inbound-tasks.js';
 import type { WorkerPool } from '../workers/pool.js';
 import type { AuthDns } from './auth-resolver.js';
 import { verifyMessage, type AuthVerdicts } from './verify.js';
@@ -41,7 +42,7 @@ export interface PostAttemptDeps {
   attachmentInlineMax: number;
   /** The link an attachment too large to inline gets in its place is this followed by its index. */
   attachmentUrlPrefix: (messageId: string) => string;
-  /** Where the JSON is built: the worker pool. */
+  /** Where the JSON of a message over MAIN_THREAD_MAX_BYTES is built: the worker pool. */
   pool: Pick<WorkerPool, 'inboundPayload'>;
   /** Scheduler time (queue/clock.ts now()): what is stored and compared with stored times. */
   now: () => number;
@@ -75,11 +76,20 @@ async function verifyOnce(c: InboundClaim, d: PostAttemptDeps, raw: Buffer): Pro
   return kept === 'stale' ? 'stale' : auth;
 }
 
+/**
+ * Messages up to this size are built here: an 8 KB reply takes about 0.4 ms to parse and
+ * serialize, while handing it to a worker (waking the thread, moving the bytes both ways) cost
+ * 1.1-1.6 ms of CPU per message more in the inbound benchmark's trickle of one message at a time
+ * (bench/RESULTS.md). A message with attachments is past it and goes to the pool.
+ */
+const MAIN_THREAD_MAX_BYTES = 64 * 1024;
+
 async function post(m: InboundMessage, route: InboundRoute, secret: string, x: { raw: Buffer; auth: AuthVerdicts }, d: PostAttemptDeps, signal?: AbortSignal): Promise<PostResult> {
   let body: Uint8Array;
+  const build = x.raw.length <= MAIN_THREAD_MAX_BYTES ? inboundPayloadBody : (input: InboundPayloadTaskInput) => d.pool.inboundPayload(input);
   try {
     // `raw` is handed to the worker thread: it is not read here again.
-    ({ body } = await d.pool.inboundPayload({
+    ({ body } = await build({
       id: m.id,
       routeId: m.routeId,
       receivedAt: m.receivedAt,
