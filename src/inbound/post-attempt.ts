@@ -42,8 +42,13 @@ export interface PostAttemptDeps {
   attachmentInlineMax: number;
   /** The link an attachment too large to inline gets in its place is this followed by its index. */
   attachmentUrlPrefix: (messageId: string) => string;
-  /** Where the JSON of a message over MAIN_THREAD_MAX_BYTES is built: the worker pool. */
+  /** Where the JSON is built, unless `buildHere` holds for the message: the worker pool. */
   pool: Pick<WorkerPool, 'inboundPayload'>;
+  /**
+   * Whether the poster has so little in flight that a small message (up to MAIN_THREAD_MAX_BYTES)
+   * is built on this thread rather than by waking a worker for it.
+   */
+  buildHere: boolean;
   /** Scheduler time (queue/clock.ts now()): what is stored and compared with stored times. */
   now: () => number;
   /** The wall clock, for the signature's timestamp the receiver compares with its own. */
@@ -77,16 +82,18 @@ async function verifyOnce(c: InboundClaim, d: PostAttemptDeps, raw: Buffer): Pro
 }
 
 /**
- * Messages up to this size are built here: an 8 KB reply takes about 0.4 ms to parse and
- * serialize, while handing it to a worker (waking the thread, moving the bytes both ways) cost
- * 1.1-1.6 ms of CPU per message more in the inbound benchmark's trickle of one message at a time
- * (bench/RESULTS.md). A message with attachments is past it and goes to the pool.
+ * Messages up to this size are built here while the poster has little in flight: an 8 KB reply
+ * takes about 0.4 ms to parse and serialize, while handing it to a worker (waking the thread,
+ * moving the bytes both ways) cost 1.1-1.6 ms of CPU per message more in the inbound benchmark's
+ * trickle of one message at a time (bench/RESULTS.md). Under a burst the workers stay awake and
+ * build in parallel with this thread (everything here cut the rate posted from 622 to 449 msg/s
+ * over kept connections), and a message with attachments is past the size: both go to the pool.
  */
 const MAIN_THREAD_MAX_BYTES = 64 * 1024;
 
 async function post(m: InboundMessage, route: InboundRoute, secret: string, x: { raw: Buffer; auth: AuthVerdicts }, d: PostAttemptDeps, signal?: AbortSignal): Promise<PostResult> {
   let body: Uint8Array;
-  const build = x.raw.length <= MAIN_THREAD_MAX_BYTES ? inboundPayloadBody : (input: InboundPayloadTaskInput) => d.pool.inboundPayload(input);
+  const build = d.buildHere && x.raw.length <= MAIN_THREAD_MAX_BYTES ? inboundPayloadBody : (input: InboundPayloadTaskInput) => d.pool.inboundPayload(input);
   try {
     // `raw` is handed to the worker thread: it is not read here again.
     ({ body } = await build({

@@ -55,6 +55,8 @@ const ERROR_BACKOFF_MS = 5_000;
  * within it; one message is always taken, whatever its size.
  */
 const BYTES_IN_FLIGHT = 256 * 1024 * 1024;
+/** Attempts already in flight up to which the poster counts as trickling (post-attempt.ts buildHere). */
+const TRICKLE = 1;
 
 export class InboundPoster {
   private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
@@ -164,6 +166,8 @@ export class InboundPoster {
       attachmentInlineMax: config.inbound.attachmentInlineMax,
       attachmentUrlPrefix: this.o.attachmentUrlPrefix,
       pool: this.o.pool,
+      // A trickle (this one and at most one other in flight): small messages are built on this thread (post-attempt.ts).
+      buildHere: this.inFlight.size <= TRICKLE,
       now: () => this.clock.now(),
       wall: () => this.clock.wall(),
     };
