@@ -28,6 +28,8 @@ import { trackingRoutes } from './http/routes/tracking.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { queueRoutes } from './http/routes/queue.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
+import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
+import { inboundRouteRoutes } from './http/routes/inbound-routes.js';
 import { dashboardRoutes } from './http/routes/dashboard.js';
 import { dashboardMessageHtmlRoutes } from './http/routes/dashboard-message-html.js';
 import { dashboardSessionRoutes } from './http/routes/dashboard-session.js';
@@ -45,6 +47,8 @@ import { SmtpListener } from './smtp/server.js';
 import { TlsRptService } from './tls-rpt/service.js';
 import { InboundListener } from './inbound/listener.js';
 import { InboundProcessor } from './inbound/processor.js';
+import { InboundPoster } from './inbound/poster.js';
+import { InboundReception } from './inbound/reception.js';
 import { MtaStsPolicies } from './mta-sts/cache.js';
 import { awaitsFinishing } from './store/port/messages.js';
 import type { StorePort } from './store/port/index.js';
@@ -55,6 +59,8 @@ import { Submission } from './submission/submission.js';
 import { WorkerPool } from './workers/pool.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { WebhookService } from './webhooks/service.js';
+import { InboundMessageService } from './inbound/messages.js';
+import { InboundRouteService } from './inbound/routes.js';
 import { WebhookTargets } from './webhooks/targets.js';
 
 /** Anything with a lifecycle. Started in order, stopped in reverse. */
@@ -133,8 +139,10 @@ export class Daemon {
   // Ingress
   readonly http: HttpServer;
   readonly smtp: SmtpListener | null;
-  /** Bounces, feedback reports and unsubscribe mails for the return-path hosts (inbound.enabled). */
+  /** Mail for inbound routes, and bounces, feedback reports and unsubscribe mails for the return-path hosts (inbound.enabled). */
   readonly inbound: InboundListener | null;
+  /** Processes received routed mail after its 250: verified, parsed, POSTed signed to its route (inbound.enabled). */
+  readonly inboundPoster: InboundPoster | null;
   initialCredentials: InitialCredentials | null = null;
   /** Started components, grouped in stages (see start()). */
   private stages: Component[][] = [[]];
@@ -190,16 +198,32 @@ export class Daemon {
     this.smtp = config.smtp.enabled
       ? new SmtpListener({ config: pick(config, 'smtp', 'hostname', 'dataDir', 'shutdown'), submission: this.submission, coordination, logger: logger.child({ component: 'smtp' }) })
       : null;
-    this.inbound = config.inbound.enabled
-      ? new InboundListener({
-          config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir'),
-          processor: new InboundProcessor({ store: this.store, returnPathLabel: config.domains.returnPathLabel, metrics: this.metrics, logger: logger.child({ component: 'inbound' }) }),
-          logger: logger.child({ component: 'inbound' }),
-        })
-      : null;
+    this.inboundPoster = config.inbound.enabled ? this.buildInboundPoster(logger.child({ component: 'inbound' })) : null;
+    this.inbound = config.inbound.enabled ? this.buildInbound(logger.child({ component: 'inbound' })) : null;
   }
 
   // ---------- building ----------
+
+  private buildInboundPoster(logger: Logger): InboundPoster {
+    return new InboundPoster({
+      store: this.store,
+      config: pick(this.config, 'inbound', 'webhooks', 'shutdown'),
+      targets: this.webhookTargets,
+      resolver: this.deliveryDns,
+      attachmentUrlPrefix: (id) => `${this.publicUrl.value}/inbound/messages/${id}/attachments/`,
+      pool: this.pool,
+      logger,
+    });
+  }
+
+  /** The inbound listener over its reception: routed mail committed for processing, the bounce hosts' mail to the report processor. */
+  private buildInbound(logger: Logger): InboundListener {
+    const { config } = this;
+    const bounces = new InboundProcessor({ store: this.store, returnPathLabel: config.domains.returnPathLabel, metrics: this.metrics, logger });
+    const poster = this.inboundPoster;
+    const reception = new InboundReception({ store: this.store, bounces, committed: () => poster?.notify() });
+    return new InboundListener({ config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir', 'shutdown'), reception, logger });
+  }
 
   private buildMetrics(): Metrics {
     return new Metrics({
@@ -306,6 +330,8 @@ export class Daemon {
       activityRoutes,
       statisticsRoutes,
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
+      inboundRouteRoutes(new InboundRouteService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.inbound.maxRoutesPerAccount })),
+      inboundMessageRoutes(new InboundMessageService({ store: this.store, attachmentAt: (input) => this.pool.inboundAttachment(input), onDue: () => this.inboundPoster?.notify() })),
       queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain), onDue: () => this.coordination.wake('queue') })),
       trackingRoutes,
       dashboardSessionRoutes,
@@ -368,6 +394,7 @@ export class Daemon {
       this.beginStage();
       await this.startComponent(this.delivery);
       await this.startComponent(this.webhooks);
+      if (this.inboundPoster) await this.startComponent(this.inboundPoster);
       await this.startComponent(this.retention);
       await this.startComponent(this.channelPurger);
       await this.startComponent(this.domainRecheck);

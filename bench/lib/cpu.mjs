@@ -40,3 +40,33 @@ export async function finished(p) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * CPU ms used so far by a process and all its children, for a server that forks a process per
+ * job (Postfix's master: smtpd, cleanup, qmgr, smtp, …): the root's own time and that of the
+ * children it reaped (cutime + cstime: the ones that ended), plus the live children's. A child
+ * live at one reading and reaped by the next is counted right: its time moves from the live sum
+ * into the root's cutime. Grandchildren count once their parent reaped them. Null off Linux.
+ */
+export function processTreeCpuMs(rootPid) {
+  const fields = (pid) => {
+    const line = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return line.slice(line.lastIndexOf(') ') + 2).split(' '); // [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime
+  };
+  try {
+    const root = fields(rootPid);
+    let ticks = Number(root[11]) + Number(root[12]) + Number(root[13]) + Number(root[14]);
+    for (const d of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(d) || Number(d) === rootPid) continue;
+      try {
+        const f = fields(d);
+        if (Number(f[1]) === rootPid) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+      } catch {
+        /* ended meanwhile */
+      }
+    }
+    return ticks * TICK_MS;
+  } catch {
+    return null;
+  }
+}

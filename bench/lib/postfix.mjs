@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { onCleanup } from './cleanup.mjs';
+import { processTreeCpuMs } from './cpu.mjs';
 
 const run = promisify(execFile);
 /** ../shared/peers relative to the repository root (bench/lib/ is two levels below it). */
@@ -113,11 +114,29 @@ export async function releaseHold() {
   await run('postqueue', ['-f']);
 }
 
-/** smtp-source into the plain port; resolves with seconds until every message got its 250. */
-export async function smtpSource({ sessions, count, length, from = 'sender@peer.test', to = 'rcpt@example.test' }) {
+/**
+ * smtp-source into the plain port (or another server's `port`); resolves with seconds until every
+ * message got its 250. A body of `length` bytes, or with `file` that message as it is (-F: header
+ * and body from the file, CRLF after each line); `helo` is the EHLO name (-M); `keep`: each
+ * session's messages over one connection (-d), else a connection per message.
+ */
+export async function smtpSource({ sessions, count, length, file, helo, keep = false, from = 'sender@peer.test', to = 'rcpt@example.test', port = POSTFIX_PLAIN_PORT }) {
+  const body = file ? ['-F', file] : ['-l', String(length)];
+  const name = helo ? ['-M', helo] : [];
+  // -d: a session sends its next message over the same connection instead of a new one.
+  const flags = [...body, ...name, ...(keep ? ['-d'] : [])];
   const t0 = performance.now();
-  await run('smtp-source', ['-s', String(sessions), '-m', String(count), '-l', String(length), '-f', from, '-t', to, `127.0.0.1:${POSTFIX_PLAIN_PORT}`], { maxBuffer: 1 << 24 });
+  await run('smtp-source', ['-s', String(sessions), '-m', String(count), ...flags, '-f', from, '-t', to, `127.0.0.1:${port}`], { maxBuffer: 1 << 24 });
   return (performance.now() - t0) / 1000;
+}
+
+/** CPU ms used so far by every Postfix process: the master and the daemons it forks (bench/lib/cpu.mjs). */
+export function postfixCpuMs() {
+  try {
+    return processTreeCpuMs(Number(fs.readFileSync(path.join(SPOOL, 'pid/master.pid'), 'utf8').trim()));
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -5,7 +5,7 @@
  * overlap: they add up to the thread's busy time); each part is shown in ms per unit of work
  * (e.g. per HTTP send).
  *
- *   node bench/lib/profile-parts.mjs DIR|FILE [--per=3500] [--parts=http|smtp]
+ *   node bench/lib/profile-parts.mjs DIR|FILE [--per=3500] [--parts=http|smtp|inbound]
  *
  * DIR: the folder of `node --cpu-prof` files a benchmark kept (BENCH_KEEP_DATA=1); the main
  * thread's profile (thread 0, the first of the process) is read. --per divides the times (the
@@ -81,11 +81,43 @@ export const SMTP_PARTS = [
   ['node streams, sockets, TLS reads', /node:_tls|node:net|node:internal\/streams|node:internal\/stream_base|node:_stream/],
 ];
 
+/**
+ * The parts of inbound mail (bench inbound: SMTP intake and commit, then verification, parsing,
+ * JSON, signature and POST), the same way. Much of the work after the 250 resumes from awaits
+ * (DNS answers, mailparser's stream events), on stacks without our frames: the library parts
+ * claim those by the library that runs.
+ */
+export const INBOUND_PARTS = [
+  ['startup (module loading, plugin boot)', /^(Module\._load|startComponent|serveCommand|loadESM|import) |avvio\/|node:internal\/modules\//],
+  ['garbage collector', /^\(garbage collector\) /],
+  ['log lines (pino)', /pino\/|sonic-boom\//],
+  ['store: inbound messages and routes (commit, claim, record)', /dist\/store\/(lmdb\/)?inbound-/],
+  ['verify: our side (verify.ts, DNS bounds)', /dist\/inbound\/(verify|auth-resolver|signature-fields)\.js/],
+  ['DNS resolver (cache, queries)', /dist\/dns\//],
+  ['parse: parse-received.ts', /dist\/inbound\/parse-received\.js/],
+  ['payload: fields, headers, stripped reply, attachments', /dist\/inbound\/(payload|payload-fields|stripped-reply|content-type)\.js/],
+  ['JSON + signature (sendSigned)', /^sendSigned |dist\/webhooks\/(request|signature)\.js/],
+  ['POST: target check, http client', /dist\/webhooks\/(http-post|pinned-agent|pinned-https|targets)\.js/],
+  ['poster: claim loop, attempt, record', /dist\/inbound\/(poster|post-attempt)\.js|dist\/queue\/work-loop\.js/],
+  ['SMTP intake: listener, reception, header summary', /dist\/inbound\/(listener|reception|header-summary)\.js|dist\/smtp\//],
+  LIBRARY,
+  ['mailauth (SPF, DKIM, DMARC, ARC)', /mailauth\//],
+  ['mailparser and its decoders (libmime, iconv, linkify, html)', /mailparser\/|libmime\/|libqp\/|libbase64\/|iconv-lite\/|encoding-japanese\/|linkify-it\/|html-to-text\/|htmlparser2\/|punycode|tlds\//],
+  ['lmdb transaction machinery', /lmdb\/|dist\/store\//],
+  ['smtp-server: parsing, state, replies', /smtp-server\//],
+  ['node crypto (hashes, RSA verify, HMAC)', /node:crypto|node:internal\/crypto/],
+  ['node sockets and streams (SMTP and HTTP)', /node:_http|node:net|node:internal\/streams|node:internal\/stream_base|node:_stream|node:events/],
+];
+
 const frameName = (n) =>
   `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist|bench)\//, '$1/')}`;
 
-/** { totalMs, parts: [[part, ms]] } of one .cpuprofile (idle time left out). */
-export function partsOf(file, parts = HTTP_PARTS) {
+/**
+ * { totalMs, parts: [[part, ms]] } of one .cpuprofile (idle time left out). `windows`: only the
+ * samples taken within these [fromUs, toUs] spans of the monotonic clock (a profile's timestamps
+ * are CLOCK_MONOTONIC µs, as process.hrtime.bigint() / 1000n in any process on the machine).
+ */
+export function partsOf(file, parts = HTTP_PARTS, { windows } = {}) {
   const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map();
@@ -107,9 +139,12 @@ export function partsOf(file, parts = HTTP_PARTS) {
   const out = new Map();
   const selfOf = new Map();
   let total = 0;
+  let at = prof.startTime;
   prof.samples.forEach((id, i) => {
-    if (frameName(byId.get(id)).startsWith('(idle)')) return;
     const us = prof.timeDeltas[i] ?? 0;
+    at += us;
+    if (windows && !windows.some(([from, to]) => at >= from && at <= to)) return;
+    if (frameName(byId.get(id)).startsWith('(idle)')) return;
     total += us;
     const p = claim(id);
     out.set(p, (out.get(p) ?? 0) + us);
@@ -132,7 +167,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const target = process.argv[2];
   const per = Number(/--per=(\d+)/.exec(process.argv.join(' '))?.[1] ?? 3500);
   const file = fs.statSync(target).isDirectory() ? mainProfile(target) : target;
-  const { totalMs, parts, frames } = partsOf(file, process.argv.includes('--parts=smtp') ? SMTP_PARTS : HTTP_PARTS);
+  const kinds = { http: HTTP_PARTS, smtp: SMTP_PARTS, inbound: INBOUND_PARTS };
+  const { totalMs, parts, frames } = partsOf(file, kinds[/--parts=(\w+)/.exec(process.argv.join(' '))?.[1] ?? 'http']);
   process.stdout.write(`${path.basename(file)}: ${totalMs.toFixed(0)} ms busy; ms per unit (÷${per})\n`);
   for (const [k, ms] of parts) process.stdout.write(`${(ms / per).toFixed(4).padStart(8)}  ${ms.toFixed(0).padStart(6)} ms  ${k}\n`);
   // --frames=PART: the heaviest frames (self time) of the parts whose name contains PART.

@@ -84,8 +84,8 @@ export interface RequestOptions {
   onHeaders?: (headers: Headers) => void;
 }
 
-/** One API call; resolves to the parsed JSON body (undefined for 204), rejects with ApiError. */
-export async function request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+/** One request to the API: the answer when it is a success, else an ApiError (a 401 ends the session). */
+async function send(method: string, path: string, o: RequestOptions): Promise<Response> {
   const headers: Record<string, string> = { [DASHBOARD_HEADER]: '1', accept: 'application/json', ...o.headers };
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
@@ -105,8 +105,22 @@ export async function request<T>(method: string, path: string, o: RequestOptions
     throw new ApiError(problem);
   }
   o.onHeaders?.(res.headers);
+  return res;
+}
+
+/** One API call; resolves to the parsed JSON body (undefined for 204), rejects with ApiError. */
+export async function request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+  const res = await send(method, path, o);
   if (res.status === 204) return undefined as T;
   return (await res.json()) as T;
+}
+
+/**
+ * GET a file the API answers (an inbound message as received): its bytes. A plain link cannot
+ * fetch it, as the session cookie counts only with the dashboard header.
+ */
+export async function requestFile(path: string): Promise<Blob> {
+  return (await send('GET', path, { headers: { accept: '*/*' } })).blob();
 }
 
 export const api = {

@@ -19,6 +19,10 @@ import { BroadcastPage } from './pages/broadcasts-detail';
 import { SuppressionsPage } from './pages/suppressions';
 import { SandboxPage } from './pages/sandbox';
 import { ApiKeysPage } from './pages/api-keys';
+import { InboundPage } from './pages/inbound';
+import { InboundRoutePage } from './pages/inbound-route';
+import { InboundMessagesPage } from './pages/inbound-messages';
+import { InboundMessagePage } from './pages/inbound-message';
 
 export interface NavItem {
   to: string;
@@ -31,6 +35,7 @@ export const NAV: NavItem[] = [
   { to: '/channels', label: 'Channels' },
   { to: '/domains', label: 'Domains' },
   { to: '/webhooks', label: 'Webhooks' },
+  { to: '/inbound', label: 'Inbound' },
   { to: '/suppressions', label: 'Suppressions' },
   { to: '/broadcasts', label: 'Broadcasts' },
   { to: '/sandbox', label: 'Sandbox inbox' },
@@ -57,6 +62,10 @@ export const ROUTES: Route[] = [
   { pattern: '/queue', render: () => <QueuePage /> },
   { pattern: '/queue/messages', render: () => <QueueMessagesPage /> },
   { pattern: '/api-keys', render: () => <ApiKeysPage /> },
+  { pattern: '/inbound', render: () => <InboundPage /> },
+  { pattern: '/inbound/routes/:id', render: (p) => <InboundRoutePage id={p.id} /> },
+  { pattern: '/inbound/messages', render: () => <InboundMessagesPage /> },
+  { pattern: '/inbound/messages/:id', render: (p) => <InboundMessagePage id={p.id} /> },
 ];
 
 /** The nav item a path belongs to ("/channels/123" → "/channels"). */

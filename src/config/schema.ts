@@ -174,10 +174,43 @@ const Webhooks = Type.Object({
 const Inbound = Type.Object({
   enabled: flag(
     false,
-    'Run the inbound listener that receives bounces (RFC 3464 DSNs), feedback reports (RFC 5965 ARF) and unsubscribe mails for the return-path hosts of registered domains.',
+    'Run the inbound listener that receives mail for inbound routes (POSTed to their URLs) and bounces (RFC 3464 DSNs), feedback reports (RFC 5965 ARF) and unsubscribe mails for the return-path hosts of registered domains.',
   ),
   host: text('127.0.0.1', 'Address the inbound listener binds to (0.0.0.0 to receive from the internet).'),
-  port: port(2525, 'Port of the inbound listener: 25 in production (the MX of every return-path host points here), 0 picks a free port.'),
+  port: port(2525, 'Port of the inbound listener: 25 in production (the MX of every routed domain and return-path host points here), 0 picks a free port.'),
+  maxRoutesPerAccount: integer(1, 10_000, 100, 'Maximum inbound routes per account (403 resource_limit_exceeded beyond).'),
+  maxMessageSize: integer(
+    1024,
+    512 * MB,
+    36 * MB,
+    'Largest message the inbound listener accepts in bytes, advertised in EHLO SIZE (RFC 1870): the default takes a 25 MB attachment after base64 (4/3) with room for the rest.',
+  ),
+  maxConnections: integer(1, 100_000, 200, 'Inbound SMTP connections open at the same time, in all (421 4.3.2 beyond).'),
+  maxConnectionsPerAddress: integer(
+    1,
+    100_000,
+    20,
+    'Inbound SMTP connections open at the same time from one client address (an IPv6 /64 counts as one; 421 4.7.0 beyond).',
+  ),
+  idleTimeoutMs: duration(1000, 300_000, 'Idle timeout of an inbound SMTP session (RFC 5321 4.5.3.2.7: at least 5 minutes).'),
+  sessionTimeoutMs: duration(1000, 1_800_000, 'Longest an inbound SMTP session may last from connect, however active (421 4.7.0 after it).'),
+  postMaxAgeMs: duration(
+    1000,
+    24 * 3_600_000,
+    "Keep retrying the POST of a received message to its route's URL this long after it was received (backoff from webhooks.retryBaseMs), then mark it failed.",
+  ),
+  concurrency: integer(
+    1,
+    1000,
+    32,
+    'Received messages verified, parsed and POSTed at once at most, by this node (fewer while large messages take up 256 MiB of their bytes).',
+  ),
+  attachmentInlineMax: integer(
+    0,
+    512 * MB,
+    10 * MB,
+    "Attachments up to this many bytes (decoded) are inlined in base64 in a received message's JSON; larger ones are listed with a link in their place.",
+  ),
 });
 
 // A PostgreSQL identifier postrider creates its tables under (unquoted, so lowercase).

@@ -114,6 +114,12 @@ export interface SendingDomain {
   linkHosts?: Record<LinkHostKind, DnsRecordState>;
   /** The advisory `_dmarc` TXT (domain/dmarc-record.ts); absent until the domain's first check. */
   dmarc?: DnsRecordState;
+  /**
+   * The MX of the domain itself (domain/inbound-mx.ts), checked while the domain has inbound
+   * routes (issue 33); absent until the first check with a route. Never part of `verified`: it
+   * is about receiving, and sending does not need it.
+   */
+  inbound?: DnsRecordState;
 }
 
 export type CheckOutcome = 'match' | 'mismatch' | 'error';
@@ -135,6 +141,8 @@ export interface CheckResults {
   linkHosts?: Record<LinkHostKind, { record: ExpectedRecord; outcome: CheckFinding }>;
   /** `record` holds the published DMARC record when one was found, else the recommended one. */
   dmarc?: { record: ExpectedRecord; outcome: CheckFinding };
+  /** The inbound MX, looked up only while the domain has inbound routes. */
+  inbound?: { record: ExpectedRecord; outcome: CheckFinding };
 }
 
 export const MAX_RETIRED_KEYS = 20;
@@ -257,6 +265,7 @@ export function applyCheck(d: SendingDomain, results: CheckResults, at: string):
     unsubscribe: advance(d.linkHosts?.unsubscribe, results.linkHosts.unsubscribe),
   };
   const dmarc = results.dmarc && nextDmarcState(d.dmarc, results.dmarc, at);
+  const inbound = results.inbound && advance(d.inbound, results.inbound);
   const { previousReturnPath: _stale, ...rest } = d;
   const next: SendingDomain = {
     ...rest,
@@ -266,6 +275,7 @@ export function applyCheck(d: SendingDomain, results: CheckResults, at: string):
     ...(previousReturnPath.length > 0 ? { previousReturnPath } : {}),
     ...(linkHosts ? { linkHosts } : {}),
     ...(dmarc ? { dmarc } : {}),
+    ...(inbound ? { inbound } : {}),
     retiredKeys: retiredKeys.length > 0 ? [...retiredKeys, ...d.retiredKeys].slice(0, MAX_RETIRED_KEYS) : d.retiredKeys,
     updatedAt: at,
   };

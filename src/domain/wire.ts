@@ -124,6 +124,8 @@ export interface DnsRecords {
   tracking?: DnsRecord;
   unsubscribe?: DnsRecord;
   dmarc: DmarcRecord;
+  /** The domain's own MX (`10 <hostname>`), present while the domain has inbound routes. */
+  inbound?: DnsRecord;
 }
 
 /** POST /domains/{id}/verify: the dnsRecords object, and whether the domain is verified now. */
@@ -205,6 +207,71 @@ export interface WebhookTestOutcome {
   statusCode: number | null;
   error: string | null;
   ms: number;
+}
+
+// ---- inbound ----
+
+/** Every inbound route operation's answer (issue 33). */
+export interface InboundRoute {
+  id: string;
+  channelId: string;
+  /** The account's domain the address is on. */
+  domainId: string;
+  /** Lower-case, the domain as A-labels; `*@domain` for the catch-all. */
+  address: string;
+  url: string;
+  payloadSigningKey: string;
+  enabled: boolean;
+  additionalHeaders: WebhookHeader[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** GET /inbound/messages items (issue 33). */
+export interface InboundMessageItem {
+  id: string;
+  routeId: string;
+  channelId: string;
+  receivedAt: string;
+  status: 'received' | 'posted' | 'failed';
+  envelope: { mailFrom: string; rcptTo: string[] };
+  /** The header From's address and the Subject; null when absent or unreadable. */
+  from: string | null;
+  subject: string | null;
+  mailboxHash: string | null;
+  size: number;
+  attemptCount: number;
+  nextAttemptAt: string | null;
+}
+
+/** GET /inbound/messages/{id} and the answer of its retry. */
+/** A received message's verdicts (domain/auth-verdicts.ts AuthVerdicts, spelled out: this file imports nothing). */
+export interface InboundAuthJson {
+  spf: { result: 'none' | 'neutral' | 'pass' | 'fail' | 'softfail' | 'temperror' | 'permerror'; domain: string | null };
+  dkim: Array<{ domain: string; selector: string; result: 'none' | 'pass' | 'fail' | 'policy' | 'neutral' | 'temperror' | 'permerror' }>;
+  dmarc: { result: 'none' | 'pass' | 'fail' | 'temperror' | 'permerror'; domain: string | null; policy: string | null };
+  arc: { result: 'none' | 'pass' | 'fail' };
+  problem?: string;
+}
+
+export interface InboundMessageDetails extends InboundMessageItem {
+  clientAddress: string;
+  helo: string;
+  processedAt: string | null;
+  attempts: Array<{ at: string; statusCode: number | null; error: string | null }>;
+  /** The SPF, DKIM, DMARC and ARC verdicts (inbound/verify.ts AuthVerdicts); null until processed. */
+  auth: InboundAuthJson | null;
+}
+
+/** GET /inbound/statistics/daily: received messages per UTC day (`date` YYYY-MM-DD), oldest first, zeros included. */
+export interface InboundDailySeries {
+  results: { date: string; received: number }[];
+}
+
+/** GET /inbound/messages: newest first; `after` continues the list, null after the last page. */
+export interface InboundMessagePage {
+  results: InboundMessageItem[];
+  after: string | null;
 }
 
 // ---- send ----

@@ -95,26 +95,30 @@ async function dmarcAt(dns: DomainDns, host: string): Promise<DmarcAnswer> {
 
 /**
  * Checks the domain's keys, the return-path records expected now and those of earlier settings
- * that still keep the domain verified (`previousReturnPath`), the link hosts and the DMARC record.
+ * that still keep the domain verified (`previousReturnPath`), the link hosts, the DMARC record and,
+ * while the domain has inbound routes, its inbound MX.
  * All lookups run concurrently; a lookup that throws counts as a temporary error.
  */
 export async function checkDomain(
   dns: DomainDns,
   d: SendingDomain,
-  expected: { returnPath: ExpectedRecord[]; previousReturnPath?: ExpectedRecord[]; linkHosts: Record<LinkHostKind, ExpectedRecord>; dmarc: ExpectedRecord },
+  expected: { returnPath: ExpectedRecord[]; previousReturnPath?: ExpectedRecord[]; linkHosts: Record<LinkHostKind, ExpectedRecord>; dmarc: ExpectedRecord; inbound?: ExpectedRecord },
 ): Promise<CheckResults> {
   const { returnPath, linkHosts } = expected;
   const previous = expected.previousReturnPath ?? [];
   const safe = (p: Promise<RecordFinding>) => p.catch(lookupFailed);
   // An ed25519 key's RSA companion is checked like a key of its own (domain/sending-domain.ts).
   const keys = [d.activeKey, ...(d.pendingKey ? [d.pendingKey] : [])].flatMap((k) => [k, ...(k.rsaCompanion ? [k.rsaCompanion] : [])]);
-  const [keyOutcomes, rpOutcomes, previousOutcomes, tracking, unsubscribe, dmarc] = await Promise.all([
+  const inbound = expected.inbound;
+  const [keyOutcomes, rpOutcomes, previousOutcomes, tracking, unsubscribe, dmarc, inboundOutcome] = await Promise.all([
     Promise.all(keys.map((k) => safe(checkKey(dns, k)))),
     Promise.all(returnPath.map((r) => safe(checkReturnPath(dns, r)))),
     Promise.all(previous.map((r) => safe(checkReturnPath(dns, r)))),
     safe(checkLinkHost(dns, linkHosts.tracking)),
     safe(checkLinkHost(dns, linkHosts.unsubscribe)),
     checkDmarc(dns, expected.dmarc, d.name),
+    // The inbound MX is checked as the return path's MX is: one exchange names our host.
+    inbound ? safe(checkReturnPath(dns, inbound)) : undefined,
   ]);
   return {
     keys: Object.fromEntries(keys.map((k, i) => [k.selector, keyOutcomes[i]])),
@@ -122,5 +126,6 @@ export async function checkDomain(
     ...(previous.length > 0 ? { previousReturnPath: previous.map((record, i) => ({ record, outcome: previousOutcomes[i] })) } : {}),
     linkHosts: { tracking: { record: linkHosts.tracking, outcome: tracking }, unsubscribe: { record: linkHosts.unsubscribe, outcome: unsubscribe } },
     dmarc,
+    ...(inbound && inboundOutcome ? { inbound: { record: inbound, outcome: inboundOutcome } } : {}),
   };
 }

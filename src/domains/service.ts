@@ -19,6 +19,7 @@ import { optionalEnumField } from '../domain/optional-body.js';
 import type { PublicUrl } from '../domain/public-url.js';
 import { linkHostWarnings, returnPathWarnings, type SetupWarning } from '../domain/setup-warnings.js';
 import { returnPathRecords, type ExpectedRecord } from '../domain/return-path.js';
+import { inboundMxRecord } from '../domain/inbound-mx.js';
 import {
   currentRecord,
   currentReturnPath,
@@ -57,6 +58,8 @@ export interface CurrentRecords {
   linkHostWarnings: SetupWarning[];
   dmarc: DnsRecordState;
   dmarcWarnings: SetupWarning[];
+  /** The inbound MX, while the domain has inbound routes (its warnings are returnPathWarnings: both name `hostname`). */
+  inbound?: DnsRecordState;
 }
 
 export interface DomainServiceOptions {
@@ -97,6 +100,11 @@ export class DomainService {
     return linkHostRecords({ domain, trackingLabel, unsubscribeLabel, publicUrl: publicUrl.value });
   }
 
+  /** The MX mail for the domain needs once it has inbound routes (issue 33). */
+  expectedInbound(domain: string): ExpectedRecord {
+    return inboundMxRecord(domain, this.settings.hostname);
+  }
+
   /** The recommended (advisory) DMARC record with the current configuration. */
   expectedDmarc(domain: string): ExpectedRecord {
     return dmarcRecord(domain, this.settings.dmarcReportAddress);
@@ -118,10 +126,12 @@ export class DomainService {
    * publicUrl, the labels, the DMARC report address), whenever they are read: a record keeps its
    * stored status and last check only while its value is unchanged (a changed one is pending,
    * `replaces` naming the verified return-path record the domain sends with meanwhile), and each
-   * carries the warnings of the settings it depends on (domain/setup-warnings.ts).
+   * carries the warnings of the settings it depends on (domain/setup-warnings.ts). The inbound
+   * MX is there while the domain has an inbound route (enabled or not).
    */
-  currentRecords(d: SendingDomain): CurrentRecords {
+  async currentRecords(d: SendingDomain): Promise<CurrentRecords> {
     const { hostname, publicUrl, dmarcReportAddress } = this.settings;
+    const routed = await this.store.inboundRoutes.anyOnDomain(d.id);
     const expectedLinks = this.expectedLinkHosts(d.name);
     const linkWarnings = linkHostWarnings({ hostname, linkTarget: new URL(publicUrl.value).hostname });
     const dmarc = this.dmarcState(d);
@@ -135,6 +145,7 @@ export class DomainService {
       linkHostWarnings: linkWarnings,
       dmarc,
       dmarcWarnings: dmarcWarnings(dmarc, dmarcReportAddress),
+      ...(routed ? { inbound: currentRecord(d.inbound, this.expectedInbound(d.name)) } : {}),
     };
   }
 
@@ -260,10 +271,11 @@ export class DomainService {
       previousReturnPath: currentReturnPath(d, expected).flatMap((r) => (r.replaces ? [r.replaces] : [])),
       linkHosts: this.expectedLinkHosts(d.name),
       dmarc: this.expectedDmarc(d.name),
+      inbound: (await this.store.inboundRoutes.anyOnDomain(d.id)) ? this.expectedInbound(d.name) : undefined,
     });
     const updated = await this.store.domains.recordCheck(domainId, results, this.now().toISOString());
     if (!updated) return undefined;
-    const checked = [...results.returnPath, ...(results.previousReturnPath ?? []), ...Object.values(results.linkHosts ?? {}), ...(results.dmarc ? [results.dmarc] : [])];
+    const checked = [...results.returnPath, ...(results.previousReturnPath ?? []), ...Object.values(results.linkHosts ?? {}), ...(results.dmarc ? [results.dmarc] : []), ...(results.inbound ? [results.inbound] : [])];
     const failedHosts = [
       ...Object.entries(results.keys).flatMap(([selector, f]) => (outcomeOf(f) === 'error' ? [`${selector}._domainkey.${d.name}`] : [])),
       ...checked.flatMap((r) => (outcomeOf(r.outcome) === 'error' ? [r.record.host] : [])),

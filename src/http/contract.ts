@@ -165,6 +165,19 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /webhooks/{id}/regenerate-signing-key': { operationId: 'webhooks.regenerateSigningKey', summary: 'Replace the payload signing key', errors: [404] },
   'POST /webhooks/{id}/test': { operationId: 'webhooks.test', summary: 'Send a test event to the endpoint now and answer what it got', errors: [404, 422], optionalBody: webhookTestRequest },
 
+  'POST /inbound/routes': { operationId: 'inbound.routes.create', summary: 'Create an inbound route: mail to an address of a domain of the account, POSTed to a URL', errors: [404, 422] },
+  'GET /inbound/routes': { operationId: 'inbound.routes.list', summary: 'List inbound routes', errors: [404, 422] },
+  'GET /inbound/routes/{id}': { operationId: 'inbound.routes.retrieve', summary: 'Retrieve an inbound route', errors: [404] },
+  'PATCH /inbound/routes/{id}': { operationId: 'inbound.routes.update', summary: 'Update an inbound route', errors: [404, 422] },
+  'DELETE /inbound/routes/{id}': { operationId: 'inbound.routes.del', summary: 'Delete an inbound route', errors: [404], ok: 204 },
+  'POST /inbound/routes/{id}/regenerate-signing-key': { operationId: 'inbound.routes.regenerateSigningKey', summary: 'Replace the payload signing key of an inbound route', errors: [404] },
+  'GET /inbound/messages': { operationId: 'inbound.messages.list', summary: 'List received messages, newest first', errors: [404, 422] },
+  'GET /inbound/statistics/daily': { operationId: 'inbound.statistics.retrieveDaily', summary: 'Received messages per UTC day', errors: [404, 422] },
+  'GET /inbound/messages/{id}': { operationId: 'inbound.messages.retrieve', summary: 'Retrieve a received message with its POST attempts and verdicts', errors: [404] },
+  'GET /inbound/messages/{id}/raw': { operationId: 'inbound.messages.raw', summary: 'The received message as it arrived', errors: [404], media: 'message/rfc822' },
+  'POST /inbound/messages/{id}/retry': { operationId: 'inbound.messages.retry', summary: 'POST a failed received message again', errors: [404, 409] },
+  'GET /inbound/messages/{id}/attachments/{index}': { operationId: 'inbound.messages.attachment', summary: "An attachment of a received message (the payload's url), with the type its sender gave", errors: [404], media: '*/*' },
+
   'GET /queue': { operationId: 'queue.listDestinations', summary: 'Messages waiting per destination (recipient domain)', errors: [422] },
   'GET /queue/messages': { operationId: 'queue.listMessages', summary: 'List queued messages', errors: [422], headers: ['X-Page-Partial'] },
   'POST /queue/messages/{id}/retry': { operationId: 'queue.retryMessage', summary: 'Make a queued message due now', errors: [404, 409, 422] },
@@ -218,6 +231,7 @@ type Json = Record<string, any>;
 function applyParameters(op: Json): void {
   for (const p of (op.parameters ?? []) as Json[]) {
     if (p.in === 'path' && p.name === 'id') p.schema = { ...p.schema, ...uuid };
+    if (p.in === 'path' && p.name === 'index') p.schema = { type: 'integer', minimum: 0 };
     if (p.in === 'path' && p.name === 'code') p.schema = { type: 'string', enum: Object.keys(ERROR_CATALOGUE) };
     if (p.in === 'query' && ID_PARAMETERS.has(p.name)) p.schema = { ...p.schema, ...uuid };
     if (p.in === 'query' && LIST_PARAMETERS[p.name]) {

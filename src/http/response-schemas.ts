@@ -8,8 +8,8 @@
  * Documentation only by default: a route `response` schema also makes Fastify serialize with
  * fast-json-stringify, which drops a field not listed and coerces a value of an unlisted type
  * (null into "" or 0) instead of failing, and then the check sees the serialized answer only.
- * The channel and webhook routes, whose fields the check held against every suite, do serialize
- * with theirs (channelDetailBody, channelPageBody, webhookBody, webhookPageBody): a field added
+ * The channel, webhook and inbound route routes, whose fields the check held against every suite, do serialize
+ * with theirs (channelDetailBody, channelPageBody, webhookBody, webhookPageBody, inboundRouteBody, inboundRoutePageBody): a field added
  * to those answers must be added here as well, or it never reaches the client.
  *
  * domain/wire.ts declares the same answers as TypeScript types (the handlers return them, the dashboard
@@ -90,8 +90,10 @@ const dnsRecordsFields = {
   tracking: dnsRecord,
   unsubscribe: dnsRecord,
   dmarc: dmarcRecord,
+  /** The domain's own MX, while it has inbound routes (issue 33). */
+  inbound: dnsRecord,
 };
-const dnsRecordsOptional = ['tracking', 'unsubscribe', 'domainKeyActiveCompanion', 'domainKeyPendingCompanion'];
+const dnsRecordsOptional = ['tracking', 'unsubscribe', 'domainKeyActiveCompanion', 'domainKeyPendingCompanion', 'inbound'];
 const dnsRecords = obj(dnsRecordsFields, dnsRecordsOptional);
 /** POST /domains/{id}/verify: the dnsRecords object the SDKs parse, and the domain's `verified`. */
 const verifyResult = obj({ ...dnsRecordsFields, verified: bool }, dnsRecordsOptional);
@@ -127,6 +129,60 @@ export const webhookTestBody = obj({
   error: nullable(str),
   ms: int,
 });
+
+/** An inbound route (issue 33); inbound-routes.ts serializes with it (inboundRouteBody). */
+const inboundRoute = obj({
+  id: uuid,
+  channelId: uuid,
+  domainId: uuid,
+  address: str,
+  url: str,
+  payloadSigningKey: str,
+  enabled: bool,
+  additionalHeaders: list(obj({ name: str, value: str })),
+  createdAt: time,
+  updatedAt: time,
+});
+export const inboundRouteBody = inboundRoute;
+export const inboundRoutePageBody = page(inboundRoute);
+
+/** An inbound message (issue 33) as listed, and with its POST attempts and verdicts as retrieved; inbound-messages.ts serializes with them. */
+const inboundSummary = {
+  id: uuid,
+  routeId: uuid,
+  channelId: uuid,
+  receivedAt: time,
+  status: { type: 'string', enum: ['received', 'posted', 'failed'] },
+  envelope: obj({ mailFrom: str, rcptTo: list(str) }),
+  from: nullable(str),
+  subject: nullable(str),
+  mailboxHash: nullable(str),
+  size: int,
+  attemptCount: int,
+  nextAttemptAt: nullable(time),
+};
+const inboundVerdicts = obj(
+  {
+    spf: obj({ result: str, domain: nullable(str) }),
+    dkim: list(obj({ domain: str, selector: str, result: str })),
+    dmarc: obj({ result: str, domain: nullable(str), policy: nullable(str) }),
+    arc: obj({ result: str }),
+    problem: str,
+  },
+  ['problem'],
+);
+const inboundDetail = obj({
+  ...inboundSummary,
+  clientAddress: str,
+  helo: str,
+  processedAt: nullable(time),
+  attempts: list(obj({ at: time, statusCode: nullable(int), error: nullable(str) })),
+  auth: { ...inboundVerdicts, type: ['object', 'null'] },
+});
+export const inboundMessageBody = inboundDetail;
+export const inboundMessagePageBody = obj({ results: list(obj(inboundSummary)), after: nullable(str) });
+/** Received messages per UTC day (issue 33); inbound-messages.ts serializes with it. */
+export const inboundDailyBody = obj({ results: list(obj({ date: { type: 'string', format: 'date' }, received: int })) });
 
 const accepted = obj({ status: { const: 'accepted' }, messageId: uuid, suppressions: list(str) });
 const batchFailed = obj({ status: { const: 'failed' }, errorCode: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, errorMessage: str });
@@ -309,6 +365,17 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'PATCH /webhooks/{id}': webhook,
   'POST /webhooks/{id}/regenerate-signing-key': webhook,
   'POST /webhooks/{id}/test': webhookTestBody,
+
+  'POST /inbound/routes': inboundRoute,
+  'GET /inbound/routes': inboundRoutePageBody,
+  'GET /inbound/routes/{id}': inboundRoute,
+  'PATCH /inbound/routes/{id}': inboundRoute,
+  'POST /inbound/routes/{id}/regenerate-signing-key': inboundRoute,
+
+  'GET /inbound/messages': inboundMessagePageBody,
+  'GET /inbound/statistics/daily': inboundDailyBody,
+  'GET /inbound/messages/{id}': inboundDetail,
+  'POST /inbound/messages/{id}/retry': inboundDetail,
 
   'POST /send/transactional': accepted,
   'POST /send/broadcast/message': accepted,

@@ -1,6 +1,6 @@
 /**
  * The retention sweeper: a component that removes events and messages older than
- * `retention.days` in the background, and the recipient domains' hard DNS failures older than
+ * `retention.days` in the background (received messages too, once posted or failed), and the recipient domains' hard DNS failures older than
  * their 7-day window (store/dns-failures.ts; that window, not retention.days, says when they
  * stop counting). Each batch is one short transaction (`batch` events or entries); between
  * batches it yields to the event loop, so API requests and deliveries keep flowing.
@@ -36,6 +36,8 @@ export interface RetentionSweeperOptions {
 export interface SweepTotals {
   events: number;
   messages: number;
+  /** Received messages (issue 33), posted or failed, received before the cutoff. */
+  inboundMessages: number;
   /** Recipient domains' DNS failure entries with no failure left in their window. */
   dnsFailures: number;
 }
@@ -98,18 +100,19 @@ export class RetentionSweeper {
 
   private async sweepAll(lease: Lease | undefined): Promise<SweepTotals> {
     const cutoffMs = this.now() - this.opts.retentionDays * DAY_MS;
-    const total = { events: 0, messages: 0, dnsFailures: 0 };
+    const total = { events: 0, messages: 0, inboundMessages: 0, dnsFailures: 0 };
     // Between batches: stopped, or the leadership went to another node meanwhile.
     const goOn = async () => !this.stopped && (lease === undefined || (await lease.renew()));
     for (;;) {
       const r = await this.opts.store.retention.sweepBatch({ cutoffMs, batch: this.batch });
       total.events += r.events;
       total.messages += r.messages;
+      total.inboundMessages += r.inboundMessages;
       if (!r.more || !(await goOn())) break;
       await nextTick();
     }
     if (await goOn()) total.dnsFailures = await this.sweepDnsFailures(goOn);
-    if (total.events > 0 || total.messages > 0 || total.dnsFailures > 0) this.opts.logger.info({ ...total, cutoff: new Date(cutoffMs).toISOString() }, 'retention sweep');
+    if (Object.values(total).some((n) => n > 0)) this.opts.logger.info({ ...total, cutoff: new Date(cutoffMs).toISOString() }, 'retention sweep');
     return total;
   }
 

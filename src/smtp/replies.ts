@@ -56,8 +56,12 @@ export const SMTP_REPLIES = {
   // sends it, with this text: server.ts passes it as authRequiredMessage).
   authRequired: { code: 530, enhanced: '5.7.0', text: 'Authentication required' },
   // Inbound listener (inbound/listener.ts). RFC 5321 3.6.2 / 7.1: a server that is not a relay
-  // refuses foreign recipients; X.7.1 "delivery not authorized, message refused" (RFC 3463).
-  relayDenied: { code: 550, enhanced: '5.7.1', text: 'Relaying denied: this host only accepts mail for its bounce addresses' },
+  // refuses every recipient it does not receive for: one that no inbound route matches and that
+  // is no bounce address, X.1.1 "bad destination mailbox address" (RFC 3463; issue 33).
+  noSuchMailbox: { code: 550, enhanced: '5.1.1', text: 'No such mailbox: this host accepts mail only for routed addresses and its bounce addresses' },
+  // The inbound session's deadline (inbound.sessionTimeoutMs): a client that trickles its
+  // commands or its message cannot hold a connection for ever (X.7.0, a security policy).
+  sessionTimeout: { code: 421, enhanced: '4.7.0', text: 'Session took too long, closing connection' },
   // Success replies to DATA (RFC 3463 X.0.0 "other or undefined status": accepted, no more to say).
   queued: { code: 250, enhanced: '2.0.0', text: 'Ok: queued as' },
   received: { code: 250, enhanced: '2.0.0', text: 'Ok' },

@@ -19,6 +19,12 @@ import type { WireHooks, WireSession } from './wire-server.js';
 export interface SessionLimits extends GateLimits {
   authTimeoutMs: number;
   idleTimeoutMs: number;
+  /**
+   * A listener without AUTH (the inbound MX, inbound/listener.ts): no AUTH deadline, the idle
+   * timeout from connect, and instead a deadline for the whole session (sessionTimeout), so a
+   * client trickling bytes cannot hold a connection for ever.
+   */
+  withoutAuth?: { sessionDeadlineMs: number };
 }
 
 interface Live {
@@ -64,7 +70,8 @@ export class Sessions implements WireHooks<GateTicket> {
   }
 
   idleTimeoutMs(session: WireSession): number {
-    return this.live.get(session.id)?.ticket.authenticated ? this.limits.idleTimeoutMs : this.limits.authTimeoutMs;
+    if (this.limits.withoutAuth || this.live.get(session.id)?.ticket.authenticated) return this.limits.idleTimeoutMs;
+    return this.limits.authTimeoutMs;
   }
 
   // ---- events the listener reports ----
@@ -125,7 +132,10 @@ export class Sessions implements WireHooks<GateTicket> {
   }
 
   private armAuthDeadline(session: WireSession): NodeJS.Timeout {
-    const timer = setTimeout(() => session.reply(smtpReply('authTimeout')), this.limits.authTimeoutMs);
+    const deadline = this.limits.withoutAuth;
+    const timer = deadline
+      ? setTimeout(() => session.reply(smtpReply('sessionTimeout')), deadline.sessionDeadlineMs)
+      : setTimeout(() => session.reply(smtpReply('authTimeout')), this.limits.authTimeoutMs);
     timer.unref();
     return timer;
   }

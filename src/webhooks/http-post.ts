@@ -14,7 +14,8 @@ export interface PostRequest {
   url: string;
   addresses: ResolvedAddress[];
   headers: Record<string, string>;
-  body: string;
+  /** The body as text, or as its UTF-8 bytes already (sent as they are, without encoding again). */
+  body: string | Uint8Array;
   timeoutMs: number;
   maxResponseBytes: number;
   /** Keep-alive agents to share between requests; default: agents for this request alone. */

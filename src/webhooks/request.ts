@@ -8,7 +8,7 @@
 import type { Webhook } from '../domain/webhook.js';
 import type { PostFn, PostResult } from './http-post.js';
 import type { PinnedAgents } from './pinned-agent.js';
-import { signatureHeader } from './signature.js';
+import { signatureHeader, signatureHeaderOf } from './signature.js';
 import type { WebhookTargets } from './targets.js';
 
 const USER_AGENT = 'postrider-webhooks/1';
@@ -19,12 +19,20 @@ export const RESPONSE_BYTES = 4096;
 /** Set on test requests only (POST /webhooks/{id}/test), so a receiver can tell them apart. */
 export const TEST_HEADER = 'x-service-webhook-test';
 
-export interface SignedDelivery {
+export type SignedDelivery = DeliveryHeaders & (
+  /** The JSON body as a value, serialized here. */
+  | { payload: unknown; body?: undefined }
+  /**
+   * The JSON body serialized already, in UTF-8 bytes, sent and signed as they are: an inbound
+   * message's JSON is built off the main thread (inbound/post-attempt.ts), up to tens of MB.
+   */
+  | { body: Uint8Array; payload?: undefined }
+);
+
+interface DeliveryHeaders {
   webhook: Pick<Webhook, 'url' | 'additionalHeaders'>;
   /** The webhook's signing key. */
   secret: string;
-  /** The JSON body. */
-  payload: unknown;
   /** X-Service-Webhook-Id: the same on every retry of one delivery. */
   deliveryId: string;
   /** X-Service-Webhook-Attempt, from 1. */
@@ -47,7 +55,8 @@ export async function sendSigned(d: SignedDelivery, o: SendOptions): Promise<Pos
   const url = new URL(d.webhook.url);
   const target = await o.targets.resolve(url.hostname);
   if (!target.ok) return { statusCode: null, error: target.error };
-  const body = JSON.stringify(d.payload);
+  const body = d.body ?? JSON.stringify(d.payload);
+  const signature = typeof body === 'string' ? signatureHeader(d.secret, body, o.nowMs / 1000) : await signatureHeaderOf(d.secret, body, o.nowMs / 1000);
   const headers: Record<string, string> = {};
   for (const h of d.webhook.additionalHeaders) headers[h.name] = h.value;
   Object.assign(headers, {
@@ -55,7 +64,7 @@ export async function sendSigned(d: SignedDelivery, o: SendOptions): Promise<Pos
     'user-agent': USER_AGENT,
     'x-service-webhook-id': d.deliveryId,
     'x-service-webhook-attempt': String(d.attempt),
-    'x-service-webhook-signature': signatureHeader(d.secret, body, o.nowMs / 1000),
+    'x-service-webhook-signature': signature,
     ...(d.test ? { [TEST_HEADER]: 'true' } : {}),
   });
   return o.post({

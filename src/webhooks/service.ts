@@ -13,7 +13,8 @@ import { AppError, FieldErrorList } from '../domain/errors.js';
 import { optionalEnumField } from '../domain/optional-body.js';
 import { EVENT_TYPES, type EventType, type Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
-import { isReservedHeader, type Webhook, type WebhookHeader, type WebhookStatus } from '../domain/webhook.js';
+import type { Webhook, WebhookHeader, WebhookStatus } from '../domain/webhook.js';
+import { checkEndpoint } from './endpoint-check.js';
 import type { StorePort } from '../store/port/index.js';
 import type { WebhookFilter } from '../store/port/webhooks.js';
 import { postWebhook, type PostFn } from './http-post.js';
@@ -157,17 +158,7 @@ export class WebhookService {
   /** Checks made in code (URL target, reserved and repeated header names), all reported together. */
   private async check(input: WebhookInput): Promise<void> {
     const errors = new FieldErrorList();
-    if (input.url !== undefined) {
-      const problem = await this.o.targets.checkUrl(input.url);
-      if (problem) errors.add('/url', problem.code, problem.message);
-    }
-    const seen = new Set<string>();
-    (input.additionalHeaders ?? []).forEach((h, i) => {
-      const lower = h.name.toLowerCase();
-      if (isReservedHeader(lower)) errors.add(`/additionalHeaders/${i}/name`, 'reserved_header', `${h.name} is set by postrider and cannot be replaced`);
-      else if (seen.has(lower)) errors.add(`/additionalHeaders/${i}/name`, 'duplicate_items', `${h.name} is given twice`);
-      seen.add(lower);
-    });
+    await checkEndpoint(this.o.targets, input, errors);
     errors.throwIfAny('The request body has invalid fields');
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The worker-thread pool (piscina) that runs the CPU-bound tasks of tasks.ts off the main
- * thread, so rendering, MIME building and RSA signing never stall the HTTP and SMTP listeners.
+ * thread, so rendering, MIME building, RSA signing and reading received mail never stall the
+ * HTTP and SMTP listeners.
  *
  * Workers answer `{ok, value}` or `{ok: false, error}` (see worker.ts); a failure is rethrown
  * here as a TaskError with the same code, message and field.
@@ -9,9 +10,12 @@ import { access } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import type { InboundAttachment } from '../inbound/attachment-at.js';
+import { asBuffer, ownBytes } from './bytes.js';
 import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import { TaskError } from './errors.js';
-import { inLane, TwoLaneQueue } from './task-lanes.js';
+import type { InboundAttachmentTaskInput, InboundPayloadTaskInput, InboundPayloadTaskOutput } from './inbound-tasks.js';
+import { inLane, LaneQueue, type Lane } from './task-lanes.js';
 import type { WorkerRequest, WorkerResponse, WorkerResults } from './protocol.js';
 import type { BuildInput, BuildOutput, FinishInput, FinishOutput } from './tasks.js';
 
@@ -70,7 +74,7 @@ export class WorkerPool {
       // A fixed size: threads start now and stay, so the first send does not pay the start-up.
       minThreads: this.threads,
       maxThreads: this.threads,
-      taskQueue: new TwoLaneQueue(),
+      taskQueue: new LaneQueue(),
     });
     // Without a listener an 'error' event would throw and take the whole daemon down.
     pool.on('error', (err: unknown) => this.onError(err instanceof Error ? err : new Error(String(err))));
@@ -97,7 +101,7 @@ export class WorkerPool {
    */
   async finishMany(inputs: FinishInput[]): Promise<PromiseSettledResult<FinishOutput>[]> {
     if (inputs.length === 0) return [];
-    const answers = await this.run({ task: 'finishMany', input: inputs }, { background: true });
+    const answers = await this.run({ task: 'finishMany', input: inputs }, { lane: 'background' });
     return answers.map((a): PromiseSettledResult<FinishOutput> =>
       a.ok ? { status: 'fulfilled', value: a.value } : { status: 'rejected', reason: TaskError.fromData(a.error) },
     );
@@ -107,18 +111,39 @@ export class WorkerPool {
     return this.run({ task: 'generateKey', input: opts });
   }
 
+  /**
+   * A received message's JSON for its route, as UTF-8 bytes, in the inbound lane (task-lanes.ts).
+   * The raw bytes are handed to the thread, not copied, when they own their memory: the caller
+   * must not use `input.raw` afterwards.
+   */
+  inboundPayload(input: InboundPayloadTaskInput): Promise<InboundPayloadTaskOutput> {
+    const raw = ownBytes(input.raw);
+    return this.run({ task: 'inboundPayload', input: { ...input, raw } }, { lane: 'inbound', transfer: [raw.buffer] });
+  }
+
+  /**
+   * The attachment at `index` of a received message (null when there is none), in the inbound
+   * lane; `input.raw` is handed over as in inboundPayload, and the content comes back the same way.
+   */
+  async inboundAttachment(input: InboundAttachmentTaskInput): Promise<InboundAttachment | null> {
+    const raw = ownBytes(input.raw);
+    const found = await this.run({ task: 'inboundAttachment', input: { ...input, raw } }, { lane: 'inbound', transfer: [raw.buffer] });
+    return found && { ...found, content: asBuffer(found.content) };
+  }
+
   stats(): WorkerPoolStats {
     const pool = this.pool;
     if (!pool) return { threads: 0, queued: 0, utilization: 0 };
     return { threads: pool.threads.length, queued: pool.queueSize, utilization: pool.utilization };
   }
 
-  private async run<R extends WorkerRequest>(request: R, opts: { background?: boolean } = {}): Promise<WorkerResults[R['task']]> {
+  /** `transfer`: ArrayBuffers of the request moved to the thread (piscina's transfer list) rather than copied. */
+  private async run<R extends WorkerRequest>(request: R, opts: { lane?: Lane; transfer?: ArrayBuffer[] } = {}): Promise<WorkerResults[R['task']]> {
     const pool = this.pool;
     if (!pool) throw new TaskError('service_unavailable', 'The worker pool is not running');
     let response: WorkerResponse<unknown>;
     try {
-      response = await pool.run(inLane(request, opts.background ?? false));
+      response = await pool.run(inLane(request, opts.lane ?? 'waited'), { transferList: opts.transfer });
     } catch (err) {
       // The worker itself failed (crashed, was terminated by stop()): not a task error.
       if (this.stopping) throw new TaskError('service_unavailable', 'The worker pool is shutting down', undefined, { cause: err });

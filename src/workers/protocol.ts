@@ -4,13 +4,18 @@
  */
 import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import type { TaskErrorData } from './errors.js';
+import type { InboundAttachmentTaskInput, InboundAttachmentTaskOutput, InboundPayloadTaskInput, InboundPayloadTaskOutput } from './inbound-tasks.js';
 import type { BuildInput, BuildOutput, FinishInput, FinishOutput } from './tasks.js';
 
 export type WorkerRequest =
   | { task: 'build'; input: BuildInput }
   /** Composes and signs committed messages in one hop (the finishing stage): one answer per input, in order. */
   | { task: 'finishMany'; input: FinishInput[] }
-  | { task: 'generateKey'; input: GenerateKeyOptions };
+  | { task: 'generateKey'; input: GenerateKeyOptions }
+  /** A received message's JSON for its route (issue 33). */
+  | { task: 'inboundPayload'; input: InboundPayloadTaskInput }
+  /** An attachment of a received message, for its link. */
+  | { task: 'inboundAttachment'; input: InboundAttachmentTaskInput };
 
 export type WorkerTask = WorkerRequest['task'];
 
@@ -20,6 +25,8 @@ export interface WorkerResults {
   /** Each input's own answer: one failing message does not fail the others. */
   finishMany: WorkerResponse<FinishOutput>[];
   generateKey: GeneratedKey;
+  inboundPayload: InboundPayloadTaskOutput;
+  inboundAttachment: InboundAttachmentTaskOutput;
 }
 
 /** A worker never rejects: failures come back as `ok: false` with plain error data. */

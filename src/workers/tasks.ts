@@ -3,6 +3,7 @@
  * MIME building, RSA/ed25519 signing, key generation). Plain data in, plain data out; what a
  * thread keeps between tasks (compiled templates, parsed keys) is owned by its WorkerTasks.
  */
+import { ownBytes } from './bytes.js';
 import { composeMessage, type ComposeInput } from './compose.js';
 import { DkimSigner, generateDkimKey, type DkimAlgorithm, type GeneratedKey, type GenerateKeyOptions } from './dkim.js';
 import { engagementUrls, trackHtml, type EngagementInput } from './engagement.js';
@@ -157,16 +158,4 @@ export class WorkerTasks {
     if (input.content) return { ...input.content, subject: headerSafe(input.content.subject) };
     throw new TaskError('internal_error', 'buildMessage needs a template or content');
   }
-}
-
-/**
- * A Buffer is often a view into a larger shared ArrayBuffer (Node's 8 KiB allocation pool), and
- * the structured clone that carries the result to the main thread copies the whole underlying
- * ArrayBuffer, not just the view. Copy into an exactly sized array when the view is partial.
- */
-function ownBytes(buf: Buffer): Uint8Array {
-  if (buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength) {
-    return new Uint8Array(buf.buffer, 0, buf.byteLength);
-  }
-  return new Uint8Array(buf);
 }

@@ -16,8 +16,10 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
+import { Piscina } from 'piscina';
 import { toTaskErrorData } from './errors.js';
 import type { GenerateKeyOptions } from './dkim.js';
+import { inboundAttachment, inboundPayloadBody, type InboundAttachmentTaskInput, type InboundPayloadTaskInput } from './inbound-tasks.js';
 import type { WorkerResponse, WorkerTask } from './protocol.js';
 import { WorkerTasks, type BuildInput, type FinishInput } from './tasks.js';
 
@@ -57,12 +59,33 @@ async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown
         return { ok: true, value: await each(msg.input as FinishInput[], (input) => tasks.finishMessage(input)) };
       case 'generateKey':
         return { ok: true, value: tasks.generateKey(msg.input as GenerateKeyOptions) };
+      case 'inboundPayload': {
+        const value = await inboundPayloadBody(msg.input as InboundPayloadTaskInput);
+        return handedOver(value, [value.body]);
+      }
+      case 'inboundAttachment': {
+        const value = await inboundAttachment(msg.input as InboundAttachmentTaskInput);
+        return handedOver(value, value ? [value.content] : []);
+      }
       default:
         return { ok: false, error: { code: 'internal_error', message: `Unknown worker task "${String(msg?.task)}"` } };
     }
   } catch (err) {
     return { ok: false, error: toTaskErrorData(err) };
   }
+}
+
+/**
+ * An answer whose byte arrays move to the main thread instead of being copied (piscina posts it
+ * with their ArrayBuffers in the transfer list). The arrays must own all of their memory
+ * (bytes.ts ownBytes); this thread cannot use them afterwards. Piscina unwraps the value, so the
+ * main thread receives the response itself.
+ */
+function handedOver<T>(value: T, bytes: Uint8Array<ArrayBuffer>[]): WorkerResponse<T> {
+  const response: WorkerResponse<T> = { ok: true, value };
+  const movable = { [Piscina.transferableSymbol]: bytes.map((b) => b.buffer), [Piscina.valueSymbol]: response };
+  // Typed by piscina through its own unique symbols, which its getters above name only as `symbol`.
+  return Piscina.move(movable as unknown as Parameters<typeof Piscina.move>[0]) as unknown as WorkerResponse<T>;
 }
 
 /**

@@ -43,7 +43,8 @@ export interface Rig {
   /** Full-page screenshots at 360 and 1280 px wide; returns the two file paths. */
   screenshot(name: string): Promise<string[]>;
   /** A sandbox channel with a linked domain, ready to send from (see test/support/sending.ts). */
-  sender(): Promise<Sender>;
+  /** A sandbox channel with a domain; `verified` publishes its records and verifies it (inbound routes need that). */
+  sender(o?: { verified?: boolean }): Promise<Sender>;
   /** Allows errors (console text or "<status> <url>") matching `pattern` in this test. */
   expectErrors(pattern: RegExp): void;
   /** The errors seen so far that no expectErrors pattern allows. */
@@ -139,7 +140,7 @@ export async function startRig(daemonOverrides: Record<string, unknown> = {}): P
     },
     checkA11y: () => checkA11y(page),
     screenshot: (name) => screenshot(page, name),
-    sender: () => setupSender(t, dns, { deliveryType: 'sandbox', verify: false }),
+    sender: (o) => setupSender(t, dns, { deliveryType: 'sandbox', verify: o?.verified ?? false }),
     expectErrors(pattern) {
       allowed.push(pattern);
     },

@@ -108,7 +108,7 @@ describe('DELETE /channels/{id}', () => {
     await t.restart(); // the purge resumes at start
     await t.daemon.channelPurger.drain();
     expect(await t.daemon.store.channels.pendingPurges()).toEqual([]);
-    expect(await leftovers(gone.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    expect(await leftovers(gone.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0, inboundMessages: 0, inboundCounts: 0 });
     await queuedJobs();
     expect(await leftovers(kept.channelId)).toMatchObject({ messages: 2, bodies: 2, jobs: 2 });
     expect((await leftovers(kept.channelId)).events).toBeGreaterThan(0);
@@ -130,7 +130,7 @@ describe('DELETE /channels/{id}', () => {
       if (r.done) break;
     }
     expect(batches).toBeGreaterThan(3);
-    expect(await leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    expect(await leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0, inboundMessages: 0, inboundCounts: 0 });
     await t.daemon.channelPurger.start();
   });
 
@@ -164,7 +164,7 @@ describe('DELETE /channels/{id}', () => {
     expect((await queuedJobs()).filter((j) => queued.includes(j.messageId))).toEqual([]);
     await t.daemon.channelPurger.start();
     await t.daemon.channelPurger.drain();
-    expect(await leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    expect(await leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0, inboundMessages: 0, inboundCounts: 0 });
   });
 
   it("removes the channel's broadcasts with their rows, and the messages they made", async () => {
@@ -195,7 +195,7 @@ describe('DELETE /channels/{id}', () => {
     expect(remains.record).toBe(false);
     expect(remains.counters).toBe(false);
     expect(remains.statistics).toBe(false);
-    expect(await leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    expect(await leftovers(s.channelId)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0, inboundMessages: 0, inboundCounts: 0 });
   });
 
   it("answers 401 without a key, 403 for another account's channel or a channel key, 404 for an unknown or deleted one", async () => {

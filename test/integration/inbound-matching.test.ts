@@ -6,6 +6,7 @@
  */
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { InboundReception } from '../../src/inbound/reception.js';
 import type { InboundProcessor } from '../../src/inbound/processor.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
@@ -51,7 +52,8 @@ async function unmatchedCount(kind: 'arf' | 'dsn'): Promise<number> {
 
 /** The processor's logger (the daemon builds it; its warn is where unmatched reports go). */
 function inboundLogger() {
-  const processor = t.daemon.inbound!['deps'].processor as InboundProcessor;
+  const reception = t.daemon.inbound!['deps'].reception as InboundReception;
+  const processor = reception['deps'].bounces as InboundProcessor;
   return processor['deps'].logger!;
 }
 

@@ -22,6 +22,10 @@ interface Tenant {
   domain: string;
   domainId: string;
   webhook: string;
+  /** An inbound route on the tenant's domain. */
+  route: string;
+  /** A message received for that route. */
+  inbound: string;
   message: string;
   broadcast: string;
 }
@@ -47,10 +51,13 @@ const HOOK_URL = 'http://127.0.0.1:9/hook';
 const SUPPRESSED = 'kept-suppressed@example.net';
 
 async function tenant(accountKey: string): Promise<Tenant> {
-  const s = await setupSender(t, dns, { deliveryType: 'sandbox', verify: false, key: accountKey });
+  // Verified: an inbound route needs a verified domain.
+  const s = await setupSender(t, dns, { deliveryType: 'sandbox', key: accountKey });
   const channelKey = (await createKeyFor(accountKey, s.channelId)).token;
   const hook = await t.api('POST', '/webhooks', { key: accountKey, body: { url: HOOK_URL, events: ['complained'], channelId: s.channelId } });
   expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+  const route = await t.api('POST', '/inbound/routes', { key: accountKey, body: { channelId: s.channelId, address: `support@${s.domain}`, url: HOOK_URL } });
+  expect(route.status, JSON.stringify(route.body)).toBe(200);
   const sent = await t.api('POST', '/send/transactional', {
     key: accountKey,
     headers: { 'x-service-channel-id': s.channelId },
@@ -67,7 +74,39 @@ async function tenant(accountKey: string): Promise<Tenant> {
   expect(broadcast.status, JSON.stringify(broadcast.body)).toBe(200);
   const keys = await t.api('GET', '/api-keys', { key: accountKey });
   const accountKeyId = (keys.body.results as Array<{ id: string; prefix: string }>).find((k) => accountKey.startsWith(k.prefix))!.id;
-  return { accountKey, accountKeyId, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, message: sent.body.messageId, broadcast: broadcast.body.broadcastId };
+  const inbound = await receive({ accountId: accountKey === t.apiKey ? t.accountId : bAccountId, channelId: s.channelId, routeId: route.body.id, to: `support@${s.domain}` });
+  return { accountKey, accountKeyId, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, route: route.body.id, inbound, message: sent.body.messageId, broadcast: broadcast.body.broadcastId };
+}
+
+/** A message with one attachment, committed for the route as the inbound listener commits it (the listener is off here: it stays `received`). */
+async function receive(o: { accountId: string; channelId: string; routeId: string; to: string }): Promise<string> {
+  const raw = Buffer.from(
+    [
+      'From: Ann <ann@example.org>',
+      `To: ${o.to}`,
+      'Subject: private inbound',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b"',
+      '',
+      '--b',
+      'Content-Type: text/plain',
+      '',
+      'private',
+      '--b',
+      'Content-Type: text/plain; name="private.txt"',
+      'Content-Disposition: attachment; filename="private.txt"',
+      '',
+      'private attachment',
+      '--b--',
+      '',
+    ].join('\r\n'),
+  );
+  const [m] = await t.daemon.store.inboundMessages.commit({
+    receivedAt: new Date(),
+    raw,
+    messages: [{ routeId: o.routeId, accountId: o.accountId, channelId: o.channelId, envelope: { mailFrom: 'ann@example.org', rcptTo: [o.to] }, clientAddress: '127.0.0.1', helo: 'client.example.org', mailboxHash: null, from: 'ann@example.org', subject: 'private inbound' }],
+  });
+  return m.id;
 }
 
 async function createKeyFor(accountKey: string, channelId: string) {
@@ -179,6 +218,22 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
   'DELETE /webhooks/{id}': (v) => [{ method: 'DELETE', path: `/webhooks/${v.webhook}` }],
   'POST /webhooks/{id}/regenerate-signing-key': (v) => [{ method: 'POST', path: `/webhooks/${v.webhook}/regenerate-signing-key` }],
   'POST /webhooks/{id}/test': (v) => [{ method: 'POST', path: `/webhooks/${v.webhook}/test` }],
+  'POST /inbound/routes': (v) => [{ method: 'POST', path: '/inbound/routes', body: { channelId: v.channel, address: `intruder@${v.domain}`, url: HOOK_URL } }],
+  'GET /inbound/routes': (v) => [{ method: 'GET', path: `/inbound/routes?channelIds=${v.channel}&limit=500`, list: true }, { method: 'GET', path: '/inbound/routes?limit=500', list: true }],
+  'GET /inbound/routes/{id}': (v) => [{ method: 'GET', path: `/inbound/routes/${v.route}` }],
+  'PATCH /inbound/routes/{id}': (v) => [{ method: 'PATCH', path: `/inbound/routes/${v.route}`, body: { url: 'http://127.0.0.1:9/stolen' } }],
+  'DELETE /inbound/routes/{id}': (v) => [{ method: 'DELETE', path: `/inbound/routes/${v.route}` }],
+  'POST /inbound/routes/{id}/regenerate-signing-key': (v) => [{ method: 'POST', path: `/inbound/routes/${v.route}/regenerate-signing-key` }],
+  'GET /inbound/messages': (v) => [
+    { method: 'GET', path: `/inbound/messages?channelId=${v.channel}&limit=500`, list: true },
+    { method: 'GET', path: `/inbound/messages?routeId=${v.route}&limit=500`, list: true },
+    { method: 'GET', path: '/inbound/messages?limit=500', list: true },
+  ],
+  'GET /inbound/messages/{id}': (v) => [{ method: 'GET', path: `/inbound/messages/${v.inbound}` }],
+  'GET /inbound/messages/{id}/raw': (v) => [{ method: 'GET', path: `/inbound/messages/${v.inbound}/raw` }],
+  'GET /inbound/messages/{id}/attachments/{index}': (v) => [{ method: 'GET', path: `/inbound/messages/${v.inbound}/attachments/0` }],
+  'POST /inbound/messages/{id}/retry': (v) => [{ method: 'POST', path: `/inbound/messages/${v.inbound}/retry` }],
+  'GET /inbound/statistics/daily': (v) => [{ method: 'GET', path: `/inbound/statistics/daily?channelId=${v.channel}` }],
   'GET /queue': () => [{ method: 'GET', path: '/queue?limit=500', list: true }],
   'GET /queue/messages': () => [{ method: 'GET', path: '/queue/messages?limit=500', list: true }],
   'POST /queue/messages/{id}/retry': (v) => [{ method: 'POST', path: `/queue/messages/${v.message}/retry` }],
@@ -187,7 +242,7 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
 
 /** Ids and names of A that must never appear in another tenant's 2xx answer. */
 function secretsOf(v: Tenant): string[] {
-  return [v.accountKeyId, v.channel, v.domainId, v.domain, v.webhook, v.message, v.broadcast];
+  return [v.accountKeyId, v.channel, v.domainId, v.domain, v.webhook, v.route, v.inbound, v.message, v.broadcast];
 }
 
 async function call(key: string, c: Call): Promise<ApiResponse> {
@@ -271,7 +326,7 @@ describe('tenant isolation', () => {
     expect(leaks).toEqual([]);
   });
 
-  it('left A\'s channel, domain, webhook, message and suppression as they were', async () => {
+  it('left A\'s channel, domain, webhook, inbound route and message, message and suppression as they were', async () => {
     const channel = await t.api('GET', `/channels/${a.channel}`);
     expect(channel.status).toBe(200);
     expect(channel.body.name).not.toBe('stolen');
@@ -281,6 +336,10 @@ describe('tenant isolation', () => {
     const hook = await t.api('GET', `/webhooks/${a.webhook}`);
     expect(hook.status).toBe(200);
     expect(hook.body).toMatchObject({ url: HOOK_URL, enabled: true, channelId: a.channel });
+    const route = await t.api('GET', `/inbound/routes/${a.route}`);
+    expect([route.status, route.body.url, route.body.channelId]).toEqual([200, HOOK_URL, a.channel]);
+    const inbound = await t.api('GET', `/inbound/messages/${a.inbound}`);
+    expect([inbound.status, inbound.body.status, inbound.body.attemptCount]).toEqual([200, 'received', 0]);
     expect((await t.api('GET', `/activity/messages/${a.message}`)).status).toBe(200);
     expect((await t.api('GET', '/channels', { key: a.accountKey })).status).toBe(200);
     expect(await t.daemon.store.suppressions.is(a.channel, 'transactional', SUPPRESSED)).toBe(true);

@@ -146,7 +146,7 @@ const HERE: Partial<Record<SmtpReplyName, () => Promise<SmtpReply | null>>> = {
   },
   messageTooLarge: () => submit(`From: <${own()}>`, { body: 'x'.repeat(70) + '\r\n'.repeat(1) + ('y'.repeat(70) + '\r\n').repeat(80) }),
   queued: () => submit(`From: <${own()}>`),
-  relayDenied: async () => {
+  noSuchMailbox: async () => {
     const c = await SmtpWire.connect(t.daemon.inbound!.port);
     await c.reply();
     await c.cmd('EHLO mx.example');
@@ -180,6 +180,7 @@ const ELSEWHERE: Partial<Record<SmtpReplyName, string>> = {
   tooManyFromAddress: 'test/integration/security-smtp-exhaustion.test.ts',
   authTimeout: 'test/integration/security-smtp-exhaustion.test.ts',
   authThrottled: 'test/integration/security-smtp-exhaustion.test.ts',
+  sessionTimeout: 'test/integration/inbound-receive.test.ts',
   // A valid key whose user name does not fit its kind (the key and its channel are made there).
   authAccountKeyUser: 'test/integration/smtp-first-hour.test.ts',
   authChannelKeyUser: 'test/integration/smtp-first-hour.test.ts',

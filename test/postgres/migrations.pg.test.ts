@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { latestVersion, migrate, schemaVersion } from '../../src/store/postgres/migrations.js';
+import { MIGRATIONS } from '../../src/store/postgres/schema/index.js';
 import { StoreProblem } from '../../src/store/port/problems.js';
 import { PostgresStore } from '../../src/store/postgres/engine.js';
 
@@ -31,22 +32,45 @@ describe('PostgreSQL schema migrations', () => {
     await sql.end({ timeout: 5 });
   });
 
-  it('three nodes starting at once apply migration 1 once, and a restart applies nothing', async () => {
+  it('three nodes starting at once apply every migration once, and a restart applies nothing', async () => {
     const schema = freshSchema();
     const applied: number[] = [];
     const stores = [0, 1, 2].map(() => new PostgresStore({ url, schema, poolSize: 2, onMigration: (v) => applied.push(v) }));
     await Promise.all(stores.map((s) => s.start()));
     try {
-      expect(applied).toEqual([1]);
+      expect(applied).toEqual(MIGRATIONS.map((m) => m.version));
       expect(stores.map((s) => s.healthy())).toEqual([true, true, true]);
       const rows = await sql.unsafe<{ version: number }[]>(`SELECT version FROM "${schema}".schema_migrations`);
-      expect(rows.map((r) => r.version)).toEqual([latestVersion()]);
+      expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
     } finally {
       await Promise.all(stores.map((s) => s.stop()));
     }
     const again = await migrate(sql, schema);
     expect(again).toMatchObject({ from: latestVersion(), to: latestVersion(), applied: [] });
     expect(await schemaVersion(sql, schema)).toBe(latestVersion());
+  });
+
+  it('a database at version 1 (the release before inbound mail) is migrated to the latest at start and gains the inbound tables', async () => {
+    const schema = freshSchema();
+    // What the release before issue 33 applied: migration 1 only.
+    await sql.begin(async (tx) => {
+      await tx.unsafe(`CREATE SCHEMA "${schema}"`);
+      await tx.unsafe(`CREATE TABLE "${schema}".schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await tx.unsafe(`SET LOCAL search_path TO "${schema}"`);
+      await tx.unsafe(MIGRATIONS[0]!.sql);
+      await tx.unsafe(`INSERT INTO "${schema}".schema_migrations (version, name) VALUES (1, 'initial schema')`);
+    });
+    const store = new PostgresStore({ url, schema, poolSize: 1 });
+    await store.start();
+    try {
+      const account = await store.accounts.create({ name: 'kept', state: 'active' });
+      expect(await schemaVersion(sql, schema)).toBe(latestVersion());
+      const tables = await sql<{ t: string }[]>`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ${schema} AND table_name LIKE 'inbound%' ORDER BY 1`;
+      expect(tables.map((r) => r.t)).toEqual(['inbound_daily_counts', 'inbound_messages', 'inbound_routes']);
+      expect(await store.inboundRoutes.list({ accountId: account.id, limit: 10, offset: 0 })).toMatchObject({ results: [] });
+    } finally {
+      await store.stop();
+    }
   });
 
   it('reports version 0 for a schema never migrated', async () => {

@@ -5,7 +5,7 @@
  * compose), a client Message-ID, a pending account's send quota, leased jobs, a message parked
  * by retention (and the log's floor moved), the report marks of a complaint and of an
  * asynchronous bounce, TLS-RPT counts with failure details and a report, an MTA-STS policy and
- * DNS failures. An LMDB store is seeded through the port, copied, and the PostgreSQL store
+ * DNS failures, an inbound route, received messages (one posted, one claimed, with 8-bit raw bytes). An LMDB store is seeded through the port, copied, and the PostgreSQL store
  * (opened afresh, as a daemon after the copy) answers the port's reads as LMDB did; where the
  * copy changes state on purpose (a leased job is due again) or carries a rule (a report is not
  * recorded twice, the quota is used up), the next verb shows it.
@@ -45,6 +45,23 @@ interface Seeded {
   /** Old, still queued: parked by retention. */
   m5: string;
   leaseGeneration: number;
+  /** An inbound route (with its key) on the account's domain. */
+  routeId: string;
+  /** Received for the route: posted; received and claimed (lease 1). */
+  inbound: { posted: string; claimed: string };
+}
+
+const INBOUND_RAW = Buffer.from('From: ann@example.org\r\nSubject: \xe9t\xe9\r\n\r\n\x00\xff body\r\n', 'latin1');
+
+/** Two received messages for the route: one posted, one claimed and not finished when the daemon stopped. */
+async function seedInbound(store: StorePort, route: { id: string; accountId: string; channelId: string }): Promise<Seeded['inbound']> {
+  const copy = (rcpt: string) => ({ routeId: route.id, accountId: route.accountId, channelId: route.channelId, envelope: { mailFrom: 'ann@example.org', rcptTo: [rcpt] }, clientAddress: '192.0.2.7', helo: 'mx.example.org', mailboxHash: null, from: 'ann@example.org', subject: 'été' });
+  const [posted] = await store.inboundMessages.commit({ receivedAt: new Date(NOW - 120_000), raw: INBOUND_RAW, messages: [copy('a@inbound.test')] });
+  const [claimed] = await store.inboundMessages.commit({ receivedAt: new Date(NOW - 60_000), raw: INBOUND_RAW, messages: [copy('b@inbound.test')] });
+  const { claims } = await store.inboundMessages.claimDue({ nowMs: NOW - 60_000, max: 10, leaseMs: 300_000 });
+  await store.inboundMessages.markProcessed(posted.id, claims[0].lease, { spf: { result: 'pass', domain: 'example.org' }, dkim: [], dmarc: { result: 'none', domain: null, policy: null }, arc: { result: 'none' } });
+  await store.inboundMessages.recordAttempt({ id: posted.id, lease: claims[0].lease, attempt: { at: new Date(NOW - 60_000).toISOString(), statusCode: 204, error: null }, end: { kind: 'posted' } });
+  return { posted: posted.id, claimed: claimed.id };
 }
 
 async function seed(store: StorePort): Promise<Seeded> {
@@ -87,7 +104,10 @@ async function seed(store: StorePort): Promise<Seeded> {
   await store.dnsFailures.countFailure({ accountId, domain: 'nx.example', atMs: NOW - 1_000 });
   await store.dnsFailures.countFailure({ accountId, domain: 'nx.example', atMs: NOW });
   const ids = { m1: m1.record.id, m2: m2.record.id, m3: m3.record.id, m4: m4.record.id, m5: old.record.id };
-  return { accountId, channelId: channel.id, goneChannelId: gone.id, keyToken, sessionToken, ...ids, leaseGeneration: leased[0].leaseGeneration };
+  const domain = await store.domains.create({ accountId, name: 'inbound.test', channelIds: [channel.id], key: { selector: 's1', algorithm: 'rsa', privateKeyPem: 'pem', dnsValue: 'v=DKIM1; p=x' }, returnPath: [], maxPerAccount: 10 });
+  const route = await store.inboundRoutes.create({ accountId, channelId: channel.id, domainId: domain.id, address: '*@inbound.test', url: 'https://app.example.org/in', enabled: true, additionalHeaders: [{ name: 'X-T', value: '1' }], maxPerAccount: 10 });
+  const inbound = await seedInbound(store, route.route);
+  return { accountId, channelId: channel.id, goneChannelId: gone.id, keyToken, sessionToken, ...ids, leaseGeneration: leased[0].leaseGeneration, routeId: route.route.id, inbound };
 }
 
 /** What the port reads of the seeded store: the same on both engines after the copy. */
@@ -111,6 +131,12 @@ async function reads(store: StorePort, s: Seeded) {
     tlsReport: await store.tlsRpt.report(TLS_DAY, 'example.net').then((r) => r && { ...r, gzip: Buffer.from(r.gzip).toString('hex') }),
     mtaSts: await store.mtaSts.get('example.net'),
     dnsFailures: await store.dnsFailures.recent(s.accountId, 'nx.example'),
+    route: await store.inboundRoutes.get(s.routeId),
+    routeKey: await store.inboundRoutes.signingKey(s.routeId),
+    routeMatch: await store.inboundRoutes.match('ann+7@inbound.test'),
+    inbound: await store.inboundMessages.list({ accountId: s.accountId, limit: 10 }),
+    inboundPerDay: await store.inboundMessages.receivedPerDay({ accountId: s.accountId, fromDay: Math.floor(NOW / DAY) - 1, toDay: Math.floor(NOW / DAY) }),
+    inboundRaw: await Promise.all([s.inbound.posted, s.inbound.claimed].map(async (id) => (await store.inboundMessages.raw(id))?.toString('hex'))),
   };
 }
 
@@ -148,7 +174,11 @@ describe('store copy: every kind, engine to engine', () => {
     const before = await reads(lmdb, s);
     expect(before.gone?.deletedAt).toBeDefined();
     expect(before.parked).toBe(true);
+    expect([before.route?.address, before.routeKey, before.routeMatch?.mailboxHash]).toEqual(['*@inbound.test', expect.stringMatching(/^whsec_/), '7']);
     expect(before.unfinished.map((u) => u.compose)).toEqual([undefined, { template: 'welcome', data: { name: 'Cat' } }]);
+    expect(before.inbound.results.map((m) => [m.id, m.status])).toEqual([[s.inbound.claimed, 'received'], [s.inbound.posted, 'posted']]);
+    expect(before.inboundPerDay.map((d) => d.received)).toEqual([0, 2]);
+    expect(before.inboundRaw).toEqual([INBOUND_RAW.toString('hex'), INBOUND_RAW.toString('hex')]);
     expect(await reads(pg, s)).toEqual(before);
     expect(pg.queue.channelDeleted(s.goneChannelId)).toBe(true);
     // Retention moved the floor past the parked message's accepted event: the log's bounds came along.
@@ -175,5 +205,15 @@ describe('store copy: every kind, engine to engine', () => {
     expect(await pg.engagement.recordAsyncBounce({ subject: { ...subject, messageId: s.m4 }, recipients: ['DAN@example.net'], details: { async: true }, hard: true })).toEqual([]);
     const over = accepted({ accountId: s.accountId, channelId: s.channelId, to: ['x@example.org', 'y@example.org'] });
     await expect(pg.messages.commit({ messages: [over], sendLimit: { accountId: s.accountId, limit: 2 } })).rejects.toMatchObject({ code: 'send_limit_exceeded' });
+  });
+
+  it('carries a claimed received message with its lease: due after it, an attempt under it recorded, under an older one stale', async () => {
+    const after = await pg.inboundMessages.claimDue({ nowMs: NOW - 60_000 + 299_999, max: 10, leaseMs: 60_000 });
+    expect(after.claims).toEqual([]);
+    expect(after.nextDueMs).toBe(NOW - 60_000 + 300_000);
+    const attempt = { at: new Date(NOW).toISOString(), statusCode: 200, error: null };
+    expect(await pg.inboundMessages.recordAttempt({ id: s.inbound.claimed, lease: 0, attempt, end: { kind: 'posted' } })).toBe('stale');
+    expect(await pg.inboundMessages.recordAttempt({ id: s.inbound.claimed, lease: 1, attempt, end: { kind: 'posted' } })).toBe('recorded');
+    expect((await pg.inboundMessages.get(s.inbound.claimed))?.status).toBe('posted');
   });
 });

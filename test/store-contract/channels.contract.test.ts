@@ -156,7 +156,7 @@ eachEngine('channel deletion', (ctx) => {
     expect(await ctx.store.channels.pendingPurges()).toEqual([]);
     expect(await ctx.store.channels.purgeBatch(c.id, 2)).toEqual({ removed: 0, done: true });
     expect(await ctx.store.channels.isDeleted(c.id)).toBe(true);
-    expect(await ctx.store.channels.remains(c.id)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0 });
+    expect(await ctx.store.channels.remains(c.id)).toEqual({ messages: 0, bodies: 0, jobs: 0, events: 0, stats: 0, indexEntries: 0, inboundMessages: 0, inboundCounts: 0 });
   });
 
   it('finishes at once the purge of a channel that has none', async () => {

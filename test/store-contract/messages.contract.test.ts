@@ -38,6 +38,18 @@ eachEngine('messages', (ctx) => {
     expect(await ctx.store.messages.withBody('no-such-id')).toBeUndefined();
   });
 
+  it('reads a body over 16 MiB back as a Buffer, in body() and withBody() (a 25 MB attachment submitted over SMTP)', async () => {
+    const m = accepted();
+    const body = Buffer.alloc(17 * 1024 * 1024, 'x');
+    body.write('Subject: big\r\n\r\n');
+    await ctx.store.messages.commit({ messages: [{ ...m, body }] });
+    const read = (await ctx.store.messages.body(m.record.id))!;
+    const both = (await ctx.store.messages.withBody(m.record.id))!;
+    expect([Buffer.isBuffer(read), Buffer.isBuffer(both.body)]).toEqual([true, true]);
+    expect(read.equals(body) && both.body.equals(body)).toBe(true);
+    expect(read.indexOf('\r\n\r\n')).toBe(12);
+  });
+
   it('commits a sandbox message as sent at once, and an empty commit as nothing', async () => {
     const m = accepted({ sandbox: true });
     await ctx.store.messages.commit({ messages: [m] });

@@ -63,3 +63,27 @@ export function dkimpyVerify(message: Buffer, txt: string): Promise<'pass' | 'fa
     child.stdin!.end(message);
   });
 }
+
+const SIGN_SCRIPT = `
+import os, sys, dkim
+msg = sys.stdin.buffer.read()
+sig = dkim.sign(msg, os.environ["DKIM_SELECTOR"].encode(), os.environ["DKIM_DOMAIN"].encode(),
+                os.environ["DKIM_KEY"].encode(), canonicalize=(b"relaxed", b"relaxed"))
+sys.stdout.buffer.write(sig + msg)
+`;
+
+/**
+ * `message` signed by dkimpy (relaxed/relaxed, rsa-sha256, its default header list) with the
+ * PKCS#1 PEM `privateKey` as `selector` of `domain`: the DKIM-Signature field dkimpy
+ * wrote, prepended to the message.
+ */
+export function dkimpySign(message: Buffer, o: { domain: string; selector: string; privateKey: string }): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env, DKIM_DOMAIN: o.domain, DKIM_SELECTOR: o.selector, DKIM_KEY: o.privateKey };
+    const child = execFile(PYTHON, ['-c', SIGN_SCRIPT], { env, encoding: 'buffer' }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`dkimpy failed to sign: ${stderr.toString() || err.message}`));
+      resolve(stdout);
+    });
+    child.stdin!.end(message);
+  });
+}

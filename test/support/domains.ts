@@ -5,7 +5,8 @@
 import { expect } from 'vitest';
 import type { AccountState } from '../../src/domain/types.js';
 import type { TestDaemon } from './daemon.js';
-import type { DnsRecordJson } from './sending.js';
+import type { TestDns } from './dns-server.js';
+import { publishAll, type DnsRecordJson } from './sending.js';
 
 /** Our host name in these tests: the return-path MX target and the SPF-authorized host. */
 export const HOSTNAME = 'mx.postrider-test.net';
@@ -65,6 +66,16 @@ export async function newDomain(t: TestDaemon, body: Record<string, unknown>, ke
   const res = await t.api('POST', '/domains', { key, body });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body as { id: string; name: string; verified: boolean; channels: unknown[]; dnsRecords: DnsRecords };
+}
+
+/** POST /domains, its records published in the test DNS server, and POST /domains/{id}/verify: a verified domain. */
+export async function newVerifiedDomain(t: TestDaemon, dns: TestDns, body: Record<string, unknown>, key?: string) {
+  const d = await newDomain(t, body, key);
+  publishAll(dns, d.dnsRecords);
+  const v = await t.api('POST', `/domains/${d.id}/verify`, { key });
+  expect(v.status, JSON.stringify(v.body)).toBe(200);
+  expect(v.body.verified, JSON.stringify(v.body)).toBe(true);
+  return { ...d, verified: true };
 }
 
 /** A unique, real-looking name (DNS in tests is always the in-process server). */

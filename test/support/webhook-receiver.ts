@@ -1,6 +1,6 @@
 /**
  * A webhook endpoint for tests: node:http on 127.0.0.1, recording every request. Each path can
- * be given its own behaviour (status, delay, never answering), so one receiver serves many
+ * be given its own behaviour (status, an answer given later, never answering), so one receiver serves many
  * webhooks of one test file.
  */
 import http from 'node:http';
@@ -15,8 +15,13 @@ export interface ReceivedRequest {
   atMs: number;
 }
 
-/** Answers one request: a status (and body), or 'hang' to never answer. */
-export type Behaviour = (r: ReceivedRequest, index: number) => { status: number; body?: string } | 'hang';
+export interface Answer {
+  status: number;
+  body?: string;
+}
+
+/** Answers one request: a status (and body), 'hang' to never answer, or a promise of an answer given later. */
+export type Behaviour = (r: ReceivedRequest, index: number) => Answer | 'hang' | Promise<Answer>;
 
 export interface WebhookReceiver {
   url(path: string): string;
@@ -51,7 +56,16 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         hanging.add(res);
         return;
       }
-      res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
+      const reply = (a: Answer) => res.writeHead(a.status, { 'content-type': 'text/plain' }).end(a.body ?? '');
+      if (answer instanceof Promise) {
+        hanging.add(res);
+        void answer.then((a) => {
+          hanging.delete(res);
+          reply(a);
+        });
+        return;
+      }
+      reply(answer);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

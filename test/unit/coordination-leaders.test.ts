@@ -53,7 +53,7 @@ describe('retention sweep as leader', () => {
     const c = new LocalCoordination({ nodeId: 'n1', clock });
     const first = gate<SweepResult>();
     const a = retentionStore(() => first.promise);
-    const b = retentionStore(async () => ({ events: 1, messages: 0, more: false }));
+    const b = retentionStore(async () => ({ events: 1, messages: 0, inboundMessages: 0, more: false }));
     const running = sweeper(a.store, c, clock).sweepAsLeader();
     await waitFor(() => a.calls.batches === 1, { what: 'the first sweeper’s first batch' });
 
@@ -61,10 +61,10 @@ describe('retention sweep as leader', () => {
     expect(await other.sweepAsLeader()).toBeNull();
     expect(b.calls).toEqual({ batches: 0, dnsSweeps: 0 });
 
-    first.open({ events: 2, messages: 1, more: false });
-    expect(await running).toEqual({ events: 2, messages: 1, dnsFailures: 0 });
+    first.open({ events: 2, messages: 1, inboundMessages: 0, more: false });
+    expect(await running).toEqual({ events: 2, messages: 1, inboundMessages: 0, dnsFailures: 0 });
     // The lease was given back at the end of the run: the next period's sweep may be anyone's.
-    expect(await other.sweepAsLeader()).toEqual({ events: 1, messages: 0, dnsFailures: 0 });
+    expect(await other.sweepAsLeader()).toEqual({ events: 1, messages: 0, inboundMessages: 0, dnsFailures: 0 });
   });
 
   it('stops between batches once its leadership lapsed and another sweeper took it', async () => {
@@ -72,17 +72,17 @@ describe('retention sweep as leader', () => {
     const c = new LocalCoordination({ nodeId: 'n1', clock });
     const first = gate<SweepResult>();
     const a = retentionStore(() => first.promise);
-    const b = retentionStore(async () => ({ events: 5, messages: 0, more: false }));
+    const b = retentionStore(async () => ({ events: 5, messages: 0, inboundMessages: 0, more: false }));
     const hung = sweeper(a.store, c, clock).sweepAsLeader();
     await waitFor(() => a.calls.batches === 1, { what: 'the first sweeper’s first batch' });
 
     // Its batch hangs past the lease's ttl: the other sweeper's next period takes over.
     clock.advance(5 * 60_000 + 1);
-    expect(await sweeper(b.store, c, clock).sweepAsLeader()).toEqual({ events: 5, messages: 0, dnsFailures: 0 });
+    expect(await sweeper(b.store, c, clock).sweepAsLeader()).toEqual({ events: 5, messages: 0, inboundMessages: 0, dnsFailures: 0 });
 
     // The hung batch returns with more to do: the renewal fails and it sweeps no further.
-    first.open({ events: 7, messages: 0, more: true });
-    expect(await hung).toEqual({ events: 7, messages: 0, dnsFailures: 0 });
+    first.open({ events: 7, messages: 0, inboundMessages: 0, more: true });
+    expect(await hung).toEqual({ events: 7, messages: 0, inboundMessages: 0, dnsFailures: 0 });
     expect(a.calls).toEqual({ batches: 1, dnsSweeps: 0 });
   });
 });

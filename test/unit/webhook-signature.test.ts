@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MAX_RETRY_DELAY_MS, retryDelayMs } from '../../src/domain/webhook.js';
-import { signatureHeader, verifySignature } from '../../src/webhooks/signature.js';
+import { signatureHeader, signatureHeaderOf, verifySignature } from '../../src/webhooks/signature.js';
 
 describe('webhook signature', () => {
   const key = 'whsec_test-key';
@@ -11,6 +11,15 @@ describe('webhook signature', () => {
     const header = signatureHeader(key, body, 1_700_000_000.9);
     const expected = createHmac('sha256', key).update(`1700000000.${body}`).digest('hex');
     expect(header).toBe(`t=1700000000,v1=${expected}`);
+  });
+
+  it('is the same header over a body given as its UTF-8 bytes (signed off the main thread)', async () => {
+    const text = '{"subject":"Grüße ✓ 日本語","text":"a\\u0000b"}';
+    expect(await signatureHeaderOf(key, Buffer.from(text, 'utf8'), 1_700_000_000.9)).toBe(signatureHeader(key, text, 1_700_000_000.9));
+    expect(await signatureHeaderOf(key, new Uint8Array(0), 1_700_000_000)).toBe(signatureHeader(key, '', 1_700_000_000));
+    // Over more than one chunk of the hash (1 MiB), with a multi-byte character across the boundary.
+    const long = `${'a'.repeat(1024 * 1024 - 1)}é${'b'.repeat(1024 * 1024 + 7)}`;
+    expect(await signatureHeaderOf(key, Buffer.from(long, 'utf8'), 1_700_000_000)).toBe(signatureHeader(key, long, 1_700_000_000));
   });
 
   it('verifies an untouched body within the tolerance and refuses changes, other keys and old timestamps', () => {

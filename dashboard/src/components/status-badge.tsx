@@ -20,6 +20,14 @@ const TONES: Record<string, 'good' | 'bad' | 'warn' | 'neutral'> = {
   retrying: 'warn',
   processing: 'warn',
   sandbox: 'neutral',
+  // Inbound messages (issue 33) and the verdicts of their verification (RFC 8601 2.7).
+  posted: 'good',
+  received: 'warn',
+  pass: 'good',
+  fail: 'bad',
+  permerror: 'bad',
+  softfail: 'warn',
+  temperror: 'warn',
 };
 
 /** A status as a small badge: colour and text both say it (colour alone is not enough). */

@@ -26,6 +26,7 @@ export function recordRows(d: DnsRecords): RecordRow[] {
     ...d.returnPath.map((r, i) => ({ key: `rp${i}`, label: RETURN_PATH[r.type], note: 'Bounces and SPF checks use this host.', required: true, record: r })),
     d.tracking ? { key: 'tr', label: 'Tracking link host (optional)', note: 'Click and open links of mail from this domain use this host once verified.', required: false, record: d.tracking } : null,
     d.unsubscribe ? { key: 'un', label: 'Unsubscribe link host (optional)', note: 'Unsubscribe links use this host once verified.', required: false, record: d.unsubscribe } : null,
+    d.inbound ? { key: 'in', label: 'Inbound MX (mail for the domain comes here)', note: 'Mail to the inbound routes of this domain reaches postrider through this record.', required: false, record: d.inbound } : null,
     { key: 'dmarc', label: 'DMARC (advisory)', note: dmarcNote(d.dmarc), required: false, record: d.dmarc },
   ];
   return rows.filter((r): r is RecordRow => r !== null);
@@ -81,7 +82,7 @@ export function RecordList(props: { records: DnsRecords }) {
 }
 
 /** What the last lookup found, and when: for another value, the values found (as DNS answered them, capped by the daemon). */
-function LastCheck(props: { record: DnsRecord }) {
+export function LastCheck(props: { record: DnsRecord }) {
   const { check, lastCheckedAt } = props.record;
   if (!check) return lastCheckedAt ? <RelativeTime at={lastCheckedAt} /> : <span>not yet</span>;
   const found = check.found ?? [];

@@ -1,9 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ConfirmDialog } from '../components/confirm-dialog';
-import { CopyButton } from '../components/copy-button';
 import { DeleteButton } from '../components/delete-button';
 import { ProblemBanner } from '../components/problem-banner';
+import { SigningKey } from '../components/signing-key';
 import { StatusBadge } from '../components/status-badge';
 import { useAction } from '../components/use-action';
 import type { EventType, Webhook, WebhookTestOutcome } from '../wire';
@@ -43,46 +42,15 @@ export function TestEvent(props: { webhook: Webhook }) {
   );
 }
 
-/** The signing key (hidden until asked) and its regeneration behind a dialog. */
-export function SigningKey(props: { webhook: Webhook; onRegenerated: () => void }) {
-  const [open, setOpen] = useState(false);
-  const [fresh, setFresh] = useState<string | null>(null);
-  const regen = useAction();
-  const confirm = async () => {
-    const r = await regen.run(() => api.post<Webhook>(`/webhooks/${props.webhook.id}/regenerate-signing-key`));
-    if (r) (setFresh(r.payloadSigningKey), setOpen(false), props.onRegenerated());
-  };
+/** The signing key of the webhook (components/signing-key.tsx). */
+export function WebhookSigningKey(props: { webhook: Webhook; onRegenerated: () => void }) {
   return (
-    <section class="card page-section" aria-labelledby="wh-key">
-      <h2 id="wh-key">Signing key</h2>
-      <p class="muted">Your endpoint checks the X-Service-Webhook-Signature header of each delivery with this key.</p>
-      {fresh ? (
-        <div class="banner banner-ok" role="status">
-          <strong>New signing key.</strong> Put it in your endpoint now: the old key no longer signs.
-          <div class="key-line">
-            <code class="code-box" data-testid="new-signing-key">{fresh}</code> <CopyButton text={fresh} label="Copy key" />
-          </div>
-        </div>
-      ) : (
-        <details class="key-reveal">
-          <summary>Show the current key</summary>
-          <div class="key-line">
-            <code class="code-box">{props.webhook.payloadSigningKey}</code> <CopyButton text={props.webhook.payloadSigningKey} label="Copy key" />
-          </div>
-        </details>
-      )}
-      <div class="actions">
-        <button type="button" class="button" onClick={() => setOpen(true)}>
-          Regenerate signing key
-        </button>
-      </div>
-      {open && (
-        <ConfirmDialog open title="Regenerate the signing key?" confirmLabel="Regenerate" danger busy={regen.busy} onConfirm={confirm} onCancel={() => setOpen(false)}>
-          <p>The current key stops signing at once (deliveries already under way finish with it). Until your endpoint has the new key, it will reject the deliveries.</p>
-          <ProblemBanner error={regen.error} />
-        </ConfirmDialog>
-      )}
-    </section>
+    <SigningKey
+      signingKey={props.webhook.payloadSigningKey}
+      regeneratePath={`/webhooks/${props.webhook.id}/regenerate-signing-key`}
+      what="Your endpoint checks the X-Service-Webhook-Signature header of each delivery with this key."
+      onRegenerated={props.onRegenerated}
+    />
   );
 }
 

@@ -7,7 +7,7 @@ import { SaveStatus, useSave } from '../components/use-save';
 import { useApi } from '../use-api';
 import type { Webhook } from '../wire';
 import { deliveryOutcome } from './webhooks';
-import { DeleteWebhook, SigningKey, TestEvent } from './webhooks-actions';
+import { DeleteWebhook, TestEvent, WebhookSigningKey } from './webhooks-actions';
 import { WebhookForm, type WebhookInput } from './webhooks-form';
 
 /** One webhook: its last delivery and counters, a test event, its settings, the signing key, delete. */
@@ -33,7 +33,7 @@ export function WebhookPage(props: { id: string }) {
         <SaveStatus save={save} />
         <WebhookForm key={w.updatedAt} initial={w} submitLabel="Save changes" busy={save.busy} error={save.error} onSubmit={submit} />
       </section>
-      <SigningKey webhook={w} onRegenerated={hook.reload} />
+      <WebhookSigningKey webhook={w} onRegenerated={hook.reload} />
     </>
   );
 }

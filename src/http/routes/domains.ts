@@ -79,7 +79,8 @@ function dmarcJson(r: DnsRecordState, domain: string, warnings: SetupWarning[]):
  * (domain/dmarc-record.ts): the recommended one until a check found the domain's own, or its
  * Organizational Domain's (then with `inheritedFrom`).
  * `domainKeyActiveCompanion` and `domainKeyPendingCompanion`: the RSA companion of an ed25519
- * key (RFC 8463 3, dual signing), present when the key has one.
+ * key (RFC 8463 3, dual signing), present when the key has one. `inbound`: the MX of the domain
+ * itself, present while it has inbound routes (issue 33).
  */
 function dnsRecordsJson(d: SendingDomain, current: CurrentRecords): DnsRecords {
   const links = { warnings: current.linkHostWarnings };
@@ -92,6 +93,7 @@ function dnsRecordsJson(d: SendingDomain, current: CurrentRecords): DnsRecords {
     tracking: recordJson(current.linkHosts.tracking, links),
     unsubscribe: recordJson(current.linkHosts.unsubscribe, links),
     dmarc: dmarcJson(current.dmarc, d.name, current.dmarcWarnings),
+    ...(current.inbound ? { inbound: recordJson(current.inbound, { warnings: current.returnPathWarnings }) } : {}),
   };
 }
 
@@ -111,7 +113,7 @@ async function domainJson(domains: DomainService, d: SendingDomain): Promise<Dom
  * while the settings make a record unpublishable or the recommended DMARC record has no report address.
  */
 async function domainDetailJson(domains: DomainService, d: SendingDomain): Promise<DomainDetail> {
-  const current = domains.currentRecords(d);
+  const current = await domains.currentRecords(d);
   const warnings = allWarnings(current);
   return { ...(await domainJson(domains, d)), dnsRecords: dnsRecordsJson(d, current), ...(warnings.length > 0 ? { warnings } : {}) };
 }
@@ -184,7 +186,7 @@ function dnsRoutes(app: FastifyInstance, domains: DomainService): void {
         headers: { 'retry-after': String(VERIFY_RETRY_AFTER_S) },
       });
     }
-    return { verified: checked.domain.verified, ...dnsRecordsJson(checked.domain, domains.currentRecords(checked.domain)) };
+    return { verified: checked.domain.verified, ...dnsRecordsJson(checked.domain, await domains.currentRecords(checked.domain)) };
   });
 
   // The body ({dkimAlgorithm?}, optional) is checked by the service after the access rules.

@@ -10,30 +10,16 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { EVENT_TYPES, type EventType, type Principal } from '../../domain/types.js';
-import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, type Webhook, type WebhookHeader } from '../../domain/webhook.js';
+import type { Webhook, WebhookHeader } from '../../domain/webhook.js';
+import { headersSchema, MASKED_HEADER_VALUE, urlSchema } from '../endpoint-schemas.js';
 import type { WebhookService } from '../../webhooks/service.js';
-import { MAX_URL_LENGTH } from '../../webhooks/targets.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
 import { webhookBody, webhookPageBody, webhookTestBody } from '../response-schemas.js';
 import type { Page, Webhook as WebhookJson, WebhookTestOutcome } from '../../domain/wire.js';
 
-const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH } as const;
 const eventsSchema = { type: 'array', minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true, items: { type: 'string', enum: [...EVENT_TYPES] } } as const;
 const channelIdSchema = { type: ['string', 'null'], format: 'uuid' } as const;
-const headersSchema = {
-  type: 'array',
-  maxItems: 20,
-  items: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['name', 'value'],
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: 100, pattern: HEADER_NAME_PATTERN },
-      value: { type: 'string', maxLength: 2000, pattern: HEADER_VALUE_PATTERN },
-    },
-  },
-} as const;
 
 const properties = { url: urlSchema, events: eventsSchema, channelId: channelIdSchema, enabled: { type: 'boolean' }, additionalHeaders: headersSchema } as const;
 
@@ -54,8 +40,6 @@ interface WebhookBody {
   additionalHeaders?: WebhookHeader[];
 }
 
-/** What a channel-level key sees in place of an additionalHeaders value (often a credential). */
-export const MASKED_HEADER_VALUE = '********';
 
 /**
  * The answer of every webhook operation (api-surface.md), plus postrider's dates and counters.

@@ -16,6 +16,8 @@
  *   events    the channel's events through its own eventIndex prefix [accountId, 'c', channelId],
  *             each with its index entries, and with every message it names: record, body,
  *             delivery jobs (any left), outbox entries
+ *   inbound   the channel's received messages (issue 33) with their raw bytes, walked through the
+ *             account's list in inboundMessageIndex, then their day counts (inbound-purge.ts)
  *   stats     the channel's counters in statsDaily, statsDailyTags, statsQuarter, statsQuarterTags
  *             (keyed by account first: walked by the account's range, from a saved cursor)
  *
@@ -28,6 +30,7 @@ import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { indexPrefix } from './event-index.js';
 import { getEvent, removeEventInTxn } from './events.js';
+import { purgeInboundInTxn } from './inbound-purge.js';
 import { KEY_MAX } from './layout.js';
 import { jobsOfMessage } from './message-jobs.js';
 import { type ChannelPurge, type StatsDb } from './purge-queue.js';
@@ -39,7 +42,7 @@ const STATS_DBS = ['statsDaily', 'statsDailyTags', 'statsQuarter', 'statsQuarter
  * moments of the 204 rather than after the walk of the channel's whole history; then broadcasts.
  * A purge recorded before the jobs phase existed resumes where it was (events remove jobs too).
  */
-const PHASES: readonly ChannelPurge['phase'][] = ['jobs', 'broadcasts', 'events', ...STATS_DBS];
+const PHASES: readonly ChannelPurge['phase'][] = ['jobs', 'broadcasts', 'events', 'inbound', 'inboundCounts', ...STATS_DBS];
 /** A broadcast's rows in these databases are keyed [broadcastId, ...]. */
 const BROADCAST_ROW_DBS = ['broadcastEntries', 'broadcastFailures', 'broadcastSuppressions', 'broadcastMessages'] as const;
 
@@ -82,6 +85,7 @@ function stepInTxn(store: Store, p: ChannelPurge, phase: ChannelPurge['phase'], 
   if (phase === 'jobs') return purgeJobsInTxn(store, p, cursor, max);
   if (phase === 'broadcasts') return purgeBroadcastsInTxn(store, p, max);
   if (phase === 'events') return purgeEventsInTxn(store, p, max);
+  if (phase === 'inbound' || phase === 'inboundCounts') return purgeInboundInTxn(store, p, phase, cursor, max);
   return purgeStatsInTxn(store, p, phase, cursor, max);
 }
 
@@ -201,6 +205,8 @@ function purgeStatsInTxn(store: Store, p: ChannelPurge, db: StatsDb, cursor: unk
   for (const key of dbsOf(store)[db].getKeys({ start, end: [p.accountId, KEY_MAX], limit: cursor ? max + 1 : max })) {
     const k = key as unknown[];
     if (cursor && last === undefined && seen === 0 && sameKey(k, cursor)) continue;
+    // The cursor's key may be gone (removed by the last step): then the range has max + 1 others.
+    if (seen === max) break;
     seen++;
     last = k;
     if (k[at] === p.channelId) {

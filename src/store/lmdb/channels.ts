@@ -16,6 +16,7 @@ import { getChannel, type StoredChannel } from './channel-records.js';
 import { unlinkChannelFromDomainsInTxn } from './domains.js';
 import { removeChannelSuppressionsInTxn } from './suppressions.js';
 import { removeChannelWebhooksInTxn } from './webhooks.js';
+import { removeChannelRoutesInTxn } from './inbound-routes.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -109,4 +110,5 @@ const CHANNEL_CLEANUPS: ReadonlyArray<(store: Store, channelId: string) => void>
   removeChannelSuppressionsInTxn,
   unlinkChannelFromDomainsInTxn,
   removeChannelWebhooksInTxn,
+  removeChannelRoutesInTxn,
 ];

@@ -19,6 +19,7 @@ import { companionKeyOf as companionKey, domainKeyOf as domainKey, newDomainReco
 import { asciiNeedleOf, lookupDomainName as normalizeName } from '../../domain/domain-name.js';
 import { getChannel, getChannelRecord } from './channel-records.js';
 import { cachesOf, dbsOf } from './databases.js';
+import { removeDomainRoutesInTxn } from './inbound-routes.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 import { deepFreeze } from '../../domain/deep-freeze.js';
@@ -145,6 +146,7 @@ export async function deleteDomain(store: Store, id: string): Promise<boolean> {
     dbsOf(store).accountDomains.remove(indexKey(d));
     dbsOf(store).domainNames.remove([d.accountId, d.name]);
     for (const key of [...dbsOf(store).dkimKeys.getKeys({ start: [id], end: [id, KEY_MAX] })]) dbsOf(store).dkimKeys.remove(key);
+    removeDomainRoutesInTxn(store, d);
     return true;
   });
 }

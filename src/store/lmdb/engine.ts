@@ -29,6 +29,8 @@ import { LmdbSuppressions } from './repos/suppressions.js';
 import { LmdbTlsRpt } from './repos/tls-rpt.js';
 import { LmdbWebhookOutbox } from './repos/webhook-outbox.js';
 import { LmdbWebhooks } from './repos/webhooks.js';
+import { LmdbInboundMessages } from './repos/inbound-messages.js';
+import { LmdbInboundRoutes } from './repos/inbound-routes.js';
 
 export class LmdbStore extends Store implements StorePort {
   readonly accounts = new LmdbAccounts(this);
@@ -45,6 +47,8 @@ export class LmdbStore extends Store implements StorePort {
   readonly suppressions = new LmdbSuppressions(this);
   readonly engagement = new LmdbEngagement(this);
   readonly webhooks = new LmdbWebhooks(this);
+  readonly inboundRoutes = new LmdbInboundRoutes(this);
+  readonly inboundMessages = new LmdbInboundMessages(this);
   readonly webhookOutbox = new LmdbWebhookOutbox(this);
   readonly idempotency = new LmdbIdempotency(this);
   readonly tlsRpt = new LmdbTlsRpt(this);

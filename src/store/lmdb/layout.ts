@@ -163,6 +163,28 @@ export const DB_NAMES = [
   'tlsRpt',
   /** sha256(session token) hex → DashboardSession: the web dashboard's sessions (store/dashboard-sessions.ts). */
   'dashboardSessions',
+  /** routeId → InboundRoute (no signing key; store/inbound-routes.ts). */
+  'inboundRoutes',
+  /**
+   * The inbound routes' indexes, by kind:
+   *   ['a', accountId, createdAtMs, routeId] → 1   the account's routes in creation order (list, limit, deletes)
+   *   ['@', address] → routeId                     the route of a normalized address (match; unique)
+   */
+  'inboundRouteIndex',
+  /** routeId → signing key (kept apart so reading a route never loads it). */
+  'inboundRouteSecrets',
+  /** messageId → StoredInbound (the InboundMessage and its claim's lease; store/inbound-messages.ts). */
+  'inboundMessages',
+  /** messageId → Buffer: the received message as it came (message/rfc822). */
+  'inboundRaw',
+  /**
+   * The received messages' indexes, by kind:
+   *   ['a', accountId, receivedAtMs, messageId] → 1   the account's messages in receive order (list)
+   *   ['d', dueAtMs, messageId] → 1                  messages `received` and due for processing (claimDue)
+   *   ['f', receivedAtMs, messageId] → 1             messages `posted` or `failed`, oldest first (retention)
+   *   ['n', accountId, utcDay, channelId] → count    routed copies committed that UTC day (statistics; kept by retention)
+   */
+  'inboundMessageIndex',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

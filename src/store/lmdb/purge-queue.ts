@@ -12,9 +12,9 @@ export interface ChannelPurge {
   channelId: string;
   accountId: string;
   deletedAt: string;
-  /** 'jobs', 'broadcasts', 'events', then one phase per statistics database. */
-  phase: 'jobs' | 'broadcasts' | 'events' | StatsDb;
-  /** The jobs and statistics phases: the last key looked at. */
+  /** 'jobs', 'broadcasts', 'events', the received messages and their counts, then one phase per statistics database. */
+  phase: 'jobs' | 'broadcasts' | 'events' | 'inbound' | 'inboundCounts' | StatsDb;
+  /** The jobs, inbound and statistics phases: the last key looked at. */
   cursor?: unknown[];
 }
 

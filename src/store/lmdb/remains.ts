@@ -4,6 +4,7 @@
  * every place the data could be left in. Each costs a walk over whole databases: for checks and
  * operators, never for a request.
  */
+import { inboundRemains } from './inbound-purge.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -23,7 +24,7 @@ export function channelRemains(store: Store, channelId: string): ChannelRemains 
   const tagStats = (['statsDailyTags', 'statsQuarterTags'] as const).reduce((n, name) => n + [...db[name].getKeys({})].filter((k) => (k as unknown[])[3] === channelId).length, 0);
   const bodies = messages.filter((id) => db.bodies.get(id) !== undefined).length;
   const indexEntries = [...db.eventIndex.getKeys({})].filter((k) => (k as unknown[])[1] === 'c' && (k as unknown[])[2] === channelId).length;
-  return { messages: messages.length, bodies, jobs, events, stats: stats + tagStats, indexEntries };
+  return { messages: messages.length, bodies, jobs, events, stats: stats + tagStats, indexEntries, ...inboundRemains(store, channelId) };
 }
 
 export function broadcastRemains(store: Store, broadcastId: string, channelId: string): BroadcastRemains {

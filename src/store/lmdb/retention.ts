@@ -12,6 +12,9 @@
  * (openJobs > 0) is parked in `retentionPending` and removed by a later sweep once it is done;
  * the body of a queued message is never removed. Its later events (delivered, opened...) age
  * out on their own.
+ *
+ * Received messages (issue 33) received before the cutoff go in the same write, up to `batch`,
+ * once posted or failed (inbound-messages.ts, expireInboundInTxn).
  */
 import type { DeliveryJob, MessageRecord } from '../../domain/types.js';
 import { forgetClientMessageIdInTxn } from './client-message-ids.js';
@@ -19,6 +22,7 @@ import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { eventTimeMs } from './event-index.js';
 import { eventFloor, getEvent, lastEventSeq, removeEventInTxn } from './events.js';
+import { expireInboundInTxn } from './inbound-messages.js';
 import { KEY_MAX } from './layout.js';
 import type { SweepResult } from '../port/retention.js';
 
@@ -27,7 +31,7 @@ export type { SweepResult } from '../port/retention.js';
 /** One transaction: removes up to `batch` events older than cutoffMs, with their messages. */
 export async function sweepRetentionBatch(store: Store, opts: { cutoffMs: number; batch: number }): Promise<SweepResult> {
   return store.write(() => {
-    const result: SweepResult = { events: 0, messages: 0, more: false };
+    const result: SweepResult = { events: 0, messages: 0, inboundMessages: 0, more: false };
     const last = lastEventSeq(store);
     let floor = eventFloor(store);
     for (; floor <= last; floor++) {
@@ -47,6 +51,8 @@ export async function sweepRetentionBatch(store: Store, opts: { cutoffMs: number
       trimClockInTxn(store, floor);
     }
     result.messages += retryPendingInTxn(store, opts.batch);
+    result.inboundMessages = expireInboundInTxn(store, opts.cutoffMs, opts.batch);
+    if (result.inboundMessages >= opts.batch) result.more = true;
     return result;
   });
 }

@@ -59,6 +59,10 @@ export interface ChannelRemains {
   stats: number;
   /** Entries of the channel's own activity index. */
   indexEntries: number;
+  /** Received messages of the channel's inbound routes (issue 33), raw bytes with them. */
+  inboundMessages: number;
+  /** The channel's rows of the received-per-day counts. */
+  inboundCounts: number;
 }
 
 /** What the store still holds of a broadcast of a deleted channel (ChannelsPort.broadcastRemains). */

@@ -35,6 +35,8 @@ import type { DomainsPort } from './domains.js';
 import type { EngagementPort } from './engagement.js';
 import type { EventsPort, StatisticsPort } from './events.js';
 import type { IdempotencyPort } from './idempotency.js';
+import type { InboundMessagesPort } from './inbound-messages.js';
+import type { InboundRoutesPort } from './inbound-routes.js';
 import type { MessagesPort } from './messages.js';
 import type { MetaPort } from './meta.js';
 import type { QueuePort } from './queue.js';
@@ -59,6 +61,8 @@ export interface StorePort {
   readonly webhooks: WebhooksPort;
   readonly webhookOutbox: WebhookOutboxPort;
   readonly idempotency: IdempotencyPort;
+  readonly inboundRoutes: InboundRoutesPort;
+  readonly inboundMessages: InboundMessagesPort;
   readonly tlsRpt: TlsRptPort;
   readonly mtaSts: MtaStsPort;
   readonly dnsFailures: DnsFailuresPort;
@@ -85,6 +89,8 @@ export type {
   EngagementPort,
   EventsPort,
   IdempotencyPort,
+  InboundMessagesPort,
+  InboundRoutesPort,
   MessagesPort,
   MetaPort,
   MtaStsPort,

@@ -9,6 +9,8 @@
 export interface SweepResult {
   events: number;
   messages: number;
+  /** Received messages (issue 33) that went, raw bytes included. */
+  inboundMessages: number;
   /** The batch was full: call again. */
   more: boolean;
 }
@@ -29,6 +31,9 @@ export interface RetentionPort {
    * from the low end of the log only (the kept events stay one contiguous run, so `after` paging
    * goes on working). A message goes with its accepted event (record, body, finished jobs); one
    * still being delivered is parked and removed by a later batch once it is done.
+   * In the same commit, up to `batch` received messages (issue 33) received before cutoffMs go
+   * with their raw bytes, oldest first: only `posted` or `failed` ones, never one still
+   * `received` (due for a POST within its window, or claimed); it goes once its processing ends.
    */
   sweepBatch(o: { cutoffMs: number; batch: number }): Promise<SweepResult>;
   /**

@@ -15,6 +15,8 @@ import type { PolicyCounts } from '../../domain/tls-rpt.js';
 import type { Account, ApiKey, DeliveryJob, EventRecord, MailType, MessageRecord, SuppressionRecord } from '../../domain/types.js';
 import type { SendingDomain } from '../../domain/sending-domain.js';
 import type { OutboxEntry, Webhook, WebhookStatus } from '../../domain/webhook.js';
+import type { InboundMessage } from '../../domain/inbound-message.js';
+import type { InboundRoute } from '../../domain/inbound-route.js';
 import type { DashboardSession } from './accounts.js';
 import type { BroadcastFailure, BroadcastRecord } from './broadcasts.js';
 import type { StoredChannel } from './channels.js';
@@ -66,6 +68,12 @@ export interface TransferRecords {
   webhooks: { webhook: Webhook; signingKey: string; status: WebhookStatus };
   /** head: the oldest entry of its (webhook, message), the only one that may be sent. */
   webhookOutbox: { entry: OutboxEntry; accountId: string; channelId: string; head: boolean };
+  /** Inbound routes (issue 33) with their signing keys. */
+  inboundRoutes: { route: InboundRoute; signingKey: string };
+  /** Received messages (issue 33) with the number of their latest claim and their raw bytes (empty when gone). */
+  inboundMessages: { message: InboundMessage; lease: number; raw: Uint8Array };
+  /** Received messages counted per account, UTC day and channel (statistics; they outlive the messages). */
+  inboundDailyCounts: { accountId: string; day: number; channelId: string; received: number };
   idempotency: { accountId: string; key: string; record: IdempotencyRecord };
   tlsRptCounts: PolicyCounts;
   tlsRptReports: { day: string; policyDomain: string; report: TlsRptReport };

@@ -44,6 +44,9 @@ export const PURGE_TABLES = [
   'client_message_ids',
   'message_bodies',
   'messages',
+  // Received messages of the channel's inbound routes (issue 33) and their day counts.
+  'inbound_messages',
+  'inbound_daily_counts',
   'stat_counters',
 ] as const;
 

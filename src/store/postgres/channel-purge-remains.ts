@@ -19,8 +19,11 @@ export async function channelRemains(ctx: PgContext, channelId: string): Promise
       (SELECT count(*) FROM events WHERE channel_id = ${channelId} AND ${seqAboveFloor(ctx.sql)})::int8 AS events,
       (SELECT count(*) FROM stat_counters WHERE channel_id = ${channelId})::int8 AS stats,
       ((SELECT count(*) FROM event_terms WHERE channel_id = ${channelId} AND ${seqAboveFloor(ctx.sql)})
-        + (SELECT count(*) FROM message_queue WHERE channel_id = ${channelId}))::int8 AS "indexEntries"`;
-  return { messages: row.messages, bodies: row.bodies, jobs: row.jobs, events: row.events, stats: row.stats, indexEntries: row.indexEntries };
+        + (SELECT count(*) FROM message_queue WHERE channel_id = ${channelId}))::int8 AS "indexEntries",
+      (SELECT count(*) FROM inbound_messages WHERE channel_id = ${channelId})::int8 AS "inboundMessages",
+      (SELECT count(*) FROM inbound_daily_counts WHERE channel_id = ${channelId})::int8 AS "inboundCounts"`;
+  const { messages, bodies, jobs, events, stats, indexEntries, inboundMessages, inboundCounts } = row;
+  return { messages, bodies, jobs, events, stats, indexEntries, inboundMessages, inboundCounts };
 }
 
 /**

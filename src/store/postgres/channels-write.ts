@@ -12,6 +12,7 @@ import type { PgContext } from './context.js';
 import { unlinkChannelFromDomains } from './domains-links.js';
 import { removeChannelSuppressions } from './suppressions-tx.js';
 import { removeChannelWebhooks } from './webhooks-tx.js';
+import { removeChannelRoutes } from './inbound-routes-tx.js';
 
 /**
  * Atomic across nodes: the account's row is locked (lockAccount) before its live channels are
@@ -82,6 +83,7 @@ export async function deleteChannel(ctx: PgContext, id: string): Promise<boolean
     await removeChannelSuppressions(tx, id);
     await unlinkChannelFromDomains(tx, row.account_id, id, iso);
     await removeChannelWebhooks(tx, id);
+    await removeChannelRoutes(tx, id);
     await schedulePurge(tx, { channelId: id, accountId: row.account_id, deletedAtMs: at.getTime() });
     await tx`SELECT pg_notify(${channelDeletedTopic(ctx.schema)}, ${id})`;
     return true;

@@ -12,6 +12,7 @@ import type { Tx } from './client.js';
 import { lockLiveChannels } from './channels-tx.js';
 import { sqlState, type PgContext } from './context.js';
 import { putKeys } from './domains-rows.js';
+import { removeDomainRoutes } from './inbound-routes-tx.js';
 
 /**
  * Throws channel_not_found unless every id is a live channel of the account, and keeps them
@@ -67,12 +68,13 @@ export async function setDomainChannels(ctx: PgContext, id: string, channelIds: 
   });
 }
 
-/** The record, its name (the row) and its private keys, in one commit. */
+/** The record, its name (the row), its private keys and its inbound routes, in one commit. */
 export async function deleteDomain(ctx: PgContext, id: string): Promise<boolean> {
   return ctx.begin(async (tx) => {
     const gone = await tx`DELETE FROM domains WHERE id = ${id} RETURNING id`;
     if (gone.length === 0) return false;
     await tx`DELETE FROM dkim_keys WHERE domain_id = ${id}`;
+    await removeDomainRoutes(tx, id);
     return true;
   });
 }

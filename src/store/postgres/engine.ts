@@ -22,6 +22,8 @@ import { pgDomains } from './repos/domains.js';
 import { pgEngagement } from './repos/engagement.js';
 import { pgEvents } from './repos/events.js';
 import { pgIdempotency } from './repos/idempotency.js';
+import { pgInboundMessages } from './repos/inbound-messages.js';
+import { pgInboundRoutes } from './repos/inbound-routes.js';
 import { pgMessages } from './repos/messages.js';
 import { pgMeta } from './repos/meta.js';
 import { pgMtaSts } from './repos/mta-sts.js';
@@ -89,6 +91,8 @@ export class PostgresStore implements StorePort {
   readonly webhooks;
   readonly webhookOutbox;
   readonly idempotency;
+  readonly inboundRoutes;
+  readonly inboundMessages;
   readonly tlsRpt;
   readonly mtaSts;
   readonly dnsFailures;
@@ -114,6 +118,8 @@ export class PostgresStore implements StorePort {
     this.webhooks = guarded(pgWebhooks(ctx));
     this.webhookOutbox = guarded(pgWebhookOutbox(ctx));
     this.idempotency = guarded(pgIdempotency(ctx));
+    this.inboundRoutes = guarded(pgInboundRoutes(ctx));
+    this.inboundMessages = guarded(pgInboundMessages(ctx));
     this.tlsRpt = guarded(pgTlsRpt(ctx));
     this.mtaSts = guarded(pgMtaSts(ctx));
     this.dnsFailures = guarded(pgDnsFailures(ctx));

@@ -3,7 +3,8 @@
  * message goes with its accepted event (record, body, client Message-ID entries: messages-tx.ts;
  * its jobs: queue-tx.ts); one still being delivered (open jobs) is parked in retention_pending and
  * removed by a later sweep once its delivery ended. Engagement report marks age out with the events
- * they stand for (engagement-marks.ts).
+ * they stand for (engagement-marks.ts). Received messages (issue 33) go by their own age, once
+ * posted or failed (expireInbound).
  *
  * Each step is bounded by the sweep's batch and runs inside the sweep's one short transaction.
  * The message rows are locked (FOR UPDATE, in id order) before their open-job count decides:
@@ -79,5 +80,20 @@ export async function expireReportMarks(tx: Tx, cutoffMs: number, max: number): 
   const rows = await tx`
     DELETE FROM engagement_report_marks WHERE (message_id, event_type, recipient) IN (
       SELECT message_id, event_type, recipient FROM engagement_report_marks WHERE at_ms < ${cutoffMs} LIMIT ${max})`;
+  return rows.count;
+}
+
+/**
+ * Up to `max` received messages (issue 33) received before the cutoff go, oldest first, their
+ * raw bytes with their row: only posted or failed ones (no due time), never one still `received`.
+ * The rows are locked first: a retry requeueing one meanwhile either committed (the row is due
+ * again and no longer matches when rechecked) or waits and then finds it gone. Resolves with how many.
+ */
+export async function expireInbound(tx: Tx, cutoffMs: number, max: number): Promise<number> {
+  const rows = await tx`
+    DELETE FROM inbound_messages WHERE id IN (
+      SELECT id FROM inbound_messages WHERE due_at_ms IS NULL AND received_at_ms < ${cutoffMs}
+      ORDER BY received_at_ms, id LIMIT ${max} FOR UPDATE)
+    AND due_at_ms IS NULL`;
   return rows.count;
 }

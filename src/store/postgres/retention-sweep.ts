@@ -21,7 +21,7 @@ import type { SweepResult } from '../port/retention.js';
 import type { PgContext } from './context.js';
 import { removeOldEvents } from './event-log.js';
 import { dropPartitionsBelowFloor } from './event-partitions.js';
-import { expireMessages, expireReportMarks, retryParked } from './retention-messages.js';
+import { expireInbound, expireMessages, expireReportMarks, retryParked } from './retention-messages.js';
 
 /** The advisory lock class of the sweep (two-int4 keys: apart from the migrations' bigint lock). */
 const SWEEP_LOCK_CLASS = 0x5245_544e; // "RETN"
@@ -29,7 +29,7 @@ const SWEEP_LOCK_CLASS = 0x5245_544e; // "RETN"
 /**
  * Sweepers on several nodes take turns (a transaction-scoped advisory lock): two sweeps walking
  * from the same floor would remove the same events. The events go first (the log's floor), then
- * the messages, the parked ones and the report marks.
+ * the messages, the parked ones, the report marks and the received messages.
  */
 export async function sweepBatch(ctx: PgContext, o: { cutoffMs: number; batch: number }): Promise<SweepResult> {
   const result = await ctx.begin(async (tx) => {
@@ -38,7 +38,8 @@ export async function sweepBatch(ctx: PgContext, o: { cutoffMs: number; batch: n
     let messages = await expireMessages(tx, removed.accepted.map((a) => a.messageId));
     messages += await retryParked(tx, o.batch);
     const marks = await expireReportMarks(tx, o.cutoffMs, o.batch);
-    return { events: removed.events, messages, more: removed.more || marks >= o.batch };
+    const inboundMessages = await expireInbound(tx, o.cutoffMs, o.batch);
+    return { events: removed.events, messages, inboundMessages, more: removed.more || marks >= o.batch || inboundMessages >= o.batch };
   });
   await dropPartitionsBelowFloor(ctx.sql);
   return result;

@@ -38,11 +38,12 @@ async function* batches(c: ExportContext, max: number | undefined): AsyncGenerat
 }
 
 /**
- * Bytes that make a batch large: message bodies, the records' own text and HTML parts, and the
+ * Bytes that make a batch large: message bodies and received messages' raw bytes, the records' own text and HTML parts, and the
  * requests waiting to be composed (which may hold whole attachments). Every other record is small.
  */
 function sizeOf(kind: TransferKind): ((r: unknown) => number) | undefined {
   if (kind === 'messageBodies') return (r) => (r as TransferRecords['messageBodies']).body.byteLength;
+  if (kind === 'inboundMessages') return (r) => (r as TransferRecords['inboundMessages']).raw.byteLength;
   if (kind === 'messages') return (r) => ((r as TransferRecords['messages']).text?.length ?? 0) + ((r as TransferRecords['messages']).html?.length ?? 0);
   if (kind === 'unfinishedMessages') return (r) => JSON.stringify((r as TransferRecords['unfinishedMessages']).compose ?? null).length;
   return undefined;

@@ -14,7 +14,8 @@ import { engagementMarks, eventClock, eventLog, events, messageQueue } from './e
 import { jobs } from './jobs.js';
 import { clientMessageIds, messageBodies, messages, retentionPending, sendQuota, unfinishedMessages } from './messages.js';
 import { statCounters } from './stats.js';
-import { webhookOutbox, webhooks } from './webhooks.js';
+import { inboundDailyCounts, inboundMessages } from './inbound.js';
+import { inboundRoutes, webhookOutbox, webhooks } from './webhooks.js';
 
 export type Sources = { [K in TransferKind]: (c: ExportContext) => Iterable<TransferRecords[K]> };
 
@@ -44,6 +45,9 @@ export function sources(): Sources {
     suppressions,
     webhooks,
     webhookOutbox,
+    inboundRoutes,
+    inboundMessages,
+    inboundDailyCounts,
     idempotency,
     tlsRptCounts,
     tlsRptReports,

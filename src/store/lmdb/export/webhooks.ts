@@ -1,9 +1,11 @@
 /**
- * Webhooks (with their signing keys and delivery status) and their outbox as transfer records.
+ * Webhooks (with their signing keys and delivery status) and their outbox, and inbound routes
+ * (with their signing keys: the other endpoints postrider signs for), as transfer records.
  * Only the oldest entry of a (webhook, message) may be sent (LMDB keeps only that one in
  * webhookDue): entries are read in key order, so the first of each pair is its head.
  */
 import { EMPTY_STATUS, type OutboxEntry, type Webhook, type WebhookStatus } from '../../../domain/webhook.js';
+import type { InboundRoute } from '../../../domain/inbound-route.js';
 import type { TransferRecords } from '../../port/transfer.js';
 import { entriesOf, type ExportContext } from './context.js';
 
@@ -14,6 +16,14 @@ export function* webhooks(c: ExportContext): Generator<TransferRecords['webhooks
     if (signingKey === undefined) continue;
     const status: WebhookStatus = { ...EMPTY_STATUS, ...(c.dbs.webhookStatus?.get(key) as WebhookStatus | undefined) };
     yield { webhook: value as Webhook, signingKey, status };
+  }
+}
+
+/** An inbound route without its key (never written so by LMDB) is left out: the check reports it. */
+export function* inboundRoutes(c: ExportContext): Generator<TransferRecords['inboundRoutes']> {
+  for (const { key, value } of entriesOf(c.dbs.inboundRoutes)) {
+    const signingKey = c.dbs.inboundRouteSecrets?.get(key) as string | undefined;
+    if (signingKey !== undefined) yield { route: value as InboundRoute, signingKey };
   }
 }
 

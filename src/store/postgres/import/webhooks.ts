@@ -1,5 +1,5 @@
 /**
- * Importing webhooks with their signing keys and statuses, and their outbox
+ * Importing webhooks with their signing keys and statuses, and their outbox, and inbound routes
  * (schema/webhooks-idempotency.ts), as repos/webhooks.ts and webhooks-tx.ts write them: every
  * webhook has its status row and its account a webhook_accounts row (the lock creates take);
  * outbox entries arrive unclaimed, due at their own time, the head of each message marked.
@@ -47,4 +47,22 @@ export async function writeOutbox(tx: Tx, records: TransferRecords['webhookOutbo
     INSERT INTO webhook_outbox (webhook_id, message_id, seq, part, account_id, channel_id, head, due_at_ms, doc)
     SELECT * FROM jsonb_to_recordset(${tx.json(rows as never)}) AS x(webhook_id text, message_id text, seq int8, part int4,
       account_id text, channel_id text, head boolean, due_at_ms int8, doc jsonb)`;
+}
+
+/** Inbound routes with their keys, as repos/inbound-routes.ts writes them (schema/inbound.ts). */
+export async function writeInboundRoutes(tx: Tx, records: TransferRecords['inboundRoutes'][]): Promise<void> {
+  const rows = records.map(({ route: r, signingKey }) => ({
+    id: r.id,
+    account_id: r.accountId,
+    channel_id: r.channelId,
+    domain_id: r.domainId,
+    address: r.address,
+    created_at_ms: Date.parse(r.createdAt),
+    signing_key: signingKey,
+    doc: r,
+  }));
+  await tx`
+    INSERT INTO inbound_routes (id, account_id, channel_id, domain_id, address, created_at_ms, signing_key, doc)
+    SELECT * FROM jsonb_to_recordset(${tx.json(rows as never)}) AS x(id text, account_id text, channel_id text, domain_id text,
+      address text, created_at_ms int8, signing_key text, doc jsonb)`;
 }

@@ -9,7 +9,8 @@ import { writeEventClock, writeEventLog, writeEvents, writeMarks, writeMessageQu
 import { writeJobs } from './jobs.js';
 import { writeBodies, writeClientIds, writeMessages, writeRetentionPending, writeSendQuota, writeUnfinished } from './messages.js';
 import { writeStatCounters } from './stats.js';
-import { writeOutbox, writeWebhooks } from './webhooks.js';
+import { writeInboundDailyCounts, writeInboundMessages } from './inbound.js';
+import { writeInboundRoutes, writeOutbox, writeWebhooks } from './webhooks.js';
 
 export type Writers = { [K in TransferKind]: (tx: Tx, records: TransferRecords[K][]) => Promise<void> };
 
@@ -41,6 +42,9 @@ export const WRITERS: Writers = {
   engagementMarks: writeMarks,
   webhooks: writeWebhooks,
   webhookOutbox: writeOutbox,
+  inboundRoutes: writeInboundRoutes,
+  inboundMessages: writeInboundMessages,
+  inboundDailyCounts: writeInboundDailyCounts,
   idempotency: writeIdempotency,
   tlsRptCounts: writeTlsRptCounts,
   tlsRptReports: writeTlsRptReports,

@@ -11,6 +11,7 @@ import { SQL as ACCOUNTS } from './accounts.js';
 import { SQL as CHANNELS_DOMAINS } from './channels-domains.js';
 import { SQL as DELIVERY_STATE } from './delivery-state.js';
 import { SQL as EVENTS_STATS } from './events-stats.js';
+import { MESSAGES_SQL as INBOUND_MESSAGES, SQL as INBOUND } from './inbound.js';
 import { SQL as MESSAGES_BROADCASTS } from './messages-broadcasts.js';
 import { SQL as QUEUE } from './queue.js';
 import { SQL as WEBHOOKS_IDEMPOTENCY } from './webhooks-idempotency.js';
@@ -26,5 +27,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 1,
     name: 'initial schema',
     sql: [ACCOUNTS, CHANNELS_DOMAINS, MESSAGES_BROADCASTS, QUEUE, EVENTS_STATS, WEBHOOKS_IDEMPOTENCY, DELIVERY_STATE].join('\n'),
+  },
+  {
+    // Issue 33: databases created by the release before inbound routes were at version 1.
+    version: 2,
+    name: 'inbound routes and received messages',
+    sql: [INBOUND, INBOUND_MESSAGES].join('\n'),
   },
 ];

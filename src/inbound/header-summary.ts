@@ -1,0 +1,46 @@
+/**
+ * The two header fields a received message is listed by (GET /inbound/messages `from` and
+ * `subject`), read when the listener commits it: the first address of From, lower-cased, and the
+ * Subject with its RFC 2047 encoded-words decoded. Only the first MAX_HEADER_BYTES of the message
+ * are looked at (raw-headers.ts), so a huge or malformed message costs no more than a small one;
+ * what cannot be read is null. The full parse (mailparser) comes later, in processing.
+ */
+import libmime from 'libmime';
+import addressparser from 'nodemailer/lib/addressparser/index.js';
+import { MAX_HEADER_BYTES, splitMessage, unfoldedUtf8Value } from '../domain/raw-headers.js';
+
+/** Long enough for any real subject; the list filters by a part of it. */
+const MAX_SUBJECT = 998;
+
+export interface HeaderSummary {
+  from: string | null;
+  subject: string | null;
+}
+
+export function headerSummary(raw: Buffer): HeaderSummary {
+  const { fields } = splitMessage(raw.subarray(0, MAX_HEADER_BYTES));
+  const value = (name: string) => {
+    const f = fields.find((x) => x.name.toLowerCase() === name);
+    return f ? unfoldedUtf8Value(f).trim() : undefined;
+  };
+  return { from: fromAddress(value('from')), subject: decoded(value('subject')) };
+}
+
+function fromAddress(v: string | undefined): string | null {
+  if (v === undefined) return null;
+  try {
+    const first = addressparser(v, { flatten: true })[0];
+    return first?.address ? first.address.toLowerCase() : null;
+  } catch {
+    return null;
+  }
+}
+
+function decoded(v: string | undefined): string | null {
+  if (v === undefined) return null;
+  try {
+    return libmime.decodeWords(v).slice(0, MAX_SUBJECT);
+  } catch {
+    return v.slice(0, MAX_SUBJECT);
+  }
+}

@@ -1,0 +1,12 @@
+/**
+ * Bytes read back from LMDB as the Buffer the store port promises. lmdb-js answers a Buffer for a
+ * binary value up to 16 MiB but a plain Uint8Array past it (a message with a 25 MB attachment):
+ * mailparser refuses that ('input.once is not a function') and Buffer's string methods
+ * (toString, indexOf with a string) misread it. Every get makes a new array, so the view shares
+ * its memory with nothing else: no copy.
+ */
+export function asBuffer(value: unknown): Buffer | undefined {
+  if (value === undefined || Buffer.isBuffer(value)) return value;
+  const bytes = value as Uint8Array;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}

@@ -1,0 +1,68 @@
+/**
+ * The readers of a received message for an inbound route (issue 33), on generated worst cases at
+ * the sizes their limits let through: the header block at MAX_HEADER_BYTES (parse-received.ts
+ * refuses more), the text at the whole message, the MIME structure up to the parts cap.
+ */
+import { describe, it } from 'vitest';
+import { MAX_HEADER_BYTES } from '../../src/domain/raw-headers.js';
+import { DEFAULT_PARSE_LIMITS, parseReceived } from '../../src/inbound/parse-received.js';
+import { headerList, headerText, safeFilename } from '../../src/inbound/payload-fields.js';
+import { capSignatureFields } from '../../src/inbound/signature-fields.js';
+import { strippedTextReply } from '../../src/inbound/stripped-reply.js';
+import { MiB, repeatTo, withinBudget, withinBudgetAsync } from '../support/worst-case.js';
+
+const TEXT = 10 * MiB;
+/** A header block just under the limit, made of `unit` repeated. */
+const headerBlock = (unit: string) => repeatTo(unit, MAX_HEADER_BYTES - 64).replace(/[^\n]*$/, '');
+
+describe('strippedTextReply on 10 MiB of text', () => {
+  const TEXTS: [string, string][] = [
+    ['lines starting "On" without "wrote:"', repeatTo('On Monday, a and b and c\n', TEXT)],
+    ['one line of "On " repeated', repeatTo('On ', TEXT)],
+    ['white space that does not end the text', `${' '.repeat(TEXT - 1)}x`],
+    ['quoted lines', repeatTo('> > > quoted\n', TEXT)],
+    ['underscore rules without From', repeatTo('__________\nnot from\n', TEXT)],
+    ['lines ending in ":" that are no attribution', repeatTo('On a b c d e f g h i j k:\n', TEXT)],
+    ['long lines starting "On" and ending in ":"', repeatTo(`On ${'wrote '.repeat(150)}:\n`, TEXT)],
+  ];
+  it.each(TEXTS)('%s', (what, text) => {
+    withinBudget(`strippedTextReply: ${what}`, () => strippedTextReply(text));
+  });
+});
+
+describe('the header fields of a received message', () => {
+  it('headerText and safeFilename on 64 KiB of 8-bit text and slashes', () => {
+    withinBudget('headerText', () => headerText(repeatTo('\xc3\xa9\xff', MAX_HEADER_BYTES)));
+    withinBudget('safeFilename', () => safeFilename(repeatTo('../\\\x01', MAX_HEADER_BYTES)));
+  });
+
+  it('capSignatureFields on a header block of nothing but DKIM-Signature fields', () => {
+    const raw = Buffer.from(`${headerBlock('DKIM-Signature: v=1; d=x; s=y; b=\r\n')}\r\nbody\r\n`, 'latin1');
+    withinBudget('capSignatureFields', () => capSignatureFields(raw));
+  });
+
+  it.each([
+    ['one-byte fields', 'a:\r\n'],
+    ['folded continuation lines', 'X: a\r\n \r\n'],
+    ['encoded words', 'Subject: =?UTF-8?Q?=C3=A9?= \r\n'],
+    ['address lists', 'To: a@b, c@d, "e" <f@g>, h: i@j;\r\n'],
+  ])('parseReceived and headerList on a header block of %s', async (what, unit) => {
+    const raw = Buffer.from(`${headerBlock(unit)}\r\nbody\r\n`, 'latin1');
+    const { mail } = await withinBudgetAsync(`parseReceived: ${what}`, () => parseReceived(raw), 1000);
+    withinBudget(`headerList: ${what}`, () => headerList(mail));
+  });
+});
+
+describe('the MIME structure of a received message', () => {
+  it('parseReceived on 10 MiB of one-line parts stops at the parts cap', async () => {
+    const parts = repeatTo('--b\r\n\r\nx\r\n', TEXT);
+    const raw = Buffer.from(`Content-Type: multipart/mixed; boundary=b\r\n\r\n${parts}`, 'latin1');
+    await withinBudgetAsync('parseReceived: many parts', () => parseReceived(raw), 1000);
+  });
+
+  it('parseReceived on parts nested as deep as the cap allows', async () => {
+    const depth = DEFAULT_PARSE_LIMITS.maxParts;
+    const open = Array.from({ length: depth }, (_, i) => `Content-Type: multipart/mixed; boundary=b${i}\r\n\r\n--b${i}\r\n`).join('');
+    await withinBudgetAsync('parseReceived: nesting', () => parseReceived(Buffer.from(`${open}\r\nx\r\n`, 'latin1')), 1000);
+  });
+});
