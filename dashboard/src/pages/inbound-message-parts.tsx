@@ -1,8 +1,8 @@
-import type { ComponentChildren } from 'preact';
 import { requestFile } from '../api';
 import { ProblemBanner } from '../components/problem-banner';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
+import { SummaryList, type SummaryRow } from '../components/summary-list';
 import { useAction } from '../components/use-action';
 import { Link } from '../router';
 import type { InboundMessageDetails, InboundRoute } from '../wire';
@@ -11,7 +11,7 @@ import type { InboundMessageDetails, InboundRoute } from '../wire';
 export function InboundSummary(props: { m: InboundMessageDetails; route: InboundRoute | null | undefined }) {
   const { m } = props;
   const route = props.route ? <Link to={`/inbound/routes/${m.routeId}`}>{props.route.address}</Link> : props.route === null ? 'deleted route' : '…';
-  const rows: [string, ComponentChildren][] = [
+  const rows: SummaryRow[] = [
     ['From', m.from ?? <span class="muted">none readable</span>],
     ['Subject', m.subject ?? <span class="muted">none</span>],
     ['Envelope sender', m.envelope.mailFrom || <span class="muted">none (a bounce: MAIL FROM:&lt;&gt;)</span>],
@@ -26,18 +26,7 @@ export function InboundSummary(props: { m: InboundMessageDetails; route: Inbound
     ['Size', `${m.size.toLocaleString()} bytes`],
     ['Message id', <code>{m.id}</code>],
   ];
-  return (
-    <dl class="summary">
-      {rows
-        .filter(([, v]) => v !== undefined)
-        .map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-    </dl>
-  );
+  return <SummaryList rows={rows} />;
 }
 
 /** Each POST of the message to its route's URL: when, the HTTP status (or none), the error. */

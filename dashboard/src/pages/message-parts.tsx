@@ -1,7 +1,7 @@
-import type { ComponentChildren } from 'preact';
 import { EventDetails } from '../components/event-details';
 import { RelativeTime } from '../components/relative-time';
 import { StatusBadge } from '../components/status-badge';
+import { SummaryList, type SummaryRow } from '../components/summary-list';
 import type { DeliveryAttempt, MessageDetails } from '../wire';
 import { formatAddress } from './message-types';
 
@@ -9,7 +9,7 @@ import { formatAddress } from './message-types';
 export function MessageSummary(props: { m: MessageDetails; channelName?: string }) {
   const { m } = props;
   const list = (xs: { email: string; name?: string }[] | undefined) => (xs && xs.length > 0 ? xs.map(formatAddress).join(', ') : undefined);
-  const rows: [string, ComponentChildren][] = [
+  const rows: SummaryRow[] = [
     ['From', formatAddress(m.from)],
     ['To', list(m.to) ?? '—'],
     ['Cc', list(m.cc)],
@@ -23,18 +23,7 @@ export function MessageSummary(props: { m: MessageDetails; channelName?: string 
     ['Tags', m.tags && m.tags.length > 0 ? m.tags.join(', ') : undefined],
     ['Message id', <code>{m.messageId}</code>],
   ];
-  return (
-    <dl class="summary">
-      {rows
-        .filter(([, v]) => v !== undefined)
-        .map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-    </dl>
-  );
+  return <SummaryList rows={rows} />;
 }
 
 /** The message's events in order: type, time, recipients and details. */
