@@ -293,6 +293,7 @@ export const ConfigSchema = Type.Object({
     apiKeysPerAccount: integer(1, 100_000, 100, 'Maximum live API keys per account made with POST /api-keys (403 resource_limit_exceeded beyond).'),
     pendingSendLimit: integer(0, 1_000_000_000, 1000, 'Emails an account in state pending may send in total.'),
     broadcastMessages: integer(1, 1_000_000, 10_000, 'Most entries in one POST /send/broadcast.'),
+    maxScheduleDays: integer(1, 3650, 30, 'How many days ahead a send may be scheduled (scheduledAt; 422 on /scheduledAt beyond).'),
   }),
   policy: Type.Object({
     denyRecipients: list('Recipient domains or addresses nobody may mail (403 recipient_forbidden).', Type.String({ refine: 'lowercase' })),

@@ -21,6 +21,11 @@ export function eventBase(r: Pick<MessageRecord, 'accountId' | 'channelId' | 'id
   };
 }
 
+/** The accepted event's details: a scheduled send says when it will go (issue 34), so webhooks learn it is scheduled. */
+export function acceptedDetails(r: Pick<MessageRecord, 'scheduledAt'>): Record<string, unknown> {
+  return r.scheduledAt === undefined ? {} : { scheduledAt: r.scheduledAt };
+}
+
 /** One delivery job per recipient domain: each domain's MX is tried on its own. */
 export function recipientsByDomain(recipients: readonly string[]): Map<string, string[]> {
   const byDomain = new Map<string, string[]>();

@@ -113,6 +113,10 @@ export interface MessageRecord {
    * TLS-RPT (RFC 8460 5.3; delivery/attempt.ts). Stored with the message so a restart keeps it.
    */
   tlsReport?: true;
+  /** A scheduled send (issue 34): its jobs are not due before this time (ISO 8601, UTC). */
+  scheduledAt?: string;
+  /** Set when POST /activity/messages/{id}/cancel ended it before any attempt; the message is then `sent`. */
+  canceledAt?: string;
 }
 
 export interface EventRecord {

@@ -374,7 +374,10 @@ export interface MessageHeadline {
   mailType: MailType;
   mailSource: 'api' | 'smtp';
   deliveryType: DeliveryType;
-  status: 'queued' | 'sent';
+  /** `scheduled` while a scheduled send waits for its time; `canceled` once canceled (domain/schedule.ts shownStatus). */
+  status: 'scheduled' | 'queued' | 'sent' | 'canceled';
+  /** A scheduled send's time (ISO 8601, UTC). */
+  scheduledAt?: string;
   subject: string;
 }
 

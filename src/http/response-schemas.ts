@@ -229,10 +229,13 @@ const event = obj({
   metadata: map,
   details: {},
 }, ['details']);
+/** A message's status as the activity API shows it (domain/schedule.ts shownStatus). */
+const messageStatus = { type: 'string', enum: ['scheduled', 'queued', 'sent', 'canceled'] } as const;
+
 /** `from` is absent once retention removed the message record (its accepted event may stay longer). */
 const messageItem = obj(
-  { messageId: uuid, channelId: uuid, timestamp: time, mailType, mailSource: str, deliveryType, status: str, subject: str, recipients: list(str), from: obj({ email: str, name: str }, ['name']) },
-  ['from'],
+  { messageId: uuid, channelId: uuid, timestamp: time, mailType, mailSource: str, deliveryType, status: messageStatus, scheduledAt: time, subject: str, recipients: list(str), from: obj({ email: str, name: str }, ['name']) },
+  ['from', 'scheduledAt'],
 );
 
 const totals = obj({ transactional: statCounters, broadcast: statCounters });
@@ -268,7 +271,8 @@ const messageDetails = obj(
     mailType,
     mailSource: str,
     deliveryType,
-    status: str,
+    status: messageStatus,
+    scheduledAt: time,
     subject: str,
     from: {},
     to: {},
@@ -290,7 +294,7 @@ const messageDetails = obj(
     statistics: obj({ delivered: int, bounced: int, opened: int, clicked: int, complained: int, unsubscribed: int }),
     attempts: list(deliveryAttempt),
   },
-  ['cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'messageHeaders', 'metadata'],
+  ['scheduledAt', 'cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'messageHeaders', 'metadata'],
 );
 
 /** The newest delivery attempt's reply (domain/wire.ts LastReply); null before the first attempt. */

@@ -85,6 +85,9 @@ export const transactionalBody = {
     tags: tagsSchema,
     headers: headersSchema,
     metadata: metadataSchema,
+    // Its format (RFC 3339 with offset) and range are checked with the other field rules
+    // (domain/schedule.ts), so every problem of the request comes back in one 422.
+    scheduledAt: { type: 'string', maxLength: 64 },
   },
 } as const;
 

@@ -31,6 +31,8 @@ export interface SubmissionDeps {
   onReady?: () => void;
   /** Composes and signs what enqueue committed unfinished, after the commit (finishing.ts; made by Submission). */
   signing: SignatureQueue;
+  /** The time scheduledAt is judged against (ms); Date.now by default, a fake clock in tests. */
+  now?: () => number;
 }
 
 /** The signing stage as enqueue sees it. */

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Address } from '../domain/address.js';
 import { domainOf, recipientKey } from '../domain/address.js';
 import { AppError, FieldErrorList } from '../domain/errors.js';
+import { checkScheduledAt } from '../domain/schedule.js';
 import {
   checkContent,
   mergeTracking,
@@ -55,6 +56,8 @@ export interface TransactionalBody {
   tags?: string[];
   headers?: Record<string, string>;
   metadata?: Record<string, string | number | boolean>;
+  /** RFC 3339 with offset: not delivered before (domain/schedule.ts). */
+  scheduledAt?: string;
 }
 
 export interface TransactionalRequest {
@@ -119,6 +122,8 @@ interface NormalizedBody {
   replyTo: Address[];
   headers: Record<string, string>;
   attachments: Attachment[];
+  /** The scheduled time as ISO 8601 UTC, when the request asked for one. */
+  scheduledAt?: string;
 }
 
 /** Who may receive it: the envelope, the recipients to send to and those suppressed. */
@@ -218,6 +223,7 @@ function messageRecord(m: {
     size: m.size,
     recipients: m.split.send,
     suppressed: m.split.suppressed,
+    ...(n.scheduledAt !== undefined && { scheduledAt: n.scheduledAt }),
   };
   if (!m.b.template && m.b.text !== undefined) record.text = m.b.text;
   if (!m.b.template && m.b.html !== undefined) record.html = m.b.html;
@@ -239,9 +245,10 @@ async function normalizeBody(deps: SubmissionDeps, ctx: { accountId: string; cha
   // Broadcast mail gets List-Unsubscribe from postrider; a custom one may not replace it.
   const headers = normalizeHeaders(b.headers, '/headers', errors, { broadcast: mailType === 'broadcast' });
   const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
+  const scheduledMs = checkScheduledAt(b.scheduledAt, { nowMs: deps.now?.() ?? Date.now(), maxDays: deps.config.limits.maxScheduleDays, pointer: '/scheduledAt' }, errors);
   if (fromValid) await addSenderFieldError(deps, { ...ctx, from: from.email }, errors);
   errors.throwIfAny();
-  return { from, rcpts, replyTo, headers, attachments };
+  return { from, rcpts, replyTo, headers, attachments, ...(scheduledMs !== undefined && { scheduledAt: new Date(scheduledMs).toISOString() }) };
 }
 
 /** The operator's deny list refuses the request; suppressed recipients are dropped, unless all are. */

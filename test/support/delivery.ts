@@ -78,6 +78,8 @@ export interface TestMessage {
   signingDomain?: string;
   accountId?: string;
   channelId?: string;
+  /** A scheduled send: its jobs are due then (ISO 8601). */
+  scheduledAt?: string;
 }
 
 /** Commits one live message the way the send path does; returns its id. */
@@ -116,6 +118,7 @@ export function messageRecord(id: string, o: TestMessage & { from: string; size:
     size: o.size,
     recipients: o.to.map((t) => t.toLowerCase()),
     suppressed: [],
+    ...(o.scheduledAt !== undefined && { scheduledAt: o.scheduledAt }),
   };
 }
 

@@ -6,6 +6,7 @@ import { EVENT_TYPES, MAIL_TYPES, type EventRecord, type EventType, type MailTyp
 import type { ActivityFilter } from '../../store/port/events.js';
 import type { StorePort } from '../../store/port/index.js';
 import { isUuid } from '../../domain/uuid.js';
+import { shownStatus } from '../../domain/schedule.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
 import { splitList } from '../schemas.js';
 import type { HttpContext } from '../server.js';
@@ -113,7 +114,7 @@ function eventItem(e: EventRecord): ActivityEvent {
  * api-surface activity.listMessages item, plus `from` (the dashboard's sandbox inbox lists the
  * sender), absent once retention removed the message record.
  */
-function messageItem({ accepted: e, message: m, deliveryType }: MessageItem): MessageItemBody {
+function messageItem({ accepted: e, message: m, deliveryType }: MessageItem, nowMs: number): MessageItemBody {
   return {
     messageId: e.messageId,
     channelId: e.channelId,
@@ -121,7 +122,8 @@ function messageItem({ accepted: e, message: m, deliveryType }: MessageItem): Me
     mailType: e.mailType,
     mailSource: e.mailSource,
     deliveryType,
-    status: m?.status ?? 'sent',
+    status: m ? shownStatus(m, nowMs) : 'sent',
+    ...(m?.scheduledAt !== undefined && { scheduledAt: m.scheduledAt }),
     subject: e.subject,
     recipients: e.recipients,
     ...(m ? { from: m.from } : {}),
@@ -133,7 +135,7 @@ function messageItem({ accepted: e, message: m, deliveryType }: MessageItem): Me
  * `messageHeaders`, the header fields of the message as stored (spec `headers` stays the custom
  * headers of the request).
  */
-function messageDetails(m: MessageRecord, { events, statistics, raw, headerFields, attempts }: MessageHistory): MessageDetails {
+function messageDetails(m: MessageRecord, { events, statistics, raw, headerFields, attempts }: MessageHistory, nowMs: number): MessageDetails {
   return {
     messageId: m.id,
     channelId: m.channelId,
@@ -141,7 +143,8 @@ function messageDetails(m: MessageRecord, { events, statistics, raw, headerField
     mailType: m.mailType,
     mailSource: m.mailSource,
     deliveryType: m.deliveryType,
-    status: m.status,
+    status: shownStatus(m, nowMs),
+    ...(m.scheduledAt !== undefined && { scheduledAt: m.scheduledAt }),
     subject: m.subject,
     from: m.from,
     to: m.to,
@@ -182,11 +185,11 @@ export function activityRoutes(app: FastifyInstance, { store }: HttpContext): vo
     const page = await reads.messagePage({ ...filter, messageStatus: q.status }, pageOptions(q));
     if (!page.totalCountExact) reply.header('x-total-count-estimated', 'true');
     if (page.partial) reply.header('x-page-partial', 'true');
-    return { totalCount: page.totalCount, after: page.after, results: page.results.map(messageItem) };
+    return { totalCount: page.totalCount, after: page.after, results: page.results.map((item) => messageItem(item, Date.now())) };
   });
 
   app.get('/activity/messages/:id', async (req): Promise<MessageDetails> => {
     const m = await reads.visibleMessage(req.principal, (req.params as { id: string }).id);
-    return messageDetails(m, await reads.history(m));
+    return messageDetails(m, await reads.history(m), Date.now());
   });
 }

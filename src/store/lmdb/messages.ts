@@ -11,7 +11,8 @@
  * has what intake knew (no rendered html or text of a template, an estimated size) until then.
  */
 import { randomUUID } from 'node:crypto';
-import { eventBase, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
+import { acceptedDetails, eventBase, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
+import { firstDueMs } from '../../domain/schedule.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { awaitsFinishing, type AcceptedMessage, type SubmissionCommit } from '../port/messages.js';
 import { advanceBroadcastInTxn } from './broadcasts.js';
@@ -61,7 +62,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const byDomain = live ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
   const base = eventBase(r);
   const ts = now.toISOString();
-  const accepted = appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: {} });
+  const accepted = appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: acceptedDetails(r) });
   appendEventInTxn(store, { ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
   // The accepted event's seq is kept so that leaving the queue is a key removal (dequeueMessageInTxn).
   const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size, acceptedSeq: accepted.seq };
@@ -90,6 +91,8 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
 function putJobInTxn(store: Store, o: { r: AcceptedMessage['record']; domain: string; recipients: string[]; now: Date; due: boolean }): void {
   const { r, domain, recipients, now } = o;
   const ts = now.toISOString();
+  // A scheduled send's jobs are due at its time (domain/schedule.ts), the others at the commit.
+  const due = new Date(firstDueMs(r.scheduledAt, now.getTime())).toISOString();
   const job: DeliveryJob = {
     id: randomUUID(),
     messageId: r.id,
@@ -100,12 +103,12 @@ function putJobInTxn(store: Store, o: { r: AcceptedMessage['record']; domain: st
     state: 'queued',
     attempts: 0,
     createdAt: ts,
-    dueAt: ts,
+    dueAt: due,
     history: [],
   };
   dbsOf(store).jobs.put(job.id, job);
   dbsOf(store).messageJobs.put([r.id, job.id], 1);
-  // dueMs(job) is now.getTime(): dueAt is now's ISO string, which keeps its milliseconds.
+  // dueMs(job) is the due time in ms: dueAt is an ISO string, which keeps its milliseconds.
   if (o.due) putDueInTxn(store, job);
 }
 

@@ -5,7 +5,8 @@
  * bounces. The same records, jobs and events as the LMDB engine's messages.ts commitMessages.
  */
 import { randomUUID } from 'node:crypto';
-import { eventBase, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
+import { acceptedDetails, eventBase, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
+import { firstDueMs } from '../../domain/schedule.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { awaitsFinishing, type AcceptedMessage } from '../port/messages.js';
 import type { StoredMessage } from './message-rows.js';
@@ -31,7 +32,7 @@ export function planSubmission(messages: readonly AcceptedMessage[], now: Date):
     const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size };
     plan.stored.push({ accepted: m, record });
     const base = eventBase(r);
-    plan.events.push({ ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: {} });
+    plan.events.push({ ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: acceptedDetails(r) });
     plan.events.push({ ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
     // A message to finish first: its jobs wait (not due) until storeFinished.
     const due = !awaitsFinishing(m);
@@ -41,8 +42,9 @@ export function planSubmission(messages: readonly AcceptedMessage[], now: Date):
   return plan;
 }
 
-/** A queued job due at the commit time (its dueAt keeps the milliseconds). */
+/** A queued job due at the commit time, or a scheduled send's time when later (its dueAt keeps the milliseconds). */
 function newJob(r: AcceptedMessage['record'], domain: string, recipients: string[], ts: string): DeliveryJob {
+  const dueAt = new Date(firstDueMs(r.scheduledAt, Date.parse(ts))).toISOString();
   return {
     id: randomUUID(),
     messageId: r.id,
@@ -53,7 +55,7 @@ function newJob(r: AcceptedMessage['record'], domain: string, recipients: string
     state: 'queued',
     attempts: 0,
     createdAt: ts,
-    dueAt: ts,
+    dueAt,
     history: [],
   };
 }
