@@ -1,0 +1,84 @@
+/**
+ * Scheduled sends through the real daemon (issue 34): POST /send/transactional with scheduledAt
+ * answers 200 at once, the message shows as `scheduled` in activity while it waits, and a real
+ * MX on 127.0.25.2 receives it only after its time. Bad times are 422 on /scheduledAt.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestDaemon } from '../support/daemon.js';
+import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
+import type { MxServer } from '../support/mx-server.js';
+import type { Sender } from '../support/sending.js';
+import { waitFor } from '../support/wait.js';
+
+const RCPT_DOMAIN = 'scheduled-mail.net';
+const DAY = 86_400_000;
+
+let mx: MxServer;
+let t: TestDaemon;
+let s: Sender;
+let rig: DeliveryRig | undefined;
+
+beforeAll(async () => {
+  rig = await startDeliveryRig({ mx: { address: '127.0.25.2', starttls: false }, domains: [RCPT_DOMAIN] });
+  ({ mx, t, s } = rig);
+});
+
+afterAll(() => rig?.stop());
+
+function body(to: string, scheduledAt?: string): Record<string, unknown> {
+  return { from: { email: `app@${s.domain}` }, to: [{ email: to }], subject: 'Later', text: 'Hello', ...(scheduledAt !== undefined && { scheduledAt }) };
+}
+
+function send(to: string, scheduledAt?: string) {
+  return t.api('POST', '/send/transactional', { headers: { 'x-service-channel-id': s.channelId }, body: body(to, scheduledAt) });
+}
+
+describe('scheduled sends through the API', () => {
+  it('answers 200 at once, shows the message as scheduled, and delivers it to the MX only after its time', async () => {
+    const to = `ann@${RCPT_DOMAIN}`;
+    const at = new Date(Date.now() + 1500);
+    const res = await send(to, at.toISOString().replace('Z', '+00:00'));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = res.body.messageId as string;
+
+    const details = await t.api('GET', `/activity/messages/${id}`);
+    expect(details.body).toMatchObject({ status: 'scheduled', scheduledAt: at.toISOString() });
+    const list = await t.api('GET', `/activity/messages?channelId=${s.channelId}`);
+    expect(list.body.results.find((m: { messageId: string }) => m.messageId === id)).toMatchObject({ status: 'scheduled', scheduledAt: at.toISOString() });
+    expect(details.body.events[0]).toMatchObject({ eventType: 'accepted', details: { scheduledAt: at.toISOString() } });
+
+    const got = await waitFor(() => mx.received.find((m) => m.to.includes(to)), { what: `the delivery to ${to}`, timeout: 15_000 });
+    expect(Date.now()).toBeGreaterThanOrEqual(at.getTime());
+    expect(got.raw.toString()).toContain('Subject: Later');
+    const delivered = await waitFor(async () => (await t.api('GET', `/activity/messages/${id}`)).body.events.find((e: { eventType: string }) => e.eventType === 'delivered'), { what: 'the delivered event' });
+    expect(Date.parse(delivered.timestamp)).toBeGreaterThanOrEqual(at.getTime());
+    expect((await t.api('GET', `/activity/messages/${id}`)).body).toMatchObject({ status: 'sent', scheduledAt: at.toISOString() });
+  });
+
+  it('refuses a time without an offset, more than a minute past or beyond maxScheduleDays with 422 on /scheduledAt', async () => {
+    const cases: Array<[string, string]> = [
+      ['2026-12-06T09:00:00', 'invalid_format'],
+      [new Date(Date.now() - 120_000).toISOString(), 'in_past'],
+      [new Date(Date.now() + 31 * DAY).toISOString(), 'too_far'],
+    ];
+    for (const [value, code] of cases) {
+      const res = await send(`bob@${RCPT_DOMAIN}`, value);
+      expect(res.status, value).toBe(422);
+      expect(res.body).toMatchObject({ code: 'validation_failed', errors: { '/scheduledAt': [{ code }] } });
+    }
+  });
+
+  it('checks scheduledAt per entry of a batch', async () => {
+    const res = await t.api('POST', '/send/transactional/batch', {
+      headers: { 'x-service-channel-id': s.channelId },
+      body: { requests: [body(`cy@${RCPT_DOMAIN}`, new Date(Date.now() + DAY).toISOString()), body(`dee@${RCPT_DOMAIN}`, 'soon')] },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [first, second] = res.body.responses;
+    expect(first).toMatchObject({ status: 'accepted' });
+    expect(second).toMatchObject({ status: 'failed', errorCode: 'validation_failed' });
+    expect(second.errorMessage).toContain('/requests/1/scheduledAt');
+    const details = await t.api('GET', `/activity/messages/${first.messageId}`);
+    expect(details.body.status).toBe('scheduled');
+  });
+});
