@@ -58,6 +58,8 @@ export type MailSource = 'api' | 'smtp';
 /** Spec section 6. */
 export const EVENT_TYPES = [
   'accepted', 'processed', 'delivered', 'bounced', 'opened', 'clicked', 'complained', 'unsubscribed', 'resubscribed',
+  // Not in the spec: a message canceled before any attempt (issue 34, POST /activity/messages/{id}/cancel).
+  'canceled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

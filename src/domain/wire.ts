@@ -19,7 +19,7 @@
 
 export type DeliveryType = 'live' | 'sandbox';
 export type MailType = 'transactional' | 'broadcast';
-export type EventType = 'accepted' | 'processed' | 'delivered' | 'bounced' | 'opened' | 'clicked' | 'complained' | 'unsubscribed' | 'resubscribed';
+export type EventType = 'accepted' | 'processed' | 'delivered' | 'bounced' | 'opened' | 'clicked' | 'complained' | 'unsubscribed' | 'resubscribed' | 'canceled';
 
 export interface Tracking {
   links: boolean;

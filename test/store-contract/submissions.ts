@@ -25,6 +25,8 @@ export function accepted(o: {
   broadcastId?: string;
   messageIdHeader?: string;
   createdAt?: string;
+  /** A scheduled send (issue 34): its jobs are due then. */
+  scheduledAt?: string;
 } = {}): AcceptedMessage {
   const id = randomUUID();
   const to = o.to ?? ['rcpt@example.org'];
@@ -52,6 +54,7 @@ export function accepted(o: {
     size: 100,
     recipients: to,
     suppressed: [],
+    ...(o.scheduledAt !== undefined && { scheduledAt: o.scheduledAt }),
   };
   const body = o.compose === undefined ? new Uint8Array(Buffer.from(`Subject: Contract\r\n\r\n${id}\r\n`)) : undefined;
   return { record, ...(body && { body }), ...(o.compose !== undefined && { compose: o.compose }), ...(o.sign && { signingDomain: o.sign }) };

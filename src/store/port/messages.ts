@@ -17,6 +17,7 @@
  * data; what must commit together is one verb. Implemented by the LMDB engine in
  * store/lmdb/repos/ and checked by the contract suite in test/store-contract/.
  */
+import type { SchedulePort } from './schedule.js';
 import type { MessageRecord } from '../../domain/types.js';
 import type { BroadcastProgress } from './broadcasts.js';
 import type { IdempotencyWrite } from './idempotency.js';
@@ -122,7 +123,8 @@ export interface FailedEntry {
   message: string;
 }
 
-export interface MessagesPort {
+/** With the scheduled sends' verbs (schedule.ts). */
+export interface MessagesPort extends SchedulePort {
   /**
    * The submission commit, atomic and durable: every message with its body, jobs (not yet due
    * when it awaits finishing), events and client Message-ID entry; the send quota taken

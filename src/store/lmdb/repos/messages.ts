@@ -15,6 +15,8 @@ import type {
   UnfinishedMessage,
 } from '../../port/messages.js';
 import { messagesByClientMessageId } from '../client-message-ids.js';
+import type { ScheduleChange } from '../../port/schedule.js';
+import { cancelMessage, rescheduleMessage } from '../message-schedule.js';
 import { allMessages, commitMessages, countMessages, getBody, getMessage } from '../messages.js';
 import {
   awaitingSignatureCount,
@@ -41,6 +43,14 @@ export class LmdbMessages implements MessagesPort {
   private background = 0;
 
   constructor(private readonly store: Store) {}
+
+  cancelMessage(id: string, now: Date): Promise<ScheduleChange> {
+    return cancelMessage(this.store, id, now);
+  }
+
+  rescheduleMessage(q: { id: string; scheduledAt: string; nowMs: number }): Promise<ScheduleChange> {
+    return rescheduleMessage(this.store, q);
+  }
 
   async commit(input: SubmissionCommit): Promise<void> {
     if (!input.background) return commitMessages(this.store, input);

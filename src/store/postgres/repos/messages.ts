@@ -11,6 +11,7 @@ import { isUnfinished, oldestUnfinishedMs, unfinishedAfter, unfinishedCount, unf
 import { recordFinishingTries, storeFinished } from '../finishing-store.js';
 import { allMessages, countMessages, getBody, getWithBody, getMessage, messagesByClientMessageId } from '../message-reads.js';
 import { commitAlone, planCommit } from '../submission-commit.js';
+import { cancelMessage, rescheduleMessage } from '../message-schedule.js';
 import { SubmissionGroup } from '../submission-group.js';
 
 export function pgMessages(ctx: PgContext): MessagesPort {
@@ -39,5 +40,7 @@ export function pgMessages(ctx: PgContext): MessagesPort {
     storeFinished: (items: readonly FinishedMessage[]) => storeFinished(ctx, items),
     recordFinishingTries: (id: string, tries: FinishingTries) => recordFinishingTries(ctx, id, tries),
     endUnfinished: (q: EndUnfinished) => endUnfinished(ctx, q),
+    cancelMessage: (id: string, now: Date) => cancelMessage(ctx, id, now),
+    rescheduleMessage: (q: { id: string; scheduledAt: string; nowMs: number }) => rescheduleMessage(ctx, q),
   };
 }
