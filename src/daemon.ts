@@ -16,6 +16,8 @@ import { DnsResolver } from './dns/resolver.js';
 import { DomainRecheck } from './domains/recheck.js';
 import { DomainService } from './domains/service.js';
 import { activityRoutes } from './http/routes/activity.js';
+import { messageScheduleRoutes } from './http/routes/message-schedule.js';
+import { MessageSchedule } from './activity/schedule.js';
 import { broadcastRoutes } from './http/routes/broadcasts.js';
 import { channelRoutes } from './http/routes/channels.js';
 import { apiKeyRoutes } from './http/routes/api-keys.js';
@@ -328,6 +330,9 @@ export class Daemon {
       broadcastRoutes,
       suppressionRoutes,
       activityRoutes,
+      messageScheduleRoutes(
+        new MessageSchedule({ store: this.store, maxScheduleDays: this.config.limits.maxScheduleDays, onDue: () => this.coordination.wake('queue') }),
+      ),
       statisticsRoutes,
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
       inboundRouteRoutes(new InboundRouteService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.inbound.maxRoutesPerAccount })),

@@ -381,6 +381,14 @@ export interface MessageHeadline {
   subject: string;
 }
 
+/** The answer of POST /activity/messages/{id}/cancel and PATCH /activity/messages/{id} (issue 34). */
+export interface MessageScheduleAnswer {
+  messageId: string;
+  status: MessageHeadline['status'];
+  scheduledAt?: string;
+  canceledAt?: string;
+}
+
 /** GET /activity/messages items. */
 export interface MessageItem extends MessageHeadline {
   recipients: string[];

@@ -149,6 +149,8 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /activity/events': { operationId: 'activity.listEvents', summary: 'List events', errors: [404, 422], headers: ['X-Total-Count-Estimated', 'X-Page-Partial'] },
   'GET /activity/messages': { operationId: 'activity.listMessages', summary: 'List messages', errors: [404, 422], headers: ['X-Total-Count-Estimated', 'X-Page-Partial'] },
   'GET /activity/messages/{id}': { operationId: 'activity.retrieveMessage', summary: 'Retrieve a message with its events', errors: [404] },
+  'POST /activity/messages/{id}/cancel': { operationId: 'activity.cancelMessage', summary: 'Cancel a scheduled message, or a queued one never attempted', errors: [404, 409] },
+  'PATCH /activity/messages/{id}': { operationId: 'activity.rescheduleMessage', summary: 'Move a scheduled message to another time', errors: [404, 409, 422] },
 
   'GET /statistics/totals': { operationId: 'statistics.retrieveTotals', summary: 'Statistics totals', errors: [404, 422] },
   'GET /statistics/daily': { operationId: 'statistics.retrieveDaily', summary: 'Statistics per day', errors: [404, 422] },

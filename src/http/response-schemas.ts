@@ -232,6 +232,9 @@ const event = obj({
 /** A message's status as the activity API shows it (domain/schedule.ts shownStatus). */
 const messageStatus = { type: 'string', enum: ['scheduled', 'queued', 'sent', 'canceled'] } as const;
 
+/** The answer of a message's cancel and reschedule (domain/wire.ts MessageScheduleAnswer). */
+const scheduleAnswer = obj({ messageId: uuid, status: messageStatus, scheduledAt: time, canceledAt: time }, ['scheduledAt', 'canceledAt']);
+
 /** `from` is absent once retention removed the message record (its accepted event may stay longer). */
 const messageItem = obj(
   { messageId: uuid, channelId: uuid, timestamp: time, mailType, mailSource: str, deliveryType, status: messageStatus, scheduledAt: time, subject: str, recipients: list(str), from: obj({ email: str, name: str }, ['name']) },
@@ -417,6 +420,8 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /queue/messages': obj({ results: list(queueMessage), after: int }),
   'POST /queue/messages/{id}/retry': queueMessage,
   'DELETE /queue/messages/{id}': queueMessage,
+  'POST /activity/messages/{id}/cancel': scheduleAnswer,
+  'PATCH /activity/messages/{id}': scheduleAnswer,
 
   'GET /errors/{code}': obj({ code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, status: int, title: str }),
 };

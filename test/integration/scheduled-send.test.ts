@@ -82,3 +82,54 @@ describe('scheduled sends through the API', () => {
     expect(details.body.status).toBe('scheduled');
   });
 });
+
+describe('cancel and reschedule through the API', () => {
+  const message = (id: string) => t.api('GET', `/activity/messages/${id}`);
+
+  it('cancels a scheduled message: status canceled, a canceled event, no bounce, its jobs done; a second cancel is 409', async () => {
+    const res = await send(`eve@${RCPT_DOMAIN}`, new Date(Date.now() + DAY).toISOString());
+    const id = res.body.messageId as string;
+    const cancel = await t.api('POST', `/activity/messages/${id}/cancel`);
+    expect(cancel.status, JSON.stringify(cancel.body)).toBe(200);
+    expect(cancel.body).toMatchObject({ messageId: id, status: 'canceled' });
+    const details = await message(id);
+    expect(details.body.status).toBe('canceled');
+    expect(details.body.events.map((e: { eventType: string }) => e.eventType)).toEqual(['accepted', 'processed', 'canceled']);
+    expect((await t.daemon.store.queue.jobsOfMessage(id)).every((j) => j.state === 'done' && j.canceledAt)).toBe(true);
+    expect(await t.daemon.store.suppressions.is(s.channelId, 'transactional', `eve@${RCPT_DOMAIN}`)).toBe(false);
+    const again = await t.api('POST', `/activity/messages/${id}/cancel`);
+    expect([again.status, again.body.code]).toEqual([409, 'conflict']);
+    const moved = await t.api('PATCH', `/activity/messages/${id}`, { body: { scheduledAt: new Date(Date.now() + DAY).toISOString() } });
+    expect([moved.status, moved.body.code]).toEqual([409, 'conflict']);
+  });
+
+  it('moves a scheduled message earlier with PATCH and delivers it at the new time', async () => {
+    const to = `fay@${RCPT_DOMAIN}`;
+    const id = (await send(to, new Date(Date.now() + DAY).toISOString())).body.messageId as string;
+    const at = new Date(Date.now() + 1000);
+    const moved = await t.api('PATCH', `/activity/messages/${id}`, { body: { scheduledAt: at.toISOString() } });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body).toMatchObject({ messageId: id, status: 'scheduled', scheduledAt: at.toISOString() });
+    await waitFor(() => mx.received.find((m) => m.to.includes(to)), { what: `the delivery to ${to}`, timeout: 15_000 });
+    expect(Date.now()).toBeGreaterThanOrEqual(at.getTime());
+    await waitFor(async () => (await message(id)).body.status === 'sent', { what: 'the message to be sent' });
+    const late = await t.api('POST', `/activity/messages/${id}/cancel`);
+    expect([late.status, late.body.code]).toEqual([409, 'conflict']);
+  });
+
+  it('refuses a bad new time with 422 on /scheduledAt, an unknown message with 404, and a message that is not scheduled with 409', async () => {
+    const id = (await send(`gus@${RCPT_DOMAIN}`, new Date(Date.now() + DAY).toISOString())).body.messageId as string;
+    for (const [value, code] of [['next week', 'invalid_format'], [new Date(Date.now() + 40 * DAY).toISOString(), 'too_far']]) {
+      const res = await t.api('PATCH', `/activity/messages/${id}`, { body: { scheduledAt: value } });
+      expect(res.status, value).toBe(422);
+      expect(res.body.errors['/scheduledAt'][0].code).toBe(code);
+    }
+    const missing = await t.api('PATCH', `/activity/messages/${id}`, { body: {} });
+    expect(missing.status).toBe(422);
+    const unknown = await t.api('POST', '/activity/messages/6f1c1d3e-0000-4000-8000-000000000000/cancel');
+    expect([unknown.status, unknown.body.code]).toEqual([404, 'not_found']);
+    const now = await send(`hal@${RCPT_DOMAIN}`);
+    const res = await t.api('PATCH', `/activity/messages/${now.body.messageId}`, { body: { scheduledAt: new Date(Date.now() + DAY).toISOString() } });
+    expect([res.status, res.body.code]).toEqual([409, 'conflict']);
+  });
+});

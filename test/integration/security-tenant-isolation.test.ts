@@ -201,6 +201,8 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
     { method: 'GET', path: '/activity/events?limit=500', list: true },
   ],
   'GET /activity/messages/{id}': (v) => [{ method: 'GET', path: `/activity/messages/${v.message}` }],
+  'POST /activity/messages/{id}/cancel': (v) => [{ method: 'POST', path: `/activity/messages/${v.message}/cancel` }],
+  'PATCH /activity/messages/{id}': (v) => [{ method: 'PATCH', path: `/activity/messages/${v.message}`, body: { scheduledAt: new Date(Date.now() + 86_400_000).toISOString() } }],
   'GET /statistics/totals': (v) => [{ method: 'GET', path: `/statistics/totals?channelId=${v.channel}` }],
   'GET /activity/messages': (v) => [
     { method: 'GET', path: `/activity/messages?channelId=${v.channel}` },
