@@ -152,6 +152,9 @@ const SCAN_MIN = 32;
 const ABORT_WAIT_MS = 5_000;
 const ERROR_BACKOFF_MS = 5_000;
 
+/** Jobs due longer ago than this at start are reported late (logOverdueAtStart); a restart of a few seconds is not. */
+const OVERDUE_AT_START_MS = 60_000;
+
 export class DeliveryService {
   private readonly queue: DeliveryQueue;
   private readonly config: DeliverySettings;
@@ -292,6 +295,15 @@ export class DeliveryService {
     return this.sites.keyOf(domain);
   }
 
+  /**
+   * One info line when jobs fell due more than a minute before this start (the daemon was down
+   * at their time: scheduled sends, retries): they go now, late, and the log says how late.
+   */
+  private async logOverdueAtStart(): Promise<void> {
+    const late = await this.queue.overdue(this.clock.now());
+    if (late && late.lateMs >= OVERDUE_AT_START_MS) this.logger.info(late, 'delivery queue overdue at start: jobs due while the daemon was down are sent now, late');
+  }
+
   async start(): Promise<void> {
     if (!this.config.delivery.enabled) {
       this.logger.info('delivery disabled (delivery.enabled=false): messages stay queued');
@@ -306,6 +318,7 @@ export class DeliveryService {
     // that expired; another node's live leases stay its own.
     const recovered = await this.queue.recover(this.clock.now(), { atStart: true });
     if (recovered > 0) this.logger.warn({ recovered }, 'delivery leases recovered from a previous run');
+    await this.logOverdueAtStart();
     this.lastRecoveryMs = this.clock.now();
     this.running = true;
     this.stopping = false;

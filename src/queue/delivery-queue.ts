@@ -80,6 +80,18 @@ export class DeliveryQueue {
     this.committing = false;
   }
 
+  /**
+   * How late the queue is at nowMs: the due time of the job waiting longest (queued jobs list in
+   * due order) and how many are due. The dispatcher says it at start: a daemon that was down
+   * when messages fell due (scheduled sends at 09:00, retries) sends them late (issue 34).
+   */
+  async overdue(nowMs: number): Promise<{ oldestDueAt: string; lateMs: number; dueNow: number } | undefined> {
+    const [counts, first] = await Promise.all([this.store.queue.counts(nowMs), this.store.queue.list({ state: 'queued', limit: 1 })]);
+    const job = first[0];
+    if (!job || counts.dueNow === 0) return undefined;
+    return { oldestDueAt: job.dueAt, lateMs: Math.max(0, nowMs - Date.parse(job.dueAt)), dueNow: counts.dueNow };
+  }
+
   /** Back to due at dueAtMs without counting an attempt. */
   release(job: LeasedJob, dueAtMs: number): Promise<boolean> {
     return this.store.queue.release(job, dueAtMs);

@@ -4,8 +4,9 @@
  * The dispatcher runs on a fake clock; the MX is a real SMTP server on 127.0.21.x.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryService } from '../../src/delivery/dispatcher.js';
+import type { DeliveryService, DeliveryServiceOptions } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
+import { createLogger } from '../../src/log/logger.js';
 import { routeTo } from '../support/delivery-rig.js';
 import { openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
@@ -39,8 +40,8 @@ afterEach(async () => {
   await t?.close();
 });
 
-async function startService(): Promise<DeliveryService> {
-  const s = testDeliveryService(t.store, resolver, { 'delivery.port': mx.port }, { clock, idleCheckMs: 24 * 10 * HOUR });
+async function startService(extra: Partial<DeliveryServiceOptions> = {}): Promise<DeliveryService> {
+  const s = testDeliveryService(t.store, resolver, { 'delivery.port': mx.port }, { clock, idleCheckMs: 24 * 10 * HOUR, ...extra });
   services.push(s);
   await s.start();
   return s;
@@ -82,5 +83,21 @@ describe('scheduled delivery', () => {
     clock.advance(HOUR);
     await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the scheduled message to be sent' });
     expect(receivedBy('bob@later-mail.net')).toBe(1);
+  });
+
+  it('sends at start, late, what fell due while the daemon was down, and logs one line with how late', async () => {
+    t = await openTestStore();
+    clock = new FakeClock();
+    const at = clock.now() + HOUR;
+    const id = await queueMessage(t.store, { to: ['cy@later-mail.net'], now: new Date(clock.now()), scheduledAt: new Date(at).toISOString() });
+    // Down from before its time until two hours after it.
+    clock.advance(3 * HOUR);
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
+    await startService({ logger });
+    const late = lines.filter((l) => String(l.msg).startsWith('delivery queue overdue at start'));
+    expect(late).toEqual([expect.objectContaining({ level: 30, lateMs: 2 * HOUR, oldestDueAt: new Date(at).toISOString(), dueNow: 1 })]);
+    await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the late message to be sent' });
+    expect(receivedBy('cy@later-mail.net')).toBe(1);
   });
 });
