@@ -26,6 +26,7 @@ import { accepted } from '../store-contract/submissions.js';
 const PG_URL = process.env.POSTRIDER_TEST_PG_URL ?? '';
 const NOW = Date.parse('2026-03-02T10:00:00.000Z');
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
 const TLS_DAY = '2026-03-01';
 
 interface Seeded {
@@ -44,6 +45,10 @@ interface Seeded {
   m4: string;
   /** Old, still queued: parked by retention. */
   m5: string;
+  /** Scheduled an hour after the copy (issue 34). */
+  m6: string;
+  /** Canceled before any attempt: its canceled event, its jobs done. */
+  m7: string;
   leaseGeneration: number;
   /** An inbound route (with its key) on the account's domain. */
   routeId: string;
@@ -82,6 +87,10 @@ async function seed(store: StorePort): Promise<Seeded> {
   await store.messages.commit({ messages: [m2, m3, m4], now: new Date(NOW - 60_000) });
   const leased = (await store.queue.lease({ owner: 'node-a', nowMs: NOW, max: 10, leaseMs: 600_000 })).jobs;
   expect(leased.map((j) => j.messageId).sort()).toEqual([old.record.id, m1.record.id, m4.record.id].sort());
+  const m6 = accepted({ ...own, to: ['eve@example.org'], scheduledAt: new Date(NOW + HOUR).toISOString(), createdAt: new Date(NOW - 60_000).toISOString() });
+  const m7 = accepted({ ...own, to: ['fay@example.org'], scheduledAt: new Date(NOW + HOUR).toISOString(), createdAt: new Date(NOW - 60_000).toISOString() });
+  await store.messages.commit({ messages: [m6, m7], now: new Date(NOW - 60_000) });
+  expect(await store.messages.cancelMessage(m7.record.id, new Date(NOW - 30_000))).toMatchObject({ status: 'done' });
   await store.retention.sweepBatch({ cutoffMs: NOW - DAY, batch: 100 });
   await store.channels.delete(gone.id);
   const subject = (messageId: string): EventSubject => ({ ...own, messageId, mailType: 'transactional', mailSource: 'api', subject: 'Contract', tags: ['t1'], metadata: {} });
@@ -103,7 +112,7 @@ async function seed(store: StorePort): Promise<Seeded> {
   await store.mtaSts.save('example.net', { id: 'sts-1', policy: { mode: 'enforce', mx: ['mx.example.net'], maxAge: 86_400 }, fetchedAtMs: NOW, expiresAtMs: NOW + DAY });
   await store.dnsFailures.countFailure({ accountId, domain: 'nx.example', atMs: NOW - 1_000 });
   await store.dnsFailures.countFailure({ accountId, domain: 'nx.example', atMs: NOW });
-  const ids = { m1: m1.record.id, m2: m2.record.id, m3: m3.record.id, m4: m4.record.id, m5: old.record.id };
+  const ids = { m1: m1.record.id, m2: m2.record.id, m3: m3.record.id, m4: m4.record.id, m5: old.record.id, m6: m6.record.id, m7: m7.record.id };
   const domain = await store.domains.create({ accountId, name: 'inbound.test', channelIds: [channel.id], key: { selector: 's1', algorithm: 'rsa', privateKeyPem: 'pem', dnsValue: 'v=DKIM1; p=x' }, returnPath: [], maxPerAccount: 10 });
   const route = await store.inboundRoutes.create({ accountId, channelId: channel.id, domainId: domain.id, address: '*@inbound.test', url: 'https://app.example.org/in', enabled: true, additionalHeaders: [{ name: 'X-T', value: '1' }], maxPerAccount: 10 });
   const inbound = await seedInbound(store, route.route);
@@ -112,7 +121,7 @@ async function seed(store: StorePort): Promise<Seeded> {
 
 /** What the port reads of the seeded store: the same on both engines after the copy. */
 async function reads(store: StorePort, s: Seeded) {
-  const ids = [s.m1, s.m2, s.m3, s.m4, s.m5];
+  const ids = [s.m1, s.m2, s.m3, s.m4, s.m5, s.m6, s.m7];
   return {
     accounts: await store.accounts.list(),
     key: await store.apiKeys.findByToken(s.keyToken),
@@ -185,6 +194,14 @@ describe('store copy: every kind, engine to engine', () => {
     const bounds = await lmdb.events.bounds();
     expect(bounds.floor).toBeGreaterThan(1);
     expect(await pg.events.bounds()).toEqual(bounds);
+  });
+
+  it('carries a scheduled message due at its time and a canceled one with its jobs done (issue 34)', async () => {
+    expect((await pg.queue.jobsOfMessage(s.m6)).map((j) => [j.state, j.dueAt])).toEqual([['queued', new Date(NOW + HOUR).toISOString()]]);
+    expect(await pg.queue.nextDueAfter(NOW)).toBe(NOW + HOUR);
+    expect(await pg.messages.get(s.m7)).toMatchObject({ status: 'sent', canceledAt: new Date(NOW - 30_000).toISOString() });
+    expect((await pg.queue.jobsOfMessage(s.m7)).map((j) => j.state)).toEqual(['done']);
+    expect((await pg.events.ofMessage(s.m7)).map((e) => e.eventType)).toEqual(['accepted', 'processed', 'canceled']);
   });
 
   it('puts leased jobs back in the queue, due at the copy, fenced past their last lease', async () => {
