@@ -4,15 +4,17 @@
  * The dispatcher runs on a fake clock; the MX is a real SMTP server on 127.0.21.x.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryService, DeliveryServiceOptions } from '../../src/delivery/dispatcher.js';
+import type { AttemptFn } from '../../src/delivery/attempt.js';
+import { DeliveryService, type DeliveryServiceOptions } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { createLogger } from '../../src/log/logger.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
+import { allSent, deliveryConfig, openTestStore, queueMessage, silentLogger, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
+import { maxInWindow } from '../support/windows.js';
 
 const HOUR = 3_600_000;
 
@@ -99,5 +101,47 @@ describe('scheduled delivery', () => {
     expect(late).toEqual([expect.objectContaining({ level: 30, lateMs: 2 * HOUR, oldestDueAt: new Date(at).toISOString(), dueNow: 1 })]);
     await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the late message to be sent' });
     expect(receivedBy('cy@later-mail.net')).toBe(1);
+  });
+
+  it('sends a burst of messages due at the same time under delivery.rate, none before its time (60 at 09:00, 10/s)', async () => {
+    t = await openTestStore();
+    clock = new FakeClock();
+    const at = clock.now() + HOUR;
+    const starts: number[] = [];
+    const attempt: AttemptFn = async ({ job }) => {
+      starts.push(clock.wall());
+      return { recipients: job.recipients.map((recipient) => ({ recipient, outcome: 'delivered', category: 'delivered', phase: 'message', smtpCode: 250, response: '250 OK' })), tls: true, response: '250 OK' };
+    };
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@d${i}-mail.net`], now: new Date(clock.now()), scheduledAt: new Date(at).toISOString() }));
+    const s = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 10 }), resolver, logger: silentLogger(), clock, attempt, idleCheckMs: 24 * 10 * HOUR });
+    services.push(s);
+    await s.start();
+    await waitFor(() => clock.nextTimerAt() === at, { what: 'the timer at the scheduled time' });
+    expect(starts).toEqual([]);
+    clock.advance(HOUR);
+    // Fake time moves to each timer the dispatcher sets (its rate limiter's next slot), once it waits on one.
+    for (;;) {
+      const next = await waitFor(
+        async () => {
+          if (await allSent(t.store, ids)) return 'done';
+          const n = clock.nextTimerAt();
+          return n !== undefined && n - clock.now() < HOUR ? n : undefined;
+        },
+        { what: 'the dispatcher to wait for its next slot' },
+      );
+      if (next === 'done') break;
+      clock.advance(Math.max(1, next - clock.now()));
+    }
+    expect(await allSent(t.store, ids)).toBe(true);
+    expect(starts).toHaveLength(60);
+    expect(Math.min(...starts)).toBeGreaterThanOrEqual(at);
+    const busiest = maxInWindow([...starts].sort((a, b) => a - b), 1000);
+    // Measured, for the record: how long the burst took on the fake clock and its busiest second.
+    console.info(`burst of 60 due at once, rate 10/s: last start ${Math.max(...starts) - at} ms after the time, busiest 1-second window ${busiest}`);
+    expect(busiest).toBeLessThanOrEqual(10);
+    // 60 at 10/s take at least 5 s after the first slot, and the limiter does not dawdle (6.51 s measured).
+    expect(Math.max(...starts) - at).toBeGreaterThanOrEqual(5000);
+    expect(Math.max(...starts) - at).toBeLessThan(8000);
   });
 });
