@@ -5,7 +5,7 @@
  * a scheduled message moves to another time with its jobs.
  */
 import { expect, it } from 'vitest';
-import { accepted } from './submissions.js';
+import { ACCOUNT, accepted } from './submissions.js';
 import { eachEngine } from './engines.js';
 
 const T0 = Date.UTC(2026, 11, 1, 8, 0, 0);
@@ -92,5 +92,13 @@ eachEngine('scheduled sends', (ctx) => {
     await ctx.store.messages.storeFinished([{ messageId: m.record.id, body: new Uint8Array(Buffer.from('Subject: x\r\n\r\nx\r\n')), composed: true }]);
     expect((await ctx.store.queue.lease({ owner: 'n', nowMs: T0 + HOUR, max: 10, leaseMs: LEASE_MS })).jobs).toEqual([]);
     expect((await ctx.store.queue.lease({ owner: 'n', nowMs: T0 + 2 * HOUR, max: 10, leaseMs: LEASE_MS })).jobs).toHaveLength(1);
+  });
+
+  it('hands the canceled event to a webhook that wants it, one entry per recipient, in the cancel\'s write', async () => {
+    const { webhook } = await ctx.store.webhooks.create({ accountId: ACCOUNT, channelId: null, url: 'https://hooks.example.org/in', events: ['canceled'], enabled: true, additionalHeaders: [], maxPerAccount: 10 });
+    const id = await commitScheduled(T0 + HOUR, ['gil@example.org']);
+    await ctx.store.messages.cancelMessage(id, new Date(T0 + 1_000));
+    const { claims } = await ctx.store.webhookOutbox.claimDue({ nowMs: Date.now() + 1, max: 100, freeSlots: { default: 100, byWebhook: {} } });
+    expect(claims.map((c) => [c.webhook.id, c.entry.payload])).toEqual([[webhook.id, expect.objectContaining({ eventType: 'canceled', messageId: id, recipient: 'gil@example.org' })]]);
   });
 });
