@@ -16,6 +16,8 @@ const TONES: Record<string, 'good' | 'bad' | 'warn' | 'neutral'> = {
   canceled: 'bad',
   pending: 'warn',
   queued: 'warn',
+  // A scheduled send waiting for its time (issue 34).
+  scheduled: 'neutral',
   deferred: 'warn',
   retrying: 'warn',
   processing: 'warn',
