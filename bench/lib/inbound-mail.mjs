@@ -15,21 +15,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
+import { RECEIPT_LINES } from './message.mjs';
 
 export const CUSTOMER_DOMAIN = 'customer-bench-postrider.com';
 export const MAIL_FROM = `ann@${CUSTOMER_DOMAIN}`;
 export const HELO = `mail.${CUSTOMER_DOMAIN}`;
 const SELECTOR = 'bench2026';
 
-const ORDER_LINES = [
-  'Thank you for your order 10234 placed on 2 March.',
-  'Items: 1 x Walnut desk organiser (39.00), 2 x Linen notebook A5 (2 x 12.50).',
-  'Subtotal 64.00, shipping 4.90, VAT 13.78, total 82.68 EUR, paid by card ending 4242.',
-  'Your parcel leaves our warehouse within two working days; we will send the tracking link',
-  'as soon as the carrier has it. Delivery address: Ann Example, 12 Harbour Street, 1010 Town.',
-  'Questions? Answer this message or call us on weekdays from 9:00 to 17:00.',
-  'Returns are free within 30 days: keep this receipt, it is your proof of purchase.',
-];
 const REPLY = [
   'Hello,',
   '',
@@ -68,13 +60,13 @@ export async function inboundMessage(dns, { to }) {
   dns.set(CUSTOMER_DOMAIN, 'TXT', ['v=spf1 ip4:127.0.0.1 -all']);
   dns.set(`${SELECTOR}._domainkey.${CUSTOMER_DOMAIN}`, 'TXT', [`v=DKIM1; k=rsa; p=${p}`]);
   dns.set(`_dmarc.${CUSTOMER_DOMAIN}`, 'TXT', ['v=DMARC1; p=reject; adkim=r; aspf=r']);
-  const quoted = ORDER_LINES.map((l) => `> ${l}`);
+  const quoted = RECEIPT_LINES.map((l) => `> ${l}`);
   const text = [...REPLY, '', 'On Mon, 2 Mar 2026 at 10:14, Bench Shop <receipts@shop-bench-postrider.com> wrote:', ...quoted].join('\n') + '\n';
   const html =
     '<html><body style="font-family:sans-serif">' +
     REPLY.map((l) => (l ? `<p>${l}</p>` : '')).join('') +
     '<blockquote type="cite"><h1>Thank you for your order</h1>' +
-    ORDER_LINES.map((l) => `<p>${l}</p>`).join('') +
+    RECEIPT_LINES.map((l) => `<p>${l}</p>`).join('') +
     '</blockquote></body></html>';
   const attachment = pdfAttachment();
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });

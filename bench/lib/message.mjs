@@ -12,7 +12,8 @@ export const SENDER_DOMAIN = 'shop-bench-postrider.com';
 export const FROM = { email: `receipts@${SENDER_DOMAIN}`, name: 'Bench Shop' };
 export const TO = { email: 'ann@d0.sink-bench-postrider.com', name: 'Ann Example' };
 
-const lines = [
+/** The receipt's lines: the send benchmarks' message, and what the inbound benchmark's reply quotes. */
+export const RECEIPT_LINES = [
   'Thank you for your order 10234 placed on 2 March.',
   'Items: 1 x Walnut desk organiser (39.00), 2 x Linen notebook A5 (2 x 12.50).',
   'Subtotal 64.00, shipping 4.90, VAT 13.78, total 82.68 EUR, paid by card ending 4242.',
@@ -21,8 +22,8 @@ const lines = [
   'Questions? Answer this message or call us on weekdays from 9:00 to 17:00.',
   'Returns are free within 30 days: keep this receipt, it is your proof of purchase.',
 ];
-export const TEXT = lines.join('\n') + '\n';
-export const HTML = `<html><body style="font-family:sans-serif"><h1>Thank you for your order</h1>${lines.map((l) => `<p>${l}</p>`).join('')}</body></html>`;
+export const TEXT = RECEIPT_LINES.join('\n') + '\n';
+export const HTML = `<html><body style="font-family:sans-serif"><h1>Thank you for your order</h1>${RECEIPT_LINES.map((l) => `<p>${l}</p>`).join('')}</body></html>`;
 export const SUBJECT = 'Your receipt for order 10234';
 
 /** Body of POST /send/transactional. */

@@ -12,11 +12,11 @@
 import { accessibleChannel } from '../channels/service.js';
 import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
-import type { InboundMessage, InboundMessageStatus } from '../domain/inbound-message.js';
+import type { InboundMessage } from '../domain/inbound-message.js';
 import { utcDay } from '../domain/stat-counters.js';
 import type { Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
-import type { InboundCursor } from '../store/port/inbound-messages.js';
+import type { InboundCursor, InboundMessageFilter } from '../store/port/inbound-messages.js';
 import type { StorePort } from '../store/port/index.js';
 import type { InboundAttachment } from './attachment-at.js';
 
@@ -33,18 +33,8 @@ export interface InboundMessageServiceOptions {
   attachmentAt: (input: { raw: Buffer; index: number }) => Promise<InboundAttachment | null>;
 }
 
-/** The list's filters as the query gives them (already checked for form). */
-export interface InboundMessageQuery {
-  routeId?: string;
-  channelId?: string;
-  status?: InboundMessageStatus;
-  from?: string;
-  subject?: string;
-  startMs?: number;
-  endMs?: number;
-  limit: number;
-  after?: InboundCursor;
-}
+/** The list's filters as the query gives them (already checked for form): the store's, with one channelId in place of the scope. */
+export type InboundMessageQuery = Omit<InboundMessageFilter, 'accountId' | 'channelIds'> & { channelId?: string };
 
 export class InboundMessageService {
   constructor(private readonly o: InboundMessageServiceOptions) {}

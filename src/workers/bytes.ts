@@ -12,8 +12,3 @@ export function ownBytes(buf: Uint8Array): Uint8Array<ArrayBuffer> {
   }
   return new Uint8Array(buf);
 }
-
-/** A Buffer over the same memory (a worker gets a plain Uint8Array; mailparser wants a Buffer). */
-export function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}

@@ -7,10 +7,11 @@
  * Plain data in and out. The raw bytes come in handed over (pool.ts), and the answers' bytes go
  * back the same way (worker.ts): a JSON body of 34 MB is neither copied nor encoded again there.
  */
+import { asBuffer } from '../domain/bytes.js';
 import { attachmentAt } from '../inbound/attachment-at.js';
 import { inboundPayload } from '../inbound/payload.js';
 import type { AuthVerdicts } from '../inbound/verify.js';
-import { asBuffer, ownBytes } from './bytes.js';
+import { ownBytes } from './bytes.js';
 
 export interface InboundPayloadTaskInput {
   id: string;

@@ -66,7 +66,11 @@ describe('a recipient domain whose _mta-sts record holds a field of 60,000 space
     expect(mx.received.flatMap((m) => m.to).sort()).toEqual([...recipients].sort());
 
     for (const id of ids) {
-      const [first] = await attempts(id);
+      // The MX has the message once it answered 250; the attempt is recorded after that answer.
+      const [first] = await waitFor(async () => {
+        const a = await attempts(id);
+        return a.length > 0 && a;
+      }, { what: `the attempt of ${id} recorded` });
       expect(first).toMatchObject({ outcome: 'delivered', mx: MX, tls: true });
       expect(first.mtaSts).toBeUndefined();
     }

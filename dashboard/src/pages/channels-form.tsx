@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { Choice, ChoiceGroup } from '../components/choice-group';
 import { Field } from '../components/field';
+import { SubmitRow } from '../components/submit-row';
 import type { ChannelDetail, DeliveryType } from '../wire';
 
 /** Every field POST and PATCH /channels accept (src/http/routes/channels.ts), as the answer has them. */
@@ -44,11 +45,7 @@ export function ChannelForm(props: { initial: ChannelInput; submitLabel: string;
           Track opens (a 1-pixel image in HTML mail)
         </Choice>
       </ChoiceGroup>
-      <div class="actions">
-        <button type="submit" class="button button-primary" disabled={props.busy}>
-          {props.busy ? 'Saving…' : props.submitLabel}
-        </button>
-      </div>
+      <SubmitRow label={props.submitLabel} busy={props.busy} />
     </form>
   );
 }

@@ -3,6 +3,7 @@ import type { ChannelOption } from '../components/channel-select';
 import { Choice, ChoiceGroup } from '../components/choice-group';
 import { Field } from '../components/field';
 import { HeadersEditor } from '../components/headers-editor';
+import { SubmitRow } from '../components/submit-row';
 import { Link } from '../router';
 import type { InboundRoute } from '../wire';
 
@@ -50,11 +51,7 @@ export function RouteForm(props: { initial: RouteInput; create: boolean; channel
         </Choice>
       </ChoiceGroup>
       <HeadersEditor value={v.additionalHeaders} error={props.error} onChange={(additionalHeaders) => set({ additionalHeaders })} />
-      <div class="actions">
-        <button type="submit" class="button button-primary" disabled={props.busy}>
-          {props.busy ? 'Saving…' : props.submitLabel}
-        </button>
-      </div>
+      <SubmitRow label={props.submitLabel} busy={props.busy} />
     </form>
   );
 }

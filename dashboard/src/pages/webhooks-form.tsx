@@ -3,6 +3,7 @@ import { Choice, ChoiceGroup } from '../components/choice-group';
 import { useChannelOptions } from '../components/channel-select';
 import { Field } from '../components/field';
 import { HeadersEditor } from '../components/headers-editor';
+import { SubmitRow } from '../components/submit-row';
 import type { Webhook } from '../wire';
 import { EVENT_TYPES } from './message-types';
 
@@ -43,11 +44,7 @@ export function WebhookForm(props: { initial: WebhookInput; submitLabel: string;
         </Choice>
       </ChoiceGroup>
       <HeadersEditor value={v.additionalHeaders} error={props.error} onChange={(additionalHeaders) => set({ additionalHeaders })} />
-      <div class="actions">
-        <button type="submit" class="button button-primary" disabled={props.busy}>
-          {props.busy ? 'Saving…' : props.submitLabel}
-        </button>
-      </div>
+      <SubmitRow label={props.submitLabel} busy={props.busy} />
     </form>
   );
 }

@@ -5,8 +5,8 @@
  * (toString, indexOf with a string) misread it. Every get makes a new array, so the view shares
  * its memory with nothing else: no copy.
  */
-export function asBuffer(value: unknown): Buffer | undefined {
-  if (value === undefined || Buffer.isBuffer(value)) return value;
-  const bytes = value as Uint8Array;
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+import { asBuffer } from '../../domain/bytes.js';
+
+export function storedBytes(value: unknown): Buffer | undefined {
+  return value === undefined ? undefined : asBuffer(value as Uint8Array);
 }

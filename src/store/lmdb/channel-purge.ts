@@ -33,6 +33,7 @@ import { getEvent, removeEventInTxn } from './events.js';
 import { purgeInboundInTxn } from './inbound-purge.js';
 import { KEY_MAX } from './layout.js';
 import { jobsOfMessage } from './message-jobs.js';
+import { pageAfter, sameKeyParts } from './page-after.js';
 import { type ChannelPurge, type StatsDb } from './purge-queue.js';
 import { removeJobInTxn } from './queue.js';
 
@@ -197,27 +198,14 @@ function purgeMessageInTxn(store: Store, e: EventRecord): void {
  */
 function purgeStatsInTxn(store: Store, p: ChannelPurge, db: StatsDb, cursor: unknown[] | undefined, max: number): Step {
   const at = db === 'statsDaily' || db === 'statsQuarter' ? 2 : 3;
-  const start = (cursor ?? [p.accountId]) as string[];
-  let seen = 0;
+  const range = (r: { start?: unknown[]; limit: number }) => dbsOf(store)[db].getKeys({ start: (r.start ?? [p.accountId]) as string[], end: [p.accountId, KEY_MAX], limit: r.limit }) as Iterable<unknown[]>;
+  const keys = pageAfter(cursor, max, range, (k) => k, sameKeyParts);
   let removed = 0;
-  let last: unknown[] | undefined;
-  // The range starts at the cursor itself (inclusive): one more key, and the cursor skipped.
-  for (const key of dbsOf(store)[db].getKeys({ start, end: [p.accountId, KEY_MAX], limit: cursor ? max + 1 : max })) {
-    const k = key as unknown[];
-    if (cursor && last === undefined && seen === 0 && sameKey(k, cursor)) continue;
-    // The cursor's key may be gone (removed by the last step): then the range has max + 1 others.
-    if (seen === max) break;
-    seen++;
-    last = k;
-    if (k[at] === p.channelId) {
-      dbsOf(store)[db].remove(k);
-      removed++;
-    }
+  for (const k of keys) {
+    if (k[at] !== p.channelId) continue;
+    dbsOf(store)[db].remove(k);
+    removed++;
   }
   // Counted as work by keys looked at, so a step is bounded however few belong to the channel.
-  return { removed: Math.max(seen, removed), finished: seen < max, cursor: last };
-}
-
-function sameKey(a: unknown[], b: unknown[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
+  return { removed: Math.max(keys.length, removed), finished: keys.length < max, cursor: keys[keys.length - 1] };
 }

@@ -19,7 +19,7 @@ import type {
   InboundWriteOutcome,
   ReceivedPerDayQuery,
 } from '../port/inbound-messages.js';
-import { asBuffer } from './bytes.js';
+import { storedBytes } from './bytes.js';
 import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -87,7 +87,7 @@ export function getInbound(store: Store, id: string): InboundMessage | undefined
 }
 
 export function getInboundRaw(store: Store, id: string): Buffer | undefined {
-  return asBuffer(dbsOf(store).inboundRaw.get(id));
+  return storedBytes(dbsOf(store).inboundRaw.get(id));
 }
 
 function passes(m: InboundMessage, f: InboundMessageFilter, channels: Set<string> | null): boolean {

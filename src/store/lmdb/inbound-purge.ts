@@ -11,6 +11,7 @@ import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { removeInboundInTxn, getInbound } from './inbound-messages.js';
 import { KEY_MAX } from './layout.js';
+import { pageAfter, sameKeyParts } from './page-after.js';
 
 export type InboundPhase = 'inbound' | 'inboundCounts';
 
@@ -28,24 +29,17 @@ interface Scope {
 export function purgeInboundInTxn(store: Store, p: Scope, phase: InboundPhase, cursor: unknown[] | undefined, max: number): InboundPurgeStep {
   const tag = phase === 'inbound' ? 'a' : 'n';
   const index = dbsOf(store).inboundMessageIndex;
-  const start = (cursor ?? [tag, p.accountId]) as string[];
-  let seen = 0;
+  const range = (r: { start?: unknown[]; limit: number }) => index.getKeys({ start: (r.start ?? [tag, p.accountId]) as string[], end: [tag, p.accountId, KEY_MAX], limit: r.limit }) as Iterable<unknown[]>;
+  const keys = pageAfter(cursor, max, range, (k) => k, sameKeyParts);
   let removed = 0;
-  let last: unknown[] | undefined;
-  // The range starts at the cursor itself (inclusive): one more key, and the cursor skipped
-  // (when it is still there: the last step may have removed it).
-  for (const key of [...index.getKeys({ start, end: [tag, p.accountId, KEY_MAX], limit: cursor ? max + 1 : max })] as unknown[][]) {
-    if (cursor && seen === 0 && last === undefined && sameKey(key, cursor)) continue;
-    if (seen === max) break;
-    seen++;
-    last = key;
+  for (const key of keys) {
     if (phase === 'inboundCounts' ? key[3] === p.channelId : removeIfOfChannel(store, key[3] as string, p.channelId)) {
       if (phase === 'inboundCounts') index.remove(key);
       removed++;
     }
   }
   // Counted as work by keys looked at, so a step is bounded however few belong to the channel.
-  return { removed: Math.max(seen, removed), finished: seen < max, cursor: last ?? cursor };
+  return { removed: Math.max(keys.length, removed), finished: keys.length < max, cursor: keys[keys.length - 1] ?? cursor };
 }
 
 function removeIfOfChannel(store: Store, id: string, channelId: string): boolean {
@@ -53,10 +47,6 @@ function removeIfOfChannel(store: Store, id: string, channelId: string): boolean
   if (m?.channelId !== channelId) return false;
   removeInboundInTxn(store, m);
   return true;
-}
-
-function sameKey(a: unknown[], b: unknown[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** What is left of the channel's received messages and day counts: a full scan, for checks only. */

@@ -16,7 +16,7 @@ import { firstDueMs } from '../../domain/schedule.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { awaitsFinishing, type AcceptedMessage, type SubmissionCommit } from '../port/messages.js';
 import { advanceBroadcastInTxn } from './broadcasts.js';
-import { asBuffer } from './bytes.js';
+import { storedBytes } from './bytes.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { indexClientMessageIdInTxn } from './client-message-ids.js';
@@ -147,5 +147,5 @@ export function allMessages(store: Store): MessageRecord[] {
 }
 
 export function getBody(store: Store, id: string): Buffer | undefined {
-  return asBuffer(dbsOf(store).bodies.get(id));
+  return storedBytes(dbsOf(store).bodies.get(id));
 }

@@ -10,7 +10,7 @@
  */
 import type { ComposedFields, FailedEntry, FinishedMessage, FinishingTries, UnfinishedFailure, UnfinishedMessage } from '../port/messages.js';
 import { failComposedEntryInTxn } from './broadcasts.js';
-import { asBuffer } from './bytes.js';
+import { storedBytes } from './bytes.js';
 import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -157,7 +157,7 @@ export function unsignedMessage(store: Store, messageId: string): UnfinishedMess
   const p = dbs.unsigned.get(messageId) as PendingSignature | undefined;
   if (!p) return undefined;
   // A committed request has no body yet. The record (small before composition) says the channel.
-  const body = p.compose === undefined ? asBuffer(dbs.bodies.get(messageId)) : undefined;
+  const body = p.compose === undefined ? storedBytes(dbs.bodies.get(messageId)) : undefined;
   const m = dbs.messages.get(messageId) as MessageRecord | undefined;
   const gone = !m || isChannelDeleted(store, m.channelId) || (p.compose === undefined && body === undefined);
   return { ...p, body, gone };

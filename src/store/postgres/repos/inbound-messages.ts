@@ -24,10 +24,7 @@ export function pgInboundMessages(ctx: PgContext): InboundMessagesPort {
       return row?.doc;
     },
 
-    async raw(id) {
-      const [row] = await sql<{ raw: Buffer }[]>`SELECT raw FROM inbound_messages WHERE id = ${id}`;
-      return row?.raw;
-    },
+    raw: (id) => readRaw(ctx, id),
 
     list: (f) => listInbound(ctx, f),
     claimDue: (r) => claimDue(ctx, r),
@@ -47,6 +44,33 @@ export function pgInboundMessages(ctx: PgContext): InboundMessagesPort {
 
     receivedPerDay: (q) => receivedPerDay(ctx, q),
   };
+}
+
+/**
+ * Bytes of a raw message read per statement: the driver receives a bytea as hex text and decodes
+ * it on the main thread, which for a 34 MB message (a 25 MB attachment) held the event loop for
+ * 600-800 ms at once (test/integration/inbound-event-loop.test.ts on the PostgreSQL suite). In
+ * slices of 1 MiB each decode is a few ms and the event loop turns between them. The column is
+ * stored uncompressed out of line (STORAGE EXTERNAL, schema/inbound.ts), so a slice reads only
+ * its own TOAST chunks.
+ */
+const RAW_SLICE = 1024 * 1024;
+
+async function readRaw(ctx: PgContext, id: string): Promise<Buffer | undefined> {
+  const { sql } = ctx;
+  const [head] = await sql<{ size: number; first: Buffer }[]>`
+    SELECT octet_length(raw)::int4 AS size, substring(raw FROM 1 FOR ${RAW_SLICE}) AS first FROM inbound_messages WHERE id = ${id}`;
+  if (!head) return undefined;
+  if (head.size <= RAW_SLICE) return head.first;
+  const out = Buffer.allocUnsafe(head.size);
+  let at = head.first.copy(out, 0);
+  while (at < head.size) {
+    const [slice] = await sql<{ part: Buffer | null }[]>`SELECT substring(raw FROM ${at + 1} FOR ${RAW_SLICE}) AS part FROM inbound_messages WHERE id = ${id}`;
+    // Gone meanwhile (retention, a channel's purge): as if read a moment later.
+    if (!slice?.part || slice.part.length === 0) return undefined;
+    at += slice.part.copy(out, at);
+  }
+  return out;
 }
 
 /** Not of a deleted channel whose purge is under way: account-wide reads skip those (channel_purges). */

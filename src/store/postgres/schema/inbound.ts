@@ -47,6 +47,9 @@ CREATE TABLE inbound_messages (
   doc jsonb NOT NULL,
   raw bytea NOT NULL
 );
+-- Out of line and uncompressed: raw() reads a big message in slices (repos/inbound-messages.ts),
+-- and a slice of a compressed value would decompress the whole value each time.
+ALTER TABLE inbound_messages ALTER COLUMN raw SET STORAGE EXTERNAL;
 -- list: an account's messages newest first, the cursor a row comparison on (received_at_ms, id).
 CREATE INDEX inbound_messages_account ON inbound_messages (account_id, received_at_ms DESC, id DESC);
 -- claimDue: only messages waiting for a POST are in it.
