@@ -63,6 +63,8 @@ import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { WebhookService } from './webhooks/service.js';
 import { InboundMessageService } from './inbound/messages.js';
 import { InboundRouteService } from './inbound/routes.js';
+import { TemplateService } from './templates/service.js';
+import { templateRoutes } from './http/routes/templates.js';
 import { WebhookTargets } from './webhooks/targets.js';
 
 /** Anything with a lifecycle. Started in order, stopped in reverse. */
@@ -336,6 +338,7 @@ export class Daemon {
       statisticsRoutes,
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
       inboundRouteRoutes(new InboundRouteService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.inbound.maxRoutesPerAccount })),
+      templateRoutes(new TemplateService({ store: this.store, limits: this.config.templates, render: (input) => this.pool.render(input) })),
       inboundMessageRoutes(new InboundMessageService({ store: this.store, attachmentAt: (input) => this.pool.inboundAttachment(input), onDue: () => this.inboundPoster?.notify() })),
       queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain), onDue: () => this.coordination.wake('queue') })),
       trackingRoutes,

@@ -171,6 +171,13 @@ const Webhooks = Type.Object({
   maxPerAccount: integer(1, 10_000, 20, 'Maximum webhooks per account (403 resource_limit_exceeded beyond).'),
 });
 
+/** Stored templates (issue 34): the limits the store's create and update apply atomically. */
+const Templates = Type.Object({
+  maxPerAccount: integer(1, 10_000, 100, 'Maximum stored templates per account (403 resource_limit_exceeded beyond).'),
+  maxVersions: integer(1, 1_000, 50, 'Maximum versions of one template; a PATCH with new content beyond is 403 resource_limit_exceeded (delete and create again to start over).'),
+  maxBytes: integer(1024, 16 * MB, 512 * 1024, 'Maximum bytes (UTF-8) of one version: subject, html and text together (422 max_size beyond).'),
+});
+
 const Inbound = Type.Object({
   enabled: flag(
     false,
@@ -309,6 +316,7 @@ export const ConfigSchema = Type.Object({
   }),
   webhooks: Webhooks,
   inbound: Inbound,
+  templates: Templates,
 });
 
 export type Config = Static<typeof ConfigSchema>;

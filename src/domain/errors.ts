@@ -76,6 +76,9 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 export interface FieldError {
   message: string;
   code: string;
+  /** templating_error: where in the template part the error is (from 1), when known. */
+  line?: number;
+  column?: number;
 }
 
 export type FieldErrors = Record<string, FieldError[]>;

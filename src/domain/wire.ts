@@ -567,3 +567,38 @@ export interface DashboardSettings {
     selfSignedCertificate: boolean;
   };
 }
+
+/** A stored template as listed (issue 34; http/routes/templates.ts). */
+export interface TemplateSummaryJson {
+  id: string;
+  name: string;
+  alias: string | null;
+  channelIds: string[];
+  activeVersion: number;
+  latestVersion: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One version of a stored template. */
+export interface TemplateVersionJson {
+  version: number;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  inlineStyles: boolean;
+  createdAt: string;
+}
+
+/** A stored template with one of its versions (the active one unless `?version=N`). */
+export interface TemplateJson extends TemplateSummaryJson {
+  version: TemplateVersionJson;
+}
+
+/** POST /templates/{id}/render: the parts rendered with the data given. */
+export interface TemplateRenderJson {
+  version: number;
+  subject: string;
+  html: string | null;
+  text: string | null;
+}

@@ -33,7 +33,16 @@ export const problemSchema = {
       description: 'Field errors keyed by JSON pointer into the request (body, query or header name)',
       additionalProperties: {
         type: 'array',
-        items: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+        items: {
+          type: 'object',
+          required: ['code', 'message'],
+          properties: {
+            code: { type: 'string' },
+            message: { type: 'string' },
+            line: { type: 'integer', minimum: 1, description: 'templating_error: the line of the template part the error is on, when known' },
+            column: { type: 'integer', minimum: 1, description: 'templating_error: the column on that line, when known' },
+          },
+        },
       },
     },
     errorsOmitted: {
@@ -173,6 +182,14 @@ export const OPERATIONS: Record<string, Operation> = {
   'PATCH /inbound/routes/{id}': { operationId: 'inbound.routes.update', summary: 'Update an inbound route', errors: [404, 422] },
   'DELETE /inbound/routes/{id}': { operationId: 'inbound.routes.del', summary: 'Delete an inbound route', errors: [404], ok: 204 },
   'POST /inbound/routes/{id}/regenerate-signing-key': { operationId: 'inbound.routes.regenerateSigningKey', summary: 'Replace the payload signing key of an inbound route', errors: [404] },
+  'POST /templates': { operationId: 'templates.create', summary: 'Store a template: version 1, active', errors: [404, 422] },
+  'GET /templates': { operationId: 'templates.list', summary: 'List stored templates', errors: [404, 422] },
+  'GET /templates/{idOrAlias}': { operationId: 'templates.retrieve', summary: 'Retrieve a template with its active version (or ?version=N)', errors: [404, 422] },
+  'PATCH /templates/{idOrAlias}': { operationId: 'templates.update', summary: 'Update a template; new content becomes a new active version', errors: [404, 422] },
+  'DELETE /templates/{idOrAlias}': { operationId: 'templates.del', summary: 'Delete a template with its versions', errors: [404], ok: 204 },
+  'GET /templates/{idOrAlias}/versions': { operationId: 'templates.listVersions', summary: 'List the versions of a template, oldest first', errors: [404] },
+  'POST /templates/{idOrAlias}/activate': { operationId: 'templates.activate', summary: 'Make a stored version the active one', errors: [404, 422] },
+  'POST /templates/{idOrAlias}/render': { operationId: 'templates.render', summary: 'Render a version with data (templating_error with line and column)', errors: [404, 422] },
   'GET /inbound/messages': { operationId: 'inbound.messages.list', summary: 'List received messages, newest first', errors: [404, 422] },
   'GET /inbound/statistics/daily': { operationId: 'inbound.statistics.retrieveDaily', summary: 'Received messages per UTC day', errors: [404, 422] },
   'GET /inbound/messages/{id}': { operationId: 'inbound.messages.retrieve', summary: 'Retrieve a received message with its POST attempts and verdicts', errors: [404] },
@@ -233,6 +250,7 @@ type Json = Record<string, any>;
 function applyParameters(op: Json): void {
   for (const p of (op.parameters ?? []) as Json[]) {
     if (p.in === 'path' && p.name === 'id') p.schema = { ...p.schema, ...uuid };
+    if (p.in === 'path' && p.name === 'idOrAlias') p.schema = { type: 'string', minLength: 1, maxLength: 100, description: "The template's id or its alias" };
     if (p.in === 'path' && p.name === 'index') p.schema = { type: 'integer', minimum: 0 };
     if (p.in === 'path' && p.name === 'code') p.schema = { type: 'string', enum: Object.keys(ERROR_CATALOGUE) };
     if (p.in === 'query' && ID_PARAMETERS.has(p.name)) p.schema = { ...p.schema, ...uuid };

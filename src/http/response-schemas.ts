@@ -146,6 +146,21 @@ const inboundRoute = obj({
 export const inboundRouteBody = inboundRoute;
 export const inboundRoutePageBody = page(inboundRoute);
 
+/** A stored template (issue 34; routes/templates.ts), as listed and with one version. */
+const templateSummary = {
+  id: uuid,
+  name: str,
+  alias: nullable(str),
+  channelIds: list(uuid),
+  activeVersion: int,
+  latestVersion: int,
+  createdAt: time,
+  updatedAt: time,
+};
+const templateVersion = obj({ version: int, subject: str, html: nullable(str), text: nullable(str), inlineStyles: bool, createdAt: time });
+const templateDetail = obj({ ...templateSummary, version: templateVersion });
+const templateRender = obj({ version: int, subject: str, html: nullable(str), text: nullable(str) });
+
 /** An inbound message (issue 33) as listed, and with its POST attempts and verdicts as retrieved; inbound-messages.ts serializes with them. */
 const inboundSummary = {
   id: uuid,
@@ -378,6 +393,14 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /inbound/routes/{id}': inboundRoute,
   'PATCH /inbound/routes/{id}': inboundRoute,
   'POST /inbound/routes/{id}/regenerate-signing-key': inboundRoute,
+
+  'POST /templates': templateDetail,
+  'GET /templates': page(obj(templateSummary)),
+  'GET /templates/{idOrAlias}': templateDetail,
+  'PATCH /templates/{idOrAlias}': templateDetail,
+  'GET /templates/{idOrAlias}/versions': page(templateVersion),
+  'POST /templates/{idOrAlias}/activate': templateDetail,
+  'POST /templates/{idOrAlias}/render': templateRender,
 
   'GET /inbound/messages': inboundMessagePageBody,
   'GET /inbound/statistics/daily': inboundDailyBody,

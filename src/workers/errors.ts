@@ -20,12 +20,17 @@ export interface TaskErrorData {
   message: string;
   /** The input part that failed, e.g. `subject`, `html` or `text` for a template. */
   field?: string;
+  /** Where in a template part the error is (from 1; template-position.ts), when known. */
+  line?: number;
+  column?: number;
 }
 
 export class TaskError extends Error {
   readonly code: TaskErrorCode;
   // `declare`: no own `field: undefined` property when there is no field, like the data form.
   declare readonly field?: string;
+  declare line?: number;
+  declare column?: number;
 
   constructor(code: TaskErrorCode, message: string, field?: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -37,11 +42,16 @@ export class TaskError extends Error {
   toData(): TaskErrorData {
     const data: TaskErrorData = { code: this.code, message: this.message };
     if (this.field !== undefined) data.field = this.field;
+    if (this.line !== undefined) data.line = this.line;
+    if (this.column !== undefined) data.column = this.column;
     return data;
   }
 
   static fromData(data: TaskErrorData): TaskError {
-    return new TaskError(data.code, data.message, data.field);
+    const err = new TaskError(data.code, data.message, data.field);
+    if (data.line !== undefined) err.line = data.line;
+    if (data.column !== undefined) err.column = data.column;
+    return err;
   }
 }
 

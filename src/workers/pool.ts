@@ -18,6 +18,7 @@ import { TaskError } from './errors.js';
 import type { InboundAttachmentTaskInput, InboundPayloadTaskInput, InboundPayloadTaskOutput } from './inbound-tasks.js';
 import { inLane, LaneQueue, type Lane } from './task-lanes.js';
 import type { WorkerRequest, WorkerResponse, WorkerResults } from './protocol.js';
+import type { RenderInput, RenderOutput } from './render.js';
 import type { BuildInput, BuildOutput, FinishInput, FinishOutput } from './tasks.js';
 
 export interface WorkerPoolOptions {
@@ -106,6 +107,11 @@ export class WorkerPool {
     return answers.map((a): PromiseSettledResult<FinishOutput> =>
       a.ok ? { status: 'fulfilled', value: a.value } : { status: 'rejected', reason: TaskError.fromData(a.error) },
     );
+  }
+
+  /** Renders a template's parts with data, nothing composed: a client waits for it (the waited lane). */
+  render(input: RenderInput): Promise<RenderOutput> {
+    return this.run({ task: 'render', input });
   }
 
   generateKey(opts: GenerateKeyOptions): Promise<GeneratedKey> {

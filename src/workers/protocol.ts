@@ -5,6 +5,7 @@
 import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import type { TaskErrorData } from './errors.js';
 import type { InboundAttachmentTaskInput, InboundAttachmentTaskOutput, InboundPayloadTaskInput, InboundPayloadTaskOutput } from './inbound-tasks.js';
+import type { RenderInput, RenderOutput } from './render.js';
 import type { BuildInput, BuildOutput, FinishInput, FinishOutput } from './tasks.js';
 
 export type WorkerRequest =
@@ -12,6 +13,8 @@ export type WorkerRequest =
   /** Composes and signs committed messages in one hop (the finishing stage): one answer per input, in order. */
   | { task: 'finishMany'; input: FinishInput[] }
   | { task: 'generateKey'; input: GenerateKeyOptions }
+  /** A template rendered with data, nothing composed (POST /templates/{id}/render, issue 34). */
+  | { task: 'render'; input: RenderInput }
   /** A received message's JSON for its route (issue 33). */
   | { task: 'inboundPayload'; input: InboundPayloadTaskInput }
   /** An attachment of a received message, for its link. */
@@ -25,6 +28,7 @@ export interface WorkerResults {
   /** Each input's own answer: one failing message does not fail the others. */
   finishMany: WorkerResponse<FinishOutput>[];
   generateKey: GeneratedKey;
+  render: RenderOutput;
   inboundPayload: InboundPayloadTaskOutput;
   inboundAttachment: InboundAttachmentTaskOutput;
 }

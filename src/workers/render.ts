@@ -16,6 +16,7 @@ import Handlebars from 'handlebars';
 import juice from 'juice';
 import { LRUCache } from 'lru-cache';
 import { TaskError } from './errors.js';
+import { templatePosition } from './template-position.js';
 
 export interface RenderInput {
   subject?: string;
@@ -89,8 +90,7 @@ export class TemplateRenderer {
     try {
       return this.template(source, noEscape)(data, RUNTIME_OPTIONS);
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      throw new TaskError('templating_error', `The ${field} template could not be rendered: ${reason}`, field, { cause: err });
+      throw templatingError(field, source, err);
     }
   }
 
@@ -127,12 +127,12 @@ type HbNode = { type: string; path?: { type: string; original?: unknown; parts?:
  */
 export class TemplateChecker {
   private readonly hb = Handlebars.create();
-  /** Keyed by escaping mode and source: the error message, or '' when it compiles. */
-  private readonly checked = new LRUCache<string, string>({ max: 500, ttl: 60 * 60_000, updateAgeOnGet: true });
+  /** Keyed by escaping mode and source: the error (its message for the static check), or '' when it compiles. */
+  private readonly checked = new LRUCache<string, Error | string>({ max: 500, ttl: 60 * 60_000, updateAgeOnGet: true });
   /** Renders subjects at intake: they are short, and the record and events carry them. */
   private readonly renderer = new TemplateRenderer();
 
-  /** Throws templating_error (field: the part) when the part cannot render. */
+  /** Throws templating_error (field: the part, with the line and column when known) when the part cannot render. */
   check(field: Part, source: string, noEscape: boolean): void {
     const key = `${noEscape ? 't' : 'h'}:${source}`;
     let reason = this.checked.get(key);
@@ -140,7 +140,7 @@ export class TemplateChecker {
       reason = this.compileError(source, noEscape) ?? '';
       this.checked.set(key, reason);
     }
-    if (reason) throw new TaskError('templating_error', `The ${field} template could not be rendered: ${reason}`, field);
+    if (reason) throw templatingError(field, source, reason);
   }
 
   /** The subject part rendered (already checked by render itself). */
@@ -148,7 +148,7 @@ export class TemplateChecker {
     return this.renderer.render({ subject: source, data }).subject ?? '';
   }
 
-  private compileError(source: string, noEscape: boolean): string | undefined {
+  private compileError(source: string, noEscape: boolean): Error | string | undefined {
     try {
       // Parsed once: precompile takes the tree (a syntax error is thrown by parse, as it was by
       // precompile), and the static check reads the tree before the compiler walks it.
@@ -157,13 +157,13 @@ export class TemplateChecker {
       this.hb.precompile(ast, { strict: false, noEscape });
       return staticReason;
     } catch (err) {
-      return err instanceof Error ? err.message : String(err);
+      return err instanceof Error ? err : String(err);
     }
   }
 }
 
-/** The first call in the template that fails on every render (see TemplateChecker), depth first. */
-function staticError(node: unknown): string | undefined {
+/** The first call in the template that fails on every render (see TemplateChecker), depth first, with its place. */
+function staticError(node: unknown): Error | undefined {
   if (node === null || typeof node !== 'object') return undefined;
   if (Array.isArray(node)) {
     for (const n of node) {
@@ -174,7 +174,7 @@ function staticError(node: unknown): string | undefined {
   }
   const n = node as HbNode;
   const own = callError(n);
-  if (own) return own;
+  if (own) return placed(own, n);
   for (const [k, v] of Object.entries(n)) {
     if (k !== 'loc' && v && typeof v === 'object') {
       const e = staticError(v);
@@ -182,6 +182,15 @@ function staticError(node: unknown): string | undefined {
     }
   }
   return undefined;
+}
+
+/** An error with the node's place, as Handlebars' own compiler errors carry it (lineNumber, 0-based column). */
+function placed(message: string, n: HbNode): Error {
+  const err = new Error(message) as Error & { lineNumber?: number; column?: number };
+  const start = (n as { loc?: { start?: { line?: number; column?: number } } }).loc?.start;
+  if (start?.line !== undefined) err.lineNumber = start.line;
+  if (start?.column !== undefined) err.column = start.column;
+  return err;
 }
 
 function callError(n: HbNode): string | undefined {
@@ -197,6 +206,18 @@ function callError(n: HbNode): string | undefined {
   if (builtin) return builtin(params);
   if (params + hash > 0) return `Missing helper: "${String(n.path.original)}"`;
   return undefined;
+}
+
+/** A part's templating_error, with where in the source it is when Handlebars says. */
+function templatingError(field: Part, source: string, err: unknown): TaskError {
+  const reason = err instanceof Error ? err.message : String(err);
+  const e = new TaskError('templating_error', `The ${field} template could not be rendered: ${reason}`, field, { cause: err });
+  const at = templatePosition(err, source);
+  if (at) {
+    e.line = at.line;
+    if (at.column !== undefined) e.column = at.column;
+  }
+  return e;
 }
 
 /** Replaces every line break (CRLF, CR or LF) by a space. */

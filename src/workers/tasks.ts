@@ -8,7 +8,7 @@ import { composeMessage, type ComposeInput } from './compose.js';
 import { DkimSigner, generateDkimKey, type DkimAlgorithm, type GeneratedKey, type GenerateKeyOptions } from './dkim.js';
 import { engagementUrls, trackHtml, type EngagementInput } from './engagement.js';
 import { TaskError } from './errors.js';
-import { headerSafe, TemplateRenderer, type RenderInput } from './render.js';
+import { headerSafe, TemplateRenderer, type RenderInput, type RenderOutput } from './render.js';
 
 export interface MessageContent {
   subject: string;
@@ -92,6 +92,11 @@ export class WorkerTasks {
     private readonly renderer = new TemplateRenderer(),
     private readonly signer = new DkimSigner(),
   ) {}
+
+  /** A template's parts rendered with its data, with the thread's compiled templates (a stored template's preview). */
+  render(input: RenderInput): RenderOutput {
+    return this.renderer.render(input);
+  }
 
   async buildMessage(input: BuildInput): Promise<BuildOutput> {
     const urls = input.engagement ? engagementUrls(input.engagement) : {};

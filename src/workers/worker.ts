@@ -19,6 +19,7 @@ import { isMainThread } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { toTaskErrorData } from './errors.js';
 import type { GenerateKeyOptions } from './dkim.js';
+import type { RenderInput } from './render.js';
 import { inboundAttachment, inboundPayloadBody, type InboundAttachmentTaskInput, type InboundPayloadTaskInput } from './inbound-tasks.js';
 import type { WorkerResponse, WorkerTask } from './protocol.js';
 import { WorkerTasks, type BuildInput, type FinishInput } from './tasks.js';
@@ -57,6 +58,8 @@ async function runOn(tasks: WorkerTasks, msg: { task: WorkerTask; input: unknown
         return { ok: true, value: await tasks.buildMessage(msg.input as BuildInput) };
       case 'finishMany':
         return { ok: true, value: await each(msg.input as FinishInput[], (input) => tasks.finishMessage(input)) };
+      case 'render':
+        return { ok: true, value: tasks.render(msg.input as RenderInput) };
       case 'generateKey':
         return { ok: true, value: tasks.generateKey(msg.input as GenerateKeyOptions) };
       case 'inboundPayload': {

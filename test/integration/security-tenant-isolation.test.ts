@@ -24,6 +24,7 @@ interface Tenant {
   webhook: string;
   /** An inbound route on the tenant's domain. */
   route: string;
+  template: string;
   /** A message received for that route. */
   inbound: string;
   message: string;
@@ -58,6 +59,8 @@ async function tenant(accountKey: string): Promise<Tenant> {
   expect(hook.status, JSON.stringify(hook.body)).toBe(200);
   const route = await t.api('POST', '/inbound/routes', { key: accountKey, body: { channelId: s.channelId, address: `support@${s.domain}`, url: HOOK_URL } });
   expect(route.status, JSON.stringify(route.body)).toBe(200);
+  const tpl = await t.api('POST', '/templates', { key: accountKey, body: { name: 'private', subject: 'private', text: 'private {{x}}', channelIds: [s.channelId] } });
+  expect(tpl.status, JSON.stringify(tpl.body)).toBe(200);
   const sent = await t.api('POST', '/send/transactional', {
     key: accountKey,
     headers: { 'x-service-channel-id': s.channelId },
@@ -75,7 +78,7 @@ async function tenant(accountKey: string): Promise<Tenant> {
   const keys = await t.api('GET', '/api-keys', { key: accountKey });
   const accountKeyId = (keys.body.results as Array<{ id: string; prefix: string }>).find((k) => accountKey.startsWith(k.prefix))!.id;
   const inbound = await receive({ accountId: accountKey === t.apiKey ? t.accountId : bAccountId, channelId: s.channelId, routeId: route.body.id, to: `support@${s.domain}` });
-  return { accountKey, accountKeyId, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, route: route.body.id, inbound, message: sent.body.messageId, broadcast: broadcast.body.broadcastId };
+  return { accountKey, accountKeyId, channel: s.channelId, channelKey, domain: s.domain, domainId: s.domainId, webhook: hook.body.id, route: route.body.id, template: tpl.body.id, inbound, message: sent.body.messageId, broadcast: broadcast.body.broadcastId };
 }
 
 /** A message with one attachment, committed for the route as the inbound listener commits it (the listener is off here: it stays `received`). */
@@ -226,6 +229,14 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
   'PATCH /inbound/routes/{id}': (v) => [{ method: 'PATCH', path: `/inbound/routes/${v.route}`, body: { url: 'http://127.0.0.1:9/stolen' } }],
   'DELETE /inbound/routes/{id}': (v) => [{ method: 'DELETE', path: `/inbound/routes/${v.route}` }],
   'POST /inbound/routes/{id}/regenerate-signing-key': (v) => [{ method: 'POST', path: `/inbound/routes/${v.route}/regenerate-signing-key` }],
+  'POST /templates': (v) => [{ method: 'POST', path: '/templates', body: { name: 'intruder', subject: 's', text: 't', channelIds: [v.channel] } }],
+  'GET /templates': (v) => [{ method: 'GET', path: `/templates?channelIds=${v.channel}&limit=500`, list: true }, { method: 'GET', path: '/templates?limit=500', list: true }],
+  'GET /templates/{idOrAlias}': (v) => [{ method: 'GET', path: `/templates/${v.template}` }, { method: 'GET', path: `/templates/${v.template}?version=1` }],
+  'PATCH /templates/{idOrAlias}': (v) => [{ method: 'PATCH', path: `/templates/${v.template}`, body: { text: 'stolen' } }],
+  'DELETE /templates/{idOrAlias}': (v) => [{ method: 'DELETE', path: `/templates/${v.template}` }],
+  'GET /templates/{idOrAlias}/versions': (v) => [{ method: 'GET', path: `/templates/${v.template}/versions` }],
+  'POST /templates/{idOrAlias}/activate': (v) => [{ method: 'POST', path: `/templates/${v.template}/activate`, body: { version: 1 } }],
+  'POST /templates/{idOrAlias}/render': (v) => [{ method: 'POST', path: `/templates/${v.template}/render`, body: { data: {} } }],
   'GET /inbound/messages': (v) => [
     { method: 'GET', path: `/inbound/messages?channelId=${v.channel}&limit=500`, list: true },
     { method: 'GET', path: `/inbound/messages?routeId=${v.route}&limit=500`, list: true },
@@ -338,6 +349,8 @@ describe('tenant isolation', () => {
     const hook = await t.api('GET', `/webhooks/${a.webhook}`);
     expect(hook.status).toBe(200);
     expect(hook.body).toMatchObject({ url: HOOK_URL, enabled: true, channelId: a.channel });
+    const tpl = await t.api('GET', `/templates/${a.template}`);
+    expect([tpl.status, tpl.body.activeVersion, tpl.body.version.text]).toEqual([200, 1, 'private {{x}}']);
     const route = await t.api('GET', `/inbound/routes/${a.route}`);
     expect([route.status, route.body.url, route.body.channelId]).toEqual([200, HOOK_URL, a.channel]);
     const inbound = await t.api('GET', `/inbound/messages/${a.inbound}`);

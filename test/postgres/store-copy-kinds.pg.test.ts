@@ -33,6 +33,7 @@ interface Seeded {
   accountId: string;
   channelId: string;
   goneChannelId: string;
+  templateId: string;
   keyToken: string;
   sessionToken: string;
   /** Client Message-ID and quota; leased. */
@@ -116,7 +117,11 @@ async function seed(store: StorePort): Promise<Seeded> {
   const domain = await store.domains.create({ accountId, name: 'inbound.test', channelIds: [channel.id], key: { selector: 's1', algorithm: 'rsa', privateKeyPem: 'pem', dnsValue: 'v=DKIM1; p=x' }, returnPath: [], maxPerAccount: 10 });
   const route = await store.inboundRoutes.create({ accountId, channelId: channel.id, domainId: domain.id, address: '*@inbound.test', url: 'https://app.example.org/in', enabled: true, additionalHeaders: [{ name: 'X-T', value: '1' }], maxPerAccount: 10 });
   const inbound = await seedInbound(store, route.route);
-  return { accountId, channelId: channel.id, goneChannelId: gone.id, keyToken, sessionToken, ...ids, leaseGeneration: leased[0].leaseGeneration, routeId: route.route.id, inbound };
+  const limits = { maxPerAccount: 10, maxVersions: 10 };
+  const tpl = await store.templates.create({ accountId, name: 'Welcome', alias: 'welcome', channelIds: [channel.id], content: { subject: 'Hi {{n}}', html: '<p>é</p>' }, limits });
+  await store.templates.update(tpl.template.id, { patch: {}, content: { subject: 'v2', text: 't', inlineStyles: true }, limits });
+  await store.templates.activate(tpl.template.id, 1);
+  return { accountId, channelId: channel.id, goneChannelId: gone.id, keyToken, sessionToken, ...ids, leaseGeneration: leased[0].leaseGeneration, routeId: route.route.id, inbound, templateId: tpl.template.id };
 }
 
 /** What the port reads of the seeded store: the same on both engines after the copy. */
@@ -143,6 +148,9 @@ async function reads(store: StorePort, s: Seeded) {
     route: await store.inboundRoutes.get(s.routeId),
     routeKey: await store.inboundRoutes.signingKey(s.routeId),
     routeMatch: await store.inboundRoutes.match('ann+7@inbound.test'),
+    template: await store.templates.version(s.accountId, 'welcome'),
+    templateVersions: await store.templates.versions(s.templateId),
+    templates: await store.templates.list({ accountId: s.accountId, limit: 10, offset: 0 }),
     inbound: await store.inboundMessages.list({ accountId: s.accountId, limit: 10 }),
     inboundPerDay: await store.inboundMessages.receivedPerDay({ accountId: s.accountId, fromDay: Math.floor(NOW / DAY) - 1, toDay: Math.floor(NOW / DAY) }),
     inboundRaw: await Promise.all([s.inbound.posted, s.inbound.claimed].map(async (id) => (await store.inboundMessages.raw(id))?.toString('hex'))),
@@ -181,6 +189,7 @@ describe('store copy: every kind, engine to engine', () => {
 
   it('answers the port reads as LMDB did', async () => {
     const before = await reads(lmdb, s);
+    expect(before.templateVersions).toHaveLength(2);
     expect(before.gone?.deletedAt).toBeDefined();
     expect(before.parked).toBe(true);
     expect([before.route?.address, before.routeKey, before.routeMatch?.mailboxHash]).toEqual(['*@inbound.test', expect.stringMatching(/^whsec_/), '7']);

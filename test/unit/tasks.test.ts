@@ -96,7 +96,7 @@ describe('worker entry', () => {
 
   it('returns a task error as plain data instead of throwing', async () => {
     const res = await runTask({ task: 'build', input: { template: { subject: '{{/x}}', data: {} }, compose } });
-    expect(res).toEqual({ ok: false, error: { code: 'templating_error', message: expect.stringContaining('subject'), field: 'subject' } });
+    expect(res).toEqual({ ok: false, error: { code: 'templating_error', message: expect.stringContaining('subject'), field: 'subject', line: 1, column: 1 } });
     // Plain data: no Error instance, survives structured cloning unchanged.
     expect(structuredClone(res)).toEqual(res);
   });

@@ -17,6 +17,7 @@ import { unlinkChannelFromDomainsInTxn } from './domains.js';
 import { removeChannelSuppressionsInTxn } from './suppressions.js';
 import { removeChannelWebhooksInTxn } from './webhooks.js';
 import { removeChannelRoutesInTxn } from './inbound-routes.js';
+import { unlinkChannelFromTemplatesInTxn } from './templates.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 
@@ -111,4 +112,5 @@ const CHANNEL_CLEANUPS: ReadonlyArray<(store: Store, channelId: string) => void>
   unlinkChannelFromDomainsInTxn,
   removeChannelWebhooksInTxn,
   removeChannelRoutesInTxn,
+  unlinkChannelFromTemplatesInTxn,
 ];

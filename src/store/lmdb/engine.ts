@@ -31,6 +31,7 @@ import { LmdbWebhookOutbox } from './repos/webhook-outbox.js';
 import { LmdbWebhooks } from './repos/webhooks.js';
 import { LmdbInboundMessages } from './repos/inbound-messages.js';
 import { LmdbInboundRoutes } from './repos/inbound-routes.js';
+import { LmdbTemplates } from './repos/templates.js';
 
 export class LmdbStore extends Store implements StorePort {
   readonly accounts = new LmdbAccounts(this);
@@ -48,6 +49,7 @@ export class LmdbStore extends Store implements StorePort {
   readonly engagement = new LmdbEngagement(this);
   readonly webhooks = new LmdbWebhooks(this);
   readonly inboundRoutes = new LmdbInboundRoutes(this);
+  readonly templates = new LmdbTemplates(this);
   readonly inboundMessages = new LmdbInboundMessages(this);
   readonly webhookOutbox = new LmdbWebhookOutbox(this);
   readonly idempotency = new LmdbIdempotency(this);

@@ -173,6 +173,16 @@ export const DB_NAMES = [
   'inboundRouteIndex',
   /** routeId → signing key (kept apart so reading a route never loads it). */
   'inboundRouteSecrets',
+  /** templateId → StoredTemplate (store/templates.ts; issue 34). */
+  'templates',
+  /**
+   * The templates' indexes, by kind:
+   *   ['a', accountId, createdAtMs, templateId] → 1   the account's templates in creation order (list, limit)
+   *   ['@', accountId, alias] → templateId            the template of an alias (unique in the account)
+   */
+  'templateIndex',
+  /** [templateId, version] → TemplateVersion: every version of a template, never changed once stored. */
+  'templateVersions',
   /** messageId → StoredInbound (the InboundMessage and its claim's lease; store/inbound-messages.ts). */
   'inboundMessages',
   /** messageId → Buffer: the received message as it came (message/rfc822). */

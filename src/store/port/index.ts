@@ -37,6 +37,7 @@ import type { EventsPort, StatisticsPort } from './events.js';
 import type { IdempotencyPort } from './idempotency.js';
 import type { InboundMessagesPort } from './inbound-messages.js';
 import type { InboundRoutesPort } from './inbound-routes.js';
+import type { TemplatesPort } from './templates.js';
 import type { MessagesPort } from './messages.js';
 import type { MetaPort } from './meta.js';
 import type { QueuePort } from './queue.js';
@@ -62,6 +63,7 @@ export interface StorePort {
   readonly webhookOutbox: WebhookOutboxPort;
   readonly idempotency: IdempotencyPort;
   readonly inboundRoutes: InboundRoutesPort;
+  readonly templates: TemplatesPort;
   readonly inboundMessages: InboundMessagesPort;
   readonly tlsRpt: TlsRptPort;
   readonly mtaSts: MtaStsPort;
@@ -91,6 +93,7 @@ export type {
   IdempotencyPort,
   InboundMessagesPort,
   InboundRoutesPort,
+  TemplatesPort,
   MessagesPort,
   MetaPort,
   MtaStsPort,

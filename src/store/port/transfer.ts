@@ -17,6 +17,7 @@ import type { SendingDomain } from '../../domain/sending-domain.js';
 import type { OutboxEntry, Webhook, WebhookStatus } from '../../domain/webhook.js';
 import type { InboundMessage } from '../../domain/inbound-message.js';
 import type { InboundRoute } from '../../domain/inbound-route.js';
+import type { StoredTemplate, TemplateVersion } from '../../domain/template.js';
 import type { DashboardSession } from './accounts.js';
 import type { BroadcastFailure, BroadcastRecord } from './broadcasts.js';
 import type { StoredChannel } from './channels.js';
@@ -70,6 +71,9 @@ export interface TransferRecords {
   webhookOutbox: { entry: OutboxEntry; accountId: string; channelId: string; head: boolean };
   /** Inbound routes (issue 33) with their signing keys. */
   inboundRoutes: { route: InboundRoute; signingKey: string };
+  /** Stored templates (issue 34) and each of their versions. */
+  templates: { template: StoredTemplate };
+  templateVersions: { templateId: string; version: TemplateVersion };
   /** Received messages (issue 33) with the number of their latest claim and their raw bytes (empty when gone). */
   inboundMessages: { message: InboundMessage; lease: number; raw: Uint8Array };
   /** Received messages counted per account, UTC day and channel (statistics; they outlive the messages). */

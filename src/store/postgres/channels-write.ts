@@ -13,6 +13,7 @@ import { unlinkChannelFromDomains } from './domains-links.js';
 import { removeChannelSuppressions } from './suppressions-tx.js';
 import { removeChannelWebhooks } from './webhooks-tx.js';
 import { removeChannelRoutes } from './inbound-routes-tx.js';
+import { unlinkChannelFromTemplates } from './templates-tx.js';
 
 /**
  * Atomic across nodes: the account's row is locked (lockAccount) before its live channels are
@@ -84,6 +85,7 @@ export async function deleteChannel(ctx: PgContext, id: string): Promise<boolean
     await unlinkChannelFromDomains(tx, row.account_id, id, iso);
     await removeChannelWebhooks(tx, id);
     await removeChannelRoutes(tx, id);
+    await unlinkChannelFromTemplates(tx, row.account_id, id, iso);
     await schedulePurge(tx, { channelId: id, accountId: row.account_id, deletedAtMs: at.getTime() });
     await tx`SELECT pg_notify(${channelDeletedTopic(ctx.schema)}, ${id})`;
     return true;

@@ -24,6 +24,7 @@ import { pgEvents } from './repos/events.js';
 import { pgIdempotency } from './repos/idempotency.js';
 import { pgInboundMessages } from './repos/inbound-messages.js';
 import { pgInboundRoutes } from './repos/inbound-routes.js';
+import { pgTemplates } from './repos/templates.js';
 import { pgMessages } from './repos/messages.js';
 import { pgMeta } from './repos/meta.js';
 import { pgMtaSts } from './repos/mta-sts.js';
@@ -92,6 +93,7 @@ export class PostgresStore implements StorePort {
   readonly webhookOutbox;
   readonly idempotency;
   readonly inboundRoutes;
+  readonly templates;
   readonly inboundMessages;
   readonly tlsRpt;
   readonly mtaSts;
@@ -119,6 +121,7 @@ export class PostgresStore implements StorePort {
     this.webhookOutbox = guarded(pgWebhookOutbox(ctx));
     this.idempotency = guarded(pgIdempotency(ctx));
     this.inboundRoutes = guarded(pgInboundRoutes(ctx));
+    this.templates = guarded(pgTemplates(ctx));
     this.inboundMessages = guarded(pgInboundMessages(ctx));
     this.tlsRpt = guarded(pgTlsRpt(ctx));
     this.mtaSts = guarded(pgMtaSts(ctx));

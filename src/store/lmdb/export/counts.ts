@@ -34,6 +34,8 @@ export function sizesOf(c: ExportContext): Record<Exclude<TransferKind, 'engagem
     webhooks: countOf(dbs.webhooks),
     webhookOutbox: countOf(dbs.webhookOutbox),
     inboundRoutes: countOf(dbs.inboundRoutes),
+    templates: countOf(dbs.templates),
+    templateVersions: countOf(dbs.templateVersions),
     inboundMessages: countOf(dbs.inboundMessages),
     inboundDailyCounts: countOf(dbs.inboundMessageIndex, { start: ['n'], end: ['n', KEY_MAX] }),
     idempotency: countOf(dbs.idempotency),

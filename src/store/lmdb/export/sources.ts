@@ -16,6 +16,7 @@ import { clientMessageIds, messageBodies, messages, retentionPending, sendQuota,
 import { statCounters } from './stats.js';
 import { inboundDailyCounts, inboundMessages } from './inbound.js';
 import { inboundRoutes, webhookOutbox, webhooks } from './webhooks.js';
+import { templates, templateVersions } from './templates.js';
 
 export type Sources = { [K in TransferKind]: (c: ExportContext) => Iterable<TransferRecords[K]> };
 
@@ -46,6 +47,8 @@ export function sources(): Sources {
     webhooks,
     webhookOutbox,
     inboundRoutes,
+    templates,
+    templateVersions,
     inboundMessages,
     inboundDailyCounts,
     idempotency,

@@ -39,6 +39,8 @@ const TABLES: Record<Exclude<TransferCountName, 'eventLastSeq'>, readonly string
   webhookStatus: ['webhook_status'],
   webhookOutbox: ['webhook_outbox'],
   inboundRoutes: ['inbound_routes'],
+  templates: ['templates'],
+  templateVersions: ['template_versions'],
   inboundMessages: ['inbound_messages'],
   inboundDailyCounts: ['inbound_daily_counts'],
   idempotency: ['idempotency_records'],

@@ -11,6 +11,7 @@ import { writeBodies, writeClientIds, writeMessages, writeRetentionPending, writ
 import { writeStatCounters } from './stats.js';
 import { writeInboundDailyCounts, writeInboundMessages } from './inbound.js';
 import { writeInboundRoutes, writeOutbox, writeWebhooks } from './webhooks.js';
+import { writeTemplates, writeTemplateVersions } from './templates.js';
 
 export type Writers = { [K in TransferKind]: (tx: Tx, records: TransferRecords[K][]) => Promise<void> };
 
@@ -43,6 +44,8 @@ export const WRITERS: Writers = {
   webhooks: writeWebhooks,
   webhookOutbox: writeOutbox,
   inboundRoutes: writeInboundRoutes,
+  templates: writeTemplates,
+  templateVersions: writeTemplateVersions,
   inboundMessages: writeInboundMessages,
   inboundDailyCounts: writeInboundDailyCounts,
   idempotency: writeIdempotency,

@@ -14,6 +14,7 @@ import { SQL as EVENTS_STATS } from './events-stats.js';
 import { MESSAGES_SQL as INBOUND_MESSAGES, SQL as INBOUND } from './inbound.js';
 import { SQL as MESSAGES_BROADCASTS } from './messages-broadcasts.js';
 import { SQL as QUEUE } from './queue.js';
+import { SQL as TEMPLATES } from './templates.js';
 import { SQL as WEBHOOKS_IDEMPOTENCY } from './webhooks-idempotency.js';
 
 export interface Migration {
@@ -33,5 +34,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     name: 'inbound routes and received messages',
     sql: [INBOUND, INBOUND_MESSAGES].join('\n'),
+  },
+  {
+    // Issue 34: stored templates with versions.
+    version: 3,
+    name: 'stored templates',
+    sql: TEMPLATES,
   },
 ];

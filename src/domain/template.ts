@@ -1,0 +1,104 @@
+/**
+ * Stored templates (issue 34): a named, versioned template of an account, which sends will name
+ * by id or alias instead of carrying the template itself. Pure types and rules; the store keeps
+ * them (store/port/templates.ts), templates/service.ts applies the access rules.
+ *
+ * A template is account-wide and linked to channels as a domain is (`channelIds`): a channel key
+ * sees the templates linked to its channel, an account-level key every template of the account.
+ * Versions are numbered from 1 and never change once stored; one of them is active.
+ */
+import { AppError } from './errors.js';
+
+/** What a version holds: the parts a send's inline `template` holds, without the data. */
+export interface TemplateContent {
+  subject: string;
+  html?: string;
+  text?: string;
+  /** Inline the rules of <style> elements into style attributes when rendering (juice). */
+  inlineStyles?: boolean;
+}
+
+export interface TemplateVersion extends TemplateContent {
+  version: number;
+  createdAt: string;
+}
+
+export interface StoredTemplate {
+  id: string;
+  accountId: string;
+  name: string;
+  /** Unique within the account; lower case, never of an id's form, so `{id|alias}` is unambiguous. */
+  alias: string | null;
+  channelIds: string[];
+  activeVersion: number;
+  /** The highest version number (versions are never removed, so also their count). */
+  latestVersion: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A template with one of its versions (the active one unless another was asked for). */
+export interface TemplateWithVersion {
+  template: StoredTemplate;
+  version: TemplateVersion;
+}
+
+/** The limits of config.templates that the store's atomic verbs apply. */
+export interface TemplateLimits {
+  maxPerAccount: number;
+  maxVersions: number;
+}
+
+/** The changes of a PATCH other than a new version. */
+export interface TemplatePatch {
+  name?: string;
+  alias?: string | null;
+  channelIds?: string[];
+}
+
+/** The stored size of a version: the UTF-8 bytes of its parts (config.templates.maxBytes). */
+export function contentBytes(c: TemplateContent): number {
+  return Buffer.byteLength(c.subject) + Buffer.byteLength(c.html ?? '') + Buffer.byteLength(c.text ?? '');
+}
+
+/** A version as stored: only the parts given, inlineStyles only when true. */
+export function versionOf(content: TemplateContent, version: number, now: Date): TemplateVersion {
+  const v: TemplateVersion = { version, subject: content.subject, createdAt: now.toISOString() };
+  if (content.html !== undefined) v.html = content.html;
+  if (content.text !== undefined) v.text = content.text;
+  if (content.inlineStyles) v.inlineStyles = true;
+  return v;
+}
+
+/** The record after a patch (and a new active version, when one was added). */
+export function patchedTemplate(t: StoredTemplate, patch: TemplatePatch, newVersion: number | undefined, now: Date): StoredTemplate {
+  return {
+    ...t,
+    name: patch.name ?? t.name,
+    alias: patch.alias === undefined ? t.alias : patch.alias,
+    channelIds: patch.channelIds ?? t.channelIds,
+    activeVersion: newVersion ?? t.activeVersion,
+    latestVersion: newVersion ?? t.latestVersion,
+    updatedAt: now.toISOString(),
+  };
+}
+
+export function templateLimitExceeded(max: number): AppError {
+  return new AppError('resource_limit_exceeded', `An account may have at most ${max} templates`);
+}
+
+export function versionLimitExceeded(max: number): AppError {
+  return new AppError('resource_limit_exceeded', `A template may have at most ${max} versions`);
+}
+
+export function aliasTaken(alias: string): AppError {
+  return new AppError('validation_failed', `The alias ${alias} is taken`, {
+    errors: { '/alias': [{ code: 'duplicate', message: `another template of the account has the alias ${alias}` }] },
+  });
+}
+
+export function unknownVersion(version: number): AppError {
+  return new AppError('validation_failed', `The template has no version ${version}`, {
+    errors: { '/version': [{ code: 'invalid_value', message: `the template has no version ${version}` }] },
+  });
+}
