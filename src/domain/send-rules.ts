@@ -22,6 +22,39 @@ export interface TemplateInput {
   data?: Record<string, unknown>;
 }
 
+/**
+ * A stored template named by a send (issue 34) instead of its content: by `id` or by `alias`
+ * (exactly one), its `version` or the active one, with the send's `data`.
+ */
+export interface StoredTemplateRef {
+  id?: string;
+  alias?: string;
+  version?: number;
+  data?: Record<string, unknown>;
+}
+
+/** A send's `template` as the wire has it: inline content, or a stored template's reference. */
+export type SendTemplateInput = TemplateInput & StoredTemplateRef;
+
+/** The inline parts, which a stored template's version holds instead. */
+const INLINE_PARTS = ['subject', 'html', 'text', 'inlineStyles'] as const;
+
+/** A template that names a stored one (any of id, alias, version), rather than carrying its parts. */
+export function namesStoredTemplate(t: SendTemplateInput): boolean {
+  return t.id !== undefined || t.alias !== undefined || t.version !== undefined;
+}
+
+/**
+ * The stored template a send names, when its reference is well formed (exactly one of id and
+ * alias, no inline part): `field` is the one given (`/id` or `/alias`), for the field error of
+ * a name that is not found. Undefined otherwise (checkTemplateInput reports why).
+ */
+export function storedRefOf(t: SendTemplateInput): { name: string; field: '/id' | '/alias'; version?: number } | undefined {
+  if (!namesStoredTemplate(t) || (t.id === undefined) === (t.alias === undefined)) return undefined;
+  if (INLINE_PARTS.some((k) => t[k] !== undefined)) return undefined;
+  return t.id !== undefined ? { name: t.id, field: '/id', version: t.version } : { name: t.alias!, field: '/alias', version: t.version };
+}
+
 export interface AttachmentInput {
   content: string;
   fileName: string;
@@ -105,18 +138,37 @@ export function normalizeRecipients(input: Partial<Recipients>, base: string, er
 
 /** DESIGN.md: a template, or top-level subject + html/text; never both. */
 export function checkContent(
-  body: { subject?: string; html?: string; text?: string; template?: TemplateInput },
+  body: { subject?: string; html?: string; text?: string; template?: SendTemplateInput },
   errors: FieldErrorList,
 ): void {
   if (body.template) {
     for (const f of ['subject', 'html', 'text'] as const) {
       if (body[f] !== undefined) errors.add(`/${f}`, 'conflict', 'must not be given together with template');
     }
-    checkTemplate(body.template, '/template', errors);
+    checkTemplateInput(body.template, '/template', errors);
     return;
   }
   if (body.subject === undefined || body.subject.trim() === '') errors.add('/subject', 'required', 'is required (or send a template)');
   if (!body.html && !body.text) errors.add('/html', 'required', 'html or text is required (or send a template)');
+}
+
+/** A send's template: an inline one's required parts, or a stored one's reference (checkStoredRef). */
+export function checkTemplateInput(t: SendTemplateInput, pointer: string, errors: FieldErrorList): void {
+  if (namesStoredTemplate(t)) checkStoredRef(t, pointer, errors);
+  else checkTemplate(t, pointer, errors);
+}
+
+/**
+ * A stored template's reference: exactly one of id and alias, and none of the inline parts
+ * (the version holds them). Whether the template and version exist is the store's to say
+ * (submission/stored-template.ts).
+ */
+function checkStoredRef(t: SendTemplateInput, pointer: string, errors: FieldErrorList): void {
+  if (t.id !== undefined && t.alias !== undefined) errors.add(`${pointer}/alias`, 'conflict', 'must not be given together with id: name the template by one of them');
+  if (t.id === undefined && t.alias === undefined) errors.add(`${pointer}/id`, 'required', 'id or alias names the stored template (version needs one of them)');
+  for (const k of INLINE_PARTS) {
+    if (t[k] !== undefined) errors.add(`${pointer}/${k}`, 'conflict', 'must not be given together with a stored template (id, alias, version): its version holds the content');
+  }
 }
 
 export function checkTemplate(t: TemplateInput, pointer: string, errors: FieldErrorList): void {

@@ -43,6 +43,31 @@ export interface TemplateWithVersion {
   version: TemplateVersion;
 }
 
+/**
+ * Which stored template and version a message was sent with (its record and message details):
+ * the content itself was committed with the message, so this only says where it came from.
+ * `alias` is the template's alias at the time of the send, when it had one.
+ */
+export interface TemplateOrigin {
+  id: string;
+  alias?: string;
+  version: number;
+}
+
+export function originOf(found: TemplateWithVersion): TemplateOrigin {
+  const { template, version } = found;
+  return template.alias === null ? { id: template.id, version: version.version } : { id: template.id, alias: template.alias, version: version.version };
+}
+
+/**
+ * Whether a key may read (and send with) a template: an account-level key (`channelId` null)
+ * every template of its account, a channel key those linked to its channel (as for domains;
+ * `[]` links none). The account itself is the caller's to compare.
+ */
+export function templateVisibleTo(t: StoredTemplate, channelId: string | null | undefined): boolean {
+  return !channelId || t.channelIds.includes(channelId);
+}
+
 /** The limits of config.templates that the store's atomic verbs apply. */
 export interface TemplateLimits {
   maxPerAccount: number;

@@ -1,5 +1,6 @@
 /** Pure record types shared by every layer. Timestamps are ISO 8601 strings (spec section 2). */
 import type { StsAttempt, TlsDetail } from './delivery-result.js';
+import type { TemplateOrigin } from './template.js';
 
 export type AccountState = 'pending' | 'active' | 'suspended';
 export const ACCOUNT_STATES: readonly AccountState[] = ['pending', 'active', 'suspended'];
@@ -119,6 +120,8 @@ export interface MessageRecord {
   scheduledAt?: string;
   /** Set when POST /activity/messages/{id}/cancel ended it before any attempt; the message is then `sent`. */
   canceledAt?: string;
+  /** The stored template and version it was sent with (issue 34); its content was committed with the message. */
+  template?: TemplateOrigin;
 }
 
 export interface EventRecord {

@@ -13,7 +13,7 @@
 import { accessibleChannel } from '../channels/service.js';
 import { requireAccountKey } from '../domain/access.js';
 import { AppError } from '../domain/errors.js';
-import { contentBytes, type StoredTemplate, type TemplateContent, type TemplatePatch, type TemplateVersion, type TemplateWithVersion } from '../domain/template.js';
+import { contentBytes, templateVisibleTo, type StoredTemplate, type TemplateContent, type TemplatePatch, type TemplateVersion, type TemplateWithVersion } from '../domain/template.js';
 import type { Principal } from '../domain/types.js';
 import { isUuid } from '../domain/uuid.js';
 import type { StorePort } from '../store/port/index.js';
@@ -111,7 +111,7 @@ export class TemplateService {
   }
 
   private allowed(p: Principal, found: TemplateWithVersion): TemplateWithVersion {
-    if (p.channelId && !found.template.channelIds.includes(p.channelId)) throw forbidden();
+    if (!templateVisibleTo(found.template, p.channelId)) throw forbidden();
     return found;
   }
 
