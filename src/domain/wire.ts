@@ -439,6 +439,8 @@ export interface MessageDetails extends MessageHeadline {
   attachments: Attachment[];
   statistics: Omit<StatCounters, 'sent'>;
   attempts: DeliveryAttempt[];
+  /** The stored template and version it was sent with (issue 34), when it named one. */
+  template?: { id: string; alias?: string; version: number };
 }
 
 // ---- statistics ----

@@ -14,7 +14,7 @@ interface Hint {
   note?: string;
 }
 
-const TEMPLATE_NOTE = 'postrider stores no templates: send the template itself, {subject, html, text, data}';
+const TEMPLATE_NOTE = 'a stored template is named inside template: {id | alias, version?, data}';
 
 /**
  * Other providers' names, compared in lower case without `_`, `-` and `:` (so `reply_to`,
@@ -48,9 +48,10 @@ const OTHER_PROVIDERS: Readonly<Record<string, Hint>> = {
   body: { field: 'html', note: 'the content goes in html and text, both strings' },
   // templates: Postmark TemplateId/TemplateAlias/TemplateModel, SendGrid template_id and
   // dynamic_template_data, Mailgun template and h:X-Mailgun-Variables
-  templateid: { field: 'template', note: TEMPLATE_NOTE },
-  templatealias: { field: 'template', note: TEMPLATE_NOTE },
-  templatename: { field: 'template', note: TEMPLATE_NOTE },
+  templateid: { field: 'template.id', note: TEMPLATE_NOTE },
+  templatealias: { field: 'template.alias', note: TEMPLATE_NOTE },
+  templatename: { field: 'template.alias', note: TEMPLATE_NOTE },
+  templateversion: { field: 'template.version', note: TEMPLATE_NOTE },
   templatemodel: { field: 'template.data' },
   templatedata: { field: 'template.data' },
   dynamictemplatedata: { field: 'template.data' },

@@ -311,8 +311,10 @@ const messageDetails = obj(
     attachments: list(obj({ fileName: str, disposition: str, size: int })),
     statistics: obj({ delivered: int, bounced: int, opened: int, clicked: int, complained: int, unsubscribed: int }),
     attempts: list(deliveryAttempt),
+    /** The stored template and version the message was sent with (issue 34). */
+    template: obj({ id: uuid, alias: str, version: int }, ['alias']),
   },
-  ['scheduledAt', 'cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'messageHeaders', 'metadata'],
+  ['scheduledAt', 'cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'messageHeaders', 'metadata', 'template'],
 );
 
 /** The newest delivery attempt's reply (domain/wire.ts LastReply); null before the first attempt. */

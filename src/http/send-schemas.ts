@@ -52,17 +52,27 @@ const attachment = {
   },
 } as const;
 
+/**
+ * A send's template: inline (`subject`, `html`, `text`, `inlineStyles`) or a stored one named
+ * by `id` or `alias` (issue 34), with `version` (the active one by default); `data` for both.
+ * One schema allows the fields of both, and send-rules.ts checkTemplateInput says which may go
+ * together with a field error per field: a oneOf would answer a mixed body with the errors of
+ * both branches, none of them naming the actual problem.
+ */
 export const templateSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
     // The rendered subject is made header-safe in the worker; a line break in the template
     // itself is refused here like one in a plain subject.
-    subject: { type: 'string', maxLength: 2048, pattern: NO_CONTROL_CHARS },
-    html: { type: 'string' },
-    text: { type: 'string' },
-    inlineStyles: { type: 'boolean' },
-    data: { type: 'object' },
+    subject: { type: 'string', maxLength: 2048, pattern: NO_CONTROL_CHARS, description: 'Inline template: the subject (Handlebars)' },
+    html: { type: 'string', description: 'Inline template: the HTML part (Handlebars, {{var}} escaped)' },
+    text: { type: 'string', description: 'Inline template: the text part (Handlebars)' },
+    inlineStyles: { type: 'boolean', description: 'Inline template: move <style> rules into style attributes' },
+    id: { type: 'string', format: 'uuid', description: 'Stored template: its id (not with alias, nor with the inline parts)' },
+    alias: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-z0-9][a-z0-9._-]*$', description: 'Stored template: its alias (not with id)' },
+    version: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Stored template: the version to send (default: the active one)' },
+    data: { type: 'object', description: 'The template variables' },
   },
 } as const;
 

@@ -105,5 +105,6 @@ function entryRecord(
     size: m.size,
     recipients: m.send,
     suppressed: m.suppressed,
+    ...(c.templateOrigin && { template: c.templateOrigin }),
   };
 }

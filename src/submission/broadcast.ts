@@ -11,7 +11,7 @@ import type { Address } from '../domain/address.js';
 import { recipientKey } from '../domain/address.js';
 import { FieldErrorList } from '../domain/errors.js';
 import {
-  checkTemplate,
+  checkTemplateInput,
   mergeTracking,
   normalizeAddress,
   normalizeAddresses,
@@ -22,8 +22,10 @@ import {
   LIMITS,
   type Attachment,
   type AttachmentInput,
+  type SendTemplateInput,
   type TemplateInput,
 } from '../domain/send-rules.js';
+import type { TemplateOrigin } from '../domain/template.js';
 import type { Channel, Principal, Tracking } from '../domain/types.js';
 import type { BroadcastRecord } from '../store/port/broadcasts.js';
 import { sendChannel } from './channel.js';
@@ -31,6 +33,7 @@ import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount } from './policy.js';
 import { addSenderFieldErrorOf, senderKey } from './sender.js';
 import type { SubmissionDeps } from './deps.js';
+import { resolvedOrErrors, TemplateLookup, type ResolvedTemplate, type TemplateResolution } from './stored-template.js';
 
 export interface BroadcastEntryInput {
   to?: Address[];
@@ -44,7 +47,8 @@ export interface BroadcastEntryInput {
 
 export interface BroadcastBody {
   from: Address;
-  template: TemplateInput;
+  /** Inline, or a stored template's reference (stored-template.ts), resolved once for the whole broadcast. */
+  template: SendTemplateInput;
   messages: BroadcastEntryInput[];
   replyTo?: Address[];
   tracking?: Partial<Tracking>;
@@ -58,7 +62,10 @@ export interface BroadcastBody {
 export interface BroadcastCommon {
   from: Address;
   replyTo: Address[];
+  /** Inline content, a stored template's version included: what was resolved at the send is what every entry gets. */
   template: TemplateInput;
+  /** The stored template and version the content came from (each message's record names it). */
+  templateOrigin?: TemplateOrigin;
   attachments: Attachment[];
   tracking: Tracking;
   deliveryType: 'live' | 'sandbox';
@@ -99,6 +106,7 @@ interface NormalizedBroadcast {
   headers: Record<string, string>;
   metadata: Record<string, string>;
   entries: BroadcastEntry[];
+  template: ResolvedTemplate;
 }
 
 export async function sendBroadcast(
@@ -110,14 +118,17 @@ export async function sendBroadcast(
   const { body, replayed } = await deps.idempotency.run(idem, async () => {
     const account = await sendingAccount(deps.store, req.principal.accountId);
     const b = req.body;
-    const n = await normalizeBroadcast(deps, { accountId: account.id, channel }, b);
+    // Read first: a stored template the key may not use is 403, as its channel would be (stored-template.ts).
+    const resolution = await new TemplateLookup(deps.store, req.principal).resolve(b.template, '/template');
+    const n = await normalizeBroadcast(deps, { accountId: account.id, channel, resolution }, b);
     await senderKey(deps, { accountId: account.id, channel, from: n.from.email });
     const recipients = n.entries.flatMap((e) => [...e.to, ...e.cc, ...e.bcc].map((a) => recipientKey(a.email)));
     checkDenyList(deps.config.policy.denyRecipients, [...new Set(recipients)]);
     const common: BroadcastCommon = {
       from: n.from,
       replyTo: n.replyTo,
-      template: b.template,
+      template: n.template.template,
+      ...(n.template.origin && { templateOrigin: n.template.origin }),
       attachments: n.attachments,
       tracking: mergeTracking(channel.tracking, b.tracking),
       deliveryType: channel.deliveryType,
@@ -125,7 +136,7 @@ export async function sendBroadcast(
       headers: n.headers,
       metadata: n.metadata,
     };
-    await checkRenders(deps, b.template, n);
+    await checkRenders(deps, n.template.template, n);
     const record = broadcastRecord({ accountId: account.id, channelId: channel.id, total: n.entries.length, common });
     const response: BroadcastResponse = { status: 'accepted', broadcastId: record.id };
     await deps.store.broadcasts.accept({
@@ -144,11 +155,16 @@ export async function sendBroadcast(
  * Every field error of the request and of its entries at once (one 422 names them all), the
  * sender domain's too when the request has others (sender.ts addSenderFieldError).
  */
-async function normalizeBroadcast(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, b: BroadcastBody): Promise<NormalizedBroadcast> {
+async function normalizeBroadcast(
+  deps: SubmissionDeps,
+  ctx: { accountId: string; channel: Channel; resolution: TemplateResolution },
+  b: BroadcastBody,
+): Promise<NormalizedBroadcast> {
   const errors = new FieldErrorList();
   const from = normalizeAddress(b.from, '/from', errors);
   const replyTo = normalizeAddresses(b.replyTo, '/replyTo', errors);
-  checkTemplate(b.template, '/template', errors);
+  checkTemplateInput(b.template, '/template', errors);
+  const template = resolvedOrErrors(ctx.resolution, errors);
   if (b.messages.length === 0) errors.add('/messages', 'min_items', 'must have at least 1 item');
   const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
   const headers = normalizeHeaders(b.headers, '/headers', errors, { broadcast: true });
@@ -156,7 +172,8 @@ async function normalizeBroadcast(deps: SubmissionDeps, ctx: { accountId: string
   const entries = b.messages.map((m, i) => normalizeEntry(m, i, { tags: b.tags ?? [], headers, metadata }, errors));
   await addSenderFieldErrorOf(deps, { ...ctx, from: b.from }, errors);
   errors.throwIfAny();
-  return { from, replyTo, attachments, headers, metadata, entries };
+  // Defined once there is no error: an inline template, or a stored one found (else its field error was thrown).
+  return { from, replyTo, attachments, headers, metadata, entries, template: template! };
 }
 
 /** Renders the first entry now so template syntax errors are a 422, not a silent failure later. */

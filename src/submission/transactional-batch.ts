@@ -16,6 +16,7 @@ import { enqueue } from './enqueue.js';
 import { idempotencyContext } from './idempotency.js';
 import { sendingAccount } from './policy.js';
 import { addSenderFieldErrorOf } from './sender.js';
+import { TemplateLookup } from './stored-template.js';
 import type { SubmissionDeps } from './deps.js';
 import { prepareMessage, sendLimitOf, type PreparedMessage, type TransactionalBody, type TransactionalResponse } from './transactional.js';
 
@@ -52,12 +53,14 @@ export async function sendTransactionalBatch(deps: SubmissionDeps, req: BatchReq
   });
   const { body } = await deps.idempotency.run(idem, async () => {
     const account = await sendingAccount(deps.store, req.principal.accountId);
+    // One lookup per distinct stored template the entries name, shared by the whole batch.
+    const templates = new TemplateLookup(deps.store, req.principal);
     const outcomes = await Promise.all(
       req.requests.map(async (entry, i): Promise<PreparedMessage | FailedResponse> => {
         const base = `/requests/${i}`;
         if (!entry.valid) return failed('validation_failed', 'The request has invalid fields', base, await entryErrors(deps, { accountId: account.id, channel }, entry));
         try {
-          return await prepareMessage(deps, { channel, account, mailType: 'transactional' }, entry.body);
+          return await prepareMessage(deps, { channel, account, mailType: 'transactional', templates }, entry.body);
         } catch (err) {
           // Catalogue errors are this entry's answer; anything else is a fault of ours and
           // fails the whole batch (500, nothing committed, so a retry is safe).

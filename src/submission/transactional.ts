@@ -25,7 +25,7 @@ import {
   type Attachment,
   type AttachmentInput,
   type Recipients,
-  type TemplateInput,
+  type SendTemplateInput,
 } from '../domain/send-rules.js';
 import type { Account, Channel, MailType, Principal, Tracking } from '../domain/types.js';
 import type { AcceptedMessage, SendQuota } from '../store/port/messages.js';
@@ -40,6 +40,7 @@ import { addSenderFieldError, senderSigningDomain, simulatedBounces } from './se
 import { forStorage } from './finishing.js';
 import { checkTemplate } from './template-check.js';
 import { headerSafe } from '../workers/render.js';
+import { resolvedOrErrors, TemplateLookup, type ResolvedTemplate, type TemplateResolution } from './stored-template.js';
 
 export interface TransactionalBody {
   from: Address;
@@ -50,7 +51,8 @@ export interface TransactionalBody {
   subject?: string;
   html?: string;
   text?: string;
-  template?: TemplateInput;
+  /** Inline, or a stored template's reference (stored-template.ts). */
+  template?: SendTemplateInput;
   tracking?: Partial<Tracking>;
   attachments?: AttachmentInput[];
   tags?: string[];
@@ -94,7 +96,8 @@ async function sendOne(deps: SubmissionDeps, req: TransactionalRequest, mailType
   const idem = idempotencyContext({ accountId: req.principal.accountId, key: req.idempotencyKey, route: ROUTES[mailType], channelId: channel.id, body: req.body });
   const { body } = await deps.idempotency.run(idem, async () => {
     const account = await sendingAccount(deps.store, req.principal.accountId);
-    const { message, response } = await prepareMessage(deps, { channel, account, mailType }, req.body);
+    const templates = new TemplateLookup(deps.store, req.principal);
+    const { message, response } = await prepareMessage(deps, { channel, account, mailType, templates }, req.body);
     await enqueue(deps, {
       messages: [message],
       sendLimit: sendLimitOf(deps, account),
@@ -124,6 +127,8 @@ interface NormalizedBody {
   attachments: Attachment[];
   /** The scheduled time as ISO 8601 UTC, when the request asked for one. */
   scheduledAt?: string;
+  /** The template as the pipeline takes it (a stored one's version as inline content), when the request has one. */
+  template?: ResolvedTemplate;
 }
 
 /** Who may receive it: the envelope, the recipients to send to and those suppressed. */
@@ -141,11 +146,13 @@ interface RecipientSplit {
  */
 export async function prepareMessage(
   deps: SubmissionDeps,
-  ctx: { channel: Channel; account: Account; mailType: MailType },
+  ctx: { channel: Channel; account: Account; mailType: MailType; templates: TemplateLookup },
   b: TransactionalBody,
 ): Promise<PreparedMessage> {
   const { channel, account, mailType } = ctx;
-  const n = await normalizeBody(deps, { accountId: account.id, channel }, b, mailType);
+  // A stored template is read first: one the key may not use is 403 whatever else the body has, as its channel would be.
+  const resolution = b.template ? await ctx.templates.resolve(b.template, '/template') : undefined;
+  const n = await normalizeBody(deps, { accountId: account.id, channel, resolution }, b, mailType);
   const signingDomain = await senderSigningDomain(deps, { accountId: account.id, channel, from: n.from.email });
   const split = await splitRecipients(deps, channel, mailType, n.rcpts);
 
@@ -153,7 +160,7 @@ export async function prepareMessage(
   const messageIdHeader = `<${messageId}@${domainOf(n.from.email)}>`;
   const tracking = mergeTracking(channel.tracking, b.tracking);
   const engagement = await engagementOf(deps, { messageId, channelId: channel.id, mailType, tracking, recipients: split.send, from: n.from.email });
-  const template = b.template ? { ...b.template, data: b.template.data ?? {} } : undefined;
+  const template = n.template?.template;
   const subject = template ? checkTemplate(template, engagement) : headerSafe(b.subject!);
   const request: BuildRequest = {
     template,
@@ -174,7 +181,7 @@ export async function prepareMessage(
   };
   const size = checkedSize(deps, request);
   const message: AcceptedMessage = {
-    record: messageRecord({ ...ctx, b, n, split, messageId, messageIdHeader, tracking, subject, size }),
+    record: messageRecord({ channel, account, mailType, b, n, split, messageId, messageIdHeader, tracking, subject, size }),
     compose: forStorage(request),
     signingDomain,
     simulatedBounces: channel.deliveryType === 'sandbox' ? simulatedBounces(split.send) : undefined,
@@ -224,6 +231,7 @@ function messageRecord(m: {
     recipients: m.split.send,
     suppressed: m.split.suppressed,
     ...(n.scheduledAt !== undefined && { scheduledAt: n.scheduledAt }),
+    ...(n.template?.origin && { template: n.template.origin }),
   };
   if (!m.b.template && m.b.text !== undefined) record.text = m.b.text;
   if (!m.b.template && m.b.html !== undefined) record.html = m.b.html;
@@ -234,7 +242,12 @@ function messageRecord(m: {
  * Every field error of the request at once (one 422 names them all), the sender domain's too
  * when the request has others (sender.ts addSenderFieldError).
  */
-async function normalizeBody(deps: SubmissionDeps, ctx: { accountId: string; channel: Channel }, b: TransactionalBody, mailType: MailType): Promise<NormalizedBody> {
+async function normalizeBody(
+  deps: SubmissionDeps,
+  ctx: { accountId: string; channel: Channel; resolution: TemplateResolution | undefined },
+  b: TransactionalBody,
+  mailType: MailType,
+): Promise<NormalizedBody> {
   const errors = new FieldErrorList();
   const fromErrors = errors.size;
   const from = normalizeAddress(b.from, '/from', errors);
@@ -242,13 +255,14 @@ async function normalizeBody(deps: SubmissionDeps, ctx: { accountId: string; cha
   const rcpts = normalizeRecipients(b, '', errors);
   const replyTo = normalizeAddresses(b.replyTo, '/replyTo', errors);
   checkContent(b, errors);
+  const template = resolvedOrErrors(ctx.resolution, errors);
   // Broadcast mail gets List-Unsubscribe from postrider; a custom one may not replace it.
   const headers = normalizeHeaders(b.headers, '/headers', errors, { broadcast: mailType === 'broadcast' });
   const attachments = normalizeAttachments(b.attachments, '/attachments', errors);
   const scheduledMs = checkScheduledAt(b.scheduledAt, { nowMs: deps.now?.() ?? Date.now(), maxDays: deps.config.limits.maxScheduleDays, pointer: '/scheduledAt' }, errors);
   if (fromValid) await addSenderFieldError(deps, { ...ctx, from: from.email }, errors);
   errors.throwIfAny();
-  return { from, rcpts, replyTo, headers, attachments, ...(scheduledMs !== undefined && { scheduledAt: new Date(scheduledMs).toISOString() }) };
+  return { from, rcpts, replyTo, headers, attachments, template, ...(scheduledMs !== undefined && { scheduledAt: new Date(scheduledMs).toISOString() }) };
 }
 
 /** The operator's deny list refuses the request; suppressed recipients are dropped, unless all are. */

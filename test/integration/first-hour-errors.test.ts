@@ -48,7 +48,7 @@ describe('unknown fields', () => {
       '/reply_to': [{ code: 'unknown_field', message: 'is not a known field; did you mean "replyTo"?' }],
       '/from_email': [{ code: 'unknown_field', message: 'is not a known field; did you mean "from"?' }],
       '/html_body': [{ code: 'unknown_field', message: 'is not a known field; did you mean "html"?' }],
-      '/template_id': [{ code: 'unknown_field', message: expect.stringMatching(/^is not a known field; did you mean "template"\? \(postrider stores no templates/) }],
+      '/template_id': [{ code: 'unknown_field', message: expect.stringMatching(/^is not a known field; did you mean "template\.id"\? \(a stored template is named inside template/) }],
       '/sendAt': [{ code: 'unknown_field', message: 'is not a known field' }],
     });
   });

@@ -173,7 +173,8 @@ describe('"did you mean" hints for unknown fields', () => {
       HtmlBody: 'html',
       text_body: 'text',
       TextBody: 'text',
-      template_id: 'template',
+      template_id: 'template.id',
+      TemplateAlias: 'template.alias',
       TemplateModel: 'template.data',
       dynamic_template_data: 'template.data',
       Tag: 'tags',
@@ -189,7 +190,13 @@ describe('"did you mean" hints for unknown fields', () => {
     for (const [name, field] of Object.entries(cases)) {
       expect(hintOf({ [name]: 1 })[`/${name}`], name).toMatch(new RegExp(`^unknown_field: is not a known field; did you mean "${field.replace('.', '\\.')}"\\?`));
     }
-    expect(hintOf({ template_id: 'welcome' })['/template_id']).toContain('postrider stores no templates');
+    expect(hintOf({ template_id: 'welcome' })['/template_id']).toContain('a stored template is named inside template: {id | alias, version?, data}');
+    // Inside the template object, its own fields: id and alias.
+    const inside = hintOf({ template: { template_id: 'x', TemplateAlias: 'welcome', data: {} } });
+    expect([inside['/template/template_id'], inside['/template/TemplateAlias']]).toEqual([
+      expect.stringContaining('did you mean "id"?'),
+      expect.stringContaining('did you mean "alias"?'),
+    ]);
   });
 
   it('hint inside attachments and addresses, by the fields of that object', () => {

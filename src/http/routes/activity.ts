@@ -164,6 +164,7 @@ function messageDetails(m: MessageRecord, { events, statistics, raw, headerField
     attachments: m.attachments.map((a) => ({ fileName: a.fileName, disposition: a.disposition, size: a.size })),
     statistics,
     attempts,
+    ...(m.template && { template: m.template }),
   };
 }
 
