@@ -131,12 +131,20 @@ export class TemplateChecker {
   private readonly checked = new LRUCache<string, Error | string>({ max: 500, ttl: 60 * 60_000, updateAgeOnGet: true });
   /** Renders subjects at intake: they are short, and the record and events carry them. */
   private readonly renderer = new TemplateRenderer();
+  /** Parts compiled to check them (for tests and benchmarks); the subjects' renderer counts its own. */
+  misses = 0;
+
+  /** Subjects compiled by the intake's renderer (for tests and benchmarks). */
+  get subjectMisses(): number {
+    return this.renderer.misses;
+  }
 
   /** Throws templating_error (field: the part, with the line and column when known) when the part cannot render. */
   check(field: Part, source: string, noEscape: boolean): void {
     const key = `${noEscape ? 't' : 'h'}:${source}`;
     let reason = this.checked.get(key);
     if (reason === undefined) {
+      this.misses++;
       reason = this.compileError(source, noEscape) ?? '';
       this.checked.set(key, reason);
     }
