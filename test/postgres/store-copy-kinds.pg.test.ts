@@ -83,7 +83,7 @@ async function seed(store: StorePort): Promise<Seeded> {
   const m1 = accepted({ ...own, to: ['ann@example.org'], messageIdHeader: '<client-1@app.test>', createdAt: new Date(NOW - 60_000).toISOString() });
   await store.messages.commit({ messages: [m1], sendLimit: { accountId, limit: 2 }, now: new Date(NOW - 60_000) });
   const m2 = accepted({ ...own, to: ['bob@example.org'], sign: 'sender.test' });
-  const m3 = accepted({ ...own, to: ['cat@example.org'], compose: { template: 'welcome', data: { name: 'Cat' } } });
+  const m3 = accepted({ ...own, to: ['cat@example.org'], compose: { template: 'welcome', data: { name: 'Cat' } }, template: { id: '7d0c5a1e-2b3f-4c5d-8e9f-0a1b2c3d4e5f', alias: 'welcome', version: 1 } });
   const m4 = accepted({ ...own, to: ['dan@example.net'], createdAt: new Date(NOW - 60_000).toISOString() });
   await store.messages.commit({ messages: [m2, m3, m4], now: new Date(NOW - 60_000) });
   const leased = (await store.queue.lease({ owner: 'node-a', nowMs: NOW, max: 10, leaseMs: 600_000 })).jobs;
@@ -194,6 +194,8 @@ describe('store copy: every kind, engine to engine', () => {
     expect(before.parked).toBe(true);
     expect([before.route?.address, before.routeKey, before.routeMatch?.mailboxHash]).toEqual(['*@inbound.test', expect.stringMatching(/^whsec_/), '7']);
     expect(before.unfinished.map((u) => u.compose)).toEqual([undefined, { template: 'welcome', data: { name: 'Cat' } }]);
+    // A message sent with a stored template names it (issue 34): carried in its record.
+    expect(before.messages[2]?.template).toEqual({ id: '7d0c5a1e-2b3f-4c5d-8e9f-0a1b2c3d4e5f', alias: 'welcome', version: 1 });
     expect(before.inbound.results.map((m) => [m.id, m.status])).toEqual([[s.inbound.claimed, 'received'], [s.inbound.posted, 'posted']]);
     expect(before.inboundPerDay.map((d) => d.received)).toEqual([0, 2]);
     expect(before.inboundRaw).toEqual([INBOUND_RAW.toString('hex'), INBOUND_RAW.toString('hex')]);

@@ -27,6 +27,18 @@ eachEngine('messages', (ctx) => {
     expect((await ctx.store.messages.all()).map((x) => x.id)).toEqual([m.record.id]);
   });
 
+  it('keeps the stored template and version a message was sent with (issue 34), through its finishing', async () => {
+    const origin = { id: '7d0c5a1e-2b3f-4c5d-8e9f-0a1b2c3d4e5f', alias: 'welcome', version: 3 };
+    const m = accepted({ compose: { template: { subject: 'Hi {{n}}', text: 'v3', data: { n: 1 } } }, template: origin });
+    const plain = accepted();
+    await ctx.store.messages.commit({ messages: [m, plain] });
+    expect((await ctx.store.messages.get(m.record.id))?.template).toEqual(origin);
+    expect((await ctx.store.messages.get(plain.record.id))?.template).toBeUndefined();
+    const body = new Uint8Array(Buffer.from('Subject: Hi 1\r\n\r\nv3\r\n'));
+    expect(await ctx.store.messages.storeFinished([{ messageId: m.record.id, body, composed: true, record: { text: 'v3', size: body.length } }])).toBe(1);
+    expect(await ctx.store.messages.get(m.record.id)).toMatchObject({ template: origin, text: 'v3' });
+  });
+
   it('reads a record with its body in one verb, and nothing for an unknown id or a message without a body yet', async () => {
     const m = accepted();
     const waiting = accepted({ compose: { template: 'request' } });

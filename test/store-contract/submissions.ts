@@ -4,6 +4,7 @@
  * what it checks.
  */
 import { randomUUID } from 'node:crypto';
+import type { TemplateOrigin } from '../../src/domain/template.js';
 import type { AddressValue } from '../../src/domain/types.js';
 import type { BroadcastRecord } from '../../src/store/port/broadcasts.js';
 import type { IdempotencyRecord } from '../../src/store/port/idempotency.js';
@@ -27,6 +28,8 @@ export function accepted(o: {
   createdAt?: string;
   /** A scheduled send (issue 34): its jobs are due then. */
   scheduledAt?: string;
+  /** The stored template it was sent with (issue 34). */
+  template?: TemplateOrigin;
 } = {}): AcceptedMessage {
   const id = randomUUID();
   const to = o.to ?? ['rcpt@example.org'];
@@ -55,6 +58,7 @@ export function accepted(o: {
     recipients: to,
     suppressed: [],
     ...(o.scheduledAt !== undefined && { scheduledAt: o.scheduledAt }),
+    ...(o.template && { template: o.template }),
   };
   const body = o.compose === undefined ? new Uint8Array(Buffer.from(`Subject: Contract\r\n\r\n${id}\r\n`)) : undefined;
   return { record, ...(body && { body }), ...(o.compose !== undefined && { compose: o.compose }), ...(o.sign && { signingDomain: o.sign }) };
