@@ -339,6 +339,35 @@ describe('tenant isolation', () => {
     expect(leaks).toEqual([]);
   });
 
+  it('answers 403 to a send that names A\'s template from a channel it may send through: B\'s keys on B\'s channel, A\'s sibling channel key', async () => {
+    const senders: Array<{ who: string; key: string; headers: Record<string, string>; from: string }> = [
+      { who: 'B account key', key: b.accountKey, headers: { 'x-service-channel-id': b.channel }, from: `app@${b.domain}` },
+      { who: 'B channel key', key: b.channelKey, headers: {}, from: `app@${b.domain}` },
+      // A's template is linked to A's first channel only.
+      { who: 'A sibling channel key', key: sibling.key, headers: {}, from: `app@${a.domain}` },
+    ];
+    const leaks: string[] = [];
+    for (const s of senders) {
+      for (const template of [{ id: a.template }, { id: a.template, version: 1 }, { id: a.template, version: 2 }]) {
+        const one = { from: { email: s.from }, to: [{ email: 'ann@example.net' }], template };
+        const calls: Call[] = [
+          { method: 'POST', path: '/send/transactional', headers: s.headers, body: one },
+          { method: 'POST', path: '/send/broadcast/message', headers: s.headers, body: one },
+          { method: 'POST', path: '/send/broadcast', headers: s.headers, body: { from: one.from, template, messages: [{ to: one.to }] } },
+        ];
+        for (const c of calls) {
+          const leak = leakOf(await call(s.key, c), c, a);
+          if (leak) leaks.push(`${s.who}: ${c.path} ${JSON.stringify(template)} -> ${leak}`);
+        }
+        // A batch answers per entry: the entry fails forbidden, nothing is sent.
+        const batch = await call(s.key, { method: 'POST', path: '/send/transactional/batch', headers: s.headers, body: { requests: [one] } });
+        const entry = batch.body.responses?.[0];
+        if (batch.status !== 200 || entry?.errorCode !== 'forbidden') leaks.push(`${s.who}: batch ${JSON.stringify(template)} -> ${batch.status} ${JSON.stringify(batch.body).slice(0, 200)}`);
+      }
+    }
+    expect(leaks).toEqual([]);
+  });
+
   it('left A\'s channel, domain, webhook, inbound route and message, message and suppression as they were', async () => {
     const channel = await t.api('GET', `/channels/${a.channel}`);
     expect(channel.status).toBe(200);
