@@ -257,11 +257,11 @@ describe('sending by stored template', () => {
     expect([refused.status, refused.body.code]).toEqual([403, 'forbidden']);
   });
 
-  it('sends one broadcast message by stored template on /send/broadcast/message', async () => {
-    const tpl = await createTemplate({ alias: 'promo', subject: 'Promo for {{name}}', text: 'Deal, {{name}}', html: null });
+  it('sends one broadcast message by stored template on /send/broadcast/message, with the version\'s inlineStyles', async () => {
+    const tpl = await createTemplate({ alias: 'promo', subject: 'Promo for {{name}}', text: 'Deal, {{name}}', html: '<style>p{color:red}</style><p>Deal, {{name}}</p>', inlineStyles: true });
     const to = rcpt('xia');
     const id = await accepted(await send(mail(to, { alias: 'promo', data: { name: 'Xia' } }), { path: '/send/broadcast/message' }));
-    expect(await delivered(to)).toMatchObject({ subject: 'Promo for Xia', text: 'Deal, Xia' });
+    expect(await delivered(to)).toMatchObject({ subject: 'Promo for Xia', text: 'Deal, Xia', html: expect.stringContaining('<p style="color: red;">Deal, Xia</p>') });
     expect((await details(id)).body).toMatchObject({ mailType: 'broadcast', template: { id: tpl.id, alias: 'promo', version: 1 } });
   });
 });
