@@ -5,6 +5,7 @@
  * record), never from a scan of messages or events.
  */
 import { AppError } from '../domain/errors.js';
+import type { TemplateOrigin } from '../domain/template.js';
 import type { AddressValue, Principal, Tracking } from '../domain/types.js';
 import type { BroadcastCommon } from '../submission/broadcast.js';
 import type { BroadcastStatus, BroadcastSummary } from '../domain/wire.js';
@@ -33,6 +34,8 @@ export interface BroadcastDetail extends BroadcastSummary {
   };
   tracking: Tracking;
   statistics: BroadcastCounters['statistics'];
+  /** The stored template and version it was sent with (issue 34), as in message details. */
+  template?: TemplateOrigin;
 }
 
 export interface Page {
@@ -82,6 +85,7 @@ function detail(view: BroadcastView<BroadcastCommon>): BroadcastDetail {
     },
     tracking: c.tracking,
     statistics: counters.statistics,
+    ...(c.templateOrigin && { template: c.templateOrigin }),
   };
 }
 

@@ -323,6 +323,8 @@ export interface BroadcastDetail extends BroadcastSummary {
   };
   tracking: Tracking;
   statistics: StatCounters;
+  /** The stored template and version it was sent with (issue 34), when it named one. */
+  template?: { id: string; alias?: string; version: number };
 }
 
 /** GET /broadcasts/{id}/failures items. */

@@ -210,6 +210,8 @@ const broadcastSummary = {
   completion: str,
   messages: int,
 };
+/** Which stored template and version a message or broadcast was sent with (domain/template.ts TemplateOrigin). */
+const storedTemplateOrigin = obj({ id: uuid, alias: str, version: { type: 'integer', minimum: 1 } }, ['alias']);
 const statCounters = obj({ sent: int, delivered: int, bounced: int, opened: int, clicked: int, complained: int, unsubscribed: int });
 const broadcastDetail = obj({
   ...broadcastSummary,
@@ -227,7 +229,9 @@ const broadcastDetail = obj({
   }, ['replyTo']),
   tracking,
   statistics: statCounters,
-});
+  /** The stored template and version the broadcast was sent with (issue 34). */
+  template: storedTemplateOrigin,
+}, ['template']);
 
 const suppressionChange = obj({ email: str, success: bool, message: str });
 
@@ -312,7 +316,7 @@ const messageDetails = obj(
     statistics: obj({ delivered: int, bounced: int, opened: int, clicked: int, complained: int, unsubscribed: int }),
     attempts: list(deliveryAttempt),
     /** The stored template and version the message was sent with (issue 34). */
-    template: obj({ id: uuid, alias: str, version: int }, ['alias']),
+    template: storedTemplateOrigin,
   },
   ['scheduledAt', 'cc', 'bcc', 'replyTo', 'text', 'html', 'body', 'bodyTruncated', 'tags', 'headers', 'messageHeaders', 'metadata', 'template'],
 );

@@ -240,7 +240,7 @@ describe('sending by stored template', () => {
     expect(ids).toHaveLength(2);
     for (const id of ids) expect((await details(id)).body.template).toEqual({ id: tpl.id, alias: 'news', version: 1 });
     const broadcast = await t.api('GET', `/broadcasts/${res.body.broadcastId}`);
-    expect(broadcast.body.subject).toBe('{{greeting}} {{name}}');
+    expect(broadcast.body).toMatchObject({ subject: '{{greeting}} {{name}}', template: { id: tpl.id, alias: 'news', version: 1 } });
 
     // The broadcast's errors: a field error on /template/alias, 403 for a template the key may not use.
     const bad = await t.api('POST', '/send/broadcast', {
