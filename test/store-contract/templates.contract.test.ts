@@ -7,7 +7,7 @@
  */
 import { expect, it } from 'vitest';
 import { AppError } from '../../src/domain/errors.js';
-import type { TemplateLimits } from '../../src/domain/template.js';
+import type { StoredTemplate, TemplateLimits } from '../../src/domain/template.js';
 import type { StorePort } from '../../src/store/port/index.js';
 import type { NewTemplateInput } from '../../src/store/port/templates.js';
 import { eachEngine } from './engines.js';
@@ -93,16 +93,19 @@ eachEngine('templates', (ctx) => {
   it('lists in creation order, paged, by channel and by a part of the name', async () => {
     const { accountId, channelId } = await tenant(ctx.store);
     const names = ['Welcome mail', 'Receipt', 'welcome back'];
-    const ids: string[] = [];
-    for (const [i, name] of names.entries()) ids.push((await ctx.store.templates.create(input(accountId, { name, channelIds: i === 1 ? [channelId] : [] }))).template.id);
+    const created: StoredTemplate[] = [];
+    for (const [i, name] of names.entries()) created.push((await ctx.store.templates.create(input(accountId, { name, channelIds: i === 1 ? [channelId] : [] }))).template);
+    // Creation order is createdAt, then id: two created in the same millisecond are in id order.
+    const ordered = [...created].sort((x, y) => x.createdAt.localeCompare(y.createdAt) || (x.id < y.id ? -1 : 1));
+    const ids = ordered.map((t) => t.id);
     const all = await ctx.store.templates.list({ accountId, limit: 2, offset: 0 });
     expect(all.totalCount).toBe(3);
     expect(all.results.map((t) => t.id)).toEqual(ids.slice(0, 2));
     expect((await ctx.store.templates.list({ accountId, limit: 2, offset: 2 })).results.map((t) => t.id)).toEqual([ids[2]]);
     const byName = await ctx.store.templates.list({ accountId, name: 'WELCOME', limit: 10, offset: 0 });
-    expect(byName.results.map((t) => t.name)).toEqual(['Welcome mail', 'welcome back']);
+    expect(byName.results.map((t) => t.name)).toEqual(ordered.map((t) => t.name).filter((n) => n.toLowerCase().includes('welcome')));
     const byChannel = await ctx.store.templates.list({ accountId, channelIds: [channelId], limit: 10, offset: 0 });
-    expect(byChannel).toEqual({ results: [expect.objectContaining({ id: ids[1] })], totalCount: 1 });
+    expect(byChannel).toEqual({ results: [expect.objectContaining({ id: created[1].id })], totalCount: 1 });
   });
 
   it('deletes a template with its versions and alias, and unlinks a deleted channel', async () => {
