@@ -205,10 +205,12 @@ const batchFailed = obj({ status: { const: 'failed' }, errorCode: { type: 'strin
 const broadcastSummary = {
   id: uuid,
   createdAt: time,
-  status: { type: 'string', enum: ['accepted', 'processing', 'completed', 'canceled'] },
+  // `scheduled` extends the SDKs' statuses (a scheduled broadcast before its time).
+  status: { type: 'string', enum: ['scheduled', 'accepted', 'processing', 'completed', 'canceled'] },
   subject: str,
   completion: str,
   messages: int,
+  scheduledAt: time,
 };
 const statCounters = obj({ sent: int, delivered: int, bounced: int, opened: int, clicked: int, complained: int, unsubscribed: int });
 const broadcastDetail = obj({
@@ -227,7 +229,7 @@ const broadcastDetail = obj({
   }, ['replyTo']),
   tracking,
   statistics: statCounters,
-});
+}, ['scheduledAt']);
 
 const suppressionChange = obj({ email: str, success: bool, message: str });
 
@@ -412,7 +414,7 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'POST /send/transactional/batch': obj({ responses: list({ oneOf: [accepted, batchFailed] }) }),
   'POST /send/broadcast': obj({ status: { const: 'accepted' }, broadcastId: uuid }),
 
-  'GET /broadcasts': page(obj(broadcastSummary)),
+  'GET /broadcasts': page(obj(broadcastSummary, ['scheduledAt'])),
   'GET /broadcasts/{id}': broadcastDetail,
   'POST /broadcasts/{id}/cancel': broadcastDetail,
   'GET /broadcasts/{id}/failures': page(obj({ recipients: obj({ to: {}, cc: {}, bcc: {} }, ['cc', 'bcc']), messageIndex: int, errorCode: str, errorMessage: str })),

@@ -105,5 +105,8 @@ function entryRecord(
     size: m.size,
     recipients: m.send,
     suppressed: m.suppressed,
+    // A scheduled broadcast's messages wait for its time, whenever the expander commits them
+    // (before a restart or after): their jobs are due then, or at the commit once it has passed.
+    ...(b.scheduledAt !== undefined && { scheduledAt: b.scheduledAt }),
   };
 }
