@@ -65,7 +65,7 @@ function BroadcastProgress(props: { b: BroadcastDetail }) {
         <StatusBadge status={b.status} /> created <RelativeTime at={b.createdAt} />, from <code>{b.content.from.email}</code>
         {b.scheduledAt && (
           <>
-            , scheduled for <RelativeTime at={b.scheduledAt} />
+            , {b.status === 'scheduled' ? 'sends' : 'scheduled'} <RelativeTime at={b.scheduledAt} />
           </>
         )}
         {running(b.status) && <span class="muted"> · refreshes every {REFRESH_MS / 1000} s</span>}
