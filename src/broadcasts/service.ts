@@ -14,7 +14,8 @@ import { broadcastCompleted, type BroadcastCounters, type BroadcastRecord, type 
 import type { StorePort } from '../store/port/index.js';
 
 export type { BroadcastStatus, BroadcastSummary };
-export const BROADCAST_STATUSES: readonly BroadcastStatus[] = ['accepted', 'processing', 'completed', 'canceled'];
+/** The SDKs' four, and `scheduled` (issue 34: an extension, a scheduled broadcast before its time). */
+export const BROADCAST_STATUSES: readonly BroadcastStatus[] = ['scheduled', 'accepted', 'processing', 'completed', 'canceled'];
 
 type Record_ = BroadcastRecord<BroadcastCommon>;
 
@@ -43,10 +44,17 @@ export interface Page {
   offset: number;
 }
 
-/** The status of a broadcast, from its record and its counters (read with it: BroadcastView). */
-export function statusOf(b: BroadcastRecord, counters: BroadcastCounters): BroadcastStatus {
+/**
+ * The status of a broadcast, from its record and its counters (read with it: BroadcastView) at
+ * `nowMs`. A scheduled broadcast is `scheduled` until its time (its messages may be committed and
+ * signed meanwhile: they wait in the queue), unless canceled or already completed (a sandbox
+ * channel's messages end at their commit); then the usual statuses. Derived, not stored: the time
+ * passing changes it.
+ */
+export function statusOf(b: BroadcastRecord, counters: BroadcastCounters, nowMs: number): BroadcastStatus {
   if (b.canceledAt) return 'canceled';
   if (broadcastCompleted(b, counters)) return 'completed';
+  if (b.scheduledAt !== undefined && Date.parse(b.scheduledAt) > nowMs) return 'scheduled';
   return b.cursor === 0 ? 'accepted' : 'processing';
 }
 
@@ -62,15 +70,23 @@ function completionOf(b: BroadcastRecord, counters: BroadcastCounters): string {
   return `${b.total === 0 ? 100 : Math.floor((Math.min(handled, b.total) * 100) / b.total)}%`;
 }
 
-function summary({ record: b, counters }: BroadcastView<BroadcastCommon>): BroadcastSummary {
-  return { id: b.id, createdAt: b.createdAt, status: statusOf(b, counters), subject: b.common.template.subject ?? '', completion: completionOf(b, counters), messages: b.total };
+function summary({ record: b, counters }: BroadcastView<BroadcastCommon>, nowMs: number): BroadcastSummary {
+  return {
+    id: b.id,
+    createdAt: b.createdAt,
+    status: statusOf(b, counters, nowMs),
+    subject: b.common.template.subject ?? '',
+    completion: completionOf(b, counters),
+    messages: b.total,
+    ...(b.scheduledAt !== undefined && { scheduledAt: b.scheduledAt }),
+  };
 }
 
-function detail(view: BroadcastView<BroadcastCommon>): BroadcastDetail {
+function detail(view: BroadcastView<BroadcastCommon>, nowMs: number): BroadcastDetail {
   const { record: b, counters } = view;
   const c = b.common;
   return {
-    ...summary(view),
+    ...summary(view, nowMs),
     failed: b.skipped + (b.failed ?? 0),
     suppressed: b.suppressed ?? 0,
     canceled: counters.canceled,
@@ -106,6 +122,7 @@ export async function listBroadcasts(
   store: StorePort,
   p: Principal,
   q: Page & { channelId: string; status?: BroadcastStatus; subject?: string },
+  nowMs = Date.now(),
 ): Promise<{ totalCount: number; results: BroadcastSummary[] }> {
   const c = await accessibleChannel(store, p, q.channelId);
   const needle = q.subject?.toLowerCase();
@@ -114,13 +131,13 @@ export async function listBroadcasts(
     limit: q.limit,
     offset: q.offset,
     match: ({ record: b, counters }) =>
-      (!needle || (b.common.template.subject ?? '').toLowerCase().includes(needle)) && (!q.status || statusOf(b, counters) === q.status),
+      (!needle || (b.common.template.subject ?? '').toLowerCase().includes(needle)) && (!q.status || statusOf(b, counters, nowMs) === q.status),
   });
-  return { totalCount: page.totalCount, results: page.results.map(summary) };
+  return { totalCount: page.totalCount, results: page.results.map((v) => summary(v, nowMs)) };
 }
 
-export async function retrieveBroadcast(store: StorePort, p: Principal, id: string): Promise<BroadcastDetail> {
-  return detail(await broadcastFor(store, p, id));
+export async function retrieveBroadcast(store: StorePort, p: Principal, id: string, nowMs = Date.now()): Promise<BroadcastDetail> {
+  return detail(await broadcastFor(store, p, id), nowMs);
 }
 
 export async function listFailures(store: StorePort, p: Principal, id: string, page: Page) {
@@ -137,11 +154,15 @@ export async function listSuppressed(store: StorePort, p: Principal, id: string,
   return store.broadcasts.suppressions(b.id, page);
 }
 
-/** Cancels (idempotent on a canceled broadcast); a completed one is 409 conflict. */
+/**
+ * Cancels (idempotent on a canceled broadcast); a completed one is 409 conflict. A scheduled one
+ * too, before or after its time: its messages not yet attempted end canceled, its entries not yet
+ * expanded are never expanded (BroadcastsPort.cancel).
+ */
 export async function cancel(store: StorePort, p: Principal, id: string, now = new Date()): Promise<BroadcastDetail> {
   const b = (await broadcastFor(store, p, id)).record;
   const r = await store.broadcasts.cancel(b.id, now);
   if (r.status === 'completed') throw new AppError('conflict', `Broadcast ${b.id} is completed; there is nothing left to cancel`);
   if (r.status !== 'canceled') throw new AppError('not_found', `Broadcast ${id} does not exist`);
-  return detail({ record: r.record as Record_, counters: await store.broadcasts.counters(b.id) });
+  return detail({ record: r.record as Record_, counters: await store.broadcasts.counters(b.id) }, now.getTime());
 }

@@ -284,7 +284,11 @@ export interface BroadcastAccepted {
 
 // ---- broadcasts ----
 
-export type BroadcastStatus = 'accepted' | 'processing' | 'completed' | 'canceled';
+/**
+ * The SDKs' statuses, and `scheduled` (an extension, issue 34): a scheduled broadcast whose time
+ * has not come, not canceled and not completed (broadcasts/service.ts statusOf).
+ */
+export type BroadcastStatus = 'scheduled' | 'accepted' | 'processing' | 'completed' | 'canceled';
 
 export interface StatCounters {
   sent: number;
@@ -305,6 +309,8 @@ export interface BroadcastSummary {
   /** Entries handled, whole percent rounded down: "42%". */
   completion: string;
   messages: number;
+  /** A scheduled broadcast's time (ISO 8601 UTC); absent for one sent at once. */
+  scheduledAt?: string;
 }
 
 /** GET /broadcasts/{id}, POST /broadcasts/{id}/cancel. */

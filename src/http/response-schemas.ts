@@ -205,10 +205,12 @@ const batchFailed = obj({ status: { const: 'failed' }, errorCode: { type: 'strin
 const broadcastSummary = {
   id: uuid,
   createdAt: time,
-  status: { type: 'string', enum: ['accepted', 'processing', 'completed', 'canceled'] },
+  // `scheduled` extends the SDKs' statuses (a scheduled broadcast before its time).
+  status: { type: 'string', enum: ['scheduled', 'accepted', 'processing', 'completed', 'canceled'] },
   subject: str,
   completion: str,
   messages: int,
+  scheduledAt: time,
 };
 /** Which stored template and version a message or broadcast was sent with (domain/template.ts TemplateOrigin). */
 const storedTemplateOrigin = obj({ id: uuid, alias: str, version: { type: 'integer', minimum: 1 } }, ['alias']);
@@ -231,7 +233,7 @@ const broadcastDetail = obj({
   statistics: statCounters,
   /** The stored template and version the broadcast was sent with (issue 34). */
   template: storedTemplateOrigin,
-}, ['template']);
+}, ['template', 'scheduledAt']);
 
 const suppressionChange = obj({ email: str, success: bool, message: str });
 
@@ -418,7 +420,7 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'POST /send/transactional/batch': obj({ responses: list({ oneOf: [accepted, batchFailed] }) }),
   'POST /send/broadcast': obj({ status: { const: 'accepted' }, broadcastId: uuid }),
 
-  'GET /broadcasts': page(obj(broadcastSummary)),
+  'GET /broadcasts': page(obj(broadcastSummary, ['scheduledAt'])),
   'GET /broadcasts/{id}': broadcastDetail,
   'POST /broadcasts/{id}/cancel': broadcastDetail,
   'GET /broadcasts/{id}/failures': page(obj({ recipients: obj({ to: {}, cc: {}, bcc: {} }, ['cc', 'bcc']), messageIndex: int, errorCode: str, errorMessage: str })),

@@ -133,6 +133,8 @@ export function broadcastBody(maxMessages: number) {
       tags: tagsSchema,
       headers: headersSchema,
       metadata: metadataSchema,
+      // The whole broadcast's time, checked as a message's (transactionalBody above).
+      scheduledAt: { type: 'string', maxLength: 64, description: 'RFC 3339 date-time with offset: no message of the broadcast is delivered before; at most limits.maxScheduleDays ahead' },
     },
   } as const;
 }

@@ -106,5 +106,8 @@ function entryRecord(
     recipients: m.send,
     suppressed: m.suppressed,
     ...(c.templateOrigin && { template: c.templateOrigin }),
+    // A scheduled broadcast's messages wait for its time, whenever the expander commits them
+    // (before a restart or after): their jobs are due then, or at the commit once it has passed.
+    ...(b.scheduledAt !== undefined && { scheduledAt: b.scheduledAt }),
   };
 }

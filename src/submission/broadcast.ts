@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Address } from '../domain/address.js';
 import { recipientKey } from '../domain/address.js';
 import { FieldErrorList } from '../domain/errors.js';
+import { checkScheduledAt } from '../domain/schedule.js';
 import {
   checkTemplateInput,
   mergeTracking,
@@ -56,6 +57,8 @@ export interface BroadcastBody {
   tags?: string[];
   headers?: Record<string, string>;
   metadata?: Record<string, string | number | boolean>;
+  /** RFC 3339 with offset: no message of the broadcast is delivered before (domain/schedule.ts). */
+  scheduledAt?: string;
 }
 
 /** What every message of the broadcast shares, as stored with the broadcast. */
@@ -107,6 +110,8 @@ interface NormalizedBroadcast {
   metadata: Record<string, string>;
   entries: BroadcastEntry[];
   template: ResolvedTemplate;
+  /** The scheduled time as ISO 8601 UTC, when the request asked for one. */
+  scheduledAt?: string;
 }
 
 export async function sendBroadcast(
@@ -137,7 +142,7 @@ export async function sendBroadcast(
       metadata: n.metadata,
     };
     await checkRenders(deps, n.template.template, n);
-    const record = broadcastRecord({ accountId: account.id, channelId: channel.id, total: n.entries.length, common });
+    const record = broadcastRecord({ accountId: account.id, channelId: channel.id, total: n.entries.length, common, scheduledAt: n.scheduledAt });
     const response: BroadcastResponse = { status: 'accepted', broadcastId: record.id };
     await deps.store.broadcasts.accept({
       record,
@@ -170,10 +175,11 @@ async function normalizeBroadcast(
   const headers = normalizeHeaders(b.headers, '/headers', errors, { broadcast: true });
   const metadata = normalizeMetadata(b.metadata);
   const entries = b.messages.map((m, i) => normalizeEntry(m, i, { tags: b.tags ?? [], headers, metadata }, errors));
+  const scheduledMs = checkScheduledAt(b.scheduledAt, { nowMs: deps.now?.() ?? Date.now(), maxDays: deps.config.limits.maxScheduleDays, pointer: '/scheduledAt' }, errors);
   await addSenderFieldErrorOf(deps, { ...ctx, from: b.from }, errors);
   errors.throwIfAny();
   // Defined once there is no error: an inline template, or a stored one found (else its field error was thrown).
-  return { from, replyTo, attachments, headers, metadata, entries, template: template! };
+  return { from, replyTo, attachments, headers, metadata, entries, template: template!, ...(scheduledMs !== undefined && { scheduledAt: new Date(scheduledMs).toISOString() }) };
 }
 
 /** Renders the first entry now so template syntax errors are a 422, not a silent failure later. */
@@ -186,7 +192,7 @@ async function checkRenders(deps: SubmissionDeps, template: TemplateInput, n: No
 }
 
 /** A new broadcast, before the expander has committed any of its messages. */
-function broadcastRecord(q: { accountId: string; channelId: string; total: number; common: BroadcastCommon }): BroadcastRecord<BroadcastCommon> {
+function broadcastRecord(q: { accountId: string; channelId: string; total: number; common: BroadcastCommon; scheduledAt?: string }): BroadcastRecord<BroadcastCommon> {
   return {
     id: randomUUID(),
     accountId: q.accountId,
@@ -199,6 +205,7 @@ function broadcastRecord(q: { accountId: string; channelId: string; total: numbe
     skipped: 0,
     failed: 0,
     suppressed: 0,
+    ...(q.scheduledAt !== undefined && { scheduledAt: q.scheduledAt }),
     common: q.common,
   };
 }

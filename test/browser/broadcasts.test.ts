@@ -18,10 +18,10 @@ const rig = useRig({
   },
 });
 
-async function broadcast(s: Sender, subject: string, to: string[]): Promise<string> {
+async function broadcast(s: Sender, subject: string, to: string[], scheduledAt?: string): Promise<string> {
   const res = await rig.t.api('POST', '/send/broadcast', {
     headers: { 'x-service-channel-id': s.channelId },
-    body: { from: { email: `news@${s.domain}` }, template: { subject, text: 'Hello' }, messages: to.map((email) => ({ to: [{ email }] })) },
+    body: { from: { email: `news@${s.domain}` }, template: { subject, text: 'Hello' }, messages: to.map((email) => ({ to: [{ email }] })), ...(scheduledAt && { scheduledAt }) },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.broadcastId;
@@ -67,6 +67,25 @@ describe('broadcasts pages', () => {
     await dialog.getByRole('button', { name: 'Cancel broadcast' }).click();
     await page.locator('.badge', { hasText: 'canceled' }).first().waitFor();
     expect(await page.getByRole('button', { name: 'Cancel broadcast' }).count()).toBe(0);
+    expect((await rig.t.api('GET', `/broadcasts/${id}`)).body.status).toBe('canceled');
+  });
+
+  it('shows a scheduled broadcast with its time, filtered by status scheduled, and cancels it before the time', async () => {
+    const id = await broadcast(live, 'Winter preview', ['dee@grove-mail.net'], new Date(Date.now() + 2 * 86_400_000).toISOString());
+    await rig.visit('/broadcasts');
+    const page = rig.page;
+    await page.getByLabel('Status').selectOption('scheduled');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('link', { name: 'Winter preview' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Winter preview' }).waitFor();
+    await page.locator('.badge', { hasText: 'scheduled' }).first().waitFor();
+    await page.getByText(/sends in 2 days/).waitFor();
+    await rig.checkA11y();
+    await rig.screenshot('broadcast-scheduled');
+    await page.getByRole('button', { name: 'Cancel broadcast' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Cancel this broadcast?' });
+    await dialog.getByRole('button', { name: 'Cancel broadcast' }).click();
+    await page.locator('.badge', { hasText: 'canceled' }).first().waitFor();
     expect((await rig.t.api('GET', `/broadcasts/${id}`)).body.status).toBe('canceled');
   });
 

@@ -236,7 +236,9 @@ describe('broadcast lifecycle and cancel', () => {
     for (const m of msgs.slice(1)) {
       expect(await jobsOf(m.id)).toEqual([expect.objectContaining({ state: 'done', attempts: 0, canceledAt: expect.any(String) })]);
       expect(await dueJobIds(t.daemon.store)).toHaveLength(0);
-      expect((await t.daemon.store.events.ofMessage(m.id)).map((e: EventRecord) => e.eventType)).toEqual(['accepted', 'processed']);
+      // Canceled as a message's cancel does it (Scheduled sends): one canceled event, shown canceled.
+      expect((await t.daemon.store.events.ofMessage(m.id)).map((e: EventRecord) => e.eventType)).toEqual(['accepted', 'processed', 'canceled']);
+      expect((await t.api('GET', `/activity/messages/${m.id}`)).body.status).toBe('canceled');
       expect((await t.daemon.store.suppressions.is(live.channelId, 'broadcast', m.recipients[0]))).toBe(false);
     }
 

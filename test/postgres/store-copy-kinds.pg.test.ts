@@ -21,7 +21,7 @@ import { lmdbExport } from '../../src/store/lmdb/export/index.js';
 import { PostgresStore } from '../../src/store/postgres/engine.js';
 import { postgresImport } from '../../src/store/postgres/import/index.js';
 import type { StorePort } from '../../src/store/port/index.js';
-import { accepted } from '../store-contract/submissions.js';
+import { accepted, broadcast, entries } from '../store-contract/submissions.js';
 
 const PG_URL = process.env.POSTRIDER_TEST_PG_URL ?? '';
 const NOW = Date.parse('2026-03-02T10:00:00.000Z');
@@ -50,6 +50,8 @@ interface Seeded {
   m6: string;
   /** Canceled before any attempt: its canceled event, its jobs done. */
   m7: string;
+  /** A scheduled broadcast (issue 34): one entry expanded (its message scheduled), one not. */
+  broadcastId: string;
   leaseGeneration: number;
   /** An inbound route (with its key) on the account's domain. */
   routeId: string;
@@ -92,6 +94,10 @@ async function seed(store: StorePort): Promise<Seeded> {
   const m7 = accepted({ ...own, to: ['fay@example.org'], scheduledAt: new Date(NOW + HOUR).toISOString(), createdAt: new Date(NOW - 60_000).toISOString() });
   await store.messages.commit({ messages: [m6, m7], now: new Date(NOW - 60_000) });
   expect(await store.messages.cancelMessage(m7.record.id, new Date(NOW - 30_000))).toMatchObject({ status: 'done' });
+  const b = { ...broadcast({ total: 2, channelId: channel.id }), accountId, scheduledAt: new Date(NOW + HOUR).toISOString() };
+  await store.broadcasts.accept({ record: b, entries: entries(2) });
+  const bm = accepted({ ...own, broadcastId: b.id, to: ['gil@example.org'], scheduledAt: b.scheduledAt, createdAt: new Date(NOW - 60_000).toISOString() });
+  await store.messages.commit({ messages: [bm], now: new Date(NOW - 60_000), broadcastProgress: { broadcastId: b.id, from: 0, cursor: 1, skipped: 0, failures: [], suppressed: [] } });
   await store.retention.sweepBatch({ cutoffMs: NOW - DAY, batch: 100 });
   await store.channels.delete(gone.id);
   const subject = (messageId: string): EventSubject => ({ ...own, messageId, mailType: 'transactional', mailSource: 'api', subject: 'Contract', tags: ['t1'], metadata: {} });
@@ -121,7 +127,7 @@ async function seed(store: StorePort): Promise<Seeded> {
   const tpl = await store.templates.create({ accountId, name: 'Welcome', alias: 'welcome', channelIds: [channel.id], content: { subject: 'Hi {{n}}', html: '<p>é</p>' }, limits });
   await store.templates.update(tpl.template.id, { patch: {}, content: { subject: 'v2', text: 't', inlineStyles: true }, limits });
   await store.templates.activate(tpl.template.id, 1);
-  return { accountId, channelId: channel.id, goneChannelId: gone.id, keyToken, sessionToken, ...ids, leaseGeneration: leased[0].leaseGeneration, routeId: route.route.id, inbound, templateId: tpl.template.id };
+  return { accountId, channelId: channel.id, goneChannelId: gone.id, keyToken, sessionToken, ...ids, broadcastId: b.id, leaseGeneration: leased[0].leaseGeneration, routeId: route.route.id, inbound, templateId: tpl.template.id };
 }
 
 /** What the port reads of the seeded store: the same on both engines after the copy. */
@@ -141,6 +147,8 @@ async function reads(store: StorePort, s: Seeded) {
     parked: await store.retention.isPending(s.m5),
     events: await Promise.all(ids.map((id) => store.events.ofMessage(id))),
     suppressions: await store.suppressions.list(s.channelId),
+    broadcast: await store.broadcasts.view(s.broadcastId),
+    broadcastEntries: await store.broadcasts.entries(s.broadcastId, 0, 10),
     tlsCounts: await store.tlsRpt.counts(TLS_DAY, 'example.net'),
     tlsReport: await store.tlsRpt.report(TLS_DAY, 'example.net').then((r) => r && { ...r, gzip: Buffer.from(r.gzip).toString('hex') }),
     mtaSts: await store.mtaSts.get('example.net'),
@@ -190,6 +198,8 @@ describe('store copy: every kind, engine to engine', () => {
   it('answers the port reads as LMDB did', async () => {
     const before = await reads(lmdb, s);
     expect(before.templateVersions).toHaveLength(2);
+    expect(before.broadcast?.record).toMatchObject({ scheduledAt: new Date(NOW + HOUR).toISOString(), cursor: 1, state: 'expanding' });
+    expect(before.broadcastEntries.map((e) => e.index)).toEqual([1]);
     expect(before.gone?.deletedAt).toBeDefined();
     expect(before.parked).toBe(true);
     expect([before.route?.address, before.routeKey, before.routeMatch?.mailboxHash]).toEqual(['*@inbound.test', expect.stringMatching(/^whsec_/), '7']);

@@ -96,6 +96,46 @@ eachEngine('broadcasts', (ctx) => {
     expect(await ctx.store.broadcasts.cancel(b.id, new Date(now.getTime() + 1000))).toEqual(r);
   });
 
+  it("cancels each message as a message's cancel does: canceledAt on the record and its jobs, one canceled event for its recipients", async () => {
+    const b = broadcast({ total: 3 });
+    await ctx.store.broadcasts.accept({ record: b, entries: entries(3) });
+    const messages = [accepted({ broadcastId: b.id, to: ['ann@example.org', 'bob@example.net'] }), accepted({ broadcastId: b.id, to: ['cy@example.org'] })];
+    await ctx.store.messages.commit({ messages, broadcastProgress: { broadcastId: b.id, from: 0, cursor: 2, skipped: 0, failures: [], suppressed: [] } });
+    const now = new Date();
+    await ctx.store.broadcasts.cancel(b.id, now);
+    for (const m of messages) {
+      expect(await ctx.store.messages.get(m.record.id)).toMatchObject({ status: 'sent', openJobs: 0, canceledAt: now.toISOString() });
+      expect((await ctx.store.queue.jobsOfMessage(m.record.id)).every((j) => j.state === 'done' && j.canceledAt === now.toISOString())).toBe(true);
+      const events = await ctx.store.events.ofMessage(m.record.id);
+      expect(events.map((e) => e.eventType)).toEqual(['accepted', 'processed', 'canceled']);
+      expect(events[2]).toMatchObject({ mailType: 'broadcast', timestamp: now.toISOString() });
+      expect([...events[2].recipients].sort()).toEqual([...m.record.recipients].sort());
+    }
+    // A second cancel appends nothing.
+    await ctx.store.broadcasts.cancel(b.id, new Date(now.getTime() + 1000));
+    expect((await ctx.store.events.ofMessage(messages[0].record.id)).filter((e) => e.eventType === 'canceled')).toHaveLength(1);
+  });
+
+  it('keeps a scheduled broadcast\'s time, and a cancel before it takes its messages, not yet due, out of the queue', async () => {
+    const T0 = Date.now();
+    const at = new Date(T0 + 3_600_000).toISOString();
+    const b = { ...broadcast({ total: 3 }), scheduledAt: at };
+    await ctx.store.broadcasts.accept({ record: b, entries: entries(3) });
+    expect((await ctx.store.broadcasts.get(b.id))?.scheduledAt).toBe(at);
+    expect((await ctx.store.broadcasts.nextActive())?.scheduledAt).toBe(at);
+    const m = accepted({ broadcastId: b.id, scheduledAt: at });
+    await ctx.store.messages.commit({ messages: [m], now: new Date(T0), broadcastProgress: { broadcastId: b.id, from: 0, cursor: 1, skipped: 0, failures: [], suppressed: [] } });
+    expect((await ctx.store.queue.jobsOfMessage(m.record.id)).map((j) => j.dueAt)).toEqual([at]);
+    const r = await ctx.store.broadcasts.cancel(b.id, new Date(T0 + 1000));
+    expect(r).toMatchObject({ status: 'canceled', record: { scheduledAt: at, canceledEntries: 2 } });
+    expect(await ctx.store.messages.get(m.record.id)).toMatchObject({ canceledAt: new Date(T0 + 1000).toISOString(), scheduledAt: at });
+    expect(await ctx.store.broadcasts.counters(b.id)).toMatchObject({ finished: 1, canceled: 1 });
+    expect((await ctx.store.queue.lease({ owner: 'n', nowMs: T0 + 7_200_000, max: 10, leaseMs: 60_000 })).jobs).toEqual([]);
+    const store = await ctx.reopen();
+    expect(await store.broadcasts.nextActive()).toBeUndefined();
+    expect(await store.broadcasts.entries(b.id, 0, 10)).toEqual([]);
+  });
+
   it('cancels once when cancels race: every caller sees the same canceled record', async () => {
     const b = await expanded(3, 1);
     const results = await Promise.all([0, 1, 2].map((i) => ctx.store.broadcasts.cancel(b.id, new Date(Date.now() + i * 1000))));

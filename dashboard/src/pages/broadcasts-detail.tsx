@@ -12,7 +12,7 @@ import { Link } from '../router';
 import { useApi } from '../use-api';
 import { BroadcastFailures, BroadcastSuppressed } from './broadcasts-lists';
 import type { BroadcastDetail } from '../wire';
-import { percentOf, running } from './broadcasts-types';
+import { cancelable, percentOf, running } from './broadcasts-types';
 import { formatAddress } from './message-types';
 
 /** How often a running broadcast's page asks again (GET /broadcasts/{id} reads counters, no scan). */
@@ -42,7 +42,7 @@ export function BroadcastPage(props: { id: string }) {
             <Link to="/broadcasts">Broadcasts</Link> / <code>{props.id}</code>
           </>
         }
-        actions={b && running(b.status) ? <CancelButton path={path} onCanceled={setFresh} /> : undefined}
+        actions={b && cancelable(b.status) ? <CancelButton path={path} onCanceled={setFresh} /> : undefined}
       />
       <ProblemBanner error={loaded.error} />
       {!b && !loaded.error && <p class="muted">Loading…</p>}
@@ -63,6 +63,11 @@ function BroadcastProgress(props: { b: BroadcastDetail }) {
       <h2 id="progress-title">Progress</h2>
       <p>
         <StatusBadge status={b.status} /> created <RelativeTime at={b.createdAt} />, from <code>{b.content.from.email}</code>
+        {b.scheduledAt && (
+          <>
+            , {b.status === 'scheduled' ? 'sends' : 'scheduled'} <RelativeTime at={b.scheduledAt} />
+          </>
+        )}
         {running(b.status) && <span class="muted"> · refreshes every {REFRESH_MS / 1000} s</span>}
       </p>
       <div class="progress-block">

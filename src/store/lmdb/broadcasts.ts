@@ -6,7 +6,7 @@
  * does not render, a composition that failed for good after the commit), or, after a cancel, as
  * never expanded; nothing is capped or kept only in memory.
  */
-import type { DeliveryJob, MessageRecord } from '../../domain/types.js';
+import type { MessageRecord } from '../../domain/types.js';
 import {
   BroadcastCanceled,
   broadcastCompleted as completedWith,
@@ -25,8 +25,7 @@ import { KEY_MAX } from './layout.js';
 import { putIdempotencyInTxn } from './idempotency.js';
 import { reserveSendQuotaInTxn } from './send-quota.js';
 import { broadcastCounters, bumpBroadcastInTxn } from './broadcast-stats.js';
-import { closeJobOfMessageInTxn } from './queue-outcome.js';
-import { dueMs } from './queue.js';
+import { cancelUntouchedInTxn } from './message-schedule.js';
 import { noteBroadcastMessagesInTxn } from './stats.js';
 
 export { BroadcastCanceled };
@@ -166,11 +165,12 @@ export async function backfillChannelBroadcasts(store: Store): Promise<number> {
 
 /**
  * Cancels a broadcast in one transaction: entries not yet expanded are deleted (never sent);
- * each message whose jobs are all still queued without an attempt leaves the queue (its jobs
- * end as done with canceledAt, no event, no suppression) and counts as canceled. A job that is
- * leased is being delivered right now and finishes normally; so does a job already attempted.
- * The dispatcher leases in its own write transaction, so a job is either leased before this
- * runs (and left alone) or no longer due after it.
+ * each message none of whose jobs was attempted or leased is canceled as a message's cancel
+ * does it (message-schedule.ts: its jobs end done with canceledAt, the record is `canceled`,
+ * one `canceled` event, no suppression), scheduled ones too, and counts as canceled. A job that
+ * is leased is being delivered right now and finishes normally; so does a job already
+ * attempted. The dispatcher leases in its own write transaction, so a job is either leased
+ * before this runs (and left alone) or no longer due after it.
  */
 export async function cancelBroadcast(store: Store, id: string, now: Date): Promise<CancelResult> {
   return store.write((): CancelResult => {
@@ -182,33 +182,13 @@ export async function cancelBroadcast(store: Store, id: string, now: Date): Prom
     dbsOf(store).broadcastQueue.remove([Date.parse(b.createdAt), b.id]);
     let canceled = 0;
     for (const key of dbsOf(store).broadcastMessages.getKeys({ start: [b.id], end: [b.id, KEY_MAX] })) {
-      if (cancelMessageInTxn(store, (key as [string, string])[1], now)) canceled++;
+      if (cancelUntouchedInTxn(store, (key as [string, string])[1], now).status === 'done') canceled++;
     }
     if (canceled > 0) bumpBroadcastInTxn(store, b.id, { canceled });
     const next: BroadcastRecord = { ...b, state: 'done', canceledAt: now.toISOString(), canceledEntries: b.total - b.cursor };
     dbsOf(store).broadcasts.put(b.id, next);
     return { status: 'canceled', record: next };
   });
-}
-
-/** Inside a write: takes a message out of the queue if none of its jobs was attempted or leased. */
-function cancelMessageInTxn(store: Store, messageId: string, now: Date): boolean {
-  const m = dbsOf(store).messages.get(messageId) as MessageRecord | undefined;
-  if (!m || m.status === 'sent' || m.openJobs === 0) return false;
-  const jobs: DeliveryJob[] = [];
-  for (const key of dbsOf(store).messageJobs.getKeys({ start: [messageId], end: [messageId, KEY_MAX] })) {
-    const job = dbsOf(store).jobs.get((key as [string, string])[1]) as DeliveryJob | undefined;
-    if (job) jobs.push(job);
-  }
-  if (jobs.length === 0 || jobs.some((j) => j.state !== 'queued' || j.attempts > 0)) return false;
-  let message = m;
-  for (const job of jobs) {
-    dbsOf(store).jobsDue.remove([dueMs(job), job.id]);
-    dbsOf(store).jobs.put(job.id, { ...job, state: 'done', canceledAt: now.toISOString() } satisfies DeliveryJob);
-    closeJobOfMessageInTxn(store, message);
-    message = dbsOf(store).messages.get(messageId) as MessageRecord;
-  }
-  return true;
 }
 
 /** A page of a channel's broadcasts, newest first, filtered by a predicate on the record and its counters. */

@@ -29,24 +29,35 @@ function untouchedInTxn(store: Store, id: string): Judged {
 
 export async function cancelMessage(store: Store, id: string, now: Date): Promise<ScheduleChange> {
   return store.write((): ScheduleChange => {
-    const judged = untouchedInTxn(store, id);
-    if (!('jobs' in judged)) return judged;
-    const { jobs } = judged;
-    const canceledAt = now.toISOString();
-    const dbs = dbsOf(store);
-    for (const job of jobs) {
-      // A held job (its message not yet signed) has no due entry: the removal is then a no-op.
-      dbs.jobsDue.remove([dueMs(job), job.id]);
-      dbs.jobs.put(job.id, { ...job, state: 'done', canceledAt } satisfies DeliveryJob);
-      closeJobOfMessageInTxn(store, dbs.messages.get(id) as MessageRecord);
-    }
-    const closed = dbs.messages.get(id) as MessageRecord;
-    const record: MessageRecord = { ...closed, canceledAt };
-    dbs.messages.put(id, record);
-    if (record.broadcastId) bumpBroadcastInTxn(store, record.broadcastId, { canceled: 1 });
-    appendEventInTxn(store, { ...eventBase(record), eventType: 'canceled', timestamp: canceledAt, recipients: jobs.flatMap((j) => j.recipients), details: {} });
-    return { status: 'done', record };
+    const r = cancelUntouchedInTxn(store, id, now);
+    if (r.status === 'done' && r.record.broadcastId) bumpBroadcastInTxn(store, r.record.broadcastId, { canceled: 1 });
+    return r;
   });
+}
+
+/**
+ * Inside a write: cancels a message none of whose jobs was leased or attempted (its jobs end
+ * done with canceledAt, the record gets canceledAt and leaves the queue, one `canceled` event
+ * for its recipients). The message's and a broadcast's cancel share it; the caller counts the
+ * broadcast's canceled messages.
+ */
+export function cancelUntouchedInTxn(store: Store, id: string, now: Date): ScheduleChange {
+  const judged = untouchedInTxn(store, id);
+  if (!('jobs' in judged)) return judged;
+  const { jobs } = judged;
+  const canceledAt = now.toISOString();
+  const dbs = dbsOf(store);
+  for (const job of jobs) {
+    // A held job (its message not yet signed) has no due entry: the removal is then a no-op.
+    dbs.jobsDue.remove([dueMs(job), job.id]);
+    dbs.jobs.put(job.id, { ...job, state: 'done', canceledAt } satisfies DeliveryJob);
+    closeJobOfMessageInTxn(store, dbs.messages.get(id) as MessageRecord);
+  }
+  const closed = dbs.messages.get(id) as MessageRecord;
+  const record: MessageRecord = { ...closed, canceledAt };
+  dbs.messages.put(id, record);
+  appendEventInTxn(store, { ...eventBase(record), eventType: 'canceled', timestamp: canceledAt, recipients: jobs.flatMap((j) => j.recipients), details: {} });
+  return { status: 'done', record };
 }
 
 export async function rescheduleMessage(store: Store, q: { id: string; scheduledAt: string; nowMs: number }): Promise<ScheduleChange> {

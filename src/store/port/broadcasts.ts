@@ -32,6 +32,11 @@ export interface BroadcastRecord<Common = unknown> {
   failed?: number;
   /** Distinct recipients left out because suppressed (suppression rows). */
   suppressed?: number;
+  /**
+   * A scheduled broadcast (issue 34): ISO 8601 UTC; every message expanded from it carries it as
+   * its own scheduledAt, so its jobs are due then (or at their commit, once the time has passed).
+   */
+  scheduledAt?: string;
   canceledAt?: string;
   /** Entries never expanded because of the cancel. */
   canceledEntries?: number;
@@ -121,9 +126,11 @@ export interface BroadcastsPort {
   entries<E>(id: string, from: number, count: number): Promise<{ index: number; entry: E }[]>;
 
   /**
-   * Cancels in one write: entries not yet expanded are deleted; each message whose jobs are all
-   * queued and never attempted leaves the queue. Idempotent on a canceled broadcast; a completed
-   * one answers `completed` and is left as it is.
+   * Cancels in one write: entries not yet expanded are deleted; each message none of whose jobs
+   * was leased or attempted (a scheduled one whose time has not come too) is canceled as
+   * SchedulePort.cancelMessage does it: jobs done with canceledAt, the record with canceledAt and
+   * out of the queue, one `canceled` event for its recipients. Idempotent on a canceled
+   * broadcast; a completed one answers `completed` and is left as it is.
    */
   cancel(id: string, now: Date): Promise<CancelResult>;
 

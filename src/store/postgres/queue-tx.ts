@@ -101,15 +101,16 @@ export async function jobsOfMessageIn(db: Db, messageId: string): Promise<Delive
 }
 
 /**
- * A broadcast's cancel (LMDB broadcasts.ts cancelMessageInTxn) for many messages at once: of
- * these messages, those whose jobs are all still queued (or held) and unattempted, with none
- * leased or finished, end all their jobs as finishQueuedJobs does with canceledAt. Returns
- * messageId → jobs ended, for the messages canceled (the caller closes them, messages-tx.ts).
- * Atomic across nodes: the messages' open rows are locked first (FOR UPDATE, in id order), so
- * a lease on another node either committed before (the message is left alone) or waits.
+ * A broadcast's cancel (LMDB message-schedule.ts cancelUntouchedInTxn) for many messages at
+ * once: of these messages, those whose jobs are all still queued (or held) and unattempted, with
+ * none leased or finished, end all their jobs as finishQueuedJobs does with canceledAt. Returns
+ * messageId → the jobs ended (as finished), for the messages canceled (the caller closes them,
+ * messages-tx.ts, and records their canceled events). Atomic across nodes: the messages' open
+ * rows are locked first (FOR UPDATE, in id order), so a lease on another node either committed
+ * before (the message is left alone) or waits.
  */
-export async function cancelUntouchedJobs(tx: Tx, messageIds: readonly string[], canceledAt: string): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
+export async function cancelUntouchedJobs(tx: Tx, messageIds: readonly string[], canceledAt: string): Promise<Map<string, DeliveryJob[]>> {
+  const out = new Map<string, DeliveryJob[]>();
   if (messageIds.length === 0) return out;
   const ids = messageIds as string[];
   const open = await tx<{ id: string; message_id: string; state: string; attempts: number }[]>`
@@ -123,7 +124,8 @@ export async function cancelUntouchedJobs(tx: Tx, messageIds: readonly string[],
     jobsOf.set(j.message_id, [...(jobsOf.get(j.message_id) ?? []), j.id]);
   }
   const ending = [...jobsOf].filter(([m]) => !touched.has(m));
-  await finishQueuedJobs(tx, ending.flatMap(([, jobIds]) => jobIds), { canceledAt });
-  for (const [m, jobIds] of ending) out.set(m, jobIds.length);
+  for (const job of await finishQueuedJobs(tx, ending.flatMap(([, jobIds]) => jobIds), { canceledAt })) {
+    out.set(job.messageId, [...(out.get(job.messageId) ?? []), job]);
+  }
   return out;
 }
