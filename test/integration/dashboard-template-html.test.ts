@@ -69,7 +69,7 @@ describe('GET /dashboard/templates/{id|alias}/html', () => {
       expect(res.status, q.slice(0, 40)).toBe(422);
       expect(res.headers.get('content-type')).toContain('application/problem+json');
     }
-    const bad = await (await frame('version=1&data=%5B%5D', { cookie })).json();
+    const bad = (await (await frame('version=1&data=%5B%5D', { cookie })).json()) as { errors: Record<string, { code: string }[]> };
     expect(bad.errors['/data'][0].code).toBe('invalid_type');
   });
 
