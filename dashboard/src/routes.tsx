@@ -73,7 +73,8 @@ export const ROUTES: Route[] = [
   { pattern: '/templates', render: () => <TemplatesPage /> },
   // Before /templates/:id. The dashboard names templates by id (a UUID), so one aliased "new" is no conflict.
   { pattern: '/templates/new', render: () => <TemplateNewPage /> },
-  { pattern: '/templates/:id', render: (p) => <TemplatePage id={p.id} /> },
+  // Keyed: another template's page starts without the last one's notice.
+  { pattern: '/templates/:id', render: (p) => <TemplatePage key={p.id} id={p.id} /> },
 ];
 
 /** The nav item a path belongs to ("/channels/123" → "/channels"). */
