@@ -34,6 +34,7 @@ import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
 import { inboundRouteRoutes } from './http/routes/inbound-routes.js';
 import { dashboardRoutes } from './http/routes/dashboard.js';
 import { dashboardMessageHtmlRoutes } from './http/routes/dashboard-message-html.js';
+import { dashboardTemplateHtmlRoutes } from './http/routes/dashboard-template-html.js';
 import { dashboardSessionRoutes } from './http/routes/dashboard-session.js';
 import { dashboardSettingsRoutes } from './http/routes/dashboard-settings.js';
 import { HttpServer, type RouteModule } from './http/server.js';
@@ -323,6 +324,7 @@ export class Daemon {
   }
 
   private buildHttp(): HttpServer {
+    const templates = new TemplateService({ store: this.store, limits: this.config.templates, render: (input) => this.pool.render(input) });
     const routes: RouteModule[] = [
       opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics }),
       apiKeyRoutes(new ApiKeyService({ store: this.store, maxPerAccount: this.config.limits.apiKeysPerAccount })),
@@ -338,12 +340,13 @@ export class Daemon {
       statisticsRoutes,
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
       inboundRouteRoutes(new InboundRouteService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.inbound.maxRoutesPerAccount })),
-      templateRoutes(new TemplateService({ store: this.store, limits: this.config.templates, render: (input) => this.pool.render(input) })),
+      templateRoutes(templates),
       inboundMessageRoutes(new InboundMessageService({ store: this.store, attachmentAt: (input) => this.pool.inboundAttachment(input), onDue: () => this.inboundPoster?.notify() })),
       queueRoutes(new AccountQueue({ store: this.store, siteOf: (domain) => this.delivery.siteOf(domain), onDue: () => this.coordination.wake('queue') })),
       trackingRoutes,
       dashboardSessionRoutes,
       dashboardMessageHtmlRoutes,
+      dashboardTemplateHtmlRoutes(templates),
       dashboardSettingsRoutes({
         smtp: this.config.smtp,
         boundSmtp: () => (this.smtp?.listening ? { port: this.smtp.port, implicitTlsPort: this.smtp.implicitTlsPort } : null),

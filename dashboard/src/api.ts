@@ -12,6 +12,15 @@ export const DASHBOARD_HEADER = 'X-Postrider-Dashboard';
 export interface FieldError {
   code: string;
   message: string;
+  /** Where a templating_error is in the template (from 1), when Handlebars says. */
+  line?: number;
+  column?: number;
+}
+
+/** "line 2, column 6" of a field error, or undefined when it names no place. */
+export function placeOf(e: FieldError): string | undefined {
+  if (e.line === undefined) return undefined;
+  return e.column === undefined ? `line ${e.line}` : `line ${e.line}, column ${e.column}`;
 }
 
 export interface Problem {
@@ -32,10 +41,11 @@ export class ApiError extends Error {
     return this.problem.status;
   }
 
-  /** The messages of one field (JSON pointer such as "/name"), joined for display. */
+  /** The messages of one field (JSON pointer such as "/name"), joined for display, each after its place in a template if any. */
   fieldMessage(pointer: string): string | undefined {
     const list = this.problem.errors?.[pointer];
-    return list && list.length > 0 ? list.map((e) => e.message).join('; ') : undefined;
+    const text = (e: FieldError) => (placeOf(e) ? `At ${placeOf(e)}: ${e.message}` : e.message);
+    return list && list.length > 0 ? list.map(text).join('; ') : undefined;
   }
 }
 

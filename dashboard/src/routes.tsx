@@ -23,6 +23,9 @@ import { InboundPage } from './pages/inbound';
 import { InboundRoutePage } from './pages/inbound-route';
 import { InboundMessagesPage } from './pages/inbound-messages';
 import { InboundMessagePage } from './pages/inbound-message';
+import { TemplatesPage } from './pages/templates';
+import { TemplateNewPage } from './pages/templates-new';
+import { TemplatePage } from './pages/templates-detail';
 
 export interface NavItem {
   to: string;
@@ -36,6 +39,7 @@ export const NAV: NavItem[] = [
   { to: '/domains', label: 'Domains' },
   { to: '/webhooks', label: 'Webhooks' },
   { to: '/inbound', label: 'Inbound' },
+  { to: '/templates', label: 'Templates' },
   { to: '/suppressions', label: 'Suppressions' },
   { to: '/broadcasts', label: 'Broadcasts' },
   { to: '/sandbox', label: 'Sandbox inbox' },
@@ -66,6 +70,11 @@ export const ROUTES: Route[] = [
   { pattern: '/inbound/routes/:id', render: (p) => <InboundRoutePage id={p.id} /> },
   { pattern: '/inbound/messages', render: () => <InboundMessagesPage /> },
   { pattern: '/inbound/messages/:id', render: (p) => <InboundMessagePage id={p.id} /> },
+  { pattern: '/templates', render: () => <TemplatesPage /> },
+  // Before /templates/:id. The dashboard names templates by id (a UUID), so one aliased "new" is no conflict.
+  { pattern: '/templates/new', render: () => <TemplateNewPage /> },
+  // Keyed: another template's page starts without the last one's notice.
+  { pattern: '/templates/:id', render: (p) => <TemplatePage key={p.id} id={p.id} /> },
 ];
 
 /** The nav item a path belongs to ("/channels/123" → "/channels"). */

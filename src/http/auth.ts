@@ -61,16 +61,16 @@ export async function authenticate(store: StorePort, headers: AuthHeaders): Prom
 }
 
 /**
- * authenticate for a GET an iframe makes (routes/dashboard-message-html.ts): the iframe cannot
- * carry X-Postrider-Dashboard, so there the session cookie alone stands for its key, on a GET
- * that changes nothing, unless the browser marks the request as not same-origin (Fetch
+ * authenticate for a GET an iframe makes (routes/dashboard-message-html.ts,
+ * dashboard-template-html.ts): the iframe cannot carry X-Postrider-Dashboard, so there the
+ * session cookie alone stands for its key, on a GET that changes nothing, unless the browser marks the request as not same-origin (Fetch
  * Metadata, W3C: the dashboard's own frame is same-origin); SameSite=Strict keeps the cookie off
  * other sites' requests as well. An API key works as on the API.
  */
 export async function authenticateFrame(store: StorePort, headers: AuthHeaders & { 'sec-fetch-site'?: string }): Promise<Principal> {
   if (headers.authorization !== undefined) return authenticate(store, headers);
   const site = headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin') throw new AppError('forbidden', 'The message HTML is shown only inside the dashboard');
+  if (site !== undefined && site !== 'same-origin') throw new AppError('forbidden', 'This view is shown only inside the dashboard');
   const token = sessionCookie(headers.cookie);
   if (!token) throw new AppError('unauthorized', 'Sign in to the dashboard, or send "Authorization: Bearer <API_KEY>"', { headers: { 'www-authenticate': 'Bearer' } });
   return principalOfSession(store, token);

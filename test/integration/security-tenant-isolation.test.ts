@@ -299,9 +299,10 @@ describe('tenant isolation', () => {
     const routes = serverRoutes();
     expect(routes.length).toBeGreaterThan(20);
     // The dashboard's files (GET /dashboard, /dashboard/*) and the root that redirects there are the web app, public, not API operations;
-    // a message's HTML for its iframe checks the session itself (dashboard-message-html.test.ts: other accounts 403).
+    // a message's HTML and a template's preview for their iframes check the session themselves (dashboard-message-html.test.ts,
+    // dashboard-template-html.test.ts: other accounts 403).
     // GET /dashboard/settings holds no account's data (dashboard-settings.test.ts: the same answer for every account).
-    const files = ['GET /openapi.json', 'GET /', 'GET /dashboard/settings', 'GET /dashboard', 'GET /dashboard*', 'GET /dashboard/messages/{id}/html'];
+    const files = ['GET /openapi.json', 'GET /', 'GET /dashboard/settings', 'GET /dashboard', 'GET /dashboard*', 'GET /dashboard/messages/{id}/html', 'GET /dashboard/templates/{idOrAlias}/html'];
     expect(routes.filter((r) => !documented.has(r) && !files.includes(r))).toEqual([]);
   });
 

@@ -4,17 +4,17 @@ import { Choice, ChoiceGroup } from '../components/choice-group';
 import { Field } from '../components/field';
 import { StatusBadge } from '../components/status-badge';
 
-/** The channel checkboxes of a domain (POST /domains channelIds, PATCH /domains/{id}). */
-export function ChannelPicker(props: { value: string[]; onChange: (ids: string[]) => void; error: unknown }) {
+/** The channel checkboxes of a domain (POST /domains channelIds, PATCH /domains/{id}), or of a template (`legend`, `hint`). */
+export function ChannelPicker(props: { value: string[]; onChange: (ids: string[]) => void; error: unknown; legend?: string; hint?: string }) {
   const channels = useChannelOptions();
   const rows = channels.data?.results ?? [];
   const toggle = (id: string, on: boolean) => props.onChange(on ? [...props.value, id] : props.value.filter((x) => x !== id));
   return (
     <ChoiceGroup
-      legend="Channels that send from this domain"
+      legend={props.legend ?? 'Channels that send from this domain'}
       pointers={['/channelIds']}
       error={props.error}
-      hint={channels.data && rows.length === 0 ? 'No channels yet: create one on the Channels page, then link it here.' : undefined}
+      hint={channels.data && rows.length === 0 ? 'No channels yet: create one on the Channels page, then link it here.' : props.hint}
     >
       {rows.map((c) => (
         <Choice key={c.id} type="checkbox" name="channelIds" value={c.id} checked={props.value.includes(c.id)} onChange={(on) => toggle(c.id, on)}>

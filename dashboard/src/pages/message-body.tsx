@@ -2,12 +2,15 @@ import { useState } from 'preact/hooks';
 import type { MessageDetails } from '../wire';
 
 /**
- * The HTML of a message in an iframe served by GET /dashboard/messages/{id}/html, under its own
- * CSP: sandboxed (no scripts, an opaque origin), remote images blocked until the user asks,
- * then reloaded with ?images=1. sandbox="" here too, and no referrer.
+ * HTML in an iframe served by the daemon under its own CSP (GET /dashboard/messages/{id}/html,
+ * GET /dashboard/templates/{id}/html): sandboxed (no scripts, an opaque origin), remote images
+ * blocked until the user asks, then reloaded with ?images=1 (`src(true)`). sandbox="" here too,
+ * and no referrer. The iframe is keyed by its address: a new address is a new frame, whose first
+ * load adds nothing to the tab's history (a live preview changes it often).
  */
-export function HtmlPreview(props: { id: string }) {
+export function HtmlPreview(props: { src: (images: boolean) => string; title: string }) {
   const [images, setImages] = useState(false);
+  const src = props.src(images);
   return (
     <div class="html-preview">
       <div class="actions">
@@ -22,15 +25,13 @@ export function HtmlPreview(props: { id: string }) {
           </>
         )}
       </div>
-      <iframe
-        class="mail-frame"
-        title="The message as HTML"
-        src={`/dashboard/messages/${encodeURIComponent(props.id)}/html${images ? '?images=1' : ''}`}
-        sandbox=""
-        referrerPolicy="no-referrer"
-      />
+      <iframe key={src} class="mail-frame" title={props.title} src={src} sandbox="" referrerPolicy="no-referrer" />
     </div>
   );
+}
+
+function messageHtml(id: string) {
+  return (images: boolean) => `/dashboard/messages/${encodeURIComponent(id)}/html${images ? '?images=1' : ''}`;
 }
 
 /** The text part, the rendered HTML and the raw message (first MiB) of a message. */
@@ -42,7 +43,7 @@ export function MessageBody(props: { m: MessageDetails; headingLevel?: 3 | 4 }) 
   return (
     <>
       {/* Keyed by message: remote images allowed for one message are not allowed for the next one shown in the same place. */}
-      {hasHtml && <HtmlPreview id={m.messageId} key={m.messageId} />}
+      {hasHtml && <HtmlPreview src={messageHtml(m.messageId)} title="The message as HTML" key={m.messageId} />}
       {hasText && (
         <section aria-labelledby="text-title">
           <H id="text-title">Text</H>

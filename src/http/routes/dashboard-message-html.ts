@@ -14,14 +14,13 @@
  *
  * It is read like GET /activity/messages/{id} (activity/queries.ts visibleMessage: another
  * account's message is 403, an unknown one 404). An iframe's request cannot carry the
- * X-Postrider-Dashboard header, so the session cookie alone authenticates it (auth.ts
- * authenticateFrame: a request a browser marks as cross-site is refused outright), or an API
- * key as on the API.
+ * X-Postrider-Dashboard header, so the session cookie alone authenticates it (frame-principal.ts:
+ * a request a browser marks as cross-site is refused outright), or an API key as on the API.
  */
 import type { FastifyInstance } from 'fastify';
 import { ActivityReads } from '../../activity/queries.js';
-import { AppError, isAppError } from '../../domain/errors.js';
-import { authenticateFrame } from '../auth.js';
+import { AppError } from '../../domain/errors.js';
+import { framePrincipal } from '../frame-principal.js';
 import type { HttpContext } from '../server.js';
 
 /** The policy of a message's HTML; remote images only when the user asked for them. */
@@ -38,13 +37,7 @@ export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: Http
     querystring: { type: 'object', properties: { images: { type: 'string', enum: ['0', '1'] } } },
   } as const;
   app.get('/dashboard/messages/:id/html', { config: { public: true }, schema }, async (req, reply) => {
-    try {
-      req.principal = await authenticateFrame(store, req.headers);
-    } catch (err) {
-      // A refused key counts against api.authFailureLimit here too, as on the API routes (server.ts).
-      if (req.headers.authorization !== undefined && isAppError(err) && err.code === 'unauthorized') await app.countAuthFailure(req);
-      throw err;
-    }
+    req.principal = await framePrincipal(app, store, req);
     const m = await reads.visibleMessage(req.principal, (req.params as { id: string }).id);
     if (m.html === undefined) throw new AppError('not_found', `Message ${m.id} has no HTML part`);
     const images = (req.query as { images?: string }).images === '1';
