@@ -9,6 +9,8 @@ export default defineConfig({
   test: {
     include: ['test/browser/**/*.test.ts'],
     globalSetup: ['test/support/build-dist.ts'],
+    // The default reporter, and one that names a file whose test process died under it.
+    reporters: ['default', './test/support/unfinished-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

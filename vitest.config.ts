@@ -13,5 +13,7 @@ export default defineConfig({
     pool: 'forks',
     // 2-core machines: run files in parallel, but not more than the cores can carry.
     maxWorkers: 2,
+    // The default reporter, and one that names a file whose test process died under it.
+    reporters: ['default', './test/support/unfinished-reporter.ts'],
   },
 });

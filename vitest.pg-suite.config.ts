@@ -20,6 +20,8 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, 'test/**/*.pg.test.ts', 'test/**/*.lmdb.test.ts', ...LMDB_ONLY],
     env: { POSTRIDER_TEST_STORE_ENGINE: 'postgres' },
     globalSetup: ['test/support/build-dist.ts', 'test/support/postgres-global-setup.ts'],
+    // The default reporter, and one that names a file whose test process died under it.
+    reporters: ['default', './test/support/unfinished-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -11,6 +11,8 @@ export default defineConfig({
     // The PostgreSQL engine's own tests, and the store contract suite against it (engines.ts).
     include: ['test/**/*.pg.test.ts', 'test/store-contract/*.contract.test.ts'],
     globalSetup: ['test/support/build-dist.ts', 'test/support/postgres-global-setup.ts'],
+    // The default reporter, and one that names a file whose test process died under it.
+    reporters: ['default', './test/support/unfinished-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -12,6 +12,6 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 1,
     fileParallelism: false,
-    reporters: ['verbose'],
+    reporters: ['verbose', './test/support/unfinished-reporter.ts'],
   },
 });
