@@ -25,6 +25,12 @@ export interface RenderInput {
   /** Move the rules of <style> elements into style attributes (many mail clients drop <style>). */
   inlineStyles?: boolean;
   data: Record<string, unknown>;
+  /**
+   * false: compile without remembering (an unsaved draft the dashboard previews, POST
+   * /templates/render): each keystroke is a new source, which would push the templates sends
+   * reuse out of the cache and hold up to templates.maxBytes each for an hour.
+   */
+  cache?: boolean;
 }
 
 export interface RenderOutput {
@@ -71,36 +77,36 @@ export class TemplateRenderer {
     if (input.subject !== undefined) {
       // A subject is one header field: a CR or LF from template data would end it and start a
       // header of the data's choosing (RFC 5322 2.2: a field body must not contain CR or LF).
-      out.subject = headerSafe(this.renderPart('subject', input.subject, input.data, true));
+      out.subject = headerSafe(this.renderPart('subject', input.subject, input.data, true, input.cache));
     }
     if (input.html !== undefined) {
-      const html = this.renderPart('html', input.html, input.data, false);
+      const html = this.renderPart('html', input.html, input.data, false, input.cache);
       out.html = input.inlineStyles ? inlineCss(html) : html;
     }
     if (input.text !== undefined) {
-      out.text = this.renderPart('text', input.text, input.data, true);
+      out.text = this.renderPart('text', input.text, input.data, true, input.cache);
     }
     return out;
   }
 
-  private renderPart(field: Part, source: string, data: Record<string, unknown>, noEscape: boolean): string {
+  private renderPart(field: Part, source: string, data: Record<string, unknown>, noEscape: boolean, cache = true): string {
     // Handlebars compiles lazily: a syntax error surfaces on the first call of the template, so
     // compile and call are guarded together (a template that does not compile throws on every
     // call, cached or not).
     try {
-      return this.template(source, noEscape)(data, RUNTIME_OPTIONS);
+      return this.template(source, noEscape, cache)(data, RUNTIME_OPTIONS);
     } catch (err) {
       throw templatingError(field, source, err);
     }
   }
 
-  private template(source: string, noEscape: boolean): Compiled {
+  private template(source: string, noEscape: boolean, cache: boolean): Compiled {
     const key = `${noEscape ? 't' : 'h'}:${source}`;
     const found = this.compiled.get(key);
     if (found) return found;
     this.misses++;
     const template = this.hb.compile(source, { strict: false, noEscape });
-    this.compiled.set(key, template);
+    if (cache) this.compiled.set(key, template);
     return template;
   }
 }
@@ -139,14 +145,17 @@ export class TemplateChecker {
     return this.renderer.misses;
   }
 
-  /** Throws templating_error (field: the part, with the line and column when known) when the part cannot render. */
-  check(field: Part, source: string, noEscape: boolean): void {
+  /**
+   * Throws templating_error (field: the part, with the line and column when known) when the part
+   * cannot render. `cache` false: the verdict is not remembered (a draft: see RenderInput.cache).
+   */
+  check(field: Part, source: string, noEscape: boolean, cache = true): void {
     const key = `${noEscape ? 't' : 'h'}:${source}`;
     let reason = this.checked.get(key);
     if (reason === undefined) {
       this.misses++;
       reason = this.compileError(source, noEscape) ?? '';
-      this.checked.set(key, reason);
+      if (cache) this.checked.set(key, reason);
     }
     if (reason) throw templatingError(field, source, reason);
   }

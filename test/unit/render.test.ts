@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TaskError } from '../../src/workers/errors.js';
-import { TemplateRenderer, type RenderInput } from '../../src/workers/render.js';
+import { TemplateChecker, TemplateRenderer, type RenderInput } from '../../src/workers/render.js';
 
 // One renderer for the file, as one worker thread has one: its template cache spans the tests.
 const renderer = new TemplateRenderer();
@@ -88,6 +88,22 @@ describe('renderTemplate', () => {
     expect(renderer.misses - before).toBe(2);
     // A template that does not compile fails every time, not only the first.
     for (let i = 0; i < 2; i++) expect(renderError(() => renderTemplate({ html: '{{#each}}', data: {} })).code).toBe('templating_error');
+  });
+
+  it('compiles a draft (cache: false) on every call and keeps it out of the cache, as the checker does', () => {
+    const source = `<p>Draft {{name}} ${Math.random()}</p>`;
+    const before = renderer.misses;
+    for (let i = 0; i < 2; i++) expect(renderTemplate({ html: source, data: { name: 'Ann' }, cache: false }).html).toContain('Draft Ann');
+    expect(renderer.misses - before).toBe(2);
+    // Not remembered: the same source sent afterwards compiles once more, and is remembered then.
+    renderTemplate({ html: source, data: {} });
+    renderTemplate({ html: source, data: {} });
+    expect(renderer.misses - before).toBe(3);
+    const checker = new TemplateChecker();
+    for (let i = 0; i < 2; i++) expect(renderError(() => checker.check('html', '{{#if}}x', false, false)).code).toBe('templating_error');
+    checker.check('html', source, false, false);
+    checker.check('html', source, false, false);
+    expect(checker.misses).toBe(4);
   });
 
   it('moves a <style> rule into a style attribute when inlineStyles is set', () => {
