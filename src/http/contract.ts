@@ -190,6 +190,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /templates/{idOrAlias}/versions': { operationId: 'templates.listVersions', summary: 'List the versions of a template, oldest first', errors: [404] },
   'POST /templates/{idOrAlias}/activate': { operationId: 'templates.activate', summary: 'Make a stored version the active one', errors: [404, 422] },
   'POST /templates/{idOrAlias}/render': { operationId: 'templates.render', summary: 'Render a version with data (templating_error with line and column)', errors: [404, 422] },
+  'POST /templates/render': { operationId: 'templates.renderDraft', summary: 'Render content that is not stored (an unsaved edit) with data, as a version renders', errors: [422] },
   'GET /inbound/messages': { operationId: 'inbound.messages.list', summary: 'List received messages, newest first', errors: [404, 422] },
   'GET /inbound/statistics/daily': { operationId: 'inbound.statistics.retrieveDaily', summary: 'Received messages per UTC day', errors: [404, 422] },
   'GET /inbound/messages/{id}': { operationId: 'inbound.messages.retrieve', summary: 'Retrieve a received message with its POST attempts and verdicts', errors: [404] },

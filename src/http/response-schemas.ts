@@ -160,6 +160,7 @@ const templateSummary = {
 const templateVersion = obj({ version: int, subject: str, html: nullable(str), text: nullable(str), inlineStyles: bool, createdAt: time });
 const templateDetail = obj({ ...templateSummary, version: templateVersion });
 const templateRender = obj({ version: int, subject: str, html: nullable(str), text: nullable(str) });
+const templateDraftRender = obj({ subject: str, html: nullable(str), text: nullable(str) });
 
 /** An inbound message (issue 33) as listed, and with its POST attempts and verdicts as retrieved; inbound-messages.ts serializes with them. */
 const inboundSummary = {
@@ -409,6 +410,7 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /templates/{idOrAlias}/versions': page(templateVersion),
   'POST /templates/{idOrAlias}/activate': templateDetail,
   'POST /templates/{idOrAlias}/render': templateRender,
+  'POST /templates/render': templateDraftRender,
 
   'GET /inbound/messages': inboundMessagePageBody,
   'GET /inbound/statistics/daily': inboundDailyBody,

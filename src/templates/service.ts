@@ -37,6 +37,15 @@ export interface ContentInput {
   inlineStyles?: boolean;
 }
 
+/** POST /templates/render: content that is not stored (the inline template shape of a send), and data. */
+export interface DraftRenderBody {
+  subject: string;
+  html?: string;
+  text?: string;
+  inlineStyles?: boolean;
+  data?: Record<string, unknown>;
+}
+
 export type NewTemplateBody = ContentInput & { name: string; alias?: string; channelIds?: string[]; subject: string };
 export type TemplatePatchBody = ContentInput & { name?: string; alias?: string | null; channelIds?: string[] };
 
@@ -110,6 +119,21 @@ export class TemplateService {
     }
   }
 
+  /**
+   * Content that is not stored (the dashboard editor's unsaved edits) checked as a create checks
+   * it (one of html and text, max_size, templating_error with line and column), so a draft that
+   * previews is one that saves, then rendered by the worker pool as a version is. Nothing is
+   * remembered: see RenderInput.cache. Any key of the account may: nothing stored is read.
+   */
+  async renderDraft(body: DraftRenderBody): Promise<RenderOutput> {
+    const content = this.checkedContent(merged(undefined, body), false);
+    try {
+      return await this.o.render({ subject: content.subject, html: content.html, text: content.text, inlineStyles: content.inlineStyles, data: body.data ?? {}, cache: false });
+    } catch (err) {
+      throw toAppError(err, '');
+    }
+  }
+
   private allowed(p: Principal, found: TemplateWithVersion): TemplateWithVersion {
     if (!templateVisibleTo(found.template, p.channelId)) throw forbidden();
     return found;
@@ -127,15 +151,15 @@ export class TemplateService {
     return linked;
   }
 
-  /** One of html and text, within maxBytes, every part compiling (the checker's cache: a part sent again costs a look-up). */
-  private checkedContent(c: TemplateContent): TemplateContent {
+  /** One of html and text, within maxBytes, every part compiling (the checker's cache, unless `cache` is false: a part sent again costs a look-up). */
+  private checkedContent(c: TemplateContent, cache = true): TemplateContent {
     if (c.html === undefined && c.text === undefined) throw fieldError('/html', 'required', 'a template needs html or text (or both)');
     const bytes = contentBytes(c);
     if (bytes > this.o.limits.maxBytes) throw fieldError('', 'max_size', `the template's parts are ${bytes} bytes; at most ${this.o.limits.maxBytes} are stored`);
     try {
-      this.checker.check('subject', c.subject, true);
-      if (c.html !== undefined) this.checker.check('html', c.html, false);
-      if (c.text !== undefined) this.checker.check('text', c.text, true);
+      this.checker.check('subject', c.subject, true, cache);
+      if (c.html !== undefined) this.checker.check('html', c.html, false, cache);
+      if (c.text !== undefined) this.checker.check('text', c.text, true, cache);
     } catch (err) {
       throw toAppError(err, '');
     }

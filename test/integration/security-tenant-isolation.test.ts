@@ -237,6 +237,8 @@ const MATRIX: Record<string, (v: Tenant) => Call[]> = {
   'GET /templates/{idOrAlias}/versions': (v) => [{ method: 'GET', path: `/templates/${v.template}/versions` }],
   'POST /templates/{idOrAlias}/activate': (v) => [{ method: 'POST', path: `/templates/${v.template}/activate`, body: { version: 1 } }],
   'POST /templates/{idOrAlias}/render': (v) => [{ method: 'POST', path: `/templates/${v.template}/render`, body: { data: {} } }],
+  // Renders the content in its body and reads nothing stored: any key gets 200, never A's template.
+  'POST /templates/render': () => [{ method: 'POST', path: '/templates/render', body: { subject: 's {{x}}', text: 'draft {{x}}', data: { x: 1 } }, list: true }],
   'GET /inbound/messages': (v) => [
     { method: 'GET', path: `/inbound/messages?channelId=${v.channel}&limit=500`, list: true },
     { method: 'GET', path: `/inbound/messages?routeId=${v.route}&limit=500`, list: true },

@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { StoredTemplate, TemplateVersion, TemplateWithVersion } from '../../domain/template.js';
 import type { Page, TemplateJson, TemplateSummaryJson, TemplateVersionJson } from '../../domain/wire.js';
-import type { NewTemplateBody, TemplatePatchBody, TemplateService } from '../../templates/service.js';
+import type { DraftRenderBody, NewTemplateBody, TemplatePatchBody, TemplateService } from '../../templates/service.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
 
@@ -37,6 +37,13 @@ const patchBody = {
 const version = { type: 'integer', minimum: 1, maximum: 1_000_000 } as const;
 const activateBody = { type: 'object', additionalProperties: false, required: ['version'], properties: { version } } as const;
 const renderBody = { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'object' }, version } } as const;
+/** The inline template shape of a send (routes/send.ts), and the data: content that is not stored. */
+const draftRenderBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['subject'],
+  properties: { subject, html: part, text: part, inlineStyles, data: { type: 'object' } },
+} as const;
 const retrieveQuery = { type: 'object', additionalProperties: false, properties: { version } } as const;
 const listQuery = {
   type: 'object',
@@ -70,6 +77,13 @@ export function templateRoutes(templates: TemplateService) {
     const idOf = (req: { params: unknown }) => (req.params as { idOrAlias: string }).idOrAlias;
 
     app.post('/templates', { schema: { body: createBody } }, async (req) => templateJson(await templates.create(req.principal, req.body as NewTemplateBody)));
+
+    // Content that is not stored (the dashboard's unsaved edits), as a version renders: the same
+    // answer without `version`, the same 422s (templating_error with line and column, max_size).
+    app.post('/templates/render', { schema: { body: draftRenderBody } }, async (req) => {
+      const out = await templates.renderDraft(req.body as DraftRenderBody);
+      return { subject: out.subject ?? '', html: out.html ?? null, text: out.text ?? null };
+    });
 
     app.get('/templates', { schema: { querystring: listQuery }, attachValidation: true }, async (req): Promise<Page<TemplateSummaryJson>> => {
       const q = req.query as { limit?: number; offset?: number; name?: string; channelIds?: string };
