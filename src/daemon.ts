@@ -35,6 +35,7 @@ import { inboundRouteRoutes } from './http/routes/inbound-routes.js';
 import { dashboardRoutes } from './http/routes/dashboard.js';
 import { dashboardMessageHtmlRoutes } from './http/routes/dashboard-message-html.js';
 import { dashboardTemplateHtmlRoutes } from './http/routes/dashboard-template-html.js';
+import { dashboardTemplateDraftHtmlRoutes } from './http/routes/dashboard-template-draft-html.js';
 import { dashboardSessionRoutes } from './http/routes/dashboard-session.js';
 import { dashboardSettingsRoutes } from './http/routes/dashboard-settings.js';
 import { HttpServer, type RouteModule } from './http/server.js';
@@ -347,6 +348,7 @@ export class Daemon {
       dashboardSessionRoutes,
       dashboardMessageHtmlRoutes,
       dashboardTemplateHtmlRoutes(templates),
+      dashboardTemplateDraftHtmlRoutes(templates, this.config.templates.maxBytes),
       dashboardSettingsRoutes({
         smtp: this.config.smtp,
         boundSmtp: () => (this.smtp?.listening ? { port: this.smtp.port, implicitTlsPort: this.smtp.implicitTlsPort } : null),

@@ -62,8 +62,9 @@ export async function authenticate(store: StorePort, headers: AuthHeaders): Prom
 
 /**
  * authenticate for a GET an iframe makes (routes/dashboard-message-html.ts,
- * dashboard-template-html.ts): the iframe cannot carry X-Postrider-Dashboard, so there the
- * session cookie alone stands for its key, on a GET that changes nothing, unless the browser marks the request as not same-origin (Fetch
+ * dashboard-template-html.ts), or a form the dashboard posts into one
+ * (dashboard-template-draft-html.ts): neither can carry X-Postrider-Dashboard, so there the
+ * session cookie alone stands for its key, on a request that changes nothing, unless the browser marks the request as not same-origin (Fetch
  * Metadata, W3C: the dashboard's own frame is same-origin); SameSite=Strict keeps the cookie off
  * other sites' requests as well. An API key works as on the API.
  */

@@ -13,7 +13,7 @@ import type { Coordination } from '../coordination/port.js';
 import { AppError, ERROR_CATALOGUE, isAppError } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 import type { StorePort } from '../store/port/index.js';
-import { authenticate } from './auth.js';
+import { authenticate, authenticateFrame } from './auth.js';
 import { fieldErrorsFromAjv, toProblem, type AjvErrorLike } from './problem.js';
 import { registerRateLimits } from './rate-limit.js';
 import { registerOpenApi } from './openapi.js';
@@ -37,6 +37,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Route answers without an API key (health probes, error docs, tracking links). */
     public?: boolean;
+    /**
+     * Route of the dashboard's frames that authenticates as an iframe's request does (auth.ts
+     * authenticateFrame: the session cookie alone, cross-site refused, or an API key), here
+     * before the body is read, so that it may take a body larger than a public route's.
+     */
+    frame?: boolean;
   }
 }
 
@@ -225,7 +231,7 @@ export class HttpServer {
       // Unmatched paths are answered 404/405 by registerFallbacks's hook, before any body is read.
       if (req.is404 || req.routeOptions.config?.public) return;
       try {
-        req.principal = await authenticate(store, req.headers);
+        req.principal = req.routeOptions.config?.frame ? await authenticateFrame(store, req.headers) : await authenticate(store, req.headers);
       } catch (err) {
         // Only a refused key counts: a store that cannot be reached (503) says nothing of the
         // key, and counting it would answer the client's next tries 429 "invalid API key".

@@ -48,9 +48,18 @@ afterAll(async () => {
 describe('the OpenAPI document', () => {
   it('documents every route the daemon registered, and only those', () => {
     // The dashboard's files and the root that redirects to them (routes/dashboard.ts), a message's HTML and a template's preview
-    // for their iframes (routes/dashboard-message-html.ts, dashboard-template-html.ts) and the settings it shows to copy
-    // (routes/dashboard-settings.ts) are the web app, not API operations.
-    const app = ['GET /openapi.json', 'GET /', 'GET /dashboard', 'GET /dashboard*', 'GET /dashboard/messages/{id}/html', 'GET /dashboard/templates/{idOrAlias}/html', 'GET /dashboard/settings'];
+    // (saved or not) for their iframes (routes/dashboard-message-html.ts, dashboard-template-html.ts, dashboard-template-draft-html.ts)
+    // and the settings it shows to copy (routes/dashboard-settings.ts) are the web app, not API operations.
+    const app = [
+      'GET /openapi.json',
+      'GET /',
+      'GET /dashboard',
+      'GET /dashboard*',
+      'GET /dashboard/messages/{id}/html',
+      'GET /dashboard/templates/{idOrAlias}/html',
+      'POST /dashboard/templates/preview-html',
+      'GET /dashboard/settings',
+    ];
     const routes = registeredRoutes((t.daemon.http as unknown as { app: FastifyInstance }).app).filter((r) => !app.includes(r));
     expect(routes.length).toBeGreaterThan(40);
     expect(routes.filter((r) => !documented().includes(r))).toEqual([]);

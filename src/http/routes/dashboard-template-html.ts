@@ -13,7 +13,7 @@
  * answers. The data travels in the query because an iframe navigates with a GET: at most
  * MAX_DATA characters of JSON (the request line stays far below Node's 16 KiB header limit).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import type { TemplateService } from '../../templates/service.js';
 import { framePrincipal } from '../frame-principal.js';
@@ -48,6 +48,18 @@ function sampleData(raw: string | undefined): Record<string, unknown> {
   throw new AppError('validation_failed', 'The query has invalid parameters', { errors: { '/data': [{ code: 'invalid_type', message: 'must be a JSON object' }] } });
 }
 
+/** A template's rendered HTML as the editor's iframe shows it: a message's sandboxing policy, never cached. */
+export function framedHtml(reply: FastifyReply, html: string, remoteImages: boolean): FastifyReply {
+  // The dashboard's onSend hook (dashboard.ts) leaves an answer that set its own policy alone.
+  return reply
+    .header('content-security-policy', messageHtmlCsp(remoteImages))
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('cache-control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(html);
+}
+
 export function dashboardTemplateHtmlRoutes(templates: TemplateService) {
   return (app: FastifyInstance, { store }: HttpContext): void => {
     app.get('/dashboard/templates/:idOrAlias/html', { config: { public: true }, schema }, async (req, reply) => {
@@ -56,14 +68,7 @@ export function dashboardTemplateHtmlRoutes(templates: TemplateService) {
       const idOrAlias = (req.params as { idOrAlias: string }).idOrAlias;
       const out = await templates.render(req.principal, idOrAlias, { data: sampleData(q.data), version: q.version });
       if (out.html === undefined) throw new AppError('not_found', `Version ${out.version} of template ${idOrAlias} has no HTML part`);
-      // The dashboard's onSend hook (dashboard.ts) leaves an answer that set its own policy alone.
-      return reply
-        .header('content-security-policy', messageHtmlCsp(q.images === '1'))
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'no-referrer')
-        .header('cache-control', 'no-store')
-        .type('text/html; charset=utf-8')
-        .send(out.html);
+      return framedHtml(reply, out.html, q.images === '1');
     });
   };
 }

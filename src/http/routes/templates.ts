@@ -38,7 +38,7 @@ const version = { type: 'integer', minimum: 1, maximum: 1_000_000 } as const;
 const activateBody = { type: 'object', additionalProperties: false, required: ['version'], properties: { version } } as const;
 const renderBody = { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'object' }, version } } as const;
 /** The inline template shape of a send (routes/send.ts), and the data: content that is not stored. */
-const draftRenderBody = {
+export const draftRenderBody = {
   type: 'object',
   additionalProperties: false,
   required: ['subject'],
