@@ -612,3 +612,6 @@ export interface TemplateRenderJson {
   html: string | null;
   text: string | null;
 }
+
+/** POST /templates/render: the parts of content that is not stored, rendered with the data given. */
+export type TemplateDraftRenderJson = Omit<TemplateRenderJson, 'version'>;

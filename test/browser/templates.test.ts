@@ -1,7 +1,8 @@
 /**
  * The Templates pages (issue 34) in chromium against a real daemon: create a template through
- * the form, see the API's render of it with sample data (subject, the HTML in its sandboxed
- * frame with its inline styles applied, the text), break it (`{{#if}}` without its close) and
+ * the form, seeing the API's render of the unsaved form with sample data before the save
+ * (subject, the HTML in its sandboxed frame with its inline styles applied, the text), then of
+ * the saved version; edit it and see the edit previewed before the save, break it (`{{#if}}` without its close) and
  * see the save's templating_error beside the HTML field with its line and column, save a new
  * version, activate version 1 again from the versions list, delete. The list filters by name.
  * axe, screenshots at 360 and 1,280 px and no sideways scroll at 360 px on every page.
@@ -26,6 +27,16 @@ async function checkPage(name: string): Promise<void> {
   await rig.screenshot(name);
 }
 
+/** The computed color and font size of the mail's paragraph in the preview frame. */
+async function frameStyle(): Promise<string> {
+  // The tests are type-checked without the DOM library: the frame's getComputedStyle, typed here.
+  type Styles = { getComputedStyle(e: unknown): { color: string; fontSize: string } };
+  return rig.page.frameLocator('iframe.mail-frame').locator('p').evaluate((p) => {
+    const s = (globalThis as unknown as Styles).getComputedStyle(p);
+    return `${s.color} ${s.fontSize}`;
+  });
+}
+
 const HTML_V1 = '<style>p { color: rgb(0, 128, 0); }</style>\n<p style="font-size: 20px">Hello {{name}}</p>';
 const BROKEN = '<p>\n  {{#if vip}}Dear {{name}}\n</p>';
 
@@ -39,30 +50,36 @@ it('creates a template, previews it with sample data, shows a broken part at its
   await page.getByRole('heading', { name: 'New template', level: 1 }).waitFor();
   await page.getByLabel('Name', { exact: true }).fill('Welcome mail');
   await page.getByLabel('Alias (optional)').fill('welcome');
+  await page.getByText('Type a subject, and HTML or text, to see them rendered.').waitFor();
+  await page.getByLabel('Sample data (JSON)').fill('{"name": "Ann <3"}');
   await page.getByLabel('Subject', { exact: true }).fill('Hi {{name}}');
   await page.getByLabel('HTML', { exact: true }).fill(HTML_V1);
   await page.getByLabel('Text', { exact: true }).fill('Hello {{name}}, welcome.');
-  await checkPage('template-new');
-  await page.getByRole('button', { name: 'Create template' }).click();
-
-  // The template's page: version 1, active; the preview renders it with the sample data.
-  await page.getByRole('heading', { name: 'Welcome mail', level: 1 }).waitFor();
-  await page.getByText('Version 1 of 1, active.').waitFor();
-  await page.getByLabel('Sample data (JSON)').fill('{"name": "Ann <3"}');
-  await page.getByText('Version 1, rendered by the API with the sample data.').waitFor();
+  // Before the first save: the API renders the form's content (POST /templates/render), the HTML
+  // in its sandboxed frame (posted to it) with the mail's own styles; nothing is stored.
+  await page.getByText('Preview of your unsaved edits. Nothing is stored until you create the template.').waitFor();
+  await page.getByText('Your unsaved edits, rendered by the API with the sample data.').waitFor();
   const preview = page.locator('.template-preview');
   await preview.getByText('Hi Ann <3', { exact: true }).waitFor();
   await expect.poll(() => preview.locator('pre').textContent()).toBe('Hello Ann <3, welcome.');
-  // The HTML in its sandboxed frame: escaped data, and the mail's own styles apply (its own CSP, not the dashboard's).
   const frame = page.frameLocator('iframe.mail-frame');
   await frame.getByText('Hello Ann <3').waitFor();
-  // The tests are type-checked without the DOM library: the frame's getComputedStyle, typed here.
-  type Styles = { getComputedStyle(e: unknown): { color: string; fontSize: string } };
-  const style = await frame.locator('p').evaluate((p) => {
-    const s = (globalThis as unknown as Styles).getComputedStyle(p);
-    return `${s.color} ${s.fontSize}`;
-  });
-  expect(style).toBe('rgb(0, 128, 0) 20px');
+  expect(await frameStyle()).toBe('rgb(0, 128, 0) 20px');
+  expect(await page.locator('iframe.mail-frame').getAttribute('sandbox')).toBe('');
+  expect((await rig.t.api('GET', '/templates')).body.totalCount).toBe(0);
+  await checkPage('template-new');
+  await page.getByRole('button', { name: 'Create template' }).click();
+
+  // The template's page: version 1, active; the preview renders it with the sample data typed before.
+  await page.getByRole('heading', { name: 'Welcome mail', level: 1 }).waitFor();
+  await page.getByText('Version 1 of 1, active.').waitFor();
+  expect(await page.getByLabel('Sample data (JSON)').inputValue()).toBe('{"name": "Ann <3"}');
+  await page.getByText('Version 1, rendered by the API with the sample data.').waitFor();
+  await preview.getByText('Hi Ann <3', { exact: true }).waitFor();
+  await expect.poll(() => preview.locator('pre').textContent()).toBe('Hello Ann <3, welcome.');
+  // The HTML in its sandboxed frame: escaped data, and the mail's own styles apply (its own CSP, not the dashboard's).
+  await frame.getByText('Hello Ann <3').waitFor();
+  expect(await frameStyle()).toBe('rgb(0, 128, 0) 20px');
   expect(await page.locator('iframe.mail-frame').getAttribute('sandbox')).toBe('');
   // Sample data that is not an object says so beside the field, without asking the API.
   await page.getByLabel('Sample data (JSON)').fill('[1, 2');
@@ -74,14 +91,27 @@ it('creates a template, previews it with sample data, shows a broken part at its
   // Chromium leaves the sandboxed (out-of-process) frame blank in full-page shots at times: the frame on its own.
   await page.locator('iframe.mail-frame').screenshot({ path: path.join(SCREENSHOT_DIR, 'template-html-frame.png') });
 
-  // A broken HTML part: the save's templating_error beside the field, with its line and column.
+  // An edit is previewed before it is saved, and adds nothing to the tab's history (each body gets a new frame).
+  const history = await page.evaluate('history.length');
+  await page.getByLabel('HTML', { exact: true }).fill('<p style="font-size: 20px">Howdy {{name}}</p>');
+  await page.getByText('Preview of your unsaved edits. Sends use version 1 until you save.').waitFor();
+  await frame.getByText('Howdy Ann', { exact: true }).waitFor();
+  await page.getByLabel('HTML', { exact: true }).fill('<p style="font-size: 20px">Howdy there, {{name}}</p>');
+  await frame.getByText('Howdy there, Ann', { exact: true }).waitFor();
+  expect(await page.evaluate('history.length')).toBe(history);
+  await checkPage('template-unsaved');
+
+  // A broken HTML part: the preview's templating_error beside the field as it is typed, then the save's, with its line and column.
+  rig.expectErrors(/^422 POST .*\/templates\/render$/);
   rig.expectErrors(/^422 PATCH .*\/templates\//);
   rig.expectErrors(/status of 422/);
   await page.getByLabel('HTML', { exact: true }).fill(BROKEN);
-  await page.getByText('The preview shows version 1 as saved: save to preview your changes.').waitFor();
-  await page.getByRole('button', { name: 'Save as version 2' }).click();
   const fieldError = page.locator('.field-error', { hasText: 'html template' });
   await fieldError.waitFor();
+  await page.getByText('The last render failed: the error is beside the field it names.').waitFor();
+  const patched = page.waitForResponse((r) => r.request().method() === 'PATCH');
+  await page.getByRole('button', { name: 'Save as version 2' }).click();
+  expect((await patched).status()).toBe(422);
   expect(await fieldError.textContent()).toMatch(/^At line \d+, column \d+: The html template could not be rendered/);
   expect(await page.getByLabel('HTML', { exact: true }).getAttribute('aria-invalid')).toBe('true');
   const goTo = page.getByRole('button', { name: /^Go to line \d+, column \d+ of HTML$/ });
@@ -89,8 +119,10 @@ it('creates a template, previews it with sample data, shows a broken part at its
   expect(await page.evaluate('document.activeElement.tagName')).toBe('TEXTAREA');
   await checkPage('template-error');
 
-  // Fixed and saved: version 2, active, previewed with the same sample data.
+  // Fixed: previewed before the save; saved: version 2, active, previewed with the same sample data.
   await page.getByLabel('HTML', { exact: true }).fill('<p>Welcome aboard, {{name}}</p>');
+  await frame.getByText('Welcome aboard, Ann').waitFor();
+  expect((await rig.t.api('GET', '/templates/welcome')).body.latestVersion).toBe(1);
   await page.getByRole('button', { name: 'Save as version 2' }).click();
   await page.getByText('Saved as version 2, which is now active: sends use it.').waitFor();
   await page.getByText('Version 2 of 2, active.').waitFor();

@@ -13,19 +13,26 @@ export function HtmlPreview(props: { src: (images: boolean) => string; title: st
   const src = props.src(images);
   return (
     <div class="html-preview">
-      <div class="actions">
-        {images ? (
-          <p class="muted">Remote images are loaded: their servers saw this view.</p>
-        ) : (
-          <>
-            <p class="muted">Remote images are blocked (they tell the sender the mail was opened).</p>
-            <button type="button" class="button button-small" onClick={() => setImages(true)}>
-              Load remote images
-            </button>
-          </>
-        )}
-      </div>
+      <RemoteImages loaded={images} onLoad={() => setImages(true)} />
       <iframe key={src} class="mail-frame" title={props.title} src={src} sandbox="" referrerPolicy="no-referrer" />
+    </div>
+  );
+}
+
+/** Whether the frame above loads remote images, and the button that lets it. */
+export function RemoteImages(props: { loaded: boolean; onLoad: () => void }) {
+  return (
+    <div class="actions">
+      {props.loaded ? (
+        <p class="muted">Remote images are loaded: their servers saw this view.</p>
+      ) : (
+        <>
+          <p class="muted">Remote images are blocked (they tell the sender the mail was opened).</p>
+          <button type="button" class="button button-small" onClick={props.onLoad}>
+            Load remote images
+          </button>
+        </>
+      )}
     </div>
   );
 }

@@ -9,7 +9,8 @@ import { useApi } from '../use-api';
 import type { TemplateJson } from '../wire';
 import { DeleteTemplate, useActivate } from './templates-actions';
 import { contentChanged, draftOf, patchBody, TemplateForm } from './templates-form';
-import { parseSample, PreviewOutput, SampleDataField, useSampleText, useTemplatePreview } from './templates-preview';
+import { PreviewPanel, useEditorPreview } from './templates-draft-preview';
+import { parseSample, useSampleText } from './templates-preview';
 import { TemplateVersions } from './templates-versions';
 
 /**
@@ -42,7 +43,7 @@ function TemplateWorkbench(props: { template: TemplateJson; notice: string; onCh
   const [draft, setDraft] = useState(draftOf(t));
   const [sampleText, setSampleText] = useSampleText(t.id);
   const sample = parseSample(sampleText);
-  const preview = useTemplatePreview(t.id, t.version.version, 'json' in sample ? sample.json : null);
+  const editor = useEditorPreview(draft, 'json' in sample ? sample.json : null, t);
   const save = useAction();
   const dirty = contentChanged(draft, t.version);
   const submit = async () => {
@@ -68,17 +69,18 @@ function TemplateWorkbench(props: { template: TemplateJson; notice: string; onCh
             submitLabel={dirty ? `Save as version ${t.latestVersion + 1}` : 'Save'}
             busy={save.busy}
             error={save.error}
-            renderError={preview.error}
+            renderError={editor.preview.error}
             onSubmit={submit}
           />
           <p class="muted">Changing the subject, HTML, text or styles saves a new version, which becomes active at once. Name, alias and channels change no version.</p>
         </section>
-        <section class="card page-section" aria-labelledby="tpl-preview">
-          <h2 id="tpl-preview">Preview</h2>
-          <SampleDataField value={sampleText} error={'error' in sample ? sample.error : undefined} onInput={setSampleText} />
-          {dirty && <p class="banner banner-warn">The preview shows version {t.version.version} as saved: save to preview your changes.</p>}
-          <PreviewOutput templateId={t.id} preview={preview} />
-        </section>
+        <PreviewPanel
+          sampleText={sampleText}
+          onSample={setSampleText}
+          sampleError={'error' in sample ? sample.error : undefined}
+          editor={editor}
+          savedNote={`Sends use version ${t.activeVersion} until you save.`}
+        />
       </div>
       <TemplateVersions template={t} onActivated={props.onChanged} />
     </>

@@ -1,8 +1,9 @@
+import type { ComponentChild } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Field } from '../components/field';
 import { ProblemBanner } from '../components/problem-banner';
-import type { TemplateRenderJson } from '../wire';
+import type { TemplateDraftRenderJson, TemplateRenderJson } from '../wire';
 import { HtmlPreview } from './message-body';
 
 /** Typing pauses this long before the API renders again. */
@@ -22,31 +23,37 @@ export function parseSample(text: string): { json: string; data: Record<string, 
   return { json: JSON.stringify(value), data: value as Record<string, unknown> };
 }
 
+/** What a render answers: a stored version's (POST /templates/{id}/render) or unsaved content's (POST /templates/render, without version). */
+export type Rendered = TemplateRenderJson | TemplateDraftRenderJson;
+
 export interface Preview {
   /** The last render that answered (kept while the next one runs). */
-  result: TemplateRenderJson | null;
+  result: Rendered | null;
   /** The data (compact JSON) of `result`. */
   json: string;
+  /** The whole request body (JSON) that rendered `result`: what the frame of unsaved edits posts. */
+  body: string;
   /** The last render's failure (templating_error names the part, with its line and column). */
   error: unknown;
   pending: boolean;
 }
 
 /**
- * POST /templates/{id}/render {data, version} once the sample data has not changed for
- * PREVIEW_DEBOUNCE_MS (compared as compact JSON: spaces typed render nothing); an answer
- * overtaken by a newer request is dropped.
+ * POST `path` with `body` once the body has not changed for PREVIEW_DEBOUNCE_MS (compared as
+ * JSON: spaces typed in the sample data render nothing); an answer overtaken by a newer request
+ * is dropped. A null body renders nothing (the last answer stays).
  */
-export function useTemplatePreview(id: string, version: number, sampleJson: string | null): Preview {
-  const [state, setState] = useState<Preview>({ result: null, json: '', error: null, pending: sampleJson !== null });
+export function useRender(path: string, body: { data: Record<string, unknown> } | null): Preview {
+  const key = body === null ? null : JSON.stringify(body);
+  const [state, setState] = useState<Preview>({ result: null, json: '', body: '', error: null, pending: key !== null });
   useEffect(() => {
-    if (sampleJson === null) return;
+    if (key === null) return;
     let current = true;
     setState((s) => ({ ...s, pending: true }));
     const timer = window.setTimeout(() => {
-      const data = JSON.parse(sampleJson) as Record<string, unknown>;
-      api.post<TemplateRenderJson>(`/templates/${encodeURIComponent(id)}/render`, { data, version }).then(
-        (result) => current && setState({ result, json: sampleJson, error: null, pending: false }),
+      const sent = JSON.parse(key) as { data: Record<string, unknown> };
+      api.post<Rendered>(path, sent).then(
+        (result) => current && setState({ result, json: JSON.stringify(sent.data), body: key, error: null, pending: false }),
         (error: unknown) => current && setState((s) => ({ ...s, error, pending: false })),
       );
     }, PREVIEW_DEBOUNCE_MS);
@@ -54,23 +61,43 @@ export function useTemplatePreview(id: string, version: number, sampleJson: stri
       current = false;
       window.clearTimeout(timer);
     };
-  }, [id, version, sampleJson]);
+  }, [path, key]);
   return state;
 }
 
+/** A stored version rendered with the sample data (POST /templates/{id}/render {data, version}); null data: none yet. */
+export function useTemplatePreview(id: string, version: number, sampleJson: string | null): Preview {
+  const body = sampleJson === null ? null : { data: JSON.parse(sampleJson) as Record<string, unknown>, version };
+  return useRender(`/templates/${encodeURIComponent(id)}/render`, body);
+}
+
+/** The New template form's sample data, under this name until the template has an id. */
+export const NEW_SAMPLE = 'new';
+
+const sampleKey = (templateId: string) => `postrider.template-sample.${templateId}`;
+
 /** The sample data of a template, kept in this tab (sessionStorage) so that a reload or the next version keeps it. */
 export function useSampleText(templateId: string): [string, (text: string) => void] {
-  const key = `postrider.template-sample.${templateId}`;
+  const key = sampleKey(templateId);
   const [text, setText] = useState(() => readStored(key) ?? '{\n  \n}');
   const set = (next: string) => {
     setText(next);
-    try {
-      window.sessionStorage.setItem(key, next);
-    } catch {
-      // Storage off (private mode, quota): the data lives as long as the page.
-    }
+    store(key, next);
   };
   return [text, set];
+}
+
+/** The sample data typed on the New template form, for the page of the template it made. */
+export function keepSample(templateId: string, text: string): void {
+  store(sampleKey(templateId), text);
+}
+
+function store(key: string, text: string): void {
+  try {
+    window.sessionStorage.setItem(key, text);
+  } catch {
+    // Storage off (private mode, quota): the data lives as long as the page.
+  }
 }
 
 function readStored(key: string): string | null {
@@ -107,15 +134,26 @@ export function SampleDataField(props: { value: string; error?: string; onInput:
   );
 }
 
-/** What the API rendered: the subject, the HTML in its sandboxed frame, the text. */
-export function PreviewOutput(props: { templateId: string; preview: Preview }) {
-  const { result, json, error, pending } = props.preview;
-  const frameSrc = (images: boolean) =>
-    `/dashboard/templates/${encodeURIComponent(props.templateId)}/html?version=${result?.version ?? 1}&data=${encodeURIComponent(json)}${images ? '&images=1' : ''}`;
+/** A stored version's HTML in its sandboxed frame (GET /dashboard/templates/{id}/html: the data travels in the address). */
+export function savedHtml(templateId: string, preview: Preview) {
+  return (result: Rendered): ComponentChild => {
+    const version = 'version' in result ? result.version : 1;
+    const src = (images: boolean) =>
+      `/dashboard/templates/${encodeURIComponent(templateId)}/html?version=${version}&data=${encodeURIComponent(preview.json)}${images ? '&images=1' : ''}`;
+    if (preview.json.length > MAX_FRAME_DATA) {
+      return <p class="banner banner-warn">The HTML preview takes sample data up to {MAX_FRAME_DATA.toLocaleString()} characters of JSON; the subject and text use all of it.</p>;
+    }
+    return <HtmlPreview src={src} title={`HTML of version ${version} with the sample data`} />;
+  };
+}
+
+/** What the API rendered: the subject, the HTML in its sandboxed frame (`html`), the text. `describe` says what was rendered. */
+export function PreviewOutput(props: { preview: Preview; describe: (r: Rendered) => string; html: (r: Rendered) => ComponentChild }) {
+  const { result, error, pending } = props.preview;
   return (
     <div class="template-preview" aria-busy={pending}>
       <p class="muted" role="status">
-        {pending ? 'Rendering…' : error ? 'The last render failed: the error is beside the field it names.' : result ? `Version ${result.version}, rendered by the API with the sample data.` : ''}
+        {pending ? 'Rendering…' : error ? 'The last render failed: the error is beside the field it names.' : result ? props.describe(result) : ''}
       </p>
       <ProblemBanner error={error} />
       {result && (
@@ -124,12 +162,7 @@ export function PreviewOutput(props: { templateId: string; preview: Preview }) {
             <dt>Subject</dt>
             <dd>{result.subject}</dd>
           </dl>
-          {result.html !== null &&
-            (json.length > MAX_FRAME_DATA ? (
-              <p class="banner banner-warn">The HTML preview takes sample data up to {MAX_FRAME_DATA.toLocaleString()} characters of JSON; the subject and text use all of it.</p>
-            ) : (
-              <HtmlPreview src={frameSrc} title={`HTML of version ${result.version} with the sample data`} />
-            ))}
+          {result.html !== null && props.html(result)}
           {result.text !== null && (
             <>
               <h3 id="preview-text">Text</h3>

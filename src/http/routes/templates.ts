@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { StoredTemplate, TemplateVersion, TemplateWithVersion } from '../../domain/template.js';
-import type { Page, TemplateJson, TemplateSummaryJson, TemplateVersionJson } from '../../domain/wire.js';
+import type { Page, TemplateDraftRenderJson, TemplateJson, TemplateSummaryJson, TemplateVersionJson } from '../../domain/wire.js';
 import type { DraftRenderBody, NewTemplateBody, TemplatePatchBody, TemplateService } from '../../templates/service.js';
 import { channelIdsFilter, schemaErrors } from '../query-params.js';
 import { pagingProperties } from '../schemas.js';
@@ -80,7 +80,7 @@ export function templateRoutes(templates: TemplateService) {
 
     // Content that is not stored (the dashboard's unsaved edits), as a version renders: the same
     // answer without `version`, the same 422s (templating_error with line and column, max_size).
-    app.post('/templates/render', { schema: { body: draftRenderBody } }, async (req) => {
+    app.post('/templates/render', { schema: { body: draftRenderBody } }, async (req): Promise<TemplateDraftRenderJson> => {
       const out = await templates.renderDraft(req.body as DraftRenderBody);
       return { subject: out.subject ?? '', html: out.html ?? null, text: out.text ?? null };
     });
