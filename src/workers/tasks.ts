@@ -8,7 +8,7 @@ import { composeMessage, type ComposeInput } from './compose.js';
 import { DkimSigner, generateDkimKey, type DkimAlgorithm, type GeneratedKey, type GenerateKeyOptions } from './dkim.js';
 import { engagementUrls, trackHtml, type EngagementInput } from './engagement.js';
 import { TaskError } from './errors.js';
-import { headerSafe, TemplateRenderer, type RenderInput, type RenderOutput } from './render.js';
+import { headerSafe, TemplateChecker, TemplateRenderer, type RenderInput, type RenderOutput } from './render.js';
 
 export interface MessageContent {
   subject: string;
@@ -88,14 +88,27 @@ export interface SignRawInput {
 
 /** The tasks of one worker thread, with the caches they share from one task to the next. */
 export class WorkerTasks {
+  /** Made on the first draft: most threads never check one. */
+  private checker?: TemplateChecker;
+
   constructor(
     private readonly renderer = new TemplateRenderer(),
     private readonly signer = new DkimSigner(),
   ) {}
 
-  /** A template's parts rendered with its data, with the thread's compiled templates (a stored template's preview). */
+  /** A template's parts rendered with its data, with the thread's compiled templates (a stored template's preview), checked first when `input.check` (a draft's). */
   render(input: RenderInput): RenderOutput {
+    if (input.check) this.checkParts(input);
     return this.renderer.render(input);
+  }
+
+  /** Each part as the intake checks it, in the order TemplateService checks a create's (subject, html, text). */
+  private checkParts(input: RenderInput): void {
+    const checker = (this.checker ??= new TemplateChecker());
+    const cache = input.cache !== false;
+    if (input.subject !== undefined) checker.check('subject', input.subject, true, cache);
+    if (input.html !== undefined) checker.check('html', input.html, false, cache);
+    if (input.text !== undefined) checker.check('text', input.text, true, cache);
   }
 
   async buildMessage(input: BuildInput): Promise<BuildOutput> {

@@ -112,3 +112,19 @@ describe('worker entry', () => {
     expect(res).toEqual({ ok: false, error: { code: 'internal_error', message: 'Unknown worker task "nope"' } });
   });
 });
+
+describe('render', () => {
+  it('checks a draft\'s parts first (check: true), as the intake does: a call to an unknown helper fails at its place whatever the data', () => {
+    const draft = { subject: 's', text: 'line one\n{{#if a}}{{shout name}}{{/if}}', data: { a: false } };
+    // Rendered alone, the call is never reached with this data.
+    expect(tasks.render(draft).text).toBe('line one\n');
+    let caught: unknown;
+    try {
+      tasks.render({ ...draft, check: true, cache: false });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toMatchObject({ code: 'templating_error', field: 'text', line: 2, column: 10 });
+    expect(tasks.render({ subject: 'Hi {{n}}', html: '<p>{{n}}</p>', data: { n: '<b>' }, check: true, cache: false })).toEqual({ subject: 'Hi <b>', html: '<p>&lt;b&gt;</p>' });
+  });
+});
