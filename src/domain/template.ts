@@ -95,6 +95,21 @@ export function versionOf(content: TemplateContent, version: number, now: Date):
   return v;
 }
 
+/** A new template's record: version 1, active (the id is the caller's, so this stays pure). */
+export function newStoredTemplate(id: string, t: { accountId: string; name: string; alias: string | null; channelIds: readonly string[] }, now: Date): StoredTemplate {
+  return {
+    id,
+    accountId: t.accountId,
+    name: t.name,
+    alias: t.alias,
+    channelIds: [...t.channelIds],
+    activeVersion: 1,
+    latestVersion: 1,
+    createdAt: now.toISOString(),
+    updatedAt: now.toISOString(),
+  };
+}
+
 /** The record after a patch (and a new active version, when one was added). */
 export function patchedTemplate(t: StoredTemplate, patch: TemplatePatch, newVersion: number | undefined, now: Date): StoredTemplate {
   return {

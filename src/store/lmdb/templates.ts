@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
 import {
   aliasTaken,
+  newStoredTemplate,
   patchedTemplate,
   templateLimitExceeded,
   unknownVersion,
@@ -73,17 +74,7 @@ function assertAliasFreeInTxn(store: Store, accountId: string, alias: string | n
 
 export async function createTemplate(store: Store, input: NewTemplateInput): Promise<TemplateWithVersion> {
   const now = new Date();
-  const template: StoredTemplate = {
-    id: randomUUID(),
-    accountId: input.accountId,
-    name: input.name,
-    alias: input.alias,
-    channelIds: [...input.channelIds],
-    activeVersion: 1,
-    latestVersion: 1,
-    createdAt: now.toISOString(),
-    updatedAt: now.toISOString(),
-  };
+  const template = newStoredTemplate(randomUUID(), input, now);
   const version = versionOf(input.content, 1, now);
   await store.write(() => {
     const dbs = dbsOf(store);

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../domain/errors.js';
 import {
   aliasTaken,
+  newStoredTemplate,
   patchedTemplate,
   templateLimitExceeded,
   unknownVersion,
@@ -104,17 +105,7 @@ async function insertTemplate(tx: Tx, t: StoredTemplate, v: TemplateVersion): Pr
 /** Under the account's row lock (the count and the alias see every create committed before); the channels FOR SHARE until the commit. */
 async function createTemplate(ctx: PgContext, input: NewTemplateInput): Promise<TemplateWithVersion> {
   const now = new Date();
-  const template: StoredTemplate = {
-    id: randomUUID(),
-    accountId: input.accountId,
-    name: input.name,
-    alias: input.alias,
-    channelIds: [...input.channelIds],
-    activeVersion: 1,
-    latestVersion: 1,
-    createdAt: now.toISOString(),
-    updatedAt: now.toISOString(),
-  };
+  const template = newStoredTemplate(randomUUID(), input, now);
   const version = versionOf(input.content, 1, now);
   try {
     await ctx.begin(async (tx) => {
