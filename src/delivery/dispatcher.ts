@@ -45,6 +45,7 @@ import { AttemptSummary } from './attempt-summary.js';
 import { DEFAULT_SMTP_TIMEOUTS, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { slowsDown } from './smtp-results.js';
 import { settledWithin } from '../domain/settle.js';
+import { simulatedAttempt } from '../domain/sandbox-outcome.js';
 
 /** The configuration delivery reads: delivery.*, the EHLO name, the return-path label and the grace period. */
 export type DeliverySettings = Pick<Config, 'delivery' | 'hostname'> & {
@@ -671,7 +672,11 @@ export class DeliveryService {
     try {
       // A probe whose site turned out full waits for room before it connects (site-concurrency.ts).
       const siteRoom = () => this.sites.admit(job.domain, signal);
-      result = loaded ? await this.attempt({ job, ...loaded, signal, beforeBody: this.beforeBody, stillWanted, siteRoom }) : missingMessage(job.recipients);
+      if (!loaded) result = missingMessage(job.recipients);
+      // A sandbox message's job (one scheduled for later) never leaves the machine: its
+      // simulated outcome is recorded at its time, with no DNS lookup and no connection.
+      else if (loaded.message.deliveryType === 'sandbox') result = simulatedAttempt(job.recipients, loaded.message.simulatedBounces);
+      else result = await this.attempt({ job, ...loaded, signal, beforeBody: this.beforeBody, stillWanted, siteRoom });
     } catch (err) {
       // A bug, not the receiver's doing: retry on the schedule rather than lose the job.
       this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt failed unexpectedly');

@@ -62,7 +62,8 @@ export function planAttempt(job: DeliveryJob, result: AttemptResult, attemptAt: 
  * `bounced` (soft, reason expired) per deferred recipient.
  */
 export function attemptEvents(m: EventSource, plan: AttemptPlan, result: AttemptResult, attemptAt: string): DeliveryEventDraft[] {
-  const common = { mx: result.mx, tls: result.tls, attempt: plan.attempt };
+  // A simulated outcome (sandbox) had no session: it says so instead of naming an MX and its TLS.
+  const common = result.simulated ? { simulated: true, attempt: plan.attempt } : { mx: result.mx, tls: result.tls, attempt: plan.attempt };
   const out: DeliveryEventDraft[] = [];
   const event = (type: 'delivered' | 'bounced', recipients: string[], details: Record<string, unknown>) => out.push(deliveryEvent(m, attemptAt, type, recipients, details));
   if (plan.delivered.length > 0) event('delivered', plan.delivered.map((r) => r.recipient), { ...replyOf(plan.delivered[0]), ...common });

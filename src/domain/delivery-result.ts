@@ -36,6 +36,8 @@ export interface AttemptResult {
   smtpCode?: number;
   enhancedCode?: string;
   response: string;
+  /** A sandbox message's outcome at its scheduled time (domain/sandbox-outcome.ts): no session, nothing sent. */
+  simulated?: true;
 }
 
 /**

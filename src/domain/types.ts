@@ -118,6 +118,11 @@ export interface MessageRecord {
   tlsReport?: true;
   /** A scheduled send (issue 34): its jobs are not due before this time (ISO 8601, UTC). */
   scheduledAt?: string;
+  /**
+   * A sandbox message scheduled for later: the recipients its simulated outcome bounces when its
+   * time comes (domain/sandbox-outcome.ts), decided at the commit as for one sent now.
+   */
+  simulatedBounces?: string[];
   /** Set when POST /activity/messages/{id}/cancel ended it before any attempt; the message is then `sent`. */
   canceledAt?: string;
   /** The stored template and version it was sent with (issue 34); its content was committed with the message. */

@@ -1,6 +1,7 @@
 /**
  * Accepting messages: the message record, its body, one delivery job per recipient domain
- * (live channels) or simulated outcomes (sandbox channels), and the `accepted` and `processed`
+ * (live channels, and sandbox ones scheduled for later) or simulated outcomes (sandbox channels
+ * sent now; domain/sandbox-outcome.ts), and the `accepted` and `processed`
  * events are committed in one durable transaction. When commitMessages resolves, the messages
  * are on disk: only then does the API answer 200 or SMTP 250.
  *
@@ -13,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { acceptedDetails, eventBase, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
 import { firstDueMs } from '../../domain/schedule.js';
+import { laterSimulation, simulatedAtCommit, simulatedEvents } from '../../domain/sandbox-outcome.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { awaitsFinishing, type AcceptedMessage, type SubmissionCommit } from '../port/messages.js';
 import { advanceBroadcastInTxn } from './broadcasts.js';
@@ -47,25 +49,28 @@ export async function commitMessages(store: Store, input: SubmissionCommit): Pro
       advanceBroadcastInTxn(store, broadcastId, {
         ...p,
         messageIds: input.messages.map((m) => m.record.id),
-        // Sandbox messages are sent at the commit: they leave the queue at once.
-        finished: input.messages.filter((m) => m.record.deliveryType === 'sandbox').length,
+        // Sandbox messages sent now get their outcomes at the commit: they leave the queue at once.
+        finished: input.messages.filter((m) => simulatedAtCommit(m.record, now.getTime())).length,
       });
     }
     if (input.idempotency) putIdempotencyInTxn(store, input.idempotency.accountId, input.idempotency.key, input.idempotency.record);
   });
 }
 
-/** One message: its record and body, the `accepted` and `processed` events, then its jobs (live) or simulated outcomes (sandbox). */
+/**
+ * One message: its record and body, the `accepted` and `processed` events, then its jobs (live,
+ * and sandbox scheduled for later) or simulated outcomes (sandbox sent now; sandbox-outcome.ts).
+ */
 function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const r = m.record;
-  const live = r.deliveryType === 'live';
-  const byDomain = live ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
+  const queued = !simulatedAtCommit(r, now.getTime());
+  const byDomain = queued ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
   const base = eventBase(r);
   const ts = now.toISOString();
   const accepted = appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: acceptedDetails(r) });
   appendEventInTxn(store, { ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
   // The accepted event's seq is kept so that leaving the queue is a key removal (dequeueMessageInTxn).
-  const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size, acceptedSeq: accepted.seq };
+  const record: MessageRecord = { ...r, ...laterSimulation(m, queued), status: queued ? 'queued' : 'sent', openJobs: byDomain.size, acceptedSeq: accepted.seq };
   dbsOf(store).messages.put(r.id, record);
   indexClientMessageIdInTxn(store, r);
   if (m.body) dbsOf(store).bodies.put(r.id, Buffer.from(m.body));
@@ -79,7 +84,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
     });
   }
 
-  if (live) {
+  if (queued) {
     queueMessageInTxn(store, accepted);
     for (const [domain, recipients] of byDomain) putJobInTxn(store, { r, domain, recipients, now, due: !pending });
   } else {
@@ -112,24 +117,12 @@ function putJobInTxn(store: Store, o: { r: AcceptedMessage['record']; domain: st
   if (o.due) putDueInTxn(store, job);
 }
 
-/** Sandbox: nothing leaves the machine; outcomes are simulated (DESIGN.md). */
+/** Sandbox sent now: nothing leaves the machine; outcomes are simulated in the commit (DESIGN.md). */
 function simulateOutcomesInTxn(store: Store, m: AcceptedMessage, base: MessageEventBase, ts: string): void {
   const r = m.record;
-  const bounced = new Set(m.simulatedBounces ?? []);
-  const delivered = r.recipients.filter((x) => !bounced.has(x));
-  if (delivered.length > 0) {
-    appendEventInTxn(store, { ...base, eventType: 'delivered', timestamp: ts, recipients: delivered, details: { simulated: true, smtpCode: 250, response: '250 2.0.0 OK (sandbox)' } });
-  }
-  for (const rcpt of bounced) {
-    appendEventInTxn(store, {
-      ...base,
-      eventType: 'bounced',
-      timestamp: ts,
-      recipients: [rcpt],
-      details: { simulated: true, bounceType: 'hard', smtpCode: 550, enhancedCode: '5.1.1', response: '550 5.1.1 simulated bounce (sandbox)' },
-    });
-    addSuppressionInTxn(store, { channelId: r.channelId, mailType: r.mailType, email: rcpt, reason: 'bounce' });
-  }
+  const { events, suppress } = simulatedEvents(base, r, m.simulatedBounces, ts);
+  for (const e of events) appendEventInTxn(store, e);
+  for (const rcpt of suppress) addSuppressionInTxn(store, { channelId: r.channelId, mailType: r.mailType, email: rcpt, reason: 'bounce' });
 }
 
 export function getMessage(store: Store, id: string): MessageRecord | undefined {

@@ -28,6 +28,7 @@ import { insertMessages } from './message-rows.js';
 import { insertJobs } from './queue-tx.js';
 import { reserveSendQuota } from './send-quota.js';
 import { planSubmission, type SubmissionPlan } from './submission-plan.js';
+import { simulatedAtCommit } from '../../domain/sandbox-outcome.js';
 import { addSuppressions } from './suppressions-tx.js';
 import { putIdempotency } from './webhooks-tx.js';
 
@@ -38,10 +39,10 @@ export interface PlannedSubmission {
   now: Date;
 }
 
-/** Its events, to append once the batch's writes are done, and which of its messages are live. */
+/** Its events, to append once the batch's writes are done, and which of its messages wait in the queue. */
 export interface WrittenSubmission {
   events: SubmissionPlan['events'];
-  live: Set<string>;
+  queued: Set<string>;
 }
 
 export function planCommit(input: SubmissionCommit): PlannedSubmission | undefined {
@@ -69,13 +70,13 @@ export function hasRules({ input }: PlannedSubmission): boolean {
  * broadcast's row locked and its cursor moved, the send quota, the idempotency key. Nothing else
  * of a submission can fail on its own: its rows have fresh ids.
  */
-export async function checkRules(tx: Tx, { input }: PlannedSubmission): Promise<void> {
+export async function checkRules(tx: Tx, { input, now }: PlannedSubmission): Promise<void> {
   const broadcast = input.broadcastProgress ? await lockBroadcastForBatch(tx, input.broadcastProgress) : undefined;
   if (input.sendLimit) {
     const wanted = input.messages.reduce((n, m) => n + m.record.recipients.length, 0);
     await reserveSendQuota(tx, input.sendLimit.accountId, wanted, input.sendLimit.limit);
   }
-  if (broadcast) await recordProgress(tx, broadcast, input);
+  if (broadcast) await recordProgress(tx, broadcast, input, now);
   if (input.idempotency) await putIdempotency(tx, input.idempotency);
 }
 
@@ -86,20 +87,21 @@ export async function checkRules(tx: Tx, { input }: PlannedSubmission): Promise<
 export async function writeRows(tx: Tx, subs: readonly PlannedSubmission[]): Promise<WrittenSubmission[]> {
   await Promise.all([insertMessages(tx, subs.flatMap((s) => s.plan.stored)), insertJobs(tx, subs.flatMap((s) => s.plan.jobs))]);
   for (const s of subs) if (s.plan.suppressions.length > 0) await addSuppressions(tx, s.plan.suppressions, s.now);
-  return subs.map(({ plan }) => ({ events: plan.events, live: new Set(plan.stored.filter((m) => m.record.deliveryType === 'live').map((m) => m.record.id)) }));
+  // Live messages and sandbox ones scheduled for later wait in the queue (submission-plan.ts).
+  return subs.map(({ plan }) => ({ events: plan.events, queued: new Set(plan.stored.filter((m) => m.record.status === 'queued').map((m) => m.record.id)) }));
 }
 
 /** The events of written submissions, in their order, in one append (one turn of the log's lock). */
 export async function appendWritten(tx: Tx, written: readonly WrittenSubmission[]): Promise<void> {
   const events: EventRecord[] = await appendEvents(tx, written.flatMap((w) => w.events));
-  const live = new Set(written.flatMap((w) => [...w.live]));
-  await queueMessages(tx, events.filter((e) => e.eventType === 'accepted' && live.has(e.messageId)));
+  const queued = new Set(written.flatMap((w) => [...w.queued]));
+  await queueMessages(tx, events.filter((e) => e.eventType === 'accepted' && queued.has(e.messageId)));
 }
 
-async function recordProgress(tx: Tx, b: BroadcastRecord, input: SubmissionCommit): Promise<void> {
+async function recordProgress(tx: Tx, b: BroadcastRecord, input: SubmissionCommit, now: Date): Promise<void> {
   await advanceBroadcast(tx, b, input.broadcastProgress!, {
     messages: input.messages.length,
-    // Sandbox messages are sent at the commit: they leave the queue at once.
-    finished: input.messages.filter((m) => m.record.deliveryType === 'sandbox').length,
+    // Sandbox messages sent now get their outcomes at the commit: they leave the queue at once.
+    finished: input.messages.filter((m) => simulatedAtCommit(m.record, now.getTime())).length,
   });
 }

@@ -1,12 +1,14 @@
 /**
  * What one submission commit writes, computed before the transaction (pure, no I/O): each
- * message's stored record, its delivery jobs (live) or simulated outcomes (sandbox), the events
- * (accepted, processed, and sandbox's delivered/bounced) and the suppressions of simulated
+ * message's stored record, its delivery jobs (live, and sandbox scheduled for later) or simulated
+ * outcomes (sandbox sent now; domain/sandbox-outcome.ts), the events (accepted, processed, and
+ * sandbox's delivered/bounced) and the suppressions of simulated
  * bounces. The same records, jobs and events as the LMDB engine's messages.ts commitMessages.
  */
 import { randomUUID } from 'node:crypto';
 import { acceptedDetails, eventBase, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
 import { firstDueMs } from '../../domain/schedule.js';
+import { laterSimulation, simulatedAtCommit, simulatedEvents } from '../../domain/sandbox-outcome.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { awaitsFinishing, type AcceptedMessage } from '../port/messages.js';
 import type { StoredMessage } from './message-rows.js';
@@ -27,9 +29,9 @@ export function planSubmission(messages: readonly AcceptedMessage[], now: Date):
   const ts = now.toISOString();
   for (const m of messages) {
     const r = m.record;
-    const live = r.deliveryType === 'live';
-    const byDomain = live ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
-    const record: MessageRecord = { ...r, status: live ? 'queued' : 'sent', openJobs: byDomain.size };
+    const queued = !simulatedAtCommit(r, now.getTime());
+    const byDomain = queued ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
+    const record: MessageRecord = { ...r, ...laterSimulation(m, queued), status: queued ? 'queued' : 'sent', openJobs: byDomain.size };
     plan.stored.push({ accepted: m, record });
     const base = eventBase(r);
     plan.events.push({ ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: acceptedDetails(r) });
@@ -37,7 +39,7 @@ export function planSubmission(messages: readonly AcceptedMessage[], now: Date):
     // A message to finish first: its jobs wait (not due) until storeFinished.
     const due = !awaitsFinishing(m);
     for (const [domain, recipients] of byDomain) plan.jobs.push({ job: newJob(r, domain, recipients, ts), due });
-    if (!live) simulateOutcomes(plan, m, base, ts);
+    if (!queued) simulateOutcomes(plan, m, base, ts);
   }
   return plan;
 }
@@ -60,22 +62,10 @@ function newJob(r: AcceptedMessage['record'], domain: string, recipients: string
   };
 }
 
-/** Sandbox: nothing leaves the machine; outcomes are simulated (DESIGN.md), bounced addresses suppressed. */
+/** Sandbox sent now: nothing leaves the machine; outcomes are simulated (DESIGN.md), bounced addresses suppressed. */
 function simulateOutcomes(plan: SubmissionPlan, m: AcceptedMessage, base: MessageEventBase, ts: string): void {
   const r = m.record;
-  const bounced = new Set(m.simulatedBounces ?? []);
-  const delivered = r.recipients.filter((x) => !bounced.has(x));
-  if (delivered.length > 0) {
-    plan.events.push({ ...base, eventType: 'delivered', timestamp: ts, recipients: delivered, details: { simulated: true, smtpCode: 250, response: '250 2.0.0 OK (sandbox)' } });
-  }
-  for (const rcpt of bounced) {
-    plan.events.push({
-      ...base,
-      eventType: 'bounced',
-      timestamp: ts,
-      recipients: [rcpt],
-      details: { simulated: true, bounceType: 'hard', smtpCode: 550, enhancedCode: '5.1.1', response: '550 5.1.1 simulated bounce (sandbox)' },
-    });
-    plan.suppressions.push({ channelId: r.channelId, mailType: r.mailType, email: rcpt, reason: 'bounce' });
-  }
+  const { events, suppress } = simulatedEvents(base, r, m.simulatedBounces, ts);
+  plan.events.push(...events);
+  for (const rcpt of suppress) plan.suppressions.push({ channelId: r.channelId, mailType: r.mailType, email: rcpt, reason: 'bounce' });
 }
