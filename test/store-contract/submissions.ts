@@ -30,6 +30,8 @@ export function accepted(o: {
   scheduledAt?: string;
   /** The stored template it was sent with (issue 34). */
   template?: TemplateOrigin;
+  /** Sandbox: the recipients simulated as bounced. */
+  simulatedBounces?: string[];
 } = {}): AcceptedMessage {
   const id = randomUUID();
   const to = o.to ?? ['rcpt@example.org'];
@@ -61,7 +63,13 @@ export function accepted(o: {
     ...(o.template && { template: o.template }),
   };
   const body = o.compose === undefined ? new Uint8Array(Buffer.from(`Subject: Contract\r\n\r\n${id}\r\n`)) : undefined;
-  return { record, ...(body && { body }), ...(o.compose !== undefined && { compose: o.compose }), ...(o.sign && { signingDomain: o.sign }) };
+  return {
+    record,
+    ...(body && { body }),
+    ...(o.compose !== undefined && { compose: o.compose }),
+    ...(o.sign && { signingDomain: o.sign }),
+    ...(o.simulatedBounces && { simulatedBounces: o.simulatedBounces }),
+  };
 }
 
 /** A broadcast as POST /send/broadcast stores it, before any expansion. */
