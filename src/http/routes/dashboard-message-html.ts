@@ -17,7 +17,7 @@
  * X-Postrider-Dashboard header, so the session cookie alone authenticates it (frame-principal.ts:
  * a request a browser marks as cross-site is refused outright), or an API key as on the API.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ActivityReads } from '../../activity/queries.js';
 import { AppError } from '../../domain/errors.js';
 import { framePrincipal } from '../frame-principal.js';
@@ -27,6 +27,18 @@ import type { HttpContext } from '../server.js';
 export function messageHtmlCsp(remoteImages: boolean): string {
   const img = remoteImages ? 'img-src data: cid: https: http:' : 'img-src data: cid:';
   return ['sandbox', "default-src 'none'", "style-src 'unsafe-inline'", img, "frame-ancestors 'self'"].join('; ');
+}
+
+/** HTML for one of the dashboard's frames (a message's, a template version's, a draft's): the sandboxing policy above, never cached. */
+export function framedHtml(reply: FastifyReply, html: string, remoteImages: boolean): FastifyReply {
+  // The dashboard's onSend hook (dashboard.ts) leaves an answer that set its own policy alone.
+  return reply
+    .header('content-security-policy', messageHtmlCsp(remoteImages))
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('cache-control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(html);
 }
 
 export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: HttpContext): void {
@@ -41,13 +53,6 @@ export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: Http
     const m = await reads.visibleMessage(req.principal, (req.params as { id: string }).id);
     if (m.html === undefined) throw new AppError('not_found', `Message ${m.id} has no HTML part`);
     const images = (req.query as { images?: string }).images === '1';
-    // The dashboard's onSend hook (dashboard.ts) leaves an answer that set its own policy alone.
-    return reply
-      .header('content-security-policy', messageHtmlCsp(images))
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer')
-      .header('cache-control', 'no-store')
-      .type('text/html; charset=utf-8')
-      .send(m.html);
+    return framedHtml(reply, m.html, images);
   });
 }

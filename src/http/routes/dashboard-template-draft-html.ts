@@ -3,7 +3,7 @@
  * template editor's unsaved edits) rendered with sample data, for the editor's iframe
  * (docs/dashboard.md, Templates). The render is TemplateService.renderDraft, the verb of POST
  * /templates/render, which the editor calls first (subject, text, templating errors); the answer
- * has the policy of GET /dashboard/templates/{id}/html (dashboard-template-html.ts framedHtml).
+ * has the policy of GET /dashboard/templates/{id}/html (dashboard-message-html.ts framedHtml).
  *
  * Why a POST that a form makes: the frame cannot show the HTML by srcdoc or a blob: URL, which
  * take the dashboard's own policy (style-src 'self' blocks every inline style of a mail), so the
@@ -25,7 +25,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import type { DraftRenderBody, TemplateService } from '../../templates/service.js';
 import { parseJsonBody } from '../json-body.js';
-import { framedHtml } from './dashboard-template-html.js';
+import { framedHtml } from './dashboard-message-html.js';
 import { draftRenderBody } from './templates.js';
 
 export const DRAFT_HTML_PATH = '/dashboard/templates/preview-html';

@@ -13,12 +13,12 @@
  * answers. The data travels in the query because an iframe navigates with a GET: at most
  * MAX_DATA characters of JSON (the request line stays far below Node's 16 KiB header limit).
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import type { TemplateService } from '../../templates/service.js';
 import { framePrincipal } from '../frame-principal.js';
 import type { HttpContext } from '../server.js';
-import { messageHtmlCsp } from './dashboard-message-html.js';
+import { framedHtml } from './dashboard-message-html.js';
 
 export const MAX_DATA = 8_000;
 
@@ -48,17 +48,6 @@ function sampleData(raw: string | undefined): Record<string, unknown> {
   throw new AppError('validation_failed', 'The query has invalid parameters', { errors: { '/data': [{ code: 'invalid_type', message: 'must be a JSON object' }] } });
 }
 
-/** A template's rendered HTML as the editor's iframe shows it: a message's sandboxing policy, never cached. */
-export function framedHtml(reply: FastifyReply, html: string, remoteImages: boolean): FastifyReply {
-  // The dashboard's onSend hook (dashboard.ts) leaves an answer that set its own policy alone.
-  return reply
-    .header('content-security-policy', messageHtmlCsp(remoteImages))
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('cache-control', 'no-store')
-    .type('text/html; charset=utf-8')
-    .send(html);
-}
 
 export function dashboardTemplateHtmlRoutes(templates: TemplateService) {
   return (app: FastifyInstance, { store }: HttpContext): void => {
