@@ -86,3 +86,32 @@ export function siteOverrides(description: string) {
   );
   return Type.Record(Type.String({ pattern: MX_SUFFIX }), limits, { default: {}, description, additionalProperties: false });
 }
+
+// A source's or a pool's name: letters, digits, "-" and "_" (it appears in logs, metrics and the API).
+const SOURCE_NAME = '^[a-zA-Z0-9][a-zA-Z0-9_-]{0,62}$';
+
+/**
+ * delivery.sources: the local addresses outgoing connections are bound to, each with its EHLO
+ * name (issue 35). A JSON array of objects in the file, its JSON text in the environment; the
+ * addresses and the names' uniqueness are checked with the pools (sending-ips.ts).
+ */
+export function sendingSources(description: string) {
+  const source = Type.Object(
+    {
+      name: Type.String({ pattern: SOURCE_NAME }),
+      address: Type.String({ minLength: 2 }),
+      ehloName: Type.Optional(Type.String({ minLength: 1 })),
+    },
+    { additionalProperties: false },
+  );
+  return Type.Array(source, { default: [], description });
+}
+
+/** delivery.pools: {name: [{source, weight}]}, weights as whole numbers (smooth weighted round robin). */
+export function sendingPools(description: string) {
+  const member = Type.Object(
+    { source: Type.String({ pattern: SOURCE_NAME }), weight: Type.Integer({ minimum: 1, maximum: 1000 }) },
+    { additionalProperties: false },
+  );
+  return Type.Record(Type.String({ pattern: SOURCE_NAME }), Type.Array(member), { default: {}, description, additionalProperties: false });
+}

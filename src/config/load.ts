@@ -11,6 +11,7 @@ import { configKeys, defaultValue, type ConfigKey } from './keys.js';
 import type { Config } from './schema.js';
 import { readValue } from './value.js';
 import { deepFreeze } from '../domain/deep-freeze.js';
+import { sendingIpProblems, type SendingIpSettings } from '../domain/sending-ips.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -90,10 +91,19 @@ function checkCrossKeys(values: Map<string, unknown>, problems: string[], byPath
   if (Boolean(values.get('tlsRpt.reportChannelId')) !== Boolean(values.get('tlsRpt.reportFrom'))) {
     problems.push('"tlsRpt.reportChannelId" and "tlsRpt.reportFrom" must be set together (the channel that mails TLS-RPT reports and their From address)');
   }
+  problems.push(...sendingIpProblems(sendingIpsOf(effective)));
   for (const p of ['smtp.tlsCert', 'smtp.tlsKey']) {
     const f = values.get(p);
     if (typeof f === 'string' && f && !fs.existsSync(f)) problems.push(`"${p}" file not found: ${f}`);
   }
+}
+
+function sendingIpsOf(effective: (p: string) => unknown): SendingIpSettings {
+  return {
+    sources: effective('delivery.sources') as SendingIpSettings['sources'],
+    pools: effective('delivery.pools') as SendingIpSettings['pools'],
+    defaultPools: { transactional: effective('delivery.defaultPools.transactional') as string, broadcast: effective('delivery.defaultPools.broadcast') as string },
+  };
 }
 
 /** {http: {port: 1}} → [["http.port", 1]]; arrays, scalars and keys whose value is an object (delivery.sites) are leaves. */

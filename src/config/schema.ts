@@ -8,7 +8,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { DKIM_ALGORITHMS } from '../domain/sending-domain.js';
-import { duration, flag, integer, list, oneOf, optionalText, patterned, port, siteOverrides, text } from './kinds.js';
+import { duration, flag, integer, list, oneOf, optionalText, patterned, port, sendingPools, sendingSources, siteOverrides, text } from './kinds.js';
 
 const MB = 1024 * 1024;
 
@@ -138,6 +138,17 @@ const Delivery = Type.Object({
     'Messages sent over one SMTP connection to an MX host (RSET between them, RFC 5321 4.1.1.5) before it is closed; 1 turns connection reuse off.',
   ),
   connectionIdleMs: duration(100, 5000, 'How long an idle SMTP connection is kept for the next message to the same MX address before QUIT.'),
+  // Sending IPs (issue 35, README "Sending IPs"); checked together in sending-ips.ts.
+  sources: sendingSources(
+    'Local addresses outgoing connections are bound to, as [{"name": "ip1", "address": "192.0.2.10", "ehloName": "mta1.example.com"}]; ehloName defaults to hostname and should be the PTR name of the address. Empty: the kernel picks the address (one implicit source).',
+  ),
+  pools: sendingPools(
+    'Pools of sources with weights, as {"transactional": [{"source": "ip1", "weight": 3}, {"source": "ip2", "weight": 1}]}. A pool named "default" not listed here holds every source at weight 1.',
+  ),
+  defaultPools: Type.Object({
+    transactional: optionalText('Pool of transactional mail whose channel names no ipPool; empty: "default".'),
+    broadcast: optionalText('Pool of broadcast mail whose channel names no ipPool; empty: "default".'),
+  }),
   mtaSts: MtaSts,
 });
 

@@ -25,6 +25,7 @@ function asType(schema: KeySchema, raw: unknown): unknown {
   if (schema.duration) return asDuration(raw);
   if (KindGuard.IsInteger(schema)) return asInteger(raw);
   if (KindGuard.IsBoolean(schema)) return asBoolean(raw);
+  if (KindGuard.IsArray(schema) && KindGuard.IsObject(schema.items)) return asObjectList(raw);
   if (KindGuard.IsArray(schema)) return asList(raw);
   if (KindGuard.IsRecord(schema)) return asObject(raw);
   // Texts and enums of texts.
@@ -63,6 +64,20 @@ function asObject(raw: unknown): unknown {
     }
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('must be an object');
+  return value;
+}
+
+/** A list of objects (delivery.sources), or its JSON text as the environment gives it. */
+function asObjectList(raw: unknown): unknown[] {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new Error('must be a JSON array of objects');
+    }
+  }
+  if (!Array.isArray(value) || !value.every((v) => v !== null && typeof v === 'object' && !Array.isArray(v))) throw new Error('must be an array of objects');
   return value;
 }
 
