@@ -2,6 +2,7 @@
  * The daemon: composes the components in dependency order and stops them in reverse. Knows
  * nothing about signals or argv (cli/serve.ts owns those), so tests run it in-process.
  */
+import { isPool, resolveSendingIps, type SendingIps } from './domain/sending-ips.js';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config/schema.js';
@@ -128,6 +129,8 @@ export class Daemon {
   readonly pool: WorkerPool;
   readonly submission: Submission;
   // Delivery
+  /** The sources and pools of sending IPs (issue 35, delivery.sources/pools/defaultPools). */
+  readonly sendingIps: SendingIps;
   /** Cached (TTL-bounded): delivery resolves the same MX hosts over and over. */
   readonly deliveryDns: DnsResolver;
   readonly delivery: DeliveryService;
@@ -179,6 +182,7 @@ export class Daemon {
     this.pool = new WorkerPool({ threads: config.workers.threads || undefined, onError: (err) => logger.error({ err }, 'worker thread failed') });
     this.submission = this.buildSubmission();
 
+    this.sendingIps = resolveSendingIps(config.delivery, config.hostname);
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
     // Reports to mailto: addresses go through the one submission path (tls-rpt/mailer.ts).
@@ -329,7 +333,7 @@ export class Daemon {
     const routes: RouteModule[] = [
       opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics }),
       apiKeyRoutes(new ApiKeyService({ store: this.store, maxPerAccount: this.config.limits.apiKeysPerAccount })),
-      channelRoutes(new ChannelService({ store: this.store, coordination: this.coordination, maxPerAccount: this.config.limits.channelsPerAccount })),
+      channelRoutes(new ChannelService({ store: this.store, coordination: this.coordination, maxPerAccount: this.config.limits.channelsPerAccount, isPool: (name) => isPool(this.sendingIps, name) })),
       domainRoutes(this.domains),
       sendRoutes(this.submission),
       broadcastRoutes,

@@ -17,6 +17,8 @@ export interface ChannelInput {
   name?: string;
   deliveryType?: DeliveryType;
   tracking?: Partial<Tracking>;
+  /** Issue 35: a pool of delivery.pools; null (PATCH) removes the channel's. */
+  ipPool?: string | null;
 }
 
 export interface ChannelServiceOptions {
@@ -25,6 +27,8 @@ export interface ChannelServiceOptions {
   coordination: Pick<Coordination, 'wake'>;
   /** config.limits.channelsPerAccount */
   maxPerAccount: number;
+  /** Whether a name is a configured pool of sending IPs (SendingIps: delivery.pools and "default"). */
+  isPool: (name: string) => boolean;
 }
 
 export class ChannelService {
@@ -33,11 +37,13 @@ export class ChannelService {
   /** A live channel, tracking off unless asked for (spec 4.1 defaults). Account-level keys only. */
   async create(p: Principal, input: ChannelInput & { name: string }): Promise<Channel> {
     requireAccountKey(p);
+    this.checkPool(input.ipPool);
     return this.o.store.channels.create({
       accountId: p.accountId,
       name: input.name,
       deliveryType: input.deliveryType ?? 'live',
       tracking: { links: input.tracking?.links ?? false, opens: input.tracking?.opens ?? false },
+      ...(typeof input.ipPool === 'string' ? { ipPool: input.ipPool } : {}),
       maxPerAccount: this.o.maxPerAccount,
     });
   }
@@ -54,6 +60,7 @@ export class ChannelService {
   /** Whether the channel is visible (404/403) comes before whether the key may write it (403). */
   async update(p: Principal, id: string, patch: ChannelInput): Promise<Channel> {
     const channel = await this.writableBy(p, id);
+    this.checkPool(patch.ipPool);
     const updated = await this.o.store.channels.update(channel.id, patch);
     if (!updated) throw notFound(channel.id);
     return updated;
@@ -64,6 +71,14 @@ export class ChannelService {
     const channel = await this.writableBy(p, id);
     if (!(await this.o.store.channels.delete(channel.id))) throw notFound(channel.id);
     this.o.coordination.wake('purges');
+  }
+
+  /** 422 for a pool the configuration does not have: its mail could not go out. */
+  private checkPool(pool: string | null | undefined): void {
+    if (typeof pool !== 'string' || this.o.isPool(pool)) return;
+    throw new AppError('validation_failed', `ipPool "${pool}" is not a pool of delivery.pools`, {
+      errors: { '/ipPool': [{ code: 'unknown_pool', message: 'must name a pool of delivery.pools (or "default")' }] },
+    });
   }
 
   /** accessibleChannel, then the account-key rule: a channel key learns 404/403 as for a read first. */

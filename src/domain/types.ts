@@ -41,6 +41,8 @@ export interface Channel {
   name: string;
   deliveryType: DeliveryType;
   tracking: Tracking;
+  /** The pool of sending IPs its mail goes out through (issue 35, delivery.pools); absent: its mail type's default pool. */
+  ipPool?: string;
   createdAt: string;
   updatedAt: string;
 }

@@ -78,6 +78,8 @@ export interface ChannelSummary {
 /** POST /channels, GET and PATCH /channels/{id}. */
 export interface ChannelDetail extends ChannelSummary {
   tracking: Tracking;
+  /** Absent: the channel's mail goes out through delivery.defaultPools of its mail type. */
+  ipPool?: string;
   updatedAt: string;
 }
 

@@ -43,7 +43,7 @@ const eventType = { type: 'string', enum: [...EVENT_TYPES] } as const;
 const attemptOutcome = { type: 'string', enum: ['delivered', 'deferred', 'bounced'] } as const;
 const tracking = obj({ links: bool, opens: bool });
 
-const channelDetail = obj({ id: uuid, name: str, deliveryType, tracking, createdAt: time, updatedAt: time });
+const channelDetail = obj({ id: uuid, name: str, deliveryType, tracking, ipPool: str, createdAt: time, updatedAt: time }, ['ipPool']);
 const channelSummary = obj({ id: uuid, name: str, deliveryType, createdAt: time });
 /** Route `response` schemas of channels.ts as well: Fastify serializes those answers with them. */
 export const channelDetailBody = channelDetail;

@@ -102,6 +102,18 @@ eachEngine('channels', (ctx) => {
     const v = await ctx.store.channels.update(c.id, { deliveryType: 'sandbox' });
     expect(v).toMatchObject({ name: 'renamed', deliveryType: 'sandbox', tracking: { links: true, opens: true } });
   });
+
+  it('keeps an ipPool (issue 35): set at create, replaced by a patch, kept by one that does not name it, removed by null', async () => {
+    const c = await ctx.store.channels.create(newChannel(await account(ctx.store), { ipPool: 'tx' }));
+    expect(c.ipPool).toBe('tx');
+    expect(await ctx.store.channels.get(c.id)).toEqual(c);
+    expect((await ctx.store.channels.update(c.id, { ipPool: 'bulk' }))?.ipPool).toBe('bulk');
+    expect((await ctx.store.channels.update(c.id, { name: 'other' }))?.ipPool).toBe('bulk');
+    const cleared = await ctx.store.channels.update(c.id, { ipPool: null });
+    expect(cleared).not.toHaveProperty('ipPool');
+    expect(await ctx.store.channels.get(c.id)).not.toHaveProperty('ipPool');
+    expect(await ctx.store.channels.create(newChannel(await account(ctx.store)))).not.toHaveProperty('ipPool');
+  });
 });
 
 eachEngine('channel deletion', (ctx) => {

@@ -10,17 +10,21 @@ import type { ChannelDetail, ChannelSummary, Page } from '../../domain/wire.js';
 /** No control characters (as NO_CONTROL_CHARS), and not blank: a name of spaces only cannot be told apart in a list. */
 const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^(?:(?=.*\\S)[^\\u0000-\\u001f\\u007f]*)?$' } as const;
 
+/** A pool of delivery.pools (checked by the service against the configuration). */
+const ipPoolSchema = { type: 'string', minLength: 1, maxLength: 63, description: 'Pool of sending IPs (delivery.pools) the channel\'s mail goes out through; absent: delivery.defaultPools of its mail type.' } as const;
+
 const createBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { name: nameSchema, deliveryType: deliveryTypeSchema, tracking: trackingSchema },
+  properties: { name: nameSchema, deliveryType: deliveryTypeSchema, tracking: trackingSchema, ipPool: ipPoolSchema },
 } as const;
 
 const updateBody = {
   type: 'object',
   additionalProperties: false,
-  properties: { name: nameSchema, deliveryType: deliveryTypeSchema, tracking: trackingSchema },
+  // null takes the channel's pool away (back to the default pool of each mail type).
+  properties: { name: nameSchema, deliveryType: deliveryTypeSchema, tracking: trackingSchema, ipPool: { ...ipPoolSchema, type: ['string', 'null'] } },
 } as const;
 
 const listQuery = {
@@ -38,7 +42,7 @@ const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
 
 /** The detailed form (create, update, retrieve). */
 export function channelDetail(c: Channel): ChannelDetail {
-  return { id: c.id, name: c.name, deliveryType: c.deliveryType, tracking: c.tracking, createdAt: c.createdAt, updatedAt: c.updatedAt };
+  return { id: c.id, name: c.name, deliveryType: c.deliveryType, tracking: c.tracking, ipPool: c.ipPool, createdAt: c.createdAt, updatedAt: c.updatedAt };
 }
 
 /** The summary form (list items, spec 2.1). */

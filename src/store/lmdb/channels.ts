@@ -40,6 +40,7 @@ export async function createChannel(store: Store, input: NewChannel): Promise<Ch
     name: input.name,
     deliveryType: input.deliveryType,
     tracking: { ...input.tracking },
+    ...(input.ipPool !== undefined ? { ipPool: input.ipPool } : {}),
     createdAt: now,
     updatedAt: now,
   };
@@ -74,8 +75,11 @@ export async function updateChannel(store: Store, id: string, patch: ChannelPatc
   return store.write(() => {
     const c = getChannel(store, id);
     if (!c) return undefined;
+    const { ipPool, ...kept } = c;
+    const pool = patch.ipPool === undefined ? ipPool : (patch.ipPool ?? undefined);
     const next: Channel = {
-      ...c,
+      ...kept,
+      ...(pool !== undefined ? { ipPool: pool } : {}),
       name: patch.name ?? c.name,
       deliveryType: patch.deliveryType ?? c.deliveryType,
       tracking: { ...c.tracking, ...patch.tracking },

@@ -33,6 +33,8 @@ export interface NewChannel {
   name: string;
   deliveryType: DeliveryType;
   tracking: Tracking;
+  /** Issue 35: a pool of delivery.pools, checked by the service; absent when not asked for. */
+  ipPool?: string;
   /** config.limits.channelsPerAccount: the account's live channels may not exceed it. */
   maxPerAccount: number;
 }
@@ -41,6 +43,8 @@ export interface ChannelPatch {
   name?: string;
   deliveryType?: DeliveryType;
   tracking?: Partial<Tracking>;
+  /** A pool replaces the channel's; null removes it; undefined keeps it. */
+  ipPool?: string | null;
 }
 
 /** One purge batch: how much work it did, and whether the channel's purge is over. */

@@ -28,6 +28,7 @@ export async function createChannel(ctx: PgContext, input: NewChannel): Promise<
     name: input.name,
     deliveryType: input.deliveryType,
     tracking: { ...input.tracking },
+    ...(input.ipPool !== undefined ? { ipPool: input.ipPool } : {}),
     createdAt: at.toISOString(),
     updatedAt: at.toISOString(),
   };
@@ -52,11 +53,12 @@ export async function updateChannel(ctx: PgContext, id: string, patch: ChannelPa
   const top = {
     ...(patch.name !== undefined ? { name: patch.name } : {}),
     ...(patch.deliveryType !== undefined ? { deliveryType: patch.deliveryType } : {}),
+    ...(typeof patch.ipPool === 'string' ? { ipPool: patch.ipPool } : {}),
     updatedAt: new Date().toISOString(),
   };
   const [row] = await sql<{ doc: Channel }[]>`
     UPDATE channels SET
-      doc = doc || ${sql.json(top)} || jsonb_build_object('tracking', (doc->'tracking') || ${sql.json({ ...patch.tracking })}),
+      doc = (CASE WHEN ${patch.ipPool === null} THEN doc - 'ipPool' ELSE doc END) || ${sql.json(top)} || jsonb_build_object('tracking', (doc->'tracking') || ${sql.json({ ...patch.tracking })}),
       name_lc = coalesce(${patch.name?.toLowerCase() ?? null}::text, name_lc),
       delivery_type = coalesce(${patch.deliveryType ?? null}::text, delivery_type)
     WHERE id = ${id} AND deleted_at_ms IS NULL
