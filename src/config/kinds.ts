@@ -101,6 +101,8 @@ export function sendingSources(description: string) {
       name: Type.String({ pattern: SOURCE_NAME }),
       address: Type.String({ minLength: 2 }),
       ehloName: Type.Optional(Type.String({ minLength: 1 })),
+      // Messages per second from this source at the receivers; delivery.rate when absent.
+      rate: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
     },
     { additionalProperties: false },
   );

@@ -15,6 +15,7 @@ export interface SourceSetting {
   name: string;
   address: string;
   ehloName?: string;
+  rate?: number;
 }
 
 export interface PoolMember {
@@ -34,6 +35,8 @@ export interface SendingSource {
   address?: string;
   /** The EHLO name (RFC 5321 4.1.1.1), which should be the address's PTR name. */
   ehloName: string;
+  /** Messages per second from this source at the receivers, when it has a rate of its own. */
+  rate?: number;
 }
 
 export interface SendingIps {
@@ -47,6 +50,8 @@ export interface SendingIps {
 }
 
 export const DEFAULT_POOL = 'default';
+// RFC 5321 4.1.1.1: the EHLO argument is a domain (config/schema.ts's HOSTNAME).
+const EHLO_NAME = /^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
 export const KERNEL_SOURCE_NAME = 'kernel';
 
 /** Everything wrong with the sources and pools, each as a line for the config error. */
@@ -57,6 +62,7 @@ export function sendingIpProblems(s: SendingIpSettings): string[] {
   for (const source of s.sources) {
     if (names.has(source.name)) problems.push(`"delivery.sources" names "${source.name}" twice`);
     names.add(source.name);
+    if (source.ehloName !== undefined && !EHLO_NAME.test(source.ehloName)) problems.push(`"delivery.sources" source "${source.name}": ehloName "${source.ehloName}" is not a host name`);
     const address = normalAddress(source.address);
     if (address === undefined) problems.push(`"delivery.sources" source "${source.name}": address "${source.address}" is not an IPv4 or IPv6 address`);
     else if (addresses.has(address)) problems.push(`"delivery.sources" binds address ${address} twice (one EHLO name per address)`);
@@ -88,7 +94,7 @@ export function resolveSendingIps(s: SendingIpSettings, hostname: string): Sendi
     const kernel: SendingSource = { name: KERNEL_SOURCE_NAME, ehloName: hostname };
     return { sources: new Map([[kernel.name, kernel]]), pools: new Map([[DEFAULT_POOL, [{ source: kernel.name, weight: 1 }]]]), defaultPools, configured: false };
   }
-  const sources = new Map(s.sources.map((x) => [x.name, { name: x.name, address: normalAddress(x.address) ?? x.address, ehloName: (x.ehloName ?? hostname).toLowerCase() }]));
+  const sources = new Map(s.sources.map((x) => [x.name, sourceOf(x, hostname)]));
   const pools = new Map<string, readonly PoolMember[]>(Object.entries(s.pools));
   // The implicit "default" pool: every source alike, unless the operator defined one.
   if (!pools.has(DEFAULT_POOL)) pools.set(DEFAULT_POOL, s.sources.map((x) => ({ source: x.name, weight: 1 })));
@@ -104,6 +110,11 @@ export function poolOf(ips: SendingIps, mailType: MailType, channelPool: string 
 /** Whether `name` may be a channel's ipPool: a configured pool, or "default". */
 export function isPool(ips: SendingIps, name: string): boolean {
   return ips.pools.has(name);
+}
+
+function sourceOf(x: SourceSetting, hostname: string): SendingSource {
+  const source: SendingSource = { name: x.name, address: normalAddress(x.address) ?? x.address, ehloName: (x.ehloName ?? hostname).toLowerCase() };
+  return x.rate === undefined ? source : { ...source, rate: x.rate };
 }
 
 /** The address in one spelling (IPv6 compressed, lowercase), or undefined when it is not one. */

@@ -68,13 +68,14 @@ describe('delivery.sources and pools', () => {
 
   it('names every mistake at once', () => {
     const found = problems({
-      sources: [...SOURCES, { name: 'ip1', address: '10.0.0.300' }, { name: 'ip3', address: '127.0.0.2' }],
+      sources: [...SOURCES, { name: 'ip1', address: '10.0.0.300' }, { name: 'ip3', address: '127.0.0.2', ehloName: 'not a name' }],
       pools: { tx: [{ source: 'ip9', weight: 1 }, { source: 'ip1', weight: 1 }, { source: 'ip1', weight: 2 }], empty: [] },
       defaultPools: { transactional: 'nope', broadcast: 'default' },
     });
     expect(found).toEqual([
       '"delivery.sources" names "ip1" twice',
       '"delivery.sources" source "ip1": address "10.0.0.300" is not an IPv4 or IPv6 address',
+      '"delivery.sources" source "ip3": ehloName "not a name" is not a host name',
       '"delivery.sources" binds address 127.0.0.2 twice (one EHLO name per address)',
       '"delivery.pools" pool "tx" names source "ip9", which is not in delivery.sources',
       '"delivery.pools" pool "tx" names source "ip1" twice',
