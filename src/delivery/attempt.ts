@@ -38,6 +38,11 @@ export interface AttemptRequest {
    * it waited for room at its site, which ends it deferred without a connection.
    */
   siteRoom?: () => Promise<boolean> | undefined;
+  /**
+   * The source to send from (issue 35, delivery.sources): its local address and EHLO name.
+   * Absent: the kernel picks the address and the EHLO name is MxAttemptDeps.heloName.
+   */
+  source?: { name: string; address?: string; ehloName: string };
 }
 
 /** What the dispatcher calls; tests may pass their own. */
@@ -115,7 +120,8 @@ async function send(deps: MxAttemptDeps, req: AttemptRequest, site: string | und
     deliverOverSmtp({
       targets,
       port: deps.port,
-      heloName: deps.heloName,
+      heloName: req.source?.ehloName ?? deps.heloName,
+      sourceAddress: req.source?.address,
       sender: envelopeSender(message, recipient, sender),
       recipients: [recipient],
       body,

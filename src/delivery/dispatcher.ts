@@ -46,6 +46,8 @@ import { DEFAULT_SMTP_TIMEOUTS, type SmtpConnectionCache, type SmtpTimeouts } fr
 import { slowsDown } from './smtp-results.js';
 import { settledWithin } from '../domain/settle.js';
 import { simulatedAttempt } from '../domain/sandbox-outcome.js';
+import { resolveSendingIps } from '../domain/sending-ips.js';
+import { SourcePicker, type PickedSource } from './source-picker.js';
 
 /** The configuration delivery reads: delivery.*, the EHLO name, the return-path label and the grace period. */
 export type DeliverySettings = Pick<Config, 'delivery' | 'hostname'> & {
@@ -212,6 +214,8 @@ export class DeliveryService {
   private readonly goneNodeCheckMs: number | undefined;
   /** The minute's count of attempts, logged as one info line (attempt-summary.ts). */
   private readonly summary: AttemptSummary;
+  /** The source (local address, EHLO name) of each attempt, from its message's pool (issue 35). */
+  private readonly sources: SourcePicker;
   /** Roots for MX certificate checks: node's plus delivery.mtaSts.caFile (read at start), or node's alone. */
   private ca: string[] | undefined;
 
@@ -253,6 +257,13 @@ export class DeliveryService {
     this.batchSize = o.batchSize ?? 100;
     this.idleCheckMs = o.idleCheckMs ?? 60_000;
     this.goneNodeCheckMs = o.goneNodeCheckMs;
+    this.sources = new SourcePicker({
+      ips: resolveSendingIps(d, o.config.hostname),
+      channelPool: async (id) => (await o.store.channels.get(id))?.ipPool,
+      coordination: this.coordination,
+      defaultRate: d.rate,
+      now: () => this.clock.now(),
+    });
     this.connections = new ConnectionCache({ maxMessages: d.maxMessagesPerConnection, idleMs: d.connectionIdleMs });
     this.attempt = o.attempt ?? this.mxAttempt(o);
   }
@@ -652,6 +663,7 @@ export class DeliveryService {
         event: 'delivery_attempt',
         jobId: job.id,
         address: result.address,
+        source: result.source,
         tls: result.tls,
         reused: result.reused,
         ...counts,
@@ -676,7 +688,7 @@ export class DeliveryService {
       // A sandbox message's job (one scheduled for later) never leaves the machine: its
       // simulated outcome is recorded at its time, with no DNS lookup and no connection.
       else if (loaded.message.deliveryType === 'sandbox') result = simulatedAttempt(job.recipients, loaded.message.simulatedBounces);
-      else result = await this.attempt({ job, ...loaded, signal, beforeBody: this.beforeBody, stillWanted, siteRoom });
+      else result = await this.attemptFrom(await this.sources.pick(loaded.message), { job, ...loaded, signal, stillWanted, siteRoom });
     } catch (err) {
       // A bug, not the receiver's doing: retry on the schedule rather than lose the job.
       this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt failed unexpectedly');
@@ -684,6 +696,19 @@ export class DeliveryService {
     }
     if (slowsDown(result)) this.sites.slowDown(job.domain, startedAt);
     return result;
+  }
+
+  /**
+   * The attempt from its pool's source: bound to its address, announcing its EHLO name, paced
+   * by its own pacer before the global one (source-picker.ts). Every source of the pool
+   * unavailable: deferred without a connection (none can be now; later parts of issue 35 mark
+   * sources unavailable).
+   */
+  private attemptFrom(source: PickedSource | undefined, req: Omit<Parameters<AttemptFn>[0], 'beforeBody' | 'source'>): Promise<AttemptResult> {
+    if (!source) return Promise.resolve(noSource(req.job.recipients));
+    const beforeBody = () => this.sources.beforeBody(source, this.beforeBody);
+    if (!this.sources.configured) return this.attempt({ ...req, beforeBody });
+    return this.attempt({ ...req, beforeBody, source }).then((result) => ({ ...result, source: source.name }));
   }
 
   /**
@@ -749,6 +774,16 @@ function missingMessage(recipients: readonly string[]): AttemptResult {
   const response = 'message or body missing from the store';
   return {
     recipients: recipients.map((recipient) => ({ recipient, outcome: 'bounced', bounceType: 'soft', category: 'other', phase: 'message', response })),
+    tls: false,
+    response,
+  };
+}
+
+/** Every source of the message's pool is out of it for now: deferred, retried on the schedule. */
+function noSource(recipients: readonly string[]): AttemptResult {
+  const response = 'no source of the message\'s IP pool is available now';
+  return {
+    recipients: recipients.map((recipient) => ({ recipient, outcome: 'deferred', category: 'other', phase: 'connect', response })),
     tls: false,
     response,
   };

@@ -24,6 +24,8 @@ export interface AttemptResult {
   mx?: string;
   /** The IP address connected to. */
   address?: string;
+  /** The source (delivery.sources) the attempt was sent from; absent when none is configured. */
+  source?: string;
   /** True when the session ran over STARTTLS (RFC 3207). */
   tls: boolean;
   /** How the session was (or was not) encrypted; absent without a session. */

@@ -20,6 +20,8 @@ export interface Received {
   /** True when the session was upgraded with STARTTLS. */
   secure: boolean;
   heloName: string;
+  /** The client's address as the server saw it: our source (delivery.sources) or the kernel's choice. */
+  remoteAddress: string;
 }
 
 export interface MxServerOptions {
@@ -128,6 +130,7 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
             raw: Buffer.concat(chunks),
             secure: session.secure,
             heloName: session.hostNameAppearsAs,
+            remoteAddress: session.remoteAddress.replace(/^::ffff:/, ''),
           });
           cb(null, next?.message);
         };
