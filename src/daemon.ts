@@ -2,6 +2,7 @@
  * The daemon: composes the components in dependency order and stops them in reverse. Knows
  * nothing about signals or argv (cli/serve.ts owns those), so tests run it in-process.
  */
+import { SourceReport } from './delivery/source-report.js';
 import { isPool, resolveSendingIps, type SendingIps } from './domain/sending-ips.js';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -131,6 +132,8 @@ export class Daemon {
   // Delivery
   /** The sources and pools of sending IPs (issue 35, delivery.sources/pools/defaultPools). */
   readonly sendingIps: SendingIps;
+  /** GET /ops/sources and the reverse DNS check of the sources at start. */
+  readonly sourceReport: SourceReport;
   /** Cached (TTL-bounded): delivery resolves the same MX hosts over and over. */
   readonly deliveryDns: DnsResolver;
   readonly delivery: DeliveryService;
@@ -184,6 +187,7 @@ export class Daemon {
 
     this.sendingIps = resolveSendingIps(config.delivery, config.hostname);
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
+    this.sourceReport = new SourceReport({ ips: this.sendingIps, dns: this.deliveryDns });
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
     // Reports to mailto: addresses go through the one submission path (tls-rpt/mailer.ts).
     this.tlsRpt = new TlsRptService({
@@ -331,7 +335,7 @@ export class Daemon {
   private buildHttp(): HttpServer {
     const templates = new TemplateService({ store: this.store, limits: this.config.templates, render: (input) => this.pool.render(input) });
     const routes: RouteModule[] = [
-      opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics }),
+      opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics, sources: this.sourceReport }),
       apiKeyRoutes(new ApiKeyService({ store: this.store, maxPerAccount: this.config.limits.apiKeysPerAccount })),
       channelRoutes(new ChannelService({ store: this.store, coordination: this.coordination, maxPerAccount: this.config.limits.channelsPerAccount, isPool: (name) => isPool(this.sendingIps, name) })),
       domainRoutes(this.domains),
@@ -410,6 +414,10 @@ export class Daemon {
       // own in-flight work within shutdown.graceMs), before the pipeline of stage 1 goes away.
       this.beginStage();
       await this.startComponent(this.delivery);
+      // Not awaited: a slow resolver must not hold the start; one warn line per mismatch.
+      if (this.sendingIps.configured) {
+        this.sourceReport.warnMismatches(this.logger.child({ component: 'delivery' })).catch((err: unknown) => this.logger.warn({ err }, 'sending sources: reverse DNS check failed'));
+      }
       await this.startComponent(this.webhooks);
       if (this.inboundPoster) await this.startComponent(this.inboundPoster);
       await this.startComponent(this.retention);

@@ -88,7 +88,7 @@ const DEFAULT_TRIES = 2;
 const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
 
 /** A record type, or `TXT:<kind>` for a parsed TXT answer (txtParsed). */
-type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | `TXT:${string}`;
+type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'PTR' | `TXT:${string}`;
 
 interface CacheEntry {
   expiresAt: number;
@@ -216,6 +216,17 @@ export class DnsResolver {
     return this.lookup('CNAME', name, (s) => s, async (r, n) => {
       const targets = await r.resolveCname(n);
       return { records: normalizeName(targets[0] ?? ''), ttl: undefined, empty: targets.length === 0 };
+    });
+  }
+
+  /**
+   * The names an address's PTR records give (reverse lookup under in-addr.arpa or ip6.arpa,
+   * RFC 1035 3.5, RFC 3596 2.5), lowercased, without the trailing dot.
+   */
+  ptr(address: string): Promise<DnsAnswer<string[]>> {
+    return this.lookup('PTR', reverseName(address), cloneStrings, async (r, n) => {
+      const records = (await r.resolvePtr(n)).map(normalizeName);
+      return { records, ttl: undefined, empty: records.length === 0 };
     });
   }
 
@@ -421,4 +432,15 @@ function cloneMx(records: MxRecord[]): MxRecord[] {
 function positiveInt(value: number, what: string): number {
   if (!Number.isInteger(value) || value < 1) throw new Error(`${what} must be a positive integer, got ${value}`);
   return value;
+}
+
+/** 10.1.2.3 → 3.2.1.10.in-addr.arpa; an IPv6 address → its 32 nibbles reversed under ip6.arpa. */
+export function reverseName(address: string): string {
+  if (net.isIPv4(address)) return `${address.split('.').reverse().join('.')}.in-addr.arpa`;
+  const parts = address.split('::');
+  const head = parts[0] ? parts[0].split(':') : [];
+  const tail = parts.length > 1 && parts[1] ? parts[1].split(':') : [];
+  const groups = parts.length > 1 ? [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail] : head;
+  const nibbles = groups.map((g) => g.padStart(4, '0')).join('').toLowerCase().split('');
+  return `${nibbles.reverse().join('.')}.ip6.arpa`;
 }

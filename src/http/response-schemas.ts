@@ -458,3 +458,18 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
 
   'GET /errors/{code}': obj({ code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, status: int, title: str }),
 };
+
+/** GET /ops/sources (delivery/source-report.ts SourceView). */
+const sourceView = obj({
+  name: str,
+  address: { type: ['string', 'null'] },
+  ehloName: str,
+  rate: { type: ['integer', 'null'] },
+  pools: { type: 'array', items: obj({ pool: str, weight: int }) },
+  ptr: obj({
+    status: { type: 'string', enum: ['confirmed', 'no_ptr', 'ptr_mismatch', 'forward_mismatch', 'dns_error', 'not_checked'] },
+    ptrNames: { type: 'array', items: str },
+    forwardAddresses: { type: 'array', items: str },
+  }),
+});
+export const sourcesBody = obj({ results: { type: 'array', items: sourceView } });

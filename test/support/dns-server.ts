@@ -32,7 +32,7 @@ import { DnsResolver } from '../../src/dns/resolver.js';
 
 const { Packet } = dns2;
 
-export type TestRecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'TLSA';
+export type TestRecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'TLSA' | 'PTR';
 export type TestRecordValue = string | { exchange: string; priority: number };
 
 export interface TestDns {
@@ -148,6 +148,9 @@ function buildRecords(owner: string, type: TestRecordType, set: RRSet): DnsResou
         return new Packet.Resource({ ...base, type: Packet.TYPE.AAAA, address: ipv6ForDns2(value as string) });
       case 'CNAME':
         return new Packet.Resource({ ...base, type: Packet.TYPE.CNAME, domain: normalizeName(value as string) });
+      // Reverse names: 2.0.0.127.in-addr.arpa (RFC 1035 3.5), <nibbles>.ip6.arpa (RFC 3596 2.5).
+      case 'PTR':
+        return new Packet.Resource({ ...base, type: Packet.TYPE.PTR, domain: normalizeName(value as string) });
       case 'MX': {
         const { exchange, priority } = parseMx(value);
         // dns2's name encoder drops empty labels, so both '' and '.' come out as the single

@@ -13,12 +13,16 @@ import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import type { Metrics } from '../../log/metrics.js';
+import type { SourceView } from '../../delivery/source-report.js';
+import { sourcesBody } from '../response-schemas.js';
 import type { HttpContext, RouteModule } from '../server.js';
 
 export interface OpsDeps {
   /** One entry per component the daemon needs (store, pool, http, smtp...): true when up. */
   readiness: () => Record<string, boolean>;
   metrics: Metrics;
+  /** The sending IPs with their PTR checked (delivery/source-report.ts). */
+  sources: { list(): Promise<SourceView[]> };
 }
 
 const TAGS = ['operations'];
@@ -43,6 +47,14 @@ const readySchema = {
   summary: 'Readiness: store open, worker pool up, listeners bound',
   tags: TAGS,
   response: { 200: readinessBody, 503: readinessBody },
+} as const;
+
+const sourcesSchema = {
+  summary: 'Sending IPs: each source, its pools and its reverse DNS check',
+  description:
+    'Each source of delivery.sources (or the one implicit source, the kernel\'s choice) with its address, EHLO name, rate and pools, and whether the address\'s PTR names the EHLO name and that name\'s A/AAAA include the address (forward-confirmed reverse DNS). Read as /metrics: `Authorization: Bearer <metrics.token>`, or from loopback without a token.',
+  tags: TAGS,
+  response: { 200: sourcesBody },
 } as const;
 
 const metricsSchema = {
@@ -76,6 +88,13 @@ export function opsRoutes(deps: OpsDeps): RouteModule {
       allowed(req);
       const text = await metrics.render();
       return reply.header('cache-control', 'no-store').type(metrics.contentType).send(text);
+    });
+
+    // The operator's view: the same access as the metrics (no API key, which is an account's).
+    app.get('/ops/sources', { config: { public: true }, schema: sourcesSchema }, async (req, reply) => {
+      allowed(req);
+      reply.header('cache-control', 'no-store');
+      return { results: await deps.sources.list() };
     });
   };
 }
