@@ -28,6 +28,9 @@ import type { StorePort } from '../../src/store/port/index.js';
 import { openTestStore, queueMessage } from '../support/delivery.js';
 import { openStore } from '../support/store.js';
 
+/** GET /ops/sources is tested in ops-sources.test.ts. */
+const NO_SOURCES = { list: async () => [] };
+
 const TOKEN = 'metrics-token-0123456789abcdef';
 
 interface Server {
@@ -51,7 +54,7 @@ async function startServer(opts: { overrides?: Record<string, unknown>; sources?
   const metrics = new Metrics({ sources: opts.sources ?? { storeSizeBytes: () => store.sizeBytes() } });
   let http: HttpServer | undefined;
   const readiness = () => ({ store: store.healthy(), pool: poolUp, http: http?.listening ?? false });
-  http = new HttpServer({ config, store, coordination: new LocalCoordination({ nodeId: 'test' }), logger: createLogger({ level: 'silent' }) }, [opsRoutes({ readiness, metrics }), channelRoutes({} as never)]);
+  http = new HttpServer({ config, store, coordination: new LocalCoordination({ nodeId: 'test' }), logger: createLogger({ level: 'silent' }) }, [opsRoutes({ readiness, metrics, sources: NO_SOURCES }), channelRoutes({} as never)]);
   await http.start();
   servers.push(http);
   return { http, url: `http://127.0.0.1:${http.port}`, config, metrics };
@@ -300,7 +303,7 @@ describe('GET /openapi.json', () => {
     const ctx: HttpContext = { config, store, coordination: new LocalCoordination({ nodeId: 'test' }), logger: createLogger({ level: 'silent' }) };
     const unused = {} as never;
     const routes: RouteModule[] = [
-      opsRoutes({ readiness: () => ({}), metrics: new Metrics({ processMetrics: false }) }),
+      opsRoutes({ readiness: () => ({}), metrics: new Metrics({ processMetrics: false }), sources: NO_SOURCES }),
       channelRoutes(unused),
       domainRoutes(unused),
       sendRoutes(unused),
