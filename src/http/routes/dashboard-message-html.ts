@@ -14,13 +14,13 @@
  *
  * It is read like GET /activity/messages/{id} (activity/queries.ts visibleMessage: another
  * account's message is 403, an unknown one 404). An iframe's request cannot carry the
- * X-Postrider-Dashboard header, so the session cookie alone authenticates it (frame-principal.ts:
- * a request a browser marks as cross-site is refused outright), or an API key as on the API.
+ * X-Postrider-Dashboard header, so the session cookie alone authenticates it (the route's
+ * `frame` config: auth.ts authenticateFrame, in the server's hook; a request a browser marks as
+ * cross-site is refused outright), or an API key as on the API.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ActivityReads } from '../../activity/queries.js';
 import { AppError } from '../../domain/errors.js';
-import { framePrincipal } from '../frame-principal.js';
 import type { HttpContext } from '../server.js';
 
 /** The policy of a message's HTML; remote images only when the user asked for them. */
@@ -48,8 +48,7 @@ export function dashboardMessageHtmlRoutes(app: FastifyInstance, { store }: Http
     params: { type: 'object', properties: { id: { type: 'string', maxLength: 64 } }, required: ['id'] },
     querystring: { type: 'object', properties: { images: { type: 'string', enum: ['0', '1'] } } },
   } as const;
-  app.get('/dashboard/messages/:id/html', { config: { public: true }, schema }, async (req, reply) => {
-    req.principal = await framePrincipal(app, store, req);
+  app.get('/dashboard/messages/:id/html', { config: { frame: true }, schema }, async (req, reply) => {
     const m = await reads.visibleMessage(req.principal, (req.params as { id: string }).id);
     if (m.html === undefined) throw new AppError('not_found', `Message ${m.id} has no HTML part`);
     const images = (req.query as { images?: string }).images === '1';

@@ -16,8 +16,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import type { TemplateService } from '../../templates/service.js';
-import { framePrincipal } from '../frame-principal.js';
-import type { HttpContext } from '../server.js';
 import { framedHtml } from './dashboard-message-html.js';
 
 export const MAX_DATA = 8_000;
@@ -50,9 +48,8 @@ function sampleData(raw: string | undefined): Record<string, unknown> {
 
 
 export function dashboardTemplateHtmlRoutes(templates: TemplateService) {
-  return (app: FastifyInstance, { store }: HttpContext): void => {
-    app.get('/dashboard/templates/:idOrAlias/html', { config: { public: true }, schema }, async (req, reply) => {
-      req.principal = await framePrincipal(app, store, req);
+  return (app: FastifyInstance): void => {
+    app.get('/dashboard/templates/:idOrAlias/html', { config: { frame: true }, schema }, async (req, reply) => {
       const q = req.query as { version: number; data?: string; images?: string };
       const idOrAlias = (req.params as { idOrAlias: string }).idOrAlias;
       const out = await templates.render(req.principal, idOrAlias, { data: sampleData(q.data), version: q.version });
