@@ -17,6 +17,9 @@
  *    takes one unit, false sends the picker back to the chooser without this source.
  *  - observe(): every finished attempt from a configured source, with its result (the reply
  *    texts shaping reads, the connect errors a failing address gives).
+ *  - limits(): a lower ceiling for the source at the site for now (a shaping rule's "one
+ *    connection, 2 messages a second"); the picker holds the source's sessions at the site and
+ *    its pace there to the lowest ceiling any gate gives, below the site's own limits.
  *
  * With no delivery.sources configured no gate is asked: the kernel's choice has no warm-up,
  * shaping or failure of its own, and delivery is exactly what it was before sources existed.
@@ -31,6 +34,14 @@ export interface GateRefusal {
   reason: string;
   /** When it may carry mail again (epoch ms), when known. */
   until?: number;
+}
+
+/** A gate's ceiling for one source at one site, for now. */
+export interface SourceSiteCeiling {
+  /** Sessions in flight from the source to the site at most (at least 1; a suspension is check()'s). */
+  concurrency?: number;
+  /** Messages per second from the source at the site at most. */
+  perSecond?: number;
 }
 
 /** The attempt a gate is asked about or told of. */
@@ -52,6 +63,8 @@ export interface SourceGate {
   reserve?(attempt: SourceAttempt, now: number): Promise<boolean>;
   /** The result of an attempt the source carried (after it ended, before it is recorded). Must not throw. */
   observe?(attempt: SourceAttempt, result: AttemptResult, startedAt: number, now: number): void;
+  /** A lower ceiling for the source at the site now, if the gate sets one. Synchronous: this node's view. */
+  limits?(source: string, site: string, now: number): SourceSiteCeiling | undefined;
   /** Background work (a cluster view's refresh), if the gate has any. */
   start?(): Promise<void> | void;
   stop?(): Promise<void> | void;
