@@ -65,6 +65,11 @@ export interface SourceGate {
   observe?(attempt: SourceAttempt, result: AttemptResult, startedAt: number, now: number): void;
   /** A lower ceiling for the source at the site now, if the gate sets one. Synchronous: this node's view. */
   limits?(source: string, site: string, now: number): SourceSiteCeiling | undefined;
+  /**
+   * What GET /ops/sources (and the dashboard's Sources page) shows of this gate for a source,
+   * under the gate's name (`warmup`, `shaping`, `health`); undefined shows nothing.
+   */
+  view?(source: string, now: number): Promise<object | undefined>;
   /** Background work (a cluster view's refresh), if the gate has any. */
   start?(): Promise<void> | void;
   stop?(): Promise<void> | void;
