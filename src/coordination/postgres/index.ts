@@ -10,7 +10,8 @@
  *    (rate-sql.ts, pacer.ts), reached synchronously through a worker thread (bridge.ts), the
  *    attempt budget in blocks reserved ahead (rates.ts);
  *  - keyed limits, failure windows and slots: one row per key changed by one conditional
- *    statement (key-rates.ts, failure-windows.ts, slots.ts), and the janitor that drops the
+ *    statement (key-rates.ts, failure-windows.ts, slots.ts), counters by one transaction under
+ *    row locks (counters.ts), and the janitor that drops the
  *    rows that mean nothing any more (janitor.ts).
  *
  * A component: start() creates the tables if needed (schema.ts), listens and starts the
@@ -22,9 +23,10 @@ import type { Clock, Timer } from '../../queue/clock.js';
 import { guarded } from '../../domain/database-unavailable.js';
 import { named, type Named } from '../named.js';
 import { isNodeId } from '../node-id.js';
-import type { Backlog, Coordination, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from '../port.js';
+import type { Backlog, Coordination, Counters, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from '../port.js';
 import { SyncBridge } from './bridge.js';
 import { openPool, volatileSettings, type Sql } from './connection.js';
+import { PgCounters } from './counters.js';
 import { PgFailureWindow } from './failure-windows.js';
 import { beat, forget, goneNodes, HEARTBEAT_EVERY_MS } from './heartbeats.js';
 import { JANITOR_EVERY_MS, sweep } from './janitor.js';
@@ -74,6 +76,7 @@ export class PostgresCoordination implements Coordination {
   private readonly keyedRates = new Map<string, Named<KeyedRate>>();
   private readonly failureWindows = new Map<string, Named<FailureWindow>>();
   private readonly slotSets = new Map<string, Slots>();
+  private readonly counterSets = new Map<string, Counters>();
   private readonly holds: HoldRegistry = new Map();
   private readonly timers = new Set<Timer>();
   /** Renewals and sweeps under way (settled() waits for them). */
@@ -170,6 +173,12 @@ export class PostgresCoordination implements Coordination {
     let s = this.slotSets.get(name);
     if (!s) this.slotSets.set(name, (s = new PgSlots(this.volatileSql, name, this.holds, this.time)));
     return s;
+  }
+
+  counters(name: string): Counters {
+    let c = this.counterSets.get(name);
+    if (!c) this.counterSets.set(name, (c = guarded(new PgCounters(this.volatileSql, name, this.time, dbKey, (k) => JSON.parse(k) as string))));
+    return c;
   }
 
   /** The LISTEN connection's server process id (tests: a dropped connection). */

@@ -81,6 +81,16 @@ CREATE TABLE IF NOT EXISTS coord_slots (
   PRIMARY KEY (name, key)
 );
 CREATE INDEX IF NOT EXISTS coord_slots_expiry ON coord_slots (expires_at_ms);
+
+-- Counters (counters.ts): a count per (name, key) until the key's window ends.
+CREATE TABLE IF NOT EXISTS coord_counters (
+  name text NOT NULL,
+  key text NOT NULL,
+  n int4 NOT NULL,
+  expires_at_ms float8 NOT NULL,
+  PRIMARY KEY (name, key)
+);
+CREATE INDEX IF NOT EXISTS coord_counters_expiry ON coord_counters (expires_at_ms);
 `;
 
 /** Creates what is missing of the coordination's schema; safe when several nodes start at once. */
