@@ -5,6 +5,7 @@
 import { SourceReport } from './delivery/source-report.js';
 import { isPool, resolveSendingIps, type SendingIps } from './domain/sending-ips.js';
 import type { SourceGate } from './delivery/source-gates.js';
+import { WarmupGate } from './delivery/warmup-gate.js';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config/schema.js';
@@ -298,7 +299,13 @@ export class Daemon {
 
   /** The gates of the sending sources (issue 35); started and stopped by delivery. */
   private buildSourceGates(): SourceGate[] {
-    return [];
+    const warmup = new WarmupGate({
+      ips: this.sendingIps,
+      coordination: this.coordination,
+      dns: this.deliveryDns,
+      onError: (err, a) => this.logger.warn({ err, source: a.source, site: a.site }, 'warm-up: the counters did not answer; the source carries no mail to the site until they do'),
+    });
+    return warmup.active ? [warmup] : [];
   }
 
   private buildDelivery(): DeliveryService {

@@ -19,10 +19,12 @@
  * safe in a cluster).
  */
 import type { Coordination } from '../coordination/port.js';
+import type { DnsAnswer, MxRecord } from '../dns/resolver.js';
 import type { SendingIps } from '../domain/sending-ips.js';
 import { capsAt, resolveWarmupPlan, windowEnds, type WarmupCaps, type WarmupPlan } from '../domain/warmup-plan.js';
 import type { GateRefusal, SourceAttempt, SourceGate } from './source-gates.js';
 import { SiteProviders } from './site-provider.js';
+import { siteName } from './sites.js';
 import { counterName, siteKeyOf, windowKeys } from './warmup-keys.js';
 import { warmupView, type WarmupView } from './warmup-view.js';
 
@@ -34,6 +36,12 @@ export interface WarmupGateOptions {
   ips: SendingIps;
   coordination: Pick<Coordination, 'counters'>;
   providers?: SiteProviders;
+  /**
+   * The MX lookup (the delivery resolver, whose cache the attempt's own lookup then hits): the
+   * picker names a domain's site only once this process resolved it, so the first attempts to
+   * gmail.com after a start come with site "gmail.com", which is Google's all the same.
+   */
+  dns?: { mx(name: string): Promise<DnsAnswer<MxRecord[]>> };
   /** A reserve could not reach the coordination (it then refuses: the counts are unknown). */
   onError?: (err: unknown, attempt: SourceAttempt) => void;
 }
@@ -64,7 +72,7 @@ export class WarmupGate implements SourceGate {
   async reserve(attempt: SourceAttempt, now: number): Promise<boolean> {
     const entry = this.plans.get(attempt.source);
     if (!entry) return true;
-    const site = siteKeyOf(this.providers, attempt.site);
+    const site = siteKeyOf(this.providers, await this.siteOf(attempt));
     const caps = capsAt(entry.plan, site.curve, now);
     if (!caps) return true;
     const keys = windowKeys(site.key, now);
@@ -79,8 +87,17 @@ export class WarmupGate implements SourceGate {
       this.o.onError?.(err, attempt);
       return false;
     }
-    this.remember(attempt.source, site.key, caps, answer.counts, now);
+    // Under the picker's key too, so that its check() of the refused source names the reason.
+    for (const key of new Set([site.key, siteKeyOf(this.providers, attempt.site).key])) this.remember(attempt.source, key, site.key, caps, answer.counts, now);
     return answer.added;
+  }
+
+  /** The attempt's MX site: the picker's, or the MX lookup's while the picker knows only the domain. */
+  private async siteOf(attempt: SourceAttempt): Promise<string> {
+    if (attempt.site !== attempt.domain || !this.o.dns) return attempt.site;
+    const answer = await this.o.dns.mx(attempt.domain).catch(() => undefined);
+    const hosts = answer?.status === 'ok' ? answer.records.map((r) => r.exchange).filter((h) => h !== '') : [];
+    return hosts.length > 0 ? siteName(hosts) : attempt.site;
   }
 
   view(source: string, now: number): Promise<WarmupView | undefined> {
@@ -90,12 +107,12 @@ export class WarmupGate implements SourceGate {
   }
 
   /** Marks the key full until its window's end once a count reached its cap. */
-  private remember(source: string, key: string, caps: WarmupCaps, counts: number[], now: number): void {
+  private remember(source: string, key: string, counted: string, caps: WarmupCaps, counts: number[], now: number): void {
     const [day = 0, hour = 0] = counts;
     const ends = windowEnds(now);
     let refusal: (GateRefusal & { until: number }) | undefined;
-    if (day >= caps.perDay) refusal = { gate: WARMUP_GATE, reason: `warm-up: ${day} of ${caps.perDay} messages to ${key} today (day ${caps.day})`, until: ends.day };
-    else if (hour >= caps.perHour) refusal = { gate: WARMUP_GATE, reason: `warm-up: ${hour} of ${caps.perHour} messages to ${key} this hour (day ${caps.day})`, until: ends.hour };
+    if (day >= caps.perDay) refusal = { gate: WARMUP_GATE, reason: `warm-up: ${day} of ${caps.perDay} messages to ${counted} today (day ${caps.day})`, until: ends.day };
+    else if (hour >= caps.perHour) refusal = { gate: WARMUP_GATE, reason: `warm-up: ${hour} of ${caps.perHour} messages to ${counted} this hour (day ${caps.day})`, until: ends.hour };
     if (!refusal) return;
     if (this.full.size >= MAX_FULL) for (const [k, v] of this.full) if (v.until <= now) this.full.delete(k);
     if (this.full.size >= MAX_FULL) this.full.clear();

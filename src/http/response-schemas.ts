@@ -459,6 +459,16 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /errors/{code}': obj({ code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, status: int, title: str }),
 };
 
+/** A warming source's progress (delivery/warmup-view.ts WarmupView); a cap of null: that curve has ended. */
+const warmupCount = obj({ sent: int, cap: nullable({ type: 'integer', minimum: 1 }) });
+const warmupView = obj({
+  start: { type: 'string', format: 'date' },
+  day: int,
+  days: int,
+  complete: bool,
+  sites: list(obj({ key: str, curve: str, today: warmupCount, thisHour: warmupCount })),
+});
+
 /** GET /ops/sources (delivery/source-report.ts SourceView). */
 const sourceView = obj({
   name: str,
@@ -472,7 +482,7 @@ const sourceView = obj({
     forwardAddresses: { type: 'array', items: str },
   }),
   // The gates' views (delivery/source-gates.ts), present while delivery.sources is configured.
-  warmup: { type: 'object' },
+  warmup: warmupView,
   shaping: { type: 'object' },
   health: { type: 'object' },
 }, ['warmup', 'shaping', 'health']);

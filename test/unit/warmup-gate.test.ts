@@ -10,7 +10,7 @@ import { LocalCoordination } from '../../src/coordination/local.js';
 import type { Coordination } from '../../src/coordination/port.js';
 import { resolveSendingIps, type SourceSetting } from '../../src/domain/sending-ips.js';
 import type { SourceAttempt } from '../../src/delivery/source-gates.js';
-import { WarmupGate } from '../../src/delivery/warmup-gate.js';
+import { WarmupGate, type WarmupGateOptions } from '../../src/delivery/warmup-gate.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const HOUR = 3_600_000;
@@ -19,11 +19,11 @@ const WORKSPACE = 'alt1.aspmx.l.google.com,aspmx.l.google.com';
 const YAHOO = 'mta5.am0.yahoodns.net,mta6.am0.yahoodns.net';
 
 /** 09:00 UTC on 2025-01-06 (FakeClock's default): 15 hours of day 1 are left. */
-function setup(warmup: SourceSetting['warmup'], coordination?: Coordination) {
+function setup(warmup: SourceSetting['warmup'], coordination?: Coordination, dns?: WarmupGateOptions['dns']) {
   const clock = new FakeClock();
   const sources: SourceSetting[] = [{ name: 'new', address: '127.0.0.2', warmup }, { name: 'old', address: '127.0.0.3' }];
   const ips = resolveSendingIps({ sources, pools: {}, defaultPools: { transactional: '', broadcast: '' } }, 'mta.example');
-  const gate = new WarmupGate({ ips, coordination: coordination ?? new LocalCoordination({ nodeId: 'test', clock }) });
+  const gate = new WarmupGate({ ips, coordination: coordination ?? new LocalCoordination({ nodeId: 'test', clock }), dns });
   const attempt = (site: string, source = 'new'): SourceAttempt => ({ source, site, pool: 'default', domain: 'example.com' });
   /** Reserves until refused (at most `max`); the number granted. */
   const fill = async (site: string, max = 1_000): Promise<number> => {
@@ -64,6 +64,25 @@ describe('warm-up gate', () => {
     clock.ms = Date.UTC(2025, 0, 8, 0, 0);
     expect(await fill(GMAIL, 500)).toBe(500);
     expect(gate.check('new', GMAIL, clock.now())).toBeUndefined();
+  });
+
+  it('counts a domain whose site the picker does not know yet under its MX site, by the MX lookup', async () => {
+    const mx: WarmupGateOptions['dns'] = {
+      mx: async (name) =>
+        name === 'gmail.com'
+          ? { status: 'ok', ttl: 300, records: [{ exchange: 'gmail-smtp-in.l.google.com', priority: 5 }, { exchange: 'alt1.gmail-smtp-in.l.google.com', priority: 10 }] }
+          : { status: 'nodata' },
+    };
+    const { clock, gate, attempt } = setup({ start: '2025-01-06', curve: [5] }, undefined, mx);
+    const first = (site: string, domain: string) => gate.reserve({ ...attempt(site), domain }, clock.now());
+    for (let i = 0; i < 3; i++) expect(await first('gmail.com', 'gmail.com')).toBe(true);
+    for (let i = 0; i < 2; i++) expect(await first(GMAIL, 'gmail.com')).toBe(true);
+    expect(await first('gmail.com', 'gmail.com')).toBe(false);
+    // Refused under the picker's key as well, with the provider's count.
+    expect(gate.check('new', 'gmail.com', clock.now())?.reason).toBe('warm-up: 5 of 5 messages to google today (day 1)');
+    // A domain without MX records is its own site.
+    expect(await first('implicit.example', 'implicit.example')).toBe(true);
+    expect((await gate.view('new', clock.now()))!.sites.find((s) => s.key === 'implicit.example')?.today).toEqual({ sent: 1, cap: 5 });
   });
 
   it('never refuses a source without a plan', async () => {
