@@ -6,6 +6,7 @@ import { SourceReport } from './delivery/source-report.js';
 import { isPool, resolveSendingIps, type SendingIps } from './domain/sending-ips.js';
 import type { SourceGate } from './delivery/source-gates.js';
 import { WarmupGate } from './delivery/warmup-gate.js';
+import { warmupSnapshots } from './delivery/warmup-metrics.js';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config/schema.js';
@@ -252,6 +253,7 @@ export class Daemon {
         storeSizeBytes: () => this.store.sizeBytes(),
         awaitingSignature: () => this.store.messages.unfinishedCount(),
         oldestAwaitingSignature: async () => (await this.store.messages.oldestUnfinishedMs(Date.now())) / 1000,
+        warmup: () => warmupSnapshots(this.sourceGates, Date.now()),
       },
       onCollectError: (err, source) => this.logger.warn({ err, source }, 'metrics source failed'),
     });

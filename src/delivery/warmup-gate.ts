@@ -58,6 +58,11 @@ export class WarmupGate implements SourceGate {
     for (const s of o.ips.sources.values()) if (s.warmup) this.plans.set(s.name, { plan: resolveWarmupPlan(s.warmup), start: s.warmup.start });
   }
 
+  /** The sources with a plan. */
+  get sources(): string[] {
+    return [...this.plans.keys()];
+  }
+
   /** Whether any source warms up (the daemon adds the gate only then). */
   get active(): boolean {
     return this.plans.size > 0;
