@@ -3,17 +3,16 @@
  * one provider's sites on day 1, 2, … of its plan, beside the provider table (site-limits.ts,
  * whose ids key them). After a curve's last day the source carries what it is given, uncapped.
  *
- * The providers publish no numbers, only the shape: Gmail's and Yahoo's bulk sender guidelines
- * (2024) ask a new IP to "increase sending volume slowly" and answer a sudden volume with
- * 421 4.7.28 / [TSS04] deferrals; Microsoft's (SNDS, 4.7.500) likewise. The ESPs that warm IPs up
- * for their customers do it on a schedule of about a month: SendGrid's automated warm-up holds
- * hourly caps that grow with the IP's age until they lift, Amazon SES reports a dedicated IP's
- * WarmupPercentage until its warm-up is DONE, and Halon's warm-up plugin and KumoMTA's shaping
- * take per-day schedules per destination class (Google, Microsoft, …). The curves below follow
- * that shape: about 50 a day per big provider, growing about half again each day (doubling
- * every other day) for 30 days, and then no cap. Microsoft, Yahoo (with AOL), Apple, United
- * Internet (GMX, web.de) and Comcast throttle new IPs hardest, so theirs start lower and grow
- * slower over the same month.
+ * The providers publish no numbers, only the shape: Gmail's sender guidelines ask a new IP to
+ * increase its volume slowly and answer a sudden volume with 421 4.7.28; Yahoo's sender hub says
+ * the same and defers with [TSS04]; Microsoft throttles with 4.7.500. The ESPs that warm IPs up
+ * for their customers do it on a schedule of weeks: SendGrid's automated warm-up holds hourly caps
+ * that grow with the IP's age until they lift, Amazon SES reports a dedicated IP's
+ * WarmupPercentage until its warm-up is DONE, and Halon's warm-up plugin takes per-day schedules
+ * per class of destination (Google's MX hosts, …). The curves below follow that shape: about 50
+ * a day per big provider, growing about half again each day (doubling every other day) for 30
+ * days, and then no cap. Microsoft, Yahoo (with AOL), Apple, United Internet (GMX, web.de) and
+ * Comcast throttle new IPs hardest, so theirs start lower and grow slower over the same month.
  *
  * The hourly cap is derived from the day's (warmup-plan.ts, hourlyCap).
  */

@@ -39,7 +39,14 @@ export interface WarmupCaps {
 
 export const DAY_MS = 86_400_000;
 export const HOUR_MS = 3_600_000;
-/** A day's cap is reached in this many hours at the earliest: the hourly cap is the day's / SPREAD_HOURS. */
+/**
+ * A day's cap is reached in this many hours at the earliest: the hourly cap is the day's /
+ * SPREAD_HOURS. SendGrid's automated warm-up caps each hour for the same reason: a day's cap
+ * sent in its first minutes is the burst from a new IP that providers defer, and a broadcast
+ * queued at 08:00 would take the whole day's budget before the day's transactional mail.
+ * Not the day's / 24: mail comes in business hours, and most of a strict day-long spread would
+ * go unused.
+ */
 export const SPREAD_HOURS = 6;
 /**
  * The hourly cap is never below this (nor above the day's): a few messages an hour are nothing to
