@@ -36,7 +36,7 @@ import { startDns } from './lib/dns.mjs';
 import { composedMessage, FROM, sendPayload } from './lib/message.mjs';
 import { deleteQueue, opendkimAvailable, opendkimCpuMs, postfixCpuMs, queued, setOpendkim, smtpSource } from './lib/postfix.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
-import { E2E_PARTS, mainProfile, partsOf, WORKER_PARTS, workerProfiles } from './lib/profile-parts.mjs';
+import { E2E_PARTS, mainProfile, partsOf, WORKER_IDLE, WORKER_PARTS, workerProfiles } from './lib/profile-parts.mjs';
 import { fmt, loadavg, ratio, table } from './lib/report.mjs';
 import { SINK_PORT, startSink } from './lib/sink.mjs';
 import { submissionLoad } from './lib/smtp-load.mjs';
@@ -144,10 +144,25 @@ async function drained() {
   }
 }
 
-/** The daemon's CPU so far: main thread, whole process, and the rest (worker and libuv threads). */
+/**
+ * The daemon's CPU so far: main thread, whole process, its piscina worker threads (the only
+ * threads at niceness > 0: src/workers/worker.ts lowers their priority) and the rest (V8's helper
+ * threads: garbage collection, compilation; libuv's pool), from /proc/PID/task.
+ */
 function daemonCpu(pid) {
   const c = cpuMs(pid);
-  return c && { main: c.main, total: c.total, others: c.total - c.main, threads: threadCpuMs(pid) };
+  if (!c) return null;
+  let workers = 0;
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const line = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = line.slice(line.lastIndexOf(') ') + 2).split(' '); // [11] utime, [12] stime, [16] nice
+      if (Number(f[16]) > 0) workers += (Number(f[11]) + Number(f[12])) * 10;
+    }
+  } catch {
+    /* a thread ended meanwhile: its time stays in the process's total */
+  }
+  return { main: c.main, total: c.total, workers, others: c.total - c.main - workers, threads: threadCpuMs(pid) };
 }
 
 /** A postrider round over HTTP or SMTP; `via` is httpLoad or smtpLoad. */
@@ -254,20 +269,28 @@ function readProfiles(dir, round) {
   const n = round.ok;
   const main = partsOf(mainProfile(dir), E2E_PARTS, { windows });
   const sum = new Map();
+  const frames = new Map();
   let workersMs = 0;
   const workerFiles = workerProfiles(dir);
   for (const f of workerFiles) {
-    const w = partsOf(f, WORKER_PARTS, { windows });
+    const w = partsOf(f, WORKER_PARTS, { windows, idle: WORKER_IDLE });
     workersMs += w.totalMs;
     for (const [k, ms] of w.parts) sum.set(k, (sum.get(k) ?? 0) + ms);
+    for (const [k, ms] of w.frames) frames.set(k, (frames.get(k) ?? 0) + ms);
   }
+  const sorted = (m) => [...m].sort((a, b) => b[1] - a[1]);
   const per = ([k, ms], total) => [k, ms / n, total > 0 ? ms / total : 0];
   return {
     round,
     n,
     windowMs: (round.window[1] - round.window[0]) / 1000,
     main: { totalMs: main.totalMs, parts: main.parts.map((x) => per(x, main.totalMs)), frames: main.frames.slice(0, 12).map((x) => per(x, main.totalMs)) },
-    workers: { count: workerFiles.length, totalMs: workersMs, parts: [...sum].sort((a, b) => b[1] - a[1]).map((x) => per(x, workersMs)) },
+    workers: {
+      count: workerFiles.length,
+      totalMs: workersMs,
+      parts: sorted(sum).map((x) => per(x, workersMs)),
+      frames: sorted(frames).slice(0, 12).map((x) => per(x, workersMs)),
+    },
   };
 }
 
@@ -304,7 +327,7 @@ const ms = (x) => fmt(x, 2);
 function rowOf(label, r, peer) {
   return [
     label, fmt(r.rate), ratio(r.rate, peer.rate), r.e2eS.toFixed(1), fmt(r.ackRate),
-    ms(r.server?.total), r.server?.main != null ? `${ms(r.server.main)} main, ${ms(r.server.others)} other threads` : `${ms(r.server?.postfix)} Postfix, ${ms(r.server?.opendkim)} OpenDKIM`,
+    ms(r.server?.total), r.server?.main != null ? `${ms(r.server.main)} main thread, ${ms(r.server.workers)} worker threads, ${ms(r.server.others)} other threads` : `${ms(r.server?.postfix)} Postfix, ${ms(r.server?.opendkim)} OpenDKIM`,
     ratio(r.server?.total, peer.server?.total), ms(r.generator), ms(r.sink), `${r.ok} (${r.got})`,
   ];
 }
@@ -342,8 +365,9 @@ function report(o, length, m, prof) {
     '',
     table(['', 'postrider HTTP', 'postrider SMTP', 'Postfix + OpenDKIM'], roundsRows),
     '',
-    `postrider's threads in the best HTTP round, CPU ms per message, busiest first (/proc/PID/task/TID/stat; "node#TID" are the ` +
-      `piscina worker threads and V8's helpers, "libuv-worker" the fsync/file pool; a thread that ended meanwhile is missing): ${threads}.`,
+    `postrider's threads in the best HTTP round, CPU ms per message, busiest first (/proc/PID/task/TID/stat; every thread is ` +
+      '"node": "worker threads" above are the piscina threads, found by their niceness of 10; "other threads" are V8\'s helpers ' +
+      `(garbage collection, compilation; the tids right after the pid) and libuv's pool; a thread that ended meanwhile is missing): ${threads}.`,
     ...(prof ? ['', profileText(prof)] : []),
   ].join('\n');
   return { text, reading: reading(h, s, t, prof), summary: summary(o, h, s, t) };
@@ -378,37 +402,53 @@ function summary(o, h, s, t) {
   ];
 }
 
-const partRow = ([k, perMsg, share]) => [k, fmt(perMsg, 3), `${(share * 100).toFixed(1)}%`];
+const partRow = ([k, perMsg, share], scale) => [k, fmt(perMsg, 3), `${(share * 100).toFixed(1)}%`, ...(scale ? [fmt(share * scale, 3)] : [])];
 const shown = (parts) => parts.filter(([, , share]) => share >= 0.005);
 
+/**
+ * A profile's samples are wall-clock intervals: a thread that waits for a core while it has work
+ * gets the wait added to its running frame, so on a loaded machine "busy" exceeds its CPU time.
+ * The shares hold; the last column puts them on the main thread's CPU time from /proc.
+ */
 function profileText(p) {
   const r = p.round;
+  const mainCpu = r.server?.main;
   return [
     `Profiled HTTP round (node --cpu-prof, not counted above: ${fmt(r.rate)} msg/s, server CPU ${ms(r.server?.total)} ms per message ` +
-      `under the profiler), samples from the first request to the last outcome recorded (${fmt(p.windowMs)} ms). Main thread: busy ` +
-      `${fmt(p.main.totalMs)} ms, ${fmt(p.main.totalMs / p.n, 3)} ms per message; each sample goes to the innermost part on its stack, ` +
+      `under the profiler, from /proc: main thread ${ms(mainCpu)}, worker threads ${ms(r.server?.workers)}, other threads ${ms(r.server?.others)}), samples from the first request ` +
+      `to the last outcome recorded (${fmt(p.windowMs)} ms). Main thread: busy ${fmt(p.main.totalMs)} ms in the samples, ` +
+      `${fmt(p.main.totalMs / p.n, 3)} ms per message (samples are wall-clock intervals: on a loaded machine a thread's wait for a core ` +
+      "counts in; the last column puts each share on its CPU time from /proc). Each sample goes to the innermost part on its stack, " +
       "ours before the libraries', so the parts add up (parts under 0.5% left out):",
     '',
-    table(['main thread, part', 'ms per message', 'share'], shown(p.main.parts).map(partRow)),
+    table(['main thread, part', 'ms per message (samples)', 'share', 'ms per message (share × /proc)'], shown(p.main.parts).map((x) => partRow(x, mainCpu))),
     '',
     'Its heaviest frames by self time:',
     '',
-    table(['part', 'frame', 'ms per message', 'share'], p.main.frames.map(([k, perMsg, share]) => [...k.split(' | ').map((x) => x.trim() || '(native)'), fmt(perMsg, 3), `${(share * 100).toFixed(1)}%`])),
+    table(['part', 'frame', 'ms per message (samples)', 'share'], p.main.frames.map(([k, perMsg, share]) => [...k.split(' | ').map((x) => x.trim() || '(native)'), fmt(perMsg, 3), `${(share * 100).toFixed(1)}%`])),
     '',
-    `The ${p.workers.count} worker threads together: busy ${fmt(p.workers.totalMs)} ms, ${fmt(p.workers.totalMs / p.n, 3)} ms per message:`,
+    `The ${p.workers.count} worker threads together (piscina's Atomics.wait loop counted as idle): busy ${fmt(p.workers.totalMs)} ms in the ` +
+      `samples, ${fmt(p.workers.totalMs / p.n, 3)} ms per message (/proc: ${ms(r.server?.workers)} ms; the last column puts each share on it):`,
     '',
-    table(['worker threads, part', 'ms per message', 'share'], shown(p.workers.parts).map(partRow)),
+    table(['worker threads, part', 'ms per message (samples)', 'share', 'ms per message (share × /proc)'], shown(p.workers.parts).map((x) => partRow(x, r.server?.workers))),
+    '',
+    'Their heaviest frames by self time:',
+    '',
+    table(['part', 'frame', 'ms per message (samples)', 'share'], p.workers.frames.map(([k, perMsg, share]) => [...k.split(' | ').map((x) => x.trim() || '(native)'), fmt(perMsg, 3), `${(share * 100).toFixed(1)}%`])),
   ].join('\n');
 }
 
-/** The profile's main findings in a sentence: the heaviest parts of each thread kind. */
+/** The profile's main findings in a sentence: the heaviest parts of each kind of thread, main thread's on its /proc CPU time. */
 function profileReading(p) {
-  const top = (parts, k) => parts.slice(0, k).map(([name, perMsg, share]) => `${name} ${fmt(perMsg, 3)} ms (${(share * 100).toFixed(0)}%)`).join('; ');
-  const sumOf = (re) => p.main.parts.filter(([k]) => re.test(k)).reduce((a, [, v]) => a + v, 0);
+  const mainCpu = p.round.server?.main ?? p.main.totalMs / p.n;
+  const top = (parts, k, scale) => parts.slice(0, k).map(([name, perMsg, share]) => `${name} ${fmt(scale ? share * scale : perMsg, 3)} ms (${(share * 100).toFixed(0)}%)`).join('; ');
+  const shareOf = (re) => p.main.parts.filter(([k]) => re.test(k)).reduce((a, [, , share]) => a + share, 0);
+  const part = (re) => `${fmt(shareOf(re) * mainCpu, 3)} ms (${(shareOf(re) * 100).toFixed(0)}%)`;
   return (
-    `Under the profiler the main thread spent ${fmt(p.main.totalMs / p.n, 3)} ms per message end to end: intake parts ` +
-    `${fmt(sumOf(/^intake/), 3)} ms, finishing (hand-off and results) ${fmt(sumOf(/^finishing/), 3)} ms, delivery parts ` +
-    `${fmt(sumOf(/^delivery/), 3)} ms, garbage collection ${fmt(sumOf(/^garbage/), 3)} ms, log lines ${fmt(sumOf(/^log lines/), 3)} ms; ` +
-    `heaviest: ${top(p.main.parts, 5)}. The worker threads spent ${fmt(p.workers.totalMs / p.n, 3)} ms per message: ${top(p.workers.parts, 4)}.`
+    `In the profiled round the main thread used ${fmt(mainCpu, 3)} ms of CPU per message end to end: intake ${part(/^intake/)}, ` +
+    `finishing (hand-off and signed results) ${part(/^finishing/)}, delivery ${part(/^delivery|^nodemailer/)}, garbage collection ` +
+    `${part(/^garbage/)}, log lines ${part(/^log lines/)}; heaviest parts: ${top(p.main.parts, 5, mainCpu)}. The worker threads ` +
+    `used ${ms(p.round.server?.workers)} ms: ${top(p.workers.parts, 5, p.round.server?.workers)}; the other threads (V8's garbage ` +
+    `collection and compiler helpers, libuv's pool) ${ms(p.round.server?.others)} ms, which no part of a profile shows.`
   );
 }

@@ -131,15 +131,15 @@ export const E2E_PARTS = [
   ['intake: submission (prepare, checks, enqueue)', /dist\/submission\//],
   ['intake: HTTP (routes, auth, validation)', /dist\/http\/|dist\/api-keys\//],
   ['intake: SMTP submission listener', /dist\/smtp\//],
-  ['other postrider code', /dist\//],
   LIBRARY,
   ['lmdb transaction machinery', /lmdb\//],
-  ['nodemailer SMTP client (replies read, DATA written)', /nodemailer\/lib\/smtp-connection/],
+  ['nodemailer SMTP client (replies read, DATA written)', /nodemailer\/.*smtp-connection/],
   ['smtp-server (submission listener)', /smtp-server\//],
   ['fastify, routing, JSON', /fastify\/|find-my-way\/|fast-json-stringify|secure-json-parse/],
   ['node TLS', /node:_tls|node:tls/],
   ['node sockets, streams, http', /node:_http|node:net|node:internal\/streams|node:internal\/stream_base|node:_stream|node:events|node:stream/],
   ['node crypto', /node:crypto|node:internal\/crypto/],
+  ['other postrider code (no stage on the stack)', /dist\//],
 ];
 
 /** The parts of a worker thread's time (composition and DKIM signatures after the commit). */
@@ -156,6 +156,10 @@ export const WORKER_PARTS = [
   ['thread start-up (module loading)', /node:internal\/modules\/|^(Module\._load|loadESM|import) /],
 ];
 
+/** Samples whose own frame is a wait, not work: V8's idle; WORKER_IDLE adds piscina's Atomics.wait loop. */
+const IDLE = /^\(idle\)/;
+export const WORKER_IDLE = /^\(idle\)|^atomicsWaitLoop piscina\//;
+
 const frameName = (n) =>
   `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist|bench)\//, '$1/')}`;
 
@@ -164,7 +168,7 @@ const frameName = (n) =>
  * samples taken within these [fromUs, toUs] spans of the monotonic clock (a profile's timestamps
  * are CLOCK_MONOTONIC µs, as process.hrtime.bigint() / 1000n in any process on the machine).
  */
-export function partsOf(file, parts = HTTP_PARTS, { windows } = {}) {
+export function partsOf(file, parts = HTTP_PARTS, { windows, idle = IDLE } = {}) {
   const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map();
@@ -191,7 +195,7 @@ export function partsOf(file, parts = HTTP_PARTS, { windows } = {}) {
     const us = prof.timeDeltas[i] ?? 0;
     at += us;
     if (windows && !windows.some(([from, to]) => at >= from && at <= to)) return;
-    if (frameName(byId.get(id)).startsWith('(idle)')) return;
+    if (idle.test(frameName(byId.get(id)))) return;
     total += us;
     const p = claim(id);
     out.set(p, (out.get(p) ?? 0) + us);
