@@ -102,6 +102,7 @@ export class WorkerTasks {
   /** A template's parts rendered with its data, with the thread's compiled templates (a stored template's preview), checked first when `input.check` (a draft's). */
   render(input: RenderInput): RenderOutput {
     if (input.check) this.checkParts(input);
+    if (input.checkOnly) return {};
     return this.renderer.render(input);
   }
 
