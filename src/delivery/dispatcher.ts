@@ -47,7 +47,8 @@ import { slowsDown } from './smtp-results.js';
 import { settledWithin } from '../domain/settle.js';
 import { simulatedAttempt } from '../domain/sandbox-outcome.js';
 import { resolveSendingIps } from '../domain/sending-ips.js';
-import { SourcePicker, type PickedSource } from './source-picker.js';
+import { noSourceText, SourcePicker, type NoSource, type SourceTurn } from './source-picker.js';
+import type { SourceGate } from './source-gates.js';
 
 /** The configuration delivery reads: delivery.*, the EHLO name, the return-path label and the grace period. */
 export type DeliverySettings = Pick<Config, 'delivery' | 'hostname'> & {
@@ -95,6 +96,11 @@ export interface DeliveryServiceOptions {
   observer?: DeliveryObserver;
   /** Replaces MX resolution + SMTP (tests). */
   attempt?: AttemptFn;
+  /**
+   * What may take a configured sending source out of its pool per site (issue 35: warm-up,
+   * shaping, a failing address; source-gates.ts). Ignored without delivery.sources.
+   */
+  sourceGates?: readonly SourceGate[];
   /** Recipient domains' MTA-STS policies (the daemon's MtaStsPolicies), applied to each attempt. */
   mtaSts?: StsPolicySource;
   /** DANE TLSA lookups (the daemon's, when dns.dnssecValidating), applied to each MX host. */
@@ -137,6 +143,12 @@ interface InFlight {
 }
 
 const RECOVERY_EVERY_MS = 60_000;
+/**
+ * Attempts waiting at the pacer at most before no more start (leadFull): each started attempt
+ * then has about this many slot intervals (60 ms at 50/s) to reach the pacer before its slot
+ * would go unused, and a session waits at most as long for its slot.
+ */
+const PACE_LEAD = 3;
 /** A cluster node without a heartbeat this long is gone (coordination/postgres/heartbeats.ts beats every 5 s). */
 const NODE_GONE_MS = 30_000;
 
@@ -238,11 +250,14 @@ export class DeliveryService {
     // Real, monotonic time, as its waits are real timers (beforeBody): it spaces socket writes
     // (the single-node coordination's pacer reads performance.now).
     this.pacer = this.coordination.pacer('delivery-receivers', { perSecond: d.rate });
-    // Starts at the pacer's average rate: faster, attempts would pile up waiting for its slots
-    // (holding their connections); the pacer evens out what the starts' burst lets through.
-    // Monotonic (the coordination's clock.monotonic): it measures intervals, and on scheduler
-    // time a step forward would refill it at once.
-    this.limiter = this.coordination.rate('delivery-attempts', { perSecond: this.pacer.effectiveRate });
+    // Starts at delivery.rate, a little faster than the pacer's slots (its margin), so that a
+    // message is ready at the pacer for each slot: at the pacer's own rate every attempt that
+    // took longer than the one before lost its slot for good (bench/rate-accuracy.mjs: a mean of
+    // 45.7-48/s at 50 under load). What the starts gain is held to PACE_LEAD attempts waiting at
+    // the pacer (leadFull), so sessions never pile up waiting for slots. Monotonic (the
+    // coordination's clock.monotonic): it measures intervals, and on scheduler time a step
+    // forward would refill it at once.
+    this.limiter = this.coordination.rate('delivery-attempts', { perSecond: d.rate });
     this.siteLimits = new SiteLimitTable(d.perDomainConcurrency, d.sites);
     this.sites = new SiteConcurrency({
       limits: this.siteLimits.siteLimits,
@@ -262,7 +277,10 @@ export class DeliveryService {
       channelPool: async (id) => (await o.store.channels.get(id))?.ipPool,
       coordination: this.coordination,
       defaultRate: d.rate,
+      siteLimit: (site) => this.siteLimits.siteLimits(site).concurrency,
+      gates: o.sourceGates,
       now: () => this.clock.now(),
+      onChange: (c) => this.logConcurrency(c, c.source),
     });
     this.connections = new ConnectionCache({ maxMessages: d.maxMessagesPerConnection, idleMs: d.connectionIdleMs });
     this.attempt = o.attempt ?? this.mxAttempt(o);
@@ -331,6 +349,7 @@ export class DeliveryService {
     const recovered = await this.queue.recover(this.clock.now(), { atStart: true });
     if (recovered > 0) this.logger.warn({ recovered }, 'delivery leases recovered from a previous run');
     await this.logOverdueAtStart();
+    await this.sources.start();
     this.lastRecoveryMs = this.clock.now();
     this.running = true;
     this.stopping = false;
@@ -368,6 +387,7 @@ export class DeliveryService {
     // Idle connections get their QUIT now; one still in use gets it when its attempt ends.
     await this.connections.close();
     await this.clusterSites.close();
+    await this.sources.stop();
     this.summary.flush();
     this.running = false;
     this.logger.info('delivery stopped');
@@ -406,10 +426,12 @@ export class DeliveryService {
       if (this.stopping) return now;
       await this.recoverIfDue(now);
       this.startReady();
-      const tokens = this.limiter.available();
+      // A full lead (leadFull) is not a rate block: pace() kicks the pump when a slot frees one.
+      const lead = this.leadFull();
+      const tokens = lead ? 0 : this.limiter.available();
       const room = this.maxInFlight - this.inFlight.size - this.ready.size;
       const max = Math.min(this.batchSize - this.ready.size, room, tokens);
-      this.rateBlocked = tokens <= 0;
+      this.rateBlocked = !lead && tokens <= 0;
       this.inFlightBound = room <= max;
       if (max <= 0) return now; // a finishing attempt or the rate timer wakes us
       const { accept, acceptDomain, startsNow } = this.planner();
@@ -500,7 +522,7 @@ export class DeliveryService {
         continue;
       }
       if (!this.sites.hasRoom(job.domain)) continue;
-      if (this.limiter.available() <= 0) break;
+      if (this.leadFull() || this.limiter.available() <= 0) break;
       this.limiter.take(1);
       this.ready.delete(job.id);
       this.launch(job);
@@ -677,10 +699,11 @@ export class DeliveryService {
     );
   }
 
-  /** The attempt itself; a "slow down" reply lowers its site's concurrency before the pump plans again. */
+  /** The attempt itself; a "slow down" reply lowers its site's concurrency (or its source's there) before the pump plans again. */
   private async tryDelivery(job: DeliveryJob, loaded: LoadedMessage | undefined, signal: AbortSignal, stillWanted: () => boolean): Promise<AttemptResult> {
     const startedAt = this.clock.now();
     let result: AttemptResult;
+    let turn: SourceTurn | undefined;
     try {
       // A probe whose site turned out full waits for room before it connects (site-concurrency.ts).
       const siteRoom = () => this.sites.admit(job.domain, signal);
@@ -688,33 +711,40 @@ export class DeliveryService {
       // A sandbox message's job (one scheduled for later) never leaves the machine: its
       // simulated outcome is recorded at its time, with no DNS lookup and no connection.
       else if (loaded.message.deliveryType === 'sandbox') result = simulatedAttempt(job.recipients, loaded.message.simulatedBounces);
-      else result = await this.attemptFrom(await this.sources.pick(loaded.message), { job, ...loaded, signal, stillWanted, siteRoom });
+      else {
+        const picked = await this.sources.pick(loaded.message, { domain: job.domain, site: this.sites.keyOf(job.domain) }, signal);
+        if ('refusals' in picked) result = noSource(job.recipients, picked);
+        else result = await this.attemptFrom((turn = picked), { job, ...loaded, signal, stillWanted, siteRoom });
+      }
     } catch (err) {
       // A bug, not the receiver's doing: retry on the schedule rather than lose the job.
       this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt failed unexpectedly');
       result = internalFailure(job.recipients, err);
     }
-    if (slowsDown(result)) this.sites.slowDown(job.domain, startedAt);
+    turn?.end();
+    const slow = slowsDown(result);
+    // With sources, a receiver's "slow down" is an answer to that sending IP (providers limit
+    // per IP): its sessions at the site are lowered, the pool's other sources keep theirs.
+    if (turn?.attempt) this.sources.observe(turn, result, startedAt, slow, this.sites.keyOf(job.domain));
+    else if (slow) this.sites.slowDown(job.domain, startedAt);
     return result;
   }
 
   /**
    * The attempt from its pool's source: bound to its address, announcing its EHLO name, paced
-   * by its own pacer before the global one (source-picker.ts). Every source of the pool
-   * unavailable: deferred without a connection (none can be now; later parts of issue 35 mark
-   * sources unavailable).
+   * by its own pacers before the global one (source-picker.ts).
    */
-  private attemptFrom(source: PickedSource | undefined, req: Omit<Parameters<AttemptFn>[0], 'beforeBody' | 'source'>): Promise<AttemptResult> {
-    if (!source) return Promise.resolve(noSource(req.job.recipients));
-    const beforeBody = () => this.sources.beforeBody(source, this.beforeBody);
+  private attemptFrom(turn: SourceTurn, req: Omit<Parameters<AttemptFn>[0], 'beforeBody' | 'source'>): Promise<AttemptResult> {
+    const beforeBody = () => this.sources.beforeBody(turn, this.beforeBody);
     if (!this.sources.configured) return this.attempt({ ...req, beforeBody });
+    const source = turn.source;
     return this.attempt({ ...req, beforeBody, source }).then((result) => ({ ...result, source: source.name }));
   }
 
   /**
    * Waits for a pacer slot: the message reaches the receiver then, not earlier. Messages wait
    * in turn (first come, first sent) behind one timer. The pacer and its wait (a few slot
-   * intervals at most, as starts are limited to the pacer's rate) run on real time even when
+   * intervals at most, as no more start while PACE_LEAD wait) run on real time even when
    * the clock is injected: a test's fake clock schedules retries, and a message sent in a
    * session already open must not hang until that test moves its time.
    */
@@ -726,12 +756,21 @@ export class DeliveryService {
     });
   };
 
+  /** Enough attempts wait at the pacer: no more start until one of them gets its slot (pace() kicks then). */
+  private leadFull(): boolean {
+    return this.paceQueue.length >= PACE_LEAD;
+  }
+
   /** Lets waiting messages go as the pacer frees slots; one timer for the next slot. */
   private pace(): void {
     while (this.paceTimer === undefined && this.paceQueue.length > 0) {
       const ms = this.pacer.take();
-      if (ms === 0) this.paceQueue.shift()!();
-      else
+      if (ms === 0) {
+        const wasFull = this.leadFull();
+        this.paceQueue.shift()!();
+        // The starts held by the lead may go on: the next attempt has PACE_LEAD slots to get here.
+        if (wasFull) this.kick();
+      } else
         this.paceTimer = setTimeout(() => {
           this.paceTimer = undefined;
           this.pace();
@@ -739,10 +778,11 @@ export class DeliveryService {
     }
   }
 
-  /** One line per change of a site's concurrency (not per throttled attempt). */
-  private logConcurrency(c: ConcurrencyChange): void {
-    if (c.reason === 'slow_down') this.logger.warn({ site: c.site, concurrency: c.to, was: c.from, limit: c.limit }, 'receiver asked to slow down: site concurrency lowered');
-    else this.logger.info({ site: c.site, concurrency: c.to, was: c.from, limit: c.limit }, 'site concurrency raised after a quiet period');
+  /** One line per change of a site's concurrency, or of one source's there (not per throttled attempt). */
+  private logConcurrency(c: ConcurrencyChange, source?: string): void {
+    const fields = { site: c.site, source, concurrency: c.to, was: c.from, limit: c.limit };
+    if (c.reason === 'slow_down') this.logger.warn(fields, source ? "receiver asked to slow down: the source's concurrency at the site lowered" : 'receiver asked to slow down: site concurrency lowered');
+    else this.logger.info(fields, source ? "the source's concurrency at the site raised after a quiet period" : 'site concurrency raised after a quiet period');
   }
 
   /**
@@ -780,8 +820,8 @@ function missingMessage(recipients: readonly string[]): AttemptResult {
 }
 
 /** Every source of the message's pool is out of it for now: deferred, retried on the schedule. */
-function noSource(recipients: readonly string[]): AttemptResult {
-  const response = 'no source of the message\'s IP pool is available now';
+function noSource(recipients: readonly string[], why: NoSource): AttemptResult {
+  const response = noSourceText(why);
   return {
     recipients: recipients.map((recipient) => ({ recipient, outcome: 'deferred', category: 'other', phase: 'connect', response })),
     tls: false,

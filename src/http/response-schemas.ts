@@ -471,7 +471,11 @@ const sourceView = obj({
     ptrNames: { type: 'array', items: str },
     forwardAddresses: { type: 'array', items: str },
   }),
-});
+  // The gates' views (delivery/source-gates.ts), present while delivery.sources is configured.
+  warmup: { type: 'object' },
+  shaping: { type: 'object' },
+  health: { type: 'object' },
+}, ['warmup', 'shaping', 'health']);
 export const sourcesBody = obj({
   results: { type: 'array', items: sourceView },
   defaultPools: { ...obj({ transactional: str, broadcast: str }), description: 'The pool each mail type goes out through unless its channel names one (delivery.defaultPools)' },
