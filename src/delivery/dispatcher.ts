@@ -651,9 +651,7 @@ export class DeliveryService {
       return;
     }
     const deferred = result.recipients.some((r) => r.outcome === 'deferred');
-    const nextDueAtMs = deferred
-      ? nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: Date.parse(job.createdAt), maxAgeMs: this.config.delivery.maxAgeMs })
-      : undefined;
+    const nextDueAtMs = deferred ? this.retryAt(job, result, attempt, now) : undefined;
     const recorded = await this.recordDurably(log, () => this.queue.record({ job, result, attemptAt: new Date(now), nextDueAtMs }));
     // A retry is due at a new time: a round now sets the wake-up timer to it.
     if (recorded.status === 'requeued') this.kick();
@@ -669,6 +667,19 @@ export class DeliveryService {
       });
     }
     this.logAttempt(log, job, result, recorded, nextDueAtMs);
+  }
+
+  /**
+   * When a deferred job is tried again: on the retry schedule, undefined (expired: bounced) past
+   * delivery.maxAgeMs. A deferral for want of a source (poolRefused) is the operator's pool, not
+   * the receiver: it is due when a source may send again (else on the schedule) and never expires.
+   */
+  private retryAt(job: DeliveryJob, result: AttemptResult, attempt: number, now: number): number | undefined {
+    const maxAgeMs = this.config.delivery.maxAgeMs;
+    if (!result.poolRefused) return nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: Date.parse(job.createdAt), maxAgeMs });
+    const until = result.poolRefused.until;
+    if (until !== undefined) return Math.max(now + POOL_RETRY_MIN_MS, until);
+    return nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: now, maxAgeMs }) ?? now + maxAgeMs;
   }
 
   /**
@@ -805,6 +816,9 @@ export class DeliveryService {
   }
 }
 
+/** The soonest a job deferred for want of a source comes back, whatever its refusals say. */
+const POOL_RETRY_MIN_MS = 1000;
+
 /** First and longest wait between tries to record an outcome while the disk is full. */
 const RECORD_RETRY_FIRST_MS = 250;
 const RECORD_RETRY_MAX_MS = 10_000;
@@ -819,13 +833,17 @@ function missingMessage(recipients: readonly string[]): AttemptResult {
   };
 }
 
-/** Every source of the message's pool is out of it for now: deferred, retried on the schedule. */
+/** Every source of the message's pool is out of it for now: deferred until one may send again (retryAt). */
 function noSource(recipients: readonly string[], why: NoSource): AttemptResult {
   const response = noSourceText(why);
+  const untils = why.refusals.flatMap((r) => (r.refusal.until === undefined ? [] : [r.refusal.until]));
+  // Known only when every refusal says until when: the earliest of them.
+  const until = untils.length > 0 && untils.length === why.refusals.length ? Math.min(...untils) : undefined;
   return {
     recipients: recipients.map((recipient) => ({ recipient, outcome: 'deferred', category: 'other', phase: 'connect', response })),
     tls: false,
     response,
+    poolRefused: until === undefined ? {} : { until },
   };
 }
 

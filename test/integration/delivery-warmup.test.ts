@@ -54,12 +54,12 @@ const SOURCES: SendingIpSettings['sources'] = [
   { name: 'old', address: '127.0.0.3', ehloName: 'mta3.sender.test' },
 ];
 
-async function start(pool: string[]): Promise<void> {
+async function start(pool: string[], extra: Record<string, unknown> = {}): Promise<void> {
   t = await openTestStore();
   clock = new FakeClock();
   const settings: SendingIpSettings = { sources: SOURCES, pools: { tx: pool.map((source) => ({ source, weight: 1 })) }, defaultPools: { transactional: 'tx', broadcast: 'tx' } };
   gate = new WarmupGate({ ips: resolveSendingIps(settings, 'postrider.test'), coordination: new LocalCoordination({ nodeId: 'test', clock }), dns: resolver });
-  const overrides = { 'delivery.port': mx.port, 'delivery.rate': 2000, 'delivery.sources': SOURCES, 'delivery.pools': settings.pools, 'delivery.defaultPools.transactional': 'tx' };
+  const overrides = { 'delivery.port': mx.port, 'delivery.rate': 2000, 'delivery.sources': SOURCES, 'delivery.pools': settings.pools, 'delivery.defaultPools.transactional': 'tx', ...extra };
   service = testDeliveryService(t.store, resolver, overrides, { clock, idleCheckMs: 24 * 3_600_000, sourceGates: [gate] });
   await service.start();
 }
@@ -91,7 +91,9 @@ describe('warm-up on loopback', () => {
   });
 
   it('defers, never bounces, what a pool of the warming source alone may not carry today, and delivers it the next day', async () => {
-    await start(['new']);
+    // Past delivery.maxAgeMs by the next day: a receiver's deferral would expire into a bounce,
+    // a deferral for want of a source does not.
+    await start(['new'], { 'delivery.maxAgeMs': 3_600_000 });
     const ids = await queue(8, 'alone');
     await waitFor(async () => (await Promise.all(ids.map((id) => jobsOf(t.store, id)))).every((jobs) => jobs[0]!.history.length >= 1), { what: 'every first attempt', timeout: 60_000 });
     expect(peers()).toEqual({ '127.0.0.2': 3 });
@@ -100,6 +102,9 @@ describe('warm-up on loopback', () => {
     for (const job of deferred) {
       expect(job.history.map((h) => h.outcome)).toEqual(['deferred']);
       expect(JSON.stringify(job.history[0])).toContain(`warm-up: 3 of 3 messages to mx.${DOMAIN} today (day 1)`);
+      // Due when the warm-up may send again (the refusal's until), not on the retry schedule (5 minutes).
+      expect(Date.parse(job.dueAt)).toBeGreaterThan(clock.now() + 5 * 60_000);
+      expect(Date.parse(job.dueAt)).toBeLessThanOrEqual(Date.UTC(2025, 0, 7));
     }
     // Past midnight UTC the curve has ended: the source is warm and the deferred mail goes.
     clock.advance(Date.UTC(2025, 0, 7, 0, 1) - clock.now());
