@@ -7,6 +7,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverOverSmtp, type SmtpAttemptInput } from '../../src/delivery/smtp-client.js';
+import { canBind } from '../../src/delivery/source-health.js';
 import { rawMessage, TEST_SMTP_TIMEOUTS } from '../support/delivery.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 
@@ -75,5 +76,10 @@ describe('connect failures in the attempt result', () => {
     expect(refused.recipients[0]).toMatchObject({ outcome: 'deferred', phase: 'rcpt', smtpCode: 450 });
     expect(refused.connectFailed).toBeUndefined();
     expect(refused.localError).toBeUndefined();
+  });
+
+  it('tells an address of this machine from one it lacks by binding it (the health gate\'s probe of a missing address)', async () => {
+    expect(await canBind('127.0.0.2')).toBe(true);
+    expect(await canBind(MISSING)).toBe(false);
   });
 });
