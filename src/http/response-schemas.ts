@@ -459,6 +459,16 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /errors/{code}': obj({ code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, status: int, title: str }),
 };
 
+/** A source's part of GET /ops/sources from the health gate (delivery/source-health.ts SourceHealthView). */
+const sourceHealthView = obj({
+  status: { type: 'string', enum: ['ok', 'out'], description: 'out: taken out of its pools on this node for failing' },
+  since: { type: ['string', 'null'], format: 'date-time', description: 'When it went out or came back; null when it never changed' },
+  until: { type: ['string', 'null'], format: 'date-time', description: 'While out: when it gets its probe attempt (in the past: the probe is due)' },
+  reason: { type: ['string', 'null'] },
+  cause: { type: ['string', 'null'], enum: ['address_unavailable', 'connect_failures', null] },
+  consecutiveFailures: int,
+});
+
 /** GET /ops/sources (delivery/source-report.ts SourceView). */
 const sourceView = obj({
   name: str,
@@ -471,5 +481,6 @@ const sourceView = obj({
     ptrNames: { type: 'array', items: str },
     forwardAddresses: { type: 'array', items: str },
   }),
-});
+  health: sourceHealthView,
+}, ['health']);
 export const sourcesBody = obj({ results: { type: 'array', items: sourceView } });

@@ -37,6 +37,8 @@ export interface MetricsSources {
   awaitingSignature?: Read<number>;
   /** Seconds the oldest of those has waited since its commit; 0 when none waits. */
   oldestAwaitingSignature?: Read<number>;
+  /** Each configured sending source and whether it is in its pools (delivery/source-health.ts). */
+  sourceAvailability?: Read<{ source: string; available: boolean }[]>;
 }
 
 export interface MetricsOptions {
@@ -81,6 +83,7 @@ export class Metrics {
   private readonly storeSize: Gauge<string>;
   private readonly awaitingSignature: Gauge<string>;
   private readonly oldestAwaitingSignature: Gauge<string>;
+  private readonly sourceAvailable: Gauge<'source'>;
 
   constructor(opts: MetricsOptions = {}) {
     this.sources = opts.sources ?? {};
@@ -126,6 +129,8 @@ export class Metrics {
     this.awaitingSignature = gauge('messages_awaiting_signature', 'Messages committed and waiting for their DKIM signature; their delivery jobs become due once signed.');
     // The finishing stage refuses nothing when it falls behind (its backlog is on disk): the wait shows here.
     this.oldestAwaitingSignature = gauge('messages_awaiting_signature_oldest_age_seconds', 'How long the oldest message waiting to be composed and DKIM-signed has waited since its commit; 0 when none waits.');
+
+    this.sourceAvailable = gauge('source_available', 'Whether a sending source (delivery.sources) is in its pools (1) or taken out for failing on this node (0).', ['source']);
 
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
@@ -189,7 +194,7 @@ export class Metrics {
   }
 
   private async refreshGauges(): Promise<void> {
-    const { queue, pool, storeSizeBytes, awaitingSignature, oldestAwaitingSignature } = this.sources;
+    const { queue, pool, storeSizeBytes, awaitingSignature, oldestAwaitingSignature, sourceAvailability } = this.sources;
     await Promise.all([
       this.read('queue', queue, (q) => {
         this.queueDepth.set({ state: 'queued' }, q.queued);
@@ -205,6 +210,9 @@ export class Metrics {
       this.read('storeSizeBytes', storeSizeBytes, (bytes) => this.storeSize.set(bytes)),
       this.read('awaitingSignature', awaitingSignature, (n) => this.awaitingSignature.set(n)),
       this.read('oldestAwaitingSignature', oldestAwaitingSignature, (s) => this.oldestAwaitingSignature.set(s)),
+      this.read('sourceAvailability', sourceAvailability, (list) => {
+        for (const s of list) this.sourceAvailable.set({ source: s.source }, s.available ? 1 : 0);
+      }),
     ]);
   }
 
