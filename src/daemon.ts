@@ -2,6 +2,7 @@
  * The daemon: composes the components in dependency order and stops them in reverse. Knows
  * nothing about signals or argv (cli/serve.ts owns those), so tests run it in-process.
  */
+import { SourceHealthGate } from './delivery/source-health.js';
 import { SourceReport } from './delivery/source-report.js';
 import { isPool, resolveSendingIps, type SendingIps } from './domain/sending-ips.js';
 import fs from 'node:fs';
@@ -134,6 +135,8 @@ export class Daemon {
   readonly sendingIps: SendingIps;
   /** GET /ops/sources and the reverse DNS check of the sources at start. */
   readonly sourceReport: SourceReport;
+  /** Takes a failing source out of its pools (delivery/source-health.ts); none without delivery.sources. */
+  readonly sourceHealth: SourceHealthGate | undefined;
   /** Cached (TTL-bounded): delivery resolves the same MX hosts over and over. */
   readonly deliveryDns: DnsResolver;
   readonly delivery: DeliveryService;
@@ -188,6 +191,7 @@ export class Daemon {
     this.sendingIps = resolveSendingIps(config.delivery, config.hostname);
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
     this.sourceReport = new SourceReport({ ips: this.sendingIps, dns: this.deliveryDns });
+    this.sourceHealth = this.sendingIps.configured ? new SourceHealthGate({ sources: [...this.sendingIps.sources.values()], logger: logger.child({ component: 'delivery' }) }) : undefined;
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
     // Reports to mailto: addresses go through the one submission path (tls-rpt/mailer.ts).
     this.tlsRpt = new TlsRptService({
@@ -247,6 +251,7 @@ export class Daemon {
         storeSizeBytes: () => this.store.sizeBytes(),
         awaitingSignature: () => this.store.messages.unfinishedCount(),
         oldestAwaitingSignature: async () => (await this.store.messages.oldestUnfinishedMs(Date.now())) / 1000,
+        sourceAvailability: () => this.sourceHealth?.availability() ?? [],
       },
       onCollectError: (err, source) => this.logger.warn({ err, source }, 'metrics source failed'),
     });
