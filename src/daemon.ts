@@ -5,6 +5,7 @@
 import { SourceHealthGate } from './delivery/source-health.js';
 import { SourceReport } from './delivery/source-report.js';
 import { isPool, resolveSendingIps, type SendingIps } from './domain/sending-ips.js';
+import type { SourceGate } from './delivery/source-gates.js';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config/schema.js';
@@ -133,6 +134,8 @@ export class Daemon {
   // Delivery
   /** The sources and pools of sending IPs (issue 35, delivery.sources/pools/defaultPools). */
   readonly sendingIps: SendingIps;
+  /** What may take a sending source out of its pool per site (delivery/source-gates.ts), in the order they are asked. */
+  private readonly sourceGates: readonly SourceGate[];
   /** GET /ops/sources and the reverse DNS check of the sources at start. */
   readonly sourceReport: SourceReport;
   /** Takes a failing source out of its pools (delivery/source-health.ts); none without delivery.sources. */
@@ -190,8 +193,9 @@ export class Daemon {
 
     this.sendingIps = resolveSendingIps(config.delivery, config.hostname);
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
-    this.sourceReport = new SourceReport({ ips: this.sendingIps, dns: this.deliveryDns });
     this.sourceHealth = this.sendingIps.configured ? new SourceHealthGate({ sources: [...this.sendingIps.sources.values()], logger: logger.child({ component: 'delivery' }) }) : undefined;
+    this.sourceGates = this.buildSourceGates();
+    this.sourceReport = new SourceReport({ ips: this.sendingIps, dns: this.deliveryDns, gates: this.sourceGates });
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
     // Reports to mailto: addresses go through the one submission path (tls-rpt/mailer.ts).
     this.tlsRpt = new TlsRptService({
@@ -297,6 +301,12 @@ export class Daemon {
     });
   }
 
+  /** The gates of the sending sources (issue 35); started and stopped by delivery. */
+  private buildSourceGates(): SourceGate[] {
+    // Health last: its reserve() takes a failing source's one probe, best taken once the others agreed.
+    return [...(this.sourceHealth ? [this.sourceHealth] : [])];
+  }
+
   private buildDelivery(): DeliveryService {
     const { delivery, hostname, domains, shutdown } = this.config;
     const metrics = this.metrics;
@@ -312,6 +322,7 @@ export class Daemon {
       config: { delivery, hostname, domains: { returnPathLabel: domains.returnPathLabel }, shutdown: { graceMs: shutdown.graceMs } },
       resolver: this.deliveryDns,
       logger: this.logger,
+      sourceGates: this.sourceGates,
       mtaSts: this.mtaSts,
       tlsRpt: this.tlsRpt,
       // RFC 7672 needs a validating resolver: without one the AD bit means nothing and DANE is off.

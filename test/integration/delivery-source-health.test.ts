@@ -88,7 +88,15 @@ describe('a source whose address is missing', () => {
     expect(new Set(mx.received.map((r) => r.remoteAddress))).toEqual(new Set(['127.0.0.2']));
     expect(new Set(mx.received.map((r) => r.to[0])).size).toBe(MESSAGES);
     const events = await Promise.all(ids.map((id) => api('GET', `/activity/messages/${id}`)));
-    for (const e of events) expect(JSON.stringify(e.body)).not.toMatch(/"bounced"/);
+    for (const e of events) {
+      expect((e.body.events as { eventType: string }[]).map((ev) => ev.eventType)).not.toContain('bounced');
+      expect(e.body.statistics).toMatchObject({ delivered: 1, bounced: 0 });
+    }
+    // The missing source cost one attempt (deferred, retried from 127.0.0.2), not one per message.
+    const deferred = events.flatMap((e) => (e.body.attempts as { outcome: string; response: string }[]).filter((a) => a.outcome === 'deferred'));
+    expect(deferred.length).toBeGreaterThanOrEqual(1);
+    expect(deferred.length).toBeLessThanOrEqual(3);
+    for (const a of deferred) expect(a.response).toMatch(/EADDRNOTAVAIL/);
 
     const sources = await api('GET', '/ops/sources');
     expect(sources.status).toBe(200);
