@@ -116,17 +116,14 @@ describe('sending IPs on loopback', () => {
 
   it('honours 3:1 weights within 2% over 3,000 messages with the rate cap lifted', async () => {
     await start({ 'delivery.rate': 100_000 });
-    const started = performance.now();
     const ids = await commitBatches(3000, 'many');
     service!.notify();
     await waitFor(() => mx.received.length >= 3000, { what: '3,000 messages received', timeout: 60_000 });
     await waitFor(() => allSent(t.store, ids), { what: '3,000 messages sent', timeout: 10_000 });
-    const seconds = (performance.now() - started) / 1000;
     const counts = peers('many');
     expect(counts['127.0.0.2'] + counts['127.0.0.3']).toBe(3000);
     // 3 of 4 picks (exact when every attempt picks once; a tolerance for picks a gate turns away).
     expect(Math.abs(counts['127.0.0.2'] / 3000 - 0.75)).toBeLessThanOrEqual(0.02);
-    expect(seconds).toBeLessThan(20);
   }, 60_000);
 
   it("sends a channel's mail through its ipPool rather than its mail type's default pool", async () => {
