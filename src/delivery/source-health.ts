@@ -132,7 +132,9 @@ export class SourceHealthGate implements SourceGate {
       return this.goOut(attempt.source, h, 'address_unavailable', now);
     }
     if (result.connectFailed) return this.failed(attempt, h, now);
-    if (replied && result.reused !== true) this.succeeded(attempt.source, h, now);
+    if (replied && result.reused !== true) return this.succeeded(attempt.source, h, now);
+    // A probe that proved nothing (no connection tried, a kept session): the next pick probes again.
+    if (h.out) h.probeAt = undefined;
   }
 
   /** Whether the source is in its pools (not out; a probe due still counts as out), for postrider_source_available. */

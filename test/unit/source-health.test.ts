@@ -110,6 +110,10 @@ describe('the source health gate', () => {
     // The probe never reported (its attempt was not made after all): another one may go.
     expect(gate.check('a', 'gmail', clock.now())).toBeUndefined();
     expect(await gate.reserve(probe, clock.now())).toBe(true);
+    // A probe that proved nothing (its DNS lookup failed: no connection tried) frees the next pick.
+    attempt('a', 'gmail', { ...refused, connectFailed: undefined, recipients: [{ ...refused.recipients[0], phase: 'dns' }] });
+    expect((await gate.view('a')).status).toBe('out');
+    expect(await gate.reserve(probe, clock.now())).toBe(true);
     attempt('a', 'gmail', delivered);
     expect(gate.check('a', 'gmail', clock.now())).toBeUndefined();
     expect(lines.filter((l) => l.level === 30).map((l) => [l.msg, l.source])).toEqual([['sending source back in its pools', 'a']]);
