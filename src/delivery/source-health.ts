@@ -80,8 +80,6 @@ export interface SourceHealthOptions {
   logger: Logger;
   /** Whether the address can be bound now (default: a TCP listen on it, port 0). */
   bindable?: (address: string) => Promise<boolean>;
-  /** The clock of the bind check's outcome (default Date.now). */
-  now?: () => number;
 }
 
 export class SourceHealthGate implements SourceGate {
@@ -91,12 +89,10 @@ export class SourceHealthGate implements SourceGate {
   private readonly reached = new Map<string, Map<string, number>>();
   private readonly addresses: Map<string, string | undefined>;
   private readonly bindable: (address: string) => Promise<boolean>;
-  private readonly now: () => number;
 
   constructor(private readonly o: SourceHealthOptions) {
     this.addresses = new Map(o.sources.map((s) => [s.name, s.address]));
     this.bindable = o.bindable ?? canBind;
-    this.now = o.now ?? Date.now;
   }
 
   check(source: string, _site: string, now: number): GateRefusal | undefined {
@@ -104,7 +100,7 @@ export class SourceHealthGate implements SourceGate {
     if (!h?.out) return undefined;
     if (now < h.until!) return { gate: this.name, reason: `health: ${h.reason}`, until: h.until };
     if (h.cause === 'address_unavailable' && h.bind !== 'passed') {
-      this.startBindCheck(source, h);
+      this.startBindCheck(source, h, now);
       return { gate: this.name, reason: `health: checking whether address ${this.addresses.get(source)} is back` };
     }
     if (h.probeAt !== undefined && now - h.probeAt < PROBE_LEASE_MS) return { gate: this.name, reason: 'health: a probe attempt is under way' };
@@ -120,13 +116,15 @@ export class SourceHealthGate implements SourceGate {
     return Promise.resolve(true);
   }
 
-  observe(attempt: SourceAttempt, result: AttemptResult, startedAt: number, now: number): void {
+  observe(attempt: SourceAttempt, result: AttemptResult, _startedAt: number, now: number): void {
     if (result.simulated) return;
     const replied = result.recipients.some((r) => r.smtpCode !== undefined);
     if (replied) this.markReached(attempt.site, attempt.source, now);
     const h = this.stateOf(attempt.source);
-    // While out, only the probe (started after the source went out) speaks for it.
-    if (h.out && startedAt < h.since!) return;
+    // While out, only its probe speaks for it: what attempts in flight when it went out report
+    // later tells nothing new (nor would their start times tell them from the probe: an attempt
+    // starts before it waits for a source).
+    if (h.out && h.probeAt === undefined) return;
     if (result.localError === 'address_unavailable') {
       h.failures++;
       return this.goOut(attempt.source, h, 'address_unavailable', now);
@@ -213,14 +211,14 @@ export class SourceHealthGate implements SourceGate {
   }
 
   /** A missing address is probed by binding it, not with a message; once it binds, one attempt may go. */
-  private startBindCheck(source: string, h: Health): void {
+  private startBindCheck(source: string, h: Health, now: number): void {
     if (h.bind === 'running') return;
     h.bind = 'running';
     const address = this.addresses.get(source);
     const done = (ok: boolean) => {
       if (this.health.get(source) !== h || h.bind !== 'running') return;
       if (ok) h.bind = 'passed';
-      else this.goOut(source, h, 'address_unavailable', this.now());
+      else this.goOut(source, h, 'address_unavailable', now);
     };
     (address === undefined ? Promise.resolve(true) : this.bindable(address)).then(done, () => done(false));
   }

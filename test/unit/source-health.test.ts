@@ -14,7 +14,7 @@ function rig(o: { bindable?: (address: string) => Promise<boolean> } = {}) {
   const clock = new FakeClock();
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'info', destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
-  const gate = new SourceHealthGate({ sources: SOURCES, logger, bindable: o.bindable, now: () => clock.now() });
+  const gate = new SourceHealthGate({ sources: SOURCES, logger, bindable: o.bindable });
   /** Reports one attempt from `source` at `site` that started now and ended now. */
   const attempt = (source: string, site: string, result: AttemptResult) => gate.observe({ source, site, pool: 'p', domain: site }, result, clock.now(), clock.now());
   return { clock, lines, gate, attempt };
@@ -152,14 +152,17 @@ describe('the source health gate', () => {
     expect(gate.check('a', 'gmail', clock.now())).toBeUndefined();
   });
 
-  it('ignores what attempts begun before the source went out report afterwards', async () => {
+  it('ignores what attempts in flight when the source went out report afterwards, until its probe', async () => {
     const { clock, gate } = rig();
     const begun = clock.now();
     clock.advance(1000);
     gate.observe({ source: 'gone', site: 's', pool: 'p', domain: 's' }, unbindable, clock.now(), clock.now());
-    // A late success and a late failure of attempts that started earlier change nothing.
+    // A late success and a late failure of attempts that started earlier change nothing, nor
+    // does one that started in the same millisecond as the failure that took it out.
     gate.observe({ source: 'gone', site: 's', pool: 'p', domain: 's' }, delivered, begun, clock.now());
     gate.observe({ source: 'gone', site: 's', pool: 'p', domain: 's' }, unbindable, begun, clock.now());
+    gate.observe({ source: 'gone', site: 's', pool: 'p', domain: 's' }, unbindable, clock.now(), clock.now() + 5);
     expect(gate.check('gone', 's', clock.now())?.until).toBe(clock.now() + FIRST_BACKOFF_MS);
+    expect((await gate.view('gone')).consecutiveFailures).toBe(1);
   });
 });
