@@ -351,7 +351,7 @@ export class Daemon {
   private buildHttp(): HttpServer {
     const templates = new TemplateService({ store: this.store, limits: this.config.templates, render: (input) => this.pool.render(input) });
     const routes: RouteModule[] = [
-      opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics, sources: this.sourceReport }),
+      opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics, sources: this.sourceReport, defaultPools: this.sendingIps.defaultPools }),
       apiKeyRoutes(new ApiKeyService({ store: this.store, maxPerAccount: this.config.limits.apiKeysPerAccount })),
       channelRoutes(new ChannelService({ store: this.store, coordination: this.coordination, maxPerAccount: this.config.limits.channelsPerAccount, isPool: (name) => isPool(this.sendingIps, name) })),
       domainRoutes(this.domains),

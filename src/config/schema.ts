@@ -324,6 +324,10 @@ export const ConfigSchema = Type.Object({
       pattern: BEARER_TOKEN,
       errorMessage: 'must be empty or at least 16 printable characters without spaces',
     }),
+    operatorAccounts: list(
+      "Account ids whose account-level API keys, and dashboard sessions opened with one, may also use the operator routes (/ops/*: the sending IPs, the dashboard's Sources page). Empty: only metrics.token, or loopback without a token.",
+      Type.String({ minLength: 1, maxLength: 64 }),
+    ),
   }),
   webhooks: Webhooks,
   inbound: Inbound,

@@ -486,4 +486,7 @@ const sourceView = obj({
   shaping: { type: 'object' },
   health: sourceHealthView,
 }, ['warmup', 'shaping', 'health']);
-export const sourcesBody = obj({ results: { type: 'array', items: sourceView } });
+export const sourcesBody = obj({
+  results: { type: 'array', items: sourceView },
+  defaultPools: { ...obj({ transactional: str, broadcast: str }), description: 'The pool each mail type goes out through unless its channel names one (delivery.defaultPools)' },
+});
