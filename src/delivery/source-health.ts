@@ -16,6 +16,7 @@
  *    MIN_SITES different sites that other sources of this node reached meanwhile. A receiver
  *    that is down, or that refuses everyone, is never the source's fault: its failures count
  *    towards nothing unless another source gets through there.
+ * The addresses are also tried at start (a bind), so a missing one costs no message at all.
  * It stays out for a backoff (1 min, doubling each time it goes out again up to 30 min, back to
  * 1 min after a success), then gets one probe attempt (reserve() lets one through at a time);
  * a success brings it back, a failure takes it out again. A missing address is probed without
@@ -80,6 +81,8 @@ export interface SourceHealthOptions {
   logger: Logger;
   /** Whether the address can be bound now (default: a TCP listen on it, port 0). */
   bindable?: (address: string) => Promise<boolean>;
+  /** The clock of the check at start (default Date.now; the picker's clock where it is another). */
+  now?: () => number;
 }
 
 export class SourceHealthGate implements SourceGate {
@@ -93,6 +96,16 @@ export class SourceHealthGate implements SourceGate {
   constructor(private readonly o: SourceHealthOptions) {
     this.addresses = new Map(o.sources.map((s) => [s.name, s.address]));
     this.bindable = o.bindable ?? canBind;
+  }
+
+  /**
+   * Before delivery starts: a source whose address cannot be bound is out at once, before any
+   * message is tried from it (a typo in delivery.sources, an address not yet on the interface).
+   */
+  async start(): Promise<void> {
+    const missing = await Promise.all(this.o.sources.map(async (s) => (s.address !== undefined && !(await this.bindable(s.address)) ? s.name : undefined)));
+    const now = (this.o.now ?? Date.now)();
+    for (const name of missing) if (name !== undefined) this.goOut(name, this.stateOf(name), 'address_unavailable', now);
   }
 
   check(source: string, _site: string, now: number): GateRefusal | undefined {

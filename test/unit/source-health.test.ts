@@ -14,7 +14,7 @@ function rig(o: { bindable?: (address: string) => Promise<boolean> } = {}) {
   const clock = new FakeClock();
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'info', destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
-  const gate = new SourceHealthGate({ sources: SOURCES, logger, bindable: o.bindable });
+  const gate = new SourceHealthGate({ sources: SOURCES, logger, bindable: o.bindable, now: () => clock.now() });
   /** Reports one attempt from `source` at `site` that started now and ended now. */
   const attempt = (source: string, site: string, result: AttemptResult) => gate.observe({ source, site, pool: 'p', domain: site }, result, clock.now(), clock.now());
   return { clock, lines, gate, attempt };
@@ -150,6 +150,14 @@ describe('the source health gate', () => {
     expect((await gate.view('a')).consecutiveFailures).toBe(0);
     for (const site of ['gmail', 'yahoo', 'gmail', 'yahoo']) attempt('a', site, refused);
     expect(gate.check('a', 'gmail', clock.now())).toBeUndefined();
+  });
+
+  it('takes a source whose address cannot be bound out at start, before any message is tried', async () => {
+    const { clock, gate, lines } = rig({ bindable: (address) => Promise.resolve(address !== '192.0.2.55') });
+    await gate.start();
+    expect(gate.check('gone', 'gmail', clock.now())?.until).toBe(clock.now() + FIRST_BACKOFF_MS);
+    expect(gate.check('a', 'gmail', clock.now())).toBeUndefined();
+    expect(lines.filter((l) => l.level === 40).map((l) => l.source)).toEqual(['gone']);
   });
 
   it('ignores what attempts in flight when the source went out report afterwards, until its probe', async () => {
