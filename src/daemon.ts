@@ -2,6 +2,7 @@
  * The daemon: composes the components in dependency order and stops them in reverse. Knows
  * nothing about signals or argv (cli/serve.ts owns those), so tests run it in-process.
  */
+import { SourceHealthGate } from './delivery/source-health.js';
 import { SourceReport } from './delivery/source-report.js';
 import { isPool, resolveSendingIps, type SendingIps } from './domain/sending-ips.js';
 import type { SourceGate } from './delivery/source-gates.js';
@@ -139,6 +140,8 @@ export class Daemon {
   private readonly sourceGates: readonly SourceGate[];
   /** GET /ops/sources and the reverse DNS check of the sources at start. */
   readonly sourceReport: SourceReport;
+  /** Takes a failing source out of its pools (delivery/source-health.ts); none without delivery.sources. */
+  readonly sourceHealth: SourceHealthGate | undefined;
   /** Cached (TTL-bounded): delivery resolves the same MX hosts over and over. */
   readonly deliveryDns: DnsResolver;
   readonly delivery: DeliveryService;
@@ -192,6 +195,7 @@ export class Daemon {
 
     this.sendingIps = resolveSendingIps(config.delivery, config.hostname);
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
+    this.sourceHealth = this.sendingIps.configured ? new SourceHealthGate({ sources: [...this.sendingIps.sources.values()], logger: logger.child({ component: 'delivery' }) }) : undefined;
     this.sourceGates = this.buildSourceGates();
     this.sourceReport = new SourceReport({ ips: this.sendingIps, dns: this.deliveryDns, gates: this.sourceGates });
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
@@ -254,6 +258,7 @@ export class Daemon {
         awaitingSignature: () => this.store.messages.unfinishedCount(),
         oldestAwaitingSignature: async () => (await this.store.messages.oldestUnfinishedMs(Date.now())) / 1000,
         warmup: () => warmupSnapshots(this.sourceGates, Date.now()),
+        sourceAvailability: () => this.sourceHealth?.availability() ?? [],
       },
       onCollectError: (err, source) => this.logger.warn({ err, source }, 'metrics source failed'),
     });
@@ -307,7 +312,8 @@ export class Daemon {
       dns: this.deliveryDns,
       onError: (err, a) => this.logger.warn({ err, source: a.source, site: a.site }, 'warm-up: the counters did not answer; the source carries no mail to the site until they do'),
     });
-    return warmup.active ? [warmup] : [];
+    // Health last: its reserve() takes a failing source's one probe, best taken once the others agreed.
+    return [...(warmup.active ? [warmup] : []), ...(this.sourceHealth ? [this.sourceHealth] : [])];
   }
 
   private buildDelivery(): DeliveryService {

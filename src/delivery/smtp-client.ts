@@ -82,6 +82,11 @@ export async function deliverOverSmtp(input: SmtpAttemptInput): Promise<AttemptR
     if (sessionSlowsDown(sent.failure)) for (const level of LEVELS) input.cache?.closeIdle(keyOf(target, level, input));
     // Keep the most telling failure: a server's reply beats "connection refused".
     if (!failure || sent.failure.raw || !failure.raw) failure = sent.failure;
+    // Our own address cannot be bound: every other target would fail the same way.
+    if (sent.failure.localError) {
+      failure = sent.failure;
+      break;
+    }
   }
   return failureResult(input.recipients, failure ?? abortedFailure(input.targets[0]));
 }

@@ -26,6 +26,10 @@ export interface SessionFailure {
   reply: ParsedReply;
   /** The server's reply as received; absent for local failures (refused, timeout, TLS). */
   raw?: string;
+  /** No TCP connection or no greeting (phase connect, no reply): the attempt's connectFailed. */
+  noConnection?: true;
+  /** The local address could not be bound (EADDRNOTAVAIL): the attempt's localError. */
+  localError?: 'address_unavailable';
 }
 
 /** Applies the classification to one recipient. */
@@ -54,13 +58,20 @@ export function sessionFailure(err: NodemailerError, target: Target, upgrading =
   else if (err.command === 'EHLO' || err.command === 'HELO') phase = 'ehlo';
   else if (response && err.command === 'CONN') phase = 'greeting';
   const reply = response ? parseReply(response) : { text: localText(err) };
-  return { target, phase, reply, raw: response || undefined };
+  const failure: SessionFailure = { target, phase, reply, raw: response || undefined };
+  if (phase === 'connect' && !response) failure.noConnection = true;
+  // bind(2) or connect(2) with a local address the machine does not have (node's syscall 'bind').
+  if (err.originalCode === 'EADDRNOTAVAIL' || err.code === 'EADDRNOTAVAIL') failure.localError = 'address_unavailable';
+  return failure;
 }
 
 /** Every recipient gets the session failure (no session could be opened with any target). */
 export function failureResult(recipients: readonly string[], f: SessionFailure): AttemptResult {
   const results = recipients.map((r) => recipientResult(r, f.reply, f.phase, f.raw));
-  return summarize(results, { mx: f.target.host, address: f.target.address, tls: false });
+  const result = summarize(results, { mx: f.target.host, address: f.target.address, tls: false });
+  if (f.noConnection || f.localError) result.connectFailed = true;
+  if (f.localError) result.localError = f.localError;
+  return result;
 }
 
 /** A completed transaction: accepted recipients are delivered with the final DATA reply. */

@@ -48,6 +48,18 @@ export interface AttemptResult {
    * (issue 35: mail over a warm-up cap waits, "deferred, never bounced").
    */
   poolRefused?: { until?: number };
+  /**
+   * No session was opened because no connection was: the targets tried gave no TCP connection or
+   * no greeting in time (refused, unreachable, timed out), rather than a server's reply. Read by
+   * the source health gate (delivery/source-health.ts): a source whose connections all fail.
+   */
+  connectFailed?: true;
+  /**
+   * The failure was our side's, not the network's: `address_unavailable` when the source's local
+   * address could not be bound (EADDRNOTAVAIL: the address is not, or no longer, on this
+   * machine). Set with connectFailed; kept as a value so no one parses the error text.
+   */
+  localError?: 'address_unavailable';
 }
 
 /**

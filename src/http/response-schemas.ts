@@ -468,6 +468,15 @@ const warmupView = obj({
   complete: bool,
   sites: list(obj({ key: str, curve: str, today: warmupCount, thisHour: warmupCount })),
 });
+/** A source's part of GET /ops/sources from the health gate (delivery/source-health.ts SourceHealthView). */
+const sourceHealthView = obj({
+  status: { type: 'string', enum: ['ok', 'out'], description: 'out: taken out of its pools on this node for failing' },
+  since: { type: ['string', 'null'], format: 'date-time', description: 'When it went out or came back; null when it never changed' },
+  until: { type: ['string', 'null'], format: 'date-time', description: 'While out: when it gets its probe attempt (in the past: the probe is due)' },
+  reason: { type: ['string', 'null'] },
+  cause: { type: ['string', 'null'], enum: ['address_unavailable', 'connect_failures', null] },
+  consecutiveFailures: int,
+});
 
 /** GET /ops/sources (delivery/source-report.ts SourceView). */
 const sourceView = obj({
@@ -484,7 +493,7 @@ const sourceView = obj({
   // The gates' views (delivery/source-gates.ts), present while delivery.sources is configured.
   warmup: warmupView,
   shaping: { type: 'object' },
-  health: { type: 'object' },
+  health: sourceHealthView,
 }, ['warmup', 'shaping', 'health']);
 export const sourcesBody = obj({
   results: { type: 'array', items: sourceView },

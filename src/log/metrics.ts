@@ -48,6 +48,8 @@ export interface MetricsSources {
   oldestAwaitingSignature?: Read<number>;
   /** Sources with a warm-up plan (none: the warm-up gauges are absent). */
   warmup?: Read<WarmupSnapshot[]>;
+  /** Each configured sending source and whether it is in its pools (delivery/source-health.ts). */
+  sourceAvailability?: Read<{ source: string; available: boolean }[]>;
 }
 
 export interface MetricsOptions {
@@ -95,6 +97,7 @@ export class Metrics {
   private readonly warmupDay: Gauge<'source'>;
   private readonly warmupSent: Gauge<'source' | 'provider'>;
   private readonly warmupCap: Gauge<'source' | 'provider'>;
+  private readonly sourceAvailable: Gauge<'source'>;
 
   constructor(opts: MetricsOptions = {}) {
     this.sources = opts.sources ?? {};
@@ -144,6 +147,8 @@ export class Metrics {
     this.warmupDay = gauge('source_warmup_day', 'Day of its warm-up plan a sending source is on (0 before its start); past the last capped day it is warm.', ['source']);
     this.warmupSent = gauge('source_warmup_sent_today', 'Messages a warming sending source carried to a provider today (UTC), cluster-wide.', ['source', 'provider']);
     this.warmupCap = gauge('source_warmup_cap_today', "A warming sending source's cap of messages to a provider today (absent once that provider's curve ended).", ['source', 'provider']);
+    this.sourceAvailable = gauge('source_available', 'Whether a sending source (delivery.sources) is in its pools (1) or taken out for failing on this node (0).', ['source']);
+
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -206,7 +211,7 @@ export class Metrics {
   }
 
   private async refreshGauges(): Promise<void> {
-    const { queue, pool, storeSizeBytes, awaitingSignature, oldestAwaitingSignature, warmup } = this.sources;
+    const { queue, pool, storeSizeBytes, awaitingSignature, oldestAwaitingSignature, warmup, sourceAvailability } = this.sources;
     await Promise.all([
       this.read('queue', queue, (q) => {
         this.queueDepth.set({ state: 'queued' }, q.queued);
@@ -223,6 +228,9 @@ export class Metrics {
       this.read('awaitingSignature', awaitingSignature, (n) => this.awaitingSignature.set(n)),
       this.read('oldestAwaitingSignature', oldestAwaitingSignature, (s) => this.oldestAwaitingSignature.set(s)),
       this.read('warmup', warmup, (w) => this.setWarmup(w)),
+      this.read('sourceAvailability', sourceAvailability, (list) => {
+        for (const s of list) this.sourceAvailable.set({ source: s.source }, s.available ? 1 : 0);
+      }),
     ]);
   }
 

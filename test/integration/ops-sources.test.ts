@@ -62,16 +62,18 @@ afterAll(async () => {
 });
 
 const url = () => `http://127.0.0.1:${daemon.http.port}`;
+/** The health gate's view of a source that never failed (delivery/source-health.ts). */
+const OK = { status: 'ok', since: null, until: null, reason: null, cause: null, consecutiveFailures: 0 };
 
 describe('GET /ops/sources', () => {
   it('lists each source with its pools and its forward-confirmed reverse DNS status', async () => {
     const res = await apiRequest(url(), () => TOKEN, 'GET', '/ops/sources');
     expect(res.status).toBe(200);
     expect(res.body.results).toEqual([
-      { name: 'ip2', address: '127.0.0.2', ehloName: 'mta2.sender.test', rate: null, pools: [{ pool: 'tx', weight: 3 }, { pool: 'default', weight: 1 }], ptr: { status: 'confirmed', ptrNames: ['mta2.sender.test'], forwardAddresses: ['127.0.0.2'] } },
-      { name: 'ip3', address: '127.0.0.3', ehloName: 'mta3.sender.test', rate: 20, pools: [{ pool: 'tx', weight: 1 }, { pool: 'default', weight: 1 }], ptr: { status: 'ptr_mismatch', ptrNames: ['somebody-else.test'], forwardAddresses: [] } },
-      { name: 'ip4', address: '127.0.0.4', ehloName: 'mta4.sender.test', rate: null, pools: [{ pool: 'default', weight: 1 }], ptr: { status: 'no_ptr', ptrNames: [], forwardAddresses: [] } },
-      { name: 'ip5', address: '127.0.0.5', ehloName: 'mta5.sender.test', rate: null, pools: [{ pool: 'default', weight: 1 }], ptr: { status: 'forward_mismatch', ptrNames: ['mta5.sender.test'], forwardAddresses: ['127.0.0.9'] } },
+      { name: 'ip2', address: '127.0.0.2', ehloName: 'mta2.sender.test', rate: null, pools: [{ pool: 'tx', weight: 3 }, { pool: 'default', weight: 1 }], ptr: { status: 'confirmed', ptrNames: ['mta2.sender.test'], forwardAddresses: ['127.0.0.2'] }, health: OK },
+      { name: 'ip3', address: '127.0.0.3', ehloName: 'mta3.sender.test', rate: 20, pools: [{ pool: 'tx', weight: 1 }, { pool: 'default', weight: 1 }], ptr: { status: 'ptr_mismatch', ptrNames: ['somebody-else.test'], forwardAddresses: [] }, health: OK },
+      { name: 'ip4', address: '127.0.0.4', ehloName: 'mta4.sender.test', rate: null, pools: [{ pool: 'default', weight: 1 }], ptr: { status: 'no_ptr', ptrNames: [], forwardAddresses: [] }, health: OK },
+      { name: 'ip5', address: '127.0.0.5', ehloName: 'mta5.sender.test', rate: null, pools: [{ pool: 'default', weight: 1 }], ptr: { status: 'forward_mismatch', ptrNames: ['mta5.sender.test'], forwardAddresses: ['127.0.0.9'] }, health: OK },
     ]);
   });
 
