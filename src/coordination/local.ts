@@ -16,12 +16,13 @@
  */
 import { systemClock, type Clock } from '../queue/clock.js';
 import { Pacer, RateLimiter } from '../queue/rate-limiter.js';
+import { LocalExpiringEntries } from './expiring-entries.js';
 import { LocalFailureWindow } from './failure-windows.js';
 import { KeyBuckets } from './key-buckets.js';
 import { LeaseTable } from './leases.js';
 import { named, type Named } from './named.js';
 import { isNodeId, loadNodeId } from './node-id.js';
-import type { Backlog, Coordination, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from './port.js';
+import type { Backlog, Coordination, ExpiringEntries, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from './port.js';
 import { LocalSlots } from './slots.js';
 import { LocalWakeups } from './wakeups.js';
 
@@ -55,6 +56,7 @@ export class LocalCoordination implements Coordination {
   private readonly keyedRates = new Map<string, Named<KeyedRate>>();
   private readonly failureWindows = new Map<string, Named<FailureWindow>>();
   private readonly slotSets = new Map<string, LocalSlots>();
+  private readonly entrySets = new Map<string, LocalExpiringEntries>();
 
   constructor(o: LocalCoordinationOptions) {
     if (!isNodeId(o.nodeId)) throw new Error(`not a node id: ${JSON.stringify(o.nodeId)}`);
@@ -114,6 +116,12 @@ export class LocalCoordination implements Coordination {
     let s = this.slotSets.get(name);
     if (!s) this.slotSets.set(name, (s = new LocalSlots()));
     return s;
+  }
+
+  entries(name: string): ExpiringEntries {
+    let e = this.entrySets.get(name);
+    if (!e) this.entrySets.set(name, (e = new LocalExpiringEntries()));
+    return e;
   }
 }
 
