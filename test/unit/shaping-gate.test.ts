@@ -48,7 +48,7 @@ function gate(rules = compileShapingRules()): ShapingGate {
 }
 
 function deferred(response: string, smtpCode: number, enhancedCode: string, mx?: string): AttemptResult {
-  return { recipients: [{ recipient: 'a@yahoo.com', outcome: 'deferred', category: 'throttled', phase: 'rcpt', smtpCode, enhancedCode, response } as AttemptResult['recipients'][number]], mx, tls: false, smtpCode, enhancedCode, response };
+  return { recipients: [{ recipient: 'a@yahoo.com', outcome: 'deferred', category: 'rate_limited', phase: 'rcpt', smtpCode, enhancedCode, response }], mx, tls: false, smtpCode, enhancedCode, response };
 }
 
 const attempt = (source: string, site: string) => ({ source, site, pool: 'default', domain: 'yahoo.com' });
