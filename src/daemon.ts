@@ -4,6 +4,7 @@
  */
 import { SourceReport } from './delivery/source-report.js';
 import { isPool, resolveSendingIps, type SendingIps } from './domain/sending-ips.js';
+import type { SourceGate } from './delivery/source-gates.js';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config/schema.js';
@@ -132,6 +133,8 @@ export class Daemon {
   // Delivery
   /** The sources and pools of sending IPs (issue 35, delivery.sources/pools/defaultPools). */
   readonly sendingIps: SendingIps;
+  /** What may take a sending source out of its pool per site (delivery/source-gates.ts), in the order they are asked. */
+  private readonly sourceGates: readonly SourceGate[];
   /** GET /ops/sources and the reverse DNS check of the sources at start. */
   readonly sourceReport: SourceReport;
   /** Cached (TTL-bounded): delivery resolves the same MX hosts over and over. */
@@ -187,7 +190,8 @@ export class Daemon {
 
     this.sendingIps = resolveSendingIps(config.delivery, config.hostname);
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
-    this.sourceReport = new SourceReport({ ips: this.sendingIps, dns: this.deliveryDns });
+    this.sourceGates = this.buildSourceGates();
+    this.sourceReport = new SourceReport({ ips: this.sendingIps, dns: this.deliveryDns, gates: this.sourceGates });
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
     // Reports to mailto: addresses go through the one submission path (tls-rpt/mailer.ts).
     this.tlsRpt = new TlsRptService({
@@ -292,6 +296,11 @@ export class Daemon {
     });
   }
 
+  /** The gates of the sending sources (issue 35); started and stopped by delivery. */
+  private buildSourceGates(): SourceGate[] {
+    return [];
+  }
+
   private buildDelivery(): DeliveryService {
     const { delivery, hostname, domains, shutdown } = this.config;
     const metrics = this.metrics;
@@ -307,6 +316,7 @@ export class Daemon {
       config: { delivery, hostname, domains: { returnPathLabel: domains.returnPathLabel }, shutdown: { graceMs: shutdown.graceMs } },
       resolver: this.deliveryDns,
       logger: this.logger,
+      sourceGates: this.sourceGates,
       mtaSts: this.mtaSts,
       tlsRpt: this.tlsRpt,
       // RFC 7672 needs a validating resolver: without one the AD bit means nothing and DANE is off.

@@ -47,7 +47,8 @@ import { slowsDown } from './smtp-results.js';
 import { settledWithin } from '../domain/settle.js';
 import { simulatedAttempt } from '../domain/sandbox-outcome.js';
 import { resolveSendingIps } from '../domain/sending-ips.js';
-import { SourcePicker, type PickedSource } from './source-picker.js';
+import { noSourceText, SourcePicker, type NoSource, type SourceTurn } from './source-picker.js';
+import type { SourceGate } from './source-gates.js';
 
 /** The configuration delivery reads: delivery.*, the EHLO name, the return-path label and the grace period. */
 export type DeliverySettings = Pick<Config, 'delivery' | 'hostname'> & {
@@ -95,6 +96,11 @@ export interface DeliveryServiceOptions {
   observer?: DeliveryObserver;
   /** Replaces MX resolution + SMTP (tests). */
   attempt?: AttemptFn;
+  /**
+   * What may take a configured sending source out of its pool per site (issue 35: warm-up,
+   * shaping, a failing address; source-gates.ts). Ignored without delivery.sources.
+   */
+  sourceGates?: readonly SourceGate[];
   /** Recipient domains' MTA-STS policies (the daemon's MtaStsPolicies), applied to each attempt. */
   mtaSts?: StsPolicySource;
   /** DANE TLSA lookups (the daemon's, when dns.dnssecValidating), applied to each MX host. */
@@ -262,7 +268,10 @@ export class DeliveryService {
       channelPool: async (id) => (await o.store.channels.get(id))?.ipPool,
       coordination: this.coordination,
       defaultRate: d.rate,
+      siteLimit: (site) => this.siteLimits.siteLimits(site).concurrency,
+      gates: o.sourceGates,
       now: () => this.clock.now(),
+      onChange: (c) => this.logConcurrency(c, c.source),
     });
     this.connections = new ConnectionCache({ maxMessages: d.maxMessagesPerConnection, idleMs: d.connectionIdleMs });
     this.attempt = o.attempt ?? this.mxAttempt(o);
@@ -331,6 +340,7 @@ export class DeliveryService {
     const recovered = await this.queue.recover(this.clock.now(), { atStart: true });
     if (recovered > 0) this.logger.warn({ recovered }, 'delivery leases recovered from a previous run');
     await this.logOverdueAtStart();
+    await this.sources.start();
     this.lastRecoveryMs = this.clock.now();
     this.running = true;
     this.stopping = false;
@@ -368,6 +378,7 @@ export class DeliveryService {
     // Idle connections get their QUIT now; one still in use gets it when its attempt ends.
     await this.connections.close();
     await this.clusterSites.close();
+    await this.sources.stop();
     this.summary.flush();
     this.running = false;
     this.logger.info('delivery stopped');
@@ -677,10 +688,11 @@ export class DeliveryService {
     );
   }
 
-  /** The attempt itself; a "slow down" reply lowers its site's concurrency before the pump plans again. */
+  /** The attempt itself; a "slow down" reply lowers its site's concurrency (or its source's there) before the pump plans again. */
   private async tryDelivery(job: DeliveryJob, loaded: LoadedMessage | undefined, signal: AbortSignal, stillWanted: () => boolean): Promise<AttemptResult> {
     const startedAt = this.clock.now();
     let result: AttemptResult;
+    let turn: SourceTurn | undefined;
     try {
       // A probe whose site turned out full waits for room before it connects (site-concurrency.ts).
       const siteRoom = () => this.sites.admit(job.domain, signal);
@@ -688,26 +700,33 @@ export class DeliveryService {
       // A sandbox message's job (one scheduled for later) never leaves the machine: its
       // simulated outcome is recorded at its time, with no DNS lookup and no connection.
       else if (loaded.message.deliveryType === 'sandbox') result = simulatedAttempt(job.recipients, loaded.message.simulatedBounces);
-      else result = await this.attemptFrom(await this.sources.pick(loaded.message), { job, ...loaded, signal, stillWanted, siteRoom });
+      else {
+        const picked = await this.sources.pick(loaded.message, { domain: job.domain, site: this.sites.keyOf(job.domain) }, signal);
+        if ('refusals' in picked) result = noSource(job.recipients, picked);
+        else result = await this.attemptFrom((turn = picked), { job, ...loaded, signal, stillWanted, siteRoom });
+      }
     } catch (err) {
       // A bug, not the receiver's doing: retry on the schedule rather than lose the job.
       this.logger.error({ err, jobId: job.id, messageId: job.messageId }, 'delivery attempt failed unexpectedly');
       result = internalFailure(job.recipients, err);
     }
-    if (slowsDown(result)) this.sites.slowDown(job.domain, startedAt);
+    turn?.end();
+    const slow = slowsDown(result);
+    // With sources, a receiver's "slow down" is an answer to that sending IP (providers limit
+    // per IP): its sessions at the site are lowered, the pool's other sources keep theirs.
+    if (turn?.attempt) this.sources.observe(turn, result, startedAt, slow, this.sites.keyOf(job.domain));
+    else if (slow) this.sites.slowDown(job.domain, startedAt);
     return result;
   }
 
   /**
    * The attempt from its pool's source: bound to its address, announcing its EHLO name, paced
-   * by its own pacer before the global one (source-picker.ts). Every source of the pool
-   * unavailable: deferred without a connection (none can be now; later parts of issue 35 mark
-   * sources unavailable).
+   * by its own pacers before the global one (source-picker.ts).
    */
-  private attemptFrom(source: PickedSource | undefined, req: Omit<Parameters<AttemptFn>[0], 'beforeBody' | 'source'>): Promise<AttemptResult> {
-    if (!source) return Promise.resolve(noSource(req.job.recipients));
-    const beforeBody = () => this.sources.beforeBody(source, this.beforeBody);
+  private attemptFrom(turn: SourceTurn, req: Omit<Parameters<AttemptFn>[0], 'beforeBody' | 'source'>): Promise<AttemptResult> {
+    const beforeBody = () => this.sources.beforeBody(turn, this.beforeBody);
     if (!this.sources.configured) return this.attempt({ ...req, beforeBody });
+    const source = turn.source;
     return this.attempt({ ...req, beforeBody, source }).then((result) => ({ ...result, source: source.name }));
   }
 
@@ -739,10 +758,11 @@ export class DeliveryService {
     }
   }
 
-  /** One line per change of a site's concurrency (not per throttled attempt). */
-  private logConcurrency(c: ConcurrencyChange): void {
-    if (c.reason === 'slow_down') this.logger.warn({ site: c.site, concurrency: c.to, was: c.from, limit: c.limit }, 'receiver asked to slow down: site concurrency lowered');
-    else this.logger.info({ site: c.site, concurrency: c.to, was: c.from, limit: c.limit }, 'site concurrency raised after a quiet period');
+  /** One line per change of a site's concurrency, or of one source's there (not per throttled attempt). */
+  private logConcurrency(c: ConcurrencyChange, source?: string): void {
+    const fields = { site: c.site, source, concurrency: c.to, was: c.from, limit: c.limit };
+    if (c.reason === 'slow_down') this.logger.warn(fields, source ? "receiver asked to slow down: the source's concurrency at the site lowered" : 'receiver asked to slow down: site concurrency lowered');
+    else this.logger.info(fields, source ? "the source's concurrency at the site raised after a quiet period" : 'site concurrency raised after a quiet period');
   }
 
   /**
@@ -780,8 +800,8 @@ function missingMessage(recipients: readonly string[]): AttemptResult {
 }
 
 /** Every source of the message's pool is out of it for now: deferred, retried on the schedule. */
-function noSource(recipients: readonly string[]): AttemptResult {
-  const response = 'no source of the message\'s IP pool is available now';
+function noSource(recipients: readonly string[], why: NoSource): AttemptResult {
+  const response = noSourceText(why);
   return {
     recipients: recipients.map((recipient) => ({ recipient, outcome: 'deferred', category: 'other', phase: 'connect', response })),
     tls: false,

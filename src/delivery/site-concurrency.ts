@@ -16,17 +16,12 @@
  * sessions at the site never pass its limit (found by the pg-suite: three sessions at a site of
  * two, when one domain's probe learned the site before the other's).
  *
- * Feedback ("slow down"): a reply that says the receiver wants fewer sessions (421, or a
- * rate-limit reply: the `rate_limited` category of domain/bounce-rules.ts) halves the site's
- * concurrency, at least 1; after a quiet period without such a reply it grows back by one, step
- * by step, up to the configured limit. This is Postfix's destination concurrency feedback
- * (qmgr: a negative feedback lowers the window, positive feedback restores it) with coarser
- * steps. Replies to attempts started before the last decrease were sent under the old
- * concurrency and do not lower it again: ten sessions refused at once halve it once, not ten times.
+ * Feedback ("slow down"): concurrency-feedback.ts halves the site's concurrency on a reply that
+ * asks for fewer sessions and restores it step by step after quiet periods.
  */
-import type { AttemptResult } from '../domain/delivery-result.js';
 import type { SiteLimitsFn } from './site-limits.js';
 import { SiteDirectory, type SiteLearner } from './sites.js';
+import { ConcurrencyFeedback, DEFAULT_QUIET_MS } from './concurrency-feedback.js';
 
 /** A change of a site's concurrency, for the log (one line per change). */
 export interface ConcurrencyChange {
@@ -52,16 +47,6 @@ export interface SiteConcurrencyOptions {
   probe?: boolean;
 }
 
-interface Lowered {
-  limit: number;
-  /** When it was last lowered: replies to attempts started before do not lower it again. */
-  loweredAt: number;
-  /** Start of the current quiet period (the last "slow down" reply or step up). */
-  quietSince: number;
-}
-
-const DEFAULT_QUIET_MS = 60_000;
-
 interface Waiter {
   key: string;
   resolve: (admitted: boolean) => void;
@@ -75,11 +60,14 @@ export class SiteConcurrency implements SiteLearner {
   private readonly waiting = new Map<string, number>();
   /** Per domain with attempts in flight: the key they are counted under, and how many. */
   private readonly domains = new Map<string, { key: string; n: number }>();
-  private readonly lowered = new Map<string, Lowered>();
-  private readonly quietMs: number;
+  private readonly feedback: ConcurrencyFeedback;
 
   constructor(private readonly o: SiteConcurrencyOptions) {
-    this.quietMs = o.quietMs ?? DEFAULT_QUIET_MS;
+    this.feedback = new ConcurrencyFeedback({
+      now: o.now,
+      quietMs: o.quietMs ?? DEFAULT_QUIET_MS,
+      onChange: o.onChange && ((c) => o.onChange!({ site: c.key, from: c.from, to: c.to, limit: c.limit, reason: c.reason })),
+    });
   }
 
   /** The key a domain's attempts are counted under. */
@@ -93,9 +81,7 @@ export class SiteConcurrency implements SiteLearner {
 
   /** The concurrency a site has now: its configured limit, or less after a "slow down". */
   limitOf(key: string): number {
-    const configured = this.o.limits(key).concurrency;
-    const low = this.lowered.get(key);
-    return low ? this.restore(key, low, configured) : configured;
+    return this.feedback.limitOf(key, this.o.limits(key).concurrency);
   }
 
   /** True when one more attempt of this domain may start (`pending`: ones about to start under its key). */
@@ -181,28 +167,7 @@ export class SiteConcurrency implements SiteLearner {
   /** A "slow down" reply for an attempt to this domain that started at startedAt. */
   slowDown(domain: string, startedAt: number): void {
     const key = this.keyOf(domain);
-    const now = this.o.now();
-    const current = this.limitOf(key);
-    const low = this.lowered.get(key);
-    if (low && low.loweredAt > startedAt) {
-      low.quietSince = now; // already answered by the last decrease; the quiet period starts again
-      return;
-    }
-    const to = Math.max(1, Math.floor(current / 2));
-    this.lowered.set(key, { limit: to, loweredAt: now, quietSince: now });
-    if (to !== current) this.o.onChange?.({ site: key, from: current, to, limit: this.o.limits(key).concurrency, reason: 'slow_down' });
-  }
-
-  /** One step up per quiet period that passed; forgets the site once it is back at its limit. */
-  private restore(key: string, low: Lowered, configured: number): number {
-    const steps = Math.floor((this.o.now() - low.quietSince) / this.quietMs);
-    if (steps <= 0) return Math.min(low.limit, configured);
-    const from = low.limit;
-    low.limit = Math.min(configured, low.limit + steps);
-    low.quietSince += steps * this.quietMs;
-    if (low.limit >= configured) this.lowered.delete(key);
-    if (low.limit !== from) this.o.onChange?.({ site: key, from, to: low.limit, limit: configured, reason: 'restored' });
-    return low.limit;
+    this.feedback.slowDown(key, this.o.limits(key).concurrency, startedAt);
   }
 
   private move(d: { key: string; n: number }, to: string): void {

@@ -8,6 +8,7 @@
 import type { DnsAnswer } from '../dns/resolver.js';
 import type { Logger } from '../log/logger.js';
 import type { SendingIps, SendingSource } from '../domain/sending-ips.js';
+import type { SourceGate } from './source-gates.js';
 
 export interface ReverseLookups {
   ptr(address: string): Promise<DnsAnswer<string[]>>;
@@ -40,10 +41,12 @@ export interface SourceView {
   /** The pools it belongs to, with its weight in each. */
   pools: { pool: string; weight: number }[];
   ptr: PtrCheck;
+  /** Each gate's view of the source (source-gates.ts), under the gate's name: `warmup`, `shaping`, `health`. */
+  [gate: string]: unknown;
 }
 
 export class SourceReport {
-  constructor(private readonly o: { ips: SendingIps; dns: ReverseLookups }) {}
+  constructor(private readonly o: { ips: SendingIps; dns: ReverseLookups; gates?: readonly SourceGate[]; now?: () => number }) {}
 
   /** Every source, in configuration order, with its PTR checked now (through the resolver's cache). */
   list(): Promise<SourceView[]> {
@@ -60,7 +63,13 @@ export class SourceReport {
 
   private async view(s: SendingSource): Promise<SourceView> {
     const pools = [...this.o.ips.pools].flatMap(([pool, members]) => members.filter((m) => m.source === s.name).map((m) => ({ pool, weight: m.weight })));
-    return { name: s.name, address: s.address ?? null, ehloName: s.ehloName, rate: s.rate ?? null, pools, ptr: await this.check(s) };
+    const view: SourceView = { name: s.name, address: s.address ?? null, ehloName: s.ehloName, rate: s.rate ?? null, pools, ptr: await this.check(s) };
+    const now = (this.o.now ?? Date.now)();
+    for (const gate of this.o.ips.configured ? (this.o.gates ?? []) : []) {
+      const part = await gate.view?.(s.name, now);
+      if (part !== undefined) view[gate.name] = part;
+    }
+    return view;
   }
 
   private async check(s: SendingSource): Promise<PtrCheck> {

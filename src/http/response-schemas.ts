@@ -471,5 +471,9 @@ const sourceView = obj({
     ptrNames: { type: 'array', items: str },
     forwardAddresses: { type: 'array', items: str },
   }),
-});
+  // The gates' views (delivery/source-gates.ts), present while delivery.sources is configured.
+  warmup: { type: 'object' },
+  shaping: { type: 'object' },
+  health: { type: 'object' },
+}, ['warmup', 'shaping', 'health']);
 export const sourcesBody = obj({ results: { type: 'array', items: sourceView } });

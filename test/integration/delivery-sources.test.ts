@@ -9,13 +9,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryService } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { ACCOUNT, allSent, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
+import { ACCOUNT, allSent, jobsOf, openTestStore, queueMessage, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
+import type { GateRefusal, SourceAttempt, SourceGate } from '../../src/delivery/source-gates.js';
 
 const SINK = '127.0.37.2';
 const DOMAIN = 'sources-sink.net';
+const SINK_SITE = `mx.${DOMAIN}`;
 
 let dns: TestDns;
 let resolver: DnsResolver;
@@ -58,9 +60,9 @@ const SOURCES = {
   'delivery.defaultPools.broadcast': 'bulk',
 };
 
-async function start(overrides: Record<string, unknown> = {}): Promise<void> {
+async function start(overrides: Record<string, unknown> = {}, gates: SourceGate[] = []): Promise<void> {
   t = await openTestStore();
-  service = testDeliveryService(t.store, resolver, { 'delivery.port': mx.port, 'delivery.rate': 2000, ...SOURCES, ...overrides });
+  service = testDeliveryService(t.store, resolver, { 'delivery.port': mx.port, 'delivery.rate': 2000, ...SOURCES, ...overrides }, { sourceGates: gates });
   await service.start();
 }
 
@@ -115,5 +117,30 @@ describe('sending IPs on loopback', () => {
     await send(4, { tag: 'kernel' });
     expect(peers('kernel')).toEqual({ '127.0.0.1': 4 });
     expect(new Set(mx.received.map((r) => r.heloName))).toEqual(new Set(['postrider.test']));
+  });
+
+  it("defers, never bounces, mail whose pool's sources the gates all refuse, naming each reason, and tells the gates each attempt", async () => {
+    const observed: SourceAttempt[] = [];
+    let closed = true;
+    const gate: SourceGate = {
+      name: 'test',
+      check: (source): GateRefusal | undefined => (closed || source === 'ip3' ? { gate: 'test', reason: `${source} closed for the test` } : undefined),
+      observe: (a) => observed.push(a),
+    };
+    await start({}, [gate]);
+    const id = await queueMessage(t.store, { to: [`gated-0@${DOMAIN}`] });
+    service!.notify();
+    await waitFor(async () => (await jobsOf(t.store, id))[0]?.history.length === 1, { what: 'the deferral' });
+    const [job] = await jobsOf(t.store, id);
+    expect(job!.state).toBe('queued');
+    expect(JSON.stringify(job!.history[0])).toContain('no source of IP pool \\"tx\\" may send now (ip2: ip2 closed for the test; ip3: ip3 closed for the test)');
+    expect(JSON.stringify(job!.history[0])).toContain('"outcome":"deferred"');
+    expect(mx.received).toHaveLength(0);
+    expect(observed).toEqual([]);
+    closed = false;
+    await send(6, { tag: 'open' });
+    // ip3 is still refused: ip2 carries all, and the gate saw each attempt with the MX site.
+    expect(peers('open')).toEqual({ '127.0.0.2': 6 });
+    expect(observed.map((a) => [a.source, a.pool, a.site])).toEqual(Array(6).fill(['ip2', 'tx', SINK_SITE]));
   });
 });
