@@ -5,6 +5,9 @@
 import { SourceReport } from './delivery/source-report.js';
 import { isPool, resolveSendingIps, type SendingIps } from './domain/sending-ips.js';
 import type { SourceGate } from './delivery/source-gates.js';
+import { ShapingGate } from './delivery/shaping-gate.js';
+import { compileShapingRules } from './domain/shaping-match.js';
+import { systemClock } from './queue/clock.js';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config/schema.js';
@@ -31,6 +34,7 @@ import { suppressionRoutes } from './http/routes/suppressions.js';
 import { statisticsRoutes } from './http/routes/statistics.js';
 import { trackingRoutes } from './http/routes/tracking.js';
 import { opsRoutes } from './http/routes/ops.js';
+import { opsShapingRoutes } from './http/routes/ops-shaping.js';
 import { queueRoutes } from './http/routes/queue.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
@@ -135,6 +139,8 @@ export class Daemon {
   readonly sendingIps: SendingIps;
   /** What may take a sending source out of its pool per site (delivery/source-gates.ts), in the order they are asked. */
   private readonly sourceGates: readonly SourceGate[];
+  /** Automatic shaping (delivery/shaping-gate.ts): one of the gates, and what DELETE /ops/sources/{source}/shaping/{site} lifts. */
+  readonly shaping: ShapingGate;
   /** GET /ops/sources and the reverse DNS check of the sources at start. */
   readonly sourceReport: SourceReport;
   /** Cached (TTL-bounded): delivery resolves the same MX hosts over and over. */
@@ -190,6 +196,7 @@ export class Daemon {
 
     this.sendingIps = resolveSendingIps(config.delivery, config.hostname);
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
+    this.shaping = new ShapingGate({ coordination: this.coordination, rules: compileShapingRules(config.delivery.shaping), logger: logger.child({ component: 'shaping' }), clock: systemClock() });
     this.sourceGates = this.buildSourceGates();
     this.sourceReport = new SourceReport({ ips: this.sendingIps, dns: this.deliveryDns, gates: this.sourceGates });
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
@@ -298,7 +305,7 @@ export class Daemon {
 
   /** The gates of the sending sources (issue 35); started and stopped by delivery. */
   private buildSourceGates(): SourceGate[] {
-    return [];
+    return [this.shaping];
   }
 
   private buildDelivery(): DeliveryService {
@@ -346,6 +353,7 @@ export class Daemon {
     const templates = new TemplateService({ store: this.store, limits: this.config.templates, render: (input) => this.pool.render(input) });
     const routes: RouteModule[] = [
       opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics, sources: this.sourceReport }),
+      opsShapingRoutes(this.shaping),
       apiKeyRoutes(new ApiKeyService({ store: this.store, maxPerAccount: this.config.limits.apiKeysPerAccount })),
       channelRoutes(new ChannelService({ store: this.store, coordination: this.coordination, maxPerAccount: this.config.limits.channelsPerAccount, isPool: (name) => isPool(this.sendingIps, name) })),
       domainRoutes(this.domains),

@@ -93,9 +93,11 @@ export class ShapingGate implements SourceGate {
     }
   }
 
-  async view(source: string, now: number): Promise<{ active: ShapingView[] }> {
+  /** The source's shapings that hold now, from the cluster's entries; undefined (nothing shown) when none. */
+  async view(source: string, now: number): Promise<{ active: ShapingView[] } | undefined> {
     await this.refresh();
     const active = [...this.shapings.values()].filter((s) => s.source === source && s.until > now).sort((a, b) => a.since - b.since);
+    if (active.length === 0) return undefined;
     return { active: active.map((s) => ({ site: s.target, triggeredBy: s.site, rule: s.rule, action: s.action, since: iso(s.since), until: iso(s.until) })) };
   }
 

@@ -100,7 +100,7 @@ export function opsRoutes(deps: OpsDeps): RouteModule {
 }
 
 /** Throws 401/403 unless the request may read the metrics. */
-function metricsGuard(token: string): (req: FastifyRequest) => void {
+export function metricsGuard(token: string): (req: FastifyRequest) => void {
   if (!token) {
     return (req) => {
       if (!fromLoopback(req)) {
