@@ -56,6 +56,8 @@ export class ShapingGate implements SourceGate {
   /** Bumped by each local change: a refresh that started before it keeps what the change wrote. */
   private changes = 0;
   private readonly changedAt = new Map<string, number>();
+  /** Keys whose write to the coordination is under way: a refresh keeps this node's value of them. */
+  private readonly writing = new Map<string, number>();
   private timer: Timer | undefined;
   private stopped = false;
 
@@ -137,7 +139,7 @@ export class ShapingGate implements SourceGate {
     }
     for (const [key, s] of this.shapings) {
       // Written here after the read began: the read may not have seen it yet.
-      if ((this.changedAt.get(key) ?? 0) > started) next.set(key, s);
+      if ((this.changedAt.get(key) ?? 0) > started || this.writing.has(key)) next.set(key, s);
       else if (!next.has(key) && s.until <= now) this.logLifted(s);
     }
     for (const [key, changed] of this.changedAt) if (changed <= started) this.changedAt.delete(key);
@@ -159,7 +161,15 @@ export class ShapingGate implements SourceGate {
       const fields = { source: s.source, site: target, rule: rule.id, origin: rule.origin, action: describe(rule), until: iso(until), reply: reply.text.slice(0, 200) };
       this.o.logger.warn(fields, 'automatic shaping: a reply matched a rule; the source is shaped at the site');
     }
-    this.entries.set(key, encodeShaping(s), until).catch((err: unknown) => this.o.logger.warn({ err, source: s.source, site: target }, 'automatic shaping: writing a shaping to the cluster failed; it holds on this node'));
+    this.writing.set(key, (this.writing.get(key) ?? 0) + 1);
+    this.entries
+      .set(key, encodeShaping(s), until)
+      .catch((err: unknown) => this.o.logger.warn({ err, source: s.source, site: target }, 'automatic shaping: writing a shaping to the cluster failed; it holds on this node until its next refresh'))
+      .finally(() => {
+        const left = (this.writing.get(key) ?? 1) - 1;
+        if (left > 0) this.writing.set(key, left);
+        else this.writing.delete(key);
+      });
   }
 
   /** The shapings of a source at a site that hold at `now`; those that ended are dropped (and logged). */
