@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuMs } from './lib/cpu.mjs';
+import { cpuMs, threadCpuMs, threadDelta } from './lib/cpu.mjs';
 import { startDns } from './lib/dns.mjs';
 import { composedMessage, FROM, HTML, SUBJECT, TEXT } from './lib/message.mjs';
 import { deleteQueue, queued, releaseHold, setHold, smtpSource, waitQueued } from './lib/postfix.mjs';
@@ -105,29 +105,6 @@ async function postriderRound(p, ctx, { offset, countFile, profDir }) {
   if (threads) progress(`postrider CPU ms per message by thread name: ${threads}`);
   p = await p.restart(deliveryEnv(dns, { POSTRIDER_DELIVERY_ENABLED: 'false' }));
   return { p, r };
-}
-
-/** CPU ms of each thread of a process by thread id, with its name (/proc/PID/task/TID/stat; Linux only). */
-function threadCpuMs(pid) {
-  const out = new Map();
-  try {
-    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-      const line = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = line.slice(line.indexOf('(') + 1, line.lastIndexOf(')'));
-      const f = line.slice(line.lastIndexOf(') ') + 2).split(' ');
-      out.set(tid, { name, ms: (Number(f[11]) + Number(f[12])) * 10 });
-    }
-  } catch {
-    return null;
-  }
-  return out;
-}
-
-/** Per thread, CPU ms per message between two threadCpuMs readings, busiest first (threads share names: "node" is main and more). */
-function threadDelta(a, b, n, pid) {
-  if (!a || !b) return null;
-  const rows = [...b].map(([tid, { name, ms }]) => [tid === String(pid) ? 'main' : `${name}#${tid}`, ms - (a.get(tid)?.ms ?? 0)]);
-  return rows.filter(([, ms]) => ms > 0).sort((x, y) => y[1] - x[1]).map(([name, ms]) => `${name} ${(ms / n).toFixed(3)}`).join(', ');
 }
 
 /** Postfix round: n smtp-source messages on hold, released at once to the same sink. */

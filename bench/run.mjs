@@ -16,6 +16,7 @@ import { loadavg, machine, progress, today, writeResults } from './lib/report.mj
 const BENCHES = {
   http: () => import('./http-send.mjs'),
   smtp: () => import('./smtp-intake.mjs'),
+  e2e: () => import('./end-to-end.mjs'),
   inbound: () => import('./inbound.mjs'),
   delivery: () => import('./delivery.mjs'),
   dkim: () => import('./dkim.mjs'),

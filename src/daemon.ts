@@ -8,6 +8,8 @@ import type { SourceGate } from './delivery/source-gates.js';
 import { ShapingGate } from './delivery/shaping-gate.js';
 import { compileShapingRules } from './domain/shaping-match.js';
 import { systemClock } from './queue/clock.js';
+import { WarmupGate } from './delivery/warmup-gate.js';
+import { warmupSnapshots } from './delivery/warmup-metrics.js';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config/schema.js';
@@ -258,6 +260,7 @@ export class Daemon {
         storeSizeBytes: () => this.store.sizeBytes(),
         awaitingSignature: () => this.store.messages.unfinishedCount(),
         oldestAwaitingSignature: async () => (await this.store.messages.oldestUnfinishedMs(Date.now())) / 1000,
+        warmup: () => warmupSnapshots(this.sourceGates, Date.now()),
       },
       onCollectError: (err, source) => this.logger.warn({ err, source }, 'metrics source failed'),
     });
@@ -305,7 +308,13 @@ export class Daemon {
 
   /** The gates of the sending sources (issue 35); started and stopped by delivery. */
   private buildSourceGates(): SourceGate[] {
-    return [this.shaping];
+    const warmup = new WarmupGate({
+      ips: this.sendingIps,
+      coordination: this.coordination,
+      dns: this.deliveryDns,
+      onError: (err, a) => this.logger.warn({ err, source: a.source, site: a.site }, 'warm-up: the counters did not answer; the source carries no mail to the site until they do'),
+    });
+    return warmup.active ? [warmup, this.shaping] : [this.shaping];
   }
 
   private buildDelivery(): DeliveryService {
@@ -352,7 +361,7 @@ export class Daemon {
   private buildHttp(): HttpServer {
     const templates = new TemplateService({ store: this.store, limits: this.config.templates, render: (input) => this.pool.render(input) });
     const routes: RouteModule[] = [
-      opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics, sources: this.sourceReport }),
+      opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics, sources: this.sourceReport, defaultPools: this.sendingIps.defaultPools }),
       opsShapingRoutes(this.shaping),
       apiKeyRoutes(new ApiKeyService({ store: this.store, maxPerAccount: this.config.limits.apiKeysPerAccount })),
       channelRoutes(new ChannelService({ store: this.store, coordination: this.coordination, maxPerAccount: this.config.limits.channelsPerAccount, isPool: (name) => isPool(this.sendingIps, name) })),

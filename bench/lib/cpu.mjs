@@ -70,3 +70,43 @@ export function processTreeCpuMs(rootPid) {
     return null;
   }
 }
+
+/** CPU ms of each thread of a process by thread id, with its name (/proc/PID/task/TID/stat; Linux only). */
+export function threadCpuMs(pid) {
+  const out = new Map();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const line = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = line.slice(line.indexOf('(') + 1, line.lastIndexOf(')'));
+      const f = line.slice(line.lastIndexOf(') ') + 2).split(' ');
+      out.set(tid, { name, ms: (Number(f[11]) + Number(f[12])) * 10 });
+    }
+  } catch {
+    return null;
+  }
+  return out;
+}
+
+/** Per thread, CPU ms per message between two threadCpuMs readings, busiest first (threads share names: "node" is main and more). */
+export function threadDelta(a, b, n, pid) {
+  if (!a || !b) return null;
+  const rows = [...b].map(([tid, { name, ms }]) => [tid === String(pid) ? 'main' : `${name}#${tid}`, ms - (a.get(tid)?.ms ?? 0)]);
+  return rows.filter(([, ms]) => ms > 0).sort((x, y) => y[1] - x[1]).map(([name, ms]) => `${name} ${(ms / n).toFixed(3)}`).join(', ');
+}
+
+/**
+ * This process's CPU ms so far: its own (every thread: the load generator's clients) and that of
+ * the children it waited for (cutime + cstime of /proc/self/stat: a finished smtp-source).
+ */
+export function selfCpuMs() {
+  const { user, system } = process.cpuUsage();
+  let children = null;
+  try {
+    const line = fs.readFileSync('/proc/self/stat', 'utf8');
+    const f = line.slice(line.lastIndexOf(') ') + 2).split(' ');
+    children = (Number(f[13]) + Number(f[14])) * TICK_MS;
+  } catch {
+    /* not Linux */
+  }
+  return { own: (user + system) / 1000, children };
+}

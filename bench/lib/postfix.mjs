@@ -153,3 +153,35 @@ export async function benchPostfix({ sessions, count, length, scratch }) {
   if (!m) throw new Error(`bench-postfix.sh: unexpected output: ${stdout}`);
   return { line, ingestS: +m[1], ingestRate: count / +m[1], e2eS: +m[3], e2eRate: count / +m[3], got: +m[5] };
 }
+
+/** Where setup-opendkim.sh keeps OpenDKIM's configuration, key and pid file. */
+const OPENDKIM_DIR = '/etc/postfix/opendkim-peer';
+
+/** Why the OpenDKIM milter cannot run here, or null (apt-get install opendkim opendkim-tools). */
+export function opendkimAvailable() {
+  if (!has('opendkim') || !has('opendkim-genkey')) return 'OpenDKIM is not installed (apt-get install opendkim opendkim-tools)';
+  if (!fs.existsSync(path.join(PEERS_DIR, 'setup-opendkim.sh'))) return `${PEERS_DIR}/setup-opendkim.sh not found`;
+  return null;
+}
+
+/**
+ * The shared setup-opendkim.sh: on starts Debian's OpenDKIM on 127.0.0.1:8891 and makes it
+ * smtpd's milter (every message from peer.test signed, RSA-2048 relaxed/relaxed, before the
+ * 250); off unwires and stops it. While on, a cleanup turns it off if the run is interrupted.
+ */
+let opendkimCleanup = null;
+export async function setOpendkim(on) {
+  await run('bash', [path.join(PEERS_DIR, 'setup-opendkim.sh'), on ? 'on' : 'off']);
+  opendkimCleanup?.();
+  opendkimCleanup = on ? onCleanup(() => setOpendkim(false)) : null;
+  await new Promise((r) => setTimeout(r, 1500)); // old smtpd processes (without the milter) finish and exit
+}
+
+/** CPU ms used so far by the OpenDKIM daemon (all its threads, and any child it reaped); null when it does not run. */
+export function opendkimCpuMs() {
+  try {
+    return processTreeCpuMs(Number(fs.readFileSync(path.join(OPENDKIM_DIR, 'opendkim.pid'), 'utf8').trim()));
+  } catch {
+    return null;
+  }
+}

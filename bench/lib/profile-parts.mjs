@@ -5,7 +5,7 @@
  * overlap: they add up to the thread's busy time); each part is shown in ms per unit of work
  * (e.g. per HTTP send).
  *
- *   node bench/lib/profile-parts.mjs DIR|FILE [--per=3500] [--parts=http|smtp|inbound]
+ *   node bench/lib/profile-parts.mjs DIR|FILE [--per=3500] [--parts=http|smtp|inbound|e2e|worker]
  *
  * DIR: the folder of `node --cpu-prof` files a benchmark kept (BENCH_KEEP_DATA=1); the main
  * thread's profile (thread 0, the first of the process) is read. --per divides the times (the
@@ -109,6 +109,57 @@ export const INBOUND_PARTS = [
   ['node sockets and streams (SMTP and HTTP)', /node:_http|node:net|node:internal\/streams|node:internal\/stream_base|node:_stream|node:events/],
 ];
 
+/**
+ * The parts of a message's whole way on the main thread (bench e2e: intake over HTTP or SMTP
+ * submission, the commit, the hand-off to the worker threads and their results, then the
+ * dispatcher's lease, the attempt over SMTP to the sink and its recorded outcome), the same way
+ * as HTTP_PARTS but coarser: one part per stage, so what the intake and delivery benchmarks
+ * each measure alone can be set beside what the whole run costs.
+ */
+export const E2E_PARTS = [
+  ['startup (module loading, plugin boot)', /^(Module\._load|startComponent|serveCommand|loadESM|import) |avvio\/|node:internal\/modules\//],
+  ['garbage collector', /^\(garbage collector\) /],
+  ['log lines (pino)', /pino\/|sonic-boom\//],
+  ['finishing: signed results written back (storeSignedInTxn)', /^storeSignedInTxn /],
+  ['finishing: hand-off to the pool and results (finishing.js, piscina)', /dist\/submission\/finishing(-failures)?\.js|piscina\//],
+  ['delivery: outcome recorded (recordOutcomeInTxn, events, counters)', /^recordOutcomeInTxn |dist\/store\/(lmdb\/)?queue-outcome\.js/],
+  ['delivery: lease scans, job and message reads (store)', /dist\/store\/(lmdb\/)?(queue|message-schedule|message-jobs|repos\/queue)\.js|dist\/queue\/delivery-queue\.js/],
+  ['delivery: MX location (mx.js, resolver, DNS cache)', /dist\/delivery\/(mx|sites|cluster-sites|address-policy)\.js|dist\/dns\//],
+  ['delivery: SMTP client (session, transaction, DATA, replies)', /dist\/delivery\/smtp-[a-z-]+\.js|dist\/delivery\/(connection-cache|tls-[a-z-]+)\.js/],
+  ['delivery: dispatcher, picker, gates, pacer, attempt', /dist\/delivery\/|dist\/queue\/|dist\/coordination\//],
+  ['intake commit (message, events, counters, jobs)', /^(commitOneInTxn|commitMessages) |dist\/store\/(lmdb\/)?(messages|events|event-index|stats|idempotency)\.js/],
+  ['intake: submission (prepare, checks, enqueue)', /dist\/submission\//],
+  ['intake: HTTP (routes, auth, validation)', /dist\/http\/|dist\/api-keys\//],
+  ['intake: SMTP submission listener', /dist\/smtp\//],
+  LIBRARY,
+  ['lmdb transaction machinery', /lmdb\//],
+  ['nodemailer SMTP client (replies read, DATA written)', /nodemailer\/.*smtp-connection/],
+  ['smtp-server (submission listener)', /smtp-server\//],
+  ['fastify, routing, JSON', /fastify\/|find-my-way\/|fast-json-stringify|secure-json-parse/],
+  ['node TLS', /node:_tls|node:tls/],
+  ['node sockets, streams, http', /node:_http|node:net|node:internal\/streams|node:internal\/stream_base|node:_stream|node:events|node:stream/],
+  ['node crypto', /node:crypto|node:internal\/crypto/],
+  ['other postrider code (no stage on the stack)', /dist\//],
+];
+
+/** The parts of a worker thread's time (composition and DKIM signatures after the commit). */
+export const WORKER_PARTS = [
+  ['garbage collector', /^\(garbage collector\) /],
+  ['DKIM: body hash and canonicalization (mailauth)', /mailauth\//],
+  ['DKIM: signing (dkim*.js, node:crypto)', /dist\/workers\/dkim[a-z-]*\.js/],
+  ['compose: MIME (compose.js, nodemailer mail-composer)', /dist\/workers\/compose\.js/],
+  ['tasks: finishMany, build (tasks.js, worker.js)', /dist\/workers\//],
+  ['piscina: messages between threads', /piscina\//],
+  LIBRARY,
+  ['nodemailer MIME libraries', /nodemailer\/|libmime|libqp|libbase64/],
+  ['node crypto', /node:crypto|node:internal\/crypto/],
+  ['thread start-up (module loading)', /node:internal\/modules\/|^(Module\._load|loadESM|import) /],
+];
+
+/** Samples whose own frame is a wait, not work: V8's idle; WORKER_IDLE adds piscina's Atomics.wait loop. */
+const IDLE = /^\(idle\)/;
+export const WORKER_IDLE = /^\(idle\)|^atomicsWaitLoop piscina\//;
+
 const frameName = (n) =>
   `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist|bench)\//, '$1/')}`;
 
@@ -117,7 +168,7 @@ const frameName = (n) =>
  * samples taken within these [fromUs, toUs] spans of the monotonic clock (a profile's timestamps
  * are CLOCK_MONOTONIC µs, as process.hrtime.bigint() / 1000n in any process on the machine).
  */
-export function partsOf(file, parts = HTTP_PARTS, { windows } = {}) {
+export function partsOf(file, parts = HTTP_PARTS, { windows, idle = IDLE } = {}) {
   const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map();
@@ -144,7 +195,7 @@ export function partsOf(file, parts = HTTP_PARTS, { windows } = {}) {
     const us = prof.timeDeltas[i] ?? 0;
     at += us;
     if (windows && !windows.some(([from, to]) => at >= from && at <= to)) return;
-    if (frameName(byId.get(id)).startsWith('(idle)')) return;
+    if (idle.test(frameName(byId.get(id)))) return;
     total += us;
     const p = claim(id);
     out.set(p, (out.get(p) ?? 0) + us);
@@ -161,13 +212,19 @@ export function mainProfile(dir) {
   return path.join(dir, files[0]);
 }
 
+/** The worker threads' profiles in a --cpu-prof folder: every file but the main thread's. */
+export function workerProfiles(dir) {
+  const main = mainProfile(dir);
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(dir, f)).filter((f) => f !== main);
+}
+
 const threadOf = (f) => Number(/\.(\d+)\.\d+\.cpuprofile$/.exec(f)?.[1] ?? 0);
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const target = process.argv[2];
   const per = Number(/--per=(\d+)/.exec(process.argv.join(' '))?.[1] ?? 3500);
   const file = fs.statSync(target).isDirectory() ? mainProfile(target) : target;
-  const kinds = { http: HTTP_PARTS, smtp: SMTP_PARTS, inbound: INBOUND_PARTS };
+  const kinds = { http: HTTP_PARTS, smtp: SMTP_PARTS, inbound: INBOUND_PARTS, e2e: E2E_PARTS, worker: WORKER_PARTS };
   const { totalMs, parts, frames } = partsOf(file, kinds[/--parts=(\w+)/.exec(process.argv.join(' '))?.[1] ?? 'http']);
   process.stdout.write(`${path.basename(file)}: ${totalMs.toFixed(0)} ms busy; ms per unit (÷${per})\n`);
   for (const [k, ms] of parts) process.stdout.write(`${(ms / per).toFixed(4).padStart(8)}  ${ms.toFixed(0).padStart(6)} ms  ${k}\n`);

@@ -8,7 +8,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 export const RESULTS = fileURLToPath(new URL('../RESULTS.md', import.meta.url));
-const ORDER = ['http', 'smtp', 'inbound', 'delivery', 'dkim', 'broadcast', 'activity'];
+const ORDER = ['http', 'smtp', 'e2e', 'inbound', 'delivery', 'dkim', 'broadcast', 'activity'];
 const SUMMARY_HEADING = '## Summary: postrider / Postfix, same run';
 const SUMMARY_HEAD = ['| benchmark | measure | postrider | Postfix | ratio postrider/Postfix | date |', '|---|---|---|---|---|---|'];
 

@@ -42,6 +42,8 @@ export async function startSink({ port = SINK_PORT, backlog = 1024 } = {}) {
   if (exited) throw new Error(`smtp-sink did not start (port ${port} taken?): ${stderr}`);
   return {
     port,
+    /** smtp-sink's process id (one process, event-driven): its CPU time from /proc. */
+    pid: child.pid,
     times,
     /** Messages received since the start or the last reset(). */
     get count() {

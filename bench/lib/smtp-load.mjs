@@ -7,7 +7,13 @@
 import nodemailer from 'nodemailer';
 import { percentile } from './report.mjs';
 
-export async function submissionLoad({ port, user, pass, count, connections, raw, from, to, onProgress }) {
+/**
+ * `to`: the envelope recipient, or a function of the message's number (0, 1, …) giving it, to
+ * spread the recipients over domains. `probe` (default true): one untimed message first; false
+ * for a run timed from its first message on (the pool then opens its connections in the window).
+ */
+export async function submissionLoad({ port, user, pass, count, connections, raw, from, to, onProgress, probe = true }) {
+  const rcpt = typeof to === 'function' ? to : () => to;
   const transport = nodemailer.createTransport({
     host: '127.0.0.1',
     port,
@@ -21,7 +27,7 @@ export async function submissionLoad({ port, user, pass, count, connections, raw
     name: 'bench-client.test',
   });
   // One message first: opens a connection, authenticates, proves the setup (not timed).
-  await transport.sendMail({ envelope: { from, to: [to] }, raw });
+  if (probe) await transport.sendMail({ envelope: { from, to: [rcpt(count)] }, raw });
   const latencies = [];
   let next = 0;
   let failed = 0;
@@ -29,10 +35,10 @@ export async function submissionLoad({ port, user, pass, count, connections, raw
   const t0 = performance.now();
   const sender = async () => {
     while (next < count) {
-      next++;
+      const i = next++;
       const s = performance.now();
       try {
-        await transport.sendMail({ envelope: { from, to: [to] }, raw });
+        await transport.sendMail({ envelope: { from, to: [rcpt(i)] }, raw });
         latencies.push(performance.now() - s);
       } catch (err) {
         failed++;

@@ -26,6 +26,7 @@ import { InboundMessagePage } from './pages/inbound-message';
 import { TemplatesPage } from './pages/templates';
 import { TemplateNewPage } from './pages/templates-new';
 import { TemplatePage } from './pages/templates-detail';
+import { SourcesPage } from './pages/sources';
 
 export interface NavItem {
   to: string;
@@ -44,6 +45,7 @@ export const NAV: NavItem[] = [
   { to: '/broadcasts', label: 'Broadcasts' },
   { to: '/sandbox', label: 'Sandbox inbox' },
   { to: '/queue', label: 'Queue' },
+  { to: '/sources', label: 'Sources' },
   { to: '/api-keys', label: 'API keys' },
 ];
 
@@ -65,6 +67,7 @@ export const ROUTES: Route[] = [
   { pattern: '/broadcasts/:id', render: (p) => <BroadcastPage id={p.id} /> },
   { pattern: '/queue', render: () => <QueuePage /> },
   { pattern: '/queue/messages', render: () => <QueueMessagesPage /> },
+  { pattern: '/sources', render: () => <SourcesPage /> },
   { pattern: '/api-keys', render: () => <ApiKeysPage /> },
   { pattern: '/inbound', render: () => <InboundPage /> },
   { pattern: '/inbound/routes/:id', render: (p) => <InboundRoutePage id={p.id} /> },

@@ -103,6 +103,18 @@ export function sendingSources(description: string) {
       ehloName: Type.Optional(Type.String({ minLength: 1 })),
       // Messages per second from this source at the receivers; delivery.rate when absent.
       rate: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+      // The warm-up plan (domain/warmup-plan.ts): numbers are only numbers here, so that every
+      // wrong day of every curve is named at once by warmupProblems, with the other sources' problems.
+      warmup: Type.Optional(
+        Type.Object(
+          {
+            start: Type.String(),
+            curve: Type.Optional(Type.Array(Type.Number())),
+            sites: Type.Optional(Type.Record(Type.String(), Type.Array(Type.Number()))),
+          },
+          { additionalProperties: false },
+        ),
+      ),
     },
     { additionalProperties: false },
   );

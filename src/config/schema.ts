@@ -140,7 +140,7 @@ const Delivery = Type.Object({
   connectionIdleMs: duration(100, 5000, 'How long an idle SMTP connection is kept for the next message to the same MX address before QUIT.'),
   // Sending IPs (issue 35, README "Sending IPs"); checked together in sending-ips.ts.
   sources: sendingSources(
-    'Local addresses outgoing connections are bound to, as [{"name": "ip1", "address": "192.0.2.10", "ehloName": "mta1.example.com"}]; ehloName defaults to hostname and should be the PTR name of the address; an optional "rate" (messages/s at the receivers) holds the source below delivery.rate. Empty: the kernel picks the address (one implicit source).',
+    'Local addresses outgoing connections are bound to, as [{"name": "ip1", "address": "192.0.2.10", "ehloName": "mta1.example.com"}]; ehloName defaults to hostname and should be the PTR name of the address; an optional "rate" (messages/s at the receivers) holds the source below delivery.rate; an optional "warmup": {"start": "YYYY-MM-DD", "curve"?: [messages a day per provider for day 1..N], "sites"?: {"microsoft": [...], "other": [...]}} caps a new address per provider and day (and hour) until its curves end, by default with the built-in curves (README "Sending IPs"). Empty: the kernel picks the address (one implicit source).',
   ),
   pools: sendingPools(
     'Pools of sources with weights, as {"transactional": [{"source": "ip1", "weight": 3}, {"source": "ip2", "weight": 1}]}. A pool named "default" not listed here holds every source at weight 1.',
@@ -331,6 +331,10 @@ export const ConfigSchema = Type.Object({
       pattern: BEARER_TOKEN,
       errorMessage: 'must be empty or at least 16 printable characters without spaces',
     }),
+    operatorAccounts: list(
+      "Account ids whose account-level API keys, and dashboard sessions opened with one, may also use the operator routes (/ops/*: the sending IPs, the dashboard's Sources page). Empty: only metrics.token, or loopback without a token.",
+      Type.String({ minLength: 1, maxLength: 64 }),
+    ),
   }),
   webhooks: Webhooks,
   inbound: Inbound,

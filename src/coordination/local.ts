@@ -9,7 +9,7 @@
  *  - the attempt budget and the pacer are queue/rate-limiter.ts's RateLimiter and Pacer
  *    unchanged, keyed limits are http/rate-limit.ts's buckets (key-buckets.ts), failure
  *    windows smtp/throttle.ts's sliding counts (failure-windows.ts), slots a count per key
- *    (slots.ts).
+ *    (slots.ts), counters a count and an expiry per key (counters.ts).
  *
  * One instance per process, made by the composition root and given to every component, so that
  * one name means one budget in the whole process, as one name means one row in a cluster.
@@ -17,12 +17,13 @@
 import { systemClock, type Clock } from '../queue/clock.js';
 import { Pacer, RateLimiter } from '../queue/rate-limiter.js';
 import { LocalExpiringEntries } from './expiring-entries.js';
+import { LocalCounters } from './counters.js';
 import { LocalFailureWindow } from './failure-windows.js';
 import { KeyBuckets } from './key-buckets.js';
 import { LeaseTable } from './leases.js';
 import { named, type Named } from './named.js';
 import { isNodeId, loadNodeId } from './node-id.js';
-import type { Backlog, Coordination, ExpiringEntries, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from './port.js';
+import type { Backlog, Coordination, Counters, ExpiringEntries, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from './port.js';
 import { LocalSlots } from './slots.js';
 import { LocalWakeups } from './wakeups.js';
 
@@ -57,6 +58,7 @@ export class LocalCoordination implements Coordination {
   private readonly failureWindows = new Map<string, Named<FailureWindow>>();
   private readonly slotSets = new Map<string, LocalSlots>();
   private readonly entrySets = new Map<string, LocalExpiringEntries>();
+  private readonly counterSets = new Map<string, LocalCounters>();
 
   constructor(o: LocalCoordinationOptions) {
     if (!isNodeId(o.nodeId)) throw new Error(`not a node id: ${JSON.stringify(o.nodeId)}`);
@@ -122,6 +124,12 @@ export class LocalCoordination implements Coordination {
     let e = this.entrySets.get(name);
     if (!e) this.entrySets.set(name, (e = new LocalExpiringEntries()));
     return e;
+  }
+
+  counters(name: string): Counters {
+    let c = this.counterSets.get(name);
+    if (!c) this.counterSets.set(name, (c = new LocalCounters(() => this.clock.monotonic())));
+    return c;
   }
 }
 

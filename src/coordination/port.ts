@@ -198,6 +198,37 @@ export interface ExpiringEntries {
   delete(key: string, now: number): Promise<boolean>;
 }
 
+/** One key of an add: its cap, and how long from now the key lives (its window's end). */
+export interface CounterLimit {
+  key: string;
+  /** The most the key may count; an add that would pass it adds nothing to any key. */
+  cap: number;
+  /** Milliseconds from now until the key's window ends: the key then reads 0 and its row may go. */
+  ttlMs: number;
+}
+
+/** The answer of Counters.add: whether it added, and every key's count after it (or as found, when refused). */
+export interface CounterAnswer {
+  added: boolean;
+  /** In the order of the limits asked. */
+  counts: number[];
+}
+
+/**
+ * Counts per key within windows the caller names (a warm-up's messages per source, site and day
+ * or hour: the window is part of the key, its end the key's ttl). Unlike Slots nothing is given
+ * back: a count only grows until its key expires. Cluster: one row per (name, key); add() locks
+ * the rows of its keys in key order (no deadlock between two adds of one set), checks every cap
+ * and updates all or none in one transaction, so racing adders on every node never pass a cap
+ * together; the janitor drops expired rows.
+ */
+export interface Counters {
+  /** Adds 1 to every key of `limits` if each stays within its cap, else adds nothing; atomic. */
+  add(limits: readonly CounterLimit[]): Promise<CounterAnswer>;
+  /** The live keys of the name with their counts (expired keys are left out). */
+  read(): Promise<Map<string, number>>;
+}
+
 export interface RateOptions {
   /** Starts per second. */
   perSecond: number;
@@ -288,4 +319,6 @@ export interface Coordination {
 
   /** The shared expiring entries `name` (automatic shaping's suspensions and ceilings). */
   entries(name: string): ExpiringEntries;
+  /** The shared counters `name` (a warming source's messages per site and day or hour). */
+  counters(name: string): Counters;
 }

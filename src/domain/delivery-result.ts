@@ -40,6 +40,14 @@ export interface AttemptResult {
   response: string;
   /** A sandbox message's outcome at its scheduled time (domain/sandbox-outcome.ts): no session, nothing sent. */
   simulated?: true;
+  /**
+   * Every source of the message's IP pool was refused for now (delivery/source-picker.ts: a
+   * warm-up cap, a shaping suspension, a failing address), so no session was opened. `until`:
+   * the earliest time one of them may send again, when known. Such a deferral says nothing of
+   * the receiver: it is retried then (else on the schedule) and never expires into a bounce
+   * (issue 35: mail over a warm-up cap waits, "deferred, never bounced").
+   */
+  poolRefused?: { until?: number };
 }
 
 /**

@@ -10,12 +10,14 @@
  */
 import net from 'node:net';
 import type { MailType } from './types.js';
+import { warmupProblems, type WarmupSetting } from './warmup-plan.js';
 
 export interface SourceSetting {
   name: string;
   address: string;
   ehloName?: string;
   rate?: number;
+  warmup?: WarmupSetting;
 }
 
 export interface PoolMember {
@@ -37,6 +39,8 @@ export interface SendingSource {
   ehloName: string;
   /** Messages per second from this source at the receivers, when it has a rate of its own. */
   rate?: number;
+  /** Its warm-up plan, while it has one (delivery/warmup-gate.ts holds its caps). */
+  warmup?: WarmupSetting;
 }
 
 export interface SendingIps {
@@ -67,6 +71,7 @@ export function sendingIpProblems(s: SendingIpSettings): string[] {
     if (address === undefined) problems.push(`"delivery.sources" source "${source.name}": address "${source.address}" is not an IPv4 or IPv6 address`);
     else if (addresses.has(address)) problems.push(`"delivery.sources" binds address ${address} twice (one EHLO name per address)`);
     else addresses.add(address);
+    if (source.warmup !== undefined) problems.push(...warmupProblems(source.name, source.warmup));
   }
   for (const [pool, members] of Object.entries(s.pools)) {
     if (members.length === 0) problems.push(`"delivery.pools" pool "${pool}" has no sources`);
@@ -114,7 +119,9 @@ export function isPool(ips: SendingIps, name: string): boolean {
 
 function sourceOf(x: SourceSetting, hostname: string): SendingSource {
   const source: SendingSource = { name: x.name, address: normalAddress(x.address) ?? x.address, ehloName: (x.ehloName ?? hostname).toLowerCase() };
-  return x.rate === undefined ? source : { ...source, rate: x.rate };
+  if (x.rate !== undefined) source.rate = x.rate;
+  if (x.warmup !== undefined) source.warmup = x.warmup;
+  return source;
 }
 
 /** The address in one spelling (IPv6 compressed, lowercase), or undefined when it is not one. */

@@ -617,3 +617,35 @@ export interface TemplateRenderJson {
 
 /** POST /templates/render: the parts of content that is not stored, rendered with the data given. */
 export type TemplateDraftRenderJson = Omit<TemplateRenderJson, 'version'>;
+
+/** A sending source's reverse DNS check (delivery/source-report.ts PtrCheck). */
+export interface SourcePtrJson {
+  status: 'confirmed' | 'no_ptr' | 'ptr_mismatch' | 'forward_mismatch' | 'dns_error' | 'not_checked';
+  ptrNames: string[];
+  forwardAddresses: string[];
+}
+
+/**
+ * One sending source of GET /ops/sources (issue 35; delivery/source-report.ts SourceView). Each
+ * SourceGate adds its own part under its name (`warmup`, `shaping`, `health`, …: source-gates.ts
+ * view()), whose fields are that gate's: a reader takes each as optional and unknown.
+ */
+export interface SourceJson {
+  name: string;
+  /** null: no address bound, the kernel picks it. */
+  address: string | null;
+  ehloName: string;
+  rate: number | null;
+  pools: { pool: string; weight: number }[];
+  ptr: SourcePtrJson;
+  warmup?: unknown;
+  shaping?: unknown;
+  health?: unknown;
+}
+
+/** GET /ops/sources. */
+export interface OpsSources {
+  results: SourceJson[];
+  /** The pool each mail type goes out through unless its channel names one (delivery.defaultPools). */
+  defaultPools: Record<MailType, string>;
+}

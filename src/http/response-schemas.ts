@@ -473,6 +473,16 @@ const shapingView = obj({
   ),
 });
 
+/** A warming source's progress (delivery/warmup-view.ts WarmupView); a cap of null: that curve has ended. */
+const warmupCount = obj({ sent: int, cap: nullable({ type: 'integer', minimum: 1 }) });
+const warmupView = obj({
+  start: { type: 'string', format: 'date' },
+  day: int,
+  days: int,
+  complete: bool,
+  sites: list(obj({ key: str, curve: str, today: warmupCount, thisHour: warmupCount })),
+});
+
 /** GET /ops/sources (delivery/source-report.ts SourceView). */
 const sourceView = obj({
   name: str,
@@ -486,8 +496,11 @@ const sourceView = obj({
     forwardAddresses: { type: 'array', items: str },
   }),
   // The gates' views (delivery/source-gates.ts), present while delivery.sources is configured.
-  warmup: { type: 'object' },
+  warmup: warmupView,
   shaping: shapingView,
   health: { type: 'object' },
 }, ['warmup', 'shaping', 'health']);
-export const sourcesBody = obj({ results: { type: 'array', items: sourceView } });
+export const sourcesBody = obj({
+  results: { type: 'array', items: sourceView },
+  defaultPools: { ...obj({ transactional: str, broadcast: str }), description: 'The pool each mail type goes out through unless its channel names one (delivery.defaultPools)' },
+});

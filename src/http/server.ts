@@ -48,10 +48,10 @@ declare module 'fastify' {
 
 /**
  * The configuration the HTTP adapter reads: the server itself (hostname, publicUrl, http, api,
- * shutdown), GET /metrics's guard (routes/ops.ts) and the /send/broadcast body limit (routes/send.ts).
+ * shutdown), the guards of GET /metrics and /ops/* (operator-access.ts) and the /send/broadcast body limit (routes/send.ts).
  */
 export type HttpSettings = Pick<Config, 'hostname' | 'publicUrl' | 'http' | 'api' | 'shutdown'> & {
-  metrics: Pick<Config['metrics'], 'token'>;
+  metrics: Pick<Config['metrics'], 'token' | 'operatorAccounts'>;
   limits: Pick<Config['limits'], 'broadcastMessages'>;
 };
 

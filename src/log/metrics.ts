@@ -26,6 +26,15 @@ export interface QueueSnapshot {
 /** A source's value, or a Promise of it when it is a store read (asynchronous through the store port). */
 type Read<T> = () => T | Promise<T>;
 
+/** A warming sending source at one moment (delivery/warmup-gate.ts): its plan's day and, per provider, today's count and cap. */
+export interface WarmupSnapshot {
+  source: string;
+  /** Day of the plan, 1-based (0 before its start). */
+  day: number;
+  /** Per provider id of the provider table (sites outside it are too many for labels); cap null once its curve ended. */
+  providers: { provider: string; sentToday: number; capToday: number | null }[];
+}
+
 /** Read once per scrape, concurrently; each may be left out (its gauges then stay at 0). */
 export interface MetricsSources {
   queue?: Read<QueueSnapshot>;
@@ -37,6 +46,8 @@ export interface MetricsSources {
   awaitingSignature?: Read<number>;
   /** Seconds the oldest of those has waited since its commit; 0 when none waits. */
   oldestAwaitingSignature?: Read<number>;
+  /** Sources with a warm-up plan (none: the warm-up gauges are absent). */
+  warmup?: Read<WarmupSnapshot[]>;
 }
 
 export interface MetricsOptions {
@@ -81,6 +92,9 @@ export class Metrics {
   private readonly storeSize: Gauge<string>;
   private readonly awaitingSignature: Gauge<string>;
   private readonly oldestAwaitingSignature: Gauge<string>;
+  private readonly warmupDay: Gauge<'source'>;
+  private readonly warmupSent: Gauge<'source' | 'provider'>;
+  private readonly warmupCap: Gauge<'source' | 'provider'>;
 
   constructor(opts: MetricsOptions = {}) {
     this.sources = opts.sources ?? {};
@@ -127,6 +141,9 @@ export class Metrics {
     // The finishing stage refuses nothing when it falls behind (its backlog is on disk): the wait shows here.
     this.oldestAwaitingSignature = gauge('messages_awaiting_signature_oldest_age_seconds', 'How long the oldest message waiting to be composed and DKIM-signed has waited since its commit; 0 when none waits.');
 
+    this.warmupDay = gauge('source_warmup_day', 'Day of its warm-up plan a sending source is on (0 before its start); past the last capped day it is warm.', ['source']);
+    this.warmupSent = gauge('source_warmup_sent_today', 'Messages a warming sending source carried to a provider today (UTC), cluster-wide.', ['source', 'provider']);
+    this.warmupCap = gauge('source_warmup_cap_today', "A warming sending source's cap of messages to a provider today (absent once that provider's curve ended).", ['source', 'provider']);
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -189,7 +206,7 @@ export class Metrics {
   }
 
   private async refreshGauges(): Promise<void> {
-    const { queue, pool, storeSizeBytes, awaitingSignature, oldestAwaitingSignature } = this.sources;
+    const { queue, pool, storeSizeBytes, awaitingSignature, oldestAwaitingSignature, warmup } = this.sources;
     await Promise.all([
       this.read('queue', queue, (q) => {
         this.queueDepth.set({ state: 'queued' }, q.queued);
@@ -205,7 +222,20 @@ export class Metrics {
       this.read('storeSizeBytes', storeSizeBytes, (bytes) => this.storeSize.set(bytes)),
       this.read('awaitingSignature', awaitingSignature, (n) => this.awaitingSignature.set(n)),
       this.read('oldestAwaitingSignature', oldestAwaitingSignature, (s) => this.oldestAwaitingSignature.set(s)),
+      this.read('warmup', warmup, (w) => this.setWarmup(w)),
     ]);
+  }
+
+  /** Replaces the warm-up gauges: a source or provider no longer capped drops out. */
+  private setWarmup(snapshots: readonly WarmupSnapshot[]): void {
+    for (const g of [this.warmupDay, this.warmupSent, this.warmupCap]) g.reset();
+    for (const w of snapshots) {
+      this.warmupDay.set({ source: w.source }, w.day);
+      for (const p of w.providers) {
+        this.warmupSent.set({ source: w.source, provider: p.provider }, p.sentToday);
+        if (p.capToday !== null) this.warmupCap.set({ source: w.source, provider: p.provider }, p.capToday);
+      }
+    }
   }
 
   /** Never rejects: a source that fails keeps its gauges at their last value and is reported. */

@@ -14,7 +14,7 @@ import type { BroadcastCommon, BroadcastEntry } from './broadcast.js';
 import type { BuildRequest } from './ports.js';
 import { simulatedBounces } from './sender.js';
 import { forStorage, type CommittedRequest } from './finishing.js';
-import { checkTemplate } from './template-check.js';
+import type { IntakeTemplates } from './template-check.js';
 import { estimatedSize } from './transactional.js';
 
 /** What is the same for every entry of a batch: looked up once per batch, not per entry. */
@@ -23,6 +23,8 @@ export interface EntryContext {
   signingDomain: string | undefined;
   /** The broadcast's engagement input, without a message id or recipient yet (engagement.ts). */
   engagement: EngagementInput | undefined;
+  /** The intake's template check, its large parts prepared for this broadcast before the batch (template-check.ts). */
+  templates: IntakeTemplates;
 }
 
 /**
@@ -44,7 +46,7 @@ export function entryMessage(
   // (domain/tracking-token.ts).
   const engagement = ctx.engagement && { ...ctx.engagement, messageId: id, recipient: r.send.length === 1 ? r.send[0]! : '' };
   const template = { ...c.template, data: { ...(c.template.data ?? {}), ...entry.data } };
-  const subject = checkTemplate(template, engagement);
+  const subject = ctx.templates.check(template, engagement);
   const request: BuildRequest = {
     template,
     subject,

@@ -305,7 +305,11 @@ export class BroadcastExpander {
     const { store, domains } = this.deps;
     // Looked up once per batch: the same for every entry but its message id and recipient, and
     // three store reads per entry were a visible part of the main thread's profile.
+    // The parts are the broadcast's, the same for every entry: a large one is checked off the
+    // main thread once, before the loop, and every entry's check finds its verdict.
+    await this.deps.templateCheck.prepare(b.common.template);
     const ctx: EntryContext = {
+      templates: this.deps.templateCheck,
       signingDomain: (await domains.signingKey({ accountId: b.accountId, domainName: domainOf(b.common.from.email) }))?.domain,
       engagement: await engagementOf(this.deps, { messageId: '', channelId: b.channelId, mailType: 'broadcast', tracking: b.common.tracking, recipients: [], from: b.common.from.email }),
     };

@@ -22,6 +22,15 @@ export class PoolMessageBuilder implements MessageBuilder {
     }
   }
 
+  async checkTemplate(parts: { html?: string; text?: string }): Promise<void> {
+    try {
+      // Nothing is remembered on the thread: the main thread keeps the verdict (template-check.ts).
+      await this.pool.render({ ...parts, data: {}, check: true, checkOnly: true, cache: false });
+    } catch (err) {
+      throw toAppError(err, '/template');
+    }
+  }
+
   async finish(inputs: FinishRequest[]): Promise<PromiseSettledResult<FinishResult>[]> {
     let settled: Awaited<ReturnType<WorkerPool['finishMany']>>;
     try {
@@ -38,5 +47,4 @@ export class PoolMessageBuilder implements MessageBuilder {
       return { status: 'fulfilled', value: result };
     });
   }
-
 }

@@ -9,6 +9,7 @@ import type { StorePort } from '../store/port/index.js';
 import type { AcceptedMessage } from '../store/port/messages.js';
 import type { IdempotencyGate } from './idempotency.js';
 import type { DomainRegistry, MessageBuilder } from './ports.js';
+import type { IntakeTemplates } from './template-check.js';
 
 /**
  * The settings submission reads: the deny list (policy), the pending accounts' quota (limits),
@@ -31,6 +32,8 @@ export interface SubmissionDeps {
   onReady?: () => void;
   /** Composes and signs what enqueue committed unfinished, after the commit (finishing.ts; made by Submission). */
   signing: SignatureQueue;
+  /** The intake's check of template parts and render of the subject (template-check.ts; made by Submission). */
+  templateCheck: IntakeTemplates;
   /** The time scheduledAt is judged against (ms); Date.now by default, a fake clock in tests. */
   now?: () => number;
 }

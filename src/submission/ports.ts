@@ -67,6 +67,8 @@ export interface MessageBuilder {
   build(input: BuildRequest): Promise<BuildResult>;
   /** Composes and signs committed messages in one pool task (the finishing stage), each settling on its own, in order. */
   finish(inputs: FinishRequest[]): Promise<PromiseSettledResult<FinishResult>[]>;
+  /** Checks template parts on a worker thread as the intake would (template-check.ts); throws templating_error on /template/<part>. */
+  checkTemplate(parts: { html?: string; text?: string }): Promise<void>;
 }
 
 export interface SenderDomain {

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { SubmissionDeps } from './deps.js';
 import { checkEnvelopeRecipient, checkEnvelopeSender } from './envelope.js';
+import { IntakeTemplates } from './template-check.js';
 import { IdempotencyGate } from './idempotency.js';
 import { authenticateSubmitter, type Submitter, type SubmitterResult } from './submitter.js';
 import { sendBroadcastMessage, sendTransactional, type TransactionalRequest, type TransactionalResponse } from './transactional.js';
@@ -22,7 +23,7 @@ import type { Principal } from '../domain/types.js';
 import type { Coordination } from '../coordination/port.js';
 import { LocalCoordination } from '../coordination/local.js';
 
-export type SubmissionOptions = Omit<SubmissionDeps, 'idempotency' | 'signing'> & {
+export type SubmissionOptions = Omit<SubmissionDeps, 'idempotency' | 'signing' | 'templateCheck'> & {
   logger: Logger;
   /**
    * Wake-ups and ownership of the two shared backlogs (broadcast expansion, the finishing
@@ -50,7 +51,8 @@ export class Submission {
     const maxMessageSize = opts.config.smtp.maxMessageSize;
     const { coordination: c } = this;
     this.signing = new FinishingStage({ store, builder, domains, onReady, maxMessageSize, coordination: c, logger: logger.child({ component: 'signing' }) });
-    this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store.idempotency), signing: this.signing };
+    const templateCheck = new IntakeTemplates((parts) => builder.checkTemplate(parts));
+    this.deps = { ...deps, idempotency: new IdempotencyGate(opts.store.idempotency), signing: this.signing, templateCheck };
     this.expander = new BroadcastExpander(this.deps, logger.child({ component: 'broadcast' }), { coordination: c });
   }
 

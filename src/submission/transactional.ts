@@ -38,7 +38,6 @@ import type { SubmissionDeps } from './deps.js';
 import type { BuildRequest } from './ports.js';
 import { addSenderFieldError, senderSigningDomain, simulatedBounces } from './sender.js';
 import { forStorage } from './finishing.js';
-import { checkTemplate } from './template-check.js';
 import { headerSafe } from '../workers/render.js';
 import { resolvedOrErrors, TemplateLookup, type ResolvedTemplate, type TemplateResolution } from './stored-template.js';
 
@@ -161,7 +160,8 @@ export async function prepareMessage(
   const tracking = mergeTracking(channel.tracking, b.tracking);
   const engagement = await engagementOf(deps, { messageId, channelId: channel.id, mailType, tracking, recipients: split.send, from: n.from.email });
   const template = n.template?.template;
-  const subject = template ? checkTemplate(template, engagement) : headerSafe(b.subject!);
+  if (template) await deps.templateCheck.prepare(template);
+  const subject = template ? deps.templateCheck.check(template, engagement) : headerSafe(b.subject!);
   const request: BuildRequest = {
     template,
     content: template ? undefined : { subject, html: b.html, text: b.text },

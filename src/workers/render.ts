@@ -37,6 +37,8 @@ export interface RenderInput {
    * draft, whose check of a 500 KB part took 1.4 s there; WorkerTasks.render).
    */
   check?: boolean;
+  /** Check only (with `check`), render nothing: the intake's check of a large part (submission/template-check.ts). */
+  checkOnly?: boolean;
 }
 
 export interface RenderOutput {
@@ -131,7 +133,7 @@ type HbNode = { type: string; path?: { type: string; original?: unknown; parts?:
 
 /**
  * The intake's check that template parts compile (submission/template-check.ts): on the main
- * thread, before the commit, while rendering happens after it (the finishing stage). Compiling
+ * thread (a large part seen for the first time on a worker thread first), before the commit, while rendering happens after it (the finishing stage). Compiling
  * is done once per source (cached, failures too); besides the syntax it refuses what fails on
  * every render whatever the data, as rendering would: a helper that does not exist (every call
  * with parameters or a hash names a helper: data is JSON and holds no functions), a built-in
@@ -164,6 +166,16 @@ export class TemplateChecker {
       if (cache) this.checked.set(key, reason);
     }
     if (reason) throw templatingError(field, source, reason);
+  }
+
+  /** Whether a verdict on this source is remembered (check() would not compile it). */
+  known(source: string, noEscape: boolean): boolean {
+    return this.checked.has(`${noEscape ? 't' : 'h'}:${source}`);
+  }
+
+  /** Remembers that this source compiles: a worker thread checked it (submission/template-check.ts). */
+  remember(source: string, noEscape: boolean): void {
+    this.checked.set(`${noEscape ? 't' : 'h'}:${source}`, '');
   }
 
   /** The subject part rendered (already checked by render itself). */

@@ -5,6 +5,7 @@
  */
 import { ownBytes } from './bytes.js';
 import { composeMessage, type ComposeInput } from './compose.js';
+import { QuietStacks } from './quiet-stacks.js';
 import { DkimSigner, generateDkimKey, type DkimAlgorithm, type GeneratedKey, type GenerateKeyOptions } from './dkim.js';
 import { engagementUrls, trackHtml, type EngagementInput } from './engagement.js';
 import { TaskError } from './errors.js';
@@ -90,6 +91,8 @@ export interface SignRawInput {
 export class WorkerTasks {
   /** Made on the first draft: most threads never check one. */
   private checker?: TemplateChecker;
+  /** Composition without the stacks of the errors nodemailer's pipelines make and drop (quiet-stacks.ts). */
+  private readonly quiet = new QuietStacks();
 
   constructor(
     private readonly renderer = new TemplateRenderer(),
@@ -99,6 +102,7 @@ export class WorkerTasks {
   /** A template's parts rendered with its data, with the thread's compiled templates (a stored template's preview), checked first when `input.check` (a draft's). */
   render(input: RenderInput): RenderOutput {
     if (input.check) this.checkParts(input);
+    if (input.checkOnly) return {};
     return this.renderer.render(input);
   }
 
@@ -122,7 +126,7 @@ export class WorkerTasks {
     const compose = urls.unsubscribeUrl
       ? { ...input.compose, listUnsubscribe: { url: urls.unsubscribeUrl, mailto: urls.unsubscribeMailto } }
       : input.compose;
-    const raw = await composeMessage({ ...compose, ...content });
+    const raw = await this.quiet.run(() => composeMessage({ ...compose, ...content }));
     const out: BuildOutput = { raw: ownBytes(raw), subject: content.subject, size: raw.byteLength };
     if (content.html !== undefined) out.html = content.html;
     if (content.text !== undefined) out.text = content.text;

@@ -52,7 +52,7 @@ describe('dashboard shell', () => {
     const page = rig.page;
     const nav = page.getByRole('navigation', { name: 'Main' });
     const labels = await nav.getByRole('link').allTextContents();
-    expect(labels).toEqual(['Overview', 'Activity', 'Channels', 'Domains', 'Webhooks', 'Inbound', 'Templates', 'Suppressions', 'Broadcasts', 'Sandbox inbox', 'Queue', 'API keys']);
+    expect(labels).toEqual(['Overview', 'Activity', 'Channels', 'Domains', 'Webhooks', 'Inbound', 'Templates', 'Suppressions', 'Broadcasts', 'Sandbox inbox', 'Queue', 'Sources', 'API keys']);
     await nav.getByRole('link', { name: 'Channels' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Channels' }).waitFor();

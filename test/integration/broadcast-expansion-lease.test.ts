@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalCoordination } from '../../src/coordination/local.js';
 import { PublicUrl } from '../../src/domain/public-url.js';
 import type { BroadcastCommon, BroadcastEntry } from '../../src/submission/broadcast.js';
+import { IntakeTemplates } from '../../src/submission/template-check.js';
 import { BroadcastExpander } from '../../src/submission/broadcast-expander.js';
 import type { SubmissionDeps } from '../../src/submission/deps.js';
 import { IdempotencyGate } from '../../src/submission/idempotency.js';
@@ -66,11 +67,12 @@ function depsWith(signingKey: () => Promise<DkimKeyRef | undefined>): Submission
   return {
     store: t.store,
     config,
-    builder: { build: () => Promise.reject(new Error('not used')), finish: () => Promise.reject(new Error('not used')) },
+    builder: { build: () => Promise.reject(new Error('not used')), finish: () => Promise.reject(new Error('not used')), checkTemplate: () => Promise.reject(new Error('not used')) },
     domains: { findSendingDomain: async () => undefined, signingKey },
     publicUrl: new PublicUrl({ configured: 'https://links.test', http: config.http, hostname: config.hostname, boundPort: () => 0 }),
     idempotency: new IdempotencyGate(t.store.idempotency),
     signing: { schedule: () => {} },
+    templateCheck: new IntakeTemplates(() => Promise.reject(new Error('not used'))),
   };
 }
 

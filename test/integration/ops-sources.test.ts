@@ -75,6 +75,11 @@ describe('GET /ops/sources', () => {
     ]);
   });
 
+  it('says which pool each mail type goes out through by default', async () => {
+    const res = await apiRequest(url(), () => TOKEN, 'GET', '/ops/sources');
+    expect(res.body.defaultPools).toEqual({ transactional: 'tx', broadcast: 'default' });
+  });
+
   it('needs the metrics token when one is configured (401 without it)', async () => {
     const res = await apiRequest(url(), () => 'pr_not-the-token', 'GET', '/ops/sources');
     expect(res.status).toBe(401);
@@ -100,6 +105,7 @@ describe('GET /ops/sources without delivery.sources', () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({
         results: [{ name: 'kernel', address: null, ehloName: 'mta.sender.test', rate: null, pools: [{ pool: 'default', weight: 1 }], ptr: { status: 'not_checked', ptrNames: [], forwardAddresses: [] } }],
+        defaultPools: { transactional: 'default', broadcast: 'default' },
       });
     } finally {
       await t.stop();

@@ -30,6 +30,7 @@ import { openStore } from '../support/store.js';
 
 /** GET /ops/sources is tested in ops-sources.test.ts. */
 const NO_SOURCES = { list: async () => [] };
+const DEFAULT_POOLS = { transactional: 'default', broadcast: 'default' };
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 
@@ -54,7 +55,7 @@ async function startServer(opts: { overrides?: Record<string, unknown>; sources?
   const metrics = new Metrics({ sources: opts.sources ?? { storeSizeBytes: () => store.sizeBytes() } });
   let http: HttpServer | undefined;
   const readiness = () => ({ store: store.healthy(), pool: poolUp, http: http?.listening ?? false });
-  http = new HttpServer({ config, store, coordination: new LocalCoordination({ nodeId: 'test' }), logger: createLogger({ level: 'silent' }) }, [opsRoutes({ readiness, metrics, sources: NO_SOURCES }), channelRoutes({} as never)]);
+  http = new HttpServer({ config, store, coordination: new LocalCoordination({ nodeId: 'test' }), logger: createLogger({ level: 'silent' }) }, [opsRoutes({ readiness, metrics, sources: NO_SOURCES, defaultPools: DEFAULT_POOLS }), channelRoutes({} as never)]);
   await http.start();
   servers.push(http);
   return { http, url: `http://127.0.0.1:${http.port}`, config, metrics };
@@ -303,7 +304,7 @@ describe('GET /openapi.json', () => {
     const ctx: HttpContext = { config, store, coordination: new LocalCoordination({ nodeId: 'test' }), logger: createLogger({ level: 'silent' }) };
     const unused = {} as never;
     const routes: RouteModule[] = [
-      opsRoutes({ readiness: () => ({}), metrics: new Metrics({ processMetrics: false }), sources: NO_SOURCES }),
+      opsRoutes({ readiness: () => ({}), metrics: new Metrics({ processMetrics: false }), sources: NO_SOURCES, defaultPools: DEFAULT_POOLS }),
       channelRoutes(unused),
       domainRoutes(unused),
       sendRoutes(unused),

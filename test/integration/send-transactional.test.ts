@@ -91,6 +91,20 @@ describe('POST /send/transactional', () => {
     expect(res.body.code).toBe('templating_error');
     expect(Object.keys(res.body.errors)).toEqual(['/template/html']);
   });
+
+  it('checks a large part never seen before on a worker thread: the same 422 with its place, and a good one is sent', async () => {
+    // Over MAIN_THREAD_MAX (template-check.ts): the main thread does not compile it.
+    const filler = '<p>Line of a long template.</p>\n'.repeat(300);
+    const bad = await send({ from: { email: `news@${live.domain}` }, to: [{ email: 'a@example.net' }], template: { subject: 'x', html: `${filler}{{shout name}}`, text: `${filler}{{#each}}{{/each}}` } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.code).toBe('templating_error');
+    expect(Object.keys(bad.body.errors)).toEqual(['/template/html']);
+    expect(JSON.stringify(bad.body.errors['/template/html'])).toMatch(/shout.*"line":301/);
+    const good = await send({ from: { email: `news@${live.domain}` }, to: [{ email: 'a@example.net' }], template: { subject: 'Hi {{name}}', html: `${filler}<b>{{name}}</b>`, data: { name: 'Ann' } } });
+    expect(good.status).toBe(200);
+    await signedBody(t.daemon.store, good.body.messageId);
+    expect((await t.daemon.store.messages.get(good.body.messageId))!.html).toContain('<b>Ann</b>');
+  });
 });
 
 describe('channel resolution', () => {

@@ -182,6 +182,21 @@ describe('PostgreSQL coordination: shared limits', () => {
     expect(await b.slots('mx-site').acquire('mx.example', 1)).not.toBeNull();
   });
 
+  it('drops the counters whose window ended, and keeps the others', async () => {
+    const clock = new FakeClock();
+    const schema = cluster.freshSchema();
+    const node = await cluster.node(schema, clock);
+    await node.counters('warmup:ip1').add([
+      { key: 'hour', cap: 5, ttlMs: JANITOR_EVERY_MS / 2 },
+      { key: 'day', cap: 50, ttlMs: 4 * JANITOR_EVERY_MS },
+    ]);
+    const keys = async () => (await cluster.admin.unsafe<{ key: string }[]>(`SELECT key FROM "${schema}".coord_counters ORDER BY key`)).map((r) => JSON.parse(r.key) as string);
+    expect(await keys()).toEqual(['day', 'hour']);
+    clock.advance(JANITOR_EVERY_MS);
+    await node.settled();
+    expect(await keys()).toEqual(['day']);
+  });
+
   it('drops the rows that mean nothing any more: full buckets, past failures, expired holds, leases long expired', async () => {
     const clock = new FakeClock();
     const schema = cluster.freshSchema();

@@ -186,3 +186,56 @@ eachCoordination('coordination: slots', (ctx) => {
     expect(await site.held('c.example')).toBe(0);
   });
 });
+
+eachCoordination('coordination: counters', (ctx) => {
+  const day = (cap: number) => ({ key: 'day', cap, ttlMs: 86_400_000 });
+  const hour = (cap: number) => ({ key: 'hour', cap, ttlMs: 3_600_000 });
+
+  it('gives racing adders across nodes no more than the cap together', async () => {
+    const counters = ctx.nodes(4).map((n) => n.counters('warmup:ip1'));
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => counters[i % 4]!.add([day(7)])));
+    expect(answers.filter((a) => a.added)).toHaveLength(7);
+    expect(await counters[1]!.read()).toEqual(new Map([['day', 7]]));
+  });
+
+  it('adds to every key of a set or to none, and answers the counts', async () => {
+    const c = ctx.node.counters('warmup:ip1');
+    expect(await c.add([day(3), hour(1)])).toEqual({ added: true, counts: [1, 1] });
+    // The hour is full: the day is not counted either.
+    expect(await c.add([day(3), hour(1)])).toEqual({ added: false, counts: [1, 1] });
+    expect(await c.add([day(3)])).toEqual({ added: true, counts: [2] });
+    expect(await c.read()).toEqual(new Map([['day', 2], ['hour', 1]]));
+  });
+
+  it('holds the caps of overlapping sets added at once from several nodes', async () => {
+    const [a, b, c] = ctx.nodes(3).map((n) => n.counters('warmup:ip1'));
+    const sets = [[day(10), hour(4)], [hour(4), day(10)], [day(10)]];
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => [a, b, c][i % 3]!.add(sets[i % 3]!)));
+    const counts = await a!.read();
+    expect(counts.get('hour')).toBe(4);
+    expect(counts.get('day')).toBe(10);
+    expect(answers.filter((x) => x.added)).toHaveLength(10);
+  });
+
+  it('forgets a key at the end of its ttl: it reads 0 and counts from 0 again', async () => {
+    const c = ctx.node.counters('warmup:ip1');
+    await c.add([day(5), hour(1)]);
+    ctx.clock.advance(3_600_000 - 1);
+    expect((await c.add([hour(1)])).added).toBe(false);
+    ctx.clock.advance(1);
+    expect(await c.read()).toEqual(new Map([['day', 1]]));
+    expect(await c.add([day(5), hour(1)])).toEqual({ added: true, counts: [2, 1] });
+  });
+
+  it('counts each key and each name apart, keys of any characters included', async () => {
+    const keys = ['a\u0000b', 'a"b', 'ünï'];
+    const c = ctx.node.counters('warmup:ip1');
+    for (const key of keys) expect((await c.add([{ key, cap: 1, ttlMs: 60_000 }])).added).toBe(true);
+    expect((await ctx.node.counters('warmup:ip2').add([{ key: keys[0]!, cap: 1, ttlMs: 60_000 }])).added).toBe(true);
+    expect(await c.read()).toEqual(new Map(keys.map((k) => [k, 1])));
+  });
+
+  it('refuses a set that names a key twice', async () => {
+    await expect(ctx.node.counters('warmup:ip1').add([day(3), day(3)])).rejects.toThrow(/twice/);
+  });
+});

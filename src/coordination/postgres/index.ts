@@ -10,7 +10,8 @@
  *    (rate-sql.ts, pacer.ts), reached synchronously through a worker thread (bridge.ts), the
  *    attempt budget in blocks reserved ahead (rates.ts);
  *  - keyed limits, failure windows and slots: one row per key changed by one conditional
- *    statement (key-rates.ts, failure-windows.ts, slots.ts), and the janitor that drops the
+ *    statement (key-rates.ts, failure-windows.ts, slots.ts), counters by one transaction under
+ *    row locks (counters.ts), and the janitor that drops the
  *    rows that mean nothing any more (janitor.ts).
  *
  * A component: start() creates the tables if needed (schema.ts), listens and starts the
@@ -22,9 +23,10 @@ import type { Clock, Timer } from '../../queue/clock.js';
 import { guarded } from '../../domain/database-unavailable.js';
 import { named, type Named } from '../named.js';
 import { isNodeId } from '../node-id.js';
-import type { Backlog, Coordination, ExpiringEntries, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from '../port.js';
+import type { Backlog, Coordination, Counters, ExpiringEntries, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from '../port.js';
 import { SyncBridge } from './bridge.js';
 import { openPool, volatileSettings, type Sql } from './connection.js';
+import { PgCounters } from './counters.js';
 import { PgExpiringEntries } from './expiring-entries.js';
 import { PgFailureWindow } from './failure-windows.js';
 import { beat, forget, goneNodes, HEARTBEAT_EVERY_MS } from './heartbeats.js';
@@ -76,6 +78,7 @@ export class PostgresCoordination implements Coordination {
   private readonly failureWindows = new Map<string, Named<FailureWindow>>();
   private readonly slotSets = new Map<string, Slots>();
   private readonly entrySets = new Map<string, ExpiringEntries>();
+  private readonly counterSets = new Map<string, Counters>();
   private readonly holds: HoldRegistry = new Map();
   private readonly timers = new Set<Timer>();
   /** Renewals and sweeps under way (settled() waits for them). */
@@ -179,6 +182,12 @@ export class PostgresCoordination implements Coordination {
     // Durable commits (this.sql): a suspension written must survive the database's crash.
     if (!e) this.entrySets.set(name, (e = guarded(new PgExpiringEntries(this.sql, name))));
     return e;
+  }
+
+  counters(name: string): Counters {
+    let c = this.counterSets.get(name);
+    if (!c) this.counterSets.set(name, (c = guarded(new PgCounters(this.volatileSql, name, this.time, dbKey, (k) => JSON.parse(k) as string))));
+    return c;
   }
 
   /** The LISTEN connection's server process id (tests: a dropped connection). */

@@ -91,6 +91,16 @@ CREATE TABLE IF NOT EXISTS coord_entries (
   PRIMARY KEY (name, key)
 );
 CREATE INDEX IF NOT EXISTS coord_entries_expiry ON coord_entries (until_ms);
+
+-- Counters (counters.ts): a count per (name, key) until the key's window ends.
+CREATE TABLE IF NOT EXISTS coord_counters (
+  name text NOT NULL,
+  key text NOT NULL,
+  n int4 NOT NULL,
+  expires_at_ms float8 NOT NULL,
+  PRIMARY KEY (name, key)
+);
+CREATE INDEX IF NOT EXISTS coord_counters_expiry ON coord_counters (expires_at_ms);
 `;
 
 /** Creates what is missing of the coordination's schema; safe when several nodes start at once. */

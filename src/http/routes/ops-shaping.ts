@@ -3,13 +3,14 @@
  * sending source early (issue 35; delivery/shaping-gate.ts), for the whole cluster, e.g. once
  * the provider confirmed the block is gone. {site} is the shaping's `site` in GET /ops/sources:
  * an MX site, or `provider:<id>` for a rule that holds at every site of a provider. The access
- * of GET /ops/sources (the metrics token, or loopback without one): an operator's, not an
- * account's.
+ * of GET /ops/sources (http/operator-access.ts): the metrics token, loopback without one, or an
+ * account-level key or dashboard session of an account in metrics.operatorAccounts; the
+ * dashboard's Sources page lifts through it.
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
+import { operatorGuard } from '../operator-access.js';
 import type { HttpContext, RouteModule } from '../server.js';
-import { metricsGuard } from './ops.js';
 
 export interface ShapingLifter {
   /** Ends the shaping of `source` at `site` now; false when none holds. */
@@ -30,10 +31,10 @@ const liftSchema = {
 } as const;
 
 export function opsShapingRoutes(shaping: ShapingLifter): RouteModule {
-  return (app: FastifyInstance, { config }: HttpContext) => {
-    const allowed = metricsGuard(config.metrics.token);
+  return (app: FastifyInstance, { config, store }: HttpContext) => {
+    const operator = operatorGuard({ ...config.metrics, store, countAuthFailure: (req) => app.countAuthFailure(req) });
     app.delete<{ Params: { source: string; site: string } }>('/ops/sources/:source/shaping/:site', { config: { public: true }, schema: liftSchema }, async (req, reply) => {
-      allowed(req);
+      await operator(req);
       const { source, site } = req.params;
       if (!(await shaping.lift(source, site))) throw new AppError('not_found', `No automatic shaping of source "${source}" at "${site}" holds now`);
       return reply.code(204).send();

@@ -8,12 +8,12 @@
  * opsRoutes also counts every HTTP request of the server (a root onResponse hook: Fastify
  * gives root hooks to every route of the root context, whenever they are added before ready).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { isIP } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError } from '../../domain/errors.js';
+import type { FastifyInstance } from 'fastify';
+import type { MailType } from '../../domain/types.js';
+import type { OpsSources } from '../../domain/wire.js';
 import type { Metrics } from '../../log/metrics.js';
 import type { SourceView } from '../../delivery/source-report.js';
+import { metricsGuard, operatorGuard } from '../operator-access.js';
 import { sourcesBody } from '../response-schemas.js';
 import type { HttpContext, RouteModule } from '../server.js';
 
@@ -23,6 +23,8 @@ export interface OpsDeps {
   metrics: Metrics;
   /** The sending IPs with their PTR checked (delivery/source-report.ts). */
   sources: { list(): Promise<SourceView[]> };
+  /** The pool each mail type goes out through unless its channel names one (delivery.defaultPools). */
+  defaultPools: Readonly<Record<MailType, string>>;
 }
 
 const TAGS = ['operations'];
@@ -52,7 +54,7 @@ const readySchema = {
 const sourcesSchema = {
   summary: 'Sending IPs: each source, its pools and its reverse DNS check',
   description:
-    'Each source of delivery.sources (or the one implicit source, the kernel\'s choice) with its address, EHLO name, rate and pools, and whether the address\'s PTR names the EHLO name and that name\'s A/AAAA include the address (forward-confirmed reverse DNS). Read as /metrics: `Authorization: Bearer <metrics.token>`, or from loopback without a token.',
+    'Each source of delivery.sources (or the one implicit source, the kernel\'s choice) with its address, EHLO name, rate and pools, and whether the address\'s PTR names the EHLO name and that name\'s A/AAAA include the address (forward-confirmed reverse DNS). Read as /metrics (`Authorization: Bearer <metrics.token>`, or from loopback without a token), or with an account-level API key (or the dashboard session of one) of an account in `metrics.operatorAccounts`. `defaultPools`: the pool each mail type goes out through unless its channel names one.',
   tags: TAGS,
   response: { 200: sourcesBody },
 } as const;
@@ -64,7 +66,7 @@ const metricsSchema = {
 } as const;
 
 export function opsRoutes(deps: OpsDeps): RouteModule {
-  return (app: FastifyInstance, { config }: HttpContext) => {
+  return (app: FastifyInstance, { config, store }: HttpContext) => {
     const { metrics } = deps;
 
     app.addHook('onResponse', (req, reply, done) => {
@@ -90,48 +92,12 @@ export function opsRoutes(deps: OpsDeps): RouteModule {
       return reply.header('cache-control', 'no-store').type(metrics.contentType).send(text);
     });
 
-    // The operator's view: the same access as the metrics (no API key, which is an account's).
-    app.get('/ops/sources', { config: { public: true }, schema: sourcesSchema }, async (req, reply) => {
-      allowed(req);
+    // The operator's view: the metrics' access, or an operator account's key or dashboard session.
+    const operator = operatorGuard({ ...config.metrics, store, countAuthFailure: (req) => app.countAuthFailure(req) });
+    app.get('/ops/sources', { config: { public: true }, schema: sourcesSchema }, async (req, reply): Promise<OpsSources> => {
+      await operator(req);
       reply.header('cache-control', 'no-store');
-      return { results: await deps.sources.list() };
+      return { results: await deps.sources.list(), defaultPools: { ...deps.defaultPools } };
     });
   };
-}
-
-/** Throws 401/403 unless the request may read the metrics. */
-export function metricsGuard(token: string): (req: FastifyRequest) => void {
-  if (!token) {
-    return (req) => {
-      if (!fromLoopback(req)) {
-        throw new AppError('forbidden', 'Metrics are readable from loopback only; set metrics.token to read them remotely');
-      }
-    };
-  }
-  const expected = digest(token);
-  return (req) => {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    if (!m || !timingSafeEqual(digest(m[1]), expected)) {
-      throw new AppError('unauthorized', 'GET /metrics needs Authorization: Bearer <metrics.token>', {
-        headers: { 'www-authenticate': 'Bearer realm="postrider metrics"' },
-      });
-    }
-  };
-}
-
-/**
- * The TCP peer is loopback and no proxy header is present. The socket address, not req.ip:
- * with http.trustProxy req.ip comes from X-Forwarded-For, which a client can write. A reverse
- * proxy on the same host adds that header, so requests it forwards are not taken as local.
- */
-function fromLoopback(req: FastifyRequest): boolean {
-  if (req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined) return false;
-  const addr = (req.socket.remoteAddress ?? '').replace(/^::ffff:/i, '');
-  if (isIP(addr) === 4) return addr.startsWith('127.');
-  return addr === '::1';
-}
-
-/** Hashing first gives timingSafeEqual equal lengths, so the token's length does not leak either. */
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
 }
