@@ -6,6 +6,9 @@ import { SourceHealthGate } from './delivery/source-health.js';
 import { SourceReport } from './delivery/source-report.js';
 import { isPool, resolveSendingIps, type SendingIps } from './domain/sending-ips.js';
 import type { SourceGate } from './delivery/source-gates.js';
+import { ShapingGate } from './delivery/shaping-gate.js';
+import { compileShapingRules } from './domain/shaping-match.js';
+import { systemClock } from './queue/clock.js';
 import { WarmupGate } from './delivery/warmup-gate.js';
 import { warmupSnapshots } from './delivery/warmup-metrics.js';
 import fs from 'node:fs';
@@ -34,6 +37,7 @@ import { suppressionRoutes } from './http/routes/suppressions.js';
 import { statisticsRoutes } from './http/routes/statistics.js';
 import { trackingRoutes } from './http/routes/tracking.js';
 import { opsRoutes } from './http/routes/ops.js';
+import { opsShapingRoutes } from './http/routes/ops-shaping.js';
 import { queueRoutes } from './http/routes/queue.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
@@ -138,6 +142,8 @@ export class Daemon {
   readonly sendingIps: SendingIps;
   /** What may take a sending source out of its pool per site (delivery/source-gates.ts), in the order they are asked. */
   private readonly sourceGates: readonly SourceGate[];
+  /** Automatic shaping (delivery/shaping-gate.ts): one of the gates, and what DELETE /ops/sources/{source}/shaping/{site} lifts. */
+  readonly shaping: ShapingGate;
   /** GET /ops/sources and the reverse DNS check of the sources at start. */
   readonly sourceReport: SourceReport;
   /** Takes a failing source out of its pools (delivery/source-health.ts); none without delivery.sources. */
@@ -196,6 +202,7 @@ export class Daemon {
     this.sendingIps = resolveSendingIps(config.delivery, config.hostname);
     this.deliveryDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs });
     this.sourceHealth = this.sendingIps.configured ? new SourceHealthGate({ sources: [...this.sendingIps.sources.values()], logger: logger.child({ component: 'delivery' }) }) : undefined;
+    this.shaping = new ShapingGate({ coordination: this.coordination, rules: compileShapingRules(config.delivery.shaping), logger: logger.child({ component: 'shaping' }), clock: systemClock() });
     this.sourceGates = this.buildSourceGates();
     this.sourceReport = new SourceReport({ ips: this.sendingIps, dns: this.deliveryDns, gates: this.sourceGates });
     this.mtaSts = new MtaStsPolicies({ store: this.store, resolver: this.deliveryDns, config: config.delivery.mtaSts, allowPrivate: config.delivery.allowPrivate, logger: logger.child({ component: 'mta-sts' }) });
@@ -313,7 +320,7 @@ export class Daemon {
       onError: (err, a) => this.logger.warn({ err, source: a.source, site: a.site }, 'warm-up: the counters did not answer; the source carries no mail to the site until they do'),
     });
     // Health last: its reserve() takes a failing source's one probe, best taken once the others agreed.
-    return [...(warmup.active ? [warmup] : []), ...(this.sourceHealth ? [this.sourceHealth] : [])];
+    return [...(warmup.active ? [warmup] : []), this.shaping, ...(this.sourceHealth ? [this.sourceHealth] : [])];
   }
 
   private buildDelivery(): DeliveryService {
@@ -361,6 +368,7 @@ export class Daemon {
     const templates = new TemplateService({ store: this.store, limits: this.config.templates, render: (input) => this.pool.render(input) });
     const routes: RouteModule[] = [
       opsRoutes({ readiness: () => this.readiness(), metrics: this.metrics, sources: this.sourceReport, defaultPools: this.sendingIps.defaultPools }),
+      opsShapingRoutes(this.shaping),
       apiKeyRoutes(new ApiKeyService({ store: this.store, maxPerAccount: this.config.limits.apiKeysPerAccount })),
       channelRoutes(new ChannelService({ store: this.store, coordination: this.coordination, maxPerAccount: this.config.limits.channelsPerAccount, isPool: (name) => isPool(this.sendingIps, name) })),
       domainRoutes(this.domains),

@@ -129,3 +129,26 @@ export function sendingPools(description: string) {
   );
   return Type.Record(Type.String({ pattern: SOURCE_NAME }), Type.Array(member), { default: {}, description, additionalProperties: false });
 }
+
+/**
+ * delivery.shaping.rules: the operator's automatic shaping rules (domain/shaping-rules.ts),
+ * checked before the built-in ones. The pattern, the provider, the ids and the duration are
+ * checked with the rest of delivery.shaping when the config is loaded (shaping-match.ts).
+ */
+export function shapingRules(description: string) {
+  const rule = Type.Object(
+    {
+      id: Type.String({ pattern: SOURCE_NAME }),
+      provider: Type.Optional(Type.String({ minLength: 1 })),
+      suffixes: Type.Optional(Type.Array(Type.String({ pattern: MX_SUFFIX }), { minItems: 1 })),
+      match: Type.Optional(Type.String({ minLength: 1 })),
+      enhancedCode: Type.Optional(Type.String({ minLength: 1 })),
+      action: Type.Union([Type.Literal('suspend'), Type.Literal('ceiling')]),
+      concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+      perSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100_000 })),
+      duration: Type.String({ minLength: 1 }),
+    },
+    { additionalProperties: false },
+  );
+  return Type.Array(rule, { default: [], description });
+}

@@ -12,6 +12,7 @@ import type { Config } from './schema.js';
 import { readValue } from './value.js';
 import { deepFreeze } from '../domain/deep-freeze.js';
 import { sendingIpProblems, type SendingIpSettings } from '../domain/sending-ips.js';
+import { shapingProblems, type ShapingSettings } from '../domain/shaping-match.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -92,6 +93,7 @@ function checkCrossKeys(values: Map<string, unknown>, problems: string[], byPath
     problems.push('"tlsRpt.reportChannelId" and "tlsRpt.reportFrom" must be set together (the channel that mails TLS-RPT reports and their From address)');
   }
   problems.push(...sendingIpProblems(sendingIpsOf(effective)));
+  problems.push(...shapingProblems({ rules: effective('delivery.shaping.rules') as ShapingSettings['rules'], disable: effective('delivery.shaping.disable') as string[] }));
   for (const p of ['smtp.tlsCert', 'smtp.tlsKey']) {
     const f = values.get(p);
     if (typeof f === 'string' && f && !fs.existsSync(f)) problems.push(`"${p}" file not found: ${f}`);

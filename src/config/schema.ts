@@ -8,7 +8,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { DKIM_ALGORITHMS } from '../domain/sending-domain.js';
-import { duration, flag, integer, list, oneOf, optionalText, patterned, port, sendingPools, sendingSources, siteOverrides, text } from './kinds.js';
+import { duration, flag, integer, list, oneOf, optionalText, patterned, port, sendingPools, sendingSources, shapingRules, siteOverrides, text } from './kinds.js';
 
 const MB = 1024 * 1024;
 
@@ -148,6 +148,13 @@ const Delivery = Type.Object({
   defaultPools: Type.Object({
     transactional: optionalText('Pool of transactional mail whose channel names no ipPool; empty: "default".'),
     broadcast: optionalText('Pool of broadcast mail whose channel names no ipPool; empty: "default".'),
+  }),
+  // Automatic shaping (issue 35, README "Sending IPs"); checked together in domain/shaping-match.ts.
+  shaping: Type.Object({
+    rules: shapingRules(
+      'Automatic shaping rules of your own, checked before the built-in ones, as [{"id": "orange-rl", "suffixes": ["orange.fr"], "match": "OFR004_104", "action": "ceiling", "concurrency": 1, "perSecond": 1, "duration": "30m"}]: a failed attempt whose reply matches ("match": a pattern of the reply text, and/or "enhancedCode") takes the source out ("suspend") or holds it to a ceiling at that site ("suffixes", or every site of "provider", an id of the built-in provider table) for "duration" (1m to 7d).',
+    ),
+    disable: list('Ids of built-in shaping rules to turn off, e.g. ["google-unsolicited-rate"] (README "Sending IPs" lists them).'),
   }),
   mtaSts: MtaSts,
 });

@@ -16,13 +16,14 @@
  */
 import { systemClock, type Clock } from '../queue/clock.js';
 import { Pacer, RateLimiter } from '../queue/rate-limiter.js';
+import { LocalExpiringEntries } from './expiring-entries.js';
 import { LocalCounters } from './counters.js';
 import { LocalFailureWindow } from './failure-windows.js';
 import { KeyBuckets } from './key-buckets.js';
 import { LeaseTable } from './leases.js';
 import { named, type Named } from './named.js';
 import { isNodeId, loadNodeId } from './node-id.js';
-import type { Backlog, Coordination, Counters, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from './port.js';
+import type { Backlog, Coordination, Counters, ExpiringEntries, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from './port.js';
 import { LocalSlots } from './slots.js';
 import { LocalWakeups } from './wakeups.js';
 
@@ -56,6 +57,7 @@ export class LocalCoordination implements Coordination {
   private readonly keyedRates = new Map<string, Named<KeyedRate>>();
   private readonly failureWindows = new Map<string, Named<FailureWindow>>();
   private readonly slotSets = new Map<string, LocalSlots>();
+  private readonly entrySets = new Map<string, LocalExpiringEntries>();
   private readonly counterSets = new Map<string, LocalCounters>();
 
   constructor(o: LocalCoordinationOptions) {
@@ -116,6 +118,12 @@ export class LocalCoordination implements Coordination {
     let s = this.slotSets.get(name);
     if (!s) this.slotSets.set(name, (s = new LocalSlots()));
     return s;
+  }
+
+  entries(name: string): ExpiringEntries {
+    let e = this.entrySets.get(name);
+    if (!e) this.entrySets.set(name, (e = new LocalExpiringEntries()));
+    return e;
   }
 
   counters(name: string): Counters {

@@ -173,6 +173,31 @@ export interface Slots {
   held(key: string): Promise<number>;
 }
 
+/** One entry of ExpiringEntries: its key, the caller's value (JSON text) and its expiry. */
+export interface SharedEntry {
+  key: string;
+  value: string;
+  /** Epoch milliseconds (wall clock) after which it no longer exists. */
+  until: number;
+}
+
+/**
+ * Shared entries that expire (an automatic shaping rule's suspension of a source at a site,
+ * issue 35): what one node decided for a while, which every node must honour until it ends.
+ * Times are the wall clock's epoch milliseconds given by the caller, not the coordination's
+ * clock, because a person reads them ("suspended until 14:05") and a few seconds' difference
+ * between nodes' clocks moves an expiry of minutes or hours by only as much.
+ * Cluster: one row per (name, key) written with one upsert; the janitor drops expired rows.
+ */
+export interface ExpiringEntries {
+  /** Creates or replaces the entry of `key` until `until`. */
+  set(key: string, value: string, until: number): Promise<void>;
+  /** Every entry whose `until` is after `now`. */
+  list(now: number): Promise<SharedEntry[]>;
+  /** Deletes the entry of `key` at once; false when there was none (or it had expired by `now`). */
+  delete(key: string, now: number): Promise<boolean>;
+}
+
 /** One key of an add: its cap, and how long from now the key lives (its window's end). */
 export interface CounterLimit {
   key: string;
@@ -292,6 +317,8 @@ export interface Coordination {
   /** The shared slots `name` (per-site concurrency). */
   slots(name: string): Slots;
 
+  /** The shared expiring entries `name` (automatic shaping's suspensions and ceilings). */
+  entries(name: string): ExpiringEntries;
   /** The shared counters `name` (a warming source's messages per site and day or hour). */
   counters(name: string): Counters;
 }

@@ -121,6 +121,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'GET /ready': { operationId: 'ops.ready', summary: 'Readiness: store open, worker pool up, listeners bound', public: true },
   'GET /metrics': { operationId: 'ops.metrics', summary: 'Prometheus metrics (text exposition format)', public: true, errors: [401, 403], media: 'text/plain' },
   'GET /ops/sources': { operationId: 'ops.sources', summary: 'Sending IPs: each source, its pools and its reverse DNS check', public: true, errors: [401, 403] },
+  'DELETE /ops/sources/{source}/shaping/{site}': { operationId: 'ops.liftShaping', summary: 'End an automatic shaping of a sending source early', public: true, errors: [401, 403, 404, 413, 415], ok: 204 },
   'GET /errors/{code}': { operationId: 'errors.retrieve', summary: 'One code of the error catalogue', public: true, errors: [404] },
 
   'GET /api-keys': { operationId: 'apiKeys.list', summary: "List the account's API keys (account-level key)", errors: [422] },

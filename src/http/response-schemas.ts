@@ -459,6 +459,20 @@ export const SUCCESS_BODIES: Record<string, Schema> = {
   'GET /errors/{code}': obj({ code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) }, status: int, title: str }),
 };
 
+/** A source's automatic shapings that hold now (delivery/shaping-gate.ts ShapingGate.view). */
+const shapingView = obj({
+  active: list(
+    obj({
+      site: { type: 'string', description: 'An MX site, or provider:<id> for a rule that holds at every site of a provider: the {site} of DELETE /ops/sources/{source}/shaping/{site}' },
+      triggeredBy: { type: 'string', description: 'The site whose reply matched the rule' },
+      rule: str,
+      action: obj({ kind: { type: 'string', enum: ['suspend', 'ceiling'] }, concurrency: int, perSecond: { type: 'number' } }, ['concurrency', 'perSecond']),
+      since: time,
+      until: time,
+    }),
+  ),
+});
+
 /** A warming source's progress (delivery/warmup-view.ts WarmupView); a cap of null: that curve has ended. */
 const warmupCount = obj({ sent: int, cap: nullable({ type: 'integer', minimum: 1 }) });
 const warmupView = obj({
@@ -492,7 +506,7 @@ const sourceView = obj({
   }),
   // The gates' views (delivery/source-gates.ts), present while delivery.sources is configured.
   warmup: warmupView,
-  shaping: { type: 'object' },
+  shaping: shapingView,
   health: sourceHealthView,
 }, ['warmup', 'shaping', 'health']);
 export const sourcesBody = obj({

@@ -216,4 +216,18 @@ describe('PostgreSQL coordination: shared limits', () => {
     await node.settled();
     expect(await Promise.all(tables.map(count))).toEqual([0, 0, 0, 0]);
   });
+
+  it('drops expiring entries past their end, and keeps the live ones', async () => {
+    const clock = new FakeClock();
+    const schema = cluster.freshSchema();
+    const node = await cluster.node(schema, clock);
+    // The janitor compares with the coordination's now: the fake clock's monotonic reading here.
+    const now = clock.monotonic();
+    await node.entries('shaping').set('ends', 'v', now + 1_000);
+    await node.entries('shaping').set('lasts', 'v', now + 100 * JANITOR_EVERY_MS);
+    clock.advance(JANITOR_EVERY_MS);
+    await node.settled();
+    const rows = await cluster.admin.unsafe<{ key: string }[]>(`SELECT key FROM "${schema}".coord_entries`);
+    expect(rows.map((r) => r.key)).toEqual(['lasts']);
+  });
 });

@@ -38,6 +38,8 @@ export interface MxServerOptions {
   dataDelayMs?: number;
   /** Refuse a message with a longer line (octets before CRLF) with "500 Line too long", as strict receivers do. */
   maxLineLength?: number;
+  /** The reply to MAIL FROM by the client's address, when it is one (a receiver that defers one sending IP, as Yahoo's [TSS04]). */
+  mailFromReply?: (remoteAddress: string) => Reply | undefined;
 }
 
 export interface MxServer {
@@ -104,9 +106,10 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
     onClose() {
       open--;
     },
-    onMailFrom(address, _session, cb) {
+    onMailFrom(address, session, cb) {
       mx.mailFroms.push(address.address);
-      cb();
+      const reply = o.mailFromReply?.(session.remoteAddress.replace(/^::ffff:/, ''));
+      cb(reply && reply.code >= 400 ? smtpError(reply) : undefined);
     },
     onRcptTo(address, _session, cb) {
       mx.rcpts.push(address.address);

@@ -23,10 +23,11 @@ import type { Clock, Timer } from '../../queue/clock.js';
 import { guarded } from '../../domain/database-unavailable.js';
 import { named, type Named } from '../named.js';
 import { isNodeId } from '../node-id.js';
-import type { Backlog, Coordination, Counters, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from '../port.js';
+import type { Backlog, Coordination, Counters, ExpiringEntries, FailureWindow, FailureWindowOptions, KeyedRate, KeyedRateOptions, LeaderTask, Lease, PacerOptions, RateOptions, SharedPacer, SharedRate, Slots, WakeTopic } from '../port.js';
 import { SyncBridge } from './bridge.js';
 import { openPool, volatileSettings, type Sql } from './connection.js';
 import { PgCounters } from './counters.js';
+import { PgExpiringEntries } from './expiring-entries.js';
 import { PgFailureWindow } from './failure-windows.js';
 import { beat, forget, goneNodes, HEARTBEAT_EVERY_MS } from './heartbeats.js';
 import { JANITOR_EVERY_MS, sweep } from './janitor.js';
@@ -76,6 +77,7 @@ export class PostgresCoordination implements Coordination {
   private readonly keyedRates = new Map<string, Named<KeyedRate>>();
   private readonly failureWindows = new Map<string, Named<FailureWindow>>();
   private readonly slotSets = new Map<string, Slots>();
+  private readonly entrySets = new Map<string, ExpiringEntries>();
   private readonly counterSets = new Map<string, Counters>();
   private readonly holds: HoldRegistry = new Map();
   private readonly timers = new Set<Timer>();
@@ -173,6 +175,13 @@ export class PostgresCoordination implements Coordination {
     let s = this.slotSets.get(name);
     if (!s) this.slotSets.set(name, (s = new PgSlots(this.volatileSql, name, this.holds, this.time)));
     return s;
+  }
+
+  entries(name: string): ExpiringEntries {
+    let e = this.entrySets.get(name);
+    // Durable commits (this.sql): a suspension written must survive the database's crash.
+    if (!e) this.entrySets.set(name, (e = guarded(new PgExpiringEntries(this.sql, name))));
+    return e;
   }
 
   counters(name: string): Counters {

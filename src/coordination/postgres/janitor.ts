@@ -2,7 +2,8 @@
  * Drops the coordination's rows that no longer mean anything, every JANITOR_EVERY_MS on each
  * node (the deletes are idempotent, so nodes need not agree on who runs them): buckets full
  * again, failure windows all of whose failures left the window, slot rows all of whose holds
- * expired, counters whose window ended, and leases expired for a while. The in-memory implementation prunes the same
+ * expired, expiring entries past their end, counters whose window ended, and leases expired
+ * for a while. The in-memory implementation prunes the same
  * entries (key-buckets.ts, failure-windows.ts, leases.ts). Each delete is an index range on
  * its expiry column.
  *
@@ -21,6 +22,7 @@ export async function sweep(sql: Sql, time: CoordinationTime): Promise<void> {
   await sql`DELETE FROM coord_key_buckets WHERE full_at_ms <= coord_now(${now}::float8)`;
   await sql`DELETE FROM coord_failures WHERE expires_at_ms <= coord_now(${now}::float8)`;
   await sql`DELETE FROM coord_slots WHERE expires_at_ms <= coord_now(${now}::float8)`;
+  await sql`DELETE FROM coord_entries WHERE until_ms <= coord_now(${now}::float8)`;
   await sql`DELETE FROM coord_counters WHERE expires_at_ms <= coord_now(${now}::float8)`;
   await sql`DELETE FROM coord_leases WHERE expires_at_ms <= coord_now(${now}::float8) - ${LEASE_KEPT_MS}::float8`;
 }

@@ -82,6 +82,16 @@ CREATE TABLE IF NOT EXISTS coord_slots (
 );
 CREATE INDEX IF NOT EXISTS coord_slots_expiry ON coord_slots (expires_at_ms);
 
+-- Expiring entries (expiring-entries.ts): a value per (name, key) until its expiry (epoch ms).
+CREATE TABLE IF NOT EXISTS coord_entries (
+  name text NOT NULL,
+  key text NOT NULL,
+  value text NOT NULL,
+  until_ms float8 NOT NULL,
+  PRIMARY KEY (name, key)
+);
+CREATE INDEX IF NOT EXISTS coord_entries_expiry ON coord_entries (until_ms);
+
 -- Counters (counters.ts): a count per (name, key) until the key's window ends.
 CREATE TABLE IF NOT EXISTS coord_counters (
   name text NOT NULL,
