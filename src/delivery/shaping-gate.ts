@@ -76,7 +76,9 @@ export class ShapingGate implements SourceGate {
     let ceiling: SourceSiteCeiling | undefined;
     for (const s of this.holding(source, site, now)) {
       if (s.action.kind !== 'ceiling') continue;
-      ceiling = { concurrency: lowest(ceiling?.concurrency, s.action.concurrency), perSecond: lowest(ceiling?.perSecond, s.action.perSecond) };
+      // A provider's ceiling is counted over all its sites (SourceSiteCeiling.scope), and wins the scope over a site's.
+      const scope = s.target.startsWith('provider:') || ceiling?.scope === undefined ? s.target : ceiling.scope;
+      ceiling = { concurrency: lowest(ceiling?.concurrency, s.action.concurrency), perSecond: lowest(ceiling?.perSecond, s.action.perSecond), scope };
     }
     return ceiling;
   }

@@ -42,6 +42,12 @@ export interface SourceSiteCeiling {
   concurrency?: number;
   /** Messages per second from the source at the site at most. */
   perSecond?: number;
+  /**
+   * What the ceiling counts over, when more than the site: a provider-wide ceiling
+   * ("provider:microsoft") holds the source's sessions and pace at all of that provider's sites
+   * together, not at each of its thousands of tenant MX sites alone. Default: the site.
+   */
+  scope?: string;
 }
 
 /** The attempt a gate is asked about or told of. */

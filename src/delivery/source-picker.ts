@@ -29,7 +29,7 @@ import { SourceChooser } from '../domain/source-chooser.js';
 import { KERNEL_SOURCE_NAME, poolOf, type SendingIps, type SendingSource } from '../domain/sending-ips.js';
 import type { MessageRecord } from '../domain/types.js';
 import type { FeedbackChange } from './concurrency-feedback.js';
-import type { GateRefusal, SourceAttempt, SourceGate } from './source-gates.js';
+import type { GateRefusal, SourceAttempt, SourceGate, SourceSiteCeiling } from './source-gates.js';
 import { SourceSessions } from './source-sessions.js';
 
 /** How long a channel's ipPool is remembered: a PATCH reaches delivery within this. */
@@ -76,7 +76,7 @@ export class SourcePicker {
 
   constructor(private readonly o: SourcePickerOptions) {
     this.gates = o.ips.configured ? (o.gates ?? []) : [];
-    this.sessions = new SourceSessions({ siteLimit: o.siteLimit, ceiling: (source, site) => this.ceiling(source, site)?.concurrency, now: o.now, onChange: o.onChange });
+    this.sessions = new SourceSessions({ siteLimit: o.siteLimit, ceiling: (source, site) => this.ceiling(source, site), now: o.now, onChange: o.onChange });
   }
 
   get configured(): boolean {
@@ -163,9 +163,9 @@ export class SourcePicker {
     for (const gate of this.gates) gate.observe?.(attempt, result, startedAt, now);
   }
 
-  /** The lowest ceiling the gates set for the source at the site now. */
-  private ceiling(source: string, site: string): { concurrency?: number; perSecond?: number } | undefined {
-    let out: { concurrency?: number; perSecond?: number } | undefined;
+  /** The lowest ceiling the gates set for the source at the site now (the scope of the first gate that names one). */
+  private ceiling(source: string, site: string): SourceSiteCeiling | undefined {
+    let out: SourceSiteCeiling | undefined;
     const now = this.o.now();
     for (const gate of this.gates) {
       const c = gate.limits?.(source, site, now);
@@ -173,6 +173,7 @@ export class SourcePicker {
       out ??= {};
       if (c.concurrency !== undefined) out.concurrency = Math.min(out.concurrency ?? Infinity, c.concurrency);
       if (c.perSecond !== undefined) out.perSecond = Math.min(out.perSecond ?? Infinity, c.perSecond);
+      out.scope ??= c.scope;
     }
     return out;
   }
@@ -185,8 +186,9 @@ export class SourcePicker {
   beforeBody(turn: SourceTurn, global: () => Promise<void> | undefined): Promise<void> | undefined {
     if (!turn.attempt) return global();
     const pacers = [this.pacerOf(turn.source.name, this.o.ips.sources.get(turn.source.name)?.rate ?? this.o.defaultRate)];
-    const perSecond = this.ceiling(turn.attempt.source, turn.attempt.site)?.perSecond;
-    if (perSecond !== undefined) pacers.push(this.pacerOf(`${turn.attempt.source}@${turn.attempt.site}:${perSecond}`, perSecond));
+    const ceiling = this.ceiling(turn.attempt.source, turn.attempt.site);
+    // Per scope: a provider-wide ceiling paces the source at all of the provider's sites together.
+    if (ceiling?.perSecond !== undefined) pacers.push(this.pacerOf(`${turn.attempt.source}@${ceiling.scope ?? turn.attempt.site}:${ceiling.perSecond}`, ceiling.perSecond));
     return waitForPacers(pacers, global);
   }
 

@@ -22,8 +22,8 @@ import { ConcurrencyFeedback, DEFAULT_QUIET_MS, type FeedbackChange } from './co
 export interface SourceSessionsOptions {
   /** The site's configured concurrency (site-limits.ts), before any feedback. */
   siteLimit: (site: string) => number;
-  /** The lowest concurrency ceiling the gates set for the source at the site now, if any. */
-  ceiling: (source: string, site: string) => number | undefined;
+  /** The lowest concurrency ceiling the gates set for the source at the site now, and what it counts over (a provider's sites together), if any. */
+  ceiling: (source: string, site: string) => { concurrency?: number; scope?: string } | undefined;
   now: () => number;
   quietMs?: number;
   onChange?: (change: FeedbackChange & { source: string; site: string }) => void;
@@ -49,33 +49,50 @@ export class SourceSessions {
     return this.counts.get(keyOf(source, site)) ?? 0;
   }
 
-  /** The sessions the source may have at the site now. */
+  /** The sessions the source may have at the site now, by the site's limit and its own "slow down" feedback. */
   limitOf(source: string, site: string): number {
-    const configured = this.o.siteLimit(site);
-    const own = this.feedback.limitOf(keyOf(source, site), configured);
-    const ceiling = this.o.ceiling(source, site);
-    return ceiling === undefined ? own : Math.max(1, Math.min(own, ceiling));
+    return this.feedback.limitOf(keyOf(source, site), this.o.siteLimit(site));
   }
 
+  /**
+   * Whether one more session of the source may start at the site: within its limit there, and
+   * within a gate's ceiling, counted over the ceiling's scope (the site, or a provider's sites).
+   */
   hasRoom(source: string, site: string): boolean {
-    return this.count(source, site) < this.limitOf(source, site);
+    if (this.count(source, site) >= this.limitOf(source, site)) return false;
+    const ceiling = this.o.ceiling(source, site);
+    if (ceiling?.concurrency === undefined) return true;
+    const counted = ceiling.scope === undefined ? this.count(source, site) : this.count(source, scopeKey(ceiling.scope));
+    return counted < Math.max(1, ceiling.concurrency);
   }
 
-  /** Counts one session; the returned function ends it (once). */
+  /**
+   * Counts one session, under its site and under the scope of a ceiling that holds now (a
+   * session that started before a ceiling came is not counted in its scope: the ceiling holds
+   * from the next sessions on); the returned function ends it (once).
+   */
   acquire(source: string, site: string): () => void {
-    const key = keyOf(source, site);
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    const keys = [keyOf(source, site)];
+    const scope = this.o.ceiling(source, site)?.scope;
+    if (scope !== undefined) keys.push(keyOf(source, scopeKey(scope)));
+    for (const key of keys) this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     let held = true;
     return () => {
       if (!held) return;
       held = false;
-      const n = (this.counts.get(key) ?? 1) - 1;
-      if (n > 0) this.counts.set(key, n);
-      else this.counts.delete(key);
+      for (const key of keys) {
+        const n = (this.counts.get(key) ?? 1) - 1;
+        if (n > 0) this.counts.set(key, n);
+        else this.counts.delete(key);
+      }
       this.endedCount++;
-      const waiting = this.waiters.get(site);
-      this.waiters.delete(site);
-      for (const wake of waiting ?? []) wake();
+      // A session counted in a scope frees room at every site of it: all waiters look again.
+      const sites = scope === undefined ? [site] : [...this.waiters.keys()];
+      for (const s of sites) {
+        const waiting = this.waiters.get(s);
+        this.waiters.delete(s);
+        for (const wake of waiting ?? []) wake();
+      }
     };
   }
 
@@ -113,6 +130,11 @@ export class SourceSessions {
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+// A scope's counts beside the sites' (a site key never has a ":": sites are host names).
+function scopeKey(scope: string): string {
+  return `scope:${scope}`;
 }
 
 // A source name is config text without "\n" (sending-ips.ts checks names); the site is a host name.

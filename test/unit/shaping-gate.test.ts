@@ -80,7 +80,7 @@ describe('automatic shaping gate', () => {
     const t0 = clock.now();
     g.observe(attempt('ip1', OUTLOOK), deferred('451 4.7.500 Server busy. Please try again later from [127.0.0.2]. (S77719)', 451, '4.7.500'), t0, t0);
     expect(g.check('ip1', OUTLOOK, t0)).toBeUndefined();
-    expect(g.limits('ip1', OUTLOOK, t0)).toEqual({ concurrency: 1, perSecond: 1 });
+    expect(g.limits('ip1', OUTLOOK, t0)).toEqual({ concurrency: 1, perSecond: 1, scope: 'provider:microsoft' });
     expect(g.limits('ip2', OUTLOOK, t0)).toBeUndefined();
     expect(g.limits('ip1', OUTLOOK, t0 + 30 * 60_000)).toBeUndefined();
   });

@@ -142,6 +142,25 @@ describe('SourcePicker with gates', () => {
     expect(names.sort()).toEqual(['a', 'a', 'a', 'a', 'b']);
   });
 
+  it("holds a provider-wide ceiling's sessions over all of the provider's sites together (its scope)", async () => {
+    const gate = new TestGate();
+    const { p } = picker(gate, 4);
+    const tenants = [{ domain: 'one.net', site: 'one.mail.protection.outlook.com' }, { domain: 'two.net', site: 'two.mail.protection.outlook.com' }];
+    for (const t of tenants) gate.ceilings.set(`a ${t.site}`, { concurrency: 1, scope: 'provider:microsoft' });
+    gate.refused.set('b one.mail.protection.outlook.com', { gate: 'test', reason: 'b not here' });
+    gate.refused.set('b two.mail.protection.outlook.com', { gate: 'test', reason: 'b not here' });
+    const first = await p.pick(MESSAGE, tenants[0]!, new AbortController().signal);
+    expect('source' in first && first.source.name).toBe('a');
+    // a holds its one Microsoft session at tenant one: tenant two must wait for it.
+    let second: unknown;
+    const waiting = p.pick(MESSAGE, tenants[1]!, new AbortController().signal).then((t) => (second = t));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(second).toBeUndefined();
+    (first as SourceTurn).end();
+    await waiting;
+    expect((second as SourceTurn).source.name).toBe('a');
+  });
+
   it('asks no gate and counts no session without delivery.sources (the kernel picks the address)', async () => {
     const gate = new TestGate();
     gate.refused.set('kernel mx.rcpt.net', { gate: 'test', reason: 'never asked' });
