@@ -28,11 +28,11 @@ afterEach(() => {
 });
 
 async function views(store: LmdbStore): Promise<Record<string, StatTotals | StatTotals[]>> {
-  const kolkata = ZoneCalendar.of('Asia/Kolkata').dayEdges(T0, T0 + 6 * DAY);
+  const kolkata = ZoneCalendar.of('Asia/Kolkata')!.dayEdges(T0, T0 + 6 * DAY);
   const hours = Array.from({ length: 73 }, (_, i) => T0 + DAY + i * HOUR);
   return {
     kolkataDays: await store.stats.daySeries({ accountId: ACCOUNT, edgesMs: kolkata }),
-    utcDays: await store.stats.daySeries({ accountId: ACCOUNT, channelIds: [CHANNELS[1]], edgesMs: ZoneCalendar.of('UTC').dayEdges(T0, T0 + 6 * DAY) }),
+    utcDays: await store.stats.daySeries({ accountId: ACCOUNT, channelIds: [CHANNELS[1]], edgesMs: ZoneCalendar.of('UTC')!.dayEdges(T0, T0 + 6 * DAY) }),
     hours: await store.stats.series({ accountId: ACCOUNT, edgesMs: hours }),
     totals: await store.stats.totals({ accountId: ACCOUNT, fromDay: 0, toDay: Number.MAX_SAFE_INTEGER }),
   };

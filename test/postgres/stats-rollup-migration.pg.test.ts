@@ -25,8 +25,8 @@ const CHANNELS = ['ch-a', 'ch-b'];
 async function views(store: PostgresStore): Promise<Record<string, StatTotals | StatTotals[]>> {
   const scope = { accountId: ACCOUNT };
   return {
-    kolkataDays: await store.stats.daySeries({ ...scope, edgesMs: ZoneCalendar.of('Asia/Kolkata').dayEdges(T0, T0 + 6 * DAY) }),
-    utcDays: await store.stats.daySeries({ ...scope, edgesMs: ZoneCalendar.of('UTC').dayEdges(T0, T0 + 6 * DAY) }),
+    kolkataDays: await store.stats.daySeries({ ...scope, edgesMs: ZoneCalendar.of('Asia/Kolkata')!.dayEdges(T0, T0 + 6 * DAY) }),
+    utcDays: await store.stats.daySeries({ ...scope, edgesMs: ZoneCalendar.of('UTC')!.dayEdges(T0, T0 + 6 * DAY) }),
     hours: await store.stats.series({ ...scope, edgesMs: Array.from({ length: 73 }, (_, i) => T0 + DAY + i * HOUR) }),
     oneChannel: await store.stats.series({ ...scope, channelIds: [CHANNELS[0]], edgesMs: Array.from({ length: 40 }, (_, i) => T0 + 2 * DAY + 30 * 60_000 + i * HOUR) }),
     totals: await store.stats.totals({ ...scope, fromDay: 0, toDay: Number.MAX_SAFE_INTEGER }),

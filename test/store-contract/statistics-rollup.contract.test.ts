@@ -74,7 +74,7 @@ eachEngine('StatisticsPort rollup', (ctx) => {
       const scope = scopes[round % scopes.length];
       const zone = ZONES[round % ZONES.length];
       const from = T0 + rand(3 * DAY);
-      const days = ZoneCalendar.of(zone).dayEdges(from, from + (1 + rand(8)) * DAY);
+      const days = ZoneCalendar.of(zone)!.dayEdges(from, from + (1 + rand(8)) * DAY);
       const got = await ctx.store.stats.daySeries({ ...scope, edgesMs: days });
       expect(got, `${zone} days from ${new Date(days[0]).toISOString()}`).toEqual(oracle(events, scope, days));
       expect(got).toEqual(await fromQuarters(ctx.store, scope, days));
@@ -90,7 +90,7 @@ eachEngine('StatisticsPort rollup', (ctx) => {
   it('stops counting a deleted channel at its delete, through every batch of its purge, which leaves none of its rollup', async () => {
     const { accountId, channels, events } = await seeded(ctx.store, ctx);
     const left = events.filter((e) => e.channelId !== channels[1]);
-    const days = ZoneCalendar.of('Asia/Kolkata').dayEdges(T0, T0 + SPAN_DAYS * DAY);
+    const days = ZoneCalendar.of('Asia/Kolkata')!.dayEdges(T0, T0 + SPAN_DAYS * DAY);
     const hours = Array.from({ length: 49 }, (_, i) => T0 + 2 * DAY + 30 * 60_000 + i * HOUR);
     const check = async (label: string) => {
       expect(await ctx.store.stats.daySeries({ accountId, edgesMs: days }), label).toEqual(oracle(left, { accountId }, days));
