@@ -27,17 +27,19 @@ export const QUARTERS_IN: Record<RollupGrain, number> = { q: 1, h: 4, d: 96 };
 /** The order of the counters in a RollupVector: transactional's seven, then broadcast's. */
 export const COUNTER_NAMES = ['sent', 'delivered', 'opened', 'clicked', 'bounced', 'unsubscribed', 'complained'] as const satisfies readonly (keyof StatCounters)[];
 const OFFSET: Record<MailType, number> = { transactional: 0, broadcast: COUNTER_NAMES.length };
+const INDEX = Object.fromEntries(COUNTER_NAMES.map((name, k) => [name, k])) as Record<keyof StatCounters, number>;
+const WIDTH = 2 * COUNTER_NAMES.length;
 
 /** Both mail types' counters of one rollup record, 14 numbers. */
 export type RollupVector = number[];
 
 export function zeroVector(): RollupVector {
-  return new Array<number>(2 * COUNTER_NAMES.length).fill(0);
+  return new Array<number>(WIDTH).fill(0);
 }
 
 /** Adds `by` to one counter of one mail type. */
 export function bumpVector(v: RollupVector, mailType: MailType, name: keyof StatCounters, by: number): void {
-  v[OFFSET[mailType] + COUNTER_NAMES.indexOf(name as (typeof COUNTER_NAMES)[number])] += by;
+  v[OFFSET[mailType] + INDEX[name]] += by;
 }
 
 /** Adds one mail type's StatCounters into a vector (times sign). */
@@ -47,15 +49,42 @@ export function addCountersToVector(v: RollupVector, mailType: MailType, c: Part
 }
 
 export function addVector(into: RollupVector, v: readonly number[], sign = 1): void {
-  for (let k = 0; k < into.length; k++) into[k] += sign * (v[k] ?? 0);
+  for (let k = 0; k < WIDTH; k++) into[k] += sign * (v[k] ?? 0);
 }
 
-export function addVectorToTotals(out: StatTotals, v: readonly number[], sign = 1): void {
-  for (const mailType of ['transactional', 'broadcast'] as const) {
-    const sum = out[mailType];
-    const at = OFFSET[mailType];
-    COUNTER_NAMES.forEach((name, k) => (sum[name] += sign * (v[at + k] ?? 0)));
+/** Sums of rollup vectors per bucket, kept as vectors while a series is read (plain number adds). */
+export class VectorSums {
+  private readonly sums: Float64Array;
+
+  constructor(readonly buckets: number) {
+    this.sums = new Float64Array(buckets * WIDTH);
   }
+
+  add(i: number, v: readonly number[], sign: number): void {
+    const at = i * WIDTH;
+    for (let k = 0; k < WIDTH; k++) this.sums[at + k] += sign * (v[k] ?? 0);
+  }
+
+  /** One mail type's counters into bucket i (an engine whose rows hold one mail type each). */
+  addCounters(i: number, mailType: MailType, c: Partial<StatCounters>, sign: number): void {
+    const at = i * WIDTH + OFFSET[mailType];
+    for (let k = 0; k < COUNTER_NAMES.length; k++) this.sums[at + k] += sign * (c[COUNTER_NAMES[k]] ?? 0);
+  }
+
+  totals(): StatTotals[] {
+    return Array.from({ length: this.buckets }, (_, i) => {
+      const out: StatTotals = { transactional: zeroCountersOf(), broadcast: zeroCountersOf() };
+      for (const mailType of ['transactional', 'broadcast'] as const) {
+        const at = i * WIDTH + OFFSET[mailType];
+        COUNTER_NAMES.forEach((name, k) => (out[mailType][name] = this.sums[at + k]));
+      }
+      return out;
+    });
+  }
+}
+
+function zeroCountersOf(): StatCounters {
+  return { sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, unsubscribed: 0, complained: 0 };
 }
 
 /** A range of buckets of one grain to read, inclusive. */
@@ -95,12 +124,13 @@ export function rollupPlan(edgesQ: readonly number[], coarse: RollupGrain): Roll
   const unit = QUARTERS_IN[coarse];
   const marks = edgesQ.map((e) => Math.round(e / unit));
   const pieces: Piece[] = [];
-  edgesQ.forEach((e, i) => {
+  for (let i = 0; i < edgesQ.length; i++) {
+    const e = edgesQ[i];
     const m = marks[i] * unit;
-    if (m === e) return;
-    const [a, b, sign] = e < m ? [e, m, 1 as const] : [m, e, -1 as const];
-    for (const r of finerPieces(a, b, coarse)) pieces.push({ ...r, edge: i, sign });
-  });
+    if (m === e) continue;
+    const sign = e < m ? 1 : -1;
+    for (const r of finerPieces(Math.min(e, m), Math.max(e, m), coarse)) pieces.push({ grain: r.grain, from: r.from, to: r.to, edge: i, sign });
+  }
   const reads: RollupRead[] = [];
   const first = marks[0];
   const last = marks[marks.length - 1];

@@ -4,7 +4,7 @@
  * for untagged series and totals in one statement of a few index ranges. The LMDB engine keeps
  * the same records (store/lmdb/stats-rollup.ts), so both answer alike.
  */
-import { coarseFor, QUARTERS_IN, placeRecord, rollupPlan, type RollupGrain, type RollupRead } from '../../domain/stat-levels.js';
+import { coarseFor, QUARTERS_IN, placeRecord, rollupPlan, VectorSums, type RollupGrain, type RollupRead } from '../../domain/stat-levels.js';
 import { zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
 import type { MailType } from '../../domain/types.js';
 import type { CounterScope, SeriesQuery, StatTotals, TotalsQuery } from '../port/events.js';
@@ -98,6 +98,9 @@ export async function rollupSums(db: Db, q: CounterScope, reads: readonly Rollup
     CROSS JOIN LATERAL (
       SELECT * FROM stat_rollup s
       WHERE s.account_id = ${q.accountId} AND s.channel_id = c.channel_id AND s.grain = r.grain::"char" AND s.bucket BETWEEN r.lo AND r.hi
+      -- OFFSET 0 keeps this a subquery run per (channel, range), one primary-key range scan each: flattened
+      -- into a join, the planner may scan the account's whole rollup and filter it against every range.
+      OFFSET 0
     ) s
     GROUP BY s.grain, s.bucket, s.mail_type`;
   return rows.map(({ grain, bucket, mail_type, ...value }) => ({ grain, bucket, mailType: mail_type, value }));
@@ -113,10 +116,10 @@ function addTo(out: StatTotals, mailType: MailType, value: StatCounters, sign: n
 export async function rollupSeries(db: Db, q: SeriesQuery, max: RollupGrain): Promise<StatTotals[]> {
   const edges = q.edgesMs.map(quarterOf);
   const plan = rollupPlan(edges, coarseFor(edges, max));
-  const out: StatTotals[] = Array.from({ length: plan.buckets }, () => ({ transactional: zeroCounters(), broadcast: zeroCounters() }));
-  if (plan.buckets === 0) return out;
-  for (const s of await rollupSums(db, q, plan.reads)) placeRecord(plan, s.grain, s.bucket, (i, sign) => addTo(out[i], s.mailType, s.value, sign));
-  return out;
+  const sums = new VectorSums(plan.buckets);
+  if (plan.buckets === 0) return sums.totals();
+  for (const s of await rollupSums(db, q, plan.reads)) placeRecord(plan, s.grain, s.bucket, (i, sign) => sums.addCounters(i, s.mailType, s.value, sign));
+  return sums.totals();
 }
 
 /** Untagged totals over UTC days [fromDay, toDay] from the day rows. */
