@@ -8,7 +8,7 @@
  * series through the store port (store.events.messagePage, store.stats.daySeries/series), the
  * verbs the routes call.
  *
- *   npx tsc -p tsconfig.json && node bench/messages.mjs [messages=1000000] [iterations=100]
+ *   npx tsc -p tsconfig.json && node bench/messages.mjs [messages=1000000] [iterations=100] [pg]
  *   npm run bench -- messages --messages=1000000   (same, written to RESULTS.md)
  *
  * Prints a Markdown section for bench/RESULTS.md.
@@ -22,6 +22,9 @@ import { appendEventInTxn, lastEventSeq } from '../dist/store/lmdb/events.js';
 import { countEvents, findEvents } from '../dist/store/lmdb/activity-query.js';
 import { queueMessageInTxn } from '../dist/store/lmdb/message-query.js';
 import { ZoneCalendar } from '../dist/domain/time-zone.js';
+import { statisticsDaySeries, statisticsSeries } from '../dist/store/lmdb/stats.js';
+import { seriesRows } from './lib/series-rows.mjs';
+import { pgSeriesRows } from './lib/series-pg.mjs';
 
 /** The day edges of a zone, as the statistics route computes them (one ZoneCalendar per request). */
 const zoneDayEdges = (zone, fromMs, toMs) => ZoneCalendar.of(zone).dayEdges(fromMs, toMs);
@@ -30,6 +33,9 @@ import { measure as measureRead, measureAsync } from './lib/measure.mjs';
 
 const TOTAL = Number(process.argv[2] ?? 1_000_000);
 const ITER = Number(process.argv[3] ?? 100);
+/** `pg` as the third argument: the statistics series on PostgreSQL too (the counters copied there). */
+const WITH_PG = process.argv[4] === 'pg';
+const SERIES_ITER = 100;
 const BATCH = 5_000;
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -115,15 +121,20 @@ try {
     const points = await (daily ? store.stats.daySeries(q) : store.stats.series(q));
     return `${points.length} points, sent ${points.reduce((n, p) => n + p.transactional.sent + p.broadcast.sent, 0)}`;
   };
-  const yearFrom = endMs - 365 * DAY;
-  rows.push(await measurePort('daily, 366 days, UTC, all channels', () => series(zoneDayEdges('UTC', yearFrom, endMs)), 20));
-  rows.push(await measurePort('daily, 366 days, Europe/Berlin, all channels', () => series(zoneDayEdges('Europe/Berlin', yearFrom, endMs)), 20));
-  rows.push(await measurePort('daily, 366 days, Asia/Kolkata, one channel', () => series(zoneDayEdges('Asia/Kolkata', yearFrom, endMs), { channelIds: [main.channels[2]] }), 20));
-  rows.push(await measurePort('daily, 366 days, UTC, tags=vip,promo', () => series(zoneDayEdges('UTC', yearFrom, endMs), { tags: ['vip', 'promo'] }), 20));
+  // Issue 36: the year-long daily and 744-hour series, UTC and Kolkata, through the port (the
+  // rollup) and the way they were read before it, in this run; 100 runs each for a p99.
+  const loadBefore = os.loadavg();
+  const before = { daySeries: (q) => statisticsDaySeries(store, q), series: (q) => statisticsSeries(store, q) };
+  const seriesArgs = { accountId: main.id, channelId: main.channels[2], endMs, iterations: SERIES_ITER };
+  rows.push(...(await seriesRows({ store, before, ...seriesArgs })));
   rows.push(await measurePort('daily, 30 days, Europe/Berlin, all channels', () => series(zoneDayEdges('Europe/Berlin', endMs - 29 * DAY, endMs))));
   const hourEdges = (hours) => Array.from({ length: hours + 1 }, (_, i) => (Math.floor(endMs / HOUR) - hours + 1 + i) * HOUR);
-  rows.push(await measurePort('hourly, 744 hours (31 days), all channels', () => series(hourEdges(744), {}, false), 20));
   rows.push(await measurePort('hourly, 24 hours, all channels', () => series(hourEdges(24), {}, false)));
+  let pg = null;
+  if (WITH_PG) {
+    pg = await pgSeriesRows({ lmdbStore: store, ...seriesArgs, progress: (line) => process.stderr.write(`${line}\n`) });
+    rows.push(...pg.rows);
+  }
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const fmt = (r) => `| ${r.name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.iterations} | ${r.info} |`;
@@ -134,7 +145,9 @@ try {
       `in transactions of ${BATCH.toLocaleString('en')} messages (${(TOTAL / fillS).toFixed(0)} messages/s including every index and counter; LMDB file ${dbMiB.toFixed(0)} MiB); 2% left queued. ` +
       '5 accounts (the one queried holds 60%), 10 channels each, 50,000 recipients, 12 tags.',
     `Machine: ${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.version}, ${os.platform()} ${os.release()}. ` +
-      'Store-level timings (what the routes call, without HTTP and JSON), after a warm-up, page cache warm.',
+      'Store-level timings (what the routes call, without HTTP and JSON), after a warm-up, page cache warm.' +
+      ` Load average (1, 5, 15 min) when the series began: ${loadBefore.map((l) => l.toFixed(2)).join(', ')}; after: ${os.loadavg().map((l) => l.toFixed(2)).join(', ')}.` +
+      (pg ? ` PostgreSQL rows: the ${pg.copied.toLocaleString('en')} counter records copied by copy-to-postgres's exporter and importer (${pg.copyS.toFixed(0)} s, rollup rebuilt), a local cluster.` : ''),
     '',
     '| query | p50 ms | p99 ms | runs | result |',
     '|---|---|---|---|---|',

@@ -66,6 +66,9 @@ async function views(api: Api, s: { sandbox: Sender; live: Sender; broadcastId: 
     delivered: await get(`/activity/messages/${s.deliveredId}`),
     totals: await get('/statistics/totals'),
     daily: await get('/statistics/daily'),
+    // The rollup of hours and days is rebuilt by the copy (issue 36): zone days off the UTC hour too, and hours.
+    dailyKolkata: await get('/statistics/daily?timezone=Asia/Kolkata'),
+    hourly: await get('/statistics/hourly'),
     suppressions: await get(`/suppressions?channelId=${s.live.channelId}&mailType=transactional`),
     broadcast: await get(`/broadcasts/${s.broadcastId}`),
     broadcastFailures: await get(`/broadcasts/${s.broadcastId}/failures`),

@@ -24,3 +24,23 @@ export async function putBroadcastAsOlderVersion(dataDir: string, record: { id: 
     await root.close();
   }
 }
+
+/**
+ * A data folder as the release before the statistics rollup left it (issue 36): no rollup
+ * records and no `statsRollupBuilt` mark, so reads take the day and quarter-hour records and
+ * the next data upgrade builds the rollup (store/lmdb/stats-rollup-build.ts). `keepRecords`:
+ * the records stay, as a build interrupted before its mark leaves them.
+ */
+export async function dropStatsRollup(dataDir: string, o: { keepRecords?: boolean } = {}): Promise<void> {
+  const root = open({ path: path.join(dataDir, 'db'), maxDbs: 64 });
+  try {
+    const rollup = root.openDB('statsRollup', {});
+    const meta = root.openDB('meta', {});
+    await root.transaction(() => {
+      if (!o.keepRecords) for (const key of rollup.getKeys({})) rollup.remove(key);
+      meta.remove('statsRollupBuilt');
+    });
+  } finally {
+    await root.close();
+  }
+}

@@ -19,7 +19,8 @@
  *   inbound   the channel's received messages (issue 33) with their raw bytes, walked through the
  *             account's list in inboundMessageIndex, then their day counts (inbound-purge.ts)
  *   stats     the channel's counters in statsDaily, statsDailyTags, statsQuarter, statsQuarterTags
- *             (keyed by account first: walked by the account's range, from a saved cursor)
+ *             (keyed by account first: walked by the account's range, from a saved cursor), then
+ *             its rollup records, each taken off the account's record (stats-rollup.ts)
  *
  * The tombstone stays (domains list the channel as `deleted: true`); the entry goes when done.
  */
@@ -36,6 +37,7 @@ import { jobsOfMessage } from './message-jobs.js';
 import { pageAfter, sameKeyParts } from './page-after.js';
 import { type ChannelPurge, type StatsDb } from './purge-queue.js';
 import { removeJobInTxn } from './queue.js';
+import { purgeRollupInTxn } from './stats-rollup.js';
 
 const STATS_DBS = ['statsDaily', 'statsDailyTags', 'statsQuarter', 'statsQuarterTags'] as const satisfies readonly StatsDb[];
 /**
@@ -43,7 +45,7 @@ const STATS_DBS = ['statsDaily', 'statsDailyTags', 'statsQuarter', 'statsQuarter
  * moments of the 204 rather than after the walk of the channel's whole history; then broadcasts.
  * A purge recorded before the jobs phase existed resumes where it was (events remove jobs too).
  */
-const PHASES: readonly ChannelPurge['phase'][] = ['jobs', 'broadcasts', 'events', 'inbound', 'inboundCounts', ...STATS_DBS];
+const PHASES: readonly ChannelPurge['phase'][] = ['jobs', 'broadcasts', 'events', 'inbound', 'inboundCounts', ...STATS_DBS, 'statsRollup'];
 /** A broadcast's rows in these databases are keyed [broadcastId, ...]. */
 const BROADCAST_ROW_DBS = ['broadcastEntries', 'broadcastFailures', 'broadcastSuppressions', 'broadcastMessages'] as const;
 
@@ -87,6 +89,7 @@ function stepInTxn(store: Store, p: ChannelPurge, phase: ChannelPurge['phase'], 
   if (phase === 'broadcasts') return purgeBroadcastsInTxn(store, p, max);
   if (phase === 'events') return purgeEventsInTxn(store, p, max);
   if (phase === 'inbound' || phase === 'inboundCounts') return purgeInboundInTxn(store, p, phase, cursor, max);
+  if (phase === 'statsRollup') return purgeRollupInTxn(store, p, max);
   return purgeStatsInTxn(store, p, phase, cursor, max);
 }
 

@@ -25,6 +25,7 @@ import { LmdbQueue } from './repos/queue.js';
 import { LmdbRetention } from './repos/retention.js';
 import { LmdbSessions } from './repos/sessions.js';
 import { LmdbStatistics } from './repos/stats.js';
+import { buildRollup } from './stats-rollup-build.js';
 import { LmdbSuppressions } from './repos/suppressions.js';
 import { LmdbTlsRpt } from './repos/tls-rpt.js';
 import { LmdbWebhookOutbox } from './repos/webhook-outbox.js';
@@ -67,9 +68,10 @@ export class LmdbStore extends Store implements StorePort {
    * meta): index entries that older versions did not write. `postrider serve` runs them after
    * start, before anything reads those indexes; returns how many records each one touched.
    */
-  async upgradeData(): Promise<{ broadcastsIndexed: number; messagesIndexed: number }> {
+  async upgradeData(progress: { statsRolledUp?: (records: number) => void } = {}): Promise<{ broadcastsIndexed: number; messagesIndexed: number; statsRolledUp: number }> {
     const broadcastsIndexed = await backfillChannelBroadcasts(this);
     const messagesIndexed = await indexPendingSignatures(this);
-    return { broadcastsIndexed, messagesIndexed };
+    const statsRolledUp = await buildRollup(this, progress.statsRolledUp);
+    return { broadcastsIndexed, messagesIndexed, statsRolledUp };
   }
 }

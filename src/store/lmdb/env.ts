@@ -120,7 +120,13 @@ export class Store {
       throw new StoreProblem('store_missing', `${this.file} holds a new, empty store, but the data folder has held one since ${markerDate(this.opts.dataDir)}. Stop here and ${RESTORE_HINT}.`);
     }
     if (this.opts.readOnly) return;
-    if (version === undefined) await this.write(() => dbs.meta.put('schemaVersion', SCHEMA_VERSION));
+    // A new store's statistics rollup holds every counter from its first one on (stats-rollup.ts).
+    if (version === undefined) {
+      await this.write(() => {
+        dbs.meta.put('schemaVersion', SCHEMA_VERSION);
+        dbs.meta.put('statsRollupBuilt', true);
+      });
+    }
     // After the first commit: from now on a missing data.mdb is a loss, not a first start.
     if (!folder.marked) writeMarker(this.opts.dataDir);
   }

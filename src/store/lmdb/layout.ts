@@ -195,6 +195,12 @@ export const DB_NAMES = [
    *   ['n', accountId, utcDay, channelId] → count    routed copies committed that UTC day (statistics; kept by retention)
    */
   'inboundMessageIndex',
+  /**
+   * [accountId, channelId, grain, bucket] → number[14]: the untagged counters again per UTC quarter
+   * hour ('q'), hour ('h') and day ('d'), channel '' for the whole account, both mail types in one
+   * record (domain/stat-levels.ts RollupVector): the statistics series read these (store/stats-rollup.ts).
+   */
+  'statsRollup',
 ] as const;
 
 export type DbName = (typeof DB_NAMES)[number];

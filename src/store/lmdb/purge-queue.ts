@@ -13,7 +13,7 @@ export interface ChannelPurge {
   accountId: string;
   deletedAt: string;
   /** 'jobs', 'broadcasts', 'events', the received messages and their counts, then one phase per statistics database. */
-  phase: 'jobs' | 'broadcasts' | 'events' | 'inbound' | 'inboundCounts' | StatsDb;
+  phase: 'jobs' | 'broadcasts' | 'events' | 'inbound' | 'inboundCounts' | StatsDb | 'statsRollup';
   /** The jobs, inbound and statistics phases: the last key looked at. */
   cursor?: unknown[];
 }

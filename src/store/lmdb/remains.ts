@@ -24,7 +24,8 @@ export function channelRemains(store: Store, channelId: string): ChannelRemains 
   const tagStats = (['statsDailyTags', 'statsQuarterTags'] as const).reduce((n, name) => n + [...db[name].getKeys({})].filter((k) => (k as unknown[])[3] === channelId).length, 0);
   const bodies = messages.filter((id) => db.bodies.get(id) !== undefined).length;
   const indexEntries = [...db.eventIndex.getKeys({})].filter((k) => (k as unknown[])[1] === 'c' && (k as unknown[])[2] === channelId).length;
-  return { messages: messages.length, bodies, jobs, events, stats: stats + tagStats, indexEntries, ...inboundRemains(store, channelId) };
+  const rollup = [...db.statsRollup.getKeys({})].filter((k) => (k as unknown[])[1] === channelId).length;
+  return { messages: messages.length, bodies, jobs, events, stats: stats + tagStats + rollup, indexEntries, ...inboundRemains(store, channelId) };
 }
 
 export function broadcastRemains(store: Store, broadcastId: string, channelId: string): BroadcastRemains {

@@ -35,6 +35,7 @@ import { dbsOf } from './databases.js';
 import { hiddenChannels } from './purge-queue.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
+import { rollupInTxn } from './stats-rollup.js';
 
 // The counting rule and the query shapes live in domain/ and the port; re-exported for the engine's files.
 export { counterOf, DAY_MS, utcDay, zeroCounters, type SeriesQuery, type StatCounters, type StatTotals, type TotalsQuery };
@@ -88,6 +89,7 @@ function addInTxn(store: Store, e: EventRecord, timeMs: number, name: keyof Stat
   const quarter = quarterOf(timeMs);
   bump(store, 'statsDaily', [e.accountId, day, e.channelId, e.mailType], name, by);
   bump(store, 'statsQuarter', [e.accountId, quarter, e.channelId, e.mailType], name, by);
+  rollupInTxn(store, e, timeMs, name, by);
   countForBroadcastInTxn(store, e, name, by);
   if (e.tags.length === 0) return;
   const set = tagSetKey(e.tags);

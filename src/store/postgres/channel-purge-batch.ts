@@ -14,6 +14,7 @@
 import type { Tx } from './client.js';
 import type { PgContext } from './context.js';
 import type { PurgeBatch } from '../port/channels.js';
+import { deleteRollupSome } from './channel-purge-rollup.js';
 
 /**
  * The tables of a channel's data, in the order they are emptied: the queue first, so the
@@ -48,6 +49,8 @@ export const PURGE_TABLES = [
   'inbound_messages',
   'inbound_daily_counts',
   'stat_counters',
+  // Each row taken off the account's '' row of its bucket (channel-purge-rollup.ts).
+  'stat_rollup',
 ] as const;
 
 /**
@@ -84,6 +87,7 @@ export async function purgeChannelBatch(ctx: PgContext, channelId: string, max: 
  * was picked (else another channel's row at the same place in another partition would go).
  */
 async function deleteSome(tx: Tx, table: (typeof PURGE_TABLES)[number], channelId: string, limit: number): Promise<{ picked: number; removed: number }> {
+  if (table === 'stat_rollup') return deleteRollupSome(tx, channelId, limit);
   const [row] = await tx<{ picked: number; removed: number }[]>`
     WITH picked AS MATERIALIZED (SELECT tableoid, ctid FROM ${tx(table)} WHERE channel_id = ${channelId} LIMIT ${limit}),
     gone AS (DELETE FROM ${tx(table)} WHERE ctid = ANY(ARRAY(SELECT ctid FROM picked))

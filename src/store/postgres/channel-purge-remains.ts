@@ -17,7 +17,8 @@ export async function channelRemains(ctx: PgContext, channelId: string): Promise
       ((SELECT count(*) FROM jobs WHERE channel_id = ${channelId})
         + (SELECT count(*) FROM finished_jobs WHERE channel_id = ${channelId}))::int8 AS jobs,
       (SELECT count(*) FROM events WHERE channel_id = ${channelId} AND ${seqAboveFloor(ctx.sql)})::int8 AS events,
-      (SELECT count(*) FROM stat_counters WHERE channel_id = ${channelId})::int8 AS stats,
+      (SELECT count(*) FROM stat_counters WHERE channel_id = ${channelId})::int8
+        + (SELECT count(*) FROM stat_rollup WHERE channel_id = ${channelId})::int8 AS stats,
       ((SELECT count(*) FROM event_terms WHERE channel_id = ${channelId} AND ${seqAboveFloor(ctx.sql)})
         + (SELECT count(*) FROM message_queue WHERE channel_id = ${channelId}))::int8 AS "indexEntries",
       (SELECT count(*) FROM inbound_messages WHERE channel_id = ${channelId})::int8 AS "inboundMessages",

@@ -27,6 +27,7 @@ import { eventRows, termRows, clockRaises, type EventDraft } from './event-rows.
 import { seqAboveFloor } from './event-floor.js';
 import { counterDeltas, counterRows, countedOf, type CountedEvent } from './stats-deltas.js';
 import { addBroadcastStatistics, broadcastStatistics } from './stats-broadcast.js';
+import { rollupRows, upsertRollup } from './stats-rollup.js';
 import { upsertCounters } from './stats-write.js';
 import { enqueueWebhookEvents } from './webhooks-tx.js';
 
@@ -74,6 +75,7 @@ export async function appendEvents(tx: Tx, drafts: readonly EventDraft[]): Promi
       ? Promise.resolve()
       : tx`INSERT INTO event_clock (clock_ms, seq) SELECT * FROM unnest(${raises.map((r) => r.ms)}::int8[], ${raises.map((r) => r.seq)}::int8[])`,
     upsertCounters(tx, counterRows(deltas)),
+    upsertRollup(tx, rollupRows(deltas)),
     addBroadcastStatistics(tx, deltas),
     // Webhooks: the outbox entries commit with the events (store/port/webhooks.ts).
     enqueueWebhookEvents(tx, records),

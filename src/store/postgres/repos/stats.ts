@@ -7,10 +7,11 @@
  */
 import { DAY_MS, zeroCounters, type StatCounters } from '../../../domain/stat-counters.js';
 import type { MailType } from '../../../domain/types.js';
-import type { SeriesQuery, StatisticsPort, StatTotals, TotalsQuery } from '../../port/events.js';
+import type { CounterScope, SeriesQuery, StatisticsPort, StatTotals, TotalsQuery } from '../../port/events.js';
 import type { PgContext } from '../context.js';
 import { quarterOf, QUARTER_MS } from '../stats-deltas.js';
 import { bucketSums } from '../stats-read.js';
+import { rollupSeries, rollupTotals } from '../stats-rollup.js';
 
 const QUARTERS_PER_DAY = DAY_MS / QUARTER_MS;
 
@@ -35,15 +36,20 @@ function bucketIndex(edges: readonly number[], b: number): number {
   return lo;
 }
 
+/** Without a tag filter a read goes to the rollup of hours and days (stats-rollup.ts, migration 4). */
+const untagged = (q: CounterScope) => !q.tags || q.tags.length === 0;
+
 export function pgStatistics(ctx: PgContext): StatisticsPort {
   return {
     async totals(q: TotalsQuery): Promise<StatTotals> {
+      if (untagged(q)) return rollupTotals(ctx.sql, q);
       const out = zeroTotals();
       for (const s of await bucketSums(ctx.sql, 'd', q, [{ from: q.fromDay, to: q.toDay }])) addTo(out, s.mailType, s.value);
       return out;
     },
 
     async series(q: SeriesQuery): Promise<StatTotals[]> {
+      if (untagged(q)) return rollupSeries(ctx.sql, q, 'h');
       const edges = q.edgesMs.map(quarterOf);
       const out = edges.slice(1).map(zeroTotals);
       if (out.length === 0) return out;
@@ -60,6 +66,7 @@ export function pgStatistics(ctx: PgContext): StatisticsPort {
      * (store/lmdb/stats.ts statisticsDaySeries).
      */
     async daySeries(q: SeriesQuery): Promise<StatTotals[]> {
+      if (untagged(q)) return rollupSeries(ctx.sql, q, 'd');
       const edges = q.edgesMs.map(quarterOf);
       const midnights = edges.map((e) => Math.round(e / QUARTERS_PER_DAY));
       const out = edges.slice(1).map(zeroTotals);

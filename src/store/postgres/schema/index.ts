@@ -14,6 +14,7 @@ import { SQL as EVENTS_STATS } from './events-stats.js';
 import { MESSAGES_SQL as INBOUND_MESSAGES, SQL as INBOUND } from './inbound.js';
 import { SQL as MESSAGES_BROADCASTS } from './messages-broadcasts.js';
 import { SQL as QUEUE } from './queue.js';
+import { SQL as STATS_ROLLUP } from './stats-rollup.js';
 import { SQL as TEMPLATES } from './templates.js';
 import { SQL as WEBHOOKS_IDEMPOTENCY } from './webhooks-idempotency.js';
 
@@ -40,5 +41,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'stored templates',
     sql: TEMPLATES,
+  },
+  {
+    // Issue 36: the statistics rollup of hours and days, filled from the counters already there.
+    version: 4,
+    name: 'statistics rollup',
+    sql: STATS_ROLLUP,
   },
 ];

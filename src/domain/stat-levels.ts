@@ -1,0 +1,204 @@
+/**
+ * The coarser statistics counter levels (issue 36) and how a series is composed from them.
+ *
+ * Beside the quarter-hour counters every engine keeps, per account and channel and also for the
+ * whole account (channel ''), a rollup of the untagged counters per UTC quarter hour ('q'), UTC
+ * hour ('h') and UTC day ('d'), both mail types in one record (a RollupVector). A zone's hour or
+ * day does not always fall on a UTC hour (Asia/Kolkata +05:30, Asia/Kathmandu +05:45), so a bucket
+ * is read as: its coarse records between the coarse boundaries nearest to its edges, plus or minus
+ * the finer records between each edge and that boundary. For bucket i, with M(e) the boundary
+ * nearest to edge e and W(e) the counters in [e, M(e)) (negative when M(e) comes first):
+ *
+ *   sum[eᵢ, eᵢ₊₁) = W(eᵢ) + coarse[M(eᵢ), M(eᵢ₊₁)) − W(eᵢ₊₁)
+ *
+ * which holds for any bucket length. W(e) spans at most half a coarse unit: at most 12 hours and
+ * 3 quarters for a day, 2 quarters for an hour. A year of Kolkata days reads 366 day records and
+ * 7 finer ones per edge, 744 Kolkata hours read 744 hour records and the quarter hours of the
+ * month once (instead of 96 or 4 records per bucket per channel and mail type).
+ */
+import type { MailType } from './types.js';
+import type { StatCounters, StatTotals } from './wire.js';
+
+export type RollupGrain = 'q' | 'h' | 'd';
+
+/** Quarter hours per unit of each grain. */
+export const QUARTERS_IN: Record<RollupGrain, number> = { q: 1, h: 4, d: 96 };
+
+/** The order of the counters in a RollupVector: transactional's seven, then broadcast's. */
+export const COUNTER_NAMES = ['sent', 'delivered', 'opened', 'clicked', 'bounced', 'unsubscribed', 'complained'] as const satisfies readonly (keyof StatCounters)[];
+const OFFSET: Record<MailType, number> = { transactional: 0, broadcast: COUNTER_NAMES.length };
+const INDEX = Object.fromEntries(COUNTER_NAMES.map((name, k) => [name, k])) as Record<keyof StatCounters, number>;
+const WIDTH = 2 * COUNTER_NAMES.length;
+
+/** Both mail types' counters of one rollup record, 14 numbers. */
+export type RollupVector = number[];
+
+export function zeroVector(): RollupVector {
+  return new Array<number>(WIDTH).fill(0);
+}
+
+/** Adds `by` to one counter of one mail type. */
+export function bumpVector(v: RollupVector, mailType: MailType, name: keyof StatCounters, by: number): void {
+  v[OFFSET[mailType] + INDEX[name]] += by;
+}
+
+/** Adds one mail type's StatCounters into a vector (times sign). */
+export function addCountersToVector(v: RollupVector, mailType: MailType, c: Partial<StatCounters>, sign = 1): void {
+  const at = OFFSET[mailType];
+  COUNTER_NAMES.forEach((name, k) => (v[at + k] += sign * (c[name] ?? 0)));
+}
+
+export function addVector(into: RollupVector, v: readonly number[], sign = 1): void {
+  for (let k = 0; k < WIDTH; k++) into[k] += sign * (v[k] ?? 0);
+}
+
+/** Sums of rollup vectors per bucket, kept as vectors while a series is read (plain number adds). */
+export class VectorSums {
+  private readonly sums: Float64Array;
+
+  constructor(readonly buckets: number) {
+    this.sums = new Float64Array(buckets * WIDTH);
+  }
+
+  add(i: number, v: readonly number[], sign: number): void {
+    const at = i * WIDTH;
+    for (let k = 0; k < WIDTH; k++) this.sums[at + k] += sign * (v[k] ?? 0);
+  }
+
+  /** One mail type's counters into bucket i (an engine whose rows hold one mail type each). */
+  addCounters(i: number, mailType: MailType, c: Partial<StatCounters>, sign: number): void {
+    const at = i * WIDTH + OFFSET[mailType];
+    for (let k = 0; k < COUNTER_NAMES.length; k++) this.sums[at + k] += sign * (c[COUNTER_NAMES[k]] ?? 0);
+  }
+
+  totals(): StatTotals[] {
+    return Array.from({ length: this.buckets }, (_, i) => {
+      const out: StatTotals = { transactional: zeroCountersOf(), broadcast: zeroCountersOf() };
+      for (const mailType of ['transactional', 'broadcast'] as const) {
+        const at = i * WIDTH + OFFSET[mailType];
+        COUNTER_NAMES.forEach((name, k) => (out[mailType][name] = this.sums[at + k]));
+      }
+      return out;
+    });
+  }
+}
+
+function zeroCountersOf(): StatCounters {
+  return { sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, unsubscribed: 0, complained: 0 };
+}
+
+/** A range of buckets of one grain to read, inclusive. */
+export interface RollupRead {
+  grain: RollupGrain;
+  from: number;
+  to: number;
+}
+
+/** A finer range between an edge and its coarse boundary: +sign into bucket `edge`, −sign into bucket `edge − 1`. */
+interface Piece extends RollupRead {
+  edge: number;
+  sign: 1 | -1;
+}
+
+/** What a series reads, and where each record read counts (plan.place). */
+export interface RollupPlan {
+  buckets: number;
+  reads: RollupRead[];
+  coarse: RollupGrain;
+  /** M(eᵢ) in units of the coarse grain. */
+  marks: number[];
+  /** Per finer grain, ascending and disjoint, with their starts for a binary search. */
+  pieces: Record<'h' | 'q', Piece[]>;
+  starts: Record<'h' | 'q', number[]>;
+}
+
+/** Pieces of one grain closer than this many records are read in one walk (a walk costs more than a few records). */
+const MERGE_GAP = 8;
+
+/**
+ * The plan for buckets [edgesQ[i], edgesQ[i + 1]) given in quarter hours, read on `coarse`
+ * records plus finer ones at the edges. Every bucket must be at least half a coarse unit long
+ * (coarseFor), so the finer pieces of different edges never overlap.
+ */
+export function rollupPlan(edgesQ: readonly number[], coarse: RollupGrain): RollupPlan {
+  const unit = QUARTERS_IN[coarse];
+  const marks = edgesQ.map((e) => Math.round(e / unit));
+  const pieces: Piece[] = [];
+  for (let i = 0; i < edgesQ.length; i++) {
+    const e = edgesQ[i];
+    const m = marks[i] * unit;
+    if (m === e) continue;
+    const sign = e < m ? 1 : -1;
+    for (const r of finerPieces(Math.min(e, m), Math.max(e, m), coarse)) pieces.push({ grain: r.grain, from: r.from, to: r.to, edge: i, sign });
+  }
+  const reads: RollupRead[] = [];
+  const first = marks[0];
+  const last = marks[marks.length - 1];
+  if (last > first) reads.push({ grain: coarse, from: first, to: last - 1 });
+  const byGrain = { h: pieces.filter((p) => p.grain === 'h').sort((x, y) => x.from - y.from), q: pieces.filter((p) => p.grain === 'q').sort((x, y) => x.from - y.from) };
+  for (const grain of ['h', 'q'] as const) reads.push(...mergedReads(byGrain[grain]));
+  const starts = { h: byGrain.h.map((p) => p.from), q: byGrain.q.map((p) => p.from) };
+  return { buckets: Math.max(0, edgesQ.length - 1), reads, coarse, marks, pieces: byGrain, starts };
+}
+
+/** [a, b) in quarter hours as hour records inside it and quarter records at its ends (b − a < one coarse unit). */
+function finerPieces(a: number, b: number, coarse: RollupGrain): RollupRead[] {
+  const ha = Math.ceil(a / 4) * 4;
+  const hb = Math.floor(b / 4) * 4;
+  if (coarse !== 'd' || ha >= hb) return [{ grain: 'q', from: a, to: b - 1 }];
+  const out: RollupRead[] = [{ grain: 'h', from: ha / 4, to: hb / 4 - 1 }];
+  if (a < ha) out.push({ grain: 'q', from: a, to: ha - 1 });
+  if (hb < b) out.push({ grain: 'q', from: hb, to: b - 1 });
+  return out;
+}
+
+/**
+ * The grain a series is read on, at most `max`: days when no bucket is shorter than half a day (a
+ * 23-hour day too), hours when none is shorter than an hour, else quarter hours. Buckets at least
+ * half a coarse unit long keep the pieces of different edges apart (rollupPlan).
+ */
+export function coarseFor(edgesQ: readonly number[], max: RollupGrain): RollupGrain {
+  let shortest = Infinity;
+  for (let i = 1; i < edgesQ.length; i++) shortest = Math.min(shortest, edgesQ[i] - edgesQ[i - 1]);
+  if (max === 'd' && shortest >= QUARTERS_IN.d / 2) return 'd';
+  return shortest >= QUARTERS_IN.h ? 'h' : 'q';
+}
+
+function mergedReads(pieces: readonly Piece[]): RollupRead[] {
+  const out: RollupRead[] = [];
+  for (const p of pieces) {
+    const prev = out[out.length - 1];
+    if (prev && p.from - prev.to <= MERGE_GAP) prev.to = Math.max(prev.to, p.to);
+    else out.push({ grain: p.grain, from: p.from, to: p.to });
+  }
+  return out;
+}
+
+/** Calls add(bucketIndex, sign) for every bucket a record of (grain, bucket) counts in. */
+export function placeRecord(plan: RollupPlan, grain: RollupGrain, bucket: number, add: (i: number, sign: number) => void): void {
+  if (grain === plan.coarse) {
+    const i = lastAtMost(plan.marks, bucket);
+    if (i >= 0 && i < plan.buckets) add(i, 1);
+    return;
+  }
+  if (grain === 'd') return;
+  const pieces = plan.pieces[grain];
+  const k = lastAtMost(plan.starts[grain], bucket);
+  const p = pieces[k];
+  if (!p || bucket > p.to) return;
+  if (p.edge < plan.buckets) add(p.edge, p.sign);
+  if (p.edge > 0) add(p.edge - 1, -p.sign);
+}
+
+/** The largest index i with xs[i] ≤ x (xs ascending), or -1. */
+function lastAtMost(xs: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = xs.length - 1;
+  if (hi < 0 || x < xs[0]) return -1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (xs[mid] <= x) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

@@ -1,0 +1,89 @@
+/**
+ * domain/stat-levels.ts: a series composed from day, hour and quarter-hour records equals the sum
+ * of the quarter hours of each bucket, for random counts and edges of zones on whole hours, half
+ * hours and quarter hours, days of 23 to 25 hours, and hours.
+ */
+import { describe, expect, it } from 'vitest';
+import { coarseFor, placeRecord, QUARTERS_IN, rollupPlan, type RollupGrain } from '../../src/domain/stat-levels.js';
+
+/** A random count per quarter hour over [0, span), and the rollup levels made of it. */
+function levels(span: number, seed: number): Record<RollupGrain, Map<number, number>> {
+  let x = seed;
+  const rand = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const out = { q: new Map<number, number>(), h: new Map<number, number>(), d: new Map<number, number>() };
+  for (let q = 0; q < span; q++) {
+    if (rand() < 0.3) continue;
+    const n = Math.floor(rand() * 10);
+    for (const g of ['q', 'h', 'd'] as const) {
+      const b = Math.floor(q / QUARTERS_IN[g]);
+      out[g].set(b, (out[g].get(b) ?? 0) + n);
+    }
+  }
+  return out;
+}
+
+function composed(lv: Record<RollupGrain, Map<number, number>>, edges: number[], max: RollupGrain): number[] {
+  const plan = rollupPlan(edges, coarseFor(edges, max));
+  const out = new Array<number>(plan.buckets).fill(0);
+  for (const r of plan.reads) {
+    for (let b = r.from; b <= r.to; b++) {
+      const n = lv[r.grain].get(b);
+      if (n !== undefined) placeRecord(plan, r.grain, b, (i, sign) => (out[i] += sign * n));
+    }
+  }
+  return out;
+}
+
+function direct(lv: Record<RollupGrain, Map<number, number>>, edges: number[]): number[] {
+  return edges.slice(1).map((to, i) => {
+    let sum = 0;
+    for (let q = edges[i]; q < to; q++) sum += lv.q.get(q) ?? 0;
+    return sum;
+  });
+}
+
+const DAY = 96;
+const SPAN = 40 * DAY;
+
+describe('rollup composition', () => {
+  const lv = levels(SPAN, 7);
+  it.each([
+    ['UTC days', 0],
+    ['Asia/Kolkata days (+05:30)', -22],
+    ['Asia/Kathmandu days (+05:45)', -23],
+    ['America/St_Johns days (-03:30)', 14],
+    ['Pacific/Kiritimati days (+14:00)', -56],
+  ])('composes %s', (_name, offset) => {
+    const edges = Array.from({ length: 30 }, (_, i) => 2 * DAY + i * DAY + offset);
+    expect(composed(lv, edges, 'd')).toEqual(direct(lv, edges));
+    expect(rollupPlan(edges, 'd').reads.filter((r) => r.grain === 'd')).toHaveLength(1);
+  });
+
+  it('composes days of 23, 24 and 25 hours', () => {
+    const edges = [3 * DAY - 8, 4 * DAY - 8, 5 * DAY - 12, 6 * DAY - 8, 7 * DAY - 8];
+    expect(composed(lv, edges, 'd')).toEqual(direct(lv, edges));
+  });
+
+  it.each([0, 1, 2, 3])('composes hours starting %i quarter hours after a UTC hour', (offset) => {
+    const edges = Array.from({ length: 745 }, (_, i) => 3 * DAY + 4 * i + offset);
+    expect(composed(lv, edges, 'h')).toEqual(direct(lv, edges));
+  });
+
+  it('composes random edges at every grain', () => {
+    let x = 3;
+    const rand = (n: number) => (x = (x * 48271) % 2147483647) % n;
+    for (let round = 0; round < 200; round++) {
+      const edges = [DAY + rand(DAY)];
+      const count = 1 + rand(20);
+      for (let i = 0; i < count; i++) edges.push(edges[edges.length - 1] + 1 + rand(round % 2 === 0 ? 3 * DAY : 12));
+      for (const max of ['d', 'h'] as const) expect(composed(lv, edges, max)).toEqual(direct(lv, edges));
+    }
+  });
+
+  it('reads quarter hours only for buckets shorter than an hour', () => {
+    expect(coarseFor([0, 1, 5], 'd')).toBe('q');
+    expect(coarseFor([0, 4, 8], 'd')).toBe('h');
+    expect(coarseFor([0, 92, 188], 'd')).toBe('d');
+    expect(coarseFor([0, 96, 192], 'h')).toBe('h');
+  });
+});
