@@ -57,7 +57,10 @@ export class SourceReport {
   async warnMismatches(logger: Logger): Promise<void> {
     for (const s of await this.list()) {
       if (s.ptr.status === 'confirmed' || s.ptr.status === 'not_checked') continue;
-      logger.warn({ source: s.name, address: s.address, ehloName: s.ehloName, ptr: s.ptr.status, ptrNames: s.ptr.ptrNames }, 'sending source: reverse DNS does not confirm its EHLO name; receivers may refuse or junk its mail');
+      const fields = { source: s.name, address: s.address, ehloName: s.ehloName, ptr: s.ptr.status, ptrNames: s.ptr.ptrNames };
+      // A failed lookup says nothing of the records: the check is GET /ops/sources's to repeat.
+      if (s.ptr.status === 'dns_error') logger.warn(fields, 'sending source: its reverse DNS could not be checked (a lookup failed); GET /ops/sources checks again');
+      else logger.warn(fields, 'sending source: reverse DNS does not confirm its EHLO name; receivers may refuse or junk its mail');
     }
   }
 
