@@ -184,7 +184,9 @@ describe('SdNotifier', () => {
       await n.ready('up');
       await n.stopping();
       expect(errors).toEqual([]);
-      await waitFor(() => received.includes('STOPPING=1'), { what: 'STOPPING=1 at the socket' });
+      // The listener prints each datagram as it reads it: wait for all four lines (its pipe may
+      // bring the last barrier's after STOPPING=1's).
+      await waitFor(() => received.trim().split('\n').length >= 4, { what: 'STOPPING=1 and its barrier at the socket' });
       expect(received.trim().split('\n')).toEqual(['READY=1|STATUS=up', 'BARRIER=1 fd', 'STOPPING=1', 'BARRIER=1 fd']);
     } finally {
       listener.kill();
