@@ -7,19 +7,14 @@
  * say so. (An address lost while running shows in the attempt's result: delivery-connect-failure
  * and the gate's unit test.)
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
-import { Daemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/log/logger.js';
+import type { Daemon } from '../../src/daemon.js';
 import { apiRequest, type ApiOptions } from '../support/daemon.js';
 import { deliverySettings, routeTo } from '../support/delivery-rig.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
-import { testStoreOverrides } from '../support/store.js';
+import { startSourcesDaemon, type SourcesDaemon } from '../support/sources-daemon.js';
 import { waitFor } from '../support/wait.js';
 
 const SINK = '127.0.39.2';
@@ -30,9 +25,8 @@ const MESSAGES = 30;
 let dns: TestDns;
 let mx: MxServer;
 let daemon: Daemon;
-let dataDir: string;
+let d: SourcesDaemon;
 let sender: Sender;
-const lines: Record<string, unknown>[] = [];
 
 const url = () => `http://127.0.0.1:${daemon.http.port}`;
 const api = (method: string, urlPath: string, o: ApiOptions = {}) => apiRequest(url(), () => daemon.initialCredentials!.apiKey, method, urlPath, o);
@@ -41,36 +35,25 @@ beforeAll(async () => {
   dns = await startDnsServer();
   mx = await startMxServer({ address: SINK, starttls: false });
   for (const domain of DOMAINS) routeTo(dns, domain, SINK);
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-source-health-'));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      dataDir,
-      ...testStoreOverrides(dataDir),
-      'http.port': 0,
-      'log.level': 'info',
-      'smtp.enabled': false,
-      ...deliverySettings(dns.address, mx.port),
-      // A deferred message comes back within a second (the missing source's first attempt).
-      'delivery.retrySchedule': '1s*',
-      'delivery.sources': [
-        { name: 'ip2', address: '127.0.0.2', ehloName: 'mta2.sender.test' },
-        { name: 'missing', address: MISSING, ehloName: 'mta55.sender.test' },
-      ],
-      // The missing source first: the smooth round robin picks it at the first attempt.
-      'delivery.pools': { tx: [{ source: 'missing', weight: 3 }, { source: 'ip2', weight: 1 }] },
-      'delivery.defaultPools.transactional': 'tx',
-    },
+  d = await startSourcesDaemon('source-health', {
+    ...deliverySettings(dns.address, mx.port),
+    // A deferred message comes back within a second (the missing source's first attempt).
+    'delivery.retrySchedule': '1s*',
+    'delivery.sources': [
+      { name: 'ip2', address: '127.0.0.2', ehloName: 'mta2.sender.test' },
+      { name: 'missing', address: MISSING, ehloName: 'mta55.sender.test' },
+    ],
+    // The missing source first: the smooth round robin picks it at the first attempt.
+    'delivery.pools': { tx: [{ source: 'missing', weight: 3 }, { source: 'ip2', weight: 1 }] },
+    'delivery.defaultPools.transactional': 'tx',
   });
-  daemon = new Daemon(config, createLogger({ level: 'info', destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } }));
-  await daemon.start();
+  daemon = d.daemon;
   sender = await setupSender({ api }, dns);
 });
 
 afterAll(async () => {
-  await daemon?.stop();
+  await d?.stop();
   await Promise.all([mx?.close(), dns?.close()]);
-  fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('a source whose address is missing', () => {
@@ -105,7 +88,7 @@ describe('a source whose address is missing', () => {
     expect(Date.parse(byName.get('missing')!.until as string)).toBeGreaterThan(Date.now());
     expect(byName.get('ip2')).toMatchObject({ status: 'ok', consecutiveFailures: 0 });
 
-    const warned = lines.filter((l) => l.level === 40 && l.msg === 'sending source out of its pools');
+    const warned = d.lines.filter((l) => l.level === 40 && l.msg === 'sending source out of its pools');
     expect(warned).toHaveLength(1);
     expect(warned[0]).toMatchObject({ source: 'missing', address: MISSING, reason: `address ${MISSING} is not on this machine (EADDRNOTAVAIL)` });
 

@@ -5,54 +5,36 @@
  * lifting what does not hold is a 404 not_found. The access is GET /ops/sources' (the metrics
  * token).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
-import { Daemon } from '../../src/daemon.js';
+import type { Daemon } from '../../src/daemon.js';
 import { encodeShaping, shapingKey } from '../../src/delivery/shaping-entries.js';
-import { createLogger } from '../../src/log/logger.js';
 import { apiRequest } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { testStoreOverrides } from '../support/store.js';
+import { startSourcesDaemon, type SourcesDaemon } from '../support/sources-daemon.js';
 
 const TOKEN = 'ops-shaping-test-token-0123456789';
 const HOUR = 3_600_000;
 
 let dns: TestDns;
 let daemon: Daemon;
-let dataDir: string;
-const lines: Record<string, unknown>[] = [];
+let d: SourcesDaemon;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-ops-shaping-'));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      dataDir,
-      ...testStoreOverrides(dataDir),
-      'http.port': 0,
-      'log.level': 'info',
-      'smtp.enabled': false,
-      'delivery.enabled': false,
-      'dns.servers': [dns.address],
-      'metrics.token': TOKEN,
-      'delivery.sources': [
-        { name: 'ip2', address: '127.0.0.2', ehloName: 'mta2.sender.test' },
-        { name: 'ip3', address: '127.0.0.3', ehloName: 'mta3.sender.test' },
-      ],
-    },
+  d = await startSourcesDaemon('ops-shaping', {
+    'dns.servers': [dns.address],
+    'metrics.token': TOKEN,
+    'delivery.sources': [
+      { name: 'ip2', address: '127.0.0.2', ehloName: 'mta2.sender.test' },
+      { name: 'ip3', address: '127.0.0.3', ehloName: 'mta3.sender.test' },
+    ],
   });
-  daemon = new Daemon(config, createLogger({ level: 'info', destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } }));
-  await daemon.start();
+  daemon = d.daemon;
 });
 
 afterAll(async () => {
-  await daemon?.stop();
+  await d?.stop();
   await dns?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 const url = () => `http://127.0.0.1:${daemon.http.port}`;
@@ -81,7 +63,7 @@ describe('automatic shaping on the operator’s routes', () => {
     expect(lifted.status).toBe(204);
     expect(daemon.shaping.check('ip2', 'mta5.am0.yahoodns.net', Date.now())).toBeUndefined();
     expect(await daemon.coordination.entries('source-shaping').list(Date.now())).toEqual([]);
-    expect(lines.filter((l) => l.msg === 'automatic shaping lifted by an operator')).toMatchObject([{ source: 'ip2', site: 'provider:yahoo', rule: 'yahoo-tss04' }]);
+    expect(d.lines.filter((l) => l.msg === 'automatic shaping lifted by an operator')).toMatchObject([{ source: 'ip2', site: 'provider:yahoo', rule: 'yahoo-tss04' }]);
     const after = await apiRequest(url(), () => TOKEN, 'GET', '/ops/sources');
     expect((after.body.results as Record<string, unknown>[])[0]!.shaping).toBeUndefined();
   });

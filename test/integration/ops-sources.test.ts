@@ -2,24 +2,18 @@
  * GET /ops/sources and the reverse DNS check at start (issue 35): four sources on loopback whose
  * PTR records in the test DNS server confirm, contradict or lack their EHLO names.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
-import { Daemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/log/logger.js';
+import type { Daemon } from '../../src/daemon.js';
 import { apiRequest, startDaemon } from '../support/daemon.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
-import { testStoreOverrides } from '../support/store.js';
+import { startSourcesDaemon, type SourcesDaemon } from '../support/sources-daemon.js';
 import { waitFor } from '../support/wait.js';
 
 const TOKEN = 'ops-sources-test-token-0123456789';
 
 let dns: TestDns;
 let daemon: Daemon;
-let dataDir: string;
-const lines: Record<string, unknown>[] = [];
+let d: SourcesDaemon;
 
 beforeAll(async () => {
   dns = await startDnsServer();
@@ -29,36 +23,24 @@ beforeAll(async () => {
   dns.set('3.0.0.127.in-addr.arpa', 'PTR', ['somebody-else.test']);
   dns.set('5.0.0.127.in-addr.arpa', 'PTR', ['mta5.sender.test']);
   dns.set('mta5.sender.test', 'A', ['127.0.0.9']);
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-ops-sources-'));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      dataDir,
-      ...testStoreOverrides(dataDir),
-      'http.port': 0,
-      'log.level': 'info',
-      'smtp.enabled': false,
-      'delivery.enabled': false,
-      'dns.servers': [dns.address],
-      'metrics.token': TOKEN,
-      'delivery.sources': [
-        { name: 'ip2', address: '127.0.0.2', ehloName: 'mta2.sender.test' },
-        { name: 'ip3', address: '127.0.0.3', ehloName: 'mta3.sender.test', rate: 20 },
-        { name: 'ip4', address: '127.0.0.4', ehloName: 'mta4.sender.test' },
-        { name: 'ip5', address: '127.0.0.5', ehloName: 'mta5.sender.test' },
-      ],
-      'delivery.pools': { tx: [{ source: 'ip2', weight: 3 }, { source: 'ip3', weight: 1 }] },
-      'delivery.defaultPools.transactional': 'tx',
-    },
+  d = await startSourcesDaemon('ops-sources', {
+    'dns.servers': [dns.address],
+    'metrics.token': TOKEN,
+    'delivery.sources': [
+      { name: 'ip2', address: '127.0.0.2', ehloName: 'mta2.sender.test' },
+      { name: 'ip3', address: '127.0.0.3', ehloName: 'mta3.sender.test', rate: 20 },
+      { name: 'ip4', address: '127.0.0.4', ehloName: 'mta4.sender.test' },
+      { name: 'ip5', address: '127.0.0.5', ehloName: 'mta5.sender.test' },
+    ],
+    'delivery.pools': { tx: [{ source: 'ip2', weight: 3 }, { source: 'ip3', weight: 1 }] },
+    'delivery.defaultPools.transactional': 'tx',
   });
-  daemon = new Daemon(config, createLogger({ level: 'info', destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } }));
-  await daemon.start();
+  daemon = d.daemon;
 });
 
 afterAll(async () => {
-  await daemon?.stop();
+  await d?.stop();
   await dns?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 const url = () => `http://127.0.0.1:${daemon.http.port}`;
@@ -89,8 +71,8 @@ describe('GET /ops/sources', () => {
   });
 
   it('was checked at start: one warn line per source whose reverse DNS does not confirm it', async () => {
-    const warned = () => lines.filter((l) => l.level === 40 && typeof l.source === 'string').map((l) => [l.source, l.ptr]);
-    await waitFor(() => warned().length === 3, { what: 'three warn lines' });
+    const warned = () => d.lines.filter((l) => l.level === 40 && typeof l.source === 'string').map((l) => [l.source, l.ptr]);
+    await waitFor(() => warned().length === 3, { what: 'three warn d.lines' });
     expect(warned().sort()).toEqual([
       ['ip3', 'ptr_mismatch'],
       ['ip4', 'no_ptr'],
