@@ -4,9 +4,7 @@
  * per (source, target) where the target is the site that answered, or `provider:<id>` for a
  * rule that names a provider (its change holds at every site of the provider).
  */
-import { PROVIDER_LIMITS } from '../domain/site-limits.js';
 import type { ShapingAction } from '../domain/shaping-rules.js';
-import { siteHosts } from './sites.js';
 
 /** One triggered rule: a source suspended or held to a ceiling at a target until `until`. */
 export interface Shaping {
@@ -49,27 +47,4 @@ export function decodeShaping(value: string, until: number): Shaping | undefined
 /** The targets a site's shapings may be kept under: the site itself, and its provider's. */
 export function targetsOf(site: string, provider: string | undefined): string[] {
   return provider === undefined ? [site] : [site, PROVIDER_TARGET + provider];
-}
-
-const MEMO_SIZE = 10_000;
-const memo = new Map<string, string | undefined>();
-
-/**
- * The provider-table id (domain/site-limits.ts) of a site, by its MX host names, or of the MX
- * host an attempt used: the longest suffix on a label boundary wins, as delivery/site-limits.ts
- * matches them.
- */
-export function providerOf(site: string, mx?: string): string | undefined {
-  const key = mx === undefined ? site : `${site}\n${mx}`;
-  if (memo.has(key)) return memo.get(key);
-  const hosts = mx === undefined ? siteHosts(site) : [...siteHosts(site), mx.toLowerCase()];
-  let best: { id: string; length: number } | undefined;
-  for (const p of PROVIDER_LIMITS) {
-    for (const suffix of p.suffixes) {
-      if ((best?.length ?? 0) < suffix.length && hosts.some((h) => h === suffix || h.endsWith(`.${suffix}`))) best = { id: p.id, length: suffix.length };
-    }
-  }
-  if (memo.size >= MEMO_SIZE) memo.clear();
-  memo.set(key, best?.id);
-  return best?.id;
 }

@@ -21,7 +21,8 @@ import type { AttemptResult } from '../domain/delivery-result.js';
 import { matchShapingRule, type CompiledShapingRule, type ShapingReply } from '../domain/shaping-match.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock, Timer } from '../queue/clock.js';
-import { decodeShaping, encodeShaping, PROVIDER_TARGET, providerOf, shapingKey, targetsOf, type Shaping } from './shaping-entries.js';
+import { decodeShaping, encodeShaping, PROVIDER_TARGET, shapingKey, targetsOf, type Shaping } from './shaping-entries.js';
+import { SiteProviders } from './site-provider.js';
 import { siteHosts } from './sites.js';
 import type { GateRefusal, SourceAttempt, SourceGate, SourceSiteCeiling } from './source-gates.js';
 
@@ -52,6 +53,7 @@ export interface ShapingView {
 export class ShapingGate implements SourceGate {
   readonly name = 'shaping';
   private readonly entries: ExpiringEntries;
+  private readonly providers = new SiteProviders();
   private shapings = new Map<string, Shaping>();
   /** Bumped by each local change: a refresh that started before it keeps what the change wrote. */
   private changes = 0;
@@ -85,7 +87,7 @@ export class ShapingGate implements SourceGate {
 
   observe(attempt: SourceAttempt, result: AttemptResult, _startedAt: number, now: number): void {
     try {
-      const provider = providerOf(attempt.site, result.mx);
+      const provider = this.providers.providerOf(attempt.site, result.mx);
       const hosts = result.mx === undefined ? siteHosts(attempt.site) : [...siteHosts(attempt.site), result.mx.toLowerCase()];
       const replies: ShapingReply[] = [{ smtpCode: result.smtpCode, enhancedCode: result.enhancedCode, text: result.response }, ...result.recipients.map((r) => ({ smtpCode: r.smtpCode, enhancedCode: r.enhancedCode, text: r.response }))];
       for (const reply of replies) {
@@ -177,7 +179,7 @@ export class ShapingGate implements SourceGate {
   /** The shapings of a source at a site that hold at `now`; those that ended are dropped (and logged). */
   private *holding(source: string, site: string, now: number): Generator<Shaping> {
     if (this.shapings.size === 0) return;
-    for (const target of targetsOf(site, providerOf(site))) {
+    for (const target of targetsOf(site, this.providers.providerOf(site))) {
       const key = shapingKey(source, target);
       const s = this.shapings.get(key);
       if (!s) continue;

@@ -55,15 +55,16 @@ export class SiteLimitTable {
 }
 
 /** "*.Google.com", ".google.com" and "google.com." all mean "google.com". */
-function normalizeSuffix(suffix: string): string {
+export function normalizeSuffix(suffix: string): string {
   return suffix
     .toLowerCase()
     .replace(/^\*?\./, '')
     .replace(/\.$/, '');
 }
 
-function longestMatch(entries: readonly Entry[], hosts: readonly string[]): Entry | undefined {
-  let best: Entry | undefined;
+/** The entry with the longest suffix that one of the hosts is, or ends in on a label boundary. */
+export function longestMatch<E extends { suffix: string }>(entries: readonly E[], hosts: readonly string[]): E | undefined {
+  let best: E | undefined;
   for (const e of entries) {
     if (best && best.suffix.length >= e.suffix.length) continue;
     if (hosts.some((h) => h === e.suffix || h.endsWith(`.${e.suffix}`))) best = e;

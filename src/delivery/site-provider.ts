@@ -6,9 +6,10 @@
  * is its mail from that IP to all of them together, so the warm-up counts it so too.
  */
 import { PROVIDER_LIMITS, type ProviderLimits } from '../domain/site-limits.js';
+import { longestMatch, normalizeSuffix } from './site-limits.js';
 import { siteHosts } from './sites.js';
 
-/** Sites remembered at most (asked for every attempt of a warming source). */
+/** Sites remembered at most (asked for every attempt of a warming source, and by shaping). */
 const MEMO_SIZE = 10_000;
 
 export class SiteProviders {
@@ -16,21 +17,22 @@ export class SiteProviders {
   private readonly memo = new Map<string, string | null>();
 
   constructor(providers: readonly ProviderLimits[] = PROVIDER_LIMITS) {
-    this.suffixes = providers.flatMap((p) => p.suffixes.map((suffix) => ({ suffix: suffix.toLowerCase(), id: p.id })));
+    this.suffixes = providers.flatMap((p) => p.suffixes.map((suffix) => ({ suffix: normalizeSuffix(suffix), id: p.id })));
   }
 
-  /** The provider id of a site (or of a domain whose site is not known yet), undefined outside the table. */
-  providerOf(site: string): string | undefined {
-    const known = this.memo.get(site);
+  /**
+   * The provider id of a site (or of a domain whose site is not known yet), undefined outside
+   * the table; `mx`: also the MX host an attempt used (a reply names its host, not the site).
+   */
+  providerOf(site: string, mx?: string): string | undefined {
+    const key = mx === undefined ? site : `${site}\n${mx}`;
+    const known = this.memo.get(key);
     if (known !== undefined) return known ?? undefined;
     const hosts = siteHosts(site.toLowerCase());
-    let best: { suffix: string; id: string } | undefined;
-    for (const e of this.suffixes) {
-      if (best && best.suffix.length >= e.suffix.length) continue;
-      if (hosts.some((h) => h === e.suffix || h.endsWith(`.${e.suffix}`))) best = e;
-    }
+    if (mx !== undefined) hosts.push(mx.toLowerCase());
+    const id = longestMatch(this.suffixes, hosts)?.id;
     if (this.memo.size >= MEMO_SIZE) this.memo.clear();
-    this.memo.set(site, best?.id ?? null);
-    return best?.id;
+    this.memo.set(key, id ?? null);
+    return id;
   }
 }
