@@ -38,6 +38,14 @@ export function counterOf(e: Pick<EventRecord, 'eventType' | 'recipients'>): { n
   return name && e.recipients.length > 0 ? { name, by: e.recipients.length } : null;
 }
 
+/** Statistics series buckets: a quarter hour, the largest unit every zone's day boundary falls on. */
+export const QUARTER_MS = 900_000;
+
+/** The quarter hour of an instant (quarters since 1970-01-01 00:00 UTC). */
+export function quarterOf(ms: number): number {
+  return Math.floor(ms / QUARTER_MS);
+}
+
 /** The UTC day of an instant (days since 1970-01-01): totals count whole UTC days. */
 export function utcDay(ms: number): number {
   return Math.floor(ms / DAY_MS);

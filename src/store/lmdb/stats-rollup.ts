@@ -15,7 +15,7 @@
  * read goes the old way.
  */
 import type { EventRecord } from '../../domain/types.js';
-import type { StatCounters, StatTotals } from '../../domain/stat-counters.js';
+import { quarterOf, type StatCounters, type StatTotals } from '../../domain/stat-counters.js';
 import { addVector, bumpVector, coarseFor, placeRecord, QUARTERS_IN, rollupPlan, VectorSums, zeroVector, type RollupGrain, type RollupVector } from '../../domain/stat-levels.js';
 import type { CounterScope, SeriesQuery, TotalsQuery } from '../port/events.js';
 import { dbsOf } from './databases.js';
@@ -24,7 +24,6 @@ import { KEY_MAX } from './layout.js';
 import { hiddenChannels } from './purge-queue.js';
 
 export const ROLLUP_BUILT = 'statsRollupBuilt';
-const QUARTER_MS = 900_000;
 const GRAINS = ['q', 'h', 'd'] as const;
 
 type RollupKey = [string, string, RollupGrain, number];
@@ -43,7 +42,7 @@ interface PendingQuarter {
  */
 export function rollupInTxn(store: Store, e: Pick<EventRecord, 'accountId' | 'channelId' | 'mailType'>, timeMs: number, name: keyof StatCounters, by: number): void {
   const pending = store.requireWriteScope().part('statisticsRollup', () => new Map<string, PendingQuarter>(), (p) => flushRollup(store, p.values()));
-  const quarter = Math.floor(timeMs / QUARTER_MS);
+  const quarter = quarterOf(timeMs);
   const id = `${e.accountId}\u0000${e.channelId}\u0000${quarter}`;
   let p = pending.get(id);
   if (!p) pending.set(id, (p = { accountId: e.accountId, channelId: e.channelId, quarter, add: zeroVector() }));
@@ -91,7 +90,7 @@ function walk(store: Store, accountId: string, channel: string, grain: RollupGra
 
 /** A series from the rollup, read on at most grain `max` ('h': hourly series; 'd': day series). */
 export function rollupSeries(store: Store, q: SeriesQuery, max: RollupGrain): StatTotals[] {
-  const edges = q.edgesMs.map((ms) => Math.floor(ms / QUARTER_MS));
+  const edges = q.edgesMs.map(quarterOf);
   const plan = rollupPlan(edges, coarseFor(edges, max));
   const sums = new VectorSums(plan.buckets);
   if (plan.buckets === 0) return sums.totals();

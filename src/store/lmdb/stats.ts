@@ -29,7 +29,7 @@
  * them on UTC days, an hourly one not at all.
  */
 import type { EventRecord, MailType } from '../../domain/types.js';
-import { counterOf, DAY_MS, utcDay, zeroCounters, type StatCounters, type StatTotals } from '../../domain/stat-counters.js';
+import { counterOf, DAY_MS, QUARTER_MS, quarterOf, utcDay, zeroCounters, type StatCounters, type StatTotals } from '../../domain/stat-counters.js';
 import type { CounterScope, SeriesQuery, TotalsQuery } from '../port/events.js';
 import { dbsOf } from './databases.js';
 import { hiddenChannels } from './purge-queue.js';
@@ -43,13 +43,6 @@ export { counterOf, DAY_MS, utcDay, zeroCounters, type SeriesQuery, type StatCou
 /** The key element naming a set of tags: JSON of the sorted, distinct tags. */
 export function tagSetKey(tags: string[]): string {
   return JSON.stringify([...new Set(tags)].sort());
-}
-
-/** Statistics series buckets: a quarter hour, the largest unit every zone's day boundary falls on. */
-export const QUARTER_MS = 900_000;
-
-export function quarterOf(ms: number): number {
-  return Math.floor(ms / QUARTER_MS);
 }
 
 /**

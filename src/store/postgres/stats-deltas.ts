@@ -6,15 +6,8 @@
  * alike. The result is one row per counter record touched, summed, ready for one multi-row
  * upsert (stats-write.ts): a broadcast batch of 400 events touches a handful of records.
  */
-import { counterOf, utcDay, zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
+import { counterOf, quarterOf, utcDay, zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
 import type { EventRecord, EventType, MailType } from '../../domain/types.js';
-
-/** Statistics series buckets: a quarter hour, the largest unit every zone's day boundary falls on. */
-export const QUARTER_MS = 900_000;
-
-export function quarterOf(ms: number): number {
-  return Math.floor(ms / QUARTER_MS);
-}
 
 /** An event as the counters see it: where it counts, and its (lower-cased) recipients. */
 export interface CountedEvent {

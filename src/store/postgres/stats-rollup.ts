@@ -5,11 +5,11 @@
  * the same records (store/lmdb/stats-rollup.ts), so both answer alike.
  */
 import { coarseFor, QUARTERS_IN, placeRecord, rollupPlan, VectorSums, type RollupGrain, type RollupRead } from '../../domain/stat-levels.js';
-import { zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
+import { quarterOf, zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
 import type { MailType } from '../../domain/types.js';
 import type { CounterScope, SeriesQuery, StatTotals, TotalsQuery } from '../port/events.js';
 import type { Db, Tx } from './client.js';
-import { quarterOf, type CounterDelta } from './stats-deltas.js';
+import type { CounterDelta } from './stats-deltas.js';
 
 export interface RollupRow extends StatCounters {
   account_id: string;

@@ -5,11 +5,10 @@
  * rows plus the quarter hours between each edge and its nearest UTC midnight. A read's cost
  * grows with the buckets and channels it covers, never with the number of events.
  */
-import { DAY_MS, zeroCounters, type StatCounters } from '../../../domain/stat-counters.js';
+import { DAY_MS, QUARTER_MS, quarterOf, zeroCounters, type StatCounters } from '../../../domain/stat-counters.js';
 import type { MailType } from '../../../domain/types.js';
 import type { CounterScope, SeriesQuery, StatisticsPort, StatTotals, TotalsQuery } from '../../port/events.js';
 import type { PgContext } from '../context.js';
-import { quarterOf, QUARTER_MS } from '../stats-deltas.js';
 import { bucketSums } from '../stats-read.js';
 import { rollupSeries, rollupTotals } from '../stats-rollup.js';
 
