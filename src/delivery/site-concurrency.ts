@@ -21,17 +21,10 @@
  */
 import type { SiteLimitsFn } from './site-limits.js';
 import { SiteDirectory, type SiteLearner } from './sites.js';
-import { ConcurrencyFeedback, DEFAULT_QUIET_MS } from './concurrency-feedback.js';
+import { ConcurrencyFeedback, DEFAULT_QUIET_MS, type FeedbackChange } from './concurrency-feedback.js';
 
-/** A change of a site's concurrency, for the log (one line per change). */
-export interface ConcurrencyChange {
-  site: string;
-  from: number;
-  to: number;
-  /** The configured limit the site grows back to. */
-  limit: number;
-  reason: 'slow_down' | 'restored';
-}
+/** A change of a site's concurrency, for the log (one line per change): the feedback's change, keyed by the site. */
+export type ConcurrencyChange = Omit<FeedbackChange, 'key'> & { site: string };
 
 export interface SiteConcurrencyOptions {
   limits: SiteLimitsFn;
@@ -66,7 +59,7 @@ export class SiteConcurrency implements SiteLearner {
     this.feedback = new ConcurrencyFeedback({
       now: o.now,
       quietMs: o.quietMs ?? DEFAULT_QUIET_MS,
-      onChange: o.onChange && ((c) => o.onChange!({ site: c.key, from: c.from, to: c.to, limit: c.limit, reason: c.reason })),
+      onChange: o.onChange && (({ key, ...change }) => o.onChange!({ ...change, site: key })),
     });
   }
 
