@@ -9,7 +9,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../domain/errors.js';
 import type { StorePort } from '../store/port/index.js';
 import { authenticate, sessionCookie } from './auth.js';
@@ -41,6 +41,15 @@ export interface OperatorAccessOptions {
   store: StorePort;
   /** Counts a refused API key against api.authFailureLimit, as the API's own hook does. */
   countAuthFailure: (req: FastifyRequest) => Promise<void>;
+}
+
+/**
+ * The operator routes' onRequest hook (GET /ops/sources, DELETE …/shaping/…): the guard runs
+ * before the body, the params or the query are parsed, so nothing is parsed for a client that
+ * has not authenticated. One per route module, with the app's count of refused keys.
+ */
+export function operatorOnRequest(app: FastifyInstance, o: Omit<OperatorAccessOptions, 'countAuthFailure'>): (req: FastifyRequest) => Promise<void> {
+  return operatorGuard({ ...o, countAuthFailure: (req) => app.countAuthFailure(req) });
 }
 
 /** Throws 401/403 unless the request may use the operator routes (see the file's comment). */

@@ -80,6 +80,9 @@ describe('automatic shaping on the operator’s routes', () => {
     await suspendIp2(Date.now());
     const res = await apiRequest(url(), () => 'pr_not-the-token', 'DELETE', PATH);
     expect(res.status).toBe(401);
+    // Refused before anything of the request is parsed: broken JSON from a stranger is a 401, not a 400.
+    const broken = await fetch(`${url()}${PATH}`, { method: 'DELETE', headers: { authorization: 'Bearer pr_not-the-token', 'content-type': 'application/json' }, body: '{bad' });
+    expect(broken.status).toBe(401);
     expect(await daemon.coordination.entries('source-shaping').list(Date.now())).toHaveLength(1);
   });
 });

@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
-import { operatorGuard } from '../operator-access.js';
+import { operatorOnRequest } from '../operator-access.js';
 import type { HttpContext, RouteModule } from '../server.js';
 
 export interface ShapingLifter {
@@ -32,9 +32,8 @@ const liftSchema = {
 
 export function opsShapingRoutes(shaping: ShapingLifter): RouteModule {
   return (app: FastifyInstance, { config, store }: HttpContext) => {
-    const operator = operatorGuard({ ...config.metrics, store, countAuthFailure: (req) => app.countAuthFailure(req) });
-    app.delete<{ Params: { source: string; site: string } }>('/ops/sources/:source/shaping/:site', { config: { public: true }, schema: liftSchema }, async (req, reply) => {
-      await operator(req);
+    const operator = operatorOnRequest(app, { ...config.metrics, store });
+    app.delete<{ Params: { source: string; site: string } }>('/ops/sources/:source/shaping/:site', { config: { public: true }, schema: liftSchema, onRequest: operator }, async (req, reply) => {
       const { source, site } = req.params;
       if (!(await shaping.lift(source, site))) throw new AppError('not_found', `No automatic shaping of source "${source}" at "${site}" holds now`);
       return reply.code(204).send();

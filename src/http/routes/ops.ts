@@ -13,7 +13,7 @@ import type { MailType } from '../../domain/types.js';
 import type { OpsSources } from '../../domain/wire.js';
 import type { Metrics } from '../../log/metrics.js';
 import type { SourceView } from '../../delivery/source-report.js';
-import { metricsGuard, operatorGuard } from '../operator-access.js';
+import { metricsGuard, operatorOnRequest } from '../operator-access.js';
 import { sourcesBody } from '../response-schemas.js';
 import type { HttpContext, RouteModule } from '../server.js';
 
@@ -93,9 +93,8 @@ export function opsRoutes(deps: OpsDeps): RouteModule {
     });
 
     // The operator's view: the metrics' access, or an operator account's key or dashboard session.
-    const operator = operatorGuard({ ...config.metrics, store, countAuthFailure: (req) => app.countAuthFailure(req) });
-    app.get('/ops/sources', { config: { public: true }, schema: sourcesSchema }, async (req, reply): Promise<OpsSources> => {
-      await operator(req);
+    const operator = operatorOnRequest(app, { ...config.metrics, store });
+    app.get('/ops/sources', { config: { public: true }, schema: sourcesSchema, onRequest: operator }, async (_req, reply): Promise<OpsSources> => {
       reply.header('cache-control', 'no-store');
       return { results: await deps.sources.list(), defaultPools: { ...deps.defaultPools } };
     });
