@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Pacer, RateLimiter } from '../../src/queue/rate-limiter.js';
+import { Pacer, PACER_MARGIN_MS, RateLimiter } from '../../src/queue/rate-limiter.js';
 import { maxInWindow } from '../support/windows.js';
 
 /** A greedy dispatcher on a fake clock: wakes every `stepMs` and starts all it may. */
@@ -125,23 +125,27 @@ describe('Pacer', () => {
     }
   });
 
-  it('keeps the rate with 15 ms of jitter between our slot and the receiver at 50/s', () => {
-    // Every other slot seen 15 ms late: still at most 50 in a second.
-    const slots = paced(50, bunched(500, 5, 100)).map((t, i) => t + (i % 2 === 0 ? 15 : 0));
+  it('keeps the rate with up to 6 ms of jitter between our slot and the receiver at 50/s', () => {
+    // Back-to-back slots, every other run of 50 seen late by nearly the margin less the
+    // tolerance (7 ms), so that a late slot and the on-time one 50 slots after it come closer:
+    // still at most 50 in a second.
+    const jitter = PACER_MARGIN_MS - 5 - 1;
+    const slots = paced(50, bunched(500, 500, 0)).map((t, i) => t + (Math.floor(i / 50) % 2 === 0 ? jitter : 0));
     expect(maxInWindow([...slots].sort((a, b) => a - b), 1000)).toBeLessThanOrEqual(50);
   });
 
   it('spaces slots evenly at 50/s (no burst) and stays near the rate on average', () => {
     const pacer = new Pacer({ rate: 50, now: () => 0 });
     expect(pacer.burst).toBe(1);
-    expect(pacer.intervalMs).toBeCloseTo(20.4, 5);
+    expect(pacer.intervalMs).toBeCloseTo(20.24, 5);
     expect(pacer.toleranceMs).toBe(5);
     const slots = paced(50, bunched(500, 500, 0));
     // The second slot may come up to the tolerance early; from then on, one interval apart.
-    expect(slots[1] - slots[0]).toBeCloseTo(15.4, 5);
-    for (let i = 2; i < slots.length; i++) expect(slots[i] - slots[i - 1]).toBeCloseTo(20.4, 5);
+    expect(slots[1] - slots[0]).toBeCloseTo(15.24, 5);
+    for (let i = 2; i < slots.length; i++) expect(slots[i] - slots[i - 1]).toBeCloseTo(20.24, 5);
     const mean = (slots.length - 1) / ((slots[slots.length - 1] - slots[0]) / 1000);
-    expect(mean).toBeGreaterThan(48.9);
+    // 49.4/s: room for a few slots lost to late timers before the mean falls under 49 (issue 36).
+    expect(mean).toBeGreaterThan(49.3);
     expect(mean).toBeLessThanOrEqual(50);
   });
 
@@ -151,30 +155,30 @@ describe('Pacer', () => {
     expect(pacer.take()).toBe(0);
     now = 5_000;
     expect(pacer.take()).toBe(0);
-    expect(pacer.take()).toBeCloseTo(20.4 - 5, 5);
+    expect(pacer.take()).toBeCloseTo(20.24 - 5, 5);
   });
 
   it('does not let messages that waited through a pause of the event loop go all at once', () => {
     let now = 0;
     const pacer = new Pacer({ rate: 50, now: () => now });
     expect(pacer.take()).toBe(0);
-    expect(pacer.take()).toBeCloseTo(15.4, 5); // the next one waits; its timer fires 200 ms late
-    now = 215.4;
+    expect(pacer.take()).toBeCloseTo(15.24, 5); // the next one waits; its timer fires 200 ms late
+    now = 215.24;
     expect(pacer.take()).toBe(0);
-    expect(pacer.take()).toBeCloseTo(15.4, 5); // the one behind it waits an interval less the tolerance
+    expect(pacer.take()).toBeCloseTo(15.24, 5); // the one behind it waits an interval less the tolerance
   });
 
   it('keeps its schedule when timers fire a little late', () => {
     let now = 0;
     const pacer = new Pacer({ rate: 50, now: () => now });
     const sent: number[] = [];
-    // Every wait ends 2 ms late: the mean stays at 1000 / 20.4 per second.
+    // Every wait ends 2 ms late: the mean stays at 1000 / 20.24 per second.
     while (sent.length < 200) {
       const ms = pacer.take();
       if (ms === 0) sent.push(now);
       else now += ms + 2;
     }
-    expect((sent.length - 1) / ((sent[sent.length - 1] - sent[0]) / 1000)).toBeCloseTo(1000 / 20.4, 1);
+    expect((sent.length - 1) / ((sent[sent.length - 1] - sent[0]) / 1000)).toBeCloseTo(1000 / 20.24, 1);
     expect(maxInWindow(sent, 1000)).toBeLessThanOrEqual(50);
   });
 
