@@ -9,6 +9,7 @@
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { MailComposerAttachment, MailComposerOptions } from 'nodemailer/lib/mail-composer/index.js';
 import { TaskError } from './errors.js';
+import { mimeBytes } from './mime-bytes.js';
 import { headerSafe } from './render.js';
 
 export interface Address {
@@ -90,7 +91,10 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   if (input.html !== undefined) options.html = input.html;
   if (input.attachments?.length) options.attachments = input.attachments.map(toAttachment);
 
-  return new MailComposer(options).compile().build();
+  // The tree as MailComposer makes it, written out in one pass (mime-bytes.ts); build() streams
+  // it, for what that pass does not cover.
+  const root = new MailComposer(options).compile();
+  return mimeBytes(root) ?? root.build();
 }
 
 function toMailbox(a: Address): { name: string; address: string } {
