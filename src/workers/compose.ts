@@ -9,6 +9,7 @@
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { MailComposerAttachment, MailComposerOptions } from 'nodemailer/lib/mail-composer/index.js';
 import { TaskError } from './errors.js';
+import { alternativeBytes } from './mime-alternative.js';
 import { mimeBytes } from './mime-bytes.js';
 import { headerSafe } from './render.js';
 
@@ -91,8 +92,11 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   if (input.html !== undefined) options.html = input.html;
   if (input.attachments?.length) options.attachments = input.attachments.map(toAttachment);
 
-  // The tree as MailComposer makes it, written out in one pass (mime-bytes.ts); build() streams
-  // it, for what that pass does not cover.
+  // A text and an html part alone are written directly (mime-alternative.ts); anything else is
+  // MailComposer's tree written out in one pass (mime-bytes.ts), or streamed by build() for what
+  // that pass does not cover. All three give the same bytes.
+  const alternative = alternativeBytes(options);
+  if (alternative) return alternative;
   const root = new MailComposer(options).compile();
   return mimeBytes(root) ?? root.build();
 }

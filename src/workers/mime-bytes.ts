@@ -32,8 +32,12 @@ export function mimeBytes(root: MimeNode): Buffer | null {
   if (root.newline !== 'windows' || state._transforms?.length || state._processFuncs?.length || !covered(root)) return null;
   const out: Buffer[] = [];
   writeNode(root, out);
+  return messageOf(out);
+}
+
+/** The stages build() puts after the tree with `newline: 'windows'`: LastNewline (the message ends with a line break), then LeWindows. */
+export function messageOf(out: Buffer[]): Buffer {
   const last = out.findLast((b) => b.length > 0);
-  // LastNewline: the message ends with a line break.
   if (!last || last[last.length - 1] === 0x0d) out.push(last ? Buffer.from('\n') : CRLF);
   else if (last[last.length - 1] !== 0x0a) out.push(CRLF);
   return toCrlf(Buffer.concat(out));
@@ -67,12 +71,15 @@ function writeNode(node: MimeNode, out: Buffer[]): void {
 /** The node's content through the encoder stream() would pipe it through, run synchronously. */
 function encoded(node: MimeNode, transferEncoding: string | false): Buffer {
   const content = node.content as string | Buffer;
+  // stream()'s own choice: outside of text a lone CR or LF is data.
+  return encodeContent(content, transferEncoding, !/^text\//i.test(node.contentType || ''));
+}
+
+/** Content as stream() writes it for the transfer encoding: through a base64 or qp Encoder, or as it is. */
+export function encodeContent(content: string | Buffer, transferEncoding: string | false, binary: boolean): Buffer {
   const bytes = typeof content === 'string' ? Buffer.from(content) : content;
   if (transferEncoding === 'base64') return runEncoder(new Base64Encoder({}), bytes);
-  if (transferEncoding === 'quoted-printable') {
-    // stream()'s own choice: outside of text a lone CR or LF is data.
-    return runEncoder(new QpEncoder({ binary: !/^text\//i.test(node.contentType || '') }), bytes);
-  }
+  if (transferEncoding === 'quoted-printable') return runEncoder(new QpEncoder({ binary }), bytes);
   return bytes;
 }
 
