@@ -14,6 +14,7 @@ import { dkimBody, type BodyHasher } from 'mailauth/lib/dkim/body/index.js';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
 import { MessageParser } from 'mailauth/lib/dkim/message-parser.js';
 import tools, { type ParsedHeaders } from 'mailauth/lib/tools.js';
+import { canonicalHeader, plainTags, signatureField, type SignatureTags } from './dkim-fields.js';
 
 export type DkimAlgorithm = 'rsa' | 'ed25519';
 
@@ -140,6 +141,17 @@ export async function dkimSignature(input: DkimSignatureInput): Promise<string |
 function signFields(input: Omit<DkimSignatureInput, 'message'>, headers: ParsedHeaders, bodyHash: string): string {
   const algorithm = `${input.algorithm}-sha256`;
   const signingLines = oversigned(tools.getSigningHeaderLines(headers.parsed, input.headerList), headers, input);
+  const tags: SignatureTags = {
+    a: algorithm,
+    c: CANONICALIZATION,
+    d: input.domain,
+    s: input.selector,
+    h: signingLines.keys,
+    t: Math.floor(input.signTime.getTime() / 1000),
+    bh: bodyHash,
+  };
+  // ASCII d= and s= (nearly every key): dkim-fields.ts, the same bytes in one formatting pass.
+  if (plainTags(tags)) return signatureField(tags, signData(input, canonicalHeader(signingLines, tags)));
   const { canonicalizedHeader, dkimHeaderOpts } = generateCanonicalizedHeader('DKIM', signingLines, {
     signingDomain: input.domain,
     selector: input.selector,
@@ -148,13 +160,16 @@ function signFields(input: Omit<DkimSignatureInput, 'message'>, headers: ParsedH
     bodyHash,
     signTime: input.signTime,
   });
-  // RSA (RFC 8301): PKCS#1 v1.5 over SHA-256 of the data. Ed25519 (RFC 8463 3): PureEdDSA over
-  // the SHA-256 digest of the data, so the digest is what gets signed, without a hash of its own.
+  return tools.formatSignatureHeaderLine('DKIM', { ...dkimHeaderOpts, b: signData(input, canonicalizedHeader) }, true);
+}
+
+/** The b= value: RSA (RFC 8301) is PKCS#1 v1.5 over SHA-256 of the data; Ed25519 (RFC 8463 3) is PureEdDSA over the SHA-256 digest of the data, so the digest is what gets signed, without a hash of its own. */
+function signData(input: Pick<DkimSignatureInput, 'algorithm' | 'key'>, data: Buffer): string {
   const signature =
     input.algorithm === 'rsa'
-      ? crypto.sign('sha256', canonicalizedHeader, input.key)
-      : crypto.sign(null, crypto.createHash('sha256').update(canonicalizedHeader).digest(), input.key);
-  return tools.formatSignatureHeaderLine('DKIM', { ...dkimHeaderOpts, b: signature.toString('base64') }, true);
+      ? crypto.sign('sha256', data, input.key)
+      : crypto.sign(null, crypto.createHash('sha256').update(data).digest(), input.key);
+  return signature.toString('base64');
 }
 
 /**
