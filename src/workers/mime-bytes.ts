@@ -16,6 +16,7 @@ import type { Transform } from 'node:stream';
 import { Encoder as Base64Encoder } from 'nodemailer/lib/base64/index.js';
 import type MimeNode from 'nodemailer/lib/mime-node/index.js';
 import { Encoder as QpEncoder } from 'nodemailer/lib/qp/index.js';
+import { joinOwned } from './bytes.js';
 
 /** The parts of a MimeNode this pass reads that its declaration file leaves out (its private state). */
 interface NodeState {
@@ -40,7 +41,7 @@ export function messageOf(out: Buffer[]): Buffer {
   const last = out.findLast((b) => b.length > 0);
   if (!last || last[last.length - 1] === 0x0d) out.push(last ? Buffer.from('\n') : CRLF);
   else if (last[last.length - 1] !== 0x0a) out.push(CRLF);
-  return toCrlf(Buffer.concat(out));
+  return toCrlf(joinOwned(out));
 }
 
 /**
