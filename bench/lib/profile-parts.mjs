@@ -147,7 +147,7 @@ export const WORKER_PARTS = [
   ['garbage collector', /^\(garbage collector\) /],
   ['DKIM: body hash and canonicalization (mailauth)', /mailauth\//],
   ['DKIM: signing (dkim*.js, node:crypto)', /dist\/workers\/dkim[a-z-]*\.js/],
-  ['compose: MIME (compose.js, nodemailer mail-composer)', /dist\/workers\/compose\.js/],
+  ['compose: MIME (compose.js, mime-*.js, nodemailer mail-composer)', /dist\/workers\/(compose|mime-[a-z-]+)\.js/],
   ['tasks: finishMany, build (tasks.js, worker.js)', /dist\/workers\//],
   ['piscina: messages between threads', /piscina\//],
   LIBRARY,

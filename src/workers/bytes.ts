@@ -12,3 +12,21 @@ export function ownBytes(buf: Uint8Array): Uint8Array<ArrayBuffer> {
   }
   return new Uint8Array(buf);
 }
+
+/**
+ * The parts joined into one new Buffer that owns all of its memory (never a slice of Node's
+ * pool, as Buffer.concat gives below 4 KiB), so ownBytes hands it on without another copy.
+ * Strings are written as UTF-8, as Buffer.from writes them.
+ */
+export function joinOwned(parts: ReadonlyArray<Uint8Array | string>): Buffer {
+  const bytes = parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p));
+  let total = 0;
+  for (const b of bytes) total += b.byteLength;
+  const out = Buffer.allocUnsafeSlow(total);
+  let at = 0;
+  for (const b of bytes) {
+    out.set(b, at);
+    at += b.byteLength;
+  }
+  return out;
+}

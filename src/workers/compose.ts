@@ -9,6 +9,8 @@
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { MailComposerAttachment, MailComposerOptions } from 'nodemailer/lib/mail-composer/index.js';
 import { TaskError } from './errors.js';
+import { alternativeBytes } from './mime-alternative.js';
+import { mimeBytes } from './mime-bytes.js';
 import { headerSafe } from './render.js';
 
 export interface Address {
@@ -90,7 +92,13 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   if (input.html !== undefined) options.html = input.html;
   if (input.attachments?.length) options.attachments = input.attachments.map(toAttachment);
 
-  return new MailComposer(options).compile().build();
+  // A text and an html part alone are written directly (mime-alternative.ts); anything else is
+  // MailComposer's tree written out in one pass (mime-bytes.ts), or streamed by build() for what
+  // that pass does not cover. All three give the same bytes.
+  const alternative = alternativeBytes(options);
+  if (alternative) return alternative;
+  const root = new MailComposer(options).compile();
+  return mimeBytes(root) ?? root.build();
 }
 
 function toMailbox(a: Address): { name: string; address: string } {

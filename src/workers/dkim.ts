@@ -5,6 +5,7 @@
  * keys parsed once per thread by the signer's own DkimKeyCache.
  */
 import crypto from 'node:crypto';
+import { joinOwned } from './bytes.js';
 import { DkimKeyCache } from './dkim-keys.js';
 import { hashForSigning, signHashed, type DkimAlgorithm, type HashedMessage } from './dkim-signature.js';
 import { TaskError } from './errors.js';
@@ -128,7 +129,7 @@ export class DkimSigner {
     });
     const own = this.signature(hashed, input, input.domain, signTime);
     const companion = input.rsaCompanion && this.signature(hashed, input.rsaCompanion, input.domain, signTime);
-    return Buffer.concat([...(companion ? [Buffer.from(companion)] : []), Buffer.from(own), raw]);
+    return joinOwned(companion ? [companion, own, raw] : [own, raw]);
   }
 
   /** One DKIM-Signature field with its CRLF; hashed is null for a message without a header/body separator. */

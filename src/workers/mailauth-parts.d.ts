@@ -33,6 +33,8 @@ declare module 'mailauth/lib/tools.js' {
     getSigningHeaderLines(parsedHeaders: ParsedHeaderLine[], fieldNames: string): SigningHeaderLines;
     /** `DKIM-Signature: v=1; a=...`, the tags in mailauth's order, folded when `folded`. */
     formatSignatureHeaderLine(type: 'DKIM', values: Record<string, unknown>, folded: boolean): string;
+    /** A header field in relaxed form (RFC 6376 3.4.2) with the suffix appended; a string is read as binary (latin1) text. */
+    formatRelaxedLine(line: Buffer | string, suffix?: string): Buffer;
     /** PEM text (or a raw 32-byte ed25519 key) to a KeyObject. */
     getPrivateKey(key: string | Buffer): KeyObject;
   }

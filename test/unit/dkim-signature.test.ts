@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
+import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { composeMessage, type ComposeInput } from '../../src/workers/compose.js';
 import { DkimKeyCache } from '../../src/workers/dkim-keys.js';
-import { dkimSignature } from '../../src/workers/dkim-signature.js';
+import { dkimSignature, hashForSigning } from '../../src/workers/dkim-signature.js';
 import { DkimSigner, generateDkimKey, OVERSIGNED, OVERSIGNED_WHEN_PRESENT, SIGNED_HEADERS, type DkimAlgorithm, type GeneratedKey } from '../../src/workers/dkim.js';
 
 // Our signer builds the DKIM-Signature field from mailauth's parts with a parsed key; it must
@@ -107,10 +108,25 @@ describe('DkimSigner against mailauth dkimSign', () => {
   it('reads CRLF-only messages (hashed without the stream) as mailauth does: empty body, blank-line body, 8-bit, several 64 KiB chunks', async () => {
     const key = keys.rsa!;
     const head = 'From: a@example.com\r\nTo: b@example.org\r\nSubject:  spaced \t out\r\n';
-    const bodies = ['', '\r\n\r\n\r\n', 'Grüße  aus   Köln \t\r\n\r\nzweite Zeile\r\n', `${'x'.repeat(998)}\r\n`.repeat(200) + 'end  \r\n\r\n'];
+    const bodies = ['', '\r\n\r\n\r\n', 'single spaces only\r\n\r\n', 'no line end', 'Grüße  aus   Köln \t\r\n\r\nzweite Zeile\r\n', `${'x'.repeat(998)}\r\n`.repeat(200) + 'end  \r\n\r\n'];
     const messages = [...bodies.map((b) => Buffer.from(`${head}\r\n${b}`, 'utf8')), Buffer.from('\r\n\r\nbody after an empty header\r\n')];
     for (const raw of messages) {
       expect((await signed(raw, key, 'sel1')).toString('latin1')).toBe((await mailauthField(raw, key, 'sel1')) + raw.toString('latin1'));
+    }
+  });
+
+  it('hashes bodies that relaxed canonicalization leaves unchanged (the native path) as mailauth\'s hasher does', async () => {
+    // No bare LF (the CRLF-only path); tabs, space runs and spaces before CRLF take mailauth's hasher.
+    const pieces = ['a', 'Grüße', ' ', '  ', '\t', '\r\n', '\r', '.', '=20', 'x'.repeat(90), '\r\n\r\n', ' \r\n'];
+    let seed = 7;
+    const next = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const bodies = ['', '\r\n', '\r', 'a', 'a\r', 'a\r\n\r', 'a b\r\n\r\n\r\n', '\r\n\r\nlate start\r\n'];
+    for (let i = 0; i < 300; i++) bodies.push(Array.from({ length: next(40) }, () => pieces[next(pieces.length)]).join(''));
+    for (const body of bodies) {
+      const raw = Buffer.from(`From: a@example.com\r\nSubject: s\r\n\r\n${body}`);
+      const hasher = dkimBody('relaxed', 'sha256', false);
+      hasher.update(Buffer.from(body));
+      expect((await hashForSigning(raw))?.bodyHash, JSON.stringify(body)).toBe(hasher.digest('base64'));
     }
   });
 

@@ -2,6 +2,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
 import { generateDkimKey, splitTxt } from '../../src/workers/dkim.js';
+import { dkimpyAvailable, dkimpyVerify } from '../support/dkimpy.js';
 import { WorkerTasks, type BuildInput, type SignRawInput } from '../../src/workers/tasks.js';
 import runTask from '../../src/workers/worker.js';
 
@@ -78,6 +79,30 @@ describe('signTimed', () => {
     expect(Buffer.compare(buf.subarray(buf.length - built.raw.length), Buffer.from(built.raw))).toBe(0);
     const verified = await dkimVerify(buf, { resolver: async () => [splitTxt(key.dnsValue)] });
     expect(verified.results.map((r) => r.status.result)).toEqual(['pass']);
+  });
+});
+
+describe('finishMessage', () => {
+  it('composes and signs text and html messages that an independent verifier (dkimpy) and mailauth pass', async () => {
+    const rsa = generateDkimKey({ algorithm: 'rsa' });
+    const dkim = { domain: 'example.com', selector: 'fin', privateKeyPem: rsa.privateKeyPem, algorithm: 'rsa' as const };
+    const contents = [
+      { subject: 'Receipt', text: 'Thank you for your order.\nTotal 82.68 EUR.\n', html: '<p>Thank you for your order.</p>' },
+      // Tabs, space runs and trailing spaces: the body hash that canonicalizes lines.
+      { subject: 'Grüße  aus Köln', text: 'col\tcol  two   \n\n\n', html: `<p>${'long line '.repeat(20)}</p>\n\n` },
+      { subject: 'Only text', text: 'one part' },
+      { subject: 'Non-Latin', text: '日本語のテキスト', html: '<p>日本語</p>' },
+    ];
+    for (const content of contents) {
+      const out = await tasks.finishMessage({ build: { content, compose: { ...compose, baseBoundary: 'b0' } }, dkim });
+      const raw = Buffer.from(out.raw);
+      if (dkimpyAvailable()) expect(await dkimpyVerify(raw, rsa.dnsValue), content.subject).toBe('pass');
+      const verified = await dkimVerify(raw, { resolver: async () => [splitTxt(rsa.dnsValue)] });
+      expect(verified.results.map((r) => r.status.result), content.subject).toEqual(['pass']);
+      const parsed = await simpleParser(raw);
+      expect(parsed.text?.trim()).toBe(content.text.trim());
+      if (content.html) expect(parsed.html).toBe(content.html);
+    }
   });
 });
 
