@@ -31,8 +31,8 @@ export async function run({ messages, iterations, pg }, { progress }) {
     'the queue, status=sent skips queue members with one lookup each. Series read counters, never events: without a ' +
     'tag filter the rollup of hours and days (issue 36), one record per hour or day for the whole account (or the ' +
     'channel asked for), plus the hours and quarter hours between each edge and its nearest UTC boundary (none for ' +
-    'UTC, 1-2 hours for Europe/Berlin, 5 hours and 2 quarter hours per Asia/Kolkata day, 2 quarter hours per Kolkata ' +
-    'hour); the `before` rows read the same series the way they were read before it (quarter-hour and day records ' +
+    'UTC, 1-2 hours for Europe/Berlin, 5 hours and 2 quarter hours per Asia/Kolkata day); hours that start off the UTC hour ' +
+    '(Kolkata) read the quarter hours of the span alone, 4 per hour; PostgreSQL sums them per bucket in the statement. The `before` rows read the same series the way they were read before it (quarter-hour and day records ' +
     'per channel and mail type), in the same run. Tag filters still read those.';
   return { text: body, reading, summary: [] };
 }

@@ -13,8 +13,8 @@
  *
  * which holds for any bucket length. W(e) spans at most half a coarse unit: at most 12 hours and
  * 3 quarters for a day, 2 quarters for an hour. A year of Kolkata days reads 366 day records and
- * 7 finer ones per edge, 744 Kolkata hours read 744 hour records and the quarter hours of the
- * month once (instead of 96 or 4 records per bucket per channel and mail type).
+ * 7 finer ones per edge, 744 Kolkata hours the quarter hours of the month once (their pieces
+ * would cover it: rollupPlan), instead of 96 or 4 records per bucket per channel and mail type.
  */
 import type { MailType } from './types.js';
 import type { StatCounters, StatTotals } from './wire.js';
@@ -94,11 +94,14 @@ export interface RollupRead {
   to: number;
 }
 
-/** A finer range between an edge and its coarse boundary: +sign into bucket `edge`, −sign into bucket `edge − 1`. */
-interface Piece extends RollupRead {
+/** A read with where its records count: a finer piece's edge and sign, or edge −1 for coarse records (placed by the marks). */
+export interface PlacedRead extends RollupRead {
   edge: number;
   sign: 1 | -1;
 }
+
+/** A finer range between an edge and its coarse boundary: +sign into bucket `edge`, −sign into bucket `edge − 1`. */
+type Piece = PlacedRead;
 
 /** What a series reads, and where each record read counts (plan.place). */
 export interface RollupPlan {
@@ -121,6 +124,25 @@ const MERGE_GAP = 8;
  * (coarseFor), so the finer pieces of different edges never overlap.
  */
 export function rollupPlan(edgesQ: readonly number[], coarse: RollupGrain): RollupPlan {
+  const plan = planOn(edgesQ, coarse);
+  // Hours starting at :30 or :45: the quarter hours near the edges merge into one walk over the
+  // whole span, which then reads every quarter hour anyway; the coarse records only add to it.
+  const q = plan.reads.find((r) => r.grain === 'q');
+  if (coarse !== 'q' && q && q.from <= edgesQ[0] && q.to >= edgesQ[edgesQ.length - 1] - 1) return planOn(edgesQ, 'q');
+  return plan;
+}
+
+/**
+ * The plan's records as reads that each carry their placement, for an engine that places them
+ * where it reads them (PostgreSQL sums per bucket in the statement): the coarse range, then every
+ * finer piece on its own (not merged).
+ */
+export function placedReads(plan: RollupPlan): PlacedRead[] {
+  const coarse: PlacedRead[] = plan.reads.filter((r) => r.grain === plan.coarse).map((r) => ({ ...r, edge: -1, sign: 1 }));
+  return coarse.concat(plan.pieces.h, plan.pieces.q);
+}
+
+function planOn(edgesQ: readonly number[], coarse: RollupGrain): RollupPlan {
   const unit = QUARTERS_IN[coarse];
   const marks = edgesQ.map((e) => Math.round(e / unit));
   const pieces: Piece[] = [];

@@ -4,7 +4,7 @@
  * hours and quarter hours, days of 23 to 25 hours, and hours.
  */
 import { describe, expect, it } from 'vitest';
-import { coarseFor, placeRecord, QUARTERS_IN, rollupPlan, type RollupGrain } from '../../src/domain/stat-levels.js';
+import { coarseFor, placedReads, placeRecord, QUARTERS_IN, rollupPlan, type RollupGrain } from '../../src/domain/stat-levels.js';
 
 /** A random count per quarter hour over [0, span), and the rollup levels made of it. */
 function levels(span: number, seed: number): Record<RollupGrain, Map<number, number>> {
@@ -29,6 +29,23 @@ function composed(lv: Record<RollupGrain, Map<number, number>>, edges: number[],
     for (let b = r.from; b <= r.to; b++) {
       const n = lv[r.grain].get(b);
       if (n !== undefined) placeRecord(plan, r.grain, b, (i, sign) => (out[i] += sign * n));
+    }
+  }
+  return out;
+}
+
+/** The same through placedReads, placed as PostgreSQL's statement does (width_bucket over the marks, or a piece's edge and sign). */
+function composedPlaced(lv: Record<RollupGrain, Map<number, number>>, edges: number[], max: RollupGrain): number[] {
+  const plan = rollupPlan(edges, coarseFor(edges, max));
+  const out = new Array<number>(plan.buckets).fill(0);
+  const add = (i: number, n: number) => i >= 0 && i < plan.buckets && (out[i] += n);
+  for (const r of placedReads(plan)) {
+    for (let b = r.from; b <= r.to; b++) {
+      const n = lv[r.grain].get(b) ?? 0;
+      if (r.edge >= 0) {
+        add(r.edge, r.sign * n);
+        add(r.edge - 1, -r.sign * n);
+      } else add(plan.marks.filter((m) => m <= b).length - 1, n);
     }
   }
   return out;
@@ -67,6 +84,17 @@ describe('rollup composition', () => {
   it.each([0, 1, 2, 3])('composes hours starting %i quarter hours after a UTC hour', (offset) => {
     const edges = Array.from({ length: 745 }, (_, i) => 3 * DAY + 4 * i + offset);
     expect(composed(lv, edges, 'h')).toEqual(direct(lv, edges));
+    expect(composedPlaced(lv, edges, 'h')).toEqual(direct(lv, edges));
+    // Off the hour, the quarter hours near the edges would cover the month: they are read alone, once.
+    expect(rollupPlan(edges, 'h').reads).toEqual(offset === 0 ? [{ grain: 'h', from: edges[0] / 4, to: edges[744] / 4 - 1 }] : [{ grain: 'q', from: edges[0], to: edges[744] - 1 }]);
+  });
+
+  it('composes Kolkata and Kathmandu days through placed reads', () => {
+    for (const offset of [-22, -23, 14]) {
+      const edges = Array.from({ length: 30 }, (_, i) => 2 * DAY + i * DAY + offset);
+      expect(composedPlaced(lv, edges, 'd')).toEqual(direct(lv, edges));
+      expect(placedReads(rollupPlan(edges, 'd')).filter((r) => r.edge < 0)).toEqual([{ grain: 'd', from: 2, to: 30, edge: -1, sign: 1 }]);
+    }
   });
 
   it('composes random edges at every grain', () => {
@@ -76,7 +104,10 @@ describe('rollup composition', () => {
       const edges = [DAY + rand(DAY)];
       const count = 1 + rand(20);
       for (let i = 0; i < count; i++) edges.push(edges[edges.length - 1] + 1 + rand(round % 2 === 0 ? 3 * DAY : 12));
-      for (const max of ['d', 'h'] as const) expect(composed(lv, edges, max)).toEqual(direct(lv, edges));
+      for (const max of ['d', 'h'] as const) {
+        expect(composed(lv, edges, max)).toEqual(direct(lv, edges));
+        expect(composedPlaced(lv, edges, max)).toEqual(direct(lv, edges));
+      }
     }
   });
 

@@ -16,7 +16,7 @@
  */
 import type { EventRecord } from '../../domain/types.js';
 import { quarterOf, type StatCounters, type StatTotals } from '../../domain/stat-counters.js';
-import { addVector, bumpVector, coarseFor, placeRecord, QUARTERS_IN, rollupPlan, VectorSums, zeroVector, type RollupGrain, type RollupVector } from '../../domain/stat-levels.js';
+import { addVector, bumpVector, coarseFor, placedReads, QUARTERS_IN, rollupPlan, VectorSums, zeroVector, type RollupGrain, type RollupVector } from '../../domain/stat-levels.js';
 import type { CounterScope, SeriesQuery, TotalsQuery } from '../port/events.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -88,15 +88,33 @@ function walk(store: Store, accountId: string, channel: string, grain: RollupGra
   for (const { key, value } of dbsOf(store).statsRollup.getRange(range)) visit((key as RollupKey)[3], value as number[]);
 }
 
-/** A series from the rollup, read on at most grain `max` ('h': hourly series; 'd': day series). */
+/**
+ * A series from the rollup, read on at most grain `max` ('h': hourly series; 'd': day series).
+ * Each walk knows where its records count (placedReads): a piece's records go to its edge and
+ * the bucket before, coarse records (in bucket order) to the bucket of the last mark at or
+ * before them; no search and no closure per record.
+ */
 export function rollupSeries(store: Store, q: SeriesQuery, max: RollupGrain): StatTotals[] {
   const edges = q.edgesMs.map(quarterOf);
   const plan = rollupPlan(edges, coarseFor(edges, max));
   const sums = new VectorSums(plan.buckets);
   if (plan.buckets === 0) return sums.totals();
+  const { marks, buckets } = plan;
   for (const [channel, sign] of scopes(store, q)) {
-    for (const r of plan.reads) {
-      walk(store, q.accountId, channel, r.grain, r.from, r.to, (bucket, v) => placeRecord(plan, r.grain, bucket, (i, s) => sums.add(i, v, s * sign)));
+    for (const r of placedReads(plan)) {
+      if (r.edge >= 0) {
+        const [at, w] = [r.edge, r.sign * sign];
+        walk(store, q.accountId, channel, r.grain, r.from, r.to, (_b, v) => {
+          if (at < buckets) sums.add(at, v, w);
+          if (at > 0) sums.add(at - 1, v, -w);
+        });
+        continue;
+      }
+      let i = 0;
+      walk(store, q.accountId, channel, r.grain, r.from, r.to, (b, v) => {
+        while (i + 1 < marks.length && marks[i + 1] <= b) i++;
+        if (i < buckets && b >= marks[0]) sums.add(i, v, sign);
+      });
     }
   }
   return sums.totals();

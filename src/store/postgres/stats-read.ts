@@ -48,6 +48,10 @@ export async function bucketSums(db: Db, grain: 'd' | 'q', q: CounterScope, rang
     CROSS JOIN LATERAL (
       SELECT * FROM stat_counters s
       WHERE s.account_id = ${q.accountId} AND s.grain = ${grain}::"char" AND s.tag = t.tag AND s.bucket BETWEEN r.lo AND r.hi
+      -- OFFSET 0 keeps this a subquery run per (tag, range), one primary-key range scan each: flattened into
+      -- a join, the planner may scan every bucket of the tag and filter it against every range (a year of
+      -- Kolkata days, 367 ranges of quarter hours, then ran past the 30 s statement timeout).
+      OFFSET 0
     ) s
     WHERE NOT (s.tag_set && (${tags}::text[])[1:t.i::int4 - 1]) ${channels}
       AND NOT EXISTS (SELECT 1 FROM channel_purges p WHERE p.channel_id = s.channel_id)
