@@ -8,15 +8,15 @@
  * width_bucket(bucket, marks) − 1, a finer piece's records count +sign in bucket `edge` and
  * −sign in bucket `edge − 1`; buckets outside [0, buckets) are dropped, as placeRecord does.
  *
- * JIT is off for the statement (SET LOCAL in its read-only transaction): the planner prices a
- * year of Kolkata days (735 index ranges per channel) far above jit_above_cost, and compiling
- * took 50 to 140 ms for a statement that runs in a few.
+ * JIT is off on the store's connections (client.ts): the planner prices a year of Kolkata days
+ * (735 index ranges per channel) far above jit_above_cost, and compiling took 50 to 140 ms for
+ * this statement, which runs in a few.
  */
 import type { PlacedRead } from '../../domain/stat-levels.js';
 import type { StatCounters } from '../../domain/stat-counters.js';
 import type { MailType } from '../../domain/types.js';
 import type { CounterScope } from '../port/events.js';
-import type { Sql, Tx } from './client.js';
+import type { Db, Sql } from './client.js';
 
 export interface BucketSum {
   i: number;
@@ -38,19 +38,17 @@ type SumRow = StatCounters & { i: number; mail_type: MailType };
  * account's '' rows less the rows of its channels being purged (channel_purges), which still
  * count in '' until their purge takes them off.
  */
-function scopeOf(tx: Tx, q: CounterScope) {
+function scopeOf(db: Db, q: CounterScope) {
   return q.channelIds
-    ? tx`SELECT DISTINCT ch AS channel_id, 1 AS sign FROM unnest(${q.channelIds}::text[]) AS ch
+    ? db`SELECT DISTINCT ch AS channel_id, 1 AS sign FROM unnest(${q.channelIds}::text[]) AS ch
          WHERE NOT EXISTS (SELECT 1 FROM channel_purges p WHERE p.channel_id = ch)`
-    : tx`SELECT '' AS channel_id, 1 AS sign UNION ALL SELECT p.channel_id, -1 FROM channel_purges p WHERE p.account_id = ${q.accountId}`;
+    : db`SELECT '' AS channel_id, 1 AS sign UNION ALL SELECT p.channel_id, -1 FROM channel_purges p WHERE p.account_id = ${q.accountId}`;
 }
 
 export async function rollupBucketSums(sql: Sql, q: CounterScope, p: PlacedReads): Promise<BucketSum[]> {
   if (p.reads.length === 0 || p.buckets === 0) return [];
-  const rows = (await sql.begin('read only', async (tx) => {
-    // Sent with the statement, not awaited first: one round trip for both.
-    const [, sums] = await Promise.all([tx`SET LOCAL jit = off`, tx<SumRow[]>`
-      WITH c AS (${scopeOf(tx, q)})
+  const rows = await sql<SumRow[]>`
+      WITH c AS (${scopeOf(sql, q)})
       SELECT t.i, s.mail_type, sum(t.w * s.sent)::int8 AS sent, sum(t.w * s.delivered)::int8 AS delivered,
         sum(t.w * s.opened)::int8 AS opened, sum(t.w * s.clicked)::int8 AS clicked, sum(t.w * s.bounced)::int8 AS bounced,
         sum(t.w * s.unsubscribed)::int8 AS unsubscribed, sum(t.w * s.complained)::int8 AS complained
@@ -71,9 +69,7 @@ export async function rollupBucketSums(sql: Sql, q: CounterScope, p: PlacedReads
         c.sign * r.sign * (1 - 2 * side.n)
       )) AS t(i, w)
       WHERE t.i >= 0 AND t.i < ${p.buckets}::int4
-      GROUP BY t.i, s.mail_type`]);
-    return sums;
-  })) as SumRow[];
+      GROUP BY t.i, s.mail_type`;
   return rows.map((r) => ({
     i: r.i,
     mailType: r.mail_type,
