@@ -449,10 +449,11 @@ export class DeliveryService {
       this.cursor = leased.resumeAfter;
       let started = 0;
       const gone: LeasedJob[] = [];
+      const deleted = this.queue.channelsDeletedOnce();
       for (const job of leased.jobs) {
         // Read again here: the lease's own check may have come before a delete whose 204 was
         // sent while the lease committed.
-        if (this.queue.channelDeleted(job)) gone.push(job);
+        if (deleted(job)) gone.push(job);
         else if (startsNow.has(job.id)) {
           this.launch(job);
           started++;
@@ -514,9 +515,10 @@ export class DeliveryService {
   private startReady(): void {
     if (this.stopping || this.ready.size === 0) return;
     const gone: LeasedJob[] = [];
+    const deleted = this.queue.channelsDeletedOnce();
     for (const job of this.ready.values()) {
       // Leased ahead before its channel was deleted: it ends here, without an attempt.
-      if (this.queue.channelDeleted(job)) {
+      if (deleted(job)) {
         this.ready.delete(job.id);
         gone.push(job);
         continue;

@@ -149,6 +149,19 @@ eachEngine('QueuePort: outcomes', (ctx) => {
     expect(outs.map((o) => o.status)).toEqual(['done', 'requeued']);
   });
 
+  it('records the outcome of a job loaded for its attempt against the message as committed since (another job dropped meanwhile)', async () => {
+    const store = ctx.store;
+    const id = await queueAt(store, T0, ['a@one.test', 'b@two.test']);
+    const [job] = (await store.queue.lease({ owner: 'n', nowMs: T0 + 10, max: 1, leaseMs: LEASE_MS })).jobs;
+    // The attempt loads the message (as the dispatcher does), then the other job ends before its outcome.
+    expect((await store.messages.withBody(job.messageId))?.message.openJobs).toBe(2);
+    const other = (await store.queue.jobsOfMessage(id)).find((j) => j.id !== job.id)!;
+    expect((await store.queue.drop(other.id, new Date(T0 + 15))).result).toBe('ok');
+    expect(await store.messages.get(id)).toMatchObject({ openJobs: 1, status: 'queued' });
+    await store.queue.recordOutcomes([outcome(job, delivered(job.recipients), T0 + 20)]);
+    expect(await store.messages.get(id)).toMatchObject({ openJobs: 0, status: 'sent' });
+  });
+
   it('records one outcome only when the same lease reports twice at once', async () => {
     const store = ctx.store;
     const id = await queueAt(store, T0, ['a@one.test']);

@@ -10,3 +10,14 @@ import { asBuffer } from '../../domain/bytes.js';
 export function storedBytes(value: unknown): Buffer | undefined {
   return value === undefined ? undefined : asBuffer(value as Uint8Array);
 }
+
+/**
+ * A value's bytes without a copy, to compare with bytes kept from an earlier read: valid only
+ * until the next read. lmdb-js's getBinaryFast answers its shared read buffer with `length` set
+ * to the value's size as an own property, which Buffer's native methods (equals, compare,
+ * Buffer.from) do not honour; a view of exactly that many bytes does.
+ */
+export function peekBytes(db: { getBinaryFast(id: unknown): Uint8Array | undefined }, id: unknown): Buffer | undefined {
+  const bytes = db.getBinaryFast(id);
+  return bytes && asBuffer(bytes.subarray(0, bytes.length));
+}

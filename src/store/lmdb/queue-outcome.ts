@@ -17,6 +17,7 @@ import { addSuppressionInTxn } from './suppressions.js';
 import { suppressibleInTxn } from './dns-failures.js';
 import { dequeueMessageInTxn } from './message-query.js';
 import { bumpBroadcastInTxn } from './broadcast-stats.js';
+import { messageForOutcomeInTxn } from './delivery-messages.js';
 
 export type { RecordedOutcome, RecordOutcomeInput } from '../port/queue.js';
 
@@ -45,7 +46,7 @@ function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOu
   // What the attempt means is the domain's (domain/attempt-outcome.ts), shared with the other engine.
   const at = input.attemptAt.toISOString();
   const plan = planAttempt(job, result, at, input.nextDueAtMs);
-  const message = dbsOf(store).messages.get(job.messageId) as MessageRecord | undefined;
+  const message = messageForOutcomeInTxn(store, job.messageId);
   if (message) {
     const suppressible = suppressibleInTxn(store, { accountId: message.accountId, domain: job.domain, atMs: input.attemptAt.getTime(), bounced: plan.bounced });
     for (const e of attemptEvents(message, plan, result, at)) appendEventInTxn(store, e);

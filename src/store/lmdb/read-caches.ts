@@ -5,6 +5,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { SendingDomain } from '../../domain/sending-domain.js';
+import type { MessageRecord } from '../../domain/types.js';
 
 /** A decoded domain record with the exact stored bytes it was decoded from. */
 export interface DecodedDomain {
@@ -14,6 +15,24 @@ export interface DecodedDomain {
 
 /** Bound of the domain cache: the domains a busy instance sends from, not every domain stored. */
 const DOMAINS_MAX = 1000;
+
+/** A channel record's bytes as last read, and whether they were a tombstone (channel-records.ts). */
+export interface ChannelState {
+  bytes: Buffer;
+  deleted: boolean;
+}
+
+/** Bound of the channel cache: the channels whose mail is in the queue, not every channel stored. */
+const CHANNELS_MAX = 1000;
+
+/** A message record decoded for a delivery attempt, with its stored bytes (delivery-messages.ts). */
+export interface DeliveryMessage {
+  bytes: Buffer;
+  message: MessageRecord;
+}
+
+/** Bound of the delivery message cache: more than the attempts in flight (its entries go at their outcome). */
+const DELIVERY_MESSAGES_MAX = 1000;
 
 /** Accounts known to have no webhook, valid while Store.failedCommits stays what it was. */
 export interface NoWebhookAccounts {
@@ -28,6 +47,13 @@ export class ReadCaches {
    * engine shared by several nodes does instead: store/port/domains.ts).
    */
   readonly domains = new LRUCache<string, DecodedDomain>({ max: DOMAINS_MAX });
+  /**
+   * store/channel-records.ts isChannelDeleted, by channel id; revalidated against the stored
+   * bytes at every read, like the domains.
+   */
+  readonly channels = new LRUCache<string, ChannelState>({ max: CHANNELS_MAX });
+  /** store/delivery-messages.ts: the records of the attempts in flight, by message id. */
+  readonly deliveryMessages = new LRUCache<string, DeliveryMessage>({ max: DELIVERY_MESSAGES_MAX });
   /** store/webhook-outbox.ts: replaced by a fresh set after a failed commit (see there). */
   noWebhooks: NoWebhookAccounts = { failedCommits: 0, accounts: new Set() };
 }

@@ -18,6 +18,7 @@ import { messagesByClientMessageId } from '../client-message-ids.js';
 import type { ScheduleChange } from '../../port/schedule.js';
 import { cancelMessage, rescheduleMessage } from '../message-schedule.js';
 import { allMessages, commitMessages, countMessages, getBody, getMessage } from '../messages.js';
+import { messageForAttempt } from '../delivery-messages.js';
 import {
   awaitingSignatureCount,
   awaitsSignature,
@@ -83,7 +84,8 @@ export class LmdbMessages implements MessagesPort {
   }
 
   async withBody(id: string): Promise<{ message: MessageRecord; body: Buffer } | undefined> {
-    const message = getMessage(this.store, id);
+    // Decoded once for the attempt and its outcome (delivery-messages.ts).
+    const message = messageForAttempt(this.store, id);
     const body = message && getBody(this.store, id);
     return message && body ? { message, body } : undefined;
   }
