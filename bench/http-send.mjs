@@ -15,7 +15,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { startDns } from './lib/dns.mjs';
 import { composedMessage, sendPayload } from './lib/message.mjs';
-import { benchPostfix, deleteQueue, setHold, smtpSource } from './lib/postfix.mjs';
+import { benchPostfix, deleteQueue, postfixCpuMs, setHold, smtpSource } from './lib/postfix.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
 import { printProfiles } from './lib/profile.mjs';
 import { cpuMs, cpuPerMessage, finished } from './lib/cpu.mjs';
@@ -82,10 +82,14 @@ export async function run({ n, c, rounds, profile }, { progress, peer }) {
       progress(`postrider: ${fmt(ours.rate)} msg/s, p50 ${ours.p50} ms, p99 ${ours.p99} ms, ${ours.bad} failed` +
         (ours.cpu ? `; CPU per message: main thread ${fmt(ours.cpu.mainAck, 3)} ms during the round, all threads ${fmt(ours.cpu.total, 3)} ms until finished` : ''));
       progress(`round ${r}/${rounds} Postfix intake only (hold queue): smtp-source -s ${c} -m ${n} -l ${length}`);
+      // Postfix's CPU: every process of the instance (smtpd, cleanup, qmgr), until queued.
+      const pf0 = postfixCpuMs();
       const heldS = await smtpSource({ sessions: c, count: n, length });
+      const pf1 = postfixCpuMs();
       await deleteQueue();
-      heldRounds.push({ rate: n / heldS, seconds: heldS });
-      progress(`Postfix intake only: ${fmt(n / heldS)} msg/s`);
+      const pfCpu = pf0 !== null && pf1 !== null ? (pf1 - pf0) / n : null;
+      heldRounds.push({ rate: n / heldS, seconds: heldS, cpuMs: pfCpu });
+      progress(`Postfix intake only: ${fmt(n / heldS)} msg/s` + (pfCpu !== null ? `; CPU per message: ${fmt(pfCpu, 3)} ms, all processes` : ''));
     }
   } finally {
     await setHold(false);
@@ -103,7 +107,8 @@ export async function run({ n, c, rounds, profile }, { progress, peer }) {
   const rows = [
     ['postrider HTTP: POST /send/transactional (autocannon)', fmt(ours.rate), ratio(ours.rate, held.rate), `${ours.p50} / ${ours.p99}`, little(ours.rate), `${ours.ok} ok, ${ours.bad} failed` +
       (ours.cpu ? `; CPU ms/message: main thread ${fmt(ours.cpu.mainAck, 3)}, all threads ${fmt(ours.cpu.total, 3)}` : '')],
-    ['Postfix SMTP intake only (smtp-source, hold queue)', fmt(held.rate), '1.00×', 'n/a', little(held.rate), `${n} in ${held.seconds.toFixed(2)} s`],
+    ['Postfix SMTP intake only (smtp-source, hold queue)', fmt(held.rate), '1.00×', 'n/a', little(held.rate), `${n} in ${held.seconds.toFixed(2)} s` +
+      (held.cpuMs != null ? `; CPU ms/message: ${fmt(held.cpuMs, 3)} (all processes, until queued)` : '')],
     ['Postfix SMTP intake while relaying (bench-postfix.sh)', fmt(relay.ingestRate), ratio(relay.ingestRate, held.rate), 'n/a', little(relay.ingestRate), `e2e ${fmt(relay.e2eRate)} msg/s, sink got ${relay.got}`],
     ...(rounds > 1
       ? [['all rounds, postrider / Postfix intake only (msg/s)', ourRounds.map((r) => fmt(r.rate)).join(', '), '', '', '', heldRounds.map((r) => fmt(r.rate)).join(', ')]]
@@ -126,12 +131,19 @@ export async function run({ n, c, rounds, profile }, { progress, peer }) {
     'Postfix does less per message here (no JSON, no MIME composition, no DKIM signature) and postrider does less ' +
     'protocol work (one HTTP request instead of an SMTP dialogue). The 200 waits for validation and the group ' +
     'commit only; MIME composition and the DKIM signature are made after it (finishing stage, worker pool at a lower ' +
-    'priority than the main thread), on the same two cores, so they still compete for CPU during the run.';
+    'priority than the main thread), on the same two cores, so they still compete for CPU during the run.' +
+    (ours.cpu && held.cpuMs != null
+      ? ` CPU per message: postrider ${fmt(ours.cpu.total, 3)} ms over all its threads until composed and signed (${fmt(ours.cpu.mainAck, 3)} on the main thread), ` +
+        `Postfix ${fmt(held.cpuMs, 3)} ms over all its processes until queued (the load generators are apart).`
+      : '');
   return {
     text,
     reading,
     summary: [
       { measure: `HTTP send vs SMTP intake (${c} clients, msg/s)`, postrider: fmt(ours.rate), postfix: fmt(held.rate), ratio: ratio(ours.rate, held.rate) },
+      ...(ours.cpu && held.cpuMs != null
+        ? [{ measure: 'HTTP send: server CPU ms per message (postrider until signed, Postfix until queued)', postrider: fmt(ours.cpu.total, 3), postfix: fmt(held.cpuMs, 3), ratio: ratio(ours.cpu.total, held.cpuMs) }]
+        : []),
       { measure: `HTTP send latency p50 / p99 (ms); Postfix: mean from Little's law`, postrider: `${ours.p50} / ${ours.p99}`, postfix: `${little(held.rate)} (mean)`, ratio: `${ratio(c / ours.rate, c / held.rate)} (mean / mean)` },
     ],
   };
