@@ -53,6 +53,7 @@ export class WriteGroup {
   private run(): void {
     // From here on a new write starts the next group (it may still join this LMDB batch).
     this.closed();
+    if (this.members.length === 1) return this.runAlone(this.members[0]!);
     const group = new WriteScope();
     for (const m of this.members) {
       try {
@@ -71,5 +72,17 @@ export class WriteGroup {
       }
     }
     this.enter(group, () => group.flush());
+  }
+
+  /**
+   * A group of one (most writes when the daemon is not busy): the group's child transaction is
+   * the write's own, so no second one is nested in it (a nested commit merges its pages into its
+   * parent's, a cost per page). Its error rolls the group back and rejects it: only this write.
+   */
+  private runAlone(m: Member): void {
+    const own = new WriteScope();
+    m.value = own.settled(this.enter(own, m.fn));
+    this.enter(own, () => own.flush());
+    m.ok = true;
   }
 }
