@@ -10,7 +10,7 @@ import { schedulePurgeInTxn } from '../../src/store/lmdb/purge-queue.js';
 import { purgeChannelBatch } from '../../src/store/lmdb/channel-purge.js';
 import { dbsOf } from '../../src/store/lmdb/databases.js';
 import type { LmdbStore } from '../../src/store/lmdb/engine.js';
-import { awaitingSignatureCount, endUnfinished, indexPendingSignatures, oldestAwaitingSignatureMs, putPendingSignatureInTxn, storeSignedBodies, type PendingSignature } from '../../src/store/lmdb/signing.js';
+import { awaitingSignatureCount, endUnfinished, indexPendingSignatures, oldestAwaitingSignatureMs, putPendingSignatureInTxn, storeSignedBodies, unsignedMessage, type PendingSignature } from '../../src/store/lmdb/signing.js';
 import { ACCOUNT, CHANNEL, openTestStore, queueMessage, type TestStore } from '../support/delivery.js';
 import { openLmdbStore } from '../support/lmdb-store.js';
 
@@ -145,5 +145,23 @@ describe('indexPendingSignatures', () => {
   it('marks an empty store indexed', async () => {
     expect(await indexPendingSignatures(t.store)).toBe(0);
     expect(dbsOf(t.store).meta.get('unsignedByAgeIndexed')).toBe(true);
+  });
+});
+
+describe('unsignedMessage', () => {
+  it('reads the channel from the entry, and from the record for an entry written before the entry kept it', async () => {
+    const fresh = await waiting(1_000);
+    const older = await waiting(2_000);
+    const dbs = dbsOf(t.store);
+    expect((dbs.unsigned.get(fresh) as PendingSignature).channelId).toBe(CHANNEL);
+    const { channelId: _c, ...withoutChannel } = dbs.unsigned.get(older) as PendingSignature;
+    await t.store.write(() => dbs.unsigned.put(older, withoutChannel));
+    expect(unsignedMessage(t.store, fresh)).toMatchObject({ accountId: ACCOUNT, gone: false });
+    expect(unsignedMessage(t.store, older)).toMatchObject({ accountId: ACCOUNT, gone: false });
+    expect(unsignedMessage(t.store, fresh)).not.toHaveProperty('channelId');
+    // The channel deleted (its tombstone): both are gone, whichever way their channel was found.
+    await t.store.write(() => dbs.channels.put(CHANNEL, { ...(dbs.channels.get(CHANNEL) as object | undefined), deletedAt: new Date(NOW).toISOString() }));
+    expect(unsignedMessage(t.store, fresh)).toMatchObject({ gone: true });
+    expect(unsignedMessage(t.store, older)).toMatchObject({ gone: true });
   });
 });

@@ -116,6 +116,25 @@ describe('deferred counters and event log meta', () => {
     expect(next.seq).toBe(events.length + 1);
   });
 
+  it('gives the same answers when the writes of one group commit defer together, and one that throws takes back only its own', async () => {
+    const kept = events.filter((_, i) => i % 7 !== 3);
+    const ref = await open();
+    for (const d of kept) await ref.write(() => appendEventInTxn(ref, d));
+    const grouped = await open();
+    // All started in one turn: they join one group commit (store/lmdb/write-batch.ts).
+    const writes = events.map((d, i) =>
+      grouped.write(() => {
+        const e = appendEventInTxn(grouped, d);
+        if (i % 7 === 3) throw new Error(`write ${i} rolled back`);
+        return e.seq;
+      }),
+    );
+    const settled = await Promise.allSettled(writes);
+    expect(settled.filter((s) => s.status === 'rejected')).toHaveLength(events.length - kept.length);
+    expect(settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))).toEqual(kept.map((_, i) => i + 1));
+    expect(await answers(grouped)).toEqual(await answers(ref));
+  });
+
   it('hands out distinct seqs when a write is started inside another write (lmdb-js runs it nested at once)', async () => {
     const store = await open();
     let inner: Promise<EventRecord[]> | undefined;
@@ -127,5 +146,21 @@ describe('deferred counters and event log meta', () => {
     const seqs = [...outer, ...(await inner!)].map((e) => e.seq).sort((a, b) => a - b);
     expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(lastEventSeq(store)).toBe(9);
+  });
+
+  it('rolls back a write that returns the promise of a write started inside it that threw, as lmdb-js did', async () => {
+    const store = await open();
+    const outer = store.write(() => {
+      appendEventInTxn(store, events[0]!);
+      return store.write(() => {
+        appendEventInTxn(store, events[1]!);
+        throw new Error('inner failed');
+      });
+    });
+    const beside = store.write(() => appendEventInTxn(store, events[2]!).seq);
+    await expect(outer).rejects.toThrow('inner failed');
+    // The other write of the same group commit keeps its event, and gets seq 1.
+    expect(await beside).toBe(1);
+    expect(lastEventSeq(store)).toBe(1);
   });
 });

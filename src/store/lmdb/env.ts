@@ -5,7 +5,9 @@
  * LMDB child transaction inside lmdb-js's current write batch and then waits for that batch to
  * be flushed (fsync) to disk. All writes queued in one event-loop turn share one commit and one
  * flush, which is the group commit DESIGN.md asks for: many concurrent requests, one sync.
- * A callback that throws rolls back its own writes (child transaction) and rejects.
+ * A callback that throws rolls back its own writes (child transaction) and rejects. The writes
+ * waiting for one commit run as one group (write-batch.ts), which writes the counters and the
+ * event log's meta they all move once.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,6 +21,7 @@ import { examineDataFolder, markerDate, writeMarker } from './marker.js';
 import { OutboxSignal } from './outbox-signal.js';
 import { ReadCaches } from './read-caches.js';
 import { RESTORE_HINT, StoreProblem } from '../port/problems.js';
+import { WriteGroup } from './write-batch.js';
 import { WriteScope } from './write-scope.js';
 
 /**
@@ -55,6 +58,8 @@ export class Store {
   private stopping: Promise<void> | null = null;
   private readonly pending = new Set<Promise<unknown>>();
   private scope: WriteScope | null = null;
+  /** The writes waiting for lmdb-js to run the next group commit's callbacks (write-batch.ts). */
+  private group: WriteGroup | null = null;
   private commitFailures = 0;
 
   /** Notified by the outbox writer (store/webhook-outbox.ts) inside the writing transaction;
@@ -226,9 +231,13 @@ export class Store {
 
   private async commit<T>(root: RootDatabase<any, any>, fn: () => T): Promise<T> {
     try {
-      // Without overlapping sync (see start()), the child transaction's promise resolves after
-      // the batch holding it was committed and synced, and rejects if that batch failed.
-      return (await root.childTransaction(() => this.inScope(fn) as any)) as T;
+      // A write started inside another write's callback runs nested at once (lmdb-js child
+      // transaction); the others join the group of the next commit (write-batch.ts). Without
+      // overlapping sync (see start()), the group's promise resolves after the batch holding it
+      // was committed and synced, and rejects if that batch failed.
+      if (this.scope) return (await root.childTransaction(() => this.nested(fn) as any)) as T;
+      this.group ??= new WriteGroup(root, (scope, step) => this.inScope(scope, step), () => (this.group = null));
+      return await this.group.add(fn);
     } catch (err) {
       // Counted at once, before the next batch's callbacks run: what a callback of the failed
       // batch read (its earlier callbacks' writes) may be gone.
@@ -244,7 +253,7 @@ export class Store {
 
   /**
    * The deferred work of the write whose callback is running now (store/write-scope.ts); null
-   * outside one. Callbacks run one at a time on this thread (a nested one: see inScope).
+   * outside one. Callbacks run one at a time on this thread (a nested one: see nested).
    */
   get writeScope(): WriteScope | null {
     return this.scope;
@@ -257,21 +266,33 @@ export class Store {
     return scope;
   }
 
-  /** fn, then what it deferred, in the same child transaction. */
-  private inScope<T>(fn: () => T): T {
+  /** step with `scope` as the running write's scope. */
+  private inScope<T>(scope: WriteScope, step: () => T): T {
     const outer = this.scope;
-    // A write started inside another write's callback runs nested at once (lmdb-js child
-    // transaction): the outer one's deferred values are written first, so the inner one reads
-    // them (and does not hand out the same seqs again).
-    outer?.flush();
-    const scope = new WriteScope();
     this.scope = scope;
     try {
-      const result = fn();
-      scope.flush();
-      return result;
+      return step();
     } finally {
       this.scope = outer;
+    }
+  }
+
+  /**
+   * A write inside a running write's callback: its scope is a child of the running one, so it
+   * reads the deferred values (the event log's seq) and hands its own back when it ends well.
+   */
+  private nested<T>(fn: () => T): T {
+    const outer = this.scope;
+    const scope = new WriteScope(outer);
+    try {
+      return this.inScope(scope, () => {
+        const result = scope.settled(fn());
+        scope.finish();
+        return result;
+      });
+    } catch (err) {
+      outer?.nestedFailed(err);
+      throw err;
     }
   }
 

@@ -23,8 +23,8 @@ import { countEventInTxn } from './stats.js';
 import { enqueueWebhookEventsInTxn } from './webhook-outbox.js';
 
 /**
- * The meta values every append moves. Inside a write they are read once and written once at its
- * end (store/write-scope.ts): a broadcast batch appends 400 events in one write.
+ * The meta values every append moves. They are read once and written once per group commit
+ * (store/write-scope.ts): a broadcast batch appends 400 events in one write.
  */
 interface EventLogMeta {
   seq: number;
@@ -44,16 +44,19 @@ function writeEventLogMeta(store: Store, was: EventLogMeta, now: EventLogMeta): 
   if (now.clockMs !== was.clockMs) meta.put('eventClockMs', now.clockMs);
 }
 
-/** This write's event log meta: read at its first event, written once at its end. */
+/**
+ * This write's event log meta: read at its first event, written once at the end of its group
+ * commit (write-scope.ts). A write inside a group carries on from the seq its group reached.
+ */
 function eventLogMeta(store: Store): EventLogMeta {
-  const part = store.requireWriteScope().part(
-    EVENT_LOG,
-    () => {
-      const was = readEventLogMeta(store);
-      return { was, log: { ...was } };
+  const part = store.requireWriteScope().part<{ was: EventLogMeta; log: EventLogMeta }>(EVENT_LOG, {
+    init: (above) => {
+      const was = above ? above.was : readEventLogMeta(store);
+      return { was, log: { ...(above ? above.log : was) } };
     },
-    (p) => writeEventLogMeta(store, p.was, p.log),
-  );
+    flush: (p) => writeEventLogMeta(store, p.was, p.log),
+    merge: (into, from) => Object.assign(into.log, from.log),
+  });
   return part.log;
 }
 

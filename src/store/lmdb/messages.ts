@@ -78,6 +78,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   if (pending) {
     putPendingSignatureInTxn(store, r.id, {
       accountId: r.accountId,
+      channelId: r.channelId,
       committedMs: Date.parse(r.createdAt),
       ...(m.signingDomain !== undefined && { domain: m.signingDomain }),
       ...(m.compose !== undefined && { compose: m.compose }),

@@ -11,7 +11,7 @@
 import type { ComposedFields, FailedEntry, FinishedMessage, FinishingTries, UnfinishedFailure, UnfinishedMessage } from '../port/messages.js';
 import { failComposedEntryInTxn } from './broadcasts.js';
 import { storedBytes } from './bytes.js';
-import { isChannelDeleted } from './channel-records.js';
+import { deletedChannels, isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { jobsOfMessage } from './message-jobs.js';
@@ -37,6 +37,11 @@ export interface PendingSignature {
    * in entries written before that index until indexPendingSignatures gives them one.
    */
   committedMs?: number;
+  /**
+   * The message's channel, so the finishing stage's look at the entry needs no decode of the
+   * message record (unsignedMessage). Absent in entries written before it was kept: the record says.
+   */
+  channelId?: string;
 }
 
 export type { ComposedFields, FinishedMessage, FinishingTries, UnfinishedFailure };
@@ -156,11 +161,12 @@ export function unsignedMessage(store: Store, messageId: string): UnfinishedMess
   const dbs = dbsOf(store);
   const p = dbs.unsigned.get(messageId) as PendingSignature | undefined;
   if (!p) return undefined;
-  // A committed request has no body yet. The record (small before composition) says the channel.
+  // A committed request has no body yet. The entry says the channel (older ones: the record).
   const body = p.compose === undefined ? storedBytes(dbs.bodies.get(messageId)) : undefined;
-  const m = dbs.messages.get(messageId) as MessageRecord | undefined;
-  const gone = !m || isChannelDeleted(store, m.channelId) || (p.compose === undefined && body === undefined);
-  return { ...p, body, gone };
+  const channelId = p.channelId ?? (dbs.messages.get(messageId) as MessageRecord | undefined)?.channelId;
+  const gone = channelId === undefined || !dbs.messages.doesExist(messageId) || isChannelDeleted(store, channelId) || (p.compose === undefined && body === undefined);
+  const { channelId: _channel, ...entry } = p;
+  return { ...entry, body, gone };
 }
 
 /**
@@ -173,12 +179,14 @@ export function unsignedMessage(store: Store, messageId: string): UnfinishedMess
 export async function storeSignedBodies(store: Store, signed: readonly FinishedMessage[]): Promise<number> {
   return store.write(() => {
     let released = 0;
-    for (const s of signed) released += storeSignedInTxn(store, s);
+    // A batch's messages come from few channels: each channel's record is read once.
+    const deleted = deletedChannels(store);
+    for (const s of signed) released += storeSignedInTxn(store, s, deleted);
     return released;
   });
 }
 
-function storeSignedInTxn(store: Store, s: FinishedMessage): number {
+function storeSignedInTxn(store: Store, s: FinishedMessage, deleted: (channelId: string) => boolean): number {
   const dbs = dbsOf(store);
   // Existence checks decode nothing (the entry may hold a whole request with its attachments).
   if (!dbs.unsigned.doesExist(s.messageId)) return 0;
@@ -186,7 +194,7 @@ function storeSignedInTxn(store: Store, s: FinishedMessage): number {
   const record = dbs.messages.get(s.messageId) as MessageRecord | undefined;
   removePendingSignatureInTxn(store, s.messageId, record);
   // Signed while its channel was being deleted: nothing is stored, no job becomes due.
-  if (!record || isChannelDeleted(store, record.channelId)) return 0;
+  if (!record || deleted(record.channelId)) return 0;
   if (!s.composed && !dbs.bodies.doesExist(s.messageId)) return 0;
   dbs.bodies.put(s.messageId, Buffer.from(s.body.buffer, s.body.byteOffset, s.body.byteLength));
   if (s.record) dbs.messages.put(s.messageId, { ...record, ...s.record });

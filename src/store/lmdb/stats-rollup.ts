@@ -37,16 +37,25 @@ interface PendingQuarter {
 
 /**
  * Inside a write: one counter change of an event at timeMs. Summed per channel and quarter hour
- * while the write runs (one map entry per change), spread over the three grains and the account
- * ('') once at its end (flushRollup): a batch of 100 messages of one quarter hour writes 6 records.
+ * while the writes of a group commit run (one map entry per change), spread over the three grains
+ * and the account ('') once at its end (flushRollup): 100 messages of one quarter hour write 6 records.
  */
 export function rollupInTxn(store: Store, e: Pick<EventRecord, 'accountId' | 'channelId' | 'mailType'>, timeMs: number, name: keyof StatCounters, by: number): void {
-  const pending = store.requireWriteScope().part('statisticsRollup', () => new Map<string, PendingQuarter>(), (p) => flushRollup(store, p.values()));
+  const pending = store.requireWriteScope().part<Map<string, PendingQuarter>>('statisticsRollup', { init: () => new Map(), flush: (p) => flushRollup(store, p.values()), merge: mergeQuarters });
   const quarter = quarterOf(timeMs);
   const id = `${e.accountId}\u0000${e.channelId}\u0000${quarter}`;
   let p = pending.get(id);
   if (!p) pending.set(id, (p = { accountId: e.accountId, channelId: e.channelId, quarter, add: zeroVector() }));
   bumpVector(p.add, e.mailType, name, by);
+}
+
+/** A finished write's quarter hours, added to its group commit's (write-scope.ts merge). */
+function mergeQuarters(into: Map<string, PendingQuarter>, from: Map<string, PendingQuarter>): void {
+  for (const [id, q] of from) {
+    const mine = into.get(id);
+    if (mine) addVector(mine.add, q.add);
+    else into.set(id, q);
+  }
 }
 
 function flushRollup(store: Store, quarters: Iterable<PendingQuarter>): void {

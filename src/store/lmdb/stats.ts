@@ -125,9 +125,9 @@ interface PendingCounter {
 }
 
 /**
- * What one write adds to the counters, written once at its end (write-scope.ts): a broadcast
- * batch of 100 messages, which all count into the same day, quarter hour, broadcast and tag
- * records, reads and writes 5 records instead of 500.
+ * What one write adds to the counters, written once per group commit (write-scope.ts): a
+ * broadcast batch of 100 messages, or the twenty sends of one commit, which all count into the
+ * same day, quarter hour, broadcast and tag records, reads and writes 5 records instead of 500.
  */
 class PendingCounts {
   readonly records = new Map<string, PendingCounter>();
@@ -143,6 +143,21 @@ class PendingCounts {
     p.add[name] = (p.add[name] ?? 0) + by;
   }
 
+  /** A finished write's counts, added to its group commit's (write-scope.ts merge). */
+  merge(from: PendingCounts): void {
+    for (const [id, p] of from.records) {
+      const mine = this.records.get(id);
+      if (!mine) this.records.set(id, p);
+      else for (const name of Object.keys(p.add) as (keyof StatCounters)[]) mine.add[name] = (mine.add[name] ?? 0) + p.add[name]!;
+    }
+    for (const [messageId, add] of from.ofMessages) {
+      const mine = this.ofMessages.get(messageId) ?? {};
+      for (const name of Object.keys(add) as (keyof StatCounters)[]) mine[name] = (mine[name] ?? 0) + add[name]!;
+      this.ofMessages.set(messageId, mine);
+    }
+    for (const [messageId, broadcastId] of from.broadcastOf) this.broadcastOf.set(messageId, broadcastId);
+  }
+
   flush(store: Store): void {
     for (const [messageId, add] of this.ofMessages) {
       const broadcastId = this.broadcastOf.get(messageId) ?? broadcastOfMessage(store, messageId);
@@ -155,7 +170,7 @@ class PendingCounts {
 
 /** This write's pending counts, written once at its end. */
 function pendingCounts(store: Store): PendingCounts {
-  return store.requireWriteScope().part('statistics', () => new PendingCounts(), (p) => p.flush(store));
+  return store.requireWriteScope().part<PendingCounts>('statistics', { init: () => new PendingCounts(), flush: (p) => p.flush(store), merge: (into, from) => into.merge(from) });
 }
 
 function bump(store: Store, db: CounterDb, key: unknown[], name: keyof StatCounters, by: number): void {
