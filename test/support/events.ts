@@ -9,18 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { EVENT_TYPES, type EventRecord, type EventType, type MailType } from '../../src/domain/types.js';
 import type { StorePort } from '../../src/store/port/index.js';
 import { seedEvents, type EventDraft } from './engine-fixtures.js';
+import { rng } from './random.js';
 
-/** mulberry32: a small seeded PRNG, so failures reproduce. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng };
 
 export const RECIPIENTS = ['ann@example.net', 'bob@example.org', 'cy@example.com', 'dee@example.net', 'eve@example.org'];
 export const TAGS = ['welcome', 'billing', 'news', 'promo'];

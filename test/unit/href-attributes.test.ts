@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { replaceHrefs } from '../../src/workers/href-attributes.js';
+import { rng } from '../support/random.js';
 
 /** The expression src/workers/engagement.ts used before issue 29: the reference for the results. */
 const OLD_HREF = /(<a\b[^>]*?\shref\s*=\s*)(["'])([^"']*)\2/gi;
@@ -13,17 +14,6 @@ const OLD_HREF = /(<a\b[^>]*?\shref\s*=\s*)(["'])([^"']*)\2/gi;
 const mark = (start: string, quote: string, value: string) => `[${start}|${quote}|${value}]`;
 const byScanner = (html: string) => replaceHrefs(html, (m) => mark(m.start, m.quote, m.value));
 const byOldExpression = (html: string) => html.replace(OLD_HREF, (_whole, start: string, quote: string, value: string) => mark(start, quote, value));
-
-/** A small deterministic generator (mulberry32), so that a failure can be replayed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The pieces that matter to the expression, so that random strings hit its corner cases often. */
 const PIECES = [
@@ -33,7 +23,7 @@ const PIECES = [
 
 describe('replaceHrefs', () => {
   it('finds what the old expression found on 30,000 random fragments of HTML', () => {
-    const next = random(29);
+    const next = rng(29);
     for (let n = 0; n < 30_000; n++) {
       const parts: string[] = [];
       const length = Math.floor(next() * 24);

@@ -2,17 +2,7 @@ import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { MailComposerOptions } from 'nodemailer/lib/mail-composer/index.js';
 import { describe, expect, it } from 'vitest';
 import { alternativeBytes } from '../../src/workers/mime-alternative.js';
-
-/** mulberry32: the same generated messages on every run. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../support/random.js';
 
 // The encoders' and the encoding choice's edge cases: trailing spaces, lone CR and LF, '=',
 // non-Latin text (base64 when it is most of the part), long lines (no 7bit), control characters.
@@ -35,7 +25,7 @@ function text(rand: () => number): string {
 }
 
 function options(seed: number): MailComposerOptions {
-  const rand = prng(seed);
+  const rand = rng(seed);
   const address = (i: number) => ({ name: pick(rand, NAMES), address: `${pick(rand, ['a', 'ann.example', 'b+tag'])}${i}@${pick(rand, ['example.org', 'bücher.example', 'sub.example.com'])}` });
   const headers: Record<string, string> = {};
   if (rand() < 0.4) headers['X-Campaign'] = pick(rand, ['spring', 'Grüße', 'a '.repeat(60)]);

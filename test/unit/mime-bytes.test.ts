@@ -3,17 +3,7 @@ import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { MailComposerAttachment, MailComposerOptions } from 'nodemailer/lib/mail-composer/index.js';
 import { describe, expect, it } from 'vitest';
 import { mimeBytes } from '../../src/workers/mime-bytes.js';
-
-/** A small deterministic PRNG (mulberry32): the same cases on every run. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../support/random.js';
 
 // Pieces chosen for the encoders' edge cases: spaces and tabs before line ends, lone CR and LF,
 // '=' (QP's escape), non-ASCII (QP or base64 by their share), long lines (no 7bit), dots.
@@ -43,7 +33,7 @@ function attachment(rand: () => number, i: number): MailComposerAttachment {
 }
 
 function options(seed: number): MailComposerOptions {
-  const rand = prng(seed);
+  const rand = rng(seed);
   const o: MailComposerOptions = {
     from: { name: rand() < 0.5 ? 'Shop' : 'Grüße, Shop', address: 'a@example.com' },
     to: [{ name: '', address: 'b@example.org' }],
