@@ -46,7 +46,49 @@ export function postfixAvailable() {
  * setup-postfix.sh restores master.cf from $PEERS/master.cf.orig; a fresh scratch folder has
  * none, so Debian's pristine master.cf (/usr/share/postfix/master.cf.dist) is copied there.
  */
+/**
+ * The machine has one Postfix (one spool, one hold setting, smtp-sink's port 2600): a second
+ * benchmark that started it meanwhile would stop it, empty its queue or lift its hold under the
+ * first one's feet. A lock file with the owner's pid makes the second one stop at once with the
+ * reason instead (a lock whose process is gone is taken over).
+ */
+const PEER_LOCK = path.join(os.tmpdir(), 'postrider-bench-postfix.lock');
+
+function lockPeer() {
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      fs.writeFileSync(PEER_LOCK, String(process.pid), { flag: 'wx' });
+      return () => fs.rmSync(PEER_LOCK, { force: true });
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      const owner = Number(fs.readFileSync(PEER_LOCK, 'utf8'));
+      if (owner > 0 && isAlive(owner)) throw new Error(`the Postfix peer is in use by another benchmark (pid ${owner}, ${PEER_LOCK}); run one benchmark with a peer at a time`);
+      fs.rmSync(PEER_LOCK, { force: true });
+    }
+  }
+  throw new Error(`could not take ${PEER_LOCK}`);
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
 export async function startPostfix(log) {
+  const unlock = lockPeer();
+  try {
+    return await startLockedPostfix(log, unlock);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+async function startLockedPostfix(log, unlock) {
   const scratch = process.env.PEERS ?? fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-bench-peers-'));
   const orig = path.join(scratch, 'master.cf.orig');
   if (!fs.existsSync(orig)) fs.copyFileSync('/usr/share/postfix/master.cf.dist', orig);
@@ -64,6 +106,7 @@ export async function startPostfix(log) {
       await run('postsuper', ['-d', 'ALL']).catch(() => undefined);
       await run('postfix', ['stop']).catch(() => undefined);
       if (!process.env.PEERS) fs.rmSync(scratch, { recursive: true, force: true });
+      unlock();
     },
   };
   return peer;
