@@ -103,16 +103,15 @@ export interface PlacedRead extends RollupRead {
 /** A finer range between an edge and its coarse boundary: +sign into bucket `edge`, −sign into bucket `edge − 1`. */
 type Piece = PlacedRead;
 
-/** What a series reads, and where each record read counts (plan.place). */
+/** What a series reads (its finer pieces merged into few walks), and where each record counts (placedReads). */
 export interface RollupPlan {
   buckets: number;
   reads: RollupRead[];
   coarse: RollupGrain;
   /** M(eᵢ) in units of the coarse grain. */
   marks: number[];
-  /** Per finer grain, ascending and disjoint, with their starts for a binary search. */
+  /** Per finer grain, ascending and disjoint. */
   pieces: Record<'h' | 'q', Piece[]>;
-  starts: Record<'h' | 'q', number[]>;
 }
 
 /** Pieces of one grain closer than this many records are read in one walk (a walk costs more than a few records). */
@@ -159,8 +158,7 @@ function planOn(edgesQ: readonly number[], coarse: RollupGrain): RollupPlan {
   if (last > first) reads.push({ grain: coarse, from: first, to: last - 1 });
   const byGrain = { h: pieces.filter((p) => p.grain === 'h').sort((x, y) => x.from - y.from), q: pieces.filter((p) => p.grain === 'q').sort((x, y) => x.from - y.from) };
   for (const grain of ['h', 'q'] as const) reads.push(...mergedReads(byGrain[grain]));
-  const starts = { h: byGrain.h.map((p) => p.from), q: byGrain.q.map((p) => p.from) };
-  return { buckets: Math.max(0, edgesQ.length - 1), reads, coarse, marks, pieces: byGrain, starts };
+  return { buckets: Math.max(0, edgesQ.length - 1), reads, coarse, marks, pieces: byGrain };
 }
 
 /** [a, b) in quarter hours as hour records inside it and quarter records at its ends (b − a < one coarse unit). */
@@ -194,33 +192,4 @@ function mergedReads(pieces: readonly Piece[]): RollupRead[] {
     else out.push({ grain: p.grain, from: p.from, to: p.to });
   }
   return out;
-}
-
-/** Calls add(bucketIndex, sign) for every bucket a record of (grain, bucket) counts in. */
-export function placeRecord(plan: RollupPlan, grain: RollupGrain, bucket: number, add: (i: number, sign: number) => void): void {
-  if (grain === plan.coarse) {
-    const i = lastAtMost(plan.marks, bucket);
-    if (i >= 0 && i < plan.buckets) add(i, 1);
-    return;
-  }
-  if (grain === 'd') return;
-  const pieces = plan.pieces[grain];
-  const k = lastAtMost(plan.starts[grain], bucket);
-  const p = pieces[k];
-  if (!p || bucket > p.to) return;
-  if (p.edge < plan.buckets) add(p.edge, p.sign);
-  if (p.edge > 0) add(p.edge - 1, -p.sign);
-}
-
-/** The largest index i with xs[i] ≤ x (xs ascending), or -1. */
-function lastAtMost(xs: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = xs.length - 1;
-  if (hi < 0 || x < xs[0]) return -1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (xs[mid] <= x) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }

@@ -6,7 +6,8 @@
  *
  * Each read carries its placement (placedReads): a coarse record counts in bucket
  * width_bucket(bucket, marks) − 1, a finer piece's records count +sign in bucket `edge` and
- * −sign in bucket `edge − 1`; buckets outside [0, buckets) are dropped, as placeRecord does.
+ * −sign in bucket `edge − 1`; buckets outside [0, buckets) are dropped, as the LMDB engine's
+ * rollupSeries does (lmdb/stats-rollup.ts).
  *
  * JIT is off on the store's connections (client.ts): the planner prices a year of Kolkata days
  * (735 index ranges per channel) far above jit_above_cost, and compiling took 50 to 140 ms for
