@@ -5,7 +5,7 @@
  */
 import type { Channel } from '../../domain/types.js';
 import type { StoredChannel } from '../port/channels.js';
-import { peekBytes } from './bytes.js';
+import { revalidated } from './bytes.js';
 import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
 
@@ -33,20 +33,7 @@ export function getChannelRecord(store: Store, id: string): StoredChannel | unde
  */
 export function isChannelDeleted(store: Store, id: string): boolean {
   const db = dbsOf(store).channels;
-  const cache = cachesOf(store).channels;
-  // Valid until the next read (lmdb-js reuses the buffer): compared here, copied on a miss.
-  const bytes = peekBytes(db, id);
-  if (!bytes) {
-    cache.delete(id);
-    return false;
-  }
-  const hit = cache.get(id);
-  if (hit && hit.bytes.equals(bytes)) return hit.deleted;
-  const copy = Buffer.from(bytes);
-  // The same read snapshot as getBinaryFast above (no await between them).
-  const deleted = (db.get(id) as StoredChannel | undefined)?.deletedAt !== undefined;
-  cache.set(id, { bytes: copy, deleted });
-  return deleted;
+  return revalidated(db, cachesOf(store).channels, id, () => (db.get(id) as StoredChannel).deletedAt !== undefined) ?? false;
 }
 
 /** isChannelDeleted, remembered per channel for one pass over many records (a lease, a claim). */

@@ -18,6 +18,7 @@ import {
 import { companionKeyOf as companionKey, domainKeyOf as domainKey, newDomainRecord } from '../../domain/domain-keys.js';
 import { asciiNeedleOf, lookupDomainName as normalizeName } from '../../domain/domain-name.js';
 import { getChannel, getChannelRecord } from './channel-records.js';
+import { revalidated } from './bytes.js';
 import { cachesOf, dbsOf } from './databases.js';
 import { removeDomainRoutesInTxn } from './inbound-routes.js';
 import type { Store } from './env.js';
@@ -73,18 +74,7 @@ export function storedDkimSelectors(store: Store, domainId: string): string[] {
  */
 export function getDomain(store: Store, id: string): SendingDomain | undefined {
   const db = dbsOf(store).domains;
-  const cache = cachesOf(store).domains;
-  const bytes = db.getBinary(id);
-  if (!bytes) {
-    cache.delete(id);
-    return undefined;
-  }
-  const hit = cache.get(id);
-  if (hit && Buffer.compare(hit.bytes, bytes) === 0) return hit.domain;
-  // The same read snapshot as getBinary above (no await between them).
-  const domain = deepFreeze(db.get(id) as SendingDomain);
-  cache.set(id, { bytes, domain });
-  return domain;
+  return revalidated(db, cachesOf(store).domains, id, () => deepFreeze(db.get(id) as SendingDomain));
 }
 
 export function findDomainByName(store: Store, accountId: string, name: string): SendingDomain | undefined {

@@ -7,20 +7,14 @@ import { LRUCache } from 'lru-cache';
 import type { SendingDomain } from '../../domain/sending-domain.js';
 import type { MessageRecord } from '../../domain/types.js';
 
-/** A decoded domain record with the exact stored bytes it was decoded from. */
-export interface DecodedDomain {
-  bytes: Uint8Array;
-  domain: SendingDomain;
+/** A value derived from a stored record, with the exact stored bytes it came from (bytes.ts revalidated). */
+export interface ByBytes<T> {
+  bytes: Buffer;
+  value: T;
 }
 
 /** Bound of the domain cache: the domains a busy instance sends from, not every domain stored. */
 const DOMAINS_MAX = 1000;
-
-/** A channel record's bytes as last read, and whether they were a tombstone (channel-records.ts). */
-export interface ChannelState {
-  bytes: Buffer;
-  deleted: boolean;
-}
 
 /** Bound of the channel cache: the channels whose mail is in the queue, not every channel stored. */
 const CHANNELS_MAX = 1000;
@@ -46,12 +40,13 @@ export class ReadCaches {
    * revalidated against the stored bytes, so a write by any writer is its invalidation (what an
    * engine shared by several nodes does instead: store/port/domains.ts).
    */
-  readonly domains = new LRUCache<string, DecodedDomain>({ max: DOMAINS_MAX });
+  readonly domains = new LRUCache<string, ByBytes<SendingDomain>>({ max: DOMAINS_MAX });
   /**
    * store/channel-records.ts isChannelDeleted, by channel id; revalidated against the stored
    * bytes at every read, like the domains.
    */
-  readonly channels = new LRUCache<string, ChannelState>({ max: CHANNELS_MAX });
+  /** Whether each channel's record is a tombstone. */
+  readonly channels = new LRUCache<string, ByBytes<boolean>>({ max: CHANNELS_MAX });
   /** store/delivery-messages.ts: the records of the attempts in flight, by message id. */
   readonly deliveryMessages = new LRUCache<string, DeliveryMessage>({ max: DELIVERY_MESSAGES_MAX });
   /** store/webhook-outbox.ts: replaced by a fresh set after a failed commit (see there). */
