@@ -29,7 +29,7 @@ export interface WorkerPoolOptions {
    * main thread is busy the OS shares the cores; piscina queues tasks beyond the threads.
    */
   threads?: number;
-  /** The compiled worker entry; default dist/workers/worker.js. */
+  /** The compiled worker module, an ES module whose default export runs a task; default dist/workers/worker.js. */
   workerFile?: string;
   /** Called when a worker fails outside any task (piscina replaces the thread). */
   onError?: (err: Error) => void;
@@ -47,6 +47,8 @@ export interface WorkerPoolStats {
 // when vitest runs this file from its TS source. Both src/workers/pool.ts and
 // dist/workers/pool.js are two levels below the project root, so this one path fits both.
 const DEFAULT_WORKER_FILE = fileURLToPath(new URL('../../dist/workers/worker.js', import.meta.url));
+// What piscina loads in each thread: it imports the worker module (entry.cts says why).
+const ENTRY_FILE = fileURLToPath(new URL('../../dist/workers/entry.cjs', import.meta.url));
 
 export class WorkerPool {
   private readonly threads: number;
@@ -65,14 +67,17 @@ export class WorkerPool {
   async start(): Promise<void> {
     if (this.pool) return;
     // Fail at start with a useful message rather than on the first send.
-    try {
-      await access(this.workerFile);
-    } catch {
-      throw new Error(`Worker file ${this.workerFile} not found; run "npm run build" first`);
+    for (const file of [ENTRY_FILE, this.workerFile]) {
+      try {
+        await access(file);
+      } catch {
+        throw new Error(`Worker file ${file} not found; run "npm run build" first`);
+      }
     }
     this.stopping = false;
     const pool = new Piscina<WorkerRequest, WorkerResponse<unknown>>({
-      filename: this.workerFile,
+      filename: ENTRY_FILE,
+      workerData: { moduleFile: this.workerFile },
       // A fixed size: threads start now and stay, so the first send does not pay the start-up.
       minThreads: this.threads,
       maxThreads: this.threads,
