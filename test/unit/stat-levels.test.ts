@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { coarseFor, placedReads, QUARTERS_IN, rollupPlan, type RollupGrain } from '../../src/domain/stat-levels.js';
+import { phaseOf, phaseReads, type GrainPhases } from '../../src/domain/stat-phases.js';
 
 /** A random count per quarter hour over [0, span), and the rollup levels made of it. */
 function levels(span: number, seed: number): Record<RollupGrain, Map<number, number>> {
@@ -34,6 +35,40 @@ function composedPlaced(lv: Record<RollupGrain, Map<number, number>>, edges: num
         add(r.edge, r.sign * n);
         add(r.edge - 1, -r.sign * n);
       } else add(plan.marks.filter((m) => m <= b).length - 1, n);
+    }
+  }
+  return out;
+}
+
+/** The last piece starting at or before b, if it also ends at or after it (PostgreSQL: width_bucket over the starts, then the end): −1 if none. */
+function pieceOf(g: GrainPhases, b: number): number {
+  const j = g.froms.filter((f) => f <= b).length - 1;
+  return j >= 0 && b <= g.tos[j] ? j : -1;
+}
+
+/**
+ * A series as the PostgreSQL engine reads it (stats-rollup-read.ts): the coarse range placed by
+ * the marks, and the finer records read by phase (every record of the grain at that phase in the
+ * read's range), each counted in the piece of its grain that holds it, or dropped.
+ */
+function composedByPhase(lv: Record<RollupGrain, Map<number, number>>, edges: number[], max: RollupGrain): number[] {
+  const plan = rollupPlan(edges, coarseFor(edges, max));
+  const out = new Array<number>(plan.buckets).fill(0);
+  const add = (i: number, n: number) => i >= 0 && i < plan.buckets && (out[i] += n);
+  for (const r of plan.reads.filter((x) => x.grain === plan.coarse)) {
+    for (let b = r.from; b <= r.to; b++) add(plan.marks.filter((m) => m <= b).length - 1, lv[r.grain].get(b) ?? 0);
+  }
+  const fine = phaseReads(plan);
+  for (const grain of ['h', 'q'] as const) {
+    for (const r of fine[grain].reads) {
+      for (let b = r.from; b <= r.to; b++) {
+        if (phaseOf(grain, b) !== r.phase) continue;
+        const j = pieceOf(fine[grain], b);
+        if (j < 0) continue;
+        const n = fine[grain].signs[j] * (lv[grain].get(b) ?? 0);
+        add(fine[grain].edges[j], n);
+        add(fine[grain].edges[j] - 1, -n);
+      }
     }
   }
   return out;
@@ -95,6 +130,40 @@ describe('rollup composition', () => {
         expect(composedPlaced(lv, edges, max)).toEqual(direct(lv, edges));
       }
     }
+  });
+
+  it('composes by phase (PostgreSQL) what it composes by placed reads, for the same random edges', () => {
+    let x = 11;
+    const rand = (n: number) => (x = (x * 48271) % 2147483647) % n;
+    for (let round = 0; round < 200; round++) {
+      const edges = [DAY + rand(DAY)];
+      const count = 1 + rand(20);
+      for (let i = 0; i < count; i++) edges.push(edges[edges.length - 1] + 1 + rand(round % 2 === 0 ? 3 * DAY : 12));
+      for (const max of ['d', 'h'] as const) expect(composedByPhase(lv, edges, max)).toEqual(direct(lv, edges));
+    }
+  });
+
+  it('reads a year of Kolkata days in one range per phase: 5 hours and 2 quarter hours', () => {
+    const edges = Array.from({ length: 367 }, (_, i) => 2 * DAY + i * DAY - 22);
+    const fine = phaseReads(rollupPlan(edges, 'd'));
+    expect(fine.h.reads.map((r) => r.phase)).toEqual([76, 80, 84, 88, 92]);
+    expect(fine.q.reads.map((r) => r.phase)).toEqual([74, 75]);
+    expect(fine.h.froms).toHaveLength(367);
+  });
+
+  it('drops what a phase range holds between the pieces: days whose edge moves an hour (summer time) and half an hour off', () => {
+    // St. John's (-03:30 in winter, -02:30 in summer): the edge is 03:30 UTC or 02:30 UTC, so the
+    // summer days' quarter-hour piece starts at 02:00, an hour the winter days read as an hour
+    // record at the same phase. Every mix of the two must still compose exactly.
+    const lv2 = levels(SPAN, 13);
+    const kinds = [14, 10];
+    for (let mask = 0; mask < 64; mask++) {
+      const edges = Array.from({ length: 7 }, (_, i) => (2 + i) * DAY + kinds[(mask >> (i % 6)) & 1]);
+      expect(composedByPhase(lv2, edges, 'd')).toEqual(direct(lv2, edges));
+    }
+    const mixed = phaseReads(rollupPlan([2 * DAY + 14, 3 * DAY + 10, 4 * DAY + 14], 'd'));
+    expect(mixed.h.reads.map((r) => r.phase)).toEqual([0, 4, 8]);
+    expect(mixed.q.reads.map((r) => r.phase)).toEqual([8, 9, 12, 13]);
   });
 
   it('reads quarter hours only for buckets shorter than an hour', () => {

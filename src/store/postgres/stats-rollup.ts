@@ -4,12 +4,13 @@
  * for untagged series and totals in one statement that sums per bucket (stats-rollup-read.ts).
  * The LMDB engine keeps the same records (store/lmdb/stats-rollup.ts), so both answer alike.
  */
-import { coarseFor, placedReads, QUARTERS_IN, rollupPlan, VectorSums, type RollupGrain } from '../../domain/stat-levels.js';
+import { coarseFor, QUARTERS_IN, rollupPlan, VectorSums, type RollupGrain } from '../../domain/stat-levels.js';
+import { phaseReads } from '../../domain/stat-phases.js';
 import { quarterOf, zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
 import type { MailType } from '../../domain/types.js';
 import type { SeriesQuery, StatTotals, TotalsQuery } from '../port/events.js';
 import type { Sql, Tx } from './client.js';
-import { rollupBucketSums } from './stats-rollup-read.js';
+import { NO_FINE, rollupBucketSums } from './stats-rollup-read.js';
 import type { CounterDelta } from './stats-deltas.js';
 
 export interface RollupRow extends StatCounters {
@@ -72,15 +73,16 @@ export async function upsertRollup(tx: Tx, rows: readonly RollupRow[]): Promise<
 export async function rollupSeries(sql: Sql, q: SeriesQuery, max: RollupGrain): Promise<StatTotals[]> {
   const edges = q.edgesMs.map(quarterOf);
   const plan = rollupPlan(edges, coarseFor(edges, max));
+  const coarse = plan.reads.find((r) => r.grain === plan.coarse) ?? null;
   const sums = new VectorSums(plan.buckets);
-  for (const s of await rollupBucketSums(sql, q, { reads: placedReads(plan), marks: plan.marks, buckets: plan.buckets })) sums.addCounters(s.i, s.mailType, s.value, 1);
+  for (const s of await rollupBucketSums(sql, q, { coarse, marks: plan.marks, buckets: plan.buckets, fine: phaseReads(plan) })) sums.addCounters(s.i, s.mailType, s.value, 1);
   return sums.totals();
 }
 
 /** Untagged totals over UTC days [fromDay, toDay] from the day rows: one bucket from fromDay on. */
 export async function rollupTotals(sql: Sql, q: TotalsQuery): Promise<StatTotals> {
   const sums = new VectorSums(1);
-  const reads = [{ grain: 'd' as const, from: q.fromDay, to: q.toDay, edge: -1, sign: 1 as const }];
-  for (const s of await rollupBucketSums(sql, q, { reads, marks: [q.fromDay], buckets: 1 })) sums.addCounters(0, s.mailType, s.value, 1);
+  const coarse = { grain: 'd' as const, from: q.fromDay, to: q.toDay };
+  for (const s of await rollupBucketSums(sql, q, { coarse, marks: [q.fromDay], buckets: 1, fine: NO_FINE })) sums.addCounters(0, s.mailType, s.value, 1);
   return sums.totals()[0];
 }

@@ -15,6 +15,7 @@ import { MESSAGES_SQL as INBOUND_MESSAGES, SQL as INBOUND } from './inbound.js';
 import { SQL as MESSAGES_BROADCASTS } from './messages-broadcasts.js';
 import { SQL as QUEUE } from './queue.js';
 import { SQL as STATS_ROLLUP } from './stats-rollup.js';
+import { SQL as STATS_ROLLUP_PHASE } from './stats-rollup-phase.js';
 import { SQL as TEMPLATES } from './templates.js';
 import { SQL as WEBHOOKS_IDEMPOTENCY } from './webhooks-idempotency.js';
 
@@ -47,5 +48,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 4,
     name: 'statistics rollup',
     sql: STATS_ROLLUP,
+  },
+  {
+    // Issue 36: the rollup's records by their time of the UTC day, for series in zones off UTC.
+    version: 5,
+    name: 'statistics rollup by time of day',
+    sql: STATS_ROLLUP_PHASE,
   },
 ];
