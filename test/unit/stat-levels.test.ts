@@ -85,6 +85,18 @@ function direct(lv: Record<RollupGrain, Map<number, number>>, edges: number[]): 
 const DAY = 96;
 const SPAN = 40 * DAY;
 
+/** 200 random ascending edge lists: every other one with buckets up to 3 days long, the rest up to 12 quarter hours. */
+function randomEdgeSets(seed: number): number[][] {
+  let x = seed;
+  const rand = (n: number) => (x = (x * 48271) % 2147483647) % n;
+  return Array.from({ length: 200 }, (_, round) => {
+    const edges = [DAY + rand(DAY)];
+    const count = 1 + rand(20);
+    for (let i = 0; i < count; i++) edges.push(edges[edges.length - 1] + 1 + rand(round % 2 === 0 ? 3 * DAY : 12));
+    return edges;
+  });
+}
+
 describe('rollup composition', () => {
   const lv = levels(SPAN, 7);
   it.each([
@@ -120,25 +132,13 @@ describe('rollup composition', () => {
   });
 
   it('composes random edges at every grain', () => {
-    let x = 3;
-    const rand = (n: number) => (x = (x * 48271) % 2147483647) % n;
-    for (let round = 0; round < 200; round++) {
-      const edges = [DAY + rand(DAY)];
-      const count = 1 + rand(20);
-      for (let i = 0; i < count; i++) edges.push(edges[edges.length - 1] + 1 + rand(round % 2 === 0 ? 3 * DAY : 12));
-      for (const max of ['d', 'h'] as const) {
-        expect(composedPlaced(lv, edges, max)).toEqual(direct(lv, edges));
-      }
+    for (const edges of randomEdgeSets(3)) {
+      for (const max of ['d', 'h'] as const) expect(composedPlaced(lv, edges, max)).toEqual(direct(lv, edges));
     }
   });
 
-  it('composes by phase (PostgreSQL) what it composes by placed reads, for the same random edges', () => {
-    let x = 11;
-    const rand = (n: number) => (x = (x * 48271) % 2147483647) % n;
-    for (let round = 0; round < 200; round++) {
-      const edges = [DAY + rand(DAY)];
-      const count = 1 + rand(20);
-      for (let i = 0; i < count; i++) edges.push(edges[edges.length - 1] + 1 + rand(round % 2 === 0 ? 3 * DAY : 12));
+  it('composes by phase (PostgreSQL) random edges at every grain', () => {
+    for (const edges of randomEdgeSets(11)) {
       for (const max of ['d', 'h'] as const) expect(composedByPhase(lv, edges, max)).toEqual(direct(lv, edges));
     }
   });
