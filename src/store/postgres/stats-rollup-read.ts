@@ -14,7 +14,8 @@
  *
  * Prepared once, so PostgreSQL may use a generic plan for it: each read is its own subquery with
  * an equality on the phase, for which stat_rollup_phase is the index the planner picks without
- * the parameters' values (the test in stats-rollup-phase.pg.test.ts reads the plan).
+ * the parameters' values (stats-rollup-phase.pg.test.ts checks it from the index's statistics
+ * after twelve runs).
  *
  * JIT is off on the store's connections (client.ts): the planner priced a year of Kolkata days
  * far above jit_above_cost, and compiling took 50 to 140 ms for a statement that runs in a few.
@@ -84,7 +85,8 @@ function finerRecords(db: Db, q: CounterScope, grain: 'h' | 'q', g: GrainPhases)
 
 /**
  * A record's mail type as 0 (transactional) or 1 (broadcast): the statement groups by integers,
- * which PostgreSQL sorts several times faster than text (a year of Kolkata days: 7,300 rows).
+ * which PostgreSQL sorts several times faster than text (a year of Kolkata days groups about
+ * 5,000 finer records by edge: a third of the statement when the key was text).
  */
 const MT = `(s.mail_type = 'broadcast')::int4`;
 const MAIL_TYPES: readonly MailType[] = ['transactional', 'broadcast'];
