@@ -23,6 +23,7 @@ import { registerValidators } from './validators.js';
 import { registerBodyBudget, type BodyBudget } from './body-budget.js';
 import { MAX_HEADER_BYTES, registerClientCompat } from './client-compat.js';
 import { listenFailure } from '../domain/listen-problem.js';
+import { lingerOnClose } from './lingering-close.js';
 import { PublicUrl } from '../domain/public-url.js';
 import { settledWithin } from '../domain/settle.js';
 
@@ -251,8 +252,10 @@ export class HttpServer {
 
     // A request in flight when shutdown began ends its connection with its answer, instead of
     // leaving it idle for keepAliveTimeout (RFC 9112 9.6: the server signals close).
-    app.addHook('onSend', async (_req, reply) => {
+    app.addHook('onSend', async (req, reply) => {
       if (this.closing) reply.header('connection', 'close');
+      // An answer that closes before the body was read (a body over its limit): lingering-close.ts.
+      if (!req.raw.complete && reply.getHeader('connection') === 'close' && req.raw.socket) lingerOnClose(req.raw.socket);
     });
   }
 

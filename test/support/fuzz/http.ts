@@ -198,7 +198,7 @@ export async function fuzzHttp(o: { ctx: FuzzContext; cases: number; batch?: num
           try {
             res = await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal: AbortSignal.timeout(30_000) });
           } catch (err) {
-            return `${req.method} ${req.url.slice(0, 200)}: no answer (${String(err)})`;
+            return `${req.method} ${req.url.slice(0, 200)}: no answer (${String(err)}${err instanceof Error && err.cause ? `: ${String(err.cause)}` : ""})`;
           }
           stats.byStatus[res.status] = (stats.byStatus[res.status] ?? 0) + 1;
           const wrong = await checkAnswer(res);
