@@ -46,9 +46,12 @@ export class BodyBudget {
 }
 
 /** A pass-through stream that charges each chunk to `budget` before handing it on. */
-function charging(payload: Readable, budget: BodyBudget, charged: (bytes: number) => void): Readable {
+function charging(payload: Readable, budget: BodyBudget, charged: (bytes: number) => void, answered: () => boolean): Readable {
   const counted = new Transform({
     transform(chunk: Buffer, _enc, next) {
+      // Once answered, what still comes (a lingering close reads it: lingering-close.ts) is
+      // dropped uncharged: charged, it was never given back, and the budget ran dry for everyone.
+      if (answered()) return next();
       if (!budget.take(chunk.length)) return next(budget.refusal());
       charged(chunk.length);
       next(null, chunk);
@@ -83,11 +86,13 @@ function charge(budget: BodyBudget, req: FastifyRequest, reply: FastifyReply, pa
     return payload; // no body
   }
   // 'close' comes once the answer is sent or the connection is gone (an aborted upload too).
+  let answered = false;
   reply.raw.once('close', () => {
+    answered = true;
     budget.give(held);
     held = 0;
   });
-  return chunked ? charging(payload, budget, (bytes) => (held += bytes)) : payload;
+  return chunked ? charging(payload, budget, (bytes) => (held += bytes), () => answered) : payload;
 }
 
 /** Registers the preParsing hook; returns the budget (for its tests and metrics). */
