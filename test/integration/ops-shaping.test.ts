@@ -68,8 +68,9 @@ describe('automatic shaping on the operator’s routes', () => {
     expect((after.body.results as Record<string, unknown>[])[0]!.shaping).toBeUndefined();
   });
 
-  it('answers 404 not_found for a shaping that does not hold (already lifted, unknown source or site)', async () => {
-    for (const p of [PATH, '/ops/sources/ip9/shaping/provider%3Ayahoo', '/ops/sources/ip3/shaping/mx.example.net']) {
+  it('answers 404 not_found for a shaping that does not hold (already lifted, unknown source or site, NUL in either)', async () => {
+    // A NUL reaches the coordination's statement on PostgreSQL, whose text refuses it (the HTTP fuzz found a 500 there).
+    for (const p of [PATH, '/ops/sources/ip9/shaping/provider%3Ayahoo', '/ops/sources/ip3/shaping/mx.example.net', '/ops/sources/%00/shaping/x', '/ops/sources/ip2/shaping/provider%3Ayahoo%00']) {
       const res = await apiRequest(url(), () => TOKEN, 'DELETE', p);
       expect(res.status, p).toBe(404);
       expect(res.body.code).toBe('not_found');

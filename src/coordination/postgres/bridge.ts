@@ -22,7 +22,7 @@ import { pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { RECONNECT_BACKOFF_MAX_S } from '../../domain/database-unavailable.js';
 import { BRIDGE_WORKER_SOURCE } from './bridge-worker.js';
-import { bridgeSettings, type ConnectionOptions } from './connection.js';
+import { bridgeSettings, withoutNul, type ConnectionOptions } from './connection.js';
 
 export interface SyncBridgeOptions extends ConnectionOptions {
   /** Longest a call blocks the event loop for its answer. */
@@ -82,7 +82,7 @@ export class SyncBridge {
     const late = this.overdue;
     if (late !== 0 && !this.waitFor((m) => m.id === late, 0)) return undefined;
     const id = ++this.seq;
-    this.port!.postMessage({ id, text, params, sync: true });
+    this.port!.postMessage({ id, text, params: sendable(params), sync: true });
     const answer = this.waitFor((m) => m.id === id, this.o.callTimeoutMs);
     if (!answer) this.overdue = id;
     return answer?.rows as T[] | undefined;
@@ -92,7 +92,7 @@ export class SyncBridge {
   post(text: string, params: unknown[]): void {
     if (this.closed) return;
     this.start();
-    this.port!.postMessage({ id: ++this.seq, text, params, sync: false });
+    this.port!.postMessage({ id: ++this.seq, text, params: sendable(params), sync: false });
   }
 
   /** Ends the connection after the statements already sent, and the worker. */
@@ -141,4 +141,9 @@ export class SyncBridge {
     this.booted = false;
     this.overdue = 0;
   }
+}
+
+/** The parameters as the pool's text type would send them (connection.ts withoutNul: no U+0000). */
+function sendable(params: unknown[]): unknown[] {
+  return params.map((p) => (typeof p === 'string' ? withoutNul(p) : p));
 }

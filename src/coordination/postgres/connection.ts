@@ -20,6 +20,23 @@ export interface ConnectionOptions {
 }
 
 const INT8_OID = 20;
+const TEXT_OID = 25;
+const VARCHAR_OID = 1043;
+
+/**
+ * PostgreSQL's text cannot hold U+0000. Keyed limits, failure windows and counters encode their
+ * keys injectively first (index.ts, dbKey); the other string parameters can still carry one from
+ * a client: the path parameters of DELETE /ops/sources/{source}/shaping/{site} (an expiring
+ * entry's key; the PostgreSQL HTTP fuzz found the 500, SQLSTATE 22021), or a DNS name as a slot's
+ * key. So every string parameter has U+0000 replaced by U+FFFD, as the store's client does
+ * (store/postgres/client.ts; not imported: a coordination may not use the store). Stored keys
+ * keep their form, so nodes of the previous release still meet the same rows; a key is only
+ * ever compared with keys that went through the same replacement, and two that differ only by
+ * NUL against U+FFFD share a row, which for a limit errs on the safe side.
+ */
+export function withoutNul(value: unknown): string {
+  return String(value).replace(/\u0000/g, '\ufffd');
+}
 
 /** What every coordination connection sets on connecting (plain data: the bridge's worker gets it too). */
 export function connectionSettings(o: ConnectionOptions): Record<string, string> {
@@ -59,7 +76,10 @@ export function openPool(o: ConnectionOptions, max: number, settings: Record<str
     backoff: reconnectBackoff,
     idle_timeout: 60,
     // Lease generations are int8 (a sequence): far below 2^53, read as numbers.
-    types: { int8: { to: INT8_OID, from: [INT8_OID], serialize: (v: number) => String(v), parse: (v: string) => Number(v) } },
+    types: {
+      int8: { to: INT8_OID, from: [INT8_OID], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
+      text: { to: TEXT_OID, from: [TEXT_OID, VARCHAR_OID], serialize: withoutNul },
+    },
     connection: settings,
   });
 }
