@@ -42,8 +42,10 @@ eachEngine('accounts', (ctx) => {
     expect(await store.accounts.get(a.id)).toEqual(a);
   });
 
-  it('changes the state and updatedAt of an account, nothing else', async () => {
+  it('changes the state and updatedAt of an account, nothing else, seen by the next read', async () => {
     const a = await ctx.store.accounts.create({ name: 'x', state: 'active' });
+    // Read first: an engine that keeps decoded records must see the change (store/lmdb/accounts.ts).
+    expect(await ctx.store.accounts.get(a.id)).toEqual(a);
     const b = await ctx.store.accounts.setState(a.id, 'suspended');
     expect(b).toMatchObject({ id: a.id, name: 'x', state: 'suspended', createdAt: a.createdAt });
     expect(b!.updatedAt >= a.updatedAt).toBe(true);

@@ -121,6 +121,9 @@ eachEngine('channel deletion', (ctx) => {
     const accountId = await account(ctx.store);
     const c = await ctx.store.channels.create(newChannel(accountId));
     const kept = await ctx.store.channels.create(newChannel(accountId, { name: 'kept' }));
+    // Read first: an engine that keeps decoded records must see the tombstone (store/lmdb/channel-records.ts).
+    expect(await ctx.store.channels.get(c.id)).toEqual(c);
+    expect(await ctx.store.channels.isDeleted(c.id)).toBe(false);
     expect(await ctx.store.channels.delete(c.id)).toBe(true);
     expect(await ctx.store.channels.get(c.id)).toBeUndefined();
     expect(await ctx.store.channels.getRecord(c.id)).toMatchObject({ id: c.id, name: c.name, accountId, deletedAt: expect.any(String) });

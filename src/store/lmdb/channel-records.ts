@@ -5,6 +5,7 @@
  */
 import type { Channel } from '../../domain/types.js';
 import type { StoredChannel } from '../port/channels.js';
+import { deepFreeze } from '../../domain/deep-freeze.js';
 import { revalidated } from './bytes.js';
 import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -13,13 +14,21 @@ export type { StoredChannel } from '../port/channels.js';
 
 /** A live channel, or undefined (also for deleted ones). */
 export function getChannel(store: Store, id: string): Channel | undefined {
-  const c = dbsOf(store).channels.get(id) as StoredChannel | undefined;
+  const c = getChannelRecord(store, id);
   return c && !c.deletedAt ? c : undefined;
 }
 
-/** Includes tombstones, for showing linked channels of a domain. */
+/**
+ * Includes tombstones, for showing linked channels of a domain. Frozen, because the same object
+ * is handed to every reader until the record changes: every send reads its channel (policy, the
+ * sending domain's link) and every delivery asks whether it was deleted, and decoding it each
+ * time was a sixtieth of the SMTP intake's main thread (bench smtp --profile, issue 36). Kept
+ * with the exact bytes it was decoded from and compared at every call, as getDomain does
+ * (domains.ts): any write is seen by the very next read.
+ */
 export function getChannelRecord(store: Store, id: string): StoredChannel | undefined {
-  return dbsOf(store).channels.get(id) as StoredChannel | undefined;
+  const db = dbsOf(store).channels;
+  return revalidated(db, cachesOf(store).channels, id, () => deepFreeze(db.get(id) as StoredChannel));
 }
 
 /**
@@ -28,12 +37,11 @@ export function getChannelRecord(store: Store, id: string): StoredChannel | unde
  * broadcast entry is expanded, no message finished, no webhook posted), whatever the purge
  * has reached. One key read. The dispatcher asks this several times per delivered message, and
  * decoding the channel record each time was a tenth of its main thread (bench --profile, issue
- * 36): the answer is kept with the exact bytes it was decoded from and reused while the stored
- * bytes are the same (compared at every call, so any write is seen by the very next read).
+ * 36): getChannelRecord reuses the decoded record while the stored bytes are the same.
  */
 export function isChannelDeleted(store: Store, id: string): boolean {
-  const db = dbsOf(store).channels;
-  return revalidated(db, cachesOf(store).channels, id, () => (db.get(id) as StoredChannel).deletedAt !== undefined) ?? false;
+  const record = getChannelRecord(store, id);
+  return record !== undefined && record.deletedAt !== undefined;
 }
 
 /** isChannelDeleted, remembered per channel for one pass over many records (a lease, a claim). */

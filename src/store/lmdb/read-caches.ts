@@ -5,7 +5,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { SendingDomain } from '../../domain/sending-domain.js';
-import type { MessageRecord } from '../../domain/types.js';
+import type { Account, MessageRecord } from '../../domain/types.js';
+import type { StoredChannel } from '../port/channels.js';
 
 /** A value derived from a stored record, with the exact stored bytes it came from (bytes.ts revalidated). */
 export interface ByBytes<T> {
@@ -18,6 +19,9 @@ const DOMAINS_MAX = 1000;
 
 /** Bound of the channel cache: the channels whose mail is in the queue, not every channel stored. */
 const CHANNELS_MAX = 1000;
+
+/** Bound of the account cache: the accounts sending now, not every account stored. */
+const ACCOUNTS_MAX = 1000;
 
 /** A message record decoded for a delivery attempt, with its stored bytes (delivery-messages.ts). */
 export interface DeliveryMessage {
@@ -42,11 +46,12 @@ export class ReadCaches {
    */
   readonly domains = new LRUCache<string, ByBytes<SendingDomain>>({ max: DOMAINS_MAX });
   /**
-   * store/channel-records.ts isChannelDeleted, by channel id; revalidated against the stored
-   * bytes at every read, like the domains.
+   * store/channel-records.ts getChannelRecord (and getChannel, isChannelDeleted through it), by
+   * channel id; revalidated against the stored bytes at every read, like the domains.
    */
-  /** Whether each channel's record is a tombstone. */
-  readonly channels = new LRUCache<string, ByBytes<boolean>>({ max: CHANNELS_MAX });
+  readonly channels = new LRUCache<string, ByBytes<StoredChannel>>({ max: CHANNELS_MAX });
+  /** store/accounts.ts getAccount, by account id; revalidated like the domains. */
+  readonly accounts = new LRUCache<string, ByBytes<Account>>({ max: ACCOUNTS_MAX });
   /** store/delivery-messages.ts: the records of the attempts in flight, by message id. */
   readonly deliveryMessages = new LRUCache<string, DeliveryMessage>({ max: DELIVERY_MESSAGES_MAX });
   /** store/webhook-outbox.ts: replaced by a fresh set after a failed commit (see there). */
