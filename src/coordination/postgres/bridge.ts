@@ -21,8 +21,9 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { RECONNECT_BACKOFF_MAX_S } from '../../domain/database-unavailable.js';
+import { textWithoutNul } from '../../domain/postgres-text.js';
 import { BRIDGE_WORKER_SOURCE } from './bridge-worker.js';
-import { bridgeSettings, withoutNul, type ConnectionOptions } from './connection.js';
+import { bridgeSettings, type ConnectionOptions } from './connection.js';
 
 export interface SyncBridgeOptions extends ConnectionOptions {
   /** Longest a call blocks the event loop for its answer. */
@@ -143,7 +144,7 @@ export class SyncBridge {
   }
 }
 
-/** The parameters as the pool's text type would send them (connection.ts withoutNul: no U+0000). */
+/** The parameters as the pool's text type would send them (domain/postgres-text.ts: no U+0000). */
 function sendable(params: unknown[]): unknown[] {
-  return params.map((p) => (typeof p === 'string' ? withoutNul(p) : p));
+  return params.map((p) => (typeof p === 'string' ? textWithoutNul(p) : p));
 }

@@ -8,6 +8,7 @@
  */
 import postgres from 'postgres';
 import { reconnectBackoff } from '../../domain/database-unavailable.js';
+import { textWithoutNul } from '../../domain/postgres-text.js';
 
 export type Sql = postgres.Sql;
 
@@ -22,21 +23,6 @@ export interface ConnectionOptions {
 const INT8_OID = 20;
 const TEXT_OID = 25;
 const VARCHAR_OID = 1043;
-
-/**
- * PostgreSQL's text cannot hold U+0000. Keyed limits, failure windows and counters encode their
- * keys injectively first (index.ts, dbKey); the other string parameters can still carry one from
- * a client: the path parameters of DELETE /ops/sources/{source}/shaping/{site} (an expiring
- * entry's key; the PostgreSQL HTTP fuzz found the 500, SQLSTATE 22021), or a DNS name as a slot's
- * key. So every string parameter has U+0000 replaced by U+FFFD, as the store's client does
- * (store/postgres/client.ts; not imported: a coordination may not use the store). Stored keys
- * keep their form, so nodes of the previous release still meet the same rows; a key is only
- * ever compared with keys that went through the same replacement, and two that differ only by
- * NUL against U+FFFD share a row, which for a limit errs on the safe side.
- */
-export function withoutNul(value: unknown): string {
-  return String(value).replace(/\u0000/g, '\ufffd');
-}
 
 /** What every coordination connection sets on connecting (plain data: the bridge's worker gets it too). */
 export function connectionSettings(o: ConnectionOptions): Record<string, string> {
@@ -78,7 +64,11 @@ export function openPool(o: ConnectionOptions, max: number, settings: Record<str
     // Lease generations are int8 (a sequence): far below 2^53, read as numbers.
     types: {
       int8: { to: INT8_OID, from: [INT8_OID], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
-      text: { to: TEXT_OID, from: [TEXT_OID, VARCHAR_OID], serialize: withoutNul },
+      // U+0000 becomes U+FFFD (domain/postgres-text.ts): keyed limits, failure windows and
+      // counters encode their keys first (index.ts, dbKey), but an expiring entry's key (a path
+      // parameter of DELETE /ops/sources/{source}/shaping/{site}) or a slot's DNS name is sent as
+      // it came; stored keys keep their form, so nodes of the previous release meet the same rows.
+      text: { to: TEXT_OID, from: [TEXT_OID, VARCHAR_OID], serialize: textWithoutNul },
     },
     connection: settings,
   });

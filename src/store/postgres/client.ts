@@ -15,6 +15,7 @@
  */
 import postgres from 'postgres';
 import { reconnectBackoff } from '../../domain/database-unavailable.js';
+import { textWithoutNul } from '../../domain/postgres-text.js';
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
@@ -41,10 +42,6 @@ const JSONB_OID = 3802;
 
 /** A NUL escape of JSON text (after an even number of backslashes, so not an escaped "\\u0000"). */
 const JSON_NUL = /(?<!\\)((?:\\\\)*)\\u0000/g;
-
-export function textWithoutNul(value: unknown): string {
-  return String(value).replace(/\u0000/g, '\ufffd');
-}
 
 export function jsonWithoutNul(value: unknown): string {
   return JSON.stringify(value).replace(JSON_NUL, '$1\\ufffd');
