@@ -117,8 +117,9 @@ export class ClusterSites {
 
   private giveBack(hold: SlotHold): Promise<void> {
     return hold.release().catch((err: unknown) => {
-      // The hold expires by itself (HOLD_TTL_MS); until then the site counts one session too many.
-      this.logger.warn({ err, site: hold.key }, 'shared site slot could not be given back; it expires by itself');
+      // The coordination gives it back once PostgreSQL answers again (slots.ts, owed holds), at
+      // the latest it expires (HOLD_TTL_MS); until then the site counts one session too many.
+      this.logger.warn({ err, site: hold.key }, 'shared site slot could not be given back now; it is given back once the database answers');
     });
   }
 }

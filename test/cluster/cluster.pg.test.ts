@@ -360,7 +360,7 @@ async function diagnose(lost: Attempt[], at: (t: number) => string): Promise<str
   const out: string[] = [];
   try {
     for (const a of lost.slice(0, 5)) {
-      out.push(`${a.tag} via ${a.via} to ${names[a.node]}, ${at(a.startedAt)}-${at(a.endedAt)}: ${a.detail} (${a.messageId})`);
+      out.push(`${a.tag} via ${a.via} to ${names[a.node] ?? '?'}, ${at(a.startedAt)}-${at(a.endedAt)}: ${a.detail} (${a.messageId})`);
       if (!a.messageId) continue;
       const id = a.messageId;
       const rows = {
@@ -542,13 +542,18 @@ describe('three nodes on one PostgreSQL', () => {
         throw new Error(`${err.message}\n${await diagnose(lost, at)}`);
       });
       // Every message the cluster took is delivered (also those whose answer was lost), none is left queued.
+      let stillQueued: string[] = [];
       const queued = await waitFor(
         async () => {
-          const res = await api(0, 'GET', `/activity/messages?channelId=${s.channelId}&status=queued&limit=1`);
+          const res = await api(0, 'GET', `/activity/messages?channelId=${s.channelId}&status=queued&limit=5`);
+          stillQueued = res.status === 200 ? (res.body.results as Array<{ id: string }>).map((m) => m.id) : [];
           return res.status === 200 && res.body.totalCount === 0 ? res : null;
         },
         { what: 'an empty queue', timeout: 60_000 },
-      );
+      ).catch(async (err: Error) => {
+        const left = stillQueued.map((id) => load.attempts.find((a) => a.messageId === id) ?? { tag: '(answer lost)', via: 'http' as const, node: -1, startedAt: 0, endedAt: 0, outcome: 'no_answer' as const, detail: '', messageId: id });
+        throw new Error(`${err.message}: ${stillQueued.join(' ')}\n${await diagnose(left, at)}`);
+      });
       expect(queued.body.results).toEqual([]);
       const deliveredAt = performance.now();
 

@@ -9,12 +9,14 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HOLD_MS } from '../../src/coordination/postgres/rates.js';
-import { HOLD_TTL_MS } from '../../src/coordination/postgres/slots.js';
+import { HOLD_TTL_MS, OWED_RETRY_MS } from '../../src/coordination/postgres/slots.js';
 import { JANITOR_EVERY_MS } from '../../src/coordination/postgres/janitor.js';
 import type { SharedRate } from '../../src/coordination/port.js';
 import { PACER_MARGIN_MS } from '../../src/queue/rate-limiter.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { PgCluster } from '../support/pg-coordination.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+import { waitFor } from '../support/wait.js';
 import { maxInWindow } from '../support/windows.js';
 
 /** A small deterministic PRNG (the run is the same every time). */
@@ -167,6 +169,46 @@ describe('PostgreSQL coordination: shared limits', () => {
     }
     expect(await d.slots('mx-site').held('mx.example')).toBe(1);
     expect(await d.slots('mx-site').acquire('mx.example', 1)).toBeNull();
+  });
+
+  it('gives back a hold whose release, or whose acquire’s answer, was lost to a cut connection as soon as the database answers, not at its ttl', async () => {
+    // Real time here: the owed holds are tried again every OWED_RETRY_MS (1 s) and the wait
+    // below ends long before HOLD_TTL_MS (60 s), so no hold can free itself by expiring.
+    expect(HOLD_TTL_MS).toBeGreaterThan(30_000);
+    const schema = cluster.freshSchema();
+    const url = new URL(cluster.url);
+    const proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port) });
+    try {
+      url.port = String(proxy.port);
+      const a = await cluster.node(schema, undefined, { url: url.toString() });
+      const b = await cluster.node(schema);
+      const held = () => b.slots('mx-site').held('mx.example');
+      const givenBack = (what: string) => waitFor(async () => (await held()) === 0, { what, timeout: 10 * OWED_RETRY_MS });
+
+      const hold = await a.slots('mx-site').acquire('mx.example', 1);
+      expect(hold).not.toBeNull();
+      proxy.cut();
+      await expect(hold!.release()).rejects.toThrow();
+      expect(await held()).toBe(1);
+      proxy.restore();
+      await givenBack('the hold whose release failed to be given back');
+
+      // The INSERT reaches the server and commits; its answer never comes back to a. (a's
+      // connection is open and has the statement prepared first, or the answers to its startup
+      // or to the statement's Parse would be swallowed instead, and nothing would run.)
+      await (await a.slots('mx-site').acquire('mx.example', 1))!.release();
+      proxy.swallowReplies();
+      const lost = a.slots('mx-site').acquire('mx.example', 1);
+      lost.catch(() => undefined); // awaited below, after the cut
+      await waitFor(async () => (await held()) === 1, { what: 'the acquire to commit' });
+      proxy.cut();
+      await expect(lost).rejects.toThrow();
+      proxy.restore();
+      await givenBack('the hold of the unanswered acquire to be given back');
+      expect(await b.slots('mx-site').acquire('mx.example', 1)).not.toBeNull();
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('gives back its leases and slot holds at stop(), so another node has them at once', async () => {

@@ -36,7 +36,7 @@ import { PgLeases } from './leases.js';
 import { PgSharedPacer } from './pacer.js';
 import { PgSharedRate } from './rates.js';
 import { ensureSchema } from './schema.js';
-import { HOLD_TTL_MS, PgSlots, releaseAll, renewAll, type HoldRegistry } from './slots.js';
+import { HOLD_TTL_MS, OWED_RETRY_MS, PgSlots, releaseAll, releaseOwed, renewAll, type HoldRegistry, type OwedReleases } from './slots.js';
 import { coordinationTime, type CoordinationTime } from './time.js';
 import { PgWakeups, wakeChannel } from './wakeups.js';
 
@@ -80,6 +80,7 @@ export class PostgresCoordination implements Coordination {
   private readonly entrySets = new Map<string, ExpiringEntries>();
   private readonly counterSets = new Map<string, Counters>();
   private readonly holds: HoldRegistry = new Map();
+  private readonly owedReleases: OwedReleases = new Map();
   private readonly timers = new Set<Timer>();
   /** Renewals and sweeps under way (settled() waits for them). */
   private readonly running = new Set<Promise<void>>();
@@ -106,6 +107,7 @@ export class PostgresCoordination implements Coordination {
     await this.wakeups.start();
     this.every(HEARTBEAT_EVERY_MS, () => beat(this.sql, this.nodeId, this.run, this.time));
     this.every(HOLD_TTL_MS / 3, () => renewAll(this.volatileSql, this.holds, this.time));
+    this.every(OWED_RETRY_MS, () => releaseOwed(this.volatileSql, this.owedReleases, this.time));
     this.every(JANITOR_EVERY_MS, () => sweep(this.sql, this.time));
   }
 
@@ -115,7 +117,7 @@ export class PostgresCoordination implements Coordination {
     for (const t of this.timers) t.cancel();
     await this.settled();
     for (const { value } of this.rates.values()) value.close();
-    const releases = [this.leases.releaseAll(), releaseAll(this.volatileSql, this.holds), forget(this.sql, this.nodeId, this.run)].map((p) => p.catch(this.onError));
+    const releases = [this.leases.releaseAll(), releaseAll(this.volatileSql, this.holds), releaseOwed(this.volatileSql, this.owedReleases, this.time), forget(this.sql, this.nodeId, this.run)].map((p) => p.catch(this.onError));
     await Promise.all(releases);
     await this.wakeups.stop();
     await this.bridge.close();
@@ -173,7 +175,7 @@ export class PostgresCoordination implements Coordination {
 
   slots(name: string): Slots {
     let s = this.slotSets.get(name);
-    if (!s) this.slotSets.set(name, (s = new PgSlots(this.volatileSql, name, this.holds, this.time)));
+    if (!s) this.slotSets.set(name, (s = new PgSlots(this.volatileSql, name, this.holds, this.owedReleases, this.time)));
     return s;
   }
 
