@@ -51,6 +51,7 @@ import { dashboardSettingsRoutes } from './http/routes/dashboard-settings.js';
 import { HttpServer, type RouteModule } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { Metrics } from './log/metrics.js';
+import { oncePerWindow } from './log/repeats.js';
 import { PublicUrl } from './domain/public-url.js';
 import { readQueueSnapshot } from './ops/queue-snapshot.js';
 import { AccountQueue } from './queue/account-queue.js';
@@ -99,6 +100,9 @@ export interface DaemonOptions {
  * start (delivery's formerNodeIds), not another node's to wait for.
  */
 const LMDB_FORMER_NODE_IDS = ['local'];
+
+/** At most one "cluster coordination statement failed" line per this many ms (log/repeats.ts). */
+const COORDINATION_WARNING_WINDOW_MS = 10_000;
 
 /**
  * The composition root. Its parts, along DESIGN's diagram:
@@ -410,7 +414,9 @@ export class Daemon {
     const onListenerError = (err: unknown, topic: string) => this.logger.error({ err, topic }, 'wake-up listener failed');
     if (this.engine.kind === 'lmdb') return new LocalCoordination({ nodeId, onListenerError });
     const { postgresUrl: url, postgresSchema: schema } = this.config.store;
-    return new PostgresCoordination({ url, schema, nodeId, onListenerError, onError: (err) => this.logger.warn({ err }, 'cluster coordination statement failed') });
+    const failed = oncePerWindow(COORDINATION_WARNING_WINDOW_MS);
+    const onError = (err: unknown) => failed((leftOut) => this.logger.warn({ err, leftOut: leftOut || undefined }, 'cluster coordination statement failed'));
+    return new PostgresCoordination({ url, schema, nodeId, onListenerError, onError });
   }
 
   /** GET /ready: the store, the workers and every listener. */
