@@ -9,14 +9,16 @@ import { isInputError, TaskError } from '../workers/errors.js';
 
 /**
  * Why a try failed, for what happens next. full: the store is full, retried soon (space usually
- * returns). input: the worker's error is about the input, so it comes back the same way on every
+ * returns). unavailable: the cluster's PostgreSQL cannot be reached (store_unavailable), retried
+ * on the same curve as full: it says nothing of the message, and the store would refuse the count
+ * of its tries too. input: the worker's error is about the input, so it comes back the same way on every
  * try (a template that cannot render with this data: templating errors now happen after the 200,
  * since rendering moved after the commit) or the composed message is over the size limit; it is
  * tried again a few times a few seconds apart (a worker that crashed meanwhile gives another
  * error, which starts the count again), then ended. other: retried with a growing wait, never
  * ended: nothing says the message is at fault.
  */
-export type FailureKind = 'full' | 'input' | 'other';
+export type FailureKind = 'full' | 'unavailable' | 'input' | 'other';
 
 /** A composed message over smtp.maxMessageSize: its size comes from the data, known only once composed. */
 export class ComposedTooLarge extends Error {}
@@ -35,6 +37,7 @@ export function failureCode(err: unknown): string {
 
 export function classify(err: unknown): FailureKind {
   if (isAppError(err) && err.code === 'storage_full') return 'full';
+  if (isAppError(err) && err.code === 'store_unavailable') return 'unavailable';
   if (err instanceof ComposedTooLarge) return 'input';
   const task = taskErrorOf(err);
   // From what crossed the thread (code, field): a worker that died gives neither an input code nor a field.
@@ -80,7 +83,7 @@ const FULL_RETRY_MAX_MS = 10_000;
 
 /** The wait before the next try of a message that failed `tries` times, the last time for `kind`. */
 export function waitAfter(p: RetryPolicy, kind: FailureKind, tries: number): number {
-  if (kind === 'full') return Math.min(FULL_RETRY_FIRST_MS * 2 ** (tries - 1), FULL_RETRY_MAX_MS);
+  if (kind === 'full' || kind === 'unavailable') return Math.min(FULL_RETRY_FIRST_MS * 2 ** (tries - 1), FULL_RETRY_MAX_MS);
   if (kind === 'input') return p.confirmMs;
   return Math.min(p.retryMs * 2 ** Math.min(tries - 1, 20), p.maxRetryMs);
 }

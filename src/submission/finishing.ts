@@ -35,11 +35,15 @@ import type { Logger } from 'pino';
 import { LocalCoordination } from '../coordination/local.js';
 import type { Coordination, Lease } from '../coordination/port.js';
 import { definedOnly } from '../domain/defined.js';
+import { oncePerWindow } from '../log/repeats.js';
 import { systemClock, type Clock, type Timer } from '../queue/clock.js';
 import type { StorePort } from '../store/port/index.js';
 import type { FinishedMessage, UnfinishedFailure } from '../store/port/messages.js';
 import { classify, ComposedTooLarge, countFailure, failureCode, keptTries, unfinishedFailure, waitAfter, type Failures, type RetryPolicy } from './finishing-failures.js';
 import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
+
+/** At most one warning per this many ms while the store cannot be reached. */
+const UNREACHABLE_LOG_MS = 10_000;
 
 /**
  * The request as committed: the engagement input without its HMAC key, which stays in the
@@ -145,6 +149,8 @@ export class FinishingStage {
   private readonly policy: RetryPolicy;
   private readonly confirmTries: number;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** The warning of an unreachable store, at most once per UNREACHABLE_LOG_MS (log/repeats.ts). */
+  private readonly unreachable = oncePerWindow(UNREACHABLE_LOG_MS);
   private started = false;
   /** stop() is finishing what waits: failures are no longer retried. */
   private stopping = false;
@@ -446,9 +452,11 @@ export class FinishingStage {
     const f = countFailure(this.tries.get(messageId) ?? { tries: 0, same: 0 }, kind, reason, err);
     this.tries.set(messageId, f);
     if (kind === 'input' && f.same >= this.confirmTries) return void this.end(messageId, err, reason);
-    // Not for a full store, which would refuse this write too (and whose failure says nothing of the input).
-    if (kind !== 'full') this.keep(messageId, f);
+    // Not for a full or unreachable store, which would refuse this write too (and whose failure says nothing of the input).
+    if (kind !== 'full' && kind !== 'unavailable') this.keep(messageId, f);
     if (kind === 'full' && f.tries === 1) this.o.logger.warn({ messageId }, 'storage full while storing a finished message; retrying until space returns');
+    // One line for all the messages of an outage, not one per message (a backlog of thousands).
+    if (kind === 'unavailable') this.unreachable((leftOut) => this.o.logger.warn({ err, leftOut: leftOut || undefined }, 'the store cannot be reached; messages waiting to be composed or signed are tried again until it answers'));
     // Once per message, not per try: a pool that stays down would otherwise log every few seconds per message.
     if (kind === 'other' && !f.logged) {
       f.logged = true;

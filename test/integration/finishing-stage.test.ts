@@ -223,6 +223,32 @@ describe('FinishingStage', () => {
     expect(await dueJobIds(t.store)).toHaveLength(1);
   });
 
+  it('waits out a store that cannot be reached: one warning for all its messages, no count of tries written, none ended', async () => {
+    const warn = vi.fn();
+    const error = vi.fn();
+    const logger = { info: vi.fn(), warn, error, debug: vi.fn(), child: () => logger } as unknown as Logger;
+    const kept = vi.spyOn(t.store.messages, 'recordFinishingTries');
+    let calls = 0;
+    const unreachable = async (input: Parameters<typeof fakeSign>[0]) => {
+      // Every message fails more often than the tries that end a message whose input fails (3).
+      if (++calls <= 5 * 4) throw new AppError('store_unavailable', 'The store cannot be reached');
+      return fakeSign(input);
+    };
+    const s = newStage({ sign: unreachable, logger });
+    await s.start();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one.test`], signingDomain: 'sender.test' }));
+    s.schedule(ids);
+    for (const id of ids) await signed(id);
+    expect(calls).toBeGreaterThan(20);
+    expect(kept).not.toHaveBeenCalled();
+    expect(error).not.toHaveBeenCalled();
+    const lines = warn.mock.calls.filter(([, msg]) => typeof msg === 'string' && msg.startsWith('the store cannot be reached'));
+    expect(lines).toHaveLength(1);
+    for (const id of ids) expect((await t.store.events.ofMessage(id)).some((e) => e.eventType === 'bounced')).toBe(false);
+    expect(await dueJobIds(t.store)).toHaveLength(5);
+  });
+
   it('walks a backlog left in the store a page at a time, holding at most a page of it in memory', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 9; i++) ids.push(await queueMessage(t.store, { to: [`r${i}@one.test`], signingDomain: 'sender.test' }));
