@@ -15,7 +15,7 @@
  */
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { authenticate, type AuthenticateResult, type DKIMResult } from 'mailauth';
+import type { AuthenticateResult, DKIMResult } from 'mailauth';
 import { authResolver, type AuthDns } from './auth-resolver.js';
 import { capSignatureFields } from './signature-fields.js';
 
@@ -50,6 +50,9 @@ export async function verifyMessage(input: VerifyInput): Promise<AuthVerdicts> {
     now,
   });
   try {
+    // Imported on first use: mailauth's module graph (joi, undici, about 0.3 s) was loaded at
+    // every start of the daemon, inbound mail or not. Node keeps it loaded after.
+    const { authenticate } = await import('mailauth');
     const result = await authenticate(Readable.from(turnByTurn(capSignatureFields(input.raw))), {
       ip: input.clientAddress,
       helo: input.helo,

@@ -12,8 +12,8 @@
  * renders the same three sources for every entry, and compiling them again each time cost as
  * much as the RSA signature (bench/RESULTS.md, broadcast section).
  */
+import { createRequire } from 'node:module';
 import Handlebars from 'handlebars';
-import juice from 'juice';
 import { LRUCache } from 'lru-cache';
 import { TaskError } from './errors.js';
 import { templatePosition } from './template-position.js';
@@ -260,8 +260,16 @@ export function headerSafe(value: string): string {
   return value.replace(/\r\n|\r|\n/g, ' ');
 }
 
+/**
+ * juice (and cheerio under it, about a quarter of a second of module loading) is required on
+ * first use: only a worker thread inlines styles, while the main thread loads this module for
+ * TemplateChecker, and every start of the daemon paid for it (issue 36: a start timed out in CI).
+ */
+const requireHere = createRequire(import.meta.url);
+
 function inlineCss(html: string): string {
   try {
+    const juice = requireHere('juice') as typeof import('juice');
     return juice(html);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
