@@ -105,7 +105,7 @@ export async function startServe(env: Record<string, string | undefined>, timeou
   const exitedEarly = () => exitCode !== undefined && `postrider serve exited with ${exitCode}`;
   await waitFor(answers, { what: 'postrider serve to answer on its HTTP port', timeout: timeoutMs, failFast: exitedEarly }).catch((err: Error) => {
     child.kill('SIGKILL'); // not answering: do not leave it behind (a no-op once it has exited)
-    throw new Error(`${err.message}\nstderr: ${stderr}`);
+    throw new Error(`${err.message}\nstderr: ${stderr}\nlog: ${stdout.slice(-4000)}`);
   });
 
   return {
