@@ -122,7 +122,7 @@ export async function releaseOwed(sql: Sql, owed: OwedReleases, time: Coordinati
   for (const [id, since] of owed) if (time.local() - since >= HOLD_TTL_MS) owed.delete(id);
   if (owed.size === 0) return;
   const ids = [...owed.keys()];
-  await sql`UPDATE coord_slots s SET holds = s.holds - ${ids}::text[] WHERE s.holds ?| ${ids}::text[]`;
+  await removeHolds(sql, ids);
   for (const id of ids) owed.delete(id);
 }
 
@@ -131,5 +131,10 @@ export async function releaseAll(sql: Sql, holds: HoldRegistry): Promise<void> {
   if (holds.size === 0) return;
   const ids = [...holds.keys()];
   holds.clear();
-  await sql`UPDATE coord_slots s SET holds = s.holds - ${ids}::text[] WHERE s.holds ?| ${ids}::text[]`;
+  await removeHolds(sql, ids);
+}
+
+/** Takes the holds `ids` out of whichever rows hold them, in one statement (an id no row holds is skipped). */
+function removeHolds(sql: Sql, ids: string[]): Promise<unknown> {
+  return sql`UPDATE coord_slots s SET holds = s.holds - ${ids}::text[] WHERE s.holds ?| ${ids}::text[]`;
 }
