@@ -52,9 +52,14 @@ export function verifyToken(secret: Buffer, token: string, kind: TokenKind): Tok
   if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return null;
   const dot = token.lastIndexOf('.');
   if (dot <= 0 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) return null;
-  const payload = Buffer.from(token.slice(0, dot), 'base64url');
-  const given = Buffer.from(token.slice(dot + 1), 'base64url');
-  const expected = mac(secret, payload);
+  const payloadText = token.slice(0, dot);
+  const payload = Buffer.from(payloadText, 'base64url');
+  // Only the one canonical encoding passes (RFC 4648 3.5): Node's decoder ignores the unused low
+  // bits of the last character, so without these checks each token had several spellings that
+  // all verified, and an "altered" MAC that only touched those bits still redirected.
+  if (payload.toString('base64url') !== payloadText) return null;
+  const given = Buffer.from(token.slice(dot + 1), 'ascii');
+  const expected = Buffer.from(mac(secret, payload).toString('base64url'), 'ascii');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   const fields = payload.toString('utf8').split('\n');
   if (fields[0] !== KIND_CODE[kind] || !UUID.test(fields[1] ?? '')) return null;

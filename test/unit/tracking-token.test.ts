@@ -25,6 +25,32 @@ describe('tracking tokens', () => {
     expect(verifyToken(secret, 'x'.repeat(20_000), 'open')).toBeNull();
   });
 
+  it('accepts a token only in its one canonical encoding, not with the unused bits of a last character set', () => {
+    const open = signToken(secret, { kind: 'open', messageId, recipient: 'ann@example.net' });
+    const [payload, mac] = open.split('.');
+    // 16 MAC bytes are 22 characters whose last carries 2 bits of data and 4 unused ones; a
+    // lenient decoder reads every one of these spellings as the same MAC.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(mac.at(-1)!);
+    const spellings = [...alphabet].filter((c, i) => i !== last && i >> 4 === last >> 4);
+    expect(spellings).toHaveLength(15);
+    for (const c of spellings) {
+      const other = mac.slice(0, -1) + c;
+      expect(Buffer.from(other, 'base64url').equals(Buffer.from(mac, 'base64url'))).toBe(true);
+      expect(verifyToken(secret, `${payload}.${other}`, 'open')).toBeNull();
+    }
+    expect(verifyToken(secret, open, 'open')).not.toBeNull();
+    // A payload of 1 + 1 + 36 + 1 + 14 = 53 bytes leaves 2 unused bits in its last character too.
+    const short = signToken(secret, { kind: 'open', messageId, recipient: 'an@example.net' });
+    const [shortPayload, shortMac] = short.split('.');
+    expect(Buffer.from(shortPayload, 'base64url').length % 3).toBe(2);
+    const lastP = alphabet.indexOf(shortPayload.at(-1)!);
+    const otherP = shortPayload.slice(0, -1) + alphabet[lastP ^ 1];
+    expect(Buffer.from(otherP, 'base64url').equals(Buffer.from(shortPayload, 'base64url'))).toBe(true);
+    expect(verifyToken(secret, `${otherP}.${shortMac}`, 'open')).toBeNull();
+    expect(verifyToken(secret, short, 'open')).not.toBeNull();
+  });
+
   it('refuses a click token whose signed target is not http(s)', () => {
     const js = signToken(secret, { kind: 'click', messageId, recipient: '', url: 'javascript:alert(1)' });
     expect(verifyToken(secret, js, 'click')).toBeNull();
