@@ -15,7 +15,7 @@ import path from 'node:path';
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
 import { AppError } from '../../domain/errors.js';
 import { settledWithin } from '../../domain/settle.js';
-import { damaged } from './data-file.js';
+import { damaged, inspectDataFile } from './data-file.js';
 import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
 import { examineDataFolder, markerDate, writeMarker } from './marker.js';
 import { OutboxSignal } from './outbox-signal.js';
@@ -326,12 +326,19 @@ function readEdges(dbs: Dbs): void {
   }
 }
 
-/** LMDB's own view of the environment (mdb_env_info) must fit in the file it maps. */
+/**
+ * LMDB's own view of the environment (mdb_env_info) must fit in the file it maps. A file may end
+ * before LMDB's last page where every missing page is free (data-file.ts, checked again here in
+ * case the file changed since): refusing any short file here refused healthy ones that end in
+ * loose pages, which data-file.ts lets through.
+ */
 function checkEnvInfo(root: RootDatabase<any, any>, file: string): void {
   const info = root.getStats() as { lastPageNumber: number; pageSize: number };
   const needed = (info.lastPageNumber + 1) * info.pageSize;
   const size = fs.statSync(file).size;
-  if (size < needed) throw damaged(file, `LMDB needs ${needed} bytes, the file has ${size} (truncated)`);
+  if (size >= needed) return;
+  const checked = inspectDataFile(file);
+  if (info.lastPageNumber > checked.lastPage) throw damaged(file, `LMDB needs ${needed} bytes, the file has ${size} (truncated)`);
 }
 
 /** LMDB's own error codes (MDB_CORRUPTED, MDB_INVALID...) are negative; errno values are not. */
