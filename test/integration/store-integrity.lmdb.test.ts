@@ -66,6 +66,15 @@ describe('the data file check', () => {
     expect(info.lastPage).toBeGreaterThan(10);
     expect(info.sizeBytes).toBeGreaterThanOrEqual((info.lastPage + 1) * info.pageSize);
   });
+
+  it('refuses to read, as no store, an LMDB file without postrider\'s databases (before: a TypeError)', async () => {
+    const env = open({ path: path.join(dir, 'db') });
+    await env.put('not', 'ours');
+    await env.close();
+    const err = await new LmdbStore({ dataDir: dir, readOnly: true, mustExist: true }).start().then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreProblem);
+    expect(err).toMatchObject({ code: 'no_store', exitCode: 66, message: expect.stringContaining("without postrider's databases") });
+  });
 });
 
 describe('the data folder marker', () => {

@@ -110,6 +110,13 @@ export class Store {
       await settledWithin(root.close(), STOP_WAIT_MS);
       throw asDamaged(this.file, err);
     }
+    if (!dbs.meta) {
+      // Only read-only: a read-write open creates every database. An LMDB file without
+      // postrider's own databases was written by something else (postrider creates them all at
+      // its first start, before its first commit).
+      await settledWithin(root.close(), STOP_WAIT_MS);
+      throw new StoreProblem('no_store', `${this.file} is an LMDB file without postrider's databases: there is no postrider store in ${this.opts.dataDir}`);
+    }
     this.rootDb = root;
     this.dbsOpen = dbs;
     this.cachesOpen = new ReadCaches();
