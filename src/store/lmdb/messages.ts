@@ -12,7 +12,7 @@
  * has what intake knew (no rendered html or text of a template, an estimated size) until then.
  */
 import { randomUUID } from 'node:crypto';
-import { acceptedDetails, eventBase, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
+import { acceptedDetails, eventBase, messageEvent, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
 import { firstDueMs } from '../../domain/schedule.js';
 import { laterSimulation, simulatedAtCommit, simulatedEvents } from '../../domain/sandbox-outcome.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
@@ -67,8 +67,8 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const byDomain = queued ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
   const base = eventBase(r);
   const ts = now.toISOString();
-  const accepted = appendEventInTxn(store, { ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: acceptedDetails(r) });
-  appendEventInTxn(store, { ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
+  const accepted = appendEventInTxn(store, messageEvent(base, { eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: acceptedDetails(r) }));
+  appendEventInTxn(store, messageEvent(base, { eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } }));
   // The accepted event's seq is kept so that leaving the queue is a key removal (dequeueMessageInTxn).
   const record: MessageRecord = { ...r, ...laterSimulation(m, queued), status: queued ? 'queued' : 'sent', openJobs: byDomain.size, acceptedSeq: accepted.seq };
   dbsOf(store).messages.put(r.id, record);

@@ -6,7 +6,7 @@
  * bounces. The same records, jobs and events as the LMDB engine's messages.ts commitMessages.
  */
 import { randomUUID } from 'node:crypto';
-import { acceptedDetails, eventBase, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
+import { acceptedDetails, eventBase, messageEvent, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
 import { firstDueMs } from '../../domain/schedule.js';
 import { laterSimulation, simulatedAtCommit, simulatedEvents } from '../../domain/sandbox-outcome.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
@@ -34,8 +34,8 @@ export function planSubmission(messages: readonly AcceptedMessage[], now: Date):
     const record: MessageRecord = { ...r, ...laterSimulation(m, queued), status: queued ? 'queued' : 'sent', openJobs: byDomain.size };
     plan.stored.push({ accepted: m, record });
     const base = eventBase(r);
-    plan.events.push({ ...base, eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: acceptedDetails(r) });
-    plan.events.push({ ...base, eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } });
+    plan.events.push(messageEvent(base, { eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: acceptedDetails(r) }));
+    plan.events.push(messageEvent(base, { eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } }));
     // A message to finish first: its jobs wait (not due) until storeFinished.
     const due = !awaitsFinishing(m);
     for (const [domain, recipients] of byDomain) plan.jobs.push({ job: newJob(r, domain, recipients, ts), due });
