@@ -144,8 +144,12 @@ function bodyText(top: Fields, body: Buffer, eol: string): Body | undefined {
   return out;
 }
 
-/** A text leaf's decoded content, or undefined when mailparser would treat it otherwise. */
-function leafText(fields: Fields, params: Record<string, string>, body: Buffer): string | undefined {
+/**
+ * A text leaf's decoded content, or undefined when mailparser would treat it otherwise. `body`:
+ * the leaf's octets, as a Buffer (a single-part message) or as a latin1 string (one octet per
+ * character: a part, cut from the multipart text, so that its octets are not copied once more).
+ */
+function leafText(fields: Fields, params: Record<string, string>, body: Buffer | string): string | undefined {
   if (fields.has('content-disposition')) return undefined;
   if (params.format && params.format.toLowerCase() === 'flowed') return undefined;
   const charset = (params.charset ?? 'utf-8').toLowerCase().replace(/[^a-z0-9]+/g, '');
@@ -153,13 +157,17 @@ function leafText(fields: Fields, params: Record<string, string>, body: Buffer):
   const encoding = (fields.get('content-transfer-encoding') ?? '7bit').toLowerCase();
   let bytes: Buffer;
   if (encoding === 'quoted-printable') {
-    const qp = body.toString('latin1');
+    const qp = latin1Of(body);
     if (!isAscii(qp)) return undefined;
     bytes = decodeQp(qp);
-  } else if (encoding === 'base64') bytes = Buffer.from(body.toString('latin1'), 'base64');
-  else if (encoding === '7bit' || encoding === '8bit' || encoding === 'binary') bytes = body;
+  } else if (encoding === 'base64') bytes = Buffer.from(latin1Of(body), 'base64');
+  else if (encoding === '7bit' || encoding === '8bit' || encoding === 'binary') bytes = typeof body === 'string' ? Buffer.from(body, 'latin1') : body;
   else return undefined;
   return bytes.toString().replace(/\r?\n/g, '\n');
+}
+
+function latin1Of(body: Buffer | string): string {
+  return typeof body === 'string' ? body : body.toString('latin1');
 }
 
 /** RFC 2045 6.7, as libqp (mailparser's decoder) reads it: soft breaks out, =XX to the byte. */
@@ -194,41 +202,49 @@ function hexValue(c: number): number {
 /**
  * The body parts of a multipart entity (RFC 2046 5.1.1): between "--boundary" lines, the line
  * break before each delimiter belongs to the delimiter. Undefined without a close delimiter,
- * or when a part's header block is not plain ASCII or repeats a field we read.
+ * or when a part's header block is not plain ASCII or repeats a field we read. A part's body is
+ * cut from the entity's latin1 text by offset (`start` of its first line, `end` before the line
+ * break of the delimiter after it), not joined again from its lines.
  */
-function splitParts(body: Buffer, boundary: string, eol: string): { fields: Fields; body: Buffer }[] | undefined {
+function splitParts(body: Buffer, boundary: string, eol: string): { fields: Fields; body: string }[] | undefined {
   const text = body.toString('latin1');
-  const lines = text.split(eol);
   const open = `--${boundary}`;
   const close = `--${boundary}--`;
-  const parts: string[][] = [];
-  let cur: string[] | null = null;
+  const parts: { lines: string[]; start: number; end: number }[] = [];
+  let cur: { lines: string[]; start: number; end: number } | null = null;
   let closed = false;
-  for (const line of lines) {
+  let at = 0; // offset of `line` in text
+  for (const line of text.split(eol)) {
     // Only a line that starts with "--" can be a delimiter: the others skip the trim.
     const bare = line.startsWith('--') ? trimBlanksEnd(line) : line;
-    if (bare === close) {
-      if (cur) parts.push(cur);
-      closed = true;
-      break;
-    }
-    if (bare === open) {
-      if (cur) parts.push(cur);
+    if (bare === open || bare === close) {
+      if (cur) {
+        cur.end = at - eol.length;
+        parts.push(cur);
+      }
+      if (bare === close) {
+        closed = true;
+        break;
+      }
       // The fast path takes two parts: a third is mailparser's, so stop reading here.
       if (parts.length === 2) return undefined;
-      cur = [];
-    } else if (cur) cur.push(line);
+      cur = { lines: [], start: at + line.length + eol.length, end: 0 };
+    } else if (cur) cur.lines.push(line);
+    at += line.length + eol.length;
   }
   if (!closed) return undefined;
-  const out: { fields: Fields; body: Buffer }[] = [];
+  const out: { fields: Fields; body: string }[] = [];
   for (const p of parts) {
-    const blank = p.indexOf('');
+    const blank = p.lines.indexOf('');
     if (blank < 0) return undefined;
-    const head = p.slice(0, blank);
+    const head = p.lines.slice(0, blank);
     if (head.some((l) => !isAscii(l) || l.startsWith('--'))) return undefined;
     const fields = fieldsOf(foldFields(head, eol));
     if (!fields) return undefined;
-    out.push({ fields, body: Buffer.from(p.slice(blank + 1).join(eol), 'latin1') });
+    // The body starts after the blank line; an empty body has start > end, and slice gives ''.
+    let start = p.start;
+    for (let i = 0; i <= blank; i++) start += p.lines[i]!.length + eol.length;
+    out.push({ fields, body: text.slice(start, p.end) });
   }
   return out;
 }

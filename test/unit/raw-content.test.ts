@@ -78,4 +78,17 @@ describe('reading an SMTP message for activity (raw-content.ts)', () => {
     expect(fast).toBeDefined();
     expect(fast).toEqual(await parsedContent(raw));
   });
+
+  it('reads 8bit UTF-8 parts of a multipart, and an empty part body, as mailparser does', async () => {
+    const raw = Buffer.from(
+      'From: a@example.com\r\nTo: b@example.net\r\nContent-Type: multipart/alternative; boundary=b1\r\n\r\n' +
+        '--b1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nGrüße aus Köln ✓\r\nzweite Zeile\r\n' +
+        '--b1\r\nContent-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n' +
+        '--b1--\r\n',
+      'utf8',
+    );
+    const fast = fastContent(splitMessage(raw));
+    expect(fast).toEqual({ subject: '', to: [{ email: 'b@example.net' }], cc: [], replyTo: [], attachments: [], text: 'Grüße aus Köln ✓\nzweite Zeile' });
+    expect(fast).toEqual(await parsedContent(raw));
+  });
 });
