@@ -40,7 +40,7 @@ import { systemClock, type Clock, type Timer } from '../queue/clock.js';
 import type { StorePort } from '../store/port/index.js';
 import type { FinishedMessage, UnfinishedFailure } from '../store/port/messages.js';
 import { classify, ComposedTooLarge, countFailure, failureCode, keptTries, unfinishedFailure, waitAfter, type Failures, type RetryPolicy } from './finishing-failures.js';
-import type { BuildRequest, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
+import type { BuildRequest, DkimKeyRef, DomainRegistry, FinishRequest, MessageBuilder } from './ports.js';
 
 /** At most one warning per this many ms while the store cannot be reached. */
 const UNREACHABLE_LOG_MS = 10_000;
@@ -108,6 +108,9 @@ interface Job {
   request: FinishRequest;
   composed: boolean;
 }
+
+/** The DKIM keys one pool task's messages read, by account and domain (FinishingStage.signingKey). */
+type BatchKeys = Map<string, Promise<DkimKeyRef | undefined>>;
 
 /**
  * Where the walk of the store's waiting entries is (pendingSignaturesAfter): the last key read
@@ -383,8 +386,9 @@ export class FinishingStage {
   private async finishAll(ids: readonly string[]): Promise<void> {
     const done: FinishedMessage[] = [];
     const jobs: Job[] = [];
+    const keys: BatchKeys = new Map();
     for (const id of ids) {
-      const job = await this.jobOf(id, done);
+      const job = await this.jobOf(id, done, keys);
       if (job) jobs.push(job);
     }
     const settled = jobs.length > 0 ? await this.o.builder.finish(jobs.map((j) => j.request)) : [];
@@ -408,14 +412,14 @@ export class FinishingStage {
   }
 
   /** The pool's work for one committed message; what needs none goes straight to `done`. */
-  private async jobOf(messageId: string, done: FinishedMessage[]): Promise<Job | undefined> {
+  private async jobOf(messageId: string, done: FinishedMessage[], keys: BatchKeys): Promise<Job | undefined> {
     const pending = await this.o.store.messages.unfinished(messageId);
     if (!pending) return undefined;
     // Failures counted by an earlier run (or before stop()): counting goes on from them.
     if (pending.failures && !this.tries.has(messageId)) this.tries.set(messageId, { ...pending.failures });
     // The message went before it was finished: storing "nothing" only ends its wait.
     if (pending.gone) return void done.push({ messageId, body: new Uint8Array(0) });
-    const key = pending.domain ? await this.o.domains.signingKey({ accountId: pending.accountId, domainName: pending.domain }) : undefined;
+    const key = pending.domain ? await this.signingKey(keys, pending.accountId, pending.domain) : undefined;
     if (pending.domain && !key) this.o.logger.warn({ messageId, domain: pending.domain }, 'the domain has no DKIM key any more: message sent unsigned');
     const compose = pending.compose as CommittedRequest | undefined;
     if (!compose) {
@@ -423,6 +427,18 @@ export class FinishingStage {
       return { messageId, request: { raw: pending.body!, dkim: key }, composed: false };
     }
     return { messageId, request: { build: await this.withSecret(compose), dkim: key }, composed: true };
+  }
+
+  /**
+   * The domain's DKIM key, read once per batch: a batch's messages come from few domains, and
+   * each read decodes the domain's record with its private key (about 2 KB per message on the
+   * main thread; bench/alloc.mjs).
+   */
+  private signingKey(keys: BatchKeys, accountId: string, domainName: string): Promise<DkimKeyRef | undefined> {
+    const id = `${accountId}\u0000${domainName}`;
+    let key = keys.get(id);
+    if (!key) keys.set(id, (key = this.o.domains.signingKey({ accountId, domainName })));
+    return key;
   }
 
   /** What the worker composes from: the committed request with the tracking secret, without what only the stage reads. */
