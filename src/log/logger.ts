@@ -39,7 +39,9 @@ export const REDACT = {
  */
 function skipRedactionOfScalars(logger: Logger): Logger {
   type Stringify = (value: unknown, safe?: unknown) => string | undefined;
-  const stringifiers = (logger as unknown as Record<symbol, Record<string | symbol, Stringify>>)[pino.symbols.stringifiersSym]!;
+  const stringifiers = (logger as unknown as Record<symbol, Record<string | symbol, Stringify> | undefined>)[pino.symbols.stringifiersSym];
+  // A pino that keeps its redactors elsewhere is left as it is: slower, never less censored.
+  if (typeof stringifiers !== 'object' || stringifiers === null) return logger;
   for (const key of Reflect.ownKeys(stringifiers)) {
     const redact = stringifiers[key]!;
     if (key === pino.symbols.redactFmtSym || typeof redact !== 'function') continue;
