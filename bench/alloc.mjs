@@ -21,7 +21,7 @@ import autocannon from 'autocannon';
 import { cpuMs, finished } from './lib/cpu.mjs';
 import { startDns } from './lib/dns.mjs';
 import { allocTable, analyze } from './lib/heap-profile.mjs';
-import { composedMessage, FROM, sendPayload, TO } from './lib/message.mjs';
+import { composedMessage, FROM, sendLoad, TO } from './lib/message.mjs';
 import { freePort, publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
 import { startSink } from './lib/sink.mjs';
 import { submissionLoad } from './lib/smtp-load.mjs';
@@ -48,14 +48,7 @@ async function waitFile(file, ms = 60_000) {
 }
 
 async function httpLoad(p, channelId, amount, connections) {
-  const r = await autocannon({
-    url: `${p.url}/send/transactional`,
-    method: 'POST',
-    connections,
-    amount,
-    headers: { authorization: `Bearer ${p.apiKey}`, 'content-type': 'application/json', 'x-service-channel-id': channelId },
-    body: JSON.stringify(sendPayload()),
-  });
+  const r = await autocannon(sendLoad(p, channelId, { amount, connections }));
   return { ok: r['2xx'], failed: r.non2xx + r.errors + r.timeouts };
 }
 

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { startDns } from './lib/dns.mjs';
-import { composedMessage, sendPayload } from './lib/message.mjs';
+import { composedMessage, sendLoad } from './lib/message.mjs';
 import { benchPostfix, deleteQueue, postfixCpuMs, setHold, smtpSource } from './lib/postfix.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
 import { printProfiles } from './lib/profile.mjs';
@@ -37,14 +37,7 @@ export const meta = {
 async function cannon(p, channelId, { amount, connections }) {
   const t0 = performance.now();
   let last = t0;
-  const instance = autocannon({
-    url: `${p.url}/send/transactional`,
-    method: 'POST',
-    connections,
-    amount,
-    headers: { authorization: `Bearer ${p.apiKey}`, 'content-type': 'application/json', 'x-service-channel-id': channelId },
-    body: JSON.stringify(sendPayload()),
-  });
+  const instance = autocannon(sendLoad(p, channelId, { amount, connections }));
   instance.on('response', () => (last = performance.now()));
   const result = await instance;
   const ok = result['2xx'];

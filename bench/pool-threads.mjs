@@ -8,7 +8,7 @@
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { startDns } from './lib/dns.mjs';
-import { sendPayload } from './lib/message.mjs';
+import { sendLoad } from './lib/message.mjs';
 import { publishSinkDomains, setupSender, startPostrider } from './lib/postrider.mjs';
 import { best, fmt, table } from './lib/report.mjs';
 import { cpuMs } from './lib/cpu.mjs';
@@ -23,14 +23,7 @@ export const meta = {
 
 async function cannon(p, channelId, { amount, connections }) {
   const cpu0 = cpuMs(p.pid);
-  const r = await autocannon({
-    url: `${p.url}/send/transactional`,
-    method: 'POST',
-    connections,
-    amount,
-    headers: { authorization: `Bearer ${p.apiKey}`, 'content-type': 'application/json', 'x-service-channel-id': channelId },
-    body: JSON.stringify(sendPayload()),
-  });
+  const r = await autocannon(sendLoad(p, channelId, { amount, connections }));
   const cpu1 = cpuMs(p.pid);
   const ok = r['2xx'];
   const cpu = cpu0 && cpu1 ? { main: (cpu1.main - cpu0.main) / ok, total: (cpu1.total - cpu0.total) / ok } : null;

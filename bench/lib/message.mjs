@@ -31,6 +31,18 @@ export function sendPayload(to = TO) {
   return { from: FROM, to: [to], subject: SUBJECT, text: TEXT, html: HTML, tags: ['receipt'] };
 }
 
+/** autocannon's options for `amount` POST /send/transactional of sendPayload() over `connections`, to postrider `p` (bench/lib/postrider.mjs). */
+export function sendLoad(p, channelId, { amount, connections }) {
+  return {
+    url: `${p.url}/send/transactional`,
+    method: 'POST',
+    connections,
+    amount,
+    headers: { authorization: `Bearer ${p.apiKey}`, 'content-type': 'application/json', 'x-service-channel-id': channelId },
+    body: JSON.stringify(sendPayload()),
+  };
+}
+
 /** The message as postrider composes it (unsigned), CRLF line ends. */
 export async function composedMessage(to = TO) {
   const out = await new WorkerTasks().buildMessage({

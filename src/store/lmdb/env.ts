@@ -110,13 +110,7 @@ export class Store {
       await settledWithin(root.close(), STOP_WAIT_MS);
       throw asDamaged(this.file, err);
     }
-    if (!dbs.meta) {
-      // Only read-only: a read-write open creates every database. An LMDB file without
-      // postrider's own databases was written by something else (postrider creates them all at
-      // its first start, before its first commit).
-      await settledWithin(root.close(), STOP_WAIT_MS);
-      throw new StoreProblem('no_store', `${this.file} is an LMDB file without postrider's databases: there is no postrider store in ${this.opts.dataDir}`);
-    }
+    if (!dbs.meta) await this.refuseForeign(root);
     this.rootDb = root;
     this.dbsOpen = dbs;
     this.cachesOpen = new ReadCaches();
@@ -141,6 +135,16 @@ export class Store {
     }
     // After the first commit: from now on a missing data.mdb is a loss, not a first start.
     if (!folder.marked) writeMarker(this.opts.dataDir);
+  }
+
+  /**
+   * Only read-only can a database be absent: a read-write open creates every one. An LMDB file
+   * without postrider's own databases was written by something else (postrider creates them all
+   * at its first start, before its first commit).
+   */
+  private async refuseForeign(root: RootDatabase<any, any>): Promise<never> {
+    await settledWithin(root.close(), STOP_WAIT_MS);
+    throw new StoreProblem('no_store', `${this.file} is an LMDB file without postrider's databases: there is no postrider store in ${this.opts.dataDir}`);
   }
 
   /**
