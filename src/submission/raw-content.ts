@@ -199,19 +199,26 @@ function hexValue(c: number): number {
   return -1;
 }
 
+/** A part while splitParts reads it: its header lines, where its body starts (-1 before the blank line) and ends. */
+interface PartSpan {
+  head: string[];
+  bodyStart: number;
+  end: number;
+}
+
 /**
  * The body parts of a multipart entity (RFC 2046 5.1.1): between "--boundary" lines, the line
  * break before each delimiter belongs to the delimiter. Undefined without a close delimiter,
  * or when a part's header block is not plain ASCII or repeats a field we read. A part's body is
- * cut from the entity's latin1 text by offset (`start` of its first line, `end` before the line
- * break of the delimiter after it), not joined again from its lines.
+ * cut from the entity's latin1 text by offset (after its first empty line, up to the line break
+ * of the delimiter after it), not joined again from its lines.
  */
 function splitParts(body: Buffer, boundary: string, eol: string): { fields: Fields; body: string }[] | undefined {
   const text = body.toString('latin1');
   const open = `--${boundary}`;
   const close = `--${boundary}--`;
-  const parts: { lines: string[]; start: number; end: number }[] = [];
-  let cur: { lines: string[]; start: number; end: number } | null = null;
+  const parts: PartSpan[] = [];
+  let cur: PartSpan | null = null;
   let closed = false;
   let at = 0; // offset of `line` in text
   for (const line of text.split(eol)) {
@@ -228,23 +235,23 @@ function splitParts(body: Buffer, boundary: string, eol: string): { fields: Fiel
       }
       // The fast path takes two parts: a third is mailparser's, so stop reading here.
       if (parts.length === 2) return undefined;
-      cur = { lines: [], start: at + line.length + eol.length, end: 0 };
-    } else if (cur) cur.lines.push(line);
+      cur = { head: [], bodyStart: -1, end: 0 };
+    } else if (cur && cur.bodyStart < 0) {
+      // The header block ends at the part's first empty line; the body starts after it.
+      if (line === '') cur.bodyStart = at + eol.length;
+      else cur.head.push(line);
+    }
     at += line.length + eol.length;
   }
   if (!closed) return undefined;
   const out: { fields: Fields; body: string }[] = [];
   for (const p of parts) {
-    const blank = p.lines.indexOf('');
-    if (blank < 0) return undefined;
-    const head = p.lines.slice(0, blank);
-    if (head.some((l) => !isAscii(l) || l.startsWith('--'))) return undefined;
-    const fields = fieldsOf(foldFields(head, eol));
+    if (p.bodyStart < 0) return undefined;
+    if (p.head.some((l) => !isAscii(l) || l.startsWith('--'))) return undefined;
+    const fields = fieldsOf(foldFields(p.head, eol));
     if (!fields) return undefined;
-    // The body starts after the blank line; an empty body has start > end, and slice gives ''.
-    let start = p.start;
-    for (let i = 0; i <= blank; i++) start += p.lines[i]!.length + eol.length;
-    out.push({ fields, body: text.slice(start, p.end) });
+    // An empty body has bodyStart > end, and slice gives ''.
+    out.push({ fields, body: text.slice(p.bodyStart, p.end) });
   }
   return out;
 }
