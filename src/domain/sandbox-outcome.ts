@@ -10,6 +10,7 @@
  * Pure, so both store engines and the dispatcher share it.
  */
 import type { AttemptResult, RecipientResult } from './delivery-result.js';
+import { messageEvent, type MessageEventBase } from './submission-events.js';
 import type { DeliveryType, EventRecord, MessageRecord } from './types.js';
 
 /** The replies a simulated outcome carries, at the commit and at a scheduled time alike. */
@@ -25,19 +26,18 @@ export function simulatedAtCommit(r: { deliveryType: DeliveryType; scheduledAt?:
 }
 
 type EventDraft = Omit<EventRecord, 'seq'>;
-type EventBase = Omit<EventDraft, 'eventType' | 'timestamp' | 'recipients' | 'details'>;
 
 /**
  * The commit's simulated events: one `delivered` for the delivered recipients, one `bounced`
  * per simulated bounce; `suppress` are the bounced addresses (a hard bounce suppresses, as live).
  */
-export function simulatedEvents(base: EventBase, r: Pick<MessageRecord, 'recipients'>, bounces: readonly string[] | undefined, ts: string): { events: EventDraft[]; suppress: string[] } {
+export function simulatedEvents(base: MessageEventBase, r: Pick<MessageRecord, 'recipients'>, bounces: readonly string[] | undefined, ts: string): { events: EventDraft[]; suppress: string[] } {
   const bounced = new Set(bounces ?? []);
   const delivered = r.recipients.filter((x) => !bounced.has(x));
   const events: EventDraft[] = [];
-  if (delivered.length > 0) events.push({ ...base, eventType: 'delivered', timestamp: ts, recipients: delivered, details: { simulated: true, ...SIMULATED_DELIVERED } });
+  if (delivered.length > 0) events.push(messageEvent(base, { eventType: 'delivered', timestamp: ts, recipients: delivered, details: { simulated: true, ...SIMULATED_DELIVERED } }));
   for (const rcpt of bounced) {
-    events.push({ ...base, eventType: 'bounced', timestamp: ts, recipients: [rcpt], details: { simulated: true, bounceType: 'hard', ...SIMULATED_BOUNCE } });
+    events.push(messageEvent(base, { eventType: 'bounced', timestamp: ts, recipients: [rcpt], details: { simulated: true, bounceType: 'hard', ...SIMULATED_BOUNCE } }));
   }
   return { events, suppress: [...bounced] };
 }
