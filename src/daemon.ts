@@ -35,6 +35,8 @@ import { domainRoutes } from './http/routes/domains.js';
 import { sendRoutes } from './http/routes/send.js';
 import { suppressionRoutes } from './http/routes/suppressions.js';
 import { statisticsRoutes } from './http/routes/statistics.js';
+import { StatisticsQueries } from './statistics/queries.js';
+import { SeriesCache } from './statistics/series-cache.js';
 import { trackingRoutes } from './http/routes/tracking.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { opsShapingRoutes } from './http/routes/ops-shaping.js';
@@ -383,7 +385,7 @@ export class Daemon {
       messageScheduleRoutes(
         new MessageSchedule({ store: this.store, maxScheduleDays: this.config.limits.maxScheduleDays, onDue: () => this.coordination.wake('queue') }),
       ),
-      statisticsRoutes,
+      statisticsRoutes(new StatisticsQueries({ store: this.store, cache: new SeriesCache({ maxBuckets: this.config.statistics.cacheBuckets }) })),
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
       inboundRouteRoutes(new InboundRouteService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.inbound.maxRoutesPerAccount })),
       templateRoutes(templates),

@@ -325,6 +325,14 @@ export const ConfigSchema = Type.Object({
   }),
   workers: Type.Object({ threads: integer(0, 64, 0, 'Worker threads for rendering, composing and signing; 0: one per available core (os.availableParallelism()).') }),
   retention: Type.Object({ days: integer(1, 3650, 30, 'Days events and message bodies are kept.') }),
+  statistics: Type.Object({
+    cacheBuckets: integer(
+      0,
+      10_000_000,
+      50_000,
+      'Closed statistics series buckets (days, hours) this node keeps in memory, about 250 bytes each, so a series read again reads only its open buckets from the store; 0 turns the cache off.',
+    ),
+  }),
   shutdown: Type.Object({ graceMs: duration(0, 10_000, 'How long SIGTERM waits for in-flight work before closing.') }),
   metrics: Type.Object({
     token: optionalText('Bearer token that GET /metrics requires; empty: only loopback clients (not via a proxy) may read it.', {

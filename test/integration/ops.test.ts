@@ -310,7 +310,7 @@ describe('GET /openapi.json', () => {
       sendRoutes(unused),
       suppressionRoutes,
       activityRoutes,
-      statisticsRoutes,
+      statisticsRoutes(unused),
       webhookRoutes(unused),
     ];
     for (const register of routes) register(app, ctx);

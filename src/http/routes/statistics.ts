@@ -9,8 +9,8 @@ import type { Principal } from '../../domain/types.js';
 import { ZoneCalendar } from '../../domain/time-zone.js';
 import type { StorePort } from '../../store/port/index.js';
 import type { StatTotals } from '../../store/port/events.js';
-import { daySeries, hourSeries, totals as statisticsTotals, type StatisticsScope } from '../../statistics/queries.js';
-import type { HttpContext } from '../server.js';
+import type { StatisticsQueries, StatisticsScope } from '../../statistics/queries.js';
+import type { HttpContext, RouteModule } from '../server.js';
 import { isUuid } from '../../domain/uuid.js';
 import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '../query-params.js';
 import type { StatSeries, StatTotals as StatTotalsJson } from '../../domain/wire.js';
@@ -72,12 +72,12 @@ function seriesRange(r: { fromMs?: number; toMs?: number }, defaultSpan: number)
   return { fromMs: r.fromMs ?? toMs - defaultSpan, toMs };
 }
 
-export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): void {
+export const statisticsRoutes = (queries: StatisticsQueries): RouteModule => (app: FastifyInstance, { store }: HttpContext): void => {
   /**
    * Counters are kept per UTC day, so `from` and `to` count whole days: every day they touch
    * counts in full. Without `from`, from the first day; without `to`, up to the last.
    */
-  const totals = async (req: FastifyRequest): Promise<StatTotalsJson> => statisticsTotals(store, await parseScope(store, req));
+  const totals = async (req: FastifyRequest): Promise<StatTotalsJson> => queries.totals(await parseScope(store, req));
 
   /**
    * One point per calendar day of `timezone` (default UTC) from the day holding `from` to the
@@ -98,7 +98,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
     });
     const { fromMs, toMs } = seriesRange(s, 29 * DAY_MS);
     const edges = calendar!.dayEdges(fromMs, toMs);
-    return seriesAnswer(edges, await daySeries(store, s, edges));
+    return seriesAnswer(edges, await queries.daySeries(s, edges));
   };
 
   /** One point per UTC hour from the hour holding `from` to the hour holding `to`; default the last 24. */
@@ -111,7 +111,7 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
     const range = seriesRange(s, 23 * HOUR_MS);
     const first = Math.floor(range.fromMs / HOUR_MS);
     const edges = Array.from({ length: hours(range) + 1 }, (_, i) => (first + i) * HOUR_MS);
-    return seriesAnswer(edges, await hourSeries(store, s, edges));
+    return seriesAnswer(edges, await queries.hourSeries(s, edges));
   };
 
   for (const prefix of ['/statistics', '/activity/statistics']) {
@@ -119,4 +119,4 @@ export function statisticsRoutes(app: FastifyInstance, { store }: HttpContext): 
     app.get(`${prefix}/daily`, { schema: { querystring: dailyQuery }, attachValidation: true }, daily);
     app.get(`${prefix}/hourly`, { schema: { querystring: hourlyQuery }, attachValidation: true }, hourly);
   }
-}
+};

@@ -8,7 +8,8 @@ export const DB_NAMES = [
    * string → any: schema version, generated secrets, the initial account id; for the event log:
    * 'eventSeq' (last seq given out), 'eventClockMs' (event clock), 'eventFloor' (lowest seq not
    * removed by retention); 'channelDeletions' (channels ever deleted: cached event counts made
-   * before a deletion are stale, store/purge-queue.ts).
+   * before a deletion are stale, store/purge-queue.ts); 'statChanges/<accountId>' (the account's
+   * statistics change marks, domain/stat-changes.ts; stats-changes.ts).
    */
   'meta',
   /** accountId → Account */

@@ -5,6 +5,7 @@
  */
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
+import { noteStatChangeInTxn } from './stats-changes.js';
 
 export type StatsDb = 'statsDaily' | 'statsDailyTags' | 'statsQuarter' | 'statsQuarterTags';
 
@@ -22,6 +23,8 @@ export interface ChannelPurge {
 export function schedulePurgeInTxn(store: Store, c: { channelId: string; accountId: string; deletedAt: string }): void {
   dbsOf(store).channelPurges.put(c.channelId, { ...c, phase: 'jobs' } satisfies ChannelPurge);
   dbsOf(store).meta.put('channelDeletions', channelDeletions(store) + 1);
+  // Its counters stop counting in every bucket at once (domain/stat-changes.ts).
+  noteStatChangeInTxn(store, c.accountId, 0);
 }
 
 /** How many channels were ever deleted: cached event counts made before a deletion are stale. */

@@ -36,6 +36,8 @@ import { hiddenChannels } from './purge-queue.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 import { rollupInTxn } from './stats-rollup.js';
+import { noteStatChangeInTxn } from './stats-changes.js';
+import { isPastQuarter } from '../../domain/stat-changes.js';
 
 // The counting rule and the query shapes live in domain/ and the port; re-exported for the engine's files.
 export { counterOf, DAY_MS, utcDay, zeroCounters, type SeriesQuery, type StatCounters, type StatTotals, type TotalsQuery };
@@ -82,6 +84,8 @@ function addInTxn(store: Store, e: EventRecord, timeMs: number, name: keyof Stat
   const quarter = quarterOf(timeMs);
   bump(store, 'statsDaily', [e.accountId, day, e.channelId, e.mailType], name, by);
   bump(store, 'statsQuarter', [e.accountId, quarter, e.channelId, e.mailType], name, by);
+  // A quarter hour that has ended may be held as closed by a reader (statistics/series-cache.ts).
+  if (isPastQuarter(quarter, Date.now())) pendingCounts(store).noteChange(e.accountId, quarter);
   rollupInTxn(store, e, timeMs, name, by);
   countForBroadcastInTxn(store, e, name, by);
   if (e.tags.length === 0) return;
@@ -135,6 +139,12 @@ class PendingCounts {
   readonly ofMessages = new Map<string, Partial<StatCounters>>();
   /** The broadcast of messages committed in this write, as the expander knows it. */
   readonly broadcastOf = new Map<string, string>();
+  /** Accounts whose counters of ended quarter hours change, with the earliest such quarter (stats-changes.ts). */
+  readonly changed = new Map<string, number>();
+
+  noteChange(accountId: string, quarter: number): void {
+    this.changed.set(accountId, Math.min(quarter, this.changed.get(accountId) ?? quarter));
+  }
 
   add(db: CounterDb, key: unknown[], name: keyof StatCounters, by: number): void {
     const id = `${db}\u0000${JSON.stringify(key)}`;
@@ -156,6 +166,7 @@ class PendingCounts {
       this.ofMessages.set(messageId, mine);
     }
     for (const [messageId, broadcastId] of from.broadcastOf) this.broadcastOf.set(messageId, broadcastId);
+    for (const [accountId, quarter] of from.changed) this.noteChange(accountId, quarter);
   }
 
   flush(store: Store): void {
@@ -165,6 +176,7 @@ class PendingCounts {
       for (const name of Object.keys(add) as (keyof StatCounters)[]) this.add('broadcastStatistics', [broadcastId], name, add[name]!);
     }
     for (const p of this.records.values()) addToRecord(store, p);
+    for (const [accountId, quarter] of this.changed) noteStatChangeInTxn(store, accountId, quarter);
   }
 }
 

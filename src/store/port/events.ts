@@ -31,6 +31,7 @@
  */
 import type { DeliveryType, EventRecord, EventType, MailType, MessageRecord } from '../../domain/types.js';
 import type { StatCounters, StatTotals } from '../../domain/stat-counters.js';
+import type { StatChanges } from '../../domain/stat-changes.js';
 
 export type { StatCounters, StatTotals };
 
@@ -182,4 +183,11 @@ export interface StatisticsPort {
    * counters count on their UTC day here and nowhere in `series`.
    */
   daySeries(q: SeriesQuery): Promise<StatTotals[]>;
+
+  /**
+   * The account's change marks (domain/stat-changes.ts): moved on, in the same commit, by every
+   * write that adds to a quarter hour earlier than the writer's current one, and by a channel's
+   * delete. A reader that keeps the sums of buckets that ended reads these first.
+   */
+  changes(accountId: string): Promise<StatChanges>;
 }

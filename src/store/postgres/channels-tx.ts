@@ -10,6 +10,7 @@
  */
 import type { Db, Tx } from './client.js';
 import type { StoredChannel } from '../port/channels.js';
+import { noteStatChanges } from './stats-changes.js';
 
 /**
  * The live channel, its row locked until the transaction ends, or undefined when it is unknown
@@ -57,6 +58,8 @@ export async function schedulePurge(tx: Tx, p: { channelId: string; accountId: s
     INSERT INTO channel_purges (channel_id, account_id, deleted_at_ms)
     VALUES (${p.channelId}, ${p.accountId}, ${p.deletedAtMs})
     ON CONFLICT (channel_id) DO NOTHING`;
+  // Its counters stop counting in every bucket at once (domain/stat-changes.ts).
+  await noteStatChanges(tx, new Map([[p.accountId, 0]]));
 }
 
 /**

@@ -25,7 +25,8 @@ import type { EventRecord } from '../../domain/types.js';
 import type { Tx } from './client.js';
 import { eventRows, termRows, clockRaises, type EventDraft } from './event-rows.js';
 import { seqAboveFloor } from './event-floor.js';
-import { counterDeltas, counterRows, countedOf, type CountedEvent } from './stats-deltas.js';
+import { counterDeltas, counterRows, countedOf, pastQuarterChanges, type CountedEvent } from './stats-deltas.js';
+import { noteStatChanges } from './stats-changes.js';
 import { addBroadcastStatistics, broadcastStatistics } from './stats-broadcast.js';
 import { rollupRows, upsertRollup } from './stats-rollup.js';
 import { upsertCounters } from './stats-write.js';
@@ -76,6 +77,7 @@ export async function appendEvents(tx: Tx, drafts: readonly EventDraft[]): Promi
       : tx`INSERT INTO event_clock (clock_ms, seq) SELECT * FROM unnest(${raises.map((r) => r.ms)}::int8[], ${raises.map((r) => r.seq)}::int8[])`,
     upsertCounters(tx, counterRows(deltas)),
     upsertRollup(tx, rollupRows(deltas)),
+    noteStatChanges(tx, pastQuarterChanges(deltas, Date.now())),
     addBroadcastStatistics(tx, deltas),
     // Webhooks: the outbox entries commit with the events (store/port/webhooks.ts).
     enqueueWebhookEvents(tx, records),

@@ -8,6 +8,7 @@
  */
 import { counterOf, quarterOf, utcDay, zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
 import type { EventRecord, EventType, MailType } from '../../domain/types.js';
+import { isPastQuarter } from '../../domain/stat-changes.js';
 
 /** An event as the counters see it: where it counts, and its (lower-cased) recipients. */
 export interface CountedEvent {
@@ -111,4 +112,17 @@ export function counterRows(deltas: readonly CounterDelta[]): CounterRow[] {
   }
   // A fixed order: concurrent upserts of the same records never wait on each other in a cycle.
   return [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+}
+
+/**
+ * The accounts whose deltas add to a quarter hour that ended before `nowMs`, each with the
+ * earliest such quarter: their change marks move on in the same transaction (stats-changes.ts).
+ */
+export function pastQuarterChanges(deltas: readonly CounterDelta[], nowMs: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const { event: e } of deltas) {
+    const quarter = quarterOf(e.timeMs);
+    if (isPastQuarter(quarter, nowMs)) out.set(e.accountId, Math.min(quarter, out.get(e.accountId) ?? quarter));
+  }
+  return out;
 }

@@ -8,6 +8,8 @@ import type { CounterScope, SeriesQuery, StatisticsPort, StatTotals, TotalsQuery
 import type { Store } from '../env.js';
 import { statisticsDaySeries, statisticsSeries, statisticsTotals } from '../stats.js';
 import { rollupReady, rollupSeries, rollupTotals } from '../stats-rollup.js';
+import { statChanges } from '../stats-changes.js';
+import type { StatChanges } from '../../../domain/stat-changes.js';
 
 export class LmdbStatistics implements StatisticsPort {
   constructor(private readonly store: Store) {}
@@ -26,5 +28,9 @@ export class LmdbStatistics implements StatisticsPort {
 
   async daySeries(q: SeriesQuery): Promise<StatTotals[]> {
     return this.rolledUp(q) ? rollupSeries(this.store, q, 'd') : statisticsDaySeries(this.store, q);
+  }
+
+  async changes(accountId: string): Promise<StatChanges> {
+    return statChanges(this.store, accountId);
   }
 }

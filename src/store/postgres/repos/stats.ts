@@ -11,6 +11,8 @@ import type { CounterScope, SeriesQuery, StatisticsPort, StatTotals, TotalsQuery
 import type { PgContext } from '../context.js';
 import { bucketSums } from '../stats-read.js';
 import { rollupSeries, rollupTotals } from '../stats-rollup.js';
+import { statChanges } from '../stats-changes.js';
+import type { StatChanges } from '../../../domain/stat-changes.js';
 
 const QUARTERS_PER_DAY = DAY_MS / QUARTER_MS;
 
@@ -38,6 +40,41 @@ function bucketIndex(edges: readonly number[], b: number): number {
 /** Without a tag filter a read goes to the rollup of hours and days (stats-rollup.ts, migration 4). */
 const untagged = (q: CounterScope) => !q.tags || q.tags.length === 0;
 
+/**
+ * A day series under a tag filter (the rollup holds untagged counters only). For bucket i, with
+ * W(e) = the quarter hours in [edge, its nearest UTC midnight) (negative when the midnight comes
+ * first): sum[eᵢ, eᵢ₊₁) = W(eᵢ) + days[midnightᵢ, midnightᵢ₊₁) − W(eᵢ₊₁)
+ * (store/lmdb/stats.ts statisticsDaySeries).
+ */
+async function taggedDaySeries(ctx: PgContext, q: SeriesQuery): Promise<StatTotals[]> {
+  const edges = q.edgesMs.map(quarterOf);
+  const midnights = edges.map((e) => Math.round(e / QUARTERS_PER_DAY));
+  const out = edges.slice(1).map(zeroTotals);
+  if (out.length === 0) return out;
+  // The quarter hours between each edge and its midnight: ranges at least a day apart, so disjoint.
+  const near = edges.flatMap((edge, i) => {
+    const midnight = midnights[i] * QUARTERS_PER_DAY;
+    if (edge === midnight) return [];
+    return [edge < midnight ? { i, from: edge, to: midnight - 1, sign: 1 } : { i, from: midnight, to: edge - 1, sign: -1 }];
+  });
+  // Sums come in bucket order and the ranges are ascending: one pointer walks both.
+  let k = 0;
+  for (const s of await bucketSums(ctx.sql, 'q', q, near)) {
+    while (s.bucket > near[k].to) k++;
+    const { i, sign } = near[k];
+    if (i < out.length) addTo(out[i], s.mailType, s.value, sign);
+    if (i > 0) addTo(out[i - 1], s.mailType, s.value, -sign);
+  }
+  const first = midnights[0];
+  const last = midnights[midnights.length - 1];
+  if (last <= first) return out;
+  for (const s of await bucketSums(ctx.sql, 'd', q, [{ from: first, to: last - 1 }])) {
+    const i = bucketIndex(midnights, s.bucket);
+    if (i >= 0) addTo(out[i], s.mailType, s.value);
+  }
+  return out;
+}
+
 export function pgStatistics(ctx: PgContext): StatisticsPort {
   return {
     async totals(q: TotalsQuery): Promise<StatTotals> {
@@ -59,39 +96,12 @@ export function pgStatistics(ctx: PgContext): StatisticsPort {
       return out;
     },
 
-    /**
-     * For bucket i, with W(e) = the quarter hours in [edge, its nearest UTC midnight) (negative
-     * when the midnight comes first): sum[eᵢ, eᵢ₊₁) = W(eᵢ) + days[midnightᵢ, midnightᵢ₊₁) − W(eᵢ₊₁)
-     * (store/lmdb/stats.ts statisticsDaySeries).
-     */
     async daySeries(q: SeriesQuery): Promise<StatTotals[]> {
-      if (untagged(q)) return rollupSeries(ctx.sql, q, 'd');
-      const edges = q.edgesMs.map(quarterOf);
-      const midnights = edges.map((e) => Math.round(e / QUARTERS_PER_DAY));
-      const out = edges.slice(1).map(zeroTotals);
-      if (out.length === 0) return out;
-      // The quarter hours between each edge and its midnight: ranges at least a day apart, so disjoint.
-      const near = edges.flatMap((edge, i) => {
-        const midnight = midnights[i] * QUARTERS_PER_DAY;
-        if (edge === midnight) return [];
-        return [edge < midnight ? { i, from: edge, to: midnight - 1, sign: 1 } : { i, from: midnight, to: edge - 1, sign: -1 }];
-      });
-      // Sums come in bucket order and the ranges are ascending: one pointer walks both.
-      let k = 0;
-      for (const s of await bucketSums(ctx.sql, 'q', q, near)) {
-        while (s.bucket > near[k].to) k++;
-        const { i, sign } = near[k];
-        if (i < out.length) addTo(out[i], s.mailType, s.value, sign);
-        if (i > 0) addTo(out[i - 1], s.mailType, s.value, -sign);
-      }
-      const first = midnights[0];
-      const last = midnights[midnights.length - 1];
-      if (last <= first) return out;
-      for (const s of await bucketSums(ctx.sql, 'd', q, [{ from: first, to: last - 1 }])) {
-        const i = bucketIndex(midnights, s.bucket);
-        if (i >= 0) addTo(out[i], s.mailType, s.value);
-      }
-      return out;
+      return untagged(q) ? rollupSeries(ctx.sql, q, 'd') : taggedDaySeries(ctx, q);
+    },
+
+    changes(accountId: string): Promise<StatChanges> {
+      return statChanges(ctx.sql, accountId);
     },
   };
 }

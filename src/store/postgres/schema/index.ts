@@ -16,6 +16,7 @@ import { SQL as MESSAGES_BROADCASTS } from './messages-broadcasts.js';
 import { SQL as QUEUE } from './queue.js';
 import { SQL as STATS_ROLLUP } from './stats-rollup.js';
 import { SQL as STATS_ROLLUP_PHASE } from './stats-rollup-phase.js';
+import { SQL as STAT_CHANGES } from './stat-changes.js';
 import { SQL as TEMPLATES } from './templates.js';
 import { SQL as WEBHOOKS_IDEMPOTENCY } from './webhooks-idempotency.js';
 
@@ -54,5 +55,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'statistics rollup by time of day',
     sql: STATS_ROLLUP_PHASE,
+  },
+  {
+    // Issue 36: the statistics change marks, for the nodes' caches of closed buckets.
+    version: 6,
+    name: 'statistics change marks',
+    sql: STAT_CHANGES,
   },
 ];
