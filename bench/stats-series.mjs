@@ -12,7 +12,8 @@
  *
  * Prints p50/p99 in ms per series and build (time, and this process's CPU; PostgreSQL's backends'
  * CPU as a mean per call), and checks that both builds answer alike. `--hold` keeps the cluster up
- * (its address printed) until SIGUSR2, for EXPLAIN.
+ * (its address printed) until SIGUSR2, for EXPLAIN. `--cache` adds the API's read with the node's
+ * cache of closed buckets (cachedBuild below); `--only=cached` measures it alone.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -68,6 +69,8 @@ function cases({ accountId, channelId, endMs }) {
 }
 
 const cpuMs = (u) => (u.user + u.system) / 1000;
+/** `--only=cached` (or this, other): measure those builds alone, without the others' garbage in the same process. */
+const only = (builds) => (args.only ? builds.filter((b) => args.only.split(',').includes(b.name)) : builds);
 
 /**
  * Alternates one call of each build per iteration and prints p50/p99 of the time and of this
@@ -103,6 +106,25 @@ async function abRows(label, builds, list, serverMs = null) {
   }
 }
 
+/**
+ * `--cache`: the same series through the API's path (statistics/queries.ts) with the node's cache
+ * of closed buckets (statistics/series-cache.ts), its clock at the fill's end, so the last bucket
+ * of every series is still running and is read from the store at every call, with the change
+ * marks, as a dashboard's repeated read does. The first calls (not measured) fill the cache.
+ */
+async function cachedBuild(engine) {
+  const { StatisticsQueries } = await import('../dist/statistics/queries.js');
+  const { SeriesCache } = await import('../dist/statistics/series-cache.js');
+  const queries = new StatisticsQueries({ store: { stats: engine.stats }, cache: new SeriesCache({ maxBuckets: 50_000, now: () => pop.endMs }) });
+  return {
+    name: 'cached',
+    read: (q, grain) => {
+      const { edgesMs, ...scope } = q;
+      return grain === 'd' ? queries.daySeries(scope, edgesMs) : queries.hourSeries(scope, edgesMs);
+    },
+  };
+}
+
 const store = new LmdbStore({ dataDir: dir });
 await store.start();
 const pop = await filled(store);
@@ -112,8 +134,8 @@ const lmdbBuild = async (name, dist) => {
   return { name, read: async (q, grain) => m.rollupSeries(store, q, grain) };
 };
 const compare = args.compare ? path.resolve(args.compare) : null;
-const lmdbBuilds = [await lmdbBuild('this', 'dist'), ...(compare ? [await lmdbBuild('other', compare)] : [])];
-if (args.lmdb !== 'false') await abRows('LMDB ', lmdbBuilds, list);
+const lmdbBuilds = [await lmdbBuild('this', 'dist'), ...(compare ? [await lmdbBuild('other', compare)] : []), ...(args.cache ? [await cachedBuild(store)] : [])];
+if (args.lmdb !== 'false') await abRows('LMDB ', only(lmdbBuilds), list);
 if (args.pg) await pgRows();
 await store.stop();
 
@@ -152,8 +174,8 @@ async function pgRows() {
       const m = await import(path.resolve(dist, 'store/postgres/stats-rollup.js'));
       return { name, read: (q, grain) => m.rollupSeries(ctx.sql, q, grain) };
     };
-    const builds = [await pgBuild('this', 'dist'), ...(compare ? [await pgBuild('other', compare)] : [])];
-    await abRows('PG   ', builds, list, () => serverCpuMs(cluster.data));
+    const builds = [await pgBuild('this', 'dist'), ...(compare ? [await pgBuild('other', compare)] : []), ...(args.cache ? [await cachedBuild(pg)] : [])];
+    await abRows('PG   ', only(builds), list, () => serverCpuMs(cluster.data));
     if (args.hold) await new Promise((r) => { console.log(`holding ${cluster.url} (${cluster.dir}); Ctrl-C or kill to end`); process.once('SIGUSR2', r); });
   } finally {
     await pg.stop();

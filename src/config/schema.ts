@@ -330,7 +330,7 @@ export const ConfigSchema = Type.Object({
       0,
       10_000_000,
       50_000,
-      'Closed statistics series buckets (days, hours) this node keeps in memory, about 250 bytes each, so a series read again reads only its open buckets from the store; 0 turns the cache off.',
+      'Closed statistics series buckets (days, hours) this node keeps in memory, about 310 bytes each, so a series read again reads only its open buckets from the store; 0 turns the cache off.',
     ),
   }),
   shutdown: Type.Object({ graceMs: duration(0, 10_000, 'How long SIGTERM waits for in-flight work before closing.') }),
