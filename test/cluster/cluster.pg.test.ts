@@ -38,6 +38,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACER_MARGIN_MS } from '../../src/queue/rate-limiter.js';
 import { ChildDaemon } from '../support/child-daemon.js';
+import { clusterNodeEnv } from '../support/cluster-env.js';
 import type { ApiOptions, ApiResponse } from '../support/daemon.js';
 import { routeTo } from '../support/delivery-rig.js';
 import { startDnsServer, type TestDns } from '../support/dns-server.js';
@@ -196,16 +197,9 @@ beforeAll(async () => {
   sink = await startSink(SINK_ADDRESS);
   routeTo(dns, RCPT_DOMAIN, SINK_ADDRESS);
   const env = {
-    POSTRIDER_STORE_POSTGRES_URL: pg.url,
-    POSTRIDER_STORE_POSTGRES_SCHEMA: SCHEMA,
-    POSTRIDER_DNS_SERVERS: dns.address,
-    POSTRIDER_DELIVERY_ENABLED: 'true',
-    POSTRIDER_DELIVERY_ALLOW_PRIVATE: 'true',
-    POSTRIDER_DELIVERY_PORT: String(sink.port),
+    ...clusterNodeEnv({ pgUrl: pg.url, schema: SCHEMA, dnsAddress: dns.address, sinkPort: sink.port }),
     POSTRIDER_DELIVERY_RATE: String(RATE),
     POSTRIDER_DELIVERY_PER_DOMAIN_CONCURRENCY: String(SITE_CONCURRENCY),
-    // A delivery cut short by the faults is retried within the test, not in 5 minutes.
-    POSTRIDER_DELIVERY_RETRY_SCHEDULE: '1s*',
     POSTRIDER_API_RATE_LIMIT: '100000',
   };
   // Six ports held at once, so that no two listeners of the nodes are given the same one.

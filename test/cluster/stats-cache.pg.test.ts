@@ -43,6 +43,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActivityEvent, StatCounters, StatPoint, StatSeries, StatTotals } from '../../src/domain/wire.js';
 import { ChildDaemon } from '../support/child-daemon.js';
+import { clusterNodeEnv } from '../support/cluster-env.js';
 import { freePort } from '../support/cli.js';
 import type { ApiOptions } from '../support/daemon.js';
 import { routeTo } from '../support/delivery-rig.js';
@@ -200,14 +201,7 @@ beforeAll(async () => {
   [pg, dns, sink, inboundPort] = await Promise.all([startPostgres(), startDnsServer(), startMxServer({ address: SINK_ADDRESS, starttls: false }), freePort()]);
   routeTo(dns, RCPT_DOMAIN, SINK_ADDRESS);
   const env = {
-    POSTRIDER_STORE_POSTGRES_URL: pg.url,
-    POSTRIDER_STORE_POSTGRES_SCHEMA: SCHEMA,
-    POSTRIDER_DNS_SERVERS: dns.address,
-    POSTRIDER_DELIVERY_ENABLED: 'true',
-    POSTRIDER_DELIVERY_ALLOW_PRIVATE: 'true',
-    POSTRIDER_DELIVERY_PORT: String(sink.port),
-    // An attempt cut short (a slow start, say) is retried within the test, not in 5 minutes.
-    POSTRIDER_DELIVERY_RETRY_SCHEDULE: '1s*',
+    ...clusterNodeEnv({ pgUrl: pg.url, schema: SCHEMA, dnsAddress: dns.address, sinkPort: sink.port }),
     LD_PRELOAD: lib,
     FAKETIME_TIMESTAMP_FILE: offsetFile,
     FAKETIME_CACHE_DURATION: '1',
