@@ -168,6 +168,8 @@ export class Daemon {
   /** Removes the data of deleted channels after the 204 (store/channel-purge.ts). */
   readonly channelPurger: ChannelPurger;
   readonly domainRecheck: DomainRecheck;
+  /** The sums of closed statistics series buckets this node keeps (statistics.cacheBuckets). */
+  readonly seriesCache: SeriesCache;
   // Ingress
   readonly http: HttpServer;
   readonly smtp: SmtpListener | null;
@@ -199,6 +201,7 @@ export class Daemon {
     if (this.engine.kind === 'lmdb') this.engine.store.outbox.subscribe(() => this.coordination.wake('outbox'));
     this.publicUrl = new PublicUrl({ configured: config.publicUrl, http: config.http, hostname: config.hostname, boundPort: () => this.http.port });
     this.metrics = this.buildMetrics();
+    this.seriesCache = new SeriesCache({ maxBuckets: config.statistics.cacheBuckets, onRead: (cached, read) => this.metrics.recordSeriesPoints(cached, read) });
 
     this.domainDns = new DnsResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs, cacheMaxEntries: 0 });
     this.domains = this.buildDomains();
@@ -272,6 +275,7 @@ export class Daemon {
         oldestAwaitingSignature: async () => (await this.store.messages.oldestUnfinishedMs(Date.now())) / 1000,
         warmup: () => warmupSnapshots(this.sourceGates, Date.now()),
         sourceAvailability: () => this.sourceHealth?.availability() ?? [],
+        statisticsCacheBuckets: () => this.seriesCache.buckets,
       },
       onCollectError: (err, source) => this.logger.warn({ err, source }, 'metrics source failed'),
     });
@@ -385,7 +389,7 @@ export class Daemon {
       messageScheduleRoutes(
         new MessageSchedule({ store: this.store, maxScheduleDays: this.config.limits.maxScheduleDays, onDue: () => this.coordination.wake('queue') }),
       ),
-      statisticsRoutes(new StatisticsQueries({ store: this.store, cache: new SeriesCache({ maxBuckets: this.config.statistics.cacheBuckets }) })),
+      statisticsRoutes(new StatisticsQueries({ store: this.store, cache: this.seriesCache })),
       webhookRoutes(new WebhookService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.webhooks.maxPerAccount, timeoutMs: this.config.webhooks.timeoutMs })),
       inboundRouteRoutes(new InboundRouteService({ store: this.store, targets: this.webhookTargets, maxPerAccount: this.config.inbound.maxRoutesPerAccount })),
       templateRoutes(templates),

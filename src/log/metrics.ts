@@ -50,6 +50,8 @@ export interface MetricsSources {
   warmup?: Read<WarmupSnapshot[]>;
   /** Each configured sending source and whether it is in its pools (delivery/source-health.ts). */
   sourceAvailability?: Read<{ source: string; available: boolean }[]>;
+  /** Closed series buckets this node's statistics cache holds (statistics/series-cache.ts). */
+  statisticsCacheBuckets?: () => number;
 }
 
 export interface MetricsOptions {
@@ -98,6 +100,8 @@ export class Metrics {
   private readonly warmupSent: Gauge<'source' | 'provider'>;
   private readonly warmupCap: Gauge<'source' | 'provider'>;
   private readonly sourceAvailable: Gauge<'source'>;
+  private readonly seriesPoints: Counter<'from'>;
+  private readonly statisticsCacheBuckets: Gauge;
 
   constructor(opts: MetricsOptions = {}) {
     this.sources = opts.sources ?? {};
@@ -149,6 +153,13 @@ export class Metrics {
     this.warmupCap = gauge('source_warmup_cap_today', "A warming sending source's cap of messages to a provider today (absent once that provider's curve ended).", ['source', 'provider']);
     this.sourceAvailable = gauge('source_available', 'Whether a sending source (delivery.sources) is in its pools (1) or taken out for failing on this node (0).', ['source']);
 
+    this.seriesPoints = counter(
+      'statistics_series_points_total',
+      "Points of statistics series answered: from this node's cache of closed buckets (from=cache) or read from the store (from=store).",
+      ['from'],
+    );
+    this.statisticsCacheBuckets = gauge('statistics_cache_buckets', "Closed series buckets held by this node's statistics cache (statistics.cacheBuckets at most).");
+
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -190,6 +201,12 @@ export class Metrics {
     this.unmatchedReports.inc({ kind });
   }
 
+  /** One statistics series read (statistics/series-cache.ts): its points from the cache and from the store. */
+  recordSeriesPoints(fromCache: number, fromStore: number): void {
+    if (fromCache > 0) this.seriesPoints.inc({ from: 'cache' }, fromCache);
+    if (fromStore > 0) this.seriesPoints.inc({ from: 'store' }, fromStore);
+  }
+
   observeDkimSign(seconds: number): void {
     this.dkimSign.observe(seconds);
   }
@@ -211,7 +228,7 @@ export class Metrics {
   }
 
   private async refreshGauges(): Promise<void> {
-    const { queue, pool, storeSizeBytes, awaitingSignature, oldestAwaitingSignature, warmup, sourceAvailability } = this.sources;
+    const { queue, pool, storeSizeBytes, awaitingSignature, oldestAwaitingSignature, warmup, sourceAvailability, statisticsCacheBuckets } = this.sources;
     await Promise.all([
       this.read('queue', queue, (q) => {
         this.queueDepth.set({ state: 'queued' }, q.queued);
@@ -231,6 +248,7 @@ export class Metrics {
       this.read('sourceAvailability', sourceAvailability, (list) => {
         for (const s of list) this.sourceAvailable.set({ source: s.source }, s.available ? 1 : 0);
       }),
+      this.read('statisticsCacheBuckets', statisticsCacheBuckets, (n) => this.statisticsCacheBuckets.set(n)),
     ]);
   }
 

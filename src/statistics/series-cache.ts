@@ -29,6 +29,8 @@ export interface SeriesCacheOptions {
   maxBuckets: number;
   closedAfterMs?: number;
   now?: () => number;
+  /** After each read: its points answered from memory and read from the store (the metrics). */
+  onRead?: (fromCache: number, fromStore: number) => void;
 }
 
 interface Cached {
@@ -70,7 +72,10 @@ export class SeriesCache {
 
   /** One StatTotals per bucket [edgesMs[i], edgesMs[i + 1]): kept ones from memory, the rest read in one run. */
   async read(kind: SeriesKind, scope: CounterScope, edgesMs: number[], source: SeriesSource): Promise<StatTotals[]> {
-    if (this.opts.maxBuckets === 0 || edgesMs.length < 2) return source.read(edgesMs);
+    if (this.opts.maxBuckets === 0 || edgesMs.length < 2) {
+      this.opts.onRead?.(0, edgesMs.length - 1);
+      return source.read(edgesMs);
+    }
     const marks = await source.changes(scope.accountId);
     this.sync(scope.accountId, marks);
     const key = seriesKey(kind, scope);
@@ -85,6 +90,7 @@ export class SeriesCache {
       if (first < 0) first = i;
       last = i;
     }
+    this.opts.onRead?.(first < 0 ? out.length : out.length - (last - first + 1), first < 0 ? 0 : last - first + 1);
     if (first < 0) return out as StatTotals[];
     // One read from the first bucket missing to the last: a read costs its span, not its buckets.
     const fresh = await source.read(edgesMs.slice(first, last + 2));

@@ -175,6 +175,33 @@ describe('counting rule', () => {
     expect(sum).toBe(1);
   });
 
+  it("answers a series read again from the node's cache, and reads again from an old delivery a later bounce moved", async () => {
+    const at = Date.parse('2026-06-08T10:00:00Z');
+    const base = { accountId: t.accountId, channelId: s3.channelId, messageId: randomUUID(), mailType: 'transactional' as const, mailSource: 'api' as const, subject: 's', tags: ['cached'], metadata: {}, details: {} };
+    const ev = (eventType: EventRecord['eventType'], ms: number) => ({ ...base, eventType, timestamp: new Date(ms).toISOString(), recipients: ['a@example.net'] });
+    ledger.add(await seedEvents(t.daemon.store, [ev('processed', at), ev('delivered', at + HOUR)]));
+    const q = { channelId: s3.channelId, tags: 'cached', from: '2026-06-08T00:00:00Z', to: '2026-06-09T23:00:00Z' };
+    const points = async () => {
+      const text = (await t.api('GET', '/metrics')).body as string;
+      const of = (from: string) => Number(new RegExp(`^postrider_statistics_series_points_total\\{from="${from}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      return { cache: of('cache'), store: of('store') };
+    };
+    const first = await get('/statistics/hourly', q);
+    expect(first.body.results).toHaveLength(48);
+    const before = await points();
+    expect((await get('/statistics/hourly', q)).body).toEqual(first.body);
+    const after = await points();
+    expect(after).toEqual({ cache: before.cache + 48, store: before.store });
+    // An asynchronous DSN arriving now bounces the recipient delivered at 11:00 on the 8th.
+    ledger.add(await seedEvents(t.daemon.store, [ev('bounced', Date.now())]));
+    const third = await get('/statistics/hourly', q);
+    const at11 = (r: { body: { results: { timestamp: string; transactional: { delivered: number } }[] } }) => r.body.results.find((p) => p.timestamp === '2026-06-08T11:00:00.000Z')!;
+    expect(at11(first).transactional.delivered).toBe(1);
+    expect(at11(third).transactional.delivered).toBe(0);
+    // The hours before 11:00 on the 8th came from memory, the 37 from 11:00 on from the store.
+    expect(await points()).toEqual({ cache: after.cache + 11, store: after.store + 37 });
+  });
+
   it('applies the same rule to the statistics of message details', async () => {
     const sent = await t.api('POST', '/send/transactional', {
       headers: { 'x-service-channel-id': s3.channelId },
