@@ -48,3 +48,9 @@ export function changedFromMs(marks: StatChanges, seenEpoch: number): number | n
 export function isPastQuarter(quarter: number, nowMs: number): boolean {
   return quarter < quarterOf(nowMs);
 }
+
+/** Notes that an account's counters changed from `quarter` on, keeping the earliest per account: one write's changes. */
+export function noteChange(changed: Map<string, number>, accountId: string, quarter: number): void {
+  const earlier = changed.get(accountId);
+  changed.set(accountId, earlier === undefined ? quarter : Math.min(earlier, quarter));
+}

@@ -79,7 +79,7 @@ export class SeriesCache {
     const marks = await source.changes(scope.accountId);
     this.sync(scope.accountId, marks);
     const key = seriesKey(kind, scope);
-    const entry = this.touch(key, scope.accountId);
+    const entry = this.touch(key);
     const out: (StatTotals | undefined)[] = [];
     let first = -1;
     let last = -1;
@@ -90,13 +90,15 @@ export class SeriesCache {
       if (first < 0) first = i;
       last = i;
     }
-    this.opts.onRead?.(first < 0 ? out.length : out.length - (last - first + 1), first < 0 ? 0 : last - first + 1);
-    if (first < 0) return out as StatTotals[];
+    const missing = first < 0 ? 0 : last - first + 1;
+    this.opts.onRead?.(out.length - missing, missing);
+    if (missing === 0) return out as StatTotals[];
     // One read from the first bucket missing to the last: a read costs its span, not its buckets.
-    const fresh = await source.read(edgesMs.slice(first, last + 2));
+    const span = edgesMs.slice(first, last + 2);
+    const fresh = await source.read(span);
     fresh.forEach((t, k) => (out[first + k] = t));
     // Another read may have followed newer marks meanwhile: then this one's sums may be older.
-    if (this.epochs.get(scope.accountId) === marks.epoch) this.keep(key, scope.accountId, edgesMs.slice(first, last + 2), fresh);
+    if (this.epochs.get(scope.accountId) === marks.epoch) this.keep(key, scope.accountId, span, fresh);
     return out as StatTotals[];
   }
 
@@ -127,9 +129,10 @@ export class SeriesCache {
     }
   }
 
-  private touch(key: string, accountId: string): SeriesEntry | undefined {
+  /** The series' kept buckets, moved to the recent end (its key holds the account). */
+  private touch(key: string): SeriesEntry | undefined {
     const entry = this.series.get(key);
-    if (!entry || entry.accountId !== accountId) return undefined;
+    if (!entry) return undefined;
     this.series.delete(key);
     this.series.set(key, entry);
     return entry;

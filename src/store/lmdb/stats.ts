@@ -37,7 +37,7 @@ import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 import { rollupInTxn } from './stats-rollup.js';
 import { noteStatChangeInTxn } from './stats-changes.js';
-import { isPastQuarter } from '../../domain/stat-changes.js';
+import { isPastQuarter, noteChange } from '../../domain/stat-changes.js';
 
 // The counting rule and the query shapes live in domain/ and the port; re-exported for the engine's files.
 export { counterOf, DAY_MS, utcDay, zeroCounters, type SeriesQuery, type StatCounters, type StatTotals, type TotalsQuery };
@@ -143,7 +143,7 @@ class PendingCounts {
   readonly changed = new Map<string, number>();
 
   noteChange(accountId: string, quarter: number): void {
-    this.changed.set(accountId, Math.min(quarter, this.changed.get(accountId) ?? quarter));
+    noteChange(this.changed, accountId, quarter);
   }
 
   add(db: CounterDb, key: unknown[], name: keyof StatCounters, by: number): void {

@@ -8,7 +8,7 @@
  */
 import { counterOf, quarterOf, utcDay, zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
 import type { EventRecord, EventType, MailType } from '../../domain/types.js';
-import { isPastQuarter } from '../../domain/stat-changes.js';
+import { isPastQuarter, noteChange } from '../../domain/stat-changes.js';
 
 /** An event as the counters see it: where it counts, and its (lower-cased) recipients. */
 export interface CountedEvent {
@@ -122,7 +122,7 @@ export function pastQuarterChanges(deltas: readonly CounterDelta[], nowMs: numbe
   const out = new Map<string, number>();
   for (const { event: e } of deltas) {
     const quarter = quarterOf(e.timeMs);
-    if (isPastQuarter(quarter, nowMs)) out.set(e.accountId, Math.min(quarter, out.get(e.accountId) ?? quarter));
+    if (isPastQuarter(quarter, nowMs)) noteChange(out, e.accountId, quarter);
   }
   return out;
 }
