@@ -14,11 +14,14 @@
  * bytes it answers are signed a chunk per turn (webhooks/signature.ts) and sent as they are. The longest event-loop delay on
  * the main thread while one message is processed (test/integration/inbound-event-loop.test.ts,
  * 2 cores), with everything on the main thread before, and now:
- *   25 MB attachment, inlined (34 MB of JSON):  577 ms before, 26-41 ms now
+ *   25 MB attachment, inlined (34 MB of JSON):  577 ms before, 21-45 ms now (either engine)
  *   10,000 one-line parts (500 read, the cap):   39 ms before, 10-14 ms now
  * Of the 25 MB case's, before: the parse up to 440 ms at once, verification 75-210 ms,
- * JSON.stringify 125 ms, the HMAC 150 ms, encoding the string to send it 130 ms. What is left is
- * mostly reading the 34 MB from the store (one copy, about 20 ms) and the garbage collector.
+ * JSON.stringify 125 ms, the HMAC 150 ms, encoding the string to send it 130 ms; later found in
+ * a CPU profile of the test: the first message loading mailauth (130 ms; the poster's start loads
+ * it now) and LMDB's copy of the 34 MB into new memory (100-160 ms of page faults; now touched a
+ * MiB per turn, store/lmdb/bytes-in-turns.ts). What is left is the signature's HMAC, a chunk per
+ * turn, and the garbage collector.
  */
 import type { InboundAttemptEnd, InboundMessage, InboundPostAttempt } from '../domain/inbound-message.js';
 import type { InboundRoute } from '../domain/inbound-route.js';

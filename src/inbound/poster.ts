@@ -25,6 +25,7 @@ import type { WebhookTargets } from '../webhooks/targets.js';
 import type { WorkerPool } from '../workers/pool.js';
 import type { AuthDns } from './auth-resolver.js';
 import { runAttempt, type PostAttemptDeps } from './post-attempt.js';
+import { loadVerifier } from './verify.js';
 
 /** The configuration the poster reads: its own limits, the webhooks' backoff and timeout, the drain's grace. */
 export type InboundPosterSettings = Pick<Config, 'inbound'> & { webhooks: Pick<Config['webhooks'], 'retryBaseMs' | 'timeoutMs'>; shutdown: Pick<Config['shutdown'], 'graceMs'> };
@@ -86,6 +87,9 @@ export class InboundPoster {
     this.running = true;
     this.stopping = false;
     this.agents = pinnedAgents({ keepAlive: true });
+    // Loaded now rather than in the middle of the first message's attempt (verify.ts); a failed
+    // import is met again, and reported as the message's verdict, when a message is verified.
+    loadVerifier().catch(() => undefined);
     this.loop.start();
   }
 

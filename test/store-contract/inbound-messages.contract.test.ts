@@ -69,6 +69,25 @@ eachEngine('inbound messages', (ctx) => {
     expect((await ctx.store.inboundMessages.raw(m.id))!.buffer).not.toBe(read.buffer);
   });
 
+  it('reads a large message back a part per event-loop turn, so no turn holds the thread for all of it', async () => {
+    const raw = Buffer.alloc(6 * 1024 * 1024);
+    for (let i = 0; i < raw.length; i += 4) raw.writeUInt32LE((i * 2654435761) >>> 0, i);
+    const [m] = await ctx.store.inboundMessages.commit({ receivedAt: new Date(T0), raw, messages: [copy()] });
+    let turns = 0;
+    let reading = true;
+    const turn = () => {
+      if (!reading) return;
+      turns++;
+      setImmediate(turn);
+    };
+    setImmediate(turn);
+    const read = await ctx.store.inboundMessages.raw(m.id);
+    reading = false;
+    expect(read!.equals(raw)).toBe(true);
+    // 1 MiB parts on both engines: at least one turn between each two of the six.
+    expect(turns).toBeGreaterThanOrEqual(5);
+  });
+
   it('answers not found for an unknown message in every verb', async () => {
     expect(await ctx.store.inboundMessages.get(UNKNOWN_ID)).toBeUndefined();
     expect(await ctx.store.inboundMessages.raw(UNKNOWN_ID)).toBeUndefined();

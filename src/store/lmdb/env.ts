@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
+import { open, type Database, type DatabaseOptions, type RootDatabase, type Transaction } from 'lmdb';
 import { AppError } from '../../domain/errors.js';
 import { settledWithin } from '../../domain/settle.js';
 import { damaged, inspectDataFile } from './data-file.js';
@@ -305,6 +305,27 @@ export class Store {
       outer?.nestedFailed(err);
       throw err;
     }
+  }
+
+  /**
+   * `fn` with one read transaction (one snapshot) held across event-loop turns, for a read that
+   * copies a large value a part per turn (bytes.ts bytesInTurns). Counted with the writes in
+   * flight, so stop() waits for it before it closes the environment: a view into the map must
+   * not outlive it. LMDB keeps the snapshot's pages from reuse while it is held (no copy).
+   */
+  async holdingRead<T>(fn: (txn: Transaction) => Promise<T>): Promise<T> {
+    const txn = this.root().useReadTransaction();
+    const done = (async () => {
+      try {
+        return await fn(txn);
+      } finally {
+        txn.done();
+      }
+    })();
+    const forget = () => this.pending.delete(done);
+    this.pending.add(done);
+    done.then(forget, forget);
+    return done;
   }
 
   /** Bytes used by the environment's data file (for metrics and the disk-full checks). */

@@ -19,7 +19,7 @@ import type {
   InboundWriteOutcome,
   ReceivedPerDayQuery,
 } from '../port/inbound-messages.js';
-import { storedBytes } from './bytes.js';
+import { bytesInTurns } from './bytes-in-turns.js';
 import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -86,8 +86,9 @@ export function getInbound(store: Store, id: string): InboundMessage | undefined
   return stored(store, id)?.message;
 }
 
-export function getInboundRaw(store: Store, id: string): Buffer | undefined {
-  return storedBytes(dbsOf(store).inboundRaw.get(id));
+/** Up to inbound.maxMessageSize, copied a part per turn (bytes-in-turns.ts): the main thread reads it. */
+export function getInboundRaw(store: Store, id: string): Promise<Buffer | undefined> {
+  return bytesInTurns(store, dbsOf(store).inboundRaw, id);
 }
 
 function passes(m: InboundMessage, f: InboundMessageFilter, channels: Set<string> | null): boolean {
