@@ -29,8 +29,9 @@ export async function bytesInTurns(store: Store, db: Dbs[keyof Dbs], id: string)
     const encoded = (db.getBinaryFast as unknown as BinaryRead).call(db, id, { transaction });
     if (!encoded) return undefined;
     const bin = binSpan(encoded.subarray(0, encoded.length));
-    // Not a bin (decoded as any other value) or small: at once, as db.get does.
-    if (!bin || bin.length <= PART) return storedBytes(db.get(id, { transaction } as never));
+    // Not a bin: decoded as any other value. Small: copied out at once.
+    if (!bin) return storedBytes(db.get(id, { transaction } as never));
+    if (bin.length <= PART) return Buffer.from(encoded.subarray(bin.start, bin.start + bin.length));
     const out = Buffer.allocUnsafe(bin.length);
     for (let at = 0; at < bin.length; at += PART) {
       if (at > 0) await nextTurn();
