@@ -215,14 +215,27 @@ export function normalizeMetadata(meta: Record<string, string | number | boolean
   return out;
 }
 
+/**
+ * Base64 with its padding (RFC 4648 section 4), white space already removed. One search for a
+ * character outside the alphabet and its pad, then where the pad sits: the anchored form
+ * /^[A-Za-z0-9+/]*={0,2}$/ took 120-130 ms on the 24 MB of an 18 MB attachment in the daemon
+ * (against 15 ms for this search), all on the main thread.
+ */
+export function isBase64(s: string): boolean {
+  if (s.length % 4 !== 0 || /[^A-Za-z0-9+/=]/.test(s)) return false;
+  const pad = s.indexOf('=');
+  return pad === -1 || pad === s.length - 1 || (pad === s.length - 2 && s.charCodeAt(s.length - 1) === 0x3d);
+}
+
 /** Base64 content, blocked executable types (by extension and by declared type). */
 export function normalizeAttachments(list: AttachmentInput[] | undefined, pointer: string, errors: FieldErrorList): Attachment[] {
   return (list ?? []).map((a, i) => {
     const p = `${pointer}/${i}`;
     const content = a.content.replace(/\s+/g, '');
-    if (content.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(content)) {
-      errors.add(`${p}/content`, 'invalid_format', 'must be base64');
-    }
+    // Here rather than as the schema's minLength: ajv counts a string's characters one by one for
+    // it (ucs2length), 60 ms for the 24 MB of an 18 MB attachment, all on the main thread.
+    if (content === '') errors.add(`${p}/content`, 'min_length', 'must not be empty');
+    else if (!isBase64(content)) errors.add(`${p}/content`, 'invalid_format', 'must be base64');
     if (/[\\/]/.test(a.fileName)) errors.add(`${p}/fileName`, 'invalid_format', 'must not contain path separators');
     // Windows drops trailing dots and spaces from file names: "a.exe." and "a.exe " open as a.exe.
     const asSaved = trimEndOf(a.fileName, '. ');

@@ -44,7 +44,8 @@ const attachment = {
   additionalProperties: false,
   required: ['content', 'fileName'],
   properties: {
-    content: { type: 'string', minLength: 1 },
+    // Not empty and base64: checked in domain/send-rules.ts (normalizeAttachments), in linear time.
+    content: { type: 'string' },
     fileName: { type: 'string', minLength: 1, maxLength: 255, pattern: NO_CONTROL_CHARS },
     contentId: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\s<>"\\u0000-\\u001f]*$' },
     contentType: { type: 'string', maxLength: 255, pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$' },

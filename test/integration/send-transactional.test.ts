@@ -187,10 +187,12 @@ describe('validation', () => {
         { content: Buffer.from('MZ').toString('base64'), fileName: 'setup.exe' },
         { content: Buffer.from('x').toString('base64'), fileName: 'report.pdf', contentType: 'application/x-msdownload' },
         { content: Buffer.from('%PDF').toString('base64'), fileName: 'fine.pdf' },
+        { content: '\r\n', fileName: 'empty.txt' },
       ],
     });
     expect(res.status).toBe(422);
-    expect(Object.keys(res.body.errors).sort()).toEqual(['/attachments/0/content', '/attachments/1/fileName', '/attachments/2/contentType']);
+    expect(Object.keys(res.body.errors).sort()).toEqual(['/attachments/0/content', '/attachments/1/fileName', '/attachments/2/contentType', '/attachments/4/content']);
+    expect(res.body.errors['/attachments/4/content']).toEqual([{ code: 'min_length', message: 'must not be empty' }]);
   });
 
   it('blocks names Windows turns into executables (trailing dots and spaces) like the plain name', async () => {

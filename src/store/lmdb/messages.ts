@@ -73,7 +73,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const record: MessageRecord = { ...r, ...laterSimulation(m, queued), status: queued ? 'queued' : 'sent', openJobs: byDomain.size, acceptedSeq: accepted.seq };
   dbsOf(store).messages.put(r.id, record);
   indexClientMessageIdInTxn(store, r);
-  if (m.body) dbsOf(store).bodies.put(r.id, Buffer.from(m.body));
+  if (m.body) dbsOf(store).bodies.put(r.id, m.body);
   const pending = awaitsFinishing(m);
   if (pending) {
     putPendingSignatureInTxn(store, r.id, {

@@ -50,7 +50,7 @@ export async function insertMessages(tx: Tx, stored: readonly StoredMessage[]): 
 async function insertBodies(tx: Tx, stored: readonly StoredMessage[]): Promise<void> {
   const rows = stored
     .filter((s) => s.accepted.body !== undefined)
-    .map(({ accepted: m, record: r }) => ({ message_id: r.id, account_id: r.accountId, channel_id: r.channelId, body: Buffer.from(m.body!) }));
+    .map(({ accepted: m, record: r }) => ({ message_id: r.id, account_id: r.accountId, channel_id: r.channelId, body: m.body! }));
   if (rows.length > 0) await tx`INSERT INTO message_bodies ${tx(rows, 'message_id', 'account_id', 'channel_id', 'body')}`;
 }
 
