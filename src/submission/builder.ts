@@ -6,6 +6,7 @@
 import type { WorkerPool } from '../workers/pool.js';
 import { toAppError } from './task-errors.js';
 import type { BuildRequest, BuildResult, FinishRequest, FinishResult, MessageBuilder } from './ports.js';
+import type { RawContent } from './raw-content.js';
 
 export class PoolMessageBuilder implements MessageBuilder {
   /** onSign: told how long each DKIM signature took (metrics). */
@@ -28,6 +29,14 @@ export class PoolMessageBuilder implements MessageBuilder {
       await this.pool.render({ ...parts, data: {}, check: true, checkOnly: true, cache: false });
     } catch (err) {
       throw toAppError(err, '/template');
+    }
+  }
+
+  async parseContent(raw: Buffer): Promise<RawContent> {
+    try {
+      return await this.pool.rawContent(raw);
+    } catch (err) {
+      throw toAppError(err, '');
     }
   }
 

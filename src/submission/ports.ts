@@ -6,6 +6,7 @@
 import type { Address } from '../domain/address.js';
 import type { Attachment, TemplateInput } from '../domain/send-rules.js';
 import type { EngagementInput } from '../workers/engagement.js';
+import type { RawContent } from './raw-content.js';
 
 export interface DkimKeyRef {
   domain: string;
@@ -69,6 +70,8 @@ export interface MessageBuilder {
   finish(inputs: FinishRequest[]): Promise<PromiseSettledResult<FinishResult>[]>;
   /** Checks template parts on a worker thread as the intake would (template-check.ts); throws templating_error on /template/<part>. */
   checkTemplate(parts: { html?: string; text?: string }): Promise<void>;
+  /** What activity shows of a large SMTP-submitted message the fast path does not read, parsed on a worker thread (raw-content.ts). */
+  parseContent(raw: Buffer): Promise<RawContent>;
 }
 
 export interface SenderDomain {

@@ -19,9 +19,19 @@ import type { AcceptedMessage } from '../store/port/messages.js';
 type Record_ = AcceptedMessage['record'];
 export type RawContent = Pick<Record_, 'subject' | 'to' | 'cc' | 'replyTo' | 'attachments' | 'text' | 'html'>;
 
+/**
+ * Messages up to this size that the fast path does not read are parsed on the main thread: a
+ * message with a small attachment takes about 1 ms, less than a hop to a worker and back with
+ * its bytes. A larger one is parsed by `elsewhere` (a worker thread): mailparser decodes every
+ * attachment, 430 ms at once on this thread for an 18 MB one (bench/RESULTS.md, large messages).
+ */
+export const PARSE_HERE_MAX_BYTES = 64 * 1024;
+
 /** The content of `raw` (whose header block and body `msg` holds, as received). */
-export async function rawContent(raw: Buffer, msg: SplitMessage): Promise<RawContent> {
-  return fastContent(msg) ?? (await parsedContent(raw));
+export async function rawContent(raw: Buffer, msg: SplitMessage, elsewhere: (raw: Buffer) => Promise<RawContent>): Promise<RawContent> {
+  const fast = fastContent(msg);
+  if (fast) return fast;
+  return raw.length <= PARSE_HERE_MAX_BYTES ? parsedContent(raw) : elsewhere(raw);
 }
 
 /** mailparser's reading, for every shape the fast path does not take. */

@@ -56,7 +56,7 @@ interface CheckedMessage {
 
 export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promise<RawAccepted> {
   const checked = await checkMessage(deps, sub);
-  const parsed = await rawContent(sub.raw, checked.received);
+  const parsed = await rawContent(sub.raw, checked.received, (raw) => deps.builder.parseContent(raw));
   // Mail libraries RFC 2047-encode header values with quotes or braces (nodemailer turns
   // {"a":"1"} into =?UTF-8?Q?...?=); mailparser leaves unknown fields encoded, so decode here.
   const tags = parseTags(decodedField(checked.msg, 'X-Tags'));

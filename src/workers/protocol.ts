@@ -6,6 +6,7 @@ import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import type { TaskErrorData } from './errors.js';
 import type { InboundAttachmentTaskInput, InboundAttachmentTaskOutput, InboundPayloadTaskInput, InboundPayloadTaskOutput } from './inbound-tasks.js';
 import type { RenderInput, RenderOutput } from './render.js';
+import type { RawContentTaskInput, RawContentTaskOutput } from './submission-tasks.js';
 import type { BuildInput, BuildOutput, FinishInput, FinishOutput } from './tasks.js';
 
 export type WorkerRequest =
@@ -18,7 +19,9 @@ export type WorkerRequest =
   /** A received message's JSON for its route (issue 33). */
   | { task: 'inboundPayload'; input: InboundPayloadTaskInput }
   /** An attachment of a received message, for its link. */
-  | { task: 'inboundAttachment'; input: InboundAttachmentTaskInput };
+  | { task: 'inboundAttachment'; input: InboundAttachmentTaskInput }
+  /** What activity shows of a large SMTP-submitted message, read by mailparser (submission-tasks.ts). */
+  | { task: 'rawContent'; input: RawContentTaskInput };
 
 export type WorkerTask = WorkerRequest['task'];
 
@@ -31,6 +34,7 @@ export interface WorkerResults {
   render: RenderOutput;
   inboundPayload: InboundPayloadTaskOutput;
   inboundAttachment: InboundAttachmentTaskOutput;
+  rawContent: RawContentTaskOutput;
 }
 
 /** A worker never rejects: failures come back as `ok: false` with plain error data. */

@@ -67,7 +67,7 @@ function depsWith(signingKey: () => Promise<DkimKeyRef | undefined>): Submission
   return {
     store: t.store,
     config,
-    builder: { build: () => Promise.reject(new Error('not used')), finish: () => Promise.reject(new Error('not used')), checkTemplate: () => Promise.reject(new Error('not used')) },
+    builder: { build: () => Promise.reject(new Error('not used')), finish: () => Promise.reject(new Error('not used')), checkTemplate: () => Promise.reject(new Error('not used')), parseContent: () => Promise.reject(new Error('not used')) },
     domains: { findSendingDomain: async () => undefined, signingKey },
     publicUrl: new PublicUrl({ configured: 'https://links.test', http: config.http, hostname: config.hostname, boundPort: () => 0 }),
     idempotency: new IdempotencyGate(t.store.idempotency),

@@ -2,7 +2,7 @@ import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import { describe, expect, it } from 'vitest';
 import { splitMessage } from '../../src/domain/raw-headers.js';
-import { fastContent, parsedContent, rawContent } from '../../src/submission/raw-content.js';
+import { fastContent, PARSE_HERE_MAX_BYTES, parsedContent, rawContent } from '../../src/submission/raw-content.js';
 
 const compose = (mail: Mail.Options): Promise<Buffer> => new MailComposer(mail).compile().build();
 
@@ -43,9 +43,24 @@ describe('reading an SMTP message for activity (raw-content.ts)', () => {
   for (const [name, mail] of SLOW) {
     it(`leaves a message with ${name} to mailparser`, async () => {
       const raw = await compose(mail);
-      expect(await rawContent(raw, splitMessage(raw))).toEqual(await parsedContent(raw));
+      const elsewhere = () => Promise.reject(new Error('a small message is parsed on this thread'));
+      expect(await rawContent(raw, splitMessage(raw), elsewhere)).toEqual(await parsedContent(raw));
     });
   }
+
+  it(`hands a message over ${PARSE_HERE_MAX_BYTES} bytes that the fast path does not read to the parser given, and only such a one`, async () => {
+    const handed: number[] = [];
+    const elsewhere = async (raw: Buffer) => {
+      handed.push(raw.length);
+      return parsedContent(raw);
+    };
+    const big = await compose({ ...base, text: 't', attachments: [{ filename: 'a.bin', content: Buffer.alloc(PARSE_HERE_MAX_BYTES, 7) }] });
+    expect(await rawContent(big, splitMessage(big), elsewhere)).toMatchObject({ attachments: [{ fileName: 'a.bin', size: PARSE_HERE_MAX_BYTES }] });
+    const longText = await compose({ ...base, text: 'a line of text\n'.repeat(PARSE_HERE_MAX_BYTES / 10) });
+    expect(fastContent(splitMessage(longText))).toBeDefined();
+    await rawContent(longText, splitMessage(longText), elsewhere);
+    expect(handed).toEqual([big.length]);
+  });
 
   it('leaves nested multiparts, groups, other charsets and format=flowed to mailparser', () => {
     const msg = (head: string, body: string) => splitMessage(Buffer.from(`${head}\r\n\r\n${body}`, 'latin1'));
