@@ -79,7 +79,18 @@ export interface ServeProcess {
  * and resolves once the HTTP API answers.
  */
 export async function startServe(env: Record<string, string | undefined>, timeoutMs = 20_000): Promise<ServeProcess> {
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnServe(await freePort(), env, timeoutMs);
+    } catch (err) {
+      // The port freePort found was taken by another test process before the daemon bound it
+      // (a listener on port 0, or an outgoing connection's ephemeral port): another port, twice.
+      if (attempt === 3 || !/HTTP API cannot listen on .* already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function spawnServe(port: number, env: Record<string, string | undefined>, timeoutMs: number): Promise<ServeProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
     env: childEnv({
       POSTRIDER_HTTP_PORT: String(port),
