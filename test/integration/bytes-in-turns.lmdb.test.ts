@@ -8,9 +8,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { binSpan } from '../../src/store/lmdb/bytes-in-turns.js';
+import { binSpan, encodedInTurns } from '../../src/store/lmdb/bytes-in-turns.js';
 import { dbsOf } from '../../src/store/lmdb/databases.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
+import { accepted } from '../store-contract/submissions.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -70,6 +71,64 @@ describe('a large value read a part per turn (LMDB)', () => {
     expect((await reading)!.equals(big)).toBe(true);
     expect(second!.equals(other)).toBe(true);
     expect(await store.inboundMessages.raw(bigId)).toBeUndefined();
+    await store.stop();
+  });
+});
+
+describe('a large value encoded ahead of its write (LMDB)', () => {
+  it('stores the very bytes msgpackr stores for the Buffer, and leaves a value up to a MiB to msgpackr', async () => {
+    const store = await openStore();
+    const big = pattern(2 * MiB + 7);
+    const encoded = await encodedInTurns(big);
+    expect(encoded).toBeDefined();
+    expect(await encodedInTurns(pattern(MiB))).toBeUndefined();
+    const dbs = dbsOf(store);
+    await store.write(() => {
+      dbs.inboundRaw.put('as msgpackr writes it', big);
+      dbs.inboundRaw.put('encoded ahead', encoded);
+    });
+    expect(Buffer.from(dbs.inboundRaw.getBinary('encoded ahead')!).equals(Buffer.from(dbs.inboundRaw.getBinary('as msgpackr writes it')!))).toBe(true);
+    expect(Buffer.from(dbs.inboundRaw.get('encoded ahead') as Uint8Array).equals(big)).toBe(true);
+    await store.stop();
+  });
+
+  it('commits a received message over a MiB for every routed copy, each read back whole', async () => {
+    const store = await openStore();
+    const raw = pattern(3 * MiB + 1);
+    const route = { accountId: 'account-1', channelId: 'channel-1', envelope: { mailFrom: 'a@example.org', rcptTo: ['in@acme-shop.com'] }, clientAddress: '192.0.2.7', helo: 'mx.example.org', mailboxHash: null, from: 'a@example.org', subject: 'x' };
+    const made = await store.inboundMessages.commit({ receivedAt: new Date(), raw, messages: [{ routeId: 'route-1', ...route }, { routeId: 'route-2', ...route }] });
+    expect(made).toHaveLength(2);
+    for (const m of made) expect((await store.inboundMessages.raw(m.id))!.equals(raw)).toBe(true);
+    await store.stop();
+  });
+});
+
+describe('a large message body read on the hot paths (LMDB)', () => {
+  it('reads a body over a MiB a part per turn in body(), withBody() and unfinished(), and a small one at once', async () => {
+    const store = await openStore();
+    const m = accepted({ sign: 'sender.test' });
+    const body = pattern(4 * MiB + 9);
+    await store.messages.commit({ messages: [{ ...m, body }] });
+    for (const read of [
+      async () => (await store.messages.unfinished(m.record.id))!.body!,
+      async () => (await store.messages.body(m.record.id))!,
+    ]) {
+      let turns = 0;
+      let reading = true;
+      const turn = () => {
+        if (!reading) return;
+        turns++;
+        setImmediate(turn);
+      };
+      setImmediate(turn);
+      const got = await read();
+      reading = false;
+      expect(Buffer.from(got).equals(body)).toBe(true);
+      expect(turns).toBeGreaterThanOrEqual(4);
+    }
+    const small = accepted();
+    await store.messages.commit({ messages: [small] });
+    expect(Buffer.from((await store.messages.body(small.record.id))!).equals(Buffer.from(small.body!))).toBe(true);
     await store.stop();
   });
 });

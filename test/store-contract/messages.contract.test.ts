@@ -62,6 +62,20 @@ eachEngine('messages', (ctx) => {
     expect(read.indexOf('\r\n\r\n')).toBe(12);
   });
 
+  it('keeps a large message to sign (over a MiB) whole from its commit through unfinished() to its signed body', async () => {
+    const m = accepted({ sign: 'sender.test' });
+    const body = Buffer.alloc(3 * 1024 * 1024 + 11);
+    for (let i = 0; i < body.length; i++) body[i] = (i * 13) & 0xff;
+    await ctx.store.messages.commit({ messages: [{ ...m, body }] });
+    const u = (await ctx.store.messages.unfinished(m.record.id))!;
+    expect(u.gone).toBe(false);
+    expect(Buffer.from(u.body!).equals(body)).toBe(true);
+    const signed = Buffer.concat([Buffer.from('DKIM-Signature: x\r\n'), body]);
+    expect(await ctx.store.messages.storeFinished([{ messageId: m.record.id, body: signed }])).toBe(1);
+    expect((await ctx.store.messages.body(m.record.id))!.equals(signed)).toBe(true);
+    expect((await ctx.store.messages.withBody(m.record.id))!.body.equals(signed)).toBe(true);
+  });
+
   it('commits a sandbox message as sent at once, and an empty commit as nothing', async () => {
     const m = accepted({ sandbox: true });
     await ctx.store.messages.commit({ messages: [m] });

@@ -14,7 +14,7 @@
  * before the bytes (msgpack spec, "bin format family").
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Dbs, Store } from './env.js';
+import { encodedValue, type Dbs, type Encoded, type Store } from './env.js';
 import { storedBytes } from './bytes.js';
 
 /** Pages touched per turn, and the size up to which a value is simply read (a few ms at most). */
@@ -44,6 +44,22 @@ export async function bytesInTurns(store: Store, db: Dbs[keyof Dbs], id: string)
   });
 }
 
+/**
+ * The bytes stored at `id` in `db`, for reads on the main thread's hot paths (a delivery's body,
+ * the finishing stage's): a value up to a MiB is copied out of the current read at once, as
+ * db.get would; a larger one is read a part per turn (bytesInTurns). Only for values that are
+ * written whole and never changed in part (a body is replaced by its signed form, or removed):
+ * the large read may see a later snapshot than the reads before it in the same turn.
+ */
+export async function readBytes(store: Store, db: Dbs[keyof Dbs], id: string): Promise<Buffer | undefined> {
+  const encoded = db.getBinaryFast(id);
+  if (!encoded) return undefined;
+  const bin = binSpan(encoded.subarray(0, encoded.length));
+  if (!bin) return storedBytes(db.get(id));
+  if (bin.length <= PART) return Buffer.from(encoded.subarray(bin.start, bin.start + bin.length));
+  return bytesInTurns(store, db, id);
+}
+
 /** Where a MessagePack bin 8/16/32 value's bytes start and how many there are; null for any other value. */
 export function binSpan(v: Uint8Array): { start: number; length: number } | null {
   const view = new DataView(v.buffer, v.byteOffset, v.byteLength);
@@ -52,4 +68,34 @@ export function binSpan(v: Uint8Array): { start: number; length: number } | null
   else if (v[0] === 0xc5 && v.byteLength >= 3) span = { start: 3, length: view.getUint16(1) };
   else if (v[0] === 0xc6 && v.byteLength >= 5) span = { start: 5, length: view.getUint32(1) };
   return span && span.start + span.length <= v.byteLength ? span : null;
+}
+
+/**
+ * A large value for put, encoded ahead of the write: `bytes` as the MessagePack bin 32 msgpackr
+ * writes for a Buffer of this size, copied into a new array a MiB per turn. Inside the write's
+ * callback msgpackr would copy it into new memory at once (70-80 ms for 24 MB, a message with an
+ * 18 MB attachment), within the commit that holds the main thread anyway. Values up to a MiB are
+ * left to msgpackr (undefined here).
+ */
+export async function encodedInTurns(bytes: Uint8Array): Promise<Encoded | undefined> {
+  if (bytes.byteLength <= PART) return undefined;
+  const out = Buffer.allocUnsafe(5 + bytes.byteLength);
+  out[0] = 0xc6;
+  out.writeUInt32BE(bytes.byteLength, 1);
+  for (let at = 0; at < bytes.byteLength; at += PART) {
+    if (at > 0) await nextTurn();
+    out.set(bytes.subarray(at, Math.min(at + PART, bytes.byteLength)), 5 + at);
+  }
+  return encodedValue(out);
+}
+
+/** The values of `list` encodedInTurns makes, by key; the small ones are not in the map. */
+export async function encodedEach<T>(list: readonly T[], key: (item: T) => string, bytes: (item: T) => Uint8Array | undefined): Promise<Map<string, Encoded>> {
+  const out = new Map<string, Encoded>();
+  for (const item of list) {
+    const b = bytes(item);
+    const encoded = b && (await encodedInTurns(b));
+    if (encoded) out.set(key(item), encoded);
+  }
+  return out;
 }

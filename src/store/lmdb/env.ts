@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { open, type Database, type DatabaseOptions, type RootDatabase, type Transaction } from 'lmdb';
+import { asBinary, open, type Database, type DatabaseOptions, type RootDatabase, type Transaction } from 'lmdb';
 import { AppError } from '../../domain/errors.js';
 import { settledWithin } from '../../domain/settle.js';
 import { damaged, inspectDataFile } from './data-file.js';
@@ -48,6 +48,16 @@ export interface StoreOptions {
 }
 
 export type Dbs = Record<DbName, Database<any, any>>;
+
+/**
+ * A value whose bytes are already encoded as the database stores them (a MessagePack bin made by
+ * bytes-in-turns.ts binInTurns): put writes them as they are, without msgpackr's copy.
+ */
+export type Encoded = ReturnType<typeof asBinary>;
+
+export function encodedValue(bytes: Uint8Array): Encoded {
+  return asBinary(bytes);
+}
 
 export class Store {
   private rootDb: RootDatabase<any, any> | null = null;

@@ -19,7 +19,7 @@ import type {
   InboundWriteOutcome,
   ReceivedPerDayQuery,
 } from '../port/inbound-messages.js';
-import { bytesInTurns } from './bytes-in-turns.js';
+import { bytesInTurns, encodedInTurns } from './bytes-in-turns.js';
 import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -68,13 +68,14 @@ function putInTxn(store: Store, before: InboundMessage | null, next: StoredInbou
  */
 export async function commitInbound(store: Store, c: InboundCommit): Promise<InboundMessage[]> {
   const copies = c.messages.map((n) => receivedMessage(n, { id: randomUUID(), receivedAt: c.receivedAt, size: c.raw.length }));
+  const raw = (await encodedInTurns(c.raw)) ?? c.raw;
   return store.write(() => {
     const dbs = dbsOf(store);
     const made = copies.filter((m) => !isChannelDeleted(store, m.channelId));
     for (const m of made) {
       putInTxn(store, null, { message: m, lease: 0 });
       dbs.inboundMessageIndex.put(['a', m.accountId, c.receivedAt.getTime(), m.id], 1);
-      dbs.inboundRaw.put(m.id, c.raw);
+      dbs.inboundRaw.put(m.id, raw);
       const counted: CountKey = ['n', m.accountId, utcDay(c.receivedAt.getTime()), m.channelId];
       dbs.inboundMessageIndex.put(counted, ((dbs.inboundMessageIndex.get(counted) as number | undefined) ?? 0) + 1);
     }

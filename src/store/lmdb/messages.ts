@@ -18,9 +18,9 @@ import { laterSimulation, simulatedAtCommit, simulatedEvents } from '../../domai
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
 import { awaitsFinishing, type AcceptedMessage, type SubmissionCommit } from '../port/messages.js';
 import { advanceBroadcastInTxn } from './broadcasts.js';
-import { storedBytes } from './bytes.js';
 import { dbsOf } from './databases.js';
-import type { Store } from './env.js';
+import type { Encoded, Store } from './env.js';
+import { encodedEach, readBytes } from './bytes-in-turns.js';
 import { indexClientMessageIdInTxn } from './client-message-ids.js';
 import { appendEventInTxn } from './events.js';
 import { putIdempotencyInTxn } from './idempotency.js';
@@ -37,13 +37,14 @@ export { awaitsFinishing, reserveSendQuotaInTxn };
 
 export async function commitMessages(store: Store, input: SubmissionCommit): Promise<void> {
   const now = input.now ?? new Date();
+  const bodies = await encodedEach(input.messages, (m) => m.record.id, (m) => m.body);
   await store.write(() => {
     // Checks first: a throw before any write leaves nothing behind (and the child txn rolls back anyway).
     if (input.sendLimit) {
       const wanted = input.messages.reduce((n, m) => n + m.record.recipients.length, 0);
       reserveSendQuotaInTxn(store, input.sendLimit.accountId, wanted, input.sendLimit.limit);
     }
-    for (const m of input.messages) commitOneInTxn(store, m, now);
+    for (const m of input.messages) commitOneInTxn(store, m, now, bodies.get(m.record.id));
     if (input.broadcastProgress) {
       const { broadcastId, ...p } = input.broadcastProgress;
       advanceBroadcastInTxn(store, broadcastId, {
@@ -61,7 +62,7 @@ export async function commitMessages(store: Store, input: SubmissionCommit): Pro
  * One message: its record and body, the `accepted` and `processed` events, then its jobs (live,
  * and sandbox scheduled for later) or simulated outcomes (sandbox sent now; sandbox-outcome.ts).
  */
-function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
+function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date, encodedBody: Encoded | undefined): void {
   const r = m.record;
   const queued = !simulatedAtCommit(r, now.getTime());
   const byDomain = queued ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
@@ -73,7 +74,7 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date): void {
   const record: MessageRecord = { ...r, ...laterSimulation(m, queued), status: queued ? 'queued' : 'sent', openJobs: byDomain.size, acceptedSeq: accepted.seq };
   dbsOf(store).messages.put(r.id, record);
   indexClientMessageIdInTxn(store, r);
-  if (m.body) dbsOf(store).bodies.put(r.id, m.body);
+  if (m.body) dbsOf(store).bodies.put(r.id, encodedBody ?? m.body);
   const pending = awaitsFinishing(m);
   if (pending) {
     putPendingSignatureInTxn(store, r.id, {
@@ -140,6 +141,7 @@ export function allMessages(store: Store): MessageRecord[] {
   return [...dbsOf(store).messages.getRange({})].map((e) => e.value as MessageRecord);
 }
 
-export function getBody(store: Store, id: string): Buffer | undefined {
-  return storedBytes(dbsOf(store).bodies.get(id));
+/** Up to smtp.maxMessageSize and more once signed: a large body is read a part per turn (bytes-in-turns.ts). */
+export function getBody(store: Store, id: string): Promise<Buffer | undefined> {
+  return readBytes(store, dbsOf(store).bodies, id);
 }

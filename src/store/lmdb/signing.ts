@@ -10,10 +10,10 @@
  */
 import type { ComposedFields, FailedEntry, FinishedMessage, FinishingTries, UnfinishedFailure, UnfinishedMessage } from '../port/messages.js';
 import { failComposedEntryInTxn } from './broadcasts.js';
-import { storedBytes } from './bytes.js';
 import { deletedChannels, isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
-import type { Store } from './env.js';
+import type { Encoded, Store } from './env.js';
+import { encodedEach, readBytes } from './bytes-in-turns.js';
 import { jobsOfMessage } from './message-jobs.js';
 import { pageAfter } from './page-after.js';
 import { dueMs, putDueInTxn } from './queue.js';
@@ -157,12 +157,13 @@ export function oldestAwaitingSignatureMs(store: Store, now: number): number {
  * channel was deleted (nothing is composed or signed for it from the DELETE's 204 on, whatever
  * the purge has reached).
  */
-export function unsignedMessage(store: Store, messageId: string): UnfinishedMessage | undefined {
+export async function unsignedMessage(store: Store, messageId: string): Promise<UnfinishedMessage | undefined> {
   const dbs = dbsOf(store);
   const p = dbs.unsigned.get(messageId) as PendingSignature | undefined;
   if (!p) return undefined;
   // A committed request has no body yet. The entry says the channel (older ones: the record).
-  const body = p.compose === undefined ? storedBytes(dbs.bodies.get(messageId)) : undefined;
+  // A body over a MiB is read a part per turn, the checks below in the turn it ends in.
+  const body = p.compose === undefined ? await readBytes(store, dbs.bodies, messageId) : undefined;
   const channelId = p.channelId ?? (dbs.messages.get(messageId) as MessageRecord | undefined)?.channelId;
   const gone = channelId === undefined || !dbs.messages.doesExist(messageId) || isChannelDeleted(store, channelId) || (p.compose === undefined && body === undefined);
   const { channelId: _channel, ...entry } = p;
@@ -177,16 +178,17 @@ export function unsignedMessage(store: Store, messageId: string): UnfinishedMess
  * retry that raced) is stored once. Returns how many jobs became due.
  */
 export async function storeSignedBodies(store: Store, signed: readonly FinishedMessage[]): Promise<number> {
+  const bodies = await encodedEach(signed, (s) => s.messageId, (s) => s.body);
   return store.write(() => {
     let released = 0;
     // A batch's messages come from few channels: each channel's record is read once.
     const deleted = deletedChannels(store);
-    for (const s of signed) released += storeSignedInTxn(store, s, deleted);
+    for (const s of signed) released += storeSignedInTxn(store, s, deleted, bodies.get(s.messageId));
     return released;
   });
 }
 
-function storeSignedInTxn(store: Store, s: FinishedMessage, deleted: (channelId: string) => boolean): number {
+function storeSignedInTxn(store: Store, s: FinishedMessage, deleted: (channelId: string) => boolean, encodedBody: Encoded | undefined): number {
   const dbs = dbsOf(store);
   // Existence checks decode nothing (the entry may hold a whole request with its attachments).
   if (!dbs.unsigned.doesExist(s.messageId)) return 0;
@@ -196,7 +198,7 @@ function storeSignedInTxn(store: Store, s: FinishedMessage, deleted: (channelId:
   // Signed while its channel was being deleted: nothing is stored, no job becomes due.
   if (!record || deleted(record.channelId)) return 0;
   if (!s.composed && !dbs.bodies.doesExist(s.messageId)) return 0;
-  dbs.bodies.put(s.messageId, Buffer.from(s.body.buffer, s.body.byteOffset, s.body.byteLength));
+  dbs.bodies.put(s.messageId, encodedBody ?? Buffer.from(s.body.buffer, s.body.byteOffset, s.body.byteLength));
   if (s.record) dbs.messages.put(s.messageId, { ...record, ...s.record });
   let released = 0;
   for (const job of jobsOfMessage(store, s.messageId)) {

@@ -86,7 +86,7 @@ export class LmdbMessages implements MessagesPort {
   async withBody(id: string): Promise<{ message: MessageRecord; body: Buffer } | undefined> {
     // Decoded once for the attempt and its outcome (delivery-messages.ts).
     const message = messageForAttempt(this.store, id);
-    const body = message && getBody(this.store, id);
+    const body = message && (await getBody(this.store, id));
     return message && body ? { message, body } : undefined;
   }
 
