@@ -94,8 +94,8 @@ export async function encodedEach<T>(list: readonly T[], key: (item: T) => strin
   const out = new Map<string, Encoded>();
   for (const item of list) {
     const b = bytes(item);
-    const encoded = b && (await encodedInTurns(b));
-    if (encoded) out.set(key(item), encoded);
+    // Checked here as well: the common small body costs no await before the commit.
+    if (b && b.byteLength > PART) out.set(key(item), (await encodedInTurns(b))!);
   }
   return out;
 }
