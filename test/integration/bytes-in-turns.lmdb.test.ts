@@ -12,6 +12,7 @@ import { binSpan, encodedInTurns } from '../../src/store/lmdb/bytes-in-turns.js'
 import { dbsOf } from '../../src/store/lmdb/databases.js';
 import { LmdbStore } from '../../src/store/lmdb/engine.js';
 import { accepted } from '../store-contract/submissions.js';
+import { turnsDuring } from '../support/turns.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -113,16 +114,7 @@ describe('a large message body read on the hot paths (LMDB)', () => {
       async () => (await store.messages.unfinished(m.record.id))!.body!,
       async () => (await store.messages.body(m.record.id))!,
     ]) {
-      let turns = 0;
-      let reading = true;
-      const turn = () => {
-        if (!reading) return;
-        turns++;
-        setImmediate(turn);
-      };
-      setImmediate(turn);
-      const got = await read();
-      reading = false;
+      const { value: got, turns } = await turnsDuring(read);
       expect(Buffer.from(got).equals(body)).toBe(true);
       expect(turns).toBeGreaterThanOrEqual(4);
     }

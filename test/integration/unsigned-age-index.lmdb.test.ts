@@ -156,12 +156,12 @@ describe('unsignedMessage', () => {
     expect((dbs.unsigned.get(fresh) as PendingSignature).channelId).toBe(CHANNEL);
     const { channelId: _c, ...withoutChannel } = dbs.unsigned.get(older) as PendingSignature;
     await t.store.write(() => dbs.unsigned.put(older, withoutChannel));
-    expect(unsignedMessage(t.store, fresh)).toMatchObject({ accountId: ACCOUNT, gone: false });
-    expect(unsignedMessage(t.store, older)).toMatchObject({ accountId: ACCOUNT, gone: false });
-    expect(unsignedMessage(t.store, fresh)).not.toHaveProperty('channelId');
+    expect(await unsignedMessage(t.store, fresh)).toMatchObject({ accountId: ACCOUNT, gone: false });
+    expect(await unsignedMessage(t.store, older)).toMatchObject({ accountId: ACCOUNT, gone: false });
+    expect(await unsignedMessage(t.store, fresh)).not.toHaveProperty('channelId');
     // The channel deleted (its tombstone): both are gone, whichever way their channel was found.
     await t.store.write(() => dbs.channels.put(CHANNEL, { ...(dbs.channels.get(CHANNEL) as object | undefined), deletedAt: new Date(NOW).toISOString() }));
-    expect(unsignedMessage(t.store, fresh)).toMatchObject({ gone: true });
-    expect(unsignedMessage(t.store, older)).toMatchObject({ gone: true });
+    expect(await unsignedMessage(t.store, fresh)).toMatchObject({ gone: true });
+    expect(await unsignedMessage(t.store, older)).toMatchObject({ gone: true });
   });
 });

@@ -10,6 +10,7 @@ import type { AuthVerdicts } from '../../src/domain/auth-verdicts.js';
 import type { NewInboundMessage } from '../../src/domain/inbound-message.js';
 import type { StorePort } from '../../src/store/port/index.js';
 import { eachEngine } from './engines.js';
+import { turnsDuring } from '../support/turns.js';
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
@@ -73,16 +74,7 @@ eachEngine('inbound messages', (ctx) => {
     const raw = Buffer.alloc(6 * 1024 * 1024);
     for (let i = 0; i < raw.length; i += 4) raw.writeUInt32LE((i * 2654435761) >>> 0, i);
     const [m] = await ctx.store.inboundMessages.commit({ receivedAt: new Date(T0), raw, messages: [copy()] });
-    let turns = 0;
-    let reading = true;
-    const turn = () => {
-      if (!reading) return;
-      turns++;
-      setImmediate(turn);
-    };
-    setImmediate(turn);
-    const read = await ctx.store.inboundMessages.raw(m.id);
-    reading = false;
+    const { value: read, turns } = await turnsDuring(() => ctx.store.inboundMessages.raw(m.id));
     expect(read!.equals(raw)).toBe(true);
     // 1 MiB parts on both engines: at least one turn between each two of the six.
     expect(turns).toBeGreaterThanOrEqual(5);

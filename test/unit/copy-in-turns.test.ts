@@ -5,22 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { copyInTurns } from '../../src/workers/bytes.js';
+import { turnsDuring } from '../support/turns.js';
 
 describe('copyInTurns', () => {
   it('copies a part per turn, exactly, into memory of its own', async () => {
     const pool = new Uint8Array(4 * 1024 * 1024 + 300);
     for (let i = 0; i < pool.length; i++) pool[i] = (i * 7) & 0xff;
     const src = pool.subarray(50, pool.length - 50);
-    let turns = 0;
-    let copying = true;
-    const turn = () => {
-      if (!copying) return;
-      turns++;
-      setImmediate(turn);
-    };
-    setImmediate(turn);
-    const copy = await copyInTurns(src);
-    copying = false;
+    const { value: copy, turns } = await turnsDuring(() => copyInTurns(src));
     expect(Buffer.from(copy).equals(Buffer.from(src))).toBe(true);
     expect(copy.byteOffset).toBe(0);
     expect(copy.buffer.byteLength).toBe(src.byteLength);

@@ -64,11 +64,18 @@ export function inspectDataFile(file: string): DataFileInfo {
   }
 }
 
-/** The newest meta page (after the checks of both) and the file size. */
+/**
+ * The newest meta page (after the checks of both) and the file size, read in that order: LMDB
+ * writes a commit's pages before its meta page (mdb.c mdb_txn_commit: mdb_page_flush, then
+ * mdb_env_write_meta), so a size read after the meta covers every page that meta names, however
+ * the daemon commits meanwhile. Read the other way round, a commit between the two made a live,
+ * whole store look cut short ("its last committed page ends at byte …"): a backup under write
+ * load was refused so once (test/e2e/store-damage.test.ts).
+ */
 function readState(fd: number, file: string): { meta: Meta; sizeBytes: number } {
-  const sizeBytes = fs.fstatSync(fd).size;
   const first = readMeta(fd, 0, file);
   const second = readMeta(fd, first.pageSize, file);
+  const sizeBytes = fs.fstatSync(fd).size;
   if (second.pageSize !== first.pageSize) throw damaged(file, 'the two meta pages disagree on the page size');
   // LMDB uses the meta page with the higher transaction id; the other is the one before.
   const meta = second.txnId > first.txnId ? second : first;
