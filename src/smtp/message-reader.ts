@@ -12,11 +12,9 @@
  */
 import type { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { copyInParts, TURN_BYTES } from '../domain/bytes.js';
 
 export type ReadResult = { raw: Buffer } | { oversized: number };
-
-/** Bytes joined per turn. */
-const PART = 1 << 20;
 
 export function readMessage(stream: Readable, limit: number): Promise<ReadResult> {
   return new Promise((resolve, reject) => {
@@ -37,18 +35,8 @@ export function readMessage(stream: Readable, limit: number): Promise<ReadResult
 
 /** The chunks in one Buffer of `size` bytes, as Buffer.concat gives them; over a MiB, a MiB per turn. */
 export async function joined(chunks: readonly Buffer[], size: number): Promise<Buffer> {
-  if (size <= PART) return Buffer.concat(chunks, size);
+  if (size <= TURN_BYTES) return Buffer.concat(chunks, size);
   const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  let sinceTurn = 0;
-  for (const chunk of chunks) {
-    if (sinceTurn >= PART) {
-      await nextTurn();
-      sinceTurn = 0;
-    }
-    out.set(chunk, at);
-    at += chunk.length;
-    sinceTurn += chunk.length;
-  }
+  for (const _ of copyInParts(out, chunks)) await nextTurn();
   return out;
 }

@@ -4,13 +4,17 @@
  * (a Buffer is often a slice of Node's 8 KiB allocation pool); and a large array (a received
  * message, up to inbound.maxMessageSize) is better handed over than copied at all.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { copyInParts } from '../domain/bytes.js';
 
 /** The bytes in an array that owns all of its ArrayBuffer: the same memory when it does, else an exact copy. */
 export function ownBytes(buf: Uint8Array): Uint8Array<ArrayBuffer> {
-  if (buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength && buf.buffer instanceof ArrayBuffer) {
-    return new Uint8Array(buf.buffer, 0, buf.byteLength);
-  }
-  return new Uint8Array(buf);
+  return ownsAll(buf) ? new Uint8Array(buf.buffer, 0, buf.byteLength) : new Uint8Array(buf);
+}
+
+/** Whether the array is all of its ArrayBuffer (not a view into a larger one, nor shared memory): it can be handed over. */
+function ownsAll(buf: Uint8Array): buf is Uint8Array<ArrayBuffer> {
+  return buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength && buf.buffer instanceof ArrayBuffer;
 }
 
 /**
@@ -31,19 +35,28 @@ export function joinOwned(parts: ReadonlyArray<Uint8Array | string>): Buffer {
   return out;
 }
 
-/** Bytes copied per event-loop turn by copyInTurns: about 3 ms into new memory here. */
-const COPY_PART = 1 << 20;
-
 /**
- * An exact copy that owns its memory, made a MiB per turn: the first write to each page of a new
- * array of tens of MB is a page fault, about 3 ms per MiB on the 2-core machine, which copied at
- * once would hold the main thread for 100 ms and more. `bytes` must not change meanwhile.
+ * An exact copy that owns its memory, made a MiB per turn (domain/bytes.ts copyInParts): copied
+ * at once into a new array of tens of MB it would hold the main thread for 100 ms and more.
+ * `bytes` must not change meanwhile.
  */
 export async function copyInTurns(bytes: Uint8Array): Promise<Uint8Array<ArrayBuffer>> {
   const out = new Uint8Array(new ArrayBuffer(bytes.byteLength));
-  for (let at = 0; at < bytes.byteLength; at += COPY_PART) {
-    if (at > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    out.set(bytes.subarray(at, Math.min(at + COPY_PART, bytes.byteLength)), at);
+  for (const _ of copyInParts(out, [bytes])) await nextTurn();
+  return out;
+}
+
+/**
+ * Handed over rather than copied from this size on: a structured clone of 24 MB cost the
+ * receiving thread 100-140 ms (the page faults of its new copy).
+ */
+const HAND_OVER_MIN_BYTES = 1 << 20;
+
+/** The arrays among `bytes` that are large enough to hand over and own all of their memory, each once. */
+export function largeOwned(bytes: ReadonlyArray<Uint8Array | undefined>): Uint8Array<ArrayBuffer>[] {
+  const out: Uint8Array<ArrayBuffer>[] = [];
+  for (const b of bytes) {
+    if (b && b.byteLength >= HAND_OVER_MIN_BYTES && ownsAll(b) && !out.some((o) => o.buffer === b.buffer)) out.push(b);
   }
   return out;
 }

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { asBuffer } from '../domain/bytes.js';
 import type { InboundAttachment } from '../inbound/attachment-at.js';
-import { copyInTurns, ownBytes } from './bytes.js';
+import { copyInTurns, largeOwned, ownBytes } from './bytes.js';
 import type { GeneratedKey, GenerateKeyOptions } from './dkim.js';
 import { TaskError } from './errors.js';
 import type { InboundAttachmentTaskInput, InboundPayloadTaskInput, InboundPayloadTaskOutput } from './inbound-tasks.js';
@@ -106,12 +106,12 @@ export class WorkerPool {
    * Composes and signs committed messages in one task on one thread (the finishing stage, after
    * the commit): background work, queued behind the tasks a client waits for (a broadcast's check
    * render, a new domain's key; task-lanes.ts). Each input settles on its own, in order. A large
-   * committed message is handed to the thread rather than copied (largeOwnedRaws): the caller
+   * committed message is handed to the thread rather than copied (bytes.ts largeOwned): the caller
    * must not use an input's `raw` afterwards.
    */
   async finishMany(inputs: FinishInput[]): Promise<PromiseSettledResult<FinishOutput>[]> {
     if (inputs.length === 0) return [];
-    const answers = await this.run({ task: 'finishMany', input: inputs }, { lane: 'background', transfer: largeOwnedRaws(inputs) });
+    const answers = await this.run({ task: 'finishMany', input: inputs }, { lane: 'background', transfer: largeOwned(inputs.map((i) => i.raw)).map((b) => b.buffer) });
     return answers.map((a): PromiseSettledResult<FinishOutput> =>
       a.ok ? { status: 'fulfilled', value: a.value } : { status: 'rejected', reason: TaskError.fromData(a.error) },
     );
@@ -180,14 +180,3 @@ export class WorkerPool {
   }
 }
 
-/** Handed over rather than copied from this size on: a structured clone of 24 MB held this thread 140 ms (page faults of the copy). */
-const HAND_OVER_MIN_BYTES = 1 << 20;
-
-/** The ArrayBuffers of the committed messages among `inputs` that are large and own all of their memory. */
-function largeOwnedRaws(inputs: readonly FinishInput[]): ArrayBuffer[] {
-  const out: ArrayBuffer[] = [];
-  for (const { raw } of inputs) {
-    if (raw && raw.byteLength >= HAND_OVER_MIN_BYTES && raw.byteOffset === 0 && raw.buffer instanceof ArrayBuffer && raw.byteLength === raw.buffer.byteLength && !out.includes(raw.buffer)) out.push(raw.buffer);
-  }
-  return out;
-}

@@ -1,7 +1,7 @@
 /**
  * The pool's part of reading an SMTP-submitted message for activity (submission/raw-content.ts):
  * mailparser's full parse of a message the fast path does not read (attachments, nesting, other
- * charsets). Above RAW_CONTENT_HERE_MAX it runs here, off the main thread: every attachment is
+ * charsets). Above PARSE_HERE_MAX_BYTES it runs here, off the main thread: every attachment is
  * decoded to learn its size, and for an 18 MB attachment that held the main thread (the HTTP API,
  * the listeners, the scheduler) for 430 ms before the 250 (bench/RESULTS.md, large messages).
  */

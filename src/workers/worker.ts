@@ -21,6 +21,7 @@ import { toTaskErrorData } from './errors.js';
 import type { GenerateKeyOptions } from './dkim.js';
 import type { RenderInput } from './render.js';
 import { inboundAttachment, inboundPayloadBody, type InboundAttachmentTaskInput, type InboundPayloadTaskInput } from './inbound-tasks.js';
+import { largeOwned } from './bytes.js';
 import type { WorkerResponse, WorkerTask } from './protocol.js';
 import { rawContentOf, type RawContentTaskInput } from './submission-tasks.js';
 import { WorkerTasks, type BuildInput, type FinishInput } from './tasks.js';
@@ -113,14 +114,3 @@ async function each<I, O>(inputs: I[], run: (input: I) => Promise<O>): Promise<W
   return out;
 }
 
-/** Handed over rather than copied from this size on (a clone of 24 MB costs the receiving thread 100 ms and more). */
-const HAND_OVER_MIN_BYTES = 1 << 20;
-
-/** The large arrays among `bytes` that own all of their memory, each once. */
-function largeOwned(bytes: Uint8Array[]): Uint8Array<ArrayBuffer>[] {
-  const out: Uint8Array<ArrayBuffer>[] = [];
-  for (const b of bytes) {
-    if (b.byteLength >= HAND_OVER_MIN_BYTES && b.byteOffset === 0 && b.buffer instanceof ArrayBuffer && b.byteLength === b.buffer.byteLength && !out.some((o) => o.buffer === b.buffer)) out.push(b as Uint8Array<ArrayBuffer>);
-  }
-  return out;
-}

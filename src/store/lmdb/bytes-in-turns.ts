@@ -14,16 +14,17 @@
  * before the bytes (msgpack spec, "bin format family").
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { copyInParts, TURN_BYTES } from '../../domain/bytes.js';
 import { encodedValue, type Dbs, type Encoded, type Store } from './env.js';
 import { storedBytes } from './bytes.js';
 
 /** Pages touched per turn, and the size up to which a value is simply read (a few ms at most). */
-const PART = 1 << 20;
+const PART = TURN_BYTES;
 
 type BinaryRead = (id: unknown, options: { transaction: unknown }) => Uint8Array | undefined;
 
 /** The bytes stored at `id` in `db`, as db.get would answer them; undefined when there are none. */
-export async function bytesInTurns(store: Store, db: Dbs[keyof Dbs], id: string): Promise<Buffer | undefined> {
+async function bytesInTurns(store: Store, db: Dbs[keyof Dbs], id: string): Promise<Buffer | undefined> {
   return store.holdingRead(async (transaction) => {
     // lmdb-js sets `length` of its reusable buffer to the value's size; a view is exactly the value.
     const encoded = (db.getBinaryFast as unknown as BinaryRead).call(db, id, { transaction });
@@ -82,10 +83,7 @@ export async function encodedInTurns(bytes: Uint8Array): Promise<Encoded | undef
   const out = Buffer.allocUnsafe(5 + bytes.byteLength);
   out[0] = 0xc6;
   out.writeUInt32BE(bytes.byteLength, 1);
-  for (let at = 0; at < bytes.byteLength; at += PART) {
-    if (at > 0) await nextTurn();
-    out.set(bytes.subarray(at, Math.min(at + PART, bytes.byteLength)), 5 + at);
-  }
+  for (const _ of copyInParts(out, [bytes], 5)) await nextTurn();
   return encodedValue(out);
 }
 

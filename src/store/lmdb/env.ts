@@ -51,7 +51,7 @@ export type Dbs = Record<DbName, Database<any, any>>;
 
 /**
  * A value whose bytes are already encoded as the database stores them (a MessagePack bin made by
- * bytes-in-turns.ts binInTurns): put writes them as they are, without msgpackr's copy.
+ * bytes-in-turns.ts encodedInTurns): put writes them as they are, without msgpackr's copy.
  */
 export type Encoded = ReturnType<typeof asBinary>;
 
@@ -319,7 +319,7 @@ export class Store {
 
   /**
    * `fn` with one read transaction (one snapshot) held across event-loop turns, for a read that
-   * copies a large value a part per turn (bytes.ts bytesInTurns). Counted with the writes in
+   * copies a large value a part per turn (bytes-in-turns.ts bytesInTurns). Counted with the writes in
    * flight, so stop() waits for it before it closes the environment: a view into the map must
    * not outlive it. LMDB keeps the snapshot's pages from reuse while it is held (no copy).
    */

@@ -19,7 +19,7 @@ import type {
   InboundWriteOutcome,
   ReceivedPerDayQuery,
 } from '../port/inbound-messages.js';
-import { bytesInTurns, encodedInTurns } from './bytes-in-turns.js';
+import { encodedInTurns, readBytes } from './bytes-in-turns.js';
 import { isChannelDeleted } from './channel-records.js';
 import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
@@ -87,9 +87,9 @@ export function getInbound(store: Store, id: string): InboundMessage | undefined
   return stored(store, id)?.message;
 }
 
-/** Up to inbound.maxMessageSize, copied a part per turn (bytes-in-turns.ts): the main thread reads it. */
+/** Up to inbound.maxMessageSize: over a MiB copied a part per turn (bytes-in-turns.ts), since the main thread reads it. */
 export function getInboundRaw(store: Store, id: string): Promise<Buffer | undefined> {
-  return bytesInTurns(store, dbsOf(store).inboundRaw, id);
+  return readBytes(store, dbsOf(store).inboundRaw, id);
 }
 
 function passes(m: InboundMessage, f: InboundMessageFilter, channels: Set<string> | null): boolean {
