@@ -57,7 +57,8 @@ export async function run({ n, c, rounds, profile }, { progress }) {
       ours.cpu = cpuPerMessage(cpu0, cpuAck, cpuMs(p.pid), ours.sent);
       ourRounds.push(ours);
       progress(`postrider: ${fmt(ours.rate)} msg/s, p50 ${ours.p50.toFixed(1)} ms, p99 ${ours.p99.toFixed(1)} ms, ${ours.failed} failed ${ours.firstError ?? ''}` +
-        (ours.cpu ? `; CPU per message: main thread ${fmt(ours.cpu.mainAck, 3)} ms during the round, all threads ${fmt(ours.cpu.total, 3)} ms until signed` : ''));
+        (ours.cpu ? `; CPU per message: main thread ${fmt(ours.cpu.mainAck, 3)} ms during the round, all threads ${fmt(ours.cpu.total, 3)} ms until signed` : '') +
+        `; client ${fmt(ours.clientCpuMs, 3)} ms per message, ${fmt(100 * ours.clientBusy, 0)}% of a core`);
       progress(`round ${r}/${rounds} Postfix submission: ${n} messages over ${c} authenticated STARTTLS connections (hold queue)`);
       // Postfix's CPU: every process of the instance (smtpd with its SASL and TLS, cleanup, qmgr), until queued.
       const pf0 = postfixCpuMs();
@@ -67,7 +68,8 @@ export async function run({ n, c, rounds, profile }, { progress }) {
       theirRounds.push(theirs);
       await deleteQueue();
       progress(`Postfix: ${fmt(theirs.rate)} msg/s, p50 ${theirs.p50.toFixed(1)} ms, p99 ${theirs.p99.toFixed(1)} ms, ${theirs.failed} failed ${theirs.firstError ?? ''}` +
-        (theirs.cpuMs !== null ? `; CPU per message: ${fmt(theirs.cpuMs, 3)} ms, all processes` : ''));
+        (theirs.cpuMs !== null ? `; CPU per message: ${fmt(theirs.cpuMs, 3)} ms, all processes` : '') +
+        `; client ${fmt(theirs.clientCpuMs, 3)} ms per message, ${fmt(100 * theirs.clientBusy, 0)}% of a core`);
     }
   } finally {
     await p?.stop(); // the profiles are written when the daemon exits
@@ -103,6 +105,8 @@ export async function run({ n, c, rounds, profile }, { progress }) {
       ...(theirRounds.every((r) => r.cpuMs != null)
         ? [['Postfix CPU ms per message, all its processes until queued, each round (/proc)', '', '', '', '', theirRounds.map((r) => fmt(r.cpuMs, 3)).join(', ')]]
         : []),
+      // The client shares the two cores with the server; its own CPU shows what is left to either side.
+      ['load generator (this process) CPU ms per message, each round', ourRounds.map((r) => fmt(r.clientCpuMs, 3)).join(', '), '', '', '', theirRounds.map((r) => fmt(r.clientCpuMs, 3)).join(', ')],
     ]),
   ].join('\n');
   const reading =

@@ -11,7 +11,8 @@
  *   npx tsc -p tsconfig.json && node bench/stats-series.mjs --messages=1000000 --dir=/tmp/stats-lmdb [--pg] [--compare=dist-a] [--iterations=200]
  *
  * Prints p50/p99 in ms per series and build (time, and this process's CPU; PostgreSQL's backends'
- * CPU as a mean per call), and checks that both builds answer alike. `--hold` keeps the cluster up
+ * CPU as a mean per call), and checks that both builds answer alike. `--zones=A,B` adds the year of
+ * days in those IANA zones. `--hold` keeps the cluster up
  * (its address printed) until SIGUSR2, for EXPLAIN. `--cache` adds the API's read with the node's
  * cache of closed buckets (cachedBuild below); `--only=cached` measures it alone.
  */
@@ -65,6 +66,9 @@ function cases({ accountId, channelId, endMs }) {
     ['hourly, UTC', 'h', { accountId, edgesMs: hours(0) }],
     ['hourly, Kolkata', 'h', { accountId, edgesMs: hours(HOUR / 2) }],
     ['hourly, UTC, one channel', 'h', { accountId, edgesMs: hours(0), channelIds: [channelId] }],
+    // `--zones=America/Los_Angeles,Australia/Sydney`: the year of days in more zones (an edge's
+    // finer records lie between it and the nearest UTC midnight: 8 hours for Los Angeles).
+    ...(args.zones ? args.zones.split(',').map((zone) => [`daily, ${zone}`, 'd', { accountId, edgesMs: days(zone) }]) : []),
   ];
 }
 

@@ -33,6 +33,7 @@ export async function submissionLoad({ port, user, pass, count, connections, raw
   let failed = 0;
   let firstError;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const sender = async () => {
     while (next < count) {
       const i = next++;
@@ -49,6 +50,7 @@ export async function submissionLoad({ port, user, pass, count, connections, raw
   };
   await Promise.all(Array.from({ length: connections }, sender));
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   transport.close();
   latencies.sort((a, b) => a - b);
   return {
@@ -59,5 +61,8 @@ export async function submissionLoad({ port, user, pass, count, connections, raw
     rate: latencies.length / seconds,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
+    // The load generator's own CPU (this process: nodemailer, its TLS, the bench's code), apart from the server's.
+    clientCpuMs: latencies.length > 0 ? (cpu.user + cpu.system) / 1000 / latencies.length : null,
+    clientBusy: (cpu.user + cpu.system) / 1e6 / seconds,
   };
 }
