@@ -11,18 +11,33 @@
  *
  *   sum[eᵢ, eᵢ₊₁) = W(eᵢ) + coarse[M(eᵢ), M(eᵢ₊₁)) − W(eᵢ₊₁)
  *
- * which holds for any bucket length. W(e) spans at most half a coarse unit: at most 12 hours and
- * 3 quarters for a day, 2 quarters for an hour. A year of Kolkata days reads 366 day records and
- * 7 finer ones per edge, 744 Kolkata hours the quarter hours of the month once (their pieces
- * would cover it: rollupPlan), instead of 96 or 4 records per bucket per channel and mail type.
+ * which holds for any bucket length. W(e) is read as a chain through the levels the engine keeps
+ * between the quarter hour and the coarse grain: with m_g(e) the boundary of grain g nearest to
+ * e, W(e) = [e, m_h) in quarter hours + [m_h, m_s) in hours + [m_s, m_d) in six hours, each
+ * interval signed by its direction (it telescopes to [e, m_d)). With hours alone (LMDB), an edge
+ * reads at most 2 quarter hours and 12 hours; with the six-hour level ('s', PostgreSQL) at most
+ * 2 quarter hours, 3 hours and 2 six hours, whatever the zone: a year of Asia/Kolkata days reads
+ * 366 day records and 4 finer ones per edge instead of 7, Pacific/Auckland's 1 or 2 instead of
+ * 11 or 12 (bench/RESULTS.md). 744 Kolkata hours read the quarter hours of the month once (their
+ * pieces would cover it: rollupPlan), instead of 96 or 4 records per bucket per channel and mail
+ * type.
  */
 import type { MailType } from './types.js';
 import type { StatCounters, StatTotals } from './wire.js';
 
-export type RollupGrain = 'q' | 'h' | 'd';
+export type RollupGrain = 'q' | 'h' | 's' | 'd';
 
-/** Quarter hours per unit of each grain. */
-export const QUARTERS_IN: Record<RollupGrain, number> = { q: 1, h: 4, d: 96 };
+/** The grains finer than a day that a plan may read at an edge. */
+export type FineGrain = 'q' | 'h' | 's';
+
+/** The levels an engine keeps between the quarter hour and the day: hours, and six hours on PostgreSQL. */
+export type EdgeLevels = readonly ('h' | 's')[];
+
+/** Quarter hours per unit of each grain ('s': six hours, starting at 00:00, 06:00, 12:00, 18:00 UTC). */
+export const QUARTERS_IN: Record<RollupGrain, number> = { q: 1, h: 4, s: 24, d: 96 };
+
+/** The grains finer than a day, finest first. */
+export const FINE_GRAINS: readonly FineGrain[] = ['q', 'h', 's'];
 
 /** The order of the counters in a RollupVector: transactional's seven, then broadcast's. */
 export const COUNTER_NAMES = ['sent', 'delivered', 'opened', 'clicked', 'bounced', 'unsubscribed', 'complained'] as const satisfies readonly (keyof StatCounters)[];
@@ -111,7 +126,7 @@ export interface RollupPlan {
   /** M(eᵢ) in units of the coarse grain. */
   marks: number[];
   /** Per finer grain, ascending and disjoint. */
-  pieces: Record<'h' | 'q', Piece[]>;
+  pieces: Record<FineGrain, Piece[]>;
 }
 
 /** Pieces of one grain closer than this many records are read in one walk (a walk costs more than a few records). */
@@ -119,15 +134,16 @@ const MERGE_GAP = 8;
 
 /**
  * The plan for buckets [edgesQ[i], edgesQ[i + 1]) given in quarter hours, read on `coarse`
- * records plus finer ones at the edges. Every bucket must be at least half a coarse unit long
+ * records plus finer ones at the edges, through the `levels` the engine keeps (LMDB: hours;
+ * PostgreSQL: hours and six hours). Every bucket must be at least half a coarse unit long
  * (coarseFor), so the finer pieces of different edges never overlap.
  */
-export function rollupPlan(edgesQ: readonly number[], coarse: RollupGrain): RollupPlan {
-  const plan = planOn(edgesQ, coarse);
+export function rollupPlan(edgesQ: readonly number[], coarse: RollupGrain, levels: EdgeLevels = ['h']): RollupPlan {
+  const plan = planOn(edgesQ, coarse, levels);
   // Hours starting at :30 or :45: the quarter hours near the edges merge into one walk over the
   // whole span, which then reads every quarter hour anyway; the coarse records only add to it.
   const q = plan.reads.find((r) => r.grain === 'q');
-  if (coarse !== 'q' && q && q.from <= edgesQ[0] && q.to >= edgesQ[edgesQ.length - 1] - 1) return planOn(edgesQ, 'q');
+  if (coarse !== 'q' && q && q.from <= edgesQ[0] && q.to >= edgesQ[edgesQ.length - 1] - 1) return planOn(edgesQ, 'q', levels);
   return plan;
 }
 
@@ -138,38 +154,65 @@ export function rollupPlan(edgesQ: readonly number[], coarse: RollupGrain): Roll
  */
 export function placedReads(plan: RollupPlan): PlacedRead[] {
   const coarse: PlacedRead[] = plan.reads.filter((r) => r.grain === plan.coarse).map((r) => ({ ...r, edge: -1, sign: 1 }));
-  return coarse.concat(plan.pieces.h, plan.pieces.q);
+  return coarse.concat(plan.pieces.s, plan.pieces.h, plan.pieces.q);
 }
 
-function planOn(edgesQ: readonly number[], coarse: RollupGrain): RollupPlan {
+function planOn(edgesQ: readonly number[], coarse: RollupGrain, levels: EdgeLevels): RollupPlan {
   const unit = QUARTERS_IN[coarse];
   const marks = edgesQ.map((e) => Math.round(e / unit));
+  const chain = chainOf(coarse, levels);
   const pieces: Piece[] = [];
-  for (let i = 0; i < edgesQ.length; i++) {
-    const e = edgesQ[i];
-    const m = marks[i] * unit;
-    if (m === e) continue;
-    const sign = e < m ? 1 : -1;
-    for (const r of finerPieces(Math.min(e, m), Math.max(e, m), coarse)) pieces.push({ grain: r.grain, from: r.from, to: r.to, edge: i, sign });
-  }
+  for (let i = 0; i < edgesQ.length; i++) edgePieces(pieces, i, edgesQ[i], marks[i] * unit, chain);
   const reads: RollupRead[] = [];
   const first = marks[0];
   const last = marks[marks.length - 1];
   if (last > first) reads.push({ grain: coarse, from: first, to: last - 1 });
-  const byGrain = { h: pieces.filter((p) => p.grain === 'h').sort((x, y) => x.from - y.from), q: pieces.filter((p) => p.grain === 'q').sort((x, y) => x.from - y.from) };
-  for (const grain of ['h', 'q'] as const) reads.push(...mergedReads(byGrain[grain]));
+  const byGrain: Record<FineGrain, Piece[]> = { q: [], h: [], s: [] };
+  for (const p of pieces) byGrain[p.grain as FineGrain].push(p);
+  for (const grain of FINE_GRAINS) byGrain[grain].sort((x, y) => x.from - y.from);
+  for (const grain of ['s', 'h', 'q'] as const) reads.push(...mergedReads(byGrain[grain]));
   return { buckets: Math.max(0, edgesQ.length - 1), reads, coarse, marks, pieces: byGrain };
 }
 
-/** [a, b) in quarter hours as hour records inside it and quarter records at its ends (b − a < one coarse unit). */
-function finerPieces(a: number, b: number, coarse: RollupGrain): RollupRead[] {
-  const ha = Math.ceil(a / 4) * 4;
-  const hb = Math.floor(b / 4) * 4;
-  if (coarse !== 'd' || ha >= hb) return [{ grain: 'q', from: a, to: b - 1 }];
-  const out: RollupRead[] = [{ grain: 'h', from: ha / 4, to: hb / 4 - 1 }];
-  if (a < ha) out.push({ grain: 'q', from: a, to: ha - 1 });
-  if (hb < b) out.push({ grain: 'q', from: hb, to: b - 1 });
-  return out;
+/** The boundaries an edge goes through to its coarse mark: the kept levels finer than `coarse`, finest first, then `coarse`. */
+function chainOf(coarse: RollupGrain, levels: EdgeLevels): RollupGrain[] {
+  const finer = (['h', 's'] as const).filter((g) => levels.includes(g) && QUARTERS_IN[g] < QUARTERS_IN[coarse]);
+  return [...finer, coarse];
+}
+
+/**
+ * [e, m) as the chain's signed intervals (e and m in quarter hours, m the coarse boundary nearest
+ * to e): from e to b₁ in quarter hours, from b₁ to b₂ in units of the chain's first grain, and so
+ * on to m, where bₖ is the boundary of the chain's k-th grain nearest to e, a tie going toward
+ * the next one (Asia/Kolkata's 18:30 goes to 18:00, the six hours' boundary, not to 19:00). Each
+ * boundary is a multiple of the grain before it, so every interval is whole records of its grain.
+ */
+function edgePieces(out: Piece[], edge: number, e: number, m: number, chain: readonly RollupGrain[]): void {
+  const bounds = new Array<number>(chain.length);
+  bounds[chain.length - 1] = m;
+  for (let k = chain.length - 2; k >= 0; k--) bounds[k] = nearest(e, QUARTERS_IN[chain[k]], bounds[k + 1]);
+  let at = e;
+  let grain: FineGrain = 'q';
+  for (let k = 0; k < chain.length; k++) {
+    const next = bounds[k];
+    if (next !== at) {
+      const size = QUARTERS_IN[grain];
+      const lo = Math.min(at, next);
+      const hi = Math.max(at, next);
+      // A literal with every field (no spread): V8 keeps one shape for all pieces.
+      out.push({ grain, from: lo / size, to: hi / size - 1, edge, sign: at < next ? 1 : -1 });
+    }
+    at = next;
+    grain = chain[k] as FineGrain;
+  }
+}
+
+/** The multiple of `step` nearest to e; halfway, the one on the side of `toward`. */
+function nearest(e: number, step: number, toward: number): number {
+  const lo = Math.floor(e / step) * step;
+  const hi = lo + step;
+  if (e - lo !== hi - e) return e - lo < hi - e ? lo : hi;
+  return toward > e ? hi : lo;
 }
 
 /**

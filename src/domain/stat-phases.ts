@@ -12,7 +12,7 @@
  * grain holds it (the last piece starting at or before it, if it ends at or after it), and the
  * rest are dropped.
  */
-import { QUARTERS_IN, type RollupPlan } from './stat-levels.js';
+import { QUARTERS_IN, type FineGrain, type RollupPlan } from './stat-levels.js';
 
 /** Quarter hours in the UTC day the phases are taken in. */
 const DAY_Q = QUARTERS_IN.d;
@@ -34,19 +34,20 @@ export interface GrainPhases {
 }
 
 /**
- * The phase of a bucket of grain 'h' or 'q': the quarter hour of the UTC day it starts at. The
- * same arithmetic as the index's expression (PostgreSQL's % keeps the dividend's sign, as here).
+ * The phase of a bucket of a grain finer than a day: the quarter hour of the UTC day it starts
+ * at. The same arithmetic as the indexes' expressions (PostgreSQL's % keeps the dividend's sign,
+ * as here).
  */
-export function phaseOf(grain: 'h' | 'q', bucket: number): number {
+export function phaseOf(grain: FineGrain, bucket: number): number {
   return (bucket * QUARTERS_IN[grain]) % DAY_Q;
 }
 
 /** The plan's pieces of each finer grain as phase reads, with what places their records. */
-export function phaseReads(plan: RollupPlan): Record<'h' | 'q', GrainPhases> {
-  return { h: grainPhases(plan, 'h'), q: grainPhases(plan, 'q') };
+export function phaseReads(plan: RollupPlan): Record<FineGrain, GrainPhases> {
+  return { s: grainPhases(plan, 's'), h: grainPhases(plan, 'h'), q: grainPhases(plan, 'q') };
 }
 
-function grainPhases(plan: RollupPlan, grain: 'h' | 'q'): GrainPhases {
+function grainPhases(plan: RollupPlan, grain: FineGrain): GrainPhases {
   const pieces = plan.pieces[grain];
   const byPhase = new Map<number, PhaseRead>();
   for (const p of pieces) {

@@ -1,7 +1,8 @@
 /**
- * Migration 4 (issue 36, schema/stats-rollup.ts) on a database that holds counters already: the
- * statistics read the same after it as the counters said before it (the rollup is filled from
- * the quarter-hour and day rows), and new events add to the filled rows.
+ * Migrations 4 and 7 (issue 36, schema/stats-rollup.ts, stats-rollup-six-hours.ts) on a database
+ * that holds counters already: the statistics read the same after them as before (the rollup is
+ * filled from the quarter-hour and day rows, its six hours from its hours), and new events add to
+ * the filled rows.
  */
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
@@ -26,6 +27,8 @@ async function views(store: PostgresStore): Promise<Record<string, StatTotals | 
   const scope = { accountId: ACCOUNT };
   return {
     kolkataDays: await store.stats.daySeries({ ...scope, edgesMs: ZoneCalendar.of('Asia/Kolkata')!.dayEdges(T0, T0 + 6 * DAY) }),
+    aucklandDays: await store.stats.daySeries({ ...scope, edgesMs: ZoneCalendar.of('Pacific/Auckland')!.dayEdges(T0, T0 + 6 * DAY) }),
+    stJohnsDays: await store.stats.daySeries({ ...scope, channelIds: [CHANNELS[1]], edgesMs: ZoneCalendar.of('America/St_Johns')!.dayEdges(T0, T0 + 6 * DAY) }),
     utcDays: await store.stats.daySeries({ ...scope, edgesMs: ZoneCalendar.of('UTC')!.dayEdges(T0, T0 + 6 * DAY) }),
     hours: await store.stats.series({ ...scope, edgesMs: Array.from({ length: 73 }, (_, i) => T0 + DAY + i * HOUR) }),
     oneChannel: await store.stats.series({ ...scope, channelIds: [CHANNELS[0]], edgesMs: Array.from({ length: 40 }, (_, i) => T0 + 2 * DAY + 30 * 60_000 + i * HOUR) }),
@@ -35,7 +38,7 @@ async function views(store: PostgresStore): Promise<Record<string, StatTotals | 
 
 const drafts = (seed: number) => eventDrafts({ accountId: ACCOUNT, channelIds: CHANNELS, count: 500, startMs: T0 + HOUR, endMs: T0 + 6 * DAY, seed, lateShare: 0.1, messages: 50 });
 
-describe('PostgreSQL migration 4, the statistics rollup', () => {
+describe('PostgreSQL migrations 4 and 7, the statistics rollup and its six hours', () => {
   let sql: postgres.Sql;
   const schema = `rollup_${randomBytes(5).toString('hex')}`;
 
@@ -47,6 +50,22 @@ describe('PostgreSQL migration 4, the statistics rollup', () => {
     await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await sql.end({ timeout: 5 });
   });
+
+  /** Rollup rows that a fresh fill from stat_counters (every grain) would not make: 0 when the rollup is whole. */
+  async function rollupNotFromCounters(): Promise<number> {
+    const [fresh] = await sql.unsafe<{ n: number }[]>(`
+      SELECT count(*)::int AS n FROM (
+        SELECT account_id, channel_id, grain, bucket, mail_type, sent, delivered, opened, clicked, bounced, unsubscribed, complained FROM "${schema}".stat_rollup
+        WHERE (sent, delivered, opened, clicked, bounced, unsubscribed, complained) <> (0, 0, 0, 0, 0, 0, 0)
+        EXCEPT ALL
+        SELECT s.account_id, c.channel_id, l.grain, floor(s.bucket::numeric / l.quarters)::int8, s.mail_type,
+          sum(s.sent), sum(s.delivered), sum(s.opened), sum(s.clicked), sum(s.bounced), sum(s.unsubscribed), sum(s.complained)
+        FROM "${schema}".stat_counters s
+        JOIN (VALUES ('q'::"char", 'q'::"char", 1), ('h', 'q', 4), ('s', 'q', 24), ('d', 'd', 1)) AS l(grain, source, quarters) ON l.source = s.grain
+        CROSS JOIN LATERAL (VALUES (s.channel_id), ('')) AS c(channel_id)
+        WHERE s.tag = '' GROUP BY 1, 2, 3, 4, 5) d`);
+    return fresh.n;
+  }
 
   it('fills the rollup from the counters there, so every read answers as before, and new events add to it', async () => {
     let store = new PostgresStore({ url, schema, poolSize: 2 });
@@ -69,18 +88,37 @@ describe('PostgreSQL migration 4, the statistics rollup', () => {
       const after = await views(store);
       expect(after).not.toEqual(before);
       // The filled rows plus what the new events added are what a fresh fill from stat_counters makes.
-      const [fresh] = await sql.unsafe<{ n: number }[]>(`
-        SELECT count(*)::int AS n FROM (
-          SELECT account_id, channel_id, grain, bucket, mail_type, sent, delivered, opened, clicked, bounced, unsubscribed, complained FROM "${schema}".stat_rollup
-          WHERE (sent, delivered, opened, clicked, bounced, unsubscribed, complained) <> (0, 0, 0, 0, 0, 0, 0)
-          EXCEPT ALL
-          SELECT s.account_id, c.channel_id, l.grain, floor(s.bucket::numeric / l.quarters)::int8, s.mail_type,
-            sum(s.sent), sum(s.delivered), sum(s.opened), sum(s.clicked), sum(s.bounced), sum(s.unsubscribed), sum(s.complained)
-          FROM "${schema}".stat_counters s
-          JOIN (VALUES ('q'::"char", 'q'::"char", 1), ('h', 'q', 4), ('d', 'd', 1)) AS l(grain, source, quarters) ON l.source = s.grain
-          CROSS JOIN LATERAL (VALUES (s.channel_id), ('')) AS c(channel_id)
-          WHERE s.tag = '' GROUP BY 1, 2, 3, 4, 5) d`);
-      expect(fresh.n).toBe(0);
+      expect(await rollupNotFromCounters()).toBe(0);
+    } finally {
+      await store.stop();
+    }
+  });
+
+  it('migration 7 fills the six hours from the hours of a version 6 database, and reads answer as before in zones off UTC', async () => {
+    let store = new PostgresStore({ url, schema, poolSize: 2 });
+    await store.start();
+    await seedEvents(store, drafts(83), { batch: 100 });
+    const before = await views(store);
+    await store.stop();
+    // The database as version 6 left it: no six-hour records, the grain check without them, no index of them.
+    await sql.unsafe(`
+      DELETE FROM "${schema}".stat_rollup WHERE grain = 's';
+      DROP INDEX "${schema}".stat_rollup_phase_six;
+      ALTER TABLE "${schema}".stat_rollup DROP CONSTRAINT stat_rollup_grain_check;
+      ALTER TABLE "${schema}".stat_rollup ADD CONSTRAINT stat_rollup_grain_check CHECK (grain IN ('q', 'h', 'd'));
+      DELETE FROM "${schema}".schema_migrations WHERE version >= 7`);
+    expect(await schemaVersion(sql, schema)).toBe(6);
+
+    store = new PostgresStore({ url, schema, poolSize: 2 });
+    await store.start();
+    try {
+      expect(await schemaVersion(sql, schema)).toBe(latestVersion());
+      const [six] = await sql.unsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "${schema}".stat_rollup WHERE grain = 's'`);
+      expect(six.n).toBeGreaterThan(0);
+      expect(await rollupNotFromCounters()).toBe(0);
+      expect(await views(store)).toEqual(before);
+      await seedEvents(store, drafts(84), { batch: 100 });
+      expect(await rollupNotFromCounters()).toBe(0);
     } finally {
       await store.stop();
     }

@@ -1,8 +1,9 @@
 /**
- * Migration 5 (schema/stats-rollup-phase.ts): a series in a zone whose days do not start on a UTC
- * midnight reads the finer records at its edges through stat_rollup_phase, one index scan per
- * (grain, phase), also once PostgreSQL plans the prepared statement generically (after its fifth
- * run), and answers what the quarter hours say.
+ * Migrations 5 and 7 (schema/stats-rollup-phase.ts, stats-rollup-six-hours.ts): a series in a zone
+ * whose days do not start on a UTC midnight reads the finer records at its edges through
+ * stat_rollup_phase (quarter hours, hours) and stat_rollup_phase_six (six hours), one index scan
+ * per (grain, phase), also once PostgreSQL plans the prepared statement generically (after its
+ * fifth run), and answers what the quarter hours say.
  */
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
@@ -12,6 +13,7 @@ import { phaseReads } from '../../src/domain/stat-phases.js';
 import { quarterOf } from '../../src/domain/stat-counters.js';
 import { ZoneCalendar } from '../../src/domain/time-zone.js';
 import { PostgresStore } from '../../src/store/postgres/engine.js';
+import { PG_EDGE_LEVELS } from '../../src/store/postgres/stats-rollup.js';
 import { seedEvents } from '../support/engine-fixtures.js';
 import { eventDrafts } from '../support/events.js';
 import { waitFor } from '../support/wait.js';
@@ -26,7 +28,7 @@ const T0 = Date.parse('2026-03-01T00:00:00Z');
 const ACCOUNT = 'acct-phase';
 const CHANNELS = ['ch-a', 'ch-b'];
 
-describe('PostgreSQL migration 5, the rollup by time of day', () => {
+describe('PostgreSQL migrations 5 and 7, the rollup by time of day', () => {
   let sql: postgres.Sql;
   let store: PostgresStore;
   const schema = `phase_${randomBytes(5).toString('hex')}`;
@@ -44,10 +46,11 @@ describe('PostgreSQL migration 5, the rollup by time of day', () => {
     await sql.end({ timeout: 5 });
   });
 
-  /** Scans of stat_rollup_phase so far and the index entries they read, as the statistics collector has them. */
+  /** Scans of the phase indexes so far and the index entries they read, as the statistics collector has them. */
   async function phaseScans(): Promise<{ scans: number; entries: number }> {
     const [row] = await sql<{ scans: string | null; entries: string | null }[]>`
-      SELECT idx_scan::text AS scans, idx_tup_read::text AS entries FROM pg_stat_user_indexes WHERE schemaname = ${schema} AND indexrelname = 'stat_rollup_phase'`;
+      SELECT sum(idx_scan)::text AS scans, sum(idx_tup_read)::text AS entries FROM pg_stat_user_indexes
+      WHERE schemaname = ${schema} AND indexrelname IN ('stat_rollup_phase', 'stat_rollup_phase_six')`;
     return { scans: Number(row?.scans ?? 0), entries: Number(row?.entries ?? 0) };
   }
 
@@ -55,9 +58,10 @@ describe('PostgreSQL migration 5, the rollup by time of day', () => {
     const edgesMs = ZoneCalendar.of('Asia/Kolkata')!.dayEdges(T0 + DAY, T0 + 36 * DAY);
     const scope = { accountId: ACCOUNT, channelIds: [CHANNELS[0]] };
     const edges = edgesMs.map(quarterOf);
-    const fine = phaseReads(rollupPlan(edges, coarseFor(edges, 'd')));
-    const perRun = fine.h.reads.length + fine.q.reads.length;
-    expect(perRun).toBe(7);
+    const fine = phaseReads(rollupPlan(edges, coarseFor(edges, 'd'), PG_EDGE_LEVELS));
+    // The 18:00 six hours less its first two quarter hours: 3 phases (hours alone would be 7).
+    const perRun = fine.s.reads.length + fine.h.reads.length + fine.q.reads.length;
+    expect(perRun).toBe(3);
 
     const runs = 12;
     const before = await phaseScans();
@@ -68,7 +72,7 @@ describe('PostgreSQL migration 5, the rollup by time of day', () => {
     const after = await waitFor(async () => {
       const now = await phaseScans();
       return now.scans - before.scans >= runs * perRun && now;
-    }, { what: `${runs * perRun} scans of stat_rollup_phase`, timeout: 20_000 });
+    }, { what: `${runs * perRun} scans of the phase indexes`, timeout: 20_000 });
     // Each scan reads the records at its phase only (one a day and mail type), not the channel's
     // whole grain, which the index's leading columns alone would give.
     expect(after.entries - before.entries).toBeLessThanOrEqual(runs * perRun * 36 * 2);

@@ -4,18 +4,18 @@
  * hours and quarter hours, days of 23 to 25 hours, and hours.
  */
 import { describe, expect, it } from 'vitest';
-import { coarseFor, placedReads, QUARTERS_IN, rollupPlan, type RollupGrain } from '../../src/domain/stat-levels.js';
+import { coarseFor, FINE_GRAINS, placedReads, QUARTERS_IN, rollupPlan, type EdgeLevels, type RollupGrain } from '../../src/domain/stat-levels.js';
 import { phaseOf, phaseReads, type GrainPhases } from '../../src/domain/stat-phases.js';
 
 /** A random count per quarter hour over [0, span), and the rollup levels made of it. */
 function levels(span: number, seed: number): Record<RollupGrain, Map<number, number>> {
   let x = seed;
   const rand = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
-  const out = { q: new Map<number, number>(), h: new Map<number, number>(), d: new Map<number, number>() };
+  const out = { q: new Map<number, number>(), h: new Map<number, number>(), s: new Map<number, number>(), d: new Map<number, number>() };
   for (let q = 0; q < span; q++) {
     if (rand() < 0.3) continue;
     const n = Math.floor(rand() * 10);
-    for (const g of ['q', 'h', 'd'] as const) {
+    for (const g of ['q', 'h', 's', 'd'] as const) {
       const b = Math.floor(q / QUARTERS_IN[g]);
       out[g].set(b, (out[g].get(b) ?? 0) + n);
     }
@@ -24,8 +24,8 @@ function levels(span: number, seed: number): Record<RollupGrain, Map<number, num
 }
 
 /** A series through placedReads, placed as both engines do (width_bucket over the marks, or a piece's edge and sign). */
-function composedPlaced(lv: Record<RollupGrain, Map<number, number>>, edges: number[], max: RollupGrain): number[] {
-  const plan = rollupPlan(edges, coarseFor(edges, max));
+function composedPlaced(lv: Record<RollupGrain, Map<number, number>>, edges: number[], max: RollupGrain, kept: EdgeLevels = ['h']): number[] {
+  const plan = rollupPlan(edges, coarseFor(edges, max), kept);
   const out = new Array<number>(plan.buckets).fill(0);
   const add = (i: number, n: number) => i >= 0 && i < plan.buckets && (out[i] += n);
   for (const r of placedReads(plan)) {
@@ -51,15 +51,15 @@ function pieceOf(g: GrainPhases, b: number): number {
  * the marks, and the finer records read by phase (every record of the grain at that phase in the
  * read's range), each counted in the piece of its grain that holds it, or dropped.
  */
-function composedByPhase(lv: Record<RollupGrain, Map<number, number>>, edges: number[], max: RollupGrain): number[] {
-  const plan = rollupPlan(edges, coarseFor(edges, max));
+function composedByPhase(lv: Record<RollupGrain, Map<number, number>>, edges: number[], max: RollupGrain, kept: EdgeLevels = ['h']): number[] {
+  const plan = rollupPlan(edges, coarseFor(edges, max), kept);
   const out = new Array<number>(plan.buckets).fill(0);
   const add = (i: number, n: number) => i >= 0 && i < plan.buckets && (out[i] += n);
   for (const r of plan.reads.filter((x) => x.grain === plan.coarse)) {
     for (let b = r.from; b <= r.to; b++) add(plan.marks.filter((m) => m <= b).length - 1, lv[r.grain].get(b) ?? 0);
   }
   const fine = phaseReads(plan);
-  for (const grain of ['h', 'q'] as const) {
+  for (const grain of FINE_GRAINS) {
     for (const r of fine[grain].reads) {
       for (let b = r.from; b <= r.to; b++) {
         if (phaseOf(grain, b) !== r.phase) continue;
@@ -171,5 +171,70 @@ describe('rollup composition', () => {
     expect(coarseFor([0, 4, 8], 'd')).toBe('h');
     expect(coarseFor([0, 92, 188], 'd')).toBe('d');
     expect(coarseFor([0, 96, 192], 'h')).toBe('h');
+  });
+});
+
+describe('rollup composition with the six-hour level (PostgreSQL)', () => {
+  const lv = levels(SPAN, 17);
+  const KEPT: EdgeLevels = ['h', 's'];
+
+  it.each([
+    ['UTC', 0],
+    ['Asia/Kolkata (+05:30)', -22],
+    ['Asia/Kathmandu (+05:45)', -23],
+    ['America/St_Johns (-03:30)', 14],
+    ['America/Los_Angeles (-08:00)', 32],
+    ['Pacific/Auckland (+12:00)', -48],
+    ['Pacific/Auckland in summer (+13:00)', -52],
+    ['Pacific/Chatham (+12:45)', -51],
+    ['Pacific/Kiritimati (+14:00)', -56],
+  ])('composes %s days, placed and by phase', (_name, offset) => {
+    const edges = Array.from({ length: 30 }, (_, i) => 2 * DAY + i * DAY + offset);
+    expect(composedPlaced(lv, edges, 'd', KEPT)).toEqual(direct(lv, edges));
+    expect(composedByPhase(lv, edges, 'd', KEPT)).toEqual(direct(lv, edges));
+  });
+
+  it('composes random edges at every grain, placed and by phase', () => {
+    for (const edges of [...randomEdgeSets(5), ...randomEdgeSets(19)]) {
+      for (const max of ['d', 'h'] as const) {
+        expect(composedPlaced(lv, edges, max, KEPT)).toEqual(direct(lv, edges));
+        expect(composedByPhase(lv, edges, max, KEPT)).toEqual(direct(lv, edges));
+      }
+    }
+  });
+
+  it('composes every mix of days whose edge moves an hour (summer time), by phase', () => {
+    for (const kinds of [[14, 10], [-52, -48], [-22, -26], [32, 28]]) {
+      for (let mask = 0; mask < 64; mask++) {
+        const edges = Array.from({ length: 7 }, (_, i) => (2 + i) * DAY + kinds[(mask >> (i % 6)) & 1]);
+        expect(composedByPhase(lv, edges, 'd', KEPT)).toEqual(direct(lv, edges));
+      }
+    }
+  });
+
+  /** Finer records a year of days reads per edge, for a zone `offset` quarter hours from UTC (the edge at −offset). */
+  const perEdge = (offset: number, kept: EdgeLevels) => {
+    const edges = Array.from({ length: 367 }, (_, i) => 2 * DAY + i * DAY + offset);
+    const plan = rollupPlan(edges, 'd', kept);
+    return FINE_GRAINS.reduce((n, g) => n + plan.pieces[g].reduce((m, p) => m + p.to - p.from + 1, 0), 0) / edges.length;
+  };
+
+  it('reads at most 2 quarter hours, 3 hours and 2 six hours per edge, in any zone', () => {
+    for (let offset = -56; offset <= 48; offset++) expect(perEdge(offset, KEPT)).toBeLessThanOrEqual(7);
+    // Asia/Kolkata: the 18:00 six hours less the quarter hours 18:00 and 18:15; hours alone, 5 hours and 2 quarter hours.
+    expect(perEdge(-22, KEPT)).toBe(3);
+    expect(perEdge(-22, ['h'])).toBe(7);
+    // Pacific/Auckland (+12): the 12:00 and 18:00 six hours, instead of 12 hours.
+    expect(perEdge(-48, KEPT)).toBe(2);
+    expect(perEdge(-48, ['h'])).toBe(12);
+    const kolkata = phaseReads(rollupPlan(Array.from({ length: 367 }, (_, i) => 2 * DAY + i * DAY - 22), 'd', KEPT));
+    expect(kolkata.s.reads.map((r) => r.phase)).toEqual([72]);
+    expect(kolkata.h.reads).toEqual([]);
+    expect(kolkata.q.reads.map((r) => r.phase)).toEqual([72, 73]);
+  });
+
+  it('leaves hourly series as they were: quarter hours at the edges only', () => {
+    const edges = Array.from({ length: 745 }, (_, i) => 3 * DAY + 4 * i + 2);
+    expect(rollupPlan(edges, 'h', KEPT)).toEqual(rollupPlan(edges, 'h'));
   });
 });

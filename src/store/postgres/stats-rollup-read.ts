@@ -7,21 +7,22 @@
  * - Coarse records (the range between the first and last mark) count in bucket
  *   width_bucket(bucket, marks) − 1.
  * - The finer records at the edges are read by their phase in the UTC day (domain/stat-phases.ts,
- *   index stat_rollup_phase): one range per (grain, phase), each record placed in the piece of its
+ *   indexes stat_rollup_phase for quarter hours and hours, stat_rollup_phase_six for six hours,
+ *   migrations 5 and 7): one range per (grain, phase), each record placed in the piece of its
  *   grain that holds it (width_bucket over the pieces' starts, then its end), dropped if none does.
  *   They are summed per edge into W(e), which counts +W in bucket e and −W in bucket e − 1.
  * - Buckets outside [0, buckets) are dropped, as the LMDB engine's rollupSeries does.
  *
  * Prepared once, so PostgreSQL may use a generic plan for it: each read is its own subquery with
  * an equality on the phase, for which stat_rollup_phase is the index the planner picks without
- * the parameters' values (stats-rollup-phase.pg.test.ts checks it from the index's statistics
+ * the parameters' values (stats-rollup-phase.pg.test.ts checks it from the indexes' statistics
  * after twelve runs).
  *
  * JIT is off on the store's connections (client.ts): the planner priced a year of Kolkata days
  * far above jit_above_cost, and compiling took 50 to 140 ms for a statement that runs in a few.
  */
 import type { GrainPhases } from '../../domain/stat-phases.js';
-import type { RollupRead } from '../../domain/stat-levels.js';
+import type { FineGrain, RollupRead } from '../../domain/stat-levels.js';
 import type { StatCounters } from '../../domain/stat-counters.js';
 import type { MailType } from '../../domain/types.js';
 import type { CounterScope } from '../port/events.js';
@@ -39,13 +40,13 @@ export interface RollupReads {
   marks: readonly number[];
   buckets: number;
   /** The finer pieces at the edges, by grain. */
-  fine: Record<'h' | 'q', GrainPhases>;
+  fine: Record<FineGrain, GrainPhases>;
 }
 
 type SumRow = StatCounters & { i: number; mt: 0 | 1 };
 
 const NO_PHASES: GrainPhases = { reads: [], froms: [], tos: [], edges: [], signs: [] };
-export const NO_FINE: Record<'h' | 'q', GrainPhases> = { h: NO_PHASES, q: NO_PHASES };
+export const NO_FINE: Record<FineGrain, GrainPhases> = { s: NO_PHASES, h: NO_PHASES, q: NO_PHASES };
 
 /**
  * The scope's channels and their sign: the chosen ones (less those being purged), or the
@@ -60,11 +61,22 @@ function scopeOf(db: Db, q: CounterScope) {
 }
 
 /**
- * The finer records of one grain, each with the edge of its piece and its weight (scope sign
- * times piece sign). `grain` is one of two constants, written into the text so that each branch
- * names its grain to the planner.
+ * Each grain's phase as its index has it, word for word: stat_rollup_phase's expression
+ * (migration 5) for quarter hours and hours; stat_rollup_phase_six's (migration 7), an index of
+ * six-hour records alone, for six hours.
  */
-function finerRecords(db: Db, q: CounterScope, grain: 'h' | 'q', g: GrainPhases) {
+const PHASE: Record<FineGrain, string> = {
+  q: `((s.bucket * CASE s.grain WHEN 'q' THEN 1 WHEN 'h' THEN 4 ELSE 96 END) % 96)`,
+  h: `((s.bucket * CASE s.grain WHEN 'q' THEN 1 WHEN 'h' THEN 4 ELSE 96 END) % 96)`,
+  s: `((s.bucket * 24) % 96)`,
+};
+
+/**
+ * The finer records of one grain, each with the edge of its piece and its weight (scope sign
+ * times piece sign). `grain` is one of three constants, written into the text so that each branch
+ * names its grain (and so its index) to the planner.
+ */
+function finerRecords(db: Db, q: CounterScope, grain: FineGrain, g: GrainPhases) {
   return db`
     SELECT (${g.edges}::int4[])[p.j] AS edge, c.sign * (${g.signs}::int4[])[p.j] AS w, ${db.unsafe(MT)} AS mt,
       s.sent, s.delivered, s.opened, s.clicked, s.bounced, s.unsubscribed, s.complained
@@ -73,8 +85,7 @@ function finerRecords(db: Db, q: CounterScope, grain: 'h' | 'q', g: GrainPhases)
     CROSS JOIN LATERAL (
       SELECT * FROM stat_rollup s
       WHERE s.account_id = ${q.accountId} AND s.channel_id = c.channel_id AND s.grain = ${db.unsafe(`'${grain}'`)}
-        -- stat_rollup_phase's expression (migration 5), word for word.
-        AND ((s.bucket * CASE s.grain WHEN 'q' THEN 1 WHEN 'h' THEN 4 ELSE 96 END) % 96) = r.phase
+        AND ${db.unsafe(PHASE[grain])} = r.phase
         AND s.bucket BETWEEN r.lo AND r.hi
       -- OFFSET 0 keeps this a subquery run per (channel, phase), one index range scan each.
       OFFSET 0
@@ -126,7 +137,7 @@ function withEdges(db: Db, q: CounterScope, p: RollupReads) {
     WITH c AS (${scopeOf(db, q)}),
     w AS (
       SELECT f.edge, f.mt, ${db.unsafe(SUMS('f.w'))}
-      FROM (${finerRecords(db, q, 'h', p.fine.h)} UNION ALL ${finerRecords(db, q, 'q', p.fine.q)}) f
+      FROM (${finerRecords(db, q, 's', p.fine.s)} UNION ALL ${finerRecords(db, q, 'h', p.fine.h)} UNION ALL ${finerRecords(db, q, 'q', p.fine.q)}) f
       GROUP BY f.edge, f.mt
     )
     SELECT x.i, x.mt, ${db.unsafe(TOTALS)}
@@ -145,7 +156,7 @@ function coarseOnly(db: Db, q: CounterScope, p: RollupReads) {
 }
 
 export async function rollupBucketSums(sql: Sql, q: CounterScope, p: RollupReads): Promise<BucketSum[]> {
-  const edges = p.fine.h.reads.length > 0 || p.fine.q.reads.length > 0;
+  const edges = p.fine.s.reads.length > 0 || p.fine.h.reads.length > 0 || p.fine.q.reads.length > 0;
   if (p.buckets === 0 || (!p.coarse && !edges)) return [];
   const rows = await (edges ? withEdges(sql, q, p) : coarseOnly(sql, q, p));
   return rows.map((r) => ({

@@ -4,7 +4,7 @@
  * for untagged series and totals in one statement that sums per bucket (stats-rollup-read.ts).
  * The LMDB engine keeps the same records (store/lmdb/stats-rollup.ts), so both answer alike.
  */
-import { coarseFor, QUARTERS_IN, rollupPlan, VectorSums, type RollupGrain } from '../../domain/stat-levels.js';
+import { coarseFor, QUARTERS_IN, rollupPlan, VectorSums, type EdgeLevels, type RollupGrain } from '../../domain/stat-levels.js';
 import { phaseReads } from '../../domain/stat-phases.js';
 import { quarterOf, zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
 import type { MailType } from '../../domain/types.js';
@@ -21,12 +21,18 @@ export interface RollupRow extends StatCounters {
   mail_type: MailType;
 }
 
+/** The levels this engine keeps between the quarter hour and the day (migration 7 added the six hours). */
+export const PG_EDGE_LEVELS: EdgeLevels = ['h', 's'];
+
+/** The grains every change is counted in. */
+export const PG_GRAINS: readonly RollupGrain[] = ['q', 'h', 's', 'd'];
+
 /** The rollup rows one change at quarter hour `quarter` adds to: each grain, its channel and the account (''). */
 export function addToRollupRows(
   rows: Map<string, RollupRow>,
   at: { accountId: string; channelId: string; mailType: MailType; quarter: number },
   add: Partial<StatCounters>,
-  grains: readonly RollupGrain[] = ['q', 'h', 'd'],
+  grains: readonly RollupGrain[] = PG_GRAINS,
 ): void {
   for (const grain of grains) {
     const bucket = Math.floor(at.quarter / QUARTERS_IN[grain]);
@@ -72,7 +78,7 @@ export async function upsertRollup(tx: Tx, rows: readonly RollupRow[]): Promise<
 /** An untagged series from the rollup, read on at most grain `max` ('h': hourly series; 'd': day series). */
 export async function rollupSeries(sql: Sql, q: SeriesQuery, max: RollupGrain): Promise<StatTotals[]> {
   const edges = q.edgesMs.map(quarterOf);
-  const plan = rollupPlan(edges, coarseFor(edges, max));
+  const plan = rollupPlan(edges, coarseFor(edges, max), PG_EDGE_LEVELS);
   const coarse = plan.reads.find((r) => r.grain === plan.coarse) ?? null;
   const sums = new VectorSums(plan.buckets);
   for (const s of await rollupBucketSums(sql, q, { coarse, marks: plan.marks, buckets: plan.buckets, fine: phaseReads(plan) })) sums.addCounters(s.i, s.mailType, s.value, 1);

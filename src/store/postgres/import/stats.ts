@@ -26,8 +26,8 @@ export async function writeStatCounters(tx: Tx, records: TransferStatCounter[]):
 }
 
 /**
- * The rollup (stats-rollup.ts) is rebuilt from the untagged counters as migration 4 fills it:
- * hours and quarter hours from the quarter-hour records, days from the day records. Upserts add,
+ * The rollup (stats-rollup.ts) is rebuilt from the untagged counters as migrations 4 and 7 fill it:
+ * quarter hours, hours and six hours from the quarter-hour records, days from the day records. Upserts add,
  * so a rollup row fed by records of several batches sums them all.
  */
 function rollupOf(records: TransferStatCounter[]): RollupRow[] {
@@ -35,7 +35,7 @@ function rollupOf(records: TransferStatCounter[]): RollupRow[] {
   for (const s of records) {
     if (s.tag !== '') continue;
     const quarter = s.grain === 'q' ? s.bucket : s.bucket * QUARTERS_IN.d;
-    addToRollupRows(rows, { accountId: s.accountId, channelId: s.channelId, mailType: s.mailType, quarter }, s.counters, s.grain === 'q' ? ['q', 'h'] : ['d']);
+    addToRollupRows(rows, { accountId: s.accountId, channelId: s.channelId, mailType: s.mailType, quarter }, s.counters, s.grain === 'q' ? ['q', 'h', 's'] : ['d']);
   }
   return sortedRows(rows);
 }

@@ -16,6 +16,7 @@ import { SQL as MESSAGES_BROADCASTS } from './messages-broadcasts.js';
 import { SQL as QUEUE } from './queue.js';
 import { SQL as STATS_ROLLUP } from './stats-rollup.js';
 import { SQL as STATS_ROLLUP_PHASE } from './stats-rollup-phase.js';
+import { SQL as STATS_ROLLUP_SIX_HOURS } from './stats-rollup-six-hours.js';
 import { SQL as STAT_CHANGES } from './stat-changes.js';
 import { SQL as TEMPLATES } from './templates.js';
 import { SQL as WEBHOOKS_IDEMPOTENCY } from './webhooks-idempotency.js';
@@ -61,5 +62,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     name: 'statistics change marks',
     sql: STAT_CHANGES,
+  },
+  {
+    // Issue 36: the rollup's six-hour level, so a day edge in any zone reads a few records.
+    version: 7,
+    name: 'statistics rollup of six hours',
+    sql: STATS_ROLLUP_SIX_HOURS,
   },
 ];
