@@ -1,44 +1,48 @@
 /**
  * The broadcasts' reads (BroadcastsPort): the record, its counters (the finished/canceled counts
- * here, the statistics the event log counts: stats-broadcast.ts), the expander's next
+ * and the statistics the event log counts, stats-broadcast.ts, read together), the expander's next
  * broadcast and entries, the failure and suppression pages and a channel's list.
  */
+import { zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
 import type { BroadcastCounters, BroadcastFailure, BroadcastRecord, BroadcastView, Paged } from '../port/broadcasts.js';
 import type { Db } from './client.js';
-import { broadcastStatistics } from './event-log.js';
 
 export async function getBroadcast<C>(db: Db, id: string): Promise<BroadcastRecord<C> | undefined> {
   const [row] = await db<{ doc: BroadcastRecord<C> }[]>`SELECT doc FROM broadcasts WHERE id = ${id}`;
   return row?.doc;
 }
 
-interface ViewRow<C> {
-  doc: BroadcastRecord<C>;
-  finished: number | null;
-  canceled: number | null;
+/**
+ * The record, its counts and its statistics as one statement reads them: one snapshot. Read in
+ * two statements, a delivery committed between them showed its recipient delivered while the
+ * broadcast's completion did not count its message yet (0% beside delivered: 1).
+ */
+type ViewRow<C> = { doc: BroadcastRecord<C>; finished: number | null; canceled: number | null } & { [K in keyof StatCounters]: number | null };
+
+const VIEW_COLUMNS = 'b.doc, c.finished, c.canceled, s.sent, s.delivered, s.opened, s.clicked, s.bounced, s.unsubscribed, s.complained';
+const VIEW_TABLES = 'broadcasts b LEFT JOIN broadcast_counters c ON c.broadcast_id = b.id LEFT JOIN broadcast_statistics s ON s.broadcast_id = b.id';
+
+function viewOf<C>(r: ViewRow<C>): BroadcastView<C> {
+  return { record: r.doc, counters: countersOf(r) };
 }
 
-/** Rows of broadcasts with their counts as views: the statistics of all of them in one read. */
-async function viewsOf<C>(db: Db, rows: readonly ViewRow<C>[]): Promise<BroadcastView<C>[]> {
-  const statistics = await broadcastStatistics(db, rows.map((r) => r.doc.id));
-  return rows.map((r) => ({
-    record: r.doc,
-    counters: { finished: r.finished ?? 0, canceled: r.canceled ?? 0, statistics: statistics.get(r.doc.id)! },
-  }));
+function countersOf(r: Omit<ViewRow<unknown>, 'doc'>): BroadcastCounters {
+  const statistics = zeroCounters();
+  for (const name of Object.keys(statistics) as (keyof StatCounters)[]) statistics[name] = r[name] ?? 0;
+  return { finished: r.finished ?? 0, canceled: r.canceled ?? 0, statistics };
 }
 
-/** The record and its counts in one statement: one snapshot, so the status derived from both is one the broadcast had. */
 export async function viewBroadcast<C>(db: Db, id: string): Promise<BroadcastView<C> | undefined> {
-  const rows = await db<ViewRow<C>[]>`
-    SELECT b.doc, c.finished, c.canceled FROM broadcasts b LEFT JOIN broadcast_counters c ON c.broadcast_id = b.id
-    WHERE b.id = ${id}`;
-  return rows.length === 0 ? undefined : (await viewsOf(db, rows))[0];
+  const [row] = await db<ViewRow<C>[]>`SELECT ${db.unsafe(VIEW_COLUMNS)} FROM ${db.unsafe(VIEW_TABLES)} WHERE b.id = ${id}`;
+  return row && viewOf(row);
 }
 
+/** The counts and statistics of one broadcast, in one statement (see ViewRow). */
 export async function broadcastCounters(db: Db, id: string): Promise<BroadcastCounters> {
-  const [row] = await db<{ finished: number; canceled: number }[]>`SELECT finished, canceled FROM broadcast_counters WHERE broadcast_id = ${id}`;
-  const statistics = (await broadcastStatistics(db, [id])).get(id)!;
-  return { finished: row?.finished ?? 0, canceled: row?.canceled ?? 0, statistics };
+  const [row] = await db<Omit<ViewRow<unknown>, 'doc'>[]>`
+    SELECT c.finished, c.canceled, s.sent, s.delivered, s.opened, s.clicked, s.bounced, s.unsubscribed, s.complained
+    FROM (SELECT ${id}::text AS id) x LEFT JOIN broadcast_counters c ON c.broadcast_id = x.id LEFT JOIN broadcast_statistics s ON s.broadcast_id = x.id`;
+  return countersOf(row!);
 }
 
 /** The oldest broadcast still expanding whose channel is not deleted (its purge removes it). */
@@ -88,10 +92,10 @@ export async function listChannelBroadcasts<C>(
   let after: { ms: number; id: string } | undefined;
   for (;;) {
     const rows = await db<(ViewRow<C> & { created_ms: number })[]>`
-      SELECT b.doc, b.created_ms, c.finished, c.canceled FROM broadcasts b LEFT JOIN broadcast_counters c ON c.broadcast_id = b.id
+      SELECT ${db.unsafe(VIEW_COLUMNS)}, b.created_ms FROM ${db.unsafe(VIEW_TABLES)}
       WHERE b.channel_id = ${q.channelId} ${after ? db`AND (b.created_ms, b.id) < (${after.ms}, ${after.id})` : db``}
       ORDER BY b.created_ms DESC, b.id DESC LIMIT ${LIST_CHUNK}`;
-    for (const v of await viewsOf(db, rows)) {
+    for (const v of rows.map((r) => viewOf(r))) {
       if (!q.match(v)) continue;
       if (totalCount >= q.offset && results.length < q.limit) results.push(v);
       totalCount++;

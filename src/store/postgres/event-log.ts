@@ -27,14 +27,12 @@ import { eventRows, termRows, clockRaises, type EventDraft } from './event-rows.
 import { seqAboveFloor } from './event-floor.js';
 import { counterDeltas, counterRows, countedOf, pastQuarterChanges, type CountedEvent } from './stats-deltas.js';
 import { noteStatChanges } from './stats-changes.js';
-import { addBroadcastStatistics, broadcastStatistics } from './stats-broadcast.js';
+import { addBroadcastStatistics } from './stats-broadcast.js';
 import { rollupRows, upsertRollup } from './stats-rollup.js';
 import { upsertCounters } from './stats-write.js';
 import { enqueueWebhookEvents } from './webhooks-tx.js';
 
 export type { EventDraft };
-/** The per-broadcast statistics (BroadcastsPort reads them; appendEvents counts them). */
-export { broadcastStatistics };
 /** Retention's removal of the oldest events (event-retention.ts). */
 export { removeOldEvents, type RemovedEvents } from './event-retention.js';
 

@@ -6,7 +6,7 @@
  * message records (callers append last), so a broadcast batch's new messages are found.
  */
 import { zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
-import type { Db, Tx } from './client.js';
+import type { Tx } from './client.js';
 import type { CounterDelta } from './stats-deltas.js';
 
 interface MessageCounts extends StatCounters {
@@ -51,15 +51,4 @@ export async function addBroadcastStatistics(tx: Tx, deltas: readonly CounterDel
       bounced = broadcast_statistics.bounced + EXCLUDED.bounced,
       unsubscribed = broadcast_statistics.unsubscribed + EXCLUDED.unsubscribed,
       complained = broadcast_statistics.complained + EXCLUDED.complained`;
-}
-
-/** The statistics of these broadcasts (zeros for one with none yet), by id. */
-export async function broadcastStatistics(db: Db, broadcastIds: readonly string[]): Promise<Map<string, StatCounters>> {
-  const out = new Map<string, StatCounters>(broadcastIds.map((id) => [id, zeroCounters()]));
-  if (broadcastIds.length === 0) return out;
-  const rows = await db<(StatCounters & { broadcast_id: string })[]>`
-    SELECT broadcast_id, sent, delivered, opened, clicked, bounced, unsubscribed, complained
-    FROM broadcast_statistics WHERE broadcast_id = ANY(${broadcastIds as string[]}::text[])`;
-  for (const { broadcast_id, ...c } of rows) out.set(broadcast_id, c);
-  return out;
 }
