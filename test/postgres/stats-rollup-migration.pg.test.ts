@@ -67,19 +67,26 @@ describe('PostgreSQL migrations 4 and 7, the statistics rollup and its six hours
     return fresh.n;
   }
 
-  it('fills the rollup from the counters there, so every read answers as before, and new events add to it', async () => {
-    let store = new PostgresStore({ url, schema, poolSize: 2 });
+  /** Events written through a store at the latest version, and what the statistics say with the rollup written as they came. */
+  const seededViews = async (seed: number): Promise<Awaited<ReturnType<typeof views>>> => {
+    const store = new PostgresStore({ url, schema, poolSize: 2 });
     await store.start();
-    await seedEvents(store, drafts(81), { batch: 100 });
-    // What the statistics say with the rollup written as the events came.
-    const before = await views(store);
-    await store.stop();
+    try {
+      await seedEvents(store, drafts(seed), { batch: 100 });
+      return await views(store);
+    } finally {
+      await store.stop();
+    }
+  };
+
+  it('fills the rollup from the counters there, so every read answers as before, and new events add to it', async () => {
+    const before = await seededViews(81);
     // The database as version 3 left it: the same counters, no rollup, and none of the later
     // migrations' tables either (they run again after 4: migration 6's change marks).
     await sql.unsafe(`DROP TABLE "${schema}".stat_rollup, "${schema}".stat_changes; DELETE FROM "${schema}".schema_migrations WHERE version >= 4`);
     expect(await schemaVersion(sql, schema)).toBe(3);
 
-    store = new PostgresStore({ url, schema, poolSize: 2 });
+    const store = new PostgresStore({ url, schema, poolSize: 2 });
     await store.start();
     try {
       expect(await schemaVersion(sql, schema)).toBe(latestVersion());
@@ -95,11 +102,7 @@ describe('PostgreSQL migrations 4 and 7, the statistics rollup and its six hours
   });
 
   it('migration 7 fills the six hours from the hours of a version 6 database, and reads answer as before in zones off UTC', async () => {
-    let store = new PostgresStore({ url, schema, poolSize: 2 });
-    await store.start();
-    await seedEvents(store, drafts(83), { batch: 100 });
-    const before = await views(store);
-    await store.stop();
+    const before = await seededViews(83);
     // The database as version 6 left it: no six-hour records, the grain check without them, no index of them.
     await sql.unsafe(`
       DELETE FROM "${schema}".stat_rollup WHERE grain = 's';
@@ -109,7 +112,7 @@ describe('PostgreSQL migrations 4 and 7, the statistics rollup and its six hours
       DELETE FROM "${schema}".schema_migrations WHERE version >= 7`);
     expect(await schemaVersion(sql, schema)).toBe(6);
 
-    store = new PostgresStore({ url, schema, poolSize: 2 });
+    const store = new PostgresStore({ url, schema, poolSize: 2 });
     await store.start();
     try {
       expect(await schemaVersion(sql, schema)).toBe(latestVersion());
