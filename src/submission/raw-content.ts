@@ -230,10 +230,15 @@ function splitParts(body: Buffer, boundary: string, eol: string): { fields: Fiel
   const parts: PartSpan[] = [];
   let cur: PartSpan | null = null;
   let closed = false;
-  let at = 0; // offset of `line` in text
-  for (const line of text.split(eol)) {
+  // Lines are walked by offset (the lines text.split(eol) would give), and only a line that may be
+  // a delimiter or a part's header line becomes a string: splitting the whole body first made a
+  // string of every line, 1.5 s for 25 MB of delimiter lines, although a third part stops the read.
+  let at = 0; // offset of the line in text
+  for (;;) {
+    const nl = text.indexOf(eol, at);
+    const end = nl < 0 ? text.length : nl;
     // Only a line that starts with "--" can be a delimiter: the others skip the trim.
-    const bare = line.startsWith('--') ? trimBlanksEnd(line) : line;
+    const bare = text.startsWith('--', at) ? trimBlanksEnd(text.slice(at, end)) : null;
     if (bare === open || bare === close) {
       if (cur) {
         cur.end = at - eol.length;
@@ -248,10 +253,11 @@ function splitParts(body: Buffer, boundary: string, eol: string): { fields: Fiel
       cur = { head: [], bodyStart: -1, end: 0 };
     } else if (cur && cur.bodyStart < 0) {
       // The header block ends at the part's first empty line; the body starts after it.
-      if (line === '') cur.bodyStart = at + eol.length;
-      else cur.head.push(line);
+      if (end === at) cur.bodyStart = at + eol.length;
+      else cur.head.push(text.slice(at, end));
     }
-    at += line.length + eol.length;
+    if (nl < 0) break;
+    at = nl + eol.length;
   }
   if (!closed) return undefined;
   const out: { fields: Fields; body: string }[] = [];
