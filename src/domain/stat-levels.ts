@@ -17,8 +17,8 @@
  * interval signed by its direction (it telescopes to [e, m_d)). With hours alone (LMDB), an edge
  * reads at most 2 quarter hours and 12 hours; with the six-hour level ('s', PostgreSQL) at most
  * 2 quarter hours, 3 hours and 2 six hours, whatever the zone: a year of Asia/Kolkata days reads
- * 366 day records and 4 finer ones per edge instead of 7, Pacific/Auckland's 1 or 2 instead of
- * 11 or 12 (bench/RESULTS.md). 744 Kolkata hours read the quarter hours of the month once (their
+ * 366 day records and 3 finer ones per edge instead of 7, Pacific/Auckland's 2 or 3 instead of
+ * 12 or 11 (bench/RESULTS.md). 744 Kolkata hours read the quarter hours of the month once (their
  * pieces would cover it: rollupPlan), instead of 96 or 4 records per bucket per channel and mail
  * type.
  */

@@ -4,6 +4,7 @@
  * broadcast and entries, the failure and suppression pages and a channel's list.
  */
 import { zeroCounters, type StatCounters } from '../../domain/stat-counters.js';
+import { COUNTER_NAMES } from '../../domain/stat-levels.js';
 import type { BroadcastCounters, BroadcastFailure, BroadcastRecord, BroadcastView, Paged } from '../port/broadcasts.js';
 import type { Db } from './client.js';
 
@@ -19,7 +20,9 @@ export async function getBroadcast<C>(db: Db, id: string): Promise<BroadcastReco
  */
 type ViewRow<C> = { doc: BroadcastRecord<C>; finished: number | null; canceled: number | null } & { [K in keyof StatCounters]: number | null };
 
-const VIEW_COLUMNS = 'b.doc, c.finished, c.canceled, s.sent, s.delivered, s.opened, s.clicked, s.bounced, s.unsubscribed, s.complained';
+/** The statistics' columns of broadcast_statistics s, in the counters' order. */
+const STAT_COLUMNS = COUNTER_NAMES.map((name) => `s.${name}`).join(', ');
+const VIEW_COLUMNS = `b.doc, c.finished, c.canceled, ${STAT_COLUMNS}`;
 const VIEW_TABLES = 'broadcasts b LEFT JOIN broadcast_counters c ON c.broadcast_id = b.id LEFT JOIN broadcast_statistics s ON s.broadcast_id = b.id';
 
 function viewOf<C>(r: ViewRow<C>): BroadcastView<C> {
@@ -28,7 +31,7 @@ function viewOf<C>(r: ViewRow<C>): BroadcastView<C> {
 
 function countersOf(r: Omit<ViewRow<unknown>, 'doc'>): BroadcastCounters {
   const statistics = zeroCounters();
-  for (const name of Object.keys(statistics) as (keyof StatCounters)[]) statistics[name] = r[name] ?? 0;
+  for (const name of COUNTER_NAMES) statistics[name] = r[name] ?? 0;
   return { finished: r.finished ?? 0, canceled: r.canceled ?? 0, statistics };
 }
 
@@ -40,7 +43,7 @@ export async function viewBroadcast<C>(db: Db, id: string): Promise<BroadcastVie
 /** The counts and statistics of one broadcast, in one statement (see ViewRow). */
 export async function broadcastCounters(db: Db, id: string): Promise<BroadcastCounters> {
   const [row] = await db<Omit<ViewRow<unknown>, 'doc'>[]>`
-    SELECT c.finished, c.canceled, s.sent, s.delivered, s.opened, s.clicked, s.bounced, s.unsubscribed, s.complained
+    SELECT c.finished, c.canceled, ${db.unsafe(STAT_COLUMNS)}
     FROM (SELECT ${id}::text AS id) x LEFT JOIN broadcast_counters c ON c.broadcast_id = x.id LEFT JOIN broadcast_statistics s ON s.broadcast_id = x.id`;
   return countersOf(row!);
 }

@@ -65,11 +65,8 @@ function scopeOf(db: Db, q: CounterScope) {
  * (migration 5) for quarter hours and hours; stat_rollup_phase_six's (migration 7), an index of
  * six-hour records alone, for six hours.
  */
-const PHASE: Record<FineGrain, string> = {
-  q: `((s.bucket * CASE s.grain WHEN 'q' THEN 1 WHEN 'h' THEN 4 ELSE 96 END) % 96)`,
-  h: `((s.bucket * CASE s.grain WHEN 'q' THEN 1 WHEN 'h' THEN 4 ELSE 96 END) % 96)`,
-  s: `((s.bucket * 24) % 96)`,
-};
+const PHASE_OF_FINER = `((s.bucket * CASE s.grain WHEN 'q' THEN 1 WHEN 'h' THEN 4 ELSE 96 END) % 96)`;
+const PHASE: Record<FineGrain, string> = { q: PHASE_OF_FINER, h: PHASE_OF_FINER, s: `((s.bucket * 24) % 96)` };
 
 /**
  * The finer records of one grain, each with the edge of its piece and its weight (scope sign
