@@ -5,7 +5,6 @@
  * the commit. What the message will carry is fixed here: Message-ID, Date and the multipart
  * boundaries, so composing after the commit, or again after a crash, gives the same message.
  */
-import { randomUUID } from 'node:crypto';
 import { domainOf } from '../domain/address.js';
 import type { AcceptedMessage } from '../store/port/messages.js';
 import type { BroadcastRecord } from '../store/port/broadcasts.js';
@@ -16,6 +15,7 @@ import { simulatedBounces } from './sender.js';
 import { forStorage, type CommittedRequest } from './finishing.js';
 import type { IntakeTemplates } from './template-check.js';
 import { estimatedSize } from './transactional.js';
+import { timeOrderedUuid } from '../domain/uuid.js';
 
 /** What is the same for every entry of a batch: looked up once per batch, not per entry. */
 export interface EntryContext {
@@ -40,7 +40,7 @@ export function entryMessage(
 ): AcceptedMessage {
   const c = b.common;
   const { entry } = row;
-  const id = randomUUID();
+  const id = timeOrderedUuid();
   const messageIdHeader = `<${id}@${domainOf(c.from.email)}>`;
   // A token names the recipient only when the message has exactly one, as engagementOf does
   // (domain/tracking-token.ts).

@@ -8,7 +8,6 @@
  * 250; the DKIM signature with the domain's key (existing signatures are kept) is added after
  * the commit (finishing.ts).
  */
-import { randomUUID } from 'node:crypto';
 import { domainOf, recipientKey, type Address } from '../domain/address.js';
 import libmime from 'libmime';
 import { rfc5322Date } from '../domain/date-header.js';
@@ -26,6 +25,7 @@ import { rawContent, type RawContent } from './raw-content.js';
 import { receivedField, type ReceivedTrace } from './received.js';
 import type { SubmissionDeps } from './deps.js';
 import type { Submitter } from './submitter.js';
+import { timeOrderedUuid } from '../domain/uuid.js';
 
 /** An SMTP transaction at DATA: who submits, the RCPT TO addresses and the message as received. */
 export interface RawSubmission extends Submitter {
@@ -62,7 +62,7 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
   const tags = parseTags(decodedField(checked.msg, 'X-Tags'));
   const metadata = parseMetadata(decodedField(checked.msg, 'X-Metadata'));
   const recipients = await envelopeRecipients(deps, sub);
-  const messageId = randomUUID();
+  const messageId = timeOrderedUuid();
   const { messageIdHeader, body } = finishMessage(checked, messageId, sub.trace);
   const { account } = checked;
   await enqueue(deps, {

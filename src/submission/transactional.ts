@@ -8,7 +8,6 @@
  * composing after the commit, or again after a crash, gives the message the 200 described. The
  * HTTP adapter only maps the result to the wire. transactional-batch.ts reuses prepareMessage.
  */
-import { randomUUID } from 'node:crypto';
 import type { Address } from '../domain/address.js';
 import { domainOf, recipientKey } from '../domain/address.js';
 import { AppError, FieldErrorList } from '../domain/errors.js';
@@ -40,6 +39,7 @@ import { addSenderFieldError, senderSigningDomain, simulatedBounces } from './se
 import { forStorage } from './finishing.js';
 import { headerSafe } from '../workers/render.js';
 import { resolvedOrErrors, TemplateLookup, type ResolvedTemplate, type TemplateResolution } from './stored-template.js';
+import { timeOrderedUuid } from '../domain/uuid.js';
 
 export interface TransactionalBody {
   from: Address;
@@ -155,7 +155,7 @@ export async function prepareMessage(
   const signingDomain = await senderSigningDomain(deps, { accountId: account.id, channel, from: n.from.email });
   const split = await splitRecipients(deps, channel, mailType, n.rcpts);
 
-  const messageId = randomUUID();
+  const messageId = timeOrderedUuid();
   const messageIdHeader = `<${messageId}@${domainOf(n.from.email)}>`;
   const tracking = mergeTracking(channel.tracking, b.tracking);
   const engagement = await engagementOf(deps, { messageId, channelId: channel.id, mailType, tracking, recipients: split.send, from: n.from.email });

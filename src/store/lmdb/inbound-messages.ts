@@ -5,7 +5,6 @@
  * (layout.ts). Every check-then-write is inside one store.write: LMDB's single writer makes
  * claims and lease checks atomic.
  */
-import { randomUUID } from 'node:crypto';
 import type { AuthVerdicts } from '../../domain/auth-verdicts.js';
 import { utcDay } from '../../domain/stat-counters.js';
 import { afterAttempt, matchesText, receivedMessage, type InboundMessage } from '../../domain/inbound-message.js';
@@ -25,6 +24,7 @@ import { dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
 import { hiddenChannels } from './purge-queue.js';
+import { timeOrderedUuid } from '../../domain/uuid.js';
 
 /** The record as kept: the message and the number of its latest claim. */
 interface StoredInbound {
@@ -67,7 +67,7 @@ function putInTxn(store: Store, before: InboundMessage | null, next: StoredInbou
  * afterwards. (A route deleted on its own still gets its copy, which ends `failed`, route deleted.)
  */
 export async function commitInbound(store: Store, c: InboundCommit): Promise<InboundMessage[]> {
-  const copies = c.messages.map((n) => receivedMessage(n, { id: randomUUID(), receivedAt: c.receivedAt, size: c.raw.length }));
+  const copies = c.messages.map((n) => receivedMessage(n, { id: timeOrderedUuid(), receivedAt: c.receivedAt, size: c.raw.length }));
   const raw = (await encodedInTurns(c.raw)) ?? c.raw;
   return store.write(() => {
     const dbs = dbsOf(store);

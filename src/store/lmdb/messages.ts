@@ -11,7 +11,6 @@
  * An API send is committed as its normalized request (`compose`) without a body: the record then
  * has what intake knew (no rendered html or text of a template, an estimated size) until then.
  */
-import { randomUUID } from 'node:crypto';
 import { acceptedDetails, eventBase, messageEvent, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
 import { firstDueMs } from '../../domain/schedule.js';
 import { laterSimulation, simulatedAtCommit, simulatedEvents } from '../../domain/sandbox-outcome.js';
@@ -29,6 +28,7 @@ import { putDueInTxn } from './queue.js';
 import { reserveSendQuotaInTxn } from './send-quota.js';
 import { putPendingSignatureInTxn } from './signing.js';
 import { addSuppressionInTxn } from './suppressions.js';
+import { timeOrderedUuid } from '../../domain/uuid.js';
 
 export type { AcceptedMessage };
 /** The submission commit's input (store/port/messages.ts SubmissionCommit), under its older name. */
@@ -101,7 +101,7 @@ function putJobInTxn(store: Store, o: { r: AcceptedMessage['record']; domain: st
   // A scheduled send's jobs are due at its time (domain/schedule.ts), the others at the commit.
   const due = new Date(firstDueMs(r.scheduledAt, now.getTime())).toISOString();
   const job: DeliveryJob = {
-    id: randomUUID(),
+    id: timeOrderedUuid(),
     messageId: r.id,
     accountId: r.accountId,
     channelId: r.channelId,

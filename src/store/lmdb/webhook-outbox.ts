@@ -14,12 +14,12 @@
  */
 import type { EventRecord } from '../../domain/types.js';
 import { EMPTY_STATUS, payloadsOf, webhookWants, type OutboxEntry, type Webhook, type WebhookStatus } from '../../domain/webhook.js';
-import { randomUUID } from 'node:crypto';
 import type { AttemptOutcome, AttemptRecord, Claim, ClaimRequest } from '../port/webhooks.js';
 import { deletedChannels } from './channel-records.js';
 import { cachesOf, dbsOf } from './databases.js';
 import type { Store } from './env.js';
 import { KEY_MAX } from './layout.js';
+import { timeOrderedUuid } from '../../domain/uuid.js';
 
 /**
  * [webhookId, messageId, seq] or, for an entry split per recipient, [webhookId, messageId, seq,
@@ -82,7 +82,7 @@ export function enqueueWebhookEventsInTxn(store: Store, e: EventRecord): void {
     if (!w || !webhookWants(w, e)) continue;
     const now = Date.now();
     for (const { part, payload } of payloadsOf(e)) {
-      const entry: OutboxEntry = { id: randomUUID(), webhookId: w.id, messageId: e.messageId, seq: e.seq, part, createdAtMs: now, dueAtMs: now, attempts: 0, payload };
+      const entry: OutboxEntry = { id: timeOrderedUuid(), webhookId: w.id, messageId: e.messageId, seq: e.seq, part, createdAtMs: now, dueAtMs: now, attempts: 0, payload };
       if (part === undefined) delete entry.part;
       db.webhookOutbox.put(outboxKey(entry), entry);
       if (isHeadInTxn(store, entry)) db.webhookDue.put(dueKey(entry), 1);

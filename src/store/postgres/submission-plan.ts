@@ -5,7 +5,6 @@
  * sandbox's delivered/bounced) and the suppressions of simulated
  * bounces. The same records, jobs and events as the LMDB engine's messages.ts commitMessages.
  */
-import { randomUUID } from 'node:crypto';
 import { acceptedDetails, eventBase, messageEvent, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
 import { firstDueMs } from '../../domain/schedule.js';
 import { laterSimulation, simulatedAtCommit, simulatedEvents } from '../../domain/sandbox-outcome.js';
@@ -14,6 +13,7 @@ import { awaitsFinishing, type AcceptedMessage } from '../port/messages.js';
 import type { StoredMessage } from './message-rows.js';
 import type { NewJob } from './queue-tx.js';
 import type { SuppressionAdd } from './suppressions-tx.js';
+import { timeOrderedUuid } from '../../domain/uuid.js';
 
 type EventDraft = Omit<EventRecord, 'seq'>;
 
@@ -48,7 +48,7 @@ export function planSubmission(messages: readonly AcceptedMessage[], now: Date):
 function newJob(r: AcceptedMessage['record'], domain: string, recipients: string[], ts: string): DeliveryJob {
   const dueAt = new Date(firstDueMs(r.scheduledAt, Date.parse(ts))).toISOString();
   return {
-    id: randomUUID(),
+    id: timeOrderedUuid(),
     messageId: r.id,
     accountId: r.accountId,
     channelId: r.channelId,

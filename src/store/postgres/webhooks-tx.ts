@@ -7,13 +7,13 @@
  *    (store/port/idempotency.ts);
  *  - the channel delete removes the webhooks bound to the channel (spec 4.5).
  */
-import { randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
 import type { EventRecord } from '../../domain/types.js';
 import { payloadsOf, webhookWants, type OutboxEntry, type Webhook } from '../../domain/webhook.js';
 import { wakeChannel, wakePayload } from '../../domain/wake-channel.js';
 import type { IdempotencyWrite } from '../port/idempotency.js';
 import type { Tx } from './client.js';
+import { timeOrderedUuid } from '../../domain/uuid.js';
 
 /** One outbox row as enqueueWebhookEvents sends it (jsonb_to_recordset below). */
 interface OutboxRow {
@@ -84,7 +84,7 @@ function outboxRows(events: readonly EventRecord[], webhooks: readonly Webhook[]
     for (const w of webhooks) {
       if (!webhookWants(w, e)) continue;
       for (const { part, payload } of payloadsOf(e)) {
-        const doc: OutboxEntry = { id: randomUUID(), webhookId: w.id, messageId: e.messageId, seq: e.seq, part, createdAtMs: now, dueAtMs: now, attempts: 0, payload };
+        const doc: OutboxEntry = { id: timeOrderedUuid(), webhookId: w.id, messageId: e.messageId, seq: e.seq, part, createdAtMs: now, dueAtMs: now, attempts: 0, payload };
         if (part === undefined) delete doc.part;
         const pair = `${w.id}\u0000${e.messageId}`;
         rows.push({ webhook_id: w.id, message_id: e.messageId, seq: e.seq, part: part ?? -1, account_id: e.accountId, channel_id: e.channelId, first: !seen.has(pair), due_at_ms: now, doc });

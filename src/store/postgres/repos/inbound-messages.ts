@@ -3,12 +3,12 @@
  * inbound-messages.ts: the record in inbound_messages.doc, the raw bytes and the claim's lease
  * beside it (schema/inbound.ts).
  */
-import { randomUUID } from 'node:crypto';
 import { utcDay } from '../../../domain/stat-counters.js';
 import { afterAttempt, receivedMessage, type InboundMessage } from '../../../domain/inbound-message.js';
 import type { InboundCommit, InboundMessageFilter, InboundMessagesPort, InboundWriteOutcome, ReceivedPerDayQuery } from '../../port/inbound-messages.js';
 import type { Tx } from '../client.js';
 import type { PgContext } from '../context.js';
+import { timeOrderedUuid } from '../../../domain/uuid.js';
 
 function dueMs(m: InboundMessage): number | null {
   return m.nextAttemptAt === null ? null : Date.parse(m.nextAttemptAt);
@@ -99,7 +99,7 @@ async function receivedPerDay(ctx: PgContext, q: ReceivedPerDayQuery): Promise<{
  * follows it finds every copy (channels-tx.ts: no writer adds data of a deleted channel).
  */
 async function commitInbound(ctx: PgContext, c: InboundCommit): Promise<InboundMessage[]> {
-  const copies = c.messages.map((n) => receivedMessage(n, { id: randomUUID(), receivedAt: c.receivedAt, size: c.raw.length }));
+  const copies = c.messages.map((n) => receivedMessage(n, { id: timeOrderedUuid(), receivedAt: c.receivedAt, size: c.raw.length }));
   return ctx.begin(async (tx) => {
     const channelIds = [...new Set(copies.map((m) => m.channelId))];
     const rows = await tx<{ id: string; deleted: boolean }[]>`
