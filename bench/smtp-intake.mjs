@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cpuMs, cpuPerMessage, finished } from './lib/cpu.mjs';
+import { cpuMs, cpuPerMessage, finished, writtenBytes } from './lib/cpu.mjs';
 import { startDns } from './lib/dns.mjs';
 import { composedMessage, FROM, TO } from './lib/message.mjs';
 import { deleteQueue, POSTFIX_PASSWORD, POSTFIX_SUBMISSION_PORT, POSTFIX_USER, postfixCpuMs, setHold } from './lib/postfix.mjs';
@@ -50,15 +50,19 @@ export async function run({ n, c, rounds, profile }, { progress }) {
     for (let r = 1; r <= rounds; r++) {
       progress(`round ${r}/${rounds} postrider: ${n} messages over ${c} authenticated STARTTLS connections`);
       const cpu0 = cpuMs(p.pid);
+      const written0 = writtenBytes(p.pid);
       const ours = await submissionLoad({ ...ourAuth, ...common });
       const cpuAck = cpuMs(p.pid);
       // The signatures that follow the 250s finish before Postfix's round starts.
       await finished(p);
       ours.cpu = cpuPerMessage(cpu0, cpuAck, cpuMs(p.pid), ours.sent);
+      const written1 = writtenBytes(p.pid);
+      ours.kibWritten = written0 !== null && written1 !== null && ours.sent > 0 ? (written1 - written0) / ours.sent / 1024 : null;
       ourRounds.push(ours);
       progress(`postrider: ${fmt(ours.rate)} msg/s, p50 ${ours.p50.toFixed(1)} ms, p99 ${ours.p99.toFixed(1)} ms, ${ours.failed} failed ${ours.firstError ?? ''}` +
         (ours.cpu ? `; CPU per message: main thread ${fmt(ours.cpu.mainAck, 3)} ms during the round, all threads ${fmt(ours.cpu.total, 3)} ms until signed` : '') +
-        `; client ${fmt(ours.clientCpuMs, 3)} ms per message, ${fmt(100 * ours.clientBusy, 0)}% of a core`);
+        `; client ${fmt(ours.clientCpuMs, 3)} ms per message, ${fmt(100 * ours.clientBusy, 0)}% of a core` +
+        (ours.kibWritten != null ? `; ${fmt(ours.kibWritten, 1)} KiB written to storage per message until signed` : ''));
       progress(`round ${r}/${rounds} Postfix submission: ${n} messages over ${c} authenticated STARTTLS connections (hold queue)`);
       // Postfix's CPU: every process of the instance (smtpd with its SASL and TLS, cleanup, qmgr), until queued.
       const pf0 = postfixCpuMs();
@@ -101,6 +105,10 @@ export async function run({ n, c, rounds, profile }, { progress }) {
       ...(rounds > 1 ? [['all rounds, postrider / Postfix (msg/s)', ourRounds.map((r) => fmt(r.rate)).join(', '), '', '', '', theirRounds.map((r) => fmt(r.rate)).join(', ')]] : []),
       ...(ourRounds.every((r) => r.cpu)
         ? [['postrider CPU ms per message, main thread during the round / all threads until signed, each round (/proc)', ourRounds.map((r) => `${fmt(r.cpu.mainAck, 3)} / ${fmt(r.cpu.total, 3)}`).join(', '), '', '', '', '']]
+        : []),
+      // What the data file's commits cost the disk: LMDB writes every page a commit touched.
+      ...(ourRounds.every((r) => r.kibWritten != null)
+        ? [['postrider KiB written to storage per message until signed, each round (/proc/PID/io write_bytes)', ourRounds.map((r) => fmt(r.kibWritten, 1)).join(', '), '', '', '', '']]
         : []),
       ...(theirRounds.every((r) => r.cpuMs != null)
         ? [['Postfix CPU ms per message, all its processes until queued, each round (/proc)', '', '', '', '', theirRounds.map((r) => fmt(r.cpuMs, 3)).join(', ')]]

@@ -110,3 +110,17 @@ export function selfCpuMs() {
   }
   return { own: (user + system) / 1000, children };
 }
+
+/**
+ * Bytes the process caused to be written to storage so far (/proc/PID/io write_bytes: pages it
+ * dirtied in the page cache, here LMDB's pwrite of every page a commit touched); null when the
+ * file cannot be read (not Linux, another user's process).
+ */
+export function writtenBytes(pid) {
+  try {
+    const m = /^write_bytes: (\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
