@@ -13,8 +13,8 @@ export function isUuid(s: string): boolean {
  * first 48 bits, then the version, and 74 random bits from randomUUID (a v4 whose first 48
  * random bits the time replaces). Ids made close in time sort next to each other, so the keys a
  * commit adds share B-tree leaves (LMDB, PostgreSQL's indexes) instead of landing on a random
- * leaf each: with v4 ids a submission over SMTP wrote 590-615 KiB to the data file per message
- * at 20 connections, with these 153-160 KiB (bench/RESULTS.md, issue 36). A message's id tells
+ * leaf each: with v4 ids a submission over SMTP wrote 558-615 KiB to the data file per message
+ * at 20 connections, with these 153-163 KiB (bench/RESULTS.md, issue 36). A message's id tells
  * its creation time to the millisecond, which its createdAt already tells its account.
  */
 export function timeOrderedUuid(nowMs: number = Date.now()): string {

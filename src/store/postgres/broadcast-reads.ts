@@ -98,7 +98,8 @@ export async function listChannelBroadcasts<C>(
       SELECT ${db.unsafe(VIEW_COLUMNS)}, b.created_ms FROM ${db.unsafe(VIEW_TABLES)}
       WHERE b.channel_id = ${q.channelId} ${after ? db`AND (b.created_ms, b.id) < (${after.ms}, ${after.id})` : db``}
       ORDER BY b.created_ms DESC, b.id DESC LIMIT ${LIST_CHUNK}`;
-    for (const v of rows.map((r) => viewOf(r))) {
+    for (const r of rows) {
+      const v = viewOf(r);
       if (!q.match(v)) continue;
       if (totalCount >= q.offset && results.length < q.limit) results.push(v);
       totalCount++;
