@@ -1,5 +1,6 @@
 /**
- * Runs the real daemon for a benchmark: `node bin/postrider.js serve` as a child process with
+ * Runs the real daemon for a benchmark: `node <the daemon's flags> bin/postrider.js serve`, as the
+ * systemd unit and `npm start` run it, as a child process with
  * POSTRIDER_* variables, a temporary data folder, free loopback ports, logs (pino, level info as
  * in production) to a file in that folder. `restart()` reuses the folder with other settings.
  */
@@ -13,6 +14,14 @@ import { onCleanup } from './cleanup.mjs';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = path.join(ROOT, 'bin/postrider.js');
+
+/** The node flags of the daemon: those on bin/postrider.js's first line (`#!/usr/bin/env -S node ...`). */
+export function daemonNodeFlags(bin = BIN) {
+  const first = fs.readFileSync(bin, 'utf8').split('\n', 1)[0];
+  const m = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(first);
+  if (!m) throw new Error(`${bin}: the first line is not "#!/usr/bin/env -S node [--flag ...]": ${first}`);
+  return m[1].split(' ').filter(Boolean);
+}
 
 export async function freePort() {
   const server = net.createServer();
@@ -47,7 +56,12 @@ export async function startPostrider(env = {}, opts = {}) {
   // opts.nodeArgs: e.g. ['--cpu-prof', '--cpu-prof-dir=DIR'] (one profile per thread at exit).
   // opts.cgroupProcs: a cgroup's `cgroup.procs` file; the shell joins it and then execs node, so
   // the daemon runs inside it from its first allocation (bench/lib/cgroup.mjs) and keeps the pid.
-  const command = [process.execPath, ...(opts.nodeArgs ?? []), BIN, 'serve'];
+  // BENCH_NODE_ARGS: the node flags of every daemon a benchmark starts instead of the daemon's
+  // own (daemonNodeFlags), split on spaces, for an A/B of a runtime setting: BENCH_NODE_ARGS=''
+  // starts node without flags, BENCH_NODE_ARGS='--v8-pool-size=2' with that one alone.
+  const override = process.env.BENCH_NODE_ARGS;
+  const flags = override === undefined ? daemonNodeFlags() : override.split(' ').filter(Boolean);
+  const command = [process.execPath, ...flags, ...(opts.nodeArgs ?? []), BIN, 'serve'];
   const child = opts.cgroupProcs
     ? spawn('/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', opts.cgroupProcs, ...command], { cwd: ROOT, env: fullEnv, stdio: ['ignore', log, log] })
     : spawn(command[0], command.slice(1), { cwd: ROOT, env: fullEnv, stdio: ['ignore', log, log] });

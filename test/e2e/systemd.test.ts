@@ -64,7 +64,7 @@ describe('systemd/postrider.service', () => {
   const settings = (key: string) => [...unit.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1].trim());
 
   it('runs `postrider serve` from /opt/postrider with the config in /etc/postrider and the data in /var/lib/postrider', () => {
-    expect(settings('ExecStart')).toEqual(['/usr/bin/node /opt/postrider/bin/postrider.js serve --config /etc/postrider/postrider.jsonc']);
+    expect(settings('ExecStart')).toEqual(['/usr/bin/node --no-memory-reducer /opt/postrider/bin/postrider.js serve --config /etc/postrider/postrider.jsonc']);
     expect(settings('WorkingDirectory')).toEqual(['/opt/postrider']);
     expect(settings('StateDirectory')).toEqual(['postrider']);
     expect(settings('ConfigurationDirectory')).toEqual(['postrider']);
