@@ -45,12 +45,12 @@ export const meta = {
   name: 'e2e',
   heading: 'Signed mail end to end, HTTP and SMTP submission vs Postfix + OpenDKIM, CPU per message (bench/end-to-end.mjs, issue #36)',
   needsPostfix: true,
-  options: { n: 10000, c: 20, domains: 5, rounds: 2, smtp: true, keep: false, warmup: 300, profile: false },
+  options: { n: 10000, c: 20, domains: 5, rounds: 2, smtp: true, keep: false, warmup: 2000, profile: false },
   usage:
     '--n=10000 messages per round, --c=20 clients (HTTP connections, SMTP connections, smtp-source sessions; also the ' +
     "daemon's connections to the sink), --domains=5 recipient domains (one MX site), --rounds=2 alternating rounds " +
     '(best of each side is reported), --smtp=true (the SMTP submission row), --keep=false (true: smtp-source -d, each ' +
-    'session over one connection), --warmup=300 messages to each side first, --profile=false (true: one more postrider ' +
+    'session over one connection), --warmup=2000 messages to each side first (after 300, V8 was still compiling the daemon\'s code through the first round), --profile=false (true: one more postrider ' +
     "HTTP round, not counted, under node --cpu-prof: the main thread's and the worker threads' time by part)",
 };
 
