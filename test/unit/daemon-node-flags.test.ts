@@ -21,7 +21,8 @@ function flagsBefore(command: string, script: string): string[] {
 
 describe("the daemon's node flags", () => {
   const shebang = read('bin/postrider.js').split('\n', 1)[0]!;
-  const fromShebang = (/^#!\/usr\/bin\/env -S node((?: --\S+)*)$/.exec(shebang)?.[1] ?? '').split(' ').filter(Boolean);
+  // The same pattern as bench/lib/postrider.mjs's daemonNodeFlags, which the benchmarks start the daemon with.
+  const fromShebang = (/^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(shebang)?.[1] ?? '').split(' ').filter(Boolean);
   const unit = /^ExecStart=(.*)$/m.exec(read('systemd/postrider.service'))?.[1] ?? '';
   const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start!;
 
