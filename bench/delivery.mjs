@@ -202,11 +202,12 @@ export async function run(o, { progress }) {
     p = await startPostrider(deliveryEnv(dns, { POSTRIDER_DELIVERY_ENABLED: 'false' }));
     const { channelId } = await setupSender(p, dns);
     const ctx = { n, warmup: o.warmup, m, c, perDomain, length, domains, dns, sink, channelId, progress };
+    const perRound = n + o.warmup; // messages each round queues: the recipients' numbering moves on by it
     // Alternating rounds, so a load spike from elsewhere hits both sides rather than one.
     for (let i = 0; i < rounds; i++) {
       progress(`round ${i + 1}/${rounds}`);
       const countFile = o['count-reads'] && i === 0 ? path.join(os.tmpdir(), `postrider-bench-counts-${process.pid}.json`) : null;
-      const ours = await postriderRound(p, ctx, { offset: i * (n + o.warmup), countFile });
+      const ours = await postriderRound(p, ctx, { offset: i * perRound, countFile });
       p = ours.p;
       ourRounds.push(ours.r);
       theirRounds.push(await postfixRound(ctx));
@@ -215,9 +216,9 @@ export async function run(o, { progress }) {
       progress('profiled round (not counted): daemon under node --cpu-prof');
       profDir = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-bench-prof-'));
       // The profile is written when the daemon exits: at the restart that ends the round.
-      p = (await postriderRound(p, ctx, { offset: rounds * (n + o.warmup), profDir })).p;
+      p = (await postriderRound(p, ctx, { offset: rounds * perRound, profDir })).p;
     }
-    ({ p, r: capped } = await cappedRun(p, { ...ctx, offset: (rounds + (o.profile ? 1 : 0)) * (n + o.warmup) }));
+    ({ p, r: capped } = await cappedRun(p, { ...ctx, offset: (rounds + (o.profile ? 1 : 0)) * perRound }));
   } finally {
     await p?.stop();
     await dns.close();
