@@ -187,7 +187,7 @@ function mainProfile(profDir, progress) {
 }
 
 export async function run(o, { progress }) {
-  const { n, m, c, rounds } = o;
+  const { n, m, c, rounds, warmup } = o;
   const perDomain = o['per-domain'];
   const length = (await composedMessage()).length;
   const dns = await startDns();
@@ -255,9 +255,13 @@ export async function run(o, { progress }) {
     ...(lifted.counts
       ? [
           '',
-          `Store reads during the lifted run (--count-reads, daemon preloaded with bench/lib/count-lease-reads.mjs): ` +
+          // The counts cover the daemon's whole lifted run: the warm-up's messages as well.
+          `Store work during the lifted run of the first round (--count-reads, daemon preloaded with bench/lib/count-lease-reads.mjs; ` +
+            `${fmt(n + warmup)} messages, warm-up included): ` +
+            `${fmt(lifted.counts.leaseTransactions)} lease transactions leased ${fmt(lifted.counts.jobsLeased)} jobs; ` +
             `${fmt(lifted.counts.leaseScans)} lease scans read ${fmt(lifted.counts.dueKeysRead)} due keys; ` +
-            `${fmt(lifted.counts.jobRecordsRead)} job records were read in all, ${fmt(lifted.counts.jobRecordsRead / n, 1)} per delivered message (first round).`,
+            `${fmt(lifted.counts.jobRecordsRead)} job records were read in all, ${fmt(lifted.counts.jobRecordsRead / (n + warmup), 1)} per delivered message; ` +
+            `${fmt(lifted.counts.outcomeWrites)} outcome writes (group commits of the dispatcher) recorded the attempts.`,
         ]
       : []),
     ...(prof
