@@ -8,7 +8,7 @@ import type { AttemptFn } from '../../src/delivery/attempt.js';
 import { DeliveryService, LEASE_AHEAD_PER_SLOT } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { routeTo } from '../support/delivery-rig.js';
-import { deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, testDeliveryService, type TestStore } from '../support/delivery.js';
+import { ACCOUNT, deliveryConfig, jobsOf, openTestStore, queueMessage, silentLogger, testDeliveryService, type TestStore } from '../support/delivery.js';
 import { startDnsServer, testResolver, type TestDns } from '../support/dns-server.js';
 import { startMxServer, type MxServer } from '../support/mx-server.js';
 import { waitFor } from '../support/wait.js';
@@ -165,6 +165,40 @@ describe('lease ahead', () => {
     service = undefined;
     expect(await state()).toEqual(['done', 'done', ...Array<string>(n - 2).fill('queued')]);
     for (const id of ids.slice(2)) expect((await jobsOf(t.store, id))[0].attempts).toBe(0);
+    expect(started).toHaveLength(2);
+  });
+
+  it('ends the jobs leased ahead whose channel was deleted, without an attempt, when their site frees a slot, and starts the next one', async () => {
+    t = await openTestStore();
+    const gone = await t.store.channels.create({ accountId: ACCOUNT, name: 'deleted later', deliveryType: 'live', tracking: { links: false, opens: false }, maxPerAccount: 10 });
+    const started: string[] = [];
+    const finish: Array<() => void> = [];
+    const attempt: AttemptFn = ({ job }) => {
+      started.push(job.recipients[0]);
+      return new Promise((resolve) => {
+        finish.push(() =>
+          resolve({ recipients: job.recipients.map((recipient) => ({ recipient, outcome: 'delivered', category: 'delivered', phase: 'message', smtpCode: 250, response: '250 OK' })), tls: true, response: '250 OK' }),
+        );
+      });
+    };
+    // One slot: r0 in flight, r1 to r3 leased ahead of it (LEASE_AHEAD_PER_SLOT); r1 and r2 are the channel's.
+    expect(LEASE_AHEAD_PER_SLOT).toBe(3);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const channelId = i === 1 || i === 2 ? gone.id : undefined;
+      ids.push(await queueMessage(t.store, { to: [`r${i}@one-mail.net`], channelId, now: new Date(Date.now() - 10_000 + i) }));
+    }
+    const state = async () => (await Promise.all(ids.map((id) => jobsOf(t.store, id)))).map((jobs) => jobs.map((j) => j.state).join() || 'removed');
+    service = new DeliveryService({ store: t.store, config: deliveryConfig({ 'delivery.rate': 1000, 'delivery.perDomainConcurrency': 1 }), resolver, logger: silentLogger(), attempt });
+    await service.start();
+    await waitFor(async () => started.length === 1 && (await state()).every((s) => s === 'leased'), { what: 'one attempt and three jobs leased ahead' });
+    expect(await t.store.channels.delete(gone.id)).toBe(true);
+    finish[0]();
+    await waitFor(() => started.length === 2, { what: 'the next job of a live channel to start' });
+    expect(started).toEqual(['r0@one-mail.net', 'r3@one-mail.net']);
+    await waitFor(async () => (await state()).join() === ['done', 'removed', 'removed', 'leased'].join(), { what: "the deleted channel's jobs removed" });
+    finish[1]();
+    await waitFor(async () => (await state())[3] === 'done', { what: 'the last job done' });
     expect(started).toHaveLength(2);
   });
 });
