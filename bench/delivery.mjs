@@ -265,7 +265,13 @@ export async function run(o, { progress }) {
         ]
       : []),
     ...(prof
-      ? ['', `The daemon's main thread in the profiled lifted round (node --cpu-prof, ${fmt(n)} messages; ${fmt(prof.totalMs)} ms of samples, start-up and exit included), by part:`, '', table(['part', `ms (${fmt(n)} messages)`], prof.rows)]
+      ? [
+          '',
+          // The profiler runs from the daemon's start: it sees the warm-up's messages too.
+          `The daemon's main thread in the profiled lifted round (node --cpu-prof, ${fmt(n + warmup)} messages, warm-up included; ${fmt(prof.totalMs)} ms of samples, start-up and exit included), by part:`,
+          '',
+          table(['part', `ms (${fmt(n + warmup)} messages)`], prof.rows),
+        ]
       : []),
     '',
     `Rate accuracy at the default delivery.rate=50 (default per-domain concurrency), ${fmt(m)} queued messages, ` +
