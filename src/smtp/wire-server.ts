@@ -7,7 +7,8 @@
  *  - our replies keep their own RFC 3463 enhanced code (the library derives one from the basic
  *    code alone, 550 → 5.1.1 "no such mailbox", which would misname a policy refusal);
  *  - a hook before every command, so a draining listener can answer with 421 and close;
- *  - the idle timeout asked per session (short before AUTH, longer after).
+ *  - the idle timeout asked per session (short before AUTH, longer after);
+ *  - the replies to a pipelined group written together (coalesceReplies).
  */
 import type net from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
@@ -109,6 +110,7 @@ export class WireServer<T> extends SMTPServer {
   }
 
   private wire(conn: SMTPConnection, session: WireSession): void {
+    coalesceReplies(conn);
     const send = keepOwnEnhancedCode(conn);
 
     const onCommand = conn._onCommand.bind(conn);
@@ -137,6 +139,7 @@ export class WireServer<T> extends SMTPServer {
 export class EnhancedCodeServer extends SMTPServer {
   override connect(socket: net.Socket, socketOptions?: SMTPConnectionOptions | null): void {
     const conn = new SMTPConnection(this, socket, socketOptions);
+    coalesceReplies(conn);
     keepOwnEnhancedCode(conn);
     this.connections.add(conn);
     conn.on('error', (err: Error) => this._onError(err));
@@ -154,6 +157,42 @@ function keepOwnEnhancedCode(conn: SMTPConnection): SMTPConnection['send'] {
   const send = conn.send.bind(conn);
   conn.send = (code, data, ctx) => (typeof data === 'string' && ENHANCED_PREFIX.test(data) ? send(code, data, false) : send(code, data, ctx));
   return send;
+}
+
+/** The replies that may wait for the others of their group: EHLO's, MAIL's, RCPT's, RSET's and the end of data's (250) and DATA's (354). */
+const GROUPED_REPLIES = new Set([250, 354]);
+
+/**
+ * A pipelining client (RFC 2920) sends MAIL FROM, RCPT TO and DATA in one write and waits for
+ * all three replies, which smtp-server wrote one socket write each: on TLS a record and a system
+ * call apiece, whose loopback delivery runs the reader's TCP work in the writer's call (about
+ * 30 µs each here; bench/RESULTS.md, SMTP intake's profile). Here the replies written in one
+ * burst of the event loop (a chunk of pipelined commands whose handlers answer without waiting
+ * for I/O) leave in one write: the socket is corked at the first such reply and uncorked when
+ * the burst's microtasks are done (process.nextTick), as Postfix flushes its replies before it
+ * waits for more input (RFC 2920 3.2's "SHOULD" for servers). Only 250 and 354 wait, and never
+ * past that turn: any other reply (STARTTLS's 220, AUTH's 334 and 235, an error, a 421 that
+ * closes) first sends what waits, so nothing is reordered or held across a state change.
+ * Wraps the library's own send, under every other wrapper, so its internal replies pass here too.
+ */
+function coalesceReplies(conn: SMTPConnection): void {
+  const send = conn.send.bind(conn);
+  let corked: SMTPConnection['_socket'] | null = null;
+  const flush = () => {
+    const socket = corked;
+    corked = null;
+    socket?.uncork();
+  };
+  conn.send = (code, data, ctx) => {
+    if (!GROUPED_REPLIES.has(code) || corked !== conn._socket) flush();
+    const socket = conn._socket;
+    if (GROUPED_REPLIES.has(code) && corked === null && socket && !socket.destroyed) {
+      socket.cork();
+      corked = socket;
+      process.nextTick(flush);
+    }
+    send(code, data, ctx);
+  };
 }
 
 /**
