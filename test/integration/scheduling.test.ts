@@ -130,8 +130,8 @@ describe('lease scan', () => {
 });
 
 describe('lease ahead', () => {
-  it('starts a job leased ahead as soon as its site frees a slot, and stop() gives the ones still waiting back', async () => {
-    t = await openTestStore();
+  /** Attempts that deliver when the test says so: `finish[i]()` ends the i-th one started. */
+  function heldAttempts(): { started: string[]; finish: Array<() => void>; attempt: AttemptFn } {
     const started: string[] = [];
     const finish: Array<() => void> = [];
     const attempt: AttemptFn = ({ job }) => {
@@ -142,6 +142,12 @@ describe('lease ahead', () => {
         );
       });
     };
+    return { started, finish, attempt };
+  }
+
+  it('starts a job leased ahead as soon as its site frees a slot, and stop() gives the ones still waiting back', async () => {
+    t = await openTestStore();
+    const { started, finish, attempt } = heldAttempts();
     // The site's one slot, LEASE_AHEAD_PER_SLOT jobs leased ahead of it, and two more left due.
     const ahead = LEASE_AHEAD_PER_SLOT;
     const n = 1 + ahead + 2;
@@ -171,16 +177,7 @@ describe('lease ahead', () => {
   it('ends the jobs leased ahead whose channel was deleted, without an attempt, when their site frees a slot, and starts the next one', async () => {
     t = await openTestStore();
     const gone = await t.store.channels.create({ accountId: ACCOUNT, name: 'deleted later', deliveryType: 'live', tracking: { links: false, opens: false }, maxPerAccount: 10 });
-    const started: string[] = [];
-    const finish: Array<() => void> = [];
-    const attempt: AttemptFn = ({ job }) => {
-      started.push(job.recipients[0]);
-      return new Promise((resolve) => {
-        finish.push(() =>
-          resolve({ recipients: job.recipients.map((recipient) => ({ recipient, outcome: 'delivered', category: 'delivered', phase: 'message', smtpCode: 250, response: '250 OK' })), tls: true, response: '250 OK' }),
-        );
-      });
-    };
+    const { started, finish, attempt } = heldAttempts();
     // One slot: r0 in flight, r1 to r3 leased ahead of it (LEASE_AHEAD_PER_SLOT); r1 and r2 are the channel's.
     expect(LEASE_AHEAD_PER_SLOT).toBe(3);
     const ids: string[] = [];

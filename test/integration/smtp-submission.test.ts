@@ -8,6 +8,7 @@ import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
 import { SmtpWire } from '../support/smtp-wire.js';
+import { securedSession } from '../support/smtp-tls-records.js';
 
 const run = promisify(execFile);
 
@@ -148,4 +149,65 @@ describe('SMTP submission', () => {
     expect((await transport({ user: 'api', pass: token }).sendMail(mail())).response).toMatch(/^250 /);
   });
 
+});
+
+const pipelinedMessage = (to: string) => `From: <app@${s.domain}>\r\nTo: <${to}>\r\nSubject: pipelined\r\n\r\nHello\r\n.\r\n`;
+
+/**
+ * Replies to a pipelined group (RFC 2920) leave together: MAIL FROM, RCPT TO and DATA sent in one
+ * write get their three replies in one write, on TLS one record (src/smtp/wire-server.ts
+ * coalesceReplies); a refusal in the group keeps the order; a client that waits for each reply
+ * gets it without delay.
+ */
+describe('SMTP submission with a pipelining client (RFC 2920)', () => {
+  // A channel key of its own (user name "api"): the test above locks the channel id's user name.
+  let key: string;
+  beforeAll(async () => {
+    ({ token: key } = await t.daemon.store.apiKeys.create({ accountId: t.accountId, channelId: s.channelId }));
+  });
+  const session = () => securedSession(t.daemon.smtp!.port, 'api', key);
+
+  it('answers MAIL FROM, RCPT TO and DATA sent in one write with one TLS record, each transaction', async () => {
+    const { secure, replies, records, ehlo } = await session();
+    expect(ehlo).toContain('250-PIPELINING');
+    for (const to of ['first@example.org', 'second@example.org']) {
+      const before = records();
+      secure.write(`MAIL FROM:<app@${s.domain}>\r\nRCPT TO:<${to}>\r\nDATA\r\n`);
+      expect(await replies.line()).toMatch(/^250 /);
+      expect(await replies.line()).toMatch(/^250 /);
+      expect(await replies.line()).toMatch(/^354 /);
+      expect(records() - before).toBe(1);
+      secure.write(pipelinedMessage(to));
+      expect(await replies.line()).toMatch(/^250 .*queued/i);
+      expect(records() - before).toBe(2);
+    }
+    secure.destroy();
+  });
+
+  it('keeps the replies in order when a command of the group is refused', async () => {
+    const { secure, replies } = await session();
+    secure.write(`MAIL FROM:<app@${s.domain}>\r\nRCPT TO:<not an address>\r\nRCPT TO:<ok@example.org>\r\nDATA\r\n`);
+    expect(await replies.line()).toMatch(/^250 /);
+    expect(await replies.line()).toMatch(/^5\d\d /);
+    expect(await replies.line()).toMatch(/^250 /);
+    expect(await replies.line()).toMatch(/^354 /);
+    secure.write(pipelinedMessage('ok@example.org'));
+    expect(await replies.line()).toMatch(/^250 /);
+    secure.destroy();
+  });
+
+  it('answers a client that waits for each reply without holding any back', async () => {
+    const { secure, replies } = await session();
+    secure.write(`MAIL FROM:<app@${s.domain}>\r\n`);
+    expect(await replies.line()).toMatch(/^250 /);
+    secure.write('RCPT TO:<one@example.org>\r\n');
+    expect(await replies.line()).toMatch(/^250 /);
+    secure.write('DATA\r\n');
+    expect(await replies.line()).toMatch(/^354 /);
+    secure.write(pipelinedMessage('one@example.org'));
+    expect(await replies.line()).toMatch(/^250 /);
+    secure.write('QUIT\r\n');
+    expect(await replies.line()).toMatch(/^221 /);
+    secure.destroy();
+  });
 });
