@@ -761,9 +761,11 @@ export class DeliveryService {
    */
   private attemptFrom(turn: SourceTurn, req: Omit<Parameters<AttemptFn>[0], 'beforeBody' | 'source'>): Promise<AttemptResult> {
     const beforeBody = () => this.sources.beforeBody(turn, this.beforeBody);
-    if (!this.sources.configured) return this.attempt({ ...req, beforeBody });
+    // Object.assign, not {...req, beforeBody}: a field the spread's source lacks costs V8 new
+    // hidden classes on every call (bench/RESULTS.md, issue 36).
+    if (!this.sources.configured) return this.attempt(Object.assign({}, req, { beforeBody }));
     const source = turn.source;
-    return this.attempt({ ...req, beforeBody, source }).then((result) => ({ ...result, source: source.name }));
+    return this.attempt(Object.assign({}, req, { beforeBody, source })).then((result) => Object.assign({}, result, { source: source.name }));
   }
 
   /**

@@ -113,7 +113,8 @@ async function transactOnTarget(target: Target, input: SmtpAttemptInput): Promis
     else void session.quit();
     // A clean transaction is one that did not slow down (smtp-transaction.ts): only the others are asked.
     if (!clean && slowsDown(result)) input.cache?.closeIdle(key);
-    return { result: { ...result, reused } };
+    // Not {...result, reused}: V8 builds new hidden classes for it on every call (bench/RESULTS.md, issue 36).
+    return { result: Object.assign({}, result, { reused }) };
   }
 }
 
