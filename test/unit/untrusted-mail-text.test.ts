@@ -11,6 +11,7 @@ import { trimBlanksEnd, trimLineEndBlanks } from '../../src/domain/white-space.j
 import { bareMessageId } from '../../src/domain/message-id.js';
 import { fitLineLength, longestLine } from '../../src/submission/line-length.js';
 import { fastContent, parsedContent } from '../../src/submission/raw-content.js';
+import { rng } from '../support/random.js';
 
 const blanks = (n: number) => ' \t'.repeat(n / 2);
 
@@ -19,6 +20,16 @@ describe('white space trimming without rescans', () => {
     const s = `a${blanks(100_000)}b ${blanks(10)}\r\nc\t\nd${blanks(100_000)}`;
     expect(trimLineEndBlanks(s)).toBe(`a${blanks(100_000)}b\r\nc\nd`);
     expect(trimBlanksEnd(`--b${blanks(100_000)}x${blanks(100_000)}`)).toBe(`--b${blanks(100_000)}x`);
+  });
+
+  it('gives what /[\\t ]+$/gm removes on generated strings, the same string when there is nothing to remove', () => {
+    const next = rng(36);
+    const alphabet = ['a', '=', ' ', '\t', '\r', '\n', '\r\n', '\u2028', '\u2029', '\u00a0'];
+    for (let i = 0; i < 2000; i++) {
+      const s = Array.from({ length: Math.floor(next() * 24) }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+      const want = s.replace(/[\t ]+$/gm, '');
+      expect(trimLineEndBlanks(s), JSON.stringify(s)).toBe(want);
+    }
   });
 });
 
@@ -53,6 +64,17 @@ describe('the fast content reader of submitted mail', () => {
     const fast = fastContent(splitMessage(raw));
     expect(fast?.text).toBe(`a${blanks(100_000)}b\nc=\n`);
     expect(fast?.text).toBe((await parsedContent(raw)).text);
+  });
+
+  it('decodes generated quoted-printable text as mailparser does (escapes anywhere, lone and short "=", soft breaks, blanks)', async () => {
+    const next = rng(2045);
+    const pieces = ['abc', ' ', '\t', '=', '=3D', '=3d', '=C3=A9', '=4', '=ZZ', '=\r\n', '\r\n', '=20', '==', 'x='];
+    for (let i = 0; i < 150; i++) {
+      const body = Array.from({ length: 1 + Math.floor(next() * 16) }, () => pieces[Math.floor(next() * pieces.length)]).join('');
+      const raw = Buffer.from(`Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${body}`);
+      const fast = fastContent(splitMessage(raw));
+      expect(fast?.text, JSON.stringify(body)).toBe((await parsedContent(raw)).text);
+    }
   });
 
   it('reads a part with a line of "--" and 100,000 blanks as mailparser does', async () => {
