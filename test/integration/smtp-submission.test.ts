@@ -7,6 +7,7 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { signedBody } from '../support/signing.js';
+import { TEST_STORE_ENGINE } from '../support/store.js';
 import { SmtpWire } from '../support/smtp-wire.js';
 import { securedSession } from '../support/smtp-tls-records.js';
 
@@ -167,7 +168,10 @@ describe('SMTP submission with a pipelining client (RFC 2920)', () => {
   });
   const session = () => securedSession(t.daemon.smtp!.port, 'api', key);
 
-  it('answers MAIL FROM, RCPT TO and DATA sent in one write with one TLS record, each transaction', async () => {
+  // On LMDB the commands' checks answer without waiting for I/O, so the three replies are
+  // written in one turn. On PostgreSQL MAIL FROM's checks wait for the database, and its reply
+  // leaves before RCPT TO is read: a reply is never held past its turn (coalesceReplies).
+  it.skipIf(TEST_STORE_ENGINE !== 'lmdb')('answers MAIL FROM, RCPT TO and DATA sent in one write with one TLS record, each transaction', async () => {
     const { secure, replies, records, ehlo } = await session();
     expect(ehlo).toContain('250-PIPELINING');
     for (const to of ['first@example.org', 'second@example.org']) {
