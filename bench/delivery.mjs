@@ -203,8 +203,8 @@ export async function run(o, { progress }) {
   try {
     p = await startPostrider(deliveryEnv(dns, { POSTRIDER_DELIVERY_ENABLED: 'false' }));
     const { channelId } = await setupSender(p, dns);
-    const ctx = { n, warmup: o.warmup, m, c, perDomain, length, domains, dns, sink, channelId, progress };
-    const perRound = n + o.warmup; // messages each round queues: the recipients' numbering moves on by it
+    const ctx = { n, warmup, m, c, perDomain, length, domains, dns, sink, channelId, progress };
+    const perRound = n + warmup; // messages each round queues: the recipients' numbering moves on by it
     // Alternating rounds, so a load spike from elsewhere hits both sides rather than one.
     for (let i = 0; i < rounds; i++) {
       progress(`round ${i + 1}/${rounds}`);
@@ -242,7 +242,7 @@ export async function run(o, { progress }) {
   const secs = capped.perSecond;
   const text = [
     `Throughput: ${rounds} alternating round(s) of postrider then Postfix (the best round of each side is shown), ` +
-      `${fmt(n)} messages per round counted after ${fmt(o.warmup)} more not counted (postrider's daemon starts afresh for each round and ` +
+      `${fmt(n)} messages per round counted after ${fmt(warmup)} more not counted (postrider's daemon starts afresh for each round and ` +
       `compiles its delivery path during the first ones), one recipient each, ${o.domains} recipient domains whose MX is 127.0.0.1, to ` +
       `smtp-sink on 127.0.0.1:${SINK_PORT}, the relayhost of the Postfix peer. postrider: queued through the API with ` +
       'delivery off, then restarted with the cap lifted; the domains share one MX host, so they are one MX site with ' +

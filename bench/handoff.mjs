@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { cpuMs } from './lib/cpu.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const N = Number(args.n ?? 50_000);
@@ -52,16 +53,6 @@ function job(i, transfer) {
     body,
   };
   return transfer ? [j, [body.buffer]] : [j, undefined];
-}
-
-/** Main thread's and whole process's CPU ms so far (Linux /proc; this process). */
-function cpu() {
-  const ticks = (file) => {
-    const line = fs.readFileSync(file, 'utf8');
-    const f = line.slice(line.lastIndexOf(') ') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  };
-  return { main: ticks(`/proc/self/task/${process.pid}/stat`), total: ticks('/proc/self/stat') };
 }
 
 async function viaPort(worker, n, { batch = 1, transfer = false }) {
@@ -121,11 +112,11 @@ async function viaPiscina(pool, n) {
 
 async function measure(name, fn) {
   await fn(N); // warm-up
-  const c0 = cpu();
+  const c0 = cpuMs(process.pid);
   const t0 = performance.now();
   await fn(N);
   const ms = performance.now() - t0;
-  const c1 = cpu();
+  const c1 = cpuMs(process.pid);
   return { name, mainUs: ((c1.main - c0.main) / N) * 1000, totalUs: ((c1.total - c0.total) / N) * 1000, perS: N / (ms / 1000) };
 }
 
