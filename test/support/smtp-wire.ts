@@ -54,6 +54,11 @@ export class SmtpWire {
     });
   }
 
+  /** A client on a socket already open: the TLS socket of a session after STARTTLS, say. */
+  static over(socket: net.Socket): SmtpWire {
+    return new SmtpWire(socket);
+  }
+
   get isClosed(): boolean {
     return this.closed;
   }
