@@ -41,6 +41,7 @@ import { SiteConcurrency, type ConcurrencyChange } from './site-concurrency.js';
 import { SiteLimitTable } from './site-limits.js';
 import { ClusterSites } from './cluster-sites.js';
 import { ConnectionCache } from './connection-cache.js';
+import { ReadyJobs } from './ready-jobs.js';
 import { AttemptSummary } from './attempt-summary.js';
 import { DEFAULT_SMTP_TIMEOUTS, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { slowsDown } from './smtp-results.js';
@@ -157,11 +158,14 @@ const NODE_GONE_MS = 30_000;
  * store write, queued behind the outcomes' group commits: 13–16 ms under a cap-lifted run here,
  * while an attempt on a reused connection takes about 7. With one job ahead per slot the queue
  * ran dry before each refill and every slot idled about 5 ms between messages (36% of its time;
- * 1,745 msg/s to smtp-sink); with three, 0.3 ms (2,746 msg/s; bench/RESULTS.md, delivery). Jobs
- * waiting here cost a map entry; stop() gives them back and a crash's restart recovers them as
- * every lease.
+ * 1,745 msg/s to smtp-sink); with three, 0.3 ms (2,746 msg/s; bench/RESULTS.md, delivery). At
+ * 5,000 msg/s an attempt on a reused connection takes about 4 ms and a lease 4–7 ms (20 at
+ * worst): with three ahead, 9% of the freed slots found none waiting; with six, under 1%, and
+ * the main thread has no idle gaps between messages (issue 36). Jobs waiting here cost a map
+ * entry (a pass over them stops once every domain with jobs waiting is full: ready-jobs.ts);
+ * stop() gives them back and a crash's restart recovers them as every lease.
  */
-export const LEASE_AHEAD_PER_SLOT = 3;
+export const LEASE_AHEAD_PER_SLOT = 6;
 /** Due entries a lease scan reads at least (it reads twice the jobs it may start). */
 const SCAN_MIN = 32;
 const ABORT_WAIT_MS = 5_000;
@@ -207,7 +211,7 @@ export class DeliveryService {
    * At most the site's concurrency ahead per site; given back to the queue in stop(); after a
    * crash their leases are recovered like those of attempts in flight.
    */
-  private readonly ready = new Map<string, LeasedJob>();
+  private readonly ready = new ReadyJobs();
   private running = false;
   private stopping = false;
   private readonly loop: WorkLoop;
@@ -372,9 +376,9 @@ export class DeliveryService {
     this.offWake?.();
     this.offWake = undefined;
     await this.loop.stop();
-    const ahead = [...this.ready.values()];
-    this.ready.clear();
-    for (const job of ahead) await this.queue.release(job, this.clock.now()).catch(() => false);
+    // Given back together: one group commit rather than one commit each, in turn.
+    const now = this.clock.now();
+    await Promise.all(this.ready.takeAll().map((job) => this.queue.release(job, now).catch(() => false)));
     const graceMs = this.config.shutdown.graceMs;
     if (this.inFlight.size > 0 && !(await settledWithin(this.allDone(), graceMs))) {
       this.logger.warn({ inFlight: this.inFlight.size }, 'delivery grace period over: aborting attempts, jobs go back to the queue');
@@ -457,7 +461,7 @@ export class DeliveryService {
         else if (startsNow.has(job.id)) {
           this.launch(job);
           started++;
-        } else this.ready.set(job.id, job);
+        } else this.ready.add(job);
       }
       this.limiter.take(started);
       this.discard(gone);
@@ -486,9 +490,9 @@ export class DeliveryService {
   private planner(): { accept: (job: DeliveryJob) => boolean; acceptDomain: (domain: string) => boolean; startsNow: Set<string> } {
     const planned = new Map<string, number>();
     const ahead = new Map<string, number>();
-    for (const job of this.ready.values()) {
-      const key = this.sites.keyOf(job.domain);
-      ahead.set(key, (ahead.get(key) ?? 0) + 1);
+    for (const [domain, n] of this.ready.domains()) {
+      const key = this.sites.keyOf(domain);
+      ahead.set(key, (ahead.get(key) ?? 0) + n);
     }
     const startsNow = new Set<string>();
     const canWait = (key: string) => (ahead.get(key) ?? 0) < LEASE_AHEAD_PER_SLOT * this.sites.limitOf(key);
@@ -519,10 +523,13 @@ export class DeliveryService {
     // Domains found without room in this pass: they stay so until it ends (launches only take
     // room; a release comes in a later turn), so their other jobs are passed over with one set
     // lookup. A freed slot starts one pass, and every job leased ahead (up to
-    // LEASE_AHEAD_PER_SLOT per slot of every full site: 60 in bench/delivery.mjs) was asked
+    // LEASE_AHEAD_PER_SLOT per slot of every full site: 120 in bench/delivery.mjs) was asked
     // hasRoom, three map reads, and its channel, on every pass (bench delivery --profile, issue 36).
+    // The pass ends once every domain with jobs waiting was found full: the jobs after that point
+    // would all be passed over (up to LEASE_AHEAD_PER_SLOT per slot of every site).
     const full = new Set<string>();
     for (const job of this.ready.values()) {
+      if (full.size === this.ready.domainCount) break;
       if (full.has(job.domain)) continue;
       if (!this.sites.hasRoom(job.domain)) {
         full.add(job.domain);
@@ -532,13 +539,13 @@ export class DeliveryService {
       // its domain has room, so a full site's jobs cost no channel read; they end at the pass
       // that would have started them (the same pass goes on to the next job).
       if (deleted(job)) {
-        this.ready.delete(job.id);
+        this.ready.delete(job);
         gone.push(job);
         continue;
       }
       if (this.leadFull() || this.limiter.available() <= 0) break;
       this.limiter.take(1);
-      this.ready.delete(job.id);
+      this.ready.delete(job);
       this.launch(job);
     }
     this.discard(gone);

@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresCoordination } from '../../src/coordination/postgres/index.js';
 import type { SlotHold, Slots } from '../../src/coordination/port.js';
-import { DeliveryService } from '../../src/delivery/dispatcher.js';
+import { DeliveryService, LEASE_AHEAD_PER_SLOT } from '../../src/delivery/dispatcher.js';
 import type { DnsResolver } from '../../src/dns/resolver.js';
 import { PostgresStore } from '../../src/store/postgres/engine.js';
 import { allSent, deliveryConfig, queueMessage, silentLogger } from '../support/delivery.js';
@@ -108,9 +108,10 @@ describe('per-site concurrency across nodes', () => {
     expect(b.delivery.siteOf(DOMAIN)).toBe(a.delivery.siteOf(DOMAIN));
 
     gate.reset();
-    // Each node leases 2 to start and 3 per slot ahead (LEASE_AHEAD_PER_SLOT): 8 each.
+    // Each node leases 2 to start and LEASE_AHEAD_PER_SLOT per slot ahead: enough for both.
     const ids: string[] = [];
-    for (let i = 0; i < 16; i++) ids.push(await queueMessage(a.store, { to: [`r${i}@${DOMAIN}`] }));
+    const total = 2 * LIMIT * (1 + LEASE_AHEAD_PER_SLOT);
+    for (let i = 0; i < total; i++) ids.push(await queueMessage(a.store, { to: [`r${i}@${DOMAIN}`] }));
     await a.delivery.start();
     await waitFor(() => gate.held === LIMIT && a.delivery.inFlightCount === LIMIT, { what: "A's two sessions at the MX" });
     // B, alone, would open its own 2 sessions: it starts them, but each waits for a hold.
@@ -124,9 +125,9 @@ describe('per-site concurrency across nodes', () => {
     // leased ahead go back to the queue, and A delivers everything.
     await b.delivery.stop();
     gate.open();
-    await waitFor(() => allSent(a.store, ids), { what: 'all 16 messages', timeout: 30_000 });
+    await waitFor(() => allSent(a.store, ids), { what: `all ${total} messages`, timeout: 30_000 });
     expect(gate.maxHeld).toBe(LIMIT);
-    expect(new Set(gate.received).size).toBe(16);
+    expect(new Set(gate.received).size).toBe(total);
     await waitFor(async () => (await a.coordination.slots('mx-site').held(a.delivery.siteOf(DOMAIN))) === 0, { what: 'every hold given back' });
   });
 });

@@ -178,8 +178,8 @@ describe('lease ahead', () => {
     t = await openTestStore();
     const gone = await t.store.channels.create({ accountId: ACCOUNT, name: 'deleted later', deliveryType: 'live', tracking: { links: false, opens: false }, maxPerAccount: 10 });
     const { started, finish, attempt } = heldAttempts();
-    // One slot: r0 in flight, r1 to r3 leased ahead of it (LEASE_AHEAD_PER_SLOT); r1 and r2 are the channel's.
-    expect(LEASE_AHEAD_PER_SLOT).toBe(3);
+    // One slot: r0 in flight, r1 to r3 leased ahead of it (LEASE_AHEAD_PER_SLOT is at least 3); r1 and r2 are the channel's.
+    expect(LEASE_AHEAD_PER_SLOT).toBeGreaterThanOrEqual(3);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
       const channelId = i === 1 || i === 2 ? gone.id : undefined;
