@@ -7,6 +7,7 @@
  * and TLS-RPT counting: opportunistic TLS to every MX host (RFC 8460 5.3).
  */
 import type { AttemptResult } from '../domain/delivery-result.js';
+import type { AbortLike } from './attempt-abort.js';
 import type { DeliveryPhase } from '../domain/delivery-outcome.js';
 import type { ParsedReply } from '../domain/smtp-reply.js';
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
@@ -27,7 +28,7 @@ export interface AttemptRequest {
   /** The signed message as stored in `bodies`. */
   body: Buffer;
   /** Aborted at the attempt deadline or when shutdown's grace period is over. */
-  signal: AbortSignal;
+  signal: AbortLike;
   /** Awaited after the 354 reply, before the message is sent (the dispatcher's pacer). */
   beforeBody?: () => Promise<void> | undefined;
   /** Asked right before MAIL FROM: false calls the attempt off without a transaction (its channel was deleted). */

@@ -42,6 +42,7 @@ import { SiteLimitTable } from './site-limits.js';
 import { ClusterSites } from './cluster-sites.js';
 import { ConnectionCache } from './connection-cache.js';
 import { ReadyJobs } from './ready-jobs.js';
+import { AttemptAbort, type AbortLike } from './attempt-abort.js';
 import { AttemptSummary } from './attempt-summary.js';
 import { DEFAULT_SMTP_TIMEOUTS, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { slowsDown } from './smtp-results.js';
@@ -139,7 +140,7 @@ export interface DeliveryObserver {
 
 interface InFlight {
   job: LeasedJob;
-  abort: AbortController;
+  abort: AttemptAbort;
   done: Promise<void>;
 }
 
@@ -612,16 +613,16 @@ export class DeliveryService {
       this.startReady();
       this.kick();
     };
-    const abort = new AbortController();
+    const abort = new AttemptAbort();
     const deadline = setTimeout(() => abort.abort(), this.deadlineMs);
     deadline.unref();
     let failed = false;
     const attempt = !this.clusterSites.shared
-      ? this.runAttempt(job, abort.signal, releaseSite)
-      : this.holdSite(job, abort.signal).then((hold) => {
+      ? this.runAttempt(job, abort, releaseSite)
+      : this.holdSite(job, abort.signal()).then((hold) => {
           if (!hold) return this.queue.release(job, this.clock.now()).then(() => undefined);
           shared = hold;
-          return this.runAttempt(job, abort.signal, releaseSite);
+          return this.runAttempt(job, abort, releaseSite);
         });
     const done = attempt
       .catch((err) => {
@@ -653,7 +654,7 @@ export class DeliveryService {
     return this.clusterSites.hold(key, () => this.sites.limitFor(job.domain), AbortSignal.any([signal, this.siteWaits.signal]));
   }
 
-  private async runAttempt(job: LeasedJob, signal: AbortSignal, releaseSite: () => void): Promise<void> {
+  private async runAttempt(job: LeasedJob, signal: AbortLike, releaseSite: () => void): Promise<void> {
     const attempt = job.attempts + 1;
     const loaded = await this.queue.load(job);
     // Asked right before MAIL FROM is written, the start of the mail transaction (RFC 5321 3.3):
@@ -732,7 +733,7 @@ export class DeliveryService {
   }
 
   /** The attempt itself; a "slow down" reply lowers its site's concurrency (or its source's there) before the pump plans again. */
-  private async tryDelivery(job: DeliveryJob, loaded: LoadedMessage | undefined, signal: AbortSignal, stillWanted: () => boolean): Promise<AttemptResult> {
+  private async tryDelivery(job: DeliveryJob, loaded: LoadedMessage | undefined, signal: AbortLike, stillWanted: () => boolean): Promise<AttemptResult> {
     const startedAt = this.clock.now();
     let result: AttemptResult;
     let turn: SourceTurn | undefined;
@@ -746,7 +747,9 @@ export class DeliveryService {
       else {
         const picked = await this.sources.pick(loaded.message, { domain: job.domain, site: this.sites.keyOf(job.domain) }, signal);
         if ('refusals' in picked) result = noSource(job.recipients, picked);
-        else result = await this.attemptFrom((turn = picked), { job, ...loaded, signal, stillWanted, siteRoom });
+        // Each field named: a literal that spreads `loaded` and adds fields it lacks costs V8 new
+        // hidden classes on every call (bench/RESULTS.md, issue 36).
+        else result = await this.attemptFrom((turn = picked), { job, message: loaded.message, body: loaded.body, signal, stillWanted, siteRoom });
       }
     } catch (err) {
       // A bug, not the receiver's doing: retry on the schedule rather than lose the job.

@@ -20,6 +20,7 @@
  * asks for fewer sessions and restores it step by step after quiet periods.
  */
 import type { SiteLimitsFn } from './site-limits.js';
+import type { AbortLike } from './attempt-abort.js';
 import { SiteDirectory, type SiteLearner } from './sites.js';
 import { ConcurrencyFeedback, DEFAULT_QUIET_MS, type FeedbackChange } from './concurrency-feedback.js';
 
@@ -110,7 +111,7 @@ export class SiteConcurrency implements SiteLearner {
    * else a promise that resolves true once an attempt of the site ended and left room, or false
    * when `signal` ended the wait (the attempt is called off before connecting).
    */
-  admit(domain: string, signal: AbortSignal): Promise<boolean> | undefined {
+  admit(domain: string, signal: AbortLike): Promise<boolean> | undefined {
     const key = this.keyOf(domain);
     if (this.active(key) <= this.limitOf(key)) return undefined;
     return new Promise<boolean>((resolve) => {

@@ -25,6 +25,7 @@
  *    each command, and the final reply after the data ("." may take 10 minutes, 4.5.3.2.6).
  */
 import type { AttemptResult } from '../domain/delivery-result.js';
+import type { AbortLike } from './attempt-abort.js';
 import { ConnectionCache, destinationKey } from './connection-cache.js';
 import { failureResult, sessionSlowsDown, slowsDown, type SessionFailure, type Target } from './smtp-results.js';
 import { abortedFailure, openSession, type Opened, type SmtpSession, type SmtpTimeouts } from './smtp-session.js';
@@ -60,7 +61,7 @@ export interface SmtpAttemptInput {
   /** The MX site's own messages-per-connection limit, if it has one (else the cache's default). */
   maxMessagesPerConnection?: number;
   /** Aborting closes the connection; unfinished recipients are deferred. */
-  signal?: AbortSignal;
+  signal?: AbortLike;
   /** Awaited after the 354 reply, before the message is sent (the dispatcher's pacer). */
   beforeBody?: () => Promise<void> | undefined;
   /** Asked right before MAIL FROM (smtp-transaction.ts): false sends nothing and ends the attempt. */

@@ -13,6 +13,7 @@
 import type { TLSSocket } from 'node:tls';
 import { verifyPeer } from '../dane/index.js';
 import type { TlsDetail } from '../domain/delivery-result.js';
+import type { AbortLike } from './attempt-abort.js';
 import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import type { CacheableConnection } from './connection-cache.js';
@@ -37,7 +38,7 @@ export interface SessionOptions {
   /** Our local address; undefined lets the OS choose. */
   sourceAddress?: string;
   timeouts: SmtpTimeouts;
-  signal?: AbortSignal;
+  signal?: AbortLike;
   /** The connection's TLS level (default `may`), with why it is plain text for `none`. */
   tlsLevel?: TlsLevel;
   plainReason?: string;
@@ -107,7 +108,7 @@ export class SmtpSession implements CacheableConnection {
    * server closed it meanwhile, refused RSET or did not answer in time: the caller opens a
    * new connection instead, and this one is closed.
    */
-  reset(o: { commandMs: number; signal?: AbortSignal }): Promise<boolean> {
+  reset(o: { commandMs: number; signal?: AbortLike }): Promise<boolean> {
     return new Promise((resolve) => {
       let settled = false;
       const finish = (ok: boolean) => {

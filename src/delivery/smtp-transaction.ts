@@ -13,6 +13,7 @@ import { Readable } from 'node:stream';
 import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import type { AttemptResult } from '../domain/delivery-result.js';
+import type { AbortLike } from './attempt-abort.js';
 import { messageSource } from './smtp-data.js';
 import { sendErrorResult, sentResult, slowsDown } from './smtp-results.js';
 import type { SmtpSession, SmtpTimeouts } from './smtp-session.js';
@@ -23,7 +24,7 @@ export interface TransactionInput {
   recipients: readonly string[];
   body: Buffer;
   timeouts: SmtpTimeouts;
-  signal?: AbortSignal;
+  signal?: AbortLike;
   /**
    * Called after the 354 reply, right before the message is sent; the message waits for the
    * promise it returns (the dispatcher's pacer: delivery.rate holds at the receiver).

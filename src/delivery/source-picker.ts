@@ -28,6 +28,7 @@ import type { AttemptResult } from '../domain/delivery-result.js';
 import { SourceChooser } from '../domain/source-chooser.js';
 import { KERNEL_SOURCE_NAME, poolOf, type SendingIps, type SendingSource } from '../domain/sending-ips.js';
 import type { MessageRecord } from '../domain/types.js';
+import type { AbortLike } from './attempt-abort.js';
 import type { FeedbackChange } from './concurrency-feedback.js';
 import type { GateRefusal, SourceAttempt, SourceGate, SourceSiteCeiling } from './source-gates.js';
 import { SourceSessions } from './source-sessions.js';
@@ -97,7 +98,7 @@ export class SourcePicker {
    * waiting while the allowed sources are busy at the site; NoSource when the gates refuse every
    * source of the pool, or `signal` ended the wait.
    */
-  async pick(message: Pick<MessageRecord, 'channelId' | 'mailType'>, where: { domain: string; site: string }, signal: AbortSignal): Promise<SourceTurn | NoSource> {
+  async pick(message: Pick<MessageRecord, 'channelId' | 'mailType'>, where: { domain: string; site: string }, signal: AbortLike): Promise<SourceTurn | NoSource> {
     if (!this.o.ips.configured) return { source: { ...this.o.ips.sources.get(KERNEL_SOURCE_NAME)!, pool: 'default' }, attempt: undefined, end: () => {} };
     const pool = poolOf(this.o.ips, message.mailType, await this.poolOfChannel(message.channelId));
     for (;;) {

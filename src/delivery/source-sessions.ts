@@ -18,6 +18,7 @@
  * named the site: that first attempt of an unknown domain is one session, the site's probe).
  */
 import { ConcurrencyFeedback, DEFAULT_QUIET_MS, type FeedbackChange } from './concurrency-feedback.js';
+import type { AbortLike } from './attempt-abort.js';
 
 export interface SourceSessionsOptions {
   /** The site's configured concurrency (site-limits.ts), before any feedback. */
@@ -112,7 +113,7 @@ export class SourceSessions {
    * every source busy: a session that ended since (between that look and this call) answers at
    * once, so no end is missed.
    */
-  waitForRoom(site: string, seen: number, signal: AbortSignal): Promise<boolean> {
+  waitForRoom(site: string, seen: number, signal: AbortLike): Promise<boolean> {
     if (signal.aborted) return Promise.resolve(false);
     if (this.endedCount !== seen) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
