@@ -99,7 +99,9 @@ export class SourcePicker {
    * source of the pool, or `signal` ended the wait.
    */
   async pick(message: Pick<MessageRecord, 'channelId' | 'mailType'>, where: { domain: string; site: string }, signal: AbortLike): Promise<SourceTurn | NoSource> {
-    if (!this.o.ips.configured) return { source: { ...this.o.ips.sources.get(KERNEL_SOURCE_NAME)!, pool: 'default' }, attempt: undefined, end: () => {} };
+    // Object.assign, not {...source, pool}: a field the spread's source lacks costs V8 new hidden
+    // classes on every call, about 2 µs per attempt (bench/RESULTS.md, issue 36).
+    if (!this.o.ips.configured) return { source: Object.assign({}, this.o.ips.sources.get(KERNEL_SOURCE_NAME)!, { pool: 'default' }), attempt: undefined, end: () => {} };
     const pool = poolOf(this.o.ips, message.mailType, await this.poolOfChannel(message.channelId));
     for (;;) {
       const seen = this.sessions.ended;
@@ -130,7 +132,7 @@ export class SourcePicker {
         refused.set(name, refusal);
         continue;
       }
-      return { source: { ...this.o.ips.sources.get(name)!, pool }, attempt, end: this.sessions.acquire(name, where.site) };
+      return { source: Object.assign({}, this.o.ips.sources.get(name)!, { pool }), attempt, end: this.sessions.acquire(name, where.site) };
     }
     return { pool, busy, refusals: [...refused].map(([source, refusal]) => ({ source, refusal })) };
   }
