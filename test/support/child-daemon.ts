@@ -84,10 +84,32 @@ export class ChildDaemon {
     return fs.readFileSync(path.join(this.dataDir, 'initial-api-key'), 'utf8').trim();
   }
 
-  /** Starts the process and resolves once GET /ready answers 200. */
+  /**
+   * Starts the process and resolves once GET /ready answers 200. A port this call picks may be
+   * taken by another test process before the daemon binds it (a listener on port 0, or an
+   * outgoing connection's ephemeral port: freePort's ports are in that range): other ports, twice,
+   * as startServe does (cli.ts). Ports set before (a restart keeps its own) are never changed.
+   */
   async start(): Promise<void> {
-    if (!this.httpPort) this.httpPort = await freePort();
-    if (!this.smtpPort) this.smtpPort = await freePort();
+    for (let attempt = 1; ; attempt++) {
+      const pickHttp = !this.httpPort;
+      const pickSmtp = !this.smtpPort;
+      if (pickHttp) this.httpPort = await freePort();
+      if (pickSmtp) this.smtpPort = await freePort();
+      const stderrBefore = this.stderr.length;
+      try {
+        return await this.startOnce();
+      } catch (err) {
+        // This run's own words: stderr holds every earlier run's too.
+        const taken = /cannot listen on .* already in use/.test(this.stderr.slice(stderrBefore));
+        if (attempt === 3 || !taken || !(pickHttp || pickSmtp)) throw err;
+        if (pickHttp) this.httpPort = 0;
+        if (pickSmtp) this.smtpPort = 0;
+      }
+    }
+  }
+
+  private async startOnce(): Promise<void> {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: process.env.HOME ?? '/tmp',
