@@ -1,8 +1,8 @@
 /**
  * How a delivery attempt is called off (its deadline, the daemon's shutdown) without an
  * AbortSignal per attempt. Node's AbortSignal is an EventTarget: making one for every attempt and
- * adding and removing the listeners of its connection, RSET and transaction cost about 4.7 µs of
- * the main thread per delivered message, 2.8% of it (perf of bench delivery, issue 36). The
+ * adding and removing the listeners of its connection, RSET and transaction cost about 4.8 µs of
+ * the main thread per delivered message, 2.9% of it (perf of bench delivery, issue 36). The
  * attempt's steps only ask whether it was aborted and listen for the abort, which AbortLike is;
  * a real AbortSignal (which node:timers/promises and AbortSignal.any need: cluster mode's wait
  * for a site's hold) is made only when one is asked for.

@@ -161,10 +161,10 @@ const NODE_GONE_MS = 30_000;
  * ran dry before each refill and every slot idled about 5 ms between messages (36% of its time;
  * 1,745 msg/s to smtp-sink); with three, 0.3 ms (2,746 msg/s; bench/RESULTS.md, delivery). At
  * 5,000 msg/s an attempt on a reused connection takes about 4 ms and a lease 4–7 ms (20 at
- * worst): with three ahead, 9% of the freed slots found none waiting; with six, under 1%, and
- * the main thread has no idle gaps between messages (issue 36). Jobs waiting here cost a map
- * entry (a pass over them stops once every domain with jobs waiting is full: ready-jobs.ts);
- * stop() gives them back and a crash's restart recovers them as every lease.
+ * worst): with three ahead, 9% of the freed slots found none waiting; with six, 0.4-1.8%
+ * (bench/RESULTS.md, issue 36). Jobs waiting here cost a map entry (a pass over them stops once
+ * every domain with jobs waiting is full: ready-jobs.ts); stop() gives them back and a crash's
+ * restart recovers them as every lease.
  */
 export const LEASE_AHEAD_PER_SLOT = 6;
 /** Due entries a lease scan reads at least (it reads twice the jobs it may start). */
@@ -523,11 +523,10 @@ export class DeliveryService {
     const deleted = this.queue.channelsDeletedOnce();
     // Domains found without room in this pass: they stay so until it ends (launches only take
     // room; a release comes in a later turn), so their other jobs are passed over with one set
-    // lookup. A freed slot starts one pass, and every job leased ahead (up to
-    // LEASE_AHEAD_PER_SLOT per slot of every full site: 120 in bench/delivery.mjs) was asked
-    // hasRoom, three map reads, and its channel, on every pass (bench delivery --profile, issue 36).
-    // The pass ends once every domain with jobs waiting was found full: the jobs after that point
-    // would all be passed over (up to LEASE_AHEAD_PER_SLOT per slot of every site).
+    // lookup, and the pass ends once every domain with jobs waiting was found full (ready-jobs.ts
+    // counts them). A freed slot starts one pass, and up to LEASE_AHEAD_PER_SLOT jobs per slot of
+    // every full site wait here (120 in bench/delivery.mjs); each was once asked hasRoom, three
+    // map reads, and its channel, on every pass (bench delivery --profile, issue 36).
     const full = new Set<string>();
     for (const job of this.ready.values()) {
       if (full.size === this.ready.domainCount) break;
