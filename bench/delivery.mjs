@@ -70,6 +70,24 @@ async function signed(p) {
   throw new Error('messages still awaiting their signature after 120 s');
 }
 
+const LAG_TIMER_MS = 10; // prom-client's eventLoopMonitoringPrecision default (src/log/metrics.ts keeps it)
+
+/**
+ * The daemon's event-loop delay since the last GET /metrics (prom-client's nodejs_eventloop_lag_*
+ * gauges: monitorEventLoopDelay sampled every 10 ms, reset at each scrape), in ms. At 20 connections
+ * the lifted rate is 20 attempts divided by an attempt's time, and most of that time is waiting for
+ * the main thread's turn (bench/RESULTS.md, issue 36): this is that wait, seen by a timer.
+ */
+async function loopDelay(p) {
+  const text = await (await fetch(`${p.url}/metrics`)).text();
+  const read = (name) => {
+    const m = new RegExp(`^nodejs_eventloop_lag_${name}_seconds\\s+(\\S+)`, 'm').exec(text);
+    // The histogram holds the time between the timer's ticks: the 10 ms interval plus the delay.
+    return m ? Math.max(0, Number(m[1]) * 1000 - LAG_TIMER_MS) : NaN;
+  };
+  return { mean: read('mean'), p50: read('p50'), p90: read('p90'), p99: read('p99') };
+}
+
 /** postrider round: queue n with delivery off, restart with the cap lifted, measure at the sink. */
 async function postriderRound(p, ctx, { offset, countFile, profDir }) {
   const { n, warmup, c, perDomain, domains, dns, sink, channelId, progress } = ctx;
@@ -90,15 +108,18 @@ async function postriderRound(p, ctx, { offset, countFile, profDir }) {
   );
   const ready = performance.now();
   await sink.waitFor(warmup, 240_000);
+  await loopDelay(p); // a scrape resets the delay histogram: what follows covers the counted messages
   const cpu0 = cpuMs(p.pid);
   const threads0 = threadCpuMs(p.pid);
   await sink.waitFor(all, 240_000);
   const cpu1 = cpuMs(p.pid);
   const threads = threadDelta(threads0, threadCpuMs(p.pid), n, p.pid);
+  const delay = await loopDelay(p);
   const r = { ...arrivalStats(sink.times.slice(warmup, all)), fromStartS: (sink.times[all - 1] - t0) / 1000, startS: (ready - t0) / 1000 };
   // CPU time per message from the warm-up's last arrival to the last one: it hardly depends on
   // what else the machine runs, so it compares across runs where msg/s does not.
   r.cpu = cpu0 && cpu1 ? { main: (cpu1.main - cpu0.main) / n, total: (cpu1.total - cpu0.total) / n } : null;
+  r.delay = Number.isFinite(delay.p90) ? delay : null;
   await new Promise((res) => setTimeout(res, 1000));
   r.got = sink.count; // more than n + warmup would be duplicates
   r.delivered = await p.metric('postrider_messages_delivered_total'); // a restarted daemon counts from zero
@@ -237,6 +258,9 @@ export async function run(o, { progress }) {
     ...(rounds > 1 ? [['all rounds, postrider / Postfix (msg/s)', ourRounds.map((r) => fmt(r.rate)).join(', '), '', '', '', theirRounds.map((r) => fmt(r.rate)).join(', ')]] : []),
     ...(ourRounds.every((r) => r.cpu)
       ? [['postrider CPU ms per message, main thread / all threads, each round (from the last warm-up arrival to the last arrival, /proc)', ourRounds.map((r) => `${fmt(r.cpu.main, 3)} / ${fmt(r.cpu.total, 3)}`).join(', '), '', '', '', '']]
+      : []),
+    ...(ourRounds.every((r) => r.delay)
+      ? [['postrider main thread event-loop delay, mean / p90 / p99 ms, each round (same window; nodejs_eventloop_lag_*: how late a 10 ms timer fired)', ourRounds.map((r) => `${fmt(r.delay.mean, 2)} / ${fmt(r.delay.p90, 2)} / ${fmt(r.delay.p99, 2)}`).join(', '), '', '', '', '']]
       : []),
   ];
   const secs = capped.perSecond;
