@@ -13,8 +13,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { asBinary, open, type Database, type DatabaseOptions, type RootDatabase, type Transaction } from 'lmdb';
-import { AppError } from '../../domain/errors.js';
 import { settledWithin } from '../../domain/settle.js';
+import { CommitFailures, isLmdbCommitFailure } from './commit-failure.js';
 import { damaged, inspectDataFile } from './data-file.js';
 import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
 import { examineDataFolder, markerDate, writeMarker } from './marker.js';
@@ -49,6 +49,9 @@ export interface StoreOptions {
 
 export type Dbs = Record<DbName, Database<any, any>>;
 
+/** For the process-level guard (cli/exit-guard.ts), which reaches the engine through this file only. */
+export { isLmdbCommitFailure };
+
 /**
  * A value whose bytes are already encoded as the database stores them (a MessagePack bin made by
  * bytes-in-turns.ts encodedInTurns): put writes them as they are, without msgpackr's copy.
@@ -71,12 +74,16 @@ export class Store {
   /** The writes waiting for lmdb-js to run the next group commit's callbacks (write-batch.ts). */
   private group: WriteGroup | null = null;
   private commitFailures = 0;
+  /** The error each write of a failed commit gets (storage_full for lack of room). */
+  private readonly failures: CommitFailures;
 
   /** Notified by the outbox writer (store/webhook-outbox.ts) inside the writing transaction;
    *  the webhook dispatcher of this store subscribes to it. */
   readonly outbox = new OutboxSignal();
 
-  constructor(private readonly opts: StoreOptions) {}
+  constructor(private readonly opts: StoreOptions) {
+    this.failures = new CommitFailures(this.file);
+  }
 
   get path(): string {
     return path.join(this.opts.dataDir, 'db');
@@ -263,7 +270,7 @@ export class Store {
       // Counted at once, before the next batch's callbacks run: what a callback of the failed
       // batch read (its earlier callbacks' writes) may be gone.
       if (isLmdbCommitFailure(err)) this.commitFailures++;
-      throw await commitFailure(err);
+      throw await this.failures.errorFor(err);
     }
   }
 
@@ -413,43 +420,4 @@ function asDamaged(file: string, err: unknown): unknown {
   if (err instanceof StoreProblem) return err;
   const code = (err as { code?: unknown }).code;
   return typeof code === 'number' && code < 0 ? damaged(file, (err as Error).message) : err;
-}
-
-/**
- * lmdb-js rejects every write of a failed commit with a generic "Commit failed" error whose
- * `commitError` is a second promise rejected with the real cause (an errno or an LMDB code).
- * Awaiting it here also gives that promise a handler, which lmdb-js leaves unhandled
- * (kriszyp/lmdb-js#368). Out of space shows up as ENOSPC, EDQUOT, EFBIG, MDB_MAP_FULL, or as
- * EIO, which LMDB reports for a short write (mdb_page_flush: written < requested).
- */
-async function commitFailure(err: unknown): Promise<unknown> {
-  if (!isLmdbCommitFailure(err)) return err;
-  const cause = await err.commitError.then(
-    () => err,
-    (c: unknown) => c,
-  );
-  const code = (cause as { code?: unknown }).code;
-  if (typeof code === 'number' && OUT_OF_SPACE.has(code)) {
-    return new AppError('storage_full', 'The data store is full; nothing was stored. Free disk space and retry.', { cause });
-  }
-  return cause instanceof Error ? cause : err;
-}
-
-/** errno values (Linux) and the LMDB code that mean "no room for this commit". */
-const OUT_OF_SPACE = new Set([
-  28, // ENOSPC
-  122, // EDQUOT
-  27, // EFBIG (file size limit)
-  5, // EIO: LMDB's code for a short write, which is how a filling disk usually shows
-  -30792, // MDB_MAP_FULL
-]);
-
-/**
- * True for lmdb-js's "Commit failed" rejection. Besides the rejections of the writes in a failed
- * commit (which write() turns into errors for its callers), lmdb-js rejects one internal promise
- * per failed batch that nobody can reach; `postrider serve` ignores those at process level
- * instead of crashing (see cli/serve.ts) since every write of the batch reports the failure.
- */
-export function isLmdbCommitFailure(err: unknown): err is Error & { commitError: Promise<unknown> } {
-  return err instanceof Error && typeof (err as { commitError?: { then?: unknown } }).commitError?.then === 'function';
 }

@@ -1,0 +1,119 @@
+/**
+ * What a failed LMDB commit tells the writes it held: storage_full when the data file had no room
+ * (the client may retry once space returns), the cause itself otherwise.
+ *
+ * lmdb-js rejects every write of a failed commit with a generic "Commit failed" error whose
+ * `commitError` is a second promise, rejected with the real cause (an errno or an LMDB code) by
+ * the failure's own callback. That callback finds the promise only if the writes were rejected
+ * before it ran. Sometimes (a few failures in a hundred, measured under a file size limit) they
+ * are rejected later, when the next batch starts its callbacks; the failure's cause is then
+ * printed and dropped, and `commitError` waits for the next failed commit. When the next commits
+ * succeed (space came back) it never settles. Awaiting it without a bound left those writes, and
+ * the requests behind them, hanging for good (test/e2e/store-full-writes.lmdb.test.ts).
+ */
+import fs from 'node:fs';
+import { AppError } from '../../domain/errors.js';
+import { settledWithin } from '../../domain/settle.js';
+
+/**
+ * How long a cause may take to arrive. When lmdb-js rejects the writes in the failure's own
+ * callback, the cause is there before the writes' handlers run; when it rejects them while
+ * polling between callbacks, the failure's callback follows as soon as the writer thread ends.
+ */
+const CAUSE_WAIT_MS = 1_000;
+
+/** errno values (Linux) and the LMDB code that mean "no room for this commit". */
+const OUT_OF_SPACE = new Set([
+  28, // ENOSPC
+  122, // EDQUOT
+  27, // EFBIG (file size limit)
+  5, // EIO: LMDB's code for a short write, which is how a filling disk usually shows
+  -30792, // MDB_MAP_FULL
+]);
+
+/** Free space below which a commit whose cause was lost is taken to have failed for room. */
+const LOW_FREE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * True for lmdb-js's "Commit failed" rejection. Besides the rejections of the writes in a failed
+ * commit (which write() turns into errors for its callers), lmdb-js rejects one internal promise
+ * per failed batch that nobody can reach; `postrider serve` ignores those at process level
+ * instead of crashing (cli/exit-guard.ts) since every write of the batch reports the failure.
+ */
+export function isLmdbCommitFailure(err: unknown): err is Error & { commitError: Promise<unknown> } {
+  return err instanceof Error && typeof (err as { commitError?: { then?: unknown } }).commitError?.then === 'function';
+}
+
+/** One store's commit failures: the error each write gets, and the last cause that arrived. */
+export class CommitFailures {
+  /** The cause of the latest failed commit whose cause arrived: what a lost cause most likely was. */
+  private lastCause: unknown = null;
+
+  /** `dataFile`: LMDB's data.mdb, whose size and file system the fallback looks at. */
+  constructor(
+    private readonly dataFile: string,
+    private readonly waitMs = CAUSE_WAIT_MS,
+  ) {}
+
+  /**
+   * The error a write of a failed commit rejects with. Awaiting `commitError` also gives that
+   * promise a handler, which lmdb-js leaves unhandled (kriszyp/lmdb-js#368). Out of space shows
+   * up as ENOSPC, EDQUOT, EFBIG, MDB_MAP_FULL, or as EIO, which LMDB reports for a short write
+   * (mdb_page_flush: written < requested).
+   */
+  async errorFor(err: unknown): Promise<unknown> {
+    if (!isLmdbCommitFailure(err)) return err;
+    let cause: unknown = err;
+    const arrived = await settledWithin(
+      err.commitError.then(
+        () => undefined,
+        (c: unknown) => (cause = c),
+      ),
+      this.waitMs,
+    );
+    if (arrived) {
+      this.lastCause = cause;
+      if (outOfSpace(cause)) return storageFull(cause);
+      return cause instanceof Error ? cause : err;
+    }
+    // The cause was lost (see the top of this file): the last one that arrived, or the disk's state.
+    const full = this.lastCause !== null ? outOfSpace(this.lastCause) : this.looksFull();
+    return full ? storageFull(err) : err;
+  }
+
+  /**
+   * For a cause lmdb-js lost before any other failure told one: the data file at the process's
+   * file size limit (RLIMIT_FSIZE, /proc/self/limits), or its file system nearly full.
+   */
+  private looksFull(): boolean {
+    try {
+      const size = fs.statSync(this.dataFile).size;
+      const limit = fileSizeLimit();
+      if (limit !== null && size + 1024 * 1024 > limit) return true;
+      const fsStats = fs.statfsSync(this.dataFile);
+      return fsStats.bavail * fsStats.bsize < LOW_FREE_BYTES;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function storageFull(cause: unknown): AppError {
+  return new AppError('storage_full', 'The data store is full; nothing was stored. Free disk space and retry.', { cause });
+}
+
+function outOfSpace(cause: unknown): boolean {
+  const code = (cause as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && OUT_OF_SPACE.has(code);
+}
+
+/** The soft RLIMIT_FSIZE in bytes, null when unlimited or unknown (not Linux). */
+function fileSizeLimit(): number | null {
+  try {
+    const line = /^Max file size\s+(\S+)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+    const soft = line?.[1];
+    return soft && /^\d+$/.test(soft) ? Number(soft) : null;
+  } catch {
+    return null;
+  }
+}
