@@ -5,11 +5,12 @@
  * lmdb-js rejects every write of a failed commit with a generic "Commit failed" error whose
  * `commitError` is a second promise, rejected with the real cause (an errno or an LMDB code) by
  * the failure's own callback. That callback finds the promise only if the writes were rejected
- * before it ran. Sometimes (a few failures in a hundred, measured under a file size limit) they
- * are rejected later, when the next batch starts its callbacks; the failure's cause is then
- * printed and dropped, and `commitError` waits for the next failed commit. When the next commits
- * succeed (space came back) it never settles. Awaiting it without a bound left those writes, and
- * the requests behind them, hanging for good (test/e2e/store-full-writes.lmdb.test.ts).
+ * before it ran. Sometimes (about one failed commit in fifty under a file size limit, lmdb-js
+ * 3.5.6, when the next batch was queued while the failing one ran) they are rejected later, when
+ * that next batch starts its callbacks; the failure's cause is then printed and dropped, and
+ * `commitError` waits for the next failed commit's. When the commits after it succeed (space came
+ * back, or the writes stopped) it never settles. Awaiting it without a bound left those writes,
+ * and the requests behind them, hanging for good (test/e2e/store-full-writes.lmdb.test.ts).
  */
 import fs from 'node:fs';
 import { AppError } from '../../domain/errors.js';
