@@ -6,11 +6,14 @@
  * connection broke during COMMIT itself, when the outcome is unknown: the client's retry (with
  * its idempotency key) is then the safe path, and a 200 was still never given for it.
  *
+ * A server whose disk is full (disk_full) is answered as LMDB's full disk is: storage_full.
+ *
  * Here, as pure rules over error codes, because both users of PostgreSQL need them and neither
  * may import the other: the store engine (store/postgres/unavailable.ts) and the cluster
  * coordination (coordination/postgres/), whose shared limits answer for every request.
  */
 import { AppError } from './errors.js';
+import { storageFullError } from './storage-full.js';
 
 /** Seconds a client is asked to wait: a failover or restart of PostgreSQL takes a few. */
 const RETRY_AFTER_S = 5;
@@ -60,6 +63,16 @@ export function isUnavailable(err: unknown): boolean {
   return CONNECTION_ERRORS.has(code) || unavailableState(code);
 }
 
+/**
+ * SQLSTATE 53100 disk_full: the server could not extend a file (ENOSPC). The statement and its
+ * transaction wrote nothing, as with LMDB's failed commit, and the answer is the same:
+ * storage_full (domain/storage-full.ts), so a cluster whose database fills up answers 507 and
+ * SMTP 452 instead of a 500, and its delivery outcomes are retried until space returns.
+ */
+export function isDiskFull(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '53100';
+}
+
 export function unavailableError(cause: unknown): AppError {
   return new AppError('store_unavailable', 'The store cannot be reached; nothing was stored. Retry shortly.', {
     headers: { 'Retry-After': String(RETRY_AFTER_S) },
@@ -69,8 +82,9 @@ export function unavailableError(cause: unknown): AppError {
 
 
 /**
- * The object with every asynchronous method's connection failure mapped to store_unavailable;
- * a synchronous method (QueuePort.channelDeleted) is passed through as it is.
+ * The object with every asynchronous method's connection failure mapped to store_unavailable,
+ * and a full disk to storage_full; a synchronous method (QueuePort.channelDeleted) is passed
+ * through as it is.
  */
 export function guarded<T extends object>(target: T): T {
   return new Proxy(target, {
@@ -81,7 +95,7 @@ export function guarded<T extends object>(target: T): T {
         const result: unknown = (value as (...a: unknown[]) => unknown).apply(t, args);
         if (!(result instanceof Promise)) return result;
         return result.catch((err: unknown) => {
-          throw isUnavailable(err) ? unavailableError(err) : err;
+          throw isUnavailable(err) ? unavailableError(err) : isDiskFull(err) ? storageFullError(err) : err;
         });
       };
     },

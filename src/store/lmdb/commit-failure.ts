@@ -13,8 +13,8 @@
  * and the requests behind them, hanging for good (test/e2e/store-full-writes.lmdb.test.ts).
  */
 import fs from 'node:fs';
-import { AppError } from '../../domain/errors.js';
 import { settledWithin } from '../../domain/settle.js';
+import { storageFullError } from '../../domain/storage-full.js';
 
 /**
  * How long a cause may take to arrive. When lmdb-js rejects the writes in the failure's own
@@ -74,12 +74,12 @@ export class CommitFailures {
     );
     if (arrived) {
       this.lastCause = cause;
-      if (outOfSpace(cause)) return storageFull(cause);
+      if (outOfSpace(cause)) return storageFullError(cause);
       return cause instanceof Error ? cause : err;
     }
     // The cause was lost (see the top of this file): the last one that arrived, or the disk's state.
     const full = this.lastCause !== null ? outOfSpace(this.lastCause) : this.looksFull();
-    return full ? storageFull(err) : err;
+    return full ? storageFullError(err) : err;
   }
 
   /**
@@ -97,10 +97,6 @@ export class CommitFailures {
       return false;
     }
   }
-}
-
-function storageFull(cause: unknown): AppError {
-  return new AppError('storage_full', 'The data store is full; nothing was stored. Free disk space and retry.', { cause });
 }
 
 function outOfSpace(cause: unknown): boolean {
