@@ -2,7 +2,8 @@
  * PostgreSQL's disk fills under a running daemon (cluster mode's full disk): the database's
  * tables live in a tablespace on a tmpfs of 32 MB, so sends of 400 KB fill it. PostgreSQL then
  * refuses the writes with SQLSTATE 53100 disk_full, which the API answers as LMDB's full disk is:
- * 507 storage_full over HTTP and 452 4.3.1 over SMTP, nothing stored; the daemon keeps serving,
+ * 507 storage_full over HTTP and 452 4.3.1 over SMTP, nothing stored; the daemon keeps serving
+ * (reads answer as before),
  * and once the file system has room again the same daemon accepts sends again, with every
  * message acknowledged before still there.
  *
@@ -77,7 +78,7 @@ describe.skipIf(unavailable !== null)('PostgreSQL whose disk fills under a runni
   const send = (to: string, text: string) =>
     t.api('POST', '/send/transactional', { headers: { 'X-Service-Channel-Id': s.channelId }, body: { from: { email: `app@${s.domain}` }, to: [{ email: to }], subject: 'Hi', text } });
 
-  it('answers 507 storage_full and 452 4.3.1 once it is full, keeps serving, and takes sends again once there is room', async () => {
+  it('answers 507 storage_full and 452 4.3.1 once it is full, keeps serving reads, and takes sends again once there is room', async () => {
     const accepted: string[] = [];
     let full: Awaited<ReturnType<typeof send>> | undefined;
     for (let i = 0; i < 300 && !full; i++) {
@@ -100,6 +101,10 @@ describe.skipIf(unavailable !== null)('PostgreSQL whose disk fills under a runni
     expect(refused?.responseCode).toBe(452);
     expect(refused?.response).toMatch(/^452 4\.3\.1 /);
     expect((await t.api('GET', '/health')).status).toBe(200);
+    for (let i = 0; i < 20; i++) {
+      const read = await t.api('GET', `/activity/messages/${accepted[0]!}`);
+      expect(read.status, JSON.stringify(read.body)).toBe(200);
+    }
 
     // Room again, without a restart of either.
     mustRun('mount', ['-o', 'remount,size=512m', mountDir]);
