@@ -93,6 +93,12 @@ describe('a failed commit', () => {
     const failed = commitFailed(EIO);
     failed.commitError.catch(() => undefined);
     expect(isLmdbCommitFailure(failed)).toBe(true);
-    expect(await new CommitFailures(dataFile, 20).errorFor(plain)).toBe(plain);
+    const failures = new CommitFailures(dataFile, 20);
+    expect(await failures.errorFor(plain)).toBe(plain);
+    expect(failures.count).toBe(0);
+    // Counted at once, before the cause is awaited.
+    const counted = failures.errorFor(commitFailed(ENOSPC));
+    expect(failures.count).toBe(1);
+    await counted;
   });
 });

@@ -45,8 +45,9 @@ export function isLmdbCommitFailure(err: unknown): err is Error & { commitError:
   return err instanceof Error && typeof (err as { commitError?: { then?: unknown } }).commitError?.then === 'function';
 }
 
-/** One store's commit failures: the error each write gets, and the last cause that arrived. */
+/** One store's commit failures: the error each write gets, how many, and the last cause that arrived. */
 export class CommitFailures {
+  private failedWrites = 0;
   /** The cause of the latest failed commit whose cause arrived: what a lost cause most likely was. */
   private lastCause: unknown = null;
 
@@ -64,6 +65,8 @@ export class CommitFailures {
    */
   async errorFor(err: unknown): Promise<unknown> {
     if (!isLmdbCommitFailure(err)) return err;
+    // Counted before the first await, so at once: see `count`.
+    this.failedWrites++;
     let cause: unknown = err;
     const arrived = await settledWithin(
       err.commitError.then(
@@ -80,6 +83,15 @@ export class CommitFailures {
     // The cause was lost (see the top of this file): the last one that arrived, or the disk's state.
     const full = this.lastCause !== null ? outOfSpace(this.lastCause) : this.looksFull();
     return full ? storageFullError(err) : err;
+  }
+
+  /**
+   * Writes rejected by a failed commit so far. It moves in the turn the rejection arrives, before
+   * the next batch's callbacks run: what a callback of the failed batch read (its earlier
+   * callbacks' writes) may be gone, and the read caches keyed on it start afresh.
+   */
+  get count(): number {
+    return this.failedWrites;
   }
 
   /**

@@ -73,7 +73,6 @@ export class Store {
   private scope: WriteScope | null = null;
   /** The writes waiting for lmdb-js to run the next group commit's callbacks (write-batch.ts). */
   private group: WriteGroup | null = null;
-  private commitFailures = 0;
   /** The error each write of a failed commit gets (storage_full for lack of room). */
   private readonly failures: CommitFailures;
 
@@ -267,16 +266,14 @@ export class Store {
       this.group ??= new WriteGroup(root, (scope, step) => this.inScope(scope, step), () => (this.group = null));
       return await this.group.add(fn);
     } catch (err) {
-      // Counted at once, before the next batch's callbacks run: what a callback of the failed
-      // batch read (its earlier callbacks' writes) may be gone.
-      if (isLmdbCommitFailure(err)) this.commitFailures++;
+      // errorFor counts a failed commit's write at once (CommitFailures.count).
       throw await this.failures.errorFor(err);
     }
   }
 
   /** Commits that failed as a whole (a full disk) since the store opened: caches of what writes read start afresh. */
   get failedCommits(): number {
-    return this.commitFailures;
+    return this.failures.count;
   }
 
   /**
