@@ -21,13 +21,13 @@ export const meta = {
   name: 'smtp',
   heading: 'SMTP submission intake, authenticated, vs Postfix submission (bench/smtp-intake.mjs)',
   needsPostfix: true,
-  options: { n: 3000, c: 20, rounds: 2, profile: false },
-  usage: '--n=3000 messages per round, --c=20 connections (same for both servers), --rounds=2 alternating rounds (best of each side is reported), --profile=false (daemon under node --cpu-prof; top frames of each thread on stderr)',
+  options: { n: 3000, c: 20, rounds: 2, profile: false, fresh: false },
+  usage: '--n=3000 messages per round, --c=20 connections (same for both servers), --rounds=2 alternating rounds (best of each side is reported), --profile=false (daemon under node --cpu-prof; top frames of each thread on stderr), --fresh=false (true: a new connection per message, TCP + STARTTLS + AUTH each time, instead of the pool; use with --no-write, the section describes the pool)',
 };
 
-export async function run({ n, c, rounds, profile }, { progress }) {
+export async function run({ n, c, rounds, profile, fresh }, { progress }) {
   const raw = await composedMessage();
-  const common = { count: n, connections: c, raw, from: FROM.email, to: TO.email, onProgress: (k) => progress(`  ${k} sent`) };
+  const common = { count: n, connections: c, raw, from: FROM.email, to: TO.email, pool: !fresh, onProgress: (k) => progress(`  ${k} sent`) };
   const dns = await startDns();
   publishSinkDomains(dns, 1);
   let p;

@@ -11,8 +11,10 @@ import { percentile } from './report.mjs';
  * `to`: the envelope recipient, or a function of the message's number (0, 1, …) giving it, to
  * spread the recipients over domains. `probe` (default true): one untimed message first; false
  * for a run timed from its first message on (the pool then opens its connections in the window).
+ * `pool` (default true): false opens a connection of its own for every message (TCP, greeting,
+ * EHLO, STARTTLS, AUTH, the message, QUIT), as an application that keeps no connection does.
  */
-export async function submissionLoad({ port, user, pass, count, connections, raw, from, to, onProgress, probe = true }) {
+export async function submissionLoad({ port, user, pass, count, connections, raw, from, to, onProgress, probe = true, pool = true }) {
   const rcpt = typeof to === 'function' ? to : () => to;
   const transport = nodemailer.createTransport({
     host: '127.0.0.1',
@@ -21,9 +23,7 @@ export async function submissionLoad({ port, user, pass, count, connections, raw
     requireTLS: true,
     tls: { rejectUnauthorized: false },
     auth: { user, pass },
-    pool: true,
-    maxConnections: connections,
-    maxMessages: Infinity,
+    ...(pool ? { pool: true, maxConnections: connections, maxMessages: Infinity } : {}),
     name: 'bench-client.test',
   });
   // One message first: opens a connection, authenticates, proves the setup (not timed).

@@ -51,9 +51,9 @@ export function flag(def: boolean, description: string) {
   return Type.Boolean({ default: def, description });
 }
 
-/** Milliseconds of at least `minMs`, written as a number or as "30s", "5m", "6h". */
-export function duration(minMs: number, def: number, description: string) {
-  return Type.Number({ minimum: minMs, default: def, description, duration: true });
+/** Milliseconds of at least `minMs` (and at most `maxMs`), written as a number or as "30s", "5m", "6h". */
+export function duration(minMs: number, def: number, description: string, maxMs?: number) {
+  return Type.Number({ minimum: minMs, ...(maxMs !== undefined && { maximum: maxMs }), default: def, description, duration: true });
 }
 
 /** One of a fixed set of words; the type is their union. */

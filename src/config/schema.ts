@@ -52,11 +52,14 @@ const Smtp = Type.Object({
     'Failed AUTH attempts per client address (any user name) per minute before its AUTH attempts are refused for the rest of the minute (421 4.7.0).',
   ),
   maxConnections: integer(1, 100_000, 500, 'SMTP connections open at the same time, in all (421 4.3.2 beyond).'),
+  // 50, as Postfix's smtpd_client_connection_count_limit: an application that connects per message
+  // opens its next connection while its last one is still quitting, so a pool of 20 workers
+  // behind one address holds up to 40 at once (with 20 here, some of its connections got 421).
   maxConnectionsPerAddress: integer(
     1,
     100_000,
-    20,
-    'SMTP connections open at the same time from one client address (an IPv6 /64 counts as one; 421 4.7.0 beyond).',
+    50,
+    'SMTP connections open at the same time from one client address (an IPv6 /64 counts as one; 421 4.7.0 beyond). An authenticated session stops counting when it ends (QUIT), an unauthenticated one when its socket closes.',
   ),
   authenticatedReserve: integer(
     0,
@@ -218,6 +221,12 @@ const Inbound = Type.Object({
     'Inbound SMTP connections open at the same time from one client address (an IPv6 /64 counts as one; 421 4.7.0 beyond).',
   ),
   idleTimeoutMs: duration(1000, 300_000, 'Idle timeout of an inbound SMTP session (RFC 5321 4.5.3.2.7: at least 5 minutes).'),
+  greetingDelayMs: duration(
+    0,
+    100,
+    "Pause between an inbound connection and its 220 greeting: a client that talks before the greeting (RFC 5321 4.3.1 has it wait; spam bots often do not) is answered 421 and dropped. 0 greets at once. The submission listener always greets at once.",
+    10_000,
+  ),
   sessionTimeoutMs: duration(1000, 1_800_000, 'Longest an inbound SMTP session may last from connect, however active (421 4.7.0 after it).'),
   postMaxAgeMs: duration(
     1000,

@@ -128,6 +128,7 @@ export class InboundListener {
         },
       },
       this.sessions,
+      config.inbound.greetingDelayMs,
     );
     server.on('error', (err) => this.deps.logger.warn({ err }, 'inbound connection error'));
     return server;

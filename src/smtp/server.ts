@@ -151,6 +151,8 @@ export class SmtpListener {
         onClose: (session) => this.sessions.closed(session.id),
       },
       this.sessions,
+      // Greeted at once: clients here authenticate, so a pause to catch early talkers only slows them.
+      0,
     );
     server.on('error', (err) => this.deps.logger.warn({ err }, 'smtp connection error'));
     return server;

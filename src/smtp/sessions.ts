@@ -100,6 +100,20 @@ export class Sessions implements WireHooks<GateTicket> {
     if (l) setImmediate(() => l.session.reply(smtpReply('shuttingDown')));
   }
 
+  /**
+   * The server ended an authenticated session (QUIT answered, a 421): its place among its
+   * address's connections is free now, as Postfix's smtpd tells anvil at the end of the session,
+   * not when the client's FIN comes. A client that connects per message from a pool of workers
+   * opens its next connection as soon as it has the 221, often before the server has seen the
+   * last one close: counted until then, a pool as large as the per-address cap got 421s. An
+   * unauthenticated session keeps its place until its socket is gone (at most the library's 5 s
+   * half-close deadline), so anonymous connect-and-QUIT loops cannot pile up sockets.
+   */
+  closing(session: WireSession): void {
+    const l = this.live.get(session.id);
+    if (l?.ticket.authenticated) this.gate.close(l.ticket);
+  }
+
   closed(id: string): void {
     const l = this.live.get(id);
     if (!l) return;

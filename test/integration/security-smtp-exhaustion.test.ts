@@ -89,8 +89,8 @@ describe('SMTP connection limits', () => {
     const { held, refusals } = tally(results);
     // Half of what got in sits idle, half trickles a byte every second to defeat idle timeouts.
     held.forEach((sock, i) => i % 2 && timers.push(setInterval(() => sock.writable && sock.write('N'), 1000)));
-    expect(held).toHaveLength(20);
-    expect(refusals).toEqual({ '421 4.7.0': 500 });
+    expect(held).toHaveLength(50);
+    expect(refusals).toEqual({ '421 4.7.0': 470 });
     expect(results.find((r) => r.line.startsWith('421'))!.line).toMatch(/Too many connections from your address/);
 
     const started = performance.now();
@@ -140,6 +140,33 @@ describe('SMTP connection limits', () => {
     expect(await submit(port, s, t.apiKey, '127.0.0.4')).toMatch(/^250 /);
     expect(await evicted).toMatch(/^421 4\.3\.2 Too many connections/);
     for (const c of pool) await c.quit();
+  });
+});
+
+/** A client that does not close its side when the server closes (no FIN back): its socket lingers on the server. */
+async function halfOpen(port: number, localAddress: string): Promise<SmtpWire> {
+  const socket = net.connect({ port, host: '127.0.0.1', localAddress, allowHalfOpen: true });
+  sockets.push(socket);
+  return SmtpWire.over(socket);
+}
+
+describe('SMTP connection limits at the end of a session', () => {
+  it("frees an authenticated session's place from its address at its QUIT, before its socket closes", async () => {
+    const { t, s, port } = await daemonWith({ 'smtp.maxConnectionsPerAddress': 1 });
+    const first = await halfOpen(port, LEGIT);
+    expect((await first.login(s.channelId, t.apiKey))?.code).toBe(235);
+    expect((await first.cmd('QUIT'))?.code).toBe(221);
+    // The first socket is still open on the server (up to the library's 5 s half-close deadline).
+    expect(first.isClosed).toBe(false);
+    expect(await submit(port, s, t.apiKey, LEGIT)).toMatch(/^250 2\.0\.0 /);
+  });
+
+  it('keeps the place of a session that QUIT without authenticating until its socket is gone', async () => {
+    const { port } = await daemonWith({ 'smtp.maxConnectionsPerAddress': 1 });
+    const first = await halfOpen(port, ATTACKER);
+    expect((await first.reply())?.code).toBe(220);
+    expect((await first.cmd('QUIT'))?.code).toBe(221);
+    expect((await firstLine(port, ATTACKER)).line).toMatch(/^421 4\.7\.0 Too many connections from your address/);
   });
 });
 
