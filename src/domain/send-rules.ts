@@ -12,6 +12,8 @@ import type { Tracking } from './types.js';
 export const LIMITS = {
   recipientsPerMessage: 50,
   headersTotalChars: 5000,
+  /** A message's subject (spec section 8); the schema holds a top-level subject to it, checkRenderedSubject a template's. */
+  subjectChars: 256,
 } as const;
 
 export interface TemplateInput {
@@ -174,6 +176,18 @@ function checkStoredRef(t: SendTemplateInput, pointer: string, errors: FieldErro
 export function checkTemplate(t: TemplateInput, pointer: string, errors: FieldErrorList): void {
   if (t.subject === undefined || t.subject.trim() === '') errors.add(`${pointer}/subject`, 'required', 'is required');
   if (!t.html && !t.text) errors.add(`${pointer}/html`, 'required', 'html or text is required');
+}
+
+/**
+ * A template's subject as rendered is a message's subject, held to its 256 characters (spec
+ * section 8) like a top-level subject: the template's own text may be longer (send-schemas.ts,
+ * 2,048) since variables and helpers shrink or grow it. Characters are code points, as the
+ * schema counts a top-level subject's.
+ */
+export function checkRenderedSubject(subject: string, pointer: string, errors: FieldErrorList): void {
+  if (subject.length <= LIMITS.subjectChars) return;
+  const surrogatePairs = subject.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0;
+  if (subject.length - surrogatePairs > LIMITS.subjectChars) errors.add(pointer, 'max_length', `must be at most ${LIMITS.subjectChars} characters once rendered`);
 }
 
 /** Custom headers: RFC 5322 2.2 field names, no CR/LF in values, 5,000 characters in total. */

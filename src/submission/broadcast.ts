@@ -35,6 +35,7 @@ import { checkDenyList, sendingAccount } from './policy.js';
 import { addSenderFieldErrorOf, senderKey } from './sender.js';
 import type { SubmissionDeps } from './deps.js';
 import { resolvedOrErrors, TemplateLookup, type ResolvedTemplate, type TemplateResolution } from './stored-template.js';
+import { assertRenderedSubject } from './template-check.js';
 
 export interface BroadcastEntryInput {
   to?: Address[];
@@ -182,13 +183,17 @@ async function normalizeBroadcast(
   return { from, replyTo, attachments, headers, metadata, entries, template: template!, ...(scheduledMs !== undefined && { scheduledAt: new Date(scheduledMs).toISOString() }) };
 }
 
-/** Renders the first entry now so template syntax errors are a 422, not a silent failure later. */
+/**
+ * Renders the first entry now so template syntax errors, and a subject that renders too long,
+ * are a 422, not a silent failure later (an entry whose own data does either is a failure row).
+ */
 async function checkRenders(deps: SubmissionDeps, template: TemplateInput, n: NormalizedBroadcast): Promise<void> {
   const first = n.entries[0];
-  await deps.builder.build({
+  const built = await deps.builder.build({
     template: { ...template, data: { ...(template.data ?? {}), ...first.data } },
     compose: { from: n.from, to: first.to, messageId: '<check@postrider.invalid>', date: new Date().toUTCString() },
   });
+  assertRenderedSubject(built.subject);
 }
 
 /** A new broadcast, before the expander has committed any of its messages. */

@@ -12,13 +12,21 @@
  * first (prepare(), through the pool), and its verdict is remembered here. The subject is at most
  * 2,048 characters (send-schemas.ts) and a stored version's is as capped, so it is rendered here.
  */
-import type { TemplateInput } from '../domain/send-rules.js';
+import { FieldErrorList } from '../domain/errors.js';
+import { checkRenderedSubject, LIMITS, type TemplateInput } from '../domain/send-rules.js';
 import { engagementUrls, type EngagementInput } from '../workers/engagement.js';
 import { TemplateChecker } from '../workers/render.js';
 import { toAppError } from './task-errors.js';
 
 /** Characters of a part compiled on the main thread when it was never seen: a few ms at most. */
 export const MAIN_THREAD_MAX = 4096;
+
+/** Throws validation_failed on /template/subject when a template's subject rendered longer than a subject may be. */
+export function assertRenderedSubject(subject: string): void {
+  const errors = new FieldErrorList();
+  checkRenderedSubject(subject, '/template/subject', errors);
+  errors.throwIfAny(`The template's subject renders to more than ${LIMITS.subjectChars} characters`);
+}
 
 /** The parts the worker pool checks (MessageBuilder.checkTemplate); throws templating_error on /template/<part>. */
 export type OffThreadCheck = (parts: { html?: string; text?: string }) => Promise<void>;
@@ -52,8 +60,17 @@ export class IntakeTemplates {
     if (parts.text !== undefined) this.checker.remember(parts.text, true);
   }
 
-  /** Checks the parts of a template and returns its rendered subject; throws templating_error (422). */
+  /**
+   * Checks the parts of a template and returns its rendered subject; throws templating_error
+   * (422), or validation_failed on /template/subject when the subject renders too long.
+   */
   check(template: TemplateInput & { data: Record<string, unknown> }, engagement: EngagementInput | undefined): string {
+    const subject = this.rendered(template, engagement);
+    assertRenderedSubject(subject);
+    return subject;
+  }
+
+  private rendered(template: TemplateInput & { data: Record<string, unknown> }, engagement: EngagementInput | undefined): string {
     try {
       if (template.html !== undefined) this.checker.check('html', template.html, false);
       if (template.text !== undefined) this.checker.check('text', template.text, true);

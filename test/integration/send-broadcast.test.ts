@@ -79,6 +79,26 @@ describe('POST /send/broadcast', () => {
     expect(res.body.code).toBe('templating_error');
   });
 
+  it('refuses a template whose rendered subject is over 256 characters, and lists an entry whose data makes it so as a failure', async () => {
+    const base = { from: { email: `promo@${s.domain}` }, messages: [{ to: [{ email: 'a@example.net' }] }] };
+    const res = await broadcast({ ...base, template: { subject: 's'.repeat(257), text: 't' } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual({ '/template/subject': [{ code: 'max_length', message: 'must be at most 256 characters once rendered' }] });
+
+    const mixed = await broadcast({
+      ...base,
+      template: { subject: 'Hi {{name}}', text: 't' },
+      messages: [{ to: [{ email: 'short@example.net' }], data: { name: 'Ann' } }, { to: [{ email: 'long@example.net' }], data: { name: 'n'.repeat(300) } }],
+    });
+    expect(mixed.status).toBe(200);
+    await t.daemon.submission.expander.drain();
+    const failures = await t.api('GET', `/broadcasts/${mixed.body.broadcastId}/failures`);
+    expect(failures.body).toEqual({
+      totalCount: 1,
+      results: [{ recipients: { to: [{ email: 'long@example.net' }], cc: [], bcc: [] }, messageIndex: 1, errorCode: 'validation_failed', errorMessage: expect.stringContaining('256') }],
+    });
+  });
+
   it('skips entries whose recipients are all suppressed', async () => {
     await t.api('POST', '/suppressions', { body: { channelId: s.channelId, mailType: 'broadcast', emails: ['unsub@example.net'] } });
     const res = await broadcast({

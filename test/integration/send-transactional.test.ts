@@ -92,6 +92,21 @@ describe('POST /send/transactional', () => {
     expect(Object.keys(res.body.errors)).toEqual(['/template/html']);
   });
 
+  it('holds a template\'s rendered subject to the 256 characters of a subject (spec section 8), counted in characters', async () => {
+    const base = { from: { email: `news@${live.domain}` }, to: [{ email: 'a@example.net' }] };
+    const literal = await send({ ...base, template: { subject: 's'.repeat(257), text: 'x' } });
+    expect(literal.status).toBe(422);
+    expect(literal.body.code).toBe('validation_failed');
+    expect(literal.body.errors).toEqual({ '/template/subject': [{ code: 'max_length', message: 'must be at most 256 characters once rendered' }] });
+    const fromData = await send({ ...base, template: { subject: 'Hi {{name}}', text: 'x', data: { name: 'n'.repeat(300) } } });
+    expect(fromData.status).toBe(422);
+    expect(Object.keys(fromData.body.errors)).toEqual(['/template/subject']);
+    // 256 characters outside the Basic Multilingual Plane are 512 UTF-16 code units: still a subject of 256.
+    const astral = await send({ ...base, template: { subject: '{{e}}', text: 'x', data: { e: '😀'.repeat(256) } } });
+    expect(astral.status).toBe(200);
+    expect((await t.daemon.store.messages.get(astral.body.messageId))!.subject).toBe('😀'.repeat(256));
+  });
+
   it('checks a large part never seen before on a worker thread: the same 422 with its place, and a good one is sent', async () => {
     // Over MAIN_THREAD_MAX (template-check.ts): the main thread does not compile it.
     const filler = '<p>Line of a long template.</p>\n'.repeat(300);
