@@ -160,6 +160,27 @@ describe('open and click tracking', () => {
     });
     expect((await t.daemon.store.messages.get(res.body.messageId))!.html).toBe('<a href="https://example.org/">x</a>');
   });
+
+  it('answers HEAD on the pixel and the redirect as GET does, but records nothing (link checkers and scanners send HEAD)', async () => {
+    const own = await setupSender(t, dns, { tracking: { opens: true, links: true } });
+    const res = await t.api('POST', '/send/transactional', {
+      headers: { 'x-service-channel-id': own.channelId },
+      body: { from: { email: `shop@${own.domain}` }, to: [{ email: 'dan@example.net' }], subject: 'Head', html: '<p><a href="https://shop.example.org/h">h</a></p>' },
+    });
+    const html = String((await simpleParser(await signedBody(t.daemon.store, res.body.messageId))).html);
+    const head = await fetch(local(hrefs(html)[0]), { method: 'HEAD', redirect: 'manual' });
+    expect(head.status).toBe(302);
+    expect(head.headers.get('location')).toBe('https://shop.example.org/h');
+    const pixel = await fetch(local(pixelOf(html)), { method: 'HEAD' });
+    expect(pixel.status).toBe(200);
+    expect(pixel.headers.get('content-type')).toBe('image/gif');
+    // Each answer came after its event would have been committed (the routes await the record).
+    expect(await events(res.body.messageId, 'opened,clicked')).toEqual([]);
+    expect((await totals(own.channelId)).transactional).toMatchObject({ opened: 0, clicked: 0 });
+    // A GET still records.
+    expect((await fetch(local(hrefs(html)[0]), { redirect: 'manual' })).status).toBe(302);
+    expect((await events(res.body.messageId, 'opened,clicked')).map((e) => e.eventType)).toEqual(['clicked']);
+  });
 });
 
 describe('unsubscribe', () => {

@@ -12,6 +12,10 @@
  *   POST /unsubscribe?token=              one-click unsubscribe (RFC 8058 3.2) and the page's button
  *   POST /unsubscribe/resubscribe?token=  undo
  *
+ * A HEAD of the pixel or the redirect (Fastify answers HEAD with the GET route) is answered the
+ * same, token checked, without the event: link checkers and mail scanners send HEAD, a reader's
+ * mail client or browser never does.
+ *
  * Events carry details {ip, userAgent} (and `link` for clicks). When retention has removed the
  * message, opens and clicks are not recorded but the pixel and the redirect still answer, and
  * unsubscribe links keep working from the channel named in their token.
@@ -46,13 +50,14 @@ export function trackingRoutes(app: FastifyInstance, { store }: HttpContext): vo
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_req, _body, done) => done(null, undefined));
 
     scope.get('/t/open', { config: { public: true }, schema: schema('Open-tracking pixel') }, async (req, reply) => {
-      await recordLinkEvent(store, 'opened', await claims(req, 'open'), client(req));
+      const c = await claims(req, 'open');
+      if (req.method !== 'HEAD') await recordLinkEvent(store, 'opened', c, client(req));
       return noStore(reply).type('image/gif').send(PIXEL);
     });
 
     scope.get('/t/click', { config: { public: true }, schema: schema('Click-tracking redirect') }, async (req, reply) => {
       const c = await claims(req, 'click');
-      await recordLinkEvent(store, 'clicked', c, { ...client(req), link: c.url });
+      if (req.method !== 'HEAD') await recordLinkEvent(store, 'clicked', c, { ...client(req), link: c.url });
       return noStore(reply).redirect(c.url!, 302);
     });
 
