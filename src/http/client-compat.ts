@@ -47,6 +47,19 @@ export function registerClientCompat(app: FastifyInstance): { allowedMethods(req
     if (req.url.length > MAX_URL_LENGTH) throw new AppError('uri_too_long', `The request URL is longer than ${MAX_URL_LENGTH} characters`);
   });
 
+  // A request without content has no media type to refuse (415 is for content in a format not
+  // supported, RFC 9110 15.5.16), yet tools label empty bodies: curl -d '' sends a form type,
+  // .NET's StringContent("") text/plain. Such a request is read as if it had no Content-Type,
+  // before Fastify looks for a parser. An empty application/json body keeps json-body.ts's rules.
+  // Without Content-Length and Transfer-Encoding a request has no content (RFC 9112 6.3).
+  app.addHook('onRequest', async (req) => {
+    const h = req.raw.headers;
+    const type = h['content-type'];
+    const empty = h['transfer-encoding'] === undefined && (h['content-length'] === undefined || h['content-length'] === '0');
+    if (type === undefined || !empty) return;
+    if (type.split(';')[0]!.trim().toLowerCase() !== 'application/json') delete h['content-type'];
+  });
+
   app.addHook('preValidation', async (req) => {
     const id = (req.params as { id?: unknown } | undefined)?.id;
     if (typeof id === 'string' && !isUuid(id)) {

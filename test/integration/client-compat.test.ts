@@ -51,6 +51,31 @@ describe('Content-Type: application/json with an empty body', () => {
   });
 });
 
+describe('an empty body under another Content-Type (curl -d \'\' sends a form type, .NET\'s StringContent("") text/plain)', () => {
+  const types = ['application/x-www-form-urlencoded', 'text/plain; charset=utf-8', 'application/octet-stream'];
+
+  it('deletes a channel as if the header were absent: no content has no media type to refuse', async () => {
+    for (const type of types) {
+      const id = await createChannel(`empty-${type}`);
+      const res = await t.api('DELETE', `/channels/${id}`, { headers: { 'content-type': type }, rawBody: '' });
+      expect(res.status, `${type} ${JSON.stringify(res.body)}`).toBe(204);
+    }
+  });
+
+  it('serves the bodiless POSTs as if the header were absent, and still refuses a body that is not JSON', async () => {
+    const p = '/broadcasts/00000000-0000-4000-8000-000000000000/cancel';
+    const plain = await t.api('POST', p);
+    for (const type of types) {
+      const res = await t.api('POST', p, { headers: { 'content-type': type }, rawBody: '' });
+      expect(res.status, `${type} ${JSON.stringify(res.body)}`).toBe(plain.status);
+      expect(res.body.code, type).toBe(plain.body.code);
+    }
+    const text = await t.api('POST', p, { headers: { 'content-type': 'text/plain' }, rawBody: 'x' });
+    expect(text.status).toBe(415);
+    expect(text.body.code).toBe('unsupported_media_type');
+  });
+});
+
 describe('requests as libraries send them', () => {
   it('accepts Content-Type: application/json; charset=utf-8', async () => {
     const res = await t.api('POST', '/channels', { headers: { 'content-type': 'application/json; charset=utf-8' }, body: { name: 'charset' } });
