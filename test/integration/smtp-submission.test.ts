@@ -10,6 +10,7 @@ import { signedBody } from '../support/signing.js';
 import { TEST_STORE_ENGINE } from '../support/store.js';
 import { SmtpWire } from '../support/smtp-wire.js';
 import { securedSession } from '../support/smtp-tls-records.js';
+import { freePort } from '../support/cli.js';
 
 const run = promisify(execFile);
 
@@ -30,7 +31,13 @@ function transport(opts: { user?: string; pass?: string; secure?: boolean; ignor
 }
 
 beforeAll(async () => {
-  ({ t, dns } = await startDaemonWithDns({ 'smtp.enabled': true, 'smtp.port': 0, 'smtp.maxMessageSize': 64 * 1024, 'smtp.authFailureLimit': 3 }));
+  ({ t, dns } = await startDaemonWithDns({
+    'smtp.enabled': true,
+    'smtp.port': 0,
+    'smtp.implicitTlsPort': await freePort(),
+    'smtp.maxMessageSize': 64 * 1024,
+    'smtp.authFailureLimit': 3,
+  }));
   s = await setupSender(t, dns);
 });
 
@@ -62,6 +69,20 @@ describe('SMTP submission', () => {
       ['accepted', 'smtp'],
       ['processed', 'smtp'],
     ]);
+  });
+
+  it('accepts a message over implicit TLS (RFC 8314) on smtp.implicitTlsPort, greeted inside TLS', async () => {
+    const client = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: t.daemon.smtp!.implicitTlsPort,
+      secure: true,
+      tls: { rejectUnauthorized: false },
+      auth: { user: s.channelId, pass: t.apiKey },
+    });
+    const info = await client.sendMail(mail({ subject: 'Over 465' }));
+    expect(info.response).toMatch(/^250 2\.0\.0 Ok: queued as /);
+    const id = /queued as ([0-9a-f-]{36})/.exec(info.response)![1];
+    expect(await t.daemon.store.messages.get(id)).toMatchObject({ mailSource: 'smtp', subject: 'Over 465' });
   });
 
   it('accepts a channel key with the username "api"', async () => {
