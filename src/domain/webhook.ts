@@ -62,11 +62,12 @@ export const EMPTY_STATUS: WebhookStatus = { lastResponse: null, succeeded: 0, f
 
 /**
  * The JSON body POSTed to the endpoint (api-surface.md "Webhook payloads"): the fields every
- * event has, plus `recipients` for `accepted` and `processed` (one payload per event), or
- * `recipient` and `details` for every other type (one payload per recipient, so a receiver never
- * has to split a delivery or bounce of several recipients itself).
+ * event has, `details` among them, plus `recipients` for `accepted` and `processed` (one payload
+ * per event), or `recipient` for every other type (one payload per recipient, so a receiver never
+ * has to split a delivery or bounce of several recipients itself). The accepted event's details
+ * are how a receiver learns that a send is scheduled, and for when (`scheduledAt`).
  */
-export type WebhookPayload = PayloadBase & ({ recipients: string[] } | { recipient: string; details: Record<string, unknown> });
+export type WebhookPayload = PayloadBase & ({ recipients: string[] } | { recipient: string });
 
 interface PayloadBase {
   channelId: string;
@@ -77,6 +78,7 @@ interface PayloadBase {
   tags: string[];
   metadata: Record<string, string>;
   timestamp: string;
+  details: Record<string, unknown>;
 }
 
 /** One event waiting to reach one webhook. */
@@ -116,9 +118,10 @@ export function payloadsOf(e: EventRecord): { part?: number; payload: WebhookPay
     tags: e.tags,
     metadata: e.metadata,
     timestamp: e.timestamp,
+    details: e.details,
   };
   if (WHOLE_MESSAGE_TYPES.has(e.eventType)) return [{ payload: { ...base, recipients: e.recipients } }];
-  return e.recipients.map((recipient, part) => ({ part, payload: { ...base, recipient, details: e.details } }));
+  return e.recipients.map((recipient, part) => ({ part, payload: { ...base, recipient } }));
 }
 
 /** No single wait is longer than this, however many attempts failed. */

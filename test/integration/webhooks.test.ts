@@ -267,7 +267,7 @@ describe('webhook delivery', () => {
     expect(read.body.deliveryStats).toMatchObject({ succeeded: 1, failedAttempts: 0, pending: 0 });
   });
 
-  it('sends accepted and processed once with every recipient, and other types once per recipient with recipient and details', async () => {
+  it('sends accepted and processed once with every recipient, and other types once per recipient with recipient, all with details', async () => {
     const channelId = await newChannel(t);
     const path = nextPath();
     await createHook({ url: rx.url(path), channelId });
@@ -287,7 +287,7 @@ describe('webhook delivery', () => {
       ['bounced', 'bob@example.org'],
     ]);
     for (const b of bodies.slice(0, 2)) {
-      expect(Object.keys(b).sort()).toEqual(['channelId', 'eventType', 'mailType', 'messageId', 'metadata', 'recipients', 'subject', 'tags', 'timestamp']);
+      expect(Object.keys(b).sort()).toEqual(['channelId', 'details', 'eventType', 'mailType', 'messageId', 'metadata', 'recipients', 'subject', 'tags', 'timestamp']);
     }
     for (const b of bodies.slice(2)) {
       expect(Object.keys(b).sort()).toEqual(['channelId', 'details', 'eventType', 'mailType', 'messageId', 'metadata', 'recipient', 'subject', 'tags', 'timestamp']);
@@ -348,6 +348,22 @@ describe('webhook delivery', () => {
     await waitFor(() => rx.at(path).length === 3, { what: 'three events' });
     expect(rx.at(path).map((r) => r.json.eventType)).toEqual(['accepted', 'processed', 'delivered']);
     expect(rx.at(path).every((r) => r.json.messageId === send.body.messageId)).toBe(true);
+  });
+
+  it('tells the receiver when a scheduled send will go: the accepted payload carries details.scheduledAt', async () => {
+    const sender = await setupSender(t, undefined as unknown as TestDns, { deliveryType: 'sandbox', verify: false });
+    const path = nextPath();
+    await createHook({ url: rx.url(path), channelId: sender.channelId, events: ['accepted', 'processed'] });
+    const at = new Date(Date.now() + 3_600_000);
+    const send = await t.api('POST', '/send/transactional', {
+      headers: { 'x-service-channel-id': sender.channelId },
+      body: { from: { email: `shop@${sender.domain}` }, to: [{ email: 'ann@example.net' }], subject: 'Later', text: 'Hi', scheduledAt: at.toISOString() },
+    });
+    expect(send.status, JSON.stringify(send.body)).toBe(200);
+    await waitFor(() => rx.at(path).length === 2, { what: 'accepted and processed' });
+    const [accepted, processed] = rx.at(path).map((r) => r.json);
+    expect(accepted).toMatchObject({ eventType: 'accepted', messageId: send.body.messageId, details: { scheduledAt: at.toISOString() } });
+    expect(processed).toMatchObject({ eventType: 'processed', details: expect.any(Object) });
   });
 
   it('retries after 500s with growing delays, then succeeds, keeping later events of the message waiting', async () => {
