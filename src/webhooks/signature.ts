@@ -42,6 +42,11 @@ export function verifySignature(o: { key: string; body: string; header: string; 
   const parts = o.header.split(',').map((p) => p.trim().split('='));
   const t = Number(parts.find(([k]) => k === 't')?.[1]);
   if (!Number.isInteger(t) || Math.abs(o.nowSeconds - t) > (o.toleranceSeconds ?? 300)) return false;
-  const expected = Buffer.from(createHmac('sha256', o.key).update(`${t}.${o.body}`, 'utf8').digest('hex'));
-  return parts.some(([k, v]) => k === 'v1' && v !== undefined && v.length === expected.length && timingSafeEqual(Buffer.from(v), expected));
+  const expected = createHmac('sha256', o.key).update(`${t}.${o.body}`, 'utf8').digest();
+  // Bytes are compared, not characters: timingSafeEqual throws on buffers of unequal length.
+  const matches = (v: string | undefined): boolean => {
+    const given = Buffer.from(v ?? '', 'hex');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+  return parts.some(([k, v]) => k === 'v1' && matches(v));
 }

@@ -30,6 +30,12 @@ describe('webhook signature', () => {
     expect(verifySignature({ key, body, header, nowSeconds: 1_700_000_301 })).toBe(false);
     expect(verifySignature({ key, body, header: 'garbage', nowSeconds: 1_700_000_000 })).toBe(false);
   });
+
+  it('refuses, without throwing, a v1 as long as the hex in characters but not in bytes', () => {
+    // A header octet above 0x7f reads as one latin1 character; in UTF-8 it is two bytes.
+    const header = `t=1700000000,v1=${'a'.repeat(63)}é`;
+    expect(verifySignature({ key, body, header, nowSeconds: 1_700_000_000 })).toBe(false);
+  });
 });
 
 describe('webhook retry backoff', () => {
