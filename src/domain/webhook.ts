@@ -138,8 +138,12 @@ export function retryDelayMs(attempts: number, baseMs: number): number {
 
 /** RFC 7230 3.2.6: a header name is a token. */
 export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
-/** RFC 7230 3.2: visible characters, spaces and tabs; never CR/LF or other controls. */
-export const HEADER_VALUE_PATTERN = '^[^\\u0000-\\u0008\\u000a-\\u001f\\u007f]*$';
+/**
+ * RFC 7230 3.2: visible characters, spaces and tabs; never CR/LF or other controls. Exactly what
+ * Node's HTTP client sends (tab, U+0020-U+007E and, as single bytes, U+0080-U+00FF): a value
+ * beyond U+00FF makes every request throw, so a webhook or route carrying one could never deliver.
+ */
+export const HEADER_VALUE_PATTERN = '^[\\t\\u0020-\\u007e\\u0080-\\u00ff]*$';
 
 /** Headers postrider writes itself, or that would change how the request is framed or routed. */
 const RESERVED_HEADERS = new Set([

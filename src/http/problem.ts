@@ -103,7 +103,7 @@ export const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$': 'must be a media type such as application/pdf',
   '^(?:(?=.*\\S)[^\\u0000-\\u001f\\u007f]*)?$': 'must contain something besides white space, and no control characters',
   [HEADER_NAME_PATTERN]: 'must be a header field name (letters, digits and !#$%&\'*+.^_`|~-, RFC 9110 5.1)',
-  [HEADER_VALUE_PATTERN]: 'must not contain control characters other than tab (line breaks included)',
+  [HEADER_VALUE_PATTERN]: 'must not contain control characters other than tab (line breaks included) nor characters beyond U+00FF (Latin-1)',
 };
 
 /** What our formats ask for, in words. */

@@ -145,6 +145,8 @@ describe('webhook CRUD', () => {
     expect(fieldCodes(await bad({ name: 'X-Colon:', value: 'v' }), '/additionalHeaders/0/name')).toEqual(['invalid_format']);
     expect(fieldCodes(await bad({ name: 'X-Ok', value: 'a\r\nInjected: yes' }), '/additionalHeaders/0/value')).toEqual(['invalid_format']);
     expect(fieldCodes(await bad({ name: 'X-Ok', value: 'a\nb' }), '/additionalHeaders/0/value')).toEqual(['invalid_format']);
+    // Node cannot send a header character beyond U+00FF: such a webhook could never deliver.
+    expect(fieldCodes(await bad({ name: 'X-Ok', value: 'token ✓' }), '/additionalHeaders/0/value')).toEqual(['invalid_format']);
     expect(fieldCodes(await bad({ name: 'X-Service-Webhook-Signature', value: 'forged' }), '/additionalHeaders/0/name')).toEqual(['reserved_header']);
     expect(fieldCodes(await bad({ name: 'Content-Length', value: '1' }), '/additionalHeaders/0/name')).toEqual(['reserved_header']);
   });
