@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import Handlebars from 'handlebars';
 import { LRUCache } from 'lru-cache';
 import { TaskError } from './errors.js';
+import { RenderBudget } from './render-budget.js';
 import { templatePosition } from './template-position.js';
 
 export interface RenderInput {
@@ -66,17 +67,24 @@ export interface TemplateRendererOptions {
    * are not asked for again and need not wait until the cache is full.
    */
   ttl?: number;
+  /** Characters a part may render to, loops included (RenderBudget); default: no bound. */
+  maxChars?: number;
 }
 
 export class TemplateRenderer {
   private readonly hb = Handlebars.create();
   /** Keyed by escaping mode and source. */
   private readonly compiled: LRUCache<string, Compiled>;
+  private readonly budget: RenderBudget | undefined;
   /** Templates compiled (for tests and benchmarks). */
   misses = 0;
 
   constructor(opts: TemplateRendererOptions = {}) {
     this.compiled = new LRUCache({ max: opts.max ?? 200, ttl: opts.ttl ?? 60 * 60_000, updateAgeOnGet: true });
+    if (opts.maxChars !== undefined) {
+      this.budget = new RenderBudget(opts.maxChars);
+      this.budget.bind(this.hb);
+    }
   }
 
   render(input: RenderInput): RenderOutput {
@@ -102,7 +110,10 @@ export class TemplateRenderer {
     // compile and call are guarded together (a template that does not compile throws on every
     // call, cached or not).
     try {
-      return this.template(source, noEscape, cache)(data, RUNTIME_OPTIONS);
+      this.budget?.start();
+      const rendered = this.template(source, noEscape, cache)(data, RUNTIME_OPTIONS);
+      this.budget?.check(rendered);
+      return rendered;
     } catch (err) {
       throw templatingError(field, source, err);
     }
@@ -129,6 +140,9 @@ const BUILTIN_HELPERS: Record<string, (params: number) => string | undefined> = 
   log: () => undefined,
 };
 
+/** Characters a template's subject may render to: as many as its source may have (send-schemas.ts). */
+export const SUBJECT_MAX_CHARS = 2048;
+
 type HbNode = { type: string; path?: { type: string; original?: unknown; parts?: unknown[]; data?: boolean; depth?: number }; params?: unknown[]; hash?: { pairs?: unknown[] } };
 
 /**
@@ -143,8 +157,11 @@ export class TemplateChecker {
   private readonly hb = Handlebars.create();
   /** Keyed by escaping mode and source: the error (its message for the static check), or '' when it compiles. */
   private readonly checked = new LRUCache<string, Error | string>({ max: 500, ttl: 60 * 60_000, updateAgeOnGet: true });
-  /** Renders subjects at intake: they are short, and the record and events carry them. */
-  private readonly renderer = new TemplateRenderer();
+  /**
+   * Renders subjects at intake, on the main thread: the record and events carry them. Bounded,
+   * loops included: nested {{#each}} over a send's data stalled the daemon (RenderBudget).
+   */
+  private readonly renderer = new TemplateRenderer({ maxChars: SUBJECT_MAX_CHARS });
   /** Parts compiled to check them (for tests and benchmarks); the subjects' renderer counts its own. */
   misses = 0;
 

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/domain/errors.js';
 import { IntakeTemplates, MAIN_THREAD_MAX } from '../../src/submission/template-check.js';
+import { SUBJECT_MAX_CHARS } from '../../src/workers/render.js';
 
 const LARGE = `${'<p>x</p>'.repeat(MAIN_THREAD_MAX / 8 + 1)}{{name}}`;
 
@@ -45,5 +46,27 @@ describe('IntakeTemplates', () => {
     } catch (err) {
       expect(isAppError(err) && err.code).toBe('templating_error');
     }
+  });
+
+  it('bounds the subject it renders on the main thread, loops included: templating_error on /template/subject', () => {
+    const t = new IntakeTemplates(async () => undefined);
+    const refusal = (subject: string, data: Record<string, unknown>): unknown => {
+      try {
+        return t.check({ subject, text: 't', data }, undefined);
+      } catch (err) {
+        return isAppError(err) && { code: err.code, errors: err.errors };
+      }
+    };
+    const nested = '{{#each a}}{{#each ../a}}{{#each ../../a}}{{#each ../../../a}}X{{/each}}{{/each}}{{/each}}{{/each}}';
+    const a = Array.from({ length: 10 }, (_, i) => i);
+    // 10,000 characters out of a 100-character template; with 60 items the loop ran 10 s.
+    expect(refusal(nested, { a })).toMatchObject({ code: 'templating_error', errors: { '/template/subject': [{ code: 'templating_error' }] } });
+    // Loops that render nothing are bounded too.
+    expect(refusal(nested.replace('X', ''), { a })).toMatchObject({ code: 'templating_error' });
+    // One long value, no loop.
+    expect(refusal('{{v}}', { v: 'y'.repeat(SUBJECT_MAX_CHARS + 1) })).toMatchObject({ code: 'templating_error' });
+    // What fits renders as before, and a later render starts with the whole budget again.
+    expect(refusal('{{#each a}}{{this}},{{/each}} {{v}}', { a, v: 'y'.repeat(SUBJECT_MAX_CHARS - 40) })).toBe(`0,1,2,3,4,5,6,7,8,9, ${'y'.repeat(SUBJECT_MAX_CHARS - 40)}`);
+    expect(refusal('{{#each a}}{{this}}{{/each}}', { a })).toBe('0123456789');
   });
 });
