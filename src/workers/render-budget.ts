@@ -1,47 +1,55 @@
 /**
- * A bound on what one render may produce, for the subjects the intake renders on the main thread
- * (submission/template-check.ts). A subject template is short, but nested `{{#each}}` over the
- * send's data multiplies: four levels over 60 items made 13 million iterations, 10 s in which the
- * daemon answered nothing, and a 12 MB subject that every event and webhook payload then carried.
+ * A bound on what one render may cost. A template is short, but nested `{{#each}}` over the
+ * data multiplies: four levels over 60 items made 13 million iterations. On the main thread (the
+ * subject the intake renders, submission/template-check.ts) the daemon answered nothing for 10 s
+ * and accepted a 12 MB subject that every event and webhook payload then carried; on a worker
+ * thread (composition, POST /templates/render) two such renders held every thread, so no message
+ * was composed meanwhile, for as long as the loops ran (hours, with a few hundred items).
  *
- * Every iteration of `{{#each}}` (a section over an array goes through it too) spends the
- * characters it rendered and one more, so a render stops with an error as soon as the budget is
- * gone, however deep the nesting and even when the iterations render nothing; the result itself
+ * Every iteration of `{{#each}}` (a section over an array goes through it too) counts, with the
+ * characters it rendered, so a render stops with an error as soon as a limit is passed, however
+ * deep the nesting and even when the iterations render nothing; with maxChars the result itself
  * must fit too.
  */
 import type Handlebars from 'handlebars';
 
+export interface RenderLimits {
+  /** `{{#each}}` iterations of one render, nested ones included. */
+  maxIterations: number;
+  /** Characters of the result, each iteration counting its output and one more. */
+  maxChars?: number;
+}
+
 type HelperOptions = { fn?: (context: unknown, options?: unknown) => string };
 
 export class RenderBudget {
-  private left = 0;
+  private iterations = 0;
+  private chars = 0;
 
-  constructor(readonly maxChars: number) {}
+  constructor(readonly limits: RenderLimits) {}
 
   /** Before each render. */
   start(): void {
-    this.left = this.maxChars;
+    this.iterations = 0;
+    this.chars = 0;
   }
 
   /** After each render: the result must fit as well. */
   check(rendered: string): void {
-    if (rendered.length > this.maxChars) throw this.exceeded();
+    if (this.limits.maxChars !== undefined && rendered.length > this.limits.maxChars) throw this.tooLong();
   }
 
-  /** Makes the environment's `{{#each}}` spend from this budget (once, before compiling with it). */
+  /** Makes the environment's `{{#each}}` count against this budget (once, before compiling with it). */
   bind(hb: typeof Handlebars): void {
     const each = hb.helpers.each as (...args: unknown[]) => unknown;
-    const spend = (chars: number): void => {
-      this.left -= chars;
-      if (this.left < 0) throw this.exceeded();
-    };
+    const spend = (out: string): void => this.spend(out);
     hb.registerHelper('each', function (this: unknown, ...args: unknown[]) {
       const options = args[args.length - 1] as HelperOptions | undefined;
       const fn = options?.fn;
       if (options && typeof fn === 'function') {
         options.fn = (context, o) => {
           const out = fn(context, o);
-          spend(out.length + 1);
+          spend(out);
           return out;
         };
       }
@@ -49,7 +57,15 @@ export class RenderBudget {
     });
   }
 
-  private exceeded(): Error {
-    return new Error(`it renders to more than ${this.maxChars} characters`);
+  private spend(out: string): void {
+    this.iterations++;
+    this.chars += out.length + 1;
+    const { maxIterations, maxChars } = this.limits;
+    if (this.iterations > maxIterations) throw new Error(`it loops more than ${maxIterations} times ({{#each}}, nested ones included)`);
+    if (maxChars !== undefined && this.chars > maxChars) throw this.tooLong();
+  }
+
+  private tooLong(): Error {
+    return new Error(`it renders to more than ${this.limits.maxChars} characters`);
   }
 }

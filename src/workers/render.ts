@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import Handlebars from 'handlebars';
 import { LRUCache } from 'lru-cache';
 import { TaskError } from './errors.js';
-import { RenderBudget } from './render-budget.js';
+import { RenderBudget, type RenderLimits } from './render-budget.js';
 import { templatePosition } from './template-position.js';
 
 export interface RenderInput {
@@ -67,24 +67,28 @@ export interface TemplateRendererOptions {
    * are not asked for again and need not wait until the cache is full.
    */
   ttl?: number;
-  /** Characters a part may render to, loops included (RenderBudget); default: no bound. */
-  maxChars?: number;
+  /** What one part may cost (RenderBudget); default: MAX_ITERATIONS iterations, no bound on characters. */
+  limits?: Partial<RenderLimits>;
 }
+
+/**
+ * `{{#each}}` iterations of one part, nested ones included: about a second of a thread. Far more
+ * than a message shows (a thousand order lines of a hundred variants each is a tenth of it).
+ */
+export const MAX_ITERATIONS = 1_000_000;
 
 export class TemplateRenderer {
   private readonly hb = Handlebars.create();
   /** Keyed by escaping mode and source. */
   private readonly compiled: LRUCache<string, Compiled>;
-  private readonly budget: RenderBudget | undefined;
+  private readonly budget: RenderBudget;
   /** Templates compiled (for tests and benchmarks). */
   misses = 0;
 
   constructor(opts: TemplateRendererOptions = {}) {
     this.compiled = new LRUCache({ max: opts.max ?? 200, ttl: opts.ttl ?? 60 * 60_000, updateAgeOnGet: true });
-    if (opts.maxChars !== undefined) {
-      this.budget = new RenderBudget(opts.maxChars);
-      this.budget.bind(this.hb);
-    }
+    this.budget = new RenderBudget({ maxIterations: MAX_ITERATIONS, ...opts.limits });
+    this.budget.bind(this.hb);
   }
 
   render(input: RenderInput): RenderOutput {
@@ -110,9 +114,9 @@ export class TemplateRenderer {
     // compile and call are guarded together (a template that does not compile throws on every
     // call, cached or not).
     try {
-      this.budget?.start();
+      this.budget.start();
       const rendered = this.template(source, noEscape, cache)(data, RUNTIME_OPTIONS);
-      this.budget?.check(rendered);
+      this.budget.check(rendered);
       return rendered;
     } catch (err) {
       throw templatingError(field, source, err);
@@ -161,7 +165,7 @@ export class TemplateChecker {
    * Renders subjects at intake, on the main thread: the record and events carry them. Bounded,
    * loops included: nested {{#each}} over a send's data stalled the daemon (RenderBudget).
    */
-  private readonly renderer = new TemplateRenderer({ maxChars: SUBJECT_MAX_CHARS });
+  private readonly renderer = new TemplateRenderer({ limits: { maxChars: SUBJECT_MAX_CHARS } });
   /** Parts compiled to check them (for tests and benchmarks); the subjects' renderer counts its own. */
   misses = 0;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TaskError } from '../../src/workers/errors.js';
-import { TemplateChecker, TemplateRenderer, type RenderInput } from '../../src/workers/render.js';
+import { MAX_ITERATIONS, TemplateChecker, TemplateRenderer, type RenderInput } from '../../src/workers/render.js';
 
 // One renderer for the file, as one worker thread has one: its template cache spans the tests.
 const renderer = new TemplateRenderer();
@@ -20,6 +20,21 @@ describe('renderTemplate', () => {
   it('escapes {{var}} and inserts {{{var}}} raw in the html part', () => {
     const out = renderTemplate({ html: '<p>{{a}}</p><div>{{{a}}}</div>', data: { a: '<b>"x" & y</b>' } });
     expect(out.html).toBe('<p>&lt;b&gt;&quot;x&quot; &amp; y&lt;/b&gt;</p><div><b>"x" & y</b></div>');
+  });
+
+  it('stops a render whose loops, nested over the data, pass MAX_ITERATIONS, with a templating_error of the part', () => {
+    const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+    const nested = '{{#each a}}{{#each @root.a}}{{#each @root.a}}{{#each @root.a}}{{/each}}{{/each}}{{/each}}{{/each}}';
+    // 40^4 iterations that render nothing: 2.6 million, seconds of a worker thread, hours with a few hundred items.
+    const e = renderError(() => renderTemplate({ text: nested, data: { a: range(40) } }));
+    expect(e.code).toBe('templating_error');
+    expect(e.field).toBe('text');
+    expect(e.message).toContain(`more than ${MAX_ITERATIONS} times`);
+    // A section over an array loops through {{#each}} too.
+    expect(renderError(() => renderTemplate({ html: '{{#a}}{{#../a}}{{#../../a}}{{#../../../a}}{{/../../../a}}{{/../../a}}{{/../a}}{{/a}}', data: { a: range(40) } })).code).toBe('templating_error');
+    // Under the bound a render is what it was, and the next render has the whole budget again.
+    expect(renderTemplate({ text: '{{#each a}}{{#each @root.a}}.{{/each}}{{/each}}', data: { a: range(900) } }).text).toHaveLength(900 ** 2);
+    expect(renderTemplate({ text: '{{#each a}}{{this}}{{/each}}', data: { a: range(3) } }).text).toBe('012');
   });
 
   it('does not html-escape the subject and the text part', () => {
