@@ -8,11 +8,11 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
+import { MAX_URL_LENGTH } from '../domain/request-target.js';
 import { trimEndOf } from '../domain/trim-end.js';
 import { isUuid } from '../domain/uuid.js';
 
-/** Longest request target (path and query) served; RFC 9110 4.1 recommends at least 8,000. */
-export const MAX_URL_LENGTH = 16 * 1024;
+export { MAX_URL_LENGTH } from '../domain/request-target.js';
 
 /** Node's limit on the request line plus headers: above MAX_URL_LENGTH, so a long URL is a 414, not a parser error. */
 export const MAX_HEADER_BYTES = 64 * 1024;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_URL_LENGTH } from '../../src/domain/request-target.js';
 import { MAX_TRACKED_LINKS, trackHtml } from '../../src/workers/engagement.js';
 
 const ENGAGEMENT = {
@@ -24,5 +25,16 @@ describe('click tracking', () => {
   it('counts only the links it rewrites: mailto: and anchors do not use up the cap', () => {
     const html = `${'<a href="mailto:a@shop.net">m</a><a href="#top">t</a>'.repeat(MAX_TRACKED_LINKS)}<a href="https://shop.net/last">l</a>`;
     expect(trackHtml(html, ENGAGEMENT)).not.toContain('href="https://shop.net/last"');
+  });
+
+  it('leaves a link as written when its tracking URL would be longer than the HTTP listener serves', () => {
+    // 14,000 characters: a browser opens it; its tracking URL (the link in a token, a third longer) would be a 414.
+    const long = `https://shop.net/p?q=${'a'.repeat(14_000)}`;
+    const short = 'https://shop.net/p?q=1';
+    const out = trackHtml(`<a href="${long}">l</a><a href="${short}">s</a>`, ENGAGEMENT);
+    expect(out).toContain(`<a href="${long}">l</a>`);
+    const links = [...out.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
+    expect(links[1]).toMatch(/^https:\/\/links\.shop-mail\.net\/t\/click\?token=/);
+    expect(links.every((l) => l.length <= MAX_URL_LENGTH)).toBe(true);
   });
 });
