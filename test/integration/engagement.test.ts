@@ -66,6 +66,13 @@ beforeAll(async () => {
 
 afterAll(() => stopDaemonWithDns({ t, dns }));
 
+/** Where the page's button posts, as a browser resolves its form action against the page's URL. */
+function formTarget(page: string, pageUrl: string): string {
+  const action = /<form method="post" action="([^"]*)"/.exec(page)?.[1];
+  expect(action, 'the form of the page').toBeDefined();
+  return new URL(action!, pageUrl).href;
+}
+
 describe('open and click tracking', () => {
   let message: MessageRecord;
 
@@ -213,7 +220,13 @@ describe('unsubscribe', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
     const page = await res.text();
-    expect(page).toContain('<form method="post" action="/unsubscribe?token=');
+    expect(formTarget(page, url)).toBe(url);
+    // Behind a proxy that serves the daemon under a path of publicUrl, the button stays under it.
+    const proxied = `https://mail.example.org/postrider/unsubscribe${new URL(url).search}`;
+    expect(formTarget(page, proxied)).toBe(proxied);
+    // The same page at /unsubscribe/ (trailing slashes are ignored) posts to the same place.
+    const slashed = await (await fetch(`${t.url}/unsubscribe/${new URL(url).search}`)).text();
+    expect(formTarget(slashed, `https://mail.example.org/postrider/unsubscribe/${new URL(url).search}`)).toBe(proxied);
     expect(await suppression(s.channelId, 'broadcast', 'dave@example.net')).toBeUndefined();
     expect((await t.daemon.store.events.ofMessage(m.id)).map((e) => e.eventType)).not.toContain('unsubscribed');
   });
@@ -225,7 +238,12 @@ describe('unsubscribe', () => {
       fetch(local(url), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
     const res = await post();
     expect(res.status).toBe(200);
-    expect(await res.text()).toContain('action="/unsubscribe/resubscribe?token=');
+    const page = await res.text();
+    const resubscribe = `${PUBLIC}/unsubscribe/resubscribe${new URL(url).search}`;
+    expect(formTarget(page, url)).toBe(resubscribe);
+    expect(formTarget(page, `https://mail.example.org/postrider/unsubscribe${new URL(url).search}`)).toBe(
+      `https://mail.example.org/postrider/unsubscribe/resubscribe${new URL(url).search}`,
+    );
     expect((await post()).status).toBe(200); // providers may retry: nothing more happens
     expect(await suppression(s.channelId, 'broadcast', 'erin@example.net')).toMatchObject({ reason: 'unsubscribe' });
     expect(await suppression(s.channelId, 'transactional', 'erin@example.net')).toBeUndefined();
@@ -249,7 +267,11 @@ describe('unsubscribe', () => {
     expect((await fetch(local(url), { method: 'POST' })).status).toBe(200);
     const res = await fetch(`${t.url}/unsubscribe/resubscribe?token=${token}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
     expect(res.status).toBe(200);
-    expect(await res.text()).toContain('subscribed again');
+    const page = await res.text();
+    expect(page).toContain('subscribed again');
+    expect(formTarget(page, `https://mail.example.org/postrider/unsubscribe/resubscribe?token=${token}`)).toBe(
+      `https://mail.example.org/postrider/unsubscribe?token=${token}`,
+    );
     expect(await suppression(s.channelId, 'broadcast', 'finn@example.net')).toBeUndefined();
     expect((await events(m.id, 'resubscribed')).map((e) => e.recipients)).toEqual([['finn@example.net']]);
 

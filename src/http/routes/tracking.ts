@@ -92,14 +92,25 @@ const TEXT = {
   resubscribed: ['You are subscribed again', 'You will receive these emails again.', 'Unsubscribe', '/unsubscribe'],
 } as const;
 
+/**
+ * `target` (one of our paths) relative to the page served at `path`: under a publicUrl with a
+ * path (a proxy serving the daemon at https://host/some/path/), a root path would leave it, and
+ * the button would post where nothing answers.
+ */
+function relativeTo(path: string, target: string): string {
+  const depth = path.split('/').length - 2;
+  return '../'.repeat(Math.max(depth, 0)) + target.slice(1);
+}
+
 /** A small self-contained page; the only dynamic part is the token, which is URL-safe base64. */
 function page(reply: FastifyReply, state: keyof typeof TEXT, url: string): FastifyReply {
   const [title, text, button, action] = TEXT[state];
-  const token = new URL(url, 'http://x').searchParams.get('token') ?? '';
+  const { pathname, searchParams } = new URL(url, 'http://x');
+  const token = searchParams.get('token') ?? '';
   const safe = token.replace(/[^A-Za-z0-9._-]/g, '');
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>${title}</title><style>body{font:16px system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem}button{font:inherit;padding:.5rem 1rem}</style></head>
-<body><h1>${title}</h1><p>${text}</p><form method="post" action="${action}?token=${safe}"><button type="submit">${button}</button></form></body></html>`;
+<body><h1>${title}</h1><p>${text}</p><form method="post" action="${relativeTo(pathname, action)}?token=${safe}"><button type="submit">${button}</button></form></body></html>`;
   return noStore(reply)
     .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
     .header('x-content-type-options', 'nosniff')
