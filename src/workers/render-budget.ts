@@ -8,15 +8,16 @@
  *
  * Every iteration of `{{#each}}` (a section over an array goes through it too) counts, with the
  * characters it rendered, so a render stops with an error as soon as a limit is passed, however
- * deep the nesting and even when the iterations render nothing; with maxChars the result itself
- * must fit too.
+ * deep the nesting and even when the iterations render nothing. What a render gives without a
+ * loop costs no more than its data's size; its length is the caller's rule (a subject's 256
+ * characters: domain/send-rules.ts checkRenderedSubject).
  */
 import type Handlebars from 'handlebars';
 
 export interface RenderLimits {
   /** `{{#each}}` iterations of one render, nested ones included. */
   maxIterations: number;
-  /** Characters of the result, each iteration counting its output and one more. */
+  /** Characters the loops of one render may give, each iteration counting its output and one more. */
   maxChars?: number;
 }
 
@@ -32,11 +33,6 @@ export class RenderBudget {
   start(): void {
     this.iterations = 0;
     this.chars = 0;
-  }
-
-  /** After each render: the result must fit as well. */
-  check(rendered: string): void {
-    if (this.limits.maxChars !== undefined && rendered.length > this.limits.maxChars) throw this.tooLong();
   }
 
   /** Makes the environment's `{{#each}}` count against this budget (once, before compiling with it). */
@@ -62,10 +58,6 @@ export class RenderBudget {
     this.chars += out.length + 1;
     const { maxIterations, maxChars } = this.limits;
     if (this.iterations > maxIterations) throw new Error(`it loops more than ${maxIterations} times ({{#each}}, nested ones included)`);
-    if (maxChars !== undefined && this.chars > maxChars) throw this.tooLong();
-  }
-
-  private tooLong(): Error {
-    return new Error(`it renders to more than ${this.limits.maxChars} characters`);
+    if (maxChars !== undefined && this.chars > maxChars) throw new Error(`its loops render more than ${maxChars} characters ({{#each}}, nested ones included)`);
   }
 }

@@ -115,9 +115,7 @@ export class TemplateRenderer {
     // call, cached or not).
     try {
       this.budget.start();
-      const rendered = this.template(source, noEscape, cache)(data, RUNTIME_OPTIONS);
-      this.budget.check(rendered);
-      return rendered;
+      return this.template(source, noEscape, cache)(data, RUNTIME_OPTIONS);
     } catch (err) {
       throw templatingError(field, source, err);
     }
@@ -144,7 +142,10 @@ const BUILTIN_HELPERS: Record<string, (params: number) => string | undefined> = 
   log: () => undefined,
 };
 
-/** Characters a template's subject may render to: as many as its source may have (send-schemas.ts). */
+/**
+ * Characters the loops of a template's subject may render at intake, on the main thread: as many
+ * as its source may have (send-schemas.ts), far above the 256 it may render to in all.
+ */
 export const SUBJECT_MAX_CHARS = 2048;
 
 type HbNode = { type: string; path?: { type: string; original?: unknown; parts?: unknown[]; data?: boolean; depth?: number }; params?: unknown[]; hash?: { pairs?: unknown[] } };

@@ -63,10 +63,10 @@ describe('IntakeTemplates', () => {
     expect(refusal(nested, { a })).toMatchObject({ code: 'templating_error', errors: { '/template/subject': [{ code: 'templating_error' }] } });
     // Loops that render nothing are bounded too.
     expect(refusal(nested.replace('X', ''), { a })).toMatchObject({ code: 'templating_error' });
-    // One long value, no loop.
-    expect(refusal('{{v}}', { v: 'y'.repeat(SUBJECT_MAX_CHARS + 1) })).toMatchObject({ code: 'templating_error' });
+    // One long value, no loop: no stall, the subject's own limit says it (max_length).
+    expect(refusal('{{v}}', { v: 'y'.repeat(SUBJECT_MAX_CHARS + 1) })).toMatchObject({ code: 'validation_failed', errors: { '/template/subject': [{ code: 'max_length' }] } });
     // What fits renders as before, and a later render starts with the whole budget again.
-    expect(refusal('{{#each a}}{{this}},{{/each}} {{v}}', { a, v: 'y'.repeat(SUBJECT_MAX_CHARS - 40) })).toBe(`0,1,2,3,4,5,6,7,8,9, ${'y'.repeat(SUBJECT_MAX_CHARS - 40)}`);
+    expect(refusal('{{#each a}}{{this}},{{/each}} {{v}}', { a, v: 'y'.repeat(200) })).toBe(`0,1,2,3,4,5,6,7,8,9, ${'y'.repeat(200)}`);
     expect(refusal('{{#each a}}{{this}}{{/each}}', { a })).toBe('0123456789');
   });
 });
