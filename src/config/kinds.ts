@@ -51,9 +51,19 @@ export function flag(def: boolean, description: string) {
   return Type.Boolean({ default: def, description });
 }
 
-/** Milliseconds of at least `minMs` (and at most `maxMs`), written as a number or as "30s", "5m", "6h". */
-export function duration(minMs: number, def: number, description: string, maxMs?: number) {
-  return Type.Number({ minimum: minMs, ...(maxMs !== undefined && { maximum: maxMs }), default: def, description, duration: true });
+/**
+ * The longest delay a Node timer takes (2^31 - 1 ms, 24.8 days): a longer one fires after 1 ms
+ * (TimeoutOverflowWarning), so a re-check interval of "30d" would run back to back.
+ */
+export const TIMER_MAX_MS = 2_147_483_647;
+
+/**
+ * Milliseconds of at least `minMs`, written as a number or as "30s", "5m", "6h". A duration is
+ * a timer's delay unless `maxMs` says otherwise: a smaller bound of its own, or null for an age
+ * only compared with timestamps (delivery.maxAgeMs), which may be longer than any timer.
+ */
+export function duration(minMs: number, def: number, description: string, maxMs: number | null = TIMER_MAX_MS) {
+  return Type.Number({ minimum: minMs, ...(maxMs === null ? {} : { maximum: maxMs }), default: def, description, duration: true });
 }
 
 /** One of a fixed set of words; the type is their union. */

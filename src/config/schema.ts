@@ -133,7 +133,7 @@ const Delivery = Type.Object({
     pattern: '\\S',
     refine: 'retrySchedule',
   }),
-  maxAgeMs: duration(60_000, 3 * 86_400_000, 'Give up (bounce) a message after this long in the queue.'),
+  maxAgeMs: duration(60_000, 3 * 86_400_000, 'Give up (bounce) a message after this long in the queue.', null),
   maxMessagesPerConnection: integer(
     1,
     10_000,
@@ -186,7 +186,7 @@ const Webhooks = Type.Object({
   allowHttp: flag(false, 'Allow webhook URLs with http:// (default: https only).'),
   allowPrivate: flag(false, 'Allow webhook targets in loopback/private ranges (checked at create and after DNS at each delivery).'),
   retryBaseMs: duration(10, 10_000, 'First retry delay of a failed webhook delivery; doubles per attempt (at most 4h between attempts).'),
-  maxAgeMs: duration(1000, 24 * 3_600_000, 'Give up a webhook delivery (counted as failed) after retrying this long.'),
+  maxAgeMs: duration(1000, 24 * 3_600_000, 'Give up a webhook delivery (counted as failed) after retrying this long.', null),
   timeoutMs: duration(100, 10_000, 'Timeout of one webhook request, from connecting to the end of the (capped) response.'),
   concurrency: integer(1, 100, 4, 'Requests in flight per webhook endpoint at most.'),
   maxPerAccount: integer(1, 10_000, 20, 'Maximum webhooks per account (403 resource_limit_exceeded beyond).'),
@@ -232,6 +232,7 @@ const Inbound = Type.Object({
     1000,
     24 * 3_600_000,
     "Keep retrying the POST of a received message to its route's URL this long after it was received (backoff from webhooks.retryBaseMs), then mark it failed.",
+    null,
   ),
   concurrency: integer(
     1,

@@ -8,7 +8,7 @@
 import { KindGuard, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import { parseDuration } from '../domain/duration.js';
-import type { KeyKeywords } from './kinds.js';
+import { TIMER_MAX_MS, type KeyKeywords } from './kinds.js';
 import { refineValue } from './refine.js';
 
 type KeySchema = TSchema & Partial<KeyKeywords>;
@@ -107,6 +107,8 @@ function describe(error: ValueError): string {
       return `${item}must be between ${schema.minimum} and ${schema.maximum}`;
     case ValueErrorType.NumberMinimum:
       return `must be at least ${schema.minimum}${schema.duration ? ' ms' : ''}`;
+    case ValueErrorType.NumberMaximum:
+      return `must be at most ${schema.maximum}${!schema.duration ? '' : schema.maximum === TIMER_MAX_MS ? ' ms (24.8 days, the longest a timer waits)' : ' ms'}`;
     case ValueErrorType.Union:
       return `must be one of ${(schema.anyOf as TSchema[]).map((s) => s.const).join(', ')}`;
     default:

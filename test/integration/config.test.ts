@@ -196,6 +196,17 @@ describe('loadConfig durations', () => {
     expect(err.message).toContain('domains.recheckIntervalMs');
     expect(err.message).toContain('api.rateWindowMs');
   });
+
+  it('refuses a timer duration longer than a Node timer can wait (it would fire at once), but not an age such as delivery.maxAgeMs', () => {
+    // setTimeout(fn, 30 days) fires after 1 ms: the domain re-check ran back to back, thousands a second.
+    const err = configError({ env: { POSTRIDER_DOMAINS_RECHECK_INTERVAL_MS: '30d', POSTRIDER_SHUTDOWN_GRACE_MS: '25d' } });
+    expect(err.problems).toHaveLength(2);
+    expect(err.message).toContain('"domains.recheckIntervalMs" must be at most 2147483647 ms');
+    expect(err.message).toContain('"shutdown.graceMs" must be at most 2147483647 ms');
+    expect(loadConfig({ env: { POSTRIDER_DOMAINS_RECHECK_INTERVAL_MS: '24d' } }).domains.recheckIntervalMs).toBe(24 * 86_400_000);
+    const ages = loadConfig({ env: { POSTRIDER_DELIVERY_MAX_AGE_MS: '30d', POSTRIDER_WEBHOOKS_MAX_AGE_MS: '30d', POSTRIDER_INBOUND_POST_MAX_AGE_MS: '30d' } });
+    expect([ages.delivery.maxAgeMs, ages.webhooks.maxAgeMs, ages.inbound.postMaxAgeMs]).toEqual([30 * 86_400_000, 30 * 86_400_000, 30 * 86_400_000]);
+  });
 });
 
 describe('loadConfig errors', () => {
