@@ -318,6 +318,37 @@ describe('a CLI command pointed at a folder without a store', () => {
       fs.rmSync(folder, { recursive: true, force: true });
     }
   });
+
+  it('says permission denied in one line (exit 77) when serve may not use the data folder or what it holds', async () => {
+    // As above: root without the capabilities that override file permissions. serve stopped on an
+    // EACCES stack trace (exit 1): from the lock's mkdir/temp file, or from reading node-id.
+    if (process.getuid?.() !== 0 || !fs.existsSync('/usr/bin/setpriv')) return;
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-perm-serve-'));
+    const data = path.join(folder, 'data');
+    const first = await startServe({ POSTRIDER_DATA_DIR: data });
+    await first.stop();
+    const noOverride = ['/usr/bin/setpriv', '--bounding-set=-dac_override,-dac_read_search'];
+    const serve = () => runCli(['serve'], { POSTRIDER_DATA_DIR: data, POSTRIDER_HTTP_PORT: '0', POSTRIDER_SMTP_PORT: '0' }, 20_000, { wrap: noOverride });
+    const oneLine = (where: string) =>
+      new RegExp(`^postrider: permission denied on ${where} for user ${os.userInfo().username} \\(uid 0\\); run postrider as the user that owns the data folder[^\\n]*\\n$`);
+    try {
+      for (const entry of fs.readdirSync(data, { recursive: true, withFileTypes: false }) as string[]) fs.chownSync(path.join(data, entry), 65534, 65534);
+      fs.chownSync(data, 65534, 65534);
+      fs.chmodSync(data, 0o700);
+      const folderDenied = await serve();
+      expect(folderDenied.code, folderDenied.stderr).toBe(77);
+      expect(folderDenied.stderr).toMatch(oneLine(data));
+      // The folder is this user's again, but the store's folder, node-id... are still another's
+      // (a first start as another user): named before anything starts.
+      fs.chownSync(data, 0, 0);
+      const contentDenied = await serve();
+      expect(contentDenied.code, contentDenied.stderr).toBe(77);
+      expect(contentDenied.stderr).toMatch(oneLine(path.join(data, 'db')));
+      expect(fs.readdirSync(data).filter((f) => f.startsWith('daemon.lock'))).toEqual([]);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('postrider init', () => {

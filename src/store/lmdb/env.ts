@@ -10,7 +10,6 @@
  * event log's meta they all move once.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { asBinary, open, type Database, type DatabaseOptions, type RootDatabase, type Transaction } from 'lmdb';
 import { settledWithin } from '../../domain/settle.js';
@@ -19,6 +18,7 @@ import { damaged, inspectDataFile } from './data-file.js';
 import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
 import { examineDataFolder, markerDate, writeMarker } from './marker.js';
 import { OutboxSignal } from './outbox-signal.js';
+import { withPermission } from './permission.js';
 import { ReadCaches } from './read-caches.js';
 import { RESTORE_HINT, StoreProblem } from '../port/problems.js';
 import { WriteGroup } from './write-batch.js';
@@ -388,31 +388,6 @@ function checkEnvInfo(root: RootDatabase<any, any>, file: string): void {
 }
 
 /** LMDB's own error codes (MDB_CORRUPTED, MDB_INVALID...) are negative; errno values are not. */
-/**
- * Runs a step that touches the data folder and turns a permission error (EACCES, EPERM; LMDB
- * reports them as the errno 13 or 1) into one line that names the path and the user, instead of
- * a stack trace: the usual cause is a command run as another user than the daemon's.
- */
-function withPermission<T>(step: () => T): T {
-  try {
-    return step();
-  } catch (err) {
-    const e = err as { code?: unknown; path?: unknown; message?: string };
-    const denied = e.code === 'EACCES' || e.code === 'EPERM' || e.code === 13 || e.code === 1 || /permission denied/i.test(e.message ?? '');
-    if (!denied) throw err;
-    const where = typeof e.path === 'string' ? e.path : (/'([^']+)'/.exec(e.message ?? '')?.[1] ?? 'the data folder');
-    throw new StoreProblem('permission_denied', `permission denied on ${where} for user ${currentUser()}; run postrider as the user that owns the data folder (the systemd install: sudo -u postrider postrider …)`);
-  }
-}
-
-function currentUser(): string {
-  try {
-    return `${os.userInfo().username} (uid ${process.getuid?.() ?? '?'})`;
-  } catch {
-    return `uid ${process.getuid?.() ?? '?'}`;
-  }
-}
-
 function asDamaged(file: string, err: unknown): unknown {
   if (err instanceof StoreProblem) return err;
   const code = (err as { code?: unknown }).code;

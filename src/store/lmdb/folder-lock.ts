@@ -19,6 +19,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readIfExists } from './files.js';
 import { StoreProblem } from '../port/problems.js';
+import { checkDataFolderAccess, withPermission } from './permission.js';
 
 export const LOCK_FILE = 'daemon.lock';
 /** A takeover file older than this was left by a starter that died while breaking a lock. */
@@ -41,12 +42,16 @@ export class FolderLock {
 
   /** Takes the data folder's lock, or throws data_folder_locked naming the daemon that has it. */
   static async acquire(dataDir: string): Promise<FolderLock> {
-    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const file = path.join(dataDir, LOCK_FILE);
     const me: Holder = { pid: process.pid, started: startTicks(process.pid), host: os.hostname(), since: new Date().toISOString() };
     const record = JSON.stringify(me) + '\n';
     const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
-    fs.writeFileSync(tmp, record, { mode: 0o600 });
+    // A daemon run as a user who may not use the folder, or what it holds, stops here in one line.
+    checkDataFolderAccess(dataDir);
+    withPermission(() => {
+      fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      fs.writeFileSync(tmp, record, { mode: 0o600 });
+    }, dataDir);
     try {
       for (let i = 0; i < ATTEMPTS; i++) {
         try {
