@@ -38,6 +38,7 @@ export async function storeCommand(argv: string[], io: CommandIo): Promise<numbe
   }
   if (!dir) throw new UsageError('DIR is required', USAGE);
   const target = path.resolve(dir);
+  if (fs.existsSync(target) && !fs.statSync(target).isDirectory()) throw new UsageError(`${target} is not a folder; give a new or empty folder`, USAGE);
   if (fs.existsSync(path.join(target, 'data.mdb'))) throw new UsageError(`${path.join(target, 'data.mdb')} exists already; give a new or empty folder`, USAGE);
   const store = new LmdbStore({ dataDir, readOnly: true });
   await store.start();
@@ -48,6 +49,10 @@ export async function storeCommand(argv: string[], io: CommandIo): Promise<numbe
     // the live meta pages, and under write load (lmdb-js commits with overlapping syncs) it once
     // named a last page beyond the pages it had copied: a truncated backup (store-damage test).
     copy = await store.backup(target, true);
+  } catch (err) {
+    // A full disk, a quota, an unreadable store: one line, and nothing in DIR that looks like a backup.
+    io.err(`postrider: ${(err as Error).message}`);
+    return 74; // EX_IOERR (sysexits.h)
   } finally {
     await store.stop();
   }

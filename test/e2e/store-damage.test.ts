@@ -160,4 +160,21 @@ describe('postrider store check and backup', () => {
     for (const id of before) if ((await d.api('GET', `/activity/messages/${id}`)).status !== 200) missing.push(id);
     expect(missing).toEqual([]);
   }, 60_000);
+
+  it('leaves no data.mdb in the folder when the copy fails midway, says so in one line, and backs up there once it can', async () => {
+    // The process may write 64 KiB per file (a full disk or quota the same way): the copy stops
+    // after its first pages. It used to leave those as DIR/data.mdb, a truncated file that looks
+    // like the backup and that the next backup refused to replace.
+    if (!fs.existsSync('/usr/bin/prlimit')) return;
+    const backupDir = path.join(tmp, 'backup-failed');
+    const failed = await runCli(['store', 'backup', backupDir], { POSTRIDER_DATA_DIR: golden }, 20_000, { wrap: ['/usr/bin/prlimit', '--fsize=65536'] });
+    expect(failed.code, failed.stderr).toBe(74);
+    expect(failed.stderr).toMatch(new RegExp(`^postrider: the backup to ${backupDir} failed, ${backupDir}/data.mdb was not written: [^\\n]+\\n$`));
+    expect(fs.readdirSync(backupDir)).toEqual([]);
+
+    const backup = await runCli(['store', 'backup', backupDir], { POSTRIDER_DATA_DIR: golden });
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(fs.readdirSync(backupDir)).toEqual(['data.mdb']);
+    expect(fs.statSync(path.join(backupDir, 'data.mdb')).size).toBeGreaterThan(65536);
+  }, 30_000);
 });

@@ -211,13 +211,28 @@ export class Store {
    * A consistent copy of the store as it is now, taken in one read transaction
    * (mdb_env_copy2), safe while the daemon writes. Writes `dir`/data.mdb; `dir` may exist but
    * must not hold a data.mdb. Compacting leaves free pages out (slower, smaller).
+   *
+   * The copy is written in a private folder `dir`/incomplete-backup-* and becomes data.mdb only
+   * once it is whole and its meta pages check: a copy that fails (a full disk) or is
+   * interrupted never leaves a data.mdb that looks like a backup; a killed one leaves that folder.
    */
   async backup(dir: string, compact = false): Promise<string> {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    await this.root().backup(dir, compact);
     const copy = path.join(dir, 'data.mdb');
-    // LMDB creates it 0666 less the umask; it holds DKIM keys and secrets, like the original.
-    fs.chmodSync(copy, 0o600);
+    // mkdtemp makes it 0700: the copy holds DKIM keys and secrets, like the original.
+    const partial = fs.mkdtempSync(path.join(dir, 'incomplete-backup-'));
+    try {
+      await this.root().backup(partial, compact);
+      const written = path.join(partial, 'data.mdb');
+      // LMDB creates it 0666 less the umask.
+      fs.chmodSync(written, 0o600);
+      inspectDataFile(written);
+      fs.linkSync(written, copy); // EEXIST rather than replace a data.mdb put there meanwhile
+    } catch (err) {
+      throw new Error(`the backup to ${dir} failed, ${copy} was not written: ${(err as Error).message}`, { cause: err });
+    } finally {
+      fs.rmSync(partial, { recursive: true, force: true });
+    }
     return copy;
   }
 
