@@ -42,3 +42,23 @@ describe('config/postrider.example.jsonc', () => {
     expect(loadConfig({ configPath: exampleFile.pathname, env: {} })).toEqual(defaults);
   });
 });
+
+describe('docs/configuration.md', () => {
+  it('has a row for every key of the schema, naming its key and its environment variable', () => {
+    // README calls it "every setting, its environment variable and default"; 21 keys had no row.
+    const rows = fs
+      .readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('| `'));
+    const undocumented = configKeys()
+      .filter((key) => {
+        const row = rows.find((r) => r.split('|')[1].includes(`\`${key.path}\``));
+        if (!row) return true;
+        // A row of several keys abbreviates the later variables as `…_REST`.
+        const envCell = row.split('|')[2];
+        return !envCell.includes(key.env) && !(key.env.includes('_') && envCell.includes('…_'));
+      })
+      .map((key) => key.path);
+    expect(undocumented).toEqual([]);
+  });
+});
