@@ -9,6 +9,7 @@ import path from 'node:path';
 import { readConfigFile } from './file.js';
 import { configKeys, defaultValue, type ConfigKey } from './keys.js';
 import type { Config } from './schema.js';
+import { unknownFileKey, unknownVariable } from './unknown-key.js';
 import { readValue } from './value.js';
 import { deepFreeze } from '../domain/deep-freeze.js';
 import { sendingIpProblems, type SendingIpSettings } from '../domain/sending-ips.js';
@@ -42,7 +43,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const set = (keyPath: string, raw: unknown, source: string): void => {
     const key = byPath.get(keyPath);
     if (!key) {
-      problems.push(`${source}: unknown key "${keyPath}"`);
+      problems.push(`${source}: ${unknownFileKey(keyPath, keys)}`);
       return;
     }
     try {
@@ -62,7 +63,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith('POSTRIDER_') || NON_KEY_ENV.has(name) || value === undefined) continue;
     const keyPath = envKeys.get(name);
-    if (!keyPath) problems.push(`environment: unknown variable ${name}`);
+    if (!keyPath) problems.push(`environment: ${unknownVariable(name, keys)}`);
     else set(keyPath, value, `environment ${name}`);
   }
 

@@ -264,6 +264,30 @@ describe('loadConfig errors', () => {
     for (const named of ['http.port', 'http.trustProxy', 'dns.servers', 'dataDir']) expect(err.message).toContain(named);
   });
 
+  it('tells a section given a value that is not an object it is a wrong type, and an unknown key or variable the one it is most likely a typo of', () => {
+    // `"http": 8080` was reported as an unknown key "http", and a typo without a hint.
+    const file = writeFile(
+      'typos.json',
+      '{"http": 8080, "log": null, "smtp": {"prot": 25}, "delivery": {"max_age_ms": "3d", "maxAge": "3d"}, "hostName": "mta.acme.org", "nothingLikeIt": 1}',
+    );
+    const err = configError({ configPath: file, env: { POSTRIDER_HTTP_PROT: '8080', POSTRIDER_DATADIR: '/srv', POSTRIDER_SHUTDOWN_GRACE: '5s', POSTRIDER_NOTHING: '1' } });
+    expect(err.problems.sort()).toEqual(
+      [
+        `${file}: "http" must be an object of its keys (http.host, http.port, http.bodyLimit, …)`,
+        `${file}: "log" must be an object of its keys (log.level)`,
+        `${file}: unknown key "smtp.prot" (did you mean "smtp.port"?)`,
+        `${file}: unknown key "delivery.max_age_ms" (did you mean "delivery.maxAgeMs"?)`,
+        `${file}: unknown key "delivery.maxAge" (did you mean "delivery.maxAgeMs"?)`,
+        `${file}: unknown key "hostName" (did you mean "hostname"?)`,
+        `${file}: unknown key "nothingLikeIt"`,
+        'environment: unknown variable POSTRIDER_HTTP_PROT (did you mean POSTRIDER_HTTP_PORT?)',
+        'environment: unknown variable POSTRIDER_DATADIR (did you mean POSTRIDER_DATA_DIR?)',
+        'environment: unknown variable POSTRIDER_SHUTDOWN_GRACE (did you mean POSTRIDER_SHUTDOWN_GRACE_MS?)',
+        'environment: unknown variable POSTRIDER_NOTHING',
+      ].sort(),
+    );
+  });
+
   it('refuses a non-integer port and an empty string', () => {
     const err = configError({ env: { POSTRIDER_HTTP_PORT: '80.5', POSTRIDER_HTTP_HOST: ' ' } });
     expect(err.problems).toHaveLength(2);
