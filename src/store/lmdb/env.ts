@@ -217,11 +217,12 @@ export class Store {
    * interrupted never leaves a data.mdb that looks like a backup; a killed one leaves that folder.
    */
   async backup(dir: string, compact = false): Promise<string> {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const copy = path.join(dir, 'data.mdb');
-    // mkdtemp makes it 0700: the copy holds DKIM keys and secrets, like the original.
-    const partial = fs.mkdtempSync(path.join(dir, 'incomplete-backup-'));
+    let partial: string | null = null;
     try {
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      // mkdtemp makes it 0700: the copy holds DKIM keys and secrets, like the original.
+      partial = fs.mkdtempSync(path.join(dir, 'incomplete-backup-'));
       await this.root().backup(partial, compact);
       const written = path.join(partial, 'data.mdb');
       // LMDB creates it 0666 less the umask.
@@ -231,7 +232,7 @@ export class Store {
     } catch (err) {
       throw new Error(`the backup to ${dir} failed, ${copy} was not written: ${(err as Error).message}`, { cause: err });
     } finally {
-      fs.rmSync(partial, { recursive: true, force: true });
+      if (partial) fs.rmSync(partial, { recursive: true, force: true });
     }
     return copy;
   }
