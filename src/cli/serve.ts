@@ -90,12 +90,15 @@ function takeSignals(d: SignalDeps): { onStop(handler: (signal: string) => void)
       early ??= signal;
       return;
     }
-    if (stopping) return;
+    if (stopping) return d.logger.info({ signal }, 'already shutting down: waiting for the work in flight');
     stopping = true;
     stop(signal);
   };
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
-  process.once('SIGINT', () => onSignal('SIGINT'));
+  // Kept for good (on, not once): a second SIGTERM or SIGINT during the shutdown (Ctrl-C twice,
+  // npm or a supervisor passing the signal on) would otherwise take its default action and kill
+  // the process mid-shutdown, cutting the work in flight and leaving daemon.lock behind.
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGHUP', () => {
     // Before start completes there is nothing to reload yet (and SIGHUP's default would end us).
     if (!stop) return d.logger.warn('SIGHUP during start ignored; send it again once the daemon runs');

@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -97,6 +98,46 @@ describe('SIGTERM under load', () => {
     } finally {
       await store.stop();
     }
+  }, 60_000);
+});
+
+describe('a second SIGTERM during the shutdown', () => {
+  it('is logged and changes nothing: the request in flight gets its 200, the process exits 0 and releases the folder', async () => {
+    // The handlers were process.once: the second SIGTERM (Ctrl-C twice, npm passing the signal
+    // on) took the default action and killed the daemon mid-shutdown, exit 143, daemon.lock left.
+    const dataDir = path.join(root, 'term-twice');
+    const p = await startServe({ POSTRIDER_DATA_DIR: dataDir, POSTRIDER_LOG_LEVEL: 'info' });
+    const key = await firstKey(p);
+    const s = await sandboxSender(p.url, key);
+    const body = Buffer.from(JSON.stringify({ from: { email: `app@${s.domain}` }, to: [{ email: 'ann@example.org' }], subject: 'in flight', text: 'x'.repeat(4096) }));
+    const req = http.request(`${p.url}/send/transactional`, {
+      method: 'POST',
+      // 100-continue: the daemon answers it once it has the request's head, so the request is in flight.
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-service-channel-id': s.channelId, 'content-length': body.length, expect: '100-continue' },
+    });
+    const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      req.once('response', (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.once('error', reject);
+    });
+    answered.catch(() => undefined); // a reset is reported where it is awaited, below
+    await new Promise<void>((resolve) => req.once('continue', resolve));
+    req.write(body.subarray(0, 100));
+
+    p.child.kill('SIGTERM');
+    await waitFor(() => p.stdout().includes('"msg":"shutting down"'), { what: 'the shutdown to start' });
+    p.child.kill('SIGTERM');
+    await waitFor(() => p.stdout().includes('already shutting down'), { what: 'the second SIGTERM to be logged', failFast: () => (p.child.exitCode !== null || p.child.signalCode !== null) && `the daemon died (${p.child.signalCode ?? p.child.exitCode})` });
+    req.end(body.subarray(100));
+
+    const res = await answered;
+    expect(res.status, res.text).toBe(200);
+    const { code } = await p.stop();
+    expect(code).toBe(0);
+    expect(fs.existsSync(path.join(dataDir, 'daemon.lock'))).toBe(false);
   }, 60_000);
 });
 
