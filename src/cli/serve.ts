@@ -3,6 +3,7 @@
  * It holds the data folder's lock (store/folder-lock.ts) while it runs, and every way out goes
  * through the ExitGuard (cli/exit-guard.ts): the store is closed before the process exits.
  */
+import { changedKeys } from '../config/keys.js';
 import { loadConfig } from '../config/load.js';
 import { markInitialKeyShown } from '../bootstrap.js';
 import { Daemon } from '../daemon.js';
@@ -44,7 +45,7 @@ export async function serveCommand(argv: string[], io: CommandIo): Promise<numbe
   exit.install();
   // Type=notify (systemd/postrider.service): systemd counts the unit started only at READY=1.
   const notifier = new SdNotifier({ env: io.env, onError: (err) => logger.warn({ err }, 'sd_notify failed') });
-  const signals = takeSignals({ daemon, logger, notifier, readConfig });
+  const signals = takeSignals({ daemon, logger, notifier, readConfig, running: config });
   // The daemon lives until a signal, not until its last handle: during start nothing may hold
   // the event loop (listeners not open yet, idle pool threads and lmdb's write-thread callbacks
   // are unreferenced), and Node would then end the process with code 0, mid-start and silently.
@@ -74,6 +75,8 @@ interface SignalDeps {
   logger: Logger;
   notifier: SdNotifier;
   readConfig: () => Config;
+  /** The configuration the daemon started with: a reload applies only its log level. */
+  running: Config;
 }
 
 /**
@@ -112,11 +115,18 @@ function takeSignals(d: SignalDeps): { onStop(handler: (signal: string) => void)
   };
 }
 
-/** SIGHUP: re-read the configuration's reloadable parts (log level, TLS certificate files). */
-function reload({ daemon, logger, notifier, readConfig }: SignalDeps): void {
+/**
+ * SIGHUP: re-read the configuration's reloadable parts (log level, TLS certificate files). The
+ * other keys that changed in the file are named in a warning: they wait for a restart, and an
+ * operator who edited delivery.rate and reloaded must not believe it applied.
+ */
+function reload({ daemon, logger, notifier, readConfig, running }: SignalDeps): void {
   let level: string | undefined;
   try {
-    level = readConfig().log.level;
+    const next = readConfig();
+    level = next.log.level;
+    const waiting = changedKeys(running, next).filter((key) => key !== 'log.level');
+    if (waiting.length > 0) logger.warn({ keys: waiting }, `reload: ${waiting.join(', ')} changed; a reload applies only log.level and re-reads the SMTP certificate files: restart for the rest`);
   } catch (err) {
     logger.error({ err }, 'reload: configuration invalid; keeping the current one');
     return;

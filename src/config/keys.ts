@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { KindGuard, type TSchema } from '@sinclair/typebox';
 import type { KeyKeywords } from './kinds.js';
-import { ConfigSchema } from './schema.js';
+import { ConfigSchema, type Config } from './schema.js';
 
 export interface ConfigKey {
   /** Dotted path into Config, e.g. "http.port". */
@@ -34,6 +34,14 @@ export function configKeys(): ConfigKey[] {
 /** POSTRIDER_HTTP_PORT for "http.port", POSTRIDER_DELIVERY_ALLOW_PRIVATE for "delivery.allowPrivate". */
 export function envName(path: string): string {
   return 'POSTRIDER_' + path.replace(/\./g, '_').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+}
+
+/** The keys whose value differs between two loaded configurations, in the schema's order. */
+export function changedKeys(before: Config, after: Config): string[] {
+  const at = (config: Config, path: string): string => JSON.stringify(path.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], config));
+  return configKeys()
+    .map((k) => k.path)
+    .filter((path) => at(before, path) !== at(after, path));
 }
 
 /** The value of a key that no source sets; a fresh copy, since the loaded config is frozen. */

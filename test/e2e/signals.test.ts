@@ -223,4 +223,18 @@ describe('SIGHUP', () => {
     expect(p.child.exitCode).toBeNull();
     expect(await presentedCn()).toBe('after.example');
   });
+
+  it('names in a warning the changed keys a reload does not apply, instead of only "reloaded"', async () => {
+    // delivery.rate and api.rateLimit edited, then `systemctl reload`: the log said "reloaded"
+    // and the daemon kept the old values, with nothing to say so.
+    fs.writeFileSync(configFile, JSON.stringify({ log: { level: 'debug' }, smtp: { enabled: true, port: smtpPort, tlsCert: certFile, tlsKey: keyFile }, delivery: { rate: 7 }, api: { rateLimit: 99 } }));
+    p.child.kill('SIGHUP');
+    const warning = await waitFor(() => p.stdout().split('\n').find((l) => l.includes('"level":40') && l.includes('"msg":"reload: ')), { what: 'the warning of the reload' });
+    expect(JSON.parse(warning)).toMatchObject({
+      level: 40,
+      keys: ['api.rateLimit', 'delivery.rate'],
+      msg: 'reload: api.rateLimit, delivery.rate changed; a reload applies only log.level and re-reads the SMTP certificate files: restart for the rest',
+    });
+    await waitFor(() => p.stdout().includes('"level":"debug","msg":"reloaded"'), { what: 'the new log level to be applied' });
+  });
 });
