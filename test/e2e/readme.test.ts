@@ -75,6 +75,27 @@ describe.skipIf(!has('curl') || !has('jq'))('the README, followed as written', (
     const channel = await d.api('GET', `/channels/${events[0].channelId}`);
     expect(channel.body).toMatchObject({ name: 'First tries', deliveryType: 'sandbox' });
   });
+
+  it('schedules a send, moves it and cancels it, in the same terminal after the first email', async () => {
+    // The block used a fixed scheduledAt that had become past (422 in_past) and an $ID it never set.
+    // A daemon of its own: the first-email block makes the domain that the other test made already.
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-readme-scheduled-'));
+    const daemon = new ChildDaemon({ dataDir: path.join(own, 'data') });
+    let out: string;
+    try {
+      await daemon.start();
+      out = await bash(`${block('first-email')}\n${block('scheduled')}`.replaceAll('http://127.0.0.1:8080', daemon.url), own);
+    } finally {
+      await daemon.close();
+      fs.rmSync(own, { recursive: true, force: true });
+    }
+    const lines = out.trim().split('\n');
+    const moved = JSON.parse(lines[lines.length - 2]);
+    const canceled = JSON.parse(lines[lines.length - 1]);
+    expect(moved).toMatchObject({ status: 'scheduled' });
+    expect(canceled).toMatchObject({ messageId: moved.messageId, status: 'canceled' });
+    expect(Date.parse(moved.scheduledAt)).toBeGreaterThan(Date.now());
+  });
 });
 
 describe('the production set-up of the README', () => {
