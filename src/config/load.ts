@@ -95,6 +95,8 @@ function checkCrossKeys(values: Map<string, unknown>, problems: string[], byPath
   }
   problems.push(...sendingIpProblems(sendingIpsOf(effective)));
   problems.push(...shapingProblems({ rules: effective('delivery.shaping.rules') as ShapingSettings['rules'], disable: effective('delivery.shaping.disable') as string[] }));
+  const dataDir = effective('dataDir') as string;
+  if (fs.existsSync(dataDir) && !fs.statSync(dataDir).isDirectory()) problems.push(`"dataDir" ${path.resolve(dataDir)} is a file, not a folder`);
   for (const p of ['smtp.tlsCert', 'smtp.tlsKey']) {
     const f = values.get(p);
     if (typeof f === 'string' && f && !fs.existsSync(f)) problems.push(`"${p}" file not found: ${f}`);

@@ -288,6 +288,11 @@ describe('loadConfig errors', () => {
     );
   });
 
+  it('refuses a dataDir that is a file, for every command, instead of a stack trace where it is first used', () => {
+    const file = writeFile('not-a-folder', 'x');
+    expect(configError({ env: { POSTRIDER_DATA_DIR: file } }).problems).toEqual([`"dataDir" ${file} is a file, not a folder`]);
+  });
+
   it('refuses a non-integer port and an empty string', () => {
     const err = configError({ env: { POSTRIDER_HTTP_PORT: '80.5', POSTRIDER_HTTP_HOST: ' ' } });
     expect(err.problems).toHaveLength(2);
