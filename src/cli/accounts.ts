@@ -18,6 +18,7 @@ export async function accountsCommand(argv: string[], io: CommandIo): Promise<nu
     argv,
     { name: { type: 'string' }, state: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } },
     USAGE,
+    { create: 1, list: 1, 'set-state': 3 },
   );
   const [sub, ...rest] = positionals;
   if (help || !sub) {

@@ -16,14 +16,33 @@ export interface CommandIo {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/** Parses argv for one command; --help and -h are understood by every command. */
-export function parse<O extends Options>(argv: string[], options: O, usage: string) {
+/**
+ * How many positional arguments a command takes: a number, or one per subcommand (the first
+ * positional, counted). A subcommand not listed is left to the command to refuse.
+ */
+export type Arity = number | Readonly<Record<string, number>>;
+
+/**
+ * Parses argv for one command; --help and -h are understood by every command. A positional
+ * beyond the command's arity is refused: `postrider serve postrider.jsonc` (--config forgotten)
+ * would otherwise run on the defaults, with a new store in ./data.
+ */
+export function parse<O extends Options>(argv: string[], options: O, usage: string, arity: Arity) {
+  let parsed;
   try {
-    const parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
-    return { ...parsed, help: Boolean((parsed.values as Record<string, unknown>).help) };
+    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message, usage);
   }
+  const help = Boolean((parsed.values as Record<string, unknown>).help);
+  const [sub] = parsed.positionals;
+  const max = typeof arity === 'number' ? arity : sub !== undefined && Object.hasOwn(arity, sub) ? arity[sub] : undefined;
+  if (!help && max !== undefined && parsed.positionals.length > max) {
+    const extra = parsed.positionals[max];
+    const hint = extra.endsWith('.json') || extra.endsWith('.jsonc') ? ' (a configuration file is given with --config PATH)' : '';
+    throw new UsageError(`unexpected argument "${extra}"${hint}`, usage);
+  }
+  return { ...parsed, help };
 }
 
 export function table(rows: Record<string, unknown>[], columns: string[]): string {

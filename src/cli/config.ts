@@ -13,7 +13,7 @@ environment variables) as JSON. --keys lists every key with its environment vari
 "config example" prints a commented config file with every key and its default.`;
 
 export async function configCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values, positionals, help } = parse(argv, { config: { type: 'string' }, keys: { type: 'boolean' } }, USAGE);
+  const { values, positionals, help } = parse(argv, { config: { type: 'string' }, keys: { type: 'boolean' } }, USAGE, { print: 1, example: 1 });
   if (help) {
     io.out(USAGE);
     return 0;

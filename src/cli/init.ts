@@ -34,16 +34,16 @@ Writes the configuration file of a production install (default ${DEFAULT_CONFIG}
 Then start the daemon with --config PATH; every CLI command takes the same --config.`;
 
 export async function initCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values, positionals, help } = parse(
+  const { values, help } = parse(
     argv,
     { hostname: { type: 'string' }, 'public-url': { type: 'string' }, 'data-dir': { type: 'string' }, config: { type: 'string' }, force: { type: 'boolean' } },
     USAGE,
+    0,
   );
   if (help) {
     io.out(USAGE);
     return 0;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, USAGE);
   if (!values.hostname) throw new UsageError('--hostname is required (the public name of this host, e.g. mta.acme.org)', USAGE);
   const hostname = publicHostname(values.hostname);
   const publicUrl = publicBaseUrl(values['public-url'] ?? `https://${hostname}`);

@@ -18,6 +18,7 @@ export async function keysCommand(argv: string[], io: CommandIo): Promise<number
     argv,
     { account: { type: 'string' }, channel: { type: 'string' }, name: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } },
     USAGE,
+    { create: 1, list: 1, revoke: 2 },
   );
   const [sub, ...rest] = positionals;
   if (help || !sub) {

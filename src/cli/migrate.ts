@@ -17,7 +17,7 @@ Without store.postgresUrl there is nothing to migrate: the LMDB store upgrades i
 Options: --config PATH, --help`;
 
 export async function migrateCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values, help } = parse(argv, { config: { type: 'string' }, status: { type: 'boolean' } }, USAGE);
+  const { values, help } = parse(argv, { config: { type: 'string' }, status: { type: 'boolean' } }, USAGE, 0);
   if (help) {
     io.out(USAGE);
     return 0;

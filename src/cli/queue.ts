@@ -23,6 +23,7 @@ export async function queueCommand(argv: string[], io: CommandIo): Promise<numbe
     argv,
     { state: { type: 'string' }, limit: { type: 'string' }, offset: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } },
     USAGE,
+    { list: 1, retry: 2, drop: 2 },
   );
   const [sub, id] = positionals;
   if (help || !sub) {

@@ -22,7 +22,7 @@ defaults, then the config file (--config or POSTRIDER_CONFIG), then POSTRIDER_* 
 SIGTERM or SIGINT stop it gracefully.`;
 
 export async function serveCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values, help } = parse(argv, { config: { type: 'string' } }, USAGE);
+  const { values, help } = parse(argv, { config: { type: 'string' } }, USAGE, 0);
   if (help) {
     io.out(USAGE);
     return 0;

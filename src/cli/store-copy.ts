@@ -40,7 +40,7 @@ Options: --url (default store.postgresUrl), --schema, --config PATH, --help`;
 const EXIT_TARGET_NOT_EMPTY = 73;
 
 export async function storeCopyCommand(argv: string[], io: CommandIo): Promise<number> {
-  const { values, help } = parse(argv, { config: { type: 'string' }, url: { type: 'string' }, schema: { type: 'string' } }, COPY_USAGE);
+  const { values, help } = parse(argv, { config: { type: 'string' }, url: { type: 'string' }, schema: { type: 'string' } }, COPY_USAGE, 0);
   if (help) {
     io.out(COPY_USAGE);
     return 0;

@@ -23,7 +23,7 @@ Options: --config PATH, --json, --help`;
 export async function storeCommand(argv: string[], io: CommandIo): Promise<number> {
   // Its own options and usage (cli/store-copy.ts), loaded only when asked for: it pulls in both engines.
   if (argv[0] === 'copy-to-postgres') return (await import('./store-copy.js')).storeCopyCommand(argv.slice(1), io);
-  const { values, positionals, help } = parse(argv, { config: { type: 'string' }, json: { type: 'boolean' }, compact: { type: 'boolean' } }, USAGE);
+  const { values, positionals, help } = parse(argv, { config: { type: 'string' }, json: { type: 'boolean' }, compact: { type: 'boolean' } }, USAGE, { check: 1, backup: 2 });
   const [sub, dir] = positionals;
   if (help || !sub) {
     io.out(USAGE);

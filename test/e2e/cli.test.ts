@@ -59,6 +59,34 @@ describe('postrider --help', () => {
     expect(option.stderr).toContain('--bogus');
     expect(option.stderr).toContain('Usage');
   });
+
+  it('exits 2 for an argument a command does not take, instead of running without it', async () => {
+    // `serve postrider.jsonc` (--config forgotten) ran on the defaults, a new store in ./data.
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'postrider-cli-extra-'));
+    try {
+      const file = path.join(cwd, 'postrider.jsonc');
+      fs.writeFileSync(file, '{}');
+      const serve = await runCli(['serve', file], { POSTRIDER_DATA_DIR: path.join(cwd, 'data'), POSTRIDER_HTTP_PORT: '0', POSTRIDER_SMTP_ENABLED: 'false' }, 10_000);
+      expect(serve.code, serve.stderr).toBe(2);
+      expect(serve.stderr).toContain(`unexpected argument "${file}" (a configuration file is given with --config PATH)`);
+      expect(fs.readdirSync(cwd)).toEqual(['postrider.jsonc']);
+      const cases: [string[], string][] = [
+        [['accounts', 'list', 'acme'], 'acme'],
+        [['keys', 'revoke', 'k1', 'k2'], 'k2'],
+        [['queue', 'retry', 'j1', 'j2'], 'j2'],
+        [['store', 'check', 'now'], 'now'],
+        [['config', 'print', 'all'], 'all'],
+        [['migrate', 'now'], 'now'],
+      ];
+      const results = await Promise.all(cases.map(([args]) => cli(...args)));
+      results.forEach((r, i) => {
+        expect(r.code, cases[i][0].join(' ')).toBe(2);
+        expect(r.stderr).toContain(`unexpected argument "${cases[i][1]}"`);
+      });
+    } finally {
+      fs.rmSync(cwd, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('postrider accounts', () => {
