@@ -119,5 +119,19 @@ function nextSteps(file: string, c: { hostname: string; publicUrl: string; dataD
     `  2. Start the daemon: postrider serve --config ${file}  (systemd: docs/operations.md, "systemd")`,
     `  3. The first start prints an API key and writes it to ${path.join(c.dataDir, 'initial-api-key')};`,
     `     the CLI reads the same store: postrider keys list --config ${file}`,
+    ...otherDataDir(c.dataDir),
   ].join('\n');
+}
+
+/**
+ * The systemd unit sets POSTRIDER_DATA_DIR to the default folder, which wins over the file, and
+ * its sandbox may write only there: another dataDir needs a drop-in, or the daemon keeps its
+ * store in the default folder while the CLI, given this file, looks in the other.
+ */
+function otherDataDir(dataDir: string): string[] {
+  if (dataDir === DEFAULT_DATA_DIR) return [];
+  return [
+    `  systemd: the unit sets POSTRIDER_DATA_DIR=${DEFAULT_DATA_DIR}, which wins over this file, and may write only there;`,
+    `     for ${dataDir} add a drop-in (systemctl edit postrider): [Service] Environment=POSTRIDER_DATA_DIR=${dataDir} and ReadWritePaths=${dataDir}`,
+  ];
 }

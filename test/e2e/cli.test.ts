@@ -392,6 +392,11 @@ describe('postrider init', () => {
     const r = await runCli(['init', '--hostname', 'MTA.Acme-Mail.org', '--data-dir', data, '--config', file], {});
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`wrote ${file}`);
+    // The unit's POSTRIDER_DATA_DIR wins over the file: another folder needs a drop-in, or the
+    // daemon and the CLI given this file use two different stores.
+    expect(r.stdout).toContain(
+      `for ${data} add a drop-in (systemctl edit postrider): [Service] Environment=POSTRIDER_DATA_DIR=${data} and ReadWritePaths=${data}`,
+    );
     const printed = await runCli(['config', 'print', '--config', file], {});
     expect(JSON.parse(printed.stdout)).toMatchObject({ hostname: 'mta.acme-mail.org', publicUrl: 'https://mta.acme-mail.org', dataDir: data });
     // The daemon creates the store there; a CLI command run from another folder finds it.
