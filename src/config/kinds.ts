@@ -22,6 +22,11 @@ export interface KeyKeywords {
   defaultFrom?: 'machineHostname';
   /** Shown in the example config where the default depends on the machine. */
   examples?: unknown[];
+  /**
+   * A credential: `config print` masks it ('value': all of it; 'url-password': the password of
+   * a URL), so its output can be pasted into a ticket or a chat.
+   */
+  secret?: 'value' | 'url-password';
 }
 
 /** A non-empty text (after trimming): addresses, paths. */

@@ -256,7 +256,7 @@ const PG_SCHEMA = '^[a-z_][a-z0-9_]{0,62}$';
 const StoreSection = Type.Object({
   postgresUrl: optionalText(
     'Cluster mode: the PostgreSQL database every node keeps all its state in, as postgres://user:password@host:5432/database (the password may come from PGPASSWORD instead); empty: this node alone, on LMDB in dataDir.',
-    { refine: 'postgresUrl' },
+    { refine: 'postgresUrl', secret: 'url-password' },
   ),
   postgresSchema: patterned('postrider', 'PostgreSQL schema the tables are created in (one per postrider service sharing a database).', PG_SCHEMA, 'must be a lowercase PostgreSQL name: letters, digits and _, at most 63, not starting with a digit'),
   poolSize: integer(1, 1000, 10, 'PostgreSQL connections per node (cluster mode).'),
@@ -348,6 +348,7 @@ export const ConfigSchema = Type.Object({
     token: optionalText('Bearer token that GET /metrics requires; empty: only loopback clients (not via a proxy) may read it.', {
       pattern: BEARER_TOKEN,
       errorMessage: 'must be empty or at least 16 printable characters without spaces',
+      secret: 'value',
     }),
     operatorAccounts: list(
       "Account ids whose account-level API keys, and dashboard sessions opened with one, may also use the operator routes (/ops/*: the sending IPs, the dashboard's Sources page). Empty: only metrics.token, or loopback without a token.",

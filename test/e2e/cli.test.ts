@@ -259,6 +259,19 @@ describe('postrider config', () => {
     expect(config.delivery.port).toBe(2525);
   });
 
+  it('masks credentials (metrics.token, the password of store.postgresUrl) unless --show-secrets', async () => {
+    const secrets = { ...env, POSTRIDER_METRICS_TOKEN: 'tok-0123456789abcdef', POSTRIDER_STORE_POSTGRES_URL: 'postgres://postrider:hunter2@db.internal:5432/postrider' };
+    const [masked, shown] = await Promise.all([runCli(['config', 'print'], secrets), runCli(['config', 'print', '--show-secrets'], secrets)]);
+    expect(masked.code, masked.stderr).toBe(0);
+    expect(masked.stdout).not.toContain('hunter2');
+    expect(masked.stdout).not.toContain('tok-0123456789abcdef');
+    const config = JSON.parse(masked.stdout);
+    expect(config.metrics.token).toBe('********');
+    expect(config.store.postgresUrl).toBe('postgres://postrider:********@db.internal:5432/postrider');
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ metrics: { token: 'tok-0123456789abcdef' }, store: { postgresUrl: 'postgres://postrider:hunter2@db.internal:5432/postrider' } });
+  });
+
   it('lists every key with its environment variable', async () => {
     const res = await cli('config', 'print', '--keys');
     expect(res.code).toBe(0);
