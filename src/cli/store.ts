@@ -48,7 +48,9 @@ export async function storeCommand(argv: string[], io: CommandIo): Promise<numbe
     // from its own read transaction, so it is consistent by construction. The plain copy takes
     // the live meta pages, and under write load (lmdb-js commits with overlapping syncs) it once
     // named a last page beyond the pages it had copied: a truncated backup (store-damage test).
-    copy = await store.backup(target, true);
+    // A large store takes a while: where the copy is, once a second (stderr).
+    const report = (written: number, inUse: number) => io.err(`backing up: ${mib(written)} written, of at most ${mib(inUse)}`);
+    copy = await store.backup(target, true, { report, everyMs: PROGRESS_EVERY_MS });
   } catch (err) {
     // A full disk, a quota, an unreadable store: one line, and nothing in DIR that looks like a backup.
     io.err(`postrider: ${(err as Error).message}`);
@@ -61,6 +63,10 @@ export async function storeCommand(argv: string[], io: CommandIo): Promise<numbe
   else io.out(`backup written to ${copy}: ${info.sizeBytes} bytes, transaction ${info.txnId}`);
   return 0;
 }
+
+const PROGRESS_EVERY_MS = 1_000;
+
+const mib = (bytes: number): string => `${(bytes / 1048576).toLocaleString('en-US', { maximumFractionDigits: 1 })} MiB`;
 
 function describe(r: StoreReport): string {
   const head =

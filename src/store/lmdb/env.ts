@@ -215,16 +215,23 @@ export class Store {
    * The copy is written in a private folder `dir`/incomplete-backup-* and becomes data.mdb only
    * once it is whole and its meta pages check: a copy that fails (a full disk) or is
    * interrupted never leaves a data.mdb that looks like a backup; a killed one leaves that folder.
+   *
+   * `progress`: told every `everyMs` how many bytes of the copy are written, and how many the
+   * store has in use (the copy's size at most: compacting leaves free pages out). LMDB copies in
+   * a thread of its own, so the copy's file can be watched meanwhile.
    */
-  async backup(dir: string, compact = false): Promise<string> {
+  async backup(dir: string, compact = false, progress?: { report: (written: number, inUse: number) => void; everyMs: number }): Promise<string> {
     const copy = path.join(dir, 'data.mdb');
     let partial: string | null = null;
+    let watch: NodeJS.Timeout | undefined;
     try {
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       // mkdtemp makes it 0700: the copy holds DKIM keys and secrets, like the original.
       partial = fs.mkdtempSync(path.join(dir, 'incomplete-backup-'));
-      await this.root().backup(partial, compact);
       const written = path.join(partial, 'data.mdb');
+      if (progress) watch = watchGrowth(written, inUseBytes(this.file), progress);
+      await this.root().backup(partial, compact);
+      clearInterval(watch);
       // LMDB creates it 0666 less the umask.
       fs.chmodSync(written, 0o600);
       inspectDataFile(written);
@@ -232,6 +239,7 @@ export class Store {
     } catch (err) {
       throw new Error(`the backup to ${dir} failed, ${copy} was not written: ${(err as Error).message}`, { cause: err });
     } finally {
+      clearInterval(watch);
       if (partial) fs.rmSync(partial, { recursive: true, force: true });
     }
     return copy;
@@ -401,6 +409,22 @@ function checkEnvInfo(root: RootDatabase<any, any>, file: string): void {
   if (size >= needed) return;
   const checked = inspectDataFile(file);
   if (info.lastPageNumber > checked.lastPage) throw damaged(file, `LMDB needs ${needed} bytes, the file has ${size} (truncated)`);
+}
+
+/** The bytes of a data file's pages in use: up to its last committed page. */
+function inUseBytes(file: string): number {
+  const { lastPage, pageSize } = inspectDataFile(file);
+  return (lastPage + 1) * pageSize;
+}
+
+/** Reports a growing file's size every `everyMs` (not before it exists); the timer does not hold the process. */
+function watchGrowth(file: string, inUse: number, o: { report: (written: number, inUse: number) => void; everyMs: number }): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    const size = fs.statSync(file, { throwIfNoEntry: false })?.size;
+    if (size !== undefined) o.report(size, inUse);
+  }, o.everyMs);
+  timer.unref();
+  return timer;
 }
 
 /** LMDB's own error codes (MDB_CORRUPTED, MDB_INVALID...) are negative; errno values are not. */
