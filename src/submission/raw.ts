@@ -11,6 +11,7 @@
 import { domainOf, recipientKey, type Address } from '../domain/address.js';
 import libmime from 'libmime';
 import { rfc5322Date } from '../domain/date-header.js';
+import { crlfLineEnds } from '../domain/line-ends.js';
 import { AppError } from '../domain/errors.js';
 import { ensureField, fieldValue, headerBlockExceeds, MAX_HEADER_BYTES, joinMessage, malformedFields, removeFields, splitMessage, type SplitMessage } from '../domain/raw-headers.js';
 import type { Account } from '../domain/types.js';
@@ -55,8 +56,10 @@ interface CheckedMessage {
 }
 
 export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promise<RawAccepted> {
-  const checked = await checkMessage(deps, sub);
-  const parsed = await rawContent(sub.raw, checked.received, (raw) => deps.builder.parseContent(raw));
+  // Checked and signed with the line ends it is delivered with (domain/line-ends.ts).
+  const raw = crlfLineEnds(sub.raw);
+  const checked = await checkMessage(deps, sub, raw);
+  const parsed = await rawContent(raw, checked.received, (bytes) => deps.builder.parseContent(bytes));
   // Mail libraries RFC 2047-encode header values with quotes or braces (nodemailer turns
   // {"a":"1"} into =?UTF-8?Q?...?=); mailparser leaves unknown fields encoded, so decode here.
   const tags = parseTags(decodedField(checked.msg, 'X-Tags'));
@@ -80,10 +83,10 @@ export async function submitRaw(deps: SubmissionDeps, sub: RawSubmission): Promi
 }
 
 /** The account may send, the header block is well formed and its originators are ours. */
-async function checkMessage(deps: SubmissionDeps, sub: RawSubmission): Promise<CheckedMessage> {
+async function checkMessage(deps: SubmissionDeps, sub: RawSubmission, raw: Buffer): Promise<CheckedMessage> {
   const account = await sendingAccount(deps.store, sub.principal.accountId);
-  if (headerBlockExceeds(sub.raw, MAX_HEADER_BYTES)) throw new AppError('validation_failed', `The header block is longer than ${MAX_HEADER_BYTES} octets`);
-  const msg = splitMessage(sub.raw);
+  if (headerBlockExceeds(raw, MAX_HEADER_BYTES)) throw new AppError('validation_failed', `The header block is longer than ${MAX_HEADER_BYTES} octets`);
+  const msg = splitMessage(raw);
   const bad = malformedFields(msg);
   if (bad.length > 0) throw new AppError('validation_failed', `Malformed header line: ${bad[0]}`);
   // What recipients see and what DMARC aligns on must be ours, every address of it.

@@ -46,6 +46,9 @@ describe('From header checks on SMTP submission', () => {
     ['a Sender on a foreign domain', ['From: OWN', `Sender: ${BANK}`], /^550 5\.7\.1 Sender ceo@bank\.example\.com: /],
     ['two From headers', ['From: OWN', `From: ${BANK}`], /^550 5\.6\.0 The message must have exactly one From header .* it has 2/],
     ['a second From header in capitals', ['From: OWN', `FROM: ${BANK}`], /^550 5\.6\.0 The message must have exactly one From header .* it has 2/],
+    // Delivery sends a bare CR as CRLF (delivery/smtp-data.ts): the receiver sees a second field.
+    ['a From header after a bare CR', ['From: OWN', `Comments: hello\rFrom: ${BANK}`], /^550 5\.6\.0 The message must have exactly one From header .* it has 2/],
+    ['a From header after a bare LF', ['From: OWN', `Comments: hello\nFrom: ${BANK}`], /^550 5\.6\.0 The message must have exactly one From header .* it has 2/],
     ['the obsolete "From :" form', [`From : ${BANK}`], /^550 5\.6\.0 From header: white space before the colon/],
     ['group syntax', [`From: Team: OWN, ${BANK};`], /^550 5\.6\.0 From header uses group syntax/],
     ['two addresses without a comma', [`From: OWN ${BANK}`, 'Sender: OWN'], /^550 5\.6\.0 From header /],
