@@ -8,7 +8,7 @@ import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection/index.js';
 import type { AttemptResult, RecipientResult, TlsDetail } from '../domain/delivery-result.js';
 import type { DeliveryPhase } from '../domain/delivery-outcome.js';
-import { classifyReply, parseReply, type ParsedReply } from '../domain/smtp-reply.js';
+import { classifyReply, MAX_REPLY_LENGTH, parseReply, type ParsedReply } from '../domain/smtp-reply.js';
 import type { DaneResult } from '../dane/index.js';
 
 export interface Target {
@@ -44,8 +44,17 @@ export function recipientResult(recipient: string, reply: ParsedReply, phase: De
     phase,
     smtpCode: reply.code,
     enhancedCode: reply.enhancedCode,
-    response: raw?.trim() || reply.text,
+    response: keptReply(raw?.trim() || reply.text),
   };
+}
+
+/**
+ * What is kept of a reply (events, the job's history, webhooks): its first MAX_REPLY_LENGTH
+ * characters, as much as is read of it. A server may send up to nodemailer's 1 MiB, for each
+ * recipient and at every retry.
+ */
+function keptReply(text: string): string {
+  return text.length > MAX_REPLY_LENGTH ? text.slice(0, MAX_REPLY_LENGTH) : text;
 }
 
 /**
