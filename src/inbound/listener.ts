@@ -166,6 +166,7 @@ export class InboundListener {
     const work = readMessage(stream, limit)
       .then(async (m) => {
         if ('oversized' in m) return reply(smtpReply('messageTooLarge', `the limit is ${limit} bytes`));
+        if ('disconnected' in m) return this.deps.logger.info({ ip: session.remoteAddress }, 'inbound client closed the connection during DATA; nothing kept');
         const recipients = session.envelope.rcptTo.flatMap((r) => {
           const acceptance = accepted.get(r.address);
           return acceptance ? [{ address: r.address, acceptance }] : [];

@@ -14,7 +14,14 @@ import type { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { copyInParts, TURN_BYTES } from '../domain/bytes.js';
 
-export type ReadResult = { raw: Buffer } | { oversized: number };
+export type ReadResult = { raw: Buffer } | { oversized: number } | { disconnected: true };
+
+/**
+ * smtp-server's code for the error it ends a message's stream with when the client closed the
+ * connection before the final dot: nothing to reply to and nothing to keep, and no fault of ours
+ * (clients on the Internet drop mid-message all the time).
+ */
+const CLIENT_GONE = 'ECONNECTION';
 
 export function readMessage(stream: Readable, limit: number): Promise<ReadResult> {
   return new Promise((resolve, reject) => {
@@ -25,7 +32,7 @@ export function readMessage(stream: Readable, limit: number): Promise<ReadResult
       if (size <= limit) chunks.push(chunk);
       else if (chunks.length > 0) chunks = []; // let what was kept go now, not at the end
     });
-    stream.once('error', reject);
+    stream.once('error', (err: Error & { code?: unknown }) => (err.code === CLIENT_GONE ? resolve({ disconnected: true }) : reject(err)));
     stream.once('end', () => {
       if (size > limit) return resolve({ oversized: size });
       joined(chunks, size).then((raw) => resolve({ raw }), reject);

@@ -209,6 +209,7 @@ export class SmtpListener {
     const work = readMessage(stream, limit)
       .then(async (m) => {
         if ('oversized' in m) return reply(smtpReply('messageTooLarge', `the limit is ${limit} bytes`));
+        if ('disconnected' in m) return this.deps.logger.info({ ip: session.remoteAddress }, 'smtp client closed the connection during DATA; nothing kept');
         const user = submitterOf(session);
         const res = await this.deps.submission.submitRaw({
           principal: user.principal,

@@ -33,6 +33,17 @@ describe('readMessage', () => {
     expect(await readMessage(Readable.from(chunksOf(3000, 1000)), 2500)).toEqual({ oversized: 3000 });
   });
 
+  it('answers disconnected when the client closed the connection before the final dot, and rejects with any other error', async () => {
+    const cut = (code: string) => {
+      const stream = new Readable({ read() {} });
+      stream.push(Buffer.from('From: a@example.org\r\n'));
+      setImmediate(() => stream.destroy(Object.assign(new Error('gone'), { code })));
+      return stream;
+    };
+    expect(await readMessage(cut('ECONNECTION'), 1000)).toEqual({ disconnected: true });
+    await expect(readMessage(cut('EOTHER'), 1000)).rejects.toThrow('gone');
+  });
+
   it('reads a large message from a stream whole', async () => {
     const chunks = chunksOf(3 * 1024 * 1024, 16_384);
     const r = await readMessage(Readable.from(chunks), 4 * 1024 * 1024);
