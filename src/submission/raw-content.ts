@@ -15,6 +15,8 @@ import type { Address } from '../domain/address.js';
 import { foldFields, type SplitMessage } from '../domain/raw-headers.js';
 import { trimBlanksEnd, trimLineEndBlanks } from '../domain/white-space.js';
 import type { AcceptedMessage } from '../store/port/messages.js';
+import { TaskError } from '../workers/errors.js';
+import { toAppError } from './task-errors.js';
 
 type Record_ = AcceptedMessage['record'];
 export type RawContent = Pick<Record_, 'subject' | 'to' | 'cc' | 'replyTo' | 'attachments' | 'text' | 'html'>;
@@ -31,15 +33,26 @@ export const PARSE_HERE_MAX_BYTES = 64 * 1024;
 export async function rawContent(raw: Buffer, msg: SplitMessage, elsewhere: (raw: Buffer) => Promise<RawContent>): Promise<RawContent> {
   const fast = fastContent(msg);
   if (fast) return fast;
-  return raw.length <= PARSE_HERE_MAX_BYTES ? parsedContent(raw) : elsewhere(raw);
+  if (raw.length > PARSE_HERE_MAX_BYTES) return elsewhere(raw);
+  return parsedContent(raw).catch((err: unknown) => {
+    throw toAppError(err, '');
+  });
 }
 
-/** mailparser's reading, for every shape the fast path does not take. */
+/**
+ * Most MIME entities of a message mailparser reads (mailsplit's maxChildNodes; its default): one
+ * with more is refused, validation_failed (550 5.6.0), as it would be on every try.
+ */
+export const MAX_MIME_PARTS = 1000;
+
+/** mailparser's reading, for every shape the fast path does not take (on this thread or a worker's). */
 export async function parsedContent(raw: Buffer): Promise<RawContent> {
   // Imported on first use: mailparser is only the fallback for unusual messages (fastContent
   // reads the common shapes), and loading it delays every start by its module load time.
   const { simpleParser } = await import('mailparser');
-  const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
+  const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, maxChildNodes: MAX_MIME_PARTS }).catch((err: unknown) => {
+    throw pastLimits(err);
+  });
   return {
     subject: parsed.subject ?? '',
     to: addresses(parsed.to),
@@ -54,6 +67,15 @@ export async function parsedContent(raw: Buffer): Promise<RawContent> {
     text: parsed.text,
     html: typeof parsed.html === 'string' ? parsed.html : undefined,
   };
+}
+
+/**
+ * mailsplit's EMAXLEN (too many parts, or a part's header block over its 1 MiB) is about the
+ * message, not a fault: a TaskError that crosses the worker thread as validation_failed.
+ */
+function pastLimits(err: unknown): unknown {
+  if ((err as { code?: unknown } | null)?.code !== 'EMAXLEN') return err;
+  return new TaskError('validation_failed', `The MIME structure is past what is read (more than ${MAX_MIME_PARTS} MIME parts, or a part's header block over 1 MiB): ${(err as Error).message}`);
 }
 
 function addresses(obj: AddressObject | AddressObject[] | undefined): Address[] {
