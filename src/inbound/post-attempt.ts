@@ -25,6 +25,7 @@
  */
 import type { InboundAttemptEnd, InboundMessage, InboundPostAttempt } from '../domain/inbound-message.js';
 import type { InboundRoute } from '../domain/inbound-route.js';
+import { fewMimeParts } from '../domain/mime-parts.js';
 import { retryDelayMs } from '../domain/webhook.js';
 import type { StorePort } from '../store/port/index.js';
 import type { InboundClaim } from '../store/port/inbound-messages.js';
@@ -90,13 +91,14 @@ async function verifyOnce(c: InboundClaim, d: PostAttemptDeps, raw: Buffer): Pro
  * moving the bytes both ways) cost 1.1-1.6 ms of CPU per message more in the inbound benchmark's
  * trickle of one message at a time (bench/RESULTS.md). Under a burst the workers stay awake and
  * build in parallel with this thread (everything here cut the rate posted from 622 to 449 msg/s
- * over kept connections), and a message with attachments is past the size: both go to the pool.
+ * over kept connections), and a message with attachments is past the size: both go to the pool,
+ * and so does a small one of many parts (domain/mime-parts.ts).
  */
 const MAIN_THREAD_MAX_BYTES = 64 * 1024;
 
 async function post(m: InboundMessage, route: InboundRoute, secret: string, x: { raw: Buffer; auth: AuthVerdicts }, d: PostAttemptDeps, signal?: AbortSignal): Promise<PostResult> {
   let body: Uint8Array;
-  const build = d.buildHere && x.raw.length <= MAIN_THREAD_MAX_BYTES ? inboundPayloadBody : (input: InboundPayloadTaskInput) => d.pool.inboundPayload(input);
+  const build = d.buildHere && x.raw.length <= MAIN_THREAD_MAX_BYTES && fewMimeParts(x.raw) ? inboundPayloadBody : (input: InboundPayloadTaskInput) => d.pool.inboundPayload(input);
   try {
     // `raw` is handed to the worker thread: it is not read here again.
     ({ body } = await build({

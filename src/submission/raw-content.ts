@@ -12,6 +12,7 @@ import type { AddressObject } from 'mailparser';
 import libmime from 'libmime';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type { Address } from '../domain/address.js';
+import { fewMimeParts } from '../domain/mime-parts.js';
 import { foldFields, type SplitMessage } from '../domain/raw-headers.js';
 import { trimBlanksEnd, trimLineEndBlanks } from '../domain/white-space.js';
 import type { AcceptedMessage } from '../store/port/messages.js';
@@ -26,6 +27,7 @@ export type RawContent = Pick<Record_, 'subject' | 'to' | 'cc' | 'replyTo' | 'at
  * message with a small attachment takes about 1 ms, less than a hop to a worker and back with
  * its bytes. A larger one is parsed by `elsewhere` (a worker thread): mailparser decodes every
  * attachment, 430 ms at once on this thread for an 18 MB one (bench/RESULTS.md, large messages).
+ * So is a small one of many parts (domain/mime-parts.ts).
  */
 export const PARSE_HERE_MAX_BYTES = 64 * 1024;
 
@@ -33,7 +35,7 @@ export const PARSE_HERE_MAX_BYTES = 64 * 1024;
 export async function rawContent(raw: Buffer, msg: SplitMessage, elsewhere: (raw: Buffer) => Promise<RawContent>): Promise<RawContent> {
   const fast = fastContent(msg);
   if (fast) return fast;
-  if (raw.length > PARSE_HERE_MAX_BYTES) return elsewhere(raw);
+  if (raw.length > PARSE_HERE_MAX_BYTES || !fewMimeParts(raw)) return elsewhere(raw);
   return parsedContent(raw).catch((err: unknown) => {
     throw toAppError(err, '');
   });

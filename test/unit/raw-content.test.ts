@@ -1,6 +1,7 @@
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import { describe, expect, it } from 'vitest';
+import { MAIN_THREAD_MAX_PARTS } from '../../src/domain/mime-parts.js';
 import { splitMessage } from '../../src/domain/raw-headers.js';
 import { fastContent, PARSE_HERE_MAX_BYTES, parsedContent, rawContent } from '../../src/submission/raw-content.js';
 
@@ -60,6 +61,21 @@ describe('reading an SMTP message for activity (raw-content.ts)', () => {
     expect(fastContent(splitMessage(longText))).toBeDefined();
     await rawContent(longText, splitMessage(longText), elsewhere);
     expect(handed).toEqual([big.length]);
+  });
+
+  it(`hands a small message of more than ${MAIN_THREAD_MAX_PARTS} parts to the parser given: mailparser's time grows with the parts`, async () => {
+    const handed: number[] = [];
+    const elsewhere = async (raw: Buffer) => {
+      handed.push(raw.length);
+      return parsedContent(raw);
+    };
+    const attachments = (n: number) => Array.from({ length: n }, (_, i) => ({ filename: `${i}.txt`, content: 'x' }));
+    const many = await compose({ ...base, text: 't', attachments: attachments(MAIN_THREAD_MAX_PARTS + 1) });
+    const few = await compose({ ...base, text: 't', attachments: attachments(MAIN_THREAD_MAX_PARTS - 2) });
+    expect(many.length).toBeLessThan(PARSE_HERE_MAX_BYTES);
+    expect((await rawContent(many, splitMessage(many), elsewhere)).attachments).toHaveLength(MAIN_THREAD_MAX_PARTS + 1);
+    expect((await rawContent(few, splitMessage(few), elsewhere)).attachments).toHaveLength(MAIN_THREAD_MAX_PARTS - 2);
+    expect(handed).toEqual([many.length]);
   });
 
   it('leaves nested multiparts, groups, other charsets and format=flowed to mailparser', () => {
