@@ -45,6 +45,13 @@ export const SMTP_REPLIES = {
     enhanced: '5.7.8',
     text: "Authentication credentials invalid: the user name is not the id of a channel of this API key's account",
   },
+  // RFC 4616 2: an authorization identity other than the authentication identity asks to act as
+  // someone else, which the server must refuse unless that is allowed; postrider allows it to no one.
+  authzidRefused: {
+    code: 535,
+    enhanced: '5.7.8',
+    text: 'Authentication credentials invalid: the authorization identity (authzid) must be empty or the user name; acting as another identity is not supported',
+  },
   encryptionRequired: { code: 538, enhanced: '5.7.11', text: 'Encryption required: issue STARTTLS first' },
   badSender: { code: 553, enhanced: '5.1.7', text: 'Bad sender address' },
   badRecipient: { code: 553, enhanced: '5.1.3', text: 'Bad recipient address' },

@@ -170,6 +170,9 @@ export class SmtpListener {
   private async authenticate(auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<unknown> {
     const ip = clientAddress(session.remoteAddress);
     const username = auth.username ?? '';
+    // AUTH PLAIN's authzid (RFC 4616 2): empty, or the user name itself (the library takes it as
+    // the user name when the authcid is empty); anything else was accepted as that user name alone.
+    if (auth.authzid && auth.authzid !== username) throw smtpReply('authzidRefused');
     // The failure counts are the coordination's (shared by a cluster's nodes): asked, not read.
     const verdict = await this.throttle.check(ip, username);
     if (verdict === 'address-throttled') throw smtpReply('authThrottled');

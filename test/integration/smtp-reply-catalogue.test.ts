@@ -109,6 +109,23 @@ const HERE: Partial<Record<SmtpReplyName, () => Promise<SmtpReply | null>>> = {
     await c.quit();
     return r;
   },
+  authzidRefused: async () => {
+    // Right credentials, but asking to act as someone else (RFC 4616 2).
+    const c = await SmtpWire.connect(t.daemon.smtp!.port);
+    await c.reply();
+    await c.cmd('EHLO client.example');
+    const r = await c.cmd(`AUTH PLAIN ${Buffer.from(`someone-else\0${s.channelId}\0${t.apiKey}`).toString('base64')}`);
+    // The same credentials with an empty authzid, or the user name as authzid, are taken.
+    for (const authzid of ['', s.channelId]) {
+      const ok = await SmtpWire.connect(t.daemon.smtp!.port);
+      await ok.reply();
+      await ok.cmd('EHLO client.example');
+      expect((await ok.cmd(`AUTH PLAIN ${Buffer.from(`${authzid}\0${s.channelId}\0${t.apiKey}`).toString('base64')}`))?.code).toBe(235);
+      await ok.quit();
+    }
+    await c.quit();
+    return r;
+  },
   authUserLocked: async () => {
     // smtp.authFailureLimit is 2: the third attempt of a user name is refused. A user name of its
     // own, so the other exchanges' sessions are not locked out.
