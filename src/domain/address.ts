@@ -36,6 +36,10 @@ export function normalizeEmail(input: string): { email: string } | { problem: Ad
   // Routing syntax in any form: "@relay:user" (source route), user%host (percent hack),
   // host!user (UUCP bang path), and the same inside a quoted local part ("user@host"@relay).
   if (/[%!@]/.test(local)) return { problem: { code: 'invalid_format', message: 'source routes, % and ! relaying are not accepted' } };
+  // Legal inside quotes (RFC 5321 4.1.2), but the composer and the SMTP client (nodemailer) drop
+  // them from an address: "<b>x</b>"@example.net went out as " b x /b "@example.net, another
+  // mailbox, in the header and the envelope alike.
+  if (/[<>]/.test(local)) return { problem: { code: 'invalid_format', message: 'must not have < or > in its local part' } };
   const ascii = normalizeDomain(domain);
   if (!ascii) return { problem: { code: 'invalid_format', message: 'has an invalid domain' } };
   const email = `${local}@${ascii}`;

@@ -46,4 +46,10 @@ describe('normalizeDomain', () => {
     expect(normalizeEmail('user@Mail.Example.ORG.')).toEqual({ email: 'user@mail.example.org' });
     expect(normalizeEmail('user@a.0x10')).toMatchObject({ problem: { code: 'invalid_format' } });
   });
+
+  it('refuses < and > in a quoted local part, which would reach another mailbox (nodemailer drops them), and keeps other quoted ones', () => {
+    expect(normalizeEmail('"<b>x</b>"@example.net')).toEqual({ problem: { code: 'invalid_format', message: 'must not have < or > in its local part' } });
+    expect(normalizeEmail('"a>b"@example.net')).toMatchObject({ problem: { code: 'invalid_format' } });
+    expect(normalizeEmail('"john doe"@example.net')).toEqual({ email: '"john doe"@example.net' });
+  });
 });
