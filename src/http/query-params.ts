@@ -35,10 +35,23 @@ export function parseTags(raw: string | undefined, errors: FieldErrorList): stri
 }
 
 export function parseDateRange(q: { from?: string; to?: string }, names: { from: string; to: string }, errors: FieldErrorList): { fromMs?: number; toMs?: number } {
-  const fromMs = q.from === undefined ? undefined : Date.parse(q.from);
-  const toMs = q.to === undefined ? undefined : Date.parse(q.to);
+  const fromMs = q.from === undefined ? undefined : instantOf(q.from);
+  const toMs = q.to === undefined ? undefined : instantOf(q.to);
   if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) errors.add(`/${names.to}`, 'invalid_range', `must not be before ${names.from}`);
   return { fromMs, toMs };
+}
+
+/** A leap second as RFC 3339 writes it (5.7: seconds 60, the schema's date-time takes it): the text before and after `60`. */
+const LEAP_SECOND = /^(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}):60(?:\.\d+)?(.*)$/;
+
+/**
+ * The instant of a date-time the schema accepted. Date.parse has no leap second (NaN, which made
+ * a daily series throw and an event filter match nothing): 23:59:60 is read as the last
+ * millisecond of its minute, so it stays in the day and hour it belongs to.
+ */
+function instantOf(value: string): number {
+  const leap = LEAP_SECOND.exec(value);
+  return leap ? Date.parse(`${leap[1]}:59.999${leap[2]}`) : Date.parse(value);
 }
 
 /**

@@ -239,6 +239,20 @@ describe('access and validation', () => {
     expect((await get('/activity/statistics/hourly', {}, 'bad')).status).toBe(401);
   });
 
+  it('takes a leap second (RFC 3339 5.7: 23:59:60) as the last millisecond of its minute', async () => {
+    const daily = await get('/statistics/daily', { from: '2026-03-27T00:00:00Z', to: '2026-03-30T23:59:60Z' });
+    expect(daily.status, JSON.stringify(daily.body)).toBe(200);
+    expect(daily.body.results.map((r: { timestamp: string }) => r.timestamp.slice(0, 10))).toEqual(['2026-03-27', '2026-03-28', '2026-03-29', '2026-03-30']);
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    expectMatches(daily.body.results, await oracle(day, {}), day);
+    const hourly = await get('/statistics/hourly', { from: '2026-03-28T23:59:60.5Z', to: '2026-03-29T01:00:00Z' });
+    expect(hourly.body.results.map((r: { timestamp: string }) => r.timestamp)).toEqual(['2026-03-28T23:00:00.000Z', '2026-03-29T00:00:00.000Z', '2026-03-29T01:00:00.000Z']);
+    const leap = await get('/activity/events', { startDate: '2026-03-28T23:59:60Z', limit: '500' });
+    const same = await get('/activity/events', { startDate: '2026-03-28T23:59:59.999Z', limit: '500' });
+    expect(leap.body.results.length).toBeGreaterThan(0);
+    expect(leap.body).toEqual(same.body);
+  });
+
   it('reports every invalid parameter in one 422 with JSON pointers', async () => {
     const res = await get('/statistics/daily', { timezone: 'Mars/Olympus', from: 'soon', channelId: 'x', tags: 'ok,no way', period: 'day' });
     expect(res.status).toBe(422);
