@@ -55,6 +55,13 @@ export class ZoneCalendar {
     }
   }
 
+  /** The first instant of the calendar day `days` days before the day holding ms. */
+  dayStartBefore(ms: number, days: number): number {
+    const t = localTime(this.fmt, ms);
+    const date = new Date(Date.UTC(t.y, t.m - 1, t.d - days));
+    return dayStartMs(this.fmt, new MidnightOffsets(this.fmt), date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate());
+  }
+
   /** Number of calendar days dayEdges would return, without computing the edges. */
   dayCount(fromMs: number, toMs: number): number {
     const a = localTime(this.fmt, fromMs);

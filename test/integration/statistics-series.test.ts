@@ -116,6 +116,20 @@ describe('GET /statistics/daily', () => {
     expectMatches(a.body.results, await oracle(day, {}), day);
   });
 
+  it('without from, starts 29 calendar days before the day of to, across a clock change too', async () => {
+    // 20 March 00:30 in New York (EDT): 29 days before is 19 February (EST), an hour further back than 29 × 24 hours.
+    const spring = await get('/statistics/daily', { timezone: 'America/New_York', to: '2026-03-20T04:30:00Z' });
+    expect(spring.body.results).toHaveLength(30);
+    expect(spring.body.results[0].timestamp).toBe('2026-02-19T05:00:00.000Z');
+    expect(spring.body.results[29].timestamp).toBe('2026-03-20T04:00:00.000Z');
+    // 20 November 23:30 in New York (EST): 29 days before is 22 October (EDT), an hour less far back.
+    const fall = await get('/statistics/daily', { timezone: 'America/New_York', to: '2026-11-21T04:30:00Z' });
+    expect(fall.body.results).toHaveLength(30);
+    expect(fall.body.results[0].timestamp).toBe('2026-10-22T04:00:00.000Z');
+    const day = (ms: number) => localDate('America/New_York', ms);
+    expectMatches(fall.body.results, await oracle(day, {}), day);
+  });
+
   it('answers a full year of days, and refuses 367', async () => {
     const year = await get('/statistics/daily', { from: '2026-01-01T00:00:00Z', to: '2026-12-31T23:00:00Z', timezone: 'America/New_York' });
     expect(year.status).toBe(200);

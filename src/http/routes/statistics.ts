@@ -16,7 +16,6 @@ import { channelInScope, parseDateRange, parseTags, schemaErrors, text } from '.
 import type { StatSeries, StatTotals as StatTotalsJson } from '../../domain/wire.js';
 
 const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 /** Longest series: one year of days (a leap year), 31 days of hours. */
 export const MAX_DAILY_POINTS = 366;
 export const MAX_HOURLY_POINTS = 31 * 24;
@@ -64,13 +63,17 @@ function seriesAnswer(edges: number[], points: StatTotals[]): StatSeries {
 }
 
 /**
- * A series range: without `to`, now; without `from`, `defaultSpan` before `to`. Too many points
- * is a 422 on /from (the bound moves the start, which is what a caller would shorten).
+ * A series range: without `to`, now; without `from`, `defaultFrom(to)`. Too many points is a 422
+ * on /from (the bound moves the start, which is what a caller would shorten).
  */
-function seriesRange(r: { fromMs?: number; toMs?: number }, defaultSpan: number): { fromMs: number; toMs: number } {
+function seriesRange(r: { fromMs?: number; toMs?: number }, defaultFrom: (toMs: number) => number): { fromMs: number; toMs: number } {
   const toMs = r.toMs ?? (r.fromMs !== undefined ? Math.max(r.fromMs, Date.now()) : Date.now());
-  return { fromMs: r.fromMs ?? toMs - defaultSpan, toMs };
+  return { fromMs: r.fromMs ?? defaultFrom(toMs), toMs };
 }
+
+/** The default daily range starts 29 calendar days before the day holding `to` (30 points, whatever clock changes lie between). */
+const DEFAULT_DAYS_BEFORE = 29;
+const lastDayHours = (toMs: number) => toMs - 23 * HOUR_MS;
 
 export const statisticsRoutes = (queries: StatisticsQueries): RouteModule => (app: FastifyInstance, { store }: HttpContext): void => {
   /**
@@ -87,16 +90,17 @@ export const statisticsRoutes = (queries: StatisticsQueries): RouteModule => (ap
   const daily = async (req: FastifyRequest): Promise<StatSeries> => {
     // One calendar (one Intl formatter, the costly part) for the whole request.
     let calendar = null as ZoneCalendar | null;
+    const range = (r: { fromMs?: number; toMs?: number }, cal: ZoneCalendar) => seriesRange(r, (to) => cal.dayStartBefore(to, DEFAULT_DAYS_BEFORE));
     const s = await parseScope(store, req, (q, errors, r) => {
       calendar = ZoneCalendar.of(typeof q.timezone === 'string' ? q.timezone : 'UTC');
       if (!calendar) {
         errors.add('/timezone', 'invalid_value', 'must be an IANA time zone name, such as Europe/Berlin');
         return;
       }
-      const { fromMs, toMs } = seriesRange(r, 29 * DAY_MS);
+      const { fromMs, toMs } = range(r, calendar);
       if (fromMs <= toMs && calendar.dayCount(fromMs, toMs) > MAX_DAILY_POINTS) errors.add('/from', 'range_too_long', `must be at most ${MAX_DAILY_POINTS} days before to`);
     });
-    const { fromMs, toMs } = seriesRange(s, 29 * DAY_MS);
+    const { fromMs, toMs } = range(s, calendar!);
     const edges = calendar!.dayEdges(fromMs, toMs);
     return seriesAnswer(edges, await queries.daySeries(s, edges));
   };
@@ -105,10 +109,10 @@ export const statisticsRoutes = (queries: StatisticsQueries): RouteModule => (ap
   const hourly = async (req: FastifyRequest): Promise<StatSeries> => {
     const hours = (r: { fromMs: number; toMs: number }) => Math.floor(r.toMs / HOUR_MS) - Math.floor(r.fromMs / HOUR_MS) + 1;
     const s = await parseScope(store, req, (_q, errors, r) => {
-      const range = seriesRange(r, 23 * HOUR_MS);
+      const range = seriesRange(r, lastDayHours);
       if (range.fromMs <= range.toMs && hours(range) > MAX_HOURLY_POINTS) errors.add('/from', 'range_too_long', `must be at most ${MAX_HOURLY_POINTS} hours before to`);
     });
-    const range = seriesRange(s, 23 * HOUR_MS);
+    const range = seriesRange(s, lastDayHours);
     const first = Math.floor(range.fromMs / HOUR_MS);
     const edges = Array.from({ length: hours(range) + 1 }, (_, i) => (first + i) * HOUR_MS);
     return seriesAnswer(edges, await queries.hourSeries(s, edges));
