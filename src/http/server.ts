@@ -254,6 +254,9 @@ export class HttpServer {
     // leaving it idle for keepAliveTimeout (RFC 9112 9.6: the server signals close).
     app.addHook('onSend', async (req, reply) => {
       if (this.closing) reply.header('connection', 'close');
+      // An answer to a key or session holds the account's data: no cache keeps it (RFC 9111
+      // 5.2.2.5), not even the browser's after the dashboard signed out. A route may say otherwise.
+      if (req.principal && reply.getHeader('cache-control') === undefined) reply.header('cache-control', 'no-store');
       // An answer that closes before the body was read (a body over its limit): lingering-close.ts.
       if (!req.raw.complete && reply.getHeader('connection') === 'close' && req.raw.socket) lingerOnClose(req.raw.socket);
     });

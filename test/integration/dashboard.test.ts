@@ -174,6 +174,19 @@ describe('dashboard sessions', () => {
     expect((await withCookie(busy, 'GET', '/channels')).body.code).toBe('session_expired');
   });
 
+  it('answers the account\'s data with Cache-Control: no-store, so no browser cache keeps it after sign-out', async () => {
+    const cookie = await login(t.apiKey);
+    const created = await t.api('POST', '/api-keys', { body: { name: 'cached?' } });
+    expect(created.headers.get('cache-control')).toBe('no-store');
+    for (const path of ['/channels', '/api-keys', '/activity/events', '/dashboard/session']) {
+      const r = await withCookie(cookie, 'GET', path);
+      expect(r.status, path).toBe(200);
+      expect(r.headers.get('cache-control'), path).toBe('no-store');
+    }
+    // Files of the build keep their own caching.
+    expect((await fetch(`${t.url}/dashboard`)).headers.get('cache-control')).toBe('no-cache');
+  });
+
   it('logs out: the cookie is cleared and no longer accepted', async () => {
     const cookie = await login(t.apiKey);
     const out = await withCookie(cookie, 'DELETE', '/dashboard/session');
