@@ -168,3 +168,21 @@ it('lists templates with their alias and active version, filtered by part of the
   expect(page.url()).toContain('/dashboard/templates?name=order');
   await checkPage('templates');
 });
+
+it('previews a saved version with sample data too long for the frame\'s address: a note instead of a refused frame', async () => {
+  const made = await rig.t.api('POST', '/templates', { body: { name: 'Long data', subject: 'Hi {{name}}', html: '<p>Hello {{name}}</p>', text: 'Hello {{name}}' } });
+  expect(made.status).toBe(200);
+  const page = rig.page;
+  await rig.visit(`/templates/${made.body.id}`);
+  await page.getByText('Version 1, rendered by the API with the sample data.').waitFor();
+  // 2,011 characters of JSON, far below the 8,000 the frame route takes, but 18,000 once percent-encoded.
+  const name = '日本'.repeat(1000);
+  await page.getByLabel('Sample data (JSON)').fill(JSON.stringify({ name }));
+  const preview = page.locator('.template-preview');
+  await preview.getByText(`Hi ${name}`, { exact: true }).waitFor();
+  await preview.getByText(/The HTML preview takes sample data up to 8,000 characters of JSON, fewer outside ASCII/).waitFor();
+  expect(await page.locator('iframe.mail-frame').count()).toBe(0);
+  // Short data shows the frame again.
+  await page.getByLabel('Sample data (JSON)').fill('{"name": "Ann"}');
+  await page.frameLocator('iframe.mail-frame').getByText('Hello Ann', { exact: true }).waitFor();
+});

@@ -10,6 +10,11 @@ import { HtmlPreview } from './message-body';
 export const PREVIEW_DEBOUNCE_MS = 400;
 /** GET /dashboard/templates/{id}/html takes at most this much JSON in its query (dashboard-template-html.ts MAX_DATA). */
 const MAX_FRAME_DATA = 8_000;
+/**
+ * ...in an address of at most this many characters (domain/request-target.ts MAX_URL_LENGTH; longer
+ * is a 414): percent-encoded, a quote takes 3 and a character outside ASCII up to 9.
+ */
+const MAX_FRAME_URL = 16 * 1024;
 
 /** The sample data as typed: a JSON object, compact (what is sent), or why it is not one. */
 export function parseSample(text: string): { json: string; data: Record<string, unknown> } | { error: string } {
@@ -140,8 +145,13 @@ export function savedHtml(templateId: string, preview: Preview) {
     const version = 'version' in result ? result.version : 1;
     const src = (images: boolean) =>
       `/dashboard/templates/${encodeURIComponent(templateId)}/html?version=${version}&data=${encodeURIComponent(preview.json)}${images ? '&images=1' : ''}`;
-    if (preview.json.length > MAX_FRAME_DATA) {
-      return <p class="banner banner-warn">The HTML preview takes sample data up to {MAX_FRAME_DATA.toLocaleString()} characters of JSON; the subject and text use all of it.</p>;
+    if (preview.json.length > MAX_FRAME_DATA || src(true).length > MAX_FRAME_URL) {
+      return (
+        <p class="banner banner-warn">
+          The HTML preview takes sample data up to {MAX_FRAME_DATA.toLocaleString()} characters of JSON, fewer outside ASCII (it travels in the frame's address, at most{' '}
+          {MAX_FRAME_URL.toLocaleString()} characters once encoded); the subject and text use all of it.
+        </p>
+      );
     }
     return <HtmlPreview src={src} title={`HTML of version ${version} with the sample data`} />;
   };
