@@ -80,6 +80,17 @@ describe('dashboard files', () => {
     expect(domainPage.headers.get('content-type')).toMatch(/^text\/html/);
   });
 
+  it('sends the CSP and security headers on a dashboard path written with percent-escapes too', async () => {
+    // The router decodes %64 to "d": these are the dashboard's page and session routes.
+    for (const path of ['/%64ashboard', '/%64ashboard/api-keys', '/dashboar%64/session']) {
+      const res = await fetch(`${t.url}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-security-policy'), path).toBe(CSP);
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
+  });
+
   it('serves hashed assets as immutable, and the built page holds no inline script or style', async () => {
     const html = await (await fetch(`${t.url}/dashboard/`)).text();
     const assets = [...html.matchAll(/(?:src|href)="(\/dashboard\/assets\/[^"]+)"/g)].map((m) => m[1]);

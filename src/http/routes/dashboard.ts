@@ -70,7 +70,10 @@ export function dashboardRoutes(root: string): RouteModule {
   return (app: FastifyInstance) => {
     const files = readBuild(root);
     app.addHook('onSend', async (req, reply) => {
-      if (req.url !== '/dashboard' && !req.url.startsWith('/dashboard/') && !req.url.startsWith('/dashboard?')) return;
+      // The matched route's path, not the request's: the router decodes percent-escapes, so
+      // /%64ashboard is the dashboard too. An unmatched request (a 404 problem) has only its own.
+      const path = req.routeOptions.url ?? req.url;
+      if (path !== '/dashboard' && !path.startsWith('/dashboard/') && !path.startsWith('/dashboard?')) return;
       // A message's HTML (dashboard-message-html.ts) sets a policy of its own, for a frame of this page.
       if (reply.getHeader('content-security-policy') !== undefined) return;
       reply.header('content-security-policy', DASHBOARD_CSP);
