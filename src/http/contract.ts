@@ -64,6 +64,7 @@ export const responseHeaders = {
   'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the window is full again.', schema: { type: 'integer' } },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+  'Cache-Control': { description: '`no-store` on every answer to an API key: it holds the account\'s data.', schema: { type: 'string' } },
   'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750).', schema: { type: 'string' } },
   'X-Total-Count-Estimated': { description: '`true` when totalCount is an estimate (the count stopped at its bound).', schema: { type: 'string', const: 'true' } },
   'X-Page-Partial': { description: '`true` when the page stopped at its scan bound before `limit` results; continue with `after`.', schema: { type: 'string', const: 'true' } },
@@ -232,7 +233,7 @@ function headerRefs(names: HeaderName[]): Record<string, { $ref: string }> {
 function errorResponse(status: number, op: Operation) {
   const names: HeaderName[] = ['X-Request-Id'];
   // Rate-limit headers come with every answer after the key was accepted.
-  if (!op.public && status !== 401) names.push('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
+  if (!op.public && status !== 401) names.push('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Cache-Control');
   if (status === 429 || status === 503) names.push('Retry-After');
   if (status === 401) names.push('WWW-Authenticate');
   return { description: ERROR_DESCRIPTIONS[status], headers: headerRefs(names), content: { 'application/problem+json': { schema: PROBLEM_REF } } };
@@ -273,7 +274,7 @@ function applyResponses(method: string, path: string, op: Json, contract: Operat
   if (ok === 200 && !success.content) {
     success.content = { [contract.media ?? 'application/json']: contract.media ? { schema: { type: 'string' } } : {} };
   }
-  const names: HeaderName[] = contract.public ? ['X-Request-Id'] : ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+  const names: HeaderName[] = contract.public ? ['X-Request-Id'] : ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Cache-Control'];
   names.push(...(contract.headers ?? []));
   success.headers = { ...headerRefs(names), ...(ok === 302 ? { Location: { description: 'The link target', schema: { type: 'string' } } } : {}) };
   const responses: Json = { [ok]: success };

@@ -95,7 +95,7 @@ describe('the OpenAPI document', () => {
     for (const p of ['/channels/{id}', '/domains/{id}', '/webhooks/{id}']) {
       expect(Object.keys(doc.paths[p].delete.responses)).not.toContain('200');
       expect(doc.paths[p].delete.responses[204].content).toBeUndefined();
-      expect(Object.keys(doc.paths[p].delete.responses[204].headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+      expect(Object.keys(doc.paths[p].delete.responses[204].headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Cache-Control']));
     }
     expect(Object.keys(doc.paths['/activity/events'].get.responses[200].headers)).toEqual(expect.arrayContaining(['X-Total-Count-Estimated', 'X-Page-Partial']));
   });
