@@ -66,6 +66,14 @@ describe('sandbox inbox', () => {
     await pane.getByRole('heading', { level: 2, name: 'Welcome aboard' }).waitFor();
     await pane.getByRole('button', { name: 'Load remote images' }).waitFor();
     expect(await page.locator('iframe.mail-frame').getAttribute('src')).not.toContain('images=1');
+    // A message that cannot be read (gone, or another account's) shows its problem alone, not
+    // the last message under its address (Back and Forward move between messages like this).
+    rig.expectErrors(/404/);
+    const gone = '00000000-0000-4000-8000-000000000000';
+    await page.evaluate(`history.pushState(null, '', '/dashboard/sandbox/${gone}?channelId=${first.channelId}'); dispatchEvent(new PopStateEvent('popstate'))`);
+    await pane.getByText(`Message ${gone} does not exist`).waitFor();
+    expect(await pane.getByRole('heading', { level: 2, name: 'Welcome aboard' }).count()).toBe(0);
+    expect(await page.locator('iframe.mail-frame').count()).toBe(0);
   });
 
   it('switches to another sandbox channel', async () => {

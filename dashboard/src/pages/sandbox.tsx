@@ -44,7 +44,8 @@ export function SandboxPage(props: { id?: string }) {
           {sandboxes.length > 1 && <ChannelChoice channels={sandboxes} value={channelId} />}
           <div class="sandbox-layout">
             <Inbox channelId={channelId} selected={props.id} />
-            {props.id ? <ReadingPane id={props.id} channels={sandboxes} /> : <p class="muted reading-empty">Select a message to read it.</p>}
+            {/* Keyed by message: the next one starts empty, never showing the last one's content (or under its error) while it loads. */}
+            {props.id ? <ReadingPane key={props.id} id={props.id} channels={sandboxes} /> : <p class="muted reading-empty">Select a message to read it.</p>}
           </div>
         </>
       )}
