@@ -11,8 +11,9 @@ const REFINERS = {
   /** Host names and e-mail domains compare case-insensitively (RFC 5321 2.4); keep one spelling. */
   lowercase: (value: string): string => value.toLowerCase(),
   /** An absolute http(s) URL without trailing slashes, or empty for "derive it" (domain/public-url.ts). */
-  httpUrl: (value: string): string => {
-    if (value.trim() === '') return '';
+  httpUrl: (raw: string): string => {
+    const value = raw.trim();
+    if (value === '') return '';
     let url: URL;
     try {
       url = new URL(value);
@@ -20,7 +21,9 @@ const REFINERS = {
       throw new Error('must be an absolute URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('must be an http or https URL');
-    return trimEndOf(value, '/');
+    // The scheme in lower case (RFC 3986 3.1: it is case-insensitive): users of the value test
+    // for "https:" (the dashboard cookie's Secure, one-click unsubscribe), so HTTPS:// must not escape them.
+    return trimEndOf(url.protocol + value.slice(url.protocol.length), '/');
   },
   /**
    * store.postgresUrl: empty (one node on LMDB) or a postgres:// or postgresql:// URL with a host

@@ -100,6 +100,11 @@ describe('loadConfig sources and precedence', () => {
     expect(loadConfig({ env: { POSTRIDER_CONFIG: file } }).delivery.rate).toBe(7);
   });
 
+  it('writes the scheme of publicUrl in lower case, without spaces around it', () => {
+    expect(loadConfig({ env: { POSTRIDER_PUBLIC_URL: ' HTTPS://Mail.Example.com/ ' } }).publicUrl).toBe('https://Mail.Example.com');
+    expect(loadConfig({ env: { POSTRIDER_PUBLIC_URL: 'Http://127.0.0.1:8080' } }).publicUrl).toBe('http://127.0.0.1:8080');
+  });
+
   it('prefers an explicit config path over POSTRIDER_CONFIG', () => {
     const a = writeFile('explicit.json', '{"delivery": {"rate": 11}}');
     const b = writeFile('from-env.json', '{"delivery": {"rate": 12}}');

@@ -215,13 +215,15 @@ describe('dashboard sessions', () => {
     expect(await t.daemon.store.sessions.findByToken(token)).toBeUndefined();
   });
 
-  it('marks the cookie Secure when publicUrl is https', async () => {
-    const https = await startDaemon({ publicUrl: 'https://mail.postrider-demo.net' });
-    try {
-      const r = await https.api('POST', '/dashboard/session', { key: null, headers: DASH, body: { apiKey: https.apiKey } });
-      expect(r.headers.get('set-cookie')).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
-    } finally {
-      await https.stop();
+  it('marks the cookie Secure when publicUrl is https, however the scheme is spelt', async () => {
+    for (const publicUrl of ['https://mail.postrider-demo.net', 'HTTPS://mail.postrider-demo.net']) {
+      const https = await startDaemon({ publicUrl });
+      try {
+        const r = await https.api('POST', '/dashboard/session', { key: null, headers: DASH, body: { apiKey: https.apiKey } });
+        expect(r.headers.get('set-cookie'), publicUrl).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+      } finally {
+        await https.stop();
+      }
     }
   });
 
