@@ -23,6 +23,7 @@ import type { Config } from '../config/schema.js';
 import type { AttemptResult } from '../domain/delivery-result.js';
 import { isAppError } from '../domain/errors.js';
 import { nextAttemptAt, parseRetrySchedule, type RetrySchedule } from '../domain/retry.js';
+import { firstDueMs } from '../domain/schedule.js';
 import type { DeliveryJob } from '../domain/types.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
@@ -672,7 +673,9 @@ export class DeliveryService {
       return;
     }
     const deferred = result.recipients.some((r) => r.outcome === 'deferred');
-    const nextDueAtMs = deferred ? this.retryAt(job, result, attempt, now) : undefined;
+    // A scheduled message's age counts from its time: one sent days ahead is not old at its first attempt.
+    const sinceMs = firstDueMs(loaded?.message.scheduledAt, Date.parse(job.createdAt));
+    const nextDueAtMs = deferred ? this.retryAt(result, attempt, now, sinceMs) : undefined;
     const recorded = await this.recordDurably(log, () => this.queue.record({ job, result, attemptAt: new Date(now), nextDueAtMs }));
     // A retry is due at a new time: a round now sets the wake-up timer to it.
     if (recorded.status === 'requeued') this.kick();
@@ -692,12 +695,13 @@ export class DeliveryService {
 
   /**
    * When a deferred job is tried again: on the retry schedule, undefined (expired: bounced) past
-   * delivery.maxAgeMs. A deferral for want of a source (poolRefused) is the operator's pool, not
-   * the receiver: it is due when a source may send again (else on the schedule) and never expires.
+   * delivery.maxAgeMs after `sinceMs` (the commit, or the scheduled time of a scheduled send). A
+   * deferral for want of a source (poolRefused) is the operator's pool, not the receiver: it is due
+   * when a source may send again (else on the schedule) and never expires.
    */
-  private retryAt(job: DeliveryJob, result: AttemptResult, attempt: number, now: number): number | undefined {
+  private retryAt(result: AttemptResult, attempt: number, now: number, sinceMs: number): number | undefined {
     const maxAgeMs = this.config.delivery.maxAgeMs;
-    if (!result.poolRefused) return nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: Date.parse(job.createdAt), maxAgeMs });
+    if (!result.poolRefused) return nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: sinceMs, maxAgeMs });
     const until = result.poolRefused.until;
     if (until !== undefined) return Math.max(now + POOL_RETRY_MIN_MS, until);
     return nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: now, maxAgeMs }) ?? now + maxAgeMs;

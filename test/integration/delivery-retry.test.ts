@@ -157,6 +157,25 @@ describe('retries on the schedule', () => {
     ]);
     expect((await t.store.queue.jobsOfMessage(id))[0]).toMatchObject({ state: 'done', attempts: 2 });
   });
+
+  it('counts the maximum age of a scheduled message from its scheduled time, not from its commit', async () => {
+    const s = await setup({ 'delivery.maxAgeMs': 2 * MINUTE });
+    mx.scriptRcpt('later@retry-mail.net', { code: 451, message: '4.7.1 Greylisting in action, please come back later' });
+    const start = clock.now();
+    const at = start + 10 * MINUTE;
+    const id = await queueMessage(t.store, { to: ['later@retry-mail.net'], now: new Date(start), scheduledAt: new Date(at).toISOString() });
+    s.notify();
+    await waitFor(() => clock.nextTimerAt() === at, { what: 'the timer of the scheduled time' });
+    clock.advance(10 * MINUTE);
+    // Greylisted at its time: retried within its own 2 minutes, not given up as 10 minutes old.
+    const job = await afterAttempt(id, 1);
+    expect(await outcomes(id)).toEqual([]);
+    expect(job).toMatchObject({ state: 'queued', dueAt: new Date(at + 2 * MINUTE).toISOString() });
+    await waitFor(() => clock.nextTimerAt() === at + 2 * MINUTE, { what: 'the retry timer' });
+    clock.advance(2 * MINUTE);
+    await waitFor(async () => (await t.store.messages.get(id))?.status === 'sent', { what: 'the retry to deliver' });
+    expect((await outcomes(id)).map((e) => [e.eventType, e.details.attempt])).toEqual([['delivered', 2]]);
+  });
 });
 
 describe('crash safety', () => {
