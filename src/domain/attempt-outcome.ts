@@ -121,10 +121,14 @@ function replyOf(r: RecipientResult): Record<string, unknown> {
   return { smtpCode: r.smtpCode, enhancedCode: r.enhancedCode, response: r.response };
 }
 
-/** The attempt as the job's history keeps it: the overall outcome and the most relevant reply. */
+/**
+ * The attempt as the job's history keeps it: the overall outcome and the reply that made it (a
+ * deferred recipient's, else a bounced one's, else the attempt's), never a 250 beside `bounced`.
+ */
 export function historyEntry(result: AttemptResult, at: string): DeliveryAttempt {
   const deferred = result.recipients.find((r) => r.outcome === 'deferred');
-  const outcome = deferred ? 'deferred' : result.recipients.some((r) => r.outcome === 'bounced') ? 'bounced' : 'delivered';
-  const lead = deferred ?? { smtpCode: result.smtpCode, enhancedCode: result.enhancedCode, response: result.response };
+  const bounced = deferred ? undefined : result.recipients.find((r) => r.outcome === 'bounced');
+  const outcome = deferred ? 'deferred' : bounced ? 'bounced' : 'delivered';
+  const lead = deferred ?? bounced ?? { smtpCode: result.smtpCode, enhancedCode: result.enhancedCode, response: result.response };
   return definedOnly({ at, mx: result.mx, smtpCode: lead.smtpCode, enhancedCode: lead.enhancedCode, response: lead.response, outcome, tls: result.tls, tlsDetail: result.tlsDetail, mtaSts: result.mtaSts }) as DeliveryAttempt;
 }

@@ -115,6 +115,8 @@ describe('QueuePort.recordOutcomes', () => {
     expect(await t.store.suppressions.is(CHANNEL, 'transactional', 'gone@example.test')).toBe(true);
     expect(await t.store.messages.get(id)).toMatchObject({ status: 'sent', openJobs: 0 });
     expect(await t.store.queue.get(job.id)).toMatchObject({ state: 'done', attempts: 1 });
+    // The history names the reply that made the outcome, not the other recipient's 250.
+    expect((await t.store.queue.get(job.id))?.history).toMatchObject([{ outcome: 'bounced', smtpCode: 550, enhancedCode: '5.1.1', response: '550 5.1.1 User unknown' }]);
     expect(await t.store.queue.counts(T0)).toEqual({ queued: 0, dueNow: 0, leased: 0 });
   });
 
