@@ -673,8 +673,9 @@ export class DeliveryService {
       return;
     }
     const deferred = result.recipients.some((r) => r.outcome === 'deferred');
-    // A scheduled message's age counts from its time: one sent days ahead is not old at its first attempt.
-    const sinceMs = firstDueMs(loaded?.message.scheduledAt, Date.parse(job.createdAt));
+    // A scheduled message's age counts from its time (one sent days ahead is not old at its first
+    // attempt), and without the time it waited for a sending source (heldMs).
+    const sinceMs = firstDueMs(loaded?.message.scheduledAt, Date.parse(job.createdAt)) + (job.heldMs ?? 0);
     const nextDueAtMs = deferred ? this.retryAt(result, attempt, now, sinceMs) : undefined;
     const recorded = await this.recordDurably(log, () => this.queue.record({ job, result, attemptAt: new Date(now), nextDueAtMs }));
     // A retry is due at a new time: a round now sets the wake-up timer to it.
@@ -695,7 +696,8 @@ export class DeliveryService {
 
   /**
    * When a deferred job is tried again: on the retry schedule, undefined (expired: bounced) past
-   * delivery.maxAgeMs after `sinceMs` (the commit, or the scheduled time of a scheduled send). A
+   * delivery.maxAgeMs after `sinceMs` (the commit, or the scheduled time of a scheduled send, moved
+   * on by the time the job waited for a source). A
    * deferral for want of a source (poolRefused) is the operator's pool, not the receiver: it is due
    * when a source may send again (else on the schedule) and never expires.
    */

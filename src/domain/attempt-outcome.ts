@@ -50,6 +50,8 @@ export function planAttempt(job: DeliveryJob, result: AttemptResult, attemptAt: 
   // (the next lease takes the next one).
   const { leaseUntil: _until, leaseOwner: _owner, ...rest } = job as DeliveryJob & { leaseOwner?: string };
   const requeued = deferred.length > 0 && !expire;
+  // A deferral for want of a source waits until a source may send: that wait is not the message's age.
+  if (requeued && result.poolRefused) rest.heldMs = (job.heldMs ?? 0) + Math.max(0, nextDueAtMs! - Date.parse(attemptAt));
   const next: DeliveryJob = requeued
     ? { ...rest, attempts: attempt, history, recipients: deferred.map((r) => r.recipient), state: 'queued', dueAt: new Date(nextDueAtMs!).toISOString() }
     : { ...rest, state: 'done', attempts: attempt, history };

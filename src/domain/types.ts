@@ -177,6 +177,11 @@ export interface DeliveryJob {
   history: DeliveryAttempt[];
   /** Set when a broadcast cancel took the job out of the queue before any attempt. */
   canceledAt?: string;
+  /**
+   * Milliseconds the job was deferred for want of a sending source (a pool refusal: warm-up,
+   * shaping, a failing source), which do not count against delivery.maxAgeMs.
+   */
+  heldMs?: number;
 }
 
 export type SuppressionReason = 'bounce' | 'complaint' | 'unsubscribe' | 'manual';

@@ -115,4 +115,25 @@ describe('warm-up on loopback', () => {
     expect(events.filter((e) => e.eventType === 'delivered')).toHaveLength(8);
     expect(await gate.view('new', clock.now())).toMatchObject({ day: 2, complete: true });
   });
+
+  it('does not count the wait for a source against delivery.maxAgeMs: a receiver deferral after it is retried, not expired', async () => {
+    await start(['new'], { 'delivery.maxAgeMs': 3_600_000 });
+    const ids = await queue(4, 'held');
+    await waitFor(async () => (await Promise.all(ids.map((id) => jobsOf(t.store, id)))).every((jobs) => jobs[0]!.history.length >= 1), { what: 'every first attempt', timeout: 60_000 });
+    const [held] = (await Promise.all(ids.map((id) => jobsOf(t.store, id)))).map((jobs) => jobs[0]!).filter((j) => j.state === 'queued');
+    // Greylisted on day 2, 15 hours after its commit: one hour of age was spent, the rest waited for the warm-up.
+    mx.scriptRcpt(held.recipients[0], { code: 451, message: '4.7.1 Greylisting in action, please come back later' });
+    clock.advance(Date.UTC(2025, 0, 7, 0, 1) - clock.now());
+    const retried = await waitFor(async () => {
+      const [job] = await jobsOf(t.store, held.messageId);
+      return job.history.length === 2 && job;
+    }, { what: 'the attempt on day 2' });
+    expect(retried).toMatchObject({ state: 'queued', history: [{ outcome: 'deferred' }, { outcome: 'deferred', smtpCode: 451 }] });
+    expect((await t.store.events.ofMessage(held.messageId)).filter((e) => e.eventType === 'bounced')).toEqual([]);
+    // Attempt 2 on the retry schedule (5m,10m,...): due 10 minutes later.
+    expect(Date.parse(retried.dueAt) - Date.parse(retried.history[1].at)).toBe(10 * 60_000);
+    await waitFor(() => clock.nextTimerAt() === Date.parse(retried.dueAt), { what: 'the retry timer' });
+    clock.advance(Date.parse(retried.dueAt) - clock.now());
+    await waitFor(() => allSent(t.store, [held.messageId]), { what: 'the greylisted message delivered on its retry' });
+  });
 });

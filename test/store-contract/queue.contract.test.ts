@@ -132,6 +132,20 @@ eachEngine('QueuePort: outcomes', (ctx) => {
     expect(again).toMatchObject({ id: job.id, leaseGeneration: 2, attempts: 1 });
   });
 
+  it('keeps the time a job waited for a sending source (heldMs) across its leases, and adds each wait', async () => {
+    const store = ctx.store;
+    await queueAt(store, T0, ['a@one.test']);
+    const [job] = await leaseAll(store, 'n', T0);
+    const refused = { ...deferred(job.recipients), poolRefused: { until: T0 + 60 * MINUTE } };
+    await store.queue.recordOutcomes([outcome(job, refused, T0 + 1_000, T0 + 60 * MINUTE)]);
+    expect(await store.queue.get(job.id)).toMatchObject({ state: 'queued', heldMs: 60 * MINUTE - 1_000 });
+    const [again] = await leaseAll(store, 'n', T0 + 60 * MINUTE);
+    expect(again.heldMs).toBe(60 * MINUTE - 1_000);
+    // A receiver's deferral is the message's age: nothing added.
+    await store.queue.recordOutcomes([outcome(again, deferred(again.recipients), T0 + 61 * MINUTE, T0 + 70 * MINUTE)]);
+    expect((await store.queue.get(job.id))?.heldMs).toBe(60 * MINUTE - 1_000);
+  });
+
   it('gives deferred recipients up (expired) without a next due time', async () => {
     const store = ctx.store;
     await queueAt(store, T0, ['a@one.test']);
