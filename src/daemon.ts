@@ -287,7 +287,7 @@ export class Daemon {
       store: this.store,
       dns: this.domainDns,
       settings: {
-        hostname: c.hostname,
+        hostname: c.domains.mxHost || c.hostname,
         returnPathLabel: c.domains.returnPathLabel,
         trackingLabel: c.domains.trackingLabel,
         unsubscribeLabel: c.domains.unsubscribeLabel,

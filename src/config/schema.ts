@@ -14,6 +14,8 @@ const MB = 1024 * 1024;
 
 // RFC 5321 4.1.2: the EHLO argument is a domain (or an address literal, which we do not want).
 const HOSTNAME = '^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$';
+/** Empty, or a name with a dot whose last label is not all digits (an MX cannot name an IP address, RFC 5321 5.1). */
+const FQDN_OR_EMPTY = '^$|^(?=.{1,253}$)(?=.*\\.[a-zA-Z0-9-]*[a-zA-Z][a-zA-Z0-9-]*$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$';
 // RFC 1035 2.3.1: one LDH label of at most 63 characters.
 const DNS_LABEL = '^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$';
 // ip, ip:port, or [ipv6]:port; the resolver checks addresses again when it starts.
@@ -165,7 +167,14 @@ const Delivery = Type.Object({
 const Domains = Type.Object({
   dkimAlgorithm: oneOf(DKIM_ALGORITHMS, 'rsa', 'Default DKIM key type for new domains.'),
   recheckIntervalMs: duration(60_000, 6 * 3_600_000, 'How often verified domains are checked again in DNS.'),
-  returnPathLabel: label('bounces', 'Return-path (bounce) host of a domain: <label>.<domain>, with MX and SPF pointing at hostname.'),
+  returnPathLabel: label('bounces', 'Return-path (bounce) host of a domain: <label>.<domain>, with MX and SPF pointing at domains.mxHost.'),
+  mxHost: patterned(
+    '',
+    'Host name every domain\'s return-path MX and SPF (and inbound MX) point at; empty: hostname. Cluster mode: the same name on every node, with an A (and AAAA) record for each node\'s address, so that every node shows and checks the same records (README "Running several nodes").',
+    FQDN_OR_EMPTY,
+    'must be empty or a fully qualified host name, such as mail.example.com',
+    'lowercase',
+  ),
   trackingLabel: label(
     'track',
     'Optional tracking host of a domain: <label>.<domain>, a CNAME to the publicUrl host; once verified, tracking links use it.',
@@ -271,7 +280,7 @@ export const ConfigSchema = Type.Object({
   dataDir: text('./data', 'Folder holding the LMDB environment (one node), generated keys, certificates and the node id.'),
   store: StoreSection,
   hostname: Type.String({
-    description: 'Name announced in EHLO/HELO and the SMTP greeting; also the default return-path host.',
+    description: 'Name announced in EHLO/HELO and the SMTP greeting; also the return-path host unless domains.mxHost is set.',
     defaultFrom: 'machineHostname',
     examples: ['mail.example.com'],
     pattern: HOSTNAME,

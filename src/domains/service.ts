@@ -36,7 +36,7 @@ import { checkDomain, type DomainDns } from './checks.js';
 import { generateDkimKeyAsync, generateKeySet, type KeyGenerator } from './keygen.js';
 
 export interface DomainSettings {
-  /** Our host name: the return-path MX target and the host SPF must authorize. */
+  /** Our mail host name (domains.mxHost, else hostname): the return-path and inbound MX target and the host SPF must authorize. */
   hostname: string;
   /** The return-path host is `<returnPathLabel>.<domain>`. */
   returnPathLabel: string;
