@@ -5,6 +5,12 @@
  * its late writes are refused by the queue's lease fencing), and the other nodes take its queue
  * leases back at once (delivery's recovery), instead of waiting out the 30-minute lease.
  *
+ * A node judges the others only after beating itself without a break for the stale time
+ * (BeatRun): while the database was out of its reach it was most likely out of theirs too, and
+ * their rows are as old as the outage. The first node back used to take every other node's
+ * leases at once, after any outage longer than the stale time, and the messages those nodes had
+ * delivered meanwhile, their outcomes waiting to be recorded, went out a second time.
+ *
  * Times on the database's clock (time.ts), so nodes whose clocks disagree still agree on who
  * is gone. Rows of nodes gone for a week are removed by the beat itself: a node id that never
  * comes back is not listed forever.
@@ -47,4 +53,37 @@ export async function goneNodes(sql: Sql, self: string, staleMs: number, time: C
     WHERE heartbeat_at_ms < coord_now(${time.query()}::float8) - ${staleMs}::float8 AND node_id <> ${self}
     ORDER BY node_id`;
   return rows.map((r) => r.node_id);
+}
+
+/** A gap between two beats longer than this breaks the run (a beat that hung on a database out of reach). */
+export const BEAT_GAP_MS = 2 * HEARTBEAT_EVERY_MS;
+
+/**
+ * Since when this node's beats have landed without a break: a failed beat, or one that landed
+ * more than BEAT_GAP_MS after the one before, starts the run again. Local monotonic time.
+ */
+export class BeatRun {
+  private since: number | undefined;
+  private last = 0;
+
+  constructor(private readonly now: () => number) {}
+
+  /** Follows one beat; its failure is passed on. */
+  async track(beat: Promise<void>): Promise<void> {
+    try {
+      await beat;
+    } catch (err) {
+      this.since = undefined;
+      throw err;
+    }
+    const at = this.now();
+    if (this.since === undefined || at - this.last > BEAT_GAP_MS) this.since = at;
+    this.last = Math.max(this.last, at);
+  }
+
+  /** Whether the beats have landed without a break for at least ms, up to now. */
+  unbrokenFor(ms: number): boolean {
+    const at = this.now();
+    return this.since !== undefined && at - this.since >= ms && at - this.last <= BEAT_GAP_MS;
+  }
 }

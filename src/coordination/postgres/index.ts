@@ -29,7 +29,7 @@ import { openPool, volatileSettings, type Sql } from './connection.js';
 import { PgCounters } from './counters.js';
 import { PgExpiringEntries } from './expiring-entries.js';
 import { PgFailureWindow } from './failure-windows.js';
-import { beat, forget, goneNodes, HEARTBEAT_EVERY_MS } from './heartbeats.js';
+import { BeatRun, beat, forget, goneNodes, HEARTBEAT_EVERY_MS } from './heartbeats.js';
 import { JANITOR_EVERY_MS, sweep } from './janitor.js';
 import { PgKeyedRate } from './key-rates.js';
 import { PgLeases } from './leases.js';
@@ -87,6 +87,8 @@ export class PostgresCoordination implements Coordination {
   private stopped = false;
   /** This instance: a restart of the node is another run (heartbeats.ts). */
   private readonly run = randomUUID();
+  /** This node's beats without a break (heartbeats.ts, BeatRun): whether it may judge others gone. */
+  private readonly beats: BeatRun;
 
   constructor(private readonly o: PostgresCoordinationOptions) {
     if (!isNodeId(o.nodeId)) throw new Error(`not a node id: ${JSON.stringify(o.nodeId)}`);
@@ -98,14 +100,15 @@ export class PostgresCoordination implements Coordination {
     this.onError = o.onError ?? (() => {});
     this.wakeups = new PgWakeups(this.sql, wakeChannel(o.schema), this.onError, o.onListenerError);
     this.leases = new PgLeases(this.sql, o.nodeId, this.time);
+    this.beats = new BeatRun(() => this.time.local());
     this.bridge = new SyncBridge({ ...connection, callTimeoutMs: o.syncTimeoutMs ?? 250, bootTimeoutMs: Math.max(2_000, o.syncTimeoutMs ?? 0), onError: this.onError });
   }
 
   async start(): Promise<void> {
     await ensureSchema(this.sql, this.o.schema);
-    await beat(this.sql, this.nodeId, this.run, this.time);
+    await this.beats.track(beat(this.sql, this.nodeId, this.run, this.time));
     await this.wakeups.start();
-    this.every(HEARTBEAT_EVERY_MS, () => beat(this.sql, this.nodeId, this.run, this.time));
+    this.every(HEARTBEAT_EVERY_MS, () => this.beats.track(beat(this.sql, this.nodeId, this.run, this.time)));
     this.every(HOLD_TTL_MS / 3, () => renewAll(this.volatileSql, this.holds, this.time));
     this.every(OWED_RETRY_MS, () => releaseOwed(this.volatileSql, this.owedReleases, this.time));
     this.every(JANITOR_EVERY_MS, () => sweep(this.sql, this.time));
@@ -141,6 +144,7 @@ export class PostgresCoordination implements Coordination {
   }
 
   async nodesGone(staleMs: number): Promise<string[]> {
+    if (!this.beats.unbrokenFor(staleMs)) return [];
     return goneNodes(this.sql, this.nodeId, staleMs, this.time);
   }
 
