@@ -34,6 +34,12 @@ export interface PostgresCluster {
    * cut; the next start replays the WAL). The folder stays for start().
    */
   crash(): Promise<void>;
+  /**
+   * Holds the server still (SIGSTOP to the postmaster and its processes): connections stay open
+   * and nothing answers, as with a hung server or a network that drops packets. Returns the
+   * function that lets it run again (stop() does too).
+   */
+  freeze(): () => void;
   /** Starts the server again on the same port and data (after crash()). */
   start(): Promise<void>;
 }
@@ -90,6 +96,30 @@ function run(bin: string, args: string[], asPostgres: boolean, input?: string): 
   return r.stdout;
 }
 
+/** The postmaster (first line of postmaster.pid) and its child processes, from /proc. */
+function serverPids(data: string): number[] {
+  const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const parentOf = (pid: string): number => {
+    try {
+      return Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+    } catch {
+      return 0; // gone meanwhile
+    }
+  };
+  const children = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d) && parentOf(d) === postmaster);
+  return [postmaster, ...children.map(Number)];
+}
+
+function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -115,7 +145,13 @@ export async function startPostgres(): Promise<PostgresCluster> {
 
   let started = false;
   let watchdog: number | undefined;
+  let frozen: number[] = [];
+  const thaw = (): void => {
+    signalAll(frozen, 'SIGCONT');
+    frozen = [];
+  };
   const stopSync = (): void => {
+    thaw();
     if (started) spawnSync(...command(pgCtl, ['stop', '-D', data, '-m', 'immediate', '-w'], asPg), { stdio: 'ignore', timeout: 30_000 });
     started = false;
     fs.rmSync(dir, { recursive: true, force: true });
@@ -158,6 +194,11 @@ export async function startPostgres(): Promise<PostgresCluster> {
       url,
       port,
       dir,
+      freeze() {
+        frozen = serverPids(data);
+        signalAll(frozen, 'SIGSTOP');
+        return thaw;
+      },
       async crash() {
         if (!started) return;
         await pgCtlAsync(['stop', '-D', data, '-m', 'immediate', '-w', '-t', '60']);
@@ -170,6 +211,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
         started = true;
       },
       async stop() {
+        thaw();
         process.removeListener('exit', onExit);
         if (watchdog) {
           try {

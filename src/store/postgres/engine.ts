@@ -60,6 +60,11 @@ export interface PostgresStoreOptions {
 
 /** How often healthy() and sizeBytes() are refreshed by a real query. */
 const PROBE_MS = 2_000;
+/**
+ * A probe without an answer this long makes healthy() false: a server that hangs, or a network
+ * that drops packets, leaves the query waiting, with no error, for as long as TCP keeps trying.
+ */
+export const PROBE_TIMEOUT_MS = 5_000;
 /** How often the event log's next partition is made sure of (it is due half a day ahead). */
 const PARTITIONS_MS = 60_000;
 
@@ -245,15 +250,23 @@ export class PostgresStore implements StorePort {
   }
 
   private async probe(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const unanswered = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error('no answer')), PROBE_TIMEOUT_MS);
+      timer.unref();
+    });
     try {
-      const [row] = await this.sqlPool<{ bytes: number }[]>`
+      const query = this.sqlPool<{ bytes: number }[]>`
         SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::int8 AS bytes
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = ${this.ctx.schema} AND c.relkind IN ('r', 'p')`;
+      const [row] = await Promise.race([query, unanswered]);
       this.bytes = row?.bytes ?? 0;
       this.up = true;
     } catch {
       this.up = false;
+    } finally {
+      clearTimeout(timer);
     }
   }
 }
