@@ -267,6 +267,14 @@ describe('access and validation', () => {
     expect(leap.body).toEqual(same.body);
   });
 
+  it('answers 422 on /to, not 500, for a to that is no date-time and no from (the default start needs its day)', async () => {
+    for (const to of ['23', 'soon']) {
+      const res = await get('/statistics/daily', { to, timezone: 'America/New_York' });
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(Object.keys(res.body.errors)).toEqual(['/to']);
+    }
+  });
+
   it('reports every invalid parameter in one 422 with JSON pointers', async () => {
     const res = await get('/statistics/daily', { timezone: 'Mars/Olympus', from: 'soon', channelId: 'x', tags: 'ok,no way', period: 'day' });
     expect(res.status).toBe(422);

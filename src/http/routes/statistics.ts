@@ -90,7 +90,9 @@ export const statisticsRoutes = (queries: StatisticsQueries): RouteModule => (ap
   const daily = async (req: FastifyRequest): Promise<StatSeries> => {
     // One calendar (one Intl formatter, the costly part) for the whole request.
     let calendar = null as ZoneCalendar | null;
-    const range = (r: { fromMs?: number; toMs?: number }, cal: ZoneCalendar) => seriesRange(r, (to) => cal.dayStartBefore(to, DEFAULT_DAYS_BEFORE));
+    // A `to` the schema refused (its 422 comes after this check) is NaN: no calendar day holds it.
+    const range = (r: { fromMs?: number; toMs?: number }, cal: ZoneCalendar) =>
+      seriesRange(r, (to) => (Number.isFinite(to) ? cal.dayStartBefore(to, DEFAULT_DAYS_BEFORE) : to));
     const s = await parseScope(store, req, (q, errors, r) => {
       calendar = ZoneCalendar.of(typeof q.timezone === 'string' ? q.timezone : 'UTC');
       if (!calendar) {
