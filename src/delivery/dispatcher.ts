@@ -673,10 +673,7 @@ export class DeliveryService {
       return;
     }
     const deferred = result.recipients.some((r) => r.outcome === 'deferred');
-    // A scheduled message's age counts from its time (one sent days ahead is not old at its first
-    // attempt), and without the time it waited for a sending source (heldMs).
-    const sinceMs = firstDueMs(loaded?.message.scheduledAt, Date.parse(job.createdAt)) + (job.heldMs ?? 0);
-    const nextDueAtMs = deferred ? this.retryAt(result, attempt, now, sinceMs) : undefined;
+    const nextDueAtMs = deferred ? this.retryAt(job, loaded?.message.scheduledAt, result, attempt, now) : undefined;
     const recorded = await this.recordDurably(log, () => this.queue.record({ job, result, attemptAt: new Date(now), nextDueAtMs }));
     // A retry is due at a new time: a round now sets the wake-up timer to it.
     if (recorded.status === 'requeued') this.kick();
@@ -696,14 +693,17 @@ export class DeliveryService {
 
   /**
    * When a deferred job is tried again: on the retry schedule, undefined (expired: bounced) past
-   * delivery.maxAgeMs after `sinceMs` (the commit, or the scheduled time of a scheduled send, moved
-   * on by the time the job waited for a source). A
-   * deferral for want of a source (poolRefused) is the operator's pool, not the receiver: it is due
-   * when a source may send again (else on the schedule) and never expires.
+   * delivery.maxAgeMs of the message's age. A scheduled message's age counts from its time (one
+   * sent days ahead is not old at its first attempt), and without the time the job waited for a
+   * sending source (heldMs). A deferral for want of a source (poolRefused) is the operator's pool,
+   * not the receiver: it is due when a source may send again (else on the schedule) and never expires.
    */
-  private retryAt(result: AttemptResult, attempt: number, now: number, sinceMs: number): number | undefined {
+  private retryAt(job: DeliveryJob, scheduledAt: string | undefined, result: AttemptResult, attempt: number, now: number): number | undefined {
     const maxAgeMs = this.config.delivery.maxAgeMs;
-    if (!result.poolRefused) return nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: sinceMs, maxAgeMs });
+    if (!result.poolRefused) {
+      const sinceMs = firstDueMs(scheduledAt, Date.parse(job.createdAt)) + (job.heldMs ?? 0);
+      return nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: sinceMs, maxAgeMs });
+    }
     const until = result.poolRefused.until;
     if (until !== undefined) return Math.max(now + POOL_RETRY_MIN_MS, until);
     return nextAttemptAt({ schedule: this.schedule, attempt, nowMs: now, createdAtMs: now, maxAgeMs }) ?? now + maxAgeMs;
