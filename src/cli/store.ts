@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
 import { checkStore, type StoreReport } from '../store/lmdb/check.js';
-import { inspectDataFile } from '../store/lmdb/data-file.js';
+import type { DataFileInfo } from '../store/lmdb/data-file.js';
 import { LmdbStore } from '../store/lmdb/engine.js';
 import { parse, table, UsageError, type CommandIo } from './args.js';
 
@@ -42,7 +42,7 @@ export async function storeCommand(argv: string[], io: CommandIo): Promise<numbe
   if (fs.existsSync(path.join(target, 'data.mdb'))) throw new UsageError(`${path.join(target, 'data.mdb')} exists already; give a new or empty folder`, USAGE);
   const store = new LmdbStore({ dataDir, readOnly: true });
   await store.start();
-  let copy: string;
+  let copy: { file: string; info: DataFileInfo };
   try {
     // Always compacted (--compact is still accepted): the compacting copy writes its meta pages
     // from its own read transaction, so it is consistent by construction. The plain copy takes
@@ -58,9 +58,9 @@ export async function storeCommand(argv: string[], io: CommandIo): Promise<numbe
   } finally {
     await store.stop();
   }
-  const info = inspectDataFile(copy);
-  if (values.json) io.out(JSON.stringify({ file: copy, ...info }));
-  else io.out(`backup written to ${copy}: ${info.sizeBytes} bytes, transaction ${info.txnId}`);
+  const { file, info } = copy;
+  if (values.json) io.out(JSON.stringify({ file, ...info }));
+  else io.out(`backup written to ${file}: ${info.sizeBytes} bytes, transaction ${info.txnId}`);
   return 0;
 }
 

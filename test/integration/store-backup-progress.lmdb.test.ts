@@ -34,7 +34,7 @@ describe('store backup progress', () => {
     const { lastPage, pageSize } = inspectDataFile(store.file);
     const inUse = (lastPage + 1) * pageSize;
     const reports: Array<[number, number]> = [];
-    const copy = await store.backup(path.join(root, 'backup'), true, { report: (written, total) => reports.push([written, total]), everyMs: 1 });
+    const { file: copy } = await store.backup(path.join(root, 'backup'), true, { report: (written, total) => reports.push([written, total]), everyMs: 1 });
     const size = fs.statSync(copy).size;
     expect(size).toBeGreaterThan(40_000_000);
     expect(reports.length).toBeGreaterThan(0);

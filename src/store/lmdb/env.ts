@@ -14,7 +14,7 @@ import path from 'node:path';
 import { asBinary, open, type Database, type DatabaseOptions, type RootDatabase, type Transaction } from 'lmdb';
 import { settledWithin } from '../../domain/settle.js';
 import { CommitFailures, isLmdbCommitFailure } from './commit-failure.js';
-import { damaged, inspectDataFile } from './data-file.js';
+import { damaged, inspectDataFile, type DataFileInfo } from './data-file.js';
 import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
 import { examineDataFolder, markerDate, writeMarker } from './marker.js';
 import { OutboxSignal } from './outbox-signal.js';
@@ -213,17 +213,18 @@ export class Store {
    * must not hold a data.mdb. Compacting leaves free pages out (slower, smaller).
    *
    * The copy is written in a private folder `dir`/incomplete-backup-* and becomes data.mdb only
-   * once it is whole and its meta pages check: a copy that fails (a full disk) or is
+   * once it is whole and its meta pages check (what the check read is returned with it): a copy that fails (a full disk) or is
    * interrupted never leaves a data.mdb that looks like a backup; a killed one leaves that folder.
    *
    * `progress`: told every `everyMs` how many bytes of the copy are written, and how many the
    * store has in use (the copy's size at most: compacting leaves free pages out). LMDB copies in
    * a thread of its own, so the copy's file can be watched meanwhile.
    */
-  async backup(dir: string, compact = false, progress?: { report: (written: number, inUse: number) => void; everyMs: number }): Promise<string> {
+  async backup(dir: string, compact = false, progress?: { report: (written: number, inUse: number) => void; everyMs: number }): Promise<{ file: string; info: DataFileInfo }> {
     const copy = path.join(dir, 'data.mdb');
     let partial: string | null = null;
     let watch: NodeJS.Timeout | undefined;
+    let info: DataFileInfo;
     try {
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       // mkdtemp makes it 0700: the copy holds DKIM keys and secrets, like the original.
@@ -231,10 +232,9 @@ export class Store {
       const written = path.join(partial, 'data.mdb');
       if (progress) watch = watchGrowth(written, inUseBytes(this.file), progress);
       await this.root().backup(partial, compact);
-      clearInterval(watch);
       // LMDB creates it 0666 less the umask.
       fs.chmodSync(written, 0o600);
-      inspectDataFile(written);
+      info = inspectDataFile(written);
       fs.linkSync(written, copy); // EEXIST rather than replace a data.mdb put there meanwhile
     } catch (err) {
       throw new Error(`the backup to ${dir} failed, ${copy} was not written: ${(err as Error).message}`, { cause: err });
@@ -242,7 +242,7 @@ export class Store {
       clearInterval(watch);
       if (partial) fs.rmSync(partial, { recursive: true, force: true });
     }
-    return copy;
+    return { file: copy, info };
   }
 
   get isOpen(): boolean {
