@@ -42,7 +42,7 @@ export async function storeCommand(argv: string[], io: CommandIo): Promise<numbe
   if (fs.existsSync(path.join(target, 'data.mdb'))) throw new UsageError(`${path.join(target, 'data.mdb')} exists already; give a new or empty folder`, USAGE);
   const store = new LmdbStore({ dataDir, readOnly: true });
   await store.start();
-  let copy: { file: string; info: DataFileInfo };
+  let copy: { file: string; info: DataFileInfo; removed: string[] };
   try {
     // Always compacted (--compact is still accepted): the compacting copy writes its meta pages
     // from its own read transaction, so it is consistent by construction. The plain copy takes
@@ -58,8 +58,9 @@ export async function storeCommand(argv: string[], io: CommandIo): Promise<numbe
   } finally {
     await store.stop();
   }
-  const { file, info } = copy;
-  if (values.json) io.out(JSON.stringify({ file, ...info }));
+  const { file, info, removed } = copy;
+  for (const folder of removed) io.err(`removed ${folder}, left by a backup that was killed`);
+  if (values.json) io.out(JSON.stringify({ file, ...info, removed }));
   else io.out(`backup written to ${file}: ${info.sizeBytes} bytes, transaction ${info.txnId}`);
   return 0;
 }

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { asBinary, open, type Database, type DatabaseOptions, type RootDatabase, type Transaction } from 'lmdb';
 import { settledWithin } from '../../domain/settle.js';
+import { claimBackupFolder, removeKilledBackups } from './backup-leftovers.js';
 import { CommitFailures, isLmdbCommitFailure } from './commit-failure.js';
 import { damaged, inspectDataFile, type DataFileInfo } from './data-file.js';
 import { DB_NAMES, SCHEMA_VERSION, type DbName } from './layout.js';
@@ -214,21 +215,23 @@ export class Store {
    *
    * The copy is written in a private folder `dir`/incomplete-backup-* and becomes data.mdb only
    * once it is whole and its meta pages check (what the check read is returned with it): a copy that fails (a full disk) or is
-   * interrupted never leaves a data.mdb that looks like a backup; a killed one leaves that folder.
+   * interrupted never leaves a data.mdb that looks like a backup; a killed one leaves that folder,
+   * which the next backup into `dir` removes (backup-leftovers.ts) and names in `removed`.
    *
    * `progress`: told every `everyMs` how many bytes of the copy are written, and how many the
    * store has in use (the copy's size at most: compacting leaves free pages out). LMDB copies in
    * a thread of its own, so the copy's file can be watched meanwhile.
    */
-  async backup(dir: string, compact = false, progress?: { report: (written: number, inUse: number) => void; everyMs: number }): Promise<{ file: string; info: DataFileInfo }> {
+  async backup(dir: string, compact = false, progress?: { report: (written: number, inUse: number) => void; everyMs: number }): Promise<{ file: string; info: DataFileInfo; removed: string[] }> {
     const copy = path.join(dir, 'data.mdb');
+    let removed: string[] = [];
     let partial: string | null = null;
     let watch: NodeJS.Timeout | undefined;
     let info: DataFileInfo;
     try {
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-      // mkdtemp makes it 0700: the copy holds DKIM keys and secrets, like the original.
-      partial = fs.mkdtempSync(path.join(dir, 'incomplete-backup-'));
+      removed = removeKilledBackups(dir);
+      partial = claimBackupFolder(dir);
       const written = path.join(partial, 'data.mdb');
       if (progress) watch = watchGrowth(written, inUseBytes(this.file), progress);
       await this.root().backup(partial, compact);
@@ -242,7 +245,7 @@ export class Store {
       clearInterval(watch);
       if (partial) fs.rmSync(partial, { recursive: true, force: true });
     }
-    return { file: copy, info };
+    return { file: copy, info, removed };
   }
 
   get isOpen(): boolean {
