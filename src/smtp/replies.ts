@@ -59,6 +59,9 @@ export const SMTP_REPLIES = {
   tooManyRecipients: { code: 452, enhanced: '4.5.3', text: 'Too many recipients' },
   // RFC 1870 6.2 / RFC 3463 X.3.4: the message is larger than the limit advertised in EHLO SIZE.
   messageTooLarge: { code: 552, enhanced: '5.3.4', text: 'Message exceeds the maximum size' },
+  // RFC 5322 2.3 and RFC 5321 4.1.1.4: a message may not carry NUL, and many receivers refuse one
+  // that does; refused at the final dot rather than passed on to fail there. RFC 3463 X.6.0: media error.
+  messageHasNul: { code: 554, enhanced: '5.6.0', text: 'Message contains NUL characters, which mail may not carry' },
   // RFC 4954 6: 530 5.7.0 "authentication required", to MAIL/RCPT/DATA before AUTH (the library
   // sends it, with this text: server.ts passes it as authRequiredMessage).
   authRequired: { code: 530, enhanced: '5.7.0', text: 'Authentication required' },

@@ -213,6 +213,8 @@ export class SmtpListener {
       .then(async (m) => {
         if ('oversized' in m) return reply(smtpReply('messageTooLarge', `the limit is ${limit} bytes`));
         if ('disconnected' in m) return this.deps.logger.info({ ip: session.remoteAddress }, 'smtp client closed the connection during DATA; nothing kept');
+        // One native scan of the message (RFC 5322 2.3: no NUL in a message).
+        if (m.raw.indexOf(0) !== -1) return reply(smtpReply('messageHasNul'));
         const user = submitterOf(session);
         const res = await this.deps.submission.submitRaw({
           principal: user.principal,

@@ -162,6 +162,7 @@ const HERE: Partial<Record<SmtpReplyName, () => Promise<SmtpReply | null>>> = {
     return r;
   },
   messageTooLarge: () => submit(`From: <${own()}>`, { body: 'x'.repeat(70) + '\r\n'.repeat(1) + ('y'.repeat(70) + '\r\n').repeat(80) }),
+  messageHasNul: () => submit(`From: <${own()}>`, { body: 'hello\0world' }),
   queued: () => submit(`From: <${own()}>`),
   noSuchMailbox: async () => {
     const c = await SmtpWire.connect(t.daemon.inbound!.port);
