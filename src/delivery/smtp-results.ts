@@ -98,6 +98,14 @@ export function sentResult(recipients: readonly string[], info: SMTPConnectionSe
   return summarize(results, session);
 }
 
+/**
+ * A transaction not begun because the receiver lacks an extension the message needs
+ * (mail-extensions.ts): every recipient gets our own reply, nothing was sent.
+ */
+export function notSentResult(recipients: readonly string[], reply: ParsedReply, session: Session): AttemptResult {
+  return summarize(recipients.map((r) => recipientResult(r, reply, 'mail')), session);
+}
+
 export interface Session {
   mx: string;
   address: string;

@@ -18,6 +18,7 @@ import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import type { CacheableConnection } from './connection-cache.js';
 import { installDataWriter } from './smtp-data.js';
+import { installSmtpUtf8, offeredExtensions } from './mail-extensions.js';
 import { sessionFailure, type SessionFailure, type Target } from './smtp-results.js';
 import { connectionTls, sniName, tlsDetailOf, type TlsLevel } from './tls-policy.js';
 
@@ -66,6 +67,8 @@ export class SmtpSession implements CacheableConnection {
   readonly closed: Promise<void>;
   /** The message goes out in one framed write (smtp-data.ts) rather than through nodemailer's stream. */
   readonly framedData: boolean;
+  /** SMTPUTF8 goes on the next MAIL FROM (set by each transaction, mail-extensions.ts). */
+  smtpUtf8 = false;
 
   constructor(
     readonly conn: SMTPConnection,
@@ -74,6 +77,7 @@ export class SmtpSession implements CacheableConnection {
     private readonly plainReason?: string,
   ) {
     this.framedData = installDataWriter(conn);
+    installSmtpUtf8(conn, () => this.smtpUtf8);
     // The listener stays for the connection's life: an 'error' without a listener would throw.
     conn.on('error', () => {
       this.failed = true;
@@ -83,6 +87,11 @@ export class SmtpSession implements CacheableConnection {
 
   get usable(): boolean {
     return !this.failed && !this.conn.destroyed;
+  }
+
+  /** The keywords of the server's EHLO reply; undefined when nodemailer keeps none. */
+  get extensions(): readonly string[] | undefined {
+    return offeredExtensions(this.conn);
   }
 
   get tls(): boolean {

@@ -8,14 +8,14 @@
  * the replies in order; without it, one command per round trip. On a kept connection the RSET
  * goes in front of them in the same write (smtp-session.ts writeReset).
  */
-import { isAscii } from 'node:buffer';
 import { Readable } from 'node:stream';
 import type { NodemailerError } from 'nodemailer/lib/errors.js';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import type { AttemptResult } from '../domain/delivery-result.js';
 import type { AbortLike } from './attempt-abort.js';
+import { mailNeeds, missingExtension } from './mail-extensions.js';
 import { messageSource } from './smtp-data.js';
-import { sendErrorResult, sentResult, slowsDown } from './smtp-results.js';
+import { notSentResult, sendErrorResult, sentResult, slowsDown } from './smtp-results.js';
 import type { SmtpSession, SmtpTimeouts } from './smtp-session.js';
 
 export interface TransactionInput {
@@ -62,6 +62,11 @@ export function transact(session: SmtpSession, input: TransactionInput, o: { res
   const s = { mx: session.target.host, address: session.target.address, tls: session.tls, tlsDetail: session.tlsDetail };
   // Untouched (a kept one still gets its RSET at its next use), so it may carry the next one.
   if (input.stillWanted?.() === false) return Promise.resolve({ result: calledOff(input.recipients, s), clean: session.usable });
+  // SMTPUTF8 and 8BITMIME: what the message needs, and a permanent failure when the receiver lacks it.
+  const needs = mailNeeds(input.sender, input.recipients, input.body);
+  const missing = missingExtension(needs, session.extensions, session.target.host);
+  if (missing) return Promise.resolve({ result: notSentResult(input.recipients, missing, s), clean: session.usable });
+  session.smtpUtf8 = needs.smtpUtf8;
   session.messages++;
   return new Promise((resolve) => {
     let settled = false;
@@ -93,7 +98,7 @@ export function transact(session: SmtpSession, input: TransactionInput, o: { res
     const onEnd = () => setImmediate(() => finish(broken('connection closed before the transaction ended'), false));
     input.signal?.addEventListener('abort', onAbort, { once: true });
     conn.once('end', onEnd);
-    const envelope = { from: input.sender, to: [...input.recipients], size: input.body.length, use8BitMime: has8bit(input.body) };
+    const envelope = { from: input.sender, to: [...input.recipients], size: input.body.length, use8BitMime: needs.eightBit };
     const onStart = () => socketTimeout(conn, input.timeouts.dataMs);
     const message = session.framedData ? messageSource(input.body, onStart, input.beforeBody) : bodyStream(input.body, onStart, input.beforeBody);
     if (o.reset) {
@@ -157,9 +162,4 @@ function socketTimeout(conn: SMTPConnection, ms: number): void {
 function rcptRejections(conn: SMTPConnection): NodemailerError[] {
   const envelope = (conn as unknown as { _envelope?: { rejectedErrors?: unknown } })._envelope;
   return Array.isArray(envelope?.rejectedErrors) ? (envelope.rejectedErrors as NodemailerError[]) : [];
-}
-
-/** RFC 6152: BODY=8BITMIME only when the message needs it. */
-function has8bit(body: Buffer): boolean {
-  return !isAscii(body);
 }

@@ -40,6 +40,8 @@ export interface MxServerOptions {
   maxLineLength?: number;
   /** The reply to MAIL FROM by the client's address, when it is one (a receiver that defers one sending IP, as Yahoo's [TSS04]). */
   mailFromReply?: (remoteAddress: string) => Reply | undefined;
+  /** Extensions left out of the EHLO reply, as a receiver that does not support them (RFC 6152, RFC 6531). */
+  hide?: Array<'8BITMIME' | 'SMTPUTF8'>;
 }
 
 export interface MxServer {
@@ -50,6 +52,8 @@ export interface MxServer {
   rcpts: string[];
   /** Every MAIL FROM address seen, in the order the server read them: each began a transaction (RFC 5321 3.3). */
   mailFroms: string[];
+  /** The parameters of each MAIL FROM (BODY=8BITMIME, SMTPUTF8, SIZE...), in the same order. */
+  mailFromArgs: Record<string, string | boolean>[];
   /** Sessions opened. */
   connections: number;
   /** Most sessions open at the same time. */
@@ -81,6 +85,7 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
     received: [],
     rcpts: [],
     mailFroms: [],
+    mailFromArgs: [],
     connections: 0,
     maxConcurrent: 0,
     maxConcurrentData: 0,
@@ -97,6 +102,8 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
     authOptional: true,
     disabledCommands: starttls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     hideSTARTTLS: !starttls,
+    hide8BITMIME: o.hide?.includes('8BITMIME'),
+    hideSMTPUTF8: o.hide?.includes('SMTPUTF8'),
     onConnect(_session, cb) {
       mx.connections++;
       open++;
@@ -108,6 +115,7 @@ export async function startMxServer(o: MxServerOptions): Promise<MxServer> {
     },
     onMailFrom(address, session, cb) {
       mx.mailFroms.push(address.address);
+      mx.mailFromArgs.push((address.args || {}) as Record<string, string | boolean>);
       const reply = o.mailFromReply?.(session.remoteAddress.replace(/^::ffff:/, ''));
       cb(reply && reply.code >= 400 ? smtpError(reply) : undefined);
     },
