@@ -7,7 +7,11 @@
  */
 import { FieldErrorList, pointerSegment } from './errors.js';
 
-/** The field's value, undefined without a body or without the field; 422 validation_failed otherwise. */
+/**
+ * The field's value, undefined without a body or without the field (null as the field's value
+ * is its absence, as for the schema-checked bodies: http/null-fields.ts); 422 validation_failed
+ * otherwise.
+ */
 export function optionalEnumField<T extends string>(body: unknown, field: string, allowed: readonly T[]): T | undefined {
   if (body === undefined || body === null) return undefined;
   const errors = new FieldErrorList();
@@ -16,8 +20,8 @@ export function optionalEnumField<T extends string>(body: unknown, field: string
   } else {
     for (const k of Object.keys(body)) if (k !== field) errors.add(`/${pointerSegment(k)}`, 'unknown_field', 'is not a known field');
     const value = (body as Record<string, unknown>)[field];
-    if (value !== undefined && !(allowed as readonly unknown[]).includes(value)) errors.add(`/${field}`, 'invalid_value', `must be one of: ${allowed.join(', ')}`);
+    if (value !== undefined && value !== null && !(allowed as readonly unknown[]).includes(value)) errors.add(`/${field}`, 'invalid_value', `must be one of: ${allowed.join(', ')}`);
   }
   errors.throwIfAny('The request body has invalid fields');
-  return (body as Record<string, T | undefined>)[field];
+  return (body as Record<string, T | null | undefined>)[field] ?? undefined;
 }

@@ -13,6 +13,7 @@
 import { ERROR_CATALOGUE } from '../domain/errors.js';
 import { EVENT_TYPES } from '../domain/types.js';
 import { SUCCESS_BODIES } from './response-schemas.js';
+import { nullableOptionals } from './null-fields.js';
 import { rotateKeyBody } from './schemas.js';
 import { tagsSchema } from './send-schemas.js';
 
@@ -298,6 +299,9 @@ export function applyContract(doc: Json): Json {
       op.summary ??= contract.summary;
       applyParameters(op);
       if (contract.optionalBody) op.requestBody ??= { required: false, content: { 'application/json': { schema: contract.optionalBody } } };
+      const body = op.requestBody?.content?.['application/json'];
+      // null for an optional field is its absence (null-fields.ts): the document says it may be sent.
+      if (body?.schema) body.schema = nullableOptionals(body.schema);
       applyResponses(method.toUpperCase(), path, op, contract, SUCCESS_BODIES[key]);
     }
   }

@@ -1,7 +1,8 @@
 /**
  * The schema validators of the HTTP API. Bodies are validated strictly: no coercion, no silently
- * dropped properties. Query strings are text by nature, so there (only) numbers and booleans are
- * coerced.
+ * dropped properties, except that null for an optional field is taken as its absence and dropped
+ * before validation (null-fields.ts). Query strings are text by nature, so there (only) numbers
+ * and booleans are coerced.
  *
  * Every error of a request is reported at once (Ajv's allErrors), but allErrors costs: an invalid
  * body of a million unknown keys made Ajv build a million error objects, a 62 MB 422 and seconds
@@ -14,6 +15,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Ajv, type ErrorObject, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { nullStripper } from './null-fields.js';
 
 /** Largest invalid body (in JSON values) whose every schema error is reported. */
 export const FULL_REPORT_MAX_VALUES = 10_000;
@@ -59,7 +61,9 @@ export class BodyValidators {
   compile(schema: object): BodyValidator {
     const first = this.firstError.compile(schema);
     const full = this.allErrors.compile(schema);
+    const dropNulls = nullStripper(schema);
     const validate: BodyValidator = (data, values) => {
+      dropNulls?.(data);
       if (first(data)) {
         validate.errors = null;
         return true;
