@@ -12,10 +12,11 @@
  */
 import { ERROR_CATALOGUE } from '../domain/errors.js';
 import { EVENT_TYPES } from '../domain/types.js';
+import { MAX_BATCH_REQUESTS } from '../submission/transactional-batch.js';
 import { SUCCESS_BODIES } from './response-schemas.js';
 import { nullableOptionals } from './null-fields.js';
 import { rotateKeyBody } from './schemas.js';
-import { tagsSchema } from './send-schemas.js';
+import { tagsSchema, transactionalBody } from './send-schemas.js';
 
 /** RFC 9457 problem details with the fields of spec section 7 (problem.ts builds them). */
 export const problemSchema = {
@@ -93,6 +94,17 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 /** The optional body of POST /webhooks/{id}/test (webhooks/service.ts checks it). */
 const webhookTestRequest = { type: 'object', additionalProperties: false, properties: { eventType: { type: 'string', enum: [...EVENT_TYPES] } } } as const;
 
+/**
+ * POST /send/transactional/batch: the route checks the list alone and the handler each entry
+ * (routes/send.ts), so that a bad entry fails alone; the document says what an entry is.
+ */
+const batchRequest = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['requests'],
+  properties: { requests: { type: 'array', minItems: 1, maxItems: MAX_BATCH_REQUESTS, items: transactionalBody } },
+} as const;
+
 /** Every request can get these: a request without Host, a URL too long, an internal error, shutdown. */
 const ALWAYS = [400, 414, 500, 503];
 /** Operations that need an API key. */
@@ -115,6 +127,8 @@ interface Operation {
   headers?: HeaderName[];
   /** An optional body the handler checks itself (no route schema, which would require one). */
   optionalBody?: Record<string, unknown>;
+  /** The body as documented where the route schema checks less than the handler does. */
+  body?: Record<string, unknown>;
 }
 
 /** operationIds follow the official SDKs' names (api-surface.md). */
@@ -145,7 +159,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'POST /domains/{id}/rotate-key': { operationId: 'domains.rotateKey', summary: 'Start a DKIM key rotation', errors: [404, 422], optionalBody: rotateKeyBody },
 
   'POST /send/transactional': { operationId: 'sending.transactional', summary: 'Send a transactional message', errors: [404, 422] },
-  'POST /send/transactional/batch': { operationId: 'sending.transactionalBatch', summary: 'Send up to 500 transactional messages', errors: [404, 422] },
+  'POST /send/transactional/batch': { operationId: 'sending.transactionalBatch', summary: 'Send up to 500 transactional messages', errors: [404, 422], body: batchRequest },
   'POST /send/broadcast': { operationId: 'sending.broadcast', summary: 'Send a broadcast', errors: [404, 422] },
   'POST /send/broadcast/message': { operationId: 'sending.broadcastMessage', summary: 'Send one broadcast message', errors: [404, 422] },
 
@@ -299,6 +313,7 @@ export function applyContract(doc: Json): Json {
       op.summary ??= contract.summary;
       applyParameters(op);
       if (contract.optionalBody) op.requestBody ??= { required: false, content: { 'application/json': { schema: contract.optionalBody } } };
+      if (contract.body) op.requestBody = { required: true, content: { 'application/json': { schema: contract.body } } };
       const body = op.requestBody?.content?.['application/json'];
       // null for an optional field is its absence (null-fields.ts): the document says it may be sent.
       if (body?.schema) body.schema = nullableOptionals(body.schema);

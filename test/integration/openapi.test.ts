@@ -126,6 +126,14 @@ describe('the OpenAPI document', () => {
     for (const p of ['/domains/{id}/verify', '/broadcasts/{id}/cancel', '/webhooks/{id}/regenerate-signing-key']) expect(doc.paths[p].post.requestBody, p).toBeUndefined();
   });
 
+  it('documents a batch entry as the body of a single send, though the route checks each entry in the handler', () => {
+    const body = (p: string) => doc.paths[p].post.requestBody.content['application/json'].schema;
+    const requests = body('/send/transactional/batch').properties.requests;
+    expect(requests).toMatchObject({ type: 'array', minItems: 1, maxItems: 500 });
+    expect(requests.items).toEqual(body('/send/transactional'));
+    expect(requests.items.required).toEqual(['from', 'to']);
+  });
+
   it('lists every field of the channel answer in the schema the channel routes serialize with', () => {
     const channel = { id: 'i', accountId: 'a', name: 'n', deliveryType: 'live', tracking: { links: true, opens: false }, createdAt: 'c', updatedAt: 'u' } as const;
     expect(Object.keys(channelDetail(channel)).sort()).toEqual(Object.keys((channelDetailBody as { properties: object }).properties).sort());
