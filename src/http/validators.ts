@@ -63,8 +63,9 @@ export class BodyValidators {
     const full = this.allErrors.compile(schema);
     const dropNulls = nullStripper(schema);
     const validate: BodyValidator = (data, values) => {
-      dropNulls?.(data);
-      if (first(data)) {
+      // A body that passes holds no null to drop (a dropped null is one its field's schema
+      // refuses), so the nulls are looked for only in a body that fails: no walk on the hot path.
+      if (first(data) || (dropNulls && (dropNulls(data), first(data)))) {
         validate.errors = null;
         return true;
       }
