@@ -17,7 +17,8 @@
  *
  * Not checked here: whether the MX RRset itself was validated (RFC 7672 2.2.1 lets a client
  * use DANE for MX hosts from an insecure MX RRset, so a secure MX RRset is not required; it
- * would only add the next-hop domain to the reference identifiers, which we do not do), and
+ * would only add the next-hop domain to the reference identifiers, which we do not do; but see
+ * secureMxHosts, for a host under DANE that the domain's MTA-STS policy does not name), and
  * the DNSSEC signatures themselves (that is the validating resolver's job; we only read AD).
  * Results are cached for the smallest TTL of the answers used (at most 300 s; 'insecure'
  * for 300 s); failures are not cached.
@@ -27,7 +28,7 @@ import { TLSA_TYPE, isUsable, parseTlsaRdata, type TlsaRecord } from './tlsa.js'
 import { RCODE, querySecure, type DnsResource, type DnsServer, type SecureAnswer } from './secure-dns.js';
 import type { DaneResult } from './result.js';
 
-const TYPE = { A: 1, CNAME: 5, AAAA: 28 } as const;
+const TYPE = { A: 1, CNAME: 5, MX: 15, AAAA: 28 } as const;
 const MAX_CACHE_SECONDS = 300;
 const MAX_CACHE_ENTRIES = 10_000;
 
@@ -66,6 +67,18 @@ export class DaneLookup {
       pending.then(forget, forget);
     }
     return pending;
+  }
+
+  /**
+   * The MX host names of `domain` when its MX RRset is DNSSEC-validated ("secure", RFC 7672
+   * 2.2.1), else none (unsigned, failed, DANE off). Delivery asks only when a host under DANE is
+   * one the domain's MTA-STS policy does not name (sts-routing.ts); not cached.
+   */
+  async secureMxHosts(domain: string): Promise<string[]> {
+    if (!this.opts.validating) return [];
+    const answer = await this.ask(normalizeName(domain), TYPE.MX);
+    if (answer.status !== 'answer' || answer.rcode !== RCODE.NOERROR || !answer.ad) return [];
+    return answer.answers.flatMap((r) => (r.type === TYPE.MX && r.domain ? [r.domain] : []));
   }
 
   private async resolve(host: string): Promise<DaneResult> {

@@ -1,7 +1,7 @@
 /**
  * One delivery attempt for one job, end to end: locate the recipient domain's MX hosts
- * (mx.ts), apply its MTA-STS policy (sts-routing.ts) and their DANE TLSA records
- * (dane-routing.ts) to them, then talk SMTP to the best
+ * (mx.ts), apply their DANE TLSA records (dane-routing.ts) and then its MTA-STS policy
+ * (sts-routing.ts, which leaves the hosts under DANE to it) to them, then talk SMTP to the best
  * reachable one (smtp-client.ts). Returns an outcome value and never throws for anything the
  * network or the receiver does. A TLS-RPT report (MessageRecord.tlsReport) skips MTA-STS, DANE
  * and TLS-RPT counting: opportunistic TLS to every MX host (RFC 8460 5.3).
@@ -12,13 +12,14 @@ import type { DeliveryPhase } from '../domain/delivery-outcome.js';
 import type { ParsedReply } from '../domain/smtp-reply.js';
 import type { DeliveryJob, MessageRecord } from '../domain/types.js';
 import type { Logger } from '../log/logger.js';
+import type { ActiveStsPolicy } from '../mta-sts/cache.js';
 import type { MxResolver } from './mx.js';
 import { deliverPerRecipient } from './per-recipient.js';
 import { envelopeSender } from './return-path.js';
 import { deliverOverSmtp, type SmtpConnectionCache, type SmtpTimeouts } from './smtp-client.js';
 import { recipientResult } from './smtp-results.js';
 import { routeUnderPolicy, testingFailure, type StsPolicySource, type StsRecord } from './sts-routing.js';
-import { routeUnderDane, type DaneHost, type DaneSource } from './dane-routing.js';
+import { daneVouched, routeUnderDane, type DaneHost, type DaneSource } from './dane-routing.js';
 import { reportRefusedHosts, reportStsFetchFailure, tlsReporter, type ReporterInput, type TlsResultSink } from './tls-reporting.js';
 import type { TlsPolicy } from './tls-policy.js';
 
@@ -92,16 +93,25 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
     const { policy, fetchFailure } = (await deps.mtaSts?.lookup(job.domain)) ?? { policy: null };
     const report = deps.tlsRpt && { sink: deps.tlsRpt, domain: job.domain, policy, sts: deps.mtaSts };
     if (report && fetchFailure) reportStsFetchFailure(report, fetchFailure);
-    const sts = deps.mtaSts ? routeUnderPolicy(job.domain, route.hosts, policy, deps.mtaSts) : undefined;
-    if (sts && !sts.ok && report) reportRefusedHosts(report, route.hosts.map((h) => ({ host: h.host, reason: sts.reply.text })), 'validation-failure');
-    if (sts && !sts.ok) return { ...refused(job, sts.reply, 'tls'), mtaSts: sts.record };
-    const dane = deps.dane ? await routeUnderDane(job.domain, sts?.hosts ?? route.hosts, deps.dane) : undefined;
+    // DANE before MTA-STS (RFC 8461 2): a host under DANE that a validated MX RRset names needs no place in the policy (sts-routing.ts).
+    const dane = deps.dane ? await routeUnderDane(job.domain, route.hosts, deps.dane) : undefined;
     if (dane && report) reportRefusedHosts(report, dane.skipped, 'dnssec-invalid');
-    if (dane && !dane.ok) return { ...refused(job, dane.reply, 'tls'), mtaSts: sts?.record };
-    const result = await send(deps, req, site, dane?.hosts ?? sts?.hosts ?? route.hosts, { tlsPolicy: sts?.tlsPolicy, report });
+    if (dane && !dane.ok) return { ...refused(job, dane.reply, 'tls'), mtaSts: policy ? { mode: policy.mode, id: policy.id } : undefined };
+    const hosts = dane?.hosts ?? route.hosts;
+    const sts = deps.mtaSts ? routeUnderPolicy(job.domain, hosts, policy, deps.mtaSts, await vouchedHosts(deps, job.domain, hosts, policy)) : undefined;
+    if (sts && !sts.ok && report) reportRefusedHosts(report, hosts.map((h) => ({ host: h.host, reason: sts.reply.text })), 'validation-failure');
+    if (sts && !sts.ok) return { ...refused(job, sts.reply, 'tls'), mtaSts: sts.record };
+    const result = await send(deps, req, site, sts?.hosts ?? hosts, { tlsPolicy: sts?.tlsPolicy, report });
     if (!sts?.ok || !sts.record) return result;
     return withStsRecord(result, sts.record, sts.outsidePolicy, job.domain, deps.logger);
   };
+}
+
+/** The hosts under DANE that may go where the domain's MTA-STS policy does not name them (dane-routing.ts daneVouched). */
+function vouchedHosts(deps: MxAttemptDeps, domain: string, hosts: DaneHost[], policy: ActiveStsPolicy | null): Promise<ReadonlySet<string>> {
+  const { dane, mtaSts } = deps;
+  if (!dane || !mtaSts || !policy || policy.mode === 'none') return Promise.resolve(new Set());
+  return daneVouched(domain, hosts, dane, (host) => mtaSts.mxAllowed(policy, host));
 }
 
 /**

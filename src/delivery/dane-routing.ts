@@ -10,11 +10,14 @@
  */
 import { tlsRequirement, type DaneResult } from '../dane/index.js';
 import type { ParsedReply } from '../domain/smtp-reply.js';
+import { normalizeName } from '../dns/resolver.js';
 import type { MxHost } from './mx.js';
 
 /** What delivery needs of DaneLookup (src/dane/lookup.ts). */
 export interface DaneSource {
   tlsaFor(mxHost: string): Promise<DaneResult>;
+  /** The MX host names of a domain from its DNSSEC-validated MX RRset; none when it is not validated. */
+  secureMxHosts(domain: string): Promise<string[]>;
 }
 
 export interface DaneHost extends MxHost {
@@ -43,4 +46,17 @@ export async function routeUnderDane(domain: string, hosts: MxHost[], lookup: Da
   if (kept.length > 0) return { ok: true, hosts: kept, skipped };
   const why = skipped.map((k) => `${k.host}: ${k.reason}`).join('; ');
   return { ok: false, reply: { enhancedCode: '4.7.5', text: `No usable MX host of ${domain}: TLSA lookup failed (RFC 7672 2.2, not delivered without it): ${why}` }, skipped };
+}
+
+/**
+ * The hosts under DANE that a DNSSEC-validated MX RRset of `domain` names: those whose TLSA
+ * records may stand in for an MTA-STS policy that does not name them (sts-routing.ts). Without a
+ * validated MX RRset a forged MX answer could name any host of any signed zone, TLSA records and
+ * all, and the policy's mx list is then what authenticates the name (RFC 8461 4.1). Asked only
+ * when some host under DANE is one `named` refuses.
+ */
+export async function daneVouched(domain: string, hosts: DaneHost[], lookup: DaneSource, named: (host: string) => boolean): Promise<ReadonlySet<string>> {
+  if (!hosts.some((h) => h.dane && !named(h.host))) return new Set();
+  const secure = new Set(await lookup.secureMxHosts(domain));
+  return new Set(hosts.filter((h) => h.dane && secure.has(normalizeName(h.host))).map((h) => h.host));
 }

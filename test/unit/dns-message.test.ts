@@ -56,6 +56,14 @@ describe('parseResponse', () => {
     expect(parseResponse(truncated).tc).toBe(true);
   });
 
+  it("reads an MX's exchange after its preference, following a pointer into the question", () => {
+    // example MX: 10 mx.<pointer to the question's "example">.
+    const question = [7, 0x65, 0x78, 0x61, 0x6d, 0x70, 0x6c, 0x65, 0, 0, 15, 0, 1];
+    const answer = [0xc0, 12, 0, 15, 0, 1, 0, 0, 0, 60, 0, 7, 0, 10, 2, 0x4d, 0x58, 0xc0, 12];
+    const r = parseResponse(Buffer.from([...HEADER, ...question, ...answer]));
+    expect(r.answers).toMatchObject([{ name: 'example', type: 15, domain: 'mx.example' }]);
+  });
+
   it.each([
     ['a pointer to itself', [0xc0, ANSWERS], /does not point backwards/],
     ['a pointer forwards', [0xc0, 60], /does not point backwards/],
