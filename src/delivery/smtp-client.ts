@@ -135,7 +135,8 @@ async function tlsSessionFor(target: Target, input: SmtpAttemptInput): Promise<K
   const plainKey = keyOf(target, 'none', input);
   const opened = await sessionFor(target, level === 'may' ? [key, plainKey] : [key], input, level);
   if (opened.ok) {
-    const wantsVerified = input.tlsPolicy !== undefined && input.tlsPolicy.mode !== 'opportunistic';
+    // Under DANE the TLSA match authenticated the session (smtp-session.ts), not the CA roots.
+    const wantsVerified = level !== 'dane' && input.tlsPolicy !== undefined && input.tlsPolicy.mode !== 'opportunistic';
     if (!opened.reused) input.onTlsNegotiation?.(target, sessionOutcome(opened.session.tls, opened.session.tlsDetail, wantsVerified));
     return opened;
   }

@@ -123,4 +123,16 @@ describe('DANE and MTA-STS together', () => {
     expect(attempt.tlsDetail?.dane).toMatch(/^DANE: authenticated/);
     expect(attempt.mtaSts?.failure).toBeUndefined();
   });
+
+  it('tells TLS-RPT the DANE sessions as successes under the tlsa policy, the refused host under sts', async () => {
+    await t.daemon.tlsRpt.flush();
+    const day = new Date().toISOString().slice(0, 10);
+    const counts = (domain: string) => t.daemon.store.tlsRpt.counts(day, domain);
+    const tlsa = (mxHost: string) => ({ type: 'tlsa', mxHost, string: [tlsaText(3, 1, 1, certs.leaf)] });
+    expect(await counts('dane-outside-mail.net')).toMatchObject([{ policy: tlsa(DANE_MX), success: 1, failures: [] }]);
+    expect(await counts('dane-named-mail.net')).toMatchObject([{ policy: tlsa(NAMED_MX), success: 1, failures: [] }]);
+    expect(await counts('dane-testing-mail.net')).toMatchObject([{ policy: tlsa(TESTING_MX), success: 1, failures: [] }]);
+    expect(await counts('dane-mismatch-mail.net')).toMatchObject([{ policy: { type: 'tlsa', mxHost: MISMATCH_MX }, success: 0, failures: [{ count: 1, failure: { type: 'tlsa-invalid' } }] }]);
+    expect(await counts('neither-mail.net')).toMatchObject([{ policy: { type: 'sts', mxHost: PLAIN_MX }, success: 0, failures: [{ count: 1, failure: { type: 'validation-failure', receivingMxHostname: PLAIN_MX } }] }]);
+  });
 });
