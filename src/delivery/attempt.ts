@@ -98,7 +98,8 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
     if (dane && report) reportRefusedHosts(report, dane.skipped, 'dnssec-invalid');
     if (dane && !dane.ok) return { ...refused(job, dane.reply, 'tls'), mtaSts: policy ? { mode: policy.mode, id: policy.id } : undefined };
     const hosts = dane?.hosts ?? route.hosts;
-    const sts = deps.mtaSts ? routeUnderPolicy(job.domain, hosts, policy, deps.mtaSts, await vouchedHosts(deps, job.domain, hosts, policy)) : undefined;
+    const vouched = policy && policy.mode !== 'none' ? await vouchedHosts(deps, job.domain, hosts, policy) : NONE_VOUCHED;
+    const sts = deps.mtaSts ? routeUnderPolicy(job.domain, hosts, policy, deps.mtaSts, vouched) : undefined;
     if (sts && !sts.ok && report) reportRefusedHosts(report, hosts.map((h) => ({ host: h.host, reason: sts.reply.text })), 'validation-failure');
     if (sts && !sts.ok) return { ...refused(job, sts.reply, 'tls'), mtaSts: sts.record };
     const result = await send(deps, req, site, sts?.hosts ?? hosts, { tlsPolicy: sts?.tlsPolicy, report });
@@ -107,10 +108,13 @@ export function mxAttempt(deps: MxAttemptDeps): AttemptFn {
   };
 }
 
+/** No host, without an await: the attempt of a domain without a policy (nearly every one) waits for nothing more. */
+const NONE_VOUCHED: ReadonlySet<string> = new Set();
+
 /** The hosts under DANE that may go where the domain's MTA-STS policy does not name them (dane-routing.ts daneVouched). */
-function vouchedHosts(deps: MxAttemptDeps, domain: string, hosts: DaneHost[], policy: ActiveStsPolicy | null): Promise<ReadonlySet<string>> {
+function vouchedHosts(deps: MxAttemptDeps, domain: string, hosts: DaneHost[], policy: ActiveStsPolicy): Promise<ReadonlySet<string>> {
   const { dane, mtaSts } = deps;
-  if (!dane || !mtaSts || !policy || policy.mode === 'none') return Promise.resolve(new Set());
+  if (!dane || !mtaSts) return Promise.resolve(NONE_VOUCHED);
   return daneVouched(domain, hosts, dane, (host) => mtaSts.mxAllowed(policy, host));
 }
 
