@@ -50,8 +50,9 @@ export class ApiError extends Error {
 }
 
 /**
- * Called when an answer says the session is gone (401): the app shows the login page, with
- * `notice` when the dashboard itself ended the session and says why (endSession).
+ * Called when an answer says the session is gone (401): the app asks to sign in again over the
+ * page, which keeps what was typed; with `notice` when the dashboard itself ended the session and
+ * says why (endSession), it shows the login page instead.
  */
 let onUnauthorized: (notice?: string) => void = () => {};
 

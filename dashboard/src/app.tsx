@@ -3,21 +3,24 @@ import { session, setUnauthorizedHandler, type SessionInfo } from './api';
 import { Layout } from './layout';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
+import { SessionEndedDialog } from './pages/session-ended';
 import { matchRoute, navigate, useLocation } from './router';
 import { ROUTES } from './routes';
 
 /**
  * The app: asks the daemon whether the session cookie is valid (GET /dashboard/session), shows
- * the login page when not, and the page of the current path inside the layout when it is. Any
- * 401 from the API (session expired, key revoked) returns to the login page, and so does
- * revoking this session's own key on the API keys page (with a notice saying so).
+ * the login page when not, and the page of the current path inside the layout when it is. A 401
+ * from the API while signed in (session expired, signed out elsewhere, key revoked) keeps the
+ * page and asks to sign in again in a dialog over it, so nothing typed is lost; revoking this
+ * session's own key on the API keys page returns to the login page, with a notice saying so.
  */
 export function App() {
   const [auth, setAuth] = useState<SessionInfo | null | 'unknown'>('unknown');
   const [notice, setNotice] = useState<string | undefined>(undefined);
+  const [expired, setExpired] = useState(false);
   const { path } = useLocation();
   useEffect(() => {
-    setUnauthorizedHandler((why) => (setNotice(why), setAuth(null)));
+    setUnauthorizedHandler((why) => (why === undefined ? setExpired(true) : (setNotice(why), setAuth(null))));
     session.current().then(setAuth, () => setAuth(null));
   }, []);
   useEffect(() => {
@@ -25,7 +28,8 @@ export function App() {
     if (auth && auth !== 'unknown') document.getElementById('page-title')?.focus({ preventScroll: true });
   }, [path, auth]);
   if (auth === 'unknown') return <p class="muted boot">Loading…</p>;
-  if (auth === null) return <LoginPage notice={notice} onLogin={(s) => (setNotice(undefined), setAuth(s))} />;
+  const signedIn = (s: SessionInfo) => (setNotice(undefined), setExpired(false), setAuth(s));
+  if (auth === null) return <LoginPage notice={notice} onLogin={signedIn} />;
   const logout = async () => {
     await session.logout().catch(() => undefined);
     setAuth(null);
@@ -33,8 +37,12 @@ export function App() {
   };
   const match = matchRoute(ROUTES, path);
   return (
-    <Layout path={path} onLogout={logout}>
-      {match ? match.route.render(match.params) : <NotFoundPage />}
-    </Layout>
+    <>
+      {/* Keyed by account: signing in again to another account starts its pages afresh. */}
+      <Layout key={auth.accountId} path={path} onLogout={logout}>
+        {match ? match.route.render(match.params) : <NotFoundPage />}
+      </Layout>
+      <SessionEndedDialog open={expired} onLogin={signedIn} onClose={() => setExpired(false)} />
+    </>
   );
 }

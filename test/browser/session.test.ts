@@ -1,0 +1,54 @@
+/**
+ * The dashboard session's ends in chromium: a session that ends while the user types (here ended
+ * on the server, as a sign-out in another tab does; an idle or absolute expiry answers the same
+ * session_expired) keeps the page and what was typed, asks to sign in again in a dialog, and the
+ * form can then be submitted.
+ */
+import { expect, it } from 'vitest';
+import { useRig } from './harness.js';
+
+const rig = useRig();
+
+/** Ends the browser's session on the server, as signing out in another tab does. */
+async function endSessionOnServer(): Promise<void> {
+  const cookie = (await rig.context.cookies()).find((c) => c.name === 'postrider_session');
+  expect(cookie).toBeDefined();
+  const res = await fetch(`${rig.t.url}/dashboard/session`, { method: 'DELETE', headers: { cookie: `postrider_session=${cookie!.value}`, 'x-postrider-dashboard': '1' } });
+  expect(res.status).toBe(204);
+}
+
+it('keeps a form typed while the session ended: sign in again in a dialog, then submit it', async () => {
+  const page = rig.page;
+  await rig.visit('/templates/new');
+  await page.getByLabel('Name', { exact: true }).fill('Welcome back');
+  await page.getByLabel('Subject', { exact: true }).fill('Hello {{name}}');
+  await endSessionOnServer();
+  // The preview's render and the save are refused (401) until the user signs in again.
+  rig.expectErrors(/^401 POST .*\/templates(\/render)?$/);
+  rig.expectErrors(/preview-html/);
+  rig.expectErrors(/^console: Failed to load resource: .* 401/);
+  await page.getByLabel('Text', { exact: true }).fill('Typed while the session ended.');
+  await page.getByRole('button', { name: 'Create template' }).click();
+
+  const dialog = page.getByRole('dialog', { name: 'Your session ended' });
+  await dialog.waitFor();
+  await rig.checkA11y();
+  await rig.screenshot('session-ended');
+  // Not now: the page is usable (say to copy the text out); the next refused request asks again.
+  await dialog.getByRole('button', { name: 'Not now' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await page.getByRole('button', { name: 'Create template' }).click();
+  await dialog.waitFor();
+  await dialog.getByLabel('API key').fill(rig.t.apiKey);
+  await dialog.getByRole('button', { name: 'Sign in' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+
+  expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('Welcome back');
+  expect(await page.getByLabel('Text', { exact: true }).inputValue()).toBe('Typed while the session ended.');
+  await page.getByRole('button', { name: 'Create template' }).click();
+  await page.getByRole('heading', { name: 'Welcome back', level: 1 }).waitFor();
+  const list = await rig.t.api('GET', '/templates');
+  const made = (list.body.results as { id: string; name: string }[]).find((t) => t.name === 'Welcome back');
+  expect(made).toBeDefined();
+  expect((await rig.t.api('GET', `/templates/${made!.id}`)).body.version.text).toBe('Typed while the session ended.');
+});
