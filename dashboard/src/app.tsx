@@ -18,6 +18,7 @@ export function App() {
   const [auth, setAuth] = useState<SessionInfo | null | 'unknown'>('unknown');
   const [notice, setNotice] = useState<string | undefined>(undefined);
   const [expired, setExpired] = useState(false);
+  const [logoutError, setLogoutError] = useState<unknown>(null);
   const { path } = useLocation();
   useEffect(() => {
     setUnauthorizedHandler((why) => (why === undefined ? setExpired(true) : (setNotice(why), setAuth(null))));
@@ -30,8 +31,14 @@ export function App() {
   if (auth === 'unknown') return <p class="muted boot">Loading…</p>;
   const signedIn = (s: SessionInfo) => (setNotice(undefined), setExpired(false), setAuth(s));
   if (auth === null) return <LoginPage notice={notice} onLogin={signedIn} />;
+  // Signed out only once the daemon said so: a failed DELETE leaves the session valid.
   const logout = async () => {
-    await session.logout().catch(() => undefined);
+    setLogoutError(null);
+    try {
+      await session.logout();
+    } catch (e) {
+      return setLogoutError(e);
+    }
     setAuth(null);
     navigate('/', { replace: true });
   };
@@ -39,7 +46,7 @@ export function App() {
   return (
     <>
       {/* Keyed by account: signing in again to another account starts its pages afresh. */}
-      <Layout key={auth.accountId} path={path} onLogout={logout}>
+      <Layout key={auth.accountId} path={path} onLogout={logout} logoutError={logoutError}>
         {match ? match.route.render(match.params) : <NotFoundPage />}
       </Layout>
       <SessionEndedDialog open={expired} onLogin={signedIn} onClose={() => setExpired(false)} />

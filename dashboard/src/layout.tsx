@@ -1,13 +1,15 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { ApiError } from './api';
 import { Link } from './router';
 import { NAV, activeNav } from './routes';
 
 /**
  * The frame of every page once signed in: a skip link, the banner with the sign-out button, the
- * navigation (a menu button opens it on narrow screens) and the main landmark.
+ * navigation (a menu button opens it on narrow screens) and the main landmark, which starts with
+ * why the last sign-out failed (`logoutError`), if it did.
  */
-export function Layout(props: { path: string; onLogout: () => void; children: ComponentChildren }) {
+export function Layout(props: { path: string; onLogout: () => void; logoutError?: unknown; children: ComponentChildren }) {
   const [menuOpen, setMenuOpen] = useState(false);
   const active = activeNav(props.path);
   return (
@@ -38,8 +40,20 @@ export function Layout(props: { path: string; onLogout: () => void; children: Co
         </ul>
       </nav>
       <main id="main" class="content" tabIndex={-1}>
+        <LogoutFailed error={props.logoutError} />
         {props.children}
       </main>
+    </div>
+  );
+}
+
+/** A sign-out the daemon did not confirm: the session may still be valid, so the user is told, and to retry. */
+function LogoutFailed(props: { error: unknown }) {
+  if (!props.error) return null;
+  const why = props.error instanceof ApiError ? props.error.problem.title : String(props.error);
+  return (
+    <div class="banner banner-error" role="alert">
+      <strong>Not signed out.</strong> <span>{why}, so this browser's session may still be valid: try Sign out again.</span>
     </div>
   );
 }

@@ -2,7 +2,8 @@
  * The dashboard session's ends in chromium: a session that ends while the user types (here ended
  * on the server, as a sign-out in another tab does; an idle or absolute expiry answers the same
  * session_expired) keeps the page and what was typed, asks to sign in again in a dialog, and the
- * form can then be submitted.
+ * form can then be submitted; a sign-out the daemon never receives says so, and leaves the user
+ * signed in, instead of showing the sign-in page over a session that is still valid.
  */
 import { expect, it } from 'vitest';
 import { useRig } from './harness.js';
@@ -51,4 +52,22 @@ it('keeps a form typed while the session ended: sign in again in a dialog, then 
   const made = (list.body.results as { id: string; name: string }[]).find((t) => t.name === 'Welcome back');
   expect(made).toBeDefined();
   expect((await rig.t.api('GET', `/templates/${made!.id}`)).body.version.text).toBe('Typed while the session ended.');
+});
+
+it('says a sign-out the daemon did not receive failed, and stays signed in; a retry signs out', async () => {
+  const page = rig.page;
+  await rig.visit('/channels');
+  await page.route('**/dashboard/session', (route) => (route.request().method() === 'DELETE' ? route.abort('connectionrefused') : route.fallback()));
+  rig.expectErrors(/request failed: DELETE .*\/dashboard\/session/);
+  rig.expectErrors(/^console: Failed to load resource: net::ERR_CONNECTION_REFUSED/);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('alert').getByText('Not signed out').waitFor();
+  expect(await page.getByLabel('API key').count()).toBe(0);
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  await rig.checkA11y();
+  await rig.screenshot('sign-out-failed');
+
+  await page.unroute('**/dashboard/session');
+  await rig.logout();
+  expect(await page.context().cookies()).toEqual([]);
 });
