@@ -60,6 +60,25 @@ export function setUnauthorizedHandler(handler: (notice?: string) => void): void
   onUnauthorized = handler;
 }
 
+/** Loads refused for the session's end, each to run again once the user has signed in again over the page. */
+const afterSignIn = new Set<() => void>();
+
+/**
+ * For a load's effect on its error: when `error` is a 401 (the session ended), `retry` runs once
+ * the user signs in again in the session-ended dialog, so the page shows its data instead of the
+ * refusal. Returns the effect's cleanup.
+ */
+export function retryAfterSignIn(error: unknown, retry: () => void): (() => void) | undefined {
+  if (!(error instanceof ApiError && error.status === 401)) return undefined;
+  afterSignIn.add(retry);
+  return () => void afterSignIn.delete(retry);
+}
+
+/** The user signed in again over the page: the loads the ended session refused run again. */
+export function signedInAgain(): void {
+  for (const retry of [...afterSignIn]) retry();
+}
+
 /** Returns to the login page saying why (the user revoked the key of this very session). */
 export function endSession(notice: string): void {
   onUnauthorized(notice);

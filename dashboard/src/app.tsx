@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { session, setUnauthorizedHandler, type SessionInfo } from './api';
+import { session, setUnauthorizedHandler, signedInAgain, type SessionInfo } from './api';
 import { Layout } from './layout';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
@@ -49,7 +49,7 @@ export function App() {
       <Layout key={auth.accountId} path={path} onLogout={logout} logoutError={logoutError}>
         {match ? match.route.render(match.params) : <NotFoundPage />}
       </Layout>
-      <SessionEndedDialog open={expired} onLogin={signedIn} onClose={() => setExpired(false)} />
+      <SessionEndedDialog open={expired} onLogin={(s) => (signedIn(s), signedInAgain())} onClose={() => setExpired(false)} />
     </>
   );
 }

@@ -1,8 +1,10 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import { retryAfterSignIn } from './api';
 
 /**
  * Loads something from the API when `deps` change: { data, error, loading, reload }. A load
- * that is overtaken by a newer one (deps changed meanwhile) is dropped, never shown.
+ * that is overtaken by a newer one (deps changed meanwhile) is dropped, never shown; one refused
+ * because the session ended runs again once the user has signed in again.
  */
 export function useApi<T>(load: () => Promise<T>, deps: unknown[]): { data: T | null; error: unknown; loading: boolean; reload: () => void } {
   const [data, setData] = useState<T | null>(null);
@@ -22,5 +24,6 @@ export function useApi<T>(load: () => Promise<T>, deps: unknown[]): { data: T | 
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((n) => n + 1), []);
+  useEffect(() => retryAfterSignIn(error, reload), [error, reload]);
   return { data, error, loading, reload };
 }

@@ -54,6 +54,33 @@ it('keeps a form typed while the session ended: sign in again in a dialog, then 
   expect((await rig.t.api('GET', `/templates/${made!.id}`)).body.version.text).toBe('Typed while the session ended.');
 });
 
+it('loads the pages the ended session refused once the user has signed in again', async () => {
+  const page = rig.page;
+  await rig.t.api('POST', '/channels', { body: { name: 'Receipts' } });
+  await rig.visit('/domains');
+  rig.expectErrors(/^401 GET /);
+  rig.expectErrors(/^console: Failed to load resource: .* 401/);
+  const dialog = page.getByRole('dialog', { name: 'Your session ended' });
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  const signInAgain = async () => {
+    await dialog.waitFor();
+    await dialog.getByLabel('API key').fill(rig.t.apiKey);
+    await dialog.getByRole('button', { name: 'Sign in' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+  };
+  // A page loaded with useApi...
+  await endSessionOnServer();
+  await nav.getByRole('link', { name: 'Channels' }).click();
+  await signInAgain();
+  await page.getByRole('cell', { name: 'Receipts' }).waitFor();
+  // ...and a list read on a cursor.
+  await endSessionOnServer();
+  await nav.getByRole('link', { name: 'Activity' }).click();
+  await signInAgain();
+  await page.getByRole('heading', { name: 'No activity yet' }).waitFor();
+  expect(await page.getByText('Session expired').count()).toBe(0);
+});
+
 it('says a sign-out the daemon did not receive failed, and stays signed in; a retry signs out', async () => {
   const page = rig.page;
   await rig.visit('/channels');
