@@ -70,6 +70,30 @@ describe('broadcasts pages', () => {
     expect((await rig.t.api('GET', `/broadcasts/${id}`)).body.status).toBe('canceled');
   });
 
+  it('keeps refreshing a running broadcast after a refresh failed', async () => {
+    const id = await broadcast(live, 'Refresh news', ['dee@grove-mail.net']);
+    const page = rig.page;
+    await rig.visit(`/broadcasts/${id}`);
+    await page.getByRole('heading', { level: 1, name: 'Refresh news' }).waitFor();
+    await page.getByText('refreshes every').waitFor();
+    // The next refresh does not reach the daemon (as while it restarts); the one after it does.
+    let failed!: () => void;
+    const refreshFailed = new Promise<void>((resolve) => (failed = resolve));
+    await page.route(
+      (url) => url.pathname === `/broadcasts/${id}`,
+      async (route) => {
+        await route.abort('connectionrefused');
+        failed();
+      },
+      { times: 1 },
+    );
+    rig.expectErrors(/request failed: GET .*\/broadcasts\//);
+    rig.expectErrors(/^console: Failed to load resource: net::ERR_CONNECTION_REFUSED/);
+    await refreshFailed;
+    expect((await rig.t.api('POST', `/broadcasts/${id}/cancel`)).status).toBe(200);
+    await page.locator('.badge', { hasText: 'canceled' }).first().waitFor();
+  });
+
   it('shows a scheduled broadcast with its time, filtered by status scheduled, and cancels it before the time', async () => {
     const id = await broadcast(live, 'Winter preview', ['dee@grove-mail.net'], new Date(Date.now() + 2 * 86_400_000).toISOString());
     await rig.visit('/broadcasts');

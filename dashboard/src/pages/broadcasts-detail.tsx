@@ -28,11 +28,13 @@ export function BroadcastPage(props: { id: string }) {
   const [fresh, setFresh] = useState<BroadcastDetail | null>(null);
   const loaded = useApi(() => api.get<BroadcastDetail>(path), [path]);
   const b = fresh ?? loaded.data;
+  // Failed refreshes (daemon restarting, session ended): each schedules the next, so the page keeps refreshing.
+  const [misses, setMisses] = useState(0);
   useEffect(() => {
     if (!b || !running(b.status)) return;
-    const timer = window.setTimeout(() => api.get<BroadcastDetail>(path).then(setFresh, () => undefined), REFRESH_MS);
+    const timer = window.setTimeout(() => api.get<BroadcastDetail>(path).then(setFresh, () => setMisses((n) => n + 1)), REFRESH_MS);
     return () => window.clearTimeout(timer);
-  }, [b, path]);
+  }, [b, path, misses]);
   return (
     <>
       <PageHeader

@@ -25,11 +25,13 @@ export function InboundMessagePage(props: { id: string }) {
   const loaded = useApi(() => (setFresh(null), api.get<InboundMessageDetails>(path)), [path]);
   const routes = useRouteOptions();
   const m = fresh ?? loaded.data;
+  // Failed refreshes (daemon restarting, session ended): each schedules the next, so the page keeps refreshing.
+  const [misses, setMisses] = useState(0);
   useEffect(() => {
     if (m?.status !== 'received') return;
-    const timer = window.setTimeout(() => api.get<InboundMessageDetails>(path).then(setFresh, () => undefined), REFRESH_MS);
+    const timer = window.setTimeout(() => api.get<InboundMessageDetails>(path).then(setFresh, () => setMisses((n) => n + 1)), REFRESH_MS);
     return () => window.clearTimeout(timer);
-  }, [m, path]);
+  }, [m, path, misses]);
   const retry = useRetry(path, setFresh);
   const route = m && routes.data ? (routes.data.results.find((r) => r.id === m.routeId) ?? null) : undefined;
   return (
