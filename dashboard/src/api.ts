@@ -60,15 +60,16 @@ export function setUnauthorizedHandler(handler: (notice?: string) => void): void
   onUnauthorized = handler;
 }
 
-/** Loads refused for the session's end, each to run again once the user has signed in again over the page. */
+/** What to do once the user has signed in again over the page, for each load or action the ended session refused. */
 const afterSignIn = new Set<() => void>();
 
 /**
- * For a load's effect on its error: when `error` is a 401 (the session ended), `retry` runs once
- * the user signs in again in the session-ended dialog, so the page shows its data instead of the
- * refusal. Returns the effect's cleanup.
+ * For an effect on a load's or an action's error: when `error` is a 401 (the session ended),
+ * `retry` runs once the user signs in again in the session-ended dialog (a load runs again, an
+ * action's refusal is cleared), so the page does not go on showing the refusal. Returns the
+ * effect's cleanup.
  */
-export function retryAfterSignIn(error: unknown, retry: () => void): (() => void) | undefined {
+export function whenSignedInAgain(error: unknown, retry: () => void): (() => void) | undefined {
   if (!(error instanceof ApiError && error.status === 401)) return undefined;
   afterSignIn.add(retry);
   return () => void afterSignIn.delete(retry);

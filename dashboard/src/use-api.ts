@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { retryAfterSignIn } from './api';
+import { whenSignedInAgain } from './api';
 
 /**
  * Loads something from the API when `deps` change: { data, error, loading, reload }. A load
@@ -24,6 +24,6 @@ export function useApi<T>(load: () => Promise<T>, deps: unknown[]): { data: T | 
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((n) => n + 1), []);
-  useEffect(() => retryAfterSignIn(error, reload), [error, reload]);
+  useEffect(() => whenSignedInAgain(error, reload), [error, reload]);
   return { data, error, loading, reload };
 }

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { request, retryAfterSignIn } from '../api';
+import { request, whenSignedInAgain } from '../api';
 import type { CursorPage } from '../wire';
 
 /**
@@ -77,7 +77,7 @@ export function useCursorList<T>(load: (after: number) => Promise<Page<T>>, limi
   useEffect(start, deps);
   // A first page refused because the session ended (nothing shown yet) loads once the user has signed in again.
   // eslint-disable-next-line react-hooks/exhaustive-deps
-  useEffect(() => (!state.items?.length ? retryAfterSignIn(state.error, start) : undefined), [state.error]);
+  useEffect(() => (!state.items?.length ? whenSignedInAgain(state.error, start) : undefined), [state.error]);
   const loadMore = () => {
     if (!inFlight.current && state.more && state.items) fetchPage(state.after, state.items);
   };

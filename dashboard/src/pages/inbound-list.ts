@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { retryAfterSignIn } from '../api';
+import { whenSignedInAgain } from '../api';
 import type { CursorList } from '../components/load-more';
 
 /** A page of a list on an opaque text cursor: GET /inbound/messages answers `after`, null after the last page. */
@@ -39,7 +39,7 @@ export function useTextCursorList<T>(load: (after: string | null) => Promise<Tex
   useEffect(start, deps);
   // A first page refused because the session ended (nothing shown yet) loads once the user has signed in again.
   // eslint-disable-next-line react-hooks/exhaustive-deps
-  useEffect(() => (!state.items?.length ? retryAfterSignIn(state.error, start) : undefined), [state.error]);
+  useEffect(() => (!state.items?.length ? whenSignedInAgain(state.error, start) : undefined), [state.error]);
   const loadMore = () => {
     if (!inFlight.current && state.after !== null && state.items) fetchPage(state.after, state.items);
   };

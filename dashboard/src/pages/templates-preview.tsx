@@ -1,6 +1,6 @@
 import type { ComponentChild } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, whenSignedInAgain } from '../api';
 import { Field } from '../components/field';
 import { ProblemBanner } from '../components/problem-banner';
 import type { TemplateDraftRenderJson, TemplateRenderJson } from '../wire';
@@ -51,6 +51,9 @@ export interface Preview {
 export function useRender(path: string, body: { data: Record<string, unknown> } | null): Preview {
   const key = body === null ? null : JSON.stringify(body);
   const [state, setState] = useState<Preview>({ result: null, json: '', body: '', error: null, pending: key !== null });
+  // A render the ended session refused runs again once the user has signed in again.
+  const [tries, setTries] = useState(0);
+  useEffect(() => whenSignedInAgain(state.error, () => setTries((n) => n + 1)), [state.error]);
   useEffect(() => {
     if (key === null) return;
     let current = true;
@@ -66,7 +69,7 @@ export function useRender(path: string, body: { data: Record<string, unknown> } 
       current = false;
       window.clearTimeout(timer);
     };
-  }, [path, key]);
+  }, [path, key, tries]);
   return state;
 }
 
