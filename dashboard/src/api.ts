@@ -65,19 +65,19 @@ const afterSignIn = new Set<() => void>();
 
 /**
  * For an effect on a load's or an action's error: when `error` is a 401 (the session ended),
- * `retry` runs once the user signs in again in the session-ended dialog (a load runs again, an
+ * `then` runs once the user signs in again in the session-ended dialog (a load runs again, an
  * action's refusal is cleared), so the page does not go on showing the refusal. Returns the
  * effect's cleanup.
  */
-export function whenSignedInAgain(error: unknown, retry: () => void): (() => void) | undefined {
+export function whenSignedInAgain(error: unknown, then: () => void): (() => void) | undefined {
   if (!(error instanceof ApiError && error.status === 401)) return undefined;
-  afterSignIn.add(retry);
-  return () => void afterSignIn.delete(retry);
+  afterSignIn.add(then);
+  return () => void afterSignIn.delete(then);
 }
 
-/** The user signed in again over the page: the loads the ended session refused run again. */
+/** The user signed in again over the page: what waits for it (whenSignedInAgain) runs. */
 export function signedInAgain(): void {
-  for (const retry of [...afterSignIn]) retry();
+  for (const then of [...afterSignIn]) then();
 }
 
 /** Returns to the login page saying why (the user revoked the key of this very session). */

@@ -31,7 +31,7 @@ export function App() {
   if (auth === 'unknown') return <p class="muted boot">Loading…</p>;
   const signedIn = (s: SessionInfo) => (setNotice(undefined), setExpired(false), setAuth(s));
   if (auth === null) return <LoginPage notice={notice} onLogin={signedIn} />;
-  // Signed out only once the daemon said so: a failed DELETE leaves the session valid.
+  // Signed out only once the daemon said so: after a failed DELETE the session may still be valid.
   const logout = async () => {
     setLogoutError(null);
     try {
