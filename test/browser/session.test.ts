@@ -23,12 +23,15 @@ it('keeps a form typed while the session ended: sign in again in a dialog, then 
   await rig.visit('/templates/new');
   await page.getByLabel('Name', { exact: true }).fill('Welcome back');
   await page.getByLabel('Subject', { exact: true }).fill('Hello {{name}}');
+  await page.getByLabel('Text', { exact: true }).fill('Typed while the session ended.');
+  // Typing is done and previewed before the session ends: a preview render refused after it would
+  // open the dialog at a time of its own, over the button this test clicks next.
+  await page.locator('pre.mail-text', { hasText: 'Typed while the session ended.' }).waitFor();
   await endSessionOnServer();
-  // The preview's render and the save are refused (401) until the user signs in again.
+  // The save (and any render) is refused (401) until the user signs in again.
   rig.expectErrors(/^401 POST .*\/templates(\/render)?$/);
   rig.expectErrors(/preview-html/);
   rig.expectErrors(/^console: Failed to load resource: .* 401/);
-  await page.getByLabel('Text', { exact: true }).fill('Typed while the session ended.');
   await page.getByRole('button', { name: 'Create template' }).click();
 
   const dialog = page.getByRole('dialog', { name: 'Your session ended' });
