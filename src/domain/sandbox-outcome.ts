@@ -3,14 +3,17 @@
  * but keeps it instead of delivering it). Each recipient is simulated as delivered, or as a hard
  * bounce at the reserved bounce domain (submission/sender.ts simulatedBounces).
  *
- * When: a sandbox message sent now gets its outcomes in its commit. One scheduled for later
+ * When: a sandbox message sent now gets its outcomes in its commit, or, when it is composed or
+ * signed after the commit (submission/finishing.ts), once it is finished (finishedSimulation): one
+ * that cannot be composed then ends with only that failure, as a live one does, never with a
+ * simulated delivery before it. One scheduled for later
  * (issue 34) waits like a live one: it gets delivery jobs due at its time, so it shows
  * `scheduled`, can be canceled and moved, and the dispatcher records its simulated outcome when
  * it leases a job at that time (simulatedAttempt), with no DNS lookup and no connection.
  * Pure, so both store engines and the dispatcher share it.
  */
 import type { AttemptResult, RecipientResult } from './delivery-result.js';
-import { messageEvent, type MessageEventBase } from './submission-events.js';
+import { eventBase, messageEvent, type MessageEventBase } from './submission-events.js';
 import type { DeliveryType, EventRecord, MessageRecord } from './types.js';
 
 /** The replies a simulated outcome carries, at the commit and at a scheduled time alike. */
@@ -18,8 +21,9 @@ export const SIMULATED_DELIVERED = { smtpCode: 250, response: '250 2.0.0 OK (san
 export const SIMULATED_BOUNCE = { smtpCode: 550, enhancedCode: '5.1.1', response: '550 5.1.1 simulated bounce (sandbox)' } as const;
 
 /**
- * Whether a message's outcomes are simulated in its commit: a sandbox message not scheduled for
- * after the commit time. Live messages and later sandbox ones get delivery jobs instead.
+ * Whether a message goes without delivery jobs, its outcomes simulated in its commit (or once it
+ * is finished: laterSimulation): a sandbox message not scheduled for after the commit time. Live
+ * messages and later sandbox ones get delivery jobs instead.
  */
 export function simulatedAtCommit(r: { deliveryType: DeliveryType; scheduledAt?: string }, nowMs: number): boolean {
   return r.deliveryType === 'sandbox' && !(r.scheduledAt !== undefined && Date.parse(r.scheduledAt) > nowMs);
@@ -58,7 +62,26 @@ export function simulatedAttempt(recipients: readonly string[], bounces: readonl
   return { recipients: results, tls: false, simulated: true, smtpCode: lead?.smtpCode, enhancedCode: lead?.enhancedCode, response: lead?.response ?? SIMULATED_DELIVERED.response };
 }
 
-/** What a sandbox message scheduled for later keeps on its record for its time: the bounces the commit simulated. */
-export function laterSimulation(m: { record: { deliveryType: DeliveryType }; simulatedBounces?: string[] }, queued: boolean): Pick<MessageRecord, 'simulatedBounces'> {
-  return queued && m.record.deliveryType === 'sandbox' ? { simulatedBounces: m.simulatedBounces ?? [] } : {};
+/**
+ * What a sandbox message whose outcome is not simulated in its commit keeps on its record: one
+ * scheduled for later (`queued`), the bounces for its time; one sent now that waits to be
+ * composed or signed (`finishing`), the bounces for when it is finished. The commit simulates
+ * only when neither applies.
+ */
+export function laterSimulation(
+  m: { record: { deliveryType: DeliveryType }; simulatedBounces?: string[] },
+  o: { queued: boolean; finishing: boolean },
+): Pick<MessageRecord, 'simulatedBounces' | 'simulateWhenFinished'> {
+  if (m.record.deliveryType !== 'sandbox') return {};
+  if (o.queued) return { simulatedBounces: m.simulatedBounces ?? [] };
+  return o.finishing ? { simulateWhenFinished: m.simulatedBounces ?? [] } : {};
+}
+
+/**
+ * The simulated outcome of a sandbox message sent now, recorded when its body is stored (the
+ * store's storeFinished): none for any other message.
+ */
+export function finishedSimulation(r: MessageRecord, ts: string): { events: EventDraft[]; suppress: string[] } {
+  if (r.deliveryType !== 'sandbox' || r.simulateWhenFinished === undefined) return { events: [], suppress: [] };
+  return simulatedEvents(eventBase(r), r, r.simulateWhenFinished, ts);
 }

@@ -125,6 +125,13 @@ export interface MessageRecord {
    * time comes (domain/sandbox-outcome.ts), decided at the commit as for one sent now.
    */
   simulatedBounces?: string[];
+  /**
+   * A sandbox message sent now that is composed or signed after its commit: the recipients its
+   * simulated outcome bounces (the others are delivered), recorded when it is finished and not at
+   * the commit, so that one that cannot be composed gets only that failure, as a live one would
+   * (domain/sandbox-outcome.ts). Gone once recorded.
+   */
+  simulateWhenFinished?: string[];
   /** Set when POST /activity/messages/{id}/cancel ended it before any attempt; the message is then `sent`. */
   canceledAt?: string;
   /** The stored template and version it was sent with (issue 34); its content was committed with the message. */

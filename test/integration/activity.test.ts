@@ -6,6 +6,7 @@ import { newAccount } from '../support/domains.js';
 import { asItem, bruteForceEvents, EventLedger, generateEvents, type EventsQuery } from '../support/events.js';
 import { seedEvents } from '../support/engine-fixtures.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { finishedMessage } from '../support/signing.js';
 
 const DAY = 86_400_000;
 let dns: TestDns;
@@ -49,6 +50,8 @@ async function send(s: Sender, body: Record<string, unknown>, key?: string) {
     body: { from: { email: `news@${s.domain}` }, text: 'Hi', ...body },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
+  // A sandbox message's simulated outcome is recorded once it is composed.
+  await finishedMessage(t.daemon.store, res.body.messageId);
   return res.body.messageId as string;
 }
 

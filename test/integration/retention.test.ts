@@ -6,7 +6,7 @@ import type { TestDns } from '../support/dns-server.js';
 import { allEvents as loggedEvents, danglingIndexEntries, messageJobLinks } from '../support/engine-fixtures.js';
 import { asItem, bruteForceEvents, generateEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
-import { signedBody } from '../support/signing.js';
+import { finishedMessage, signedBody } from '../support/signing.js';
 
 const DAY = 86_400_000;
 let dns: TestDns;
@@ -143,6 +143,8 @@ describe('retention sweep', () => {
   it('keeps numbering after an emptied log, and new events are listed again', async () => {
     const before = (await t.daemon.store.events.bounds()).floor;
     const id = await send(sandbox);
+    // Its simulated outcome is recorded once it is composed.
+    await finishedMessage(t.daemon.store, id);
     const list = await allEvents({ messageId: id });
     expect(list.items.map((e) => (e as { eventType: string }).eventType)).toEqual(['accepted', 'processed', 'delivered']);
     expect(list.totalCount).toBe(3);

@@ -93,8 +93,9 @@ describe('a scheduled send on a sandbox channel', () => {
     expect([late.status, late.body.code]).toEqual([409, 'conflict']);
   });
 
-  it('simulates a sandbox message sent now in its commit, as before', async () => {
+  it('simulates a sandbox message sent now once it is composed, as before, with no wait for a time', async () => {
     const res = await send([`dee@${RCPT_DOMAIN}`]);
+    await eventOf(res.body.messageId as string, 'delivered');
     const now = await details(res.body.messageId as string);
     expect(now.status).toBe('sent');
     expect(now.events.map((e) => e.eventType)).toEqual(['accepted', 'processed', 'delivered']);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAccount } from '../support/domains.js';
-import { signedBody } from '../support/signing.js';
+import { finishedMessage, signedBody } from '../support/signing.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { setupSender, type Sender } from '../support/sending.js';
@@ -60,6 +60,7 @@ describe('POST /send/broadcast/message', () => {
     const sb = await setupSender(t, dns, { deliveryType: 'sandbox' });
     const res = await send(msg(['stat@example.net'], {}, sb), { channel: sb.channelId });
     expect(res.status).toBe(200);
+    await finishedMessage(t.daemon.store, res.body.messageId);
     const stats = await totals(sb.channelId);
     expect(stats.broadcast).toMatchObject({ sent: 1, delivered: 1 });
     expect(stats.transactional).toMatchObject({ sent: 0, delivered: 0 });

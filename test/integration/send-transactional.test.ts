@@ -5,7 +5,7 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
-import { signedBody, verifyDkim } from '../support/signing.js';
+import { finishedMessage, signedBody, verifyDkim } from '../support/signing.js';
 
 let dns: TestDns;
 let t: TestDaemon;
@@ -342,6 +342,8 @@ describe('sandbox channels', () => {
     );
     expect(res.status).toBe(200);
     expect(await jobsOf(res.body.messageId)).toEqual([]);
+    // The simulated outcome is recorded once the message is composed, in the same write.
+    await finishedMessage(t.daemon.store, res.body.messageId);
     const events = (await t.daemon.store.events.ofMessage(res.body.messageId));
     expect(events.map((e) => [e.eventType, e.recipients])).toEqual([
       ['accepted', ['ok@example.net', 'nobody@bounce.postrider.invalid']],

@@ -7,6 +7,7 @@ import { newAccount } from '../support/domains.js';
 import { counterDeltas, EventLedger, generateEvents } from '../support/events.js';
 import { seedEvents } from '../support/engine-fixtures.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { finishedMessage } from '../support/signing.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -222,6 +223,8 @@ describe('counting rule', () => {
       body: { from: { email: `a@${s3.domain}` }, to: [{ email: 'x@example.net' }, { email: 'y@example.net' }], subject: 's', text: 't', tags: ['dsn2'] },
     });
     expect(sent.status).toBe(200);
+    // The simulated deliveries are recorded once the message is composed: the DSN comes after them.
+    await finishedMessage(t.daemon.store, sent.body.messageId);
     const id = ledger.sent(sent.body.messageId as string);
     const base = { accountId: t.accountId, channelId: s3.channelId, messageId: id, mailType: 'transactional' as const, mailSource: 'api' as const, subject: 's', tags: ['dsn2'], metadata: {}, details: {} };
     const later = new Date(Date.now() + 1000).toISOString();

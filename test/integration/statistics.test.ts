@@ -7,6 +7,7 @@ import { newAccount } from '../support/domains.js';
 import { allEvents } from '../support/engine-fixtures.js';
 import { counterDeltas, generateEvents } from '../support/events.js';
 import { setupSender, type Sender } from '../support/sending.js';
+import { finishedMessage } from '../support/signing.js';
 
 const DAY = 86_400_000;
 let dns: TestDns;
@@ -85,6 +86,7 @@ describe('GET /statistics/totals', () => {
       body: { from: { email: `a@${s1.domain}` }, to: [{ email: 'x@example.net' }, { email: 'y@example.net' }, { email: 'z@bounce.postrider.invalid' }], subject: 's', text: 't', tags: ['fresh'] },
     });
     expect(res.status).toBe(200);
+    await finishedMessage(t.daemon.store, res.body.messageId);
     const after = (await totals({ channelId: s1.channelId, tags: 'fresh' })).body;
     expect(after.transactional).toEqual({ ...zero(), sent: 3, delivered: 2, bounced: 1 });
     expect(after.broadcast).toEqual(zero());

@@ -29,6 +29,40 @@ eachEngine('sandbox messages and scheduled sends', (ctx) => {
     expect(await ctx.store.suppressions.is(CHANNEL, 'transactional', BOUNCE)).toBe(true);
   });
 
+  it('simulates a sandbox message sent now that is to be composed once it is finished, not in its commit', async () => {
+    const m = accepted({ sandbox: true, compose: { template: 'request' }, to: ['ann@example.org', BOUNCE], simulatedBounces: [BOUNCE], createdAt: iso(T0) });
+    const id = m.record.id;
+    await ctx.store.messages.commit({ messages: [m], now: new Date(T0) });
+    expect(await ctx.store.messages.get(id)).toMatchObject({ status: 'sent', openJobs: 0 });
+    expect(await ctx.store.queue.jobsOfMessage(id)).toEqual([]);
+    expect(await types(id)).toEqual(['accepted', 'processed']);
+    expect(await ctx.store.suppressions.is(CHANNEL, 'transactional', BOUNCE)).toBe(false);
+
+    const body = Buffer.from('Subject: composed\r\n\r\nhi\r\n');
+    expect(await ctx.store.messages.storeFinished([{ messageId: id, body, composed: true, record: { size: body.length } }])).toBe(0);
+    expect(await types(id)).toEqual(['accepted', 'processed', 'delivered', 'bounced']);
+    const events = await ctx.store.events.ofMessage(id);
+    expect(events.find((e) => e.eventType === 'delivered')).toMatchObject({ recipients: ['ann@example.org'], details: { simulated: true, smtpCode: 250 } });
+    expect(events.find((e) => e.eventType === 'bounced')).toMatchObject({ recipients: [BOUNCE], details: { simulated: true, bounceType: 'hard' } });
+    expect(await ctx.store.suppressions.is(CHANNEL, 'transactional', BOUNCE)).toBe(true);
+    expect(await ctx.store.messages.get(id)).not.toHaveProperty('simulateWhenFinished');
+    // Stored again (a retry that raced): nothing more is recorded.
+    await ctx.store.messages.storeFinished([{ messageId: id, body, composed: true }]);
+    expect(await types(id)).toEqual(['accepted', 'processed', 'delivered', 'bounced']);
+  });
+
+  it('ends a sandbox message sent now that cannot be composed with its failure only: no simulated delivery, no simulated bounce', async () => {
+    const m = accepted({ sandbox: true, compose: { template: 'request' }, to: ['ann@example.org', BOUNCE], simulatedBounces: [BOUNCE], createdAt: iso(T0) });
+    const id = m.record.id;
+    await ctx.store.messages.commit({ messages: [m], now: new Date(T0) });
+    const failure = { reason: 'the composed message is too large', category: 'message_too_large', enhancedCode: '5.3.4' } as const;
+    expect((await ctx.store.messages.endUnfinished({ messageId: id, failure })).sort()).toEqual(['ann@example.org', BOUNCE].sort());
+    const events = await ctx.store.events.ofMessage(id);
+    expect(events.map((e) => e.eventType)).toEqual(['accepted', 'processed', 'bounced', 'bounced']);
+    expect(events.filter((e) => e.eventType === 'bounced').every((e) => e.details.simulated === undefined && e.details.category === 'message_too_large')).toBe(true);
+    expect(await ctx.store.suppressions.is(CHANNEL, 'transactional', BOUNCE)).toBe(false);
+  });
+
   it('simulates in the commit a sandbox message whose scheduled time is already past (within the minute taken)', async () => {
     const m = accepted({ sandbox: true, to: ['ann@example.org'], scheduledAt: iso(T0 - 30_000), createdAt: iso(T0) });
     await ctx.store.messages.commit({ messages: [m], now: new Date(T0) });

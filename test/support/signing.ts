@@ -9,9 +9,17 @@ import type { StorePort } from '../../src/store/port/index.js';
 import type { TestDns } from './dns-server.js';
 import { waitFor } from './wait.js';
 
+/**
+ * Waits until the finishing stage has composed and signed the message (or ended it): a sandbox
+ * message sent now gets its simulated outcome in that same write (domain/sandbox-outcome.ts).
+ */
+export async function finishedMessage(store: Pick<StorePort, 'messages'>, messageId: string, what = `message ${messageId} finished`): Promise<void> {
+  await waitFor(async () => !(await store.messages.isUnfinished(messageId)), { what });
+}
+
 /** The stored body once the signing stage has replaced it with the signed message. */
 export async function signedBody(store: Pick<StorePort, 'messages'>, messageId: string): Promise<Buffer> {
-  await waitFor(async () => !(await store.messages.isUnfinished(messageId)), { what: `the DKIM signature of message ${messageId}` });
+  await finishedMessage(store, messageId, `the DKIM signature of message ${messageId}`);
   return (await store.messages.body(messageId))!;
 }
 

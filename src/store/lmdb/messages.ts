@@ -8,10 +8,11 @@
  * A message to be composed or DKIM-signed is committed as it is, with an `unsigned` entry, and its
  * jobs are not yet due: the finishing stage composes and signs it after the commit and releases
  * them (store/signing.ts), so the answer waits for neither and a crash in between loses nothing.
+ * A sandbox message sent now has no jobs: its simulated outcome is recorded there, once finished.
  * An API send is committed as its normalized request (`compose`) without a body: the record then
  * has what intake knew (no rendered html or text of a template, an estimated size) until then.
  */
-import { acceptedDetails, eventBase, messageEvent, recipientsByDomain, type MessageEventBase } from '../../domain/submission-events.js';
+import { acceptedDetails, eventBase, messageEvent, recipientsByDomain } from '../../domain/submission-events.js';
 import { firstDueMs } from '../../domain/schedule.js';
 import { laterSimulation, simulatedAtCommit, simulatedEvents } from '../../domain/sandbox-outcome.js';
 import type { DeliveryJob, EventRecord, MessageRecord } from '../../domain/types.js';
@@ -27,7 +28,7 @@ import { queueMessageInTxn } from './message-query.js';
 import { putDueInTxn } from './queue.js';
 import { reserveSendQuotaInTxn } from './send-quota.js';
 import { putPendingSignatureInTxn } from './signing.js';
-import { addSuppressionInTxn } from './suppressions.js';
+import { recordSimulationInTxn } from './sandbox-outcomes.js';
 import { timeOrderedUuid } from '../../domain/uuid.js';
 
 export type { AcceptedMessage };
@@ -60,7 +61,8 @@ export async function commitMessages(store: Store, input: SubmissionCommit): Pro
 
 /**
  * One message: its record and body, the `accepted` and `processed` events, then its jobs (live,
- * and sandbox scheduled for later) or simulated outcomes (sandbox sent now; sandbox-outcome.ts).
+ * and sandbox scheduled for later) or simulated outcomes (sandbox sent now; sandbox-outcome.ts),
+ * which wait for its finishing when it is to be composed or signed after the commit.
  */
 function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date, encodedBody: Encoded | undefined): void {
   const r = m.record;
@@ -70,14 +72,14 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date, encodedBody
   const ts = now.toISOString();
   const accepted = appendEventInTxn(store, messageEvent(base, { eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: acceptedDetails(r) }));
   appendEventInTxn(store, messageEvent(base, { eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } }));
+  const pending = awaitsFinishing(m);
   // The accepted event's seq is kept so that leaving the queue is a key removal (dequeueMessageInTxn).
   // Object.assign, not a spread followed by the fields r lacks: such a literal makes new hidden
   // classes on every call (bench/RESULTS.md, "Literals that add fields to a spread"). Same fields, same order.
-  const record: MessageRecord = Object.assign({}, r, laterSimulation(m, queued), { status: queued ? ('queued' as const) : ('sent' as const), openJobs: byDomain.size, acceptedSeq: accepted.seq });
+  const record: MessageRecord = Object.assign({}, r, laterSimulation(m, { queued, finishing: pending }), { status: queued ? ('queued' as const) : ('sent' as const), openJobs: byDomain.size, acceptedSeq: accepted.seq });
   dbsOf(store).messages.put(r.id, record);
   indexClientMessageIdInTxn(store, r);
   if (m.body) dbsOf(store).bodies.put(r.id, encodedBody ?? m.body);
-  const pending = awaitsFinishing(m);
   if (pending) {
     putPendingSignatureInTxn(store, r.id, {
       accountId: r.accountId,
@@ -91,8 +93,10 @@ function commitOneInTxn(store: Store, m: AcceptedMessage, now: Date, encodedBody
   if (queued) {
     queueMessageInTxn(store, accepted);
     for (const [domain, recipients] of byDomain) putJobInTxn(store, { r, domain, recipients, now, due: !pending });
-  } else {
-    simulateOutcomesInTxn(store, m, base, ts);
+  } else if (!pending) {
+    // One to compose or sign first gets its outcome once finished (signing.ts storeSignedBodies).
+    const { events, suppress } = simulatedEvents(base, r, m.simulatedBounces, ts);
+    recordSimulationInTxn(store, r, events, suppress);
   }
 }
 
@@ -119,14 +123,6 @@ function putJobInTxn(store: Store, o: { r: AcceptedMessage['record']; domain: st
   dbsOf(store).messageJobs.put([r.id, job.id], 1);
   // dueMs(job) is the due time in ms: dueAt is an ISO string, which keeps its milliseconds.
   if (o.due) putDueInTxn(store, job);
-}
-
-/** Sandbox sent now: nothing leaves the machine; outcomes are simulated in the commit (DESIGN.md). */
-function simulateOutcomesInTxn(store: Store, m: AcceptedMessage, base: MessageEventBase, ts: string): void {
-  const r = m.record;
-  const { events, suppress } = simulatedEvents(base, r, m.simulatedBounces, ts);
-  for (const e of events) appendEventInTxn(store, e);
-  for (const rcpt of suppress) addSuppressionInTxn(store, { channelId: r.channelId, mailType: r.mailType, email: rcpt, reason: 'bounce' });
 }
 
 export function getMessage(store: Store, id: string): MessageRecord | undefined {

@@ -18,6 +18,8 @@ import { jobsOfMessage } from './message-jobs.js';
 import { pageAfter } from './page-after.js';
 import { dueMs, putDueInTxn } from './queue.js';
 import { closeJobOfMessageInTxn, eventFactory } from './queue-outcome.js';
+import { recordSimulationInTxn } from './sandbox-outcomes.js';
+import { finishedSimulation } from '../../domain/sandbox-outcome.js';
 import type { DeliveryJob, MessageRecord } from '../../domain/types.js';
 
 /**
@@ -173,7 +175,8 @@ export async function unsignedMessage(store: Store, messageId: string): Promise<
 /**
  * Stores finished bodies (and what composition learned into the record), ends their wait and
  * makes their messages' queued jobs due (their dueAt is the commit time, so they are due at
- * once), all in one write. A message that is gone (its channel deleted or purged) only loses its
+ * once), or records its simulated outcome (a sandbox message sent now: it has no jobs), all in
+ * one write. A message that is gone (its channel deleted or purged) only loses its
  * entry; a job canceled meanwhile (a broadcast's cancel) stays done; a message finished twice (a
  * retry that raced) is stored once. Returns how many jobs became due.
  */
@@ -200,6 +203,7 @@ function storeSignedInTxn(store: Store, s: FinishedMessage, deleted: (channelId:
   if (!s.composed && !dbs.bodies.doesExist(s.messageId)) return 0;
   dbs.bodies.put(s.messageId, encodedBody ?? Buffer.from(s.body.buffer, s.body.byteOffset, s.body.byteLength));
   if (s.record) dbs.messages.put(s.messageId, { ...record, ...s.record });
+  if (record.simulateWhenFinished !== undefined) simulateFinishedInTxn(store, { ...record, ...s.record });
   let released = 0;
   for (const job of jobsOfMessage(store, s.messageId)) {
     if (job.state !== 'queued') continue;
@@ -207,6 +211,17 @@ function storeSignedInTxn(store: Store, s: FinishedMessage, deleted: (channelId:
     released++;
   }
   return released;
+}
+
+/**
+ * A sandbox message sent now, finished: its simulated outcome is recorded now, not at its commit
+ * (domain/sandbox-outcome.ts), and the record no longer waits for it.
+ */
+function simulateFinishedInTxn(store: Store, record: MessageRecord): void {
+  const { events, suppress } = finishedSimulation(record, new Date().toISOString());
+  recordSimulationInTxn(store, record, events, suppress);
+  const { simulateWhenFinished: _done, ...rest } = record;
+  dbsOf(store).messages.put(record.id, rest);
 }
 
 /**

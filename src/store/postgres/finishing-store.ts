@@ -1,8 +1,8 @@
 /**
  * The finishing stage's writes of finished messages (MessagesPort.storeFinished,
  * recordFinishingTries), as the LMDB engine's signing.ts: finished bodies are stored, what
- * composition learned goes into the record, the wait ends and the held jobs become due, in one
- * transaction.
+ * composition learned goes into the record, the wait ends and the held jobs become due (or, for
+ * a sandbox message sent now, its simulated outcome is recorded), in one transaction.
  *
  * Exactly once across nodes: the waiting row's DELETE … RETURNING decides. Of two stages storing
  * one message at once (a takeover's window), the second's DELETE waits for the first's row lock,
@@ -14,11 +14,16 @@ import type { Tx } from './client.js';
 import type { PgContext } from './context.js';
 import { jsonParam } from './broadcast-rows.js';
 import { makeMessagesDue } from './queue-tx.js';
+import { appendEvents } from './event-log.js';
+import { addSuppressions } from './suppressions-tx.js';
+import { finishedSimulation } from '../../domain/sandbox-outcome.js';
 
 interface Ended {
   id: string;
   composed: boolean;
   channel_id: string | null;
+  /** The record, when it waits for its simulated outcome (a sandbox message sent now; domain/sandbox-outcome.ts). */
+  simulate: MessageRecord | null;
   has_body: boolean;
   /** The channel's tombstone is committed (read in the same statement: no round trip per message). */
   channel_deleted: boolean;
@@ -33,11 +38,12 @@ export async function storeFinished(ctx: PgContext, items: readonly FinishedMess
   return ctx.begin(async (tx) => {
     const ended = await tx<Ended[]>`
       WITH gone AS (DELETE FROM unfinished_messages WHERE message_id = ANY(${[...byId.keys()]}::text[]) RETURNING message_id)
-      SELECT g.message_id AS id, m.channel_id,
+      SELECT g.message_id AS id, m.channel_id, CASE WHEN m.doc ? 'simulateWhenFinished' THEN m.doc END AS simulate,
         EXISTS (SELECT 1 FROM message_bodies b WHERE b.message_id = g.message_id) AS has_body,
         EXISTS (SELECT 1 FROM channels c WHERE c.id = m.channel_id AND c.deleted_at_ms IS NOT NULL) AS channel_deleted
       FROM gone g LEFT JOIN messages m ON m.id = g.message_id`;
     const kept: FinishedMessage[] = [];
+    const simulated: MessageRecord[] = [];
     for (const e of ended) {
       const s = byId.get(e.id)!;
       // The message went, or was finished while its channel was being deleted: nothing is stored, no job becomes due.
@@ -45,14 +51,30 @@ export async function storeFinished(ctx: PgContext, items: readonly FinishedMess
       // Signing a committed body that retention or a purge removed meanwhile: nothing to store.
       if (!s.composed && !e.has_body) continue;
       kept.push(s);
+      if (e.simulate) simulated.push(e.simulate);
     }
     if (kept.length === 0) return 0;
     await putBodies(tx, kept);
     // Jobs before the records: every writer takes a message's jobs before its record (no lock cycle).
     const released = await makeMessagesDue(tx, kept.map((s) => s.messageId));
     await patchRecords(tx, kept);
+    await recordSimulations(tx, simulated);
     return released;
   });
+}
+
+/**
+ * Sandbox messages sent now, finished: their simulated outcomes are recorded now, not at their
+ * commit (submission-plan.ts), and their records no longer wait for them. The events last (event-log.ts).
+ */
+async function recordSimulations(tx: Tx, records: readonly MessageRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const ts = new Date();
+  const outcomes = records.map((r) => ({ r, ...finishedSimulation(r, ts.toISOString()) }));
+  const adds = outcomes.flatMap((o) => o.suppress.map((email) => ({ channelId: o.r.channelId, mailType: o.r.mailType, email, reason: 'bounce' as const })));
+  if (adds.length > 0) await addSuppressions(tx, adds, ts);
+  await tx`UPDATE messages SET doc = doc - 'simulateWhenFinished' WHERE id = ANY(${records.map((r) => r.id)}::text[])`;
+  await appendEvents(tx, outcomes.flatMap((o) => o.events));
 }
 
 async function putBodies(tx: Tx, kept: readonly FinishedMessage[]): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * What one submission commit writes, computed before the transaction (pure, no I/O): each
  * message's stored record, its delivery jobs (live, and sandbox scheduled for later) or simulated
- * outcomes (sandbox sent now; domain/sandbox-outcome.ts), the events (accepted, processed, and
+ * outcomes (sandbox sent now, unless it waits to be composed or signed: then once it is finished;
+ * domain/sandbox-outcome.ts), the events (accepted, processed, and
  * sandbox's delivered/bounced) and the suppressions of simulated
  * bounces. The same records, jobs and events as the LMDB engine's messages.ts commitMessages.
  */
@@ -31,15 +32,16 @@ export function planSubmission(messages: readonly AcceptedMessage[], now: Date):
     const r = m.record;
     const queued = !simulatedAtCommit(r, now.getTime());
     const byDomain = queued ? recipientsByDomain(r.recipients) : new Map<string, string[]>();
-    const record: MessageRecord = { ...r, ...laterSimulation(m, queued), status: queued ? 'queued' : 'sent', openJobs: byDomain.size };
+    const finishing = awaitsFinishing(m);
+    const record: MessageRecord = { ...r, ...laterSimulation(m, { queued, finishing }), status: queued ? 'queued' : 'sent', openJobs: byDomain.size };
     plan.stored.push({ accepted: m, record });
     const base = eventBase(r);
     plan.events.push(messageEvent(base, { eventType: 'accepted', timestamp: ts, recipients: r.recipients, details: acceptedDetails(r) }));
     plan.events.push(messageEvent(base, { eventType: 'processed', timestamp: ts, recipients: r.recipients, details: { size: r.size } }));
     // A message to finish first: its jobs wait (not due) until storeFinished.
-    const due = !awaitsFinishing(m);
-    for (const [domain, recipients] of byDomain) plan.jobs.push({ job: newJob(r, domain, recipients, ts), due });
-    if (!queued) simulateOutcomes(plan, m, base, ts);
+    for (const [domain, recipients] of byDomain) plan.jobs.push({ job: newJob(r, domain, recipients, ts), due: !finishing });
+    // A sandbox one to finish first gets its outcome once finished (finishing-store.ts).
+    if (!queued && !finishing) simulateOutcomes(plan, m, base, ts);
   }
   return plan;
 }
