@@ -14,9 +14,13 @@
  * expire (HOLD_TTL_MS) instead of taking the site's slots for good.
  *
  * What stays per node (docs/architecture.md): the site a domain belongs to is learned by each
- * node's own MX lookups, so until a node has looked a domain up its first attempt counts under
- * the domain's name (one at a time, the probe of site-concurrency.ts); and a site's "slow down"
- * feedback lowers the limit this node asks with, not the other nodes'.
+ * node's own MX lookups, so until a node has looked a domain up its first attempt takes its hold
+ * under the domain's name (one at a time, the probe of site-concurrency.ts); its MX lookup then
+ * names the site, and before it connects the hold moves to the site's key (moveHold, called by
+ * the dispatcher's siteRoom), waiting like any attempt while the other nodes use the site's
+ * budget: without that move a node restarted while the others held the site's limit opened one
+ * session more (4 at a site of 3). A site's "slow down" feedback lowers the limit this node asks
+ * with, not the other nodes'.
  *
  * One node (no shared slots): nothing here runs, and an attempt costs no extra round trip.
  */
@@ -78,6 +82,21 @@ export class ClusterSites {
       await delay(RETRY_MS * (0.5 + Math.random()), undefined, { signal }).catch(() => undefined);
     }
     return null;
+  }
+
+  /**
+   * An attempt's hold under `key` instead of `hold`'s: the attempt learned its site after it took
+   * `hold` (under the domain's name, before this node knew the site: its MX lookup named it). A
+   * hold of `key` is asked for as hold() does, and `hold` is given back only once it is granted:
+   * until then the attempt holds both and does not connect, so the site's sessions on all nodes
+   * stay within its limit. null when `signal` ended the wait (`hold` is still the attempt's, given
+   * back as it ends). `hold` itself when its key is `key` already.
+   */
+  async moveHold(hold: SlotHold, key: string, limit: () => number, signal: AbortSignal): Promise<SlotHold | null> {
+    if (hold.key === key) return hold;
+    const moved = await this.hold(key, limit, signal);
+    if (moved) this.release(hold);
+    return moved;
   }
 
   /** Gives a hold back: kept for this node's next attempt to the site for SPARE_MS, then free for any node. */

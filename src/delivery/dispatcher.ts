@@ -599,8 +599,8 @@ export class DeliveryService {
   private launch(job: LeasedJob): void {
     this.sites.acquire(job.domain);
     let holding = true;
-    /** Cluster mode: the site's session counted on all nodes (cluster-sites.ts). */
-    let shared: SlotHold | undefined;
+    /** Cluster mode: the site's session counted on all nodes (cluster-sites.ts); moved to the site's key by siteRoom. */
+    const shared: { hold?: SlotHold } = {};
     // The site's slot counts sessions with the destination: it is free again once the SMTP part
     // is over, while the outcome waits for its group commit (the job stays in flight and leased
     // until that commit, so a crash meanwhile retries it as before).
@@ -608,7 +608,7 @@ export class DeliveryService {
       if (!holding) return;
       holding = false;
       this.sites.release(job.domain);
-      if (shared) this.clusterSites.release(shared);
+      if (shared.hold) this.clusterSites.release(shared.hold);
       // The next job of the site, if one was leased ahead, goes now; the round leases more.
       this.startReady();
       this.kick();
@@ -617,12 +617,13 @@ export class DeliveryService {
     const deadline = setTimeout(() => abort.abort(), this.deadlineMs);
     deadline.unref();
     let failed = false;
+    const siteRoom = () => this.siteRoom(job, abort, shared);
     const attempt = !this.clusterSites.shared
-      ? this.runAttempt(job, abort, releaseSite)
+      ? this.runAttempt(job, abort, releaseSite, siteRoom)
       : this.holdSite(job, abort.signal()).then((hold) => {
           if (!hold) return this.queue.release(job, this.clock.now()).then(() => undefined);
-          shared = hold;
-          return this.runAttempt(job, abort, releaseSite);
+          shared.hold = hold;
+          return this.runAttempt(job, abort, releaseSite, siteRoom);
         });
     const done = attempt
       .catch((err) => {
@@ -654,14 +655,39 @@ export class DeliveryService {
     return this.clusterSites.hold(key, () => this.sites.limitFor(job.domain), AbortSignal.any([signal, this.siteWaits.signal]));
   }
 
-  private async runAttempt(job: LeasedJob, signal: AbortLike, releaseSite: () => void): Promise<void> {
+  /**
+   * Called by the attempt once its MX lookup named the site, before it connects: room at the site
+   * on this node (SiteConcurrency.admit) and, in cluster mode, the attempt's hold under the site's
+   * key. A hold taken under another key (the domain's name: this node's first attempt to the
+   * domain since it started, before it knew the site) moves to the site's key once the site has a
+   * session free on all nodes together (cluster-sites.ts moveHold); until then the attempt keeps
+   * the first and does not connect, so a restarted node's first attempt never puts the site over
+   * its limit. false: the attempt was called off while it waited.
+   */
+  private siteRoom(job: DeliveryJob, abort: AttemptAbort, shared: { hold?: SlotHold }): Promise<boolean> | undefined {
+    const local = this.sites.admit(job.domain, abort);
+    const hold = shared.hold;
+    const key = this.sites.keyOf(job.domain);
+    if (!hold || hold.key === key) return local;
+    return (async () => {
+      if ((await local) === false) return false;
+      const waits = this.siteWaits;
+      const moved = await this.clusterSites.moveHold(hold, key, () => this.sites.limitFor(job.domain), AbortSignal.any([abort.signal(), waits.signal]));
+      if (moved) shared.hold = moved;
+      // Ended by stop(): the attempt is aborted, so its job goes back to the queue unattempted (runAttempt).
+      else if (waits.signal.aborted) abort.abort();
+      return moved !== null;
+    })();
+  }
+
+  private async runAttempt(job: LeasedJob, signal: AbortLike, releaseSite: () => void, siteRoom: () => Promise<boolean> | undefined): Promise<void> {
     const attempt = job.attempts + 1;
     const loaded = await this.queue.load(job);
     // Asked right before MAIL FROM is written, the start of the mail transaction (RFC 5321 3.3):
     // an attempt launched before its channel's DELETE answered, still connecting then, sends nothing.
     let calledOff = false;
     const stillWanted = () => !(calledOff ||= this.queue.channelDeleted(job));
-    const result = await this.tryDelivery(job, loaded, signal, stillWanted);
+    const result = await this.tryDelivery(job, loaded, { signal, stillWanted, siteRoom });
     releaseSite();
     if (calledOff) return this.discard([job]);
     const now = this.clock.now();
@@ -738,13 +764,17 @@ export class DeliveryService {
   }
 
   /** The attempt itself; a "slow down" reply lowers its site's concurrency (or its source's there) before the pump plans again. */
-  private async tryDelivery(job: DeliveryJob, loaded: LoadedMessage | undefined, signal: AbortLike, stillWanted: () => boolean): Promise<AttemptResult> {
+  private async tryDelivery(
+    job: DeliveryJob,
+    loaded: LoadedMessage | undefined,
+    o: { signal: AbortLike; stillWanted: () => boolean; siteRoom: () => Promise<boolean> | undefined },
+  ): Promise<AttemptResult> {
+    const { signal, stillWanted, siteRoom } = o;
     const startedAt = this.clock.now();
     let result: AttemptResult;
     let turn: SourceTurn | undefined;
     try {
-      // A probe whose site turned out full waits for room before it connects (site-concurrency.ts).
-      const siteRoom = () => this.sites.admit(job.domain, signal);
+      // A probe whose site turned out full waits for room before it connects (siteRoom).
       if (!loaded) result = missingMessage(job.recipients);
       // A sandbox message's job (one scheduled for later) never leaves the machine: its
       // simulated outcome is recorded at its time, with no DNS lookup and no connection.

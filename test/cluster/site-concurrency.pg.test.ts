@@ -24,6 +24,9 @@ import { waitFor } from '../support/wait.js';
 
 const DOMAIN = 'cluster-gate.net';
 const LIMIT = 2;
+/** The restart test's own domain, MX and site limit. */
+const RESTART_DOMAIN = 'cluster-restart.net';
+const RESTART_LIMIT = 3;
 
 /** The real slots, with a count of the holds they refused. */
 function counting(slots: Slots): Slots & { refused: number } {
@@ -50,10 +53,11 @@ let cluster: PgCluster;
 let dns: TestDns;
 let resolver: DnsResolver;
 let gate: GateMx;
+let restartGate: GateMx;
 let schema: string;
 const nodes: Node[] = [];
 
-async function startNode(): Promise<Node> {
+async function startNode(o: { limit: number; port: number } = { limit: LIMIT, port: 0 }): Promise<Node> {
   const store = new PostgresStore({ url: cluster.url, schema, poolSize: 3 });
   await store.start();
   const coordination = await cluster.node(schema);
@@ -63,7 +67,7 @@ async function startNode(): Promise<Node> {
     coordination,
     siteSlots: slots,
     // A long grace period: stop() must not wait for attempts that only wait for a hold.
-    config: deliveryConfig({ 'delivery.port': gate.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': LIMIT, 'shutdown.graceMs': 60_000 }),
+    config: deliveryConfig({ 'delivery.port': o.port || gate.port, 'delivery.rate': 1000, 'delivery.perDomainConcurrency': o.limit, 'shutdown.graceMs': 60_000 }),
     resolver,
     logger: silentLogger(),
   });
@@ -79,17 +83,20 @@ beforeAll(async () => {
   resolver = testResolver(dns, { cache: true });
   gate = await startGateMx('127.0.36.2');
   routeTo(dns, DOMAIN, '127.0.36.2');
+  restartGate = await startGateMx('127.0.36.3');
+  routeTo(dns, RESTART_DOMAIN, '127.0.36.3');
 });
 
 afterAll(async () => {
   gate?.open();
+  restartGate?.open();
   for (const n of nodes) {
     await n.delivery.stop();
     await n.store.stop();
   }
   await cluster?.dispose();
   resolver?.stop();
-  await Promise.all([dns?.close(), gate?.close()]);
+  await Promise.all([dns?.close(), gate?.close(), restartGate?.close()]);
 });
 
 describe('per-site concurrency across nodes', () => {
@@ -129,5 +136,46 @@ describe('per-site concurrency across nodes', () => {
     expect(gate.maxHeld).toBe(LIMIT);
     expect(new Set(gate.received).size).toBe(total);
     await waitFor(async () => (await a.coordination.slots('mx-site').held(a.delivery.siteOf(DOMAIN))) === 0, { what: 'every hold given back' });
+  });
+
+  it("moves a restarted node's first attempt to the site's hold before it connects: the site never gets a session more", { timeout: 45_000 }, async () => {
+    const opts = { limit: RESTART_LIMIT, port: restartGate.port };
+    const a = await startNode(opts);
+    // A knows the site (its first MX lookup); B is a node restarted since: it has not looked the
+    // domain up, so its first attempt takes its hold under the domain's name.
+    restartGate.open();
+    const warm = await queueMessage(a.store, { to: [`warm@${RESTART_DOMAIN}`] });
+    await a.delivery.start();
+    await waitFor(() => allSent(a.store, [warm]), { what: 'the warm-up message' });
+    await a.delivery.stop();
+    const b = await startNode(opts);
+    const site = a.delivery.siteOf(RESTART_DOMAIN);
+    expect(site).not.toBe(RESTART_DOMAIN);
+    expect(b.delivery.siteOf(RESTART_DOMAIN)).toBe(RESTART_DOMAIN);
+
+    restartGate.reset();
+    const ids: string[] = [];
+    const total = 2 * RESTART_LIMIT * (1 + LEASE_AHEAD_PER_SLOT);
+    for (let i = 0; i < total; i++) ids.push(await queueMessage(a.store, { to: [`r${i}@${RESTART_DOMAIN}`] }));
+    await a.delivery.start();
+    await waitFor(() => restartGate.held === RESTART_LIMIT && a.delivery.inFlightCount === RESTART_LIMIT, { what: "A's sessions at the MX, the site's limit" });
+    // B's first attempt looks the domain up, learns the site, and waits for a hold of it with the
+    // attempts B then plans against the site: all refused while A holds the site's limit. Before
+    // the fix, that first attempt connected with its hold under the domain's name: one too many.
+    await b.delivery.start();
+    await waitFor(() => restartGate.held > RESTART_LIMIT || (b.delivery.inFlightCount === RESTART_LIMIT && b.slots.refused >= RESTART_LIMIT), {
+      what: "B's attempts refused a hold of the site",
+    });
+    expect(b.delivery.siteOf(RESTART_DOMAIN)).toBe(site);
+    expect(restartGate.held).toBe(RESTART_LIMIT);
+    expect(await b.coordination.slots('mx-site').held(site)).toBe(RESTART_LIMIT);
+
+    // B stops at once; its waiting attempts go back to the queue unattempted, and A delivers everything.
+    await b.delivery.stop();
+    restartGate.open();
+    await waitFor(() => allSent(a.store, ids), { what: `all ${total} messages`, timeout: 30_000 });
+    expect(restartGate.maxHeld).toBe(RESTART_LIMIT);
+    expect(new Set(restartGate.received).size).toBe(total);
+    await waitFor(async () => (await a.coordination.slots('mx-site').held(site)) === 0 && (await a.coordination.slots('mx-site').held(RESTART_DOMAIN)) === 0, { what: 'every hold given back' });
   });
 });

@@ -3,7 +3,8 @@
  * contract as the PostgreSQL ones: test/store-contract/coordination-limits.contract.test.ts):
  * a hold given back is kept for the node's next attempt to the site for SPARE_MS, then
  * released; close() releases spares at once; an attempt waits while the site is full and gets
- * the hold another gives back; a wait ends (null) when its signal aborts. The cross-node case
+ * the hold another gives back; a wait ends (null) when its signal aborts; a hold moves to another
+ * key (the site learned after it was taken) only once that key has room. The cross-node case
  * runs on PostgreSQL in test/cluster/site-concurrency.pg.test.ts.
  */
 import { describe, expect, it } from 'vitest';
@@ -68,6 +69,32 @@ describe('ClusterSites', () => {
     abort.abort();
     expect(await blocked).toBeNull();
     await hold!.release();
+    await sites.close();
+  });
+
+  it("moves a hold taken under the domain's name to the site's key: both held until the site has room, then the first given back", async () => {
+    const slots = countingSlots();
+    const other = slots.local.tryAcquire('site', 1)!; // another node holds the site's limit
+    const sites = new ClusterSites(slots, silentLogger());
+    const probe = (await sites.hold('domain.example', () => 1, live()))!;
+    expect(await sites.moveHold(probe, 'domain.example', () => 1, live())).toBe(probe);
+    const moving = sites.moveHold(probe, 'site', () => 1, live());
+    await waitFor(() => slots.acquires >= 3, { what: 'the move refused while the site is full' });
+    expect(slots.local.count('domain.example')).toBe(1);
+    await other.release();
+    const moved = (await moving)!;
+    expect(moved.key).toBe('site');
+    expect(slots.local.count('site')).toBe(1);
+    // The first hold is a spare for SPARE_MS, then given back.
+    await waitFor(() => slots.local.count('domain.example') === 0, { what: "the domain's hold given back" });
+    const abort = new AbortController();
+    const again = (await sites.hold('domain.example', () => 1, live()))!;
+    const blocked = sites.moveHold(again, 'site', () => 1, abort.signal);
+    abort.abort();
+    expect(await blocked).toBeNull();
+    expect(slots.local.count('domain.example')).toBe(1);
+    await again.release();
+    await moved.release();
     await sites.close();
   });
 });
