@@ -22,6 +22,7 @@ import { routeUnderPolicy, testingFailure, type StsPolicySource, type StsRecord 
 import { daneVouched, routeUnderDane, type DaneHost, type DaneSource } from './dane-routing.js';
 import { reportRefusedHosts, reportStsFetchFailure, tlsReporter, type ReporterInput, type TlsResultSink } from './tls-reporting.js';
 import type { TlsPolicy } from './tls-policy.js';
+import { reachableTargets, unreachableFamily } from './target-family.js';
 
 export interface AttemptRequest {
   job: DeliveryJob;
@@ -125,7 +126,9 @@ function vouchedHosts(deps: MxAttemptDeps, domain: string, hosts: DaneHost[], po
  */
 async function send(deps: MxAttemptDeps, req: AttemptRequest, site: string | undefined, hosts: DaneHost[], o: { tlsPolicy?: TlsPolicy; report?: ReporterInput }): Promise<AttemptResult> {
   const { job, message, body, signal, beforeBody, stillWanted } = req;
-  const targets = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address, dane: h.dane })));
+  const all = hosts.flatMap((h) => h.addresses.map((address) => ({ host: h.host, address, dane: h.dane })));
+  const targets = reachableTargets(all, req.source?.address);
+  if (targets.length === 0 && all.length > 0 && req.source?.address !== undefined) return refused(job, unreachableFamily(job.domain, { name: req.source.name, address: req.source.address }), 'connect');
   const sender = { secret: await deps.verpSecret(), returnPathLabel: deps.returnPathLabel };
   // A report's session is neither taken from nor kept for other mail: a later message over it
   // would not be counted in TLS-RPT either (kept connections are not new negotiations).
