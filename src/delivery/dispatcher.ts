@@ -18,6 +18,7 @@
  * rest and gives their jobs back to the queue without counting an attempt.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import { trustedRoots } from '../webhooks/pinned-https.js';
 import type { Config } from '../config/schema.js';
 import type { AttemptResult } from '../domain/delivery-result.js';
@@ -234,6 +235,8 @@ export class DeliveryService {
   private readonly summary: AttemptSummary;
   /** The source (local address, EHLO name) of each attempt, from its message's pool (issue 35). */
   private readonly sources: SourcePicker;
+  /** MX lookups (the resolver caches them): the attempt's, and the families a mixed pool's pick asks for. */
+  private readonly mx: MxResolver;
   /** Roots for MX certificate checks: node's plus delivery.mtaSts.caFile (read at start), or node's alone. */
   private ca: string[] | undefined;
 
@@ -285,24 +288,31 @@ export class DeliveryService {
       defaultRate: d.rate,
       siteLimit: (site) => this.siteLimits.siteLimits(site).concurrency,
       gates: o.sourceGates,
+      mxFamilies: (domain) => this.mxFamilies(domain),
       now: () => this.clock.now(),
       onChange: (c) => this.logConcurrency(c, c.source),
     });
     this.connections = new ConnectionCache({ maxMessages: d.maxMessagesPerConnection, idleMs: d.connectionIdleMs });
+    this.mx = this.mxResolver(o);
     this.attempt = o.attempt ?? this.mxAttempt(o);
   }
 
-  /** The real attempt: MX resolution (which teaches the sites), then SMTP over the connection cache. */
-  private mxAttempt(o: DeliveryServiceOptions): AttemptFn {
-    const d = o.config.delivery;
+  /** MX resolution, which teaches the sites. */
+  private mxResolver(o: DeliveryServiceOptions): MxResolver {
     // A domain's site learned (or changed) during an attempt: its waiting jobs may start now.
     const learner = {
       learn: (domain: string, site: string) => {
         if (this.sites.learn(domain, site)) this.kick();
       },
     };
+    return new MxResolver(o.resolver, new AddressPolicy({ allowPrivate: o.config.delivery.allowPrivate }), Math.random, learner);
+  }
+
+  /** The real attempt: MX resolution (which teaches the sites), then SMTP over the connection cache. */
+  private mxAttempt(o: DeliveryServiceOptions): AttemptFn {
+    const d = o.config.delivery;
     return mxAttempt({
-      mx: new MxResolver(o.resolver, new AddressPolicy({ allowPrivate: d.allowPrivate }), Math.random, learner),
+      mx: this.mx,
       port: d.port,
       heloName: o.config.hostname,
       returnPathLabel: o.config.domains.returnPathLabel,
@@ -316,6 +326,12 @@ export class DeliveryService {
       tlsRpt: o.tlsRpt,
       dane: o.dane,
     });
+  }
+
+  /** The address families (4, 6) of a domain's MX addresses, undefined when its MX lookup failed. */
+  private async mxFamilies(domain: string): Promise<ReadonlySet<number> | undefined> {
+    const r = await this.mx.resolve(domain);
+    return r.status === 'ok' ? new Set(r.hosts.flatMap((h) => h.addresses.map((a) => net.isIP(a)))) : undefined;
   }
 
   /** Attempts running right now. */

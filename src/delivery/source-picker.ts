@@ -14,6 +14,11 @@
  * site-concurrency.ts). When the gates refuse every source, the answer is their refusals: the
  * dispatcher defers the attempt (retried on the schedule, never bounced).
  *
+ * A pool of IPv4 and IPv6 sources gives an attempt only a source of a family its MX hosts have
+ * (`mxFamilies`, the delivery resolver's cached MX lookup): a socket bound to one family cannot
+ * reach an address of the other (target-family.ts), and most receivers have IPv4 only. A pool
+ * of one family is not asked: its attempt to an MX of the other defers on its own (4.4.4).
+ *
  * Each configured source also has its own pacer beside the dispatcher's global one (the
  * coordination's, so shared by every node of a cluster): at most its rate (its own `rate`, else
  * delivery.rate) at the receivers; a gate's perSecond ceiling at a site adds one more. All are
@@ -23,6 +28,7 @@
  * no channel read, no gate, no pacer or session count of its own, exactly the delivery before
  * sources existed.
  */
+import net from 'node:net';
 import type { Coordination, SharedPacer } from '../coordination/port.js';
 import type { AttemptResult } from '../domain/delivery-result.js';
 import { SourceChooser } from '../domain/source-chooser.js';
@@ -60,6 +66,11 @@ export interface SourcePickerOptions {
   coordination: Pick<Coordination, 'pacer'>;
   /** delivery.rate: a source's rate when it has none of its own. */
   defaultRate: number;
+  /**
+   * The address families (4, 6) of the recipient domain's MX addresses, undefined when unknown
+   * (the MX lookup failed): asked only for a pool of both families.
+   */
+  mxFamilies?: (domain: string) => Promise<ReadonlySet<number> | undefined>;
   /** The site's configured concurrency (site-limits.ts). */
   siteLimit: (site: string) => number;
   gates?: readonly SourceGate[];
@@ -74,9 +85,14 @@ export class SourcePicker {
   private readonly pacers = new Map<string, SharedPacer>();
   private readonly gates: readonly SourceGate[];
   private readonly sessions: SourceSessions;
+  /** Each source's address family (4 or 6), and the pools holding sources of both. */
+  private readonly families = new Map<string, number>();
+  private readonly mixedPools = new Set<string>();
 
   constructor(private readonly o: SourcePickerOptions) {
     this.gates = o.ips.configured ? (o.gates ?? []) : [];
+    for (const s of o.ips.sources.values()) if (s.address !== undefined) this.families.set(s.name, net.isIP(s.address));
+    for (const [pool, members] of o.ips.pools) if (new Set(members.map((m) => this.families.get(m.source))).size > 1) this.mixedPools.add(pool);
     this.sessions = new SourceSessions({ siteLimit: o.siteLimit, ceiling: (source, site) => this.ceiling(source, site), now: o.now, onChange: o.onChange });
   }
 
@@ -103,22 +119,27 @@ export class SourcePicker {
     // classes on every call, about 2 µs per attempt (bench/RESULTS.md, issue 36).
     if (!this.o.ips.configured) return { source: Object.assign({}, this.o.ips.sources.get(KERNEL_SOURCE_NAME)!, { pool: 'default' }), attempt: undefined, end: () => {} };
     const pool = poolOf(this.o.ips, message.mailType, await this.poolOfChannel(message.channelId));
+    const families = this.mixedPools.has(pool) ? await this.o.mxFamilies?.(where.domain) : undefined;
     for (;;) {
       const seen = this.sessions.ended;
-      const round = await this.tryPool(pool, where);
+      const round = await this.tryPool(pool, where, families);
       if (!('busy' in round)) return round;
       if (!round.busy || !(await this.sessions.waitForRoom(where.site, seen, signal))) return { pool, refusals: round.refusals };
     }
   }
 
-  /** One pass over the pool: a turn, or the refusals and whether a source was only busy. */
-  private async tryPool(pool: string, where: { domain: string; site: string }): Promise<SourceTurn | (NoSource & { busy: boolean })> {
+  /**
+   * One pass over the pool: a turn, or the refusals and whether a source was only busy. Sources
+   * of a family outside `families` (when it names any) are passed over, as if not in the pool.
+   */
+  private async tryPool(pool: string, where: { domain: string; site: string }, families?: ReadonlySet<number>): Promise<SourceTurn | (NoSource & { busy: boolean })> {
     const members = this.o.ips.pools.get(pool) ?? [];
     const refused = new Map<string, GateRefusal>();
     let busy = false;
     const now = this.o.now();
     const open = (source: string) => {
       if (refused.has(source)) return false;
+      if (families !== undefined && families.size > 0 && !families.has(this.families.get(source)!)) return false;
       const refusal = this.refusal(source, where.site, now);
       if (refusal) refused.set(source, refusal);
       else if (!this.sessions.hasRoom(source, where.site)) busy = true;
