@@ -124,11 +124,15 @@ function sourceOf(x: SourceSetting, hostname: string): SendingSource {
   return source;
 }
 
-/** The address in one spelling (IPv6 compressed, lowercase), or undefined when it is not one. */
+/**
+ * The address in one spelling (IPv6 compressed, lowercase), or undefined when it is not one. A
+ * zone index ("fe80::1%eth0", which net.isIP takes and URL refuses) makes it none: only a
+ * link-local address has one, and no receiver is reached from such an address.
+ */
 function normalAddress(address: string): string | undefined {
   const trimmed = address.trim();
   const kind = net.isIP(trimmed);
   if (kind === 4) return trimmed;
-  if (kind === 6) return new URL(`http://[${trimmed}]/`).hostname.slice(1, -1);
+  if (kind === 6 && !trimmed.includes('%')) return new URL(`http://[${trimmed}]/`).hostname.slice(1, -1);
   return undefined;
 }

@@ -84,6 +84,10 @@ describe('delivery.sources and pools', () => {
     ]);
   });
 
+  it('names an IPv6 address with a zone index as no address, rather than failing to start with a TypeError', () => {
+    expect(problems({ sources: [{ name: 'ip1', address: 'fe80::1%eth0' }] })).toEqual(['"delivery.sources" source "ip1": address "fe80::1%eth0" is not an IPv4 or IPv6 address']);
+  });
+
   it('refuses a weight that is not a positive integer and unknown fields', () => {
     expect(problems({ sources: SOURCES, pools: { tx: [{ source: 'ip1', weight: 0 }] } })[0]).toMatch(/"delivery\.pools" at \/tx\/0\/weight: must be between 1 and 1000/);
     expect(problems({ sources: SOURCES, pools: { tx: [{ source: 'ip1', weight: 1.5 }] } })[0]).toMatch(/"delivery\.pools" at \/tx\/0\/weight/);
