@@ -291,6 +291,8 @@ export class DeliveryService {
       mxFamilies: (domain) => this.mxFamilies(domain),
       now: () => this.clock.now(),
       onChange: (c) => this.logConcurrency(c, c.source),
+      onUnknownPool: (channelId, pool) =>
+        this.logger.warn({ channelId, ipPool: pool }, `channel ${channelId} names ipPool "${pool}", which delivery.pools does not have: its mail goes out through its mail type's default pool`),
     });
     this.connections = new ConnectionCache({ maxMessages: d.maxMessagesPerConnection, idleMs: d.connectionIdleMs });
     this.mx = this.mxResolver(o);

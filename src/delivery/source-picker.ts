@@ -77,6 +77,12 @@ export interface SourcePickerOptions {
   now: () => number;
   /** A source's concurrency at a site changed (its "slow down" feedback), for the log. */
   onChange?: (change: FeedbackChange & { source: string; site: string }) => void;
+  /**
+   * A channel names an ipPool that delivery.pools no longer has (removed from the config since
+   * the channel was saved): its mail goes out through its mail type's default pool (poolOf), which
+   * the operator is told once per channel and pool, for the log.
+   */
+  onUnknownPool?: (channelId: string, pool: string) => void;
 }
 
 export class SourcePicker {
@@ -231,6 +237,7 @@ export class SourcePicker {
     if (known && now - known.at < CHANNEL_POOL_TTL_MS) return known.pool;
     const pool = await this.o.channelPool(channelId);
     this.pools.set(channelId, { pool, at: now });
+    if (pool !== undefined && !this.o.ips.pools.has(pool) && known?.pool !== pool) this.o.onUnknownPool?.(channelId, pool);
     return pool;
   }
 }

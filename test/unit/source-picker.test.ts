@@ -173,3 +173,30 @@ describe('SourcePicker with gates', () => {
     expect(gate.reserved).toEqual([]);
   });
 });
+
+describe('SourcePicker and a channel whose ipPool is gone', () => {
+  it('sends through the default pool and tells once per channel and pool', async () => {
+    const now = { ms: 1_000_000 };
+    const told: string[] = [];
+    const channelPools = new Map([['c1', 'bulk'], ['c2', 'tx']]);
+    const p = new SourcePicker({
+      ips: IPS,
+      channelPool: async (id) => channelPools.get(id),
+      coordination: new LocalCoordination({ nodeId: 'n1' }),
+      defaultRate: 1000,
+      siteLimit: () => 100,
+      now: () => now.ms,
+      onUnknownPool: (channelId, pool) => told.push(`${channelId} ${pool}`),
+    });
+    const first = await turn(p);
+    expect(first.source.pool).toBe('tx');
+    now.ms += 60_000; // past the channel's cached pool: read again, still gone, not told again
+    await turn(p);
+    await p.pick({ channelId: 'c2', mailType: 'transactional' }, SITE, new AbortController().signal);
+    expect(told).toEqual(['c1 bulk']);
+    channelPools.set('c1', 'bulk2');
+    now.ms += 60_000;
+    await turn(p);
+    expect(told).toEqual(['c1 bulk', 'c1 bulk2']);
+  });
+});
