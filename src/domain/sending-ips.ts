@@ -133,6 +133,13 @@ function normalAddress(address: string): string | undefined {
   const trimmed = address.trim();
   const kind = net.isIP(trimmed);
   if (kind === 4) return trimmed;
-  if (kind === 6 && !trimmed.includes('%')) return new URL(`http://[${trimmed}]/`).hostname.slice(1, -1);
-  return undefined;
+  if (kind !== 6 || trimmed.includes('%')) return undefined;
+  const canonical = new URL(`http://[${trimmed}]/`).hostname.slice(1, -1);
+  // An IPv4-mapped address (RFC 4291 2.5.5.2, ::ffff:a.b.c.d) is the IPv4 address: a socket bound
+  // to it as IPv6 reaches no IPv4 MX (target-family.ts), and bound as IPv4 it reaches them all.
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+  if (!mapped) return canonical;
+  const hi = Number.parseInt(mapped[1]!, 16);
+  const lo = Number.parseInt(mapped[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }

@@ -88,6 +88,13 @@ describe('delivery.sources and pools', () => {
     expect(problems({ sources: [{ name: 'ip1', address: 'fe80::1%eth0' }] })).toEqual(['"delivery.sources" source "ip1": address "fe80::1%eth0" is not an IPv4 or IPv6 address']);
   });
 
+  it('reads an IPv4-mapped IPv6 address as the IPv4 address it maps, which reaches IPv4 MX hosts', () => {
+    const ips = resolveSendingIps({ sources: [{ name: 'ip1', address: '::FFFF:127.0.0.2' }, { name: 'ip2', address: '::ffff:7f00:3' }], pools: {}, defaultPools: { transactional: '', broadcast: '' } } as never, 'mta.example.com');
+    expect(ips.sources.get('ip1')?.address).toBe('127.0.0.2');
+    expect(ips.sources.get('ip2')?.address).toBe('127.0.0.3');
+    expect(problems({ sources: [{ name: 'ip1', address: '127.0.0.2' }, { name: 'ip2', address: '::ffff:127.0.0.2' }] })).toEqual(['"delivery.sources" binds address 127.0.0.2 twice (one EHLO name per address)']);
+  });
+
   it('refuses a weight that is not a positive integer and unknown fields', () => {
     expect(problems({ sources: SOURCES, pools: { tx: [{ source: 'ip1', weight: 0 }] } })[0]).toMatch(/"delivery\.pools" at \/tx\/0\/weight: must be between 1 and 1000/);
     expect(problems({ sources: SOURCES, pools: { tx: [{ source: 'ip1', weight: 1.5 }] } })[0]).toMatch(/"delivery\.pools" at \/tx\/0\/weight/);
