@@ -38,8 +38,10 @@ function requireTypeScriptParser() {
 requireTypeScriptParser();
 
 /** Standard modules that only compute (no file, network, process or thread access). The domain
- *  layer may use these; anything doing I/O belongs in a service, the store or an adapter. */
-const PURE_BUILTINS = ['assert', 'buffer', 'crypto', 'net', 'path', 'punycode', 'querystring', 'string_decoder', 'url', 'util'];
+ *  layer may use these; anything doing I/O belongs in a service, the store or an adapter.
+ *  async_hooks: AsyncLocalStorage only (domain/request-deadline.ts), which carries a value along
+ *  the promises of one request. */
+const PURE_BUILTINS = ['assert', 'async_hooks', 'buffer', 'crypto', 'net', 'path', 'punycode', 'querystring', 'string_decoder', 'url', 'util'];
 
 /** The adapters: they parse, call one service verb and map the result (issue 19). */
 const ADAPTERS = ['^src/http/', '^src/smtp/', '^src/inbound/listener\\.ts$', '^src/cli/'];

@@ -69,7 +69,7 @@ import { InboundReception } from './inbound/reception.js';
 import { MtaStsPolicies } from './mta-sts/cache.js';
 import { awaitsFinishing } from './store/port/messages.js';
 import type { StorePort } from './store/port/index.js';
-import { storeEngineFor, type StoreEngine } from './compose/store-engine.js';
+import { requestDeadlineMs, storeEngineFor, type StoreEngine } from './compose/store-engine.js';
 import { PoolMessageBuilder } from './submission/builder.js';
 import { PortDomainRegistry } from './submission/domain-registry.js';
 import { Submission } from './submission/submission.js';
@@ -236,7 +236,7 @@ export class Daemon {
 
     this.http = this.buildHttp();
     this.smtp = config.smtp.enabled
-      ? new SmtpListener({ config: pick(config, 'smtp', 'hostname', 'dataDir', 'shutdown'), submission: this.submission, coordination, logger: logger.child({ component: 'smtp' }) })
+      ? new SmtpListener({ config: pick(config, 'smtp', 'hostname', 'dataDir', 'shutdown'), submission: this.submission, coordination, logger: logger.child({ component: 'smtp' }), requestDeadlineMs: requestDeadlineMs(config) })
       : null;
     this.inboundPoster = config.inbound.enabled ? this.buildInboundPoster(logger.child({ component: 'inbound' })) : null;
     this.inbound = config.inbound.enabled ? this.buildInbound(logger.child({ component: 'inbound' })) : null;
@@ -408,7 +408,7 @@ export class Daemon {
       dashboardRoutes(fileURLToPath(new URL('../dist/dashboard/', import.meta.url))),
     ];
     const config = pick(this.config, 'hostname', 'publicUrl', 'http', 'api', 'shutdown', 'metrics', 'limits');
-    return new HttpServer({ config, store: this.store, coordination: this.coordination, logger: this.logger, publicUrl: this.publicUrl }, routes);
+    return new HttpServer({ config, store: this.store, coordination: this.coordination, logger: this.logger, publicUrl: this.publicUrl, requestDeadlineMs: requestDeadlineMs(this.config) }, routes);
   }
 
   /**

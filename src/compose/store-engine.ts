@@ -42,6 +42,14 @@ export function postgresOptions(config: Pick<Config, 'store'>, o: EngineOptions 
   };
 }
 
+/**
+ * How long a client waits for a store or coordination call (domain/request-deadline.ts): cluster
+ * mode's store.requestTimeoutMs; 0 (none) on LMDB, whose calls do not wait on a network peer.
+ */
+export function requestDeadlineMs(config: Pick<Config, 'store'>): number {
+  return config.store.postgresUrl !== '' ? config.store.requestTimeoutMs : 0;
+}
+
 /** The URL without its password, for logs and CLI output. */
 export function redactedUrl(url: string): string {
   try {

@@ -274,6 +274,11 @@ const StoreSection = Type.Object({
     30_000,
     'Longest any PostgreSQL statement may run before PostgreSQL cancels it (cluster mode): a runaway list or dashboard query must not hold back vacuum for everyone.',
   ),
+  requestTimeoutMs: duration(
+    100,
+    15_000,
+    'Longest an API request or SMTP command waits for any one PostgreSQL call (cluster mode): a database that hangs is answered 503 store_timeout (SMTP 451 4.3.0), the outcome unknown, to retry with the same Idempotency-Key.',
+  ),
 });
 
 export const ConfigSchema = Type.Object({

@@ -13,6 +13,7 @@
  * coordination (coordination/postgres/), whose shared limits answer for every request.
  */
 import { AppError } from './errors.js';
+import { withinDeadline } from './request-deadline.js';
 import { storageFullError } from './storage-full.js';
 
 /** Seconds a client is asked to wait: a failover or restart of PostgreSQL takes a few. */
@@ -83,7 +84,8 @@ export function unavailableError(cause: unknown): AppError {
 
 /**
  * The object with every asynchronous method's connection failure mapped to store_unavailable,
- * and a full disk to storage_full; a synchronous method (QueuePort.channelDeleted) is passed
+ * and a full disk to storage_full; a call made for a client past its deadline rejects with
+ * store_timeout (request-deadline.ts). A synchronous method (QueuePort.channelDeleted) is passed
  * through as it is.
  */
 export function guarded<T extends object>(target: T): T {
@@ -94,9 +96,10 @@ export function guarded<T extends object>(target: T): T {
       return (...args: unknown[]) => {
         const result: unknown = (value as (...a: unknown[]) => unknown).apply(t, args);
         if (!(result instanceof Promise)) return result;
-        return result.catch((err: unknown) => {
+        const mapped = result.catch((err: unknown) => {
           throw isUnavailable(err) ? unavailableError(err) : isDiskFull(err) ? storageFullError(err) : err;
         });
+        return withinDeadline(mapped);
       };
     },
   });

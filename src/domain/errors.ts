@@ -67,6 +67,9 @@ export const ERROR_CATALOGUE = {
   // Cluster mode: PostgreSQL cannot be reached, so nothing was committed (issue 32). RFC 3463
   // 4.3.0: a transient problem of the receiving system; the session stays open for a retry.
   store_unavailable: { status: 503, title: 'Store unavailable', smtp: { code: 451, enhanced: '4.3.0' } },
+  // Cluster mode: PostgreSQL left a call unanswered past store.requestTimeoutMs
+  // (domain/request-deadline.ts); it may still commit, so the outcome is unknown.
+  store_timeout: { status: 503, title: 'Store did not answer in time', smtp: { code: 451, enhanced: '4.3.0' } },
   internal_error: { status: 500, title: 'Internal error', smtp: { code: 451, enhanced: '4.3.0' } },
 } as const satisfies Record<string, CatalogueEntry>;
 

@@ -87,7 +87,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'Invalid fields (validation_failed and the spec codes); `errors` names each field by JSON pointer',
   429: 'Rate limit of the API key, or of invalid keys from one address (rate_limit_exceeded)',
   500: 'Internal error; the request id identifies it in the logs',
-  503: 'The daemon is shutting down, or is receiving more request bodies at once than http.bodyBufferLimit (service_unavailable), or its PostgreSQL store cannot be reached and nothing was stored (store_unavailable)',
+  503: 'The daemon is shutting down, or is receiving more request bodies at once than http.bodyBufferLimit (service_unavailable), or its PostgreSQL store cannot be reached and nothing was stored (store_unavailable), or left a call unanswered for store.requestTimeoutMs, the outcome unknown: retry with the same Idempotency-Key (store_timeout)',
   507: 'The data store is full; nothing was stored (storage_full)',
 };
 

@@ -24,6 +24,7 @@ import { registerBodyBudget, type BodyBudget } from './body-budget.js';
 import { MAX_HEADER_BYTES, registerClientCompat } from './client-compat.js';
 import { listenFailure } from '../domain/listen-problem.js';
 import { lingerOnClose } from './lingering-close.js';
+import { registerRequestDeadline } from './request-deadline.js';
 import { PublicUrl } from '../domain/public-url.js';
 import { settledWithin } from '../domain/settle.js';
 
@@ -64,6 +65,8 @@ export interface HttpContext {
   logger: Logger;
   /** Base of problem `type` links and OpenAPI `servers`; default: config.publicUrl or this server's own address. */
   publicUrl?: PublicUrl;
+  /** How long a request waits for any one store call (compose/store-engine.ts requestDeadlineMs); 0 or absent: no deadline. */
+  requestDeadlineMs?: number;
 }
 
 /** A group of routes; each area of the API registers itself through one of these. */
@@ -142,6 +145,7 @@ export class HttpServer {
     this.registerParsing(app);
     // Before the first route: the OpenAPI document learns routes as they are declared.
     registerOpenApi(app, this.ctx.config, () => this.publicUrl.value);
+    registerRequestDeadline(app, this.ctx.requestDeadlineMs ?? 0);
     this.registerRequestHooks(app);
     this.registerFallbacks(app);
     for (const register of this.routes) register(app, this.ctx);

@@ -14,6 +14,7 @@ import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerSession } f
 import type { Config } from '../config/schema.js';
 import type { Coordination } from '../coordination/port.js';
 import { normalizeEmail } from '../domain/address.js';
+import { closeScope, inScope, openScope } from '../domain/request-deadline.js';
 import { isUuid } from '../domain/uuid.js';
 import type { Submission } from '../submission/submission.js';
 import type { Submitter, UserNameMismatch } from '../submission/submitter.js';
@@ -51,7 +52,13 @@ export class SmtpListener {
   private readonly inFlight = new Set<Promise<unknown>>();
   private ports: number[] = [];
 
-  constructor(private readonly deps: { config: SmtpSettings; submission: SmtpSubmission; logger: Logger; coordination: Pick<Coordination, 'failures'> }) {
+  /**
+   * requestDeadlineMs: how long a command waits for any one store or coordination call
+   * (domain/request-deadline.ts; compose/store-engine.ts requestDeadlineMs): 451 4.3.0 after it.
+   */
+  constructor(
+    private readonly deps: { config: SmtpSettings; submission: SmtpSubmission; logger: Logger; coordination: Pick<Coordination, 'failures'>; requestDeadlineMs?: number },
+  ) {
     const smtp = deps.config.smtp;
     this.throttle = new AuthThrottle({ userLimit: smtp.authFailureLimit, addressLimit: smtp.authFailuresPerAddress, coordination: deps.coordination });
     this.sessions = new Sessions({
@@ -160,7 +167,7 @@ export class SmtpListener {
 
   private onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, cb: (err: Error | null | undefined, res?: { user: unknown }) => void): void {
     if (!authAllowed(session.remoteAddress, session.secure)) return cb(smtpReply('encryptionRequired'));
-    this.authenticate(auth, session).then(
+    this.underDeadline(() => this.authenticate(auth, session)).then(
       (user) => cb(null, { user }),
       (err: unknown) => this.fail(cb, err),
     );
@@ -216,13 +223,15 @@ export class SmtpListener {
         // One native scan of the message (RFC 5322 2.3: no NUL in a message).
         if (m.raw.indexOf(0) !== -1) return reply(smtpReply('messageHasNul'));
         const user = submitterOf(session);
-        const res = await this.deps.submission.submitRaw({
-          principal: user.principal,
-          channel: user.channel,
-          recipients: session.envelope.rcptTo.map((r) => (normalizeEmail(r.address) as { email: string }).email),
-          raw: m.raw,
-          trace: this.trace(session),
-        });
+        const res = await this.underDeadline(() =>
+          this.deps.submission.submitRaw({
+            principal: user.principal,
+            channel: user.channel,
+            recipients: session.envelope.rcptTo.map((r) => (normalizeEmail(r.address) as { email: string }).email),
+            raw: m.raw,
+            trace: this.trace(session),
+          }),
+        );
         reply(null, smtpOk('queued', res.messageId));
       })
       .catch((err: unknown) => this.fail(reply, err));
@@ -237,17 +246,25 @@ export class SmtpListener {
     return { by: config.hostname, helo: show ? session.hostNameAppearsAs : null, address: show ? session.remoteAddress : null, secure: session.secure };
   }
 
-  /** Runs a synchronous policy check and turns any error into a reply. */
-  /** Runs a command's check (synchronous, or asynchronous when it reads the store) and answers with its outcome. */
+  /** Runs a command's check (synchronous, or asynchronous when it reads the store: under the request deadline) and answers with its outcome. */
   private guard(cb: (err?: Error | null) => void, check: () => void | Promise<void>): void {
-    let pending: void | Promise<void>;
+    const scope = openScope(this.deps.requestDeadlineMs ?? 0);
+    let pending: void | Promise<void> = undefined;
     try {
-      pending = check();
+      pending = inScope(scope, check);
     } catch (err) {
       return this.fail(cb, err);
+    } finally {
+      if (!pending) closeScope(scope);
     }
-    if (pending) pending.then(() => cb(), (err: unknown) => this.fail(cb, err));
+    if (pending) pending.finally(() => closeScope(scope)).then(() => cb(), (err: unknown) => this.fail(cb, err));
     else cb();
+  }
+
+  /** A command's store work under the request deadline (store_timeout: 451 4.3.0), the scope closed once it settled. */
+  private underDeadline<T>(work: () => Promise<T>): Promise<T> {
+    const scope = openScope(this.deps.requestDeadlineMs ?? 0);
+    return inScope(scope, work).finally(() => closeScope(scope));
   }
 
   private fail(cb: (err?: Error | null) => void, err: unknown): void {

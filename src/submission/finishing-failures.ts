@@ -9,7 +9,8 @@ import { isInputError, TaskError } from '../workers/errors.js';
 
 /**
  * Why a try failed, for what happens next. full: the store is full, retried soon (space usually
- * returns). unavailable: the cluster's PostgreSQL cannot be reached (store_unavailable), retried
+ * returns). unavailable: the cluster's PostgreSQL cannot be reached (store_unavailable) or left a
+ * call made within a request's deadline unanswered (store_timeout), retried
  * on the same curve as full: it says nothing of the message, and the store would refuse the count
  * of its tries too. input: the worker's error is about the input, so it comes back the same way on every
  * try (a template that cannot render with this data: templating errors now happen after the 200,
@@ -37,7 +38,7 @@ export function failureCode(err: unknown): string {
 
 export function classify(err: unknown): FailureKind {
   if (isAppError(err) && err.code === 'storage_full') return 'full';
-  if (isAppError(err) && err.code === 'store_unavailable') return 'unavailable';
+  if (isAppError(err) && (err.code === 'store_unavailable' || err.code === 'store_timeout')) return 'unavailable';
   if (err instanceof ComposedTooLarge) return 'input';
   const task = taskErrorOf(err);
   // From what crossed the thread (code, field): a worker that died gives neither an input code nor a field.

@@ -1,0 +1,99 @@
+/**
+ * A PostgreSQL that leaves a client's call unanswered, through the real daemon (cluster mode):
+ * the server hung (SIGSTOP: connections open, nothing answers) gave a send no HTTP answer at all,
+ * still none after 150 s, and an SMTP submission no reply. Every store call made for a request now
+ * has store.requestTimeoutMs: past it the send answers 503 store_timeout with Retry-After (SMTP
+ * 451 4.3.0), and a retry with the same Idempotency-Key once the server answers again stores the
+ * message once.
+ *
+ * Its own PostgreSQL (test/support/postgres.ts), to freeze and let run again.
+ */
+import nodemailer from 'nodemailer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
+import type { TestDns } from '../support/dns-server.js';
+import { startPostgres, type PostgresCluster } from '../support/postgres.js';
+import { setupSender, type Sender } from '../support/sending.js';
+import { waitFor } from '../support/wait.js';
+
+const DEADLINE_MS = 2_000;
+const SCHEMA = 'store_timeout';
+
+describe('PostgreSQL leaving a request unanswered under a running daemon', () => {
+  let pg: PostgresCluster;
+  let t: TestDaemon;
+  let dns: TestDns;
+  let s: Sender;
+
+  beforeAll(async () => {
+    pg = await startPostgres();
+    ({ t, dns } = await startDaemonWithDns({
+      'store.postgresUrl': pg.url,
+      'store.postgresSchema': SCHEMA,
+      'store.requestTimeoutMs': DEADLINE_MS,
+      'smtp.enabled': true,
+      'smtp.port': 0,
+    }));
+    s = await setupSender(t, dns, { deliveryType: 'sandbox' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await pg?.stop(); // lets a frozen server run first
+    await stopDaemonWithDns({ t, dns });
+  });
+
+  const send = (to: string, key: string) =>
+    t.api('POST', '/send/transactional', {
+      headers: { 'X-Service-Channel-Id': s.channelId, 'Idempotency-Key': key },
+      body: { from: { email: `app@${s.domain}` }, to: [{ email: to }], subject: 'Hi', text: 'Hello' },
+      signal: AbortSignal.timeout(DEADLINE_MS * 5),
+    });
+
+  const smtp = () =>
+    nodemailer.createTransport({ host: '127.0.0.1', port: t.daemon.smtp!.port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false }, auth: { user: s.channelId, pass: t.apiKey } });
+
+  const messagesTo = async (to: string): Promise<string[]> => {
+    const list = await t.api('GET', `/activity/messages?recipient=${encodeURIComponent(to)}`, { headers: { 'X-Service-Channel-Id': s.channelId } });
+    expect(list.status).toBe(200);
+    return (list.body.results as { messageId: string }[]).map((m) => m.messageId);
+  };
+
+  /** Retries the send until it is stored: 503 store_timeout while the key's first try is unsettled. */
+  const retryUntilStored = async (to: string, key: string) => {
+    let last: Awaited<ReturnType<typeof send>> | undefined;
+    await waitFor(
+      async () => {
+        last = await send(to, key);
+        return last.status !== 503;
+      },
+      { what: 'the retry to be answered other than 503', timeout: 15_000 },
+    );
+    expect(last!.status, JSON.stringify(last!.body)).toBe(200);
+    return last!;
+  };
+
+  it('answers 503 store_timeout and 451 4.3.0 within the deadline while PostgreSQL hangs; the retry with the key stores the message once', async () => {
+    expect((await send('before@example.net', 'hang-before')).status).toBe(200);
+
+    const thaw = pg.freeze();
+    try {
+      const started = Date.now();
+      const hung = await send('hung@example.net', 'hang-1');
+      expect(hung.status, JSON.stringify(hung.body)).toBe(503);
+      expect(hung.body).toMatchObject({ code: 'store_timeout' });
+      expect(hung.headers.get('retry-after')).toBe('5');
+      expect(Date.now() - started).toBeLessThan(DEADLINE_MS * 3);
+
+      const refused = await smtp()
+        .sendMail({ from: `app@${s.domain}`, to: 'hung-smtp@example.net', subject: 'Hi', text: 'Hello' })
+        .then(() => null, (err: { responseCode?: number; response?: string }) => err);
+      expect(refused?.responseCode).toBe(451);
+      expect(refused?.response).toMatch(/^451 4\.3\.0 /);
+    } finally {
+      thaw();
+    }
+
+    const stored = await retryUntilStored('hung@example.net', 'hang-1');
+    expect(await messagesTo('hung@example.net')).toEqual([stored.body.messageId]);
+  }, 60_000);
+});
