@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
-import type { IdempotencyPort, IdempotencyRecord } from '../store/port/idempotency.js';
+import { lateOutcome } from '../domain/request-deadline.js';
+import type { ClaimResult, IdempotencyClaim, IdempotencyPort, IdempotencyRecord } from '../store/port/idempotency.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 3_600_000;
 
@@ -70,18 +71,46 @@ export class IdempotencyGate {
     if (!ctx) return { replayed: false, body: await work() };
     const key = { accountId: ctx.accountId, key: ctx.key };
     for (;;) {
-      const taken = await this.store.claim({ ...key, nowMs: this.now(), leaseMs: CLAIM_LEASE_MS });
+      const taken = await this.store.claim({ ...key, nowMs: this.now(), leaseMs: CLAIM_LEASE_MS }).catch((err: unknown) => {
+        this.releaseLateClaim(err);
+        throw err;
+      });
       if (taken.status === 'busy') {
         await this.store.settled(key);
         continue;
       }
       if (taken.status === 'recorded') return { replayed: true, body: replayOf<T>(taken.record, ctx) };
+      let late: Promise<unknown> | undefined;
       try {
         return { replayed: false, body: await work() };
+      } catch (err) {
+        late = lateOutcome(err);
+        throw err;
       } finally {
-        await this.store.release(taken.claim);
+        if (late) void this.releaseAfter(late, taken.claim);
+        else await this.store.release(taken.claim);
       }
     }
+  }
+
+  /**
+   * The work's store call had no answer in time (store_timeout): it may still commit, record and
+   * all. The claim holds the key until that call has settled, so that a retry with the key waits
+   * and then replays the recorded response instead of doing the work a second time.
+   */
+  private async releaseAfter(late: Promise<unknown>, claim: IdempotencyClaim): Promise<void> {
+    await late.catch(() => undefined);
+    await this.store.release(claim).catch(() => undefined);
+  }
+
+  /** A claim that had no answer in time and is taken late ends then: no request is left to end it, and it would hold the key for CLAIM_LEASE_MS. */
+  private releaseLateClaim(err: unknown): void {
+    void lateOutcome(err)
+      ?.then((taken) => {
+        const t = taken as ClaimResult;
+        return t.status === 'claimed' ? this.store.release(t.claim) : undefined;
+      })
+      .catch(() => undefined);
   }
 
   recordFor(ctx: IdempotencyContext, body: unknown): IdempotencyRecord {

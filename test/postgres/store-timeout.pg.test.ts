@@ -6,9 +6,14 @@
  * 451 4.3.0), and a retry with the same Idempotency-Key once the server answers again stores the
  * message once.
  *
+ * A claim on the key that PostgreSQL takes only after the deadline (here: held back by a row lock
+ * of the test's own transaction) must not hold the key for the claim lease (5 minutes) once it is
+ * taken: the retry is served as soon as the late claim has landed.
+ *
  * Its own PostgreSQL (test/support/postgres.ts), to freeze and let run again.
  */
 import nodemailer from 'nodemailer';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
@@ -95,5 +100,64 @@ describe('PostgreSQL leaving a request unanswered under a running daemon', () =>
 
     const stored = await retryUntilStored('hung@example.net', 'hang-1');
     expect(await messagesTo('hung@example.net')).toEqual([stored.body.messageId]);
+  }, 60_000);
+
+  it('serves the retry once a claim that PostgreSQL took after the deadline has landed', async () => {
+    const probe = await send('probe@example.net', 'late-claim-probe');
+    expect(probe.status).toBe(200);
+    const sql = postgres(pg.url, { max: 1, onnotice: () => undefined, connection: { search_path: SCHEMA } });
+    try {
+      const [{ account_id: accountId }] = await sql<{ account_id: string }[]>`SELECT account_id FROM idempotency_records WHERE key = 'late-claim-probe'`;
+      // An uncommitted claim row of the test's own: the daemon's claim of the key waits for it.
+      let late: Awaited<ReturnType<typeof send>> | undefined;
+      await sql
+        .begin(async (tx) => {
+          await tx`INSERT INTO idempotency_claims (account_id, key, claim_no, until_ms) VALUES (${accountId}, 'late-claim', 'test', 0)`;
+          late = await send('late@example.net', 'late-claim');
+          throw new Error('rollback');
+        })
+        .catch((err: Error) => expect(err.message).toBe('rollback'));
+      expect(late?.status, JSON.stringify(late?.body)).toBe(503);
+      expect(late?.body).toMatchObject({ code: 'store_timeout' });
+    } finally {
+      await sql.end();
+    }
+    const stored = await retryUntilStored('late@example.net', 'late-claim');
+    expect(await messagesTo('late@example.net')).toEqual([stored.body.messageId]);
+  }, 60_000);
+
+  it('keeps the key of a send whose commit had no answer in time until that commit has landed: the retry replays its response', async () => {
+    const probe = await send('probe2@example.net', 'late-commit-probe');
+    expect(probe.status).toBe(200);
+    const sql = postgres(pg.url, { max: 1, onnotice: () => undefined, connection: { search_path: SCHEMA } });
+    let retry: Promise<Awaited<ReturnType<typeof send>>> | undefined;
+    try {
+      const [{ account_id: accountId }] = await sql<{ account_id: string }[]>`SELECT account_id FROM idempotency_records WHERE key = 'late-commit-probe'`;
+      // An uncommitted record of the key, the test's own: the send's commit (message and record in
+      // one transaction) waits for it past the deadline, and lands once it is rolled back.
+      await sql
+        .begin(async (tx) => {
+          await tx`INSERT INTO idempotency_records (account_id, key, expires_at_ms, doc) VALUES (${accountId}, 'late-commit', 0, '{}'::jsonb)`;
+          const late = await send('late-commit@example.net', 'late-commit');
+          expect(late.status, JSON.stringify(late.body)).toBe(503);
+          expect(late.body).toMatchObject({ code: 'store_timeout' });
+          // The retry while that commit is still held back: it must wait for it, not take the key.
+          retry = send('late-commit@example.net', 'late-commit');
+          // Time for a retry that took the key to reach its own commit (where it would wait as well).
+          await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS / 4));
+          throw new Error('rollback');
+        })
+        .catch((err: Error) => expect(err.message).toBe('rollback'));
+    } finally {
+      await sql.end();
+    }
+    // Waiting, then the first response replayed; before, the key was free for it and its commit
+    // then met the late one's record: 409 conflict.
+    const answered = await retry!;
+    expect([200, 503], JSON.stringify(answered.body)).toContain(answered.status);
+    const stored = await retryUntilStored('late-commit@example.net', 'late-commit');
+    const ids = await messagesTo('late-commit@example.net');
+    expect(ids).toEqual([stored.body.messageId]);
+    if (answered.status === 200) expect(answered.body.messageId).toBe(ids[0]);
   }, 60_000);
 });
