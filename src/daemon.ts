@@ -262,7 +262,7 @@ export class Daemon {
     const bounces = new InboundProcessor({ store: this.store, returnPathLabel: config.domains.returnPathLabel, metrics: this.metrics, logger });
     const poster = this.inboundPoster;
     const reception = new InboundReception({ store: this.store, bounces, committed: () => poster?.notify() });
-    return new InboundListener({ config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir', 'shutdown'), reception, logger });
+    return new InboundListener({ config: pick(config, 'inbound', 'smtp', 'hostname', 'dataDir', 'shutdown'), reception, logger, requestDeadlineMs: requestDeadlineMs(config) });
   }
 
   private buildMetrics(): Metrics {

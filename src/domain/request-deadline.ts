@@ -45,6 +45,12 @@ export function closeScope(scope: DeadlineScope | undefined): void {
   if (scope) scope.open = false;
 }
 
+/** Work of one command (an SMTP listener's) in a scope of its own, closed once the work has settled. */
+export function underDeadline<T>(ms: number, work: () => Promise<T>): Promise<T> {
+  const scope = openScope(ms);
+  return inScope(scope, work).finally(() => closeScope(scope));
+}
+
 /** The call, or store_timeout once it has had no answer for the deadline of the scope it is made in. */
 export function withinDeadline<T>(call: Promise<T>): Promise<T> {
   const scope = scopes.getStore();

@@ -15,6 +15,7 @@
  * certificate.
  */
 import { listenFailure } from '../domain/listen-problem.js';
+import { underDeadline } from '../domain/request-deadline.js';
 import type net from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
@@ -48,7 +49,8 @@ export class InboundListener {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly transactions = new Map<string, Transaction>();
 
-  constructor(private readonly deps: { config: InboundSettings; reception: Pick<InboundReception, 'accept' | 'receive'>; logger: Logger }) {
+  /** requestDeadlineMs: how long RCPT and DATA wait for any one store call (domain/request-deadline.ts): 451 4.3.0 after it. */
+  constructor(private readonly deps: { config: InboundSettings; reception: Pick<InboundReception, 'accept' | 'receive'>; logger: Logger; requestDeadlineMs?: number }) {
     const inbound = deps.config.inbound;
     this.sessions = new Sessions({
       maxConnections: inbound.maxConnections,
@@ -146,7 +148,7 @@ export class InboundListener {
   private onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, cb: (err?: Error | null) => void): void {
     if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return cb(smtpReply('tooManyRecipients', `at most ${MAX_RECIPIENTS} per message`));
     // The check reads the store (the routes, the message a bounce address names): the reply waits for it.
-    this.deps.reception.accept(address.address).then(
+    underDeadline(this.deps.requestDeadlineMs ?? 0, () => this.deps.reception.accept(address.address)).then(
       (acceptance) => {
         if (!acceptance) return cb(smtpReply('noSuchMailbox'));
         this.transaction(session).accepted.set(address.address, acceptance);
@@ -172,7 +174,8 @@ export class InboundListener {
           return acceptance ? [{ address: r.address, acceptance }] : [];
         });
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        const res = await this.deps.reception.receive({ mailFrom, recipients, raw: m.raw, clientAddress: session.remoteAddress, helo: session.hostNameAppearsAs, receivedAt: new Date() });
+        const reception = { mailFrom, recipients, raw: m.raw, clientAddress: session.remoteAddress, helo: session.hostNameAppearsAs, receivedAt: new Date() };
+        const res = await underDeadline(this.deps.requestDeadlineMs ?? 0, () => this.deps.reception.receive(reception));
         this.deps.logger.info({ event: 'inbound', messageIds: res.messageIds, ...res.report, ip: session.remoteAddress }, 'inbound message');
         reply(null, smtpOk('received'));
       })

@@ -14,7 +14,7 @@ import type { SMTPServerAddress, SMTPServerAuthentication, SMTPServerSession } f
 import type { Config } from '../config/schema.js';
 import type { Coordination } from '../coordination/port.js';
 import { normalizeEmail } from '../domain/address.js';
-import { closeScope, inScope, openScope } from '../domain/request-deadline.js';
+import { closeScope, inScope, openScope, underDeadline } from '../domain/request-deadline.js';
 import { isUuid } from '../domain/uuid.js';
 import type { Submission } from '../submission/submission.js';
 import type { Submitter, UserNameMismatch } from '../submission/submitter.js';
@@ -167,7 +167,7 @@ export class SmtpListener {
 
   private onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, cb: (err: Error | null | undefined, res?: { user: unknown }) => void): void {
     if (!authAllowed(session.remoteAddress, session.secure)) return cb(smtpReply('encryptionRequired'));
-    this.underDeadline(() => this.authenticate(auth, session)).then(
+    underDeadline(this.deps.requestDeadlineMs ?? 0, () => this.authenticate(auth, session)).then(
       (user) => cb(null, { user }),
       (err: unknown) => this.fail(cb, err),
     );
@@ -223,7 +223,7 @@ export class SmtpListener {
         // One native scan of the message (RFC 5322 2.3: no NUL in a message).
         if (m.raw.indexOf(0) !== -1) return reply(smtpReply('messageHasNul'));
         const user = submitterOf(session);
-        const res = await this.underDeadline(() =>
+        const res = await underDeadline(this.deps.requestDeadlineMs ?? 0, () =>
           this.deps.submission.submitRaw({
             principal: user.principal,
             channel: user.channel,
@@ -259,12 +259,6 @@ export class SmtpListener {
     }
     if (pending) pending.finally(() => closeScope(scope)).then(() => cb(), (err: unknown) => this.fail(cb, err));
     else cb();
-  }
-
-  /** A command's store work under the request deadline (store_timeout: 451 4.3.0), the scope closed once it settled. */
-  private underDeadline<T>(work: () => Promise<T>): Promise<T> {
-    const scope = openScope(this.deps.requestDeadlineMs ?? 0);
-    return inScope(scope, work).finally(() => closeScope(scope));
   }
 
   private fail(cb: (err?: Error | null) => void, err: unknown): void {

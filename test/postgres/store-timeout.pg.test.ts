@@ -3,12 +3,13 @@
  * the server hung (SIGSTOP: connections open, nothing answers) gave a send no HTTP answer at all,
  * still none after 150 s, and an SMTP submission no reply. Every store call made for a request now
  * has store.requestTimeoutMs: past it the send answers 503 store_timeout with Retry-After (SMTP
- * 451 4.3.0), and a retry with the same Idempotency-Key once the server answers again stores the
- * message once.
+ * 451 4.3.0, as does the inbound listener's RCPT), and a retry with the same Idempotency-Key once
+ * the server answers again stores the message once.
  *
  * A claim on the key that PostgreSQL takes only after the deadline (here: held back by a row lock
  * of the test's own transaction) must not hold the key for the claim lease (5 minutes) once it is
- * taken: the retry is served as soon as the late claim has landed.
+ * taken: the retry is served as soon as the late claim has landed. A commit that lands after the
+ * deadline keeps the key claimed until then: the retry replays its response (not 409 conflict).
  *
  * Its own PostgreSQL (test/support/postgres.ts), to freeze and let run again.
  */
@@ -17,6 +18,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
+import { sendToInbound } from '../support/inbound.js';
 import { startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
@@ -38,6 +40,8 @@ describe('PostgreSQL leaving a request unanswered under a running daemon', () =>
       'store.requestTimeoutMs': DEADLINE_MS,
       'smtp.enabled': true,
       'smtp.port': 0,
+      'inbound.enabled': true,
+      'inbound.port': 0,
     }));
     s = await setupSender(t, dns, { deliveryType: 'sandbox' });
   }, 120_000);
@@ -94,6 +98,13 @@ describe('PostgreSQL leaving a request unanswered under a running daemon', () =>
         .then(() => null, (err: { responseCode?: number; response?: string }) => err);
       expect(refused?.responseCode).toBe(451);
       expect(refused?.response).toMatch(/^451 4\.3\.0 /);
+
+      // The inbound listener's RCPT reads the routes.
+      const inbound = await sendToInbound(t.daemon.inbound!.port, 'someone@example.org', 'Subject: Hi\r\n\r\nHello\r\n').then(
+        () => null,
+        (err: { responseCode?: number; response?: string }) => err,
+      );
+      expect(inbound?.response).toMatch(/^451 4\.3\.0 /);
     } finally {
       thaw();
     }
