@@ -81,7 +81,7 @@ const MAX_IN_FLIGHT = 16;
 const SEND_TIMEOUT_MS = 20_000;
 
 type Via = 'http' | 'smtp';
-/** acked: 200 / 250; unavailable: 503 store_unavailable / 451 4.3.0; refused: any other answer; no_answer: connection refused or cut. */
+/** acked: 200 / 250; unavailable: 503 store_unavailable or store_timeout / 451 4.3.0; refused: any other answer; no_answer: connection refused or cut. */
 type Outcome = 'acked' | 'unavailable' | 'refused' | 'no_answer' | 'timeout';
 
 interface Attempt {
@@ -269,7 +269,9 @@ async function httpSend(node: number, tag: string): Promise<[Outcome, string, st
     });
     const body = (await res.json().catch(() => null)) as { code?: string; messageId?: string } | null;
     if (res.status === 200 && body?.messageId) return ['acked', '200', body.messageId];
-    if (res.status === 503 && body?.code === 'store_unavailable') return ['unavailable', '503 store_unavailable'];
+    // store_timeout: a call that PostgreSQL's crash left unanswered past store.requestTimeoutMs
+    // (a slow restart on a loaded host); not acknowledged either, and counted as such.
+    if (res.status === 503 && (body?.code === 'store_unavailable' || body?.code === 'store_timeout')) return ['unavailable', `503 ${body.code}`];
     return ['refused', `${res.status} ${body?.code ?? ''}`];
   } catch (err) {
     const name = (err as Error).name;
@@ -294,7 +296,7 @@ async function smtpSend(node: number, tag: string): Promise<[Outcome, string, st
   } catch (err) {
     const e = err as Error & { responseCode?: number; response?: string; code?: string };
     // store_unavailable's reply; an internal error is 451 4.3.0 too, with other words.
-    if (e.responseCode === 451 && /^451 4\.3\.0 The store cannot be reached/.test(e.response ?? '')) return ['unavailable', e.response!];
+    if (e.responseCode === 451 && /^451 4\.3\.0 The store (cannot be reached|did not answer)/.test(e.response ?? '')) return ['unavailable', e.response!];
     if (e.responseCode) return ['refused', e.response ?? String(e.responseCode)];
     return e.code === 'ETIMEDOUT' ? ['timeout', e.message] : ['no_answer', `${e.code ?? ''} ${e.message}`];
   } finally {
