@@ -7,7 +7,8 @@
  */
 import libmime from 'libmime';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
-import { MAX_HEADER_BYTES, splitMessage, unfoldedUtf8Value } from '../domain/raw-headers.js';
+import { MAX_HEADER_BYTES, splitMessage, type HeaderField } from '../domain/raw-headers.js';
+import { headerText } from './payload-fields.js';
 
 /** Long enough for any real subject; the list filters by a part of it. */
 const MAX_SUBJECT = 998;
@@ -21,9 +22,19 @@ export function headerSummary(raw: Buffer): HeaderSummary {
   const { fields } = splitMessage(raw.subarray(0, MAX_HEADER_BYTES));
   const value = (name: string) => {
     const f = fields.find((x) => x.name.toLowerCase() === name);
-    return f ? unfoldedUtf8Value(f).trim() : undefined;
+    return f ? headerText(unfolded(f)).trim() : undefined;
   };
   return { from: fromAddress(value('from')), subject: decoded(value('subject')) };
+}
+
+/**
+ * A field's value unfolded (RFC 5322 2.2.3), one char per byte as splitMessage reads it: headerText
+ * then reads it as the payload's `headers` do (UTF-8, else the bytes as they are), so that the
+ * list's subject is the payload's and a Latin-1 Subject is found by its own letters.
+ */
+function unfolded(f: HeaderField): string {
+  const colon = f.raw.indexOf(':');
+  return colon < 0 ? '' : f.raw.slice(colon + 1).replace(/\r?\n(?=[ \t])/g, '');
 }
 
 function fromAddress(v: string | undefined): string | null {

@@ -3,6 +3,7 @@
  * the date, attachments. Each is bounded in count and size, and each takes what a hostile or
  * broken message gives (no From, 8-bit bytes, a 100 KB file name) to a plain value.
  */
+import libmime from 'libmime';
 import type { AddressObject, Attachment, EmailAddress, ParsedMail } from 'mailparser';
 
 export interface PayloadAddress {
@@ -78,6 +79,22 @@ export function headerList(mail: ParsedMail | null): PayloadHeader[] {
     const value = colon < 0 ? '' : line.slice(colon + 1).replace(/\r?\n(?=[ \t])/g, '').trimStart();
     return { name: headerText(colon < 0 ? line : line.slice(0, colon)), value: headerText(value) };
   });
+}
+
+/**
+ * The first Subject field of `headers` with its encoded-words decoded (RFC 2047), or null. Read
+ * from the header list, not mailparser's `subject`: mailparser reads 8-bit header bytes as UTF-8
+ * only, so a Subject sent in raw Latin-1 ("Gr\xfc\xdfe") came as "Gr\ufffd\ufffde", its letters
+ * lost, beside the same field in `headers` read right (headerText).
+ */
+export function subjectOf(headers: readonly PayloadHeader[]): string | null {
+  const field = headers.find((h) => h.name.toLowerCase() === 'subject');
+  if (field === undefined) return null;
+  try {
+    return libmime.decodeWords(field.value).trim();
+  } catch {
+    return field.value.trim();
+  }
 }
 
 /**

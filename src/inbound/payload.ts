@@ -14,6 +14,7 @@ import {
   attachmentList,
   dateOf,
   headerList,
+  subjectOf,
   type PayloadAddress,
   type PayloadAttachment,
   type PayloadHeader,
@@ -73,7 +74,8 @@ export async function inboundPayload(input: InboundPayloadInput): Promise<Inboun
     receivedAt: input.receivedAt.toISOString(),
     envelope: { mailFrom: input.envelope.mailFrom, rcptTo: [...input.envelope.rcptTo] },
     ...addressFields(mail),
-    subject: mail?.subject ?? null,
+    // As `headers` reads it (8-bit text that is not UTF-8 kept), mailparser's where it listed no Subject.
+    subject: subjectOf(headers) ?? mail?.subject ?? null,
     date: dateOf(headers),
     messageId: mail?.messageId ?? null,
     inReplyTo: mail?.inReplyTo ?? null,

@@ -133,6 +133,13 @@ describe('bad input ends as a payload', () => {
     expect(p.headers.find((h) => h.name === 'X-Latin1')!.value).toBe('caf\xe9');
   });
 
+  it('gives a Subject sent in raw Latin-1 bytes as its header field reads, its letters kept, and decodes encoded-words beside them', async () => {
+    const raw = Buffer.from('From: a@example.org\r\nSubject: Gr\xfc\xdfe aus K\xf6ln =?UTF-8?Q?=E2=9C=93?=\r\n\r\nbody\r\n', 'latin1');
+    const p = await payloadOf(raw);
+    expect(p.headers.find((h) => h.name === 'Subject')!.value).toBe('Grüße aus Köln =?UTF-8?Q?=E2=9C=93?=');
+    expect(p.subject).toBe('Grüße aus Köln ✓');
+  });
+
   it('links a 25 MB attachment instead of inlining it', async () => {
     const big = Buffer.alloc(25 * 1024 * 1024, 0x41);
     const raw = await compose({ from: 'ann@example.org', to: 'support@inbound.test', subject: 'big', text: 'here', attachments: [{ filename: 'big.bin', content: big }] });
