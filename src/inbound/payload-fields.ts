@@ -82,7 +82,8 @@ export function headerList(mail: ParsedMail | null): PayloadHeader[] {
 }
 
 /**
- * The first Subject field of `headers` with its encoded-words decoded (RFC 2047), or null. Read
+ * The first Subject field of `headers` with its encoded-words decoded (RFC 2047), or null (as
+ * mailparser gives an empty one: no field and an empty field are alike to an application). Read
  * from the header list, not mailparser's `subject`: mailparser reads 8-bit header bytes as UTF-8
  * only, so a Subject sent in raw Latin-1 ("Gr\xfc\xdfe") came as "Gr\ufffd\ufffde", its letters
  * lost, beside the same field in `headers` read right (headerText).
@@ -90,11 +91,13 @@ export function headerList(mail: ParsedMail | null): PayloadHeader[] {
 export function subjectOf(headers: readonly PayloadHeader[]): string | null {
   const field = headers.find((h) => h.name.toLowerCase() === 'subject');
   if (field === undefined) return null;
+  let subject: string;
   try {
-    return libmime.decodeWords(field.value).trim();
+    subject = libmime.decodeWords(field.value).trim();
   } catch {
-    return field.value.trim();
+    subject = field.value.trim();
   }
+  return subject === '' ? null : subject;
 }
 
 /**

@@ -138,6 +138,7 @@ describe('bad input ends as a payload', () => {
     const p = await payloadOf(raw);
     expect(p.headers.find((h) => h.name === 'Subject')!.value).toBe('Grüße aus Köln =?UTF-8?Q?=E2=9C=93?=');
     expect(p.subject).toBe('Grüße aus Köln ✓');
+    expect((await payloadOf('From: a@example.org\r\nSubject: \r\n\r\nbody\r\n')).subject).toBeNull();
   });
 
   it('links a 25 MB attachment instead of inlining it', async () => {
