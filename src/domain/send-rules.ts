@@ -6,6 +6,7 @@
  */
 import { normalizeEmail, type Address } from './address.js';
 import type { FieldErrorList } from './errors.js';
+import { mediaTypeEssence } from './media-type.js';
 import { trimEndOf } from './trim-end.js';
 import type { Tracking } from './types.js';
 
@@ -258,7 +259,8 @@ export function normalizeAttachments(list: AttachmentInput[] | undefined, pointe
       errors.add(`${p}/fileName`, 'blocked_type', `.${ext} files are not accepted (executable content)`);
     }
     const contentType = (a.contentType ?? guessType(ext)).toLowerCase();
-    if (BLOCKED_TYPES.has(contentType)) errors.add(`${p}/contentType`, 'blocked_type', `${contentType} is not accepted (executable content)`);
+    // By the type without its parameters: "application/x-msdownload; name=a.pdf" is blocked too.
+    if (BLOCKED_TYPES.has(mediaTypeEssence(contentType))) errors.add(`${p}/contentType`, 'blocked_type', `${contentType} is not accepted (executable content)`);
     const padding = content.endsWith('==') ? 2 : content.endsWith('=') ? 1 : 0;
     return {
       content,

@@ -4,6 +4,7 @@
  * only places HTTP error bodies are made.
  */
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from '../domain/webhook.js';
+import { MEDIA_TYPE_PATTERN } from '../domain/media-type.js';
 import { ERROR_CATALOGUE, AppError, MAX_FIELD_ERRORS, pointerSegment, type ErrorCode, type FieldErrors } from '../domain/errors.js';
 import { didYouMean } from './field-hints.js';
 import { NO_CONTROL_CHARS } from './schemas.js';
@@ -100,7 +101,7 @@ export const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   [NO_CONTROL_CHARS]: 'must not contain control characters (line breaks included)',
   '^[A-Za-z0-9_-]*$': 'may contain only letters, digits, hyphens and underscores',
   '^[^\\s<>"\\u0000-\\u001f]*$': 'must not contain white space, <, > or "',
-  '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$': 'must be a media type such as application/pdf',
+  [MEDIA_TYPE_PATTERN]: 'must be a media type such as application/pdf, parameters as in text/plain; charset=utf-8',
   '^(?:(?=.*\\S)[^\\u0000-\\u001f\\u007f]*)?$': 'must contain something besides white space, and no control characters',
   [HEADER_NAME_PATTERN]: 'must be a header field name (letters, digits and !#$%&\'*+.^_`|~-, RFC 9110 5.1)',
   [HEADER_VALUE_PATTERN]: 'must not contain control characters other than tab (line breaks included) nor characters beyond U+00FF (Latin-1)',

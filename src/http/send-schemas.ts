@@ -4,6 +4,7 @@
  * (recipient totals, template XOR content, header sizes, attachment types) are in
  * src/domain/send-rules.ts.
  */
+import { MEDIA_TYPE_PATTERN } from '../domain/media-type.js';
 import { NO_CONTROL_CHARS, trackingSchema } from './schemas.js';
 
 const address = {
@@ -48,7 +49,7 @@ const attachment = {
     content: { type: 'string' },
     fileName: { type: 'string', minLength: 1, maxLength: 255, pattern: NO_CONTROL_CHARS },
     contentId: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\s<>"\\u0000-\\u001f]*$' },
-    contentType: { type: 'string', maxLength: 255, pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$' },
+    contentType: { type: 'string', maxLength: 255, pattern: MEDIA_TYPE_PATTERN },
     disposition: { type: 'string', enum: ['attachment', 'inline'] },
   },
 } as const;

@@ -226,6 +226,39 @@ describe('validation', () => {
     expect(parsed.attachments[0].content.toString()).toBe('hello pdf');
   });
 
+  it('takes an attachment type with parameters (mime-types gives "text/plain; charset=utf-8") and writes it to the part', async () => {
+    const res = await send({
+      ...basic(),
+      attachments: [
+        { content: Buffer.from('hello').toString('base64'), fileName: 'a.txt', contentType: 'text/plain; charset=utf-8' },
+        { content: Buffer.from('a;b').toString('base64'), fileName: 'r.csv', contentType: 'text/csv;charset="iso-8859-1"; header=present' },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const parsed = await simpleParser(await signedBody(t.daemon.store, res.body.messageId));
+    expect(parsed.attachments.map((a) => [a.contentType, a.headers.get('content-type')])).toEqual([
+      ['text/plain', expect.objectContaining({ params: expect.objectContaining({ charset: 'utf-8' }) })],
+      ['text/csv', expect.objectContaining({ params: expect.objectContaining({ charset: 'iso-8859-1', header: 'present' }) })],
+    ]);
+  });
+
+  it('still blocks an executable type given with parameters, and refuses a type that could end the header', async () => {
+    const content = Buffer.from('MZ').toString('base64');
+    const blocked = await send({ ...basic(), attachments: [{ content, fileName: 'report.pdf', contentType: 'Application/X-MSDownload; name=report.pdf' }] });
+    expect(blocked.status).toBe(422);
+    expect(blocked.body.errors['/attachments/0/contentType'][0].code).toBe('blocked_type');
+    const res = await send({
+      ...basic(),
+      attachments: [
+        { content, fileName: 'b.txt', contentType: 'text/plain; charset=utf-8\r\nBcc: eve@example.org' },
+        { content, fileName: 'c.txt', contentType: 'text/plain; charset' },
+      ],
+    });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors).sort()).toEqual(['/attachments/0/contentType', '/attachments/1/contentType']);
+    for (const list of Object.values(res.body.errors) as Array<Array<{ code: string }>>) expect(list[0].code).toBe('invalid_format');
+  });
+
   it('makes template and subject/html/text mutually exclusive and requires content', async () => {
     const r1 = await send({ ...basic(), template: { subject: 's', text: 't' } });
     expect(r1.body.errors['/subject'][0].code).toBe('conflict');

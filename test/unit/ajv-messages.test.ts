@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MEDIA_TYPE_PATTERN } from '../../src/domain/media-type.js';
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from '../../src/domain/webhook.js';
 import { didYouMean } from '../../src/http/field-hints.js';
 import { FIELD_CODES_FROM_AJV, fieldErrorsFromAjv, PATTERN_MESSAGES, type AjvErrorLike } from '../../src/http/problem.js';
@@ -119,7 +120,7 @@ describe('field error messages', () => {
   });
 
   it('say in words every pattern the route schemas use', () => {
-    const constants: Record<string, string> = { NO_CONTROL_CHARS, HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN };
+    const constants: Record<string, string> = { NO_CONTROL_CHARS, HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MEDIA_TYPE_PATTERN };
     const files = ['src/http', 'src/http/routes'].flatMap((d) => fs.readdirSync(d).filter((f) => f.endsWith('.ts')).map((f) => path.join(d, f)));
     const patterns: string[] = [];
     for (const file of files) {
