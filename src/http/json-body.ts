@@ -20,8 +20,13 @@ export interface ParsedBody {
   values: number;
 }
 
-/** `bodyExpected`: the route declares a body; an empty one there stays 400 invalid_json. */
-export function parseJsonBody(text: string, bodyExpected: boolean, maxValues: number): ParsedBody {
+/**
+ * `bodyExpected`: the route declares a body; an empty one there stays 400 invalid_json. A UTF-8
+ * byte order mark before the text is dropped (RFC 8259 8.1 lets a parser ignore it): files saved
+ * by Windows editors and PowerShell start with one, and JSON.parse refuses it.
+ */
+export function parseJsonBody(body: string, bodyExpected: boolean, maxValues: number): ParsedBody {
+  const text = body.charCodeAt(0) === 0xfeff ? body.slice(1) : body;
   if (text.trim() === '') {
     if (bodyExpected) throw new AppError('invalid_json', 'The body is empty; send a JSON object');
     return { value: undefined, values: 0 };

@@ -82,6 +82,16 @@ describe('requests as libraries send them', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
   });
 
+  it('reads a JSON body that starts with a UTF-8 byte order mark (files saved by Windows editors, PowerShell) like one without', async () => {
+    const res = await t.api('POST', '/channels', { rawBody: '\uFEFF{"name": "bom"}' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.name).toBe('bom');
+    // Only at the start: anywhere else it is not JSON white space.
+    const inside = await t.api('POST', '/channels', { rawBody: '{\uFEFF"name": "bom"}' });
+    expect(inside.status).toBe(400);
+    expect(inside.body.code).toBe('invalid_json');
+  });
+
   it('answers HEAD on every GET route like the GET, without a body', async () => {
     const id = await createChannel('head');
     for (const p of ['/channels', `/channels/${id}`, '/domains', '/webhooks', '/suppressions', '/broadcasts', '/activity/messages', '/activity/events', '/health']) {
