@@ -79,7 +79,8 @@ export function registerClientCompat(app: FastifyInstance): { allowedMethods(req
 
   return {
     allowedMethods(req) {
-      const path = req.url.split('?')[0];
+      // Doubled slashes as the router reads them (server.ts ignoreDuplicateSlashes).
+      const path = req.url.split('?')[0]!.replace(/\/{2,}/g, '/');
       const methods = new Set<string>();
       for (const r of routes.values()) if (r.re.test(path)) for (const m of r.methods) methods.add(m);
       return [...methods].sort();

@@ -173,8 +173,9 @@ export class HttpServer {
       // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400. Node would send that 400 with an
       // empty body; the onRequest hook sends it as a problem instead.
       http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES },
-      // `/channels/` is `/channels` (clients that join a base URL and a path add one).
-      routerOptions: { ignoreTrailingSlash: true },
+      // `/channels/` is `/channels` and `//channels` too: clients that join a base URL and a path
+      // add a slash, and a base URL ending in one (`http://host:8080/`) doubles the path's first.
+      routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
       // Errors Fastify's router raises before any route or hook (a path parameter longer than
       // maxParamLength, broken %-encoding in the path) would otherwise be answered with
       // Fastify's own JSON; they become problems like every other error.

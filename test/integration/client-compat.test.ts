@@ -108,6 +108,22 @@ describe('requests as libraries send them', () => {
     expect((await raw('GET', `/channels/${id}/`)).body.id).toBe(id);
   });
 
+  it('serves a path with doubled slashes (a base URL ending in "/" joined with "/channels") like the plain path', async () => {
+    const id = await createChannel('double-slash');
+    expect((await raw('GET', '//channels')).status).toBe(200);
+    expect((await raw('GET', `//channels//${id}/`)).body.id).toBe(id);
+    const created = await fetch(`${t.url}//channels`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'joined' }),
+    });
+    expect(created.status).toBe(200);
+    expect(((await created.json()) as { name: string }).name).toBe('joined');
+    const put = await raw('PUT', `//channels/${id}`);
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')!.split(/,\s*/).sort()).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH']);
+  });
+
   it('answers an unknown method on a known path with a 405 problem and Allow', async () => {
     const id = await createChannel('method');
     const res = await t.api('PUT', `/channels/${id}`, { body: { name: 'x' } });
