@@ -30,6 +30,28 @@ function patternOf(url: string): RegExp {
   return new RegExp(`^${body}/?$`);
 }
 
+/** The compressions of the HTTP Content Coding Registry (RFC 9110 8.4.1, RFC 8878 for zstd). */
+const COMPRESSIONS = new Set(['gzip', 'x-gzip', 'deflate', 'compress', 'x-compress', 'br', 'zstd']);
+
+/**
+ * A body under a compression (Content-Encoding: gzip, as some HTTP stacks compress requests) is
+ * not decoded: 415 with `Accept-Encoding: identity` (RFC 9110 8.4.1, 12.5.3), rather than a JSON
+ * error about its compressed bytes. Other values (`identity`, or a charset some clients put there
+ * by mistake) are ignored as before, and so are an empty body, the public routes (a mailbox
+ * provider's one-click unsubscribe POST must never fail on its body) and an unknown path (its 404
+ * comes first).
+ */
+async function refuseContentCoding(req: FastifyRequest): Promise<void> {
+  if (req.is404 || req.routeOptions.config?.public) return;
+  const h = req.raw.headers;
+  const codings = (h['content-encoding'] ?? '').split(',').map((c) => c.trim().toLowerCase());
+  const empty = h['transfer-encoding'] === undefined && (h['content-length'] === undefined || h['content-length'] === '0');
+  if (empty || !codings.some((c) => COMPRESSIONS.has(c))) return;
+  throw new AppError('unsupported_media_type', `Content-Encoding ${h['content-encoding']} is not supported; send the body uncompressed`, {
+    headers: { 'accept-encoding': 'identity' },
+  });
+}
+
 /**
  * Registers the hooks. Call after the authentication hook (onRequest hooks run in order) and
  * before the first route (the onRoute hook learns the paths and their methods).
@@ -59,6 +81,7 @@ export function registerClientCompat(app: FastifyInstance): { allowedMethods(req
     if (type === undefined || !empty) return;
     if (type.split(';')[0]!.trim().toLowerCase() !== 'application/json') delete h['content-type'];
   });
+  app.addHook('onRequest', refuseContentCoding);
 
   app.addHook('preValidation', async (req) => {
     const id = (req.params as { id?: unknown } | undefined)?.id;

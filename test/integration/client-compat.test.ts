@@ -2,6 +2,7 @@
  * What real HTTP clients do that must work (issue 18): headers, methods and bodies that
  * libraries send by default, answered like the plain requests they stand for.
  */
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 
@@ -90,6 +91,30 @@ describe('requests as libraries send them', () => {
     const inside = await t.api('POST', '/channels', { rawBody: '{\uFEFF"name": "bom"}' });
     expect(inside.status).toBe(400);
     expect(inside.body.code).toBe('invalid_json');
+  });
+
+  it('refuses a compressed body with 415 naming Content-Encoding, not a JSON error about its bytes', async () => {
+    const res = await fetch(`${t.url}/channels`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ name: 'gzipped' })),
+    });
+    const body = (await res.json()) as { code: string; detail: string };
+    expect(res.status, JSON.stringify(body)).toBe(415);
+    expect(body.code).toBe('unsupported_media_type');
+    expect(body.detail).toContain('Content-Encoding');
+    expect(res.headers.get('accept-encoding')).toBe('identity');
+    const unknown = await fetch(`${t.url}/no-such-thing`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync('{}'),
+    });
+    expect(unknown.status).toBe(404);
+    // identity is no coding at all; a charset put there by mistake is ignored as before.
+    for (const coding of ['identity', 'utf-8']) {
+      const plain = await t.api('POST', '/channels', { headers: { 'content-encoding': coding }, body: { name: coding } });
+      expect(plain.status, coding).toBe(200);
+    }
   });
 
   it('answers HEAD on every GET route like the GET, without a body', async () => {
