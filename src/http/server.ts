@@ -169,7 +169,13 @@ export class HttpServer {
       // Connections that trickle bytes must not hold a socket forever (slow loris).
       requestTimeout: 60_000,
       connectionTimeout: 0,
-      keepAliveTimeout: 5_000,
+      // An idle keep-alive connection is kept longer than most clients keep theirs (.NET 60 s,
+      // load balancers' usual 60 s): a client that reuses a connection just as the server closes
+      // it gets a reset, which most SDKs do not retry for a POST. With Node's 5 s that race came
+      // with any pause of about 5 s between sends. 72 s is Fastify's default; `Keep-Alive:
+      // timeout=72` tells the clients that read it (undici). Idle connections are closed at once
+      // at shutdown (http-shutdown test).
+      keepAliveTimeout: 72_000,
       // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400. Node would send that 400 with an
       // empty body; the onRequest hook sends it as a problem instead.
       http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES },

@@ -136,6 +136,8 @@ describe('HTTP listener on shutdown', () => {
     const res = await conn.response();
     expect(res.status).toBe(200);
     expect(res.headers.connection).toBe('keep-alive');
+    // Longer than clients keep idle connections (Go 90 s, .NET 60 s): server.ts keepAliveTimeout.
+    expect(res.headers['keep-alive']).toBe('timeout=72');
     // Idle now. stop() must close it and return long before the 120 s grace period.
     await t.daemon.stop();
     await conn.closed;
