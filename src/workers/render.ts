@@ -17,6 +17,7 @@ import Handlebars from 'handlebars';
 import { LRUCache } from 'lru-cache';
 import { TaskError } from './errors.js';
 import { RenderBudget, type RenderLimits } from './render-budget.js';
+import { nestingError } from './template-nesting.js';
 import { templatePosition } from './template-position.js';
 
 export interface RenderInput {
@@ -126,6 +127,9 @@ export class TemplateRenderer {
     const found = this.compiled.get(key);
     if (found) return found;
     this.misses++;
+    // Refused before Handlebars parses it: its parser's cost grows faster than the nesting's square.
+    const tooDeep = nestingError(source);
+    if (tooDeep) throw tooDeep;
     const template = this.hb.compile(source, { strict: false, noEscape });
     if (cache) this.compiled.set(key, template);
     return template;
@@ -206,6 +210,8 @@ export class TemplateChecker {
   }
 
   private compileError(source: string, noEscape: boolean): Error | string | undefined {
+    const tooDeep = nestingError(source);
+    if (tooDeep) return tooDeep;
     try {
       // Parsed once: precompile takes the tree (a syntax error is thrown by parse, as it was by
       // precompile), and the static check reads the tree before the compiler walks it.

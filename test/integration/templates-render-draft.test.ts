@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type ApiResponse, type TestDaemon } from '../support/daemon.js';
-import { channelKey, newAccount, newChannel } from '../support/domains.js';
+import { channelKey, newAccount, newChannel, newDomain } from '../support/domains.js';
 
 let t: TestDaemon;
 
@@ -68,5 +68,22 @@ describe('POST /templates/render', () => {
     expect(fieldError(block, 'templating_error', '/html')).toMatchObject({ line: 2 });
     const stored = await t.api('POST', '/templates', { body: { name: 'x', subject: 'ok', html: '<p>\n  {{#if a}}x{{/each}}</p>' } });
     expect(stored.body.errors['/html'][0]).toEqual(block.body.errors['/html'][0]);
+  });
+
+  it('refuses a part nested deeper than 200 at once, as a send does; one such draft held a worker thread for minutes', async () => {
+    const nested = (n: number) => `${'{{#if a}}'.repeat(n)}y${'{{/if}}'.repeat(n)}`;
+    const subexpressions = (n: number) => `{{lookup ${'(lookup '.repeat(n)}a b${')'.repeat(n)} c}}`;
+    const deep = await draft({ subject: 'ok', text: `x\n${subexpressions(201)}` });
+    expect(fieldError(deep, 'templating_error', '/text')).toMatchObject({ message: expect.stringContaining('nested at most 200 deep'), line: 2, column: 1 });
+    const { key } = await newAccount(t);
+    const channel = (await t.api('POST', '/channels', { key, body: { name: 'sandbox', deliveryType: 'sandbox' } })).body.id as string;
+    await newDomain(t, { name: 'nesting-shop.com', channelIds: [channel] }, key);
+    const send = await t.api('POST', '/send/transactional', {
+      key,
+      headers: { 'X-Service-Channel-Id': channel },
+      body: { from: { email: 'shop@nesting-shop.com' }, to: [{ email: 'ann@example.net' }], template: { subject: 'ok', html: nested(300) } },
+    });
+    expect(fieldError(send, 'templating_error', '/template/html').message).toContain('nested at most 200 deep');
+    expect((await draft({ subject: 'ok', text: nested(100), data: { a: 1 } })).body.text).toBe('y');
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TaskError } from '../../src/workers/errors.js';
 import { MAX_ITERATIONS, TemplateChecker, TemplateRenderer, type RenderInput } from '../../src/workers/render.js';
+import { MAX_NESTING } from '../../src/workers/template-nesting.js';
 
 // One renderer for the file, as one worker thread has one: its template cache spans the tests.
 const renderer = new TemplateRenderer();
@@ -80,6 +81,33 @@ describe('renderTemplate', () => {
     const err = renderError(() => renderTemplate({ html: '{{nohelper 1 2}}', data: {} }));
     expect(err.code).toBe('templating_error');
     expect(err.field).toBe('html');
+  });
+
+  it('refuses a part nested deeper than MAX_NESTING before Handlebars parses it, with its place, and takes MAX_NESTING', () => {
+    // Handlebars' parser costs more than the square of the nesting: 25,000 nested blocks (480 KB)
+    // held a worker thread for minutes, and ended in a stack overflow.
+    const blocks = (n: number) => `${'{{#if a}}'.repeat(n)}y${'{{/if}}'.repeat(n)}`;
+    const chain = (n: number) => `{{#if a}}x${'{{ else if a}}x'.repeat(n - 1)}{{/if}}`;
+    const subexpressions = (n: number) => `{{lookup ${'(lookup '.repeat(n)}a b${')'.repeat(n)} c}}`;
+    const mixed = (n: number) => `{{#each a}}{{#with b}}{{#if c}}{{else if d}}${subexpressions(n - 4)}{{/if}}{{/with}}{{/each}}`;
+    const checker = new TemplateChecker();
+    for (const deep of [blocks, chain, subexpressions, mixed]) {
+      const source = `line one\nab${deep(MAX_NESTING + 1)}`;
+      for (const fail of [() => renderTemplate({ text: source, data: {} }), () => checker.check('text', source, true)]) {
+        const err = renderError(fail);
+        expect(err.code).toBe('templating_error');
+        expect(err.message).toContain(`nested at most ${MAX_NESTING} deep`);
+        expect(err.line).toBe(2);
+        expect(err.column).toBeGreaterThan(2);
+      }
+      checker.check('text', deep(MAX_NESTING), true);
+      expect(() => renderTemplate({ text: deep(MAX_NESTING), data: { a: [1], b: 1, c: 1 } })).not.toThrow();
+    }
+    // Blocks that close do not add up; a bare else, {{^}} and a triple-stash are no blocks.
+    const siblings = '{{#if a}}x{{else}}y{{/if}}{{#if a}}x{{^}}y{{/if}}{{^b}}z{{/b}}{{{c}}}'.repeat(MAX_NESTING * 2);
+    checker.check('html', siblings, false);
+    // The deep template of the report is refused at once (it took minutes before).
+    expect(renderError(() => checker.check('text', blocks(25_000), true)).message).toContain('nested at most');
   });
 
   it('does not share helpers between calls or with the global Handlebars environment', async () => {
