@@ -142,9 +142,16 @@ const BUILTIN_HELPERS: Record<string, (params: number) => string | undefined> = 
   unless: (n) => (n === 1 ? undefined : '#unless requires exactly one argument'),
   with: (n) => (n === 1 ? undefined : '#with requires exactly one argument'),
   each: (n) => (n >= 1 ? undefined : 'Must pass iterator to #each'),
-  lookup: () => undefined,
+  // lookup(obj, field, options): without both arguments it reads options off something else and throws.
+  lookup: (n) => (n === 2 ? undefined : 'lookup requires two arguments: {{lookup object key}}'),
   log: () => undefined,
+  // Handlebars' fallbacks for a missing helper, in every environment: called by name they throw.
+  helperMissing: () => 'helperMissing is not a helper a template may call',
+  blockHelperMissing: () => 'blockHelperMissing is not a helper a template may call',
 };
+
+/** The built-in helpers that only work with a block: `{{if x}}` fails on its missing options.fn. */
+const BLOCK_ONLY = new Set(['if', 'unless', 'with', 'each']);
 
 /**
  * Characters the loops of a template's subject may render at intake, on the main thread: as many
@@ -264,8 +271,7 @@ function callError(n: HbNode): string | undefined {
   const simple = n.path.type === 'PathExpression' && !n.path.data && n.path.depth === 0 && n.path.parts?.length === 1;
   const name = simple ? String(n.path.original) : undefined;
   const builtin = name !== undefined && Object.hasOwn(BUILTIN_HELPERS, name) ? BUILTIN_HELPERS[name] : undefined;
-  // if, unless, with and each need a block (`{{if x}}` fails on its missing options.fn).
-  if (builtin && name !== 'lookup' && name !== 'log' && n.type !== 'BlockStatement') return `${name} needs a block: {{#${name} ...}}`;
+  if (builtin && BLOCK_ONLY.has(name!) && n.type !== 'BlockStatement') return `${name} needs a block: {{#${name} ...}}`;
   if (builtin) return builtin(params);
   if (params + hash > 0) return `Missing helper: "${String(n.path.original)}"`;
   return undefined;

@@ -72,7 +72,7 @@ describe('POST /templates/render', () => {
 
   it('refuses a part nested deeper than 200 at once, as a send does; one such draft held a worker thread for minutes', async () => {
     const nested = (n: number) => `${'{{#if a}}'.repeat(n)}y${'{{/if}}'.repeat(n)}`;
-    const subexpressions = (n: number) => `{{lookup ${'(lookup '.repeat(n)}a b${')'.repeat(n)} c}}`;
+    const subexpressions = (n: number) => `{{lookup ${'(lookup '.repeat(n)}a${')'.repeat(n)} c}}`;
     const deep = await draft({ subject: 'ok', text: `x\n${subexpressions(201)}` });
     expect(fieldError(deep, 'templating_error', '/text')).toMatchObject({ message: expect.stringContaining('nested at most 200 deep'), line: 2, column: 1 });
     const { key } = await newAccount(t);

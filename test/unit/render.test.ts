@@ -88,7 +88,7 @@ describe('renderTemplate', () => {
     // held a worker thread for minutes, and ended in a stack overflow.
     const blocks = (n: number) => `${'{{#if a}}'.repeat(n)}y${'{{/if}}'.repeat(n)}`;
     const chain = (n: number) => `{{#if a}}x${'{{ else if a}}x'.repeat(n - 1)}{{/if}}`;
-    const subexpressions = (n: number) => `{{lookup ${'(lookup '.repeat(n)}a b${')'.repeat(n)} c}}`;
+    const subexpressions = (n: number) => `{{lookup ${'(lookup '.repeat(n)}a${' b)'.repeat(n)} c}}`;
     const mixed = (n: number) => `{{#each a}}{{#with b}}{{#if c}}{{else if d}}${subexpressions(n - 4)}{{/if}}{{/with}}{{/each}}`;
     const checker = new TemplateChecker();
     for (const deep of [blocks, chain, subexpressions, mixed]) {
@@ -108,6 +108,21 @@ describe('renderTemplate', () => {
     checker.check('html', siblings, false);
     // The deep template of the report is refused at once (it took minutes before).
     expect(renderError(() => checker.check('text', blocks(25_000), true)).message).toContain('nested at most');
+  });
+
+  it('checks what fails on every render whatever the data: lookup without its two arguments, Handlebars\' helperMissing called by name', () => {
+    // A data field named like them ({"lookup": ...}) renders nothing but the error: the check must
+    // refuse the send (422) rather than let it be accepted and bounced as not composable.
+    const checker = new TemplateChecker();
+    for (const source of ['{{lookup}}', '{{lookup a}}', '{{#lookup a b c}}x{{/lookup}}', '{{helperMissing}}', '{{#blockHelperMissing}}x{{/blockHelperMissing}}', '{{x (lookup)}}']) {
+      const data = { lookup: 'L', helperMissing: 'H', blockHelperMissing: 'B', a: { b: 1 }, b: 'b', c: 'c' };
+      if (!source.startsWith('{{x')) expect(renderError(() => renderTemplate({ text: source, data })).code).toBe('templating_error');
+      const err = renderError(() => checker.check('text', source, true));
+      expect(err.code).toBe('templating_error');
+      expect(err.line).toBe(1);
+    }
+    checker.check('text', '{{lookup a "b"}} {{#each a}}{{lookup ../a @key}}{{/each}} {{log a}} {{log}}', true);
+    expect(renderTemplate({ text: '{{lookup a "b"}}', data: { a: { b: 7 } } }).text).toBe('7');
   });
 
   it('does not share helpers between calls or with the global Handlebars environment', async () => {
