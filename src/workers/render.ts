@@ -90,6 +90,10 @@ export class TemplateRenderer {
     this.compiled = new LRUCache({ max: opts.max ?? 200, ttl: opts.ttl ?? 60 * 60_000, updateAgeOnGet: true });
     this.budget = new RenderBudget({ maxIterations: MAX_ITERATIONS, ...opts.limits });
     this.budget.bind(this.hb);
+    // Handlebars' log helper writes its arguments to the console: the daemon's stdout, where the
+    // worker threads' console goes. `{{#each rows}}{{log this}}{{/each}}` let any key write lines
+    // of its choosing (forged JSON log records) between the daemon's own, a million per render.
+    this.hb.registerHelper('log', () => undefined);
   }
 
   render(input: RenderInput): RenderOutput {

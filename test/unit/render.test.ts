@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TaskError } from '../../src/workers/errors.js';
 import { MAX_ITERATIONS, TemplateChecker, TemplateRenderer, type RenderInput } from '../../src/workers/render.js';
 import { MAX_NESTING } from '../../src/workers/template-nesting.js';
@@ -123,6 +123,19 @@ describe('renderTemplate', () => {
     }
     checker.check('text', '{{lookup a "b"}} {{#each a}}{{lookup ../a @key}}{{/each}} {{log a}} {{log}}', true);
     expect(renderTemplate({ text: '{{lookup a "b"}}', data: { a: { b: 7 } } }).text).toBe('7');
+  });
+
+  it('writes nothing of a template or its data to the console: {{log}} renders nothing and logs nothing', () => {
+    const methods = ['log', 'debug', 'info', 'warn', 'error'] as const;
+    const spies = methods.map((m) => vi.spyOn(console, m).mockImplementation(() => undefined));
+    try {
+      const data = { rows: ['{"level":60,"msg":"forged"}', 'two'] };
+      const out = renderTemplate({ subject: '{{log "s"}}ok', text: '{{#each rows}}{{log this}}{{log this level="error"}}{{/each}}{{log}}', data });
+      expect(out).toEqual({ subject: 'ok', text: '' });
+      for (const spy of spies) expect(spy).not.toHaveBeenCalled();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 
   it('does not share helpers between calls or with the global Handlebars environment', async () => {
