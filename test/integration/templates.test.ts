@@ -83,7 +83,7 @@ describe('stored templates', () => {
     const helper = await t.api('POST', '/templates', { key, body: { name: 'x', subject: 'a {{nope 1}}', text: 't' } });
     expect(fieldError(helper, 'templating_error', '/subject')).toMatchObject({ line: 1, column: 3 });
     // A helper given an object where it needs a list compiles, and fails only with this data.
-    const each = await create(key, { html: undefined, text: '{{#each items}}{{this}}{{/each}}', subject: '{{lookup}}' });
+    const each = await create(key, { html: undefined, text: '{{#each items}}{{this}}{{/each}}', subject: '{{lookup items 0}}' });
     const old = await t.api('POST', `/templates/${each.id}/render`, { key, body: { data: {}, version: 9 } });
     expect(old.status).toBe(404);
   });
