@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestDaemon } from '../support/daemon.js';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.js';
 import type { MxServer } from '../support/mx-server.js';
-import type { Sender } from '../support/sending.js';
+import { SQUARED_TEMPLATE, sendFrom, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 
 const RCPT_DOMAIN = 'composed-mail.net';
@@ -27,21 +27,8 @@ beforeAll(async () => {
 
 afterAll(() => rig?.stop());
 
-/** 80 × 80 lines of 100 characters: about 650 KB rendered from under 2 KB of template and data. */
-const squared = {
-  subject: 'Report',
-  html: '{{#each rows}}{{#each @root.rows}}<p>{{@root.filler}}</p>{{/each}}{{/each}}',
-  data: { rows: Array.from({ length: 80 }, (_, i) => i), filler: 'x'.repeat(100) },
-};
-
-async function send(to: string[], body: Record<string, unknown>): Promise<string> {
-  const res = await t.api('POST', '/send/transactional', {
-    headers: { 'x-service-channel-id': s.channelId },
-    body: { from: { email: `app@${s.domain}` }, to: to.map((email) => ({ email })), ...body },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.messageId;
-}
+const squared = SQUARED_TEMPLATE;
+const send = (to: string[], body: Record<string, unknown>): Promise<string> => sendFrom(t, s, to, body);
 
 describe('a message that cannot be composed after its commit', () => {
   it('ends with a permanent bounced event per recipient that says why, shown in its details; nothing is delivered or suppressed', async () => {

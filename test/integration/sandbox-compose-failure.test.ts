@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/domain/types.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { setupSender, type Sender } from '../support/sending.js';
+import { SQUARED_TEMPLATE, sendFrom, setupSender, type Sender } from '../support/sending.js';
 import { waitFor } from '../support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -34,21 +34,8 @@ afterAll(async () => {
   await rx?.close();
 });
 
-/** 80 × 80 lines of 100 characters: about 650 KB rendered from under 2 KB of template and data. */
-const squared = {
-  subject: 'Report',
-  html: '{{#each rows}}{{#each @root.rows}}<p>{{@root.filler}}</p>{{/each}}{{/each}}',
-  data: { rows: Array.from({ length: 80 }, (_, i) => i), filler: 'x'.repeat(100) },
-};
-
-async function send(to: string[], body: Record<string, unknown>): Promise<string> {
-  const res = await t.api('POST', '/send/transactional', {
-    headers: { 'x-service-channel-id': s.channelId },
-    body: { from: { email: `app@${s.domain}` }, to: to.map((email) => ({ email })), ...body },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.messageId;
-}
+const squared = SQUARED_TEMPLATE;
+const send = (to: string[], body: Record<string, unknown>): Promise<string> => sendFrom(t, s, to, body);
 
 const hooked = (id: string) => rx.at(HOOK).filter((r) => r.json.messageId === id).map((r) => r.json.eventType as string);
 

@@ -63,3 +63,24 @@ export async function setupSender(
   }
   return { channelId: ch.body.id, domainId: d.body.id, domain, dnsRecords: d.body.dnsRecords };
 }
+
+/**
+ * An inline template that renders past any small smtp.maxMessageSize after its 200 (80 × 80
+ * lines of 100 characters: about 650 KB from under 2 KB of template and data): a composition
+ * that fails in the finishing stage, not at intake.
+ */
+export const SQUARED_TEMPLATE = {
+  subject: 'Report',
+  html: '{{#each rows}}{{#each @root.rows}}<p>{{@root.filler}}</p>{{/each}}{{/each}}',
+  data: { rows: Array.from({ length: 80 }, (_, i) => i), filler: 'x'.repeat(100) },
+};
+
+/** POST /send/transactional from app@ the sender's domain to `to`, with `body`'s fields; its message id (200 expected). */
+export async function sendFrom(t: TestDaemon, s: Sender, to: string[], body: Record<string, unknown>): Promise<string> {
+  const res = await t.api('POST', '/send/transactional', {
+    headers: { 'x-service-channel-id': s.channelId },
+    body: { from: { email: `app@${s.domain}` }, to: to.map((email) => ({ email })), ...body },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.messageId;
+}

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useId, useRef } from 'preact/hooks';
+import { useModal } from './use-modal';
 
 /**
  * A modal confirmation on the native <dialog> (focus is trapped and Escape cancels by the
@@ -15,15 +15,7 @@ export function ConfirmDialog(props: {
   onConfirm: () => void;
   onCancel: () => void;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  // One id per dialog: a page with two dialogs (rotate and delete) must not give both one name.
-  const titleId = useId();
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (props.open && !d.open) d.showModal();
-    if (!props.open && d.open) d.close();
-  }, [props.open]);
+  const { ref, titleId } = useModal(props.open);
   return (
     <dialog ref={ref} class="dialog" aria-labelledby={titleId} onCancel={(e) => (e.preventDefault(), props.onCancel())}>
       <h2 id={titleId}>{props.title}</h2>

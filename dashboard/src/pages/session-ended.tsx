@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef } from 'preact/hooks';
+import { useModal } from '../components/use-modal';
 import type { SessionInfo } from '../api';
 import { SignInForm } from './login';
 
@@ -9,14 +9,7 @@ import { SignInForm } from './login';
  * say to copy something out first; the next refused request opens it again.
  */
 export function SessionEndedDialog(props: { open: boolean; onLogin: (s: SessionInfo) => void; onClose: () => void }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  const titleId = useId();
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (props.open && !d.open) d.showModal();
-    if (!props.open && d.open) d.close();
-  }, [props.open]);
+  const { ref, titleId } = useModal(props.open);
   const heading = (
     <>
       <h2 id={titleId}>Your session ended</h2>
