@@ -72,6 +72,9 @@ export function schemaErrors(req: FastifyRequest): FieldErrorList {
  */
 export function channelIdsFilter(raw: unknown, p: Principal, collect?: FieldErrorList): string[] | undefined {
   let ids = splitList(text(raw));
+  // `channelIds=` with nothing in it is no filter, as an empty `tags=` or `eventTypes=` is: a
+  // generated client joins an empty array into that, and got an empty list back.
+  if (ids?.length === 0) ids = undefined;
   if (ids) {
     const errors = collect ?? new FieldErrorList();
     ids.forEach((id, i) => isUuid(id) || errors.add(`/channelIds/${i}`, 'invalid_format', 'must be a UUID'));

@@ -211,6 +211,13 @@ describe('GET /channels', () => {
     expect(upper.body.results.map((c: any) => c.id)).toEqual([all[3].id]);
   });
 
+  it('reads an empty channelIds (a client joining an empty array) as no filter, as an empty tags is', async () => {
+    const every = (await t.api('GET', '/channels', { key })).body.totalCount;
+    expect(every).toBeGreaterThan(0);
+    expect((await t.api('GET', '/channels?channelIds=', { key })).body.totalCount).toBe(every);
+    expect((await t.api('GET', '/channels?channelIds=,', { key })).body.totalCount).toBe(every);
+  });
+
   it('points at the bad entry when a channel id in the list is not a uuid', async () => {
     const res = await t.api('GET', `/channels?channelIds=${all[0].id},not-a-uuid,${all[1].id},42`, { key });
     const errors = fieldErrors(res);
