@@ -42,7 +42,7 @@ export const sendHeadersSchema = {
 } as const;
 
 /** The single value sent under any of `names`, or undefined; 422 when the aliases disagree. */
-function aliased(req: FastifyRequest, names: readonly string[]): { value: string; name: string } | undefined {
+function aliased(req: FastifyRequest, names: readonly string[], same = (a: string, b: string) => a === b): { value: string; name: string } | undefined {
   const present: { name: string; value: string }[] = [];
   for (const name of names) {
     const raw = req.headers[LOWER[name] ?? name.toLowerCase()];
@@ -51,7 +51,7 @@ function aliased(req: FastifyRequest, names: readonly string[]): { value: string
   }
   if (present.length === 0) return undefined;
   const [first, ...rest] = present;
-  const differing = rest.filter((p) => p.value !== first.value);
+  const differing = rest.filter((p) => !same(p.value, first.value));
   if (differing.length > 0) {
     const errors: FieldErrors = {};
     for (const d of differing) errors[`/${d.name}`] = [{ code: 'conflict', message: `differs from ${first.name}; send one value under one name` }];
@@ -62,7 +62,8 @@ function aliased(req: FastifyRequest, names: readonly string[]): { value: string
 
 /** The channel the request names in X-Service-Channel-Id or X-Helo-Channel-Id; 422 on that header when it is not a UUID. */
 export function channelHeader(req: FastifyRequest): string | undefined {
-  const found = aliased(req, CHANNEL_HEADERS);
+  // One channel id in upper and in lower case is one channel (UUIDs compare case-insensitively, RFC 9562 4).
+  const found = aliased(req, CHANNEL_HEADERS, (a, b) => a.trim().toLowerCase() === b.trim().toLowerCase());
   if (found && found.value.trim() !== '' && !isUuid(found.value.trim())) {
     throw new AppError('validation_failed', `${found.name} is not a channel id`, { errors: { [`/${found.name}`]: [{ code: 'invalid_format', message: 'must be a UUID' }] } });
   }

@@ -40,6 +40,12 @@ describe('channel header aliases', () => {
     expect(res.status).toBe(200);
   });
 
+  it('takes one channel id in upper case under one name and in lower case under the other as one channel', async () => {
+    const res = await send({ 'X-Service-Channel-Id': s.channelId.toUpperCase(), 'X-Helo-Channel-Id': s.channelId });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(await t.daemon.store.messages.get(res.body.messageId)).toMatchObject({ channelId: s.channelId });
+  });
+
   it('answers 422 naming X-Helo-Channel-Id when the two names disagree, and sends nothing', async () => {
     const before = await messageCount();
     const res = await send({ 'X-Service-Channel-Id': s.channelId, 'X-Helo-Channel-Id': other.channelId });
