@@ -47,7 +47,8 @@ function aliased(req: FastifyRequest, names: readonly string[], same = (a: strin
   for (const name of names) {
     const raw = req.headers[LOWER[name] ?? name.toLowerCase()];
     const value = Array.isArray(raw) ? raw[0] : raw;
-    if (value !== undefined) present.push({ name, value });
+    // An empty header is no header (clients that send every header they know, set or not).
+    if (value !== undefined && value.trim() !== '') present.push({ name, value });
   }
   if (present.length === 0) return undefined;
   const [first, ...rest] = present;

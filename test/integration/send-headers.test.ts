@@ -46,6 +46,16 @@ describe('channel header aliases', () => {
     expect(await t.daemon.store.messages.get(res.body.messageId)).toMatchObject({ channelId: s.channelId });
   });
 
+  it('reads an empty header as no header: an empty idempotency key deduplicates nothing, an empty alias beside a channel id is no conflict', async () => {
+    const before = await messageCount();
+    const first = await send({ 'X-Helo-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': '' });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const second = await send({ 'X-Service-Channel-Id': '', 'X-Helo-Channel-Id': s.channelId, 'Idempotency-Key': '' });
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(second.body.messageId).not.toBe(first.body.messageId);
+    expect(await messageCount()).toBe(before + 2);
+  });
+
   it('answers 422 naming X-Helo-Channel-Id when the two names disagree, and sends nothing', async () => {
     const before = await messageCount();
     const res = await send({ 'X-Service-Channel-Id': s.channelId, 'X-Helo-Channel-Id': other.channelId });
