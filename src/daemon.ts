@@ -248,6 +248,7 @@ export class Daemon {
     return new InboundPoster({
       store: this.store,
       config: pick(this.config, 'inbound', 'webhooks', 'shutdown'),
+      nodeId: this.coordination.nodeId,
       targets: this.webhookTargets,
       resolver: this.deliveryDns,
       attachmentUrlPrefix: (id) => `${this.publicUrl.value}/inbound/messages/${id}/attachments/`,

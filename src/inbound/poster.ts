@@ -5,11 +5,12 @@
  *   → record the attempt (posted, retry at, failed) → claim again
  *
  * Restart-safe because the store holds the work: a message is due from its commit on until an
- * attempt ends it, and a claim is a lease, so a message claimed by a process that crashed (or
- * was stopped in the middle) is due again once the lease runs out and is processed then. It
+ * attempt ends it, and a claim is a lease that names this node, so a message claimed by a
+ * process that crashed (or was stopped in the middle) is given back by the node's next start and
+ * posted at once (another node's claim is due again once its lease runs out). It
  * wakes when the listener committed a message (notify), when an attempt ends, at the next due
  * time, and at least every idleCheckMs (messages committed by another node). stop() waits for
- * attempts in flight up to shutdown.graceMs, then aborts them (they are retried after the lease).
+ * attempts in flight up to shutdown.graceMs, then aborts them (they are posted again at the next start).
  */
 import type { Config } from '../config/schema.js';
 import { settledWithin } from '../domain/settle.js';
@@ -33,6 +34,8 @@ export type InboundPosterSettings = Pick<Config, 'inbound'> & { webhooks: Pick<C
 export interface InboundPosterOptions {
   store: Pick<StorePort, 'inboundMessages' | 'inboundRoutes'>;
   config: InboundPosterSettings;
+  /** This node's id (the same across its restarts): its claims' owner, whose start gives back what its previous process held. */
+  nodeId: string;
   targets: WebhookTargets;
   resolver: AuthDns;
   /** The link an attachment too large to inline gets (the authenticated download of the message's attachment) is this followed by its index. */
@@ -67,6 +70,8 @@ export class InboundPoster {
   private agents: PinnedAgents | undefined;
   private running = false;
   private stopping = false;
+  /** Set by start: the first round gives back the claims this node held before (none of them is in flight here). */
+  private releasePending = false;
 
   constructor(private readonly o: InboundPosterOptions) {
     this.clock = o.clock ?? systemClock();
@@ -86,6 +91,7 @@ export class InboundPoster {
     if (this.running) return;
     this.running = true;
     this.stopping = false;
+    this.releasePending = true;
     this.agents = pinnedAgents({ keepAlive: true });
     // Loaded now rather than in the middle of the first message's attempt (verify.ts); a failed
     // import is met again, and reported as the message's verdict, when a message is verified.
@@ -104,7 +110,7 @@ export class InboundPoster {
     await this.loop.stop();
     const all = () => Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
     if (this.inFlight.size > 0 && !(await settledWithin(all(), this.o.config.shutdown.graceMs))) {
-      this.o.logger.warn({ inFlight: this.inFlight.size }, 'inbound grace period over: aborting POSTs, they are retried after the lease');
+      this.o.logger.warn({ inFlight: this.inFlight.size }, 'inbound grace period over: aborting POSTs, they are posted again at the next start');
       for (const f of this.inFlight.values()) f.abort.abort();
       await all();
     }
@@ -120,15 +126,27 @@ export class InboundPoster {
    */
   private async fill(): Promise<number> {
     const now = this.clock.now();
+    if (this.releasePending) await this.releaseOwnClaims(now);
     const idle = now + (this.o.idleCheckMs ?? 30_000);
     let next = idle;
     for (let max = this.room(); max > 0 && !this.stopping; max = this.room()) {
-      const { claims, nextDueMs } = await this.o.store.inboundMessages.claimDue({ nowMs: now, max, leaseMs: this.o.leaseMs ?? 300_000 });
+      const { claims, nextDueMs } = await this.o.store.inboundMessages.claimDue({ owner: this.o.nodeId, nowMs: now, max, leaseMs: this.o.leaseMs ?? 300_000 });
       for (const c of claims) this.launch(c);
       next = Math.min(idle, nextDueMs ?? idle);
       if (claims.length < max) break;
     }
     return next;
+  }
+
+  /**
+   * The claims this node's previous process left (killed, or stopped mid-POST: stop() waits for
+   * or aborts every attempt, so none is in flight here) are due now rather than at their lease's
+   * end. A store error leaves it pending: the round is tried again after the loop's back-off.
+   */
+  private async releaseOwnClaims(now: number): Promise<void> {
+    const released = await this.o.store.inboundMessages.releaseClaims({ owner: this.o.nodeId, nowMs: now });
+    this.releasePending = false;
+    if (released > 0) this.o.logger.warn({ released }, 'inbound claims of a previous run given back: posted again now');
   }
 
   /** How many messages one claim may take: free places, and as many of the largest size as the byte budget has room for. */

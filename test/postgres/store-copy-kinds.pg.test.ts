@@ -66,7 +66,7 @@ async function seedInbound(store: StorePort, route: { id: string; accountId: str
   const copy = (rcpt: string) => ({ routeId: route.id, accountId: route.accountId, channelId: route.channelId, envelope: { mailFrom: 'ann@example.org', rcptTo: [rcpt] }, clientAddress: '192.0.2.7', helo: 'mx.example.org', mailboxHash: null, from: 'ann@example.org', subject: 'été' });
   const [posted] = await store.inboundMessages.commit({ receivedAt: new Date(NOW - 120_000), raw: INBOUND_RAW, messages: [copy('a@inbound.test')] });
   const [claimed] = await store.inboundMessages.commit({ receivedAt: new Date(NOW - 60_000), raw: INBOUND_RAW, messages: [copy('b@inbound.test')] });
-  const { claims } = await store.inboundMessages.claimDue({ nowMs: NOW - 60_000, max: 10, leaseMs: 300_000 });
+  const { claims } = await store.inboundMessages.claimDue({ owner: 'node-1', nowMs: NOW - 60_000, max: 10, leaseMs: 300_000 });
   await store.inboundMessages.markProcessed(posted.id, claims[0].lease, { spf: { result: 'pass', domain: 'example.org' }, dkim: [], dmarc: { result: 'none', domain: null, policy: null }, arc: { result: 'none' } });
   await store.inboundMessages.recordAttempt({ id: posted.id, lease: claims[0].lease, attempt: { at: new Date(NOW - 60_000).toISOString(), statusCode: 204, error: null }, end: { kind: 'posted' } });
   return { posted: posted.id, claimed: claimed.id };
@@ -246,7 +246,7 @@ describe('store copy: every kind, engine to engine', () => {
   });
 
   it('carries a claimed received message with its lease: due after it, an attempt under it recorded, under an older one stale', async () => {
-    const after = await pg.inboundMessages.claimDue({ nowMs: NOW - 60_000 + 299_999, max: 10, leaseMs: 60_000 });
+    const after = await pg.inboundMessages.claimDue({ owner: 'node-1', nowMs: NOW - 60_000 + 299_999, max: 10, leaseMs: 60_000 });
     expect(after.claims).toEqual([]);
     expect(after.nextDueMs).toBe(NOW - 60_000 + 300_000);
     const attempt = { at: new Date(NOW).toISOString(), statusCode: 200, error: null };

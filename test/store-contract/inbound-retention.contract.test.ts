@@ -24,7 +24,7 @@ async function receive(store: StorePort, atMs: number): Promise<string> {
 
 /** Claims the message (due at nowMs) and ends its attempt as `end` says. */
 async function attempt(store: StorePort, id: string, nowMs: number, end: InboundAttemptEnd): Promise<void> {
-  const { claims } = await store.inboundMessages.claimDue({ nowMs, max: 100, leaseMs: 60_000 });
+  const { claims } = await store.inboundMessages.claimDue({ owner: 'node-1', nowMs, max: 100, leaseMs: 60_000 });
   const c = claims.find((x) => x.message.id === id)!;
   expect(await store.inboundMessages.recordAttempt({ id, lease: c.lease, attempt: { at: new Date(nowMs).toISOString(), statusCode: 200, error: null }, end })).toBe('recorded');
 }

@@ -35,7 +35,7 @@ eachEngine('received messages per day', (ctx) => {
 
   it('keeps the counts when retention removes the messages', async () => {
     const [m] = await receive(ctx.store, T0, [{}]);
-    const [{ lease }] = (await ctx.store.inboundMessages.claimDue({ nowMs: T0, max: 1, leaseMs: 60_000 })).claims;
+    const [{ lease }] = (await ctx.store.inboundMessages.claimDue({ owner: 'node-1', nowMs: T0, max: 1, leaseMs: 60_000 })).claims;
     await ctx.store.inboundMessages.recordAttempt({ id: m.id, lease, attempt: { at: new Date(T0).toISOString(), statusCode: 200, error: null }, end: { kind: 'posted' } });
     expect((await ctx.store.retention.sweepBatch({ cutoffMs: T0 + 86_400_000, batch: 10 })).inboundMessages).toBe(1);
     expect(await ctx.store.inboundMessages.get(m.id)).toBeUndefined();

@@ -26,15 +26,18 @@ import { KEY_MAX } from './layout.js';
 import { hiddenChannels } from './purge-queue.js';
 import { timeOrderedUuid } from '../../domain/uuid.js';
 
-/** The record as kept: the message and the number of its latest claim. */
+/** The record as kept: the message, the number of its latest claim and, while that claim holds, its node. */
 interface StoredInbound {
   message: InboundMessage;
   lease: number;
+  /** The node that claimed it, until an attempt under the claim ends it (or the node's start releases it). */
+  owner?: string;
 }
 
 type DueKey = ['d', number, string];
 type FinishedKey = ['f', number, string];
 type CountKey = ['n', string, number, string];
+type ClaimKey = ['c', string, string];
 
 function stored(store: Store, id: string): StoredInbound | undefined {
   return dbsOf(store).inboundMessages.get(id) as StoredInbound | undefined;
@@ -49,16 +52,22 @@ function finishedKey(m: InboundMessage): FinishedKey {
   return ['f', Date.parse(m.receivedAt), m.id];
 }
 
-/** Writes the record and moves its due and retention entries from what `before` had to what `next` has. */
-function putInTxn(store: Store, before: InboundMessage | null, next: StoredInbound): void {
+/** Writes the record and moves its due, retention and claim entries from what `before` had to what `next` has. */
+function putInTxn(store: Store, before: StoredInbound | null, next: StoredInbound): void {
   const dbs = dbsOf(store);
-  const old = before && dueKey(before);
+  const old = before && dueKey(before.message);
   if (old) dbs.inboundMessageIndex.remove(old);
   const due = dueKey(next.message);
   if (due) dbs.inboundMessageIndex.put(due, 1);
   if (next.message.status !== 'received') dbs.inboundMessageIndex.put(finishedKey(next.message), 1);
-  else if (before && before.status !== 'received') dbs.inboundMessageIndex.remove(finishedKey(before));
+  else if (before && before.message.status !== 'received') dbs.inboundMessageIndex.remove(finishedKey(before.message));
+  if (before?.owner !== undefined && before.owner !== next.owner) dbs.inboundMessageIndex.remove(claimKey(before.owner, before.message.id));
+  if (next.owner !== undefined) dbs.inboundMessageIndex.put(claimKey(next.owner, next.message.id), 1);
   dbs.inboundMessages.put(next.message.id, next);
+}
+
+function claimKey(owner: string, id: string): ClaimKey {
+  return ['c', owner, id];
 }
 
 /**
@@ -120,7 +129,7 @@ export function listInbound(store: Store, f: InboundMessageFilter): { results: I
   return { results, next: null };
 }
 
-/** Due entries up to nowMs, oldest first, each moved past its lease with the lease number raised. */
+/** Due entries up to nowMs, oldest first, each moved past its lease with the lease number raised, claimed by r.owner. */
 export async function claimDueInbound(store: Store, r: InboundClaimRequest): Promise<{ claims: InboundClaim[]; nextDueMs: number | undefined }> {
   return store.write(() => {
     const claims: InboundClaim[] = [];
@@ -129,8 +138,8 @@ export async function claimDueInbound(store: Store, r: InboundClaimRequest): Pro
     for (const [, , id] of keys) {
       const s = stored(store, id);
       if (!s) continue;
-      const next = { message: { ...s.message, nextAttemptAt: until }, lease: s.lease + 1 };
-      putInTxn(store, s.message, next);
+      const next = { message: { ...s.message, nextAttemptAt: until }, lease: s.lease + 1, owner: r.owner };
+      putInTxn(store, s, next);
       claims.push({ message: s.message, lease: next.lease });
     }
     return { claims, nextDueMs: nextDue(store) };
@@ -142,22 +151,46 @@ function nextDue(store: Store): number | undefined {
   return undefined;
 }
 
-/** Applies `change` to a `received` message still under `lease`; stale otherwise. */
-async function underLease(store: Store, id: string, lease: number, change: (m: InboundMessage) => InboundMessage): Promise<InboundWriteOutcome> {
+/** Applies `change` to a `received` message still under `lease` (ending the claim when `ends`); stale otherwise. */
+async function underLease(store: Store, id: string, lease: number, ends: boolean, change: (m: InboundMessage) => InboundMessage): Promise<InboundWriteOutcome> {
   return store.write(() => {
     const s = stored(store, id);
     if (!s || s.lease !== lease || s.message.status !== 'received') return 'stale';
-    putInTxn(store, s.message, { message: change(s.message), lease });
+    const message = change(s.message);
+    putInTxn(store, s, ends ? { message, lease } : { ...s, message });
     return 'recorded';
   });
 }
 
 export function markInboundProcessed(store: Store, id: string, lease: number, auth: AuthVerdicts): Promise<InboundWriteOutcome> {
-  return underLease(store, id, lease, (m) => ({ ...m, processedAt: new Date().toISOString(), auth }));
+  return underLease(store, id, lease, false, (m) => ({ ...m, processedAt: new Date().toISOString(), auth }));
 }
 
 export function recordInboundAttempt(store: Store, r: InboundAttemptRecord): Promise<InboundWriteOutcome> {
-  return underLease(store, r.id, r.lease, (m) => afterAttempt(m, r.attempt, r.end));
+  return underLease(store, r.id, r.lease, true, (m) => afterAttempt(m, r.attempt, r.end));
+}
+
+/**
+ * The claims `owner` still holds (a node's start: its previous process died or was stopped
+ * mid-POST) are due at nowMs, their lease number raised so a late writer of one is stale.
+ * Answers how many.
+ */
+export async function releaseInboundClaims(store: Store, o: { owner: string; nowMs: number }): Promise<number> {
+  return store.write(() => {
+    const index = dbsOf(store).inboundMessageIndex;
+    const keys = [...index.getKeys({ start: ['c', o.owner], end: ['c', o.owner, KEY_MAX] })] as ClaimKey[];
+    let released = 0;
+    for (const key of keys) {
+      const s = stored(store, key[2]);
+      if (!s || s.owner !== o.owner || s.message.status !== 'received') {
+        index.remove(key);
+        continue;
+      }
+      putInTxn(store, s, { message: { ...s.message, nextAttemptAt: new Date(o.nowMs).toISOString() }, lease: s.lease + 1 });
+      released++;
+    }
+    return released;
+  });
 }
 
 /** A finished message due again; the lease is raised so a late writer of an old claim is stale. */
@@ -166,7 +199,7 @@ export async function requeueInbound(store: Store, id: string, nowMs: number): P
     const s = stored(store, id);
     if (!s || s.message.status === 'received') return s?.message;
     const message: InboundMessage = { ...s.message, status: 'received', nextAttemptAt: new Date(nowMs).toISOString() };
-    putInTxn(store, s.message, { message, lease: s.lease + 1 });
+    putInTxn(store, s, { message, lease: s.lease + 1 });
     return message;
   });
 }
@@ -190,9 +223,11 @@ export function expireInboundInTxn(store: Store, cutoffMs: number, max: number):
   return removed;
 }
 
-/** A received message with its raw bytes and every index entry it has (list, due, retention). */
+/** A received message with its raw bytes and every index entry it has (list, due, retention, claim). */
 export function removeInboundInTxn(store: Store, m: InboundMessage): void {
   const dbs = dbsOf(store);
+  const owner = stored(store, m.id)?.owner;
+  if (owner !== undefined) dbs.inboundMessageIndex.remove(claimKey(owner, m.id));
   const due = dueKey(m);
   if (due) dbs.inboundMessageIndex.remove(due);
   dbs.inboundMessageIndex.remove(finishedKey(m));

@@ -184,7 +184,7 @@ export const DB_NAMES = [
   'templateIndex',
   /** [templateId, version] → TemplateVersion: every version of a template, never changed once stored. */
   'templateVersions',
-  /** messageId → StoredInbound (the InboundMessage and its claim's lease; store/inbound-messages.ts). */
+  /** messageId → StoredInbound (the InboundMessage, its claim's lease and, while claimed, the claim's node; store/inbound-messages.ts). */
   'inboundMessages',
   /** messageId → Buffer: the received message as it came (message/rfc822). */
   'inboundRaw',
@@ -193,6 +193,7 @@ export const DB_NAMES = [
    *   ['a', accountId, receivedAtMs, messageId] → 1   the account's messages in receive order (list)
    *   ['d', dueAtMs, messageId] → 1                  messages `received` and due for processing (claimDue)
    *   ['f', receivedAtMs, messageId] → 1             messages `posted` or `failed`, oldest first (retention)
+   *   ['c', owner, messageId] → 1                    messages claimed by the node `owner` and not finished by it (releaseClaims)
    *   ['n', accountId, utcDay, channelId] → count    routed copies committed that UTC day (statistics; kept by retention)
    */
   'inboundMessageIndex',

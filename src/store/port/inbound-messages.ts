@@ -11,7 +11,9 @@
  * The record is its own durable outbox: a message is due while `received` (nextAttemptAt), a
  * claim holds it for a lease (moving its due time past the lease and raising its lease number),
  * so a message claimed by a process that crashed is due again once the lease ran out, and an
- * attempt recorded under an old lease changes nothing.
+ * attempt recorded under an old lease changes nothing. A claim names its node (the owner, as a
+ * delivery lease does), so that node's next start gives its claims back at once (releaseClaims)
+ * rather than after the lease; another node's claims are left to their lease.
  */
 import type { AuthVerdicts } from '../../domain/auth-verdicts.js';
 import type { InboundAttemptEnd, InboundMessage, InboundMessageStatus, InboundPostAttempt, NewInboundMessage } from '../../domain/inbound-message.js';
@@ -54,6 +56,8 @@ export interface InboundClaim {
 }
 
 export interface InboundClaimRequest {
+  /** The node claiming (its id stays the same across its restarts): the claims' owner. */
+  owner: string;
   nowMs: number;
   max: number;
   /** How long the claim holds the message: it is due again after nowMs + leaseMs unless an attempt is recorded. */
@@ -106,10 +110,17 @@ export interface InboundMessagesPort {
    */
   claimDue(r: InboundClaimRequest): Promise<{ claims: InboundClaim[]; nextDueMs: number | undefined }>;
 
+  /**
+   * A node's start: every claim `owner` still holds (its previous process died, or was stopped
+   * in the middle of a POST) ends, the message due at nowMs with its lease number raised (an
+   * attempt under the old claim is stale). Claims of other owners stay. Answers how many.
+   */
+  releaseClaims(o: { owner: string; nowMs: number }): Promise<number>;
+
   /** Keeps the verdicts verification found, once per message, while the lease holds. */
   markProcessed(id: string, lease: number, auth: AuthVerdicts): Promise<InboundWriteOutcome>;
 
-  /** Appends an attempt and applies its end (posted, retry at, failed), while the lease holds. */
+  /** Appends an attempt and applies its end (posted, retry at, failed), while the lease holds; the claim ends with it. */
   recordAttempt(r: InboundAttemptRecord): Promise<InboundWriteOutcome>;
 
   /**

@@ -22,6 +22,7 @@ import {
   markInboundProcessed,
   receivedPerDay,
   recordInboundAttempt,
+  releaseInboundClaims,
   requeueInbound,
 } from '../inbound-messages.js';
 
@@ -46,6 +47,10 @@ export class LmdbInboundMessages implements InboundMessagesPort {
 
   claimDue(r: InboundClaimRequest): Promise<{ claims: InboundClaim[]; nextDueMs: number | undefined }> {
     return claimDueInbound(this.store, r);
+  }
+
+  releaseClaims(o: { owner: string; nowMs: number }): Promise<number> {
+    return releaseInboundClaims(this.store, o);
   }
 
   markProcessed(id: string, lease: number, auth: AuthVerdicts): Promise<InboundWriteOutcome> {

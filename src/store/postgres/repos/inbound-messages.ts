@@ -1,11 +1,11 @@
 /**
  * InboundMessagesPort over PostgreSQL (store/port/inbound-messages.ts), the behaviour of LMDB's
- * inbound-messages.ts: the record in inbound_messages.doc, the raw bytes and the claim's lease
- * beside it (schema/inbound.ts).
+ * inbound-messages.ts: the record in inbound_messages.doc, the raw bytes, the claim's lease and
+ * the claim's node (claim_owner) beside it (schema/inbound.ts).
  */
 import { utcDay } from '../../../domain/stat-counters.js';
 import { afterAttempt, receivedMessage, type InboundMessage } from '../../../domain/inbound-message.js';
-import type { InboundCommit, InboundMessageFilter, InboundMessagesPort, InboundWriteOutcome, ReceivedPerDayQuery } from '../../port/inbound-messages.js';
+import type { InboundClaimRequest, InboundCommit, InboundMessageFilter, InboundMessagesPort, InboundWriteOutcome, ReceivedPerDayQuery } from '../../port/inbound-messages.js';
 import type { Tx } from '../client.js';
 import type { PgContext } from '../context.js';
 import { timeOrderedUuid } from '../../../domain/uuid.js';
@@ -28,9 +28,10 @@ export function pgInboundMessages(ctx: PgContext): InboundMessagesPort {
 
     list: (f) => listInbound(ctx, f),
     claimDue: (r) => claimDue(ctx, r),
+    releaseClaims: (o) => releaseClaims(ctx, o),
 
-    markProcessed: (id, lease, auth) => underLease(ctx, id, lease, (m) => ({ ...m, processedAt: new Date().toISOString(), auth })),
-    recordAttempt: (r) => underLease(ctx, r.id, r.lease, (m) => afterAttempt(m, r.attempt, r.end)),
+    markProcessed: (id, lease, auth) => underLease(ctx, id, lease, false, (m) => ({ ...m, processedAt: new Date().toISOString(), auth })),
+    recordAttempt: (r) => underLease(ctx, r.id, r.lease, true, (m) => afterAttempt(m, r.attempt, r.end)),
 
     /** Under the row lock; the lease is raised so a late writer of an old claim is stale. */
     requeue: (id, nowMs) =>
@@ -38,7 +39,7 @@ export function pgInboundMessages(ctx: PgContext): InboundMessagesPort {
         const [row] = await tx<{ doc: InboundMessage }[]>`SELECT doc FROM inbound_messages WHERE id = ${id} FOR UPDATE`;
         if (!row || row.doc.status === 'received') return row?.doc;
         const next: InboundMessage = { ...row.doc, status: 'received', nextAttemptAt: new Date(nowMs).toISOString() };
-        await tx`UPDATE inbound_messages SET doc = ${tx.json(next as never)}, due_at_ms = ${nowMs}, lease = lease + 1 WHERE id = ${id}`;
+        await tx`UPDATE inbound_messages SET doc = ${tx.json(next as never)}, due_at_ms = ${nowMs}, lease = lease + 1, claim_owner = NULL WHERE id = ${id}`;
         return next;
       }),
 
@@ -144,7 +145,7 @@ async function listInbound(ctx: PgContext, f: InboundMessageFilter): Promise<{ r
 }
 
 /** SKIP LOCKED: concurrent claimers (other nodes) take other rows; each claimed row moves past its lease. */
-async function claimDue(ctx: PgContext, r: { nowMs: number; max: number; leaseMs: number }) {
+async function claimDue(ctx: PgContext, r: InboundClaimRequest) {
   return ctx.begin(async (tx) => {
     const rows = await tx<{ doc: InboundMessage; lease: number }[]>`
       SELECT doc, lease FROM inbound_messages WHERE due_at_ms IS NOT NULL AND due_at_ms <= ${r.nowMs}
@@ -153,7 +154,7 @@ async function claimDue(ctx: PgContext, r: { nowMs: number; max: number; leaseMs
     const ids = rows.map((row) => row.doc.id);
     if (ids.length > 0) {
       await tx`
-        UPDATE inbound_messages SET lease = lease + 1, due_at_ms = ${until},
+        UPDATE inbound_messages SET lease = lease + 1, due_at_ms = ${until}, claim_owner = ${r.owner},
           doc = jsonb_set(doc, '{nextAttemptAt}', to_jsonb(${new Date(until).toISOString()}::text))
         WHERE id = ANY(${ids}::text[])`;
     }
@@ -165,13 +166,27 @@ async function claimDue(ctx: PgContext, r: { nowMs: number; max: number; leaseMs
   });
 }
 
-/** Under the row lock: applies `change` while the message is received and still under `lease`. */
-function underLease(ctx: PgContext, id: string, lease: number, change: (m: InboundMessage) => InboundMessage): Promise<InboundWriteOutcome> {
+/** Under the row lock: applies `change` while the message is received and still under `lease` (ending the claim when `ends`). */
+function underLease(ctx: PgContext, id: string, lease: number, ends: boolean, change: (m: InboundMessage) => InboundMessage): Promise<InboundWriteOutcome> {
   return ctx.begin(async (tx: Tx) => {
     const [row] = await tx<{ doc: InboundMessage; lease: number }[]>`SELECT doc, lease FROM inbound_messages WHERE id = ${id} FOR UPDATE`;
     if (!row || row.lease !== lease || row.doc.status !== 'received') return 'stale';
     const next = change(row.doc);
-    await tx`UPDATE inbound_messages SET doc = ${tx.json(next as never)}, due_at_ms = ${dueMs(next)} WHERE id = ${id}`;
+    await tx`UPDATE inbound_messages SET doc = ${tx.json(next as never)}, due_at_ms = ${dueMs(next)} ${ends ? tx`, claim_owner = NULL` : tx``} WHERE id = ${id}`;
     return 'recorded';
   });
+}
+
+/**
+ * The claims `owner` holds, due at nowMs under a raised lease. One UPDATE: it waits for a row
+ * another transaction has locked and then checks claim_owner on its latest version (READ
+ * COMMITTED), so a claim another node took over meanwhile stays that node's.
+ */
+async function releaseClaims(ctx: PgContext, o: { owner: string; nowMs: number }): Promise<number> {
+  const { sql } = ctx;
+  const rows = await sql`
+    UPDATE inbound_messages SET lease = lease + 1, due_at_ms = ${o.nowMs}, claim_owner = NULL,
+      doc = jsonb_set(doc, '{nextAttemptAt}', to_jsonb(${new Date(o.nowMs).toISOString()}::text))
+    WHERE due_at_ms IS NOT NULL AND claim_owner = ${o.owner} AND doc->>'status' = 'received'`;
+  return rows.count;
 }

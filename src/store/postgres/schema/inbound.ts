@@ -69,3 +69,14 @@ CREATE TABLE inbound_daily_counts (
 );
 CREATE INDEX inbound_daily_counts_channel ON inbound_daily_counts (channel_id);
 `;
+
+/**
+ * Migration 8: the node holding a received message's claim (store/port/inbound-messages.ts
+ * releaseClaims), set by claimDue and cleared by the attempt that ends the claim, so a node's
+ * start gives back its own claims at once. Not in doc: doc is the record the port returns. No
+ * index of its own: releaseClaims runs once per start over the due index's rows (received
+ * messages only), and a nullable column without a default is added without rewriting the table.
+ */
+export const CLAIM_OWNER_SQL = `
+ALTER TABLE inbound_messages ADD COLUMN claim_owner text COLLATE "C";
+`;

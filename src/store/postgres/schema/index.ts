@@ -11,7 +11,7 @@ import { SQL as ACCOUNTS } from './accounts.js';
 import { SQL as CHANNELS_DOMAINS } from './channels-domains.js';
 import { SQL as DELIVERY_STATE } from './delivery-state.js';
 import { SQL as EVENTS_STATS } from './events-stats.js';
-import { MESSAGES_SQL as INBOUND_MESSAGES, SQL as INBOUND } from './inbound.js';
+import { CLAIM_OWNER_SQL as INBOUND_CLAIM_OWNER, MESSAGES_SQL as INBOUND_MESSAGES, SQL as INBOUND } from './inbound.js';
 import { SQL as MESSAGES_BROADCASTS } from './messages-broadcasts.js';
 import { SQL as QUEUE } from './queue.js';
 import { SQL as STATS_ROLLUP } from './stats-rollup.js';
@@ -68,5 +68,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 7,
     name: 'statistics rollup of six hours',
     sql: STATS_ROLLUP_SIX_HOURS,
+  },
+  {
+    // A received message's claim names its node, whose start gives it back at once.
+    version: 8,
+    name: 'inbound claim owner',
+    sql: INBOUND_CLAIM_OWNER,
   },
 ];
