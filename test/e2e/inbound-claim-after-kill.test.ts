@@ -1,8 +1,9 @@
 /**
  * A received message whose POST was in flight when the daemon died (kill -9 after the 250, the
- * app not answering yet) is POSTed again as soon as the daemon is back, not after its claim's
- * 5-minute lease: the node's start gives back the claims it held (store/port/inbound-messages.ts
- * releaseClaims), as delivery gives back its own leases.
+ * app not answering yet), or was cut at the end of the shutdown's grace period, is POSTed again
+ * as soon as the daemon is back, not after its claim's 5-minute lease: the node's start gives
+ * back the claims it held (store/port/inbound-messages.ts releaseClaims), as delivery gives back
+ * its own leases.
  */
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,32 +53,56 @@ async function send(to: string): Promise<string> {
   }
 }
 
-describe('kill -9 while a received message is being POSTed', () => {
-  it('POSTs it again at the next start, long before the claim would have run out', async () => {
-    const s = await setupSender(d, dns);
-    const route = await d.api('POST', '/inbound/routes', { body: { channelId: s.channelId, address: `support@${s.domain}`, url: receiver.url('/app') } });
-    expect(route.status, JSON.stringify(route.body)).toBe(200);
-    // The app hangs on the first POST (the daemon dies under it), and answers the next at once.
-    receiver.on('/app', (_r, index) => (index === 0 ? 'hang' : { status: 200, body: 'ok' }));
+/** A route to `path` on the receiver, which hangs on the first POST there and answers the next at once. */
+async function hangingRoute(local: string, path: string): Promise<string> {
+  const s = await setupSender(d, dns);
+  const route = await d.api('POST', '/inbound/routes', { body: { channelId: s.channelId, address: `${local}@${s.domain}`, url: receiver.url(path) } });
+  expect(route.status, JSON.stringify(route.body)).toBe(200);
+  receiver.on(path, (_r, index) => (index === 0 ? 'hang' : { status: 200, body: 'ok' }));
+  return `${local}@${s.domain}`;
+}
 
-    expect(await send(`support@${s.domain}`)).toMatch(/^250/);
-    const [first] = await waitFor(() => receiver.at('/app').length > 0 && receiver.at('/app'), { what: 'the first POST to the app', timeout: 20_000 });
-    const id = String(first.headers['x-service-webhook-id']);
+/** The message of the first POST to `path`, once that POST arrived. */
+async function firstPost(path: string): Promise<string> {
+  const [first] = await waitFor(() => receiver.at(path).length > 0 && receiver.at(path), { what: `the first POST to ${path}`, timeout: 20_000 });
+  return String(first.headers['x-service-webhook-id']);
+}
+
+/** After the restart: the second POST of message `id`, within a fifth of the lease from `stoppedAt`, and the message posted. */
+async function postedAgain(path: string, id: string, stoppedAt: number): Promise<void> {
+  const [, again] = await d.whileAlive(() => receiver.at(path).length > 1 && receiver.at(path), { what: 'the POST after the restart', timeout: 20_000 });
+  expect(again.headers['x-service-webhook-id']).toBe(id);
+  expect(again.atMs - stoppedAt).toBeLessThan(LEASE_MS / 5);
+  const m = await d.whileAlive(
+    async () => {
+      const res = await d.api('GET', `/inbound/messages/${id}`);
+      return res.body.status === 'posted' && res.body;
+    },
+    { what: 'the message posted', timeout: 20_000 },
+  );
+  expect(m.attempts).toEqual([expect.objectContaining({ statusCode: 200, error: null })]);
+  expect(receiver.at(path)).toHaveLength(2);
+}
+
+describe('a received message whose POST the daemon did not see answered', () => {
+  it('is POSTed again at the next start after kill -9, long before the claim would have run out', async () => {
+    const to = await hangingRoute('support', '/killed');
+    expect(await send(to)).toMatch(/^250/);
+    const id = await firstPost('/killed');
     await d.kill9();
     const killedAt = Date.now();
-
     await d.start();
-    const [, again] = await d.whileAlive(() => receiver.at('/app').length > 1 && receiver.at('/app'), { what: 'the POST after the restart', timeout: 20_000 });
-    expect(again.headers['x-service-webhook-id']).toBe(id);
-    expect(again.atMs - killedAt).toBeLessThan(LEASE_MS / 5);
-    const m = await d.whileAlive(
-      async () => {
-        const res = await d.api('GET', `/inbound/messages/${id}`);
-        return res.body.status === 'posted' && res.body;
-      },
-      { what: 'the message posted', timeout: 20_000 },
-    );
-    expect(m.attempts).toEqual([expect.objectContaining({ statusCode: 200, error: null })]);
-    expect(receiver.at('/app')).toHaveLength(2);
+    await postedAgain('/killed', id, killedAt);
+  }, 60_000);
+
+  it('is POSTed again at the next start after a shutdown whose grace period cut it', async () => {
+    const to = await hangingRoute('sales', '/cut');
+    expect(await send(to)).toMatch(/^250/);
+    const id = await firstPost('/cut');
+    // SIGTERM: the POST still hangs when the grace period (2 s, child-daemon.ts) ends, and is aborted.
+    expect(await d.stop()).toEqual({ code: 0, signal: null });
+    const stoppedAt = Date.now();
+    await d.start();
+    await postedAgain('/cut', id, stoppedAt);
   }, 60_000);
 });
