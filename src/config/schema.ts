@@ -348,7 +348,7 @@ export const ConfigSchema = Type.Object({
     denyRecipients: list('Recipient domains or addresses nobody may mail (403 recipient_forbidden).', Type.String({ refine: 'lowercase' })),
   }),
   workers: Type.Object({ threads: integer(0, 64, 0, 'Worker threads for rendering, composing and signing; 0: one per available core (os.availableParallelism()).') }),
-  retention: Type.Object({ days: integer(1, 3650, 30, 'Days events and message bodies are kept.') }),
+  retention: Type.Object({ days: integer(1, 3650, 30, 'Days events and message bodies are kept; a message not finished (scheduled, queued, retrying) is kept whole, and this long after its delivery ended.') }),
   statistics: Type.Object({
     cacheBuckets: integer(
       0,

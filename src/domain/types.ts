@@ -134,6 +134,12 @@ export interface MessageRecord {
   simulateWhenFinished?: string[];
   /** Set when POST /activity/messages/{id}/cancel ended it before any attempt; the message is then `sent`. */
   canceledAt?: string;
+  /**
+   * When its last delivery job ended (delivered, bounced, given up, dropped or canceled): retention
+   * keeps the message for retention.days from then (domain/retention-hold.ts). Absent on one that
+   * never had a job, and on records written before it was kept.
+   */
+  finishedAt?: string;
   /** The stored template and version it was sent with (issue 34); its content was committed with the message. */
   template?: TemplateOrigin;
 }

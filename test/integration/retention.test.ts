@@ -84,29 +84,37 @@ describe('retention sweep', () => {
     expect((await t.api('GET', '/statistics/totals')).body).toEqual(statsBefore);
   });
 
-  it('removes a finished message with its body, and keeps a queued one until its delivery is done', async () => {
+  it('removes a finished message with its body, and keeps a queued one whole until retention.days after its delivery is done', async () => {
     const store = t.daemon.store;
     const done = await send(sandbox);
     const queued = await send(live);
-    // Its body exists once the finishing stage composed it, a moment after the 200.
+    // Its body exists once the finishing stage composed it, a moment after the 200; the sandbox
+    // message is finished then too (retention keeps a message waiting to be signed).
     await signedBody(store, queued);
+    await finishedMessage(store, done);
     expect((await store.messages.get(queued))!.openJobs).toBe(2);
 
     clock = Date.now() + 3 * DAY;
     await sweeper().sweepNow();
-    expect(await loggedEvents(store)).toEqual([]);
     expect(await store.messages.get(done)).toBeUndefined();
     expect(await store.messages.body(done)).toBeUndefined();
     expect((await t.api('GET', `/activity/messages/${done}`)).status).toBe(404);
     expect(await store.messages.body(queued)).toBeDefined();
-    expect((await t.api('GET', `/activity/messages/${queued}`)).body.events).toEqual([]);
-    expect(await store.retention.isPending(queued)).toBe(true);
+    const kept = await t.api('GET', `/activity/messages/${queued}`);
+    expect(kept.body.events.map((e: { eventType: string }) => e.eventType)).toEqual(['accepted', 'processed']);
+    expect((await t.api('GET', '/activity/messages')).body.results.map((m: { messageId: string }) => m.messageId)).toEqual([queued]);
+    expect(await store.retention.isPending(queued)).toBe(false);
 
     // The message's delivery finishes: here the operator drops its jobs (QueuePort.drop), which
-    // closes them and the message as a last delivery attempt does.
+    // closes them and the message as a last delivery attempt does. It stays retention.days more.
     for (const job of await store.queue.jobsOfMessage(queued)) expect((await store.queue.drop(job.id, new Date())).result).toBe('ok');
+    clock = Date.now() + DAY / 2;
+    expect((await sweeper().sweepNow()).messages).toBe(0);
+    expect((await t.api('GET', `/activity/messages/${queued}`)).body.events).toHaveLength(4);
+    clock = Date.now() + 3 * DAY;
     const again = await sweeper().sweepNow();
     expect(again.messages).toBe(1);
+    expect(await loggedEvents(store)).toEqual([]);
     expect(await store.messages.get(queued)).toBeUndefined();
     expect(await store.messages.body(queued)).toBeUndefined();
     expect(await store.queue.jobsOfMessage(queued)).toEqual([]);

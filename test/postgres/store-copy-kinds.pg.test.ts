@@ -3,7 +3,7 @@
  * the kinds a daemon's store rarely holds when a test stops it: dashboard sessions, a deleted
  * channel with its purge pending, messages waiting for the finishing stage (to sign, to
  * compose), a client Message-ID, a pending account's send quota, leased jobs, a message parked
- * by retention (and the log's floor moved), the report marks of a complaint and of an
+ * by an older version's retention (and the log's floor moved), the report marks of a complaint and of an
  * asynchronous bounce, TLS-RPT counts with failure details and a report, an MTA-STS policy and
  * DNS failures, an inbound route, received messages (one posted, one claimed, with 8-bit raw bytes). An LMDB store is seeded through the port, copied, and the PostgreSQL store
  * (opened afresh, as a daemon after the copy) answers the port's reads as LMDB did; where the
@@ -21,6 +21,7 @@ import { lmdbExport } from '../../src/store/lmdb/export/index.js';
 import { PostgresStore } from '../../src/store/postgres/engine.js';
 import { postgresImport } from '../../src/store/postgres/import/index.js';
 import type { StorePort } from '../../src/store/port/index.js';
+import { parkAsBefore } from '../support/lmdb-retention.js';
 import { accepted, broadcast, entries } from '../store-contract/submissions.js';
 
 const PG_URL = process.env.POSTRIDER_TEST_PG_URL ?? '';
@@ -44,7 +45,7 @@ interface Seeded {
   m3: string;
   /** Leased; bounced by a report. */
   m4: string;
-  /** Old, still queued: parked by retention. */
+  /** Old, still queued: kept whole by retention, parked by an older version's. */
   m5: string;
   /** Scheduled an hour after the copy (issue 34). */
   m6: string;
@@ -72,7 +73,7 @@ async function seedInbound(store: StorePort, route: { id: string; accountId: str
   return { posted: posted.id, claimed: claimed.id };
 }
 
-async function seed(store: StorePort): Promise<Seeded> {
+async function seed(store: LmdbStore): Promise<Seeded> {
   const account = await store.accounts.create({ name: 'pending one', state: 'pending' });
   const accountId = account.id;
   const { key, token: keyToken } = await store.apiKeys.create({ accountId, channelId: null, name: 'k' });
@@ -80,6 +81,9 @@ async function seed(store: StorePort): Promise<Seeded> {
   const channel = await store.channels.create({ accountId, name: 'Main', deliveryType: 'live', tracking: { opens: false, links: false }, maxPerAccount: 10 });
   const gone = await store.channels.create({ accountId, name: 'Gone', deliveryType: 'live', tracking: { opens: false, links: false }, maxPerAccount: 10 });
   const own = { accountId, channelId: channel.id };
+  // Finished at its commit (sandbox), long ago: retention removes it and moves the log's floor.
+  const past = accepted({ ...own, sandbox: true, createdAt: new Date(NOW - 31 * DAY).toISOString() });
+  await store.messages.commit({ messages: [past], now: new Date(NOW - 31 * DAY) });
   const old = accepted({ ...own, to: ['old@example.org'], createdAt: new Date(NOW - 30 * DAY).toISOString() });
   await store.messages.commit({ messages: [old], now: new Date(NOW - 30 * DAY) });
   const m1 = accepted({ ...own, to: ['ann@example.org'], messageIdHeader: '<client-1@app.test>', createdAt: new Date(NOW - 60_000).toISOString() });
@@ -99,6 +103,7 @@ async function seed(store: StorePort): Promise<Seeded> {
   const bm = accepted({ ...own, broadcastId: b.id, to: ['gil@example.org'], scheduledAt: b.scheduledAt, createdAt: new Date(NOW - 60_000).toISOString() });
   await store.messages.commit({ messages: [bm], now: new Date(NOW - 60_000), broadcastProgress: { broadcastId: b.id, from: 0, cursor: 1, skipped: 0, failures: [], suppressed: [] } });
   await store.retention.sweepBatch({ cutoffMs: NOW - DAY, batch: 100 });
+  await parkAsBefore(store, old.record.id, NOW - 30 * DAY);
   await store.channels.delete(gone.id);
   const subject = (messageId: string): EventSubject => ({ ...own, messageId, mailType: 'transactional', mailSource: 'api', subject: 'Contract', tags: ['t1'], metadata: {} });
   await store.engagement.recordComplaint({ subject: subject(m1.record.id), recipients: ['Ann@example.org'], details: {}, at: new Date(NOW) });
@@ -211,7 +216,7 @@ describe('store copy: every kind, engine to engine', () => {
     expect(before.inboundRaw).toEqual([INBOUND_RAW.toString('hex'), INBOUND_RAW.toString('hex')]);
     expect(await reads(pg, s)).toEqual(before);
     expect(pg.queue.channelDeleted(s.goneChannelId)).toBe(true);
-    // Retention moved the floor past the parked message's accepted event: the log's bounds came along.
+    // Retention moved the floor past the old finished message's events: the log's bounds came along.
     const bounds = await lmdb.events.bounds();
     expect(bounds.floor).toBeGreaterThan(1);
     expect(await pg.events.bounds()).toEqual(bounds);

@@ -32,7 +32,7 @@ eachEngine('scheduled sends', (ctx) => {
     const id = await commitScheduled(T0 + HOUR);
     const r = await ctx.store.messages.cancelMessage(id, new Date(T0 + 5_000));
     expect(r).toMatchObject({ status: 'done', record: { status: 'sent', openJobs: 0, canceledAt: iso(T0 + 5_000) } });
-    expect(await ctx.store.messages.get(id)).toMatchObject({ status: 'sent', openJobs: 0, canceledAt: iso(T0 + 5_000) });
+    expect(await ctx.store.messages.get(id)).toMatchObject({ status: 'sent', openJobs: 0, canceledAt: iso(T0 + 5_000), finishedAt: iso(T0 + 5_000) });
     expect((await ctx.store.queue.jobsOfMessage(id)).map((j) => [j.state, j.canceledAt])).toEqual([['done', iso(T0 + 5_000)], ['done', iso(T0 + 5_000)]]);
     const events = await ctx.store.events.ofMessage(id);
     expect(events.map((e) => e.eventType)).toEqual(['accepted', 'processed', 'canceled']);

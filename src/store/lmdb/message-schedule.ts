@@ -51,7 +51,7 @@ export function cancelUntouchedInTxn(store: Store, id: string, now: Date): Sched
     // A held job (its message not yet signed) has no due entry: the removal is then a no-op.
     dbs.jobsDue.remove([dueMs(job), job.id]);
     dbs.jobs.put(job.id, { ...job, state: 'done', canceledAt } satisfies DeliveryJob);
-    closeJobOfMessageInTxn(store, dbs.messages.get(id) as MessageRecord);
+    closeJobOfMessageInTxn(store, dbs.messages.get(id) as MessageRecord, canceledAt);
   }
   const closed = dbs.messages.get(id) as MessageRecord;
   const record: MessageRecord = { ...closed, canceledAt };

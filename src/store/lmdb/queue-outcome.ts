@@ -59,7 +59,7 @@ function recordOutcomeInTxn(store: Store, input: RecordOutcomeInput): RecordedOu
   if (plan.requeued) {
     putDueInTxn(store, plan.next);
   } else if (message) {
-    closeJobOfMessageInTxn(store, message);
+    closeJobOfMessageInTxn(store, message, at);
   }
   return { ...out, ...outcomeLists(plan), status: plan.requeued ? 'requeued' : 'done' };
 }
@@ -84,7 +84,7 @@ export function dropJobInTxn(store: Store, job: DeliveryJob, now: Date): Operato
   const message = dbsOf(store).messages.get(job.messageId) as MessageRecord | undefined;
   if (message) {
     for (const e of dropEvents(message, job, now.toISOString())) appendEventInTxn(store, e);
-    closeJobOfMessageInTxn(store, message);
+    closeJobOfMessageInTxn(store, message, now.toISOString());
   }
   return 'ok';
 }
@@ -96,10 +96,14 @@ export function eventFactory(store: Store, m: MessageRecord, timestamp: string):
   return (eventType, recipients, details) => appendEventInTxn(store, deliveryEvent(m, timestamp, eventType, recipients, details));
 }
 
-/** One job of the message finished; the message is `sent` when none is left. Also broadcast cancel's. */
-export function closeJobOfMessageInTxn(store: Store, m: MessageRecord): void {
+/**
+ * One job of the message finished at `at` (ISO 8601); the message is `sent` when none is left,
+ * finished then (retention counts from it). Also broadcast cancel's.
+ */
+export function closeJobOfMessageInTxn(store: Store, m: MessageRecord, at: string): void {
   const openJobs = Math.max(0, m.openJobs - 1);
-  dbsOf(store).messages.put(m.id, { ...m, openJobs, status: openJobs === 0 ? 'sent' : m.status } satisfies MessageRecord);
+  const ended = openJobs === 0 && m.openJobs > 0 ? { finishedAt: at } : {};
+  dbsOf(store).messages.put(m.id, { ...m, ...ended, openJobs, status: openJobs === 0 ? 'sent' : m.status } satisfies MessageRecord);
   if (openJobs === 0 && m.openJobs > 0) dequeueMessageInTxn(store, m);
   // A broadcast is completed once every message it made has left the queue.
   if (openJobs === 0 && m.openJobs > 0 && m.broadcastId) bumpBroadcastInTxn(store, m.broadcastId, { finished: 1 });

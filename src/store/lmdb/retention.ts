@@ -8,14 +8,17 @@
  * counters stay.
  *
  * A message goes with its `accepted` event: its raw body (`bodies`), its record (`messages`),
- * its finished delivery jobs and their `messageJobs` entries. A message still being delivered
- * (openJobs > 0) is parked in `retentionPending` and removed by a later sweep once it is done;
- * the body of a queued message is never removed. Its later events (delivered, opened...) age
- * out on their own.
+ * its finished delivery jobs and their `messageJobs` entries. Nothing of a message that is not
+ * finished goes (domain/retention-hold.ts): the walk stops at the accepted event of one with an
+ * open job (scheduled, queued, retrying) or waiting to be composed or signed, or finished less
+ * than retention.days ago, and the floor waits there until it may pass. Its later events
+ * (delivered, opened...) age out on their own. `retentionPending` holds the messages an older
+ * version parked (their events went while they were delivered): removed once they are done.
  *
  * Received messages (issue 33) received before the cutoff go in the same write, up to `batch`,
  * once posted or failed (inbound-messages.ts, expireInboundInTxn).
  */
+import { holdsRetention } from '../../domain/retention-hold.js';
 import type { DeliveryJob, MessageRecord } from '../../domain/types.js';
 import { forgetClientMessageIdInTxn } from './client-message-ids.js';
 import { dbsOf } from './databases.js';
@@ -24,6 +27,7 @@ import { eventTimeMs } from './event-index.js';
 import { eventFloor, getEvent, lastEventSeq, removeEventInTxn } from './events.js';
 import { expireInboundInTxn } from './inbound-messages.js';
 import { KEY_MAX } from './layout.js';
+import { awaitsSignature } from './signing.js';
 import type { SweepResult } from '../port/retention.js';
 
 export type { SweepResult } from '../port/retention.js';
@@ -42,6 +46,7 @@ export async function sweepRetentionBatch(store: Store, opts: { cutoffMs: number
       const e = getEvent(store, floor);
       if (!e) continue;
       if (eventTimeMs(e) >= opts.cutoffMs) break;
+      if (e.eventType === 'accepted' && isHeldInTxn(store, e.messageId, opts.cutoffMs)) break;
       removeEventInTxn(store, e);
       result.events++;
       if (e.eventType === 'accepted') result.messages += expireMessageInTxn(store, e.messageId);
@@ -70,7 +75,13 @@ function trimClockInTxn(store: Store, floor: number): void {
   for (const key of below.slice(0, -1)) dbsOf(store).eventClock.remove(key);
 }
 
-/** Returns 1 when the message was removed, 0 when it is gone already or parked. */
+/** The message of this accepted event is not finished, or finished after the cutoff: its events stay. */
+function isHeldInTxn(store: Store, messageId: string, cutoffMs: number): boolean {
+  const m = dbsOf(store).messages.get(messageId) as MessageRecord | undefined;
+  return m !== undefined && holdsRetention(m, awaitsSignature(store, messageId), cutoffMs);
+}
+
+/** Returns 1 when the message was removed, 0 when it is gone already or parked (never here: isHeldInTxn stopped the walk before it). */
 function expireMessageInTxn(store: Store, messageId: string): number {
   const m = dbsOf(store).messages.get(messageId) as MessageRecord | undefined;
   if (!m) return 0;

@@ -215,13 +215,14 @@ function storeSignedInTxn(store: Store, s: FinishedMessage, deleted: (channelId:
 
 /**
  * A sandbox message sent now, finished: its simulated outcome is recorded now, not at its commit
- * (domain/sandbox-outcome.ts), and the record no longer waits for it.
+ * (domain/sandbox-outcome.ts), and the record no longer waits for it: it is finished now.
  */
 function simulateFinishedInTxn(store: Store, record: MessageRecord): void {
-  const { events, suppress } = finishedSimulation(record, new Date().toISOString());
+  const finishedAt = new Date().toISOString();
+  const { events, suppress } = finishedSimulation(record, finishedAt);
   recordSimulationInTxn(store, record, events, suppress);
   const { simulateWhenFinished: _done, ...rest } = record;
-  dbsOf(store).messages.put(record.id, rest);
+  dbsOf(store).messages.put(record.id, { ...rest, finishedAt });
 }
 
 /**
@@ -268,7 +269,7 @@ export async function endUnfinished(
       bounceInTxn(store, message, job.recipients, failure, now);
       bounced.push(...job.recipients);
       // Read again: each close counts the record's open jobs down by one.
-      closeJobOfMessageInTxn(store, dbs.messages.get(messageId) as MessageRecord);
+      closeJobOfMessageInTxn(store, dbs.messages.get(messageId) as MessageRecord, now.toISOString());
     }
     if (jobs.length === 0) {
       bounceInTxn(store, message, message.recipients, failure, now);

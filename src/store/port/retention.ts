@@ -29,8 +29,10 @@ export interface RetentionPort {
   /**
    * One short commit: up to `batch` of the oldest events older than cutoffMs leave the store,
    * from the low end of the log only (the kept events stay one contiguous run, so `after` paging
-   * goes on working). A message goes with its accepted event (record, body, finished jobs); one
-   * still being delivered is parked and removed by a later batch once it is done.
+   * goes on working). A message goes with its accepted event (record, body, finished jobs).
+   * Nothing of a message not finished goes (domain/retention-hold.ts): the batch stops at the
+   * accepted event of one with an open job (scheduled, queued, retrying) or waiting to be
+   * composed or signed, or whose last job ended at or after cutoffMs; the floor waits there.
    * In the same commit, up to `batch` received messages (issue 33) received before cutoffMs go
    * with their raw bytes, oldest first: only `posted` or `failed` ones, never one still
    * `received` (due for a POST within its window, or claimed); it goes once its processing ends.
@@ -41,6 +43,9 @@ export interface RetentionPort {
    * failures older than their window go, and an entry left with none goes with them.
    */
   sweepDnsFailures(o: { nowMs: number; batch: number; after?: DnsFailureKey }): Promise<DnsFailureSweep>;
-  /** The message's accepted event is gone and the message waits for its delivery to end before it goes too. */
+  /**
+   * The message's accepted event is gone and the message waits for its delivery to end before it
+   * goes too: parked by an older version's sweep (this one stops at such a message instead).
+   */
   isPending(messageId: string): Promise<boolean>;
 }

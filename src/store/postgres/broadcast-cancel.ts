@@ -55,7 +55,7 @@ async function cancelMessages(tx: Tx, broadcastId: string, now: Date): Promise<E
   const events: EventDraft[] = [];
   for (let i = 0; i < queued.length; i += CANCEL_CHUNK) {
     const ended = await cancelUntouchedJobs(tx, queued.slice(i, i + CANCEL_CHUNK).map((r) => r.id), canceledAt);
-    const closed = await closeMessageJobs(tx, [...ended].map(([messageId, jobs]) => ({ messageId, jobs: jobs.length })));
+    const closed = await closeMessageJobs(tx, [...ended].map(([messageId, jobs]) => ({ messageId, jobs: jobs.length, at: canceledAt })));
     if (closed.length === 0) continue;
     await tx`UPDATE messages SET doc = doc || ${jsonb(tx, { canceledAt })} WHERE id = ANY(${closed.map((m) => m.id)}::text[])`;
     for (const m of closed) {

@@ -16,7 +16,13 @@
  * the partition holding the floor and drop only the others: the floor crosses every partition
  * batch by batch, so every row would be deleted one by one before its partition is dropped and
  * the drop would save nothing. The queue marks and the clock rows are few: row-wise as before.
+ *
+ * Nothing of a message that is not finished goes (domain/retention-hold.ts): the walk stops at
+ * the accepted event of one with an open job or waiting to be composed or signed, or finished
+ * less than retention.days ago (its record and unfinished entry are read with the events, in the
+ * same statement), and the floor waits there until it may pass.
  */
+import { holdsRetention } from '../../domain/retention-hold.js';
 import type { Tx } from './client.js';
 
 export interface RemovedEvents {
@@ -34,6 +40,16 @@ interface OldRow {
   message_id: string;
   account_id: string;
   channel_id: string;
+  /** An accepted event's message, when it exists (null on the other events). */
+  open_jobs: number | null;
+  finished_at: string | null;
+  finishing: boolean;
+}
+
+/** An accepted event whose message retention holds: the walk stops there. */
+function isHeld(r: OldRow, cutoffMs: number): boolean {
+  if (r.event_type !== 'accepted' || r.open_jobs === null) return false;
+  return holdsRetention({ openJobs: r.open_jobs, ...(r.finished_at !== null && { finishedAt: r.finished_at }) }, r.finishing, cutoffMs);
 }
 
 /** Where the walk from the floor stops, and what it removes on the way (holes are skipped). */
@@ -41,7 +57,7 @@ function walkFromFloor(rows: readonly OldRow[], last: number, o: { cutoffMs: num
   const removed: OldRow[] = [];
   for (const r of rows) {
     if (removed.length >= o.batch) return { removed, floor: removed[removed.length - 1].seq + 1, more: true };
-    if (r.ts_ms >= o.cutoffMs) return { removed, floor: r.seq, more: false };
+    if (r.ts_ms >= o.cutoffMs || isHeld(r, o.cutoffMs)) return { removed, floor: r.seq, more: false };
     removed.push(r);
   }
   return { removed, floor: last + 1, more: false };
@@ -59,8 +75,11 @@ export async function removeOldEvents(tx: Tx, o: { cutoffMs: number; batch: numb
   const [{ last, rows }] = await tx<{ last: number; rows: OldRow[] }[]>`
     SELECT (SELECT last FROM event_log_head) AS last,
       coalesce((SELECT jsonb_agg(o ORDER BY o.seq) FROM (
-        SELECT seq, ts_ms, event_type, message_id, account_id, channel_id FROM events
-        WHERE seq >= ${floor} ORDER BY seq LIMIT ${o.batch + 1}) o), '[]'::jsonb) AS rows`;
+        SELECT e.*, m.open_jobs, m.doc->>'finishedAt' AS finished_at, u.message_id IS NOT NULL AS finishing
+        FROM (SELECT seq, ts_ms, event_type, message_id, account_id, channel_id FROM events
+          WHERE seq >= ${floor} ORDER BY seq LIMIT ${o.batch + 1}) e
+        LEFT JOIN messages m ON e.event_type = 'accepted' AND m.id = e.message_id
+        LEFT JOIN unfinished_messages u ON e.event_type = 'accepted' AND u.message_id = e.message_id) o), '[]'::jsonb) AS rows`;
   const walk = walkFromFloor(rows, last, o);
   const more = walk.more && walk.floor <= last;
   if (walk.floor === floor) return { events: 0, accepted: [], more };

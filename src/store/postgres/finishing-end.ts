@@ -39,7 +39,7 @@ export async function endUnfinished(ctx: PgContext, q: EndUnfinished): Promise<s
     const broadcast = q.failedEntry && message.broadcastId ? await lockBroadcast(tx, message.broadcastId) : undefined;
     const jobs = await lockJobsOfMessage(tx, q.messageId);
     const ended = await finishQueuedJobs(tx, jobs.filter((j) => j.state === 'queued').map((j) => j.id));
-    await closeMessageJobs(tx, [{ messageId: q.messageId, jobs: ended.length }]);
+    await closeMessageJobs(tx, [{ messageId: q.messageId, jobs: ended.length, at: now.toISOString() }]);
     // A message without jobs (sandbox: its outcomes were simulated at the commit) bounces every recipient.
     const bounced = jobs.length === 0 ? [...message.recipients] : ended.flatMap((j: DeliveryJob) => j.recipients);
     if (bounced.length > 0 && broadcast && q.failedEntry) await failComposedEntry(tx, broadcast, message, q.failedEntry);

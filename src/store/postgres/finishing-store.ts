@@ -65,7 +65,8 @@ export async function storeFinished(ctx: PgContext, items: readonly FinishedMess
 
 /**
  * Sandbox messages sent now, finished: their simulated outcomes are recorded now, not at their
- * commit (submission-plan.ts), and their records no longer wait for them. The events last (event-log.ts).
+ * commit (submission-plan.ts), and their records no longer wait for them: they are finished now.
+ * The events last (event-log.ts).
  */
 async function recordSimulations(tx: Tx, records: readonly MessageRecord[]): Promise<void> {
   if (records.length === 0) return;
@@ -73,7 +74,9 @@ async function recordSimulations(tx: Tx, records: readonly MessageRecord[]): Pro
   const outcomes = records.map((r) => ({ r, ...finishedSimulation(r, ts.toISOString()) }));
   const adds = outcomes.flatMap((o) => o.suppress.map((email) => ({ channelId: o.r.channelId, mailType: o.r.mailType, email, reason: 'bounce' as const })));
   if (adds.length > 0) await addSuppressions(tx, adds, ts);
-  await tx`UPDATE messages SET doc = doc - 'simulateWhenFinished' WHERE id = ANY(${records.map((r) => r.id)}::text[])`;
+  await tx`
+    UPDATE messages SET doc = (doc - 'simulateWhenFinished') || jsonb_build_object('finishedAt', ${ts.toISOString()}::text)
+    WHERE id = ANY(${records.map((r) => r.id)}::text[])`;
   await appendEvents(tx, outcomes.flatMap((o) => o.events));
 }
 

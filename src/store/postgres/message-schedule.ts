@@ -33,7 +33,7 @@ export function cancelMessage(ctx: PgContext, id: string, now: Date): Promise<Sc
     if (!('jobs' in judged)) return judged;
     const canceledAt = now.toISOString();
     const ended = await finishQueuedJobs(tx, judged.jobs.map((j) => j.id), { canceledAt });
-    const [closed] = await closeMessageJobs(tx, [{ messageId: id, jobs: ended.length }]);
+    const [closed] = await closeMessageJobs(tx, [{ messageId: id, jobs: ended.length, at: canceledAt }]);
     const record: MessageRecord = { ...closed, canceledAt };
     await tx`UPDATE messages SET doc = doc || ${jsonb(tx, { canceledAt })} WHERE id = ${id}`;
     if (record.broadcastId) await bumpBroadcastCounters(tx, record.broadcastId, { canceled: 1 });

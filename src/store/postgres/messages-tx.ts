@@ -19,31 +19,38 @@ export async function messageRecords(db: Db, ids: readonly string[]): Promise<Ma
 }
 
 /**
- * Jobs of messages finished (delivered, bounced, expired, dropped, canceled, ended unfinished):
- * each message's open-job count goes down by `jobs` (never below 0), and a message with none
- * left is `sent` (store/lmdb/queue-outcome.ts closeJobOfMessageInTxn). A message that leaves the
+ * Jobs of messages finished (delivered, bounced, expired, dropped, canceled, ended unfinished)
+ * at `at` (ISO 8601): each message's open-job count goes down by `jobs` (never below 0), and a
+ * message with none left is `sent`, finished at the latest `at` of its closes (retention counts
+ * from it; store/lmdb/queue-outcome.ts closeJobOfMessageInTxn). A message that leaves the
  * queue here leaves the message list's queue (event-log.ts dequeueMessages) and counts as
  * finished on its broadcast (a broadcast completes once every message it made left the queue). Returns the records as they are now (messages that exist).
  *
  * Atomic across nodes: the rows are locked (FOR UPDATE, in id order so that two batches never
  * wait on each other) before their counts are read and written back in the same transaction.
  */
-export async function closeMessageJobs(tx: Tx, closes: readonly { messageId: string; jobs: number }[]): Promise<MessageRecord[]> {
-  const by = new Map<string, number>();
-  for (const c of closes) by.set(c.messageId, (by.get(c.messageId) ?? 0) + c.jobs);
+export async function closeMessageJobs(tx: Tx, closes: readonly { messageId: string; jobs: number; at: string }[]): Promise<MessageRecord[]> {
+  const by = new Map<string, { jobs: number; at: string }>();
+  for (const c of closes) {
+    const seen = by.get(c.messageId);
+    by.set(c.messageId, { jobs: (seen?.jobs ?? 0) + c.jobs, at: seen && seen.at > c.at ? seen.at : c.at });
+  }
   if (by.size === 0) return [];
   const rows = await tx<{ doc: MessageRecord }[]>`
     SELECT doc FROM messages WHERE id = ANY(${[...by.keys()]}::text[]) ORDER BY id FOR UPDATE`;
   const next = rows.map(({ doc }) => {
-    const openJobs = Math.max(0, doc.openJobs - by.get(doc.id)!);
-    return { before: doc, after: { ...doc, openJobs, status: openJobs === 0 ? 'sent' : doc.status } satisfies MessageRecord };
+    const close = by.get(doc.id)!;
+    const openJobs = Math.max(0, doc.openJobs - close.jobs);
+    const ended = openJobs === 0 && doc.openJobs > 0 ? { finishedAt: close.at } : {};
+    return { before: doc, after: { ...doc, ...ended, openJobs, status: openJobs === 0 ? 'sent' : doc.status } satisfies MessageRecord };
   });
   if (next.length === 0) return [];
   await tx`
     UPDATE messages m SET open_jobs = u.open_jobs, status = u.status,
-      doc = m.doc || jsonb_build_object('openJobs', u.open_jobs, 'status', u.status)
-    FROM unnest(${next.map((n) => n.after.id)}::text[], ${next.map((n) => n.after.openJobs)}::int4[], ${next.map((n) => n.after.status)}::text[])
-      AS u(id, open_jobs, status)
+      doc = m.doc || jsonb_strip_nulls(jsonb_build_object('openJobs', u.open_jobs, 'status', u.status, 'finishedAt', u.finished_at))
+    FROM unnest(${next.map((n) => n.after.id)}::text[], ${next.map((n) => n.after.openJobs)}::int4[], ${next.map((n) => n.after.status)}::text[],
+      ${next.map((n) => (n.before.openJobs > 0 && n.after.openJobs === 0 ? n.after.finishedAt! : null))}::text[])
+      AS u(id, open_jobs, status, finished_at)
     WHERE m.id = u.id`;
   const left = next.filter(({ before, after }) => before.openJobs > 0 && after.openJobs === 0).map((n) => n.after);
   // Out of the message list's queue (the events group's message_queue) once sent.

@@ -83,7 +83,7 @@ async function writeOutcomes(tx: Tx, live: readonly Claimed[]): Promise<Map<Clai
   withMessage.forEach((c, i) => suppressedBy.set(c, suppressed[i]));
 
   await writeJobs(tx, live.map((c) => c.plan));
-  const closes = withMessage.filter((c) => !c.plan.requeued).map((c) => ({ messageId: c.input.job.messageId, jobs: 1 }));
+  const closes = withMessage.filter((c) => !c.plan.requeued).map((c) => ({ messageId: c.input.job.messageId, jobs: 1, at: c.at }));
   await closeMessageJobs(tx, closes);
   const events: DeliveryEventDraft[] = withMessage.flatMap((c) => attemptEvents(messages.get(c.input.job.messageId)!, c.plan, c.input.result, c.at));
   await appendEvents(tx, events);

@@ -80,8 +80,8 @@ export async function dropLockedJobs(tx: Tx, jobs: readonly DeliveryJob[], now: 
   if (finished.length === 0) return [];
   const messages = await messageRecords(tx, [...new Set(finished.map((j) => j.messageId))]);
   const ours = finished.filter((j) => messages.has(j.messageId));
-  await closeMessageJobs(tx, ours.map((j) => ({ messageId: j.messageId, jobs: 1 })));
   const at = now.toISOString();
+  await closeMessageJobs(tx, ours.map((j) => ({ messageId: j.messageId, jobs: 1, at })));
   await appendEvents(tx, ours.flatMap((j) => dropEvents(messages.get(j.messageId)!, j, at)));
   return finished;
 }

@@ -1,8 +1,10 @@
 /**
  * Retention's message side (RetentionPort.sweepBatch, as the LMDB engine's retention.ts): a
  * message goes with its accepted event (record, body, client Message-ID entries: messages-tx.ts;
- * its jobs: queue-tx.ts); one still being delivered (open jobs) is parked in retention_pending and
- * removed by a later sweep once its delivery ended. Engagement report marks age out with the events
+ * its jobs: queue-tx.ts). The walk never passes the accepted event of a message not finished
+ * (event-retention.ts, domain/retention-hold.ts); should one have open jobs all the same, it is
+ * parked in retention_pending, as an older version parked those it passed, and removed by a
+ * later sweep once its delivery ended. Engagement report marks age out with the events
  * they stand for (engagement-marks.ts). Received messages (issue 33) go by their own age, once
  * posted or failed (expireInbound).
  *

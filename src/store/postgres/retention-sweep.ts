@@ -2,7 +2,9 @@
  * RetentionPort.sweepBatch: one short transaction removing up to `batch` of the oldest events
  * older than the cutoff from the low end of the log (the events group's removeOldEvents moves the
  * floor, so the kept events stay one contiguous run and `after` paging goes on working), with the
- * messages of the accepted events among them (retention-messages.ts). Statistics counters stay.
+ * messages of the accepted events among them (retention-messages.ts). It stops at the accepted
+ * event of a message not finished, or finished less than retention.days ago
+ * (domain/retention-hold.ts). Statistics counters stay.
  *
  * Bounded: every statement touches at most about `batch` rows; the sweeper (src/retention/) calls
  * again while `more`. Never one huge DELETE: a long transaction would hold PostgreSQL's xmin
@@ -14,8 +16,8 @@
  * (event-partitions.ts), in a short transaction of its own: a DROP takes the parent's ACCESS
  * EXCLUSIVE lock, which must not be held while the batch's other statements run. A drop that
  * timed out on its lock is tried again after the next batch. The floor rule (remove from the low
- * end only) is what makes that possible; the messages stay row-wise (they are parked while
- * delivering), and so do the rows of the DEFAULT partitions.
+ * end only) is what makes that possible; the messages stay row-wise, and so do the rows of the
+ * DEFAULT partitions.
  */
 import type { SweepResult } from '../port/retention.js';
 import type { PgContext } from './context.js';
