@@ -40,6 +40,11 @@ export interface SweepTotals {
   inboundMessages: number;
   /** Recipient domains' DNS failure entries with no failure left in their window. */
   dnsFailures: number;
+  /**
+   * The sweep stopped at this message's accepted event, older than retention.days: the message is
+   * not finished (or finished since less than retention.days), and the events after it wait too.
+   */
+  heldBy?: string;
 }
 
 /**
@@ -100,7 +105,7 @@ export class RetentionSweeper {
 
   private async sweepAll(lease: Lease | undefined): Promise<SweepTotals> {
     const cutoffMs = this.now() - this.opts.retentionDays * DAY_MS;
-    const total = { events: 0, messages: 0, inboundMessages: 0, dnsFailures: 0 };
+    const total: SweepTotals = { events: 0, messages: 0, inboundMessages: 0, dnsFailures: 0 };
     // Between batches: stopped, or the leadership went to another node meanwhile.
     const goOn = async () => !this.stopped && (lease === undefined || (await lease.renew()));
     for (;;) {
@@ -108,11 +113,13 @@ export class RetentionSweeper {
       total.events += r.events;
       total.messages += r.messages;
       total.inboundMessages += r.inboundMessages;
+      if (r.heldBy !== undefined) total.heldBy = r.heldBy;
       if (!r.more || !(await goOn())) break;
       await nextTick();
     }
     if (await goOn()) total.dnsFailures = await this.sweepDnsFailures(goOn);
-    if (Object.values(total).some((n) => n > 0)) this.opts.logger.info({ ...total, cutoff: new Date(cutoffMs).toISOString() }, 'retention sweep');
+    const removed = total.events + total.messages + total.inboundMessages + total.dnsFailures > 0;
+    if (removed || total.heldBy !== undefined) this.opts.logger.info({ ...total, cutoff: new Date(cutoffMs).toISOString() }, 'retention sweep');
     return total;
   }
 

@@ -95,7 +95,7 @@ describe('retention sweep', () => {
     expect((await store.messages.get(queued))!.openJobs).toBe(2);
 
     clock = Date.now() + 3 * DAY;
-    await sweeper().sweepNow();
+    expect((await sweeper().sweepNow()).heldBy).toBe(queued);
     expect(await store.messages.get(done)).toBeUndefined();
     expect(await store.messages.body(done)).toBeUndefined();
     expect((await t.api('GET', `/activity/messages/${done}`)).status).toBe(404);
@@ -114,6 +114,7 @@ describe('retention sweep', () => {
     clock = Date.now() + 3 * DAY;
     const again = await sweeper().sweepNow();
     expect(again.messages).toBe(1);
+    expect(again.heldBy).toBeUndefined();
     expect(await loggedEvents(store)).toEqual([]);
     expect(await store.messages.get(queued)).toBeUndefined();
     expect(await store.messages.body(queued)).toBeUndefined();

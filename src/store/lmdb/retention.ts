@@ -46,7 +46,10 @@ export async function sweepRetentionBatch(store: Store, opts: { cutoffMs: number
       const e = getEvent(store, floor);
       if (!e) continue;
       if (eventTimeMs(e) >= opts.cutoffMs) break;
-      if (e.eventType === 'accepted' && isHeldInTxn(store, e.messageId, opts.cutoffMs)) break;
+      if (e.eventType === 'accepted' && isHeldInTxn(store, e.messageId, opts.cutoffMs)) {
+        result.heldBy = e.messageId;
+        break;
+      }
       removeEventInTxn(store, e);
       result.events++;
       if (e.eventType === 'accepted') result.messages += expireMessageInTxn(store, e.messageId);

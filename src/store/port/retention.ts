@@ -13,6 +13,11 @@ export interface SweepResult {
   inboundMessages: number;
   /** The batch was full: call again. */
   more: boolean;
+  /**
+   * The batch stopped at the accepted event, older than the cutoff, of this message: not finished,
+   * or finished less than retention.days ago (domain/retention-hold.ts). The floor waits for it.
+   */
+  heldBy?: string;
 }
 
 /** [accountId, recipient domain]: where a DNS-failure sweep goes on from. */

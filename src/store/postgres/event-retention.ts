@@ -31,6 +31,8 @@ export interface RemovedEvents {
   accepted: { messageId: string; accountId: string; channelId: string }[];
   /** `batch` events went and seqs are left above the new floor. */
   more: boolean;
+  /** The walk stopped at this message's accepted event (isHeld). */
+  heldBy?: string;
 }
 
 interface OldRow {
@@ -53,11 +55,12 @@ function isHeld(r: OldRow, cutoffMs: number): boolean {
 }
 
 /** Where the walk from the floor stops, and what it removes on the way (holes are skipped). */
-function walkFromFloor(rows: readonly OldRow[], last: number, o: { cutoffMs: number; batch: number }): { removed: OldRow[]; floor: number; more: boolean } {
+function walkFromFloor(rows: readonly OldRow[], last: number, o: { cutoffMs: number; batch: number }): { removed: OldRow[]; floor: number; more: boolean; heldBy?: string } {
   const removed: OldRow[] = [];
   for (const r of rows) {
     if (removed.length >= o.batch) return { removed, floor: removed[removed.length - 1].seq + 1, more: true };
-    if (r.ts_ms >= o.cutoffMs || isHeld(r, o.cutoffMs)) return { removed, floor: r.seq, more: false };
+    if (r.ts_ms >= o.cutoffMs) return { removed, floor: r.seq, more: false };
+    if (isHeld(r, o.cutoffMs)) return { removed, floor: r.seq, more: false, heldBy: r.message_id };
     removed.push(r);
   }
   return { removed, floor: last + 1, more: false };
@@ -82,7 +85,8 @@ export async function removeOldEvents(tx: Tx, o: { cutoffMs: number; batch: numb
         LEFT JOIN unfinished_messages u ON e.event_type = 'accepted' AND u.message_id = e.message_id) o), '[]'::jsonb) AS rows`;
   const walk = walkFromFloor(rows, last, o);
   const more = walk.more && walk.floor <= last;
-  if (walk.floor === floor) return { events: 0, accepted: [], more };
+  const held = walk.heldBy !== undefined ? { heldBy: walk.heldBy } : {};
+  if (walk.floor === floor) return { events: 0, accepted: [], more, ...held };
   const accepted = walk.removed.filter((r) => r.event_type === 'accepted');
   await tx`DELETE FROM event_terms_default WHERE seq >= ${floor} AND seq < ${walk.floor}`;
   await tx`DELETE FROM events_default WHERE seq >= ${floor} AND seq < ${walk.floor}`;
@@ -93,5 +97,6 @@ export async function removeOldEvents(tx: Tx, o: { cutoffMs: number; batch: numb
     events: walk.removed.length,
     accepted: accepted.map((r) => ({ messageId: r.message_id, accountId: r.account_id, channelId: r.channel_id })),
     more,
+    ...held,
   };
 }

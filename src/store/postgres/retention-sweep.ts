@@ -41,7 +41,8 @@ export async function sweepBatch(ctx: PgContext, o: { cutoffMs: number; batch: n
     messages += await retryParked(tx, o.batch);
     const marks = await expireReportMarks(tx, o.cutoffMs, o.batch);
     const inboundMessages = await expireInbound(tx, o.cutoffMs, o.batch);
-    return { events: removed.events, messages, inboundMessages, more: removed.more || marks >= o.batch || inboundMessages >= o.batch };
+    const held = removed.heldBy !== undefined ? { heldBy: removed.heldBy } : {};
+    return { events: removed.events, messages, inboundMessages, more: removed.more || marks >= o.batch || inboundMessages >= o.batch, ...held };
   });
   await dropPartitionsBelowFloor(ctx.sql);
   return result;
