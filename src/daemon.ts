@@ -57,7 +57,7 @@ import { oncePerWindow } from './log/repeats.js';
 import { PublicUrl } from './domain/public-url.js';
 import { readQueueSnapshot } from './ops/queue-snapshot.js';
 import { AccountQueue } from './queue/account-queue.js';
-import { RetentionSweeper } from './retention/sweeper.js';
+import { RetentionSweeper, retentionWindow } from './retention/sweeper.js';
 import { ChannelPurger } from './channels/purger.js';
 import { ChannelService } from './channels/service.js';
 import { SmtpListener } from './smtp/server.js';
@@ -230,7 +230,7 @@ export class Daemon {
     this.webhookTargets = this.buildWebhookTargets();
     const coordination = this.coordination;
     this.webhooks = new WebhookDispatcher({ store: this.store, coordination, config: pick(config, 'webhooks', 'shutdown'), targets: this.webhookTargets, logger });
-    this.retention = new RetentionSweeper({ store: this.store, coordination, retentionDays: config.retention.days, logger: logger.child({ component: 'retention' }) });
+    this.retention = new RetentionSweeper({ store: this.store, coordination, ...retentionWindow(config), logger: logger.child({ component: 'retention' }) });
     this.channelPurger = new ChannelPurger({ store: this.store, coordination, logger: logger.child({ component: 'channel-purge' }) });
     this.domainRecheck = new DomainRecheck({ store: this.store, coordination, domains: this.domains, intervalMs: config.domains.recheckIntervalMs, logger: logger.child({ component: 'domains' }) });
 

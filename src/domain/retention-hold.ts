@@ -14,8 +14,16 @@ export interface RetainedMessage {
   finishedAt?: string;
 }
 
-/** Whether the message's accepted event must stay at this cutoff (`finishing`: it waits to be composed or signed). */
-export function holdsRetention(m: RetainedMessage, finishing: boolean, cutoffMs: number): boolean {
+/**
+ * Whether the message's accepted event must stay at this cutoff (`finishing`: it waits to be
+ * composed or signed). An accepted event older than `holdFromMs` holds nothing: no message stays
+ * unfinished that long on schedule and retries (limits.maxScheduleDays and delivery.maxAgeMs
+ * before the cutoff), so one that has is stuck (jobs waiting for a sending source that never
+ * comes, whose wait delivery.maxAgeMs does not count), and holding the floor for it would keep
+ * every later event of every account, without end. Such a message is parked, as before this rule.
+ */
+export function holdsRetention(m: RetainedMessage, finishing: boolean, cutoffMs: number, accepted: { atMs: number; holdFromMs: number }): boolean {
+  if (accepted.atMs < accepted.holdFromMs) return false;
   if (m.openJobs > 0 || finishing) return true;
   return m.finishedAt !== undefined && Date.parse(m.finishedAt) >= cutoffMs;
 }

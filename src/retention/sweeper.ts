@@ -23,6 +23,12 @@ export interface RetentionSweeperOptions {
   /** The node's coordination: the timer's sweeps run as the leader of 'retention-sweep'. */
   coordination: Pick<Coordination, 'lead'>;
   retentionDays: number;
+  /**
+   * The longest a message stays unfinished on schedule and retries (retentionWindow): one accepted
+   * longer than that before the cutoff holds the sweep no more (domain/retention-hold.ts).
+   * Absent: every unfinished message holds it.
+   */
+  longestUnfinishedMs?: number;
   logger: Logger;
   /** Clock, injectable for tests. */
   now?: () => number;
@@ -30,6 +36,11 @@ export interface RetentionSweeperOptions {
   intervalMs?: number;
   /** Events (or DNS failure entries) per transaction. */
   batch?: number;
+}
+
+/** The sweeper's window from the config: retention.days, and limits.maxScheduleDays plus delivery.maxAgeMs as the longest a message stays unfinished. */
+export function retentionWindow(c: { retention: { days: number }; limits: { maxScheduleDays: number }; delivery: { maxAgeMs: number } }): Pick<RetentionSweeperOptions, 'retentionDays' | 'longestUnfinishedMs'> {
+  return { retentionDays: c.retention.days, longestUnfinishedMs: c.limits.maxScheduleDays * DAY_MS + c.delivery.maxAgeMs };
 }
 
 /** What one sweep removed. */
@@ -109,7 +120,8 @@ export class RetentionSweeper {
     // Between batches: stopped, or the leadership went to another node meanwhile.
     const goOn = async () => !this.stopped && (lease === undefined || (await lease.renew()));
     for (;;) {
-      const r = await this.opts.store.retention.sweepBatch({ cutoffMs, batch: this.batch });
+      const hold = this.opts.longestUnfinishedMs === undefined ? {} : { holdFromMs: cutoffMs - this.opts.longestUnfinishedMs };
+      const r = await this.opts.store.retention.sweepBatch({ cutoffMs, batch: this.batch, ...hold });
       total.events += r.events;
       total.messages += r.messages;
       total.inboundMessages += r.inboundMessages;

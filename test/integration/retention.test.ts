@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
-import { RetentionSweeper } from '../../src/retention/sweeper.js';
+import { RetentionSweeper, retentionWindow } from '../../src/retention/sweeper.js';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
 import { allEvents as loggedEvents, danglingIndexEntries, messageJobLinks } from '../support/engine-fixtures.js';
@@ -54,6 +54,11 @@ beforeAll(async () => {
 afterAll(() => stopDaemonWithDns({ t, dns }));
 
 describe('retention sweep', () => {
+  it('waits at an unfinished message for at most the schedule window and the queue age past retention.days', () => {
+    const day = 86_400_000;
+    expect(retentionWindow({ retention: { days: 30 }, limits: { maxScheduleDays: 30 }, delivery: { maxAgeMs: 3 * day } })).toEqual({ retentionDays: 30, longestUnfinishedMs: 33 * day });
+  });
+
   it('runs as a daemon component', () => {
     expect(t.daemon.retention).toBeInstanceOf(RetentionSweeper);
   });

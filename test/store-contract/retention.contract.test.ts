@@ -4,7 +4,8 @@
  * retention.days, one deferred and retrying for longer, one still waiting to be composed keep
  * their events, their list entry and their record; once finished they stay retention.days more
  * (counted from the end of their delivery), then go. The log's floor waits at the accepted event
- * of such a message, so the events after it wait too.
+ * of such a message, so the events after it wait too: for as long as a message can stay
+ * unfinished on schedule and retries, after which a stuck one is parked as before.
  */
 import { expect, it } from 'vitest';
 import type { AttemptResult } from '../../src/domain/delivery-result.js';
@@ -24,10 +25,11 @@ function result(recipients: readonly string[], outcome: 'delivered' | 'deferred'
 }
 
 eachEngine('retention of unfinished messages', (ctx) => {
-  /** One sweep as the sweeper runs it at nowMs: every batch until no more. */
-  async function sweepAt(nowMs: number) {
+  /** One sweep as the sweeper runs it at nowMs: every batch until no more (`longestUnfinishedMs`: RetentionSweeper's, none by default). */
+  async function sweepAt(nowMs: number, longestUnfinishedMs?: number) {
+    const cutoffMs = nowMs - RETENTION;
     for (;;) {
-      const r = await ctx.store.retention.sweepBatch({ cutoffMs: nowMs - RETENTION, batch: 100 });
+      const r = await ctx.store.retention.sweepBatch({ cutoffMs, batch: 100, ...(longestUnfinishedMs !== undefined && { holdFromMs: cutoffMs - longestUnfinishedMs }) });
       if (!r.more) return;
     }
   }
@@ -94,6 +96,28 @@ eachEngine('retention of unfinished messages', (ctx) => {
     expect(await types(later)).toEqual([]);
     expect(await listed(ACCOUNT)).toEqual([]);
     expect(await ctx.store.messages.get(id)).toBeUndefined();
+    expect(await ctx.store.messages.get(later)).toBeUndefined();
+  });
+
+  it('holds the floor no longer than a message can stay unfinished on schedule and retries: a stuck one is parked, and the events after it go', async () => {
+    const stuck = await queueMessage(ctx.store, { to: ['dee@stuck.test'], now: new Date(T0) });
+    // Due again long after any give-up time: as jobs that wait for a sending source that never comes.
+    await attempt(T0, 'deferred', T0 + 1000 * DAY);
+    const later = await queueMessage(ctx.store, { to: ['eve@fast.test'], now: new Date(T0 + DAY) });
+    await attempt(T0 + DAY, 'delivered');
+    const longest = 5 * DAY; // say 2 days of schedule window and 3 of queue age
+
+    // Within the window the stuck message holds the floor, and the later one waits behind it.
+    await sweepAt(T0 + RETENTION + longest, longest);
+    expect(await types(stuck)).toEqual(['accepted', 'processed']);
+    expect(await types(later)).toEqual(['accepted', 'processed', 'delivered']);
+
+    // Past it, the stuck message is parked (record, body and job kept for its delivery) and the floor moves on.
+    await sweepAt(T0 + RETENTION + longest + 2 * DAY + 1, longest);
+    expect(await types(stuck)).toEqual([]);
+    expect(await types(later)).toEqual([]);
+    expect(await ctx.store.messages.get(stuck)).toMatchObject({ status: 'queued', openJobs: 1 });
+    expect(await ctx.store.retention.isPending(stuck)).toBe(true);
     expect(await ctx.store.messages.get(later)).toBeUndefined();
   });
 

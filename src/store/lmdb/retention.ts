@@ -28,12 +28,12 @@ import { eventFloor, getEvent, lastEventSeq, removeEventInTxn } from './events.j
 import { expireInboundInTxn } from './inbound-messages.js';
 import { KEY_MAX } from './layout.js';
 import { awaitsSignature } from './signing.js';
-import type { SweepResult } from '../port/retention.js';
+import type { SweepBatchOptions, SweepResult } from '../port/retention.js';
 
 export type { SweepResult } from '../port/retention.js';
 
 /** One transaction: removes up to `batch` events older than cutoffMs, with their messages. */
-export async function sweepRetentionBatch(store: Store, opts: { cutoffMs: number; batch: number }): Promise<SweepResult> {
+export async function sweepRetentionBatch(store: Store, opts: SweepBatchOptions): Promise<SweepResult> {
   return store.write(() => {
     const result: SweepResult = { events: 0, messages: 0, inboundMessages: 0, more: false };
     const last = lastEventSeq(store);
@@ -46,7 +46,7 @@ export async function sweepRetentionBatch(store: Store, opts: { cutoffMs: number
       const e = getEvent(store, floor);
       if (!e) continue;
       if (eventTimeMs(e) >= opts.cutoffMs) break;
-      if (e.eventType === 'accepted' && isHeldInTxn(store, e.messageId, opts.cutoffMs)) {
+      if (e.eventType === 'accepted' && isHeldInTxn(store, e.messageId, opts, eventTimeMs(e))) {
         result.heldBy = e.messageId;
         break;
       }
@@ -79,9 +79,10 @@ function trimClockInTxn(store: Store, floor: number): void {
 }
 
 /** The message of this accepted event is not finished, or finished after the cutoff: its events stay. */
-function isHeldInTxn(store: Store, messageId: string, cutoffMs: number): boolean {
+function isHeldInTxn(store: Store, messageId: string, opts: SweepBatchOptions, acceptedMs: number): boolean {
   const m = dbsOf(store).messages.get(messageId) as MessageRecord | undefined;
-  return m !== undefined && holdsRetention(m, awaitsSignature(store, messageId), cutoffMs);
+  const accepted = { atMs: acceptedMs, holdFromMs: opts.holdFromMs ?? Number.NEGATIVE_INFINITY };
+  return m !== undefined && holdsRetention(m, awaitsSignature(store, messageId), opts.cutoffMs, accepted);
 }
 
 /** Returns 1 when the message was removed, 0 when it is gone already or parked (never here: isHeldInTxn stopped the walk before it). */

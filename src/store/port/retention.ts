@@ -6,6 +6,14 @@
  * store/lmdb/repos/ and checked by the contract suite in test/store-contract/.
  */
 
+/** One sweep batch: the cutoff, the batch size, and the oldest accepted event that may hold the floor (domain/retention-hold.ts). */
+export interface SweepBatchOptions {
+  cutoffMs: number;
+  batch: number;
+  /** An accepted event older than this holds nothing (holdsRetention; the sweeper passes it); absent: any may hold. */
+  holdFromMs?: number;
+}
+
 export interface SweepResult {
   events: number;
   messages: number;
@@ -42,7 +50,7 @@ export interface RetentionPort {
    * with their raw bytes, oldest first: only `posted` or `failed` ones, never one still
    * `received` (due for a POST within its window, or claimed); it goes once its processing ends.
    */
-  sweepBatch(o: { cutoffMs: number; batch: number }): Promise<SweepResult>;
+  sweepBatch(o: SweepBatchOptions): Promise<SweepResult>;
   /**
    * One short commit over at most `batch` DNS-failure entries after `after`, in key order:
    * failures older than their window go, and an entry left with none goes with them.

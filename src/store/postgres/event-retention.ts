@@ -23,6 +23,7 @@
  * same statement), and the floor waits there until it may pass.
  */
 import { holdsRetention } from '../../domain/retention-hold.js';
+import type { SweepBatchOptions } from '../port/retention.js';
 import type { Tx } from './client.js';
 
 export interface RemovedEvents {
@@ -49,18 +50,19 @@ interface OldRow {
 }
 
 /** An accepted event whose message retention holds: the walk stops there. */
-function isHeld(r: OldRow, cutoffMs: number): boolean {
+function isHeld(r: OldRow, o: SweepBatchOptions): boolean {
   if (r.event_type !== 'accepted' || r.open_jobs === null) return false;
-  return holdsRetention({ openJobs: r.open_jobs, ...(r.finished_at !== null && { finishedAt: r.finished_at }) }, r.finishing, cutoffMs);
+  const accepted = { atMs: Number(r.ts_ms), holdFromMs: o.holdFromMs ?? Number.NEGATIVE_INFINITY };
+  return holdsRetention({ openJobs: r.open_jobs, ...(r.finished_at !== null && { finishedAt: r.finished_at }) }, r.finishing, o.cutoffMs, accepted);
 }
 
 /** Where the walk from the floor stops, and what it removes on the way (holes are skipped). */
-function walkFromFloor(rows: readonly OldRow[], last: number, o: { cutoffMs: number; batch: number }): { removed: OldRow[]; floor: number; more: boolean; heldBy?: string } {
+function walkFromFloor(rows: readonly OldRow[], last: number, o: SweepBatchOptions): { removed: OldRow[]; floor: number; more: boolean; heldBy?: string } {
   const removed: OldRow[] = [];
   for (const r of rows) {
     if (removed.length >= o.batch) return { removed, floor: removed[removed.length - 1].seq + 1, more: true };
     if (r.ts_ms >= o.cutoffMs) return { removed, floor: r.seq, more: false };
-    if (isHeld(r, o.cutoffMs)) return { removed, floor: r.seq, more: false, heldBy: r.message_id };
+    if (isHeld(r, o)) return { removed, floor: r.seq, more: false, heldBy: r.message_id };
     removed.push(r);
   }
   return { removed, floor: last + 1, more: false };
@@ -72,7 +74,7 @@ function walkFromFloor(rows: readonly OldRow[], last: number, o: { cutoffMs: num
  * accepted events and the event clock rows below the new floor but the last of them (it still
  * holds the clock value of the floor's event); moves the floor.
  */
-export async function removeOldEvents(tx: Tx, o: { cutoffMs: number; batch: number }): Promise<RemovedEvents> {
+export async function removeOldEvents(tx: Tx, o: SweepBatchOptions): Promise<RemovedEvents> {
   const [{ floor }] = await tx<{ floor: number }[]>`SELECT floor FROM event_log_floor FOR UPDATE`;
   // One statement, one snapshot: seqs above the `last` it reads are not in `rows` either.
   const [{ last, rows }] = await tx<{ last: number; rows: OldRow[] }[]>`

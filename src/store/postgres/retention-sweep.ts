@@ -19,7 +19,7 @@
  * end only) is what makes that possible; the messages stay row-wise, and so do the rows of the
  * DEFAULT partitions.
  */
-import type { SweepResult } from '../port/retention.js';
+import type { SweepBatchOptions, SweepResult } from '../port/retention.js';
 import type { PgContext } from './context.js';
 import { removeOldEvents } from './event-log.js';
 import { dropPartitionsBelowFloor } from './event-partitions.js';
@@ -33,7 +33,7 @@ const SWEEP_LOCK_CLASS = 0x5245_544e; // "RETN"
  * from the same floor would remove the same events. The events go first (the log's floor), then
  * the messages, the parked ones, the report marks and the received messages.
  */
-export async function sweepBatch(ctx: PgContext, o: { cutoffMs: number; batch: number }): Promise<SweepResult> {
+export async function sweepBatch(ctx: PgContext, o: SweepBatchOptions): Promise<SweepResult> {
   const result = await ctx.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${SWEEP_LOCK_CLASS}::int4, 0)`;
     const removed = await removeOldEvents(tx, o);

@@ -1,5 +1,5 @@
 /** The LMDB engine's LmdbRetention: the port's verbs over the functions of store/lmdb/. */
-import type { DnsFailureKey, DnsFailureSweep, RetentionPort, SweepResult } from '../../port/retention.js';
+import type { DnsFailureKey, DnsFailureSweep, RetentionPort, SweepBatchOptions, SweepResult } from '../../port/retention.js';
 import { sweepDnsFailuresBatch } from '../dns-failures.js';
 import type { Store } from '../env.js';
 import { isRetentionPending, sweepRetentionBatch } from '../retention.js';
@@ -7,7 +7,7 @@ import { isRetentionPending, sweepRetentionBatch } from '../retention.js';
 export class LmdbRetention implements RetentionPort {
   constructor(private readonly store: Store) {}
 
-  sweepBatch(o: { cutoffMs: number; batch: number }): Promise<SweepResult> {
+  sweepBatch(o: SweepBatchOptions): Promise<SweepResult> {
     return sweepRetentionBatch(this.store, o);
   }
 
