@@ -18,7 +18,7 @@ import { bootstrapIfEmpty, type InitialCredentials } from './bootstrap.js';
 import { LocalCoordination } from './coordination/local.js';
 import { loadNodeId } from './coordination/node-id.js';
 import { PostgresCoordination } from './coordination/postgres/index.js';
-import type { Coordination } from './coordination/port.js';
+import { NODE_GONE_MS, type Coordination } from './coordination/port.js';
 import { createDaneLookup } from './dane/index.js';
 import { DeliveryService } from './delivery/dispatcher.js';
 import { DnsResolver } from './dns/resolver.js';
@@ -81,6 +81,9 @@ import { InboundRouteService } from './inbound/routes.js';
 import { TemplateService } from './templates/service.js';
 import { templateRoutes } from './http/routes/templates.js';
 import { WebhookTargets } from './webhooks/targets.js';
+
+/** Cluster mode: how often delivery and the inbound poster look for nodes that stopped beating (Coordination.nodesGone). */
+const GONE_NODE_CHECK_MS = 10_000;
 
 /** Anything with a lifecycle. Started in order, stopped in reverse. */
 export interface Component {
@@ -254,6 +257,7 @@ export class Daemon {
       attachmentUrlPrefix: (id) => `${this.publicUrl.value}/inbound/messages/${id}/attachments/`,
       pool: this.pool,
       logger,
+      ...(this.engine.kind === 'postgres' && { goneNodes: { list: () => this.coordination.nodesGone(NODE_GONE_MS), everyMs: GONE_NODE_CHECK_MS } }),
     });
   }
 
@@ -343,7 +347,7 @@ export class Daemon {
       nodeId: this.coordination.nodeId,
       formerNodeIds: this.engine.kind === 'lmdb' ? LMDB_FORMER_NODE_IDS : [],
       // Cluster mode: a dead node's leases come back within NODE_GONE_MS plus this (issue 32: 60 s).
-      goneNodeCheckMs: this.engine.kind === 'postgres' ? 10_000 : undefined,
+      goneNodeCheckMs: this.engine.kind === 'postgres' ? GONE_NODE_CHECK_MS : undefined,
       // Cluster mode: a site's sessions are counted on all nodes together (delivery/cluster-sites.ts).
       siteSlots: this.engine.kind === 'postgres' ? this.coordination.slots('mx-site') : undefined,
       config: { delivery, hostname, domains: { returnPathLabel: domains.returnPathLabel }, shutdown: { graceMs: shutdown.graceMs } },

@@ -61,6 +61,9 @@ export type Backlog = 'broadcast-expansion' | 'finishing';
  * The holder renews it while it works (at least once per ttl) and stops as soon as a renewal
  * fails: another holder may have it by then.
  */
+/** A cluster node without a heartbeat this long is gone (coordination/postgres/heartbeats.ts beats every 5 s): what Coordination.nodesGone is asked with. */
+export const NODE_GONE_MS = 30_000;
+
 export interface Lease {
   /** The task, or `backlog/key`. */
   readonly name: string;

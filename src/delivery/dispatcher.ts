@@ -30,7 +30,7 @@ import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../queue/clock.js';
 import { WorkLoop } from '../queue/work-loop.js';
 import { LocalCoordination } from '../coordination/local.js';
-import type { Coordination, SharedPacer, SharedRate, SlotHold, Slots } from '../coordination/port.js';
+import { NODE_GONE_MS, type Coordination, type SharedPacer, type SharedRate, type SlotHold, type Slots } from '../coordination/port.js';
 import { DeliveryQueue, type DueKey, type LeasedJob, type LoadedMessage, type RecordedOutcome } from '../queue/delivery-queue.js';
 import type { StorePort } from '../store/port/index.js';
 import { AddressPolicy } from './address-policy.js';
@@ -153,8 +153,6 @@ const RECOVERY_EVERY_MS = 60_000;
  * would go unused, and a session waits at most as long for its slot.
  */
 const PACE_LEAD = 3;
-/** A cluster node without a heartbeat this long is gone (coordination/postgres/heartbeats.ts beats every 5 s). */
-const NODE_GONE_MS = 30_000;
 
 /**
  * Jobs of a full site leased ahead, per slot of its concurrency. The lease that refills them is a

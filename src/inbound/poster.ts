@@ -49,6 +49,12 @@ export interface InboundPosterOptions {
   leaseMs?: number;
   /** Longest sleep while idle. Default 30 s. */
   idleCheckMs?: number;
+  /**
+   * Cluster mode: the nodes that stopped beating (Coordination.nodesGone), looked for every
+   * `everyMs`: their claims are given back at once, as delivery takes back their leases, so a
+   * dead node's messages are posted by the others without waiting out the claims' lease.
+   */
+  goneNodes?: { list: () => Promise<string[]>; everyMs: number };
 }
 
 const ERROR_BACKOFF_MS = 5_000;
@@ -72,6 +78,8 @@ export class InboundPoster {
   private stopping = false;
   /** Set by start: the first round gives back the claims this node held before (none of them is in flight here). */
   private releasePending = false;
+  /** When the gone nodes were last looked for (goneNodes); -Infinity: at the first round. */
+  private lastGoneCheckMs = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly o: InboundPosterOptions) {
     this.clock = o.clock ?? systemClock();
@@ -127,7 +135,9 @@ export class InboundPoster {
   private async fill(): Promise<number> {
     const now = this.clock.now();
     if (this.releasePending) await this.releaseOwnClaims(now);
-    const idle = now + (this.o.idleCheckMs ?? 30_000);
+    const gone = this.o.goneNodes;
+    if (gone && now - this.lastGoneCheckMs >= gone.everyMs) await this.releaseGoneClaims(now, gone.list);
+    const idle = Math.min(now + (this.o.idleCheckMs ?? 30_000), gone ? this.lastGoneCheckMs + gone.everyMs : Infinity);
     let next = idle;
     for (let max = this.room(); max > 0 && !this.stopping; max = this.room()) {
       const { claims, nextDueMs } = await this.o.store.inboundMessages.claimDue({ owner: this.o.nodeId, nowMs: now, max, leaseMs: this.o.leaseMs ?? 300_000 });
@@ -147,6 +157,15 @@ export class InboundPoster {
     const released = await this.o.store.inboundMessages.releaseClaims({ owner: this.o.nodeId, nowMs: now });
     this.releasePending = false;
     if (released > 0) this.o.logger.warn({ released }, 'inbound claims of a previous run given back: posted again now');
+  }
+
+  /** The claims of nodes that stopped beating: due now, their lease numbers raised (a late write of theirs is stale). */
+  private async releaseGoneClaims(now: number, list: () => Promise<string[]>): Promise<void> {
+    this.lastGoneCheckMs = now;
+    for (const node of await list()) {
+      const released = await this.o.store.inboundMessages.releaseClaims({ owner: node, nowMs: now });
+      if (released > 0) this.o.logger.warn({ node, released }, 'inbound claims of a node that stopped beating given back: posted again now');
+    }
   }
 
   /** How many messages one claim may take: free places, and as many of the largest size as the byte budget has room for. */
