@@ -29,8 +29,8 @@ export function headerSummary(raw: Buffer): HeaderSummary {
 
 /**
  * A field's value unfolded (RFC 5322 2.2.3), one char per byte as splitMessage reads it: headerText
- * then reads it as the payload's `headers` do (UTF-8, else the bytes as they are), so that the
- * list's subject is the payload's and a Latin-1 Subject is found by its own letters.
+ * then reads it as the payload's `headers` do (UTF-8, else windows-1252), so that the list's
+ * subject is the payload's and a Latin-1 Subject is found by its own letters.
  */
 function unfolded(f: HeaderField): string {
   const colon = f.raw.indexOf(':');

@@ -5,6 +5,7 @@
  */
 import libmime from 'libmime';
 import type { AddressObject, Attachment, EmailAddress, ParsedMail } from 'mailparser';
+import { windows1252 } from '../domain/windows-1252.js';
 
 export interface PayloadAddress {
   address: string;
@@ -59,16 +60,23 @@ export function addresses(field: AddressObject | AddressObject[] | undefined): P
   return out;
 }
 
+/** Fatal: a field that is not UTF-8 throws, and is read as windows-1252 instead. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
- * Header bytes as text: mailparser hands header lines over one char per byte; 8-bit header
- * text is UTF-8 (RFC 6532 3.2), and other bytes stay as they are, one char each.
+ * Header bytes as text: mailparser hands header lines over one char per byte. 8-bit header text
+ * is UTF-8 (RFC 6532 3.2); a field that is not valid UTF-8 comes from a legacy mailer that wrote
+ * its own charset raw ("From: J\xf6rg", no RFC 2047 encoded-word) and is read as windows-1252,
+ * the "latin1" of the WHATWG Encoding standard, so its letters are kept rather than lost to U+FFFD.
+ * The one reading of header bytes for the payload: `headers`, and through them the Subject and the
+ * addresses' names. Linear in the field, which the header block's cap bounds (parse-received.ts).
  */
 export function headerText(binary: string): string {
   if (!/[\x80-\xff]/.test(binary) || /[^\x00-\xff]/.test(binary)) return binary;
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(binary, 'latin1'));
+    return UTF8.decode(Buffer.from(binary, 'latin1'));
   } catch {
-    return binary;
+    return windows1252(binary);
   }
 }
 

@@ -28,6 +28,8 @@ describe('headerSummary', () => {
       Buffer.from('From: Ann <Ann@Example.org>\r\nSubject: =?UTF-8?B?R3LDvMOfZQ==?= aus\r\n K\u00f6ln\r\n\r\nx\r\n', 'latin1'),
       Buffer.from('From: ann@example.org\r\nSubject: Grüße aus Köln\r\n\r\nx\r\n', 'utf8'),
       Buffer.from('From: ann@example.org\r\nSubject: Gr\xfc\xdfe aus K\xf6ln\r\n\r\nx\r\n', 'latin1'),
+      // windows-1252, the "latin1" of WHATWG: 0x80 is the euro sign, 0x96 an en dash.
+      Buffer.from('From: ann@example.org\r\nSubject: Rechnung \x96 12 \x80\r\n\r\nx\r\n', 'latin1'),
     ];
     for (const raw of cases) {
       const summary = headerSummary(raw);
@@ -36,5 +38,6 @@ describe('headerSummary', () => {
       expect(summary.subject).toBe(await payloadSubject(raw));
     }
     expect(headerSummary(cases[2]).subject).toBe('Grüße aus Köln');
+    expect(headerSummary(cases[3]).subject).toBe('Rechnung – 12 €');
   });
 });
