@@ -108,6 +108,30 @@ export function subjectOf(headers: readonly PayloadHeader[]): string | null {
   return subject === '' ? null : subject;
 }
 
+/** Reads an address field's values (mailparser's parseAddressHeader): names' encoded-words decoded. */
+export type AddressParser = (values: string[]) => AddressObject;
+
+/**
+ * The addresses of the fields named `name` in `headers` (the first one only, as mailparser keeps
+ * one From and one Reply-To, or every one), parsed with `parse`; `parsed` (mailparser's reading)
+ * where the list has no such field (past MAX_HEADERS). Read from the header list, not from
+ * mailparser's `from`/`to`: mailparser reads 8-bit header bytes as UTF-8 only, so a name sent in
+ * raw Latin-1 ("J\xf6rg M\xfcller") came as "J\ufffdrg M\ufffdller", as the Subject did (subjectOf).
+ */
+export function addressesOf(
+  headers: readonly PayloadHeader[],
+  name: string,
+  o: { all: boolean; parse: AddressParser; parsed: AddressObject | AddressObject[] | undefined },
+): PayloadAddress[] {
+  const values: string[] = [];
+  for (const h of headers) {
+    if (h.name.toLowerCase() !== name) continue;
+    values.push(h.value);
+    if (!o.all) break;
+  }
+  return addresses(values.length > 0 ? o.parse(values) : o.parsed);
+}
+
 /**
  * The Date field as an ISO timestamp; null when there is none or it does not parse (mailparser
  * puts the current time in place of a date it cannot read, which would be a false date).

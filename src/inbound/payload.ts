@@ -10,7 +10,7 @@
 import type { ParsedMail } from 'mailparser';
 import { DEFAULT_PARSE_LIMITS, parseReceived, type ParseLimits } from './parse-received.js';
 import {
-  addresses,
+  addressesOf,
   attachmentList,
   dateOf,
   headerList,
@@ -73,8 +73,8 @@ export async function inboundPayload(input: InboundPayloadInput): Promise<Inboun
     routeId: input.routeId,
     receivedAt: input.receivedAt.toISOString(),
     envelope: { mailFrom: input.envelope.mailFrom, rcptTo: [...input.envelope.rcptTo] },
-    ...addressFields(mail),
-    // As `headers` reads it (8-bit text that is not UTF-8 kept), mailparser's where it listed no Subject.
+    ...(await addressFields(mail, headers)),
+    // As `headers` reads it (8-bit text that is not UTF-8 read as windows-1252), mailparser's where it listed no Subject.
     subject: subjectOf(headers) ?? mail?.subject ?? null,
     date: dateOf(headers),
     messageId: mail?.messageId ?? null,
@@ -91,12 +91,19 @@ export async function inboundPayload(input: InboundPayloadInput): Promise<Inboun
   };
 }
 
-function addressFields(mail: ParsedMail | null): Pick<InboundPayload, 'from' | 'to' | 'cc' | 'replyTo'> {
+/**
+ * From, To, Cc and Reply-To as `headers` reads them (8-bit text that is not UTF-8 read as
+ * windows-1252), parsed as mailparser parses them (encoded-words in names decoded, RFC 2047).
+ * The import costs nothing here: parseReceived loaded mailparser to read this message.
+ */
+async function addressFields(mail: ParsedMail | null, headers: readonly PayloadHeader[]): Promise<Pick<InboundPayload, 'from' | 'to' | 'cc' | 'replyTo'>> {
+  const { parseAddressHeader } = await import('mailparser');
+  const parse = (values: string[]) => parseAddressHeader(values);
   return {
-    from: addresses(mail?.from)[0] ?? null,
-    to: addresses(mail?.to),
-    cc: addresses(mail?.cc),
-    replyTo: addresses(mail?.replyTo),
+    from: addressesOf(headers, 'from', { all: false, parse, parsed: mail?.from })[0] ?? null,
+    to: addressesOf(headers, 'to', { all: true, parse, parsed: mail?.to }),
+    cc: addressesOf(headers, 'cc', { all: true, parse, parsed: mail?.cc }),
+    replyTo: addressesOf(headers, 'reply-to', { all: false, parse, parsed: mail?.replyTo }),
   };
 }
 

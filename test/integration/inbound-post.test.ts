@@ -14,6 +14,7 @@ import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../suppo
 import type { TestDns } from '../support/dns-server.js';
 import { newChannel, newVerifiedDomain, uniqueName } from '../support/domains.js';
 import { waitFor } from '../support/wait.js';
+import { SmtpWire } from '../support/smtp-wire.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 let t: TestDaemon;
@@ -65,6 +66,22 @@ async function send(to: string, subject: string): Promise<string> {
   }
 }
 
+/** Sends `raw` over a bare SMTP session, byte for byte (no client re-encodes its header); resolves with the reply to the final dot. */
+async function sendBytes(to: string, raw: Buffer): Promise<string> {
+  const c = await SmtpWire.connect(t.daemon.inbound!.port);
+  try {
+    await c.reply();
+    await c.cmd('EHLO old-mailer.example.de');
+    await c.cmd('MAIL FROM:<joerg@example.de>');
+    expect((await c.cmd(`RCPT TO:<${to}>`))!.code).toBe(250);
+    expect((await c.cmd('DATA'))!.code).toBe(354);
+    c.write(Buffer.concat([raw, Buffer.from('.\r\n')]));
+    return (await c.reply(30_000))!.text;
+  } finally {
+    await c.quit();
+  }
+}
+
 async function only(routeId: string): Promise<InboundMessage | undefined> {
   const [m] = (await t.daemon.store.inboundMessages.list({ accountId: t.accountId, routeId, limit: 10 })).results;
   return m;
@@ -95,6 +112,28 @@ describe('posting received mail', () => {
       auth: { spf: { result: 'pass', domain: 'example.org' }, dkim: [], dmarc: { result: expect.any(String) }, arc: { result: 'none' } },
     });
     expect(m).toMatchObject({ attempts: [{ statusCode: 200, error: null }], nextAttemptAt: null, processedAt: expect.any(String), auth: { spf: expect.any(Object) } });
+  });
+
+  it('gives names and a Subject sent in raw Latin-1 bytes their letters in the POST, beside UTF-8 and encoded-word ones', async () => {
+    const r = await route('latin1', '/latin1');
+    // An old mailer's header: 8-bit Latin-1 with no RFC 2047 encoding (0x96 is windows-1252's en dash).
+    const raw = Buffer.concat([
+      Buffer.from('From: J\xf6rg M\xfcller <joerg@example.de>\r\nSubject: Gr\xfc\xdfe \x96 Rechnung\r\n', 'latin1'),
+      // UTF-8 fields stay UTF-8 (RFC 6532), and encoded-words decode as before.
+      Buffer.from(`To: Zoë Ünal <latin1@${domain}>\r\nCc: =?ISO-8859-1?Q?Fran=E7oise?= <fr@example.fr>\r\n`, 'utf8'),
+      Buffer.from('Reply-To: B\xfcro <buero@example.de>\r\n\r\nHallo\r\n', 'latin1'),
+    ]);
+    expect(await sendBytes(`latin1@${domain}`, raw)).toMatch(/^250/);
+    await settled(r.id, 'posted');
+    const [req] = receiver.at('/latin1');
+    expect(req.json).toMatchObject({
+      from: { address: 'joerg@example.de', name: 'Jörg Müller' },
+      to: [{ address: `latin1@${domain}`, name: 'Zoë Ünal' }],
+      cc: [{ address: 'fr@example.fr', name: 'Françoise' }],
+      replyTo: [{ address: 'buero@example.de', name: 'Büro' }],
+      subject: 'Grüße – Rechnung',
+    });
+    expect(req.body).not.toContain('\ufffd');
   });
 
   it('retries a URL that answers 500 forever with backoff, then ends failed with every attempt kept', async () => {

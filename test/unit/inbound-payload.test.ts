@@ -141,6 +141,41 @@ describe('bad input ends as a payload', () => {
     expect((await payloadOf('From: a@example.org\r\nSubject: \r\n\r\nbody\r\n')).subject).toBeNull();
   });
 
+  it('gives display names sent in raw Latin-1 bytes their letters (windows-1252, as WHATWG reads "latin1"), UTF-8 and encoded-word names as before', async () => {
+    const raw = Buffer.from(
+      [
+        'From: J\xf6rg M\xfcller \x96 Vertrieb <joerg@example.de>',
+        'To: "Fran\xe7oise" <fr@example.fr>, team: R\xe9mi <remi@example.fr>;',
+        'To: =?ISO-8859-1?Q?J=F6rg?= <j2@example.de>',
+        'Cc: =?UTF-8?B?' + Buffer.from('Zoë ✓').toString('base64') + '?= <zoe@example.org>',
+        'Reply-To: B\xfcro\r\n <buero@example.de>',
+        'Subject: x',
+        '',
+        'body',
+        '',
+      ].join('\r\n'),
+      'latin1',
+    );
+    const p = await payloadOf(raw);
+    // 0x96 is an en dash in windows-1252 (a C1 control in ISO-8859-1).
+    expect(p.from).toEqual({ address: 'joerg@example.de', name: 'Jörg Müller – Vertrieb' });
+    expect(p.headers.find((h) => h.name === 'From')!.value).toBe('Jörg Müller – Vertrieb <joerg@example.de>');
+    expect(p.to).toEqual([
+      { address: 'fr@example.fr', name: 'Françoise' },
+      { address: 'remi@example.fr', name: 'Rémi' },
+      { address: 'j2@example.de', name: 'Jörg' },
+    ]);
+    expect(p.cc).toEqual([{ address: 'zoe@example.org', name: 'Zoë ✓' }]);
+    expect(p.replyTo).toEqual([{ address: 'buero@example.de', name: 'Büro' }]);
+    // A field that is UTF-8 stays UTF-8 (RFC 6532) beside one that is not.
+    const mixed = Buffer.concat([
+      Buffer.from('From: Jörg Müller <joerg@example.de>\r\n', 'utf8'),
+      Buffer.from('To: J\xf6rg <j@example.de>\r\nSubject: \x80 5\r\n\r\nbody\r\n', 'latin1'),
+    ]);
+    const q = await payloadOf(mixed);
+    expect([q.from!.name, q.to[0].name, q.subject]).toEqual(['Jörg Müller', 'Jörg', '€ 5']);
+  });
+
   it('links a 25 MB attachment instead of inlining it', async () => {
     const big = Buffer.alloc(25 * 1024 * 1024, 0x41);
     const raw = await compose({ from: 'ann@example.org', to: 'support@inbound.test', subject: 'big', text: 'here', attachments: [{ filename: 'big.bin', content: big }] });

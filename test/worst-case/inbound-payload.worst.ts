@@ -3,10 +3,11 @@
  * the sizes their limits let through: the header block at MAX_HEADER_BYTES (parse-received.ts
  * refuses more), the text at the whole message, the MIME structure up to the parts cap.
  */
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_HEADER_BYTES } from '../../src/domain/raw-headers.js';
 import { DEFAULT_PARSE_LIMITS, parseReceived } from '../../src/inbound/parse-received.js';
 import { headerList, headerText, safeFilename } from '../../src/inbound/payload-fields.js';
+import { inboundPayload, type InboundPayloadInput } from '../../src/inbound/payload.js';
 import { capSignatureFields } from '../../src/inbound/signature-fields.js';
 import { strippedTextReply } from '../../src/inbound/stripped-reply.js';
 import { MiB, repeatTo, withinBudget, withinBudgetAsync } from '../support/worst-case.js';
@@ -50,6 +51,29 @@ describe('the header fields of a received message', () => {
     const raw = Buffer.from(`${headerBlock(unit)}\r\nbody\r\n`, 'latin1');
     const { mail } = await withinBudgetAsync(`parseReceived: ${what}`, () => parseReceived(raw), 1000);
     withinBudget(`headerList: ${what}`, () => headerList(mail));
+  });
+
+  // Lines of 64 bytes and more: mailsplit counts a shorter header line as 64 against maxHeadSize.
+  const names = 'J\xf6rg M\xfcller <a@b.example>, "M\xfcller \x96 B\xfcro" <c@d.example>, e\xe9: f@g;,\r\n';
+  it.each([
+    ['many To fields', headerBlock(`To: ${names}`), 'Müller – Büro'],
+    ['one To field folded', `To: x@y.example,\r\n${repeatTo(` ${names}`, MAX_HEADER_BYTES - 1024).replace(/[^\n]*$/, '')}`, 'Jörg Müller'],
+  ])('inboundPayload on a header block of %s with raw Latin-1 names', async (what, block, second) => {
+    // Each address field is parsed twice: by mailparser, and again from `headers` read as windows-1252 (addressesOf).
+    const input: InboundPayloadInput = {
+      id: 'in_1',
+      routeId: 'rt_1',
+      receivedAt: new Date(),
+      envelope: { mailFrom: '', rcptTo: ['a@b.example'] },
+      raw: Buffer.from(`${block}\r\nbody\r\n`, 'latin1'),
+      auth: { spf: { result: 'none', domain: null }, dkim: [], dmarc: { result: 'none', domain: null, policy: null }, arc: { result: 'none' } },
+      mailboxHash: null,
+      attachmentInlineMax: 0,
+      attachmentUrl: () => '',
+    };
+    await import('mailparser'); // loaded once per process: the budget is for reading, not for loading it
+    const p = await withinBudgetAsync(`inboundPayload: ${what}`, () => inboundPayload(input), 1000);
+    expect([p.parseError, p.to.length, p.to[1]?.name]).toEqual([null, 500, second]);
   });
 });
 
