@@ -5,6 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { accessibleChannel } from '../channels/service.js';
+import { parseDateTime } from '../domain/date-time.js';
 import { FieldErrorList } from '../domain/errors.js';
 import type { Principal } from '../domain/types.js';
 import type { StorePort } from '../store/port/index.js';
@@ -41,17 +42,14 @@ export function parseDateRange(q: { from?: string; to?: string }, names: { from:
   return { fromMs, toMs };
 }
 
-/** A leap second as RFC 3339 writes it (5.7: seconds 60, the schema's date-time takes it): the text before and after `60`. */
-const LEAP_SECOND = /^(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}):60(?:\.\d+)?(.*)$/;
-
 /**
- * The instant of a date-time the schema accepted. Date.parse has no leap second (NaN, which made
- * a daily series throw and an event filter match nothing): 23:59:60 is read as the last
- * millisecond of its minute, so it stays in the day and hour it belongs to.
+ * The instant of a date-time the schema accepted (domain/date-time.ts, the reader of every
+ * date-time input). A leap second (RFC 3339 5.7, 23:59:60 UTC) is read as the last millisecond of
+ * its minute: a bound stays in the day and hour it belongs to (Date.parse gave NaN, which made a
+ * daily series throw and an event filter match nothing). Undefined only with a schema error.
  */
-function instantOf(value: string): number {
-  const leap = LEAP_SECOND.exec(value);
-  return leap ? Date.parse(`${leap[1]}:59.999${leap[2]}`) : Date.parse(value);
+function instantOf(value: string): number | undefined {
+  return parseDateTime(value, 'end-of-minute');
 }
 
 /**

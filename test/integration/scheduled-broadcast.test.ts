@@ -71,6 +71,18 @@ describe('POST /send/broadcast with scheduledAt', () => {
     }
   });
 
+  it('takes a leap second (RFC 3339 5.7: 23:59:60 UTC) as the next day\'s 00:00:00 for the broadcast and its messages', async () => {
+    const day = new Date(Date.now() + DAY).toISOString().slice(0, 10);
+    const next = new Date(Date.parse(`${day}T00:00:00Z`) + DAY).toISOString();
+    const res = await sendBroadcast(rcpts('leap', 1), `${day}T23:59:60Z`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = res.body.broadcastId as string;
+    await t.daemon.submission.expander.drain();
+    expect((await t.api('GET', `/broadcasts/${id}`)).body).toMatchObject({ id, status: 'scheduled', scheduledAt: next });
+    expect((await messagesOf(id)).map((m) => m.scheduledAt)).toEqual([next]);
+    expect((await t.api('POST', `/broadcasts/${id}/cancel`)).status).toBe(200);
+  });
+
   it('shows the broadcast and its messages as scheduled, then delivers every message to the MX only after the time', async () => {
     const to = rcpts('ann', 3);
     const at = Date.now() + 4000;

@@ -68,6 +68,24 @@ describe('scheduled sends through the API', () => {
     }
   });
 
+  it('takes a leap second (RFC 3339 5.7: 23:59:60 UTC, at any offset) as the next day\'s 00:00:00, on a send and a PATCH; :60 at another minute is 422 invalid_format', async () => {
+    const day = new Date(Date.now() + DAY).toISOString().slice(0, 10);
+    const next = new Date(Date.parse(`${day}T00:00:00Z`) + DAY).toISOString();
+    const res = await send(`leap@${RCPT_DOMAIN}`, `${day}T23:59:60Z`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = res.body.messageId as string;
+    expect((await t.api('GET', `/activity/messages/${id}`)).body).toMatchObject({ status: 'scheduled', scheduledAt: next });
+    const moved = await t.api('PATCH', `/activity/messages/${id}`, { body: { scheduledAt: `${day}T21:59:60.5-02:00` } });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body).toMatchObject({ messageId: id, status: 'scheduled', scheduledAt: next });
+    for (const value of [`${day}T12:30:60Z`, `${day}T23:59:60+01:00`, `${day}T23:59:61Z`]) {
+      const bad = await send(`leap@${RCPT_DOMAIN}`, value);
+      expect(bad.status, value).toBe(422);
+      expect(bad.body).toMatchObject({ code: 'validation_failed', errors: { '/scheduledAt': [{ code: 'invalid_format' }] } });
+    }
+    expect((await t.api('POST', `/activity/messages/${id}/cancel`)).status).toBe(200);
+  });
+
   it('checks scheduledAt per entry of a batch', async () => {
     const res = await t.api('POST', '/send/transactional/batch', {
       headers: { 'x-service-channel-id': s.channelId },

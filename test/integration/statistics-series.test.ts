@@ -278,6 +278,18 @@ describe('access and validation', () => {
     }
   });
 
+  it('reads an offset written +0100 or +01, as the date-time schema takes them, as +01:00', async () => {
+    const want = await get('/statistics/daily', { from: '2026-03-27T01:00:00+01:00', to: '2026-03-30T12:00:00+01:00' });
+    expect(want.status, JSON.stringify(want.body)).toBe(200);
+    for (const offset of ['+0100', '+01']) {
+      const res = await get('/statistics/daily', { from: `2026-03-27T01:00:00${offset}`, to: `2026-03-30T12:00:00${offset}` });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body, offset).toEqual(want.body);
+      const events = await get('/activity/events', { startDate: `2026-03-28T23:59:59${offset}`, limit: '500' });
+      expect(events.body, offset).toEqual((await get('/activity/events', { startDate: '2026-03-28T22:59:59Z', limit: '500' })).body);
+    }
+  });
+
   it('reports every invalid parameter in one 422 with JSON pointers', async () => {
     const res = await get('/statistics/daily', { timezone: 'Mars/Olympus', from: 'soon', channelId: 'x', tags: 'ok,no way', period: 'day' });
     expect(res.status).toBe(422);
