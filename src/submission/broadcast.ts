@@ -30,6 +30,7 @@ import type { TemplateOrigin } from '../domain/template.js';
 import type { Channel, Principal, Tracking } from '../domain/types.js';
 import type { BroadcastRecord } from '../store/port/broadcasts.js';
 import { sendChannel } from './channel.js';
+import type { SenderHeaders } from './sender-headers.js';
 import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount } from './policy.js';
 import { addSenderFieldErrorOf, senderKey } from './sender.js';
@@ -90,10 +91,8 @@ export interface BroadcastEntry {
   data: Record<string, unknown>;
 }
 
-export interface BroadcastRequest {
-  principal: Principal;
-  channelHeader?: string;
-  idempotencyKey?: string;
+/** The body with the sender's principal and headers (sender-headers.ts). */
+export interface BroadcastRequest extends SenderHeaders {
   body: BroadcastBody;
 }
 
@@ -119,8 +118,8 @@ export async function sendBroadcast(
   deps: SubmissionDeps & { onAccepted: () => void },
   req: BroadcastRequest,
 ): Promise<BroadcastResponse> {
-  const channel = await sendChannel(deps.store, req.principal, req.channelHeader);
-  const idem = idempotencyContext({ accountId: req.principal.accountId, key: req.idempotencyKey, route: 'send/broadcast', channelId: channel.id, body: req.body });
+  const channel = await sendChannel(deps.store, req);
+  const idem = idempotencyContext({ accountId: req.principal.accountId, key: req.idempotencyKey, header: req.idempotencyHeader, route: 'send/broadcast', channelId: channel.id, body: req.body });
   const { body, replayed } = await deps.idempotency.run(idem, async () => {
     const account = await sendingAccount(deps.store, req.principal.accountId);
     const b = req.body;

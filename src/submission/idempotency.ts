@@ -1,7 +1,8 @@
 /**
  * Idempotency-Key handling (DESIGN.md): 1-256 characters, scoped to the credential's account,
  * one hour. A replay with the same request returns the first response and does nothing; the
- * same key with a different request is 422 validation_failed on /Idempotency-Key. Of concurrent
+ * same key with a different request is 422 validation_failed on the header's name (/Idempotency-Key,
+ * or the alias it came under). Of concurrent
  * requests with one key only one does the work: the key is claimed in the store first
  * (store/port/idempotency.ts, insert-if-absent), and the others wait for that claim to end.
  */
@@ -23,6 +24,8 @@ export interface IdempotencyContext {
   accountId: string;
   key: string;
   fingerprint: string;
+  /** The name the key came under (it has aliases, http/request-headers.ts): a reused key's 422 names it. */
+  header: string;
 }
 
 /** `header`: the name the key came under (it has aliases, http/request-headers.ts), for the pointer. */
@@ -42,9 +45,9 @@ export function fingerprint(parts: { route: string; channel?: string; body: unkn
 }
 
 /** The idempotency context of a send, or undefined when the request carries no key. */
-export function idempotencyContext(q: { accountId: string; key?: string; route: string; channelId: string; body: unknown }): IdempotencyContext | undefined {
+export function idempotencyContext(q: { accountId: string; key?: string; header?: string; route: string; channelId: string; body: unknown }): IdempotencyContext | undefined {
   if (q.key === undefined) return undefined;
-  return { accountId: q.accountId, key: q.key, fingerprint: fingerprint({ route: q.route, channel: q.channelId, body: q.body }) };
+  return { accountId: q.accountId, key: q.key, fingerprint: fingerprint({ route: q.route, channel: q.channelId, body: q.body }), header: q.header ?? 'Idempotency-Key' };
 }
 
 function canonicalJson(v: unknown): string {
@@ -122,8 +125,8 @@ export class IdempotencyGate {
 /** The stored response, if the request is the one that stored it; else the 422 of a reused key. */
 function replayOf<T>(stored: IdempotencyRecord, ctx: IdempotencyContext): T {
   if (stored.fingerprint !== ctx.fingerprint) {
-    throw new AppError('validation_failed', 'This Idempotency-Key was used with a different request', {
-      errors: { '/Idempotency-Key': [{ code: 'conflict', message: 'was already used with a different request' }] },
+    throw new AppError('validation_failed', `This ${ctx.header} was used with a different request`, {
+      errors: { [`/${ctx.header}`]: [{ code: 'conflict', message: 'was already used with a different request' }] },
     });
   }
   return stored.body as T;

@@ -95,7 +95,7 @@ export class Submission {
   async addSenderFieldError(q: { principal: Principal; channelHeader?: string; from: unknown }, errors: FieldErrorList): Promise<void> {
     let channel;
     try {
-      channel = await sendChannel(this.deps.store, q.principal, q.channelHeader);
+      channel = await sendChannel(this.deps.store, q);
     } catch {
       return;
     }

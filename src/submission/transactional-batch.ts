@@ -12,6 +12,7 @@
 import { FieldErrorList, isAppError, type AppError, type ErrorCode, type FieldErrors } from '../domain/errors.js';
 import type { Channel, Principal } from '../domain/types.js';
 import { sendChannel } from './channel.js';
+import type { SenderHeaders } from './sender-headers.js';
 import { enqueue } from './enqueue.js';
 import { idempotencyContext } from './idempotency.js';
 import { sendingAccount } from './policy.js';
@@ -25,10 +26,8 @@ export const MAX_BATCH_REQUESTS = 500;
 /** One entry as the adapter parsed it: a valid body, or the raw value with its schema errors. */
 export type BatchEntryInput = { valid: true; body: TransactionalBody } | { valid: false; body: unknown; errors: FieldErrors };
 
-export interface BatchRequest {
-  principal: Principal;
-  channelHeader?: string;
-  idempotencyKey?: string;
+/** The body with the sender's principal and headers (sender-headers.ts). */
+export interface BatchRequest extends SenderHeaders {
   requests: BatchEntryInput[];
 }
 
@@ -43,10 +42,11 @@ export interface BatchResponse {
 }
 
 export async function sendTransactionalBatch(deps: SubmissionDeps, req: BatchRequest): Promise<BatchResponse> {
-  const channel = await sendChannel(deps.store, req.principal, req.channelHeader);
+  const channel = await sendChannel(deps.store, req);
   const idem = idempotencyContext({
     accountId: req.principal.accountId,
     key: req.idempotencyKey,
+    header: req.idempotencyHeader,
     route: 'send/transactional/batch',
     channelId: channel.id,
     body: req.requests.map((r) => r.body),

@@ -29,6 +29,7 @@ import {
 import type { Account, Channel, MailType, Principal, Tracking } from '../domain/types.js';
 import type { AcceptedMessage, SendQuota } from '../store/port/messages.js';
 import { sendChannel } from './channel.js';
+import type { SenderHeaders } from './sender-headers.js';
 import { idempotencyContext } from './idempotency.js';
 import { checkDenyList, sendingAccount, splitSuppressed } from './policy.js';
 import { enqueue } from './enqueue.js';
@@ -61,10 +62,8 @@ export interface TransactionalBody {
   scheduledAt?: string;
 }
 
-export interface TransactionalRequest {
-  principal: Principal;
-  channelHeader?: string;
-  idempotencyKey?: string;
+/** The body with the sender's principal and headers (sender-headers.ts). */
+export interface TransactionalRequest extends SenderHeaders {
   body: TransactionalBody;
 }
 
@@ -91,8 +90,8 @@ export function sendBroadcastMessage(deps: SubmissionDeps, req: TransactionalReq
 }
 
 async function sendOne(deps: SubmissionDeps, req: TransactionalRequest, mailType: MailType): Promise<TransactionalResponse> {
-  const channel = await sendChannel(deps.store, req.principal, req.channelHeader);
-  const idem = idempotencyContext({ accountId: req.principal.accountId, key: req.idempotencyKey, route: ROUTES[mailType], channelId: channel.id, body: req.body });
+  const channel = await sendChannel(deps.store, req);
+  const idem = idempotencyContext({ accountId: req.principal.accountId, key: req.idempotencyKey, header: req.idempotencyHeader, route: ROUTES[mailType], channelId: channel.id, body: req.body });
   const { body } = await deps.idempotency.run(idem, async () => {
     const account = await sendingAccount(deps.store, req.principal.accountId);
     const templates = new TemplateLookup(deps.store, req.principal);

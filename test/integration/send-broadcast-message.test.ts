@@ -113,7 +113,7 @@ describe('POST /send/broadcast/message', () => {
     expect((await t.daemon.store.messages.count())).toBe(before);
     const other = await send(msg(['other@example.net']), { headers });
     expect(other.status).toBe(422);
-    expect(other.body.errors['/Idempotency-Key'][0].code).toBe('conflict');
+    expect(other.body.errors['/X-Helo-Idempotency-Key'][0].code).toBe('conflict');
     // The key is per route: the same key and body on the transactional route is another request.
     const tx = await t.api('POST', '/send/transactional', { body: msg(['idem@example.net']), headers: { 'X-Helo-Channel-Id': s.channelId, ...headers } });
     expect(tx.status).toBe(422);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemonWithDns, stopDaemonWithDns, type TestDaemon } from '../support/daemon.js';
 import type { TestDns } from '../support/dns-server.js';
-import { newAccount } from '../support/domains.js';
+import { channelKey, newAccount } from '../support/domains.js';
 import { setupSender, type Sender } from '../support/sending.js';
 
 let dns: TestDns;
@@ -65,6 +65,18 @@ describe('channel header aliases', () => {
     expect(await messageCount()).toBe(before);
   });
 
+  it('names the alias a channel key\'s request naming another channel came under, and an id that is no UUID', async () => {
+    const keyOfS = await channelKey(t, (await t.daemon.store.channels.getRecord(s.channelId))!.accountId, s.channelId);
+    const res = await t.api('POST', '/send/transactional', { key: keyOfS, body: basic(), headers: { 'X-Helo-Channel-Id': other.channelId } });
+    expect([res.status, res.body.code]).toEqual([403, 'forbidden']);
+    expect(res.body.detail).toBe('This API key belongs to another channel than X-Helo-Channel-Id names');
+    const canonical = await t.api('POST', '/send/transactional', { key: keyOfS, body: basic(), headers: { 'X-Service-Channel-Id': other.channelId } });
+    expect(canonical.body.detail).toBe('This API key belongs to another channel than X-Service-Channel-Id names');
+    const malformed = await send({ 'X-Helo-Channel-Id': 'not-a-uuid' });
+    expect(malformed.status).toBe(422);
+    expect(malformed.body).toMatchObject({ detail: 'X-Helo-Channel-Id is not a channel id', errors: { '/X-Helo-Channel-Id': [{ code: 'invalid_format' }] } });
+  });
+
   it('answers 404 channel_not_found and 403 for another account\'s channel under the SDK name as well', async () => {
     expect((await send({ 'X-Helo-Channel-Id': '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
     const { key: token } = await newAccount(t);
@@ -101,7 +113,13 @@ describe('idempotency header aliases', () => {
     await send({ 'X-Service-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': key });
     const res = await send({ 'X-Service-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': key }, basic('Other'));
     expect(res.status).toBe(422);
-    expect(res.body.errors['/Idempotency-Key'][0].code).toBe('conflict');
+    expect(res.body.errors).toEqual({ '/X-Helo-Idempotency-Key': [{ code: 'conflict', message: 'was already used with a different request' }] });
+    expect(res.body.detail).toBe('This X-Helo-Idempotency-Key was used with a different request');
+    for (const [name, route] of [['X-Service-Idempotency-Key', '/send/transactional'], ['Idempotency-Key', '/send/transactional'], ['X-Helo-Idempotency-Key', '/send/broadcast/message']]) {
+      const again = await t.api('POST', route, { body: basic('Other'), headers: { 'X-Service-Channel-Id': s.channelId, [name]: key } });
+      expect(again.status, `${name} ${route}`).toBe(422);
+      expect(Object.keys(again.body.errors), `${name} ${route}`).toEqual([`/${name}`]);
+    }
   });
 
   it('answers 422 with a pointer per disagreeing name, and sends nothing', async () => {
@@ -124,6 +142,7 @@ describe('idempotency header aliases', () => {
     const res = await send({ 'X-Service-Channel-Id': s.channelId, 'X-Helo-Idempotency-Key': 'x'.repeat(257) });
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual({ '/X-Helo-Idempotency-Key': [{ code: 'invalid_format', message: 'must be 1 to 256 visible ASCII characters' }] });
+    expect(res.body.detail).toBe('X-Helo-Idempotency-Key must be 1 to 256 visible ASCII characters');
   });
 });
 

@@ -6,11 +6,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { FieldErrorList } from '../../domain/errors.js';
 import type { Submission } from '../../submission/submission.js';
+import type { SenderHeaders } from '../../submission/sender-headers.js';
 import type { TransactionalBody } from '../../submission/transactional.js';
 import type { BroadcastBody } from '../../submission/broadcast.js';
 import { MAX_BATCH_REQUESTS, type BatchEntryInput } from '../../submission/transactional-batch.js';
 import { fieldErrorsFromAjv, type AjvErrorLike } from '../problem.js';
-import { channelHeader, idempotencyKey, sendHeadersSchema } from '../request-headers.js';
+import { channelHeaderName, headerValue, idempotencyHeaderName, sendHeadersSchema } from '../request-headers.js';
 import { broadcastBody, transactionalBody } from '../send-schemas.js';
 import { addAddressErrors, throwSendSchemaErrors } from '../send-validation.js';
 import type { HttpContext } from '../server.js';
@@ -34,9 +35,17 @@ const batchBody = {
   },
 } as const;
 
-/** The sender headers of a send request, resolved once (aliases, key format). */
-function senderOf(req: FastifyRequest) {
-  return { principal: req.principal, channelHeader: channelHeader(req), idempotencyKey: idempotencyKey(req) };
+/** The sender headers of a send request, resolved once (aliases, key format), each with the name it came under for the errors about it. */
+function senderOf(req: FastifyRequest): SenderHeaders {
+  const channel = channelHeaderName(req);
+  const idempotency = idempotencyHeaderName(req);
+  return {
+    principal: req.principal,
+    channelHeader: channel && headerValue(req, channel),
+    channelHeaderName: channel,
+    idempotencyKey: idempotency && headerValue(req, idempotency),
+    idempotencyHeader: idempotency,
+  };
 }
 
 /**

@@ -22,7 +22,7 @@ export function getIdempotency(store: Store, accountId: string, key: string, now
 export function putIdempotencyInTxn(store: Store, accountId: string, key: string, record: IdempotencyRecord): void {
   const old = dbsOf(store).idempotency.get([accountId, key]) as IdempotencyRecord | undefined;
   if (old && old.expiresAtMs > Date.parse(record.createdAt)) {
-    throw new AppError('conflict', 'This Idempotency-Key was used by another request at the same time');
+    throw new AppError('conflict', 'This idempotency key was used by another request at the same time');
   }
   if (old) dbsOf(store).idempotencyExpiry.remove([old.expiresAtMs, accountId, key]);
   dbsOf(store).idempotency.put([accountId, key], record);

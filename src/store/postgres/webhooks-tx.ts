@@ -111,7 +111,7 @@ export async function putIdempotency(tx: Tx, write: IdempotencyWrite): Promise<v
     ON CONFLICT (account_id, key) DO UPDATE SET expires_at_ms = excluded.expires_at_ms, doc = excluded.doc
       WHERE idempotency_records.expires_at_ms <= ${createdAtMs}
     RETURNING 1`;
-  if (rows.length === 0) throw new AppError('conflict', 'This Idempotency-Key was used by another request at the same time');
+  if (rows.length === 0) throw new AppError('conflict', 'This idempotency key was used by another request at the same time');
 }
 
 /**
