@@ -21,6 +21,7 @@
  */
 import { isAscii } from 'node:buffer';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
+import { headerEnd } from '../domain/raw-headers.js';
 import type { ParsedReply } from '../domain/smtp-reply.js';
 
 export interface MailNeeds {
@@ -91,6 +92,6 @@ export function installSmtpUtf8(conn: SMTPConnection, wanted: () => boolean): vo
 
 /** Up to the blank line that ends the header block (CRLF: stored messages have CRLF line ends). */
 function headerBlock(message: Buffer): Buffer {
-  const end = message.indexOf('\r\n\r\n');
+  const end = headerEnd(message);
   return end < 0 ? message : message.subarray(0, end);
 }

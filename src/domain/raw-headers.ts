@@ -34,18 +34,59 @@ export const MAX_HEADER_BYTES = 64 * 1024;
  */
 export function headerBlockExceeds(raw: Buffer, limit: number): boolean {
   if (raw.length <= limit) return false;
-  const head = raw.subarray(0, limit + 2);
-  return head.indexOf('\n\n') < 0 && raw.subarray(0, limit + 4).indexOf('\r\n\r\n') < 0;
+  // In time when its blank line (CRLF or bare LF) starts at `limit` at the latest: it then lies within limit + 4.
+  const end = headerEnd(raw, { bareLf: true, within: limit + 4 });
+  return end < 0 || end > limit;
+}
+
+export interface HeaderEndOptions {
+  /**
+   * A bare-LF blank line ("\n\n") ends the block too when it comes first: for mail from outside,
+   * which may use bare LF line ends. Without it only CRLF counts (stored and signed messages,
+   * RFC 5322 2.1).
+   */
+  bareLf?: boolean;
+  /** Only a blank line lying wholly within the first `within` octets counts, as if `raw` were `raw.subarray(0, within)`. */
+  within?: number;
+}
+
+const CRLF_BLANK = Buffer.from('\r\n\r\n');
+const LF_BLANK = Buffer.from('\n\n');
+const CRLF_ONLY: HeaderEndOptions = Object.freeze({});
+const BARE_LF: HeaderEndOptions = Object.freeze({ bareLf: true });
+
+/**
+ * Where the blank line that ends the header block starts (RFC 5322 2.1), or -1 without one: the
+ * first "\r\n\r\n", or with `bareLf` the first of it and "\n\n". `raw[end]` is CR for a CRLF
+ * blank line (the body starts at end + 4) and LF for a bare-LF one (at end + 2).
+ *
+ * Called per delivery attempt and per submitted message: native scans only, no allocation. The
+ * bare-LF search stops at the CRLF end, so a CRLF message costs two scans of its header block
+ * (not of its body); past `within` nothing is searched.
+ */
+export function headerEnd(raw: Buffer, options: HeaderEndOptions = CRLF_ONLY): number {
+  const within = options.within === undefined ? raw.length : Math.min(options.within, raw.length);
+  const crlf = firstWithin(raw, CRLF_BLANK, within);
+  if (!options.bareLf) return crlf;
+  // A "\n\n" before the CRLF one starts at crlf - 1 at the latest (raw[crlf] is CR).
+  const lf = firstWithin(raw, LF_BLANK, crlf < 0 ? within : crlf + 1);
+  return lf < 0 ? crlf : lf;
+}
+
+/**
+ * The first `needle` lying wholly within raw[0, within), or -1. Buffer.indexOf has no end bound
+ * (and a subarray would allocate): lastIndexOf from the last possible start says whether there is
+ * one there, searching backwards no further than that; indexOf then stops at the first.
+ */
+function firstWithin(raw: Buffer, needle: Buffer, within: number): number {
+  if (within >= raw.length) return raw.indexOf(needle);
+  const lastStart = within - needle.length;
+  return lastStart >= 0 && raw.lastIndexOf(needle, lastStart) >= 0 ? raw.indexOf(needle) : -1;
 }
 
 export function splitMessage(raw: Buffer): SplitMessage {
-  let end = raw.indexOf('\r\n\r\n');
-  let eol = '\r\n';
-  const lf = raw.indexOf('\n\n');
-  if (lf >= 0 && (end < 0 || lf < end)) {
-    end = lf;
-    eol = '\n';
-  }
+  const end = headerEnd(raw, BARE_LF);
+  const eol = end >= 0 && raw[end] === 0x0a ? '\n' : '\r\n';
   const headerText = (end < 0 ? raw : raw.subarray(0, end)).toString('latin1');
   const body = end < 0 ? Buffer.alloc(0) : raw.subarray(end + eol.length * 2);
   return { fields: foldFields(headerText.split(/\r?\n/), eol), body, eol };

@@ -11,12 +11,15 @@
  * ones are the latest hops'); the rest are left out of the copy handed to the verifier, so a
  * chain longer than the cap ends as an ARC `fail` (its first instances are missing).
  */
-import { joinMessage, splitMessage } from '../domain/raw-headers.js';
+import { headerEnd, joinMessage, splitMessage } from '../domain/raw-headers.js';
 
 /** Most DKIM-Signature fields verified per message. */
 export const MAX_DKIM_SIGNATURES = 8;
 /** Most fields of each ARC header name (RFC 8617 4.1) verified per message: a chain of this many hops. */
 export const MAX_ARC_SETS = 8;
+
+// Mail from outside may end its header block with a bare-LF blank line (as splitMessage reads it).
+const BARE_LF = Object.freeze({ bareLf: true });
 
 const CAPS = new Map<string, number>([
   ['dkim-signature', MAX_DKIM_SIGNATURES],
@@ -30,10 +33,8 @@ const SIGNATURE_LINE = /^(?:dkim-signature|arc-seal|arc-message-signature|arc-au
 
 /** The header block (up to the first empty line) as latin1 text, one char per byte. */
 function headerText(raw: Buffer): string {
-  const crlf = raw.indexOf('\r\n\r\n');
-  const lf = raw.indexOf('\n\n');
-  const ends = [crlf, lf].filter((i) => i >= 0);
-  return raw.subarray(0, ends.length > 0 ? Math.min(...ends) : raw.length).toString('latin1');
+  const end = headerEnd(raw, BARE_LF);
+  return raw.subarray(0, end < 0 ? raw.length : end).toString('latin1');
 }
 
 /** `raw`, or a copy without the signature fields past the caps when it has more. */
