@@ -21,6 +21,7 @@
  */
 import { isAscii } from 'node:buffer';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
+import { hasNonAscii } from '../domain/ascii.js';
 import { headerEnd } from '../domain/raw-headers.js';
 import type { ParsedReply } from '../domain/smtp-reply.js';
 
@@ -31,10 +32,8 @@ export interface MailNeeds {
   eightBit: boolean;
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
-
 export function mailNeeds(sender: string, recipients: readonly string[], message: Buffer): MailNeeds {
-  const addresses = NON_ASCII.test(sender) || recipients.some((r) => NON_ASCII.test(r));
+  const addresses = hasNonAscii(sender) || recipients.some(hasNonAscii);
   if (isAscii(message)) return { smtpUtf8: addresses, eightBit: false };
   return { smtpUtf8: addresses || !isAscii(headerBlock(message)), eightBit: true };
 }

@@ -31,6 +31,7 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
+import { hasNonAscii } from '../domain/ascii.js';
 
 export type DnsAnswer<T> =
   | { status: 'ok'; records: T; /** seconds this answer remains valid in the cache */ ttl: number }
@@ -408,7 +409,7 @@ function classifyError(err: unknown): DnsAnswer<never> {
  */
 export function joinCharacterStrings(chunks: string[]): string {
   const joined = chunks.join('');
-  if (!/[^\x00-\x7f]/.test(joined) || /[^\x00-\xff]/.test(joined)) return joined;
+  if (!hasNonAscii(joined) || /[^\x00-\xff]/.test(joined)) return joined;
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(joined, 'latin1'));
   } catch {

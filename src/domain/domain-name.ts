@@ -4,6 +4,7 @@
  * (RFC 1035 2.3.1/2.3.4, RFC 1123 2.1), and refused when reserved for tests and documentation.
  */
 import { domainToASCII } from 'node:url';
+import { hasNonAscii } from './ascii.js';
 
 export type DomainNameProblem = { code: 'invalid_format' | 'reserved'; message: string };
 export type DomainNameResult = { ok: true; name: string } | ({ ok: false } & DomainNameProblem);
@@ -61,7 +62,7 @@ export function normalizeDomainName(input: string, reserved: readonly string[] =
  */
 export function lookupDomainName(domainName: string): string {
   const lower = domainName.trim().toLowerCase().replace(/\.$/, '');
-  return /[^\x00-\x7f]/.test(lower) ? domainToASCII(lower) : lower;
+  return hasNonAscii(lower) ? domainToASCII(lower) : lower;
 }
 
 /**
@@ -69,5 +70,5 @@ export function lookupDomainName(domainName: string): string {
  * matches xn--bcher-kva.example); undefined for an ASCII needle or one the parser refuses.
  */
 export function asciiNeedleOf(needle: string): string | undefined {
-  return /[^\x00-\x7f]/.test(needle) ? domainToASCII(needle) || undefined : undefined;
+  return hasNonAscii(needle) ? domainToASCII(needle) || undefined : undefined;
 }

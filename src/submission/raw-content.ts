@@ -12,6 +12,7 @@ import type { AddressObject } from 'mailparser';
 import libmime from 'libmime';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type { Address } from '../domain/address.js';
+import { hasNonAscii } from '../domain/ascii.js';
 import { fewMimeParts } from '../domain/mime-parts.js';
 import { foldFields, type SplitMessage } from '../domain/raw-headers.js';
 import { trimBlanksEnd, trimLineEndBlanks } from '../domain/white-space.js';
@@ -107,7 +108,7 @@ function fieldsOf(lines: { raw: string }[]): Fields | undefined {
 
 /** The fast path: undefined unless the message has one of the two common shapes. */
 export function fastContent(msg: SplitMessage): RawContent | undefined {
-  if (msg.fields.some((f) => !isAscii(f.raw))) return undefined;
+  if (msg.fields.some((f) => hasNonAscii(f.raw))) return undefined;
   const top = fieldsOf(msg.fields);
   if (!top) return undefined;
   const to = plainAddresses(top.get('to'));
@@ -127,10 +128,6 @@ function decodedWords(value: string): string {
   } catch {
     return value;
   }
-}
-
-function isAscii(s: string): boolean {
-  return !/[^\x00-\x7f]/.test(s);
 }
 
 /** Addresses without encoded words, punycode or groups (mailparser would rewrite those). */
@@ -192,7 +189,7 @@ function leafText(fields: Fields, params: Record<string, string>, body: Buffer |
   let bytes: Buffer;
   if (encoding === 'quoted-printable') {
     const qp = latin1Of(body);
-    if (!isAscii(qp)) return undefined;
+    if (hasNonAscii(qp)) return undefined;
     bytes = decodeQp(qp);
   } else if (encoding === 'base64') bytes = Buffer.from(latin1Of(body), 'base64');
   else if (encoding === '7bit' || encoding === '8bit' || encoding === 'binary') bytes = typeof body === 'string' ? Buffer.from(body, 'latin1') : body;
@@ -296,7 +293,7 @@ function splitParts(body: Buffer, boundary: string, eol: string): { fields: Fiel
   const out: { fields: Fields; body: string }[] = [];
   for (const p of parts) {
     if (p.bodyStart < 0) return undefined;
-    if (p.head.some((l) => !isAscii(l) || l.startsWith('--'))) return undefined;
+    if (p.head.some((l) => hasNonAscii(l) || l.startsWith('--'))) return undefined;
     const fields = fieldsOf(foldFields(p.head, eol));
     if (!fields) return undefined;
     // An empty body has bodyStart > end, and slice gives ''.
