@@ -154,18 +154,22 @@ export class InboundPoster {
    * end. A store error leaves it pending: the round is tried again after the loop's back-off.
    */
   private async releaseOwnClaims(now: number): Promise<void> {
-    const released = await this.o.store.inboundMessages.releaseClaims({ owner: this.o.nodeId, nowMs: now });
+    await this.releaseClaimsOf(this.o.nodeId, now, { fields: {}, message: 'inbound claims of a previous run given back: posted again now' });
     this.releasePending = false;
-    if (released > 0) this.o.logger.warn({ released }, 'inbound claims of a previous run given back: posted again now');
   }
 
   /** The claims of nodes that stopped beating: due now, their lease numbers raised (a late write of theirs is stale). */
   private async releaseGoneClaims(now: number, list: () => Promise<string[]>): Promise<void> {
     this.lastGoneCheckMs = now;
     for (const node of await list()) {
-      const released = await this.o.store.inboundMessages.releaseClaims({ owner: node, nowMs: now });
-      if (released > 0) this.o.logger.warn({ node, released }, 'inbound claims of a node that stopped beating given back: posted again now');
+      await this.releaseClaimsOf(node, now, { fields: { node }, message: 'inbound claims of a node that stopped beating given back: posted again now' });
     }
+  }
+
+  /** Gives back `owner`'s claims (due at `now`) and, when there were any, logs `log.message` with its fields and how many. */
+  private async releaseClaimsOf(owner: string, now: number, log: { fields: { node?: string }; message: string }): Promise<void> {
+    const released = await this.o.store.inboundMessages.releaseClaims({ owner, nowMs: now });
+    if (released > 0) this.o.logger.warn({ ...log.fields, released }, log.message);
   }
 
   /** How many messages one claim may take: free places, and as many of the largest size as the byte budget has room for. */
