@@ -497,9 +497,10 @@ export class Daemon {
     if (this.engine.kind !== 'lmdb') return;
     // The statistics rollup of an older data folder, once (store/lmdb/stats-rollup-build.ts).
     const statsRolledUp = (records: number) => this.logger.info({ records }, 'older statistics counters rolled up into hours and days');
-    const { broadcastsIndexed, messagesIndexed } = await this.engine.store.upgradeData({ statsRolledUp });
+    const { broadcastsIndexed, messagesIndexed, routesIndexed } = await this.engine.store.upgradeData({ statsRolledUp });
     if (broadcastsIndexed > 0) this.logger.info({ broadcasts: broadcastsIndexed }, 'older broadcasts added to the channel index');
     if (messagesIndexed > 0) this.logger.info({ messages: messagesIndexed }, 'messages waiting to be finished added to the age index');
+    if (routesIndexed > 0) this.logger.info({ routes: routesIndexed }, 'older inbound routes added to the domain index');
   }
 
   /**

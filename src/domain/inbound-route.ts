@@ -7,7 +7,9 @@
  * receiving host decide, and every provider users compare us with (Postmark, Mailgun, SendGrid)
  * treats `Support@` and `support@` as one mailbox. A recipient matches, in this order: a route of
  * its exact address; with plus-addressing (`support+4711@…`) the route of `support@…`, passing
- * `4711` as the mailbox hash; the domain's catch-all (with the hash, if any).
+ * `4711` as the mailbox hash; the domain's catch-all (with the hash, if any). Mail to
+ * `postmaster@domain` that none of these gives an enabled route goes to the domain's oldest
+ * enabled route (RFC 5321 4.5.1, postmasterDomain; inbound/reception.ts).
  */
 import { normalizeDomain, normalizeEmail, type AddressProblem } from './address.js';
 import { AppError } from './errors.js';
@@ -32,6 +34,9 @@ export type InboundRoutePatch = Partial<Pick<InboundRoute, 'url' | 'channelId' |
 
 /** The local part of a domain's catch-all route. */
 export const CATCH_ALL = '*';
+
+/** RFC 5321 4.5.1: the reserved mailbox every domain an SMTP server receives mail for must accept. */
+const POSTMASTER = 'postmaster';
 
 /** Where plus-addressing splits a local part: `support+4711` is `support` with hash `4711`. */
 const PLUS = '+';
@@ -70,6 +75,22 @@ export function matchCandidates(recipient: string): MatchCandidate[] {
   if (hash !== null) out.push({ address: routeAddress(local.slice(0, plus), domain), mailboxHash: hash });
   out.push({ address: `${CATCH_ALL}@${domain}`, mailboxHash: hash });
   return out;
+}
+
+/**
+ * The domain (lower-cased) of `postmaster@domain`, else null. RFC 5321 4.5.1 makes the local part
+ * case-insensitive (`Postmaster@`, `POSTMASTER@`). `postmaster+x@` is another mailbox: it is
+ * routed as any other address. `recipient` is a normalized address.
+ */
+export function postmasterDomain(recipient: string): string | null {
+  const at = recipient.lastIndexOf('@');
+  if (at !== POSTMASTER.length || recipient.slice(0, at).toLowerCase() !== POSTMASTER) return null;
+  return recipient.slice(at + 1).toLowerCase();
+}
+
+/** The domain of a stored route address (`local@domain`, `*@domain`): routes of one domain are found by it. */
+export function routeDomain(address: string): string {
+  return address.slice(address.lastIndexOf('@') + 1);
 }
 
 /** The first candidate that has a route (matchCandidates' order), with its mailbox hash. */

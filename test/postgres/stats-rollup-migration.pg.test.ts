@@ -82,9 +82,10 @@ describe('PostgreSQL migrations 4 and 7, the statistics rollup and its six hours
   it('fills the rollup from the counters there, so every read answers as before, and new events add to it', async () => {
     const before = await seededViews(81);
     // The database as version 3 left it: the same counters, no rollup, and none of the later
-    // migrations' tables and columns either (they run again after 4: migration 6's change marks,
-    // migration 8's claim owner).
+    // migrations' tables, columns and indexes either (they run again after 4: migration 6's change
+    // marks, migration 8's claim owner, migration 9's index of enabled routes).
     await sql.unsafe(`DROP TABLE "${schema}".stat_rollup, "${schema}".stat_changes; ALTER TABLE "${schema}".inbound_messages DROP COLUMN claim_owner;
+      DROP INDEX "${schema}".inbound_routes_domain_enabled;
       DELETE FROM "${schema}".schema_migrations WHERE version >= 4`);
     expect(await schemaVersion(sql, schema)).toBe(3);
 
@@ -105,13 +106,14 @@ describe('PostgreSQL migrations 4 and 7, the statistics rollup and its six hours
 
   it('migration 7 fills the six hours from the hours of a version 6 database, and reads answer as before in zones off UTC', async () => {
     const before = await seededViews(83);
-    // The database as version 6 left it: no six-hour records, the grain check without them, no index of them (nor migration 8's claim owner).
+    // The database as version 6 left it: no six-hour records, the grain check without them, no index of them (nor migration 8's claim owner, nor migration 9's index of enabled routes).
     await sql.unsafe(`
       DELETE FROM "${schema}".stat_rollup WHERE grain = 's';
       DROP INDEX "${schema}".stat_rollup_phase_six;
       ALTER TABLE "${schema}".stat_rollup DROP CONSTRAINT stat_rollup_grain_check;
       ALTER TABLE "${schema}".stat_rollup ADD CONSTRAINT stat_rollup_grain_check CHECK (grain IN ('q', 'h', 'd'));
       ALTER TABLE "${schema}".inbound_messages DROP COLUMN claim_owner;
+      DROP INDEX "${schema}".inbound_routes_domain_enabled;
       DELETE FROM "${schema}".schema_migrations WHERE version >= 7`);
     expect(await schemaVersion(sql, schema)).toBe(6);
 

@@ -1,7 +1,8 @@
 /**
  * InboundRoutesPort (store/port/inbound-routes.ts), run against every engine: routes with their
  * signing keys, read, listed (paged, by channel), updated, re-keyed and deleted; the match of a
- * recipient (exact address over plus-addressing over the catch-all, case-insensitive); the routes
+ * recipient (exact address over plus-addressing over the catch-all, case-insensitive); a domain's
+ * oldest enabled route (where postmaster@ goes when nothing matches it); the routes
  * going with their channel and their domain; and the atomic rules under concurrent callers (the
  * per-account limit, one route per address across accounts).
  */
@@ -9,6 +10,7 @@ import { expect, it } from 'vitest';
 import { AppError } from '../../src/domain/errors.js';
 import type { StorePort } from '../../src/store/port/index.js';
 import type { NewInboundRouteInput } from '../../src/store/port/inbound-routes.js';
+import { waitFor } from '../support/wait.js';
 import { eachEngine } from './engines.js';
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
@@ -128,6 +130,41 @@ eachEngine('inbound routes', (ctx) => {
     // A disabled route still matches: what that means is the listener's decision.
     await ctx.store.inboundRoutes.update(base.id, { enabled: false });
     expect((await ctx.store.inboundRoutes.match('support@acme-shop.com'))?.route).toMatchObject({ id: base.id, enabled: false });
+  });
+
+  it("gives a domain's oldest enabled route of any account (postmaster@), as routes are enabled, disabled and deleted", async () => {
+    const t = await tenant(ctx.store);
+    const oldest = (d: string) => ctx.store.inboundRoutes.oldestEnabledOnDomain(d).then((r) => r?.address);
+    // Each route a millisecond after the one before: creation order is the order asserted (ties go by id).
+    const created = async (i: NewInboundRouteInput) => {
+      const { route } = await ctx.store.inboundRoutes.create(i);
+      await waitFor(() => Date.now() > Date.parse(route.createdAt), { what: `the clock past ${route.createdAt}` });
+      return route;
+    };
+    const first = await created(input(t, 'first@acme-shop.com', { enabled: false }));
+    const support = await created(input(t, 'support@acme-shop.com'));
+    await created(input(t, '*@acme-shop.com'));
+    // Another account with the same domain name, its route made last.
+    const rival = await tenant(ctx.store, 'acme-shop.com');
+    await created(input(rival, 'rival@acme-shop.com'));
+    await created(input(await tenant(ctx.store, 'other-shop.com'), 'sales@other-shop.com'));
+    expect(await oldest('acme-shop.com')).toBe('support@acme-shop.com');
+    expect(await oldest('other-shop.com')).toBe('sales@other-shop.com');
+    // The domain exactly: not a suffix of it, not a name it is a suffix of.
+    for (const d of ['shop.com', 'mail.acme-shop.com', 'nowhere.example.org']) expect(await oldest(d), d).toBeUndefined();
+    await ctx.store.inboundRoutes.update(first.id, { enabled: true });
+    expect(await oldest('acme-shop.com')).toBe('first@acme-shop.com');
+    await ctx.store.inboundRoutes.update(first.id, { enabled: false });
+    await ctx.store.inboundRoutes.update(support.id, { url: 'https://other.example.org/' });
+    expect(await oldest('acme-shop.com')).toBe('support@acme-shop.com');
+    await ctx.store.inboundRoutes.delete(support.id);
+    expect(await oldest('acme-shop.com')).toBe('*@acme-shop.com');
+    // The account's channel goes with its routes: the rival's route is the domain's oldest left.
+    await ctx.store.channels.delete(t.channelId);
+    expect(await ctx.store.inboundRoutes.oldestEnabledOnDomain('acme-shop.com')).toMatchObject({ address: 'rival@acme-shop.com', accountId: rival.accountId, enabled: true });
+    await ctx.store.domains.delete(rival.domainId);
+    expect(await oldest('acme-shop.com')).toBeUndefined();
+    expect(await (await ctx.reopen()).inboundRoutes.oldestEnabledOnDomain('other-shop.com').then((r) => r?.address)).toBe('sales@other-shop.com');
   });
 
   it("refuses an address any account routes already, and a domain that is not the account's", async () => {

@@ -44,3 +44,22 @@ export async function dropStatsRollup(dataDir: string, o: { keepRecords?: boolea
     await root.close();
   }
 }
+
+/**
+ * A data folder as the release before the domain index of enabled inbound routes left it: no
+ * ['e', …] entries in inboundRouteIndex and no `inboundRoutesEnabledIndexed` mark, so the next
+ * data upgrade adds them (store/lmdb/inbound-routes.ts indexEnabledRoutes).
+ */
+export async function dropEnabledRouteIndex(dataDir: string): Promise<void> {
+  const root = open({ path: path.join(dataDir, 'db'), maxDbs: 64 });
+  try {
+    const index = root.openDB('inboundRouteIndex', {});
+    const meta = root.openDB('meta', {});
+    await root.transaction(() => {
+      for (const key of index.getKeys({ start: ['e'], end: ['e', '\uffff'] })) index.remove(key);
+      meta.remove('inboundRoutesEnabledIndexed');
+    });
+  } finally {
+    await root.close();
+  }
+}

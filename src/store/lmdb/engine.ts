@@ -7,6 +7,7 @@
  */
 import { backfillChannelBroadcasts } from './broadcasts.js';
 import { Store, type StoreOptions } from './env.js';
+import { indexEnabledRoutes } from './inbound-routes.js';
 import { indexPendingSignatures } from './signing.js';
 import type { StorePort } from '../port/index.js';
 import { LmdbAccounts } from './repos/accounts.js';
@@ -33,6 +34,15 @@ import { LmdbWebhooks } from './repos/webhooks.js';
 import { LmdbInboundMessages } from './repos/inbound-messages.js';
 import { LmdbInboundRoutes } from './repos/inbound-routes.js';
 import { LmdbTemplates } from './repos/templates.js';
+
+/** What upgradeData touched: records added to an index or rolled up, per upgrade. */
+export interface DataUpgrades {
+  broadcastsIndexed: number;
+  messagesIndexed: number;
+  statsRolledUp: number;
+  /** Enabled inbound routes added to their domain's index (postmaster@, RFC 5321 4.5.1). */
+  routesIndexed: number;
+}
 
 export class LmdbStore extends Store implements StorePort {
   readonly accounts = new LmdbAccounts(this);
@@ -68,10 +78,11 @@ export class LmdbStore extends Store implements StorePort {
    * meta): index entries that older versions did not write. `postrider serve` runs them after
    * start, before anything reads those indexes; returns how many records each one touched.
    */
-  async upgradeData(progress: { statsRolledUp?: (records: number) => void } = {}): Promise<{ broadcastsIndexed: number; messagesIndexed: number; statsRolledUp: number }> {
+  async upgradeData(progress: { statsRolledUp?: (records: number) => void } = {}): Promise<DataUpgrades> {
     const broadcastsIndexed = await backfillChannelBroadcasts(this);
     const messagesIndexed = await indexPendingSignatures(this);
     const statsRolledUp = await buildRollup(this, progress.statsRolledUp);
-    return { broadcastsIndexed, messagesIndexed, statsRolledUp };
+    const routesIndexed = await indexEnabledRoutes(this);
+    return { broadcastsIndexed, messagesIndexed, statsRolledUp, routesIndexed };
   }
 }

@@ -1,9 +1,9 @@
 /**
  * Store verbs for inbound routes (store/port/inbound-routes.ts). The record is in inboundRoutes,
  * its signing key apart in inboundRouteSecrets (readable: payloads are signed with it; never
- * logged), and inboundRouteIndex holds the account's list and the unique address → route map
- * (layout.ts). Every check-then-write is inside one store.write: LMDB's single writer makes it
- * atomic.
+ * logged), and inboundRouteIndex holds the account's list, the unique address → route map and
+ * the enabled routes of each domain (layout.ts). Every check-then-write is inside one
+ * store.write: LMDB's single writer makes it atomic.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../../domain/errors.js';
@@ -12,6 +12,7 @@ import {
   firstMatch,
   matchCandidates,
   patchedRoute,
+  routeDomain,
   routeLimitExceeded,
   unknownRouteDomain,
   type InboundRoute,
@@ -37,6 +38,14 @@ function accountKey(r: InboundRoute): ['a', string, number, string] {
 function accountRange(accountId: string) {
   return { start: ['a', accountId], end: ['a', accountId, KEY_MAX] };
 }
+
+/** The entry of an enabled route in its domain's list (the oldest first: the postmaster's fallback). */
+function enabledKey(r: InboundRoute): ['e', string, number, string] {
+  return ['e', routeDomain(r.address), Date.parse(r.createdAt), r.id];
+}
+
+/** Meta key: every enabled route has its enabledKey entry (indexEnabledRoutes). */
+const ENABLED_INDEXED = 'inboundRoutesEnabledIndexed';
 
 export function getRoute(store: Store, id: string): InboundRoute | undefined {
   return dbsOf(store).inboundRoutes.get(id) as InboundRoute | undefined;
@@ -79,6 +88,7 @@ export async function createRoute(store: Store, input: NewInboundRouteInput): Pr
     dbs.inboundRoutes.put(route.id, route);
     dbs.inboundRouteIndex.put(accountKey(route), 1);
     dbs.inboundRouteIndex.put(['@', route.address], route.id);
+    if (route.enabled) dbs.inboundRouteIndex.put(enabledKey(route), 1);
     dbs.inboundRouteSecrets.put(route.id, signingKey);
   });
   return { route, signingKey };
@@ -102,6 +112,8 @@ export async function updateRoute(store: Store, id: string, patch: InboundRouteP
     if (patch.channelId !== undefined && patch.channelId !== r.channelId) assertLiveChannelInTxn(store, r.accountId, patch.channelId);
     const next = patchedRoute(r, patch, new Date());
     dbsOf(store).inboundRoutes.put(id, next);
+    if (next.enabled && !r.enabled) dbsOf(store).inboundRouteIndex.put(enabledKey(next), 1);
+    if (!next.enabled && r.enabled) dbsOf(store).inboundRouteIndex.remove(enabledKey(r));
     return next;
   });
 }
@@ -123,6 +135,7 @@ function removeInTxn(store: Store, r: InboundRoute): void {
   dbs.inboundRoutes.remove(r.id);
   dbs.inboundRouteIndex.remove(accountKey(r));
   dbs.inboundRouteIndex.remove(['@', r.address]);
+  if (r.enabled) dbs.inboundRouteIndex.remove(enabledKey(r));
   dbs.inboundRouteSecrets.remove(r.id);
 }
 
@@ -145,6 +158,34 @@ export function matchRoute(store: Store, recipient: string): RouteMatch | undefi
   return firstMatch(matchCandidates(recipient), (address) => {
     const id = dbsOf(store).inboundRouteIndex.get(['@', address]) as string | undefined;
     return id === undefined ? undefined : getRoute(store, id);
+  });
+}
+
+/** The first key of the domain's enabled routes: one seek, whatever the number of routes. */
+export function oldestEnabledRoute(store: Store, domain: string): InboundRoute | undefined {
+  const range = { start: ['e', domain], end: ['e', domain, KEY_MAX], limit: 1 };
+  for (const key of dbsOf(store).inboundRouteIndex.getKeys(range)) return getRoute(store, (key as ['e', string, number, string])[3]);
+  return undefined;
+}
+
+/**
+ * Once per data folder, at start (LmdbStore.upgradeData): the enabled routes written before the
+ * domain index get their entry. One write: routes are few (inbound.maxRoutesPerAccount per
+ * account). Returns how many were indexed.
+ */
+export async function indexEnabledRoutes(store: Store): Promise<number> {
+  if (dbsOf(store).meta.get(ENABLED_INDEXED)) return 0;
+  return store.write(() => {
+    const dbs = dbsOf(store);
+    let indexed = 0;
+    for (const { value } of dbs.inboundRoutes.getRange({})) {
+      const r = value as InboundRoute;
+      if (!r.enabled || dbs.inboundRouteIndex.doesExist(enabledKey(r))) continue;
+      dbs.inboundRouteIndex.put(enabledKey(r), 1);
+      indexed++;
+    }
+    dbs.meta.put(ENABLED_INDEXED, true);
+    return indexed;
   });
 }
 

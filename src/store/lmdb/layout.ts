@@ -170,6 +170,9 @@ export const DB_NAMES = [
    * The inbound routes' indexes, by kind:
    *   ['a', accountId, createdAtMs, routeId] → 1   the account's routes in creation order (list, limit, deletes)
    *   ['@', address] → routeId                     the route of a normalized address (match; unique)
+   *   ['e', domain, createdAtMs, routeId] → 1      the enabled routes of an address's domain in creation
+   *                                                order (oldestEnabledOnDomain: postmaster@, RFC 5321 4.5.1);
+   *                                                routes written before it get theirs at the data upgrade
    */
   'inboundRouteIndex',
   /** routeId → signing key (kept apart so reading a route never loads it). */

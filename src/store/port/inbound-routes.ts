@@ -64,4 +64,13 @@ export interface InboundRoutesPort {
    * the domain's catch-all (domain/inbound-route.ts matchCandidates), compared case-insensitively.
    */
   match(recipient: string): Promise<RouteMatch | undefined>;
+
+  /**
+   * The oldest enabled route (createdAt, then id) whose address is on `domain` (lower-case
+   * A-labels), of any account; undefined when the domain has none. Where mail to
+   * `postmaster@domain` goes when match() gives it no enabled route (RFC 5321 4.5.1,
+   * inbound/reception.ts). Asked per RCPT on untrusted input, so one indexed read, never a walk
+   * of the domain's or an account's routes.
+   */
+  oldestEnabledOnDomain(domain: string): Promise<InboundRoute | undefined>;
 }

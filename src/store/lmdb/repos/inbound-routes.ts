@@ -11,6 +11,7 @@ import {
   getRouteSigningKey,
   listRoutes,
   matchRoute,
+  oldestEnabledRoute,
   regenerateRouteKey,
   updateRoute,
 } from '../inbound-routes.js';
@@ -53,5 +54,9 @@ export class LmdbInboundRoutes implements InboundRoutesPort {
 
   async match(recipient: string): Promise<RouteMatch | undefined> {
     return matchRoute(this.store, recipient);
+  }
+
+  async oldestEnabledOnDomain(domain: string): Promise<InboundRoute | undefined> {
+    return oldestEnabledRoute(this.store, domain);
   }
 }

@@ -13,6 +13,7 @@ import {
   routeLimitExceeded,
   unknownRouteDomain,
   type InboundRoute,
+  type RouteMatch,
 } from '../../../domain/inbound-route.js';
 import type { InboundRouteFilter, InboundRoutesPort, NewInboundRouteInput, RouteWithKey } from '../../port/inbound-routes.js';
 import { lockAccount } from '../accounts-tx.js';
@@ -73,16 +74,28 @@ export function pgInboundRoutes(ctx: PgContext): InboundRoutesPort {
       return (await sql`SELECT 1 FROM inbound_routes WHERE domain_id = ${domainId} LIMIT 1`).length > 0;
     },
 
-    /** One statement for every candidate; the most specific found wins (matchCandidates' order). */
-    async match(recipient) {
-      const candidates = matchCandidates(recipient);
-      if (candidates.length === 0) return undefined;
-      const rows = await sql<{ address: string; doc: InboundRoute }[]>`
-        SELECT address, doc FROM inbound_routes WHERE address = ANY(${candidates.map((c) => c.address)}::text[])`;
-      const found = new Map(rows.map((r) => [r.address, r.doc]));
-      return firstMatch(candidates, (address) => found.get(address));
-    },
+    match: (recipient) => matchRoute(ctx, recipient),
+
+    oldestEnabledOnDomain: (domain) => oldestEnabledRoute(ctx, domain),
   };
+}
+
+/** One statement for every candidate; the most specific found wins (matchCandidates' order). */
+async function matchRoute({ sql }: PgContext, recipient: string): Promise<RouteMatch | undefined> {
+  const candidates = matchCandidates(recipient);
+  if (candidates.length === 0) return undefined;
+  const rows = await sql<{ address: string; doc: InboundRoute }[]>`
+    SELECT address, doc FROM inbound_routes WHERE address = ANY(${candidates.map((c) => c.address)}::text[])`;
+  const found = new Map(rows.map((r) => [r.address, r.doc]));
+  return firstMatch(candidates, (address) => found.get(address));
+}
+
+/** The first row of inbound_routes_domain_enabled (migration 9): the expression and the predicate as the index has them. */
+async function oldestEnabledRoute({ sql }: PgContext, domain: string): Promise<InboundRoute | undefined> {
+  const [row] = await sql<{ doc: InboundRoute }[]>`
+    SELECT doc FROM inbound_routes WHERE split_part(address, '@', 2) = ${domain} AND doc->>'enabled' = 'true'
+    ORDER BY created_at_ms, id LIMIT 1`;
+  return row?.doc;
 }
 
 async function assertLiveChannel(tx: Tx, accountId: string, channelId: string): Promise<void> {

@@ -80,3 +80,17 @@ CREATE INDEX inbound_daily_counts_channel ON inbound_daily_counts (channel_id);
 export const CLAIM_OWNER_SQL = `
 ALTER TABLE inbound_messages ADD COLUMN claim_owner text COLLATE "C";
 `;
+
+/**
+ * Migration 9: the enabled routes of a domain in creation order, for mail to postmaster@domain
+ * that no route matches (RFC 5321 4.5.1; repos/inbound-routes.ts oldestEnabledOnDomain): asked per
+ * RCPT on untrusted input, so it must be one index read, and no column or index of migration 2
+ * gives it (inbound_routes_domain holds domain ids, the recipient a domain name). On the
+ * address's domain part (a route's address has one `@`: quoted local parts are refused) and
+ * partial on doc's `enabled`, so a disabled route is not in it. An index on an expression of
+ * columns already there: no table rewrite, and the routes are few (maxRoutesPerAccount each).
+ */
+export const DOMAIN_ENABLED_SQL = `
+CREATE INDEX inbound_routes_domain_enabled ON inbound_routes (split_part(address, '@', 2), created_at_ms, id)
+  WHERE doc->>'enabled' = 'true';
+`;

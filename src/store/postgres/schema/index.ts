@@ -11,7 +11,7 @@ import { SQL as ACCOUNTS } from './accounts.js';
 import { SQL as CHANNELS_DOMAINS } from './channels-domains.js';
 import { SQL as DELIVERY_STATE } from './delivery-state.js';
 import { SQL as EVENTS_STATS } from './events-stats.js';
-import { CLAIM_OWNER_SQL as INBOUND_CLAIM_OWNER, MESSAGES_SQL as INBOUND_MESSAGES, SQL as INBOUND } from './inbound.js';
+import { CLAIM_OWNER_SQL as INBOUND_CLAIM_OWNER, DOMAIN_ENABLED_SQL as INBOUND_DOMAIN_ENABLED, MESSAGES_SQL as INBOUND_MESSAGES, SQL as INBOUND } from './inbound.js';
 import { SQL as MESSAGES_BROADCASTS } from './messages-broadcasts.js';
 import { SQL as QUEUE } from './queue.js';
 import { SQL as STATS_ROLLUP } from './stats-rollup.js';
@@ -74,5 +74,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 8,
     name: 'inbound claim owner',
     sql: INBOUND_CLAIM_OWNER,
+  },
+  {
+    // postmaster@ a routed domain goes to the domain's oldest enabled route (RFC 5321 4.5.1).
+    version: 9,
+    name: 'inbound routes enabled by domain',
+    sql: INBOUND_DOMAIN_ENABLED,
   },
 ];
