@@ -4,14 +4,20 @@
  *
  *  - A recipient is accepted where an enabled inbound route matches it (issue 33: exact address,
  *    then plus-addressing, then the catch-all), or where it is an address of our bounce hosts
- *    (processor.ts). Everything else is refused: the listener is never a relay (RFC 5321 7.1).
+ *    (processor.ts). `postmaster@domain` that no enabled route matches goes to the domain's
+ *    oldest enabled route (RFC 5321 4.5.1: every domain whose mail we receive must take mail for
+ *    its postmaster; the domain's owner gets it).
+ *  - Everything else is refused with 550 5.1.1, postmaster@ of a domain without an enabled route
+ *    too: the listener is never a relay (RFC 5321 7.1). `RCPT TO:<postmaster>` without a domain
+ *    as well: RFC 5321 4.1.1.3 wants it accepted for the host itself, which keeps no mailbox here
+ *    (out of scope for now; docs/smtp-submission.md says so).
  *  - The copies for routes are committed, raw bytes and envelope, one record per route, before
  *    the listener answers 250 (RFC 5321 6.1: once it has said 250 the message is ours); their
  *    processing and POST come after the 250, in the background. Mail for the bounce hosts is
  *    processed as before (DSN, ARF, List-Unsubscribe).
  */
 import { normalizeEmail } from '../domain/address.js';
-import type { InboundRoute } from '../domain/inbound-route.js';
+import { postmasterDomain, type InboundRoute } from '../domain/inbound-route.js';
 import type { NewInboundMessage } from '../domain/inbound-message.js';
 import type { StorePort } from '../store/port/index.js';
 import { headerSummary } from './header-summary.js';
@@ -58,6 +64,10 @@ export class InboundReception {
       const m = await this.deps.store.inboundRoutes.match(n.email);
       // A disabled route receives nothing: its addresses are refused like unrouted ones.
       if (m?.route.enabled) return { kind: 'route', route: m.route, mailboxHash: m.mailboxHash };
+      const postmaster = postmasterDomain(n.email);
+      // RFC 5321 4.5.1: a disabled postmaster route (or catch-all) does not refuse it either.
+      const owner = postmaster === null ? undefined : await this.deps.store.inboundRoutes.oldestEnabledOnDomain(postmaster);
+      if (owner) return { kind: 'route', route: owner, mailboxHash: null };
     }
     return (await this.deps.bounces.accepts(recipient)) ? { kind: 'bounce' } : null;
   }
