@@ -30,13 +30,24 @@ export const MAX_HEADER_BYTES = 64 * 1024;
 
 /**
  * Whether the header block (up to the blank line that ends it, or all of `raw` without one) is
- * longer than `limit` octets; only the first `limit` octets are searched.
+ * longer than `limit` octets; only the first `limit` + 4 octets are searched.
  */
 export function headerBlockExceeds(raw: Buffer, limit: number): boolean {
-  if (raw.length <= limit) return false;
-  // In time when its blank line (CRLF or bare LF) starts at `limit` at the latest: it then lies within limit + 4.
+  return raw.length > limit && headerBlockEnd(raw, limit) < 0;
+}
+
+/**
+ * Where a header block of at most `limit` octets ends: the offset of its blank line (CRLF or bare
+ * LF), `raw.length` for a `raw` of at most `limit` octets without one (all header), or -1 when the
+ * block is longer. The block is the octets before its blank line whatever that line's ending, as
+ * MAX_HEADER_BYTES counts it: a bare-LF blank line, 2 octets to CRLF's 4, does not let the block
+ * run 2 octets longer. Only the first `limit` + 4 octets are searched.
+ */
+export function headerBlockEnd(raw: Buffer, limit: number): number {
+  // A blank line starting at `limit` at the latest lies within limit + 4 (CRLF) or limit + 2 (bare LF).
   const end = headerEnd(raw, { bareLf: true, within: limit + 4 });
-  return end < 0 || end > limit;
+  if (end >= 0) return end <= limit ? end : -1;
+  return raw.length <= limit ? raw.length : -1;
 }
 
 export interface HeaderEndOptions {

@@ -11,7 +11,7 @@
  * no body. A message whose header block is past the limit has no fields either.
  */
 import type { ParsedMail } from 'mailparser';
-import { headerEnd, MAX_HEADER_BYTES } from '../domain/raw-headers.js';
+import { headerBlockEnd, MAX_HEADER_BYTES } from '../domain/raw-headers.js';
 
 export interface ParseLimits {
   maxBytes: number;
@@ -75,18 +75,8 @@ function describe(err: unknown, limits: ParseLimits): string {
   return code === 'EMAXLEN' ? `${message} (at most ${limits.maxParts} parts, ${limits.maxHeadBytes} header bytes each)` : message;
 }
 
-/**
- * The end of the header block: the offset of the empty line (CRLF or bare LF) lying within the
- * first `limit` + 4 octets (a bare-LF one may start 2 octets later than a CRLF one), the message's
- * length for a message of at most `limit` octets without one (all header), or -1.
- */
-function headBlockEnd(raw: Buffer, limit: number): number {
-  const end = headerEnd(raw, { bareLf: true, within: limit + 4 });
-  return end >= 0 ? end : raw.length <= limit ? raw.length : -1;
-}
-
 async function headersOnly(raw: Buffer, limits: ParseLimits, problem: string): Promise<ParsedReceived> {
-  const end = headBlockEnd(raw, limits.maxHeadBytes);
+  const end = headerBlockEnd(raw, limits.maxHeadBytes);
   if (end < 0) return { mail: null, problem: `${problem}; its header block is over ${limits.maxHeadBytes} bytes` };
   try {
     const head = Buffer.concat([raw.subarray(0, end), Buffer.from('\r\n\r\n')]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { headerBlockExceeds, headerEnd, splitMessage } from '../../src/domain/raw-headers.js';
+import { headerBlockEnd, headerBlockExceeds, headerEnd, splitMessage } from '../../src/domain/raw-headers.js';
 
 const raw = (s: string): Buffer => Buffer.from(s, 'latin1');
 
@@ -68,5 +68,18 @@ describe('headerEnd', () => {
     expect(headerBlockExceeds(lf, 4)).toBe(false);
     expect(headerBlockExceeds(lf, 3)).toBe(true);
     expect(headerBlockExceeds(raw('A: 1\r\nB: 2 and no blank line at all'), 8)).toBe(true);
+  });
+
+  it('counts the octets before the blank line against the limit, a CRLF or bare-LF one alike', () => {
+    // A block of n octets (one field, its line end belongs to the blank line's match), then the blank line and a body.
+    const message = (n: number, eol: string) => raw(`A: ${'a'.repeat(n - 3)}${eol}${eol}body longer than the limit`);
+    for (const eol of ['\r\n', '\n']) {
+      expect([eol, headerBlockEnd(message(20, eol), 20), headerBlockExceeds(message(20, eol), 20)]).toEqual([eol, 20, false]);
+      // A bare-LF blank line is 2 octets to CRLF's 4, but the block before it is not allowed 2 more.
+      for (const n of [21, 22]) expect([eol, n, headerBlockEnd(message(n, eol), 20), headerBlockExceeds(message(n, eol), 20)]).toEqual([eol, n, -1, true]);
+    }
+    // Without a blank line: all header, at most the limit or refused.
+    expect(headerBlockEnd(raw('A: 1\r\nB: 2'), 10)).toBe(10);
+    expect(headerBlockEnd(raw('A: 1\r\nB: 2'), 9)).toBe(-1);
   });
 });

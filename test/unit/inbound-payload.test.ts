@@ -222,6 +222,15 @@ describe('bad input ends as a payload', () => {
     expect(p.parseError).toMatch(/header/);
   });
 
+  it('gives no fields for a header block past the limit by one or two octets, before a CRLF or a bare-LF blank line', async () => {
+    const limits = { ...DEFAULT_PARSE_LIMITS, maxBytes: 1000, maxHeadBytes: 200 };
+    for (const [eol, over] of [['\r\n', 1], ['\n', 1], ['\n', 2]] as const) {
+      // "Subject: " and its value: 200 + over octets before the blank line.
+      const p = await payloadOf(`Subject: ${'a'.repeat(191 + over)}${eol}${eol}${'x'.repeat(2000)}`, { limits });
+      expect([eol, over, p.subject, p.parseError]).toEqual([eol, over, null, expect.stringMatching(/; its header block is over 200 bytes$/)]);
+    }
+  });
+
   it('reads only the header block of a message past the size limit', async () => {
     const limits = { ...DEFAULT_PARSE_LIMITS, maxBytes: 1000 };
     const p = await payloadOf(`From: a@example.org\r\nSubject: huge\r\n\r\n${'x'.repeat(2000)}\r\n`, { limits });
