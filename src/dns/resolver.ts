@@ -31,7 +31,7 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
-import { hasNonAscii } from '../domain/ascii.js';
+import { utf8OfBinary } from '../domain/binary-text.js';
 
 export type DnsAnswer<T> =
   | { status: 'ok'; records: T; /** seconds this answer remains valid in the cache */ ttl: number }
@@ -409,12 +409,7 @@ function classifyError(err: unknown): DnsAnswer<never> {
  */
 export function joinCharacterStrings(chunks: string[]): string {
   const joined = chunks.join('');
-  if (!hasNonAscii(joined) || /[^\x00-\xff]/.test(joined)) return joined;
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(joined, 'latin1'));
-  } catch {
-    return joined;
-  }
+  return utf8OfBinary(joined) ?? joined;
 }
 
 function copyAnswer<T>(answer: DnsAnswer<T>, clone: (records: T) => T, ttl: number): DnsAnswer<T> {

@@ -5,6 +5,7 @@
  */
 import libmime from 'libmime';
 import type { AddressObject, Attachment, EmailAddress, ParsedMail } from 'mailparser';
+import { utf8OfBinary } from '../domain/binary-text.js';
 import { windows1252 } from '../domain/windows-1252.js';
 
 export interface PayloadAddress {
@@ -60,9 +61,6 @@ export function addresses(field: AddressObject | AddressObject[] | undefined): P
   return out;
 }
 
-/** Fatal: a field that is not UTF-8 throws, and is read as windows-1252 instead. */
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
  * Header bytes as text: mailparser hands header lines over one char per byte. 8-bit header text
  * is UTF-8 (RFC 6532 3.2); a field that is not valid UTF-8 comes from a legacy mailer that wrote
@@ -72,12 +70,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  * addresses' names. Linear in the field, which the header block's cap bounds (parse-received.ts).
  */
 export function headerText(binary: string): string {
-  if (!/[\x80-\xff]/.test(binary) || /[^\x00-\xff]/.test(binary)) return binary;
-  try {
-    return UTF8.decode(Buffer.from(binary, 'latin1'));
-  } catch {
-    return windows1252(binary);
-  }
+  return utf8OfBinary(binary) ?? windows1252(binary);
 }
 
 /** The top-level header fields in order, unfolded (RFC 5322 2.2.3), at most MAX_HEADERS. */
