@@ -64,7 +64,8 @@ export interface HeaderEndOptions {
 const CRLF_BLANK = Buffer.from('\r\n\r\n');
 const LF_BLANK = Buffer.from('\n\n');
 const CRLF_ONLY: HeaderEndOptions = Object.freeze({});
-const BARE_LF: HeaderEndOptions = Object.freeze({ bareLf: true });
+/** headerEnd's options for mail from outside, which may end its header block with a bare-LF blank line. */
+export const BARE_LF: HeaderEndOptions = Object.freeze({ bareLf: true });
 
 /**
  * Where the blank line that ends the header block starts (RFC 5322 2.1), or -1 without one: the

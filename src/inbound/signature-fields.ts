@@ -11,15 +11,12 @@
  * ones are the latest hops'); the rest are left out of the copy handed to the verifier, so a
  * chain longer than the cap ends as an ARC `fail` (its first instances are missing).
  */
-import { headerEnd, joinMessage, splitMessage } from '../domain/raw-headers.js';
+import { BARE_LF, headerEnd, joinMessage, splitMessage } from '../domain/raw-headers.js';
 
 /** Most DKIM-Signature fields verified per message. */
 export const MAX_DKIM_SIGNATURES = 8;
 /** Most fields of each ARC header name (RFC 8617 4.1) verified per message: a chain of this many hops. */
 export const MAX_ARC_SETS = 8;
-
-// Mail from outside may end its header block with a bare-LF blank line (as splitMessage reads it).
-const BARE_LF = Object.freeze({ bareLf: true });
 
 const CAPS = new Map<string, number>([
   ['dkim-signature', MAX_DKIM_SIGNATURES],

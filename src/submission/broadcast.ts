@@ -27,7 +27,7 @@ import {
   type TemplateInput,
 } from '../domain/send-rules.js';
 import type { TemplateOrigin } from '../domain/template.js';
-import type { Channel, Principal, Tracking } from '../domain/types.js';
+import type { Channel, Tracking } from '../domain/types.js';
 import type { BroadcastRecord } from '../store/port/broadcasts.js';
 import { sendChannel } from './channel.js';
 import type { SenderHeaders } from './sender-headers.js';

@@ -10,7 +10,7 @@
  * free quota when the accepted entries together exceed it (the quota is checked in the commit).
  */
 import { FieldErrorList, isAppError, type AppError, type ErrorCode, type FieldErrors } from '../domain/errors.js';
-import type { Channel, Principal } from '../domain/types.js';
+import type { Channel } from '../domain/types.js';
 import { sendChannel } from './channel.js';
 import type { SenderHeaders } from './sender-headers.js';
 import { enqueue } from './enqueue.js';

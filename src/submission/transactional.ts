@@ -26,7 +26,7 @@ import {
   type Recipients,
   type SendTemplateInput,
 } from '../domain/send-rules.js';
-import type { Account, Channel, MailType, Principal, Tracking } from '../domain/types.js';
+import type { Account, Channel, MailType, Tracking } from '../domain/types.js';
 import type { AcceptedMessage, SendQuota } from '../store/port/messages.js';
 import { sendChannel } from './channel.js';
 import type { SenderHeaders } from './sender-headers.js';
